@@ -1,0 +1,77 @@
+"""The one build configuration: defaults that scale with the number of papers."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, replace
+
+from pipeline import UserError
+
+EMBEDDERS = ("onnx-int8", "torch-fp32")
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    """How a map is built. `None` means "derive from the corpus size" (see `resolve`).
+
+    Attributes:
+        embedder: "onnx-int8" (fast, quantised locally from the packaged model) or "torch-fp32".
+        min_topic_size: HDBSCAN `min_cluster_size`; smallest group of papers called a topic.
+        min_samples: HDBSCAN `min_samples`; lower keeps more papers out of the noise.
+        n_neighbors: UMAP neighbourhood size for both the 5-D clustering space and the 2-D map.
+        reassign_neighbors: neighbours consulted when reassigning papers HDBSCAN left out.
+        top_n_words: keywords kept per topic.
+        random_state: seed for UMAP; the same input and config give the same map.
+    """
+
+    embedder: str = "onnx-int8"
+    min_topic_size: int | None = None
+    min_samples: int | None = None
+    n_neighbors: int | None = None
+    reassign_neighbors: int = 10
+    top_n_words: int = 10
+    random_state: int = 42
+
+    def resolve(self, n_papers: int) -> BuildConfig:
+        """Fill every size-dependent default for a corpus of `n_papers` and validate.
+
+        Topic size grows with the square root of the corpus: about 4 for 57 papers,
+        22 for 2,000, 140 for 80,000, so a map holds tens of topics at any scale.
+
+        Examples:
+            >>> BuildConfig().resolve(57).min_topic_size
+            4
+        """
+        if self.embedder not in EMBEDDERS:
+            raise UserError(f"--embedder must be one of {', '.join(EMBEDDERS)}, not {self.embedder!r}")
+        min_topic_size = self.min_topic_size or max(3, round(0.5 * math.sqrt(n_papers)))
+        min_samples = self.min_samples or max(2, min_topic_size // 4)
+        n_neighbors = self.n_neighbors or int(min(30, max(10, round(2 * math.log2(n_papers)))))
+        resolved = replace(
+            self,
+            min_topic_size=min_topic_size,
+            min_samples=min_samples,
+            n_neighbors=min(n_neighbors, n_papers - 1),
+        )
+        resolved.validate(n_papers)
+        return resolved
+
+    def validate(self, n_papers: int) -> None:
+        """Raise `UserError` naming the option when a value cannot work."""
+        checks = {
+            "--min-topic-size": (self.min_topic_size, 2),
+            "--min-samples": (self.min_samples, 1),
+            "--neighbors": (self.n_neighbors, 2),
+            "--top-words": (self.top_n_words, 1),
+            "--reassign-neighbors": (self.reassign_neighbors, 1),
+        }
+        for option, (value, lowest) in checks.items():
+            if value is not None and value < lowest:
+                raise UserError(f"{option} must be at least {lowest}, not {value}")
+        if self.min_topic_size is not None and self.min_topic_size > n_papers:
+            raise UserError(
+                f"--min-topic-size {self.min_topic_size} is larger than the corpus ({n_papers} papers)"
+            )
+
+    def to_dict(self) -> dict:
+        return asdict(self)

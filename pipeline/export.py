@@ -1,0 +1,48 @@
+"""Spreadsheet-safe CSV export of a map's papers with their topics (the CLI and the app share it)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+# OWASP CSV-injection guidance: a spreadsheet treats cells starting with these as formulas.
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+LEADING = ["doc_id", "title", "abstract", "topic_id", "topic", "topic_keywords", "source"]
+INTERNAL = {"x", "y"}
+
+
+def neutralise(value: object) -> object:
+    """Prefix a text cell a spreadsheet would run as a formula with a single quote.
+
+    Numbers are left alone: -1 is a number, not a formula.
+
+    Examples:
+        >>> neutralise("=HYPERLINK(\\"http://x\\")")
+        '\\'=HYPERLINK("http://x")'
+        >>> neutralise("-1"), neutralise(-1), neutralise("diffusion")
+        ("'-1", -1, 'diffusion')
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+        return "'" + value
+    return value
+
+
+def export_frame(papers: pd.DataFrame, topics: pd.DataFrame, *, topic_id: int | None = None) -> pd.DataFrame:
+    """The exported table: one row a paper, its topic's name and keywords, then its metadata."""
+    names = dict(zip(topics["topic_id"], topics["label"]))
+    keywords = dict(zip(topics["topic_id"], topics["keywords"].map(lambda ws: "; ".join(ws))))
+    rows = papers if topic_id is None else papers[papers["topic_id"] == topic_id]
+    table = rows.assign(
+        topic=rows["topic_id"].map(names).fillna("Unassigned"),
+        topic_keywords=rows["topic_id"].map(keywords).fillna(""),
+    )
+    metadata = [c for c in table.columns if c not in LEADING and c not in INTERNAL]
+    table = table[LEADING + metadata].reset_index(drop=True)
+    for column in table.columns:
+        if table[column].dtype == object or pd.api.types.is_string_dtype(table[column]):
+            table[column] = table[column].map(neutralise)
+    return table
+
+
+def to_csv_bytes(table: pd.DataFrame) -> bytes:
+    """UTF-8 with a byte-order mark, so spreadsheets open non-English text correctly."""
+    return table.to_csv(index=False).encode("utf-8-sig")

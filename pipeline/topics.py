@@ -1,0 +1,257 @@
+"""Topics: UMAP (5-D, cosine) + HDBSCAN through BERTopic, outlier reassignment, human topic names."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
+
+from pipeline.config import BuildConfig
+
+# Words every abstract uses; as keywords they say nothing about a topic. "models" stays:
+# it carries "diffusion models" and "language models".
+ABSTRACT_STOP_WORDS = sorted(
+    ENGLISH_STOP_WORDS
+    | {
+        "paper", "propose", "proposed", "proposes", "approach", "approaches", "method", "methods",
+        "result", "results", "show", "shows", "showed", "novel", "existing", "work", "works",
+        "study", "demonstrate", "demonstrates", "experiments", "experimental", "extensive",
+        "state", "art", "based", "using", "use", "used", "new", "significantly", "significant",
+        "performance", "achieve", "achieves", "address", "introduce", "present", "provide",
+        "furthermore", "moreover", "however", "code", "available", "github", "com", "https",
+        "http", "al", "et", "paper", "task", "tasks", "problem", "problems", "key", "recent",
+        "model", "framework", "effective", "effectiveness", "various", "improve", "improves",
+        "improved", "outperforms", "superior", "challenging", "challenge", "challenges",
+    }
+)
+
+
+@dataclass
+class Topics:
+    """What the topic stage learned: one label per paper and one row per topic."""
+
+    labels: np.ndarray  # topic_id per paper, -1 = unassigned
+    table: pd.DataFrame  # topic_id, label, keywords, keyword_weights, size, representative_doc_ids
+    knn: tuple | None  # the 5-D UMAP's neighbour graph, reused by the 2-D layout
+    hdbscan_unassigned: int  # papers HDBSCAN left out before reassignment
+
+
+def vectorizer_for(n_papers: int) -> CountVectorizer:
+    """1-2-gram counts without stop words; rare terms dropped in big corpora to bound memory."""
+    return CountVectorizer(
+        stop_words=ABSTRACT_STOP_WORDS,
+        ngram_range=(1, 2),
+        min_df=max(1, min(10, round(n_papers / 2000))),
+        token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z0-9-]*[a-zA-Z0-9]\b",
+    )
+
+
+def cosine_knn(queries: np.ndarray, corpus: np.ndarray, k: int, chunk: int = 2048):
+    """Indices and cosine similarities of the k most similar corpus rows (rows are unit vectors)."""
+    k = min(k, len(corpus))
+    indices = np.empty((len(queries), k), dtype=np.int64)
+    similarities = np.empty((len(queries), k), dtype=np.float32)
+    for start in range(0, len(queries), chunk):
+        scores = queries[start : start + chunk] @ corpus.T
+        top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+        top_scores = np.take_along_axis(scores, top, axis=1)
+        order = np.argsort(-top_scores, axis=1)
+        indices[start : start + chunk] = np.take_along_axis(top, order, axis=1)
+        similarities[start : start + chunk] = np.take_along_axis(top_scores, order, axis=1)
+    return indices, similarities
+
+
+def reassign_outliers(embeddings: np.ndarray, labels: np.ndarray, *, k: int = 10) -> np.ndarray:
+    """Give papers HDBSCAN left out (-1) the topic their nearest assigned papers agree on.
+
+    A paper moves when its k nearest assigned neighbours (cosine) give one topic at least half
+    of their similarity-weighted vote, or when it is at least as close to that topic's centroid
+    as the topic's own least typical quarter of members. Votes come from each paper's own
+    neighbourhood, so reassignment spreads papers over the topics around them instead of
+    filling one catch-all topic.
+
+    Examples:
+        >>> vectors = np.eye(3, dtype=np.float32)[[0, 0, 1, 1, 0]]
+        >>> reassign_outliers(vectors, np.array([0, 0, 1, 1, -1]), k=2).tolist()
+        [0, 0, 1, 1, 0]
+    """
+    labels = labels.copy()
+    outliers = np.flatnonzero(labels == -1)
+    assigned = np.flatnonzero(labels != -1)
+    if not len(outliers) or not len(assigned):
+        return labels
+    topic_ids = np.unique(labels[assigned])
+    centroids = np.stack([embeddings[labels == t].mean(axis=0) for t in topic_ids])
+    centroids /= np.linalg.norm(centroids, axis=1, keepdims=True)
+    position = {t: i for i, t in enumerate(topic_ids)}
+    member_similarity = np.einsum(
+        "ij,ij->i", embeddings[assigned], centroids[[position[t] for t in labels[assigned]]]
+    )
+    threshold = {
+        t: np.quantile(member_similarity[labels[assigned] == t], 0.25) for t in topic_ids
+    }
+    neighbours, similarity = cosine_knn(embeddings[outliers], embeddings[assigned], k)
+    neighbour_topics = labels[assigned][neighbours]
+    weights = np.clip(similarity, 1e-6, None)
+    for row, paper in enumerate(outliers):
+        votes = Counter()
+        for topic, weight in zip(neighbour_topics[row], weights[row]):
+            votes[topic] += weight
+        topic, vote = votes.most_common(1)[0]
+        share = vote / weights[row].sum()
+        centroid_similarity = float(embeddings[paper] @ centroids[position[topic]])
+        if share >= 0.5 or centroid_similarity >= threshold[topic]:
+            labels[paper] = topic
+    return labels
+
+
+def _phrase_pattern(phrase: str) -> re.Pattern:
+    """Matches a keyword as written in text: BERTopic strips hyphens ("multiview" is "multi-view")."""
+    words = ["-?".join(re.escape(c) for c in word) for word in phrase.split()]
+    return re.compile(r"\b" + r"[\s-]+".join(words) + r"\b", re.IGNORECASE)
+
+
+def _surface_form(phrase: str, documents: list[str]) -> str:
+    """The most common spelling of a lower-cased keyword in the documents ("llm safety" -> "LLM safety")."""
+    pattern = _phrase_pattern(phrase)
+    forms = Counter(" ".join(m.group(0).split()) for doc in documents for m in pattern.finditer(doc))
+    return forms.most_common(1)[0][0] if forms else phrase
+
+
+def _share_containing(phrase: str, documents: list[str]) -> float:
+    pattern = _phrase_pattern(phrase)
+    return sum(1 for doc in documents if pattern.search(doc)) / max(1, len(documents))
+
+
+def topic_label(keywords: list[str], documents: list[str]) -> str:
+    """A short name a person would write, from a topic's ranked keywords and its documents.
+
+    The best-ranked two-word keyword if it is near the top, else the top word; extended by the
+    top word when the topic's papers commonly write them together ("multi view" + "clustering"
+    -> "Multi-view clustering"); spelled as the papers spell it.
+
+    Examples:
+        >>> topic_label(["transport", "optimal transport", "wasserstein"],
+        ...             ["Optimal transport (OT) maps.", "We study optimal transport."])
+        'Optimal transport'
+    """
+    if not keywords:
+        return "Unnamed topic"
+    top = keywords[0]
+    phrases = [k for k in keywords[:4] if " " in k]
+    phrase = phrases[0] if phrases else top
+    if top not in phrase.split():
+        for longer in (f"{phrase} {top}", f"{top} {phrase}"):
+            if _share_containing(longer, documents) >= 0.25:
+                phrase = longer
+                break
+    elif phrase == top:
+        # A lone word reads better with the word the papers most often put before or after it.
+        for other in keywords[1:4]:
+            for longer in (f"{other} {top}", f"{top} {other}"):
+                if " " not in other and _share_containing(longer, documents) >= 0.3:
+                    phrase = longer
+                    break
+            if phrase != top:
+                break
+    label = _surface_form(phrase, documents)
+    return label[0].upper() + label[1:] if label[0].islower() else label
+
+
+def distinct_labels(labels: list[str], keywords: list[list[str]]) -> list[str]:
+    """Make repeated names distinct with each topic's next keyword not already in its name."""
+    counts = Counter(labels)
+    result = []
+    for label, words in zip(labels, keywords):
+        if counts[label] > 1:
+            extra = next((w for w in words if w.lower() not in label.lower()), None)
+            label = f"{label} · {extra}" if extra else label
+        result.append(label)
+    return result
+
+
+def fit_topics(documents: list[str], embeddings: np.ndarray, config: BuildConfig) -> Topics:
+    """Cluster papers into topics and describe each one; `config` must be resolved."""
+    from bertopic import BERTopic
+    from bertopic.vectorizers import ClassTfidfTransformer
+    from hdbscan import HDBSCAN
+    from umap import UMAP
+
+    umap_model = UMAP(
+        n_neighbors=config.n_neighbors,
+        n_components=5,
+        min_dist=0.0,
+        metric="cosine",
+        random_state=config.random_state,
+    )
+    hdbscan_model = HDBSCAN(
+        min_cluster_size=config.min_topic_size,
+        min_samples=config.min_samples,
+        metric="euclidean",
+        cluster_selection_method="leaf",
+        prediction_data=False,
+    )
+    vectorizer = vectorizer_for(len(documents))
+    ctfidf = ClassTfidfTransformer(reduce_frequent_words=True)
+    model = BERTopic(
+        umap_model=umap_model,
+        hdbscan_model=hdbscan_model,
+        vectorizer_model=vectorizer,
+        ctfidf_model=ctfidf,
+        top_n_words=config.top_n_words,
+        calculate_probabilities=False,
+    )
+    first_labels, _ = model.fit_transform(documents, embeddings=embeddings)
+    first_labels = np.asarray(first_labels)
+    if (first_labels == -1).all():
+        # Too few or too uniform papers for any cluster: one topic is the honest map.
+        first_labels = np.zeros(len(documents), dtype=int)
+    labels = reassign_outliers(embeddings, first_labels, k=config.reassign_neighbors)
+    labels = _renumber_by_size(labels)
+    model.update_topics(documents, topics=labels.tolist(), vectorizer_model=vectorizer,
+                        ctfidf_model=ctfidf, top_n_words=config.top_n_words)
+    knn = None
+    if getattr(umap_model, "_knn_indices", None) is not None:
+        knn = (umap_model._knn_indices, umap_model._knn_dists, umap_model._knn_search_index)
+    table = describe_topics(labels, model.get_topics(), documents, embeddings)
+    return Topics(labels=labels, table=table, knn=knn,
+                  hdbscan_unassigned=int((first_labels == -1).sum()))
+
+
+def _renumber_by_size(labels: np.ndarray) -> np.ndarray:
+    """Topic 0 is the largest; -1 stays -1; ties broken by old id for determinism."""
+    sizes = Counter(labels[labels != -1].tolist())
+    order = sorted(sizes, key=lambda t: (-sizes[t], t))
+    mapping = {old: new for new, old in enumerate(order)}
+    mapping[-1] = -1
+    return np.array([mapping[t] for t in labels.tolist()], dtype=np.int64)
+
+
+def describe_topics(labels: np.ndarray, words: dict, documents: list[str], embeddings: np.ndarray,
+                    *, n_representatives: int = 3) -> pd.DataFrame:
+    """One row a topic: keywords with weights, a name, size and its most central papers (row indices)."""
+    rows = []
+    for topic_id in sorted(t for t in set(labels.tolist()) if t != -1):
+        members = np.flatnonzero(labels == topic_id)
+        pairs = [(w, float(s)) for w, s in words.get(topic_id, []) if w]
+        keywords = [w for w, _ in pairs]
+        centroid = embeddings[members].mean(axis=0)
+        closeness = embeddings[members] @ (centroid / np.linalg.norm(centroid))
+        central = members[np.argsort(-closeness, kind="stable")[:n_representatives]]
+        member_docs = [documents[i] for i in members]
+        rows.append({
+            "topic_id": topic_id,
+            "label": topic_label(keywords, member_docs),
+            "keywords": keywords,
+            "keyword_weights": [round(s, 5) for _, s in pairs],
+            "size": len(members),
+            "representative_rows": central.tolist(),
+        })
+    table = pd.DataFrame(rows, columns=["topic_id", "label", "keywords", "keyword_weights", "size",
+                                        "representative_rows"])
+    table["label"] = distinct_labels(table["label"].tolist(), table["keywords"].tolist())
+    return table
