@@ -1,0 +1,214 @@
+"""Find map folders and precompute, once per map, everything the app's reruns reuse."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from app.palette import topic_colours
+from app.state import Vocabulary
+from app.text import plotly_escape, plotly_wrap, shorten
+from pipeline.artifacts import EMBEDDINGS, MANIFEST, PAPERS, TOPICS, read_map
+
+REPO = Path(__file__).resolve().parent.parent
+MAPS_ROOT = REPO / "assets" / "maps"
+DEFAULT_MAP = MAPS_ROOT / "seeds"
+UNASSIGNED_LABEL = "Unassigned"
+CORE_COLUMNS = ("doc_id", "title", "abstract", "topic_id", "x", "y")
+MAX_FACET_VALUES = 60  # a metadata column with more distinct values is not offered as a filter
+
+
+@dataclass(frozen=True)
+class MapRef:
+    """A map the app can open: its URL name and folder."""
+
+    name: str
+    path: Path
+
+
+def requested_map(argv: Sequence[str], environ: Mapping[str, str]) -> Path | None:
+    """The map asked for by `streamlit run streamlit_app.py -- --map DIR`, else by `ATLAS_MAP`.
+
+    Examples:
+        >>> requested_map(["--map", "maps/x"], {}), requested_map([], {"ATLAS_MAP": "y"})
+        (PosixPath('maps/x'), PosixPath('y'))
+    """
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--map")
+    known, _ = parser.parse_known_args(list(argv))
+    chosen = known.map or environ.get("ATLAS_MAP")
+    return Path(chosen).expanduser() if chosen else None
+
+
+def discover_maps(root: Path) -> list[MapRef]:
+    """Every map folder (one holding a manifest) directly under `root`, by name."""
+    if not root.is_dir():
+        return []
+    return [MapRef(p.name, p) for p in sorted(root.iterdir())
+            if p.is_dir() and not p.name.startswith(".") and (p / MANIFEST).is_file()]
+
+
+def map_catalog(requested: Path | None, root: Path = MAPS_ROOT) -> list[MapRef]:
+    """The maps on offer, the default first: the requested one, else `seeds`, else the first found."""
+    found = discover_maps(root)
+    if requested is not None:
+        requested = requested.resolve()
+        others = [m for m in found if m.path.resolve() != requested]
+        name = requested.name or "map"
+        taken = {m.name for m in others}
+        while name in taken:
+            name += "-1"
+        return [MapRef(name, requested), *others]
+    found.sort(key=lambda m: m.name != DEFAULT_MAP.name)
+    return found
+
+
+def map_signature(path: Path) -> tuple:
+    """Modification times and sizes of the four artifacts: a new value means the map was rebuilt."""
+    signature = []
+    for name in (PAPERS, TOPICS, EMBEDDINGS, MANIFEST):
+        try:
+            stat = (Path(path) / name).stat()
+            signature.append((name, stat.st_mtime_ns, stat.st_size))
+        except OSError:
+            signature.append((name, None, None))
+    return tuple(signature)
+
+
+@dataclass
+class MapData:
+    """A loaded map with its per-map precomputations. Shared between sessions: treat as read-only."""
+
+    name: str
+    path: Path
+    manifest: dict
+    papers: pd.DataFrame
+    topics: pd.DataFrame  # indexed by topic_id, sorted by size (largest first)
+    vectors: np.ndarray  # float32 unit rows, row i = papers row i
+    search_text: pd.Series  # lower-cased "title abstract", for vectorised search
+    hover_title: np.ndarray  # Plotly-escaped, wrapped titles
+    hover_source: np.ndarray  # Plotly-escaped, shortened sources
+    row_of: dict[str, int]  # doc_id -> row
+    topic_ids: np.ndarray
+    labels: dict[int, str]  # topic_id -> name; -1 -> "Unassigned"
+    colours: dict[int, str]
+    sizes: dict[int, int]
+    topic_order: list[int]  # topic ids, largest first
+    topic_similarity: np.ndarray  # cosine between topic centroids, rows/cols in topic_order
+    facets: dict[str, tuple[str, ...]]  # filterable metadata column -> its values as text
+    facet_text: dict[str, pd.Series]  # the same columns as text, for filtering
+    table_columns: list[str]  # metadata shown in paper tables
+
+    @property
+    def n(self) -> int:
+        return len(self.papers)
+
+    def vocabulary(self) -> Vocabulary:
+        return Vocabulary(topic_ids=frozenset([*self.topic_order, -1]), facets=self.facets,
+                          doc_ids=self.row_of)
+
+    def label(self, topic_id: int) -> str:
+        return self.labels.get(int(topic_id), f"Topic {topic_id}")
+
+
+def facet_columns(papers: pd.DataFrame, max_values: int = MAX_FACET_VALUES) -> dict[str, tuple[str, ...]]:
+    """Metadata columns worth a filter: scalar values, 2 to `max_values` distinct, `source` first.
+
+    Examples:
+        >>> frame = pd.DataFrame({"doc_id": list("abc"), "year": [2023, 2024, 2023], "one": ["x"] * 3})
+        >>> facet_columns(frame)
+        {'year': ('2023', '2024')}
+    """
+    facets: dict[str, tuple[str, ...]] = {}
+    columns = [c for c in papers.columns if c not in CORE_COLUMNS]
+    columns.sort(key=lambda c: (c != "source", c != "collection", c))
+    for column in columns:
+        values = papers[column]
+        if values.map(lambda v: isinstance(v, list | tuple | dict | np.ndarray)).any():
+            continue
+        distinct = values.dropna().unique()
+        if 2 <= len(distinct) <= max_values:
+            facets[column] = tuple(sorted({str(v) for v in distinct}, key=_natural_key))
+    return facets
+
+
+def _natural_key(text: str) -> tuple:
+    try:
+        return (0, float(text), text)
+    except ValueError:
+        return (1, 0.0, text.lower())
+
+
+def point_size(n: int) -> float:
+    """Marker diameter in pixels: big for a few dozen papers, small but visible for 100k.
+
+    Examples:
+        >>> [round(point_size(n), 1) for n in (57, 10_000, 80_000)]
+        [11.0, 5.3, 3.0]
+    """
+    return float(np.clip(18.5 - 3.3 * math.log10(max(n, 1)), 3.0, 11.0))
+
+
+def label_limit(n_papers: int, n_topics: int) -> int:
+    """How many topic names to draw on the map: more for bigger maps, never more than 40.
+
+    Examples:
+        >>> label_limit(57, 5), label_limit(10_000, 80), label_limit(80_000, 150)
+        (5, 40, 40)
+    """
+    return int(min(n_topics, 40, max(8, round(3 * math.log2(max(n_papers, 2))))))
+
+
+def build_map_data(name: str, path: Path) -> MapData:
+    """Read a map folder (raising `pipeline.UserError` when it is not one) and precompute for it."""
+    atlas = read_map(path)
+    papers = atlas.papers.reset_index(drop=True)
+    topics = atlas.topics.sort_values(["size", "topic_id"], ascending=[False, True]).set_index("topic_id",
+                                                                                             drop=False)
+    vectors = np.ascontiguousarray(atlas.embeddings, dtype=np.float32)
+    topic_ids = papers["topic_id"].to_numpy(dtype=np.int64)
+    topic_order = topics["topic_id"].astype(int).tolist()
+    labels = {int(t): str(label) for t, label in zip(topics["topic_id"], topics["label"], strict=True)}
+    labels[-1] = UNASSIGNED_LABEL
+    sizes = {int(t): int((topic_ids == t).sum()) for t in [*topic_order, -1]}
+
+    centroids = np.zeros((len(topic_order), vectors.shape[1]), dtype=np.float32)
+    for position, topic in enumerate(topic_order):
+        members = vectors[topic_ids == topic]
+        if len(members):
+            centroids[position] = members.mean(axis=0)
+    centroids /= np.clip(np.linalg.norm(centroids, axis=1, keepdims=True), 1e-12, None)
+
+    titles = papers["title"].fillna("").astype(str)
+    search_text = (titles + " " + papers["abstract"].fillna("").astype(str)).str.lower()
+    facets = facet_columns(papers)
+    facet_text = {column: papers[column].astype(str) for column in facets}
+    extra = [c for c in ("venue", "year", "authors") if c in papers.columns and c not in ("source",)]
+    return MapData(
+        name=name,
+        path=Path(path),
+        manifest=atlas.manifest,
+        papers=papers,
+        topics=topics,
+        vectors=vectors,
+        search_text=search_text,
+        hover_title=np.array([plotly_wrap(t, 64, 3) for t in titles], dtype=object),
+        hover_source=np.array([plotly_escape(shorten(s, 70)) for s in papers["source"].astype(str)],
+                              dtype=object),
+        row_of={doc_id: row for row, doc_id in enumerate(papers["doc_id"].astype(str))},
+        topic_ids=topic_ids,
+        labels=labels,
+        colours=topic_colours(topic_order),
+        sizes=sizes,
+        topic_order=topic_order,
+        topic_similarity=centroids @ centroids.T,
+        facets=facets,
+        facet_text=facet_text,
+        table_columns=extra,
+    )

@@ -1,0 +1,64 @@
+"""Topic colours that stay distinguishable for 50+ topics (a Glasbey-style palette), plus the neutral greys."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+UNASSIGNED_COLOUR = "#9aa0a6"  # a named, visible grey: noise is never silently dropped
+CONTEXT_COLOUR = "#d9dde3"  # papers outside the current filters or search, drawn faintly for context
+_SEED_COLOURS = ("#1f6fd1", "#e4572e", "#2a9d5c", "#8e44ad", "#f0a202")
+
+
+def _srgb_to_lab(rgb: np.ndarray) -> np.ndarray:
+    """CIELAB (D65) of sRGB rows in [0, 1]: distances there follow what people see."""
+    linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    xyz = linear @ np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]).T
+    xyz /= np.array([0.95047, 1.0, 1.08883])
+    f = np.where(xyz > 0.008856, np.cbrt(xyz), 7.787 * xyz + 16 / 116)
+    return np.column_stack([116 * f[:, 1] - 16, 500 * (f[:, 0] - f[:, 1]), 200 * (f[:, 1] - f[:, 2])])
+
+
+def _hex(rgb: np.ndarray) -> str:
+    return "#" + "".join(f"{round(float(c) * 255):02x}" for c in rgb)
+
+
+@lru_cache(maxsize=8)
+def distinct_colours(n: int) -> tuple[str, ...]:
+    """`n` colours, each chosen as far (in CIELAB) from all earlier ones as the candidates allow.
+
+    Candidates exclude greys (kept for unassigned papers), near-whites that vanish on the light
+    background, near-blacks that read as text and neon hues. The first colours are fixed, familiar hues.
+
+    Examples:
+        >>> colours = distinct_colours(60)
+        >>> len(set(colours)), colours[0]
+        (60, '#1f6fd1')
+    """
+    if n <= 0:
+        return ()
+    steps = np.linspace(0, 1, 18)
+    grid = np.stack(np.meshgrid(steps, steps, steps, indexing="ij"), axis=-1).reshape(-1, 3)
+    lab = _srgb_to_lab(grid)
+    chroma = np.hypot(lab[:, 1], lab[:, 2])
+    keep = (lab[:, 0] > 38) & (lab[:, 0] < 80) & (chroma > 30) & (chroma < 80)
+    grid, lab = grid[keep], lab[keep]
+    seeds = np.array([[int(c[i : i + 2], 16) / 255 for i in (1, 3, 5)] for c in _SEED_COLOURS])
+    chosen = [_hex(c) for c in seeds[:n]]
+    distance = np.min(
+        np.linalg.norm(lab[:, None, :] - _srgb_to_lab(seeds)[None, :, :], axis=2), axis=1
+    )
+    while len(chosen) < n:
+        best = int(np.argmax(distance))
+        chosen.append(_hex(grid[best]))
+        distance = np.minimum(distance, np.linalg.norm(lab - lab[best], axis=1))
+    return tuple(chosen)
+
+
+def topic_colours(topic_ids_by_size: list[int]) -> dict[int, str]:
+    """Colour per topic, the most distinct colours going to the largest topics; -1 is grey."""
+    palette = distinct_colours(len(topic_ids_by_size))
+    colours = {topic: palette[rank] for rank, topic in enumerate(topic_ids_by_size)}
+    colours[-1] = UNASSIGNED_COLOUR
+    return colours

@@ -1,0 +1,200 @@
+"""The shareable view state and its round trip through the URL query string.
+
+Everything a reader chooses that changes the view lives in `ViewState`; `to_params` writes it as
+query parameters and `parse_view` reads them back, ignoring (with a notice) anything unknown or
+malformed, so a hand-edited or stale link never raises.
+
+Query string keys:
+    map=seeds           the map folder name (see `app.data.map_catalog`)
+    q=diffusion models  Search: every word must appear in the title or abstract
+    topics=0,3          topics shown (all when absent)
+    unassigned=hide     hide unassigned papers (shown when absent)
+    f.<column>=<value>  metadata filter, repeated for several values (e.g. f.source=a.txt&f.source=b.txt)
+    topic=3             the topic opened in the topic view (-1 = unassigned)
+    paper=<doc_id>      the paper opened in the paper view
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+MAX_SEARCH_CHARS = 300
+FILTER_PREFIX = "f."
+VIEW_KEYS = ("q", "topics", "unassigned", "topic", "paper")
+
+
+@dataclass(frozen=True)
+class ViewState:
+    """What the reader sees: search, filters, and the opened topic and paper (all optional)."""
+
+    search: str = ""
+    topics: tuple[int, ...] = ()  # empty: every topic
+    show_unassigned: bool = True
+    filters: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (column, values as text), columns sorted
+    topic: int | None = None
+    paper: str | None = None
+
+    def filter_dict(self) -> dict[str, tuple[str, ...]]:
+        return dict(self.filters)
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The values a map allows, used to validate a link (facet values are compared as text)."""
+
+    topic_ids: frozenset[int]
+    facets: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    doc_ids: frozenset[str] | Mapping[str, int] = frozenset()
+
+
+def normalise_params(params: Mapping[str, object]) -> dict[str, list[str]]:
+    """Every key's values as a list of strings, whatever shape the caller's mapping uses.
+
+    Examples:
+        >>> normalise_params({"q": "llm", "f.year": ["2023", "2024"]})
+        {'q': ['llm'], 'f.year': ['2023', '2024']}
+    """
+    normal: dict[str, list[str]] = {}
+    for key, value in params.items():
+        values = value if isinstance(value, list | tuple) else [value]
+        normal[str(key)] = [str(v) for v in values]
+    return normal
+
+
+def parse_map(params: Mapping[str, list[str]], names: Iterable[str], default: str) -> tuple[str, list[str]]:
+    """The map a link asks for, or `default` with a notice when it names no known map.
+
+    Examples:
+        >>> parse_map({"map": ["nope"]}, ["seeds"], "seeds")
+        ('seeds', ["The link asks for map 'nope', which is not available; showing 'seeds'."])
+    """
+    wanted = params.get("map", [])
+    if not wanted or wanted[-1] == "":
+        return default, []
+    if wanted[-1] in set(names):
+        return wanted[-1], []
+    return default, [f"The link asks for map {_show(wanted[-1])}, which is not available; showing {_show(default)}."]
+
+
+def parse_view(params: Mapping[str, list[str]], vocabulary: Vocabulary) -> tuple[ViewState, list[str]]:
+    """Read a `ViewState` from query parameters; each ignored value yields one notice sentence.
+
+    Examples:
+        >>> vocab = Vocabulary(topic_ids=frozenset({-1, 0, 1}), facets={"year": ("2023", "2024")})
+        >>> state, notices = parse_view({"topics": ["0,7,x"], "f.year": ["2024"], "zoom": ["3"]}, vocab)
+        >>> state.topics, state.filters
+        ((0,), (('year', ('2024',)),))
+        >>> notices
+        ["Ignored unknown link setting 'zoom'.", "Ignored topics '7', 'x': not topics of this map."]
+    """
+    notices: list[str] = []
+    for key in params:
+        if key != "map" and key not in VIEW_KEYS and not key.startswith(FILTER_PREFIX):
+            notices.append(f"Ignored unknown link setting {_show(key)}.")
+
+    search = _last(params, "q").strip()
+    if len(search) > MAX_SEARCH_CHARS:
+        notices.append(f"Search text was cut to its first {MAX_SEARCH_CHARS} characters.")
+        search = search[:MAX_SEARCH_CHARS]
+
+    topics: list[int] = []
+    bad_topics: list[str] = []
+    for chunk in params.get("topics", []):
+        for piece in chunk.split(","):
+            if not piece.strip():
+                continue
+            number = _int(piece)
+            if number is None or number not in vocabulary.topic_ids or number == -1:
+                bad_topics.append(piece.strip())
+            elif number not in topics:
+                topics.append(number)
+    if bad_topics:
+        notices.append(f"Ignored topics {', '.join(map(_show, bad_topics))}: not topics of this map.")
+
+    show_unassigned = True
+    unassigned = _last(params, "unassigned").lower()
+    if unassigned in ("hide", "0", "false", "no"):
+        show_unassigned = False
+    elif unassigned not in ("", "show", "1", "true", "yes"):
+        notices.append(f"Ignored unassigned={_show(unassigned)}: use 'hide' or 'show'.")
+
+    filters: list[tuple[str, tuple[str, ...]]] = []
+    for key in sorted(k for k in params if k.startswith(FILTER_PREFIX)):
+        column = key[len(FILTER_PREFIX):]
+        allowed = vocabulary.facets.get(column)
+        if allowed is None:
+            notices.append(f"Ignored filter {_show(column)}: this map has no such filter.")
+            continue
+        allowed_set = set(allowed)
+        values = tuple(dict.fromkeys(v for v in params[key] if v in allowed_set))
+        unknown = [v for v in params[key] if v not in allowed_set]
+        if unknown:
+            notices.append(f"Ignored {column} {', '.join(map(_show, unknown))}: not found in this map.")
+        if values:
+            filters.append((column, values))
+
+    topic: int | None = None
+    raw_topic = _last(params, "topic")
+    if raw_topic:
+        number = _int(raw_topic)
+        if number is not None and number in vocabulary.topic_ids:
+            topic = number
+        else:
+            notices.append(f"Ignored topic={_show(raw_topic)}: not a topic of this map.")
+
+    paper: str | None = None
+    raw_paper = _last(params, "paper")
+    if raw_paper:
+        if raw_paper in vocabulary.doc_ids:
+            paper = raw_paper
+        else:
+            notices.append(f"Ignored paper={_show(raw_paper)}: no such paper in this map.")
+
+    state = ViewState(search=search, topics=tuple(topics), show_unassigned=show_unassigned,
+                      filters=tuple(filters), topic=topic, paper=paper)
+    return state, notices
+
+
+def to_params(state: ViewState, map_name: str | None = None) -> dict[str, str | list[str]]:
+    """Query parameters for `state`; defaults are left out so links stay short.
+
+    Examples:
+        >>> to_params(ViewState(search="graph", topics=(3, 1), filters=(("year", ("2024",)),)), "seeds")
+        {'map': 'seeds', 'q': 'graph', 'topics': '3,1', 'f.year': ['2024']}
+    """
+    params: dict[str, str | list[str]] = {}
+    if map_name:
+        params["map"] = map_name
+    if state.search:
+        params["q"] = state.search
+    if state.topics:
+        params["topics"] = ",".join(str(t) for t in state.topics)
+    if not state.show_unassigned:
+        params["unassigned"] = "hide"
+    for column, values in state.filters:
+        if values:
+            params[FILTER_PREFIX + column] = list(values)
+    if state.topic is not None:
+        params["topic"] = str(state.topic)
+    if state.paper:
+        params["paper"] = state.paper
+    return params
+
+
+def _last(params: Mapping[str, list[str]], key: str) -> str:
+    values = params.get(key) or [""]
+    return values[-1]
+
+
+def _int(text: str) -> int | None:
+    try:
+        return int(text.strip())
+    except ValueError:
+        return None
+
+
+def _show(value: str, limit: int = 40) -> str:
+    """Quote a user-supplied value for a notice, cut short so a hostile link cannot flood the page."""
+    value = value if len(value) <= limit else value[: limit - 1] + "…"
+    return repr(value)
