@@ -93,13 +93,13 @@ def build_map(
     fingerprint = input_fingerprint(inputs, config)
     corpus = ingest(inputs)
     papers = corpus.papers
-    for note in corpus.notes:
-        log(note)
     if len(papers) < MIN_PAPERS:
         raise UserError(
             f"{', '.join(map(str, inputs))}: {len(papers)} distinct abstract(s); a map needs at least {MIN_PAPERS}"
         )
     resolved = config.resolve(len(papers))
+    for note in corpus.notes:
+        log(note)
     lap("ingest")
 
     documents = papers["abstract"].tolist()

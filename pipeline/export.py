@@ -44,5 +44,6 @@ def export_frame(papers: pd.DataFrame, topics: pd.DataFrame, *, topic_id: int | 
 
 
 def to_csv_bytes(table: pd.DataFrame) -> bytes:
-    """UTF-8 with a byte-order mark, so spreadsheets open non-English text correctly."""
-    return table.to_csv(index=False).encode("utf-8-sig")
+    """RFC 4180 CSV (CRLF, so a stray CR in a cell gets quoted) in UTF-8 with a byte-order mark,
+    so spreadsheets open non-English text correctly."""
+    return table.to_csv(index=False, lineterminator="\r\n").encode("utf-8-sig")

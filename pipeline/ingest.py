@@ -76,7 +76,7 @@ def _method_name(abstract: str) -> tuple[str, str] | None:
             # or an acronym in brackets ("Vulnerability-Aware Alignment (VAA)").
             if not name or len(name) > 70 or not name[0].isupper() and not name[0] in "$\\":
                 continue
-            if re.search(r"\w[A-Z]|\([A-Z][\w-]*\)|^[A-Z]{2,}", name):
+            if re.search(r"\w-?[A-Z]|\([A-Z][\w-]*\)|^[A-Z]{2,}", name):
                 after = rest[len(name) :].lstrip(" ,;:.-–—")
                 return name, after
     return None
@@ -150,7 +150,7 @@ def read_seed_text(path: Path) -> pd.DataFrame:
     collection = None
     first = text.strip().split("\n", 1)[0].strip()
     # The header is a single short line standing alone above the abstracts.
-    if len(paragraphs) > 1 and paragraphs[0] == first.strip() and len(first) <= 120:
+    if paragraphs[0] == first.strip() and len(first) <= 120:
         collection = collection_name(paragraphs.pop(0))
     if not paragraphs:
         raise UserError(f"{path}: has a header line but no abstracts below it")
@@ -283,7 +283,7 @@ def ingest(inputs: list[str | Path]) -> Corpus:
     metadata = [c for c in papers.columns if c not in ("doc_id", "title", "abstract", "source")]
     papers = papers[["doc_id", "title", "abstract", "source", *metadata]]
     for column in metadata:  # mixed-type columns break Parquet; keep numbers numeric where they are
-        if papers[column].dtype == object:
+        if papers[column].dtype == object or pd.api.types.is_string_dtype(papers[column]):
             converted = pd.to_numeric(papers[column], errors="coerce")
             if converted.notna().sum() == papers[column].replace("", None).notna().sum():
                 papers[column] = converted

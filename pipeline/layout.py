@@ -12,7 +12,10 @@ def map_coordinates(embeddings: np.ndarray, *, n_neighbors: int, random_state: i
 
     Coordinates are centred and scaled to unit spread, so maps of any size share one frame.
     """
-    from umap import UMAP
+    from pipeline._fastimport import import_topic_libraries
+    from pipeline.embed import cache_dir
+
+    UMAP = import_topic_libraries(str(cache_dir()))[2]
 
     if len(embeddings) <= 3:  # UMAP needs a neighbourhood; a handful of papers sit on a line
         return np.column_stack([np.arange(len(embeddings), dtype=np.float32), np.zeros(len(embeddings))])

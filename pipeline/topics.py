@@ -176,10 +176,10 @@ def distinct_labels(labels: list[str], keywords: list[list[str]]) -> list[str]:
 
 def fit_topics(documents: list[str], embeddings: np.ndarray, config: BuildConfig) -> Topics:
     """Cluster papers into topics and describe each one; `config` must be resolved."""
-    from bertopic import BERTopic
-    from bertopic.vectorizers import ClassTfidfTransformer
-    from hdbscan import HDBSCAN
-    from umap import UMAP
+    from pipeline._fastimport import import_topic_libraries
+    from pipeline.embed import cache_dir
+
+    BERTopic, ClassTfidfTransformer, UMAP, HDBSCAN = import_topic_libraries(str(cache_dir()))
 
     umap_model = UMAP(
         n_neighbors=config.n_neighbors,

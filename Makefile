@@ -1,0 +1,44 @@
+# Abstract Atlas: `make run` opens the app, `make test` runs every test. Both set themselves up.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+SEED_MAP := assets/maps/seeds
+
+.PHONY: run test lint map bench clean
+
+$(VENV)/.runtime: requirements.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	@touch $@
+
+$(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	@touch $@
+
+# Browser tests drive Debian's Chromium through Playwright; never `playwright install`.
+/usr/bin/chromium:
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
+run: $(VENV)/.runtime
+	$(PY) -m pipeline build seeds --out $(SEED_MAP) --if-stale
+	$(PY) -m streamlit run streamlit_app.py
+
+test: $(VENV)/.dev /usr/bin/chromium
+	$(PY) -m ruff check .
+	$(PY) -m pytest tests pipeline
+
+lint: $(VENV)/.dev
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+# Rebuild the committed seed map (commit the result).
+map: $(VENV)/.runtime
+	$(PY) -m pipeline build seeds --out $(SEED_MAP)
+
+bench: $(VENV)/.dev
+	$(PY) benchmarks/bench_pipeline.py
+	$(PY) benchmarks/bench_app.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

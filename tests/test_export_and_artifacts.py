@@ -1,0 +1,103 @@
+"""Export safety with hostile cells, and the artifact folder's atomic swap and validation."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pipeline import UserError
+from pipeline.__main__ import main
+from pipeline.artifacts import AtlasMap, read_map, write_map
+from pipeline.export import export_frame, to_csv_bytes
+
+HOSTILE = ["=HYPERLINK(\"http://evil\",\"x\")", "+1+1", "-2+3", "@SUM(A1)", "\tcmd", "\rcmd", "fine"]
+
+
+def tiny_map(n: int = 7) -> AtlasMap:
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((n, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    papers = pd.DataFrame({
+        "doc_id": [f"{i:016x}" for i in range(n)],
+        "title": (HOSTILE * n)[:n],
+        "abstract": [f"{HOSTILE[i % len(HOSTILE)]} abstract 中文 {i}" for i in range(n)],
+        "source": ["=cmd|' /C calc'!A0"] + ["a.csv"] * (n - 1),
+        "topic_id": [0, 0, 1, 1, -1, 0, 1][:n],
+        "x": rng.standard_normal(n).astype(np.float32), "y": rng.standard_normal(n).astype(np.float32),
+        "venue": ["-ICML"] * n,
+    })
+    topics = pd.DataFrame({
+        "topic_id": [0, 1], "label": ["=Evil topic", "Optimal transport"],
+        "keywords": [["=a", "b"], ["transport", "optimal transport"]], "keyword_weights": [[0.2, 0.1], [0.3, 0.2]],
+        "size": [3, 3], "x": [0.0, 1.0], "y": [0.0, 1.0],
+        "representative_doc_ids": [["0000000000000000"], ["0000000000000002"]],
+    })
+    manifest = {"schema_version": 1, "name": "tiny", "papers": n, "topics": 2}
+    return AtlasMap(papers=papers, topics=topics, embeddings=vectors.astype(np.float16), manifest=manifest)
+
+
+def read_csv_rows(data: bytes) -> list[dict]:
+    assert data.startswith(b"\xef\xbb\xbf")  # UTF-8 with BOM
+    return list(csv.DictReader(io.StringIO(data.decode("utf-8-sig"))))
+
+
+def test_no_exported_text_cell_starts_like_a_formula():
+    rows = read_csv_rows(to_csv_bytes(export_frame(tiny_map().papers, tiny_map().topics)))
+    assert len(rows) == 7
+    for row in rows:
+        for column, value in row.items():
+            if column != "topic_id":
+                assert not value.startswith(("=", "+", "-", "@", "\t", "\r")), (column, value)
+    assert rows[0]["title"] == "'=HYPERLINK(\"http://evil\",\"x\")"
+    assert rows[0]["source"].startswith("'=cmd")
+    assert rows[0]["topic"] == "'=Evil topic" and rows[4]["topic"] == "Unassigned"
+    assert rows[4]["topic_id"] == "-1"  # a number, not text: left as is
+    assert "中文" in rows[0]["abstract"] and rows[0]["venue"] == "'-ICML"
+    assert list(rows[0])[:7] == ["doc_id", "title", "abstract", "topic_id", "topic", "topic_keywords", "source"]
+
+
+def test_cli_export_of_one_topic(tmp_path, capsys):
+    write_map(tmp_path / "map", tiny_map())
+    assert main(["export", str(tmp_path / "map"), "--out", str(tmp_path / "t1.csv"), "--topic", "1"]) == 0
+    rows = read_csv_rows((tmp_path / "t1.csv").read_bytes())
+    assert [r["doc_id"] for r in rows] == ["0000000000000002", "0000000000000003", "0000000000000006"]
+    assert {r["topic"] for r in rows} == {"Optimal transport"}
+    assert main(["export", str(tmp_path / "map"), "--out", str(tmp_path / "t9.csv"), "--topic", "9"]) == 2
+    assert "no topic 9" in capsys.readouterr().err
+    assert not (tmp_path / "t9.csv").exists()
+
+
+def test_map_round_trips_and_checksum_ties_embeddings_to_papers(tmp_path):
+    write_map(tmp_path / "map", tiny_map())
+    atlas = read_map(tmp_path / "map")
+    assert atlas.papers["doc_id"].tolist() == tiny_map().papers["doc_id"].tolist()
+    assert atlas.topics["keywords"].iloc[1] == ["transport", "optimal transport"]
+    papers = atlas.papers.iloc[::-1]
+    papers.to_parquet(tmp_path / "map" / "papers.parquet", index=False)  # rows no longer match vectors
+    with pytest.raises(UserError, match="checksum"):
+        read_map(tmp_path / "map")
+
+
+def test_failed_write_leaves_previous_map_untouched(tmp_path, monkeypatch):
+    out = tmp_path / "map"
+    write_map(out, tiny_map())
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    changed = tiny_map()
+    changed.manifest["name"] = "changed"
+
+    def crash(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", crash)
+    with pytest.raises(OSError):
+        write_map(out, changed)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert [p.name for p in tmp_path.iterdir()] == ["map"]  # no staging folder left behind
+    monkeypatch.undo()
+    write_map(out, changed)
+    assert json.loads((out / "manifest.json").read_text())["name"] == "changed"

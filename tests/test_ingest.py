@@ -1,0 +1,103 @@
+"""Ingest: the seed format, tables with metadata, titles, ids and de-duplication."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from pipeline.ingest import collection_name, derive_title, doc_id_for, ingest
+from tests.conftest import SEEDS
+
+ABSTRACT_A = "We study optimal transport between Gaussian measures and derive closed-form maps for them."
+ABSTRACT_B = "Diffusion models generate images by denoising; we propose D-Fusion, a faster sampler for them."
+
+
+def test_seed_files_give_57_abstracts_of_one_collection():
+    corpus = ingest([SEEDS])
+    papers = corpus.papers
+    assert len(papers) == 57
+    assert papers.groupby("source").size().tolist() == [19, 19, 19]
+    # The Chinese header ("ICML 2025 论文列表") names the same collection as "ICML 2025 Papers".
+    assert set(papers["collection"]) == {"ICML 2025"}
+    assert not papers["abstract"].str.startswith("ICML 2025").any()
+
+
+def test_seed_text_is_kept_verbatim_including_markdown_and_latex():
+    papers = ingest([SEEDS]).papers
+    assert papers["abstract"].str.contains(r"$\mathbf{x}$", regex=False).any()
+    assert papers["abstract"].str.contains("**", regex=False).any()
+
+
+@pytest.mark.parametrize(
+    "header, name",
+    [("ICML 2025 Papers", "ICML 2025"), ("ICML 2025 论文列表", "ICML 2025"), ("NeurIPS 2024", "NeurIPS 2024")],
+)
+def test_collection_name_drops_list_words(header, name):
+    assert collection_name(header) == name
+
+
+@pytest.mark.parametrize(
+    "abstract, title",
+    [
+        ("LLMs fail at X. Here, we introduce MuLan, Multi-Language adapter, a lightweight adapter.",
+         "MuLan: Multi-Language adapter, a lightweight adapter"),
+        ("Moderation is hard. We present SafetyAnalyst, a novel AI safety moderation framework. More.",
+         "SafetyAnalyst: a novel AI safety moderation framework"),
+        (ABSTRACT_B, "D-Fusion: a faster sampler for them"),
+        ("We propose SMAAT, which improves the scalability of adversarial training.",
+         "SMAAT improves the scalability of adversarial training"),
+        ("Despite the success of diffusion models in data generation, they fail. We study why.",
+         "Despite the success of diffusion models in data generation"),
+    ],
+)
+def test_derived_titles_name_the_method_or_take_the_first_clause(abstract, title):
+    assert derive_title(abstract) == title
+
+
+def test_derived_titles_are_short_for_every_seed():
+    titles = ingest([SEEDS]).papers["title"]
+    assert titles.str.len().max() <= 90
+    assert (titles.str.len() >= 10).all()
+    assert "MuLan" in " ".join(titles) and "SafetyAnalyst" in " ".join(titles)
+
+
+def test_doc_id_ignores_whitespace_and_file_but_not_text():
+    assert doc_id_for("a  b\nc") == doc_id_for(" a b c ")
+    assert doc_id_for("a b c") != doc_id_for("a b d")
+    assert len(doc_id_for("x")) == 16
+
+
+def test_tables_find_abstract_column_in_any_case_and_keep_metadata(tmp_path):
+    csv_file = tmp_path / "papers.csv"
+    pd.DataFrame({"Title": ["Gaussian OT", ""], "ABSTRACT": [ABSTRACT_A, ABSTRACT_B],
+                  "year": [2024, 2025], "venue": ["ICML", "NeurIPS"]}).to_csv(csv_file, index=False)
+    jsonl_file = tmp_path / "more.jsonl"
+    jsonl_file.write_text(json.dumps({"abstract": "Graph neural networks for molecules " * 3, "url": "u"}) + "\n")
+    parquet_file = tmp_path / "extra.parquet"
+    pd.DataFrame({"abstract": ["Bandits with delayed feedback and regret bounds " * 2]}).to_parquet(parquet_file)
+    tsv_file = tmp_path / "tab.tsv"
+    tsv_file.write_text("abstract\tauthors\nSparse autoencoders for interpretability of models\tAda\n")
+    papers = ingest([tmp_path]).papers
+    assert len(papers) == 5
+    assert papers.loc[papers["abstract"] == ABSTRACT_A, "title"].item() == "Gaussian OT"
+    assert papers.loc[papers["abstract"] == ABSTRACT_B, "title"].item().startswith("D-Fusion")
+    assert {"year", "venue", "url", "authors"} <= set(papers.columns)
+    assert papers.loc[papers["abstract"] == ABSTRACT_A, "year"].item() == 2024
+    assert set(papers["source"]) == {"papers.csv", "more.jsonl", "extra.parquet", "tab.tsv"}
+
+
+def test_identical_abstracts_are_merged_and_reported(tmp_path):
+    (tmp_path / "a.txt").write_text(f"Header\n\n{ABSTRACT_A}\n\n{ABSTRACT_B}\n")
+    (tmp_path / "b.txt").write_text(f"Header\n\n{ABSTRACT_A.replace(' ', '  ')}\n")
+    corpus = ingest([tmp_path])
+    assert len(corpus.papers) == 2
+    assert "merged 1 duplicate abstract(s)" in corpus.notes
+
+
+def test_reserved_input_columns_are_renamed_not_lost(tmp_path):
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"abstract": [ABSTRACT_A], "x": [5], "topic": ["mine"]}).to_csv(path, index=False)
+    papers = ingest([path]).papers
+    assert papers["input_x"].item() == 5 and papers["input_topic"].item() == "mine"
