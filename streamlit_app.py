@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app.data import MapData, MapRef, build_map_data, map_catalog, map_signature, requested_map
+from app.data import MapData, MapRef, build_map_data, map_catalog, map_signature, maps_root, requested_map
 from app.figure import Pin, keyword_figure, map_figure
 from app.filters import filter_mask, search_mask, search_words
 from app.selection import selected_papers
@@ -64,7 +64,7 @@ def load_encoder_once(embedder: str):
 # --------------------------------------------------------------------------- session state
 def current_state() -> ViewState:
     filters = tuple(
-        (key[len(FACET_PREFIX):], tuple(st.session_state[key]))
+        (key[len(FACET_PREFIX) :], tuple(st.session_state[key]))
         for key in sorted(k for k in st.session_state if str(k).startswith(FACET_PREFIX))
         if st.session_state[key]
     )
@@ -192,8 +192,12 @@ def place_abstract(data: MapData) -> None:
     vector = encoder.encode([text])[0]
     spot = place(vector, data.vectors, data.papers[["x", "y"]].to_numpy(), data.topic_ids, k=NEIGHBOURS)
     st.session_state.pin = {
-        "x": spot.x, "y": spot.y, "topic": spot.topic_id, "encoder": getattr(encoder, "name", embedder),
-        "rows": spot.neighbour_rows.tolist(), "similarities": spot.similarities.tolist(),
+        "x": spot.x,
+        "y": spot.y,
+        "topic": spot.topic_id,
+        "encoder": getattr(encoder, "name", embedder),
+        "rows": spot.neighbour_rows.tolist(),
+        "similarities": spot.similarities.tolist(),
     }
 
 
@@ -206,24 +210,45 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
     with st.sidebar:
         st.markdown("### :material/travel_explore: Abstract Atlas")
         if len(catalog) > 1:
-            st.selectbox("Map", [m.name for m in catalog], key="map_choice", on_change=switch_map,
-                         help="Maps found under assets/maps/ (and the one given with --map or ATLAS_MAP).")
-        st.text_input("Search", key="w_search", placeholder="Words in titles and abstracts",
-                      help="Case-insensitive; a paper must contain every word. Matches are highlighted on "
-                      "the map and listed in the table.")
+            st.selectbox(
+                "Map",
+                [m.name for m in catalog],
+                key="map_choice",
+                on_change=switch_map,
+                help="Maps found under assets/maps/ (and the one given with --map or ATLAS_MAP).",
+            )
+        st.text_input(
+            "Search",
+            key="w_search",
+            placeholder="Words in titles and abstracts",
+            help="Case-insensitive; a paper must contain every word. Matches are highlighted on "
+            "the map and listed in the table.",
+        )
         st.multiselect(
-            "Topics", data.topic_order, key="w_topics", placeholder="All topics",
+            "Topics",
+            data.topic_order,
+            key="w_topics",
+            placeholder="All topics",
             format_func=lambda t: f"{data.label(t)} ({data.sizes[t]:,})",
         )
         for column, values in data.facets.items():
-            st.multiselect(column.replace("_", " ").capitalize(), values, key=FACET_PREFIX + column,
-                           placeholder=f"Any {column.replace('_', ' ')}")
-        st.toggle(f"Show unassigned papers ({data.sizes[-1]:,})", key="w_unassigned",
-                  help="Papers the clustering left out of every topic, drawn in grey.")
+            st.multiselect(
+                column.replace("_", " ").capitalize(),
+                values,
+                key=FACET_PREFIX + column,
+                placeholder=f"Any {column.replace('_', ' ')}",
+            )
+        st.toggle(
+            f"Show unassigned papers ({data.sizes[-1]:,})",
+            key="w_unassigned",
+            help="Papers the clustering left out of every topic, drawn in grey.",
+        )
         st.button("Reset view", on_click=reset_view, icon=":material/restart_alt:", width="stretch")
         st.divider()
-        st.caption("Drag on the map to select papers, click a point to open it, scroll to zoom, "
-                   "double-click to zoom back out. The address bar always holds a link to this view.")
+        st.caption(
+            "Drag on the map to select papers, click a point to open it, scroll to zoom, "
+            "double-click to zoom back out. The address bar always holds a link to this view."
+        )
 
 
 def header(data: MapData, shown: int, state: ViewState, matches: int | None) -> None:
@@ -247,21 +272,31 @@ def notices_panel() -> None:
     notices = st.session_state.get("notices") or []
     if notices:
         with st.container(border=False):
-            st.warning("Parts of this link could not be used and were ignored:\n\n"
-                       + "\n".join(f"- {markdown_literal(n)}" for n in notices), icon=":material/link_off:")
+            st.warning(
+                "Parts of this link could not be used and were ignored:\n\n"
+                + "\n".join(f"- {markdown_literal(n)}" for n in notices),
+                icon=":material/link_off:",
+            )
             st.button("Dismiss", on_click=dismiss_notices, key="dismiss_notices", type="tertiary")
 
 
 def map_view(data: MapData, in_view: np.ndarray, state: ViewState) -> None:
     pin = st.session_state.get("pin")
     figure = map_figure(
-        data, in_view, search_active=bool(search_words(state.search)),
+        data,
+        in_view,
+        search_active=bool(search_words(state.search)),
         chosen_row=data.row_of.get(state.paper) if state.paper else None,
         pin=Pin(pin["x"], pin["y"], data.label(pin["topic"])) if pin and "x" in pin else None,
     )
     key = f"map-{st.session_state.get('map_nonce', 0)}"
-    st.plotly_chart(figure, key=key, on_select=partial(on_map_select, key, data.row_of),
-                    selection_mode=("points", "box", "lasso"), config=PLOTLY_CONFIG)
+    st.plotly_chart(
+        figure,
+        key=key,
+        on_select=partial(on_map_select, key, data.row_of),
+        selection_mode=("points", "box", "lasso"),
+        config=PLOTLY_CONFIG,
+    )
 
 
 def topic_list(data: MapData, in_view: np.ndarray, state: ViewState, filtered: bool) -> None:
@@ -270,23 +305,32 @@ def topic_list(data: MapData, in_view: np.ndarray, state: ViewState, filtered: b
     ids = [*data.topic_order, -1]
     counts = np.bincount(data.topic_ids[in_view] + 1, minlength=max(ids) + 2)
     column = "In view" if filtered else "Papers"
-    table = pd.DataFrame({
-        "": ["●"] * len(ids),
-        "Topic": [data.label(t) for t in ids],
-        column: [int(counts[t + 1]) if filtered else data.sizes[t] for t in ids],
-    })
+    table = pd.DataFrame(
+        {
+            "": ["●"] * len(ids),
+            "Topic": [data.label(t) for t in ids],
+            column: [int(counts[t + 1]) if filtered else data.sizes[t] for t in ids],
+        }
+    )
     largest = max(data.sizes.values()) or 1
     styled = table.style.apply(lambda _: [f"color: {data.colours[t]}" for t in ids], subset=[""])
     chosen = [ids.index(state.topic)] if state.topic in ids else []
     key = f"topic-list-{state.topic}"
     st.dataframe(
-        styled, key=key, hide_index=True, on_select=partial(on_topic_pick, key, ids),
-        selection_mode="single-row", selection_default={"selection": {"rows": chosen}},
-        height=min(560, 35 * (len(ids) + 1) + 3), row_height=35,
+        styled,
+        key=key,
+        hide_index=True,
+        on_select=partial(on_topic_pick, key, ids),
+        selection_mode="single-row",
+        selection_default={"selection": {"rows": chosen}},
+        height=min(560, 35 * (len(ids) + 1) + 3),
+        row_height=35,
         column_config={
             "": st.column_config.TextColumn("", width=20),
             "Topic": st.column_config.TextColumn("Topic", width=130),
-            column: st.column_config.ProgressColumn(column, format="%d", min_value=0, max_value=largest, width=90),
+            column: st.column_config.ProgressColumn(
+                column, format="%d", min_value=0, max_value=largest, width=90
+            ),
         },
     )
     st.caption("Select a topic to open it.")
@@ -295,11 +339,13 @@ def topic_list(data: MapData, in_view: np.ndarray, state: ViewState, filtered: b
 def paper_rows(data: MapData, rows: np.ndarray, extra: dict[str, list] | None = None) -> pd.DataFrame:
     """A readable table of papers: title, topic, source and a few metadata columns."""
     papers = data.papers.iloc[rows]
-    table = pd.DataFrame({
-        "Title": papers["title"].astype(str).to_numpy(),
-        "Topic": [data.label(t) for t in data.topic_ids[rows]],
-        "Source": papers["source"].astype(str).to_numpy(),
-    })
+    table = pd.DataFrame(
+        {
+            "Title": papers["title"].astype(str).to_numpy(),
+            "Topic": [data.label(t) for t in data.topic_ids[rows]],
+            "Source": papers["source"].astype(str).to_numpy(),
+        }
+    )
     for column in data.table_columns:
         table[column.capitalize()] = papers[column].to_numpy()
     for name, values in (extra or {}).items():
@@ -307,8 +353,15 @@ def paper_rows(data: MapData, rows: np.ndarray, extra: dict[str, list] | None = 
     return table
 
 
-def paper_table(data: MapData, rows: np.ndarray, key_prefix: str, *, height: int | str = "auto",
-                similarity: list[float] | None = None, caption: str | None = None) -> None:
+def paper_table(
+    data: MapData,
+    rows: np.ndarray,
+    key_prefix: str,
+    *,
+    height: int | str = "auto",
+    similarity: list[float] | None = None,
+    caption: str | None = None,
+) -> None:
     """A selectable table of papers; choosing a row opens that paper."""
     doc_ids = data.papers["doc_id"].to_numpy()[rows].tolist()
     extra = {"Similarity": similarity} if similarity is not None else None
@@ -323,12 +376,19 @@ def paper_table(data: MapData, rows: np.ndarray, key_prefix: str, *, height: int
         "Source": st.column_config.TextColumn("Source", width=110),
     }
     if similarity is not None:
-        column_config["Similarity"] = st.column_config.ProgressColumn("Similarity", format="%.2f", min_value=0.0,
-                                                                      max_value=1.0, width="small")
+        column_config["Similarity"] = st.column_config.ProgressColumn(
+            "Similarity", format="%.2f", min_value=0.0, max_value=1.0, width="small"
+        )
     st.dataframe(
-        table, key=key, hide_index=True, on_select=partial(on_row_pick, key, doc_ids),
-        selection_mode="single-row", selection_default={"selection": {"rows": chosen}},
-        column_config=column_config, height=height, lazy=len(table) > TABLE_EAGER_ROWS,
+        table,
+        key=key,
+        hide_index=True,
+        on_select=partial(on_row_pick, key, doc_ids),
+        selection_mode="single-row",
+        selection_default={"selection": {"rows": chosen}},
+        column_config=column_config,
+        height=height,
+        lazy=len(table) > TABLE_EAGER_ROWS,
     )
     if caption:
         st.caption(caption)
@@ -343,16 +403,24 @@ def papers_panel(data: MapData, view_rows: np.ndarray) -> np.ndarray:
         rows = np.array([data.row_of[d] for d in picked], dtype=np.int64)
         heading, action = st.columns([3, 1], vertical_alignment="bottom")
         heading.markdown(f"#### Selected on the map · {len(rows):,}")
-        action.button("Clear selection", on_click=clear_selection, icon=":material/deselect:", width="stretch")
+        action.button(
+            "Clear selection", on_click=clear_selection, icon=":material/deselect:", width="stretch"
+        )
         if len(picked) < len(selection):
             st.caption(f"{len(selection) - len(picked):,} selected papers are hidden by the current filters.")
     else:
         rows = view_rows
         st.markdown(f"#### Papers · {len(rows):,}")
     if len(rows):
-        paper_table(data, rows, "papers", height=420,
-                    caption="Select a row to read the paper." if len(rows) <= TABLE_EAGER_ROWS else
-                    f"All {len(rows):,} rows load as you scroll. Select a row to read the paper.")
+        paper_table(
+            data,
+            rows,
+            "papers",
+            height=420,
+            caption="Select a row to read the paper."
+            if len(rows) <= TABLE_EAGER_ROWS
+            else f"All {len(rows):,} rows load as you scroll. Select a row to read the paper.",
+        )
     else:
         st.info("No papers match the current filters and search.", icon=":material/filter_alt_off:")
     return rows
@@ -367,12 +435,27 @@ def downloads(data: MapData, rows: np.ndarray) -> None:
     def map_csv() -> bytes:
         return to_csv_bytes(export_frame(data.papers, data.topics.reset_index(drop=True)))
 
-    left.download_button(f"Download these {len(rows):,} papers (CSV)", view_csv, file_name=f"{data.name}-view.csv",
-                         mime="text/csv", icon=":material/download:", key="download_view", width="stretch",
-                         on_click="ignore", disabled=not len(rows))
-    right.download_button(f"Download the whole map · {data.n:,} (CSV)", map_csv, file_name=f"{data.name}.csv",
-                          mime="text/csv", icon=":material/download:", key="download_map", width="stretch",
-                          on_click="ignore")
+    left.download_button(
+        f"Download these {len(rows):,} papers (CSV)",
+        view_csv,
+        file_name=f"{data.name}-view.csv",
+        mime="text/csv",
+        icon=":material/download:",
+        key="download_view",
+        width="stretch",
+        on_click="ignore",
+        disabled=not len(rows),
+    )
+    right.download_button(
+        f"Download the whole map · {data.n:,} (CSV)",
+        map_csv,
+        file_name=f"{data.name}.csv",
+        mime="text/csv",
+        icon=":material/download:",
+        key="download_map",
+        width="stretch",
+        on_click="ignore",
+    )
 
 
 def detail_panel(data: MapData, state: ViewState) -> None:
@@ -389,9 +472,17 @@ def detail_panel(data: MapData, state: ViewState) -> None:
 def topic_picker(data: MapData, topic: int | None) -> None:
     options = [*data.topic_order, -1]
     key = f"topic-pick-{topic}"
-    st.selectbox("Topic", options, index=options.index(topic) if topic in options else None, key=key,
-                 format_func=lambda t: f"{data.label(t)} ({data.sizes[t]:,})", on_change=on_topic_select_box,
-                 args=(key,), placeholder="Choose a topic…", label_visibility="collapsed")
+    st.selectbox(
+        "Topic",
+        options,
+        index=options.index(topic) if topic in options else None,
+        key=key,
+        format_func=lambda t: f"{data.label(t)} ({data.sizes[t]:,})",
+        on_change=on_topic_select_box,
+        args=(key,),
+        placeholder="Choose a topic…",
+        label_visibility="collapsed",
+    )
 
 
 def topic_view(data: MapData, topic: int) -> None:
@@ -399,15 +490,32 @@ def topic_view(data: MapData, topic: int) -> None:
     size = data.sizes.get(topic, 0)
     st.markdown(f"#### {markdown_literal(data.label(topic))}")
     share = size / data.n if data.n else 0
-    st.caption(f"{size:,} papers · {share:.1%} of the map" + (" · topic " + str(topic) if topic != -1 else ""))
+    st.caption(
+        f"{size:,} papers · {share:.1%} of the map" + (" · topic " + str(topic) if topic != -1 else "")
+    )
     buttons = st.columns(2)
-    buttons[0].button("Show only this topic", on_click=only_this_topic, args=(topic,),
-                      icon=":material/filter_center_focus:", width="stretch", key="only_topic")
-    buttons[1].button("Close", on_click=open_topic, args=(None,), icon=":material/close:", width="stretch",
-                      key="close_topic")
+    buttons[0].button(
+        "Show only this topic",
+        on_click=only_this_topic,
+        args=(topic,),
+        icon=":material/filter_center_focus:",
+        width="stretch",
+        key="only_topic",
+    )
+    buttons[1].button(
+        "Close",
+        on_click=open_topic,
+        args=(None,),
+        icon=":material/close:",
+        width="stretch",
+        key="close_topic",
+    )
     if topic == -1:
-        st.info("Unassigned papers are those no topic claimed: too far from every cluster. They stay on the "
-                "map in grey.", icon=":material/info:")
+        st.info(
+            "Unassigned papers are those no topic claimed: too far from every cluster. They stay on the "
+            "map in grey.",
+            icon=":material/info:",
+        )
         rows = np.flatnonzero(data.topic_ids == -1)
         paper_table(data, rows[:200], "unassigned", height=300)
         return
@@ -415,8 +523,11 @@ def topic_view(data: MapData, topic: int) -> None:
     keywords, weights = list(row["keywords"]), list(row["keyword_weights"])
     if keywords:
         st.markdown("**Keywords**")
-        st.plotly_chart(keyword_figure(keywords, weights, data.colours[topic]), config={"displayModeBar": False},
-                        key=f"keywords-{topic}")
+        st.plotly_chart(
+            keyword_figure(keywords, weights, data.colours[topic]),
+            config={"displayModeBar": False},
+            key=f"keywords-{topic}",
+        )
     representatives = [data.row_of[d] for d in row["representative_doc_ids"] if d in data.row_of]
     if representatives:
         st.markdown("**Representative papers**")
@@ -427,13 +538,26 @@ def topic_view(data: MapData, topic: int) -> None:
     if nearest:
         st.markdown("**Nearest topics**")
         ids = [data.topic_order[i] for i in nearest]
-        table = pd.DataFrame({"Topic": [data.label(t) for t in ids], "Papers": [data.sizes[t] for t in ids],
-                              "Similarity": [float(similarity[i]) for i in nearest]})
+        table = pd.DataFrame(
+            {
+                "Topic": [data.label(t) for t in ids],
+                "Papers": [data.sizes[t] for t in ids],
+                "Similarity": [float(similarity[i]) for i in nearest],
+            }
+        )
         key = f"nearest-topics-{topic}"
-        st.dataframe(table, key=key, hide_index=True, on_select=partial(on_topic_pick, key, ids),
-                     selection_mode="single-row",
-                     column_config={"Similarity": st.column_config.ProgressColumn(
-                         "Similarity", format="%.2f", min_value=0.0, max_value=1.0)})
+        st.dataframe(
+            table,
+            key=key,
+            hide_index=True,
+            on_select=partial(on_topic_pick, key, ids),
+            selection_mode="single-row",
+            column_config={
+                "Similarity": st.column_config.ProgressColumn(
+                    "Similarity", format="%.2f", min_value=0.0, max_value=1.0
+                )
+            },
+        )
 
 
 def paper_view(data: MapData, row: int) -> None:
@@ -444,8 +568,14 @@ def paper_view(data: MapData, row: int) -> None:
     top[1].button("Close", on_click=open_paper, args=(None,), icon=":material/close:", key="close_paper")
     topic_line = st.columns([3, 2], vertical_alignment="center")
     topic_line[0].markdown(f"**Topic:** {markdown_literal(data.label(topic))}")
-    topic_line[1].button("Open topic", on_click=open_topic, args=(topic,), icon=":material/hub:",
-                         key="paper_open_topic", width="stretch")
+    topic_line[1].button(
+        "Open topic",
+        on_click=open_topic,
+        args=(topic,),
+        icon=":material/hub:",
+        key="paper_open_topic",
+        width="stretch",
+    )
     details = [str(paper["source"])]
     for column in ("collection", "venue", "year", "authors"):
         if column in paper.index and pd.notna(paper[column]) and str(paper[column]) not in details:
@@ -461,29 +591,48 @@ def paper_view(data: MapData, row: int) -> None:
 
     neighbours, similarities = cosine_knn(data.vectors[row : row + 1], data.vectors, NEIGHBOURS + 1)
     keep = neighbours[0] != row
-    paper_table(data, neighbours[0][keep][:NEIGHBOURS], "neighbours",
-                similarity=[float(s) for s in similarities[0][keep][:NEIGHBOURS]])
+    paper_table(
+        data,
+        neighbours[0][keep][:NEIGHBOURS],
+        "neighbours",
+        similarity=[float(s) for s in similarities[0][keep][:NEIGHBOURS]],
+    )
 
 
 def fit_panel(data: MapData) -> None:
     pin = st.session_state.get("pin")
     with st.expander("Where does my paper fit?", expanded=bool(pin), icon=":material/push_pin:"):
         with st.form("fit", border=False):
-            st.text_area("Abstract", key="fit_text", height=140,
-                         placeholder="Paste an abstract: it is embedded with this map's model and pinned among "
-                         "its nearest papers. Nothing is stored.")
-            st.form_submit_button("Place on the map", on_click=place_abstract, args=(data,),
-                                  icon=":material/push_pin:", type="primary")
+            st.text_area(
+                "Abstract",
+                key="fit_text",
+                height=140,
+                placeholder="Paste an abstract: it is embedded with this map's model and pinned among "
+                "its nearest papers. Nothing is stored.",
+            )
+            st.form_submit_button(
+                "Place on the map",
+                on_click=place_abstract,
+                args=(data,),
+                icon=":material/push_pin:",
+                type="primary",
+            )
         if pin and "error" in pin:
             st.warning(pin["error"])
         elif pin:
-            st.success(f"Placed in **{markdown_literal(data.label(pin['topic']))}** (the ★ on the map), "
-                       f"among the papers below.", icon=":material/push_pin:")
-            paper_table(data, np.array(pin["rows"], dtype=np.int64), "fit-neighbours",
-                        similarity=pin["similarities"])
+            st.success(
+                f"Placed in **{markdown_literal(data.label(pin['topic']))}** (the ★ on the map), "
+                f"among the papers below.",
+                icon=":material/push_pin:",
+            )
+            paper_table(
+                data, np.array(pin["rows"], dtype=np.int64), "fit-neighbours", similarity=pin["similarities"]
+            )
             st.button("Remove the pin", on_click=remove_pin, icon=":material/close:", key="remove_pin")
-            st.caption(f"Embedded with {markdown_literal(pin['encoder'])}; the abstract is kept only in this "
-                       "browser session.")
+            st.caption(
+                f"Embedded with {markdown_literal(pin['encoder'])}; the abstract is kept only in this "
+                "browser session."
+            )
 
 
 def about_panel(data: MapData) -> None:
@@ -491,32 +640,50 @@ def about_panel(data: MapData) -> None:
     quality = manifest.get("quality") or {}
     with st.expander("About this map", icon=":material/info:"):
         model = manifest.get("model") or {}
-        st.markdown(f"**{markdown_literal(manifest.get('name') or data.name)}** · "
-                    f"{manifest.get('papers', data.n):,} papers · {manifest.get('topics', len(data.topic_order)):,} "
-                    f"topics · {manifest.get('unassigned', data.sizes[-1]):,} unassigned")
-        st.caption(f"Model {markdown_literal(model.get('name', 'unknown'))} · encoder "
-                   f"{markdown_literal(model.get('encoder', 'unknown'))} · built "
-                   f"{markdown_literal(manifest.get('built_at', 'unknown'))} · folder {markdown_literal(data.path)}")
+        st.markdown(
+            f"**{markdown_literal(manifest.get('name') or data.name)}** · "
+            f"{manifest.get('papers', data.n):,} papers · {manifest.get('topics', len(data.topic_order)):,} "
+            f"topics · {manifest.get('unassigned', data.sizes[-1]):,} unassigned"
+        )
+        st.caption(
+            f"Model {markdown_literal(model.get('name', 'unknown'))} · encoder "
+            f"{markdown_literal(model.get('encoder', 'unknown'))} · built "
+            f"{markdown_literal(manifest.get('built_at', 'unknown'))} · folder {markdown_literal(data.path)}"
+        )
         metrics = st.columns(5)
         metrics[0].metric("Unassigned share", _percent(quality.get("unassigned_share")))
         metrics[1].metric("Largest topic share", _percent(quality.get("largest_topic_share")))
-        metrics[2].metric("Coherence (NPMI)", _number(quality.get("coherence_npmi")),
-                          help="Mean normalised PMI of each topic's top words in the abstracts: -1 to 1, higher "
-                          "is more coherent.")
-        metrics[3].metric("Topic diversity", _number(quality.get("diversity")),
-                          help="Share of distinct words among all topics' top words: 1 means no overlap.")
-        metrics[4].metric("Build speed", f"{manifest['abstracts_per_second']:,} /s"
-                          if manifest.get("abstracts_per_second") else "–", help="Abstracts per second, end to end.")
+        metrics[2].metric(
+            "Coherence (NPMI)",
+            _number(quality.get("coherence_npmi")),
+            help="Mean normalised PMI of each topic's top words in the abstracts: -1 to 1, higher "
+            "is more coherent.",
+        )
+        metrics[3].metric(
+            "Topic diversity",
+            _number(quality.get("diversity")),
+            help="Share of distinct words among all topics' top words: 1 means no overlap.",
+        )
+        metrics[4].metric(
+            "Build speed",
+            f"{manifest['abstracts_per_second']:,} /s" if manifest.get("abstracts_per_second") else "–",
+            help="Abstracts per second, end to end.",
+        )
         timings = manifest.get("timings_seconds") or {}
         if timings:
             st.markdown("**Build timings**")
-            st.dataframe(pd.DataFrame({"Stage": list(timings), "Seconds": [float(v) for v in timings.values()]}),
-                         hide_index=True, column_config={"Seconds": st.column_config.NumberColumn(format="%.2f")})
+            st.dataframe(
+                pd.DataFrame({"Stage": list(timings), "Seconds": [float(v) for v in timings.values()]}),
+                hide_index=True,
+                column_config={"Seconds": st.column_config.NumberColumn(format="%.2f")},
+            )
         config = manifest.get("config") or {}
         if config:
             st.markdown("**Build settings**")
-            st.dataframe(pd.DataFrame({"Setting": list(config), "Value": [str(v) for v in config.values()]}),
-                         hide_index=True)
+            st.dataframe(
+                pd.DataFrame({"Setting": list(config), "Value": [str(v) for v in config.values()]}),
+                hide_index=True,
+            )
 
 
 def _percent(value) -> str:
@@ -530,15 +697,21 @@ def _number(value) -> str:
 def no_map_page(message: str) -> None:
     st.markdown("## :material/travel_explore: Abstract Atlas")
     st.error(markdown_literal(message), icon=":material/map:")
-    st.markdown("Build the default map with `make run`, or with "
-                "`python -m pipeline build seeds --out assets/maps/seeds`, then reload this page.")
+    st.markdown(
+        "Build the default map with `make run`, or with "
+        "`python -m pipeline build seeds --out assets/maps/seeds`, then reload this page."
+    )
 
 
 # --------------------------------------------------------------------------- page
 def main() -> None:
-    st.set_page_config(page_title="Abstract Atlas", page_icon=":material/travel_explore:", layout="wide",
-                       initial_sidebar_state="expanded")
-    catalog = map_catalog(requested_map(sys.argv[1:], os.environ))
+    st.set_page_config(
+        page_title="Abstract Atlas",
+        page_icon=":material/travel_explore:",
+        layout="wide",
+        initial_sidebar_state="expanded",
+    )
+    catalog = map_catalog(requested_map(sys.argv[1:], os.environ), maps_root(os.environ))
     if not catalog:
         no_map_page("No map found under assets/maps/.")
         return
@@ -569,8 +742,13 @@ def main() -> None:
     sidebar(data, catalog)
     state = current_state()
     signature = map_signature(ref.path)
-    in_filter = filter_mask(data.topic_ids, topics=state.topics, show_unassigned=state.show_unassigned,
-                            filters=state.filter_dict(), facet_text=data.facet_text)
+    in_filter = filter_mask(
+        data.topic_ids,
+        topics=state.topics,
+        show_unassigned=state.show_unassigned,
+        filters=state.filter_dict(),
+        facet_text=data.facet_text,
+    )
     searching = bool(search_words(state.search))
     matches = cached_search(ref.name, str(ref.path), signature, state.search) if searching else None
     in_view = in_filter & matches if matches is not None else in_filter

@@ -46,12 +46,20 @@ def requested_map(argv: Sequence[str], environ: Mapping[str, str]) -> Path | Non
     return Path(chosen).expanduser() if chosen else None
 
 
+def maps_root(environ: Mapping[str, str]) -> Path:
+    """The folder searched for maps: `ATLAS_MAPS_DIR`, else `assets/maps` in the repository."""
+    return Path(environ["ATLAS_MAPS_DIR"]).expanduser() if environ.get("ATLAS_MAPS_DIR") else MAPS_ROOT
+
+
 def discover_maps(root: Path) -> list[MapRef]:
     """Every map folder (one holding a manifest) directly under `root`, by name."""
     if not root.is_dir():
         return []
-    return [MapRef(p.name, p) for p in sorted(root.iterdir())
-            if p.is_dir() and not p.name.startswith(".") and (p / MANIFEST).is_file()]
+    return [
+        MapRef(p.name, p)
+        for p in sorted(root.iterdir())
+        if p.is_dir() and not p.name.startswith(".") and (p / MANIFEST).is_file()
+    ]
 
 
 def map_catalog(requested: Path | None, root: Path = MAPS_ROOT) -> list[MapRef]:
@@ -110,15 +118,18 @@ class MapData:
         return len(self.papers)
 
     def vocabulary(self) -> Vocabulary:
-        return Vocabulary(topic_ids=frozenset([*self.topic_order, -1]), facets=self.facets,
-                          doc_ids=self.row_of)
+        return Vocabulary(
+            topic_ids=frozenset([*self.topic_order, -1]), facets=self.facets, doc_ids=self.row_of
+        )
 
     def label(self, topic_id: int) -> str:
         return self.labels.get(int(topic_id), f"Topic {topic_id}")
 
 
 def facet_columns(papers: pd.DataFrame, max_values: int = MAX_FACET_VALUES) -> dict[str, tuple[str, ...]]:
-    """Metadata columns worth a filter: scalar values, 2 to `max_values` distinct, `source` first.
+    """Metadata columns worth a filter: scalar values, 2 to `max_values` distinct and mostly repeated.
+
+    `source` and `collection` come first; identifier-like columns (a url per paper) are left out.
 
     Examples:
         >>> frame = pd.DataFrame({"doc_id": list("abc"), "year": [2023, 2024, 2023], "one": ["x"] * 3})
@@ -133,7 +144,7 @@ def facet_columns(papers: pd.DataFrame, max_values: int = MAX_FACET_VALUES) -> d
         if values.map(lambda v: isinstance(v, list | tuple | dict | np.ndarray)).any():
             continue
         distinct = values.dropna().unique()
-        if 2 <= len(distinct) <= max_values:
+        if 2 <= len(distinct) <= min(max_values, max(2, len(papers) // 2)):
             facets[column] = tuple(sorted({str(v) for v in distinct}, key=_natural_key))
     return facets
 
@@ -169,8 +180,9 @@ def build_map_data(name: str, path: Path) -> MapData:
     """Read a map folder (raising `pipeline.UserError` when it is not one) and precompute for it."""
     atlas = read_map(path)
     papers = atlas.papers.reset_index(drop=True)
-    topics = atlas.topics.sort_values(["size", "topic_id"], ascending=[False, True]).set_index("topic_id",
-                                                                                             drop=False)
+    topics = atlas.topics.sort_values(["size", "topic_id"], ascending=[False, True]).set_index(
+        "topic_id", drop=False
+    )
     vectors = np.ascontiguousarray(atlas.embeddings, dtype=np.float32)
     topic_ids = papers["topic_id"].to_numpy(dtype=np.int64)
     topic_order = topics["topic_id"].astype(int).tolist()
@@ -199,8 +211,9 @@ def build_map_data(name: str, path: Path) -> MapData:
         vectors=vectors,
         search_text=search_text,
         hover_title=np.array([plotly_wrap(t, 64, 3) for t in titles], dtype=object),
-        hover_source=np.array([plotly_escape(shorten(s, 70)) for s in papers["source"].astype(str)],
-                              dtype=object),
+        hover_source=np.array(
+            [plotly_escape(shorten(s, 70)) for s in papers["source"].astype(str)], dtype=object
+        ),
         row_of={doc_id: row for row, doc_id in enumerate(papers["doc_id"].astype(str))},
         topic_ids=topic_ids,
         labels=labels,

@@ -14,8 +14,10 @@ from app.text import plotly_escape, plotly_wrap
 WEBGL_ABOVE = 1000  # points; SVG is crisper and fully interactive below, WebGL keeps big maps fluid
 MAP_HEIGHT = 640
 INK = "#1f2937"
-HOVER = ("<b>%{text}</b><br>%{fullData.name}<br>"
-         "<span style='color:#6b7280;font-size:11px'>%{hovertext}</span><extra></extra>")
+HOVER = (
+    "<b>%{text}</b><br>%{fullData.name}<br>"
+    "<span style='color:#6b7280;font-size:11px'>%{hovertext}</span><extra></extra>"
+)
 
 
 @dataclass(frozen=True)
@@ -27,8 +29,15 @@ class Pin:
     topic_label: str
 
 
-def map_figure(data: MapData, in_view: np.ndarray, *, search_active: bool = False,
-               chosen_row: int | None = None, pin: Pin | None = None, height: int = MAP_HEIGHT) -> go.Figure:
+def map_figure(
+    data: MapData,
+    in_view: np.ndarray,
+    *,
+    search_active: bool = False,
+    chosen_row: int | None = None,
+    pin: Pin | None = None,
+    height: int = MAP_HEIGHT,
+) -> go.Figure:
     """The map for the current view.
 
     Papers in view are drawn in their topic colour (unassigned in grey); papers outside the
@@ -53,11 +62,17 @@ def map_figure(data: MapData, in_view: np.ndarray, *, search_active: bool = Fals
 
     context = ~in_view
     if context.any():
-        traces.append(scatter(
-            x=x[context], y=y[context], mode="markers", name="context", hoverinfo="skip",
-            marker={"color": CONTEXT_COLOUR, "size": size * 0.85, "opacity": 0.55 if n < 5000 else 0.35},
-            showlegend=False,
-        ))
+        traces.append(
+            scatter(
+                x=x[context],
+                y=y[context],
+                mode="markers",
+                name="context",
+                hoverinfo="skip",
+                marker={"color": CONTEXT_COLOUR, "size": size * 0.85, "opacity": 0.55 if n < 5000 else 0.35},
+                showlegend=False,
+            )
+        )
 
     opacity = 0.92 if n < 2000 else (0.8 if n < 20000 else 0.65)
     outline = {"width": 0.8, "color": "white"} if n <= 2000 else {"width": 0}
@@ -67,31 +82,55 @@ def map_figure(data: MapData, in_view: np.ndarray, *, search_active: bool = Fals
         rows = np.flatnonzero(in_view & (data.topic_ids == topic))
         if not len(rows):
             continue
-        traces.append(scatter(
-            x=x[rows], y=y[rows], mode="markers",
-            name=plotly_escape(data.label(topic)),
-            customdata=doc_ids[rows],
-            text=data.hover_title[rows],
-            hovertext=data.hover_source[rows],
-            hovertemplate=HOVER,
-            marker={"color": data.colours[topic], "size": size * (1.25 if search_active else 1.0),
-                    "opacity": 0.75 if topic == -1 else opacity, "line": outline},
-            showlegend=False,
-        ))
+        traces.append(
+            scatter(
+                x=x[rows],
+                y=y[rows],
+                mode="markers",
+                name=plotly_escape(data.label(topic)),
+                customdata=doc_ids[rows],
+                text=data.hover_title[rows],
+                hovertext=data.hover_source[rows],
+                hovertemplate=HOVER,
+                marker={
+                    "color": data.colours[topic],
+                    "size": size * (1.25 if search_active else 1.0),
+                    "opacity": 0.75 if topic == -1 else opacity,
+                    "line": outline,
+                },
+                showlegend=False,
+            )
+        )
 
     if chosen_row is not None:
-        traces.append(go.Scatter(
-            x=[x[chosen_row]], y=[y[chosen_row]], mode="markers", name="opened paper", hoverinfo="skip",
-            marker={"symbol": "circle-open", "size": size * 2 + 10, "color": INK, "line": {"width": 3}},
-            showlegend=False,
-        ))
+        traces.append(
+            go.Scatter(
+                x=[x[chosen_row]],
+                y=[y[chosen_row]],
+                mode="markers",
+                name="opened paper",
+                hoverinfo="skip",
+                marker={"symbol": "circle-open", "size": size * 2 + 10, "color": INK, "line": {"width": 3}},
+                showlegend=False,
+            )
+        )
     if pin is not None:
-        traces.append(go.Scatter(
-            x=[pin.x], y=[pin.y], mode="markers", name="your abstract",
-            hovertemplate=f"<b>Your abstract</b><br>{plotly_escape(pin.topic_label)}<extra></extra>",
-            marker={"symbol": "star", "size": 24, "color": "#111827", "line": {"width": 1.5, "color": "white"}},
-            showlegend=False,
-        ))
+        traces.append(
+            go.Scatter(
+                x=[pin.x],
+                y=[pin.y],
+                mode="markers",
+                name="your abstract",
+                hovertemplate=f"<b>Your abstract</b><br>{plotly_escape(pin.topic_label)}<extra></extra>",
+                marker={
+                    "symbol": "star",
+                    "size": 24,
+                    "color": "#111827",
+                    "line": {"width": 1.5, "color": "white"},
+                },
+                showlegend=False,
+            )
+        )
 
     figure = go.Figure(traces)
     figure.update_layout(
@@ -120,32 +159,63 @@ def topic_annotations(data: MapData, in_view: np.ndarray) -> list[dict]:
     annotations = []
     for rank, topic in enumerate(shown):
         row = data.topics.loc[topic]
-        annotations.append({
-            "x": float(row["x"]), "y": float(row["y"]), "text": plotly_wrap(data.label(topic), 28, 2),
-            "showarrow": False, "font": {"size": 14 if rank < 5 else (12.5 if rank < 15 else 11), "color": INK},
-            "bgcolor": "rgba(255,255,255,0.82)", "bordercolor": data.colours[topic], "borderwidth": 1.5,
-            "borderpad": 3, "opacity": 0.95,
-        })
+        annotations.append(
+            {
+                "x": float(row["x"]),
+                "y": float(row["y"]),
+                "text": plotly_wrap(data.label(topic), 28, 2),
+                "showarrow": False,
+                "font": {"size": 14 if rank < 5 else (12.5 if rank < 15 else 11), "color": INK},
+                "bgcolor": "rgba(255,255,255,0.82)",
+                "bordercolor": data.colours[topic],
+                "borderwidth": 1.5,
+                "borderpad": 3,
+                "opacity": 0.95,
+            }
+        )
     return annotations
 
 
 def pin_annotation(pin: Pin) -> list[dict]:
-    return [{"x": pin.x, "y": pin.y, "text": "<b>Your abstract</b>", "showarrow": True, "arrowhead": 0,
-             "ax": 36, "ay": -30, "font": {"size": 13, "color": "white"}, "bgcolor": "#111827",
-             "borderpad": 4, "arrowcolor": "#111827"}]
+    return [
+        {
+            "x": pin.x,
+            "y": pin.y,
+            "text": "<b>Your abstract</b>",
+            "showarrow": True,
+            "arrowhead": 0,
+            "ax": 36,
+            "ay": -30,
+            "font": {"size": 13, "color": "white"},
+            "bgcolor": "#111827",
+            "borderpad": 4,
+            "arrowcolor": "#111827",
+        }
+    ]
 
 
 def keyword_figure(keywords: list[str], weights: list[float], colour: str) -> go.Figure:
     """Horizontal bars of a topic's keywords by c-TF-IDF weight, the strongest on top."""
     order = list(range(len(keywords)))[::-1]
-    figure = go.Figure(go.Bar(
-        x=[float(weights[i]) for i in order], y=[plotly_escape(keywords[i]) for i in order], orientation="h",
-        marker={"color": colour}, hovertemplate="%{y}: %{x:.3f}<extra></extra>",
-    ))
+    figure = go.Figure(
+        go.Bar(
+            x=[float(weights[i]) for i in order],
+            y=[plotly_escape(keywords[i]) for i in order],
+            orientation="h",
+            marker={"color": colour},
+            hovertemplate="%{y}: %{x:.3f}<extra></extra>",
+        )
+    )
     figure.update_layout(
-        height=max(160, 24 * len(keywords) + 40), margin={"l": 4, "r": 4, "t": 4, "b": 28},
-        xaxis={"title": {"text": "weight (c-TF-IDF)", "font": {"size": 11}}, "showgrid": True,
-               "gridcolor": "#eef0f3"},
-        yaxis={"automargin": True}, plot_bgcolor="white", paper_bgcolor="rgba(0,0,0,0)",
+        height=max(160, 24 * len(keywords) + 40),
+        margin={"l": 4, "r": 4, "t": 4, "b": 28},
+        xaxis={
+            "title": {"text": "weight (c-TF-IDF)", "font": {"size": 11}},
+            "showgrid": True,
+            "gridcolor": "#eef0f3",
+        },
+        yaxis={"automargin": True},
+        plot_bgcolor="white",
+        paper_bgcolor="rgba(0,0,0,0)",
     )
     return figure

@@ -35,9 +35,14 @@ def search_mask(search_text: pd.Series, query: str) -> np.ndarray:
     return mask
 
 
-def filter_mask(topic_ids: np.ndarray, *, topics: Sequence[int] = (), show_unassigned: bool = True,
-                filters: Mapping[str, Sequence[str]] | None = None,
-                facet_text: Mapping[str, pd.Series] | None = None) -> np.ndarray:
+def filter_mask(
+    topic_ids: np.ndarray,
+    *,
+    topics: Sequence[int] = (),
+    show_unassigned: bool = True,
+    filters: Mapping[str, Sequence[str]] | None = None,
+    facet_text: Mapping[str, pd.Series] | None = None,
+) -> np.ndarray:
     """Papers passing the topic, unassigned and metadata filters (before search).
 
     `topics` empty means every topic; unassigned papers follow `show_unassigned` alone, so

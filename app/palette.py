@@ -46,9 +46,7 @@ def distinct_colours(n: int) -> tuple[str, ...]:
     grid, lab = grid[keep], lab[keep]
     seeds = np.array([[int(c[i : i + 2], 16) / 255 for i in (1, 3, 5)] for c in _SEED_COLOURS])
     chosen = [_hex(c) for c in seeds[:n]]
-    distance = np.min(
-        np.linalg.norm(lab[:, None, :] - _srgb_to_lab(seeds)[None, :, :], axis=2), axis=1
-    )
+    distance = np.min(np.linalg.norm(lab[:, None, :] - _srgb_to_lab(seeds)[None, :, :], axis=2), axis=1)
     while len(chosen) < n:
         best = int(np.argmax(distance))
         chosen.append(_hex(grid[best]))

@@ -74,7 +74,9 @@ def parse_map(params: Mapping[str, list[str]], names: Iterable[str], default: st
         return default, []
     if wanted[-1] in set(names):
         return wanted[-1], []
-    return default, [f"The link asks for map {_show(wanted[-1])}, which is not available; showing {_show(default)}."]
+    return default, [
+        f"The link asks for map {_show(wanted[-1])}, which is not available; showing {_show(default)}."
+    ]
 
 
 def parse_view(params: Mapping[str, list[str]], vocabulary: Vocabulary) -> tuple[ViewState, list[str]]:
@@ -121,7 +123,7 @@ def parse_view(params: Mapping[str, list[str]], vocabulary: Vocabulary) -> tuple
 
     filters: list[tuple[str, tuple[str, ...]]] = []
     for key in sorted(k for k in params if k.startswith(FILTER_PREFIX)):
-        column = key[len(FILTER_PREFIX):]
+        column = key[len(FILTER_PREFIX) :]
         allowed = vocabulary.facets.get(column)
         if allowed is None:
             notices.append(f"Ignored filter {_show(column)}: this map has no such filter.")
@@ -151,8 +153,14 @@ def parse_view(params: Mapping[str, list[str]], vocabulary: Vocabulary) -> tuple
         else:
             notices.append(f"Ignored paper={_show(raw_paper)}: no such paper in this map.")
 
-    state = ViewState(search=search, topics=tuple(topics), show_unassigned=show_unassigned,
-                      filters=tuple(filters), topic=topic, paper=paper)
+    state = ViewState(
+        search=search,
+        topics=tuple(topics),
+        show_unassigned=show_unassigned,
+        filters=tuple(filters),
+        topic=topic,
+        paper=paper,
+    )
     return state, notices
 
 

@@ -20,8 +20,9 @@ class Placement:
     similarities: np.ndarray
 
 
-def place(vector: np.ndarray, embeddings: np.ndarray, papers_xy: np.ndarray, topic_ids: np.ndarray,
-          k: int = 10) -> Placement:
+def place(
+    vector: np.ndarray, embeddings: np.ndarray, papers_xy: np.ndarray, topic_ids: np.ndarray, k: int = 10
+) -> Placement:
     """Position a unit `vector` among the map's papers.
 
     The position is the similarity-weighted mean of its `k` nearest papers' coordinates (cosine on
@@ -59,5 +60,10 @@ def place(vector: np.ndarray, embeddings: np.ndarray, papers_xy: np.ndarray, top
     for topic, weight in zip(neighbour_topics.tolist(), weights.tolist(), strict=True):
         votes[topic] = votes.get(topic, 0.0) + weight
     topic_id = max(votes, key=lambda t: (round(votes[t], 9), max(weights[neighbour_topics == t])))
-    return Placement(x=float(x), y=float(y), topic_id=int(topic_id), neighbour_rows=rows,
-                     similarities=similarities.astype(np.float32))
+    return Placement(
+        x=float(x),
+        y=float(y),
+        topic_id=int(topic_id),
+        neighbour_rows=rows,
+        similarities=similarities.astype(np.float32),
+    )

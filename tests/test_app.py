@@ -1,0 +1,334 @@
+"""The Streamlit app driven headlessly with AppTest: load, filters, search, views, URL state, export, hostile text."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.elements.widgets.button import ButtonMixin
+from streamlit.testing.v1 import AppTest
+
+from app.state import normalise_params
+from tests.app_fixtures import REPO, write_tiny_map
+
+APP = str(REPO / "streamlit_app.py")
+HOSTILE = "<img src=x onerror=alert(1)>"
+MARKUP = "$x^2$ **bold** [x](y)"
+
+
+@pytest.fixture
+def tiny(tmp_path, monkeypatch) -> Path:
+    folder = write_tiny_map(tmp_path / "tiny")
+    monkeypatch.setenv("ATLAS_MAP", str(folder))
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
+    return folder
+
+
+def start(params: dict | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(params or {})
+    return at.run()
+
+
+def table(at: AppTest, first_column: str = "Title", index: int = 0):
+    """The `index`-th dataframe whose first column is `first_column` (paper tables start with Title)."""
+    frames = [df.value for df in at.dataframe if list(df.value.columns)[:1] == [first_column]]
+    return frames[index]
+
+
+def topic_table(at: AppTest):
+    return [
+        df.value for df in at.dataframe if "Topic" in df.value.columns and "Title" not in df.value.columns
+    ][0]
+
+
+def figure(at: AppTest, index: int = 0) -> dict:
+    return json.loads(at.get("plotly_chart")[index].proto.spec)
+
+
+def map_doc_ids(at: AppTest) -> set[str]:
+    """doc_ids drawn in colour (in view): the traces that carry customdata."""
+    return {d for trace in figure(at)["data"] for d in (trace.get("customdata") or [])}
+
+
+def url(at: AppTest) -> dict[str, list[str]]:
+    """The query string the app left in the address bar, every value as a list."""
+    return normalise_params(at.query_params)
+
+
+def texts(at: AppTest) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [t.value for t in at.text]
+    return "\n".join(parts)
+
+
+def test_default_load_shows_the_map_topics_and_papers(tiny):
+    at = start()
+    assert not at.exception
+    assert at.markdown[0].value == "## Tiny test map"
+    assert "60 papers · 4 topics · 8 unassigned" in texts(at)
+    assert len(map_doc_ids(at)) == 60
+    spec = figure(at)
+    assert [a["text"] for a in spec["layout"]["annotations"]] == [
+        "Graph neural networks",
+        "Diffusion models",
+        "Reinforcement learning",
+        "Multi-view clustering",
+    ]
+    topics = topic_table(at)
+    assert topics["Topic"].tolist()[-1] == "Unassigned" and topics["Papers"].tolist() == [13, 13, 13, 13, 8]
+    assert len(table(at)) == 60
+    assert not at.warning
+    assert [b.label for b in at.get("download_button")] == [
+        "Download these 60 papers (CSV)",
+        "Download the whole map · 60 (CSV)",
+    ]
+    assert url(at) == {}
+
+
+def test_topic_source_and_unassigned_filters_narrow_map_and_table(tiny):
+    at = start()
+    at.multiselect(key="w_topics").select(1).run()
+    papers = table(at)
+    assert set(papers["Topic"]) == {"Diffusion models", "Unassigned"}
+    at.toggle(key="w_unassigned").set_value(False).run()
+    papers = table(at)
+    assert len(papers) == 13 and set(papers["Topic"]) == {"Diffusion models"}
+    assert len(map_doc_ids(at)) == 13
+    at.multiselect(key="w_f_source").select("beta.txt").run()
+    papers = table(at)
+    assert len(papers) == 13 and set(papers["Source"]) == {"beta.txt"}  # topic 1 = odd rows = beta.txt
+    at.multiselect(key="w_f_year").select("2024").run()
+    assert set(table(at)["Year"]) == {2024}
+    assert url(at)["topics"] == ["1"] and url(at)["unassigned"] == ["hide"]
+    assert url(at)["f.source"] == ["beta.txt"] and url(at)["f.year"] == ["2024"]
+
+
+def test_search_matches_all_words_highlights_and_filters_the_table(tiny):
+    at = start()
+    at.text_input(key="w_search").input("DIFFUSION study 1").run()
+    papers = table(at)
+    assert papers["Title"].tolist() == [
+        f"Diffusion study {i}" for i in (1, 13, 17, 21, 41)
+    ]  # 13, 41: unassigned
+    assert all("diffusion" in t.lower() and "1" in t for t in papers["Title"])
+    highlighted = map_doc_ids(at)
+    assert len(highlighted) == len(papers)
+    context = [t for t in figure(at)["data"] if t["name"] == "context"][0]
+    assert "customdata" not in context and context["hoverinfo"] == "skip"
+    assert f"**{len(papers)}** of 60 papers match" in texts(at)
+    assert url(at)["q"] == ["DIFFUSION study 1"]
+
+
+def test_topic_view_shows_keywords_representatives_and_nearest_topics(tiny):
+    at = start()
+    at.selectbox(key="topic-pick-None").select(2).run()
+    assert "#### Reinforcement learning" in texts(at)
+    assert "13 papers · 21.7% of the map" in texts(at)
+    keywords = figure(at, 1)["data"][0]
+    assert keywords["type"] == "bar" and keywords["y"][-1] == "policy"
+    representatives = table(at, index=1)
+    assert representatives["Title"].tolist() == ["Policy study 2", "Policy study 10", "Policy study 14"]
+    nearest = [
+        df.value for df in at.dataframe if "Similarity" in df.value.columns and "Title" not in df.value
+    ][0]
+    assert len(nearest) == 3 and "Reinforcement learning" not in set(nearest["Topic"])
+    assert url(at)["topic"] == ["2"]
+
+
+def test_paper_view_shows_abstract_topic_and_nearest_papers(tiny):
+    at = start({"paper": "doc0005"})
+    assert "#### Diffusion study 5" in texts(at)
+    assert "We study diffusion with denoising in paper 5. Costs are $O(n)$." in [t.value for t in at.text]
+    neighbours = table(at, index=1)
+    assert len(neighbours) == 8 and "doc0005" not in neighbours["Title"].tolist()
+    assert set(neighbours["Topic"]) <= {"Diffusion models", "Unassigned"}
+    assert neighbours["Similarity"].is_monotonic_decreasing
+    ring = [t for t in figure(at)["data"] if t["name"] == "opened paper"]
+    assert len(ring) == 1
+
+
+def test_view_is_restored_from_query_params(tiny):
+    params = {
+        "q": "study",
+        "topics": "0,3",
+        "unassigned": "hide",
+        "f.year": "2023",
+        "topic": "3",
+        "paper": "doc0007",
+    }
+    at = start(params)
+    assert not at.warning and not at.exception
+    assert at.text_input(key="w_search").value == "study"
+    assert at.multiselect(key="w_topics").value == [0, 3]
+    assert at.toggle(key="w_unassigned").value is False
+    assert at.multiselect(key="w_f_year").value == ["2023"]
+    papers = table(at)
+    assert set(papers["Topic"]) == {"Graph neural networks", "Multi-view clustering"}
+    assert set(papers["Year"]) == {2023}
+    assert "#### Clustering study 7" in texts(at)
+    assert {k: v[-1] for k, v in url(at).items()} == params  # unchanged: the link reproduces itself
+
+
+def test_malformed_query_params_are_ignored_with_a_visible_notice(tiny):
+    at = start(
+        {
+            "topics": "abc,99",
+            "paper": "../../etc/passwd",
+            "unassigned": "maybe",
+            "f.year": "1850",
+            "f.nope": "1",
+            "topic": "1e9",
+            "map": "elsewhere",
+            "debug": "1",
+            "q": "graph",
+        }
+    )
+    assert not at.exception
+    notice = at.warning[0].value
+    for fragment in ("abc", "99", "etc/passwd", "maybe", "1850", "nope", "1e9", "elsewhere", "debug"):
+        assert fragment in notice
+    assert len(table(at)) == 15  # the valid part (search "graph") still applies
+    assert url(at) == {"q": ["graph"], "map": ["tiny"]}  # the address bar is cleaned
+    at.button(key="dismiss_notices").click().run()
+    assert not at.warning
+
+
+@pytest.fixture
+def downloads(monkeypatch) -> dict:
+    """What each download button would hand the browser, by label (calling deferred data like a click)."""
+    captured: dict[str, bytes] = {}
+    original = ButtonMixin.download_button
+
+    def recording(self, label, data, *args, **kwargs):
+        captured[label] = data
+        return original(self, label, data, *args, **kwargs)
+
+    monkeypatch.setattr(ButtonMixin, "download_button", recording)
+    return captured
+
+
+def rows_of(data) -> list[dict]:
+    raw = data() if callable(data) else data
+    assert raw.startswith(b"\xef\xbb\xbf")  # UTF-8 byte-order mark: spreadsheets read accents right
+    return list(csv.DictReader(io.StringIO(raw.decode("utf-8-sig"))))
+
+
+def test_export_downloads_the_current_view_and_the_whole_map_spreadsheet_safe(
+    tmp_path, monkeypatch, downloads
+):
+    titles = ['=HYPERLINK("http://evil")'] + [f"Paper {i}" for i in range(1, 60)]
+    folder = write_tiny_map(tmp_path / "tiny", titles=titles)
+    monkeypatch.setenv("ATLAS_MAP", str(folder))
+    at = start({"topics": "0", "unassigned": "hide"})
+    view = rows_of(downloads["Download these 13 papers (CSV)"])
+    assert len(view) == 13 and {r["topic"] for r in view} == {"Graph neural networks"}
+    assert {r["doc_id"] for r in view} == {f"doc{i:04d}" for i in range(0, 60, 4) if i % 7 != 6}
+    assert view[0]["title"] == '\'=HYPERLINK("http://evil")'  # neutralised, as `python -m pipeline export`
+    assert list(view[0])[:7] == [
+        "doc_id",
+        "title",
+        "abstract",
+        "topic_id",
+        "topic",
+        "topic_keywords",
+        "source",
+    ]
+    whole = rows_of(downloads["Download the whole map · 60 (CSV)"])
+    assert len(whole) == 60 and sum(r["topic"] == "Unassigned" for r in whole) == 8
+    from pipeline.artifacts import read_map
+    from pipeline.export import export_frame, to_csv_bytes
+
+    atlas = read_map(folder)
+    assert downloads["Download the whole map · 60 (CSV)"]() == to_csv_bytes(
+        export_frame(atlas.papers, atlas.topics)
+    )
+    assert at is not None
+
+
+def test_map_selection_fills_the_paper_table(tiny):
+    at = start()
+    at.session_state["selection"] = ("doc0003", "doc0001", "doc0042")
+    at.run()
+    assert "#### Selected on the map · 3" in texts(at)
+    assert table(at)["Title"].tolist() == ["Clustering study 3", "Diffusion study 1", "Policy study 42"]
+    assert [b.label for b in at.get("download_button")][0] == "Download these 3 papers (CSV)"
+    [b for b in at.button if b.label == "Clear selection"][0].click().run()
+    assert len(table(at)) == 60
+
+
+def test_hostile_titles_and_labels_are_shown_as_text(tmp_path, monkeypatch):
+    titles = [HOSTILE, MARKUP] + [f"Paper {i}" for i in range(2, 60)]
+    folder = write_tiny_map(tmp_path / "tiny", titles=titles, labels=["<b>Bold</b> topic", "B", "C", "D"])
+    monkeypatch.setenv("ATLAS_MAP", str(folder))
+    at = start({"paper": "doc0001"})
+    assert not at.exception and not at.get("html")
+    heading = [m.value for m in at.markdown if m.value.startswith("#### ") and "x" in m.value][0]
+    assert (
+        heading == "#### \\$x\\^2\\$ \\*\\*bold\\*\\* \\[x\\]\\(y\\)"
+    )  # every marker escaped: shown literally
+    spec = json.dumps(figure(at), ensure_ascii=False)
+    assert "<img" not in spec and "<b>Bold" not in spec
+    assert "&lt;img src=x onerror=alert(1)&gt;" in spec and "&lt;b&gt;Bold&lt;/b&gt; topic" in spec
+    assert HOSTILE in table(at)["Title"].tolist()  # dataframes show the raw text, never as HTML
+    assert "<b>Bold</b> topic" in topic_table(at)["Topic"].tolist()
+
+
+def test_where_does_my_paper_fit_pins_an_abstract_without_storing_it(tiny, monkeypatch):
+    class FakeEncoder:  # stands in for the packaged model: points "diffusion" text at topic 1's direction
+        name = "fake-encoder"
+
+        def encode(self, texts):
+            vector = np.zeros((len(texts), 384), dtype=np.float32)
+            vector[:, 1 if "diffusion" in texts[0] else 0] = 1.0
+            return vector
+
+    monkeypatch.setattr("pipeline.embed.load_encoder", lambda embedder="onnx-int8": FakeEncoder())
+    before = sorted(p.name for p in tiny.iterdir())
+    at = start()
+    at.text_area(key="fit_text").input("We propose a diffusion sampler that denoises faster than before.")
+    [b for b in at.button if b.label == "Place on the map"][0].click().run()
+    assert not at.exception
+    assert "Placed in **Diffusion models**" in at.success[0].value
+    pinned = [t for t in figure(at)["data"] if t["name"] == "your abstract"][0]
+    assert pinned["x"][0] > 0.5 and pinned["y"][0] > 0.5  # among topic 1, around (2, 2)
+    neighbours = table(at, index=0)
+    assert len(neighbours) == 8 and neighbours["Similarity"].iloc[0] > 0.8
+    assert sorted(p.name for p in tiny.iterdir()) == before
+    assert url(at) == {}  # the abstract is in no link
+
+
+def test_several_maps_offer_a_selector_and_the_map_is_in_the_url(tmp_path, monkeypatch):
+    write_tiny_map(tmp_path / "maps" / "seeds")
+    write_tiny_map(tmp_path / "maps" / "other", labels=["Other A", "Other B", "Other C", "Other D"])
+    monkeypatch.delenv("ATLAS_MAP", raising=False)
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "maps"))
+    at = start()
+    assert at.selectbox(key="map_choice").options == ["seeds", "other"]
+    assert url(at)["map"] == ["seeds"]
+    at.selectbox(key="map_choice").select("other").run()
+    assert topic_table(at)["Topic"].tolist()[0] == "Other A"
+    assert url(at)["map"] == ["other"]
+    again = start({"map": "other", "topic": "1"})
+    assert "#### Other B" in texts(again)
+
+
+def test_a_rebuilt_map_is_reloaded(tiny):
+    at = start()
+    assert topic_table(at)["Topic"].tolist()[0] == "Graph neural networks"
+    write_tiny_map(tiny, labels=["Renamed", "B", "C", "D"])
+    at.run()
+    assert topic_table(at)["Topic"].tolist()[0] == "Renamed"
+
+
+def test_a_broken_map_folder_shows_an_error_not_a_traceback(tmp_path, monkeypatch):
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "manifest.json").write_text("{not json")
+    monkeypatch.setenv("ATLAS_MAP", str(tmp_path / "broken"))
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "none"))
+    at = start()
+    assert not at.exception
+    assert "damaged manifest" in at.error[0].value

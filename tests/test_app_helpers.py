@@ -1,0 +1,249 @@
+"""Unit tests for the app's pure helpers: URL state, filters and search, selection events, placement, figure."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from app.data import build_map_data, facet_columns, label_limit, map_catalog, point_size, requested_map
+from app.figure import Pin, map_figure
+from app.filters import filter_mask, search_mask
+from app.palette import UNASSIGNED_COLOUR, _srgb_to_lab, distinct_colours, topic_colours
+from app.selection import selected_papers
+from app.state import ViewState, Vocabulary, normalise_params, parse_map, parse_view, to_params
+from app.text import markdown_literal, plotly_escape
+from pipeline.place import place
+from tests.app_fixtures import tiny_map, write_tiny_map
+
+VOCAB = Vocabulary(
+    topic_ids=frozenset({-1, 0, 1, 2, 3}),
+    facets={"year": ("2023", "2024"), "source": ("a", "b")},
+    doc_ids=frozenset({"doc1", "doc2"}),
+)
+
+
+# ------------------------------------------------------------------ URL state <-> view state
+@pytest.mark.parametrize(
+    "state",
+    [
+        ViewState(),
+        ViewState(search="graph neural", topics=(2, 0), show_unassigned=False),
+        ViewState(filters=(("source", ("b",)), ("year", ("2023", "2024"))), topic=-1, paper="doc2"),
+        ViewState(search="ünïcode & <b>", topic=3, paper="doc1"),
+    ],
+)
+def test_view_state_round_trips_through_the_query_string(state):
+    params = normalise_params(to_params(state, "seeds"))
+    parsed, notices = parse_view(params, VOCAB)
+    assert parsed == state
+    assert notices == []
+    assert parse_map(params, ["seeds", "other"], "other") == ("seeds", [])
+
+
+def test_default_view_writes_no_parameters():
+    assert to_params(ViewState()) == {}
+
+
+def test_malformed_values_are_dropped_with_one_notice_each():
+    params = normalise_params(
+        {
+            "topics": "1,abc,99,-1",
+            "unassigned": "perhaps",
+            "topic": "x",
+            "paper": "nope",
+            "f.year": ["2024", "1999"],
+            "f.colour": "red",
+            "utm_source": "mail",
+            "q": "  ok  ",
+        }
+    )
+    state, notices = parse_view(params, VOCAB)
+    assert state == ViewState(search="ok", topics=(1,), filters=(("year", ("2024",)),))
+    text = "\n".join(notices)
+    for fragment in (
+        "'abc'",
+        "'99'",
+        "'-1'",
+        "unassigned='perhaps'",
+        "topic='x'",
+        "paper='nope'",
+        "'1999'",
+        "'colour'",
+        "'utm_source'",
+    ):
+        assert fragment in text
+    assert len(notices) == 7
+
+
+def test_overlong_values_are_cut_in_state_and_notice():
+    state, notices = parse_view({"q": ["w " * 400], "paper": ["p" * 5000]}, VOCAB)
+    assert len(state.search) <= 300 and state.paper is None
+    assert all(len(n) < 200 for n in notices)
+
+
+def test_unknown_map_falls_back_to_default_with_notice():
+    name, notices = parse_map({"map": ["../../etc"]}, ["seeds"], "seeds")
+    assert name == "seeds" and "'../../etc'" in notices[0]
+
+
+# ------------------------------------------------------------------ filters and search
+def test_search_is_case_insensitive_and_needs_every_word():
+    text = pd.Series(
+        ["Graph neural networks for molecules", "neural radiance fields", "GRAPH cuts"]
+    ).str.lower()
+    assert search_mask(text, "graph").tolist() == [True, False, True]
+    assert search_mask(text, "NEURAL graph").tolist() == [True, False, False]
+    assert search_mask(text, "").tolist() == [True, True, True]
+    assert search_mask(text, "[(*").tolist() == [False, False, False]
+
+
+def test_filter_mask_combines_topics_unassigned_and_metadata():
+    topic_ids = np.array([0, 1, 2, -1, 1])
+    facet = {"year": pd.Series(["2023", "2024", "2024", "2024", "2023"])}
+    assert filter_mask(topic_ids).tolist() == [True] * 5
+    assert filter_mask(topic_ids, topics=[1], show_unassigned=False).tolist() == [
+        False,
+        True,
+        False,
+        False,
+        True,
+    ]
+    assert filter_mask(topic_ids, filters={"year": ["2024"]}, facet_text=facet).tolist() == [
+        False,
+        True,
+        True,
+        True,
+        False,
+    ]
+    assert filter_mask(
+        topic_ids, topics=[1], filters={"year": ["2023"]}, facet_text=facet, show_unassigned=False
+    ).tolist() == [False, False, False, False, True]
+
+
+def test_facets_are_low_cardinality_scalar_metadata_columns():
+    papers = tiny_map().papers.assign(
+        url=[f"https://x/{i}" for i in range(60)], tags=[["a"]] * 60, collection="ICML 2025"
+    )
+    assert facet_columns(papers) == {"source": ("alpha.txt", "beta.txt"), "year": ("2023", "2024")}
+
+
+# ------------------------------------------------------------------ selection events
+def test_box_selection_maps_points_to_doc_ids_through_customdata_only():
+    event = {
+        "selection": {
+            "points": [
+                {"curve_number": 3, "point_index": 0, "customdata": "doc2"},
+                {"curve_number": 1, "point_index": 0, "customdata": ["doc1"]},
+                {"curve_number": 1, "point_index": 1, "customdata": "doc2"},
+                {"curve_number": 0, "point_index": 5},
+                {"curve_number": 2, "point_index": 2, "customdata": "stale"},
+            ],
+            "box": [{"x": [0, 1], "y": [0, 1]}],
+            "lasso": [],
+        }
+    }
+    selection = selected_papers(event, known={"doc1", "doc2"})
+    assert selection.doc_ids == ("doc2", "doc1")
+    assert not selection.is_click
+
+
+def test_a_single_point_without_a_box_is_a_click():
+    event = {"selection": {"points": [{"customdata": "doc1", "point_index": 7}], "box": [], "lasso": []}}
+    assert selected_papers(event).is_click
+    assert selected_papers({"selection": {"points": []}}).doc_ids == ()
+    assert selected_papers({}).doc_ids == ()
+
+
+# ------------------------------------------------------------------ placement
+def test_place_puts_a_paper_at_the_weighted_mean_of_its_neighbours():
+    corpus = np.array([[1, 0], [1, 0], [0.8, 0.6], [0, 1], [-1, 0]], dtype=np.float32)
+    xy = np.array([[0, 0], [2, 0], [1, 3], [10, 10], [-9, -9]], dtype=np.float32)
+    spot = place(np.array([1, 0], np.float32), corpus, xy, np.array([5, 5, 6, 7, 8]), k=3)
+    weights = np.array([1, 1, 0.8])
+    assert spot.x == pytest.approx((weights @ xy[[0, 1, 2], 0]) / weights.sum())
+    assert spot.y == pytest.approx((weights @ xy[[0, 1, 2], 1]) / weights.sum())
+    assert spot.topic_id == 5
+    assert sorted(spot.neighbour_rows.tolist()) == [0, 1, 2]
+    assert spot.similarities[0] == pytest.approx(1.0)
+
+
+def test_place_majority_is_similarity_weighted_and_unassigned_can_win():
+    corpus = np.array([[1, 0], [0.9, 0.1], [0.9, -0.1], [0.95, 0]], dtype=np.float32)
+    corpus /= np.linalg.norm(corpus, axis=1, keepdims=True)
+    spot = place(np.array([1, 0], np.float32), corpus, np.zeros((4, 2)), np.array([3, -1, -1, -1]), k=4)
+    assert spot.topic_id == -1
+    assert (
+        place(np.array([1, 0], np.float32), corpus[:2], np.zeros((2, 2)), np.array([0, 1]), k=50).topic_id
+        == 0
+    )
+
+
+def test_place_on_the_tiny_map_lands_in_the_right_cluster():
+    atlas = tiny_map()
+    vector = np.eye(384, dtype=np.float32)[1]  # topic 1's direction
+    spot = place(
+        vector, atlas.embeddings, atlas.papers[["x", "y"]].to_numpy(), atlas.papers["topic_id"].to_numpy()
+    )
+    assert spot.topic_id == 1
+    assert spot.x > 0.5 and spot.y > 0.5  # topic 1 sits around (2, 2)
+
+
+# ------------------------------------------------------------------ palette and text
+def test_palette_stays_distinct_for_sixty_topics_and_keeps_grey_for_unassigned():
+    colours = distinct_colours(60)
+    lab = _srgb_to_lab(np.array([[int(c[i : i + 2], 16) / 255 for i in (1, 3, 5)] for c in colours]))
+    closest = min(np.linalg.norm(a - b) for a, b in itertools.combinations(lab, 2))
+    assert len(set(colours)) == 60 and closest > 12
+    assert min(np.hypot(lab[:, 1], lab[:, 2])) > 25  # no greys: grey means unassigned
+    assert topic_colours([4, 2])[-1] == UNASSIGNED_COLOUR
+
+
+def test_untrusted_text_is_escaped_for_plotly_and_markdown():
+    assert plotly_escape("<img src=x onerror=alert(1)>") == "&lt;img src=x onerror=alert(1)&gt;"
+    literal = markdown_literal("$x^2$ **bold** [x](y) <b>")
+    for raw in ("$", "*", "[", "(", "<"):
+        assert "\\" + raw in literal
+
+
+# ------------------------------------------------------------------ map catalog and figure
+def test_map_catalog_puts_the_requested_or_seeds_map_first(tmp_path):
+    for name in ("zeta", "seeds"):
+        write_tiny_map(tmp_path / name)
+    (tmp_path / "not-a-map").mkdir()
+    assert [m.name for m in map_catalog(None, tmp_path)] == ["seeds", "zeta"]
+    assert [m.name for m in map_catalog(tmp_path / "zeta", tmp_path)] == ["zeta", "seeds"]
+    assert requested_map(["--map", "x"], {"ATLAS_MAP": "y"}).name == "x"
+    assert requested_map([], {}) is None
+
+
+def test_figure_tags_every_paper_with_its_doc_id_and_escapes_text(tmp_path):
+    titles = ["<img src=x onerror=alert(1)>"] + [f"paper {i}" for i in range(1, 60)]
+    data = build_map_data(
+        "tiny", write_tiny_map(tmp_path / "tiny", titles=titles, labels=["<b>bold</b>", "B & C", "C", "D"])
+    )
+    in_view = np.ones(data.n, dtype=bool)
+    in_view[:10] = False
+    figure = map_figure(data, in_view, pin=Pin(0.0, 0.0, "<script>"), chosen_row=12)
+    tagged = [d for trace in figure.data if trace.customdata is not None for d in trace.customdata]
+    assert sorted(tagged) == sorted(data.papers["doc_id"][10:])
+    assert all(trace.type == "scatter" for trace in figure.data)  # 60 points: SVG
+    spec = json.dumps(json.loads(figure.to_json()), ensure_ascii=False)  # the strings Plotly.js receives
+    assert "<img" not in spec and "<script>" not in spec and "<b>bold" not in spec
+    assert "&lt;b&gt;bold&lt;/b&gt;" in spec and "B &amp; C" in spec
+    context = [t for t in figure.data if t.name == "context"][0]
+    assert len(context.x) == 10 and context.hoverinfo == "skip"
+
+
+def test_figure_scales_with_the_number_of_papers():
+    assert point_size(57) > point_size(10_000) > point_size(80_000) >= 3
+    assert label_limit(80_000, 300) == 40 and label_limit(57, 5) == 5
+
+
+def test_big_maps_use_webgl(tmp_path):
+    data = build_map_data("big", write_tiny_map(tmp_path / "big", n=1500))
+    figure = map_figure(data, np.ones(data.n, dtype=bool))
+    assert {t.type for t in figure.data if t.customdata is not None} == {"scattergl"}
