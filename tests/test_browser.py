@@ -1,0 +1,247 @@
+"""End-to-end: the real app in headless Chromium (Debian's, driven by Playwright) on tiny synthetic maps."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from pipeline.artifacts import read_map
+from tests.app_fixtures import REPO, write_tiny_map
+
+pytestmark = pytest.mark.browser
+CHROMIUM = "/usr/bin/chromium"
+POINTS = ".js-plotly-plot .scatterlayer .trace path.point"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class App:
+    """`streamlit run streamlit_app.py` on a free port against one map folder; stopped in teardown."""
+
+    def __init__(self, map_folder: Path, empty: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        env = dict(os.environ, ATLAS_MAP=str(map_folder), ATLAS_MAPS_DIR=str(empty))
+        self.log = open(empty.parent / f"streamlit-{self.port}.log", "w")  # noqa: SIM115 (closed in stop)
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                "streamlit_app.py",
+                "--server.port",
+                str(self.port),
+                "--server.headless",
+                "true",
+                "--server.address",
+                "127.0.0.1",
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(self.url + "_stcore/health", timeout=2) as answer:
+                    if answer.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.3)
+        self.stop()
+        raise RuntimeError("streamlit did not start within 60 s")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)  # the group we started: streamlit and its children
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+        self.log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} missing: `make test` installs it with apt-get")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def tiny_app(tmp_path_factory):
+    root = tmp_path_factory.mktemp("browser")
+    folder = write_tiny_map(root / "tiny")
+    app = App(folder, root / "no-other-maps")
+    yield app, folder
+    app.stop()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    page = context.new_page()
+    page.dialogs = []
+    page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
+    yield page
+    context.close()
+
+
+def open_app(page, url: str) -> None:
+    page.goto(url)
+    page.wait_for_selector(POINTS, timeout=30_000)
+
+
+def heading(page, prefix: str) -> str:
+    locator = page.locator("h4", has_text=prefix).first
+    locator.wait_for(timeout=15_000)
+    return locator.inner_text()
+
+
+def test_app_loads_and_shows_the_map(page, tiny_app):
+    app, _ = tiny_app
+    open_app(page, app.url)
+    assert page.locator(POINTS).count() == 60
+    assert page.get_by_role("heading", name="Tiny test map").is_visible()
+    labels = page.locator(".js-plotly-plot .annotation-text").all_text_contents()
+    assert labels == [
+        "Graph neural networks",
+        "Diffusion models",
+        "Reinforcement learning",
+        "Multi-view clustering",
+    ]
+    assert heading(page, "Papers") == "Papers · 60"
+
+
+def test_search_narrows_the_view_lands_in_the_url_and_the_url_restores_it(page, browser, tiny_app):
+    app, _ = tiny_app
+    open_app(page, app.url)
+    search = page.get_by_role("textbox", name="Search")
+    search.fill("diffusion")
+    search.press("Enter")
+    page.wait_for_url("**q=diffusion**", timeout=15_000)
+    page.get_by_text("15 of 60 papers match").wait_for(timeout=15_000)
+    assert heading(page, "Papers") == "Papers · 15"
+    shared = page.url
+
+    other = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    open_app(other, shared)
+    assert other.get_by_role("textbox", name="Search").input_value() == "diffusion"
+    other.get_by_text("15 of 60 papers match").wait_for(timeout=15_000)
+    assert heading(other, "Papers") == "Papers · 15"
+    other.context.close()
+
+
+def test_a_box_selection_on_the_map_fills_the_table(page, tiny_app):
+    app, folder = tiny_app
+    open_app(page, app.url)
+    papers = read_map(folder).papers
+    box = (0.6, 0.6, 3.6, 3.6)  # data coordinates around topic 1's cluster at (2, 2)
+    inside = papers[papers.x.between(box[0], box[2]) & papers.y.between(box[1], box[3])]
+    assert 10 <= len(inside) < 60
+    corners = page.evaluate(
+        """([x0, y0, x1, y1]) => {
+            const gd = document.querySelector('.js-plotly-plot');
+            const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+            const r = gd.querySelector('.nsewdrag').getBoundingClientRect();
+            const px = (v) => r.left + xa.l2p(v), py = (v) => r.top + ya.l2p(v);
+            return [px(x0), py(y0), px(x1), py(y1)];
+        }""",
+        list(box),
+    )
+    page.mouse.move(corners[0], corners[1])
+    page.mouse.down()
+    page.mouse.move((corners[0] + corners[2]) / 2, (corners[1] + corners[3]) / 2, steps=5)
+    page.mouse.move(corners[2], corners[3], steps=5)
+    page.mouse.up()
+    assert heading(page, "Selected on the map") == f"Selected on the map · {len(inside)}"
+    grid_rows = page.locator("[data-testid='stDataFrame']").nth(1)
+    assert grid_rows.is_visible()
+
+
+def test_download_returns_the_rows_in_view_as_csv(page, tiny_app):
+    app, folder = tiny_app
+    open_app(page, app.url + "?topics=2&unassigned=hide")
+    button = page.get_by_role("button", name="Download these 13 papers (CSV)")
+    button.wait_for(timeout=15_000)
+    with page.expect_download(timeout=30_000) as download_info:
+        button.click()
+    raw = Path(download_info.value.path()).read_bytes()
+    rows = list(csv.DictReader(io.StringIO(raw.decode("utf-8-sig"))))
+    papers = read_map(folder).papers
+    assert {r["doc_id"] for r in rows} == set(papers.loc[papers.topic_id == 2, "doc_id"])
+    assert {r["topic"] for r in rows} == {"Reinforcement learning"}
+    assert download_info.value.suggested_filename == "tiny-view.csv"
+
+
+def test_hostile_titles_and_topic_names_run_no_script(page, tmp_path):
+    titles = [
+        '<img src=x onerror="window.__xss=1;alert(1)">',
+        "<script>window.__xss=2;alert(2)</script>",
+        '<b onmouseover="alert(3)">bold</b> $x$ **y** [z](javascript:alert(4))',
+    ]
+    titles += [f"Paper {i}" for i in range(len(titles), 60)]
+    labels = ['<img src=x onerror="window.__xss=3;alert(5)">', "<i>B</i>", "C & D", "D"]
+    folder = write_tiny_map(tmp_path / "hostile", titles=titles, labels=labels)
+    app = App(folder, tmp_path / "none")
+    try:
+        open_app(page, app.url + "?paper=doc0000")
+        page.get_by_role("heading", name=titles[0]).wait_for(timeout=15_000)  # shown as text
+        annotations = page.locator(".js-plotly-plot .annotation-text").all_text_contents()
+        assert labels[0] in annotations and "<i>B</i>" in annotations
+        for row in range(3):  # hover each hostile point so Plotly renders its hover label
+            position = page.evaluate(
+                """(docId) => {
+                    const gd = document.querySelector('.js-plotly-plot');
+                    for (const trace of gd._fullData) {
+                        const i = (trace.customdata || []).indexOf(docId);
+                        if (i >= 0) {
+                            const r = gd.querySelector('.nsewdrag').getBoundingClientRect();
+                            return [r.left + gd._fullLayout.xaxis.l2p(trace.x[i]),
+                                    r.top + gd._fullLayout.yaxis.l2p(trace.y[i])];
+                        }
+                    }
+                    return null;
+                }""",
+                f"doc{row:04d}",
+            )
+            page.mouse.move(*position)
+            page.wait_for_selector(".hoverlayer .hovertext", timeout=5_000)
+            assert "<" in page.locator(".hoverlayer .hovertext").first.text_content()
+        page.goto(app.url + "?paper=doc0001")
+        page.wait_for_selector(POINTS, timeout=30_000)
+        page.get_by_role("heading", name=titles[1]).wait_for(timeout=15_000)
+        page.wait_for_timeout(500)
+        assert page.dialogs == []
+        assert page.evaluate("window.__xss") is None
+        assert page.locator('img[src="x"]').count() == 0
+        assert page.evaluate("[...document.scripts].some(s => s.textContent.includes('__xss'))") is False
+        assert page.locator("b[onmouseover], a[href^='javascript']").count() == 0
+    finally:
+        app.stop()
