@@ -27,7 +27,7 @@ from pipeline import UserError
 from pipeline.export import export_frame, to_csv_bytes
 
 NEIGHBOURS = 8
-TABLE_EAGER_ROWS = 2000  # above this the paper table pages rows in from the server as the reader scrolls
+TABLE_ROWS = 1000  # rows sent to the browser per paper table; the CSV download has them all
 WIDGETS = ("w_search", "w_topics", "w_unassigned")
 FACET_PREFIX = "w_f_"
 PLOTLY_CONFIG = {
@@ -388,7 +388,6 @@ def paper_table(
         selection_default={"selection": {"rows": chosen}},
         column_config=column_config,
         height=height,
-        lazy=len(table) > TABLE_EAGER_ROWS,
     )
     if caption:
         st.caption(caption)
@@ -397,8 +396,9 @@ def paper_table(
 def papers_panel(data: MapData, view_rows: np.ndarray) -> np.ndarray:
     """The papers table: the map selection when there is one, else every paper in view."""
     selection = st.session_state.get("selection") or ()
-    in_view = set(data.papers["doc_id"].to_numpy()[view_rows].tolist()) if selection else set()
-    picked = [d for d in selection if d in in_view]
+    in_view = np.zeros(data.n, dtype=bool)
+    in_view[view_rows] = True
+    picked = [d for d in selection if in_view[data.row_of[d]]]
     if selection:
         rows = np.array([data.row_of[d] for d in picked], dtype=np.int64)
         heading, action = st.columns([3, 1], vertical_alignment="bottom")
@@ -412,15 +412,13 @@ def papers_panel(data: MapData, view_rows: np.ndarray) -> np.ndarray:
         rows = view_rows
         st.markdown(f"#### Papers · {len(rows):,}")
     if len(rows):
-        paper_table(
-            data,
-            rows,
-            "papers",
-            height=420,
-            caption="Select a row to read the paper."
-            if len(rows) <= TABLE_EAGER_ROWS
-            else f"All {len(rows):,} rows load as you scroll. Select a row to read the paper.",
-        )
+        caption = "Select a row to read the paper."
+        if len(rows) > TABLE_ROWS:
+            caption = (
+                f"Showing the first {TABLE_ROWS:,} of {len(rows):,}: search, filter or select on the map "
+                "to narrow them, or download them all as CSV. " + caption
+            )
+        paper_table(data, rows[:TABLE_ROWS], "papers", height=420, caption=caption)
     else:
         st.info("No papers match the current filters and search.", icon=":material/filter_alt_off:")
     return rows

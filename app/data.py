@@ -101,7 +101,10 @@ class MapData:
     vectors: np.ndarray  # float32 unit rows, row i = papers row i
     search_text: pd.Series  # lower-cased "title abstract", for vectorised search
     hover_title: np.ndarray  # Plotly-escaped, wrapped titles
-    hover_source: np.ndarray  # Plotly-escaped, shortened sources
+    hover_detail: np.ndarray  # Plotly-escaped "topic<br>source" lines under the title
+    colour_index: np.ndarray  # position of each paper's colour in `palette` (unassigned last)
+    palette: list[str]  # colours in topic_order, then the unassigned grey
+    draw_order: np.ndarray  # rows with unassigned papers first, so topics are drawn on top
     row_of: dict[str, int]  # doc_id -> row
     topic_ids: np.ndarray
     labels: dict[int, str]  # topic_id -> name; -1 -> "Unassigned"
@@ -141,8 +144,9 @@ def facet_columns(papers: pd.DataFrame, max_values: int = MAX_FACET_VALUES) -> d
     columns.sort(key=lambda c: (c != "source", c != "collection", c))
     for column in columns:
         values = papers[column]
-        if values.map(lambda v: isinstance(v, list | tuple | dict | np.ndarray)).any():
-            continue
+        sample = values.dropna().head(200)
+        if sample.map(lambda v: isinstance(v, list | tuple | dict | np.ndarray)).any():
+            continue  # list-valued metadata (authors, keywords) is shown, not filtered on
         distinct = values.dropna().unique()
         if 2 <= len(distinct) <= min(max_values, max(2, len(papers) // 2)):
             facets[column] = tuple(sorted({str(v) for v in distinct}, key=_natural_key))
@@ -197,6 +201,11 @@ def build_map_data(name: str, path: Path) -> MapData:
             centroids[position] = members.mean(axis=0)
     centroids /= np.clip(np.linalg.norm(centroids, axis=1, keepdims=True), 1e-12, None)
 
+    position = {topic: rank for rank, topic in enumerate(topic_order)}
+    colour_index = np.array([position.get(int(t), len(topic_order)) for t in topic_ids], dtype=np.uint16)
+    colours = topic_colours(topic_order)
+    sources = papers["source"].fillna("").astype(str)
+    escaped_labels = {t: plotly_escape(label) for t, label in labels.items()}
     titles = papers["title"].fillna("").astype(str)
     search_text = (titles + " " + papers["abstract"].fillna("").astype(str)).str.lower()
     facets = facet_columns(papers)
@@ -211,13 +220,20 @@ def build_map_data(name: str, path: Path) -> MapData:
         vectors=vectors,
         search_text=search_text,
         hover_title=np.array([plotly_wrap(t, 64, 3) for t in titles], dtype=object),
-        hover_source=np.array(
-            [plotly_escape(shorten(s, 70)) for s in papers["source"].astype(str)], dtype=object
+        hover_detail=np.array(
+            [
+                f"{escaped_labels.get(int(t), t)}<br>{plotly_escape(shorten(s, 70))}"
+                for t, s in zip(topic_ids, sources, strict=True)
+            ],
+            dtype=object,
         ),
+        colour_index=colour_index,
+        palette=[colours[t] for t in topic_order] + [colours[-1]],
+        draw_order=np.argsort(colour_index != len(topic_order), kind="stable"),
         row_of={doc_id: row for row, doc_id in enumerate(papers["doc_id"].astype(str))},
         topic_ids=topic_ids,
         labels=labels,
-        colours=topic_colours(topic_order),
+        colours=colours,
         sizes=sizes,
         topic_order=topic_order,
         topic_similarity=centroids @ centroids.T,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import textwrap
 
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:=&\"'^])")
 
@@ -21,15 +20,38 @@ def plotly_escape(text: object) -> str:
 def plotly_wrap(text: object, width: int = 60, max_lines: int = 3) -> str:
     """Escape, then wrap onto at most `max_lines` lines joined by `<br>` (the one tag we add ourselves).
 
+    A plain greedy wrap on spaces: `textwrap` is ten times slower and this runs once per paper.
+
     Examples:
         >>> plotly_wrap("a " * 50, width=20, max_lines=2)
         'a a a a a a a a a a<br>a a a a a a a a a a…'
+        >>> plotly_wrap("<b>" + "x" * 30, width=10)
+        '&lt;b&gt;xxxxxxx<br>xxxxxxxxxx<br>xxxxxxxxxx…'
     """
-    lines = textwrap.wrap(str(text), width=width, break_long_words=True) or [""]
+    lines: list[str] = []
+    line = ""
+    for word in str(text).split():
+        while len(word) > width:  # break words longer than a line
+            if line:
+                lines.append(line)
+                line = ""
+            lines.append(word[:width])
+            word = word[width:]
+        if not line:
+            line = word
+        elif len(line) + 1 + len(word) <= width:
+            line += " " + word
+        else:
+            lines.append(line)
+            line = word
+        if len(lines) > max_lines:
+            break
+    if line:
+        lines.append(line)
     if len(lines) > max_lines:
         lines = lines[:max_lines]
         lines[-1] = lines[-1].rstrip(" .,;:") + "…"
-    return "<br>".join(plotly_escape(line) for line in lines)
+    return "<br>".join(plotly_escape(part) for part in lines)
 
 
 def markdown_literal(text: object) -> str:

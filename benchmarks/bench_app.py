@@ -1,0 +1,353 @@
+"""App speed: request -> map rendered, and the rerun after a filter change, in headless Chromium.
+
+Usage (from the repository root):
+
+    .venv/bin/python benchmarks/bench_app.py                       # the default maps below
+    .venv/bin/python benchmarks/bench_app.py --maps DIR [DIR ...]  # any map folders
+    .venv/bin/python benchmarks/bench_app.py --synthesise-from ../shared/corpus/ml_abstracts.parquet
+
+Default maps: assets/maps/seeds, /work/bench-maps/corpus-10k, /work/bench-maps/corpus-80k; a missing
+folder is skipped with a message. `--synthesise-from` stands in for missing 10k/80k maps with maps
+written directly (real titles and abstracts from the given table, synthetic topics, coordinates and
+embeddings) so the app's cost can be measured before real maps of that size are built; the results
+file says which maps were synthetic.
+
+For each map a fresh `streamlit run` serves it, and Chromium measures:
+- cold first paint: first request on a fresh server (the map is read and precomputed) until the
+  Plotly map has drawn;
+- warm first paint: a new browser session once the map is cached;
+- search rerun: type a word into Search + Enter until the map has redrawn with the highlights;
+- filter rerun: switch "Show unassigned papers" until the map has redrawn.
+Each figure is the median of `--repeat` runs. Results go to benchmarks/APP_RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from pipeline.artifacts import SCHEMA_VERSION, AtlasMap, read_manifest, write_map  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+DEFAULT_MAPS = [
+    REPO / "assets" / "maps" / "seeds",
+    Path("/work/bench-maps/corpus-10k"),
+    Path("/work/bench-maps/corpus-80k"),
+]
+SYNTHETIC_SIZES = {"corpus-10k": 10_000, "corpus-80k": 80_000}
+RENDERED = """() => {
+    const gd = document.querySelector('.js-plotly-plot');
+    if (!gd || !gd._fullData || !gd._fullData.length) return false;
+    return !!(gd.querySelector('.scatterlayer .trace') || gd.querySelector('canvas'));
+}"""
+WATCH = """() => {
+    window.__plotted = 0;
+    const gd = document.querySelector('.js-plotly-plot');
+    gd.on('plotly_afterplot', () => { window.__plotted = performance.now(); });
+    return performance.now();
+}"""
+
+
+# ----------------------------------------------------------------------------- synthetic maps
+def synthesise_map(corpus: Path, out: Path, n: int, seed: int = 0) -> Path:
+    """A map of `n` real abstracts with synthetic topics (about sqrt(n)/1.6 Gaussian blobs, 12% unassigned)."""
+    rng = np.random.default_rng(seed)
+    table = pd.read_parquet(corpus)
+    rows = rng.choice(len(table), size=min(n, len(table)), replace=False)
+    papers = table.iloc[np.sort(rows)].reset_index(drop=True)
+    n = len(papers)
+    n_topics = int(max(8, round(math.sqrt(n) / 1.6)))
+    sizes = rng.dirichlet(np.full(n_topics, 1.2)) * n
+    topic_ids = rng.choice(n_topics, size=n, p=sizes / sizes.sum())
+    order = np.argsort(-np.bincount(topic_ids, minlength=n_topics))
+    topic_ids = np.argsort(order)[topic_ids]  # topic 0 = largest, as the pipeline numbers them
+    centres = rng.normal(0, 1.0, (n_topics, 2)) * 1.2
+    xy = centres[topic_ids] + rng.normal(0, 0.12, (n, 2))
+    unassigned = rng.random(n) < 0.12
+    topic_ids = np.where(unassigned, -1, topic_ids)
+    xy[unassigned] = rng.normal(0, 1.3, (int(unassigned.sum()), 2))
+    directions = rng.normal(size=(n_topics, 384))
+    vectors = directions[np.clip(topic_ids, 0, None)] + rng.normal(0, 1.0, (n, 384))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    words = [
+        "learning",
+        "graphs",
+        "robots",
+        "vision",
+        "language",
+        "diffusion",
+        "bandits",
+        "privacy",
+        "optimisation",
+        "3D scenes",
+        "speech",
+        "causality",
+        "transformers",
+        "control",
+        "retrieval",
+    ]
+    labels = [f"{words[t % len(words)].capitalize()} {t}" for t in range(n_topics)]
+    papers = papers.assign(
+        doc_id=[f"s{seed}-{i:06d}" for i in range(n)],
+        topic_id=topic_ids,
+        x=xy[:, 0].astype(np.float32),
+        y=xy[:, 1].astype(np.float32),
+    )
+    papers["source"] = papers["venue"].astype(str) if "venue" in papers else "corpus"
+    topics = pd.DataFrame(
+        {
+            "topic_id": range(n_topics),
+            "label": labels,
+            "keywords": [[words[(t + k) % len(words)] for k in range(8)] for t in range(n_topics)],
+            "keyword_weights": [[round(0.3 - 0.02 * k, 3) for k in range(8)] for _ in range(n_topics)],
+            "size": [int((topic_ids == t).sum()) for t in range(n_topics)],
+            "x": centres[:, 0],
+            "y": centres[:, 1],
+            "representative_doc_ids": [
+                papers.loc[topic_ids == t, "doc_id"].head(5).tolist() for t in range(n_topics)
+            ],
+        }
+    )
+    manifest = {
+        "schema_version": SCHEMA_VERSION,
+        "name": f"Synthetic {n:,} (benchmark only)",
+        "papers": n,
+        "topics": n_topics,
+        "unassigned": int(unassigned.sum()),
+        "config": {"embedder": "onnx-int8"},
+        "model": {"name": "sentence-transformers/all-MiniLM-L6-v2", "encoder": "synthetic random vectors"},
+        "notes": [
+            "synthetic topics, coordinates and embeddings over real abstracts, for app benchmarks only"
+        ],
+        "quality": {},
+        "timings_seconds": {},
+        "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "synthetic": True,
+    }
+    write_map(
+        out, AtlasMap(papers=papers, topics=topics, embeddings=vectors.astype(np.float16), manifest=manifest)
+    )
+    return out
+
+
+# ----------------------------------------------------------------------------- measuring
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Server:
+    def __init__(self, folder: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        empty = Path(tempfile.mkdtemp(prefix="bench-app-"))
+        env = dict(os.environ, ATLAS_MAP=str(folder), ATLAS_MAPS_DIR=str(empty))
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                "streamlit_app.py",
+                "--server.port",
+                str(self.port),
+                "--server.headless",
+                "true",
+                "--server.address",
+                "127.0.0.1",
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(self.url + "_stcore/health", timeout=2):
+                    return
+            except OSError:
+                time.sleep(0.3)
+        self.stop()
+        raise RuntimeError(f"streamlit did not start for {folder}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+
+
+def first_paint(browser, url: str) -> tuple[float, object]:
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    started = time.perf_counter()
+    page.goto(url)
+    page.wait_for_function(RENDERED, timeout=180_000, polling="raf")
+    return time.perf_counter() - started, page
+
+
+def rerun(page, action, expect_text: str | None) -> float:
+    """Seconds from the action until the server's rerun has reached the browser and Plotly has redrawn."""
+    page.evaluate(WATCH)
+    started = time.perf_counter()
+    action()
+    if expect_text:
+        page.get_by_text(expect_text).first.wait_for(timeout=120_000)
+    page.wait_for_function("() => window.__plotted > 0", timeout=120_000, polling="raf")
+    return time.perf_counter() - started
+
+
+def measure(browser, folder: Path, repeat: int) -> dict:
+    server = Server(folder)
+    try:
+        cold, page = first_paint(browser, server.url)
+        page.context.close()
+        warm, searches, toggles = [], [], []
+        words = ["learning", "model", "data"]
+        for attempt in range(repeat):
+            seconds, page = first_paint(browser, server.url)
+            warm.append(seconds)
+            page.wait_for_timeout(500)
+            box = page.get_by_role("textbox", name="Search")
+            word = words[attempt % len(words)]
+
+            def search(box=box, word=word):
+                box.fill(word)
+                box.press("Enter")
+
+            searches.append(rerun(page, search, "papers match"))
+            page.wait_for_timeout(300)
+            toggle = page.get_by_text("Show unassigned papers")
+            toggles.append(rerun(page, toggle.click, None))
+            page.context.close()
+        return {
+            "cold": cold,
+            "warm": statistics.median(warm),
+            "search": statistics.median(searches),
+            "filter": statistics.median(toggles),
+        }
+    finally:
+        server.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--maps", nargs="+", type=Path, default=DEFAULT_MAPS, metavar="DIR")
+    parser.add_argument(
+        "--synthesise-from",
+        type=Path,
+        metavar="PARQUET",
+        help="write stand-in 10k/80k maps from this abstracts table when those folders are missing",
+    )
+    parser.add_argument(
+        "--synthetic-dir", type=Path, default=Path(tempfile.gettempdir()) / "atlas-bench-maps"
+    )
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "APP_RESULTS.md")
+    args = parser.parse_args(argv)
+    if not Path(CHROMIUM).exists():
+        print(f"error: {CHROMIUM} is missing (apt-get install chromium)", file=sys.stderr)
+        return 2
+
+    folders: list[tuple[Path, bool]] = []
+    for folder in args.maps:
+        if (folder / "manifest.json").is_file():
+            folders.append((folder, False))
+        elif args.synthesise_from and folder.name in SYNTHETIC_SIZES:
+            stand_in = args.synthetic_dir / f"synthetic-{folder.name}"
+            if not (stand_in / "manifest.json").is_file():
+                print(
+                    f"{folder}: missing; synthesising {stand_in} from {args.synthesise_from}", file=sys.stderr
+                )
+                synthesise_map(args.synthesise_from, stand_in, SYNTHETIC_SIZES[folder.name])
+            folders.append((stand_in, True))
+        else:
+            print(f"{folder}: no map there, skipped", file=sys.stderr)
+
+    from playwright.sync_api import sync_playwright
+
+    results = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        for folder, synthetic in folders:
+            manifest = read_manifest(folder)
+            print(f"measuring {folder} ({manifest['papers']:,} papers)...", file=sys.stderr)
+            timing = measure(browser, folder, args.repeat)
+            results.append(
+                {
+                    "folder": folder,
+                    "papers": manifest["papers"],
+                    "topics": manifest["topics"],
+                    "synthetic": synthetic or bool(manifest.get("synthetic")),
+                    **timing,
+                }
+            )
+            print("  " + ", ".join(f"{k} {v:.2f} s" for k, v in timing.items()), file=sys.stderr)
+        browser.close()
+    write_results(args.out, results, args.repeat)
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def write_results(out: Path, results: list[dict], repeat: int) -> None:
+    lines = [
+        "# App speed",
+        "",
+        "Produced by `benchmarks/bench_app.py` (see its docstring for what each column measures): a fresh",
+        "`streamlit run` per map, driven by headless Chromium. Seconds, median of "
+        f"{repeat} runs except the cold start.",
+        f"Machine: {os.cpu_count()} CPU cores shared with other work, {platform.python_version()} Python, "
+        f"{time.strftime('%Y-%m-%d')}.",
+        "",
+        "| map | papers | topics | cold first paint | warm first paint | search rerun | filter rerun |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        name = r["folder"].name + (" (synthetic)" if r["synthetic"] else "")
+        lines.append(
+            f"| {name} | {r['papers']:,} | {r['topics']:,} | {r['cold']:.2f} | {r['warm']:.2f} | "
+            f"{r['search']:.2f} | {r['filter']:.2f} |"
+        )
+    lines += [
+        "",
+        "Targets: first paint ≤ 3 s and filter rerun ≤ 0.5 s at 10,000 papers; still usable at 80,000.",
+    ]
+    if any(r["synthetic"] for r in results):
+        lines += [
+            "",
+            "Maps marked *synthetic* were written directly with `pipeline.artifacts.write_map`: real titles",
+            "and abstracts from the shared corpus, but synthetic topics, coordinates and random embeddings,",
+            "because real maps of that size were not built yet. The app's cost depends on the number of",
+            "papers and topics, not on how they were computed; rerun with real maps when they exist.",
+        ]
+    out.write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
