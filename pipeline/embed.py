@@ -38,6 +38,9 @@ class TorchEncoder:
     def __init__(self) -> None:
         import torch
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
 
         torch.set_num_threads(len(os.sched_getaffinity(0)))
         self.model = SentenceTransformer(model_path(), device="cpu", local_files_only=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -65,14 +66,14 @@ def cosine_knn(queries: np.ndarray, corpus: np.ndarray, k: int, chunk: int = 204
     return indices, similarities
 
 
-def reassign_outliers(embeddings: np.ndarray, labels: np.ndarray, *, k: int = 10) -> np.ndarray:
-    """Give papers HDBSCAN left out (-1) the topic their nearest assigned papers agree on.
+def reassign_outliers(embeddings: np.ndarray, labels: np.ndarray, *, k: int = 15) -> np.ndarray:
+    """Give papers HDBSCAN left out (-1) the topic their nearest assigned papers point to.
 
-    A paper moves when its k nearest assigned neighbours (cosine) give one topic at least half
-    of their similarity-weighted vote, or when it is at least as close to that topic's centroid
-    as the topic's own least typical quarter of members. Votes come from each paper's own
-    neighbourhood, so reassignment spreads papers over the topics around them instead of
-    filling one catch-all topic.
+    A paper moves to the topic that wins the similarity-weighted vote of its k nearest assigned
+    neighbours (cosine) when that topic holds at least a third of the vote, or when the paper is
+    closer to the topic's centroid than the topic's least typical 5% of members. Papers with
+    neither kind of evidence stay unassigned. Votes come from each paper's own neighbourhood,
+    so reassignment spreads papers over the topics around them instead of filling one catch-all.
 
     Examples:
         >>> vectors = np.eye(3, dtype=np.float32)[[0, 0, 1, 1, 0]]
@@ -91,20 +92,18 @@ def reassign_outliers(embeddings: np.ndarray, labels: np.ndarray, *, k: int = 10
     member_similarity = np.einsum(
         "ij,ij->i", embeddings[assigned], centroids[[position[t] for t in labels[assigned]]]
     )
-    threshold = {
-        t: np.quantile(member_similarity[labels[assigned] == t], 0.25) for t in topic_ids
-    }
+    typical = {t: np.quantile(member_similarity[labels[assigned] == t], 0.05) for t in topic_ids}
     neighbours, similarity = cosine_knn(embeddings[outliers], embeddings[assigned], k)
     neighbour_topics = labels[assigned][neighbours]
     weights = np.clip(similarity, 1e-6, None)
     for row, paper in enumerate(outliers):
-        votes = Counter()
+        votes: Counter = Counter()
         for topic, weight in zip(neighbour_topics[row], weights[row]):
             votes[topic] += weight
         topic, vote = votes.most_common(1)[0]
         share = vote / weights[row].sum()
         centroid_similarity = float(embeddings[paper] @ centroids[position[topic]])
-        if share >= 0.5 or centroid_similarity >= threshold[topic]:
+        if share >= 1 / 3 or centroid_similarity >= typical[topic]:
             labels[paper] = topic
     return labels
 
@@ -180,6 +179,8 @@ def fit_topics(documents: list[str], embeddings: np.ndarray, config: BuildConfig
     from pipeline.embed import cache_dir
 
     BERTopic, ClassTfidfTransformer, UMAP, HDBSCAN = import_topic_libraries(str(cache_dir()))
+    # BERTopic warns that custom assignments break later topic reduction; we never reduce after.
+    logging.getLogger("BERTopic").setLevel(logging.ERROR)
 
     umap_model = UMAP(
         n_neighbors=config.n_neighbors,

@@ -1,0 +1,137 @@
+"""End to end: real seeds, real packaged model, real UMAP/HDBSCAN/BERTopic."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pipeline.artifacts import read_map
+from pipeline.build import build_map, is_current
+from pipeline.config import BuildConfig
+from pipeline.embed import embed_texts
+from tests.conftest import ROOT, SEEDS
+
+# The themes the owner named, how to recognise a paper about each, and words its topic's name may use.
+THEMES = {
+    "diffusion models": (lambda a: "diffusion model" in a.lower(), ("diffusion",)),
+    "LLM safety": (lambda a: bool(re.search(r"safety|harmful|jailbreak|attack", a, re.I))
+                   and bool(re.search(r"\bLLMs?\b|language models?", a, re.I)), ("safety", "llm", "attack")),
+    "clustering": (lambda a: "clustering" in a.lower(), ("cluster",)),
+    "optimal transport": (lambda a: "optimal transport" in a.lower(), ("transport", "ot")),
+}
+
+
+def test_seed_map_has_the_named_themes_each_mostly_in_one_named_topic(seed_map):
+    atlas = read_map(seed_map)
+    papers, topics = atlas.papers, atlas.topics
+    names = dict(zip(topics["topic_id"], topics["label"]))
+    report = []
+    for theme, (is_about, words) in THEMES.items():
+        members = papers[papers["abstract"].map(is_about)]
+        assert len(members) >= 2, theme
+        counts = members["topic_id"][members["topic_id"] != -1].value_counts()
+        home = counts.index[0]
+        report.append(f"{theme}: {counts.iloc[0]}/{len(members)} in {names[home]!r}")
+        assert counts.iloc[0] / len(members) >= 0.5, report
+        assert any(re.search(rf"\b{w}", names[home], re.I) for w in words), report
+    assert (papers["topic_id"] == -1).mean() <= 0.10
+
+
+def test_seed_map_artifacts_follow_the_contract(seed_map):
+    atlas = read_map(seed_map)
+    papers, topics, manifest = atlas.papers, atlas.topics, atlas.manifest
+    assert len(papers) == 57 and papers["doc_id"].is_unique
+    assert {"doc_id", "title", "abstract", "source", "topic_id", "x", "y", "collection"} <= set(papers.columns)
+    assert papers["x"].notna().all() and papers["y"].notna().all()
+    assert topics["size"].sum() == (papers["topic_id"] != -1).sum()
+    assert set(topics["topic_id"]) == set(papers["topic_id"]) - {-1}
+    for row in topics.itertuples():
+        assert 0 < len(row.label) <= 60 and not re.match(r"^-?\d+_", row.label)  # not "3_clustering_view"
+        assert len(row.keywords) >= 5 and len(row.keywords) == len(row.keyword_weights)
+        assert set(row.representative_doc_ids) <= set(papers.loc[papers["topic_id"] == row.topic_id, "doc_id"])
+    assert atlas.embeddings.shape == (57, 384)
+    norms = np.linalg.norm(atlas.embeddings.astype(np.float32), axis=1)
+    assert np.allclose(norms, 1, atol=1e-2)
+    assert manifest["name"] == "ICML 2025" and manifest["papers"] == 57 and manifest["topics"] == len(topics)
+    assert {"embed", "topics", "layout", "total"} <= set(manifest["timings_seconds"])
+    assert {"bertopic", "umap-learn", "hdbscan", "onnxruntime"} <= set(manifest["versions"])
+    assert {"unassigned_share", "coherence_npmi", "diversity", "largest_topic_share"} <= set(manifest["quality"])
+    assert manifest["config"]["min_topic_size"] >= 2
+
+
+def test_same_input_gives_the_same_map(seed_map, tmp_path):
+    again = build_map([SEEDS], tmp_path / "again", progress=False, log=lambda m: None)
+    first = read_map(seed_map)
+    assert again.papers["topic_id"].tolist() == first.papers["topic_id"].tolist()
+    assert again.topics["label"].tolist() == first.topics["label"].tolist()
+    assert np.array_equal(again.papers[["x", "y"]].to_numpy(), first.papers[["x", "y"]].to_numpy())
+    assert is_current([SEEDS], tmp_path / "again", BuildConfig())
+
+
+def test_a_build_with_one_more_file_embeds_only_the_new_abstract(seed_map, seed_copy, tmp_path):
+    (seed_copy / "extra.csv").write_text(
+        "title,abstract,year\nSinkhorn at scale,\"We scale entropic optimal transport with low-rank Sinkhorn "
+        "iterations and prove convergence rates for Wasserstein barycenters.\",2025\n")
+    atlas = build_map([seed_copy], tmp_path / "grown", progress=False, log=lambda m: None)
+    assert atlas.manifest["embedding"]["computed"] == 1
+    assert atlas.manifest["embedding"]["cached"] == 57
+    assert len(atlas.papers) == 58
+    assert atlas.papers.loc[atlas.papers["title"] == "Sinkhorn at scale", "year"].item() == 2025
+
+
+class CountingEncoder:
+    name = "counting"
+
+    def __init__(self):
+        self.seen: list[str] = []
+
+    def encode(self, texts):
+        self.seen.extend(texts)
+        vectors = np.ones((len(texts), 384), dtype=np.float32)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def test_embedding_cache_is_keyed_by_text(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "cache"))
+    encoder = CountingEncoder()
+    embed_texts(["a", "b", "a"], encoder=encoder, progress=False)
+    assert sorted(encoder.seen) == ["a", "b"]
+    encoder.seen.clear()
+    vectors, report = embed_texts(["b", "c", "a"], encoder=encoder, progress=False)
+    assert encoder.seen == ["c"] and report["cached"] == 2 and vectors.shape == (3, 384)
+
+
+def test_interrupted_build_leaves_the_previous_map_untouched(seed_map, tmp_path):
+    out = tmp_path / "map"
+    shutil.copytree(seed_map, out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pipeline", "build", str(SEEDS), "--out", str(out), "--no-cache", "--quiet"],
+        cwd=ROOT, stderr=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONUNBUFFERED="1"),
+    )
+    for line in process.stderr:  # kill it hard once it is past embedding, in the middle of the work
+        if "finding topics" in line:
+            process.send_signal(signal.SIGKILL)
+            break
+    process.wait(timeout=300)
+    assert process.returncode == -signal.SIGKILL
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    read_map(out)  # still a valid map
+
+
+def test_export_command_writes_the_seed_map_as_csv(seed_map, tmp_path):
+    result = subprocess.run([sys.executable, "-m", "pipeline", "export", str(seed_map), "--out",
+                             str(tmp_path / "all.csv")], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    table = pd.read_csv(tmp_path / "all.csv", encoding="utf-8-sig")
+    assert len(table) == 57 and table["topic"].notna().all()
+    assert json.loads((seed_map / "manifest.json").read_text())["papers"] == 57
