@@ -27,6 +27,8 @@ ABSTRACT_STOP_WORDS = sorted(
         "http", "al", "et", "paper", "task", "tasks", "problem", "problems", "key", "recent",
         "model", "framework", "effective", "effectiveness", "various", "improve", "improves",
         "improved", "outperforms", "superior", "challenging", "challenge", "challenges",
+        "algorithm", "algorithms", "technique", "techniques", "application", "applications",
+        "setting", "settings", "fundamental", "function", "functions", "efficient", "efficiently",
     }
 )
 
@@ -158,7 +160,19 @@ def topic_label(keywords: list[str], documents: list[str]) -> str:
             if phrase != top:
                 break
     label = _surface_form(phrase, documents)
+    if " " not in phrase:
+        # One word ("Causal", "Adversarial") says too little: add the next keyword that is not
+        # a variant of it ("LLM" and "LLMs") -> "Causal · latent".
+        other = next((k for k in keywords[1:5] if not _variant(k, phrase)), None)
+        if other:
+            label = f"{label} · {_surface_form(other, documents)}"
     return label[0].upper() + label[1:] if label[0].islower() else label
+
+
+def _variant(word: str, other: str) -> bool:
+    """Whether two keywords are forms of each other ("llm"/"llms", "anchor"/"multiview anchor")."""
+    a, b = word.lower(), other.lower()
+    return a.startswith(b[:4]) or b.startswith(a[:4]) or a in b or b in a
 
 
 def distinct_labels(labels: list[str], keywords: list[list[str]]) -> list[str]:
@@ -179,8 +193,6 @@ def fit_topics(documents: list[str], embeddings: np.ndarray, config: BuildConfig
     from pipeline.embed import cache_dir
 
     BERTopic, ClassTfidfTransformer, UMAP, HDBSCAN = import_topic_libraries(str(cache_dir()))
-    # BERTopic warns that custom assignments break later topic reduction; we never reduce after.
-    logging.getLogger("BERTopic").setLevel(logging.ERROR)
 
     umap_model = UMAP(
         n_neighbors=config.n_neighbors,
@@ -206,6 +218,9 @@ def fit_topics(documents: list[str], embeddings: np.ndarray, config: BuildConfig
         top_n_words=config.top_n_words,
         calculate_probabilities=False,
     )
+    # BERTopic (re)sets its logger in __init__; it warns that custom assignments break later topic
+    # reduction, which we never do.
+    logging.getLogger("BERTopic").setLevel(logging.ERROR)
     first_labels, _ = model.fit_transform(documents, embeddings=embeddings)
     first_labels = np.asarray(first_labels)
     if (first_labels == -1).all():
