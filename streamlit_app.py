@@ -34,7 +34,7 @@ PLOTLY_CONFIG = {
     "scrollZoom": True,
     "displaylogo": False,
     "displayModeBar": True,
-    "modeBarButtonsToRemove": ["autoScale2d", "toImage", "zoomIn2d", "zoomOut2d"],
+    "modeBarButtonsToRemove": ["autoScale2d", "toImage", "zoomIn2d", "zoomOut2d", "zoom2d"],
 }
 
 
@@ -246,8 +246,9 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
         st.button("Reset view", on_click=reset_view, icon=":material/restart_alt:", width="stretch")
         st.divider()
         st.caption(
-            "Drag on the map to select papers, click a point to open it, scroll to zoom, "
-            "double-click to zoom back out. The address bar always holds a link to this view."
+            "Click a point to open its paper. To select papers, pick Box or Lasso select at the top right of "
+            "the map and drag. Scroll to zoom, drag to pan, double-click to zoom out. The address bar always "
+            "holds a link to this view."
         )
 
 
@@ -296,6 +297,10 @@ def map_view(data: MapData, in_view: np.ndarray, state: ViewState) -> None:
         on_select=partial(on_map_select, key, data.row_of),
         selection_mode=("points", "box", "lasso"),
         config=PLOTLY_CONFIG,
+    )
+    st.caption(
+        "Click a point to open it · box :material/highlight_alt: or lasso :material/gesture: select (top right) "
+        "to list a group · scroll to zoom, drag to pan, double-click to reset"
     )
 
 
@@ -463,7 +468,10 @@ def detail_panel(data: MapData, state: ViewState) -> None:
         topic_view(data, state.topic)
     else:
         st.markdown("#### Explore")
-        st.markdown("Select a **topic** in the list, a **paper** in the table, or **drag a box** on the map.")
+        st.markdown(
+            "Open a **topic** from the list or a **paper** from the table, click a point on the map, or "
+            "select a group of papers with the map's **box** or **lasso** tool."
+        )
         topic_picker(data, None)
 
 

@@ -165,7 +165,7 @@ def map_figure(
         "paper_bgcolor": "rgba(0,0,0,0)",
         "xaxis": {"visible": False, "showgrid": False, "zeroline": False},
         "yaxis": {"visible": False, "showgrid": False, "zeroline": False},
-        "dragmode": "select",
+        "dragmode": "pan",
         "clickmode": "event+select",
         "hovermode": "closest",
         "hoverlabel": {"bgcolor": "white", "font": {"size": 13, "color": INK}, "align": "left"},

@@ -57,11 +57,22 @@ RENDERED = """() => {
     if (!gd || !gd._fullData || !gd._fullData.length) return false;
     return !!(gd.querySelector('.scatterlayer .trace') || gd.querySelector('canvas'));
 }"""
+# Streamlit either redraws the same Plotly element (plotly_afterplot fires on it) or, when the figure's
+# identity changes, mounts a new one; either way the map has updated when one of the two is drawn.
 WATCH = """() => {
     window.__plotted = 0;
-    const gd = document.querySelector('.js-plotly-plot');
-    gd.on('plotly_afterplot', () => { window.__plotted = performance.now(); });
-    return performance.now();
+    for (const gd of document.querySelectorAll('.js-plotly-plot')) {
+        gd.__benchOld = true;
+        gd.on('plotly_afterplot', () => { window.__plotted = performance.now(); });
+    }
+}"""
+UPDATED = """() => {
+    if (window.__plotted > 0) return true;
+    for (const gd of document.querySelectorAll('.js-plotly-plot')) {
+        if (!gd.__benchOld && gd._fullData && gd._fullData.length &&
+            (gd.querySelector('.scatterlayer .trace') || gd.querySelector('canvas'))) return true;
+    }
+    return false;
 }"""
 
 
@@ -215,7 +226,7 @@ def rerun(page, action, expect_text: str | None) -> float:
     action()
     if expect_text:
         page.get_by_text(expect_text).first.wait_for(timeout=120_000)
-    page.wait_for_function("() => window.__plotted > 0", timeout=120_000, polling="raf")
+    page.wait_for_function(UPDATED, timeout=120_000, polling="raf")
     return time.perf_counter() - started
 
 
