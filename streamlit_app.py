@@ -501,7 +501,7 @@ def topic_view(data: MapData, topic: int) -> None:
     )
     buttons = st.columns(2)
     buttons[0].button(
-        "Show only this topic",
+        "Only this topic",
         on_click=only_this_topic,
         args=(topic,),
         icon=":material/filter_center_focus:",

@@ -176,20 +176,45 @@ def map_figure(
     return go.Figure({"data": traces, "layout": layout}, _validate=False)
 
 
-def topic_annotations(data: MapData, in_view: np.ndarray) -> list[dict]:
-    """Names of the largest topics still in view, at their label positions, biggest type for the biggest."""
+def topic_annotations(
+    data: MapData, in_view: np.ndarray, *, width_px: int = 820, height_px: int = MAP_HEIGHT
+) -> list[dict]:
+    """Names of the largest topics still in view, at their label positions, biggest type for the biggest.
+
+    At most `label_limit` names, largest topics first; a name that would overlap one already
+    placed (estimated from its length at full zoom-out) is left out, so a dense map stays legible.
+    """
     visible = set(np.unique(data.topic_ids[in_view]).tolist())
-    shown = [t for t in data.topic_order if t in visible][: label_limit(data.n, len(data.topic_order))]
+    candidates = [t for t in data.topic_order if t in visible]
+    limit = label_limit(data.n, len(data.topic_order))
+    x = data.papers["x"].to_numpy()
+    y = data.papers["y"].to_numpy()
+    x_span = float(np.ptp(x)) or 1.0
+    y_span = float(np.ptp(y)) or 1.0
+    placed: list[tuple[float, float, float, float]] = []
     annotations = []
-    for rank, topic in enumerate(shown):
+    for topic in candidates:
+        if len(annotations) >= limit:
+            break
+        rank = len(annotations)
         row = data.topics.loc[topic]
+        text = plotly_wrap(data.label(topic), 28, 2)
+        font = 14 if rank < 5 else (12.5 if rank < 15 else 11)
+        lines = text.split("<br>")
+        half_w = (max(len(line) for line in lines) * font * 0.55 + 10) / width_px / 2
+        half_h = (len(lines) * font * 1.25 + 8) / height_px / 2
+        u = (float(row["x"]) - x.min()) / x_span
+        v = (float(row["y"]) - y.min()) / y_span
+        if any(abs(u - pu) < half_w + pw and abs(v - pv) < half_h + ph for pu, pv, pw, ph in placed):
+            continue
+        placed.append((u, v, half_w, half_h))
         annotations.append(
             {
                 "x": float(row["x"]),
                 "y": float(row["y"]),
-                "text": plotly_wrap(data.label(topic), 28, 2),
+                "text": text,
                 "showarrow": False,
-                "font": {"size": 14 if rank < 5 else (12.5 if rank < 15 else 11), "color": INK},
+                "font": {"size": font, "color": INK},
                 "bgcolor": "rgba(255,255,255,0.82)",
                 "bordercolor": data.colours[topic],
                 "borderwidth": 1.5,
