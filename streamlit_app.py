@@ -188,8 +188,12 @@ def place_abstract(data: MapData) -> None:
         st.session_state.pin = {"error": "Paste an abstract of at least a few sentences to place it."}
         return
     embedder = (data.manifest.get("config") or {}).get("embedder", "torch-fp32")
-    encoder = load_encoder_once(embedder)
-    vector = encoder.encode([text])[0]
+    try:
+        encoder = load_encoder_once(embedder)
+        vector = encoder.encode([text])[0]
+    except Exception as exc:  # a missing or broken model must not take the page down
+        st.session_state.pin = {"error": f"The embedding model could not be loaded ({str(exc)[:160]})."}
+        return
     spot = place(vector, data.vectors, data.papers[["x", "y"]].to_numpy(), data.topic_ids, k=NEIGHBOURS)
     st.session_state.pin = {
         "x": spot.x,
@@ -199,6 +203,10 @@ def place_abstract(data: MapData) -> None:
         "rows": spot.neighbour_rows.tolist(),
         "similarities": spot.similarities.tolist(),
     }
+
+
+def request_placement() -> None:
+    st.session_state.fit_pending = True
 
 
 def remove_pin() -> None:
@@ -287,6 +295,7 @@ def map_view(data: MapData, in_view: np.ndarray, state: ViewState) -> None:
         data,
         in_view,
         search_active=bool(search_words(state.search)),
+        chosen_topic=state.topic,
         chosen_row=data.row_of.get(state.paper) if state.paper else None,
         pin=Pin(pin["x"], pin["y"], data.label(pin["topic"])) if pin and "x" in pin else None,
     )
@@ -366,23 +375,31 @@ def paper_table(
     height: int | str = "auto",
     similarity: list[float] | None = None,
     caption: str | None = None,
+    compact: bool = False,
 ) -> None:
-    """A selectable table of papers; choosing a row opens that paper."""
+    """A selectable table of papers; choosing a row opens that paper.
+
+    `compact` keeps only title, topic and similarity, for the narrow detail panel.
+    """
     doc_ids = data.papers["doc_id"].to_numpy()[rows].tolist()
     extra = {"Similarity": similarity} if similarity is not None else None
     table = paper_rows(data, rows, extra)
+    if compact:
+        table = table[[c for c in ("Title", "Topic", "Similarity") if c in table.columns]]
     digest = hashlib.blake2b("\n".join(doc_ids).encode(), digest_size=6).hexdigest()
     key = f"{key_prefix}-{digest}-{st.session_state.get('paper')}"
     opened = st.session_state.get("paper")
     chosen = [doc_ids.index(opened)] if opened in doc_ids else []
     column_config = {
-        "Title": st.column_config.TextColumn("Title", width=280),
-        "Topic": st.column_config.TextColumn("Topic", width=140),
-        "Source": st.column_config.TextColumn("Source", width=110),
+        "Title": st.column_config.TextColumn(
+            "Title", width=(150 if similarity else 210) if compact else (240 if similarity else 280)
+        ),
+        "Topic": st.column_config.TextColumn("Topic", width=90 if compact else 140),
+        "Source": st.column_config.TextColumn("Source", width=110 if similarity is None else 90),
     }
     if similarity is not None:
         column_config["Similarity"] = st.column_config.ProgressColumn(
-            "Similarity", format="%.2f", min_value=0.0, max_value=1.0, width="small"
+            "Similarity", format="%.2f", min_value=0.0, max_value=1.0, width=70 if compact else 90
         )
     st.dataframe(
         table,
@@ -523,7 +540,7 @@ def topic_view(data: MapData, topic: int) -> None:
             icon=":material/info:",
         )
         rows = np.flatnonzero(data.topic_ids == -1)
-        paper_table(data, rows[:200], "unassigned", height=300)
+        paper_table(data, rows[:200], "unassigned", height=300, compact=True)
         return
     row = data.topics.loc[topic]
     keywords, weights = list(row["keywords"]), list(row["keyword_weights"])
@@ -537,7 +554,7 @@ def topic_view(data: MapData, topic: int) -> None:
     representatives = [data.row_of[d] for d in row["representative_doc_ids"] if d in data.row_of]
     if representatives:
         st.markdown("**Representative papers**")
-        paper_table(data, np.array(representatives, dtype=np.int64), "representatives")
+        paper_table(data, np.array(representatives, dtype=np.int64), "representatives", compact=True)
     position = data.topic_order.index(topic)
     similarity = data.topic_similarity[position]
     nearest = [i for i in np.argsort(-similarity) if i != position][:5]
@@ -602,6 +619,7 @@ def paper_view(data: MapData, row: int) -> None:
         neighbours[0][keep][:NEIGHBOURS],
         "neighbours",
         similarity=[float(s) for s in similarities[0][keep][:NEIGHBOURS]],
+        compact=True,
     )
 
 
@@ -617,12 +635,13 @@ def fit_panel(data: MapData) -> None:
                 "its nearest papers. Nothing is stored.",
             )
             st.form_submit_button(
-                "Place on the map",
-                on_click=place_abstract,
-                args=(data,),
-                icon=":material/push_pin:",
-                type="primary",
+                "Place on the map", on_click=request_placement, icon=":material/push_pin:", type="primary"
             )
+        if st.session_state.pop("fit_pending", False):
+            model = (data.manifest.get("model") or {}).get("name", "the map's model").split("/")[-1]
+            with st.spinner(f"Embedding your abstract with {model} (the first time also loads the model)…"):
+                place_abstract(data)
+            st.rerun()  # draw the pin on the map above
         if pin and "error" in pin:
             st.warning(pin["error"])
         elif pin:

@@ -45,6 +45,7 @@ def map_figure(
     *,
     search_active: bool = False,
     chosen_row: int | None = None,
+    chosen_topic: int | None = None,
     pin: Pin | None = None,
     height: int = MAP_HEIGHT,
 ) -> go.Figure:
@@ -61,6 +62,7 @@ def map_figure(
         in_view: boolean mask over `data.papers`, True for papers the filters and search keep.
         search_active: emphasise the kept points (outline, larger) because they are search hits.
         chosen_row: the opened paper's row, ringed on the map.
+        chosen_topic: the opened topic, whose name is drawn first and in bold.
         pin: a placed abstract, drawn as a star.
         height: pixels.
     """
@@ -158,7 +160,8 @@ def map_figure(
         )
 
     layout = {
-        "annotations": topic_annotations(data, in_view) + (pin_annotation(pin) if pin else []),
+        "annotations": topic_annotations(data, in_view, chosen=chosen_topic)
+        + (pin_annotation(pin) if pin else []),
         "height": height,
         "margin": {"l": 4, "r": 4, "t": 4, "b": 4},
         "plot_bgcolor": "#fbfbfd",
@@ -177,7 +180,12 @@ def map_figure(
 
 
 def topic_annotations(
-    data: MapData, in_view: np.ndarray, *, width_px: int = 820, height_px: int = MAP_HEIGHT
+    data: MapData,
+    in_view: np.ndarray,
+    *,
+    chosen: int | None = None,
+    width_px: int = 820,
+    height_px: int = MAP_HEIGHT,
 ) -> list[dict]:
     """Names of the largest topics still in view, at their label positions, biggest type for the biggest.
 
@@ -186,6 +194,9 @@ def topic_annotations(
     """
     visible = set(np.unique(data.topic_ids[in_view]).tolist())
     candidates = [t for t in data.topic_order if t in visible]
+    if chosen in candidates:  # the opened topic is always named, and wins any overlap
+        candidates.remove(chosen)
+        candidates.insert(0, chosen)
     limit = label_limit(data.n, len(data.topic_order))
     x = data.papers["x"].to_numpy()
     y = data.papers["y"].to_numpy()
@@ -212,12 +223,12 @@ def topic_annotations(
             {
                 "x": float(row["x"]),
                 "y": float(row["y"]),
-                "text": text,
+                "text": f"<b>{text}</b>" if topic == chosen else text,
                 "showarrow": False,
                 "font": {"size": font, "color": INK},
                 "bgcolor": "rgba(255,255,255,0.82)",
                 "bordercolor": data.colours[topic],
-                "borderwidth": 1.5,
+                "borderwidth": 3 if topic == chosen else 1.5,
                 "borderpad": 3,
                 "opacity": 0.95,
             }

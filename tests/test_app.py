@@ -137,6 +137,8 @@ def test_topic_view_shows_keywords_representatives_and_nearest_topics(tiny):
     ][0]
     assert len(nearest) == 3 and "Reinforcement learning" not in set(nearest["Topic"])
     assert url(at)["topic"] == ["2"]
+    labels = [a["text"] for a in figure(at)["layout"]["annotations"]]
+    assert labels[0] == "<b>Reinforcement learning</b>"  # the opened topic is named first, in bold
 
 
 def test_paper_view_shows_abstract_topic_and_nearest_papers(tiny):
