@@ -56,7 +56,9 @@ def dataset(name: str) -> pd.DataFrame | None:
 def timed(command: list[str], env: dict | None = None) -> dict:
     """Run a child under /usr/bin/time -v: wall seconds and peak resident memory."""
     started = time.perf_counter()
-    result = subprocess.run(["/usr/bin/time", "-v", *command], cwd=ROOT, env=env, capture_output=True, text=True)
+    result = subprocess.run(
+        ["/usr/bin/time", "-v", *command], cwd=ROOT, env=env, capture_output=True, text=True
+    )
     seconds = time.perf_counter() - started
     if result.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed:\n{result.stderr[-3000:]}")
@@ -70,7 +72,9 @@ def machine_cache() -> Path:
 
 def run_ours(docs_file: Path, out: Path, cache: Path) -> dict:
     env = dict(os.environ, ATLAS_CACHE_DIR=str(cache), NUMBA_CACHE_DIR=str(machine_cache() / "numba"))
-    run = timed([sys.executable, "-m", "pipeline", "build", str(docs_file), "--out", str(out), "--quiet"], env)
+    run = timed(
+        [sys.executable, "-m", "pipeline", "build", str(docs_file), "--out", str(out), "--quiet"], env
+    )
     manifest = json.loads((out / "manifest.json").read_text())
     run["stages"] = manifest["timings_seconds"]
     run["embedding"] = manifest["embedding"]
@@ -93,7 +97,7 @@ def quality_of(labels: np.ndarray, topic_words: list[list[str]], documents: list
     return figures
 
 
-def bench(name: str, *, stock: bool, fresh_machine: bool) -> dict | None:
+def bench(name: str, *, stock: bool, fresh_machine: bool, keep_maps: Path | None = None) -> dict | None:
     docs = dataset(name)
     if docs is None:
         return None
@@ -107,10 +111,25 @@ def bench(name: str, *, stock: bool, fresh_machine: bool) -> dict | None:
         if fresh_machine:  # nothing cached at all: what a brand-new machine pays once
             empty = Path(tempfile.mkdtemp(prefix="cache-", dir=work))
             env = dict(os.environ, ATLAS_CACHE_DIR=str(empty), NUMBA_CACHE_DIR=str(empty / "numba"))
-            run = timed([sys.executable, "-m", "pipeline", "build", str(docs_file), "--out", str(work / "first"),
-                         "--quiet"], env)
+            run = timed(
+                [
+                    sys.executable,
+                    "-m",
+                    "pipeline",
+                    "build",
+                    str(docs_file),
+                    "--out",
+                    str(work / "first"),
+                    "--quiet",
+                ],
+                env,
+            )
             result["runs"]["ours_first_on_machine"] = run
-            print(f"[{name}] ours, first build on a new machine: {run['seconds']} s", file=sys.stderr, flush=True)
+            print(
+                f"[{name}] ours, first build on a new machine: {run['seconds']} s",
+                file=sys.stderr,
+                flush=True,
+            )
         cache = fresh_cache(work, machine_warm=True)
         result["runs"]["ours_cold"] = run_ours(docs_file, work / "ours", cache)
         print(f"[{name}] ours cold: {result['runs']['ours_cold']['seconds']} s", file=sys.stderr, flush=True)
@@ -121,8 +140,17 @@ def bench(name: str, *, stock: bool, fresh_machine: bool) -> dict | None:
         topics = pd.read_parquet(work / "ours" / "topics.parquet")
         truth_by_id = dict(zip(docs["abstract"].map(doc_id_for), docs["field"])) if "field" in docs else None
         truth = papers["doc_id"].map(truth_by_id).tolist() if truth_by_id else None
-        result["quality"] = {"ours": quality_of(papers["topic_id"].to_numpy(), topics["keywords"].map(list).tolist(),
-                                                papers["abstract"].tolist(), truth)}
+        result["quality"] = {
+            "ours": quality_of(
+                papers["topic_id"].to_numpy(),
+                topics["keywords"].map(list).tolist(),
+                papers["abstract"].tolist(),
+                truth,
+            )
+        }
+        if keep_maps:  # the app benchmark reuses these maps
+            shutil.rmtree(keep_maps / name, ignore_errors=True)
+            shutil.copytree(work / "ours", keep_maps / name)
         result["topic_names"] = topics["label"].tolist()
         result["topic_sizes"] = topics["size"].tolist()
 
@@ -143,17 +171,26 @@ def bench(name: str, *, stock: bool, fresh_machine: bool) -> dict | None:
             stock_vectors = np.load(work / "stock_embeddings.npy")
             rows = [row_of[doc_id_for(t)] for t in docs["abstract"]]
             cosine = np.einsum("ij,ij->i", ours_vectors[rows], stock_vectors) / (
-                np.linalg.norm(ours_vectors[rows], axis=1) * np.linalg.norm(stock_vectors, axis=1))
-            result["embedding_agreement"] = {"mean_cosine": round(float(cosine.mean()), 4),
-                                             "min_cosine": round(float(cosine.min()), 4)}
+                np.linalg.norm(ours_vectors[rows], axis=1) * np.linalg.norm(stock_vectors, axis=1)
+            )
+            result["embedding_agreement"] = {
+                "mean_cosine": round(float(cosine.mean()), 4),
+                "min_cosine": round(float(cosine.min()), 4),
+            }
         return result
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
 def machine() -> str:
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor())
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
     flags = Path("/proc/cpuinfo").read_text()
     isa = "AVX-512 VNNI" if "avx512_vnni" in flags else "AVX2" if "avx2" in flags else "no AVX2"
     memory = int(re.search(r"MemTotal:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1)) / 1024**2
@@ -165,16 +202,23 @@ def ratio(a: float | None, b: float | None) -> str:
 
 
 def render(results: list[dict]) -> str:
-    lines = ["# Benchmark results", "",
-             "Produced by `make bench` (`python benchmarks/bench_pipeline.py`); every row of a table comes from",
-             "one run of that script, ours and stock BERTopic as sibling processes on the same machine.", "",
-             f"Machine: {machine()}.", "",
-             "- **ours cold**: empty embedding cache (the once-per-machine int8 ONNX model and JIT cache present);",
-             "- **ours warm**: the same build again, embeddings from the cache;",
-             "- **stock**: `BERTopic(embedding_model=SentenceTransformer(all-MiniLM-L6-v2))`, all defaults, fp32 torch.",
-             "", "## Speed", "",
-             "| dataset | papers | stock s | ours cold s | speed-up | ours warm s | warm/cold | embed abstracts/s stock → ours | peak MB stock / ours |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# Benchmark results",
+        "",
+        "Produced by `make bench` (`python benchmarks/bench_pipeline.py`); every row of a table comes from",
+        "one run of that script, ours and stock BERTopic as sibling processes on the same machine.",
+        "",
+        f"Machine: {machine()}.",
+        "",
+        "- **ours cold**: empty embedding cache (the once-per-machine int8 ONNX model and JIT cache present);",
+        "- **ours warm**: the same build again, embeddings from the cache;",
+        "- **stock**: `BERTopic(embedding_model=SentenceTransformer(all-MiniLM-L6-v2))`, all defaults, fp32 torch.",
+        "",
+        "## Speed",
+        "",
+        "| dataset | papers | stock s | ours cold s | speed-up | ours warm s | warm/cold | embed abstracts/s stock → ours | peak MB stock / ours |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in results:
         runs = r["runs"]
         stock, cold, warm = runs.get("stock", {}), runs["ours_cold"], runs["ours_warm"]
@@ -184,36 +228,67 @@ def render(results: list[dict]) -> str:
             f"| {r['dataset']} | {r['papers']:,} | {stock.get('seconds', '–')} | {cold['seconds']} | "
             f"{ratio(stock.get('seconds'), cold['seconds'])} | {warm['seconds']} | "
             f"{warm['seconds'] / cold['seconds']:.0%} | {stock_rate or '–'} → {ours_rate} "
-            f"({ratio(ours_rate, stock_rate)}) | {stock.get('peak_mb', '–')} / {cold['peak_mb']} |")
-    lines += ["", "Stages of our cold build (seconds):", "", "| dataset | ingest | embed | topics | layout | evaluate | total in-process |",
-              "|---|---|---|---|---|---|---|"]
+            f"({ratio(ours_rate, stock_rate)}) | {stock.get('peak_mb', '–')} / {cold['peak_mb']} |"
+        )
+    lines += [
+        "",
+        "Stages of our cold build (seconds):",
+        "",
+        "| dataset | ingest | embed | topics | layout | evaluate | total in-process |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in results:
         s = r["runs"]["ours_cold"]["stages"]
-        lines.append(f"| {r['dataset']} | {s['ingest']} | {s['embed']} | {s['topics']} | {s['layout']} | "
-                     f"{s['evaluate']} | {s['total']} |")
+        lines.append(
+            f"| {r['dataset']} | {s['ingest']} | {s['embed']} | {s['topics']} | {s['layout']} | "
+            f"{s['evaluate']} | {s['total']} |"
+        )
     first = [r for r in results if "ours_first_on_machine" in r["runs"]]
     for r in first:
-        lines += ["", f"First build on a brand-new machine ({r['dataset']}: exports the int8 ONNX model and fills "
-                  f"the JIT cache): {r['runs']['ours_first_on_machine']['seconds']} s."]
-    lines += ["", "## Quality", "",
-              "NMI/ARI against the corpus's venue-level `field` label (coarse and noisy; unassigned papers count "
-              "as one group); coherence is the mean NPMI of each topic's top-10 words over the corpus.", "",
-              "| dataset | method | topics | unassigned | largest topic | NMI | ARI | coherence | diversity |",
-              "|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            f"First build on a brand-new machine ({r['dataset']}: exports the int8 ONNX model and fills "
+            f"the JIT cache): {r['runs']['ours_first_on_machine']['seconds']} s.",
+        ]
+    lines += [
+        "",
+        "## Quality",
+        "",
+        "NMI/ARI against the corpus's venue-level `field` label (coarse and noisy; unassigned papers count "
+        "as one group); coherence is the mean NPMI of each topic's top-10 words over the corpus.",
+        "",
+        "| dataset | method | topics | unassigned | largest topic | NMI | ARI | coherence | diversity |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in results:
         for method, q in r["quality"].items():
-            lines.append(f"| {r['dataset']} | {method} | {q['topics']} | {q['unassigned_share']:.1%} | "
-                         f"{q['largest_topic_share']:.1%} | {q.get('nmi', '–')} | {q.get('ari', '–')} | "
-                         f"{q['coherence_npmi']} | {q['diversity']} |")
+            lines.append(
+                f"| {r['dataset']} | {method} | {q['topics']} | {q['unassigned_share']:.1%} | "
+                f"{q['largest_topic_share']:.1%} | {q.get('nmi', '–')} | {q.get('ari', '–')} | "
+                f"{q['coherence_npmi']} | {q['diversity']} |"
+            )
     agreement_rows = [r for r in results if "embedding_agreement" in r]
     if agreement_rows:
-        lines += ["", "## Embedding agreement (ours int8 ONNX vs stock fp32 torch, same texts)", "",
-                  "| dataset | mean cosine | min cosine |", "|---|---|---|"]
-        lines += [f"| {r['dataset']} | {r['embedding_agreement']['mean_cosine']} | "
-                  f"{r['embedding_agreement']['min_cosine']} |" for r in agreement_rows]
+        lines += [
+            "",
+            "## Embedding agreement (ours int8 ONNX vs stock fp32 torch, same texts)",
+            "",
+            "| dataset | mean cosine | min cosine |",
+            "|---|---|---|",
+        ]
+        lines += [
+            f"| {r['dataset']} | {r['embedding_agreement']['mean_cosine']} | "
+            f"{r['embedding_agreement']['min_cosine']} |"
+            for r in agreement_rows
+        ]
     for r in results:
         names = [f"{n} ({s})" for n, s in zip(r["topic_names"], r["topic_sizes"])]
-        lines += ["", f"## Topic names, {r['dataset']} (ours, first 25 by size)", "", ", ".join(names[:25]) + "."]
+        lines += [
+            "",
+            f"## Topic names, {r['dataset']} (ours, first 25 by size)",
+            "",
+            ", ".join(names[:25]) + ".",
+        ]
         if r.get("stock_topic_names"):
             lines += ["", f"Stock BERTopic's names for comparison: {', '.join(r['stock_topic_names'][:12])}."]
     return "\n".join(lines) + "\n"
@@ -222,19 +297,33 @@ def render(results: list[dict]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", default="seeds,sample-2000,corpus-10k,corpus-full")
-    parser.add_argument("--stock-up-to", type=int, default=10_000,
-                        help="run stock BERTopic only up to this many papers (fp32 embedding of all 81,671 "
-                        "abstracts alone takes about 70 minutes on 2 cores)")
+    parser.add_argument(
+        "--stock-up-to",
+        type=int,
+        default=10_000,
+        help="run stock BERTopic only up to this many papers (fp32 embedding of all 81,671 "
+        "abstracts alone takes about 70 minutes on 2 cores)",
+    )
+    parser.add_argument(
+        "--keep-maps",
+        type=Path,
+        metavar="DIR",
+        help="also keep our map of each dataset in DIR/<dataset> (for benchmarks/bench_app.py)",
+    )
     args = parser.parse_args()
     RESULTS.mkdir(parents=True, exist_ok=True)
     for name in args.datasets.split(","):
         if name not in DATASETS:
             sys.exit(f"error: --datasets: unknown dataset {name!r} (known: {', '.join(DATASETS)})")
         size = {"seeds": 57, "sample-2000": 2000, "corpus-10k": 10_000}.get(name, 81_671)
-        result = bench(name, stock=size <= args.stock_up_to, fresh_machine=name == "seeds")
+        result = bench(
+            name, stock=size <= args.stock_up_to, fresh_machine=name == "seeds", keep_maps=args.keep_maps
+        )
         if result:
             (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
-    results = [json.loads((RESULTS / f"{n}.json").read_text()) for n in DATASETS if (RESULTS / f"{n}.json").exists()]
+    results = [
+        json.loads((RESULTS / f"{n}.json").read_text()) for n in DATASETS if (RESULTS / f"{n}.json").exists()
+    ]
     (ROOT / "benchmarks" / "RESULTS.md").write_text(render(results))
     print(f"wrote {ROOT / 'benchmarks' / 'RESULTS.md'}", file=sys.stderr)
 

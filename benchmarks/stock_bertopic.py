@@ -35,21 +35,30 @@ def main(docs_path: str, out_dir: str) -> None:
     fitted = time.perf_counter()
     words = {
         str(topic): [w for w, _ in topic_model.get_topic(topic) if w]
-        for topic in sorted(set(labels)) if topic != -1
+        for topic in sorted(set(labels))
+        if topic != -1
     }
     out = Path(out_dir)
     np.save(out / "stock_embeddings.npy", np.asarray(embeddings, dtype=np.float32))
-    (out / "stock.json").write_text(json.dumps({
-        "labels": [int(t) for t in labels],
-        "topic_words": words,
-        "topic_names": {str(k): v for k, v in zip(topic_model.get_topic_info()["Topic"],
-                                                    topic_model.get_topic_info()["Name"])},
-        "timings_seconds": {
-            "load": round(imported - started, 3),
-            "embed": round(embedded - imported, 3),
-            "topics": round(fitted - embedded, 3),
-        },
-    }))
+    (out / "stock.json").write_text(
+        json.dumps(
+            {
+                "labels": [int(t) for t in labels],
+                "topic_words": words,
+                "topic_names": {
+                    str(k): v
+                    for k, v in zip(
+                        topic_model.get_topic_info()["Topic"], topic_model.get_topic_info()["Name"]
+                    )
+                },
+                "timings_seconds": {
+                    "load": round(imported - started, 3),
+                    "embed": round(embedded - imported, 3),
+                    "topics": round(fitted - embedded, 3),
+                },
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

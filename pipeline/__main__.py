@@ -30,37 +30,72 @@ def make_parser() -> Parser:
     from pipeline.config import EMBEDDERS, BuildConfig
 
     defaults = BuildConfig()
-    parser = Parser(prog="python -m pipeline", description="Abstract Atlas: build and export topic maps of abstracts.",
-                    epilog=EPILOG)
+    parser = Parser(
+        prog="python -m pipeline",
+        description="Abstract Atlas: build and export topic maps of abstracts.",
+        epilog=EPILOG,
+    )
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     build = commands.add_parser(
-        "build", help="build a topic map from abstract files", epilog=EPILOG,
+        "build",
+        help="build a topic map from abstract files",
+        epilog=EPILOG,
         description="Build a topic map from abstract files and folders (seed .txt, .csv, .tsv, .jsonl, "
         ".parquet). Tables need an 'abstract' column (any case) and may have 'title'; other columns are kept.",
     )
     build.add_argument("inputs", nargs="+", metavar="INPUT", help="files or folders (walked recursively)")
-    build.add_argument("--out", required=True, type=Path, metavar="DIR", help="map folder to write (replaced whole)")
+    build.add_argument(
+        "--out", required=True, type=Path, metavar="DIR", help="map folder to write (replaced whole)"
+    )
     build.add_argument("--name", help="corpus name shown in the app (default: the collection or input names)")
-    build.add_argument("--embedder", choices=EMBEDDERS, default=defaults.embedder,
-                       help="onnx-int8: quantised locally from the packaged model, ~2x faster (default); "
-                       "torch-fp32: the reference sentence-transformers model")
-    build.add_argument("--min-topic-size", type=positive_int, metavar="N",
-                       help="smallest group called a topic (default: about sqrt(papers)/2, at least 3)")
-    build.add_argument("--min-samples", type=positive_int, metavar="N",
-                       help="HDBSCAN min_samples; lower leaves fewer papers out (default: min topic size / 4)")
-    build.add_argument("--neighbors", type=positive_int, metavar="N",
-                       help="UMAP n_neighbors (default: 2*log2(papers), between 10 and 30)")
-    build.add_argument("--top-words", type=positive_int, default=defaults.top_n_words, metavar="N",
-                       help=f"keywords kept per topic (default {defaults.top_n_words})")
+    build.add_argument(
+        "--embedder",
+        choices=EMBEDDERS,
+        default=defaults.embedder,
+        help="onnx-int8: quantised locally from the packaged model, ~2x faster (default); "
+        "torch-fp32: the reference sentence-transformers model",
+    )
+    build.add_argument(
+        "--min-topic-size",
+        type=positive_int,
+        metavar="N",
+        help="smallest group called a topic (default: about sqrt(papers)/2, at least 3)",
+    )
+    build.add_argument(
+        "--min-samples",
+        type=positive_int,
+        metavar="N",
+        help="HDBSCAN min_samples; lower leaves fewer papers out (default: min topic size / 4)",
+    )
+    build.add_argument(
+        "--neighbors",
+        type=positive_int,
+        metavar="N",
+        help="UMAP n_neighbors (default: 2*log2(papers), between 10 and 30)",
+    )
+    build.add_argument(
+        "--top-words",
+        type=positive_int,
+        default=defaults.top_n_words,
+        metavar="N",
+        help=f"keywords kept per topic (default {defaults.top_n_words})",
+    )
     build.add_argument("--seed", type=int, default=defaults.random_state, help="random seed (default 42)")
     build.add_argument("--no-cache", action="store_true", help="embed everything again, ignoring the cache")
-    build.add_argument("--if-stale", action="store_true",
-                       help="do nothing when DIR already holds a map of these inputs and options")
+    build.add_argument(
+        "--if-stale",
+        action="store_true",
+        help="do nothing when DIR already holds a map of these inputs and options",
+    )
     build.add_argument("--quiet", action="store_true", help="no progress bars")
 
-    export = commands.add_parser("export", help="write a map's papers and topics as CSV", epilog=EPILOG,
-                                 description="Write a spreadsheet-safe UTF-8 CSV of a map's papers.")
+    export = commands.add_parser(
+        "export",
+        help="write a map's papers and topics as CSV",
+        epilog=EPILOG,
+        description="Write a spreadsheet-safe UTF-8 CSV of a map's papers.",
+    )
     export.add_argument("map", type=Path, metavar="DIR", help="a map folder written by build")
     export.add_argument("--out", required=True, type=Path, metavar="FILE.csv", help="CSV file to write")
     export.add_argument("--topic", type=int, metavar="ID", help="export only this topic (-1: unassigned)")
@@ -71,14 +106,20 @@ def run_build(args: argparse.Namespace) -> None:
     from pipeline.build import build_map, is_current
     from pipeline.config import BuildConfig
 
-    config = BuildConfig(embedder=args.embedder, min_topic_size=args.min_topic_size,
-                         min_samples=args.min_samples, n_neighbors=args.neighbors,
-                         top_n_words=args.top_words, random_state=args.seed)
+    config = BuildConfig(
+        embedder=args.embedder,
+        min_topic_size=args.min_topic_size,
+        min_samples=args.min_samples,
+        n_neighbors=args.neighbors,
+        top_n_words=args.top_words,
+        random_state=args.seed,
+    )
     if args.if_stale and is_current(args.inputs, args.out, config):
         print(f"{args.out}: map is up to date", file=sys.stderr)
         return
-    build_map(args.inputs, args.out, config, name=args.name, use_cache=not args.no_cache,
-              progress=not args.quiet)
+    build_map(
+        args.inputs, args.out, config, name=args.name, use_cache=not args.no_cache, progress=not args.quiet
+    )
 
 
 def run_export(args: argparse.Namespace) -> None:

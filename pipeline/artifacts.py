@@ -18,8 +18,16 @@ from pipeline import UserError
 SCHEMA_VERSION = 1
 PAPERS, TOPICS, EMBEDDINGS, MANIFEST = "papers.parquet", "topics.parquet", "embeddings.npy", "manifest.json"
 PAPER_COLUMNS = ["doc_id", "title", "abstract", "source", "topic_id", "x", "y"]
-TOPIC_COLUMNS = ["topic_id", "label", "keywords", "keyword_weights", "size", "x", "y",
-                 "representative_doc_ids"]
+TOPIC_COLUMNS = [
+    "topic_id",
+    "label",
+    "keywords",
+    "keyword_weights",
+    "size",
+    "x",
+    "y",
+    "representative_doc_ids",
+]
 
 
 @dataclass
@@ -95,7 +103,9 @@ def write_map(out: Path, atlas: AtlasMap) -> None:
 def read_manifest(folder: Path) -> dict:
     path = Path(folder) / MANIFEST
     if not path.is_file():
-        raise UserError(f"{folder}: not a map folder (no {MANIFEST}); build one with `python -m pipeline build`")
+        raise UserError(
+            f"{folder}: not a map folder (no {MANIFEST}); build one with `python -m pipeline build`"
+        )
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -107,8 +117,10 @@ def read_map(folder: str | Path, *, verify: bool = True) -> AtlasMap:
     folder = Path(folder)
     manifest = read_manifest(folder)
     if manifest.get("schema_version") != SCHEMA_VERSION:
-        raise UserError(f"{folder / MANIFEST}: schema_version {manifest.get('schema_version')!r} "
-                        f"is not {SCHEMA_VERSION}; rebuild the map")
+        raise UserError(
+            f"{folder / MANIFEST}: schema_version {manifest.get('schema_version')!r} "
+            f"is not {SCHEMA_VERSION}; rebuild the map"
+        )
     try:
         papers = pd.read_parquet(folder / PAPERS)
         topics = pd.read_parquet(folder / TOPICS)

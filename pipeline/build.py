@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import platform
@@ -23,8 +24,18 @@ from pipeline.layout import label_positions, map_coordinates
 from pipeline.topics import fit_topics
 
 MIN_PAPERS = 10
-LIBRARIES = ("bertopic", "umap-learn", "hdbscan", "sentence-transformers", "onnxruntime", "torch",
-             "scikit-learn", "numpy", "pandas", "pyarrow")
+LIBRARIES = (
+    "bertopic",
+    "umap-learn",
+    "hdbscan",
+    "sentence-transformers",
+    "onnxruntime",
+    "torch",
+    "scikit-learn",
+    "numpy",
+    "pandas",
+    "pyarrow",
+)
 
 
 def _stderr(message: str) -> None:
@@ -34,10 +45,8 @@ def _stderr(message: str) -> None:
 def library_versions() -> dict[str, str]:
     versions = {"python": platform.python_version(), "abstract-atlas": __version__}
     for name in LIBRARIES:
-        try:
+        with contextlib.suppress(metadata.PackageNotFoundError):
             versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            pass
     return versions
 
 
@@ -70,8 +79,13 @@ def corpus_name(papers, inputs: list[str | Path]) -> str:
 
 
 def build_map(
-    inputs: list[str | Path], out: str | Path, config: BuildConfig = BuildConfig(), *,
-    name: str | None = None, use_cache: bool = True, progress: bool = True,
+    inputs: list[str | Path],
+    out: str | Path,
+    config: BuildConfig | None = None,
+    *,
+    name: str | None = None,
+    use_cache: bool = True,
+    progress: bool = True,
     log: Callable[[str], None] = _stderr,
 ) -> AtlasMap:
     """Build a topic map of the abstracts in `inputs` and write it to the folder `out`.
@@ -80,6 +94,7 @@ def build_map(
         >>> build_map(["seeds"], "maps/icml")  # doctest: +SKIP
     """
     out = Path(out)
+    config = config or BuildConfig()
     validate_out(out)
     timings: dict[str, float] = {}
     clock = time.perf_counter()
@@ -108,8 +123,10 @@ def build_map(
     )
     lap("embed")
     if embedding_report["computed"]:
-        log(f"embedded {embedding_report['computed']:,} abstracts "
-            f"({embedding_report['abstracts_per_second']} abstracts/s), {embedding_report['cached']:,} from cache")
+        log(
+            f"embedded {embedding_report['computed']:,} abstracts "
+            f"({embedding_report['abstracts_per_second']} abstracts/s), {embedding_report['cached']:,} from cache"
+        )
     else:
         log(f"all {embedding_report['cached']:,} embeddings from cache")
 
@@ -118,8 +135,9 @@ def build_map(
     lap("topics")
 
     log("laying out the 2-D map...")
-    coordinates = map_coordinates(embeddings, n_neighbors=resolved.n_neighbors,
-                                  random_state=resolved.random_state, knn=topics.knn)
+    coordinates = map_coordinates(
+        embeddings, n_neighbors=resolved.n_neighbors, random_state=resolved.random_state, knn=topics.knn
+    )
     lap("layout")
 
     papers = papers.copy()
@@ -129,8 +147,12 @@ def build_map(
     positions = label_positions(coordinates, topics.labels)
     table = topics.table.merge(positions, on="topic_id")
     doc_ids = papers["doc_id"].to_numpy()
-    table["representative_doc_ids"] = table.pop("representative_rows").map(lambda rows: doc_ids[rows].tolist())
-    table = table[["topic_id", "label", "keywords", "keyword_weights", "size", "x", "y", "representative_doc_ids"]]
+    table["representative_doc_ids"] = table.pop("representative_rows").map(
+        lambda rows: doc_ids[rows].tolist()
+    )
+    table = table[
+        ["topic_id", "label", "keywords", "keyword_weights", "size", "x", "y", "representative_doc_ids"]
+    ]
     quality = map_quality(topics.labels, table["keywords"].tolist(), documents)
     quality["hdbscan_unassigned_share"] = round(topics.hdbscan_unassigned / len(papers), 4)
     lap("evaluate")
@@ -156,6 +178,8 @@ def build_map(
     }
     atlas = AtlasMap(papers=papers, topics=table, embeddings=embeddings.astype(np.float16), manifest=manifest)
     write_map(out, atlas)
-    log(f"{len(table)} topics, {manifest['unassigned']} of {len(papers)} papers unassigned "
-        f"({quality['unassigned_share']:.1%}); map written to {out} in {total:.1f} s")
+    log(
+        f"{len(table)} topics, {manifest['unassigned']} of {len(papers)} papers unassigned "
+        f"({quality['unassigned_share']:.1%}); map written to {out} in {total:.1f} s"
+    )
     return atlas

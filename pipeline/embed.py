@@ -98,8 +98,12 @@ class EmbeddingCache:
 
 
 def encode_sorted(
-    texts: list[str], encode: Callable[[list[str]], np.ndarray], *, batch_size: int = BATCH_SIZE,
-    on_batch: Callable[[list[int], np.ndarray], None] | None = None, progress: bool = True,
+    texts: list[str],
+    encode: Callable[[list[str]], np.ndarray],
+    *,
+    batch_size: int = BATCH_SIZE,
+    on_batch: Callable[[list[int], np.ndarray], None] | None = None,
+    progress: bool = True,
 ) -> np.ndarray:
     """Encode in batches of similar length (less padding), returning rows in the input order."""
     from tqdm import tqdm
@@ -107,8 +111,14 @@ def encode_sorted(
     order = np.argsort([len(t) for t in texts], kind="stable")
     vectors = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
     with tqdm(
-        total=len(texts), unit=" abstracts", desc="embedding", disable=not progress,
-        delay=2, mininterval=1, file=sys.stderr, dynamic_ncols=True,
+        total=len(texts),
+        unit=" abstracts",
+        desc="embedding",
+        disable=not progress,
+        delay=2,
+        mininterval=1,
+        file=sys.stderr,
+        dynamic_ncols=True,
     ) as bar:
         for start in range(0, len(texts), batch_size):
             rows = order[start : start + batch_size].tolist()
@@ -121,7 +131,11 @@ def encode_sorted(
 
 
 def embed_texts(
-    texts: list[str], *, embedder: str = "onnx-int8", use_cache: bool = True, progress: bool = True,
+    texts: list[str],
+    *,
+    embedder: str = "onnx-int8",
+    use_cache: bool = True,
+    progress: bool = True,
     encoder=None,
 ) -> tuple[np.ndarray, dict]:
     """Unit-length embeddings for `texts`, computing only those not already in the cache.

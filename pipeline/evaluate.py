@@ -21,8 +21,13 @@ def npmi_coherence(topic_words: list[list[str]], documents: list[str], *, top_n:
     vocabulary = sorted({w for words in topic_words for w in words[:top_n]})
     if not vocabulary:
         return float("nan")
-    counter = CountVectorizer(vocabulary=vocabulary, ngram_range=(1, 2), binary=True, lowercase=True,
-                              token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z0-9-]*[a-zA-Z0-9]\b")
+    counter = CountVectorizer(
+        vocabulary=vocabulary,
+        ngram_range=(1, 2),
+        binary=True,
+        lowercase=True,
+        token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z0-9-]*[a-zA-Z0-9]\b",
+    )
     presence = counter.transform(documents).tocsc().astype(np.float32)
     n_docs = presence.shape[0]
     column = {w: i for i, w in enumerate(vocabulary)}

@@ -52,7 +52,10 @@ def collection_name(header: str) -> str:
 
 _VERB = re.compile(r"\b(?:we|this paper|this work)\s+(?:propose|introduce|present|develop)s?\s+", re.I)
 _CALLED = re.compile(r"\b(?:called|named|dubbed|termed)\s+", re.I)
-_ARTICLE = re.compile(r"^(?:a|an|the)\s+(?:novel\s+|new\s+)?(?:\w+\s+){0,3}?(?:framework|method|model|approach|algorithm|benchmark|system),?\s+", re.I)
+_ARTICLE = re.compile(
+    r"^(?:a|an|the)\s+(?:novel\s+|new\s+)?(?:\w+\s+){0,3}?(?:framework|method|model|approach|algorithm|benchmark|system),?\s+",
+    re.I,
+)
 _NAME_END = re.compile(r",|;|:|\.\s|\.$|\s(?:which|that|to|for|as|with|where|in)\s|\s[-–—]\s")
 
 
@@ -74,7 +77,7 @@ def _method_name(abstract: str) -> tuple[str, str] | None:
             name = rest[: end.start() if end else len(rest)].strip()
             # A name is short and looks like one: an inner capital (MuLan, D-Fusion, PAN+SR)
             # or an acronym in brackets ("Vulnerability-Aware Alignment (VAA)").
-            if not name or len(name) > 70 or not name[0].isupper() and not name[0] in "$\\":
+            if not name or len(name) > 70 or not name[0].isupper() and name[0] not in "$\\":
                 continue
             if re.search(r"\w-?[A-Z]|\([A-Z][\w-]*\)|^[A-Z]{2,}", name):
                 after = rest[len(name) :].lstrip(" ,;:.-–—")
@@ -193,7 +196,9 @@ def read_jsonl(path: Path) -> pd.DataFrame:
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise UserError(f"{path}: line {number}, column {exc.colno}: malformed JSON ({exc.msg})") from None
+            raise UserError(
+                f"{path}: line {number}, column {exc.colno}: malformed JSON ({exc.msg})"
+            ) from None
         if not isinstance(row, dict):
             raise UserError(f"{path}: line {number}: expected a JSON object, got {type(row).__name__}")
         rows.append(row)
@@ -229,7 +234,8 @@ def expand_inputs(inputs: list[str | Path]) -> list[Path]:
             raise UserError(f"{path}: no such file or folder")
         if path.is_dir():
             found = sorted(
-                p for p in path.rglob("*")
+                p
+                for p in path.rglob("*")
                 if p.is_file() and p.suffix.lower() in SUPPORTED and not p.name.startswith(".")
             )
             if not found:

@@ -6,8 +6,9 @@ import numpy as np
 import pandas as pd
 
 
-def map_coordinates(embeddings: np.ndarray, *, n_neighbors: int, random_state: int,
-                    knn: tuple | None = None) -> np.ndarray:
+def map_coordinates(
+    embeddings: np.ndarray, *, n_neighbors: int, random_state: int, knn: tuple | None = None
+) -> np.ndarray:
     """2-D UMAP of the embeddings (cosine), reusing the clustering stage's neighbour graph.
 
     Coordinates are centred and scaled to unit spread, so maps of any size share one frame.
@@ -22,8 +23,14 @@ def map_coordinates(embeddings: np.ndarray, *, n_neighbors: int, random_state: i
     options = {}
     if knn is not None and knn[0] is not None and knn[0].shape[1] >= n_neighbors:
         options["precomputed_knn"] = knn
-    reducer = UMAP(n_neighbors=n_neighbors, n_components=2, min_dist=0.1, metric="cosine",
-                   random_state=random_state, **options)
+    reducer = UMAP(
+        n_neighbors=n_neighbors,
+        n_components=2,
+        min_dist=0.1,
+        metric="cosine",
+        random_state=random_state,
+        **options,
+    )
     coordinates = reducer.fit_transform(embeddings).astype(np.float64)
     coordinates -= coordinates.mean(axis=0)
     coordinates /= coordinates.std() or 1.0

@@ -18,17 +18,88 @@ from pipeline.config import BuildConfig
 ABSTRACT_STOP_WORDS = sorted(
     ENGLISH_STOP_WORDS
     | {
-        "paper", "propose", "proposed", "proposes", "approach", "approaches", "method", "methods",
-        "result", "results", "show", "shows", "showed", "novel", "existing", "work", "works",
-        "study", "demonstrate", "demonstrates", "experiments", "experimental", "extensive",
-        "state", "art", "based", "using", "use", "used", "new", "significantly", "significant",
-        "performance", "achieve", "achieves", "address", "introduce", "present", "provide",
-        "furthermore", "moreover", "however", "code", "available", "github", "com", "https",
-        "http", "al", "et", "paper", "task", "tasks", "problem", "problems", "key", "recent",
-        "model", "framework", "effective", "effectiveness", "various", "improve", "improves",
-        "improved", "outperforms", "superior", "challenging", "challenge", "challenges",
-        "algorithm", "algorithms", "technique", "techniques", "application", "applications",
-        "setting", "settings", "fundamental", "function", "functions", "efficient", "efficiently",
+        "paper",
+        "propose",
+        "proposed",
+        "proposes",
+        "approach",
+        "approaches",
+        "method",
+        "methods",
+        "result",
+        "results",
+        "show",
+        "shows",
+        "showed",
+        "novel",
+        "existing",
+        "work",
+        "works",
+        "study",
+        "demonstrate",
+        "demonstrates",
+        "experiments",
+        "experimental",
+        "extensive",
+        "state",
+        "art",
+        "based",
+        "using",
+        "use",
+        "used",
+        "new",
+        "significantly",
+        "significant",
+        "performance",
+        "achieve",
+        "achieves",
+        "address",
+        "introduce",
+        "present",
+        "provide",
+        "furthermore",
+        "moreover",
+        "however",
+        "code",
+        "available",
+        "github",
+        "com",
+        "https",
+        "http",
+        "al",
+        "et",
+        "task",
+        "tasks",
+        "problem",
+        "problems",
+        "key",
+        "recent",
+        "model",
+        "framework",
+        "effective",
+        "effectiveness",
+        "various",
+        "improve",
+        "improves",
+        "improved",
+        "outperforms",
+        "superior",
+        "challenging",
+        "challenge",
+        "challenges",
+        "algorithm",
+        "algorithms",
+        "technique",
+        "techniques",
+        "application",
+        "applications",
+        "setting",
+        "settings",
+        "fundamental",
+        "function",
+        "functions",
+        "efficient",
+        "efficiently",
     }
 )
 
@@ -228,14 +299,18 @@ def fit_topics(documents: list[str], embeddings: np.ndarray, config: BuildConfig
         first_labels = np.zeros(len(documents), dtype=int)
     labels = reassign_outliers(embeddings, first_labels, k=config.reassign_neighbors)
     labels = _renumber_by_size(labels)
-    model.update_topics(documents, topics=labels.tolist(), vectorizer_model=vectorizer,
-                        ctfidf_model=ctfidf, top_n_words=config.top_n_words)
+    model.update_topics(
+        documents,
+        topics=labels.tolist(),
+        vectorizer_model=vectorizer,
+        ctfidf_model=ctfidf,
+        top_n_words=config.top_n_words,
+    )
     knn = None
     if getattr(umap_model, "_knn_indices", None) is not None:
         knn = (umap_model._knn_indices, umap_model._knn_dists, umap_model._knn_search_index)
     table = describe_topics(labels, model.get_topics(), documents, embeddings)
-    return Topics(labels=labels, table=table, knn=knn,
-                  hdbscan_unassigned=int((first_labels == -1).sum()))
+    return Topics(labels=labels, table=table, knn=knn, hdbscan_unassigned=int((first_labels == -1).sum()))
 
 
 def _renumber_by_size(labels: np.ndarray) -> np.ndarray:
@@ -247,8 +322,14 @@ def _renumber_by_size(labels: np.ndarray) -> np.ndarray:
     return np.array([mapping[t] for t in labels.tolist()], dtype=np.int64)
 
 
-def describe_topics(labels: np.ndarray, words: dict, documents: list[str], embeddings: np.ndarray,
-                    *, n_representatives: int = 3) -> pd.DataFrame:
+def describe_topics(
+    labels: np.ndarray,
+    words: dict,
+    documents: list[str],
+    embeddings: np.ndarray,
+    *,
+    n_representatives: int = 3,
+) -> pd.DataFrame:
     """One row a topic: keywords with weights, a name, size and its most central papers (row indices)."""
     rows = []
     for topic_id in sorted(t for t in set(labels.tolist()) if t != -1):
@@ -259,15 +340,18 @@ def describe_topics(labels: np.ndarray, words: dict, documents: list[str], embed
         closeness = embeddings[members] @ (centroid / np.linalg.norm(centroid))
         central = members[np.argsort(-closeness, kind="stable")[:n_representatives]]
         member_docs = [documents[i] for i in members]
-        rows.append({
-            "topic_id": topic_id,
-            "label": topic_label(keywords, member_docs),
-            "keywords": keywords,
-            "keyword_weights": [round(s, 5) for _, s in pairs],
-            "size": len(members),
-            "representative_rows": central.tolist(),
-        })
-    table = pd.DataFrame(rows, columns=["topic_id", "label", "keywords", "keyword_weights", "size",
-                                        "representative_rows"])
+        rows.append(
+            {
+                "topic_id": topic_id,
+                "label": topic_label(keywords, member_docs),
+                "keywords": keywords,
+                "keyword_weights": [round(s, 5) for _, s in pairs],
+                "size": len(members),
+                "representative_rows": central.tolist(),
+            }
+        )
+    table = pd.DataFrame(
+        rows, columns=["topic_id", "label", "keywords", "keyword_weights", "size", "representative_rows"]
+    )
     table["label"] = distinct_labels(table["label"].tolist(), table["keywords"].tolist())
     return table

@@ -12,7 +12,6 @@ import sys
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from pipeline.artifacts import read_map
 from pipeline.build import build_map, is_current
@@ -23,8 +22,13 @@ from tests.conftest import ROOT, SEEDS
 # The themes the owner named, how to recognise a paper about each, and words its topic's name may use.
 THEMES = {
     "diffusion models": (lambda a: "diffusion model" in a.lower(), ("diffusion",)),
-    "LLM safety": (lambda a: bool(re.search(r"safety|harmful|jailbreak|attack", a, re.I))
-                   and bool(re.search(r"\bLLMs?\b|language models?", a, re.I)), ("safety", "llm", "attack")),
+    "LLM safety": (
+        lambda a: (
+            bool(re.search(r"safety|harmful|jailbreak|attack", a, re.I))
+            and bool(re.search(r"\bLLMs?\b|language models?", a, re.I))
+        ),
+        ("safety", "llm", "attack"),
+    ),
     "clustering": (lambda a: "clustering" in a.lower(), ("cluster",)),
     "optimal transport": (lambda a: "optimal transport" in a.lower(), ("transport", "ot")),
 }
@@ -50,21 +54,27 @@ def test_seed_map_artifacts_follow_the_contract(seed_map):
     atlas = read_map(seed_map)
     papers, topics, manifest = atlas.papers, atlas.topics, atlas.manifest
     assert len(papers) == 57 and papers["doc_id"].is_unique
-    assert {"doc_id", "title", "abstract", "source", "topic_id", "x", "y", "collection"} <= set(papers.columns)
+    assert {"doc_id", "title", "abstract", "source", "topic_id", "x", "y", "collection"} <= set(
+        papers.columns
+    )
     assert papers["x"].notna().all() and papers["y"].notna().all()
     assert topics["size"].sum() == (papers["topic_id"] != -1).sum()
     assert set(topics["topic_id"]) == set(papers["topic_id"]) - {-1}
     for row in topics.itertuples():
         assert 0 < len(row.label) <= 60 and not re.match(r"^-?\d+_", row.label)  # not "3_clustering_view"
         assert len(row.keywords) >= 5 and len(row.keywords) == len(row.keyword_weights)
-        assert set(row.representative_doc_ids) <= set(papers.loc[papers["topic_id"] == row.topic_id, "doc_id"])
+        assert set(row.representative_doc_ids) <= set(
+            papers.loc[papers["topic_id"] == row.topic_id, "doc_id"]
+        )
     assert atlas.embeddings.shape == (57, 384)
     norms = np.linalg.norm(atlas.embeddings.astype(np.float32), axis=1)
     assert np.allclose(norms, 1, atol=1e-2)
     assert manifest["name"] == "ICML 2025" and manifest["papers"] == 57 and manifest["topics"] == len(topics)
     assert {"embed", "topics", "layout", "total"} <= set(manifest["timings_seconds"])
     assert {"bertopic", "umap-learn", "hdbscan", "onnxruntime"} <= set(manifest["versions"])
-    assert {"unassigned_share", "coherence_npmi", "diversity", "largest_topic_share"} <= set(manifest["quality"])
+    assert {"unassigned_share", "coherence_npmi", "diversity", "largest_topic_share"} <= set(
+        manifest["quality"]
+    )
     assert manifest["config"]["min_topic_size"] >= 2
 
 
@@ -79,8 +89,9 @@ def test_same_input_gives_the_same_map(seed_map, tmp_path):
 
 def test_a_build_with_one_more_file_embeds_only_the_new_abstract(seed_map, seed_copy, tmp_path):
     (seed_copy / "extra.csv").write_text(
-        "title,abstract,year\nSinkhorn at scale,\"We scale entropic optimal transport with low-rank Sinkhorn "
-        "iterations and prove convergence rates for Wasserstein barycenters.\",2025\n")
+        'title,abstract,year\nSinkhorn at scale,"We scale entropic optimal transport with low-rank Sinkhorn '
+        'iterations and prove convergence rates for Wasserstein barycenters.",2025\n'
+    )
     atlas = build_map([seed_copy], tmp_path / "grown", progress=False, log=lambda m: None)
     assert atlas.manifest["embedding"]["computed"] == 1
     assert atlas.manifest["embedding"]["cached"] == 57
@@ -116,7 +127,10 @@ def test_interrupted_build_leaves_the_previous_map_untouched(seed_map, tmp_path)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     process = subprocess.Popen(
         [sys.executable, "-m", "pipeline", "build", str(SEEDS), "--out", str(out), "--no-cache", "--quiet"],
-        cwd=ROOT, stderr=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
     )
     for line in process.stderr:  # kill it hard once it is past embedding, in the middle of the work
         if "finding topics" in line:
@@ -129,8 +143,13 @@ def test_interrupted_build_leaves_the_previous_map_untouched(seed_map, tmp_path)
 
 
 def test_export_command_writes_the_seed_map_as_csv(seed_map, tmp_path):
-    result = subprocess.run([sys.executable, "-m", "pipeline", "export", str(seed_map), "--out",
-                             str(tmp_path / "all.csv")], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "pipeline", "export", str(seed_map), "--out", str(tmp_path / "all.csv")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     table = pd.read_csv(tmp_path / "all.csv", encoding="utf-8-sig")
     assert len(table) == 57 and table["topic"].notna().all()

@@ -31,12 +31,22 @@ def bad_inputs(tmp_path):
     make("empty", "empty.txt", "", "empty")
     make("whitespace", "blank.txt", " \n\n\t \n", "whitespace")
     make("binary", "image.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" * 20, "binary")
-    make("latin1", "latin.txt", ("Header\n\nAbstract one.\n\nCaf" + "\xe9 au lait.\n").encode("latin-1"),
-         "line 5", "UTF-8")
+    make(
+        "latin1",
+        "latin.txt",
+        ("Header\n\nAbstract one.\n\nCaf" + "\xe9 au lait.\n").encode("latin-1"),
+        "line 5",
+        "UTF-8",
+    )
     make("no_abstract_column", "papers.csv", "title,year\nA,2020\nB,2021\n", "'abstract' column", "title")
     make("empty_abstracts", "papers.csv", "title,abstract\nA,\nB,   \n", "empty")
-    make("bad_jsonl", "papers.jsonl", json.dumps({"abstract": GOOD}) + "\n\n{\"abstract\": oops}\n",
-         "line 3", "column")
+    make(
+        "bad_jsonl",
+        "papers.jsonl",
+        json.dumps({"abstract": GOOD}) + '\n\n{"abstract": oops}\n',
+        "line 3",
+        "column",
+    )
     make("bad_parquet", "papers.parquet", b"PAR1 this is not really parquet PAR1", "Parquet")
     make("unsupported", "paper.docx", "anything", "unsupported", ".docx")
     make("header_only", "seed.txt", "ICML 2025 Papers\n", "no abstracts")
@@ -60,8 +70,21 @@ def existing_map(tmp_path):
     return out
 
 
-CASES = ["empty", "whitespace", "binary", "latin1", "no_abstract_column", "empty_abstracts", "bad_jsonl",
-         "bad_parquet", "unsupported", "header_only", "no_supported", "missing", "too_few"]
+CASES = [
+    "empty",
+    "whitespace",
+    "binary",
+    "latin1",
+    "no_abstract_column",
+    "empty_abstracts",
+    "bad_jsonl",
+    "bad_parquet",
+    "unsupported",
+    "header_only",
+    "no_supported",
+    "missing",
+    "too_few",
+]
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -123,7 +146,10 @@ def test_missing_command_and_missing_out_are_user_errors(capsys):
 def test_real_process_exits_2_with_one_line_and_no_traceback(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "pipeline", "build", str(tmp_path / "nope.csv"), "--out", str(tmp_path / "m")],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [f"error: {tmp_path / 'nope.csv'}: no such file or folder"]

@@ -15,28 +15,37 @@ from pipeline.__main__ import main
 from pipeline.artifacts import AtlasMap, read_map, write_map
 from pipeline.export import export_frame, to_csv_bytes
 
-HOSTILE = ["=HYPERLINK(\"http://evil\",\"x\")", "+1+1", "-2+3", "@SUM(A1)", "\tcmd", "\rcmd", "fine"]
+HOSTILE = ['=HYPERLINK("http://evil","x")', "+1+1", "-2+3", "@SUM(A1)", "\tcmd", "\rcmd", "fine"]
 
 
 def tiny_map(n: int = 7) -> AtlasMap:
     rng = np.random.default_rng(0)
     vectors = rng.standard_normal((n, 384)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    papers = pd.DataFrame({
-        "doc_id": [f"{i:016x}" for i in range(n)],
-        "title": (HOSTILE * n)[:n],
-        "abstract": [f"{HOSTILE[i % len(HOSTILE)]} abstract 中文 {i}" for i in range(n)],
-        "source": ["=cmd|' /C calc'!A0"] + ["a.csv"] * (n - 1),
-        "topic_id": [0, 0, 1, 1, -1, 0, 1][:n],
-        "x": rng.standard_normal(n).astype(np.float32), "y": rng.standard_normal(n).astype(np.float32),
-        "venue": ["-ICML"] * n,
-    })
-    topics = pd.DataFrame({
-        "topic_id": [0, 1], "label": ["=Evil topic", "Optimal transport"],
-        "keywords": [["=a", "b"], ["transport", "optimal transport"]], "keyword_weights": [[0.2, 0.1], [0.3, 0.2]],
-        "size": [3, 3], "x": [0.0, 1.0], "y": [0.0, 1.0],
-        "representative_doc_ids": [["0000000000000000"], ["0000000000000002"]],
-    })
+    papers = pd.DataFrame(
+        {
+            "doc_id": [f"{i:016x}" for i in range(n)],
+            "title": (HOSTILE * n)[:n],
+            "abstract": [f"{HOSTILE[i % len(HOSTILE)]} abstract 中文 {i}" for i in range(n)],
+            "source": ["=cmd|' /C calc'!A0"] + ["a.csv"] * (n - 1),
+            "topic_id": [0, 0, 1, 1, -1, 0, 1][:n],
+            "x": rng.standard_normal(n).astype(np.float32),
+            "y": rng.standard_normal(n).astype(np.float32),
+            "venue": ["-ICML"] * n,
+        }
+    )
+    topics = pd.DataFrame(
+        {
+            "topic_id": [0, 1],
+            "label": ["=Evil topic", "Optimal transport"],
+            "keywords": [["=a", "b"], ["transport", "optimal transport"]],
+            "keyword_weights": [[0.2, 0.1], [0.3, 0.2]],
+            "size": [3, 3],
+            "x": [0.0, 1.0],
+            "y": [0.0, 1.0],
+            "representative_doc_ids": [["0000000000000000"], ["0000000000000002"]],
+        }
+    )
     manifest = {"schema_version": 1, "name": "tiny", "papers": n, "topics": 2}
     return AtlasMap(papers=papers, topics=topics, embeddings=vectors.astype(np.float16), manifest=manifest)
 
@@ -53,12 +62,20 @@ def test_no_exported_text_cell_starts_like_a_formula():
         for column, value in row.items():
             if column != "topic_id":
                 assert not value.startswith(("=", "+", "-", "@", "\t", "\r")), (column, value)
-    assert rows[0]["title"] == "'=HYPERLINK(\"http://evil\",\"x\")"
+    assert rows[0]["title"] == '\'=HYPERLINK("http://evil","x")'
     assert rows[0]["source"].startswith("'=cmd")
     assert rows[0]["topic"] == "'=Evil topic" and rows[4]["topic"] == "Unassigned"
     assert rows[4]["topic_id"] == "-1"  # a number, not text: left as is
     assert "中文" in rows[0]["abstract"] and rows[0]["venue"] == "'-ICML"
-    assert list(rows[0])[:7] == ["doc_id", "title", "abstract", "topic_id", "topic", "topic_keywords", "source"]
+    assert list(rows[0])[:7] == [
+        "doc_id",
+        "title",
+        "abstract",
+        "topic_id",
+        "topic",
+        "topic_keywords",
+        "source",
+    ]
 
 
 def test_cli_export_of_one_topic(tmp_path, capsys):

@@ -32,7 +32,11 @@ def test_seed_text_is_kept_verbatim_including_markdown_and_latex():
 
 @pytest.mark.parametrize(
     "header, name",
-    [("ICML 2025 Papers", "ICML 2025"), ("ICML 2025 论文列表", "ICML 2025"), ("NeurIPS 2024", "NeurIPS 2024")],
+    [
+        ("ICML 2025 Papers", "ICML 2025"),
+        ("ICML 2025 论文列表", "ICML 2025"),
+        ("NeurIPS 2024", "NeurIPS 2024"),
+    ],
 )
 def test_collection_name_drops_list_words(header, name):
     assert collection_name(header) == name
@@ -41,15 +45,23 @@ def test_collection_name_drops_list_words(header, name):
 @pytest.mark.parametrize(
     "abstract, title",
     [
-        ("LLMs fail at X. Here, we introduce MuLan, Multi-Language adapter, a lightweight adapter.",
-         "MuLan: Multi-Language adapter, a lightweight adapter"),
-        ("Moderation is hard. We present SafetyAnalyst, a novel AI safety moderation framework. More.",
-         "SafetyAnalyst: a novel AI safety moderation framework"),
+        (
+            "LLMs fail at X. Here, we introduce MuLan, Multi-Language adapter, a lightweight adapter.",
+            "MuLan: Multi-Language adapter, a lightweight adapter",
+        ),
+        (
+            "Moderation is hard. We present SafetyAnalyst, a novel AI safety moderation framework. More.",
+            "SafetyAnalyst: a novel AI safety moderation framework",
+        ),
         (ABSTRACT_B, "D-Fusion: a faster sampler for them"),
-        ("We propose SMAAT, which improves the scalability of adversarial training.",
-         "SMAAT improves the scalability of adversarial training"),
-        ("Despite the success of diffusion models in data generation, they fail. We study why.",
-         "Despite the success of diffusion models in data generation"),
+        (
+            "We propose SMAAT, which improves the scalability of adversarial training.",
+            "SMAAT improves the scalability of adversarial training",
+        ),
+        (
+            "Despite the success of diffusion models in data generation, they fail. We study why.",
+            "Despite the success of diffusion models in data generation",
+        ),
     ],
 )
 def test_derived_titles_name_the_method_or_take_the_first_clause(abstract, title):
@@ -71,12 +83,22 @@ def test_doc_id_ignores_whitespace_and_file_but_not_text():
 
 def test_tables_find_abstract_column_in_any_case_and_keep_metadata(tmp_path):
     csv_file = tmp_path / "papers.csv"
-    pd.DataFrame({"Title": ["Gaussian OT", ""], "ABSTRACT": [ABSTRACT_A, ABSTRACT_B],
-                  "year": [2024, 2025], "venue": ["ICML", "NeurIPS"]}).to_csv(csv_file, index=False)
+    pd.DataFrame(
+        {
+            "Title": ["Gaussian OT", ""],
+            "ABSTRACT": [ABSTRACT_A, ABSTRACT_B],
+            "year": [2024, 2025],
+            "venue": ["ICML", "NeurIPS"],
+        }
+    ).to_csv(csv_file, index=False)
     jsonl_file = tmp_path / "more.jsonl"
-    jsonl_file.write_text(json.dumps({"abstract": "Graph neural networks for molecules " * 3, "url": "u"}) + "\n")
+    jsonl_file.write_text(
+        json.dumps({"abstract": "Graph neural networks for molecules " * 3, "url": "u"}) + "\n"
+    )
     parquet_file = tmp_path / "extra.parquet"
-    pd.DataFrame({"abstract": ["Bandits with delayed feedback and regret bounds " * 2]}).to_parquet(parquet_file)
+    pd.DataFrame({"abstract": ["Bandits with delayed feedback and regret bounds " * 2]}).to_parquet(
+        parquet_file
+    )
     tsv_file = tmp_path / "tab.tsv"
     tsv_file.write_text("abstract\tauthors\nSparse autoencoders for interpretability of models\tAda\n")
     papers = ingest([tmp_path]).papers

@@ -61,8 +61,11 @@ def test_topic_numbers_follow_size():
 
 
 def test_topic_label_uses_the_papers_spelling_and_phrases():
-    docs = ["Multi-view clustering with anchors.", "Incomplete multi-view clustering at scale.",
-            "A study of multi-view clustering."]
+    docs = [
+        "Multi-view clustering with anchors.",
+        "Incomplete multi-view clustering at scale.",
+        "A study of multi-view clustering.",
+    ]
     assert topic_label(["clustering", "multiview", "multiview clustering", "anchors"], docs) == (
         "Multi-view clustering"
     )
@@ -71,8 +74,10 @@ def test_topic_label_uses_the_papers_spelling_and_phrases():
 
 
 def test_repeated_labels_are_made_distinct():
-    labels = distinct_labels(["Diffusion models", "Diffusion models", "Clustering"],
-                             [["diffusion", "guidance"], ["diffusion", "video"], ["clustering"]])
+    labels = distinct_labels(
+        ["Diffusion models", "Diffusion models", "Clustering"],
+        [["diffusion", "guidance"], ["diffusion", "video"], ["clustering"]],
+    )
     assert labels == ["Diffusion models · guidance", "Diffusion models · video", "Clustering"]
 
 
