@@ -695,20 +695,21 @@ def about_panel(data: MapData) -> None:
             help="Abstracts per second, end to end.",
         )
         timings = manifest.get("timings_seconds") or {}
-        if timings:
-            st.markdown("**Build timings**")
-            st.dataframe(
-                pd.DataFrame({"Stage": list(timings), "Seconds": [float(v) for v in timings.values()]}),
-                hide_index=True,
-                column_config={"Seconds": st.column_config.NumberColumn(format="%.2f")},
+        if timings:  # plain text lines: cheaper to draw than a table, and the panel is usually closed
+            st.markdown(
+                "**Build timings** · "
+                + " · ".join(f"{markdown_literal(stage)} {_seconds(v)}" for stage, v in timings.items())
             )
         config = manifest.get("config") or {}
         if config:
-            st.markdown("**Build settings**")
-            st.dataframe(
-                pd.DataFrame({"Setting": list(config), "Value": [str(v) for v in config.values()]}),
-                hide_index=True,
+            st.markdown(
+                "**Build settings** · "
+                + " · ".join(f"{markdown_literal(k)} = {markdown_literal(v)}" for k, v in config.items())
             )
+
+
+def _seconds(value) -> str:
+    return f"{value:,.1f} s" if isinstance(value, int | float) else markdown_literal(value)
 
 
 def _percent(value) -> str:

@@ -334,3 +334,19 @@ def test_a_broken_map_folder_shows_an_error_not_a_traceback(tmp_path, monkeypatc
     at = start()
     assert not at.exception
     assert "damaged manifest" in at.error[0].value
+
+
+def test_about_this_map_shows_the_manifest(tiny):
+    at = start()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics == {
+        "Unassigned share": "15.0%",
+        "Largest topic share": "25.0%",
+        "Coherence (NPMI)": "0.120",
+        "Topic diversity": "1.000",
+        "Build speed": "17.1 /s",
+    }
+    about = texts(at)
+    assert "**Tiny test map** · 60 papers · 4 topics · 8 unassigned" in about
+    assert "embed 1.5 s · topics 2.0 s · total 3.5 s" in about
+    assert "Model sentence\\-transformers/all\\-MiniLM\\-L6\\-v2 · encoder synthetic" in about
