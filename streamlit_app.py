@@ -254,9 +254,7 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
         st.button("Reset view", on_click=reset_view, icon=":material/restart_alt:", width="stretch")
         st.divider()
         st.caption(
-            "Click a point to open its paper. To select papers, pick Box or Lasso select at the top right of "
-            "the map and drag. Scroll to zoom, drag to pan, double-click to zoom out. The address bar always "
-            "holds a link to this view."
+            ":material/link: The address bar always holds a link to what you see: copy it to share this view."
         )
 
 
