@@ -350,3 +350,13 @@ def test_about_this_map_shows_the_manifest(tiny):
     assert "**Tiny test map** · 60 papers · 4 topics · 8 unassigned" in about
     assert "embed 1.5 s · topics 2.0 s · total 3.5 s" in about
     assert "Model sentence\\-transformers/all\\-MiniLM\\-L6\\-v2 · encoder synthetic" in about
+
+
+def test_big_views_send_at_most_a_thousand_table_rows_but_export_them_all(tmp_path, monkeypatch, downloads):
+    monkeypatch.setenv("ATLAS_MAP", str(write_tiny_map(tmp_path / "big", n=1500)))
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "none"))
+    at = start()
+    assert len(table(at)) == 1000
+    assert "Showing the first 1,000 of 1,500" in texts(at)
+    assert len(rows_of(downloads["Download these 1,500 papers (CSV)"])) == 1500
+    assert {t["type"] for t in figure(at)["data"]} == {"scattergl"}
