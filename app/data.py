@@ -219,11 +219,11 @@ def build_map_data(name: str, path: Path) -> MapData:
         topics=topics,
         vectors=vectors,
         search_text=search_text,
-        hover_title=np.array([plotly_wrap(t, 64, 3) for t in titles], dtype=object),
+        hover_title=np.array([plotly_wrap(t, 64, 3) for t in titles.tolist()], dtype=object),
         hover_detail=np.array(
             [
                 f"{escaped_labels.get(int(t), t)}<br>{plotly_escape(shorten(s, 70))}"
-                for t, s in zip(topic_ids, sources, strict=True)
+                for t, s in zip(topic_ids.tolist(), sources.tolist(), strict=True)
             ],
             dtype=object,
         ),

@@ -28,9 +28,12 @@ def plotly_wrap(text: object, width: int = 60, max_lines: int = 3) -> str:
         >>> plotly_wrap("<b>" + "x" * 30, width=10)
         '&lt;b&gt;xxxxxxx<br>xxxxxxxxxx<br>xxxxxxxxxx…'
     """
+    text = str(text)
+    if len(text) <= width and "\n" not in text:  # most titles: one line, nothing to wrap
+        return plotly_escape(text)
     lines: list[str] = []
     line = ""
-    for word in str(text).split():
+    for word in text.split():
         while len(word) > width:  # break words longer than a line
             if line:
                 lines.append(line)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
 
@@ -228,14 +229,16 @@ def test_figure_tags_every_paper_with_its_doc_id_and_escapes_text(tmp_path):
     in_view = np.ones(data.n, dtype=bool)
     in_view[:10] = False
     figure = map_figure(data, in_view, pin=Pin(0.0, 0.0, "<script>"), chosen_row=12)
-    tagged = [d for trace in figure.data if trace.customdata is not None for d in trace.customdata]
+    traces = json.loads(figure.to_json())["data"]  # what st.plotly_chart sends to the browser
+    tagged = [d for trace in traces for d in trace.get("customdata", [])]
     assert sorted(tagged) == sorted(data.papers["doc_id"][10:])
-    assert all(trace.type == "scatter" for trace in figure.data)  # 60 points: SVG
+    assert all(trace["type"] == "scatter" for trace in traces)  # 60 points: SVG
     spec = json.dumps(json.loads(figure.to_json()), ensure_ascii=False)  # the strings Plotly.js receives
     assert "<img" not in spec and "<script>" not in spec and "<b>bold" not in spec
     assert "&lt;b&gt;bold&lt;/b&gt;" in spec and "B &amp; C" in spec
-    context = [t for t in figure.data if t.name == "context"][0]
-    assert len(context.x) == 10 and context.hoverinfo == "skip"
+    context = [t for t in traces if t["name"] == "context"][0]
+    assert context["hoverinfo"] == "skip" and "customdata" not in context
+    assert len(np.frombuffer(base64.b64decode(context["x"]["bdata"]), context["x"]["dtype"])) == 10
 
 
 def test_figure_scales_with_the_number_of_papers():
@@ -246,4 +249,5 @@ def test_figure_scales_with_the_number_of_papers():
 def test_big_maps_use_webgl(tmp_path):
     data = build_map_data("big", write_tiny_map(tmp_path / "big", n=1500))
     figure = map_figure(data, np.ones(data.n, dtype=bool))
-    assert {t.type for t in figure.data if t.customdata is not None} == {"scattergl"}
+    traces = figure.to_dict()["data"]
+    assert {t["type"] for t in traces if "customdata" in t} == {"scattergl"}
