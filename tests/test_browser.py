@@ -115,12 +115,12 @@ def page(browser):
 
 def open_app(page, url: str) -> None:
     page.goto(url)
-    page.wait_for_selector(POINTS, timeout=30_000)
+    page.wait_for_selector(POINTS, timeout=60_000)
 
 
 def heading(page, prefix: str) -> str:
     locator = page.locator("h4", has_text=prefix).first
-    locator.wait_for(timeout=15_000)
+    locator.wait_for(timeout=30_000)
     return locator.inner_text()
 
 
@@ -145,15 +145,15 @@ def test_search_narrows_the_view_lands_in_the_url_and_the_url_restores_it(page, 
     search = page.get_by_role("textbox", name="Search")
     search.fill("diffusion")
     search.press("Enter")
-    page.wait_for_url("**q=diffusion**", timeout=15_000)
-    page.get_by_text("15 of 60 papers match").wait_for(timeout=15_000)
+    page.wait_for_url("**q=diffusion**", timeout=30_000)
+    page.get_by_text("15 of 60 papers match").wait_for(timeout=30_000)
     assert heading(page, "Papers") == "Papers · 15"
     shared = page.url
 
     other = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
     open_app(other, shared)
     assert other.get_by_role("textbox", name="Search").input_value() == "diffusion"
-    other.get_by_text("15 of 60 papers match").wait_for(timeout=15_000)
+    other.get_by_text("15 of 60 papers match").wait_for(timeout=30_000)
     assert heading(other, "Papers") == "Papers · 15"
     other.context.close()
 
@@ -179,10 +179,10 @@ def test_clicking_a_point_opens_the_paper(page, tiny_app):
     app, _ = tiny_app
     open_app(page, app.url)
     page.mouse.move(*point_position(page, "doc0009"))
-    page.wait_for_selector(".hoverlayer .hovertext", timeout=5_000)
+    page.wait_for_selector(".hoverlayer .hovertext", timeout=10_000)
     page.mouse.down()
     page.mouse.up()
-    page.wait_for_url("**paper=doc0009**", timeout=15_000)
+    page.wait_for_url("**paper=doc0009**", timeout=30_000)
     assert heading(page, "Diffusion study 9") == "Diffusion study 9"
 
 
@@ -211,14 +211,14 @@ def test_a_box_selection_on_the_map_fills_the_table(page, tiny_app):
     page.mouse.up()
     assert heading(page, "Selected on the map") == f"Selected on the map · {len(inside)}"
     button = page.get_by_role("button", name=f"Download these {len(inside)} papers (CSV)")
-    button.wait_for(timeout=15_000)
+    button.wait_for(timeout=30_000)
 
 
 def test_download_returns_the_rows_in_view_as_csv(page, tiny_app):
     app, folder = tiny_app
     open_app(page, app.url + "?topics=2&unassigned=hide")
     button = page.get_by_role("button", name="Download these 13 papers (CSV)")
-    button.wait_for(timeout=15_000)
+    button.wait_for(timeout=30_000)
     with page.expect_download(timeout=30_000) as download_info:
         button.click()
     raw = Path(download_info.value.path()).read_bytes()
@@ -241,17 +241,17 @@ def test_hostile_titles_and_topic_names_run_no_script(page, tmp_path):
     app = App(folder, tmp_path / "none")
     try:
         open_app(page, app.url + "?paper=doc0000")
-        page.get_by_role("heading", name=titles[0]).wait_for(timeout=15_000)  # shown as text
+        page.get_by_role("heading", name=titles[0]).wait_for(timeout=30_000)  # shown as text
         annotations = page.locator(".js-plotly-plot .annotation-text").all_text_contents()
         assert annotations[0].startswith("<img src=x") and "<i>B</i>" in annotations  # literal, wrapped
         for row in range(3):  # hover each hostile point so Plotly renders its hover label
             position = point_position(page, f"doc{row:04d}")
             page.mouse.move(*position)
-            page.wait_for_selector(".hoverlayer .hovertext", timeout=5_000)
+            page.wait_for_selector(".hoverlayer .hovertext", timeout=10_000)
             assert "<" in page.locator(".hoverlayer .hovertext").first.text_content()
         page.goto(app.url + "?paper=doc0001")
-        page.wait_for_selector(POINTS, timeout=30_000)
-        page.get_by_role("heading", name=titles[1]).wait_for(timeout=15_000)
+        page.wait_for_selector(POINTS, timeout=60_000)
+        page.get_by_role("heading", name=titles[1]).wait_for(timeout=30_000)
         page.wait_for_timeout(500)
         assert page.dialogs == []
         assert page.evaluate("window.__xss") is None
