@@ -19,7 +19,8 @@ class BuildConfig:
         min_topic_size: HDBSCAN `min_cluster_size`; smallest group of papers called a topic.
         min_samples: HDBSCAN `min_samples`; lower keeps more papers out of the noise.
         n_neighbors: UMAP neighbourhood size for both the 5-D clustering space and the 2-D map.
-        reassign_neighbors: neighbours consulted when reassigning papers HDBSCAN left out.
+        reassign_neighbors: neighbours consulted when reassigning papers HDBSCAN left out; a
+            tenth of the corpus, between 5 and 15, so a vote stays local in small corpora.
         top_n_words: keywords kept per topic.
         random_state: seed for UMAP; the same input and config give the same map.
     """
@@ -28,7 +29,7 @@ class BuildConfig:
     min_topic_size: int | None = None
     min_samples: int | None = None
     n_neighbors: int | None = None
-    reassign_neighbors: int = 15
+    reassign_neighbors: int | None = None
     top_n_words: int = 10
     random_state: int = 42
 
@@ -55,6 +56,7 @@ class BuildConfig:
             min_topic_size=min_topic_size,
             min_samples=min_samples,
             n_neighbors=min(n_neighbors, n_papers - 1),
+            reassign_neighbors=self.reassign_neighbors or min(15, max(5, n_papers // 10)),
         )
         resolved.validate(n_papers)
         return resolved

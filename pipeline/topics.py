@@ -87,6 +87,7 @@ ABSTRACT_STOP_WORDS = sorted(
         "challenging",
         "challenge",
         "challenges",
+        "large",
         "algorithm",
         "algorithms",
         "technique",
@@ -214,22 +215,26 @@ def topic_label(keywords: list[str], documents: list[str]) -> str:
     if not keywords:
         return "Unnamed topic"
     top = keywords[0]
-    phrases = [k for k in keywords[:4] if " " in k]
+    head = keywords[:6]
+    phrases = [
+        k
+        for k in keywords
+        if " " in k
+        and (
+            k in keywords[:4]  # ranked near the top itself
+            or all(word in head for word in k.split())  # both its words are top keywords
+            or "".join(word[0] for word in k.split()) == top  # spells out a top acronym ("ot")
+        )
+    ]
+    # A phrase that spells out the top acronym names the topic best ("ot" -> "optimal transport").
+    phrases.sort(key=lambda k: "".join(word[0] for word in k.split()) != top)
     phrase = phrases[0] if phrases else top
-    if top not in phrase.split():
-        for longer in (f"{phrase} {top}", f"{top} {phrase}"):
-            if _share_containing(longer, documents) >= 0.25:
-                phrase = longer
-                break
-    elif phrase == top:
-        # A lone word reads better with the word the papers most often put before or after it.
-        for other in keywords[1:4]:
-            for longer in (f"{other} {top}", f"{top} {other}"):
-                if " " not in other and _share_containing(longer, documents) >= 0.3:
-                    phrase = longer
-                    break
-            if phrase != top:
-                break
+    if top not in phrase.split() and _share_containing(f"{phrase} {top}", documents) >= 0.25:
+        phrase = f"{phrase} {top}"  # "multiview" + "clustering" -> "multiview clustering"
+    if phrase == top:
+        # A lone word reads better with the word the papers most often put next to it.
+        pairs = [(o, p) for o in keywords[1:4] if " " not in o for p in (f"{o} {top}", f"{top} {o}")]
+        phrase = next((p for _, p in pairs if _share_containing(p, documents) >= 0.3), top)
     label = _surface_form(phrase, documents)
     if " " not in phrase:
         # One word ("Causal", "Adversarial") says too little: add the next keyword that is not
