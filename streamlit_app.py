@@ -241,7 +241,7 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
         )
         for column, values in data.facets.items():
             st.multiselect(
-                column.replace("_", " ").capitalize(),
+                markdown_literal(column.replace("_", " ").capitalize()),  # column names come from the data
                 values,
                 key=FACET_PREFIX + column,
                 placeholder=f"Any {column.replace('_', ' ')}",

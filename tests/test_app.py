@@ -13,7 +13,8 @@ from streamlit.elements.widgets.button import ButtonMixin
 from streamlit.testing.v1 import AppTest
 
 from app.state import normalise_params
-from tests.app_fixtures import REPO, write_tiny_map
+from pipeline.artifacts import write_map
+from tests.app_fixtures import REPO, tiny_map, write_tiny_map
 
 APP = str(REPO / "streamlit_app.py")
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -360,3 +361,15 @@ def test_big_views_send_at_most_a_thousand_table_rows_but_export_them_all(tmp_pa
     assert "Showing the first 1,000 of 1,500" in texts(at)
     assert len(rows_of(downloads["Download these 1,500 papers (CSV)"])) == 1500
     assert {t["type"] for t in figure(at)["data"]} == {"scattergl"}
+
+
+def test_metadata_column_names_are_shown_literally(tmp_path, monkeypatch):
+    atlas = tiny_map()
+    atlas.papers["$x$ **venue**"] = ["A", "B"] * 30
+    write_map(tmp_path / "odd", atlas)
+    monkeypatch.setenv("ATLAS_MAP", str(tmp_path / "odd"))
+    at = start({"f.$x$ **venue**": "B"})
+    assert not at.exception and not at.warning
+    facet = at.multiselect(key="w_f_$x$ **venue**")
+    assert facet.label == "\\$x\\$ \\*\\*venue\\*\\*" and facet.value == ["B"]
+    assert len(table(at)) == 30
