@@ -102,7 +102,7 @@ def sanitise_state(data: MapData) -> None:
         key = FACET_PREFIX + column
         allowed = set(values)
         st.session_state[key] = [v for v in st.session_state.get(key, []) if v in allowed]
-    if st.session_state.get("topic") not in known | {-1}:
+    if st.session_state.get("topic") not in data.vocabulary().topic_ids:
         st.session_state.topic = None
     if st.session_state.get("paper") not in data.row_of:
         st.session_state.paper = None
@@ -246,11 +246,12 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
                 key=FACET_PREFIX + column,
                 placeholder=f"Any {column.replace('_', ' ')}",
             )
-        st.toggle(
-            f"Show unassigned papers ({data.sizes[-1]:,})",
-            key="w_unassigned",
-            help="Papers the clustering left out of every topic, drawn in grey.",
-        )
+        if data.sizes[-1]:  # a map where every paper has a topic needs no such switch
+            st.toggle(
+                f"Show unassigned papers ({data.sizes[-1]:,})",
+                key="w_unassigned",
+                help="Papers the clustering left out of every topic, drawn in grey.",
+            )
         st.button("Reset view", on_click=reset_view, icon=":material/restart_alt:", width="stretch")
         st.divider()
         st.caption(
@@ -314,7 +315,7 @@ def map_view(data: MapData, in_view: np.ndarray, state: ViewState) -> None:
 def topic_list(data: MapData, in_view: np.ndarray, state: ViewState, filtered: bool) -> None:
     """Topics by size beside the map; with filters on, the bars count only the papers in view."""
     st.markdown("#### Topics")
-    ids = [*data.topic_order, -1]
+    ids = [*data.topic_order, -1] if data.sizes[-1] else list(data.topic_order)
     counts = np.bincount(data.topic_ids[in_view] + 1, minlength=max(ids) + 2)
     column = "In view" if filtered else "Papers"
     table = pd.DataFrame(
@@ -491,7 +492,7 @@ def detail_panel(data: MapData, state: ViewState) -> None:
 
 
 def topic_picker(data: MapData, topic: int | None) -> None:
-    options = [*data.topic_order, -1]
+    options = [*data.topic_order, -1] if data.sizes[-1] else list(data.topic_order)
     key = f"topic-pick-{topic}"
     st.selectbox(
         "Topic",

@@ -68,10 +68,12 @@ def map_catalog(requested: Path | None, root: Path = MAPS_ROOT) -> list[MapRef]:
     if requested is not None:
         requested = requested.resolve()
         others = [m for m in found if m.path.resolve() != requested]
-        name = requested.name or "map"
         taken = {m.name for m in others}
+        name = requested.name or "map"
+        if name in taken:  # e.g. a second "seeds" elsewhere: name it by its parent folder too
+            name = f"{requested.parent.name}-{name}"
         while name in taken:
-            name += "-1"
+            name += "-2"
         return [MapRef(name, requested), *others]
     found.sort(key=lambda m: m.name != DEFAULT_MAP.name)
     return found
@@ -121,8 +123,11 @@ class MapData:
         return len(self.papers)
 
     def vocabulary(self) -> Vocabulary:
+        unassigned = (
+            [-1] if self.sizes.get(-1) else []
+        )  # "Unassigned" is a topic view only when it has papers
         return Vocabulary(
-            topic_ids=frozenset([*self.topic_order, -1]), facets=self.facets, doc_ids=self.row_of
+            topic_ids=frozenset([*self.topic_order, *unassigned]), facets=self.facets, doc_ids=self.row_of
         )
 
     def label(self, topic_id: int) -> str:

@@ -42,7 +42,7 @@ def distinct_colours(n: int) -> tuple[str, ...]:
     grid = np.stack(np.meshgrid(steps, steps, steps, indexing="ij"), axis=-1).reshape(-1, 3)
     lab = _srgb_to_lab(grid)
     chroma = np.hypot(lab[:, 1], lab[:, 2])
-    keep = (lab[:, 0] > 38) & (lab[:, 0] < 80) & (chroma > 30) & (chroma < 80)
+    keep = (lab[:, 0] > 38) & (lab[:, 0] < 72) & (chroma > 30) & (chroma < 80)
     grid, lab = grid[keep], lab[keep]
     seeds = np.array([[int(c[i : i + 2], 16) / 255 for i in (1, 3, 5)] for c in _SEED_COLOURS])
     chosen = [_hex(c) for c in seeds[:n]]

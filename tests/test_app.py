@@ -373,3 +373,15 @@ def test_metadata_column_names_are_shown_literally(tmp_path, monkeypatch):
     facet = at.multiselect(key="w_f_$x$ **venue**")
     assert facet.label == "\\$x\\$ \\*\\*venue\\*\\*" and facet.value == ["B"]
     assert len(table(at)) == 30
+
+
+def test_a_map_without_unassigned_papers_hides_that_state(tmp_path, monkeypatch):
+    atlas = tiny_map()
+    atlas.papers["topic_id"] = atlas.papers["topic_id"].replace(-1, 0)
+    write_map(tmp_path / "full", atlas)
+    monkeypatch.setenv("ATLAS_MAP", str(tmp_path / "full"))
+    at = start({"topic": "-1"})
+    assert not at.exception
+    assert "Unassigned" not in topic_table(at)["Topic"].tolist()
+    assert not [t for t in at.toggle if t.key == "w_unassigned"]
+    assert "topic\\=\\'\\-1\\'" in at.warning[0].value  # shown literally: topic='-1'

@@ -217,6 +217,11 @@ def test_map_catalog_puts_the_requested_or_seeds_map_first(tmp_path):
     (tmp_path / "not-a-map").mkdir()
     assert [m.name for m in map_catalog(None, tmp_path)] == ["seeds", "zeta"]
     assert [m.name for m in map_catalog(tmp_path / "zeta", tmp_path)] == ["zeta", "seeds"]
+    assert [m.name for m in map_catalog(tmp_path / "other" / "seeds", tmp_path)] == [
+        "other-seeds",
+        "seeds",
+        "zeta",
+    ]
     assert requested_map(["--map", "x"], {"ATLAS_MAP": "y"}).name == "x"
     assert requested_map([], {}) is None
 
