@@ -258,6 +258,7 @@ def topic_annotations(
                 "y": float(row["y"]),
                 "text": f"<b>{text}</b>" if topic == chosen else text,
                 "showarrow": False,
+                "yshift": 14,  # sit just above the anchor paper rather than on it
                 "font": {"size": font, "color": INK},
                 "bgcolor": "rgba(255,255,255,0.82)",
                 "bordercolor": data.colours[topic],
