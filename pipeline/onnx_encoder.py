@@ -1,4 +1,4 @@
-"""Fast CPU embeddings: the packaged all-MiniLM-L6-v2 as an int8 ONNX model, built once per machine."""
+"""Fast CPU embeddings: all-MiniLM-L6-v2 as an int8 ONNX model, built once per machine."""
 
 from __future__ import annotations
 
@@ -25,6 +25,9 @@ RECIPE_VERSION = 1
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 # Files whose content decides the exported model (and so the cache key).
 KEY_FILES = ("config.json", "model.safetensors", "tokenizer.json", "sentence_bert_config.json")
+BUILD_MESSAGE = "preparing the int8 ONNX model (once per machine)..."
+
+PathLike = str | Path
 
 
 def quantisation_variant() -> str:
@@ -64,9 +67,7 @@ def quantisation_settings(variant: str) -> dict[str, Any]:
     }
 
 
-def onnx_model_file(
-    model_path: str | Path | None = None, cache_dir: str | Path | None = None
-) -> Path:
+def onnx_model_file(model_path: PathLike | None = None, cache_dir: PathLike | None = None) -> Path:
     """Return the int8 ONNX model for this machine, exporting and quantising it on first use.
 
     The model lives under `<cache>/onnx/<key>/`, where the key covers the model files, the
@@ -91,9 +92,7 @@ def onnx_model_file(
     folder.mkdir(parents=True, exist_ok=True)
     with _build_lock(folder):
         if not target.exists():  # another process may have built it while we waited
-            print(
-                "preparing the int8 ONNX model (once per machine)...", file=sys.stderr, flush=True
-            )
+            print(BUILD_MESSAGE, file=sys.stderr, flush=True)
             _build(model_dir, target, variant)
     return target
 
@@ -103,7 +102,7 @@ class OnnxEncoder:
 
     Each text runs on its own, without padding, so its vector does not depend on the other
     texts of the batch, and no compute is spent on padding. `threads` texts run at once, each
-    on one core: on this 2-core AVX2 machine that was faster than splitting every operator
+    on one core: on a 2-core AVX2 machine that measured faster than splitting every operator
     across cores, and it keeps going at full speed when another process takes a core.
 
     Attributes:
@@ -115,9 +114,9 @@ class OnnxEncoder:
 
     def __init__(
         self,
-        model_path: str | Path | None = None,
+        model_path: PathLike | None = None,
         *,
-        cache_dir: str | Path | None = None,
+        cache_dir: PathLike | None = None,
         threads: int | None = None,
     ) -> None:
         """Load (building on first use) the int8 model and the tokenizer.
@@ -133,8 +132,7 @@ class OnnxEncoder:
         model_dir = Path(model_path) if model_path else _default_model_path()
         _require_mean_pooling(model_dir)
         self.model_file = onnx_model_file(model_dir, cache_dir)
-        packaged = model_dir.resolve() == _default_model_path().resolve()
-        label = MODEL_LABEL if packaged else model_dir.name
+        label = MODEL_LABEL if model_path is None or _is_packaged(model_dir) else model_dir.name
         self.name = f"{label}/onnx-int8-{quantisation_variant()}"
         self.threads = max(1, threads or _usable_cpus())
         self.dimensions = int(_read_json(model_dir / "config.json")["hidden_size"])
@@ -154,11 +152,7 @@ class OnnxEncoder:
         )
         self._input_names = {i.name for i in self._session.get_inputs()}
         # Run() is thread-safe, so the workers share one session (and one copy of the weights).
-        self._pool = (
-            ThreadPoolExecutor(self.threads, thread_name_prefix="onnx-encoder")
-            if self.threads > 1
-            else None
-        )
+        self._pool = ThreadPoolExecutor(self.threads, "onnx-encoder") if self.threads > 1 else None
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Embed one batch of texts.
@@ -177,7 +171,7 @@ class OnnxEncoder:
         # Longest first, so no worker is left with a long text while the others idle.
         order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
         run = self._pool.map if self._pool else map
-        for row, vector in zip(order, run(self._embed_one, (ids[i] for i in order))):
+        for row, vector in zip(order, run(self._embed_one, (ids[i] for i in order)), strict=True):
             vectors[row] = vector
         return vectors
 
@@ -233,6 +227,7 @@ def _export_fp32(model_dir: Path, out: Path) -> dict[str, str]:
     import onnxruntime
     import torch
     import transformers
+    from torch import Tensor
     from transformers import BertModel
 
     # Eager attention exports the plain softmax pattern that onnxruntime's BERT fusion
@@ -246,10 +241,8 @@ def _export_fp32(model_dir: Path, out: Path) -> dict[str, str]:
             super().__init__()
             self.body = body
 
-        def forward(self, input_ids, attention_mask, token_type_ids):  # noqa: ANN001, ANN201
-            out = self.body(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            )
+        def forward(self, ids: Tensor, mask: Tensor, types: Tensor) -> Tensor:
+            out = self.body(input_ids=ids, attention_mask=mask, token_type_ids=types)
             return out.last_hidden_state
 
     example = torch.tensor([[101, 7592, 2088, 102], [101, 7592, 102, 0]])
@@ -374,6 +367,7 @@ def _write_atomic(path: Path, text: str) -> None:
     try:
         with os.fdopen(handle, "w") as out:
             out.write(text)
+        os.chmod(temporary, 0o644)  # mkstemp makes it private; the cache is not secret
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -441,7 +435,7 @@ def _usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def _cache_root(cache_dir: str | Path | None) -> Path:
+def _cache_root(cache_dir: PathLike | None) -> Path:
     """The cache root: the argument, else `ATLAS_CACHE_DIR`, else `~/.cache/abstract-atlas`."""
     if cache_dir:
         return Path(cache_dir)
@@ -466,6 +460,14 @@ def _require_mean_pooling(model_dir: Path) -> None:
     modes = [key for key, on in pooling.items() if key.startswith("pooling_mode_") and on]
     if modes != ["pooling_mode_mean_tokens"]:
         raise ValueError(f"{model_dir}: OnnxEncoder only does mean pooling, not {modes}")
+
+
+def _is_packaged(model_dir: Path) -> bool:
+    """Whether `model_dir` is the packaged all-MiniLM-L6-v2 (which names the encoder)."""
+    try:
+        return model_dir.resolve() == _default_model_path().resolve()
+    except ImportError:  # a custom model on a machine without the package
+        return False
 
 
 def _max_tokens(model_dir: Path) -> int:
