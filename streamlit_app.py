@@ -237,6 +237,7 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
             data.topic_order,
             key="w_topics",
             placeholder="All topics",
+            select_all=False,  # no choice already means every topic
             format_func=lambda t: f"{data.label(t)} ({data.sizes[t]:,})",
         )
         for column, values in data.facets.items():
@@ -245,6 +246,7 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
                 values,
                 key=FACET_PREFIX + column,
                 placeholder=f"Any {column.replace('_', ' ')}",
+                select_all=False,
             )
         if data.sizes[-1]:  # a map where every paper has a topic needs no such switch
             st.toggle(
