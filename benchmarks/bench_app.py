@@ -320,7 +320,7 @@ def measure(browser, folder: Path, repeat: int) -> dict:
             page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect']").first.click()
             option = page.get_by_role("option").first
             option.wait_for(timeout=30_000)
-            toggles.append(rerun(page, option.click, "Showing"))
+            toggles.append(rerun(page, option.click, None))
             page.context.close()
         return {
             "cold": cold,
