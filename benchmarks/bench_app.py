@@ -458,7 +458,7 @@ def write_results(out: Path, results: list[dict], repeat: int, baseline: dict) -
         "The app's own Python time per run (AppTest, no browser): the first run reads the map and builds",
         "its caches; a rerun after a change is what the server adds to every interaction.",
         "",
-        "| map | first run (cold cache) | rerun after Search | rerun after a filter |",
+        "| map | first run (cold cache) | rerun after Search | rerun after a topic filter |",
         "|---|---:|---:|---:|",
     ]
     for r in results:
