@@ -26,7 +26,7 @@ run: $(VENV)/.runtime
 
 test: $(VENV)/.dev /usr/bin/chromium
 	$(PY) -m ruff check .
-	$(PY) -m pytest tests pipeline
+	$(PY) -m pytest tests pipeline app
 
 lint: $(VENV)/.dev
 	$(PY) -m ruff check .
