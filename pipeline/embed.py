@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
+from pipeline.cache import cache_dir
+
 # Never let transformers or sentence-transformers reach for the Hugging Face hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -19,11 +21,6 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSIONS = 384
 BATCH_SIZE = 32
-
-
-def cache_dir() -> Path:
-    """`ATLAS_CACHE_DIR`, else `~/.cache/abstract-atlas`."""
-    return Path(os.environ.get("ATLAS_CACHE_DIR") or Path.home() / ".cache" / "abstract-atlas")
 
 
 def model_path() -> str:

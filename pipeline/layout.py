@@ -14,7 +14,7 @@ def map_coordinates(
     Coordinates are centred and scaled to unit spread, so maps of any size share one frame.
     """
     from pipeline._fastimport import import_topic_libraries
-    from pipeline.embed import cache_dir
+    from pipeline.cache import cache_dir, cached_reduction
 
     UMAP = import_topic_libraries(str(cache_dir()))[2]
 
@@ -34,7 +34,15 @@ def map_coordinates(
         n_epochs=200,
         **options,
     )
-    coordinates = reducer.fit_transform(embeddings).astype(np.float64)
+    params = {
+        "n_neighbors": n_neighbors,
+        "n_components": 2,
+        "min_dist": 0.1,
+        "seed": random_state,
+        "epochs": 200,
+    }
+    coordinates, _ = cached_reduction("umap2", embeddings, params, lambda: reducer.fit_transform(embeddings))
+    coordinates = coordinates.astype(np.float64)
     coordinates -= coordinates.mean(axis=0)
     coordinates /= coordinates.std() or 1.0
     return coordinates.astype(np.float32)

@@ -266,9 +266,10 @@ def distinct_labels(labels: list[str], keywords: list[list[str]]) -> list[str]:
 def fit_topics(documents: list[str], embeddings: np.ndarray, config: BuildConfig) -> Topics:
     """Cluster papers into topics and describe each one; `config` must be resolved."""
     from pipeline._fastimport import import_topic_libraries
-    from pipeline.embed import cache_dir
+    from pipeline.cache import cache_dir, cached_reduction
 
     BERTopic, ClassTfidfTransformer, UMAP, HDBSCAN = import_topic_libraries(str(cache_dir()))
+    from bertopic.dimensionality import BaseDimensionalityReduction
 
     umap_model = UMAP(
         n_neighbors=config.n_neighbors,
@@ -277,6 +278,13 @@ def fit_topics(documents: list[str], embeddings: np.ndarray, config: BuildConfig
         metric="cosine",
         random_state=config.random_state,
     )
+    params = {
+        "n_neighbors": config.n_neighbors,
+        "n_components": 5,
+        "min_dist": 0.0,
+        "seed": config.random_state,
+    }
+    reduced, _ = cached_reduction("umap5", embeddings, params, lambda: umap_model.fit_transform(embeddings))
     hdbscan_model = HDBSCAN(
         min_cluster_size=config.min_topic_size,
         min_samples=config.min_samples,
@@ -287,7 +295,7 @@ def fit_topics(documents: list[str], embeddings: np.ndarray, config: BuildConfig
     vectorizer = vectorizer_for(len(documents))
     ctfidf = ClassTfidfTransformer(reduce_frequent_words=True)
     model = BERTopic(
-        umap_model=umap_model,
+        umap_model=BaseDimensionalityReduction(),  # the reduction above is UMAP's, done (or cached) once
         hdbscan_model=hdbscan_model,
         vectorizer_model=vectorizer,
         ctfidf_model=ctfidf,
@@ -297,7 +305,7 @@ def fit_topics(documents: list[str], embeddings: np.ndarray, config: BuildConfig
     # BERTopic (re)sets its logger in __init__; it warns that custom assignments break later topic
     # reduction, which we never do.
     logging.getLogger("BERTopic").setLevel(logging.ERROR)
-    first_labels, _ = model.fit_transform(documents, embeddings=embeddings)
+    first_labels, _ = model.fit_transform(documents, embeddings=reduced)
     first_labels = np.asarray(first_labels)
     if (first_labels == -1).all():
         # Too few or too uniform papers for any cluster: one topic is the honest map.

@@ -1,0 +1,45 @@
+"""The on-disk cache folder, and a cache of UMAP results keyed by their exact inputs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+
+def cache_dir() -> Path:
+    """`ATLAS_CACHE_DIR`, else `~/.cache/abstract-atlas`."""
+    return Path(os.environ.get("ATLAS_CACHE_DIR") or Path.home() / ".cache" / "abstract-atlas")
+
+
+def cached_reduction(
+    kind: str, embeddings: np.ndarray, params: dict, compute: Callable[[], np.ndarray]
+) -> tuple[np.ndarray, bool]:
+    """`compute()`'s result for these exact embeddings and parameters, from disk when seen before.
+
+    UMAP with a fixed seed is a pure function of its input, so a rebuild of the same corpus (to
+    try another topic size, say) needs no second fit. Returns the array and whether it was cached.
+    """
+    from importlib.metadata import version
+
+    digest = hashlib.sha256(np.ascontiguousarray(embeddings).tobytes())
+    digest.update(
+        json.dumps({"kind": kind, "umap": version("umap-learn"), **params}, sort_keys=True).encode()
+    )
+    path = cache_dir() / "reductions" / f"{kind}-{digest.hexdigest()[:32]}.npy"
+    if path.exists():
+        try:
+            return np.load(path, allow_pickle=False), True
+        except (OSError, ValueError):  # a damaged entry is recomputed, never trusted
+            pass
+    result = compute()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+    with open(partial, "wb") as handle:
+        np.save(handle, result, allow_pickle=False)
+    os.replace(partial, path)
+    return result, False
