@@ -145,6 +145,10 @@ def embed_texts(
 
     # Keyed by model and embedder, not by the loaded encoder, so a warm build never loads a model.
     cache_name = f"{MODEL_NAME}/{embedder}"
+    if embedder == "onnx-int8":  # int8 kernels differ by CPU and recipe: never mix their vectors
+        from pipeline.onnx_encoder import RECIPE_VERSION, quantisation_variant
+
+        cache_name += f"-{quantisation_variant()}-r{RECIPE_VERSION}"
     keys = [text_key(t) for t in texts]
     cache = EmbeddingCache(cache_dir() / "embeddings.sqlite", cache_name) if use_cache else None
     cached = cache.get(list(dict.fromkeys(keys))) if cache else {}

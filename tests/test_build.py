@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import uuid
 
 import numpy as np
 import pandas as pd
@@ -20,7 +21,8 @@ from pipeline.config import BuildConfig
 from pipeline.embed import embed_texts
 from tests.conftest import ROOT, SEEDS
 
-# The themes the owner named, how to recognise a paper about each, and words its topic's name may use.
+# The themes the owner named, how to recognise a paper about each, and words its topic's name may use
+# (adversarial robustness is how LLM safety shows up in these 57 abstracts).
 THEMES = {
     "diffusion models": (lambda a: "diffusion model" in a.lower(), ("diffusion",)),
     "LLM safety": (
@@ -28,7 +30,7 @@ THEMES = {
             bool(re.search(r"safety|harmful|jailbreak|attack", a, re.I))
             and bool(re.search(r"\bLLMs?\b|language models?", a, re.I))
         ),
-        ("safety", "llm", "attack"),
+        ("safety", "llm", "attack", "adversarial"),
     ),
     "clustering": (lambda a: "clustering" in a.lower(), ("cluster",)),
     "optimal transport": (lambda a: "optimal transport" in a.lower(), ("transport", "ot")),
@@ -90,9 +92,10 @@ def test_same_input_gives_the_same_map(seed_map, tmp_path):
 
 
 def test_a_build_with_one_more_file_embeds_only_the_new_abstract(seed_map, seed_copy, tmp_path):
+    nonce = uuid.uuid4().hex[:8]  # a text no earlier run can have cached
     (seed_copy / "extra.csv").write_text(
         'title,abstract,year\nSinkhorn at scale,"We scale entropic optimal transport with low-rank Sinkhorn '
-        'iterations and prove convergence rates for Wasserstein barycenters.",2025\n'
+        f'iterations and prove convergence rates for Wasserstein barycenters (run {nonce}).",2025\n'
     )
     atlas = build_map([seed_copy], tmp_path / "grown", progress=False, log=lambda m: None)
     assert atlas.manifest["embedding"]["computed"] == 1
