@@ -144,8 +144,8 @@ def embed_texts(
     import time
 
     # Keyed by model and embedder, not by the loaded encoder, so a warm build never loads a model.
-    cache_name = f"{MODEL_NAME}/{embedder}"
-    if embedder == "onnx-int8":  # int8 kernels differ by CPU and recipe: never mix their vectors
+    cache_name = encoder.name if encoder else f"{MODEL_NAME}/{embedder}"
+    if embedder == "onnx-int8" and encoder is None:  # int8 kernels differ by CPU and recipe: never mix their vectors
         from pipeline.onnx_encoder import RECIPE_VERSION, quantisation_variant
 
         cache_name += f"-{quantisation_variant()}-r{RECIPE_VERSION}"
