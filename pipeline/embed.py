@@ -145,9 +145,8 @@ def embed_texts(
 
     # Keyed by model and embedder, not by the loaded encoder, so a warm build never loads a model.
     cache_name = encoder.name if encoder else f"{MODEL_NAME}/{embedder}"
-    if (
-        embedder == "onnx-int8" and encoder is None
-    ):  # int8 kernels differ by CPU and recipe: never mix their vectors
+    # int8 kernels differ by CPU and recipe: never mix their vectors.
+    if embedder == "onnx-int8" and encoder is None:
         from pipeline.onnx_encoder import RECIPE_VERSION, quantisation_variant
 
         cache_name += f"-{quantisation_variant()}-r{RECIPE_VERSION}"
