@@ -143,7 +143,8 @@ def embed_texts(
     """
     import time
 
-    # Keyed by model and embedder, not by the loaded encoder, so a warm build never loads a model.
+    # Keyed without loading anything (a warm build never loads a model); a caller's own encoder
+    # is keyed by its own name.
     cache_name = encoder.name if encoder else f"{MODEL_NAME}/{embedder}"
     # int8 kernels differ by CPU and recipe: never mix their vectors.
     if embedder == "onnx-int8" and encoder is None:
