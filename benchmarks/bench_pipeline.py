@@ -1,6 +1,6 @@
 """Speed and quality of our build against stock BERTopic, side by side in one run.
 
-    python benchmarks/bench_pipeline.py [--datasets seeds,sample-2000,corpus-10k,corpus-full]
+    python benchmarks/bench_pipeline.py [--datasets seeds,sample-1000,sample-2000,corpus-10k,corpus-full]
 
 For each dataset, in child processes of this one (each measured with /usr/bin/time -v):
 ours cold (empty embedding cache; the once-per-machine ONNX model and JIT cache present), ours warm
@@ -35,15 +35,17 @@ from pipeline.ingest import doc_id_for, ingest  # noqa: E402
 CORPUS = ROOT.parent / "shared" / "corpus" / "ml_abstracts.parquet"
 RESULTS = ROOT / "benchmarks" / "results"
 SAMPLE_SEED = 2025
-DATASETS = ("seeds", "sample-2000", "corpus-10k", "corpus-full")
+DATASETS = ("seeds", "sample-1000", "sample-2000", "corpus-10k", "corpus-full")
 
 
 def dataset(name: str) -> pd.DataFrame | None:
     """The documents (abstract, title, field when known) of a benchmark dataset, or None if absent."""
     if name == "seeds":
         return ingest([ROOT / "seeds"]).papers[["title", "abstract"]]
-    if name == "sample-2000":
-        return pd.read_parquet(ROOT / "benchmarks" / "data" / "sample_2000.parquet")
+    if name.startswith("sample-"):  # sample-1000: a fixed half of the committed 2,000
+        sample = pd.read_parquet(ROOT / "benchmarks" / "data" / "sample_2000.parquet")
+        size = int(name.removeprefix("sample-"))
+        return sample if size == len(sample) else sample.sample(n=size, random_state=SAMPLE_SEED)
     if not CORPUS.exists():
         print(f"skipping {name}: {CORPUS} is not here (it is not part of a clone)", file=sys.stderr)
         return None
@@ -296,7 +298,7 @@ def render(results: list[dict]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", default="seeds,sample-2000,corpus-10k,corpus-full")
+    parser.add_argument("--datasets", default=",".join(DATASETS))
     parser.add_argument(
         "--stock-up-to",
         type=int,
@@ -315,7 +317,7 @@ def main() -> None:
     for name in args.datasets.split(","):
         if name not in DATASETS:
             sys.exit(f"error: --datasets: unknown dataset {name!r} (known: {', '.join(DATASETS)})")
-        size = {"seeds": 57, "sample-2000": 2000, "corpus-10k": 10_000}.get(name, 81_671)
+        size = {"seeds": 57, "sample-1000": 1000, "sample-2000": 2000, "corpus-10k": 10_000}.get(name, 81_671)
         result = bench(
             name, stock=size <= args.stock_up_to, fresh_machine=name == "seeds", keep_maps=args.keep_maps
         )

@@ -60,7 +60,7 @@ def make_parser() -> Parser:
         "--min-topic-size",
         type=positive_int,
         metavar="N",
-        help="smallest group called a topic (default: 0.25*papers^0.65, at least 3: 3 for 57 papers, 35 for 2,000)",
+        help="smallest group called a topic (default: 0.25*papers^0.63, at least 3: 3 for 57 papers, 30 for 2,000)",
     )
     build.add_argument(
         "--min-samples",

@@ -36,7 +36,7 @@ class BuildConfig:
     def resolve(self, n_papers: int) -> BuildConfig:
         """Fill every size-dependent default for a corpus of `n_papers` and validate.
 
-        Topic size grows as n^0.65: 3 for 57 papers, 35 for 2,000, 100 for 10,000, 380 for
+        Topic size grows as n^0.63: 3 for 57 papers, 30 for 2,000, 83 for 10,000, about 310 for
         80,000, so a small corpus still shows its small themes and a large one stays at tens
         (not thousands) of topics a reader can take in.
 
@@ -44,11 +44,11 @@ class BuildConfig:
             >>> BuildConfig().resolve(57).min_topic_size
             3
             >>> BuildConfig().resolve(2_000).min_topic_size
-            35
+            30
         """
         if self.embedder not in EMBEDDERS:
             raise UserError(f"--embedder must be one of {', '.join(EMBEDDERS)}, not {self.embedder!r}")
-        min_topic_size = self.min_topic_size or max(3, round(0.25 * n_papers**0.65))
+        min_topic_size = self.min_topic_size or max(3, round(0.25 * n_papers**0.63))
         min_samples = self.min_samples or max(2, min_topic_size // 4)
         n_neighbors = self.n_neighbors or int(min(30, max(10, round(2 * math.log2(n_papers)))))
         resolved = replace(

@@ -269,6 +269,7 @@ def fit_topics(documents: list[str], embeddings: np.ndarray, config: BuildConfig
     from pipeline.cache import cache_dir, cached_reduction
 
     BERTopic, ClassTfidfTransformer, UMAP, HDBSCAN = import_topic_libraries(str(cache_dir()))
+    from bertopic.cluster import BaseCluster
     from bertopic.dimensionality import BaseDimensionalityReduction
 
     umap_model = UMAP(
@@ -292,37 +293,30 @@ def fit_topics(documents: list[str], embeddings: np.ndarray, config: BuildConfig
         cluster_selection_method="leaf",
         prediction_data=False,
     )
-    vectorizer = vectorizer_for(len(documents))
-    ctfidf = ClassTfidfTransformer(reduce_frequent_words=True)
-    model = BERTopic(
-        umap_model=BaseDimensionalityReduction(),  # the reduction above is UMAP's, done (or cached) once
-        hdbscan_model=hdbscan_model,
-        vectorizer_model=vectorizer,
-        ctfidf_model=ctfidf,
-        top_n_words=config.top_n_words,
-        calculate_probabilities=False,
-    )
-    # BERTopic (re)sets its logger in __init__; it warns that custom assignments break later topic
-    # reduction, which we never do.
-    logging.getLogger("BERTopic").setLevel(logging.ERROR)
-    first_labels, _ = model.fit_transform(documents, embeddings=reduced)
-    first_labels = np.asarray(first_labels)
+    first_labels = np.asarray(hdbscan_model.fit(reduced).labels_)
     if (first_labels == -1).all():
         # Too few or too uniform papers for any cluster: one topic is the honest map.
         first_labels = np.zeros(len(documents), dtype=int)
-    labels = reassign_outliers(embeddings, first_labels, k=config.reassign_neighbors)
-    labels = _renumber_by_size(labels)
-    model.update_topics(
-        documents,
-        topics=labels.tolist(),
-        vectorizer_model=vectorizer,
-        ctfidf_model=ctfidf,
+    labels = _renumber_by_size(reassign_outliers(embeddings, first_labels, k=config.reassign_neighbors))
+
+    # BERTopic names the final topics: its c-TF-IDF runs once, on the labels after reassignment.
+    model = BERTopic(
+        umap_model=BaseDimensionalityReduction(),  # the reduction above is UMAP's, done (or cached) once
+        hdbscan_model=BaseCluster(),  # the clusters above, passed in as `y`
+        vectorizer_model=vectorizer_for(len(documents)),
+        ctfidf_model=ClassTfidfTransformer(reduce_frequent_words=True),
         top_n_words=config.top_n_words,
+        calculate_probabilities=False,
     )
+    logging.getLogger("BERTopic").setLevel(logging.ERROR)  # BERTopic (re)sets its logger in __init__
+    bertopic_ids, _ = model.fit_transform(documents, embeddings=reduced, y=labels)
+    # BERTopic renumbers topics by frequency; map its ids back to ours (ties may order differently).
+    ours_of = dict(zip(bertopic_ids, labels.tolist(), strict=True))
+    words = {ours_of[t]: pairs for t, pairs in model.get_topics().items() if t in ours_of}
     knn = None
     if getattr(umap_model, "_knn_indices", None) is not None:
         knn = (umap_model._knn_indices, umap_model._knn_dists, umap_model._knn_search_index)
-    table = describe_topics(labels, model.get_topics(), documents, embeddings)
+    table = describe_topics(labels, words, documents, embeddings)
     return Topics(labels=labels, table=table, knn=knn, hdbscan_unassigned=int((first_labels == -1).sum()))
 
 
