@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
@@ -10,6 +12,8 @@ def map_coordinates(
     embeddings: np.ndarray, *, n_neighbors: int, random_state: int, knn: tuple | None = None
 ) -> np.ndarray:
     """2-D UMAP of the embeddings (cosine), reusing the clustering stage's neighbour graph.
+
+    `knn` is a `pipeline.topics.neighbour_graph`; without it UMAP finds the neighbours itself.
 
     Coordinates are centred and scaled to unit spread, so maps of any size share one frame.
     """
@@ -40,8 +44,13 @@ def map_coordinates(
         "min_dist": 0.1,
         "seed": random_state,
         "epochs": 200,
+        "knn": "exact" if options else "umap",
     }
-    coordinates, _ = cached_reduction("umap2", embeddings, params, lambda: reducer.fit_transform(embeddings))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="precomputed_knn")  # "no search index": as intended
+        coordinates, _ = cached_reduction(
+            "umap2", embeddings, params, lambda: reducer.fit_transform(embeddings)
+        )
     coordinates = coordinates.astype(np.float64)
     coordinates -= coordinates.mean(axis=0)
     coordinates /= coordinates.std() or 1.0
