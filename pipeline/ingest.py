@@ -99,13 +99,14 @@ def derive_title(abstract: str) -> str:
     """A short readable display title (<= 90 characters) for an abstract that came without one.
 
     The method's name where the abstract introduces one, followed by what it is; otherwise the
-    abstract's first clause.
+    abstract's first sentence, cut at a word near 90 characters. (Its first clause alone is often
+    an opening like "Despite remarkable advances" that names nothing.)
 
     Examples:
         >>> derive_title("Models fail. Here we introduce MuLan, a lightweight adapter for text.")
         'MuLan: a lightweight adapter for text'
-        >>> derive_title("Diffusion models are popular, but they are slow.")
-        'Diffusion models are popular'
+        >>> derive_title("Despite remarkable advances, multi-view clustering methods still fail on incomplete views.")
+        'Despite remarkable advances, multi-view clustering methods still fail on incomplete views'
     """
     text = normalise_text(abstract)
     named = _method_name(text)
@@ -119,10 +120,7 @@ def derive_title(abstract: str) -> str:
             return _shorten(name + " " + what[relative.end() :], MAX_TITLE)
         return name + ": " + _shorten(what, MAX_TITLE - len(name) - 2)
     first_sentence = _SENTENCE_END.split(text, maxsplit=1)[0].rstrip(".")
-    clause = re.split(r",\s|;\s|:\s|\s[-–—]\s", _strip_markup(first_sentence), maxsplit=1)[0]
-    if len(clause) < 25:  # "However" or "In this paper" alone says nothing
-        clause = _strip_markup(first_sentence)
-    return _shorten(clause, MAX_TITLE)
+    return _shorten(_strip_markup(first_sentence), MAX_TITLE)
 
 
 def _read_text(path: Path) -> str:

@@ -4,77 +4,28 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from app.devserver import StreamlitServer
 from pipeline.artifacts import read_map
-from tests.app_fixtures import REPO, write_tiny_map
+from tests.app_fixtures import write_tiny_map
 
 pytestmark = pytest.mark.browser
 CHROMIUM = "/usr/bin/chromium"
 POINTS = ".js-plotly-plot .scatterlayer .trace path.point"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class App:
-    """`streamlit run streamlit_app.py` on a free port against one map folder; stopped in teardown."""
+class App(StreamlitServer):
+    """The app against one map folder, its server output kept in a log file; stopped in teardown."""
 
     def __init__(self, map_folder: Path, empty: Path) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/"
-        env = dict(os.environ, ATLAS_MAP=str(map_folder), ATLAS_MAPS_DIR=str(empty))
-        self.log = open(empty.parent / f"streamlit-{self.port}.log", "w")  # noqa: SIM115 (closed in stop)
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "streamlit",
-                "run",
-                "streamlit_app.py",
-                "--server.port",
-                str(self.port),
-                "--server.headless",
-                "true",
-                "--server.address",
-                "127.0.0.1",
-            ],
-            cwd=REPO,
-            env=env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(self.url + "_stcore/health", timeout=2) as answer:
-                    if answer.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.3)
-        self.stop()
-        raise RuntimeError("streamlit did not start within 60 s")
+        self.log = open(empty.parent / f"streamlit-{map_folder.name}.log", "w")  # noqa: SIM115 (closed in stop)
+        super().__init__(map_folder, empty, log=self.log, timeout=60)
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)  # the group we started: streamlit and its children
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
+        super().stop()
         self.log.close()
 
 

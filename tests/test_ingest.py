@@ -60,11 +60,16 @@ def test_collection_name_drops_list_words(header, name):
         ),
         (
             "Despite the success of diffusion models in data generation, they fail. We study why.",
-            "Despite the success of diffusion models in data generation",
+            "Despite the success of diffusion models in data generation, they fail",
+        ),
+        (
+            "Inference-time techniques, such as repeated sampling or iterative revisions, are emerging as "
+            "powerful ways to enhance large-language models at test time. We study them.",
+            "Inference-time techniques, such as repeated sampling or iterative revisions, are…",
         ),
     ],
 )
-def test_derived_titles_name_the_method_or_take_the_first_clause(abstract, title):
+def test_derived_titles_name_the_method_or_take_the_first_sentence(abstract, title):
     assert derive_title(abstract) == title
 
 
