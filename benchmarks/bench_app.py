@@ -6,7 +6,8 @@ Usage (from the repository root):
     .venv/bin/python benchmarks/bench_app.py --maps DIR [DIR ...]  # any map folders
     .venv/bin/python benchmarks/bench_app.py --synthesise-from ../shared/corpus/ml_abstracts.parquet
 
-Default maps: assets/maps/seeds, /work/bench-maps/corpus-10k, /work/bench-maps/corpus-80k; a missing
+Default maps: assets/maps/seeds and the maps `bench_pipeline.py` keeps, benchmarks/maps/corpus-10k and
+benchmarks/maps/corpus-full (81,671 papers); a missing
 folder is skipped with a message. `--synthesise-from` stands in for missing 10k/80k maps with maps
 written directly (real titles and abstracts from the given table, synthetic topics, coordinates and
 embeddings) so the app's cost can be measured before real maps of that size are built; the results
@@ -47,10 +48,10 @@ from pipeline.artifacts import SCHEMA_VERSION, AtlasMap, read_manifest, write_ma
 CHROMIUM = "/usr/bin/chromium"
 DEFAULT_MAPS = [
     REPO / "assets" / "maps" / "seeds",
-    Path("/work/bench-maps/corpus-10k"),
-    Path("/work/bench-maps/corpus-80k"),
+    REPO / "benchmarks" / "maps" / "corpus-10k",
+    REPO / "benchmarks" / "maps" / "corpus-full",
 ]
-SYNTHETIC_SIZES = {"corpus-10k": 10_000, "corpus-80k": 80_000}
+SYNTHETIC_SIZES = {"corpus-10k": 10_000, "corpus-full": 80_000}
 RENDERED = """() => {
     const gd = document.querySelector('.js-plotly-plot');
     if (!gd || !gd._fullData || !gd._fullData.length) return false;
@@ -366,6 +367,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.screenshot:
         return screenshot(folders[0][0], args.screenshot)
+    load_before = os.getloadavg()[0]
     results = []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
@@ -391,21 +393,21 @@ def main(argv: list[str] | None = None) -> int:
             )
             print("  " + ", ".join(f"{k} {v:.2f} s" for k, v in timing.items()), file=sys.stderr)
         browser.close()
-    write_results(args.out, results, args.repeat, baseline)
+    write_results(args.out, results, args.repeat, baseline, load_before)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
 
-def write_results(out: Path, results: list[dict], repeat: int, baseline: dict) -> None:
+def write_results(out: Path, results: list[dict], repeat: int, baseline: dict, load_before: float) -> None:
     lines = [
         "# App speed",
         "",
         "Produced by `benchmarks/bench_app.py` (see its docstring for what each column measures): a fresh",
         "`streamlit run` per map, driven by headless Chromium. Seconds, median of "
         f"{repeat} runs except the cold start.",
-        f"Machine: {os.cpu_count()} CPU cores shared with other work (1-minute load average "
-        f"{os.getloadavg()[0]:.1f} when the run ended), Python {platform.python_version()}, "
-        f"{time.strftime('%Y-%m-%d')}.",
+        f"Machine: {os.cpu_count()} CPU cores, 1-minute load average {load_before:.1f} before the run and "
+        f"{os.getloadavg()[0]:.1f} when it ended (the run itself keeps about 2 cores busy), Python "
+        f"{platform.python_version()}, {time.strftime('%Y-%m-%d')}.",
         "",
         "In the browser (request or keystroke until the map has drawn):",
         "",
@@ -445,12 +447,11 @@ def write_results(out: Path, results: list[dict], repeat: int, baseline: dict) -
         "  both bundles cached. The map's own share of a first paint is its difference from the baseline.",
         "- Chromium runs headless without a GPU, so WebGL (used above 1,000 papers) is emulated in",
         "  software; a reader's browser draws the same points on the GPU, many times faster.",
-        "- Streamlit derives a chart's identity from its figure, so every view change mounts a new Plotly",
-        "  chart (and, above 1,000 papers, a new WebGL context): most of a browser rerun is that redraw,",
-        "  while the app's Python share is the second table.",
-        f"- The machine has {os.cpu_count()} cores shared with other jobs (other builds and benchmarks ran",
-        "  during these measurements), which inflates every browser figure; rerun on an idle machine for",
-        "  absolute numbers.",
+        "- Streamlit derives the identity of a chart that reports selections from its figure, so every",
+        "  view change mounts a new Plotly chart (and, above 1,000 papers, a new WebGL context): most of a",
+        "  browser rerun is that redraw, while the app's Python share is the second table.",
+        "- Browser, server and benchmark share the machine's cores: on a busy machine every browser figure",
+        "  grows (see the load average above).",
     ]
     if any(r["synthetic"] for r in results):
         lines += [

@@ -150,7 +150,7 @@ def bench(name: str, *, stock: bool, fresh_machine: bool, keep_maps: Path | None
                 truth,
             )
         }
-        if keep_maps:  # the app benchmark reuses these maps
+        if keep_maps:  # the app benchmark opens these maps
             shutil.rmtree(keep_maps / name, ignore_errors=True)
             shutil.copytree(work / "ours", keep_maps / name)
         result["topic_names"] = topics["label"].tolist()
@@ -310,7 +310,9 @@ def main() -> None:
         "--keep-maps",
         type=Path,
         metavar="DIR",
-        help="also keep our map of each dataset in DIR/<dataset> (for benchmarks/bench_app.py)",
+        default=ROOT / "benchmarks" / "maps",
+        help="keep our map of each dataset in DIR/<dataset>, for benchmarks/bench_app.py "
+        "(default: benchmarks/maps, not committed)",
     )
     args = parser.parse_args()
     RESULTS.mkdir(parents=True, exist_ok=True)
