@@ -164,11 +164,10 @@ def neighbour_graph(embeddings: np.ndarray, k: int) -> tuple[np.ndarray, np.ndar
     rows = np.arange(len(vectors))
     # Exact duplicates can tie with the paper itself: put the paper first.
     misplaced = indices[:, 0] != rows
-    if misplaced.any():
-        for row in np.flatnonzero(misplaced):
-            others = indices[row][indices[row] != row][: k - 1]
-            indices[row] = np.concatenate([[row], others])
-            similarities[row] = np.concatenate([[1.0], similarities[row][: k - 1]])
+    for row in np.flatnonzero(misplaced):
+        others = indices[row] != row
+        indices[row] = np.concatenate([[row], indices[row][others][: k - 1]])
+        similarities[row] = np.concatenate([[1.0], similarities[row][others][: k - 1]])
     distances = np.clip(1.0 - similarities, 0.0, 2.0)
     distances[:, 0] = 0.0
     return indices, distances.astype(np.float32), None

@@ -7,7 +7,14 @@ import pytest
 
 from pipeline.config import BuildConfig
 from pipeline.evaluate import map_quality, npmi_coherence, topic_diversity
-from pipeline.topics import _renumber_by_size, distinct_labels, reassign_outliers, topic_label
+from pipeline.topics import (
+    _renumber_by_size,
+    cosine_knn,
+    distinct_labels,
+    neighbour_graph,
+    reassign_outliers,
+    topic_label,
+)
 
 
 @pytest.mark.parametrize("papers", [57, 2_000, 10_000, 80_000])
@@ -89,3 +96,30 @@ def test_quality_figures():
     quality = map_quality(np.array([0, 0, 1, -1]), [["optimal", "transport"], ["diffusion", "models"]], docs)
     assert quality["unassigned_share"] == 0.25 and quality["largest_topic_share"] == 0.5
     assert quality["topics"] == 2
+
+
+def test_neighbour_graph_is_exact_and_starts_with_the_paper_itself():
+    rng = np.random.default_rng(0)
+    vectors = rng.normal(size=(300, 16)).astype(np.float32)
+    vectors[7] = vectors[3]  # an exact duplicate ties with the paper itself
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    indices, distances, index = neighbour_graph(vectors, 10)
+
+    assert index is None and indices.shape == distances.shape == (300, 10)
+    assert (indices[:, 0] == np.arange(300)).all() and (distances[:, 0] == 0).all()
+    assert indices[3, 1] == 7 and indices[7, 1] == 3 and distances[3, 1] == pytest.approx(0, abs=1e-6)
+    # Every distance belongs to its neighbour, nearest first, and matches brute force.
+    recomputed = 1 - np.einsum("ij,ikj->ik", vectors, vectors[indices])
+    assert np.allclose(distances, np.clip(recomputed, 0, 2), atol=1e-5)
+    assert (np.diff(distances, axis=1) >= -1e-6).all()
+    brute = np.sort(1 - vectors @ vectors.T, axis=1)[:, :10]
+    assert np.allclose(np.sort(distances, axis=1)[:, 1:], np.clip(brute, 0, 2)[:, 1:], atol=1e-5)
+
+
+def test_cosine_knn_blocks_give_the_same_answer():
+    rng = np.random.default_rng(1)
+    vectors = rng.normal(size=(257, 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    whole = cosine_knn(vectors, vectors, 5, chunk=1000)
+    blocked = cosine_knn(vectors, vectors, 5, chunk=16)
+    assert (whole[0] == blocked[0]).all() and np.allclose(whole[1], blocked[1])
