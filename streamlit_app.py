@@ -35,6 +35,9 @@ PLOTLY_CONFIG = {
     "displaylogo": False,
     "displayModeBar": True,
     "modeBarButtonsToRemove": ["autoScale2d", "toImage", "zoomIn2d", "zoomOut2d", "zoom2d"],
+    # WebGL maps (over 1,000 papers) draw at screen resolution instead of twice it: a third less
+    # time per redraw where WebGL runs in software, and dots look the same.
+    "plotGlPixelRatio": 1,
 }
 
 

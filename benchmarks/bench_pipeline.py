@@ -72,11 +72,10 @@ def machine_cache() -> Path:
     return Path(os.environ.get("ATLAS_CACHE_DIR") or Path.home() / ".cache" / "abstract-atlas")
 
 
-def run_ours(docs_file: Path, out: Path, cache: Path) -> dict:
+def run_ours(docs_file: Path, out: Path, cache: Path, name: str) -> dict:
     env = dict(os.environ, ATLAS_CACHE_DIR=str(cache), NUMBA_CACHE_DIR=str(machine_cache() / "numba"))
-    run = timed(
-        [sys.executable, "-m", "pipeline", "build", str(docs_file), "--out", str(out), "--quiet"], env
-    )
+    build = [sys.executable, "-m", "pipeline", "build", str(docs_file), "--out", str(out), "--quiet"]
+    run = timed([*build, "--name", f"Benchmark: {name}"], env)
     manifest = json.loads((out / "manifest.json").read_text())
     run["stages"] = manifest["timings_seconds"]
     run["embedding"] = manifest["embedding"]
@@ -133,9 +132,9 @@ def bench(name: str, *, stock: bool, fresh_machine: bool, keep_maps: Path | None
                 flush=True,
             )
         cache = fresh_cache(work, machine_warm=True)
-        result["runs"]["ours_cold"] = run_ours(docs_file, work / "ours", cache)
+        result["runs"]["ours_cold"] = run_ours(docs_file, work / "ours", cache, name)
         print(f"[{name}] ours cold: {result['runs']['ours_cold']['seconds']} s", file=sys.stderr, flush=True)
-        result["runs"]["ours_warm"] = run_ours(docs_file, work / "ours", cache)
+        result["runs"]["ours_warm"] = run_ours(docs_file, work / "ours", cache, name)
         print(f"[{name}] ours warm: {result['runs']['ours_warm']['seconds']} s", file=sys.stderr, flush=True)
 
         papers = pd.read_parquet(work / "ours" / "papers.parquet")
