@@ -98,7 +98,7 @@ def quality_of(labels: np.ndarray, topic_words: list[list[str]], documents: list
     return figures
 
 
-def bench(name: str, *, stock: bool, fresh_machine: bool, keep_maps: Path | None = None) -> dict | None:
+def bench(name: str, *, stock_up_to: int, fresh_machine: bool, keep_maps: Path | None = None) -> dict | None:
     docs = dataset(name)
     if docs is None:
         return None
@@ -155,7 +155,7 @@ def bench(name: str, *, stock: bool, fresh_machine: bool, keep_maps: Path | None
         result["topic_names"] = topics["label"].tolist()
         result["topic_sizes"] = topics["size"].tolist()
 
-        if stock:
+        if len(docs) <= stock_up_to:
             run = timed([sys.executable, "benchmarks/stock_bertopic.py", str(docs_file), str(work)])
             baseline = json.loads((work / "stock.json").read_text())
             run["stages"] = baseline["timings_seconds"]
@@ -326,9 +326,8 @@ def main() -> None:
     for name in args.datasets.split(","):
         if name not in DATASETS:
             sys.exit(f"error: --datasets: unknown dataset {name!r} (known: {', '.join(DATASETS)})")
-        size = {"seeds": 57, "sample-1000": 1000, "sample-2000": 2000, "corpus-10k": 10_000}.get(name, 81_671)
         result = bench(
-            name, stock=size <= args.stock_up_to, fresh_machine=name == "seeds", keep_maps=args.keep_maps
+            name, stock_up_to=args.stock_up_to, fresh_machine=name == "seeds", keep_maps=args.keep_maps
         )
         if result:
             (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")

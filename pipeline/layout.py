@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 
@@ -46,11 +44,7 @@ def map_coordinates(
         "epochs": 200,
         "knn": "exact" if options else "umap",
     }
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="precomputed_knn")  # "no search index": as intended
-        coordinates, _ = cached_reduction(
-            "umap2", embeddings, params, lambda: reducer.fit_transform(embeddings)
-        )
+    coordinates, _ = cached_reduction("umap2", embeddings, params, lambda: reducer.fit_transform(embeddings))
     coordinates = coordinates.astype(np.float64)
     coordinates -= coordinates.mean(axis=0)
     coordinates /= coordinates.std() or 1.0

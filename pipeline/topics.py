@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import re
-import warnings
 from collections import Counter
 from dataclasses import dataclass
 
@@ -321,11 +320,7 @@ def fit_topics(documents: list[str], embeddings: np.ndarray, config: BuildConfig
         "seed": config.random_state,
         "knn": "exact",
     }
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="precomputed_knn")  # "no search index": as intended
-        reduced, _ = cached_reduction(
-            "umap5", embeddings, params, lambda: umap_model.fit_transform(embeddings)
-        )
+    reduced, _ = cached_reduction("umap5", embeddings, params, lambda: umap_model.fit_transform(embeddings))
     hdbscan_model = HDBSCAN(
         min_cluster_size=config.min_topic_size,
         min_samples=config.min_samples,
