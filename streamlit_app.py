@@ -18,7 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from app.data import MapData, MapRef, build_map_data, map_catalog, map_signature, maps_root, requested_map
-from app.figure import Pin, keyword_figure, map_figure
+from app.figure import MAP_CONFIG, Pin, keyword_figure, map_figure
 from app.filters import filter_mask, search_mask, search_words
 from app.selection import selected_papers
 from app.state import ViewState, normalise_params, parse_map, parse_view, to_params
@@ -30,15 +30,6 @@ NEIGHBOURS = 8
 TABLE_ROWS = 1000  # rows sent to the browser per paper table; the CSV download has them all
 WIDGETS = ("w_search", "w_topics", "w_unassigned")
 FACET_PREFIX = "w_f_"
-PLOTLY_CONFIG = {
-    "scrollZoom": True,
-    "displaylogo": False,
-    "displayModeBar": True,
-    "modeBarButtonsToRemove": ["autoScale2d", "toImage", "zoomIn2d", "zoomOut2d", "zoom2d"],
-    # WebGL maps (over 1,000 papers) draw at screen resolution instead of twice it: a third less
-    # time per redraw where WebGL runs in software, and dots look the same.
-    "plotGlPixelRatio": 1,
-}
 
 
 # --------------------------------------------------------------------------- cached loaders
@@ -309,7 +300,7 @@ def map_view(data: MapData, in_view: np.ndarray, state: ViewState) -> None:
         key=key,
         on_select=partial(on_map_select, key, data.row_of),
         selection_mode=("points", "box", "lasso"),
-        config=PLOTLY_CONFIG,
+        config=MAP_CONFIG,
     )
     st.caption(
         "Click a point to open it · box :material/highlight_alt: or lasso :material/gesture: select (top right) "
