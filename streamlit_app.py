@@ -336,7 +336,7 @@ def topic_list(data: MapData, in_view: np.ndarray, state: ViewState, filtered: b
         row_height=35,
         column_config={
             "": st.column_config.TextColumn("", width=20),
-            "Topic": st.column_config.TextColumn("Topic", width=130),
+            "Topic": st.column_config.TextColumn("Topic", width=155),
             column: st.column_config.ProgressColumn(
                 column, format="%d", min_value=0, max_value=largest, width=90
             ),
@@ -777,7 +777,7 @@ def main() -> None:
 
     header(data, len(view_rows), state, int(in_view.sum()) if searching else None)
     notices_panel()
-    left, right = st.columns([2.25, 1], gap="medium")
+    left, right = st.columns([2, 1], gap="medium")
     with left:
         map_view(data, in_view, state)
         fit_panel(data)

@@ -69,6 +69,32 @@ class Pin:
     topic_label: str
 
 
+def view_ranges(x: np.ndarray, y: np.ndarray, *, keep: float = 0.998, pad: float = 0.04):
+    """The map's opening x and y ranges: the central `keep` share of the papers on each axis, padded.
+
+    A handful of far-off papers (UMAP strands a tiny detached group now and then) would otherwise
+    squeeze the whole map into a corner; they stay reachable by panning and zooming out.
+
+    Examples:
+        >>> xs = np.r_[np.linspace(0, 1, 999), 50.0]
+        >>> [round(v, 2) for v in view_ranges(xs, xs)[0]]
+        [-0.04, 1.04]
+    """
+    ranges = []
+    for values in (x, y):
+        low, high = (
+            np.quantile(values, [(1 - keep) / 2, (1 + keep) / 2], method="nearest")
+            if len(values) >= 500
+            else (
+                values.min(),
+                values.max(),
+            )
+        )
+        margin = (high - low) * pad or 1.0
+        ranges.append([float(low - margin), float(high + margin)])
+    return ranges[0], ranges[1]
+
+
 def discrete_colorscale(colours: list[str]) -> list[list]:
     """A Plotly colorscale mapping value i + 0.5 (cmin 0, cmax len) to `colours[i]`, with no blending.
 
@@ -202,6 +228,13 @@ def map_figure(
             }
         )
 
+    x_range, y_range = view_ranges(x, y)
+    in_sight = [(pin.x, pin.y)] if pin else []  # the pin and the opened paper, even if far out
+    if chosen_row is not None:
+        in_sight.append((float(x[chosen_row]), float(y[chosen_row])))
+    for px, py in in_sight:
+        x_range = [min(x_range[0], px), max(x_range[1], px)]
+        y_range = [min(y_range[0], py), max(y_range[1], py)]
     layout = {
         "annotations": topic_annotations(data, in_view, chosen=chosen_topic)
         + (pin_annotation(pin) if pin else []),
@@ -209,8 +242,8 @@ def map_figure(
         "margin": {"l": 4, "r": 4, "t": 4, "b": 4},
         "plot_bgcolor": "#fbfbfd",
         "paper_bgcolor": "rgba(0,0,0,0)",
-        "xaxis": {"visible": False, "showgrid": False, "zeroline": False},
-        "yaxis": {"visible": False, "showgrid": False, "zeroline": False},
+        "xaxis": {"visible": False, "showgrid": False, "zeroline": False, "range": x_range},
+        "yaxis": {"visible": False, "showgrid": False, "zeroline": False, "range": y_range},
         "dragmode": "pan",
         "clickmode": "event+select",
         "hovermode": "closest",
@@ -226,7 +259,7 @@ def topic_annotations(
     in_view: np.ndarray,
     *,
     chosen: int | None = None,
-    width_px: int = 820,
+    width_px: int = 600,
     height_px: int = MAP_HEIGHT,
 ) -> list[dict]:
     """Names of the largest topics still in view, at their label positions, biggest type for the biggest.
@@ -240,10 +273,7 @@ def topic_annotations(
         candidates.remove(chosen)
         candidates.insert(0, chosen)
     limit = label_limit(data.n, len(data.topic_order))
-    x = data.papers["x"].to_numpy()
-    y = data.papers["y"].to_numpy()
-    x_span = float(np.ptp(x)) or 1.0
-    y_span = float(np.ptp(y)) or 1.0
+    (x_low, x_high), (y_low, y_high) = view_ranges(data.papers["x"].to_numpy(), data.papers["y"].to_numpy())
     placed: list[tuple[float, float, float, float]] = []
     annotations = []
     for topic in candidates:
@@ -254,16 +284,19 @@ def topic_annotations(
         text = plotly_wrap(data.label(topic), 28, 2)
         font = 14 if rank < 5 else (12.5 if rank < 15 else 11)
         lines = text.split("<br>")
-        half_w = (max(len(line) for line in lines) * font * 0.55 + 10) / width_px / 2
+        half_w = (max(len(line) for line in lines) * font * 0.5 + 10) / width_px / 2
         half_h = (len(lines) * font * 1.25 + 8) / height_px / 2
-        u = (float(row["x"]) - x.min()) / x_span
-        v = (float(row["y"]) - y.min()) / y_span
+        u = (float(row["x"]) - x_low) / (x_high - x_low)
+        v = (float(row["y"]) - y_low) / (y_high - y_low)
+        if not (0 <= u <= 1 and 0 <= v <= 1):
+            continue  # its papers lie outside the opening view
+        u = min(max(u, half_w), 1 - half_w)  # a name near the edge slides inwards instead of being cut
         if any(abs(u - pu) < half_w + pw and abs(v - pv) < half_h + ph for pu, pv, pw, ph in placed):
             continue
         placed.append((u, v, half_w, half_h))
         annotations.append(
             {
-                "x": float(row["x"]),
+                "x": x_low + u * (x_high - x_low),
                 "y": float(row["y"]),
                 "text": f"<b>{text}</b>" if topic == chosen else text,
                 "showarrow": False,

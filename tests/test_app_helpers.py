@@ -17,6 +17,7 @@ from app.palette import UNASSIGNED_COLOUR, _srgb_to_lab, distinct_colours, topic
 from app.selection import selected_papers
 from app.state import ViewState, Vocabulary, normalise_params, parse_map, parse_view, to_params
 from app.text import markdown_literal, plotly_escape
+from pipeline.artifacts import write_map
 from pipeline.place import place
 from tests.app_fixtures import tiny_map, write_tiny_map
 
@@ -256,3 +257,16 @@ def test_big_maps_use_webgl(tmp_path):
     figure = map_figure(data, np.ones(data.n, dtype=bool))
     traces = figure.to_dict()["data"]
     assert {t["type"] for t in traces if "customdata" in t} == {"scattergl"}
+
+
+def test_a_far_off_paper_does_not_squeeze_the_map_but_stays_in_sight_when_opened(tmp_path):
+    atlas = tiny_map(1500)
+    atlas.papers.loc[0, ["x", "y"]] = [400.0, -400.0]  # a detached strand, far from everything
+    write_map(tmp_path / "far", atlas)
+    data = build_map_data("far", tmp_path / "far")
+    everything = np.ones(data.n, dtype=bool)
+    layout = map_figure(data, everything).to_dict()["layout"]
+    assert layout["xaxis"]["range"][1] < 10 and layout["yaxis"]["range"][0] > -10  # the mass fills the view
+    assert layout["xaxis"]["range"][0] < -2 < 2 < layout["xaxis"]["range"][1]
+    opened = map_figure(data, everything, chosen_row=data.row_of["doc0000"]).to_dict()["layout"]
+    assert opened["xaxis"]["range"][1] >= 400 and opened["yaxis"]["range"][0] <= -400
