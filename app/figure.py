@@ -82,14 +82,10 @@ def view_ranges(x: np.ndarray, y: np.ndarray, *, keep: float = 0.998, pad: float
     """
     ranges = []
     for values in (x, y):
-        low, high = (
-            np.quantile(values, [(1 - keep) / 2, (1 + keep) / 2], method="nearest")
-            if len(values) >= 500
-            else (
-                values.min(),
-                values.max(),
-            )
-        )
+        if len(values) >= 500:
+            low, high = np.quantile(values, [(1 - keep) / 2, (1 + keep) / 2], method="nearest")
+        else:  # every paper counts on a small map
+            low, high = values.min(), values.max()
         margin = (high - low) * pad or 1.0
         ranges.append([float(low - margin), float(high + margin)])
     return ranges[0], ranges[1]

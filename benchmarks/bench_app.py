@@ -419,9 +419,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         print("measuring the baseline (bare Streamlit + one Plotly chart)...", file=sys.stderr)
         baseline = measure_baseline(browser, args.repeat)
+        print("  " + ", ".join(f"{k} {v:.2f} s" for k, v in baseline.items()), file=sys.stderr)
         map_alone = Path(tempfile.mkdtemp(prefix="bench-map-alone-")) / "map_alone_app.py"
         map_alone.write_text(MAP_ALONE_APP)
-        print("  " + ", ".join(f"{k} {v:.2f} s" for k, v in baseline.items()), file=sys.stderr)
         for folder, synthetic in folders:
             manifest = read_manifest(folder)
             print(f"measuring {folder} ({manifest['papers']:,} papers)...", file=sys.stderr)
