@@ -445,6 +445,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def write_results(out: Path, results: list[dict], repeat: int, baseline: dict, load_before: float) -> None:
+    names = [r["folder"].name + (" (synthetic)" if r["synthetic"] else "") for r in results]
     lines = [
         "# App speed",
         "",
@@ -460,8 +461,7 @@ def write_results(out: Path, results: list[dict], repeat: int, baseline: dict, l
         "| map | papers | topics | first paint, cold server | first paint, first visit | first paint, returning reader | search rerun | topic filter rerun |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for r in results:
-        name = r["folder"].name + (" (synthetic)" if r["synthetic"] else "")
+    for name, r in zip(names, results):
         lines.append(
             f"| {name} | {r['papers']:,} | {r['topics']:,} | {r['cold']:.2f} | {r['warm']:.2f} | "
             f"{r['returning']:.2f} | {r['search']:.2f} | {r['filter']:.2f} |"
@@ -477,8 +477,7 @@ def write_results(out: Path, results: list[dict], repeat: int, baseline: dict, l
         "| map | papers | first paint, first visit | first paint, returning reader | search rerun | topic filter rerun |",
         "|---|---:|---:|---:|---:|---:|",
     ]
-    for r in results:
-        name = r["folder"].name + (" (synthetic)" if r["synthetic"] else "")
+    for name, r in zip(names, results):
         lines.append(
             f"| {name} | {r['papers']:,} | {r['alone_warm']:.2f} | {r['alone_returning']:.2f} | "
             f"{r['alone_search']:.2f} | {r['alone_filter']:.2f} |"
@@ -491,8 +490,7 @@ def write_results(out: Path, results: list[dict], repeat: int, baseline: dict, l
         "| map | first run (cold cache) | rerun after Search | rerun after a topic filter |",
         "|---|---:|---:|---:|",
     ]
-    for r in results:
-        name = r["folder"].name + (" (synthetic)" if r["synthetic"] else "")
+    for name, r in zip(names, results):
         lines.append(
             f"| {name} | {r['script_cold']:.2f} | {r['script_search']:.2f} | {r['script_filter']:.2f} |"
         )
