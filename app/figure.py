@@ -232,7 +232,7 @@ def map_figure(
         x_range = [min(x_range[0], px), max(x_range[1], px)]
         y_range = [min(y_range[0], py), max(y_range[1], py)]
     layout = {
-        "annotations": topic_annotations(data, in_view, chosen=chosen_topic)
+        "annotations": topic_annotations(data, in_view, x_range, y_range, chosen=chosen_topic)
         + (pin_annotation(pin) if pin else []),
         "height": height,
         "margin": {"l": 4, "r": 4, "t": 4, "b": 4},
@@ -253,6 +253,8 @@ def map_figure(
 def topic_annotations(
     data: MapData,
     in_view: np.ndarray,
+    x_range: list[float],
+    y_range: list[float],
     *,
     chosen: int | None = None,
     width_px: int = 600,
@@ -261,7 +263,8 @@ def topic_annotations(
     """Names of the largest topics still in view, at their label positions, biggest type for the biggest.
 
     At most `label_limit` names, largest topics first; a name that would overlap one already
-    placed (estimated from its length at full zoom-out) is left out, so a dense map stays legible.
+    placed (estimated from its length in the opening view, `x_range` by `y_range`) is left out, so
+    a dense map stays legible.
     """
     visible = set(np.unique(data.topic_ids[in_view]).tolist())
     candidates = [t for t in data.topic_order if t in visible]
@@ -269,7 +272,7 @@ def topic_annotations(
         candidates.remove(chosen)
         candidates.insert(0, chosen)
     limit = label_limit(data.n, len(data.topic_order))
-    (x_low, x_high), (y_low, y_high) = view_ranges(data.papers["x"].to_numpy(), data.papers["y"].to_numpy())
+    (x_low, x_high), (y_low, y_high) = x_range, y_range
     placed: list[tuple[float, float, float, float]] = []
     annotations = []
     for topic in candidates:

@@ -444,6 +444,24 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+BROWSER_COLUMNS = [
+    "first paint, first visit",
+    "first paint, returning reader",
+    "search rerun",
+    "topic filter rerun",
+]
+
+
+def table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A Markdown table: the first column left-aligned, the others (numbers) right-aligned."""
+    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows]
+
+
+def seconds(timing: dict, *keys: str) -> list[str]:
+    return [f"{timing[key]:.2f}" for key in keys]
+
+
 def write_results(out: Path, results: list[dict], repeat: int, baseline: dict, load_before: float) -> None:
     names = [r["folder"].name + (" (synthetic)" if r["synthetic"] else "") for r in results]
     lines = [
@@ -458,43 +476,61 @@ def write_results(out: Path, results: list[dict], repeat: int, baseline: dict, l
         "",
         "In the browser (request or keystroke until the map has drawn):",
         "",
-        "| map | papers | topics | first paint, cold server | first paint, first visit | first paint, returning reader | search rerun | topic filter rerun |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for name, r in zip(names, results):
-        lines.append(
-            f"| {name} | {r['papers']:,} | {r['topics']:,} | {r['cold']:.2f} | {r['warm']:.2f} | "
-            f"{r['returning']:.2f} | {r['search']:.2f} | {r['filter']:.2f} |"
-        )
-    lines += [
-        f"| *baseline: bare Streamlit page, one 57-point Plotly chart* | 57 | – | {baseline['cold']:.2f} | "
-        f"{baseline['warm']:.2f} | {baseline['returning']:.2f} | – | – |",
+        *table(
+            [
+                "map",
+                "papers",
+                "topics",
+                "first paint, cold server",
+                *BROWSER_COLUMNS,
+            ],
+            [
+                [
+                    name,
+                    f"{r['papers']:,}",
+                    f"{r['topics']:,}",
+                    *seconds(r, "cold", "warm", "returning", "search", "filter"),
+                ]
+                for name, r in zip(names, results)
+            ]
+            + [
+                [
+                    "*baseline: bare Streamlit page, one 57-point Plotly chart*",
+                    "57",
+                    "–",
+                    *seconds(baseline, "cold", "warm", "returning"),
+                    "–",
+                    "–",
+                ]
+            ],
+        ),
         "",
         "The same map alone: a page holding only the app's map figure in the same `st.plotly_chart` call",
         "(selections on), a Search box and a Topics filter. This is the floor for each map with",
         "`st.plotly_chart` on this machine; the difference to the table above is the rest of the app's page.",
         "",
-        "| map | papers | first paint, first visit | first paint, returning reader | search rerun | topic filter rerun |",
-        "|---|---:|---:|---:|---:|---:|",
-    ]
-    for name, r in zip(names, results):
-        lines.append(
-            f"| {name} | {r['papers']:,} | {r['alone_warm']:.2f} | {r['alone_returning']:.2f} | "
-            f"{r['alone_search']:.2f} | {r['alone_filter']:.2f} |"
-        )
-    lines += [
+        *table(
+            ["map", "papers", *BROWSER_COLUMNS],
+            [
+                [
+                    name,
+                    f"{r['papers']:,}",
+                    *seconds(r, "alone_warm", "alone_returning", "alone_search", "alone_filter"),
+                ]
+                for name, r in zip(names, results)
+            ],
+        ),
         "",
         "The app's own Python time per run (AppTest, no browser): the first run reads the map and builds",
         "its caches; a rerun after a change is what the server adds to every interaction.",
         "",
-        "| map | first run (cold cache) | rerun after Search | rerun after a topic filter |",
-        "|---|---:|---:|---:|",
-    ]
-    for name, r in zip(names, results):
-        lines.append(
-            f"| {name} | {r['script_cold']:.2f} | {r['script_search']:.2f} | {r['script_filter']:.2f} |"
-        )
-    lines += [
+        *table(
+            ["map", "first run (cold cache)", "rerun after Search", "rerun after a topic filter"],
+            [
+                [name, *seconds(r, "script_cold", "script_search", "script_filter")]
+                for name, r in zip(names, results)
+            ],
+        ),
         "",
         "Targets: first paint ≤ 3 s and filter rerun ≤ 0.5 s at 10,000 papers; still usable at 80,000.",
         "",
