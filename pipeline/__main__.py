@@ -89,6 +89,19 @@ def make_parser() -> Parser:
         help="do nothing when DIR already holds a map of these inputs and options",
     )
     build.add_argument("--quiet", action="store_true", help="no progress bars")
+    lineage = build.add_mutually_exclusive_group()
+    lineage.add_argument(
+        "--previous",
+        type=Path,
+        metavar="DIR",
+        help="map whose topic ids (and names, unless the content moved) matching topics keep; "
+        "default: the map already in --out, if any. The map records what changed in lineage.parquet",
+    )
+    lineage.add_argument(
+        "--no-previous",
+        action="store_true",
+        help="number topics afresh by size, ignoring any map in --out (ids of a replaced map may then mean other topics)",
+    )
 
     export = commands.add_parser(
         "export",
@@ -118,7 +131,13 @@ def run_build(args: argparse.Namespace) -> None:
         print(f"{args.out}: map is up to date", file=sys.stderr)
         return
     build_map(
-        args.inputs, args.out, config, name=args.name, use_cache=not args.no_cache, progress=not args.quiet
+        args.inputs,
+        args.out,
+        config,
+        name=args.name,
+        use_cache=not args.no_cache,
+        progress=not args.quiet,
+        previous=False if args.no_previous else args.previous,
     )
 
 
