@@ -25,8 +25,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import pipeline.place as place_module  # noqa: E402
 from pipeline.artifacts import read_map  # noqa: E402
-from pipeline.place import NEIGHBOURS, TEMPERATURE, place  # noqa: E402
+from pipeline.place import NEIGHBOURS, place  # noqa: E402
 from pipeline.topics import cosine_knn  # noqa: E402
 
 MAPS = {
@@ -73,14 +74,11 @@ def leave_one_out(folder: Path) -> dict[str, dict]:
         "before: similarity-weighted vote of 8 (previous code, app default)": lambda v, e, p, t: (
             previous_place(v, e, p, t, k=8)
         ),
-        **{
-            f"after: softmax vote of {NEIGHBOURS}, temperature {temperature}"
-            + (" (default)" if temperature == TEMPERATURE else ""): (
-                lambda v, e, p, t, temperature=temperature: _new(v, e, p, t, temperature)
-            )
-            for temperature in (0.01, 0.02, 0.03, 0.05, 0.1)
-        },
-        "reference: nearest topic centroid (topic only)": lambda v, e, p, t: (
+        f"after: vote of {NEIGHBOURS} + centroid evidence (default)": _new,
+        f"ablation: vote of {NEIGHBOURS} alone (no centroid evidence)": lambda v, e, p, t: _new(
+            v, e, p, t, centroid_weight=0.0
+        ),
+        "ablation: nearest topic centroid alone (topic only)": lambda v, e, p, t: (
             nearest_centroid(v, e, t),
             None,
             None,
@@ -105,8 +103,14 @@ def leave_one_out(folder: Path) -> dict[str, dict]:
     return results
 
 
-def _new(vector, embeddings, xy, labels, temperature):
-    spot = place(vector, embeddings, xy, labels, k=NEIGHBOURS, temperature=temperature)
+def _new(vector, embeddings, xy, labels, centroid_weight=None):
+    """The current placement; its topic profile is computed without the held-out paper."""
+    saved = place_module.CENTROID_WEIGHT
+    place_module.CENTROID_WEIGHT = saved if centroid_weight is None else centroid_weight
+    try:
+        spot = place(vector, embeddings, xy, labels, k=NEIGHBOURS)
+    finally:
+        place_module.CENTROID_WEIGHT = saved
     return spot.topic_id, spot.x, spot.y
 
 

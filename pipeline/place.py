@@ -8,13 +8,23 @@ import numpy as np
 
 from pipeline.topics import cosine_knn
 
-# How sharply the nearest papers outweigh the rest: a neighbour `TEMPERATURE` less similar than
-# the nearest counts 1/e as much. all-MiniLM similarities between papers of one topic spread over
-# about 0.3-0.7, so 0.03 lets a paper at 0.6 outvote three at 0.5 (e^-3.3 each): the evidence of
-# the closest papers decides, not the size of the topic around them. Chosen by leave-one-out on
-# the seed map and a 2,000-abstract sample (benchmarks/PLACEMENT_RESULTS.md).
-TEMPERATURE = 0.03
+# The topic is decided by two kinds of evidence, added with equal weight:
+# - the vote of the NEIGHBOURS nearest papers, each weighted by a softmax of its similarity with
+#   VOTE_TEMPERATURE (gentle: the ten nearest all count, the closest a bit more), as a share;
+# - how much closer the paper is to one topic's centroid than to the others': a softmax of
+#   centroid similarity with CENTROID_TEMPERATURE, which lets a small topic win on content
+#   where a neighbour vote alone could not (three papers never outvote ten).
+# Leave-one-out on the seed map and a 2,000-abstract sample chose these over votes alone, centroids
+# alone and sharper or flatter weights (benchmarks/PLACEMENT_RESULTS.md).
 NEIGHBOURS = 10
+VOTE_TEMPERATURE = 0.2
+CENTROID_TEMPERATURE = 0.05
+CENTROID_WEIGHT = 1.0
+# Where the pin goes: the weighted mean of the chosen topic's nearest papers, weighted sharply
+# (a paper this much less similar than the closest counts 1/e as much), so it sits on the papers
+# it is most like instead of between clusters.
+POSITION_TEMPERATURE = 0.03
+POSITION_PAPERS = 5
 # A paper "fits" a topic when it is at least as close to the topic's centroid as the topic's least
 # typical members are: this share of members sits below the threshold.
 TYPICAL_QUANTILE = 0.05
@@ -79,7 +89,7 @@ def topic_profile(embeddings: np.ndarray, topic_ids: np.ndarray) -> TopicProfile
     return TopicProfile(topic_ids=ids, centroids=centroids, typical=typical)
 
 
-def evidence_weights(similarities: np.ndarray, temperature: float = TEMPERATURE) -> np.ndarray:
+def evidence_weights(similarities: np.ndarray, temperature: float) -> np.ndarray:
     """Softmax weights of neighbours by similarity: the nearest paper weighs 1, others less.
 
     Examples:
@@ -90,6 +100,33 @@ def evidence_weights(similarities: np.ndarray, temperature: float = TEMPERATURE)
     return np.exp((similarities - similarities.max()) / temperature)
 
 
+def topic_scores(
+    neighbour_topics: np.ndarray, similarities: np.ndarray, centroid_similarities: dict[int, float]
+) -> dict[int, float]:
+    """Evidence for each topic: its neighbours' weighted vote share plus its centroid softmax share.
+
+    Unassigned neighbours (-1) vote like a topic (their share is under -1) but have no centroid.
+
+    Examples:
+        >>> scores = topic_scores(np.array([9, 9, 0, 0, 0, 0]), np.array([.6, .55, .45, .44, .43, .42]),
+        ...                       {9: 0.62, 0: 0.40})
+        >>> max(scores, key=scores.get)
+        9
+    """
+    weights = evidence_weights(similarities, VOTE_TEMPERATURE)
+    scores: dict[int, float] = {}
+    for topic, weight in zip(
+        np.asarray(neighbour_topics).tolist(), (weights / weights.sum()).tolist(), strict=True
+    ):
+        scores[topic] = scores.get(topic, 0.0) + weight
+    if centroid_similarities:
+        ids = list(centroid_similarities)
+        shares = evidence_weights(np.array([centroid_similarities[t] for t in ids]), CENTROID_TEMPERATURE)
+        for topic, share in zip(ids, (shares / shares.sum()).tolist(), strict=True):
+            scores[topic] = scores.get(topic, 0.0) + CENTROID_WEIGHT * share
+    return scores
+
+
 def place(
     vector: np.ndarray,
     embeddings: np.ndarray,
@@ -98,17 +135,15 @@ def place(
     k: int = NEIGHBOURS,
     *,
     profile: TopicProfile | None = None,
-    temperature: float = TEMPERATURE,
 ) -> Placement:
     """Position a unit `vector` among the map's papers it is most like.
 
-    The topic is the one whose papers among the `k` nearest carry the most evidence, each
-    neighbour weighted by `evidence_weights` (a softmax of similarity): the closest papers decide,
-    so a small topic whose papers are clearly nearest wins over a big topic with many
-    middling neighbours. Unassigned neighbours (-1) vote too: a paper among outliers stays
-    unassigned, as it would have in the build. The position is the same weighted mean of the
-    chosen topic's neighbours' coordinates, so the pin sits in that topic's cluster, on top of
-    the papers it is most like rather than between clusters.
+    The topic is the one with the most evidence (`topic_scores`): the weighted vote of the `k`
+    nearest papers plus closeness to each topic's centroid, so a small topic whose papers are
+    clearly nearest wins over a big topic with many middling neighbours. A paper whose neighbours
+    are mostly unassigned (-1) stays unassigned unless it sits in a topic's typical range. The
+    position is the sharply weighted mean of the chosen topic's nearest papers, so the pin sits
+    in that topic's cluster, on the papers it is most like, never between clusters.
 
     Args:
         vector: (d,) or (1, d) unit row from the map's encoder.
@@ -116,8 +151,8 @@ def place(
         papers_xy: (n, 2) map coordinates, row i = embeddings row i.
         topic_ids: (n,) topic of each paper, -1 = unassigned.
         k: neighbours consulted (capped at n).
-        profile: the map's `topic_profile`, to say how well the paper fits its topic.
-        temperature: softmax temperature of the neighbour weights.
+        profile: the map's `topic_profile`; computed here when not given (pass it when placing
+            many papers on one map: it costs a pass over all embeddings).
 
     Examples:
         >>> corpus = np.eye(3, dtype=np.float32)[[0, 0, 1, 2]]
@@ -128,31 +163,51 @@ def place(
     """
     if len(embeddings) == 0:
         raise ValueError("cannot place a paper on an empty map")
-    query = np.asarray(vector, dtype=np.float32).reshape(1, -1)
+    query = np.asarray(vector, dtype=np.float32).reshape(-1)
     corpus = np.asarray(embeddings, dtype=np.float32)
-    rows, similarities = cosine_knn(query, corpus, k)
+    labels = np.asarray(topic_ids)
+    profile = profile or topic_profile(corpus, labels)
+    rows, similarities = cosine_knn(query[None, :], corpus, k)
     rows, similarities = rows[0], similarities[0]
-    weights = evidence_weights(similarities, temperature)
-    neighbour_topics = np.asarray(topic_ids)[rows]
-    votes: dict[int, float] = {}
-    for topic, weight in zip(neighbour_topics.tolist(), weights.tolist(), strict=True):
-        votes[topic] = votes.get(topic, 0.0) + weight
+    centroid_similarity = dict(
+        zip(profile.topic_ids.tolist(), (profile.centroids @ query).tolist(), strict=True)
+    )
+    neighbour_topics = labels[rows]
+    scores = topic_scores(neighbour_topics, similarities, centroid_similarity)
+    unassigned_share = scores.pop(-1, 0.0)
     # Ties go to the topic holding the single closest paper.
-    topic_id = max(votes, key=lambda t: (round(votes[t], 9), weights[neighbour_topics == t].max()))
-    home = neighbour_topics == topic_id
-    xy = np.asarray(papers_xy, dtype=np.float64)[rows[home]]
-    x, y = (weights[home, None] * xy).sum(axis=0) / weights[home].sum()
-    centroid_similarity, fits = None, None
-    if profile is not None and topic_id != -1 and topic_id in profile.topic_ids:
+    closest = {t: float(similarities[neighbour_topics == t].max(initial=-2)) for t in scores}
+    topic_id = max(scores, key=lambda t: (round(scores[t], 9), closest[t])) if scores else -1
+    fits = None
+    if topic_id in centroid_similarity:
         row = int(np.flatnonzero(profile.topic_ids == topic_id)[0])
-        centroid_similarity = float(query[0] @ profile.centroids[row])
-        fits = centroid_similarity >= float(profile.typical[row])
+        fits = centroid_similarity[topic_id] >= float(profile.typical[row])
+    # As in the build (`pipeline.topics.reassign_outliers`): among unassigned papers, a paper joins
+    # a topic only with a third of the neighbour vote or a place in the topic's typical range.
+    if unassigned_share > 2 / 3 and not fits:
+        topic_id, fits = -1, None
+    home = neighbour_topics == topic_id
+    home_rows, home_similarities = rows[home], similarities[home]
+    if not len(home_rows):  # won on its centroid alone: sit among its own nearest members
+        members = np.flatnonzero(labels == topic_id)
+        order, home_similarities = _top(corpus[members] @ query, POSITION_PAPERS)
+        home_rows = members[order]
+    home_rows, home_similarities = home_rows[:POSITION_PAPERS], home_similarities[:POSITION_PAPERS]
+    weights = evidence_weights(home_similarities, POSITION_TEMPERATURE)
+    xy = np.asarray(papers_xy, dtype=np.float64)[home_rows]
+    x, y = (weights[:, None] * xy).sum(axis=0) / weights.sum()
     return Placement(
         x=float(x),
         y=float(y),
         topic_id=int(topic_id),
         neighbour_rows=rows,
         similarities=similarities.astype(np.float32),
-        centroid_similarity=centroid_similarity,
+        centroid_similarity=centroid_similarity.get(topic_id),
         fits=fits,
     )
+
+
+def _top(similarities: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices and values of the n largest similarities, largest first."""
+    order = np.argsort(-similarities, kind="stable")[:n]
+    return order, similarities[order]
