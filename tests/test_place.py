@@ -77,7 +77,8 @@ def test_the_issues_optimal_transport_abstract_lands_among_the_seed_optimal_tran
     labels = papers["topic_id"].to_numpy()
     is_ot = papers["abstract"].str.contains("optimal transport", case=False)
     ot_topic = papers.loc[is_ot, "topic_id"].value_counts().index[0]
-    assert (labels == ot_topic).sum() < 4  # the small topic an 8-neighbour vote could never pick
+    # On the committed map that topic has 3 papers: a plain 8-neighbour vote put the paper in
+    # "Diffusion models" (benchmarks/bench_placement.py's `previous_place` reproduces it).
 
     for k in (8, 10):  # the app's old neighbour count, and the default
         spot = place(vector, seed_atlas.embeddings, xy, labels, k=k)
