@@ -111,7 +111,8 @@ def build_map(
         clock = now
 
     fingerprint = input_fingerprint(inputs, config)
-    previous_map = previous_for(out, previous, log)
+    deferred: list[str] = []  # said once the input is known good: a bad input gets one error line only
+    previous_map = previous_for(out, previous, deferred.append)
     corpus = ingest(inputs)
     papers = corpus.papers
     if len(papers) < MIN_PAPERS:
@@ -139,6 +140,8 @@ def build_map(
     log(f"finding topics (UMAP + HDBSCAN, min topic size {resolved.min_topic_size})...")
     topics = fit_topics(documents, embeddings, resolved)
     lineage = None
+    for note in deferred:
+        log(note)
     if previous_map is not None:
         # Ids and names are settled here, before anything else reads a topic id.
         lineage = match_topics(
