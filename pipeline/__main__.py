@@ -1,4 +1,4 @@
-"""Command line: `python -m pipeline build|export ...`; user errors exit 2 with one `error:` line."""
+"""Command line: `python -m pipeline build|export|add ...`; user errors exit 2 with one `error:` line."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from pathlib import Path
 
 from pipeline import UserError
 
+EXPORT_FORMATS = ("csv", "md", "bib")
+EXPORT_EXTENSIONS = {".csv": "csv", ".md": "md", ".markdown": "md", ".bib": "bib"}
 EPILOG = "Exit codes: 0 success, 2 bad input or option (one 'error:' line on stderr), 1 a bug."
 
 
@@ -89,16 +91,53 @@ def make_parser() -> Parser:
         help="do nothing when DIR already holds a map of these inputs and options",
     )
     build.add_argument("--quiet", action="store_true", help="no progress bars")
+    lineage = build.add_mutually_exclusive_group()
+    lineage.add_argument(
+        "--previous",
+        type=Path,
+        metavar="DIR",
+        help="map whose topic ids (and names, unless the content moved) matching topics keep; "
+        "default: the map already in --out, if any. The map records what changed in lineage.parquet",
+    )
+    lineage.add_argument(
+        "--no-previous",
+        action="store_true",
+        help="number topics afresh by size, ignoring any map in --out (ids of a replaced map may then mean other topics)",
+    )
 
     export = commands.add_parser(
         "export",
-        help="write a map's papers and topics as CSV",
+        help="write a map's papers as CSV, or as a Markdown or BibTeX reading list",
         epilog=EPILOG,
-        description="Write a spreadsheet-safe UTF-8 CSV of a map's papers.",
+        description="Write a map's papers (or one topic's) as a spreadsheet-safe UTF-8 CSV, a Markdown "
+        "reading list (titles, one-line summaries, links from a 'url' column, grouped by topic) or BibTeX.",
     )
     export.add_argument("map", type=Path, metavar="DIR", help="a map folder written by build")
-    export.add_argument("--out", required=True, type=Path, metavar="FILE.csv", help="CSV file to write")
+    export.add_argument(
+        "--out", required=True, type=Path, metavar="FILE", help="file to write (.csv, .md or .bib)"
+    )
+    export.add_argument(
+        "--format",
+        choices=EXPORT_FORMATS,
+        help="csv, md (Markdown reading list) or bib (BibTeX); default: from the --out extension, else csv",
+    )
     export.add_argument("--topic", type=int, metavar="ID", help="export only this topic (-1: unassigned)")
+
+    add = commands.add_parser(
+        "add",
+        help="place new abstracts on an existing map without refitting",
+        epilog=EPILOG,
+        description="Embed new abstracts (through the cache), place each among the map papers it is most "
+        "like (the placement of the app's 'Where does my paper fit?'), mark them added and rewrite DIR "
+        "atomically. Abstracts already in the map are skipped. Reports how well the new papers fit the "
+        "existing topics and recommends a full rebuild when many fit none.",
+    )
+    add.add_argument(
+        "map", type=Path, metavar="DIR", help="a map folder written by build (rewritten in place)"
+    )
+    add.add_argument("inputs", nargs="+", metavar="FILE", help="abstract files or folders, as for build")
+    add.add_argument("--no-cache", action="store_true", help="embed everything again, ignoring the cache")
+    add.add_argument("--quiet", action="store_true", help="no progress bars")
     return parser
 
 
@@ -118,7 +157,13 @@ def run_build(args: argparse.Namespace) -> None:
         print(f"{args.out}: map is up to date", file=sys.stderr)
         return
     build_map(
-        args.inputs, args.out, config, name=args.name, use_cache=not args.no_cache, progress=not args.quiet
+        args.inputs,
+        args.out,
+        config,
+        name=args.name,
+        use_cache=not args.no_cache,
+        progress=not args.quiet,
+        previous=False if args.no_previous else args.previous,
     )
 
 
@@ -127,25 +172,41 @@ def run_export(args: argparse.Namespace) -> None:
 
     from pipeline.artifacts import read_map
     from pipeline.export import export_frame, to_csv_bytes
+    from pipeline.reading_list import reading_list_bibtex, reading_list_markdown
 
     if args.out.is_dir():
-        raise UserError(f"{args.out}: --out is a folder; give a .csv file name")
+        raise UserError(f"{args.out}: --out is a folder; give a file name (.csv, .md or .bib)")
+    kind = args.format or EXPORT_EXTENSIONS.get(args.out.suffix.lower(), "csv")
     atlas = read_map(args.map)
     known = set(atlas.topics["topic_id"].tolist()) | {-1}
     if args.topic is not None and args.topic not in known:
-        raise UserError(f"{args.map}: no topic {args.topic} (topics are 0-{len(atlas.topics) - 1}, or -1)")
-    table = export_frame(atlas.papers, atlas.topics, topic_id=args.topic)
+        ids = ", ".join(str(t) for t in sorted(known - {-1}))
+        raise UserError(f"{args.map}: no topic {args.topic} (topics are {ids}, or -1)")
+    papers = atlas.papers if args.topic is None else atlas.papers[atlas.papers["topic_id"] == args.topic]
+    if kind == "csv":
+        payload = to_csv_bytes(export_frame(atlas.papers, atlas.topics, topic_id=args.topic))
+    elif kind == "md":
+        heading = f"Reading list: {atlas.manifest.get('name') or args.map.name}"
+        payload = reading_list_markdown(papers, atlas.topics, heading=heading).encode("utf-8")
+    else:
+        payload = reading_list_bibtex(papers).encode("utf-8")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     partial = args.out.with_name(f".{args.out.name}.partial")
-    partial.write_bytes(to_csv_bytes(table))
+    partial.write_bytes(payload)
     os.replace(partial, args.out)
-    print(f"wrote {len(table):,} papers to {args.out}", file=sys.stderr)
+    print(f"wrote {len(papers):,} papers to {args.out} ({kind})", file=sys.stderr)
+
+
+def run_add(args: argparse.Namespace) -> None:
+    from pipeline.add import add_papers
+
+    add_papers(args.map, args.inputs, use_cache=not args.no_cache, progress=not args.quiet)
 
 
 def main(argv: list[str] | None = None) -> int:
     try:
         args = make_parser().parse_args(argv)
-        {"build": run_build, "export": run_export}[args.command](args)
+        {"build": run_build, "export": run_export, "add": run_add}[args.command](args)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

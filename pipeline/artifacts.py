@@ -17,6 +17,7 @@ from pipeline import UserError
 
 SCHEMA_VERSION = 1
 PAPERS, TOPICS, EMBEDDINGS, MANIFEST = "papers.parquet", "topics.parquet", "embeddings.npy", "manifest.json"
+LINEAGE = "lineage.parquet"  # optional: present when the build matched its topics to a previous map
 PAPER_COLUMNS = ["doc_id", "title", "abstract", "source", "topic_id", "x", "y"]
 TOPIC_COLUMNS = [
     "topic_id",
@@ -38,6 +39,7 @@ class AtlasMap:
     topics: pd.DataFrame
     embeddings: np.ndarray
     manifest: dict
+    lineage: pd.DataFrame | None = None  # see pipeline.lineage; None when there was no previous map
 
 
 def checksum(embeddings_bytes: bytes, doc_ids: list[str]) -> str:
@@ -85,7 +87,11 @@ def write_map(out: Path, atlas: AtlasMap) -> None:
         atlas.topics.to_parquet(staging / TOPICS, index=False)
         manifest = dict(atlas.manifest, checksum=checksum(npy, atlas.papers["doc_id"].tolist()))
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
-        for name in (PAPERS, TOPICS, EMBEDDINGS, MANIFEST):
+        written = [PAPERS, TOPICS, EMBEDDINGS, MANIFEST]
+        if atlas.lineage is not None:
+            atlas.lineage.to_parquet(staging / LINEAGE, index=False)
+            written.append(LINEAGE)
+        for name in written:
             with open(staging / name, "rb") as handle:
                 os.fsync(handle.fileno())
         if out.exists():
@@ -141,4 +147,20 @@ def read_map(folder: str | Path, *, verify: bool = True) -> AtlasMap:
     topics["keywords"] = topics["keywords"].map(list)
     topics["keyword_weights"] = topics["keyword_weights"].map(list)
     topics["representative_doc_ids"] = topics["representative_doc_ids"].map(list)
-    return AtlasMap(papers=papers, topics=topics, embeddings=embeddings, manifest=manifest)
+    return AtlasMap(
+        papers=papers, topics=topics, embeddings=embeddings, manifest=manifest, lineage=read_lineage(folder)
+    )
+
+
+def read_lineage(folder: str | Path) -> pd.DataFrame | None:
+    """The map's lineage table (list columns as lists), or None for a map built without a previous one."""
+    path = Path(folder) / LINEAGE
+    if not path.is_file():
+        return None
+    try:
+        lineage = pd.read_parquet(path)
+    except Exception as exc:
+        raise UserError(f"{path}: unreadable lineage table ({str(exc)[:120]})") from None
+    for column in ("previous_topic_ids", "successor_topic_ids"):
+        lineage[column] = lineage[column].map(lambda ids: [int(i) for i in ids])
+    return lineage

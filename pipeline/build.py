@@ -21,6 +21,7 @@ from pipeline.embed import MODEL_NAME, embed_texts
 from pipeline.evaluate import map_quality
 from pipeline.ingest import expand_inputs, ingest
 from pipeline.layout import label_positions, map_coordinates
+from pipeline.lineage import PreviousMap, apply_lineage, match_topics, read_previous, unit_centroids
 from pipeline.topics import fit_topics
 
 MIN_PAPERS = 10
@@ -86,9 +87,13 @@ def build_map(
     name: str | None = None,
     use_cache: bool = True,
     progress: bool = True,
+    previous: str | Path | bool | None = None,
     log: Callable[[str], None] = _stderr,
 ) -> AtlasMap:
     """Build a topic map of the abstracts in `inputs` and write it to the folder `out`.
+
+    `previous` is the map whose topic ids (and names) the new topics keep where they match: by
+    default the map already in `out`, if any; a folder; or False to number topics afresh.
 
     Examples:
         >>> build_map(["seeds"], "maps/icml")  # doctest: +SKIP
@@ -106,6 +111,8 @@ def build_map(
         clock = now
 
     fingerprint = input_fingerprint(inputs, config)
+    deferred: list[str] = []  # said once the input is known good: a bad input gets one error line only
+    previous_map = previous_for(out, previous, deferred.append)
     corpus = ingest(inputs)
     papers = corpus.papers
     if len(papers) < MIN_PAPERS:
@@ -132,6 +139,20 @@ def build_map(
 
     log(f"finding topics (UMAP + HDBSCAN, min topic size {resolved.min_topic_size})...")
     topics = fit_topics(documents, embeddings, resolved)
+    lineage = None
+    for note in deferred:
+        log(note)
+    if previous_map is not None:
+        # Ids and names are settled here, before anything else reads a topic id.
+        lineage = match_topics(
+            previous_map,
+            papers["doc_id"].tolist(),
+            topics.labels,
+            dict(zip(topics.table["topic_id"].astype(int), topics.table["label"], strict=True)),
+            unit_centroids(embeddings, topics.labels),
+        )
+        topics.labels, topics.table = apply_lineage(topics.labels, topics.table, lineage)
+        log(lineage_summary(lineage.table))
     lap("topics")
 
     log("laying out the 2-D map...")
@@ -174,12 +195,59 @@ def build_map(
         "abstracts_per_second": round(len(papers) / total, 1) if total else None,
         "quality": quality,
         "input_fingerprint": fingerprint,
+        "lineage": {
+            "previous": None
+            if previous_map is None
+            else {"name": previous_map.name, "fingerprint": previous_map.fingerprint},
+            # Ids are never reused: the next new topic gets this id or higher.
+            "next_topic_id": lineage.next_topic_id
+            if lineage
+            else (int(table["topic_id"].max()) + 1 if len(table) else 0),
+        },
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    atlas = AtlasMap(papers=papers, topics=table, embeddings=embeddings.astype(np.float16), manifest=manifest)
+    atlas = AtlasMap(
+        papers=papers,
+        topics=table,
+        embeddings=embeddings.astype(np.float16),
+        manifest=manifest,
+        lineage=None if lineage is None else lineage.table,
+    )
     write_map(out, atlas)
     log(
         f"{len(table)} topics, {manifest['unassigned']} of {len(papers)} papers unassigned "
         f"({quality['unassigned_share']:.1%}); map written to {out} in {total:.1f} s"
     )
     return atlas
+
+
+def previous_for(
+    out: Path, previous: str | Path | bool | None, log: Callable[[str], None]
+) -> PreviousMap | None:
+    """The map whose topic ids a build keeps: `previous` if a folder, else the map in `out` if any.
+
+    A named previous map that cannot be read is a user error; an unreadable map in `out` is only
+    noted (it is about to be replaced anyway) and topics are numbered afresh.
+    """
+    if previous is False:
+        return None
+    if previous not in (None, True):
+        return read_previous(Path(previous))
+    if not (Path(out) / "manifest.json").is_file():
+        return None
+    try:
+        return read_previous(out)
+    except UserError as exc:
+        log(f"note: the map in {out} cannot be read for topic lineage ({exc}); topic ids start afresh")
+        return None
+
+
+def lineage_summary(table) -> str:
+    """One line on what became of the previous map's topics ("12 kept, 2 grown, 1 new, 1 gone")."""
+    counts = table["status"].value_counts()
+    parts = [
+        f"{counts[s]} {s}"
+        for s in ("kept", "grown", "shrunk", "split", "merged", "new", "gone")
+        if s in counts
+    ]
+    return "topics matched to the previous map: " + ", ".join(parts)

@@ -161,27 +161,28 @@ def test_a_single_point_without_a_box_is_a_click():
 
 
 # ------------------------------------------------------------------ placement
-def test_place_puts_a_paper_at_the_weighted_mean_of_its_neighbours():
+def test_place_puts_a_paper_among_its_topics_nearest_papers():
+    # Placement rules changed in issue 13: the pin sits among the chosen topic's nearest papers
+    # (tests/test_place.py has the rest).
     corpus = np.array([[1, 0], [1, 0], [0.8, 0.6], [0, 1], [-1, 0]], dtype=np.float32)
     xy = np.array([[0, 0], [2, 0], [1, 3], [10, 10], [-9, -9]], dtype=np.float32)
     spot = place(np.array([1, 0], np.float32), corpus, xy, np.array([5, 5, 6, 7, 8]), k=3)
-    weights = np.array([1, 1, 0.8])
-    assert spot.x == pytest.approx((weights @ xy[[0, 1, 2], 0]) / weights.sum())
-    assert spot.y == pytest.approx((weights @ xy[[0, 1, 2], 1]) / weights.sum())
+    assert (spot.x, spot.y) == pytest.approx(
+        (1.0, 0.0)
+    )  # between its two equal neighbours, not pulled to (1, 3)
     assert spot.topic_id == 5
     assert sorted(spot.neighbour_rows.tolist()) == [0, 1, 2]
     assert spot.similarities[0] == pytest.approx(1.0)
 
 
-def test_place_majority_is_similarity_weighted_and_unassigned_can_win():
-    corpus = np.array([[1, 0], [0.9, 0.1], [0.9, -0.1], [0.95, 0]], dtype=np.float32)
+def test_place_among_unassigned_papers_stays_unassigned_and_a_closer_paper_decides():
+    corpus = np.array([[0.8, 0.6], [1, 0.05], [1, -0.05], [1, 0]], dtype=np.float32)
     corpus /= np.linalg.norm(corpus, axis=1, keepdims=True)
     spot = place(np.array([1, 0], np.float32), corpus, np.zeros((4, 2)), np.array([3, -1, -1, -1]), k=4)
     assert spot.topic_id == -1
-    assert (
-        place(np.array([1, 0], np.float32), corpus[:2], np.zeros((2, 2)), np.array([0, 1]), k=50).topic_id
-        == 0
-    )
+    pair = np.array([[1, 0], [0.9, 0.1]], dtype=np.float32)
+    pair /= np.linalg.norm(pair, axis=1, keepdims=True)
+    assert place(np.array([1, 0], np.float32), pair, np.zeros((2, 2)), np.array([0, 1]), k=50).topic_id == 0
 
 
 def test_place_on_the_tiny_map_lands_in_the_right_cluster():

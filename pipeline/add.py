@@ -1,0 +1,189 @@
+"""Add abstracts to an existing map without refitting: embed, place among their nearest papers, rewrite."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pipeline import UserError
+from pipeline.artifacts import AtlasMap, read_map, write_map
+from pipeline.place import TYPICAL_QUANTILE, TopicProfile, place, topic_profile
+
+# Recommend a full rebuild when at least this share of the new papers fits no topic (and at least
+# two do), or when papers added since the last full build reach this share of the map: past
+# either, the topics no longer describe the corpus well and a rebuild would find new ones.
+REBUILD_OUTSIDE_SHARE = 0.25
+REBUILD_ADDED_SHARE = 0.25
+
+
+@dataclasses.dataclass(frozen=True)
+class AddReport:
+    """What `add_papers` did: counts, each new paper's fit, and whether a rebuild is advisable."""
+
+    added: int
+    skipped: int
+    outside: int  # new papers below every topic's typical centroid similarity
+    unassigned: int  # new papers placed among unassigned papers
+    added_since_build: int  # all papers marked added in the map, these included
+    rebuild_advised: bool
+    placements: (
+        pd.DataFrame
+    )  # doc_id, title, topic_id, nearest_similarity, centroid_similarity, fits_topic, fits_any
+
+
+def fits_any_topic(vectors: np.ndarray, profile: TopicProfile) -> np.ndarray:
+    """Whether each unit row reaches some topic's typical member-centroid similarity.
+
+    Examples:
+        >>> profile = TopicProfile(np.array([0]), np.array([[1.0, 0.0]]), np.array([0.8]))
+        >>> fits_any_topic(np.array([[0.9, 0.436], [0.5, 0.866]]), profile).tolist()
+        [True, False]
+    """
+    if not len(profile.topic_ids):
+        return np.zeros(len(vectors), dtype=bool)
+    return ((np.asarray(vectors, dtype=np.float32) @ profile.centroids.T) >= profile.typical[None, :]).any(
+        axis=1
+    )
+
+
+def place_new_papers(
+    atlas: AtlasMap, new: pd.DataFrame, vectors: np.ndarray, *, profile: TopicProfile | None = None
+) -> tuple[AtlasMap, pd.DataFrame]:
+    """The map with `new` papers (rows of `vectors`) placed on it and marked `added`; pure.
+
+    Each paper is placed on the map as it was before this call (order does not matter), with the
+    same `pipeline.place.place` the app uses; topic sizes and the manifest's counts follow.
+    Returns the new map and one row a new paper describing its placement.
+    """
+    papers, topics = atlas.papers, atlas.topics
+    corpus = atlas.embeddings.astype(np.float32)
+    xy = papers[["x", "y"]].to_numpy(dtype=np.float64)
+    labels = papers["topic_id"].to_numpy(dtype=np.int64)
+    profile = profile or topic_profile(corpus, labels)
+    spots = [place(vector, corpus, xy, labels, profile=profile) for vector in vectors]
+    placed = new.copy()
+    placed["topic_id"] = np.array([s.topic_id for s in spots], dtype=np.int64)
+    placed["x"] = np.array([s.x for s in spots], dtype=papers["x"].dtype)
+    placed["y"] = np.array([s.y for s in spots], dtype=papers["y"].dtype)
+    placed["added"] = True
+    before = papers.copy()
+    before["added"] = before["added"].fillna(False).astype(bool) if "added" in before else False
+    combined = pd.concat([before, placed], ignore_index=True)
+    sizes = combined.loc[combined["topic_id"] != -1, "topic_id"].value_counts()
+    topics = topics.copy()
+    topics["size"] = topics["topic_id"].map(sizes).fillna(0).astype(topics["size"].dtype)
+    embeddings = np.concatenate([atlas.embeddings, vectors.astype(atlas.embeddings.dtype)])
+    manifest = dict(
+        atlas.manifest,
+        papers=len(combined),
+        unassigned=int((combined["topic_id"] == -1).sum()),
+    )
+    report = pd.DataFrame(
+        {
+            "doc_id": placed["doc_id"].to_numpy(),
+            "title": placed["title"].to_numpy(),
+            "topic_id": placed["topic_id"].to_numpy(),
+            "nearest_similarity": [float(s.similarities[0]) for s in spots],
+            "centroid_similarity": [s.centroid_similarity for s in spots],
+            "fits_topic": [bool(s.fits) for s in spots],
+            "fits_any": fits_any_topic(vectors, profile),
+        }
+    )
+    return dataclasses.replace(
+        atlas, papers=combined, topics=topics, embeddings=embeddings, manifest=manifest
+    ), report
+
+
+def add_papers(
+    folder: str | Path,
+    inputs: list[str | Path],
+    *,
+    use_cache: bool = True,
+    progress: bool = True,
+    log: Callable[[str], None] = lambda message: print(message, file=sys.stderr, flush=True),
+) -> AddReport:
+    """Place the abstracts in `inputs` on the map in `folder` and rewrite it atomically.
+
+    Abstracts already in the map (same doc_id) are skipped. Nothing is written when there is
+    nothing new; a bad input or map raises `UserError` before anything is written.
+
+    Examples:
+        >>> add_papers("assets/maps/seeds", ["new_papers.csv"])  # doctest: +SKIP
+    """
+    from pipeline.embed import embed_texts
+    from pipeline.ingest import ingest
+
+    folder = Path(folder)
+    atlas = read_map(folder)
+    corpus = ingest(inputs)
+    incoming = corpus.papers
+    known = set(atlas.papers["doc_id"])
+    fresh = ~incoming["doc_id"].isin(known)
+    new, skipped = incoming[fresh].reset_index(drop=True), int((~fresh).sum())
+    previously_added = int(atlas.papers["added"].fillna(False).sum()) if "added" in atlas.papers else 0
+    if skipped:
+        log(f"skipped {skipped:,} abstract(s) already in the map")
+    if new.empty:
+        log(f"nothing new to add; {folder} is unchanged")
+        empty = pd.DataFrame(columns=["doc_id", "title", "topic_id", "nearest_similarity"])
+        return AddReport(0, skipped, 0, 0, previously_added, False, empty)
+
+    embedder = (atlas.manifest.get("config") or {}).get("embedder", "onnx-int8")
+    vectors, _ = embed_texts(
+        new["abstract"].tolist(), embedder=embedder, use_cache=use_cache, progress=progress
+    )
+    if vectors.shape[1] != atlas.embeddings.shape[1]:
+        raise UserError(
+            f"{folder}: the map's embeddings have {atlas.embeddings.shape[1]} dimensions, "
+            f"its model gives {vectors.shape[1]}; rebuild the map"
+        )
+    grown, placements = place_new_papers(atlas, new, vectors)
+
+    outside = int((~placements["fits_any"]).sum())
+    unassigned = int((placements["topic_id"] == -1).sum())
+    added_since_build = previously_added + len(new)
+    rebuild = (outside >= 2 and outside / len(new) >= REBUILD_OUTSIDE_SHARE) or (
+        added_since_build / len(grown.papers) >= REBUILD_ADDED_SHARE
+    )
+    record = {
+        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "inputs": [str(p) for p in inputs],
+        "papers": len(new),
+        "skipped": skipped,
+        "outside_topics": outside,
+        "unassigned": unassigned,
+    }
+    grown.manifest["added"] = [*(atlas.manifest.get("added") or []), record]
+    write_map(folder, grown)
+
+    names = dict(zip(atlas.topics["topic_id"].astype(int), atlas.topics["label"], strict=True))
+    for row in placements.itertuples():
+        where = names.get(int(row.topic_id), "Unassigned")
+        fit = "fits" if row.fits_topic else ("outside every topic" if not row.fits_any else "at the edge")
+        log(f"  {_short(row.title)} -> {where} (nearest paper {row.nearest_similarity:.2f}; {fit})")
+    log(
+        f"added {len(new):,} paper(s) to {folder}: {len(new) - outside:,} within a topic's typical range, "
+        f"{outside:,} outside every topic (closer to no topic's centroid than its "
+        f"{TYPICAL_QUANTILE:.0%} least typical members), {unassigned:,} unassigned"
+    )
+    if rebuild:
+        log(
+            f"recommendation: rebuild the map (`python -m pipeline build ... --out {folder}`): "
+            + (
+                f"{outside} of {len(new)} new papers fit no existing topic"
+                if outside >= 2 and outside / len(new) >= REBUILD_OUTSIDE_SHARE
+                else f"{added_since_build:,} of {len(grown.papers):,} papers were added since the last full build"
+            )
+        )
+    return AddReport(len(new), skipped, outside, unassigned, added_since_build, rebuild, placements)
+
+
+def _short(text: str, limit: int = 70) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -1,0 +1,349 @@
+"""Topic identity across rebuilds: match a new build's topics to the previous map's and record what changed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+LINEAGE_COLUMNS = [
+    "topic_id",
+    "status",
+    "previous_topic_ids",
+    "successor_topic_ids",
+    "previous_label",
+    "shared_papers",
+]
+STATUSES = ("kept", "grown", "shrunk", "split", "merged", "new", "gone")
+
+# A previous and a new topic are "the same topic" when, over the papers both maps hold, their
+# memberships overlap at least this much (Jaccard). A third keeps a topic through a split into two
+# halves on the larger half, and a merge of two equal topics on one of them.
+MIN_JACCARD = 1 / 3
+# A topic whose shared papers are gone (or a map sharing no papers) can still be recognised by
+# content: all-MiniLM topic centroids of the same subject from two builds sit far above this;
+# neighbouring subjects of one corpus sit below it.
+MIN_CENTROID_SIMILARITY = 0.85
+# A topic keeps its name unless its content moved: its centroid turned further than this...
+NAME_CENTROID_SIMILARITY = 0.9
+# ...or fewer than half of its shared papers are still together.
+NAME_JACCARD = 0.5
+# Part of a previous topic counts as having gone somewhere (split, merged) when it is at least
+# MIN_PART papers and either this share of the topic's shared papers or most of the receiving topic's.
+PART_SHARE = 0.25
+MIN_PART = 2
+
+
+@dataclass(frozen=True)
+class PreviousMap:
+    """What a rebuild needs of the previous map: memberships, topic names and centroids."""
+
+    topic_of: dict[str, int]  # doc_id -> topic_id (-1 unassigned)
+    topics: pd.DataFrame  # topic_id, label
+    centroids: dict[int, np.ndarray]  # topic_id -> unit centroid
+    next_topic_id: int  # the smallest id never used by this map or its ancestors
+    name: str | None = None
+    fingerprint: str | None = None
+
+
+@dataclass(frozen=True)
+class Lineage:
+    """How a new build's topics relate to the previous map's.
+
+    Attributes:
+        mapping: new build's provisional topic id -> final topic id (-1 -> -1).
+        keep_label: final topic id -> previous label, for matched topics whose content did not move.
+        table: the lineage table (`LINEAGE_COLUMNS`), one row per new topic and per gone topic.
+        next_topic_id: the smallest id not used by this map or any map before it.
+    """
+
+    mapping: dict[int, int]
+    keep_label: dict[int, str]
+    table: pd.DataFrame
+    next_topic_id: int
+
+
+def unit_centroids(embeddings: np.ndarray, labels: np.ndarray) -> dict[int, np.ndarray]:
+    """Unit-normalised mean embedding of each topic's papers (-1 excluded)."""
+    vectors = np.asarray(embeddings, dtype=np.float32)
+    centroids = {}
+    for topic in sorted(set(np.asarray(labels).tolist()) - {-1}):
+        mean = vectors[labels == topic].mean(axis=0)
+        centroids[int(topic)] = mean / (np.linalg.norm(mean) or 1.0)
+    return centroids
+
+
+def match_topics(
+    previous: PreviousMap,
+    doc_ids: list[str] | np.ndarray,
+    labels: np.ndarray,
+    labels_by_topic: dict[int, str],
+    centroids: dict[int, np.ndarray],
+) -> Lineage:
+    """Give the new build's topics the ids (and, unless they moved, the names) of the previous map's.
+
+    Matching runs in two rounds, each a one-to-one assignment (Hungarian) so no id is given twice:
+    first by membership overlap on the papers both maps hold (Jaccard at least `MIN_JACCARD`), then,
+    for topics still unmatched, by centroid similarity (at least `MIN_CENTROID_SIMILARITY`). Other
+    new topics get fresh ids from `previous.next_topic_id` up, in their provisional order (by size),
+    so an id is never reused.
+
+    Args:
+        previous: the previous map (see `read_previous`).
+        doc_ids: the new build's doc_id per paper.
+        labels: the new build's provisional topic per paper (-1 unassigned).
+        labels_by_topic: provisional topic id -> the name the new build gave it.
+        centroids: provisional topic id -> unit centroid in the new build.
+
+    Examples:
+        >>> before = PreviousMap(topic_of={"a": 7, "b": 7, "c": 9}, topics=pd.DataFrame(
+        ...     {"topic_id": [7, 9], "label": ["Optimal transport", "Diffusion"]}), centroids={},
+        ...     next_topic_id=12)
+        >>> lineage = match_topics(before, ["a", "b", "c", "d"], np.array([1, 1, 0, 0]),
+        ...     {0: "Diffusion models", 1: "OT"}, {})
+        >>> lineage.mapping, lineage.next_topic_id
+        ({-1: -1, 0: 9, 1: 7}, 12)
+        >>> lineage.table[["topic_id", "status"]].values.tolist()
+        [[7, 'kept'], [9, 'grown']]
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    doc_ids = np.asarray(doc_ids, dtype=object)
+    labels = np.asarray(labels)
+    new_ids = sorted(int(t) for t in labels_by_topic)
+    old_ids = [int(t) for t in previous.topics["topic_id"]]
+    old_labels = dict(zip(old_ids, previous.topics["label"].astype(str), strict=True))
+    old_of = np.array([previous.topic_of.get(d, -2) for d in doc_ids.tolist()])  # -2: not in previous
+    shared = old_of != -2
+
+    # overlap[i, j]: papers in previous topic old_ids[i] and new topic new_ids[j]
+    old_index = {t: i for i, t in enumerate(old_ids)}
+    new_index = {t: j for j, t in enumerate(new_ids)}
+    overlap = np.zeros((len(old_ids), len(new_ids)), dtype=np.int64)
+    for old, new in zip(old_of[shared].tolist(), labels[shared].tolist(), strict=True):
+        if old in old_index and new in new_index:
+            overlap[old_index[old], new_index[new]] += 1
+    old_shared = np.array([(old_of == t).sum() for t in old_ids], dtype=np.int64)
+    new_shared = np.array([((labels == t) & shared).sum() for t in new_ids], dtype=np.int64)
+    union = old_shared[:, None] + new_shared[None, :] - overlap
+    jaccard = np.divide(overlap, union, out=np.zeros(overlap.shape), where=union > 0)
+
+    matched: dict[int, int] = {}  # new provisional id -> previous id
+    if overlap.size:
+        rows, cols = linear_sum_assignment(-jaccard)
+        for i, j in zip(rows, cols, strict=True):
+            if jaccard[i, j] >= MIN_JACCARD:
+                matched[new_ids[j]] = old_ids[i]
+
+    # Second round: content. Only topics with no overlap evidence elsewhere take part, so a
+    # topic whose papers visibly went to another topic is not "recognised" by its centroid.
+    centroid_sim = {}
+    free_new = [t for t in new_ids if t not in matched and t in centroids]
+    free_old = [t for t in old_ids if t not in matched.values() and t in previous.centroids]
+    if free_new and free_old:
+        similarity = np.array(
+            [[float(previous.centroids[o] @ centroids[n]) for n in free_new] for o in free_old]
+        )
+        rows, cols = linear_sum_assignment(-similarity)
+        for i, j in zip(rows, cols, strict=True):
+            old, new = free_old[i], free_new[j]
+            went_elsewhere = overlap[old_index[old]].sum() - overlap[old_index[old], new_index[new]]
+            if similarity[i, j] >= MIN_CENTROID_SIMILARITY and went_elsewhere < MIN_PART:
+                matched[new] = old
+                centroid_sim[new] = similarity[i, j]
+
+    next_topic_id = max([previous.next_topic_id, *[t + 1 for t in old_ids]])
+    mapping = {-1: -1}
+    for new in new_ids:
+        if new in matched:
+            mapping[new] = matched[new]
+        else:
+            mapping[new] = next_topic_id
+            next_topic_id += 1
+
+    def parts(i: int) -> list[int]:
+        """New topics (final ids) holding a substantial part of previous topic row i, largest first."""
+        order = np.argsort(-overlap[i], kind="stable")
+        return [mapping[new_ids[j]] for j in order if _substantial(overlap, old_shared, new_shared, i, j)]
+
+    rows_out = []
+    for new in new_ids:
+        final = mapping[new]
+        j = new_index[new]
+        sources = [
+            old_ids[i]
+            for i in np.argsort(-overlap[:, j], kind="stable")
+            if _substantial(overlap, old_shared, new_shared, i, j)
+        ]
+        if new in matched:
+            old = matched[new]
+            i = old_index[old]
+            others = [s for s in sources if s != old]
+            members = labels == new
+            gained = int((members & (old_of != old)).sum())
+            lost = int(((old_of == old) & ~members).sum())
+            if others:
+                status, previous_ids = "merged", [old, *others]
+            elif len(parts(i)) > 1:
+                status, previous_ids = "split", [old]
+            elif gained == lost == 0:
+                status, previous_ids = "kept", [old]
+            else:
+                status, previous_ids = ("grown" if gained > lost else "shrunk"), [old]
+            shared_papers = int(overlap[i, j])
+            previous_label = old_labels[old]
+        else:
+            if len(sources) > 1:
+                status = "merged"
+            elif sources:
+                status = "split"
+            else:
+                status = "new"
+            previous_ids = sources
+            shared_papers = int(sum(overlap[old_index[s], j] for s in sources))
+            previous_label = "; ".join(old_labels[s] for s in sources)
+        rows_out.append(
+            {
+                "topic_id": final,
+                "status": status,
+                "previous_topic_ids": previous_ids,
+                "successor_topic_ids": [],
+                "previous_label": previous_label,
+                "shared_papers": shared_papers,
+            }
+        )
+    kept_old = set(matched.values())
+    for old in old_ids:
+        if old in kept_old:
+            continue
+        i = old_index[old]
+        successors = parts(i) or [
+            mapping[new_ids[j]] for j in np.argsort(-overlap[i], kind="stable")[:1] if overlap[i, j]
+        ]
+        rows_out.append(
+            {
+                "topic_id": old,
+                "status": "gone",
+                "previous_topic_ids": [old],
+                "successor_topic_ids": successors,
+                "previous_label": old_labels[old],
+                "shared_papers": int(old_shared[i]),
+            }
+        )
+    table = pd.DataFrame(rows_out, columns=LINEAGE_COLUMNS)
+    table = table.sort_values(["status", "topic_id"], key=_status_order).reset_index(drop=True)
+
+    keep_label = {}
+    for new, old in matched.items():
+        i, j = old_index[old], new_index[new]
+        content_stayed = (
+            centroid_sim.get(new, 1.0) >= NAME_CENTROID_SIMILARITY
+            and (new in centroid_sim or jaccard[i, j] >= NAME_JACCARD)
+            and (
+                old not in previous.centroids
+                or new not in centroids
+                or float(previous.centroids[old] @ centroids[new]) >= NAME_CENTROID_SIMILARITY
+            )
+        )
+        if content_stayed:
+            keep_label[mapping[new]] = old_labels[old]
+    return Lineage(mapping=mapping, keep_label=keep_label, table=table, next_topic_id=next_topic_id)
+
+
+def _substantial(overlap: np.ndarray, old_shared: np.ndarray, new_shared: np.ndarray, i: int, j: int) -> bool:
+    """Whether previous topic i sent a real part of itself to new topic j: at least MIN_PART papers
+    that are a PART_SHARE of topic i, or that make up most of topic j's shared papers."""
+    count = overlap[i, j]
+    return count >= MIN_PART and (count >= PART_SHARE * old_shared[i] or count > new_shared[j] / 2)
+
+
+def _status_order(column: pd.Series) -> pd.Series:
+    if column.name == "status":
+        return column.map({s: n for n, s in enumerate(STATUSES)})
+    return column
+
+
+def final_labels(provisional: dict[int, str], lineage: Lineage) -> dict[int, str]:
+    """Final topic id -> name: a matched topic keeps its previous name unless that name is now
+    taken by another topic (two topics must never share a name); others keep their new name.
+
+    Examples:
+        >>> lineage = Lineage(mapping={-1: -1, 0: 4, 1: 9}, keep_label={4: "Optimal transport"},
+        ...     table=pd.DataFrame(), next_topic_id=10)
+        >>> final_labels({0: "OT · Sinkhorn", 1: "Diffusion"}, lineage)
+        {4: 'Optimal transport', 9: 'Diffusion'}
+    """
+    names = {lineage.mapping[t]: label for t, label in provisional.items()}
+    for final, old_label in lineage.keep_label.items():
+        taken = {label for other, label in names.items() if other != final}
+        if old_label not in taken:
+            names[final] = old_label
+    return names
+
+
+def read_previous(folder: str | Path) -> PreviousMap:
+    """The parts of a map folder lineage needs, read tolerantly (any schema version with
+    papers.parquet and topics.parquet); a folder that is not a readable map is a `UserError`."""
+    import json
+
+    from pipeline import UserError
+
+    folder = Path(folder)
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        papers = pd.read_parquet(folder / "papers.parquet", columns=["doc_id", "topic_id"])
+        topics = pd.read_parquet(folder / "topics.parquet")
+    except FileNotFoundError as exc:
+        raise UserError(f"{exc.filename}: missing; the previous map must be a map folder") from None
+    except Exception as exc:
+        raise UserError(f"{folder}: unreadable previous map ({str(exc)[:120]})") from None
+    if not {"topic_id", "label"} <= set(topics.columns):
+        raise UserError(f"{folder / 'topics.parquet'}: missing topic_id or label")
+    labels = papers["topic_id"].to_numpy(dtype=np.int64)
+    centroids: dict[int, np.ndarray] = {}
+    if "centroid" in topics.columns:
+        for topic, vector in zip(topics["topic_id"], topics["centroid"], strict=True):
+            vector = np.asarray(vector, dtype=np.float32)
+            centroids[int(topic)] = vector / (np.linalg.norm(vector) or 1.0)
+    else:
+        try:
+            embeddings = np.load(folder / "embeddings.npy", allow_pickle=False)
+            if len(embeddings) == len(papers):
+                centroids = unit_centroids(embeddings, labels)
+        except (OSError, ValueError):
+            pass  # without vectors, matching falls back on shared papers alone
+    ids = topics["topic_id"].astype(int).tolist()
+    lineage = manifest.get("lineage") or {}
+    next_topic_id = max([int(lineage.get("next_topic_id") or 0), *[t + 1 for t in ids], 0])
+    return PreviousMap(
+        topic_of=dict(zip(papers["doc_id"].astype(str), labels.tolist(), strict=True)),
+        topics=topics[["topic_id", "label"]].astype({"topic_id": int}),
+        centroids=centroids,
+        next_topic_id=next_topic_id,
+        name=manifest.get("name"),
+        fingerprint=manifest.get("input_fingerprint"),
+    )
+
+
+def apply_lineage(
+    labels: np.ndarray, table: pd.DataFrame, lineage: Lineage
+) -> tuple[np.ndarray, pd.DataFrame]:
+    """The build's labels and topic table under their final ids and names (table sorted by id).
+
+    Examples:
+        >>> lineage = Lineage(mapping={-1: -1, 0: 4, 1: 9}, keep_label={4: "Optimal transport"},
+        ...     table=pd.DataFrame(), next_topic_id=10)
+        >>> labels, table = apply_lineage(np.array([0, 1, -1]),
+        ...     pd.DataFrame({"topic_id": [0, 1], "label": ["OT", "Diffusion"]}), lineage)
+        >>> labels.tolist(), table.values.tolist()
+        ([4, 9, -1], [[4, 'Optimal transport'], [9, 'Diffusion']])
+    """
+    provisional = dict(zip(table["topic_id"].astype(int), table["label"].astype(str), strict=True))
+    names = final_labels(provisional, lineage)
+    remapped = np.array([lineage.mapping[int(t)] for t in np.asarray(labels).tolist()], dtype=np.int64)
+    table = table.copy()
+    table["topic_id"] = table["topic_id"].map(lambda t: lineage.mapping[int(t)]).astype(np.int64)
+    table["label"] = table["topic_id"].map(names)
+    return remapped, table.sort_values("topic_id").reset_index(drop=True)

@@ -1,0 +1,223 @@
+"""Reading lists of a set of papers: Markdown grouped by topic, and BibTeX with stable unique keys."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Iterable
+
+import pandas as pd
+
+SUMMARY_CHARACTERS = 200
+# Markdown: CommonMark lets any ASCII punctuation be backslash-escaped; these are the ones that
+# could turn an abstract's text into emphasis, code, links, raw HTML, tables, entities or math.
+MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&$!{}#])")
+# TeX: the ten characters with a special meaning, in one pass so replacements are not re-escaped.
+TEX_ESCAPES = {
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "\\": r"\textbackslash{}",
+}
+TEX_SPECIAL = re.compile("|".join(re.escape(c) for c in TEX_ESCAPES))
+KEY_STOP_WORDS = {"a", "an", "the", "on", "of", "in", "for", "to", "and", "with", "via", "towards", "toward"}
+SAFE_URL = re.compile(r"^https?://[^\s\"<>]+$", re.IGNORECASE)
+
+
+def one_line(text: object) -> str:
+    """Whitespace (newlines included) collapsed to single spaces."""
+    return " ".join(str(text).split()) if _present(text) else ""
+
+
+def summary(abstract: str, limit: int = SUMMARY_CHARACTERS) -> str:
+    """The abstract's first sentence, cut at a word boundary to about `limit` characters.
+
+    Examples:
+        >>> summary("We propose X. It is fast.")
+        'We propose X.'
+        >>> summary("word " * 100, limit=20)
+        'word word word…'
+    """
+    text = one_line(abstract)
+    first = re.split(r"(?<=[.!?])\s+(?=[A-Z(\"'])", text, maxsplit=1)[0]
+    if len(first) <= limit:
+        return first
+    cut = first[: limit - 1].rsplit(" ", 1)[0].rstrip(",;: ")
+    return cut + "…"
+
+
+def markdown_text(text: object) -> str:
+    """Plain text safe inside a Markdown line: no markup, links or HTML can come out of it.
+
+    Examples:
+        >>> markdown_text("<b>x</b> *and* [y](z)")
+        '\\\\<b\\\\>x\\\\</b\\\\> \\\\*and\\\\* \\\\[y\\\\](z)'
+    """
+    return MARKDOWN_SPECIAL.sub(r"\\\1", one_line(text))
+
+
+def safe_url(value: object) -> str | None:
+    """An http(s) URL with no spaces, quotes or angle brackets, else None (never a javascript: link)."""
+    text = str(value).strip() if _present(value) else ""
+    return text if SAFE_URL.match(text) else None
+
+
+def reading_list_markdown(
+    papers: pd.DataFrame, topics: pd.DataFrame, *, heading: str = "Reading list"
+) -> str:
+    """A Markdown reading list: one section a topic (largest first, unassigned last), one bullet a
+    paper with its title, a one-line summary and its link when the papers have a `url` column.
+
+    Examples:
+        >>> papers = pd.DataFrame({"title": ["OT at scale"], "abstract": ["We scale OT. Then more."],
+        ...                        "topic_id": [4], "url": ["https://x.org/1"]})
+        >>> print(reading_list_markdown(papers, pd.DataFrame({"topic_id": [4], "label": ["Transport"]})))
+        # Reading list (1 paper)
+        <BLANKLINE>
+        ## Transport (1)
+        <BLANKLINE>
+        - **OT at scale**: We scale OT. [link](https://x.org/1)
+        <BLANKLINE>
+    """
+    names = dict(zip(topics["topic_id"].astype(int), topics["label"].astype(str), strict=True))
+    count = len(papers)
+    lines = [f"# {markdown_text(heading)} ({count:,} paper{'s' if count != 1 else ''})", ""]
+    sizes = papers["topic_id"].astype(int).value_counts()
+    order = sorted(sizes.index, key=lambda t: (t == -1, -sizes[t], t))
+    for topic in order:
+        name = "Unassigned" if topic == -1 else names.get(topic, f"Topic {topic}")
+        lines += [f"## {markdown_text(name)} ({sizes[topic]:,})", ""]
+        for paper in papers[papers["topic_id"].astype(int) == topic].itertuples(index=False):
+            line = f"- **{markdown_text(paper.title)}**: {markdown_text(summary(paper.abstract))}"
+            url = safe_url(getattr(paper, "url", None))
+            if url:
+                line += f" [link]({url.replace('(', '%28').replace(')', '%29')})"
+            lines.append(line)
+        lines.append("")
+    return "\n".join(lines)
+
+
+def tex_escape(text: object) -> str:
+    r"""Text with TeX's special characters escaped, on one line.
+
+    Examples:
+        >>> print(tex_escape(r"50% of $x_1$ & {y} #2 ~ ^ \ok"))
+        50\% of \$x\_1\$ \& \{y\} \#2 \textasciitilde{} \textasciicircum{} \textbackslash{}ok
+    """
+    return TEX_SPECIAL.sub(lambda m: TEX_ESCAPES[m.group(0)], one_line(text))
+
+
+def bibtex_key(title: str, year: object, doc_id: str) -> str:
+    """A stable key: first meaningful title word, year, and 4 hex digits of the doc_id's hash.
+
+    Examples:
+        >>> bibtex_key("The Sinkhorn Solver at Scale", 2025, "abc123")
+        'sinkhorn2025-6ca1'
+    """
+    words = [_ascii(w).lower() for w in re.findall(r"[^\W\d_][\w-]*", str(title))]
+    word = next((re.sub(r"[^a-z0-9]", "", w) for w in words if w not in KEY_STOP_WORDS and _ascii(w)), "")
+    word = word[:20] or "paper"
+    return f"{word}{_year(year)}-{hashlib.sha256(str(doc_id).encode()).hexdigest()[:4]}"
+
+
+def unique_keys(keys: Iterable[str], doc_ids: Iterable[str]) -> list[str]:
+    """Keys made unique by lengthening the hash of those that collide (deterministic)."""
+    keys, doc_ids = list(keys), [str(d) for d in doc_ids]
+    seen: dict[str, int] = {}
+    for key in keys:
+        seen[key] = seen.get(key, 0) + 1
+    result = []
+    for key, doc_id in zip(keys, doc_ids, strict=True):
+        if seen[key] > 1:
+            key = key.rsplit("-", 1)[0] + "-" + hashlib.sha256(doc_id.encode()).hexdigest()[:12]
+        result.append(key)
+    used: set[str] = set()
+    for index, key in enumerate(result):  # identical doc_ids (not in one map) still get distinct keys
+        candidate, suffix = key, 2
+        while candidate in used:
+            candidate, suffix = f"{key}-{suffix}", suffix + 1
+        used.add(candidate)
+        result[index] = candidate
+    return result
+
+
+def reading_list_bibtex(papers: pd.DataFrame) -> str:
+    """BibTeX entries for the papers: @inproceedings with booktitle when a venue is known, else
+    @misc; title, author (when an `authors` column exists), year, url where present.
+
+    Examples:
+        >>> print(reading_list_bibtex(pd.DataFrame({"doc_id": ["d1"], "title": ["Sinkhorn & co at 100%"],
+        ...     "year": [2025], "venue": ["ICML"]})))
+        @inproceedings{sinkhorn2025-8b53,
+          title = {{Sinkhorn \\& co at 100\\%}},
+          year = {2025},
+          booktitle = {ICML},
+        }
+        <BLANKLINE>
+    """
+    rows = papers.reset_index(drop=True)
+    keys = unique_keys(
+        (bibtex_key(p["title"], p.get("year"), p["doc_id"]) for _, p in rows.iterrows()), rows["doc_id"]
+    )
+    entries = []
+    for key, (_, paper) in zip(keys, rows.iterrows(), strict=True):
+        venue = one_line(paper.get("venue"))
+        fields = [("title", "{" + tex_escape(paper["title"]) + "}")]
+        authors = _authors(paper.get("authors"))
+        if authors:
+            fields.append(("author", " and ".join(tex_escape(a) for a in authors)))
+        year = _year(paper.get("year"))
+        if year:
+            fields.append(("year", year))
+        if venue:
+            fields.append(("booktitle", tex_escape(venue)))
+        url = safe_url(paper.get("url"))
+        if url:
+            # url is read verbatim by biblatex/hyperref: percent-encode what would break the braces.
+            fields.append(("url", url.replace("\\", "%5C").replace("{", "%7B").replace("}", "%7D")))
+        body = "".join(f"  {name} = {{{value}}},\n" for name, value in fields)
+        entries.append(f"@{'inproceedings' if venue else 'misc'}{{{key},\n{body}}}\n")
+    return "\n".join(entries)
+
+
+def _authors(value: object) -> list[str]:
+    """Author names from a list, or a string separated by ';' (else ',' or ' and ')."""
+    if value is None:
+        return []
+    if not isinstance(value, str) and hasattr(value, "__iter__"):
+        return [one_line(a) for a in value if one_line(a)]
+    text = one_line(value)
+    if not text:
+        return []
+    separator = ";" if ";" in text else (" and " if " and " in text else ",")
+    return [part.strip() for part in text.split(separator) if part.strip()]
+
+
+def _year(value: object) -> str:
+    """A year as digits ("2025" from 2025, 2025.0 or " 2025 "), else ""."""
+    if not _present(value):
+        return ""
+    try:
+        return str(int(float(str(value).strip())))
+    except (TypeError, ValueError, OverflowError):
+        return ""
+
+
+def _ascii(word: str) -> str:
+    return unicodedata.normalize("NFKD", word).encode("ascii", "ignore").decode()
+
+
+def _present(value: object) -> bool:
+    if value is None:
+        return False
+    try:
+        return not bool(pd.isna(value))
+    except (TypeError, ValueError):  # lists and arrays
+        return True
