@@ -22,7 +22,7 @@ def test_defaults_scale_with_corpus_size(papers):
     config = BuildConfig().resolve(papers)
     # Room for tens of topics at any size: not one giant topic, not thousands of crumbs.
     assert 10 <= papers / config.min_topic_size <= 1_000
-    assert 2 <= config.min_samples <= config.min_topic_size
+    assert 1 <= config.min_samples <= config.min_topic_size
     assert 10 <= config.n_neighbors <= 30
 
 
