@@ -292,6 +292,9 @@ def _word_case(documents: list[str]) -> dict[str, str]:
     """
     forms: dict[str, Counter] = {}
     for doc in documents:
+        # A definition's capitals mark where its acronym's letters come from, not proper nouns:
+        # the words before "(ASP)" are no evidence of spelling. Words with no evidence stay lower case.
+        doc = _ACRONYM_DEFINITION.sub(" ", doc)
         for sentence in re.split(r"(?<=[.!?])\s+", doc):
             for i, token in enumerate(TOKEN.findall(sentence)):
                 if i == 0:
