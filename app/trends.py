@@ -60,7 +60,7 @@ def year_shares(
 
 
 def venue_counts(papers: pd.DataFrame, topic_id: int, *, top: int = 12) -> pd.DataFrame:
-    """A topic's papers per venue, most first; venues past the `top` are summed as "Other venues".
+    """A topic's papers per venue, most first (ties A-Z); venues past the `top` are summed as "Other venues".
 
     Returns:
         Columns venue (str) and papers (int); empty without a venue column.
@@ -75,7 +75,9 @@ def venue_counts(papers: pd.DataFrame, topic_id: int, *, top: int = 12) -> pd.Da
     venues = papers.loc[papers["topic_id"] == topic_id, VENUE]
     venues = venues.map(lambda v: "Unknown venue" if v is None or v != v or str(v).strip() == "" else str(v))
     counts = venues.value_counts()
-    counts = counts.sort_values(ascending=False, kind="stable")
+    counts = counts.iloc[
+        sorted(range(len(counts)), key=lambda i: (-counts.iloc[i], counts.index[i]))
+    ]  # ties A-Z
     if len(counts) > top:
         counts = pd.concat([counts.iloc[:top], pd.Series({"Other venues": counts.iloc[top:].sum()})])
     return pd.DataFrame({"venue": counts.index.astype(str), "papers": counts.to_numpy().astype(int)})
