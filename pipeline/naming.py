@@ -170,6 +170,8 @@ _CONNECTORS = frozenset({"of", "for", "and", "to", "in"})
 # Single words with an adjective's or participle's ending ("causal", "adversarial", "robust"):
 # alone they describe rather than name, so a phrase around them is preferred.
 _ADJECTIVE_ENDING = re.compile(r"(al|ive|ic|ous|ary|ed|ing|able|ible|ent|ant|ust)$")
+# At the end of a phrase "-ing" is usually a noun ("motion planning"), so only these endings count.
+_PHRASE_ADJECTIVE_ENDING = re.compile(r"(al|ive|ic|ous|ary|able|ible)$")
 
 TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
 # Punctuation that ends a phrase: a name never spans a comma, a bracket or a sentence end.
@@ -272,6 +274,7 @@ class PhraseCounts:
     matrix: sparse.csr_matrix  # papers x phrases, 1 where a paper uses the phrase
     phrases: np.ndarray  # phrase strings, lower-case
     acronyms: dict[str, str]  # acronym -> expansion the papers define
+    spelling: dict[str, str] | None = None  # how the corpus writes each word (see `_word_case`)
 
 
 def count_phrases(documents: list[str]) -> PhraseCounts:
@@ -281,7 +284,12 @@ def count_phrases(documents: list[str]) -> PhraseCounts:
         analyzer=lambda text: _phrases(text, acronyms), binary=True, min_df=min(2, len(documents))
     )
     matrix = vectorizer.fit_transform(documents).tocsr()
-    return PhraseCounts(matrix=matrix, phrases=vectorizer.get_feature_names_out(), acronyms=acronyms)
+    return PhraseCounts(
+        matrix=matrix,
+        phrases=vectorizer.get_feature_names_out(),
+        acronyms=acronyms,
+        spelling=_word_case(documents),
+    )
 
 
 def _word_case(documents: list[str]) -> dict[str, str]:
@@ -355,7 +363,8 @@ def _shape_factor(phrase: str) -> float:
     """Two- and three-word phrases name a field; a lone word, and an adjective above all, less so."""
     words = phrase.split()
     if len(words) > 1:
-        return 1.0
+        # A phrase ending on an adjective is a cut-off name ("deep neural", "unmanned aerial").
+        return 0.45 if _PHRASE_ADJECTIVE_ENDING.search(words[-1]) and words[-1] not in _NOT_ALONE else 1.0
     return 0.45 if _ADJECTIVE_ENDING.search(words[0]) else 0.7
 
 
@@ -407,12 +416,14 @@ def name_groups(
     if counts is None:
         counts = count_phrases(documents_kept)
     else:
-        counts = PhraseCounts(counts.matrix[np.flatnonzero(keep)], counts.phrases, counts.acronyms)
+        counts = PhraseCounts(
+            counts.matrix[np.flatnonzero(keep)], counts.phrases, counts.acronyms, counts.spelling
+        )
     group_ids = np.unique(groups_kept)
     coverage, ctfidf, precision = _lexical_scores(counts, groups_kept)
     sizes = np.bincount(np.searchsorted(group_ids, groups_kept))
     shape = np.array([_shape_factor(p) for p in counts.phrases])
-    spelling = _word_case(documents_kept)
+    spelling = counts.spelling if counts.spelling is not None else _word_case(documents_kept)
 
     # Rank by c-TF-IDF, normalised per group so groups of any size weigh alike, and by coverage
     # times precision: a name most of the group's papers write and few others do.
