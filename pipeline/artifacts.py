@@ -15,9 +15,10 @@ import pandas as pd
 
 from pipeline import UserError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 PAPERS, TOPICS, EMBEDDINGS, MANIFEST = "papers.parquet", "topics.parquet", "embeddings.npy", "manifest.json"
 LINEAGE = "lineage.parquet"  # optional: present when the build matched its topics to a previous map
+THEMES = "themes.parquet"
 PAPER_COLUMNS = ["doc_id", "title", "abstract", "source", "topic_id", "x", "y"]
 TOPIC_COLUMNS = [
     "topic_id",
@@ -29,6 +30,8 @@ TOPIC_COLUMNS = [
     "y",
     "representative_doc_ids",
 ]
+# Schema 2 (issue 11): topics carry `theme_id`, `stability` and `centroid`; themes.parquet names themes.
+THEME_COLUMNS = ["theme_id", "label", "keywords", "size", "topic_ids", "x", "y"]
 
 
 @dataclass
@@ -40,6 +43,7 @@ class AtlasMap:
     embeddings: np.ndarray
     manifest: dict
     lineage: pd.DataFrame | None = None  # see pipeline.lineage; None when there was no previous map
+    themes: pd.DataFrame | None = None  # None for a map without themes.parquet
 
 
 def checksum(embeddings_bytes: bytes, doc_ids: list[str]) -> str:
@@ -85,6 +89,10 @@ def write_map(out: Path, atlas: AtlasMap) -> None:
         (staging / EMBEDDINGS).write_bytes(npy)
         atlas.papers.to_parquet(staging / PAPERS, index=False)
         atlas.topics.to_parquet(staging / TOPICS, index=False)
+        written = [PAPERS, TOPICS, EMBEDDINGS, MANIFEST]
+        if atlas.themes is not None:
+            atlas.themes.to_parquet(staging / THEMES, index=False)
+            written.append(THEMES)
         manifest = dict(atlas.manifest, checksum=checksum(npy, atlas.papers["doc_id"].tolist()))
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
         written = [PAPERS, TOPICS, EMBEDDINGS, MANIFEST]
@@ -132,11 +140,15 @@ def read_map(folder: str | Path, *, verify: bool = True) -> AtlasMap:
         topics = pd.read_parquet(folder / TOPICS)
         npy = (folder / EMBEDDINGS).read_bytes()
         embeddings = np.load(folder / EMBEDDINGS, allow_pickle=False)
+        themes = pd.read_parquet(folder / THEMES) if (folder / THEMES).exists() else None
     except FileNotFoundError as exc:
         raise UserError(f"{exc.filename}: missing from the map folder") from None
     except Exception as exc:
         raise UserError(f"{folder}: unreadable map artifact ({str(exc)[:120]})") from None
-    for name, frame, columns in ((PAPERS, papers, PAPER_COLUMNS), (TOPICS, topics, TOPIC_COLUMNS)):
+    frames = [(PAPERS, papers, PAPER_COLUMNS), (TOPICS, topics, TOPIC_COLUMNS)]
+    if themes is not None:
+        frames.append((THEMES, themes, THEME_COLUMNS))
+    for name, frame, columns in frames:
         missing = [c for c in columns if c not in frame.columns]
         if missing:
             raise UserError(f"{folder / name}: missing column(s) {', '.join(missing)}")
@@ -147,8 +159,18 @@ def read_map(folder: str | Path, *, verify: bool = True) -> AtlasMap:
     topics["keywords"] = topics["keywords"].map(list)
     topics["keyword_weights"] = topics["keyword_weights"].map(list)
     topics["representative_doc_ids"] = topics["representative_doc_ids"].map(list)
+    if "centroid" in topics.columns:
+        topics["centroid"] = topics["centroid"].map(lambda c: np.asarray(c, dtype=np.float32))
+    if themes is not None:
+        themes["keywords"] = themes["keywords"].map(list)
+        themes["topic_ids"] = themes["topic_ids"].map(lambda ids: [int(i) for i in ids])
     return AtlasMap(
-        papers=papers, topics=topics, embeddings=embeddings, manifest=manifest, lineage=read_lineage(folder)
+        papers=papers,
+        topics=topics,
+        embeddings=embeddings,
+        manifest=manifest,
+        lineage=read_lineage(folder),
+        themes=themes,
     )
 
 

@@ -20,9 +20,10 @@ from pipeline.config import BuildConfig
 from pipeline.embed import MODEL_NAME, embed_texts
 from pipeline.evaluate import map_quality
 from pipeline.ingest import expand_inputs, ingest
-from pipeline.layout import label_positions, map_coordinates
-from pipeline.lineage import PreviousMap, apply_lineage, match_topics, read_previous, unit_centroids
-from pipeline.topics import fit_topics
+from pipeline.layout import label_positions, map_coordinates, theme_label_positions
+from pipeline.lineage import PreviousMap, apply_lineage, match_topics, read_previous
+from pipeline.themes import fit_themes
+from pipeline.topics import fit_topics, topic_stability
 
 MIN_PAPERS = 10
 LIBRARIES = (
@@ -137,8 +138,11 @@ def build_map(
     else:
         log(f"all {embedding_report['cached']:,} embeddings from cache")
 
+    def encode_phrases(texts: list[str]) -> np.ndarray:  # candidate names, through the same cache
+        return embed_texts(texts, embedder=resolved.embedder, use_cache=use_cache, progress=False)[0]
+
     log(f"finding topics (UMAP + HDBSCAN, min topic size {resolved.min_topic_size})...")
-    topics = fit_topics(documents, embeddings, resolved)
+    topics = fit_topics(documents, embeddings, resolved, encode=encode_phrases)
     lineage = None
     for note in deferred:
         log(note)
@@ -149,11 +153,22 @@ def build_map(
             papers["doc_id"].tolist(),
             topics.labels,
             dict(zip(topics.table["topic_id"].astype(int), topics.table["label"], strict=True)),
-            unit_centroids(embeddings, topics.labels),
+            dict(zip(topics.table["topic_id"].astype(int), topics.table["centroid"], strict=True)),
         )
         topics.labels, topics.table = apply_lineage(topics.labels, topics.table, lineage)
         log(lineage_summary(lineage.table))
     lap("topics")
+    stability_report = {"runs": 0, "method": "switched off (--no-stability)", "seconds": 0.0}
+    stability: dict[int, float] = {}
+    if resolved.stability:
+        log("scoring topic stability (re-clustering 90% subsamples)...")
+        stability, stability_report = topic_stability(topics.reduced, embeddings, topics.labels, resolved)
+        lap("stability")
+    # Themes come last, from the final topic ids and names.
+    themes, theme_of = fit_themes(
+        documents, embeddings, topics.labels, topics.table, encode=encode_phrases, phrases=topics.phrases
+    )
+    lap("themes")
 
     log("laying out the 2-D map...")
     coordinates = map_coordinates(
@@ -167,12 +182,27 @@ def build_map(
     papers["y"] = coordinates[:, 1]
     positions = label_positions(coordinates, topics.labels)
     table = topics.table.merge(positions, on="topic_id")
+    table["theme_id"] = table["topic_id"].map(theme_of).fillna(-1).astype("int64")
+    table["stability"] = table["topic_id"].map(stability).astype("float64")  # NaN when switched off
+    themes = themes.merge(theme_label_positions(coordinates, topics.labels, theme_of), on="theme_id")
     doc_ids = papers["doc_id"].to_numpy()
     table["representative_doc_ids"] = table.pop("representative_rows").map(
         lambda rows: doc_ids[rows].tolist()
     )
     table = table[
-        ["topic_id", "label", "keywords", "keyword_weights", "size", "x", "y", "representative_doc_ids"]
+        [
+            "topic_id",
+            "label",
+            "keywords",
+            "keyword_weights",
+            "size",
+            "x",
+            "y",
+            "representative_doc_ids",
+            "theme_id",
+            "stability",
+            "centroid",
+        ]
     ]
     quality = map_quality(topics.labels, table["keywords"].tolist(), documents)
     quality["hdbscan_unassigned_share"] = round(topics.hdbscan_unassigned / len(papers), 4)
@@ -184,6 +214,8 @@ def build_map(
         "name": name or corpus_name(papers, inputs),
         "papers": len(papers),
         "topics": len(table),
+        "themes": len(themes),
+        "stability": stability_report,
         "unassigned": int((topics.labels == -1).sum()),
         "inputs": [str(p) for p in expand_inputs(inputs)],
         "notes": corpus.notes,
@@ -212,10 +244,11 @@ def build_map(
         embeddings=embeddings.astype(np.float16),
         manifest=manifest,
         lineage=None if lineage is None else lineage.table,
+        themes=themes,
     )
     write_map(out, atlas)
     log(
-        f"{len(table)} topics, {manifest['unassigned']} of {len(papers)} papers unassigned "
+        f"{len(table)} topics in {len(themes)} themes, {manifest['unassigned']} of {len(papers)} papers unassigned "
         f"({quality['unassigned_share']:.1%}); map written to {out} in {total:.1f} s"
     )
     return atlas

@@ -6,8 +6,8 @@ import pandas as pd
 
 # OWASP CSV-injection guidance: a spreadsheet treats cells starting with these as formulas.
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-LEADING = ["doc_id", "title", "abstract", "topic_id", "topic", "topic_keywords", "source"]
-INTERNAL = {"x", "y"}
+LEADING = ["doc_id", "title", "abstract", "topic_id", "topic", "topic_keywords", "theme", "source"]
+INTERNAL = {"x", "y", "theme_id"}
 
 
 def neutralise(value: object) -> object:
@@ -26,14 +26,29 @@ def neutralise(value: object) -> object:
     return value
 
 
-def export_frame(papers: pd.DataFrame, topics: pd.DataFrame, *, topic_id: int | None = None) -> pd.DataFrame:
-    """The exported table: one row a paper, its topic's name and keywords, then its metadata."""
+def export_frame(
+    papers: pd.DataFrame,
+    topics: pd.DataFrame,
+    *,
+    topic_id: int | None = None,
+    themes: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """The exported table: one row a paper, its topic's name and keywords, its theme, then its metadata.
+
+    `theme` is the name of the topic's theme (from `themes` and topics' `theme_id`); empty for
+    unassigned papers and for maps without themes.
+    """
     names = dict(zip(topics["topic_id"], topics["label"]))
+    theme_names = {}
+    if themes is not None and "theme_id" in topics.columns:
+        by_id = dict(zip(themes["theme_id"], themes["label"]))
+        theme_names = {t: by_id.get(th, "") for t, th in zip(topics["topic_id"], topics["theme_id"])}
     keywords = dict(zip(topics["topic_id"], topics["keywords"].map(lambda ws: "; ".join(ws))))
     rows = papers if topic_id is None else papers[papers["topic_id"] == topic_id]
     table = rows.assign(
         topic=rows["topic_id"].map(names).fillna("Unassigned"),
         topic_keywords=rows["topic_id"].map(keywords).fillna(""),
+        theme=rows["topic_id"].map(theme_names).fillna(""),
     )
     metadata = [c for c in table.columns if c not in LEADING and c not in INTERNAL]
     table = table[LEADING + metadata].reset_index(drop=True)

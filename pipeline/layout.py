@@ -63,3 +63,14 @@ def label_positions(coordinates: np.ndarray, labels: np.ndarray) -> pd.DataFrame
         anchor = points[np.argmin(((points - median) ** 2).sum(axis=1))]
         rows.append({"topic_id": topic_id, "x": float(anchor[0]), "y": float(anchor[1])})
     return pd.DataFrame(rows, columns=["topic_id", "x", "y"])
+
+
+def theme_label_positions(
+    coordinates: np.ndarray, labels: np.ndarray, theme_of: dict[int, int]
+) -> pd.DataFrame:
+    """Where each theme's name sits: the member closest to the median point of the theme's papers.
+
+    `theme_of` maps topic id -> theme id; unassigned papers belong to no theme.
+    """
+    themes = np.array([theme_of.get(int(t), -1) for t in np.asarray(labels).tolist()], dtype=np.int64)
+    return label_positions(coordinates, themes).rename(columns={"topic_id": "theme_id"})

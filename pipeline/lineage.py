@@ -65,16 +65,6 @@ class Lineage:
     next_topic_id: int
 
 
-def unit_centroids(embeddings: np.ndarray, labels: np.ndarray) -> dict[int, np.ndarray]:
-    """Unit-normalised mean embedding of each topic's papers (-1 excluded)."""
-    vectors = np.asarray(embeddings, dtype=np.float32)
-    centroids = {}
-    for topic in sorted(set(np.asarray(labels).tolist()) - {-1}):
-        mean = vectors[labels == topic].mean(axis=0)
-        centroids[int(topic)] = mean / (np.linalg.norm(mean) or 1.0)
-    return centroids
-
-
 def match_topics(
     previous: PreviousMap,
     doc_ids: list[str] | np.ndarray,
@@ -289,6 +279,7 @@ def read_previous(folder: str | Path) -> PreviousMap:
     import json
 
     from pipeline import UserError
+    from pipeline.neighbours import topic_centroids
 
     folder = Path(folder)
     try:
@@ -311,7 +302,7 @@ def read_previous(folder: str | Path) -> PreviousMap:
         try:
             embeddings = np.load(folder / "embeddings.npy", allow_pickle=False)
             if len(embeddings) == len(papers):
-                centroids = unit_centroids(embeddings, labels)
+                centroids = dict(zip(*topic_centroids(embeddings, labels)))
         except (OSError, ValueError):
             pass  # without vectors, matching falls back on shared papers alone
     ids = topics["topic_id"].astype(int).tolist()

@@ -231,13 +231,14 @@ def test_export_downloads_the_current_view_and_the_whole_map_spreadsheet_safe(
     assert len(view) == 13 and {r["topic"] for r in view} == {"Graph neural networks"}
     assert {r["doc_id"] for r in view} == {f"doc{i:04d}" for i in range(0, 60, 4) if i % 7 != 6}
     assert view[0]["title"] == '\'=HYPERLINK("http://evil")'  # neutralised, as `python -m pipeline export`
-    assert list(view[0])[:7] == [
+    assert list(view[0])[:8] == [
         "doc_id",
         "title",
         "abstract",
         "topic_id",
         "topic",
         "topic_keywords",
+        "theme",
         "source",
     ]
     whole = rows_of(downloads["Download the whole map · 60 (CSV)"])

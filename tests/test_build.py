@@ -81,6 +81,40 @@ def test_seed_map_artifacts_follow_the_contract(seed_map):
     assert manifest["config"]["min_topic_size"] >= 2
 
 
+def test_seed_map_has_themes_stability_and_centroids(seed_map):
+    atlas = read_map(seed_map)
+    papers, topics, themes, manifest = atlas.papers, atlas.topics, atlas.themes, atlas.manifest
+    assert manifest["schema_version"] == 2 and manifest["themes"] == len(themes)
+    # A 57-paper map reads as a handful of themes, each holding whole topics.
+    assert 2 <= len(themes) <= 5 < len(topics)
+    assert sorted(sum(themes["topic_ids"], [])) == sorted(topics["topic_id"])
+    assert set(topics["theme_id"]) == set(themes["theme_id"])
+    for theme in themes.itertuples():
+        assert theme.size == topics.loc[topics["topic_id"].isin(theme.topic_ids), "size"].sum()
+        assert 0 < len(theme.label) <= 60 and " · " not in theme.label
+        members = papers["topic_id"].isin(theme.topic_ids)
+        assert members.any() and np.isfinite([theme.x, theme.y]).all()
+    assert themes["label"].str.lower().is_unique and topics["label"].str.lower().is_unique
+    assert not topics["label"].str.contains(" · ").any()
+    assert topics["stability"].between(0, 1).all()
+    assert manifest["stability"]["runs"] == 5 and manifest["stability"]["seconds"] >= 0
+    vectors = atlas.embeddings.astype(np.float32)
+    for row in topics.itertuples():
+        assert row.centroid.shape == (384,) and abs(np.linalg.norm(row.centroid) - 1) < 1e-4
+        mean = vectors[papers["topic_id"].to_numpy() == row.topic_id].mean(axis=0)
+        assert float(row.centroid @ mean / np.linalg.norm(mean)) > 0.999
+
+
+def test_stability_can_be_switched_off(seed_map, tmp_path):
+    atlas = build_map(
+        [SEEDS], tmp_path / "fast", BuildConfig(stability=False), progress=False, log=lambda m: None
+    )
+    assert atlas.topics["stability"].isna().all() and atlas.manifest["stability"]["runs"] == 0
+    assert "stability" not in atlas.manifest["timings_seconds"]
+    # The flag changes nothing else: same topics and names as the default build.
+    assert atlas.topics["label"].tolist() == read_map(seed_map).topics["label"].tolist()
+
+
 def test_same_input_gives_the_same_map(seed_map, tmp_path):
     shutil.rmtree(cache_dir() / "reductions", ignore_errors=True)  # refit UMAP, don't reuse its result
     again = build_map([SEEDS], tmp_path / "again", progress=False, log=lambda m: None)

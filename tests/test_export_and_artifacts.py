@@ -12,7 +12,7 @@ import pytest
 
 from pipeline import UserError
 from pipeline.__main__ import main
-from pipeline.artifacts import AtlasMap, read_map, write_map
+from pipeline.artifacts import SCHEMA_VERSION, AtlasMap, read_map, write_map
 from pipeline.export import export_frame, to_csv_bytes
 
 HOSTILE = ['=HYPERLINK("http://evil","x")', "+1+1", "-2+3", "@SUM(A1)", "\tcmd", "\rcmd", "fine"]
@@ -44,10 +44,26 @@ def tiny_map(n: int = 7) -> AtlasMap:
             "x": [0.0, 1.0],
             "y": [0.0, 1.0],
             "representative_doc_ids": [["0000000000000000"], ["0000000000000002"]],
+            "theme_id": [1, 0],
+            "stability": [0.9, np.nan],
+            "centroid": [vectors[0], vectors[2]],
         }
     )
-    manifest = {"schema_version": 1, "name": "tiny", "papers": n, "topics": 2}
-    return AtlasMap(papers=papers, topics=topics, embeddings=vectors.astype(np.float16), manifest=manifest)
+    themes = pd.DataFrame(
+        {
+            "theme_id": [0, 1],
+            "label": ["Transport", "@Evil theme"],
+            "keywords": [["transport"], ["=a"]],
+            "size": [3, 3],
+            "topic_ids": [[1], [0]],
+            "x": [1.0, 0.0],
+            "y": [1.0, 0.0],
+        }
+    )
+    manifest = {"schema_version": SCHEMA_VERSION, "name": "tiny", "papers": n, "topics": 2, "themes": 2}
+    return AtlasMap(
+        papers=papers, topics=topics, embeddings=vectors.astype(np.float16), manifest=manifest, themes=themes
+    )
 
 
 def read_csv_rows(data: bytes) -> list[dict]:
@@ -56,7 +72,8 @@ def read_csv_rows(data: bytes) -> list[dict]:
 
 
 def test_no_exported_text_cell_starts_like_a_formula():
-    rows = read_csv_rows(to_csv_bytes(export_frame(tiny_map().papers, tiny_map().topics)))
+    atlas = tiny_map()
+    rows = read_csv_rows(to_csv_bytes(export_frame(atlas.papers, atlas.topics, themes=atlas.themes)))
     assert len(rows) == 7
     for row in rows:
         for column, value in row.items():
@@ -65,15 +82,17 @@ def test_no_exported_text_cell_starts_like_a_formula():
     assert rows[0]["title"] == '\'=HYPERLINK("http://evil","x")'
     assert rows[0]["source"].startswith("'=cmd")
     assert rows[0]["topic"] == "'=Evil topic" and rows[4]["topic"] == "Unassigned"
+    assert rows[0]["theme"] == "'@Evil theme" and rows[2]["theme"] == "Transport" and rows[4]["theme"] == ""
     assert rows[4]["topic_id"] == "-1"  # a number, not text: left as is
     assert "中文" in rows[0]["abstract"] and rows[0]["venue"] == "'-ICML"
-    assert list(rows[0])[:7] == [
+    assert list(rows[0])[:8] == [
         "doc_id",
         "title",
         "abstract",
         "topic_id",
         "topic",
         "topic_keywords",
+        "theme",
         "source",
     ]
 
@@ -83,7 +102,7 @@ def test_cli_export_of_one_topic(tmp_path, capsys):
     assert main(["export", str(tmp_path / "map"), "--out", str(tmp_path / "t1.csv"), "--topic", "1"]) == 0
     rows = read_csv_rows((tmp_path / "t1.csv").read_bytes())
     assert [r["doc_id"] for r in rows] == ["0000000000000002", "0000000000000003", "0000000000000006"]
-    assert {r["topic"] for r in rows} == {"Optimal transport"}
+    assert {r["topic"] for r in rows} == {"Optimal transport"} and {r["theme"] for r in rows} == {"Transport"}
     assert main(["export", str(tmp_path / "map"), "--out", str(tmp_path / "t9.csv"), "--topic", "9"]) == 2
     assert "no topic 9" in capsys.readouterr().err
     assert not (tmp_path / "t9.csv").exists()
@@ -94,6 +113,12 @@ def test_map_round_trips_and_checksum_ties_embeddings_to_papers(tmp_path):
     atlas = read_map(tmp_path / "map")
     assert atlas.papers["doc_id"].tolist() == tiny_map().papers["doc_id"].tolist()
     assert atlas.topics["keywords"].iloc[1] == ["transport", "optimal transport"]
+    assert atlas.themes["topic_ids"].tolist() == [[1], [0]] and atlas.themes["label"].iloc[1] == "@Evil theme"
+    assert np.array_equal(atlas.topics["centroid"].iloc[1], tiny_map().topics["centroid"].iloc[1])
+    assert np.isnan(atlas.topics["stability"].iloc[1])
+    # A map folder without themes.parquet (written before themes) still reads, without themes.
+    (tmp_path / "map" / "themes.parquet").unlink()
+    assert read_map(tmp_path / "map").themes is None
     papers = atlas.papers.iloc[::-1]
     papers.to_parquet(tmp_path / "map" / "papers.parquet", index=False)  # rows no longer match vectors
     with pytest.raises(UserError, match="checksum"):

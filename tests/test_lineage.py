@@ -159,15 +159,27 @@ def test_rebuilding_the_seeds_with_new_abstracts_keeps_the_old_topic_ids_and_nam
         "new",
         "gone",
     }
+    # A previous topic whose papers mostly went to one new topic, which no other previous topic
+    # claims with more papers, keeps its id; its name too unless it merged with another.
+    destination = {}
     for topic in before.topics.itertuples():
         members = before.papers.loc[before.papers["topic_id"] == topic.topic_id, "doc_id"]
-        still_together = pd.Series([topic_after[d] for d in members]).value_counts()
-        if still_together.iloc[0] * 2 > len(members):  # most of its papers are still one topic
-            assert still_together.index[0] == topic.topic_id, (topic.label, still_together)
-            assert names_after[topic.topic_id] == topic.label
-    assert not (lineage["status"] == "gone").any(), lineage
-    # every previous topic survives under its id: no shared link to the seed map breaks
-    assert set(before.topics["topic_id"]) <= set(after.topics["topic_id"])
+        counts = pd.Series([topic_after[d] for d in members]).value_counts()
+        if counts.index[0] != -1 and counts.iloc[0] * 2 > len(members):
+            destination[topic.topic_id] = (counts.index[0], counts.iloc[0], topic.label)
+    kept = 0
+    for old, (new, shared, label) in destination.items():
+        rivals = [s for o, (n, s, _) in destination.items() if n == new and o != old]
+        if all(shared > s for s in rivals):
+            assert new == old, (label, new)
+            status = lineage.loc[lineage["topic_id"] == old, "status"].iloc[0]
+            if status in ("kept", "grown", "shrunk"):
+                assert names_after[old] == label
+            kept += 1
+    assert kept >= len(before.topics) // 2  # most topics survive four more abstracts
+    # a previous topic that is gone names where its papers went
+    for row in lineage[lineage["status"] == "gone"].itertuples():
+        assert row.topic_id not in set(after.topics["topic_id"]) and len(row.successor_topic_ids) > 0
     fresh = set(after.topics["topic_id"]) - set(before.topics["topic_id"])
     assert all(t >= before.manifest["lineage"]["next_topic_id"] for t in fresh)
     assert after.manifest["lineage"]["next_topic_id"] > max(after.topics["topic_id"])
@@ -177,7 +189,8 @@ def test_rebuilding_the_seeds_with_new_abstracts_keeps_the_old_topic_ids_and_nam
     assert set(after.topics["topic_id"]) <= set(rows["topic_id"])
     assert rows["Change"].str.len().gt(0).all()
     for topic in before.topics["topic_id"]:
-        assert resolve_shared_topic(int(topic), lineage, after.topics).topic_id == topic
+        opened = resolve_shared_topic(int(topic), lineage, after.topics)
+        assert opened.topic_id == topic or (opened.topic_id in set(after.topics["topic_id"]) and opened.notice)
 
 
 def test_rebuilding_the_same_input_in_place_changes_no_id_or_name(seed_map, tmp_path):

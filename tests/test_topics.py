@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from pipeline.config import BuildConfig
 from pipeline.evaluate import map_quality, npmi_coherence, topic_diversity
+from pipeline.naming import acronym_definitions, is_keyword_pair, name_groups, share_using
+from pipeline.neighbours import topic_centroids
+from pipeline.themes import fit_themes, group_topics, theme_count
 from pipeline.topics import (
     _renumber_by_size,
     cosine_knn,
-    distinct_labels,
     neighbour_graph,
     reassign_outliers,
-    topic_label,
+    topic_stability,
 )
 
 
@@ -22,7 +25,7 @@ def test_defaults_scale_with_corpus_size(papers):
     config = BuildConfig().resolve(papers)
     # Room for tens of topics at any size: not one giant topic, not thousands of crumbs.
     assert 10 <= papers / config.min_topic_size <= 1_000
-    assert 2 <= config.min_samples <= config.min_topic_size
+    assert 1 <= config.min_samples <= config.min_topic_size
     assert 10 <= config.n_neighbors <= 30
 
 
@@ -67,25 +70,114 @@ def test_topic_numbers_follow_size():
     assert _renumber_by_size(np.array([5, 5, 5, 2, -1, 2, 9])).tolist() == [0, 0, 0, 1, -1, 1, 2]
 
 
-def test_topic_label_uses_the_papers_spelling_and_phrases():
+def test_names_are_phrases_the_papers_use_spelled_as_they_spell_them():
     docs = [
-        "Multi-view clustering with anchors.",
-        "Incomplete multi-view clustering at scale.",
-        "A study of multi-view clustering.",
+        "Incomplete multi-view clustering with anchors.",
+        "Multi-view clustering at scale; we cluster views.",
+        "A study of multi-view clustering and anchors.",
+        "Jailbreak attacks break LLM safety.",
+        "We test LLM safety filters against jailbreak attacks.",
+        "Refusals and LLM safety under jailbreak prompts.",
     ]
-    assert topic_label(["clustering", "multiview", "multiview clustering", "anchors"], docs) == (
-        "Multi-view clustering"
-    )
-    llm = ["LLM safety matters.", "We test LLM safety filters.", "Jailbreaks break LLM safety."]
-    assert topic_label(["safety", "llm", "jailbreaks"], llm) == "LLM safety"
+    names = name_groups(docs, np.array([0, 0, 0, 1, 1, 1]))
+    assert names == {0: "Multi-view clustering", 1: "LLM safety"}
 
 
-def test_repeated_labels_are_made_distinct():
-    labels = distinct_labels(
-        ["Diffusion models", "Diffusion models", "Clustering"],
-        [["diffusion", "guidance"], ["diffusion", "video"], ["clustering"]],
+def test_acronyms_are_spelled_out_when_the_papers_define_them():
+    docs = [
+        "Optimal transport (OT) compares distributions.",
+        "We compute OT plans in low rank.",
+        "Entropic OT maps and barycenters.",
+        "Answer Set Programming (ASP) solves puzzles.",
+        "ASP programs ground rules.",
+        "Grounding in ASP is costly.",
+        "Spiking neural networks (SNNs) fire sparsely.",
+        "SNNs are trained with surrogate gradients.",
+        "Event cameras feed SNNs.",
+    ]
+    assert acronym_definitions(docs) == {
+        "asp": "answer set programming",
+        "ot": "optimal transport",
+        "snn": "spiking neural networks",
+    }
+    names = name_groups(docs, np.repeat([0, 1, 2], 3))
+    # Title Case in a definition reads as the field writes it; the acronym's papers count too.
+    assert names == {0: "Optimal transport", 1: "Answer set programming", 2: "Spiking neural networks"}
+
+
+def test_names_are_distinct_and_never_keyword_pairs():
+    docs = [
+        f"Diffusion models for {w} generation with diffusion models." for w in ("image", "video", "audio")
+    ] * 2
+    names = name_groups(docs, np.array([0, 0, 0, 1, 1, 1]))
+    assert len(set(names.values())) == 2
+    assert not any(is_keyword_pair(n) for n in names.values())
+    assert is_keyword_pair("Causal · latent") and not is_keyword_pair("Causal discovery")
+
+
+def test_share_using_counts_papers_with_every_word_of_the_name():
+    docs = ["Diffusion models sample.", "A diffusion model.", "Transformers."]
+    assert share_using("Diffusion models", docs) == pytest.approx(2 / 3)
+
+
+def test_closeness_to_the_centroid_breaks_ties_between_equally_used_phrases():
+    docs = ["Graph neural networks and message passing."] * 2 + ["Other text about proteins folding."] * 2
+    vectors = {"graph neural networks": [1.0, 0.0], "message passing": [0.0, 1.0]}
+
+    def encode(texts):
+        return np.array([vectors.get(t, [0.7, 0.7]) for t in texts], dtype=np.float32)
+
+    centroids = {0: np.array([0.0, 1.0], dtype=np.float32), 1: np.array([1.0, 0.0], dtype=np.float32)}
+    names = name_groups(docs, np.array([0, 0, 1, 1]), centroids, encode=encode)
+    assert names[0] == "Message passing"
+
+
+def test_theme_count_scales_with_topics():
+    assert [theme_count(n) for n in (1, 8, 10, 30, 55, 100, 400)] == [1, 4, 5, 8, 11, 15, 20]
+
+
+def test_themes_merge_nearby_topics_and_are_named():
+    rng = np.random.default_rng(3)
+    directions = np.eye(16)[[0, 0, 1, 1]] + 0.3 * np.eye(16)[[2, 3, 4, 5]]  # two pairs of close topics
+    vectors = clustered_vectors(rng, directions * 3, 20, 0.05)
+    labels = np.repeat(np.arange(4), 20)
+    assert group_topics(topic_centroids(vectors, labels)[1], 2).tolist() == [0, 0, 1, 1]
+    words = [
+        "optimal transport plans",
+        "optimal transport maps",
+        "diffusion models sample",
+        "diffusion models denoise",
+    ]
+    documents = [f"We study {words[t]} here." for t in labels]
+    ids, centroids = topic_centroids(vectors, labels)
+    topics = pd.DataFrame(
+        {
+            "topic_id": ids,
+            "label": ["Transport plans", "Transport maps", "Sampling", "Denoising"],
+            "centroid": list(centroids),
+        }
     )
-    assert labels == ["Diffusion models · guidance", "Diffusion models · video", "Clustering"]
+    themes, theme_of = fit_themes(documents, vectors, labels, topics, n_themes=2)
+    assert theme_of[0] == theme_of[1] != theme_of[2] == theme_of[3]
+    assert sorted(themes["label"]) == ["Diffusion models", "Optimal transport"]
+    assert themes["size"].sum() == 80 and sorted(sum(themes["topic_ids"], [])) == [0, 1, 2, 3]
+
+
+def test_stability_is_high_for_clear_clusters_and_low_for_noise():
+    from pipeline.config import BuildConfig
+
+    rng = np.random.default_rng(0)
+    clear = np.concatenate([rng.normal(c, 0.05, size=(40, 5)) for c in (0.0, 5.0, 10.0)]).astype(np.float32)
+    config = BuildConfig(min_topic_size=20).resolve(120)  # leaf clusters the size of the blobs
+    labels = np.repeat(np.arange(3), 40)
+    embeddings = clustered_vectors(rng, np.eye(8)[:3] * 3, 40, 0.1)
+    scores, report = topic_stability(clear, embeddings, labels, config, runs=3)
+    assert all(s >= 0.9 for s in scores.values()) and report["runs"] == 3 and report["seconds"] >= 0
+    # The same labels drawn on a shapeless cloud come back only in pieces.
+    cloud = rng.normal(size=(120, 5)).astype(np.float32)
+    random_labels = rng.permutation(labels)
+    noisy, _ = topic_stability(cloud, embeddings, random_labels, config, runs=3)
+    assert max(noisy.values()) < 0.6
 
 
 def test_quality_figures():

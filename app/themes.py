@@ -1,0 +1,201 @@
+"""Themes in the app: which topics a theme holds, the topic list grouped by theme, and the `theme` link setting.
+
+Query string key (add `THEME_KEY` to `app.state.VIEW_KEYS` when wiring it in):
+    theme=0,2           themes shown (all when absent); a topic is shown when its theme is
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from app.text import plotly_escape
+
+THEME_KEY = "theme"
+UNGROUPED = "Other topics"  # heading for topics without a theme (maps built before themes)
+
+
+@dataclass(frozen=True)
+class ThemeGroup:
+    """One heading of the topic list: a theme and its topics, in the list's order."""
+
+    theme_id: int  # -1 for topics without a theme
+    label: str
+    size: int  # papers
+    topic_ids: tuple[int, ...]
+
+
+def theme_of_topic(topics: pd.DataFrame) -> dict[int, int]:
+    """Topic id -> theme id (-1 when the map has no themes or the topic has none).
+
+    Examples:
+        >>> theme_of_topic(pd.DataFrame({"topic_id": [0, 1], "theme_id": [1, 0]}))
+        {0: 1, 1: 0}
+        >>> theme_of_topic(pd.DataFrame({"topic_id": [0]}))
+        {0: -1}
+    """
+    if "theme_id" not in topics.columns:
+        return dict.fromkeys(topics["topic_id"].astype(int).tolist(), -1)
+    return {int(t): int(th) for t, th in zip(topics["topic_id"], topics["theme_id"].fillna(-1))}
+
+
+def topics_in_themes(topics: pd.DataFrame, theme_ids: tuple[int, ...] | list[int]) -> tuple[int, ...]:
+    """The topics of the chosen themes, in topic order; every topic when no theme is chosen.
+
+    Examples:
+        >>> table = pd.DataFrame({"topic_id": [0, 1, 2], "theme_id": [1, 0, 1]})
+        >>> topics_in_themes(table, [1]), topics_in_themes(table, [])
+        ((0, 2), (0, 1, 2))
+    """
+    mapping = theme_of_topic(topics)
+    if not theme_ids:
+        return tuple(sorted(mapping))
+    wanted = set(theme_ids)
+    return tuple(sorted(t for t, th in mapping.items() if th in wanted))
+
+
+def theme_mask(
+    papers: pd.DataFrame, topics: pd.DataFrame, theme_ids: tuple[int, ...] | list[int]
+) -> np.ndarray:
+    """Which papers the theme filter keeps: those whose topic is in a chosen theme (all when none chosen).
+
+    Unassigned papers (-1) belong to no theme, so a theme filter hides them.
+
+    Examples:
+        >>> papers = pd.DataFrame({"topic_id": [0, 1, -1, 2]})
+        >>> theme_mask(papers, pd.DataFrame({"topic_id": [0, 1, 2], "theme_id": [1, 0, 1]}), [1]).tolist()
+        [True, False, False, True]
+    """
+    if not theme_ids:
+        return np.ones(len(papers), dtype=bool)
+    return papers["topic_id"].isin(topics_in_themes(topics, theme_ids)).to_numpy()
+
+
+def group_topic_list(
+    topics: pd.DataFrame,
+    themes: pd.DataFrame | None,
+    *,
+    rising: pd.Series | None = None,
+) -> list[ThemeGroup]:
+    """The topic list grouped under themes: largest theme first, its topics largest first.
+
+    With `rising` (from `app.trends.rising_scores`) topics within a theme, and themes by their
+    best topic, are ordered by growth instead, NaN last. Topics whose theme is unknown (a map
+    built before themes) come last under `UNGROUPED`.
+
+    Examples:
+        >>> topics = pd.DataFrame({"topic_id": [0, 1, 2], "size": [9, 5, 7], "theme_id": [1, 0, 1]})
+        >>> themes = pd.DataFrame({"theme_id": [0, 1], "label": ["B", "A"], "size": [5, 16]})
+        >>> [(g.label, g.topic_ids) for g in group_topic_list(topics, themes)]
+        [('A', (0, 2)), ('B', (1,))]
+    """
+    mapping = theme_of_topic(topics)
+    sizes = dict(zip(topics["topic_id"].astype(int), topics["size"].astype(int)))
+
+    def topic_key(t: int) -> tuple:
+        if rising is not None:
+            score = rising.get(t, np.nan)
+            return (np.isnan(score), -(0.0 if np.isnan(score) else score), t)
+        return (-sizes[t], t)
+
+    known = {} if themes is None else {int(r.theme_id): r for r in themes.itertuples()}
+    groups: list[ThemeGroup] = []
+    for theme_id in set(mapping.values()):
+        members = tuple(sorted((t for t, th in mapping.items() if th == theme_id), key=topic_key))
+        row = known.get(theme_id)
+        label = str(row.label) if row is not None else UNGROUPED
+        size = int(row.size) if row is not None else sum(sizes[t] for t in members)
+        groups.append(ThemeGroup(theme_id if row is not None else -1, label, size, members))
+
+    def group_key(group: ThemeGroup) -> tuple:
+        if group.theme_id == -1:
+            return (1, 0, 0)
+        if rising is not None:
+            return (0, *topic_key(group.topic_ids[0])[:2])
+        return (0, -group.size, group.theme_id)
+
+    merged: dict[int, ThemeGroup] = {}
+    for group in groups:  # topics whose theme id the themes table lacks all go under one heading
+        if group.theme_id in merged:
+            old = merged[group.theme_id]
+            group = ThemeGroup(-1, UNGROUPED, old.size + group.size, old.topic_ids + group.topic_ids)
+        merged[group.theme_id] = group
+    return sorted(merged.values(), key=group_key)
+
+
+def parse_themes(
+    params: Mapping[str, list[str]], theme_ids: set[int] | frozenset[int]
+) -> tuple[tuple[int, ...], list[str]]:
+    """The themes a link chooses (`theme=0,2`), and one notice for values that are not themes of this map.
+
+    Examples:
+        >>> parse_themes({"theme": ["2,x,9"]}, {0, 1, 2})
+        ((2,), ["Ignored themes '9', 'x': not themes of this map."])
+        >>> parse_themes({}, {0})
+        ((), [])
+    """
+    chosen: list[int] = []
+    bad: list[str] = []
+    for chunk in params.get(THEME_KEY, []):
+        for piece in str(chunk).split(","):
+            piece = piece.strip()
+            if not piece:
+                continue
+            try:
+                number = int(piece)
+            except ValueError:
+                number = None
+            if number is None or number not in theme_ids:
+                bad.append(piece)
+            elif number not in chosen:
+                chosen.append(number)
+    notices = []
+    if bad:
+        shown = ", ".join(repr(b if len(b) <= 40 else b[:39] + "…") for b in sorted(set(bad))[:10])
+        notices.append(f"Ignored themes {shown}: not themes of this map.")
+    return tuple(chosen), notices
+
+
+def theme_params(theme_ids: tuple[int, ...] | list[int]) -> dict[str, str]:
+    """The query parameter for chosen themes; none when all are shown, so links stay short.
+
+    Examples:
+        >>> theme_params((2, 0)), theme_params(())
+        ({'theme': '2,0'}, {})
+    """
+    return {THEME_KEY: ",".join(str(t) for t in theme_ids)} if theme_ids else {}
+
+
+def label_level(visible_span: float, full_span: float, *, threshold: float = 0.6) -> str:
+    """Which names the map shows: "themes" while most of the map is in view, "topics" once zoomed in.
+
+    `visible_span` and `full_span` are the widths (or areas' square roots) of the view and of the
+    whole map in map units.
+
+    Examples:
+        >>> label_level(10.0, 10.0), label_level(3.0, 10.0)
+        ('themes', 'topics')
+    """
+    if full_span <= 0:
+        return "topics"
+    return "themes" if visible_span / full_span >= threshold else "topics"
+
+
+def map_labels(level: str, topics: pd.DataFrame, themes: pd.DataFrame | None) -> pd.DataFrame:
+    """Names to draw on the map at a level: x, y, text (escaped for Plotly), id.
+
+    Falls back to topic names when the map has no themes.
+    """
+    source = themes if level == "themes" and themes is not None and len(themes) else topics
+    key = "theme_id" if source is themes else "topic_id"
+    return pd.DataFrame(
+        {
+            "x": source["x"].astype(float).to_numpy(),
+            "y": source["y"].astype(float).to_numpy(),
+            "text": [plotly_escape(label) for label in source["label"]],
+            "id": source[key].astype(int).to_numpy(),
+        }
+    )

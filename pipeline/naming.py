@@ -1,0 +1,534 @@
+"""Names for topics and themes: phrases the papers use, acronyms spelled out, distinct across the map."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
+
+# Words every abstract uses; as keywords they say nothing about a topic. "models" stays:
+# it carries "diffusion models" and "language models".
+ABSTRACT_STOP_WORDS = sorted(
+    ENGLISH_STOP_WORDS
+    | {
+        "paper",
+        "propose",
+        "proposed",
+        "proposes",
+        "approach",
+        "approaches",
+        "method",
+        "methods",
+        "result",
+        "results",
+        "show",
+        "shows",
+        "showed",
+        "novel",
+        "existing",
+        "work",
+        "works",
+        "study",
+        "demonstrate",
+        "demonstrates",
+        "experiments",
+        "experimental",
+        "extensive",
+        "state",
+        "art",
+        "based",
+        "using",
+        "use",
+        "used",
+        "new",
+        "significantly",
+        "significant",
+        "performance",
+        "achieve",
+        "achieves",
+        "address",
+        "introduce",
+        "present",
+        "provide",
+        "furthermore",
+        "moreover",
+        "however",
+        "code",
+        "available",
+        "github",
+        "com",
+        "https",
+        "http",
+        "al",
+        "et",
+        "task",
+        "tasks",
+        "problem",
+        "problems",
+        "key",
+        "recent",
+        "model",
+        "framework",
+        "effective",
+        "effectiveness",
+        "various",
+        "improve",
+        "improves",
+        "improved",
+        "outperforms",
+        "superior",
+        "challenging",
+        "challenge",
+        "challenges",
+        "large",
+        "algorithm",
+        "algorithms",
+        "technique",
+        "techniques",
+        "application",
+        "applications",
+        "setting",
+        "settings",
+        "fundamental",
+        "function",
+        "functions",
+        "efficient",
+        "efficiently",
+    }
+)
+
+# A name may not start or end with these, on top of the stop words: a phrase like "better
+# diffusion" or "models trained" is a fragment, not a field's name. Inside a 3-word name only
+# `_CONNECTORS` among them may appear ("quality of service"). `_NOT_ALONE` words may end one.
+_EDGE_WORDS = frozenset(ABSTRACT_STOP_WORDS) | {
+    "better",
+    "different",
+    "given",
+    "high",
+    "low",
+    "prior",
+    "previous",
+    "standard",
+    "strong",
+    "simple",
+    "specific",
+    "general",
+    "typically",
+    "widely",
+    "including",
+    "learn",
+    "learned",
+    "learns",
+    "trained",
+    "training-free",
+    "leverage",
+    "leverages",
+    "leveraging",
+    "enable",
+    "enables",
+    "remains",
+    "remain",
+    "make",
+    "makes",
+    "way",
+    "ways",
+    "set",
+    "number",
+    "non",
+    "multi",
+    "real",
+    "world",
+    "cost",
+    "level",
+    "end",
+    "able",
+    "like",
+    "many",
+    "often",
+    "offers",
+    "offer",
+    "allows",
+    "achieving",
+    "introduces",
+    "introducing",
+    "study",
+    "studies",
+    "reduces",
+    "reduce",
+    "terms",
+    "particular",
+}
+# Generic heads that only name a field together with another word ("models" alone says nothing,
+# "diffusion models" does). They may end a phrase but are never a name on their own.
+_NOT_ALONE = frozenset({"data", "models", "model", "learning", "networks", "network", "training", "time"})
+_CONNECTORS = frozenset({"of", "for", "and", "to", "in"})
+# Single words with an adjective's or participle's ending ("causal", "adversarial", "robust"):
+# alone they describe rather than name, so a phrase around them is preferred.
+_ADJECTIVE_ENDING = re.compile(r"(al|ive|ic|ous|ary|ed|ing|able|ible|ent|ant|ust)$")
+# At the end of a phrase "-ing" is usually a noun ("motion planning"), so only these endings count.
+_PHRASE_ADJECTIVE_ENDING = re.compile(r"(al|ive|ic|ous|ary|able|ible)$")
+
+TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
+# Punctuation that ends a phrase: a name never spans a comma, a bracket or a sentence end.
+_BREAK = re.compile(r"[.,;:!?()\[\]{}\"“”'’/|=<>+*%$&#@~^`\\]|\s-\s|\s–\s|\s—\s")
+_ACRONYM_DEFINITION = re.compile(r"((?:[A-Za-z][\w-]*\s+){1,6})\(\s*([A-Z][A-Za-z0-9-]*[A-Z][a-z]?s?)\s*\)")
+MAX_WORDS = 3
+
+
+def vectorizer_for(n_papers: int) -> CountVectorizer:
+    """1-2-gram counts without stop words for BERTopic's keywords; rare terms dropped in big corpora."""
+    return CountVectorizer(
+        stop_words=ABSTRACT_STOP_WORDS,
+        ngram_range=(1, 2),
+        min_df=max(1, min(10, round(n_papers / 2000))),
+        token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z0-9-]*[a-zA-Z0-9]\b",
+    )
+
+
+def _initials(words: list[str]) -> list[str]:
+    """Letters an acronym may take from words: the first of each, or of each hyphen part."""
+    whole = "".join(w[0] for w in words)
+    parts = "".join(p[0] for w in words for p in w.split("-") if p)
+    return [whole.lower(), parts.lower()]
+
+
+def acronym_definitions(documents: list[str]) -> dict[str, str]:
+    """Acronyms the papers define, lower-cased, with the expansion most papers give them.
+
+    "optimal transport (OT)" defines "ot" as "optimal transport": the acronym's capitals must be
+    the initials of the words just before the bracket (of their hyphen parts, too, so
+    "Multi-Modal Learning (MML)" counts). A plural acronym ("SNNs") is defined with its singular.
+
+    Examples:
+        >>> acronym_definitions(["Optimal transport (OT) is old.", "Spiking neural networks (SNNs) fire."])
+        {'ot': 'optimal transport', 'snn': 'spiking neural networks'}
+    """
+    found: dict[str, Counter] = {}
+    for doc in documents:
+        for match in _ACRONYM_DEFINITION.finditer(doc):
+            acronym = match.group(2)
+            letters = re.sub(r"s$", "", acronym) if re.search(r"[A-Z]s$", acronym) else acronym
+            letters = "".join(c for c in letters if c.isalpha() and c.isupper()).lower()
+            if len(letters) < 2:
+                continue
+            words = match.group(1).split()
+            for size in range(1, len(words) + 1):
+                tail = words[-size:]
+                if letters in _initials(tail):
+                    phrase = " ".join(w.lower() for w in tail)
+                    if tail[0].lower() not in _EDGE_WORDS or size == len(letters):
+                        found.setdefault(letters, Counter())[phrase] += 1
+                    break
+    return {acronym: forms.most_common(1)[0][0] for acronym, forms in sorted(found.items())}
+
+
+def _acronym_key(token: str) -> str | None:
+    """The lower-case letters of an acronym token ("SNNs" -> "snn", "OT" -> "ot"), else None."""
+    core = token[:-1] if len(token) > 2 and token.endswith("s") and token[-2].isupper() else token
+    if len(core) >= 2 and sum(c.isupper() for c in core) >= 2 and core[0].isupper():
+        return "".join(c for c in core if c.isalpha()).lower()
+    return None
+
+
+def _phrases(text: str, acronyms: dict[str, str]) -> list[str]:
+    """1-3-word lower-case phrases as the text writes them, within punctuation.
+
+    A phrase neither starts nor ends with a stop word; an acronym the map defines stands for its
+    expansion ("OT" -> "optimal transport"), so papers that only write the acronym count too.
+    """
+    result = []
+    for segment in _BREAK.split(text):
+        tokens = []
+        for token in TOKEN.findall(segment):
+            key = _acronym_key(token)
+            if key and key in acronyms:
+                result.append(acronyms[key])  # the acronym is a use of its expansion
+                tokens.append(None)  # and breaks phrases around it
+            else:
+                tokens.append(token.lower())
+        for size in range(1, MAX_WORDS + 1):
+            for start in range(len(tokens) - size + 1):
+                words = tokens[start : start + size]
+                if None in words or any(len(w) < 2 for w in words):
+                    continue
+                first, last = words[0], words[-1]
+                if first in _EDGE_WORDS or (size == 1 and first in _NOT_ALONE):
+                    continue
+                if last in _EDGE_WORDS and last not in _NOT_ALONE:
+                    continue
+                if size == 3 and words[1] in _EDGE_WORDS and words[1] not in _CONNECTORS:
+                    continue
+                result.append(" ".join(words))
+    return result
+
+
+@dataclass
+class PhraseCounts:
+    """Which papers use which candidate phrases: a binary papers x phrases matrix."""
+
+    matrix: sparse.csr_matrix  # papers x phrases, 1 where a paper uses the phrase
+    phrases: np.ndarray  # phrase strings, lower-case
+    acronyms: dict[str, str]  # acronym -> expansion the papers define
+    spelling: dict[str, str] | None = None  # how the corpus writes each word (see `_word_case`)
+
+
+def count_phrases(documents: list[str]) -> PhraseCounts:
+    """Candidate phrases of a corpus: those at least two papers use (a name is never one paper's term)."""
+    acronyms = acronym_definitions(documents)
+    vectorizer = CountVectorizer(
+        analyzer=lambda text: _phrases(text, acronyms), binary=True, min_df=min(2, len(documents))
+    )
+    matrix = vectorizer.fit_transform(documents).tocsr()
+    return PhraseCounts(
+        matrix=matrix,
+        phrases=vectorizer.get_feature_names_out(),
+        acronyms=acronyms,
+        spelling=_word_case(documents),
+    )
+
+
+def _word_case(documents: list[str]) -> dict[str, str]:
+    """How the papers spell each word mid-sentence: lower case when they ever write it so.
+
+    Title Case in a definition ("Answer Set Programming (ASP)") then reads "Answer set
+    programming"; "Gaussian", "Wasserstein" and "LLM" keep their capitals.
+    """
+    forms: dict[str, Counter] = {}
+    for doc in documents:
+        # A definition's capitals mark where its acronym's letters come from, not proper nouns:
+        # the words before "(ASP)" are no evidence of spelling. Words with no evidence stay lower case.
+        doc = _ACRONYM_DEFINITION.sub(" ", doc)
+        for sentence in re.split(r"(?<=[.!?])\s+", doc):
+            for i, token in enumerate(TOKEN.findall(sentence)):
+                if i == 0:
+                    continue  # a sentence's first word is capitalised whatever it is
+                forms.setdefault(token.lower(), Counter())[token] += 1
+    spelling = {}
+    for word, counts in forms.items():
+        if counts[word] > 0:
+            spelling[word] = word
+        else:
+            spelling[word] = counts.most_common(1)[0][0]
+    return spelling
+
+
+def display_name(phrase: str, spelling: dict[str, str]) -> str:
+    """A phrase spelled as the papers spell its words, with a capital first letter.
+
+    Examples:
+        >>> display_name("llm safety", {"llm": "LLM", "safety": "safety"})
+        'LLM safety'
+        >>> display_name("answer set programming", {})
+        'Answer set programming'
+    """
+    words = [spelling.get(w, w) for w in phrase.split()]
+    name = " ".join(words)
+    return name[0].upper() + name[1:] if name else name
+
+
+def _normal(phrase: str) -> str:
+    """A phrase with plural endings dropped, to treat "diffusion model(s)" as one name."""
+    return " ".join(re.sub(r"(?<=[a-z]{3})(es|s)$", "", w) for w in phrase.lower().split())
+
+
+def _lexical_scores(counts: PhraseCounts, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per group and phrase: share of the group's papers using it, c-TF-IDF, and its precision.
+
+    c-TF-IDF is BERTopic's class-based TF-IDF on document counts: a phrase's frequency in the
+    group times log(1 + average group size / its frequency in the corpus). Precision is the
+    share of all papers using the phrase that are in the group: high for a field's own term,
+    low for "language models" when every topic writes it.
+    """
+    group_ids = np.unique(groups)
+    indicator = sparse.csr_matrix(
+        (np.ones(len(groups)), (np.searchsorted(group_ids, groups), np.arange(len(groups)))),
+        shape=(len(group_ids), len(groups)),
+    )
+    df = np.asarray((indicator @ counts.matrix).todense(), dtype=np.float64)  # groups x phrases
+    sizes = np.bincount(np.searchsorted(group_ids, groups), minlength=len(group_ids)).astype(np.float64)
+    coverage = df / sizes[:, None]
+    total = df.sum(axis=0)
+    average = sizes.mean()
+    ctfidf = coverage * np.log1p(average / np.maximum(total, 1))[None, :]
+    precision = df / np.maximum(total, 1)[None, :]
+    return coverage, ctfidf, precision
+
+
+def _shape_factor(phrase: str) -> float:
+    """Two- and three-word phrases name a field; a lone word, and an adjective above all, less so."""
+    words = phrase.split()
+    if len(words) > 1:
+        # A phrase ending on an adjective is a cut-off name ("deep neural", "unmanned aerial").
+        return 0.45 if _PHRASE_ADJECTIVE_ENDING.search(words[-1]) and words[-1] not in _NOT_ALONE else 1.0
+    return 0.45 if _ADJECTIVE_ENDING.search(words[0]) else 0.7
+
+
+@dataclass
+class Candidate:
+    phrase: str
+    score: float
+    coverage: float
+
+
+def name_groups(
+    documents: list[str],
+    groups: np.ndarray,
+    centroids: dict[int, np.ndarray] | None = None,
+    *,
+    encode: Callable[[list[str]], np.ndarray] | None = None,
+    counts: PhraseCounts | None = None,
+    avoid: dict[int, set[str]] | None = None,
+    shortlist: int = 30,
+) -> dict[int, str]:
+    """A distinct name for each group of papers (topic or theme), from the phrases its papers use.
+
+    Each candidate phrase (1-3 words, used by at least two of the group's papers, acronyms
+    counted as their spelled-out form) is scored by the share of the group's papers using it,
+    its precision (how much of its use is in this group) and its c-TF-IDF rank; the best
+    `shortlist` per group are then re-ranked by how close the phrase's embedding is to the group's
+    centroid (KeyBERT's idea; `encode` is the map's encoder, so only a few dozen short phrases per
+    group are embedded, through its cache). Names are given greedily, most confident group
+    first, so two groups never share a name (nor its plural); `avoid` lists phrases a group
+    should not take when it has another (a theme avoids its topics' names).
+
+    Args:
+        documents: the papers' texts, row i = groups[i].
+        groups: a group id per paper; -1 (unassigned) is not named.
+        centroids: unit mean embedding per group id, for the closeness re-ranking.
+        encode: texts -> unit embeddings (rows), same space as `centroids`.
+        counts: `count_phrases(documents)`, when the caller already has it.
+        avoid: phrases (lower case) per group id to use only as a last resort.
+
+    Returns:
+        group id -> name, e.g. {0: "Optimal transport", 1: "Diffusion models"}.
+    """
+    groups = np.asarray(groups)
+    keep = groups != -1
+    if not keep.any():
+        return {}
+    documents_kept = [d for d, k in zip(documents, keep) if k]
+    groups_kept = groups[keep]
+    if counts is None:
+        counts = count_phrases(documents_kept)
+    else:
+        counts = PhraseCounts(
+            counts.matrix[np.flatnonzero(keep)], counts.phrases, counts.acronyms, counts.spelling
+        )
+    group_ids = np.unique(groups_kept)
+    coverage, ctfidf, precision = _lexical_scores(counts, groups_kept)
+    sizes = np.bincount(np.searchsorted(group_ids, groups_kept))
+    shape = np.array([_shape_factor(p) for p in counts.phrases])
+    spelling = counts.spelling if counts.spelling is not None else _word_case(documents_kept)
+
+    # Rank by c-TF-IDF, normalised per group so groups of any size weigh alike, and by coverage
+    # times precision: a name most of the group's papers write and few others do.
+    lexical = np.sqrt(coverage * np.sqrt(precision)) * np.sqrt(
+        ctfidf / np.maximum(ctfidf.max(axis=1, keepdims=True), 1e-12)
+    )
+    lexical *= shape[None, :]
+    shortlists: dict[int, np.ndarray] = {}
+    for row in range(len(group_ids)):
+        used_by = coverage[row] * sizes[row]
+        eligible = np.flatnonzero(used_by >= min(2, sizes[row]))
+        shortlists[row] = eligible[np.argsort(-lexical[row, eligible], kind="stable")[:shortlist]]
+    closeness = _closeness(counts.phrases, shortlists, group_ids, centroids, encode)
+    options: dict[int, list[Candidate]] = {}
+    for row, group in enumerate(group_ids):
+        best = shortlists[row]
+        scores = lexical[row, best] * closeness.get(row, 1.0)
+        order = np.argsort(-scores, kind="stable")
+        options[int(group)] = [
+            Candidate(str(counts.phrases[best[i]]), float(scores[i]), float(coverage[row, best[i]]))
+            for i in order
+        ]
+    return _assign_distinct(options, spelling, avoid or {})
+
+
+def _closeness(
+    phrases: np.ndarray,
+    shortlists: dict[int, np.ndarray],
+    group_ids: np.ndarray,
+    centroids: dict[int, np.ndarray] | None,
+    encode: Callable[[list[str]], np.ndarray] | None,
+) -> dict[int, np.ndarray]:
+    """Cosine of each shortlisted phrase's embedding to its group's centroid, clipped to [0, 1].
+
+    All groups' phrases go to the encoder in one call (one model load at most, cached after).
+    """
+    if encode is None or not centroids:
+        return {}
+    wanted = sorted({int(i) for rows in shortlists.values() for i in rows})
+    if not wanted:
+        return {}
+    vectors = np.asarray(encode([str(phrases[i]) for i in wanted]), dtype=np.float32)
+    row_of = {index: position for position, index in enumerate(wanted)}
+    result = {}
+    for row, best in shortlists.items():
+        centroid = centroids.get(int(group_ids[row]))
+        if centroid is not None and len(best):
+            similarity = vectors[[row_of[int(i)] for i in best]] @ np.asarray(centroid, dtype=np.float32)
+            result[row] = np.clip(similarity, 0.0, 1.0)
+    return result
+
+
+def _assign_distinct(
+    options: dict[int, list[Candidate]], spelling: dict[str, str], avoid: dict[int, set[str]]
+) -> dict[int, str]:
+    """Give each group its best phrase no other group took; the most confident group chooses first."""
+    taken: set[str] = set()
+    names: dict[int, str] = {}
+    confidence = {g: (c[0].score if c else 0.0) for g, c in options.items()}
+    for group in sorted(options, key=lambda g: (-confidence[g], g)):
+        avoided = {_normal(p) for p in avoid.get(group, set())}
+        free = [c for c in options[group] if _normal(c.phrase) not in taken]
+        # An avoided phrase is still better than a fragment: it costs half its score, not all.
+        preferred = sorted(free, key=lambda c: -c.score * (0.5 if _normal(c.phrase) in avoided else 1.0))
+        if preferred:
+            choice = preferred[0].phrase
+            taken.add(_normal(choice))
+            names[group] = display_name(choice, spelling)
+        else:
+            names[group] = f"Topic {group}"
+    return names
+
+
+def keywords_of(counts: PhraseCounts, groups: np.ndarray, top_n: int = 10) -> dict[int, list[str]]:
+    """A group's top phrases by c-TF-IDF (for themes; topics keep BERTopic's keywords)."""
+    groups = np.asarray(groups)
+    keep = np.flatnonzero(groups != -1)
+    if not len(keep):
+        return {}
+    _, ctfidf, _ = _lexical_scores(
+        PhraseCounts(counts.matrix[keep], counts.phrases, counts.acronyms), groups[keep]
+    )
+    result = {}
+    for row, group in enumerate(np.unique(groups[keep])):
+        order = np.argsort(-ctfidf[row], kind="stable")[:top_n]
+        result[int(group)] = [str(counts.phrases[i]) for i in order if ctfidf[row, i] > 0]
+    return result
+
+
+def share_using(name: str, documents: list[str]) -> float:
+    """Share of documents that use all of a name's words (stop words aside; plurals as singulars).
+
+    Examples:
+        >>> share_using("Optimal transport", ["optimal transport plans", "OT maps", "diffusion"])
+        0.3333333333333333
+    """
+    words = [w for w in re.findall(r"[a-z0-9]+", name.lower()) if w not in ENGLISH_STOP_WORDS]
+    if not documents:
+        return 0.0
+    patterns = [
+        re.compile(rf"\b{re.escape(w[:-1] if len(w) > 4 and w.endswith('s') else w)}", re.I) for w in words
+    ]
+    return sum(all(p.search(doc) for p in patterns) for doc in documents) / len(documents)
+
+
+def is_keyword_pair(name: str) -> bool:
+    """Whether a name is two keywords glued by a separator ("Causal · latent"), as old maps wrote them."""
+    return bool(re.search(r"\s[·|/]\s", name))
