@@ -190,7 +190,9 @@ def test_rebuilding_the_seeds_with_new_abstracts_keeps_the_old_topic_ids_and_nam
     assert rows["Change"].str.len().gt(0).all()
     for topic in before.topics["topic_id"]:
         opened = resolve_shared_topic(int(topic), lineage, after.topics)
-        assert opened.topic_id == topic or (opened.topic_id in set(after.topics["topic_id"]) and opened.notice)
+        assert opened.topic_id == topic or (
+            opened.topic_id in set(after.topics["topic_id"]) and opened.notice
+        )
 
 
 def test_rebuilding_the_same_input_in_place_changes_no_id_or_name(seed_map, tmp_path):
