@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -113,6 +113,7 @@ class Topics:
     table: pd.DataFrame  # topic_id, label, keywords, keyword_weights, size, representative_doc_ids
     knn: tuple  # the exact neighbour graph both UMAP runs use (see `neighbour_graph`)
     hdbscan_unassigned: int  # papers HDBSCAN left out before reassignment
+    notes: list[str] = field(default_factory=list)  # what a user should hear about the names
 
 
 def vectorizer_for(n_papers: int) -> CountVectorizer:
@@ -123,6 +124,56 @@ def vectorizer_for(n_papers: int) -> CountVectorizer:
         min_df=max(1, min(10, round(n_papers / 2000))),
         token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z0-9-]*[a-zA-Z0-9]\b",
     )
+
+
+_LATIN_WORD = re.compile(r"\b[a-zA-Z][a-zA-Z0-9-]*[a-zA-Z0-9]\b")
+# Scripts written without spaces between words (kana, CJK ideographs): a word pattern would take
+# a whole sentence as one word, so their runs are read as character sequences instead.
+_UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_TERM = re.compile(rf"[{_UNSPACED}]+|[^\W\d_](?:[\w-]*[^\W_])?")
+NOT_ENGLISH_NOTE = (
+    "fewer than half the abstracts are English: topic keywords are words of any script, "
+    "and character sequences (2-4 characters) for Chinese and Japanese"
+)
+NO_WORDS_NOTE = (
+    "the abstracts have no words (only numbers or symbols): topics are named Topic 0, Topic 1, ... "
+    "and their keywords are the most telling tokens"
+)
+
+
+def any_script_terms(text: str) -> list[str]:
+    """Words of any alphabet, lower-cased; 2-4 character sequences of Chinese and Japanese text.
+
+    Examples:
+        >>> any_script_terms("Оптимальный транспорт")
+        ['оптимальный', 'транспорт']
+        >>> any_script_terms("扩散模型")
+        ['扩散', '散模', '模型', '扩散模', '散模型', '扩散模型']
+    """
+    terms = []
+    for run in _TERM.findall(text.lower()):
+        if re.match(rf"[{_UNSPACED}]", run):
+            grams = [run[i : i + n] for n in (2, 3, 4) for i in range(len(run) - n + 1)]
+            terms.extend(grams or [run])
+        elif run not in ENGLISH_STOP_WORDS:
+            terms.append(run)
+    return terms
+
+
+def vectorizers_for(documents: list[str]) -> list[tuple[CountVectorizer, str, str | None]]:
+    """Term counters to try in order, each with BERTopic's `language` and a notice for the user.
+
+    English corpora get `vectorizer_for`, unchanged. Where most abstracts are not English
+    (BERTopic's English mode would strip every non-ASCII letter, leaving no vocabulary), words of
+    any script; where no abstract has a letter at all, any whitespace-separated token.
+    """
+    english = sum(1 for doc in documents if len(_LATIN_WORD.findall(doc)) >= 3)
+    candidates = []
+    if english * 2 >= len(documents):
+        candidates.append((vectorizer_for(len(documents)), "english", None))
+    candidates.append((CountVectorizer(analyzer=any_script_terms), "multilingual", NOT_ENGLISH_NOTE))
+    candidates.append((CountVectorizer(token_pattern=r"\S+", lowercase=True), "multilingual", NO_WORDS_NOTE))
+    return candidates
 
 
 def cosine_knn(queries: np.ndarray, corpus: np.ndarray, k: int, chunk: int | None = None):
@@ -335,21 +386,40 @@ def fit_topics(documents: list[str], embeddings: np.ndarray, config: BuildConfig
     labels = _renumber_by_size(reassign_outliers(embeddings, first_labels, k=config.reassign_neighbors))
 
     # BERTopic names the final topics: its c-TF-IDF runs once, on the labels after reassignment.
-    model = BERTopic(
-        umap_model=BaseDimensionalityReduction(),  # the reduction above is UMAP's, done (or cached) once
-        hdbscan_model=BaseCluster(),  # the clusters above, passed in as `y`
-        vectorizer_model=vectorizer_for(len(documents)),
-        ctfidf_model=ClassTfidfTransformer(reduce_frequent_words=True),
-        top_n_words=config.top_n_words,
-        calculate_probabilities=False,
-    )
-    logging.getLogger("BERTopic").setLevel(logging.ERROR)  # BERTopic (re)sets its logger in __init__
-    bertopic_ids, _ = model.fit_transform(documents, embeddings=reduced, y=labels)
+    # A counter that finds no vocabulary (Chinese, Russian, number-only abstracts) gives way to the next.
+    logging.getLogger("BERTopic").setLevel(logging.ERROR)
+    for vectorizer, language, note in vectorizers_for(documents):
+        model = BERTopic(
+            umap_model=BaseDimensionalityReduction(),  # the reduction above is UMAP's, done (or cached) once
+            hdbscan_model=BaseCluster(),  # the clusters above, passed in as `y`
+            vectorizer_model=vectorizer,
+            ctfidf_model=ClassTfidfTransformer(reduce_frequent_words=True),
+            top_n_words=config.top_n_words,
+            calculate_probabilities=False,
+            language=language,
+        )
+        logging.getLogger("BERTopic").setLevel(logging.ERROR)  # BERTopic (re)sets its logger in __init__
+        try:
+            bertopic_ids, _ = model.fit_transform(documents, embeddings=reduced, y=labels)
+        except ValueError as exc:
+            if "vocabulary" not in str(exc):
+                raise
+            continue
+        naming_note = note
+        break
     # BERTopic renumbers topics by frequency; map its ids back to ours (ties may order differently).
     ours_of = dict(zip(bertopic_ids, labels.tolist(), strict=True))
     words = {ours_of[t]: pairs for t, pairs in model.get_topics().items() if t in ours_of}
     table = describe_topics(labels, words, documents, embeddings)
-    return Topics(labels=labels, table=table, knn=knn, hdbscan_unassigned=int((first_labels == -1).sum()))
+    if naming_note == NO_WORDS_NOTE:  # numbers make poor names; a plain numbered name is honest
+        table["label"] = [f"Topic {t}" for t in table["topic_id"]]
+    return Topics(
+        labels=labels,
+        table=table,
+        knn=knn,
+        hdbscan_unassigned=int((first_labels == -1).sum()),
+        notes=[naming_note] if naming_note else [],
+    )
 
 
 def _renumber_by_size(labels: np.ndarray) -> np.ndarray:
