@@ -225,7 +225,14 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
-def report(args, outcome: dict, papers: int, server_log: str, load_before: float) -> str:
+def report(args, outcome: dict, manifest: dict, server_log: str, load_before: float) -> str:
+    papers = manifest["papers"]
+    kind = (
+        " (a stand-in written by `bench_app.synthesise_map`: real titles and abstracts of the corpus, "
+        "synthetic topics, coordinates and embeddings)"
+        if manifest.get("synthetic")
+        else ""
+    )
     results = outcome["results"]
     reruns = [seconds for r in results for _, seconds in r["reruns"]]
     by_kind = {
@@ -242,7 +249,7 @@ def report(args, outcome: dict, papers: int, server_log: str, load_before: float
         "",
         f"Command: `.venv/bin/python benchmarks/bench_load.py --map {args.map} --sessions {args.sessions} "
         f"--rounds {args.rounds}`",
-        f"Map: {args.map.name}, {papers:,} papers. Machine: {platform.machine()}, {os.cpu_count()} cores, "
+        f"Map: {args.map.name}, {papers:,} papers{kind}. Machine: {platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}; load average before the run {load_before:.1f} (the machine is shared).",
         f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
         "",
@@ -312,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from pipeline.artifacts import read_manifest
 
-    papers = read_manifest(args.map)["papers"]
+    manifest = read_manifest(args.map)
     load_before = os.getloadavg()[0]
     log_path = Path(tempfile.mkdtemp(prefix="bench-load-")) / "server.log"
     with open(log_path, "w") as log:
@@ -321,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
             outcome = asyncio.run(run_sessions(server.url, args.sessions, args.rounds, server.process.pid))
         finally:
             server.stop()
-    text = report(args, outcome, papers, log_path.read_text(errors="replace"), load_before)
+    text = report(args, outcome, manifest, log_path.read_text(errors="replace"), load_before)
     args.out.write_text(text)
     print(text)
     return 0
