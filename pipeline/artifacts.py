@@ -141,6 +141,7 @@ def out_lock(out: Path):
     within one process, so `build` can lock before its work and `write_map` again around the swap.
     """
     out = Path(out)
+    created = [p for p in [out.parent, *out.parent.parents] if not p.exists()]  # made here, for the lock
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except PermissionError:
@@ -179,7 +180,13 @@ def out_lock(out: Path):
         else:
             del _held[path]
             os.ftruncate(fd, 0)
-            os.close(fd)  # closing releases the lock; the file stays (deleting it would race)
+            if created and [p.name for p in out.parent.iterdir()] == [path.name]:
+                # A failed build into a new folder leaves nothing: not even the folders made for its lock.
+                path.unlink()
+                for folder in created:
+                    with contextlib.suppress(OSError):
+                        folder.rmdir()
+            os.close(fd)  # closing releases the lock; otherwise the file stays (deleting it would race)
 
 
 def _owner_pid(name: str) -> int | None:

@@ -358,6 +358,12 @@ def case_out_inside_the_input_folder(user, previous):
     return Setup([str(folder)], check=check)
 
 
+def case_out_in_new_folders_with_a_bad_input(user):
+    """A failed build into folders that do not exist yet leaves none of them behind."""
+    path = write(user / "papers.csv", "title,year\nA,2020\n")
+    return Setup([str(path)], ["papers.csv", "'abstract' column"], out=user / "new" / "deeper" / "map")
+
+
 def case_out_is_an_empty_folder(user):
     path = csv_of(user / "papers.csv", english())
     (user / "empty").mkdir()
@@ -400,6 +406,7 @@ def test_catalogue(case, tmp_path, capsys):
         for text in setup.error:
             assert text.lower() in err[0].lower(), (text, err[0])
         assert file_hashes(tmp_path, skip_name=lock) == before
+        assert out.parent.exists() or not (user / "new").exists()
         read_map(previous)
     else:
         assert code == 0, err
