@@ -66,7 +66,8 @@ _NAME_END = re.compile(r",|;|:|\.\s|\.$|\s(?:which|that|to|for|as|with|where|in)
 
 
 # A sentence ends at ". " after a word, a bracket or a formula, but not inside "e.g. " or "et al. ".
-_SENTENCE_END = re.compile(r"(?<=[a-z0-9)\]$])(?<!e\.g)(?<!i\.e)(?<!\bal)(?<!\bvs)(?<!etc)(?<!\bcf)\.\s")
+# Chinese and Japanese end a sentence with "。", with no space after it.
+_SENTENCE_END = re.compile(r"(?<=[a-z0-9)\]$])(?<!e\.g)(?<!i\.e)(?<!\bal)(?<!\bvs)(?<!etc)(?<!\bcf)\.\s|。")
 
 
 def _strip_markup(text: str) -> str:

@@ -33,6 +33,10 @@ ZH = ("扩散模型的图像生成", "最优传输理论与计算", "图神经�
 RU = ("оптимального транспорта мер", "диффузионных моделей изображений", "графовых нейронных сетей")
 JA = ("拡散モデルによる画像生成", "最適輸送の理論と計算", "グラフニューラルネットワークによる分子予測")
 
+ZH_WORDS = ("扩散模型", "图像生成", "最优传输", "图神经网络", "分子性质预测")
+JA_WORDS = ("拡散モデル", "画像生成", "最適輸送", "グラフニューラルネットワーク", "分子予測")
+RU_WORDS = ("транспорта", "диффузионных", "изображений", "нейронных", "графовых", "сетей")
+
 
 def english(n: int = 12) -> list[str]:
     """`n` distinct English abstracts about three themes, so topics really form."""
@@ -91,13 +95,15 @@ def csv_of(path: Path, abstracts: list[str], **columns) -> Path:
     return path
 
 
-def titles_and_names_ok(out: Path, n: int, notice: str) -> None:
+def titles_and_names_ok(out: Path, n: int, notice: str, words: tuple[str, ...]) -> None:
+    """A map of `n` papers with short titles, topic names using the abstracts' own words, and a notice."""
     atlas = read_map(out)
     assert len(atlas.papers) == n
     assert atlas.papers["title"].str.len().between(1, 90).all()
     labels = atlas.topics["label"].tolist()
     assert labels and all(label.strip() and label != "Unnamed topic" for label in labels), labels
     assert any(notice in note for note in atlas.manifest["notes"]), atlas.manifest["notes"]
+    assert any(word in " ".join(labels).lower() for word in words), labels
 
 
 # ---- the cases: each takes a folder of the user's files and returns what to run ----
@@ -320,17 +326,21 @@ def case_parquet_binary_abstracts(user):
 
 def case_chinese(user):
     path = csv_of(user / "zh.csv", chinese())
-    return Setup([str(path)], check=lambda out: titles_and_names_ok(out, 12, "character"))
+    return Setup(
+        [str(path)], check=lambda out: titles_and_names_ok(out, 12, "Chinese and Japanese", ZH_WORDS)
+    )
 
 
 def case_russian(user):
     path = csv_of(user / "ru.csv", russian())
-    return Setup([str(path)], check=lambda out: titles_and_names_ok(out, 12, "English"))
+    return Setup([str(path)], check=lambda out: titles_and_names_ok(out, 12, "English", RU_WORDS))
 
 
 def case_japanese(user):
     path = csv_of(user / "ja.csv", japanese())
-    return Setup([str(path)], check=lambda out: titles_and_names_ok(out, 12, "character"))
+    return Setup(
+        [str(path)], check=lambda out: titles_and_names_ok(out, 12, "Chinese and Japanese", JA_WORDS)
+    )
 
 
 def case_number_only(user):
