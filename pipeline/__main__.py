@@ -121,7 +121,7 @@ def make_parser() -> Parser:
 
 
 def run_build(args: argparse.Namespace) -> None:
-    from pipeline.artifacts import check_out, out_lock
+    from pipeline.artifacts import check_out, out_lock, recover
     from pipeline.build import build_map, is_current
     from pipeline.config import BuildConfig
 
@@ -136,6 +136,8 @@ def run_build(args: argparse.Namespace) -> None:
         random_state=args.seed,
     )
     with out_lock(args.out):  # one build per map folder: a second one fails at once, naming the first
+        for note in recover(args.out):  # a previous map an interrupted build left aside comes back first
+            print(note, file=sys.stderr)
         if args.if_stale and is_current(args.inputs, args.out, config):
             print(f"{args.out}: map is up to date", file=sys.stderr)
             return
