@@ -47,7 +47,7 @@ CHROMIUM = "/usr/bin/chromium"
 DEFAULT_MAP = REPO / "benchmarks" / "maps" / "corpus-10k"
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "ml_abstracts.parquet"
 WORDS = ["learning", "graph", "diffusion", "reinforcement", "language", "privacy", "optimization"]
-TIMEOUT_MS = 600_000
+TIMEOUT_MS = int(os.environ.get("BENCH_LOAD_TIMEOUT_MS", 600_000))
 
 # Counts the app's finished runs: Streamlit marks its root with the script's state.
 WATCH_RUNS = """() => {
@@ -151,7 +151,8 @@ async def session(browser, url: str, index: int, rounds: int, loaded: asyncio.Ev
             result["reruns"].append(("search", await after_run(page, type_word)))
 
             async def pick_topic(choice=(index + round_) % 5):
-                await topics.first.click()
+                # Click its text box, not its middle, which may hold a chosen topic's chip.
+                await topics.first.get_by_role("combobox").click()
                 options = page.get_by_role("option")
                 await options.first.wait_for(timeout=TIMEOUT_MS)
                 count = await options.count()
