@@ -21,7 +21,9 @@ so the benchmark survives a change of map component.
 Reported: errors (page errors, Streamlit exception boxes, timeouts, tracebacks in the server log),
 server memory (RSS of the server's process tree) before any session, after one, after all and at
 peak, with the increase per session, and the rerun times (median, 95th percentile, slowest).
-Results go to benchmarks/LOAD_RESULTS.md.
+Results go to benchmarks/LOAD_RESULTS.md. Each browser step may take up to 10 minutes
+(`BENCH_LOAD_TIMEOUT_MS`): 20 renderers on 2 shared cores are slow, and a step that still runs out
+of time is reported as a browser-side timeout, apart from the app's own errors.
 """
 
 from __future__ import annotations
