@@ -55,13 +55,16 @@ TIMEOUT_MS = int(os.environ.get("BENCH_LOAD_TIMEOUT_MS", 600_000))
 WATCH_RUNS = """() => {
     if (window.__atlasRuns !== undefined) return;
     window.__atlasRuns = 0;
-    const root = () => document.querySelector('[data-testid="stApp"]');
-    let last = root() && root().getAttribute('data-test-script-state');
-    new MutationObserver(() => {
-        const state = root() && root().getAttribute('data-test-script-state');
-        if (state !== last && state === 'notRunning') window.__atlasRuns += 1;
-        last = state;
-    }).observe(document.body, {attributes: true, subtree: true, attributeFilter: ['data-test-script-state']});
+    // Every change away from 'running' is a run ending; records keep the old value, so a run that
+    // starts and ends between two observer callbacks is still counted.
+    new MutationObserver((records) => {
+        for (const record of records) {
+            if (record.oldValue === 'running') window.__atlasRuns += 1;
+        }
+    }).observe(document.body, {
+        attributes: true, subtree: true, attributeOldValue: true,
+        attributeFilter: ['data-test-script-state'],
+    });
 }"""
 IDLE = """() => {
     const root = document.querySelector('[data-testid="stApp"]');
@@ -124,6 +127,7 @@ async def after_run(page, action) -> float:
 async def session(browser, url: str, index: int, rounds: int, loaded: asyncio.Event, ready: list) -> dict:
     """One reader: open the map, then search and filter `rounds` times. Never raises."""
     result = {"reruns": [], "errors": [], "load": None}
+    step = "opening the map"
     context = await browser.new_context(viewport={"width": 1400, "height": 900})
     # 20 renderers drawing a 10,000-point map on 2 cores are slow to act: a click may wait minutes.
     context.set_default_timeout(TIMEOUT_MS)
@@ -145,6 +149,7 @@ async def session(browser, url: str, index: int, rounds: int, loaded: asyncio.Ev
         )
         for round_ in range(rounds):
             word = WORDS[(index + round_) % len(WORDS)]
+            step = f"round {round_ + 1}: search"
 
             async def type_word(word=word):
                 await search.fill(word)
@@ -160,13 +165,14 @@ async def session(browser, url: str, index: int, rounds: int, loaded: asyncio.Ev
                 count = await options.count()
                 await options.nth(min(choice, count - 1)).click()
 
+            step = f"round {round_ + 1}: topic filter"
             result["reruns"].append(("filter", await after_run(page, pick_topic)))
             await page.keyboard.press("Escape")  # close the options list
         exceptions = await page.locator("[data-testid='stException']").count()
         if exceptions:
             result["errors"].append(f"{exceptions} Streamlit exception box(es) on the page")
     except Exception as exc:  # a timeout or a missing control is a failed session, counted
-        result["errors"].append(f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
+        result["errors"].append(f"{type(exc).__name__} in {step}: {str(exc).splitlines()[0][:200]}")
     finally:
         await context.close()
     return result
