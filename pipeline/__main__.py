@@ -28,6 +28,19 @@ def positive_int(text: str) -> int:
     return value
 
 
+SEED_MAX = 2**32 - 1  # UMAP and NumPy take seeds in [0, 2**32 - 1]
+
+
+def seed_value(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 0 <= value <= SEED_MAX:
+        raise argparse.ArgumentTypeError(f"must be between 0 and {SEED_MAX}, got {value}")
+    return value
+
+
 def make_parser() -> Parser:
     from pipeline.config import EMBEDDERS, BuildConfig
 
@@ -83,7 +96,12 @@ def make_parser() -> Parser:
         metavar="N",
         help=f"keywords kept per topic (default {defaults.top_n_words})",
     )
-    build.add_argument("--seed", type=int, default=defaults.random_state, help="random seed (default 42)")
+    build.add_argument(
+        "--seed",
+        type=seed_value,
+        default=defaults.random_state,
+        help=f"random seed, 0 to {SEED_MAX} (default 42)",
+    )
     build.add_argument("--no-cache", action="store_true", help="embed everything again, ignoring the cache")
     build.add_argument(
         "--no-stability",
@@ -148,8 +166,11 @@ def make_parser() -> Parser:
 
 
 def run_build(args: argparse.Namespace) -> None:
+    from pipeline.artifacts import check_out, out_lock, recover
     from pipeline.build import build_map, is_current
     from pipeline.config import BuildConfig
+
+    check_out(args.out, args.inputs)  # before anything is written, the lock file included
 
     config = BuildConfig(
         embedder=args.embedder,
@@ -160,18 +181,21 @@ def run_build(args: argparse.Namespace) -> None:
         random_state=args.seed,
         stability=not args.no_stability,
     )
-    if args.if_stale and is_current(args.inputs, args.out, config):
-        print(f"{args.out}: map is up to date", file=sys.stderr)
-        return
-    build_map(
-        args.inputs,
-        args.out,
-        config,
-        name=args.name,
-        use_cache=not args.no_cache,
-        progress=not args.quiet,
-        previous=False if args.no_previous else args.previous,
-    )
+    with out_lock(args.out):  # one build per map folder: a second one fails at once, naming the first
+        for note in recover(args.out):  # a previous map an interrupted build left aside comes back first
+            print(note, file=sys.stderr)
+        if args.if_stale and is_current(args.inputs, args.out, config):
+            print(f"{args.out}: map is up to date", file=sys.stderr)
+            return
+        build_map(
+            args.inputs,
+            args.out,
+            config,
+            name=args.name,
+            use_cache=not args.no_cache,
+            progress=not args.quiet,
+            previous=False if args.no_previous else args.previous,
+        )
 
 
 def run_export(args: argparse.Namespace) -> None:

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import errno
+import fcntl
+import glob
 import hashlib
 import json
 import os
+import re
 import shutil
+import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,58 +80,243 @@ def validate_out(out: Path) -> None:
             break
 
 
-def write_map(out: Path, atlas: AtlasMap) -> None:
-    """Write all four artifacts to a sibling temporary folder, then swap it in for `out`.
+def holds_a_map(folder: Path) -> bool:
+    """Whether `folder` holds a map we wrote: a manifest.json that is a JSON object with a schema_version."""
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and "schema_version" in manifest
 
-    Until the final rename the previous map at `out` is untouched; a failure or interruption
-    leaves only a `.tmp-*` folder, which the next build removes.
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def check_out(out: Path, inputs: list[str | Path] = ()) -> None:
+    """Refuse an --out whose replacement would destroy anything the user did not hand us as output.
+
+    --out may be new, an empty folder, or a folder holding a map; never an input, a folder
+    that contains an input, or any other folder (a folder of notes would lose its notes).
     """
     out = Path(out)
     validate_out(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    for stale in out.parent.glob(f".{out.name}.tmp-*"):
-        shutil.rmtree(stale, ignore_errors=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    target = out.resolve()
+    for raw in inputs:
+        source = Path(raw).resolve()
+        if out.exists() and _inside(source, target):
+            what = "is" if source == target else "contains"
+            raise UserError(
+                f"{out}: --out {what} the input {raw}; replacing it would delete it; give another folder"
+            )
+    if not out.is_dir():
+        return
     try:
-        npy = _npy_bytes(atlas.embeddings)
-        (staging / EMBEDDINGS).write_bytes(npy)
-        atlas.papers.to_parquet(staging / PAPERS, index=False)
-        atlas.topics.to_parquet(staging / TOPICS, index=False)
-        written = [PAPERS, TOPICS, EMBEDDINGS, MANIFEST]
-        if atlas.themes is not None:
-            atlas.themes.to_parquet(staging / THEMES, index=False)
-            written.append(THEMES)
-        manifest = dict(atlas.manifest, checksum=checksum(npy, atlas.papers["doc_id"].tolist()))
-        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
-        written = [PAPERS, TOPICS, EMBEDDINGS, MANIFEST]
-        if atlas.lineage is not None:
-            atlas.lineage.to_parquet(staging / LINEAGE, index=False)
-            written.append(LINEAGE)
-        for name in written:
-            with open(staging / name, "rb") as handle:
-                os.fsync(handle.fileno())
-        if out.exists():
-            retired = out.parent / f".{out.name}.tmp-old-{os.getpid()}"
-            os.replace(out, retired)
-            os.replace(staging, out)
-            shutil.rmtree(retired, ignore_errors=True)
-        else:
-            os.replace(staging, out)
+        entries = sorted(p.name for p in out.iterdir())
+    except PermissionError:
+        raise UserError(f"{out}: cannot read the --out folder (permission denied)") from None
+    if entries and not holds_a_map(out):
+        shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
+        raise UserError(
+            f"{out}: --out is a folder that is not a map (it holds {shown}); "
+            "give a new or empty folder, or a map folder to replace"
+        )
+
+
+# ---- one writer per map folder, staging folders, and a swap that never leaves --out missing ----
+
+_held: dict[Path, tuple[int, int]] = {}  # lock path -> (file descriptor, nesting depth) in this process
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, owned by someone else
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def out_lock(out: Path):
+    """Hold the lock of map folder `out` (`.<name>.lock` next to it) or fail at once.
+
+    A second build into the same folder fails fast with the first build's pid rather than
+    waiting behind it: the user learns at once, and can wait or pick another folder. Re-entrant
+    within one process, so `build` can lock before its work and `write_map` again around the swap.
+    """
+    out = Path(out)
+    created = [p for p in [out.parent, *out.parent.parents] if not p.exists()]  # made here, for the lock
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except PermissionError:
+        raise UserError(f"{out}: cannot create the folder for --out (permission denied)") from None
+    path = (out.parent / f".{out.name}.lock").resolve()
+    if path in _held:
+        fd, depth = _held[path]
+        _held[path] = (fd, depth + 1)
+        try:
+            yield
+        finally:
+            fd, depth = _held[path]
+            _held[path] = (fd, depth - 1)
+        return
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except PermissionError:
+        raise UserError(f"{out}: cannot write next to --out in {out.parent} (permission denied)") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        owner = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+        os.close(fd)
+        raise UserError(
+            f"{out}: another build is writing this map (pid {owner}); wait for it to finish"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    _held[path] = (fd, 1)
+    try:
+        yield
     finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
+        fd, depth = _held[path]
+        if depth > 1:
+            _held[path] = (fd, depth - 1)
+        else:
+            del _held[path]
+            os.ftruncate(fd, 0)
+            if created and [p.name for p in out.parent.iterdir()] == [path.name]:
+                # A failed build into a new folder leaves nothing: not even the folders made for its lock.
+                path.unlink()
+                for folder in created:
+                    with contextlib.suppress(OSError):
+                        folder.rmdir()
+            os.close(fd)  # closing releases the lock; otherwise the file stays (deleting it would race)
+
+
+def _owner_pid(name: str) -> int | None:
+    """The pid in a staging or backup folder's name (`.map.tmp-<pid>-<random>`, `.map.old-<pid>`)."""
+    match = re.search(r"\.(?:tmp|old)-(\d+)(?:-|$)", name)
+    return int(match.group(1)) if match else None
+
+
+def _leftovers(out: Path, kind: str) -> list[Path]:
+    return sorted(out.parent.glob(f".{glob.escape(out.name)}.{kind}-*"))
+
+
+def recover(out: Path) -> list[str]:
+    """Undo what a killed build left next to `out`; call with the lock held. Returns notices.
+
+    A build killed between the two renames of a swap leaves the previous map in `.<name>.old-<pid>`
+    and nothing at `out`: it is put back. Staging and backup folders of dead builds are removed;
+    a live process's are left alone.
+    """
+    notes = []
+    backups = [p for p in _leftovers(out, "old") if not _pid_alive(_owner_pid(p.name) or os.getpid())]
+    if not out.exists() and backups:
+        latest = max(backups, key=lambda p: p.stat().st_mtime)
+        os.replace(latest, out)
+        backups.remove(latest)
+        notes.append(f"{out}: restored the previous map, which an interrupted build had left aside")
+    for stale in backups + _leftovers(out, "tmp"):
+        pid = _owner_pid(stale.name)
+        if pid is not None and pid != os.getpid() and not _pid_alive(pid):
+            shutil.rmtree(stale, ignore_errors=True)
+    return notes
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths (Linux renameat2 RENAME_EXCHANGE); False where unsupported."""
+    if sys.platform != "linux":
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    result = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
+    if result == 0:
+        return True
+    error = ctypes.get_errno()
+    if error in (errno.EINVAL, errno.ENOSYS, errno.EPERM, errno.EOPNOTSUPP):
+        return False
+    raise OSError(error, os.strerror(error), str(a))
+
+
+def swap_in(staging: Path, out: Path) -> None:
+    """Put the finished `staging` folder at `out` so that `out` always holds a whole map.
+
+    Where the system can exchange two folders atomically, it does; elsewhere the old map is
+    renamed aside to `.<name>.old-<pid>` first, and `recover` puts it back if we die in between.
+    """
+    if not out.exists():
+        os.replace(staging, out)
+    elif _exchange(staging, out):
+        shutil.rmtree(staging, ignore_errors=True)  # now the old map
+    else:
+        backup = out.parent / f".{out.name}.old-{os.getpid()}"
+        os.replace(out, backup)
+        os.replace(staging, out)
+        shutil.rmtree(backup, ignore_errors=True)
+
+
+def write_map(out: Path, atlas: AtlasMap, *, log: Callable[[str], None] | None = None) -> None:
+    """Write all four artifacts to a sibling staging folder, then swap it in for `out`.
+
+    Until the swap the previous map at `out` is untouched; a failure or interruption leaves only
+    a `.<name>.tmp-<pid>-*` folder, which the next build into `out` removes once its owner is gone.
+    """
+    out = Path(out)
+    check_out(out)
+    with out_lock(out):
+        for note in recover(out):
+            if log:
+                log(note)
+        check_out(out)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent))
+        try:
+            npy = _npy_bytes(atlas.embeddings)
+            (staging / EMBEDDINGS).write_bytes(npy)
+            atlas.papers.to_parquet(staging / PAPERS, index=False)
+            atlas.topics.to_parquet(staging / TOPICS, index=False)
+            for name, table in ((THEMES, atlas.themes), (LINEAGE, atlas.lineage)):
+                if table is not None:
+                    table.to_parquet(staging / name, index=False)
+            manifest = dict(atlas.manifest, checksum=checksum(npy, atlas.papers["doc_id"].tolist()))
+            (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+            for name in os.listdir(staging):
+                with open(staging / name, "rb") as handle:
+                    os.fsync(handle.fileno())
+            swap_in(staging, out)
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
 
 
 def read_manifest(folder: Path) -> dict:
     path = Path(folder) / MANIFEST
     if not path.is_file():
+        if not Path(folder).exists() and _leftovers(Path(folder), "old"):
+            raise UserError(
+                f"{folder}: missing; an interrupted build left the previous map aside, and the next "
+                f"`python -m pipeline build ... --out {folder}` puts it back"
+            )
         raise UserError(
             f"{folder}: not a map folder (no {MANIFEST}); build one with `python -m pipeline build`"
         )
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        manifest = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: damaged manifest ({exc})") from None
+    except PermissionError:
+        raise UserError(f"{path}: cannot read the file (permission denied)") from None
+    if not isinstance(manifest, dict):
+        raise UserError(
+            f"{path}: damaged manifest (a JSON {type(manifest).__name__}, not a JSON object); rebuild the map"
+        )
+    return manifest
 
 
 def read_map(folder: str | Path, *, verify: bool = True) -> AtlasMap:
@@ -135,14 +328,24 @@ def read_map(folder: str | Path, *, verify: bool = True) -> AtlasMap:
             f"{folder / MANIFEST}: schema_version {manifest.get('schema_version')!r} "
             f"is not {SCHEMA_VERSION}; rebuild the map"
         )
+    for name in (PAPERS, TOPICS, EMBEDDINGS):
+        if not (folder / name).is_file():
+            raise UserError(
+                f"{folder / name} is missing: the map folder is incomplete; "
+                f"rebuild it with python -m pipeline build INPUT... --out {folder}"
+            )
     try:
         papers = pd.read_parquet(folder / PAPERS)
         topics = pd.read_parquet(folder / TOPICS)
         npy = (folder / EMBEDDINGS).read_bytes()
         embeddings = np.load(folder / EMBEDDINGS, allow_pickle=False)
         themes = pd.read_parquet(folder / THEMES) if (folder / THEMES).exists() else None
-    except FileNotFoundError as exc:
-        raise UserError(f"{exc.filename}: missing from the map folder") from None
+    except FileNotFoundError as exc:  # removed while we read
+        missing = Path(exc.filename or folder)
+        raise UserError(
+            f"{missing} is missing: the map folder is incomplete; "
+            f"rebuild it with python -m pipeline build INPUT... --out {folder}"
+        ) from None
     except Exception as exc:
         raise UserError(f"{folder}: unreadable map artifact ({str(exc)[:120]})") from None
     frames = [(PAPERS, papers, PAPER_COLUMNS), (TOPICS, topics, TOPIC_COLUMNS)]

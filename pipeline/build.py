@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 
 from pipeline import UserError, __version__
-from pipeline.artifacts import SCHEMA_VERSION, AtlasMap, read_manifest, validate_out, write_map
+from pipeline.artifacts import SCHEMA_VERSION, AtlasMap, check_out, read_manifest, write_map
 from pipeline.config import BuildConfig
 from pipeline.embed import MODEL_NAME, embed_texts
 from pipeline.evaluate import map_quality
-from pipeline.ingest import expand_inputs, ingest
+from pipeline.ingest import expand_inputs, ingest, read_bytes
 from pipeline.layout import label_positions, map_coordinates, theme_label_positions
 from pipeline.lineage import PreviousMap, apply_lineage, match_topics, read_previous
 from pipeline.themes import fit_themes
@@ -57,7 +57,7 @@ def input_fingerprint(inputs: list[str | Path], config: BuildConfig) -> str:
     digest = hashlib.sha256(json.dumps(config.to_dict(), sort_keys=True).encode())
     digest.update(f"schema {SCHEMA_VERSION} pipeline {__version__}".encode())
     for path in sorted(expand_inputs(inputs), key=lambda p: p.name):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+        digest.update(path.name.encode() + b"\0" + read_bytes(path))
     return digest.hexdigest()
 
 
@@ -101,7 +101,7 @@ def build_map(
     """
     out = Path(out)
     config = config or BuildConfig()
-    validate_out(out)
+    check_out(out, inputs)  # never replace an input, a folder of inputs, or a folder that is not a map
     timings: dict[str, float] = {}
     clock = time.perf_counter()
 
@@ -144,6 +144,9 @@ def build_map(
     log(f"finding topics (UMAP + HDBSCAN, min topic size {resolved.min_topic_size})...")
     topics = fit_topics(documents, embeddings, resolved, encode=encode_phrases)
     lineage = None
+    for note in topics.notes:  # e.g. how topics were named when the abstracts are not in English
+        log(note)
+        corpus.notes.append(note)
     for note in deferred:
         log(note)
     if previous_map is not None:
@@ -246,7 +249,7 @@ def build_map(
         lineage=None if lineage is None else lineage.table,
         themes=themes,
     )
-    write_map(out, atlas)
+    write_map(out, atlas, log=log)
     log(
         f"{len(table)} topics in {len(themes)} themes, {manifest['unassigned']} of {len(papers)} papers unassigned "
         f"({quality['unassigned_share']:.1%}); map written to {out} in {total:.1f} s"

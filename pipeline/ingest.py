@@ -5,12 +5,15 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import itertools
 import json
+import os
 import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from pipeline import UserError
@@ -18,7 +21,10 @@ from pipeline import UserError
 SUPPORTED = (".txt", ".csv", ".tsv", ".jsonl", ".parquet")
 MAX_TITLE = 90
 # Columns the pipeline owns; input columns with these names are renamed so nothing is lost.
-RESERVED = ("doc_id", "topic_id", "x", "y", "topic", "topic_keywords")
+RESERVED = ("doc_id", "source", "topic_id", "x", "y", "added", "theme_id", "topic", "topic_keywords")
+# How far past "we propose" a method's name and description may reach: bounds the work per match,
+# so deriving a title stays linear in the abstract's length.
+_NAME_WINDOW = 400
 # Header words that only say "this is a list": "ICML 2025 Papers" and "ICML 2025 论文列表" are one collection.
 _HEADER_NOISE = re.compile(
     r"\s*(accepted\s+)?(papers?|abstracts?|paper\s+list|list\s+of\s+papers|论文列表|论文|文章列表|摘要)\s*$",
@@ -60,7 +66,8 @@ _NAME_END = re.compile(r",|;|:|\.\s|\.$|\s(?:which|that|to|for|as|with|where|in)
 
 
 # A sentence ends at ". " after a word, a bracket or a formula, but not inside "e.g. " or "et al. ".
-_SENTENCE_END = re.compile(r"(?<=[a-z0-9)\]$])(?<!e\.g)(?<!i\.e)(?<!\bal)(?<!\bvs)(?<!etc)(?<!\bcf)\.\s")
+# Chinese and Japanese end a sentence with "。", with no space after it.
+_SENTENCE_END = re.compile(r"(?<=[a-z0-9)\]$])(?<!e\.g)(?<!i\.e)(?<!\bal)(?<!\bvs)(?<!etc)(?<!\bcf)\.\s|。")
 
 
 def _strip_markup(text: str) -> str:
@@ -70,8 +77,9 @@ def _strip_markup(text: str) -> str:
 def _method_name(abstract: str) -> tuple[str, str] | None:
     """The name a paper gives its method ("MuLan", "SafetyAnalyst") and the text after it."""
     for pattern in (_VERB, _CALLED):
-        for match in pattern.finditer(abstract):
-            rest = _strip_markup(abstract[match.end() :])
+        # The first few mentions are where a paper names its method; later ones add work, not names.
+        for match in itertools.islice(pattern.finditer(abstract), 20):
+            rest = _strip_markup(abstract[match.end() : match.end() + _NAME_WINDOW])
             rest = _ARTICLE.sub("", rest, count=1)
             end = _NAME_END.search(rest)
             name = rest[: end.start() if end else len(rest)].strip()
@@ -123,15 +131,48 @@ def derive_title(abstract: str) -> str:
     return _shorten(_strip_markup(first_sentence), MAX_TITLE)
 
 
-def _read_text(path: Path) -> str:
-    """File contents as text, refusing empty, whitespace-only, binary and non-UTF-8 files."""
-    data = path.read_bytes()
-    if not data:
-        raise UserError(f"{path}: file is empty")
+def read_bytes(path: Path) -> bytes:
+    """A file's bytes; a file we may not read is a `UserError` naming it, not a traceback."""
+    try:
+        return path.read_bytes()
+    except PermissionError:
+        raise UserError(f"{path}: cannot read the file (permission denied)") from None
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a folder, not a file") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+
+
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_UTF32_BOMS = (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")
+
+
+def _looks_like_utf16(data: bytes) -> bool:
+    """Text saved as UTF-16 without a byte-order mark: every other byte is NUL (for Latin text)."""
+    head = data[:4096]
+    if len(head) < 4:
+        return False
+    even, odd = head[0::2], head[1::2]
+    return max(even.count(0) / len(even), odd.count(0) / len(odd)) > 0.4 and min(
+        even.count(0), odd.count(0)
+    ) < 0.05 * len(odd)
+
+
+def decode_text(data: bytes, path: Path) -> str:
+    """Bytes as text: UTF-8 (with or without BOM), or UTF-16 when it says so with a BOM."""
+    if data.startswith(_UTF32_BOMS):
+        raise UserError(f"{path}: UTF-32 text; save it as UTF-8")
+    if data.startswith(_UTF16_BOMS):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            raise UserError(f"{path}: starts like UTF-16 text but is damaged; save it as UTF-8") from None
     if b"\x00" in data[:8192]:
+        if _looks_like_utf16(data):
+            raise UserError(f"{path}: UTF-16 text without a byte-order mark; save it as UTF-8")
         raise UserError(f"{path}: looks like binary data, not text")
     try:
-        text = data.decode("utf-8-sig")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
@@ -139,6 +180,14 @@ def _read_text(path: Path) -> str:
             f"{path}: line {line}, column {column}: not UTF-8 text (byte 0x{data[exc.start]:02x}); "
             "save the file as UTF-8"
         ) from None
+
+
+def _read_text(path: Path) -> str:
+    """File contents as text, refusing empty, whitespace-only, binary and non-UTF-8 files."""
+    data = read_bytes(path)
+    if not data:
+        raise UserError(f"{path}: file is empty")
+    text = decode_text(data, path)
     if not text.strip():
         raise UserError(f"{path}: contains only whitespace")
     return text
@@ -164,6 +213,10 @@ def read_seed_text(path: Path) -> pd.DataFrame:
 def _table_from_frame(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
     """Find the abstract (and title) columns case-insensitively; keep every other column."""
     by_lower = {str(c).strip().lower(): c for c in frame.columns}
+    for wanted in ("abstract", "title"):
+        same = [str(c) for c in frame.columns if str(c).strip().lower() == wanted]
+        if len(same) > 1:
+            raise UserError(f"{path}: more than one {wanted!r} column ({', '.join(same)}); keep one")
     if "abstract" not in by_lower:
         found = ", ".join(map(str, frame.columns[:12])) or "none"
         raise UserError(f"{path}: no 'abstract' column (columns found: {found})")
@@ -186,8 +239,12 @@ def read_delimited(path: Path) -> pd.DataFrame:
     return _table_from_frame(frame, path)
 
 
+# Internal column: where each row came from ("line 3", "row 7"), for error messages.
+WHERE = "\0where"
+
+
 def read_jsonl(path: Path) -> pd.DataFrame:
-    rows = []
+    rows, where = [], []
     for number, line in enumerate(_read_text(path).splitlines(), start=1):
         if not line.strip():
             continue
@@ -200,10 +257,24 @@ def read_jsonl(path: Path) -> pd.DataFrame:
         if not isinstance(row, dict):
             raise UserError(f"{path}: line {number}: expected a JSON object, got {type(row).__name__}")
         rows.append(row)
-    return _table_from_frame(pd.DataFrame(rows), path)
+        where.append(f"line {number}")
+    frame = _table_from_frame(pd.DataFrame(rows), path)
+    frame[WHERE] = where
+    return frame
+
+
+def _check_readable(path: Path) -> None:
+    try:
+        with open(path, "rb"):
+            pass
+    except PermissionError:
+        raise UserError(f"{path}: cannot read the file (permission denied)") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
 
 
 def read_parquet(path: Path) -> pd.DataFrame:
+    _check_readable(path)
     if path.stat().st_size == 0:
         raise UserError(f"{path}: file is empty")
     try:
@@ -211,7 +282,9 @@ def read_parquet(path: Path) -> pd.DataFrame:
     except Exception as exc:  # pyarrow raises several types for damaged files
         reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
         raise UserError(f"{path}: not a readable Parquet file ({reason})") from None
-    return _table_from_frame(frame, path)
+    frame = _table_from_frame(frame, path)
+    frame[WHERE] = [f"row {i}" for i in range(1, len(frame) + 1)]
+    return frame
 
 
 READERS = {
@@ -223,19 +296,45 @@ READERS = {
 }
 
 
-def expand_inputs(inputs: list[str | Path]) -> list[Path]:
-    """Files named directly plus the supported files found (recursively, sorted) in folders."""
+def is_map_folder(folder: Path) -> bool:
+    """A folder `python -m pipeline build` wrote: its own papers.parquet is output, not input."""
+    return (folder / "manifest.json").is_file() and (folder / "papers.parquet").is_file()
+
+
+def _walk_error(error: OSError) -> None:
+    reason = "permission denied" if isinstance(error, PermissionError) else (error.strerror or str(error))
+    raise UserError(f"{error.filename}: cannot read the folder ({reason})")
+
+
+def _files_in(folder: Path, skipped_maps: list[Path]) -> list[Path]:
+    """Supported files below `folder`, leaving out hidden files and folders and map folders inside it."""
+    found = []
+    for root, dirs, names in os.walk(folder, onerror=_walk_error):
+        here = Path(root)
+        if here != folder and is_map_folder(here):
+            skipped_maps.append(here)
+            dirs.clear()
+            continue
+        dirs[:] = [d for d in dirs if not d.startswith(".")]  # staging folders, .git, ...
+        found.extend(
+            here / name
+            for name in names
+            if not name.startswith(".") and Path(name).suffix.lower() in SUPPORTED
+        )
+    return sorted(found)
+
+
+def find_inputs(inputs: list[str | Path]) -> tuple[list[Path], list[str]]:
+    """Files named directly plus the supported files found (recursively, sorted) in folders,
+    with notes on what was left out: map folders inside input folders are output, not input."""
     files: list[Path] = []
+    skipped_maps: list[Path] = []
     for raw in inputs:
         path = Path(raw)
         if not path.exists():
             raise UserError(f"{path}: no such file or folder")
         if path.is_dir():
-            found = sorted(
-                p
-                for p in path.rglob("*")
-                if p.is_file() and p.suffix.lower() in SUPPORTED and not p.name.startswith(".")
-            )
+            found = _files_in(path, skipped_maps)
             if not found:
                 raise UserError(f"{path}: folder has no supported files ({', '.join(SUPPORTED)})")
             files.extend(found)
@@ -246,17 +345,83 @@ def expand_inputs(inputs: list[str | Path]) -> list[Path]:
             )
         else:
             files.append(path)
-    return list(dict.fromkeys(files))
+    notes = []
+    if skipped_maps:
+        names = ", ".join(str(p) for p in dict.fromkeys(skipped_maps))
+        notes.append(
+            f"skipped {len(set(skipped_maps))} map folder(s) inside the inputs (a map is output, not input): {names}"
+        )
+    return list(dict.fromkeys(files)), notes
+
+
+def expand_inputs(inputs: list[str | Path]) -> list[Path]:
+    """The input files `find_inputs` reads, without its notes."""
+    return find_inputs(inputs)[0]
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, dict):
+        return "JSON object"
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return "list"
+    return type(value).__name__
+
+
+def abstract_text(value: object, path: Path, where: str | None) -> str:
+    """One abstract cell as text; a list, object or undecodable bytes is a `UserError` naming the row.
+
+    Lists are refused rather than joined: a list of sentences, of paragraphs or of alternative
+    language versions would each need a different join, and a guessed one corrupts silently.
+    """
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    if isinstance(value, str):
+        return value.strip()
+    at = f"{path}: {where}" if where else str(path)
+    if isinstance(value, (bytes, bytearray)):
+        try:
+            return bytes(value).decode("utf-8").strip()
+        except UnicodeDecodeError:
+            raise UserError(
+                f"{at}: 'abstract' is bytes that are not UTF-8 text; store it as UTF-8 text"
+            ) from None
+    if isinstance(value, (dict, list, tuple, np.ndarray, bool)):
+        raise UserError(f"{at}: 'abstract' is a {_kind(value)}, not text; give each abstract as one string")
+    return str(value).strip()
+
+
+def cell_text(value: object, separator: str = "; ") -> object:
+    """A metadata cell Parquet and spreadsheets can hold: lists joined by `separator`, objects as JSON,
+    bytes decoded; anything else unchanged."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return separator.join(str(cell_text(item, separator)) for item in value if item is not None)
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", errors="replace")
+    return value
+
+
+def _has_nested(column: pd.Series) -> bool:
+    return (
+        column.dtype == object
+        and column.map(lambda v: isinstance(v, (list, tuple, dict, np.ndarray, bytes))).any()
+    )
 
 
 def read_file(path: Path) -> pd.DataFrame:
     """One input file as a table with `abstract`, `source` and any other columns it had."""
     table = READERS[path.suffix.lower()](path)
-    table["abstract"] = table["abstract"].map(lambda v: "" if v is None or v != v else str(v).strip())
+    where = table.pop(WHERE).tolist() if WHERE in table.columns else [None] * len(table)
+    table["abstract"] = [abstract_text(v, path, w) for v, w in zip(table["abstract"], where)]
     table = table[table["abstract"] != ""]
     if table.empty:
         raise UserError(f"{path}: no abstracts (every 'abstract' value is empty)")
     table = table.reset_index(drop=True)
+    for column in table.columns:
+        if column != "abstract" and _has_nested(table[column]):
+            separator = " " if column == "title" else "; "
+            table[column] = [cell_text(v, separator) for v in table[column]]
     table.insert(0, "source", path.name)
     return table
 
@@ -266,8 +431,7 @@ def ingest(inputs: list[str | Path]) -> Corpus:
 
     Identical abstracts (after whitespace and Unicode normalisation) are merged, keeping the first.
     """
-    files = expand_inputs(inputs)
-    notes: list[str] = []
+    files, notes = find_inputs(inputs)
     tables = []
     for path in files:
         table = read_file(path)

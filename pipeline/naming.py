@@ -190,6 +190,81 @@ def vectorizer_for(n_papers: int) -> CountVectorizer:
     )
 
 
+_LATIN_WORD = re.compile(r"\b[a-zA-Z][a-zA-Z0-9-]*[a-zA-Z0-9]\b")
+# Chinese and Japanese are written without spaces. Hiragana (particles, verb endings) and the
+# commonest Chinese function words and abstract boilerplate split a run of ideographs and katakana
+# into pieces that are mostly words ("扩散模型", "画像生成"); pieces over 12 characters are read as 2-4
+# character sequences.
+_IDEOGRAPHIC = "\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_TERM = re.compile(rf"[{_IDEOGRAPHIC}]+|[^\W\d_\u3040-\u309f{_IDEOGRAPHIC}](?:[\w-]*[^\W_])?")
+_CJK_FUNCTION = re.compile(
+    "我们|本文|本研究|研究|提出|一种|方法|问题|通过|基于|验证|效果|结果|表明|实验|数据集|新的|"
+    "[的了和与及在是并其对中为上等种个第将被从到以或也这该]"
+)
+# Words every Russian abstract uses (the English ones are in ABSTRACT_STOP_WORDS).
+_RUSSIAN_STOP_WORDS = (
+    "и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по ее мне было вот "
+    "от меня о из ему теперь когда даже ну ли если уже или ни быть был него до вас нибудь опять уж "
+    "вам ведь там потом себя ничего ей может они тут где есть надо ней для мы тебя их чем была сам "
+    "чтобы без будто чего раз тоже себе под будет ж тогда кто этот того потому этого какой совсем "
+    "ним здесь этом один почти мой тем чтобы нее сейчас были куда зачем всех никогда можно при "
+    "наконец два об другой хоть после над больше тот через эти нас про всего них какая много разве "
+    "три эту моя впрочем хорошо свою этой перед иногда лучше чуть том нельзя такой им более всегда "
+    "конечно всю между это также работе статье предлагаем показываем исследуем метод методы задачу "
+    "задача результаты"
+)
+_OTHER_STOP_WORDS = frozenset(_RUSSIAN_STOP_WORDS.split())
+NOT_ENGLISH_NOTE = (
+    "fewer than half the abstracts are English: topic keywords are words of any script, "
+    "and for Chinese and Japanese the pieces between particles and function words"
+)
+NO_WORDS_NOTE = (
+    "the abstracts have no words (only numbers or symbols): topics are named Topic 0, Topic 1, ... "
+    "and their keywords are the most telling tokens"
+)
+
+
+def any_script_terms(text: str) -> list[str]:
+    """Words of any alphabet, lower-cased, without common function words; Chinese and Japanese
+    split at particles and function words into word-like pieces.
+
+    Examples:
+        >>> any_script_terms("Мы изучаем оптимальный транспорт")
+        ['изучаем', 'оптимальный', 'транспорт']
+        >>> any_script_terms("我们研究扩散模型的图像生成问题")
+        ['扩散模型', '图像生成']
+        >>> any_script_terms("本研究では拡散モデルによる画像生成について")
+        ['拡散モデル', '画像生成']
+    """
+    terms = []
+    for run in _TERM.findall(text.lower()):
+        if re.match(rf"[{_IDEOGRAPHIC}]", run):
+            for piece in _CJK_FUNCTION.split(run):
+                if 2 <= len(piece) <= 12:
+                    terms.append(piece)
+                elif len(piece) > 12:
+                    terms.extend(piece[i : i + n] for n in (2, 3, 4) for i in range(len(piece) - n + 1))
+        elif run not in ENGLISH_STOP_WORDS and run not in _OTHER_STOP_WORDS:
+            terms.append(run)
+    return terms
+
+
+def vectorizers_for(documents: list[str]) -> list[tuple[CountVectorizer, str, str | None]]:
+    """Term counters to try in order, each with BERTopic's `language` and a notice for the user.
+
+    English corpora get `vectorizer_for`, unchanged. Where most abstracts are not English
+    (BERTopic's English mode would strip every non-ASCII letter, leaving no vocabulary), words of
+    any script; where no abstract has a letter at all, any whitespace-separated token.
+    """
+    english = sum(1 for doc in documents if len(_LATIN_WORD.findall(doc)) >= 3)
+    candidates = []
+    if english * 2 >= len(documents):
+        candidates.append((vectorizer_for(len(documents)), "english", None))
+    candidates.append((CountVectorizer(analyzer=any_script_terms), "multilingual", NOT_ENGLISH_NOTE))
+    candidates.append((CountVectorizer(token_pattern=r"\S+", lowercase=True), "multilingual", NO_WORDS_NOTE))
+    return candidates
+
+
 def _initials(words: list[str]) -> list[str]:
     """Letters an acronym may take from words: the first of each, or of each hyphen part."""
     whole = "".join(w[0] for w in words)
@@ -277,13 +352,20 @@ class PhraseCounts:
     spelling: dict[str, str] | None = None  # how the corpus writes each word (see `_word_case`)
 
 
-def count_phrases(documents: list[str]) -> PhraseCounts:
-    """Candidate phrases of a corpus: those at least two papers use (a name is never one paper's term)."""
-    acronyms = acronym_definitions(documents)
-    vectorizer = CountVectorizer(
-        analyzer=lambda text: _phrases(text, acronyms), binary=True, min_df=min(2, len(documents))
-    )
-    matrix = vectorizer.fit_transform(documents).tocsr()
+def count_phrases(documents: list[str], analyzer: Callable[[str], list[str]] | None = None) -> PhraseCounts:
+    """Candidate phrases of a corpus: those at least two papers use (a name is never one paper's term).
+
+    `analyzer` replaces the English phrase finder for corpora that are not English (see
+    `vectorizers_for`); where no term is shared by two papers, every term is a candidate.
+    """
+    acronyms = {} if analyzer else acronym_definitions(documents)
+    terms = analyzer or (lambda text: _phrases(text, acronyms))
+    try:
+        vectorizer = CountVectorizer(analyzer=terms, binary=True, min_df=min(2, len(documents)))
+        matrix = vectorizer.fit_transform(documents).tocsr()
+    except ValueError:  # no term two papers share
+        vectorizer = CountVectorizer(analyzer=terms, binary=True)
+        matrix = vectorizer.fit_transform(documents).tocsr()
     return PhraseCounts(
         matrix=matrix,
         phrases=vectorizer.get_feature_names_out(),

@@ -6,13 +6,21 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from pipeline.config import BuildConfig
-from pipeline.naming import ABSTRACT_STOP_WORDS, PhraseCounts, count_phrases, name_groups, vectorizer_for
+from pipeline.naming import (
+    ABSTRACT_STOP_WORDS,
+    NO_WORDS_NOTE,
+    PhraseCounts,
+    count_phrases,
+    name_groups,
+    vectorizer_for,
+    vectorizers_for,
+)
 from pipeline.neighbours import cosine_knn, neighbour_graph, reassign_outliers, topic_centroids
 
 # Older imports (`from pipeline.topics import cosine_knn`) keep working.
@@ -40,6 +48,7 @@ class Topics:
     hdbscan_unassigned: int  # papers HDBSCAN left out before reassignment
     reduced: np.ndarray | None = None  # the 5-D UMAP reduction HDBSCAN ran on (for `topic_stability`)
     phrases: PhraseCounts | None = None  # candidate name phrases per paper (reused to name themes)
+    notes: list[str] = field(default_factory=list)  # what a user should hear about the names
 
 
 def fit_topics(
@@ -81,22 +90,34 @@ def fit_topics(
     first_labels = cluster(reduced, config, HDBSCAN)
     labels = _renumber_by_size(reassign_outliers(embeddings, first_labels, k=config.reassign_neighbors))
 
-    # BERTopic names the final topics: its c-TF-IDF runs once, on the labels after reassignment.
-    model = BERTopic(
-        umap_model=BaseDimensionalityReduction(),  # the reduction above is UMAP's, done (or cached) once
-        hdbscan_model=BaseCluster(),  # the clusters above, passed in as `y`
-        vectorizer_model=vectorizer_for(len(documents)),
-        ctfidf_model=ClassTfidfTransformer(reduce_frequent_words=True),
-        top_n_words=config.top_n_words,
-        calculate_probabilities=False,
-    )
-    logging.getLogger("BERTopic").setLevel(logging.ERROR)  # BERTopic (re)sets its logger in __init__
-    bertopic_ids, _ = model.fit_transform(documents, embeddings=reduced, y=labels)
+    # BERTopic's c-TF-IDF keywords run once, on the labels after reassignment. A counter that finds
+    # no vocabulary (Chinese, Russian, number-only abstracts) gives way to the next.
+    for vectorizer, language, note in vectorizers_for(documents):  # noqa: B007 (used after the loop)
+        model = BERTopic(
+            umap_model=BaseDimensionalityReduction(),  # the reduction above is UMAP's, done (or cached) once
+            hdbscan_model=BaseCluster(),  # the clusters above, passed in as `y`
+            vectorizer_model=vectorizer,
+            ctfidf_model=ClassTfidfTransformer(reduce_frequent_words=True),
+            top_n_words=config.top_n_words,
+            calculate_probabilities=False,
+            language=language,
+        )
+        logging.getLogger("BERTopic").setLevel(logging.ERROR)  # BERTopic (re)sets its logger in __init__
+        try:
+            bertopic_ids, _ = model.fit_transform(documents, embeddings=reduced, y=labels)
+        except ValueError as exc:
+            if "vocabulary" not in str(exc):
+                raise
+            continue
+        break
     # BERTopic renumbers topics by frequency; map its ids back to ours (ties may order differently).
     ours_of = dict(zip(bertopic_ids, labels.tolist(), strict=True))
     words = {ours_of[t]: pairs for t, pairs in model.get_topics().items() if t in ours_of}
-    phrases = count_phrases(documents)
+    # Names: English phrases; for other corpora the same terms the keywords were counted with.
+    phrases = count_phrases(documents, None if note is None else vectorizer.build_analyzer())
     table = describe_topics(labels, words, documents, embeddings, encode=encode, phrases=phrases)
+    if note == NO_WORDS_NOTE:  # numbers make poor names; a plain numbered name is honest
+        table["label"] = [f"Topic {t}" for t in table["topic_id"]]
     return Topics(
         labels=labels,
         table=table,
@@ -104,6 +125,7 @@ def fit_topics(
         hdbscan_unassigned=int((first_labels == -1).sum()),
         reduced=reduced,
         phrases=phrases,
+        notes=[note] if note else [],
     )
 
 

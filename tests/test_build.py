@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -13,6 +14,7 @@ import uuid
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from pipeline.artifacts import read_map
 from pipeline.build import build_map, is_current
@@ -115,14 +117,22 @@ def test_stability_can_be_switched_off(seed_map, tmp_path):
     assert atlas.topics["label"].tolist() == read_map(seed_map).topics["label"].tolist()
 
 
-def test_same_input_gives_the_same_map(seed_map, tmp_path):
-    shutil.rmtree(cache_dir() / "reductions", ignore_errors=True)  # refit UMAP, don't reuse its result
+def test_same_input_gives_the_same_map(seed_map, tmp_path, monkeypatch):
+    # A fresh cache folder, so UMAP is fitted again rather than read back; it shares only the
+    # exported model, embeddings and compiled kernels (no user's cache is touched).
+    fresh = tmp_path / "cache"
+    fresh.mkdir()
+    for name in ("onnx", "embeddings.sqlite", "numba"):
+        if (cache_dir() / name).exists():
+            (fresh / name).symlink_to(cache_dir() / name)
+    monkeypatch.setenv("ATLAS_CACHE_DIR", str(fresh))
     again = build_map([SEEDS], tmp_path / "again", progress=False, log=lambda m: None)
     first = read_map(seed_map)
     assert again.papers["topic_id"].tolist() == first.papers["topic_id"].tolist()
     assert again.topics["label"].tolist() == first.topics["label"].tolist()
     assert np.array_equal(again.papers[["x", "y"]].to_numpy(), first.papers[["x", "y"]].to_numpy())
     assert is_current([SEEDS], tmp_path / "again", BuildConfig())
+    assert list((fresh / "reductions").glob("umap5-*.npy"))  # UMAP really ran again, into the fresh cache
 
 
 def test_a_build_with_one_more_file_embeds_only_the_new_abstract(seed_map, seed_copy, tmp_path):
@@ -146,18 +156,27 @@ class CountingEncoder:
 
     def encode(self, texts):
         self.seen.extend(texts)
-        vectors = np.ones((len(texts), 384), dtype=np.float32)
-        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        return np.stack([self.vector(text) for text in texts])
+
+    @staticmethod
+    def vector(text: str) -> np.ndarray:
+        """A distinct, deterministic unit vector per text, so rows in the wrong order are caught."""
+        seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+        vector = np.random.default_rng(seed).standard_normal(384).astype(np.float32)
+        return vector / np.linalg.norm(vector)
 
 
 def test_embedding_cache_is_keyed_by_text(tmp_path, monkeypatch):
     monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "cache"))
     encoder = CountingEncoder()
-    embed_texts(["a", "b", "a"], encoder=encoder, progress=False)
+    vectors, _ = embed_texts(["a", "b", "a"], encoder=encoder, progress=False)
     assert sorted(encoder.seen) == ["a", "b"]
+    expected = {t: CountingEncoder.vector(t) for t in "abc"}
+    assert np.allclose(vectors, [expected[t] for t in "aba"], atol=1e-3)
     encoder.seen.clear()
     vectors, report = embed_texts(["b", "c", "a"], encoder=encoder, progress=False)
     assert encoder.seen == ["c"] and report["cached"] == 2 and vectors.shape == (3, 384)
+    assert np.allclose(vectors, [expected[t] for t in "bca"], atol=1e-3)  # each row its own text's vector
 
 
 def test_interrupted_build_leaves_the_previous_map_untouched(seed_map, tmp_path):
@@ -193,3 +212,133 @@ def test_export_command_writes_the_seed_map_as_csv(seed_map, tmp_path):
     table = pd.read_csv(tmp_path / "all.csv", encoding="utf-8-sig")
     assert len(table) == 57 and table["topic"].notna().all()
     assert json.loads((seed_map / "manifest.json").read_text())["papers"] == 57
+
+
+# ---- races and kills around the swap ----
+
+KILL_AT_SWAP = """
+import os, signal, sys
+from pipeline import artifacts
+from tests.test_export_and_artifacts import tiny_map
+mode, out = sys.argv[1], sys.argv[2]
+real_replace, real_rmtree = os.replace, artifacts.shutil.rmtree
+if mode == "rename":  # a system without an atomic exchange: die between the two renames
+    artifacts._exchange = lambda a, b: False
+    calls = []
+    def replace(a, b):
+        real_replace(a, b)
+        calls.append(b)
+        if len(calls) == 1:
+            os.kill(os.getpid(), signal.SIGKILL)
+    artifacts.os.replace = replace
+else:  # die right after the atomic exchange, before the old map is deleted
+    def rmtree(path, **kwargs):
+        if ".tmp-" in str(path):
+            os.kill(os.getpid(), signal.SIGKILL)
+        real_rmtree(path, **kwargs)
+    artifacts.shutil.rmtree = rmtree
+new = tiny_map()
+new.manifest["name"] = "new"
+artifacts.write_map(out, new)
+"""
+
+
+def hashes(folder):
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir()}
+
+
+@pytest.mark.parametrize("mode", ["rename", "exchange"])
+def test_a_build_killed_at_the_swap_never_loses_the_map(mode, tmp_path, capsys):
+    from pipeline.__main__ import main
+    from pipeline.artifacts import recover, write_map
+    from tests.test_export_and_artifacts import tiny_map
+
+    out = tmp_path / "map"
+    write_map(out, tiny_map())
+    before = hashes(out)
+    killed = subprocess.run(
+        [sys.executable, "-c", KILL_AT_SWAP, mode, str(out)], cwd=ROOT, capture_output=True, timeout=120
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    if mode == "rename":
+        assert not out.exists() and list(tmp_path.glob(".map.old-*"))  # the moment the swap could not avoid
+        assert main(["export", str(out), "--out", str(tmp_path / "x.csv")]) == 2
+        assert "puts it back" in capsys.readouterr().err
+        # The next build puts the previous map back at its start, even if it then fails.
+        assert main(["build", str(tmp_path / "nope.csv"), "--out", str(out)]) == 2
+        assert capsys.readouterr().err.splitlines()[0] == (
+            f"{out}: restored the previous map, which an interrupted build had left aside"
+        )
+        assert hashes(out) == before  # the previous map, whole
+    else:
+        assert read_map(out).manifest["name"] == "new"  # swapped in whole; the old one left aside
+        assert list(tmp_path.glob(".map.tmp-*"))
+        recover(out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".map.lock",
+        "map",
+    ]  # the dead build's leftovers gone
+    read_map(out)
+
+
+def test_clean_up_removes_only_dead_builds_staging_folders(tmp_path):
+    from pipeline.artifacts import write_map
+    from tests.test_export_and_artifacts import tiny_map
+
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    try:
+        live = tmp_path / f".map.tmp-{sleeper.pid}-abc"
+        gone = tmp_path / f".map.tmp-{dead.stdout.strip()}-def"
+        for folder in (live, gone):
+            folder.mkdir()
+            (folder / "papers.parquet").write_text("half written")
+        write_map(tmp_path / "map", tiny_map())
+        assert live.exists() and not gone.exists()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_a_second_build_into_a_locked_map_fails_at_once_naming_the_first(seed_map, tmp_path):
+    from pipeline.artifacts import out_lock
+
+    out = tmp_path / "map"
+    shutil.copytree(seed_map, out)
+    before = hashes(out)
+    with out_lock(out):
+        result = subprocess.run(
+            [sys.executable, "-m", "pipeline", "build", str(SEEDS), "--out", str(out), "--quiet"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"error: {out}: another build is writing this map (pid {os.getpid()}); wait for it to finish"
+    ]
+    assert hashes(out) == before
+
+
+def test_two_builds_at_once_into_one_folder_leave_one_valid_map(seed_map, tmp_path):
+    out = tmp_path / "map"
+    shutil.copytree(seed_map, out)
+    command = [sys.executable, "-m", "pipeline", "build", str(SEEDS), "--out", str(out), "--quiet"]
+    first, second = (subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, text=True) for _ in range(2))
+    results = [(p.wait(timeout=600), p.stderr.read()) for p in (first, second)]
+    codes = sorted(code for code, _ in results)
+    assert codes in ([0, 0], [0, 2]), results
+    for code, err in results:
+        if code == 2:
+            assert (
+                err.strip()
+                .splitlines()[-1]
+                .startswith(f"error: {out}: another build is writing this map (pid ")
+            )
+        assert "Traceback" not in err
+    atlas = read_map(out)
+    assert len(atlas.papers) == 57
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".map.lock", "map"]

@@ -1,104 +1,432 @@
-"""Every user error: exit code 2, one `error:` line naming the file (and line), nothing written."""
+"""The catalogue of bad and odd inputs: one `error:` line and exit 2, or a correct map; user files untouched."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from pipeline.__main__ import main
+from pipeline.artifacts import read_map, write_map
 from tests.conftest import ROOT
+from tests.test_export_and_artifacts import tiny_map
 
 GOOD = "We study optimal transport between Gaussian measures and derive closed-form maps for them."
+THEMES = (
+    "optimal transport between Gaussian measures with entropic regularisation",
+    "diffusion models that generate images by iterative denoising",
+    "graph neural networks that predict the properties of molecules",
+)
+ZH = ("扩散模型的图像生成", "最优传输理论与计算", "图神经网络的分子性质预测")
+RU = ("оптимального транспорта мер", "диффузионных моделей изображений", "графовых нейронных сетей")
+JA = ("拡散モデルによる画像生成", "最適輸送の理論と計算", "グラフニューラルネットワークによる分子予測")
+
+ZH_WORDS = ("扩散模型", "图像生成", "最优传输", "图神经网络", "分子性质预测")
+JA_WORDS = ("拡散モデル", "画像生成", "最適輸送", "グラフニューラルネットワーク", "分子予測")
+RU_WORDS = ("транспорта", "диффузионных", "изображений", "нейронных", "графовых", "сетей")
 
 
-def bad_inputs(tmp_path):
-    """(name, path to pass, text the error must contain) for each kind of bad input."""
-    cases = {}
+def english(n: int = 12) -> list[str]:
+    """`n` distinct English abstracts about three themes, so topics really form."""
+    return [
+        f"We study {THEMES[i % 3]}. Our variant {i} comes with guarantees and experiments on benchmark {i * 7}."
+        for i in range(n)
+    ]
 
-    def make(name, filename, content, *expected):
-        path = tmp_path / name / filename
-        path.parent.mkdir(parents=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        elif content is not None:
-            path.write_text(content, encoding="utf-8")
-        cases[name] = (path, [filename, *expected])
 
-    make("empty", "empty.txt", "", "empty")
-    make("whitespace", "blank.txt", " \n\n\t \n", "whitespace")
-    make("binary", "image.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" * 20, "binary")
-    make(
-        "latin1",
-        "latin.txt",
-        ("Header\n\nAbstract one.\n\nCaf" + "\xe9 au lait.\n").encode("latin-1"),
-        "line 5",
-        "UTF-8",
+def chinese(n: int = 12) -> list[str]:
+    return [
+        f"我们研究{ZH[i % 3]}问题，提出第{i}种新方法，并在{i + 3}个数据集上验证了其效果。" for i in range(n)
+    ]
+
+
+def russian(n: int = 12) -> list[str]:
+    return [
+        f"Мы исследуем задачу {RU[i % 3]} и предлагаем метод номер {i} с теоретическими гарантиями."
+        for i in range(n)
+    ]
+
+
+def japanese(n: int = 12) -> list[str]:
+    return [
+        f"本研究では{JA[i % 3]}について第{i}の手法を提案し、{i + 2}個の実験で有効性を示す。" for i in range(n)
+    ]
+
+
+def numbers(n: int = 12) -> list[str]:
+    return [f"{(i % 3) * 1000 + i} {i * 7919} {2020 + i} {i * 104729 % 9973}" for i in range(n)]
+
+
+@dataclass
+class Setup:
+    """What a case hands the CLI, and what it must get back."""
+
+    args: list[str]
+    error: list[str] | None = None  # substrings of the one error line; None: a map must be built
+    check: Callable[[Path], None] | None = None  # checks on the built map (out folder)
+    out: Path | None = None  # default: the previous map's folder
+    extra: list[str] = field(default_factory=list)
+
+
+def write(path: Path, content: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return path
+
+
+def csv_of(path: Path, abstracts: list[str], **columns) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame({"abstract": abstracts, **columns}).to_csv(path, index=False)
+    return path
+
+
+def titles_and_names_ok(out: Path, n: int, notice: str, words: tuple[str, ...]) -> None:
+    """A map of `n` papers with short titles, topic names using the abstracts' own words, and a notice."""
+    atlas = read_map(out)
+    assert len(atlas.papers) == n
+    assert atlas.papers["title"].str.len().between(1, 90).all()
+    labels = atlas.topics["label"].tolist()
+    assert labels and all(label.strip() and label != "Unnamed topic" for label in labels), labels
+    assert any(notice in note for note in atlas.manifest["notes"]), atlas.manifest["notes"]
+    assert any(word in " ".join(labels).lower() for word in words), labels
+
+
+# ---- the cases: each takes a folder of the user's files and returns what to run ----
+
+
+def case_empty(user):
+    return Setup([str(write(user / "empty.txt", b""))], ["empty.txt", "empty"])
+
+
+def case_whitespace(user):
+    return Setup([str(write(user / "blank.txt", " \n\n\t \n"))], ["blank.txt", "whitespace"])
+
+
+def case_binary(user):
+    data = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" * 20
+    return Setup([str(write(user / "image.txt", data))], ["image.txt", "binary"])
+
+
+def case_latin1(user):
+    data = ("Header\n\nAbstract one.\n\nCaf" + "\xe9 au lait.\n").encode("latin-1")
+    return Setup([str(write(user / "latin.txt", data))], ["latin.txt", "line 5", "UTF-8"])
+
+
+def case_utf16_without_bom(user):
+    data = ("Header\n\n" + "\n\n".join(english())).encode("utf-16-le")
+    return Setup([str(write(user / "wide.txt", data))], ["wide.txt", "UTF-16", "save it as UTF-8"])
+
+
+def case_utf16_with_bom(user):
+    path = write(user / "wide.txt", ("ICML 2025 Papers\n\n" + "\n\n".join(english())).encode("utf-16"))
+
+    def check(out):
+        atlas = read_map(out)
+        assert sorted(atlas.papers["abstract"]) == sorted(english())
+        assert set(atlas.papers["collection"]) == {"ICML 2025"}
+
+    return Setup([str(path)], check=check)
+
+
+def case_no_abstract_column(user):
+    path = write(user / "papers.csv", "title,year\nA,2020\nB,2021\n")
+    return Setup([str(path)], ["papers.csv", "'abstract' column", "title"])
+
+
+def case_two_abstract_columns(user):
+    path = write(user / "papers.csv", "abstract,Abstract\none,two\n")
+    return Setup([str(path)], ["papers.csv", "abstract", "more than one"])
+
+
+def case_empty_abstracts(user):
+    return Setup([str(write(user / "papers.csv", "title,abstract\nA,\nB,   \n"))], ["papers.csv", "empty"])
+
+
+def case_bad_jsonl(user):
+    path = write(user / "papers.jsonl", json.dumps({"abstract": GOOD}) + '\n\n{"abstract": oops}\n')
+    return Setup([str(path)], ["papers.jsonl", "line 3", "column"])
+
+
+def case_jsonl_line_not_object(user):
+    path = write(user / "papers.jsonl", json.dumps({"abstract": GOOD}) + '\n["a list"]\n')
+    return Setup([str(path)], ["papers.jsonl", "line 2", "JSON object"])
+
+
+def case_jsonl_abstract_is_a_list(user):
+    lines = [json.dumps({"abstract": text}) for text in english()]
+    lines[4] = json.dumps({"abstract": ["We study transport.", "It works."]})
+    path = write(user / "papers.jsonl", "\n".join(lines) + "\n")
+    return Setup([str(path)], ["papers.jsonl", "line 5", "'abstract'", "list"])
+
+
+def case_jsonl_abstract_is_an_object(user):
+    lines = [json.dumps({"abstract": text}) for text in english()]
+    lines[2] = json.dumps({"abstract": {"en": "We study transport."}})
+    path = write(user / "papers.jsonl", "\n".join(lines) + "\n")
+    return Setup([str(path)], ["papers.jsonl", "line 3", "'abstract'"])
+
+
+def case_bad_parquet(user):
+    path = write(user / "papers.parquet", b"PAR1 this is not really parquet PAR1")
+    return Setup([str(path)], ["papers.parquet", "Parquet"])
+
+
+def case_parquet_binary_not_utf8(user):
+    path = user / "papers.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    values = [text.encode() for text in english()]
+    values[6] = "Caf\xe9 au lait".encode("latin-1")
+    pq.write_table(pa.table({"abstract": pa.array(values, pa.binary())}), path)
+    return Setup([str(path)], ["papers.parquet", "row 7", "UTF-8"])
+
+
+def case_unsupported(user):
+    return Setup([str(write(user / "paper.docx", "anything"))], ["paper.docx", "unsupported", ".docx"])
+
+
+def case_header_only(user):
+    return Setup([str(write(user / "seed.txt", "ICML 2025 Papers\n"))], ["seed.txt", "no abstracts"])
+
+
+def case_no_supported(user):
+    write(user / "notes" / "notes.md", "# not abstracts")
+    return Setup([str(user / "notes")], ["notes", "no supported files"])
+
+
+def case_missing(user):
+    return Setup([str(user / "does-not-exist.csv")], ["does-not-exist.csv", "no such file"])
+
+
+def case_too_few(user):
+    path = csv_of(user / "few.csv", [f"{GOOD} Variant {i}." for i in range(3)])
+    return Setup([str(path)], ["few.csv", "at least"])
+
+
+def case_seed_negative(user):
+    path = csv_of(user / "papers.csv", english())
+    return Setup([str(path), "--seed", "-1"], ["--seed", "-1", "0"])
+
+
+def case_seed_too_large(user):
+    path = csv_of(user / "papers.csv", english())
+    return Setup([str(path), "--seed", str(2**32)], ["--seed", str(2**32), str(2**32 - 1)])
+
+
+def case_seed_not_a_number(user):
+    path = csv_of(user / "papers.csv", english())
+    return Setup([str(path), "--seed", "abc"], ["--seed", "abc"])
+
+
+def case_out_is_the_input_folder(user):
+    folder = user / "corpus"
+    csv_of(folder / "papers.csv", english())
+    write(folder / "notes.md", "my notes")
+    return Setup([str(folder)], ["corpus", "input"], out=folder)
+
+
+def case_out_is_a_folder_of_notes(user):
+    csv_of(user / "papers.csv", english())
+    write(user / "notes" / "todo.md", "call Ada")
+    return Setup([str(user / "papers.csv")], ["notes", "not a map", "todo.md"], out=user / "notes")
+
+
+def case_out_contains_the_input(user):
+    path = csv_of(user / "project" / "data" / "papers.csv", english())
+    return Setup([str(path)], ["project", "papers.csv"], out=user / "project")
+
+
+def case_out_is_the_input_files_parent(user):
+    path = csv_of(user / "inbox" / "papers.csv", english())
+    return Setup([str(path)], ["inbox", "papers.csv"], out=user / "inbox")
+
+
+def case_out_is_an_input_file(user):
+    path = csv_of(user / "papers.csv", english())
+    return Setup([str(path)], ["papers.csv", "existing file"], out=path)
+
+
+def case_out_inside_an_input_file(user):
+    path = csv_of(user / "papers.csv", english())
+    return Setup([str(path)], ["papers.csv", "is a file"], out=path / "map")
+
+
+def case_map_folder_holding_an_input(user, previous):
+    """A map folder the user also keeps an input in: replacing the map would delete the input."""
+    path = csv_of(previous / "more.csv", english())
+    return Setup([str(path)], ["more.csv", "input"])
+
+
+def case_source_column(user):
+    path = csv_of(user / "papers.csv", english(), source=[f"arXiv:{i}" for i in range(12)])
+
+    def check(out):
+        papers = read_map(out).papers
+        assert set(papers["source"]) == {"papers.csv"}
+        assert sorted(papers["input_source"]) == sorted(f"arXiv:{i}" for i in range(12))
+
+    return Setup([str(path)], check=check)
+
+
+def case_list_columns_parquet(user):
+    path = user / "papers.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    authors = [["Ada Lovelace", "Alan Turing"] if i % 2 else ["Grace Hopper"] for i in range(12)]
+    pd.DataFrame({"abstract": english(), "authors": authors}).to_parquet(path)
+
+    def check(out):
+        papers = read_map(out).papers.set_index("abstract")
+        assert papers.loc[english()[1], "authors"] == "Ada Lovelace; Alan Turing"
+        assert papers.loc[english()[0], "authors"] == "Grace Hopper"
+
+    return Setup([str(path)], check=check)
+
+
+def case_list_columns_jsonl(user):
+    rows = [
+        {"abstract": text, "authors": ["Ada", "Bob"] if i else "Solo", "meta": {"k": i}}
+        for i, text in enumerate(english())
+    ]
+    path = write(user / "papers.jsonl", "\n".join(json.dumps(r) for r in rows) + "\n")
+
+    def check(out):
+        papers = read_map(out).papers.set_index("abstract")
+        assert papers.loc[english()[3], "authors"] == "Ada; Bob"
+        assert papers.loc[english()[0], "authors"] == "Solo"
+        assert json.loads(papers.loc[english()[3], "meta"]) == {"k": 3}
+
+    return Setup([str(path)], check=check)
+
+
+def case_parquet_binary_abstracts(user):
+    path = user / "papers.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    values = [text.encode() for text in english()]
+    pq.write_table(pa.table({"abstract": pa.array(values, pa.binary())}), path)
+
+    def check(out):
+        assert sorted(read_map(out).papers["abstract"]) == sorted(english())
+
+    return Setup([str(path)], check=check)
+
+
+def case_chinese(user):
+    path = csv_of(user / "zh.csv", chinese())
+    return Setup(
+        [str(path)], check=lambda out: titles_and_names_ok(out, 12, "Chinese and Japanese", ZH_WORDS)
     )
-    make("no_abstract_column", "papers.csv", "title,year\nA,2020\nB,2021\n", "'abstract' column", "title")
-    make("empty_abstracts", "papers.csv", "title,abstract\nA,\nB,   \n", "empty")
-    make(
-        "bad_jsonl",
-        "papers.jsonl",
-        json.dumps({"abstract": GOOD}) + '\n\n{"abstract": oops}\n',
-        "line 3",
-        "column",
+
+
+def case_russian(user):
+    path = csv_of(user / "ru.csv", russian())
+    return Setup([str(path)], check=lambda out: titles_and_names_ok(out, 12, "English", RU_WORDS))
+
+
+def case_japanese(user):
+    path = csv_of(user / "ja.csv", japanese())
+    return Setup(
+        [str(path)], check=lambda out: titles_and_names_ok(out, 12, "Chinese and Japanese", JA_WORDS)
     )
-    make("bad_parquet", "papers.parquet", b"PAR1 this is not really parquet PAR1", "Parquet")
-    make("unsupported", "paper.docx", "anything", "unsupported", ".docx")
-    make("header_only", "seed.txt", "ICML 2025 Papers\n", "no abstracts")
-    (tmp_path / "no_supported").mkdir()
-    (tmp_path / "no_supported" / "notes.md").write_text("# not abstracts")
-    cases["no_supported"] = (tmp_path / "no_supported", ["no_supported", "no supported files"])
-    cases["missing"] = (tmp_path / "does-not-exist.csv", ["does-not-exist.csv", "no such file"])
-    few = tmp_path / "few" / "few.csv"
-    few.parent.mkdir()
-    pd.DataFrame({"abstract": [f"{GOOD} Variant {i}." for i in range(3)]}).to_csv(few, index=False)
-    cases["too_few"] = (few, ["few.csv", "at least"])
-    return cases
 
 
-@pytest.fixture
-def existing_map(tmp_path):
-    """A folder standing in for a previous map; a failed build must leave it byte for byte."""
-    out = tmp_path / "map"
-    out.mkdir()
-    (out / "manifest.json").write_text('{"previous": true}')
-    return out
+def case_number_only(user):
+    path = csv_of(user / "numbers.csv", numbers())
+
+    def check(out):
+        atlas = read_map(out)
+        assert len(atlas.papers) == 12
+        assert all(label.startswith("Topic ") for label in atlas.topics["label"])
+        assert any("no words" in note for note in atlas.manifest["notes"]), atlas.manifest["notes"]
+
+    return Setup([str(path)], check=check)
 
 
-CASES = [
-    "empty",
-    "whitespace",
-    "binary",
-    "latin1",
-    "no_abstract_column",
-    "empty_abstracts",
-    "bad_jsonl",
-    "bad_parquet",
-    "unsupported",
-    "header_only",
-    "no_supported",
-    "missing",
-    "too_few",
-]
+def case_out_inside_the_input_folder(user, previous):
+    """Rebuilding a map kept inside its input folder must not read the map's own papers.parquet."""
+    folder = previous.parent
+    csv_of(folder / "papers.csv", english())
+
+    def check(out):
+        atlas = read_map(out)
+        assert len(atlas.papers) == 12 and set(atlas.papers["source"]) == {"papers.csv"}
+        assert any("skipped" in note and "map" in note for note in atlas.manifest["notes"])
+
+    return Setup([str(folder)], check=check)
 
 
-@pytest.mark.parametrize("case", CASES)
-def test_bad_input_is_one_clear_error_and_no_output(case, tmp_path, existing_map, capsys):
-    path, expected = bad_inputs(tmp_path)[case]
-    code = main(["build", str(path), "--out", str(existing_map), "--quiet"])
+def case_out_in_new_folders_with_a_bad_input(user):
+    """A failed build into folders that do not exist yet leaves none of them behind."""
+    path = write(user / "papers.csv", "title,year\nA,2020\n")
+    return Setup([str(path)], ["papers.csv", "'abstract' column"], out=user / "new" / "deeper" / "map")
+
+
+def case_out_is_an_empty_folder(user):
+    path = csv_of(user / "papers.csv", english())
+    (user / "empty").mkdir()
+    return Setup([str(path)], check=lambda out: read_map(out), out=user / "empty")
+
+
+CASES = {name[len("case_") :]: fn for name, fn in dict(globals()).items() if name.startswith("case_")}
+
+
+def file_hashes(root: Path, *, skip: Path | None = None, skip_name: str = "") -> dict[str, str]:
+    """Every file under `root` (hidden ones too) with its SHA-256, except under `skip` or named `skip_name`."""
+    hashes = {}
+    for path in sorted(root.rglob("*")):
+        if path.name == skip_name:
+            continue
+        if path.is_file() and not (skip and (path == skip or skip in path.parents)):
+            hashes[str(path.relative_to(root))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return hashes
+
+
+def test_the_catalogue_has_at_least_30_cases():
+    assert len(CASES) >= 30, len(CASES)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_catalogue(case, tmp_path, capsys):
+    user, previous = tmp_path / "user", tmp_path / "work" / "map"
+    user.mkdir()
+    write_map(previous, tiny_map())  # the previous map a failed build must leave byte for byte
+    make = CASES[case]
+    setup = make(user, previous) if make.__code__.co_argcount == 2 else make(user)
+    out = setup.out or previous
+    lock = f".{out.name}.lock"  # the only file a build may add next to --out, and only a lock
+    before = file_hashes(tmp_path, skip_name=lock)
+    code = main(["build", *setup.args, "--out", str(out), "--quiet"])
     err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2
-    assert len(err) == 1 and err[0].startswith("error: "), err
-    for text in expected:
-        assert text.lower() in err[0].lower(), (text, err[0])
-    assert [p.name for p in existing_map.iterdir()] == ["manifest.json"]
-    assert (existing_map / "manifest.json").read_text() == '{"previous": true}'
-    assert not list(tmp_path.glob(".map.tmp-*"))
+    if setup.error is not None:
+        assert code == 2, err
+        assert len(err) == 1 and err[0].startswith("error: "), err
+        for text in setup.error:
+            assert text.lower() in err[0].lower(), (text, err[0])
+        assert file_hashes(tmp_path, skip_name=lock) == before
+        assert out.parent.exists() or not (user / "new").exists()
+        read_map(previous)
+    else:
+        assert code == 0, err
+        assert not any("Traceback" in line for line in err)
+        setup.check(out)
+        assert file_hashes(tmp_path, skip=out, skip_name=lock) == {
+            k: v for k, v in before.items() if not (tmp_path / k == out or out in (tmp_path / k).parents)
+        }
+    if out.parent.is_dir():  # no staging or backup folder left behind
+        assert not [p for p in out.parent.iterdir() if p.name.startswith(f".{out.name}.") and p.name != lock]
 
 
 @pytest.mark.parametrize(
@@ -120,20 +448,34 @@ def test_bad_option_values_name_the_option(options, expected, tmp_path, capsys):
     assert not (tmp_path / "m").exists()
 
 
-def test_out_that_is_an_existing_file_is_refused(tmp_path, capsys):
-    target = tmp_path / "notes.txt"
-    target.write_text("keep me")
-    code = main(["build", str(ROOT / "seeds"), "--out", str(target), "--quiet"])
-    err = capsys.readouterr().err.strip()
-    assert code == 2 and err.startswith("error: ") and "notes.txt" in err and "existing file" in err
-    assert target.read_text() == "keep me"
-
-
 def test_export_of_a_folder_that_is_not_a_map(tmp_path, capsys):
     code = main(["export", str(tmp_path), "--out", str(tmp_path / "x.csv")])
     err = capsys.readouterr().err.strip()
     assert code == 2 and err.startswith("error: ") and "not a map folder" in err
     assert not (tmp_path / "x.csv").exists()
+
+
+@pytest.mark.parametrize("manifest", ["[1, 2]", '"a map"', "null", "42"])
+def test_export_of_a_map_whose_manifest_is_not_an_object(manifest, tmp_path, capsys):
+    write_map(tmp_path / "map", tiny_map())
+    (tmp_path / "map" / "manifest.json").write_text(manifest)
+    code = main(["export", str(tmp_path / "map"), "--out", str(tmp_path / "x.csv")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("error: "), err
+    assert "manifest.json" in err[0] and "JSON object" in err[0]
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_a_map_missing_a_file_says_which_and_what_to_do(tmp_path, capsys):
+    write_map(tmp_path / "map", tiny_map())
+    (tmp_path / "map" / "topics.parquet").unlink()
+    code = main(["export", str(tmp_path / "map"), "--out", str(tmp_path / "x.csv")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1
+    assert err[0] == (
+        f"error: {tmp_path / 'map' / 'topics.parquet'} is missing: the map folder is incomplete; "
+        "rebuild it with python -m pipeline build INPUT... --out " + str(tmp_path / "map")
+    )
 
 
 def test_missing_command_and_missing_out_are_user_errors(capsys):
@@ -154,3 +496,77 @@ def test_real_process_exits_2_with_one_line_and_no_traceback(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [f"error: {tmp_path / 'nope.csv'}: no such file or folder"]
     assert "Traceback" not in result.stderr
+
+
+# ---- as a user who is not root: permissions really apply ----
+
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+@pytest.fixture
+def shared_folder():
+    """A folder outside pytest's private (0700) temporary tree that user `nobody` can reach."""
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        yield None
+        return
+    folder = Path(tempfile.mkdtemp(prefix="atlas-perm-"))
+    folder.chmod(0o777)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def run_as_user(args: list[str], folder: Path | None) -> subprocess.CompletedProcess:
+    """Run the CLI as `nobody` when we are root (else as ourselves, for whom permissions apply)."""
+    env = dict(
+        os.environ, HOME=str(folder or Path.home()), ATLAS_CACHE_DIR=str((folder or Path("/tmp")) / "c")
+    )
+    prefix = NOBODY if folder is not None else []
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "pipeline", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+
+
+def test_unreadable_input_file_is_one_error_line(shared_folder, tmp_path):
+    base = shared_folder or tmp_path
+    path = csv_of(base / "corpus" / "papers.csv", english())
+    (base / "corpus").chmod(0o777)
+    path.chmod(0o000)
+    result = run_as_user(["build", str(path), "--out", str(base / "map"), "--quiet"], shared_folder)
+    path.chmod(0o644)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines() == [f"error: {path}: cannot read the file (permission denied)"]
+    assert not (base / "map").exists()
+
+
+def test_unreadable_folder_inside_an_input_folder_is_one_error_line(shared_folder, tmp_path):
+    base = shared_folder or tmp_path
+    csv_of(base / "corpus" / "papers.csv", english())
+    (base / "corpus").chmod(0o777)
+    (base / "corpus" / "private").mkdir(mode=0o000)
+    result = run_as_user(
+        ["build", str(base / "corpus"), "--out", str(base / "map"), "--quiet"], shared_folder
+    )
+    (base / "corpus" / "private").chmod(0o755)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {base / 'corpus' / 'private'}"), lines
+    assert "permission denied" in lines[0]
+
+
+def test_out_in_a_folder_we_may_not_write_is_one_error_line(shared_folder, tmp_path):
+    base = shared_folder or tmp_path
+    path = csv_of(base / "papers.csv", english())
+    (base / "locked").mkdir(mode=0o555)
+    result = run_as_user(
+        ["build", str(path), "--out", str(base / "locked" / "map"), "--quiet"], shared_folder
+    )
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "locked" in lines[0], lines
+    assert "permission denied" in lines[0]
+    assert list((base / "locked").iterdir()) == []

@@ -139,7 +139,7 @@ def test_failed_write_leaves_previous_map_untouched(tmp_path, monkeypatch):
     with pytest.raises(OSError):
         write_map(out, changed)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
-    assert [p.name for p in tmp_path.iterdir()] == ["map"]  # no staging folder left behind
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".map.lock", "map"]  # no staging folder left
     monkeypatch.undo()
     write_map(out, changed)
     assert json.loads((out / "manifest.json").read_text())["name"] == "changed"

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
 
 from pipeline.ingest import collection_name, derive_title, doc_id_for, ingest
-from tests.conftest import SEEDS
+from tests.conftest import ROOT, SEEDS
 
 ABSTRACT_A = "We study optimal transport between Gaussian measures and derive closed-form maps for them."
 ABSTRACT_B = "Diffusion models generate images by denoising; we propose D-Fusion, a faster sampler for them."
@@ -128,3 +130,62 @@ def test_reserved_input_columns_are_renamed_not_lost(tmp_path):
     pd.DataFrame({"abstract": [ABSTRACT_A], "x": [5], "topic": ["mine"]}).to_csv(path, index=False)
     papers = ingest([path]).papers
     assert papers["input_x"].item() == 5 and papers["input_topic"].item() == "mine"
+
+
+def test_title_of_a_one_megabyte_abstract_is_derived_in_linear_time(tmp_path):
+    """One repeated sentence of 1 MB used to take hours (quadratic); run it in a child with a guard."""
+    script = (
+        "from pipeline.ingest import derive_title\n"
+        "sentence = 'We propose a new method for optimal transport, which improves speed. '\n"
+        "text = sentence * (1_000_000 // len(sentence))\n"
+        "print(derive_title(text))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "We propose a new method for optimal transport, which improves speed"
+
+
+def test_a_one_megabyte_abstract_is_ingested_with_a_short_title(tmp_path):
+    path = tmp_path / "huge.csv"
+    huge = "We introduce FastOT, a solver that scales transport. " * 20_000
+    pd.DataFrame({"abstract": [huge, ABSTRACT_A]}).to_csv(path, index=False)
+    papers = ingest([path]).papers
+    assert papers["title"].tolist()[0] == "FastOT: a solver that scales transport"
+    assert len(papers["abstract"].iloc[0]) > 1_000_000
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_utf16_files_with_a_byte_order_mark_are_read(tmp_path, encoding):
+    text = f"abstract,year\n{ABSTRACT_A},2024\n汉语摘要：最优传输,2025\n"
+    bom = {"utf-16": b"", "utf-16-le": b"\xff\xfe", "utf-16-be": b"\xfe\xff"}[encoding]
+    (tmp_path / "wide.csv").write_bytes(bom + text.encode(encoding))
+    papers = ingest([tmp_path / "wide.csv"]).papers
+    assert papers["abstract"].tolist() == [ABSTRACT_A, "汉语摘要：最优传输"]
+    assert papers["year"].tolist() == [2024, 2025]
+
+
+def test_hidden_folders_and_maps_inside_input_folders_are_not_read(tmp_path):
+    (tmp_path / "a.txt").write_text(f"Header\n\n{ABSTRACT_A}\n\n{ABSTRACT_B}\n")
+    for hidden in (".map.tmp-123-abc", ".git"):
+        (tmp_path / hidden).mkdir()
+        pd.DataFrame({"abstract": ["Staged copy " * 5]}).to_parquet(tmp_path / hidden / "papers.parquet")
+    (tmp_path / "old-map").mkdir()
+    pd.DataFrame({"abstract": ["A map's own papers " * 5]}).to_parquet(
+        tmp_path / "old-map" / "papers.parquet"
+    )
+    (tmp_path / "old-map" / "manifest.json").write_text('{"schema_version": 1}')
+    corpus = ingest([tmp_path])
+    assert sorted(corpus.papers["abstract"]) == sorted([ABSTRACT_A, ABSTRACT_B])
+    assert any("skipped 1 map folder" in note and "old-map" in note for note in corpus.notes)
+
+
+def test_metadata_named_like_our_columns_is_kept_under_input_names(tmp_path):
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"abstract": [ABSTRACT_A], "source": ["arXiv"], "added": ["yes"], "theme_id": [3]}).to_csv(
+        path, index=False
+    )
+    papers = ingest([path]).papers
+    assert papers["source"].item() == "t.csv" and papers["input_source"].item() == "arXiv"
+    assert papers["input_added"].item() == "yes" and papers["input_theme_id"].item() == 3

@@ -55,15 +55,20 @@ def test_reassignment_follows_each_outliers_own_neighbourhood():
 
 def test_reassignment_keeps_genuine_outliers_unassigned():
     rng = np.random.default_rng(1)
-    vectors = clustered_vectors(rng, np.eye(8)[:2] * 3, 30, 0.2)
-    stray = np.zeros((1, 8), dtype=np.float32)
-    stray[0, 7] = 1.0  # orthogonal to both topics: no evidence for either
-    labels = np.concatenate([np.repeat([0, 1], 30), [-1]])
-    # Equal votes from both topics and far from both centroids: it stays out.
-    vectors = np.concatenate([vectors, stray])
-    new = reassign_outliers(vectors, labels, k=10)
-    assert new[-1] in (-1, 0, 1)
+    topics = 8
+    vectors = clustered_vectors(rng, np.eye(16)[:topics] * 3, 30, 0.2)
+    # Equally near all eight topics and far from every centroid: no topic wins a third of its
+    # neighbours' vote, and no centroid is as close as its topic's least typical members.
+    stray = np.zeros((1, 16), dtype=np.float32)
+    stray[0, :topics] = 1 / np.sqrt(topics)
+    labels = np.concatenate([np.repeat(np.arange(topics), 30), [-1]])
+    new = reassign_outliers(np.concatenate([vectors, stray]), labels, k=16)
+    assert new[-1] == -1
     assert (new[:-1] == labels[:-1]).all()
+    # The same paper moved next to topic 3 does join it: the rule can tell the two apart.
+    near = vectors[labels[:-1] == 3].mean(axis=0, keepdims=True)
+    near /= np.linalg.norm(near)
+    assert reassign_outliers(np.concatenate([vectors, near]), labels, k=16)[-1] == 3
 
 
 def test_topic_numbers_follow_size():
