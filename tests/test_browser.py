@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.devserver import StreamlitServer
+from tests.devserver import StreamlitServer
 from pipeline.artifacts import read_map
 from tests.app_fixtures import write_tiny_map
 
