@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import numpy as np
 import streamlit as st
@@ -64,7 +65,7 @@ def view_mask(data: MapData, ref_name: str, ref_path: str, token: tuple, state: 
 def main() -> None:
     st.set_page_config(
         page_title="Abstract Atlas",
-        page_icon=":material/travel_explore:",
+        page_icon=str(Path(__file__).parent / "assets" / "icon.png"),  # a local file: no icon CDN
         layout="wide",
         initial_sidebar_state="expanded",
     )

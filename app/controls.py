@@ -70,17 +70,21 @@ def header(data: MapData, shown: int, state: ViewState, matches: int | None) -> 
     if manifest.get("built_at"):
         parts.append(f"built {str(manifest['built_at'])[:10]}")
     st.caption(" · ".join(markdown_literal(p) for p in parts))
+    # Always one element here, so what follows keeps its place in the page and is not remounted.
     if matches is not None:
         words = " ".join(search_words(state.search))
-        st.markdown(f"**{matches:,}** of {data.n:,} papers match “{markdown_literal(shorten(words, 60))}”")
+        line = f"**{matches:,}** of {data.n:,} papers match “{markdown_literal(shorten(words, 60))}”"
     elif shown != data.n:
-        st.markdown(f"Showing **{shown:,}** of {data.n:,} papers")
+        line = f"Showing **{shown:,}** of {data.n:,} papers"
+    else:
+        line = f"Showing all {data.n:,} papers"
+    st.markdown(line)
 
 
 def notices_panel() -> None:
     notices = st.session_state.get("notices") or []
-    if notices:
-        with st.container(border=False):
+    with st.container(border=False):  # present even when empty: the page below keeps its place
+        if notices:
             st.warning(
                 "Parts of this link could not be used and were ignored:\n\n"
                 + "\n".join(f"- {markdown_literal(n)}" for n in notices),

@@ -186,7 +186,7 @@ import streamlit as st
 
 sys.path.insert(0, {str(REPO)!r})
 from app.data import build_map_data
-from app.figure import MAP_CONFIG, map_figure
+from benchmarks.baseline_map import MAP_CONFIG, map_figure
 from app.filters import filter_mask, search_mask, search_words
 
 

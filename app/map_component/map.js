@@ -12,7 +12,7 @@ const CONFIG = {
   displaylogo: false,
   displayModeBar: true,
   responsive: true,
-  modeBarButtonsToRemove: ["autoScale2d", "toImage", "zoomIn2d", "zoomOut2d", "zoom2d"],
+  modeBarButtonsToRemove: ["autoScale2d", "toImage", "zoomIn2d", "zoomOut2d", "zoom2d", "sendChartToCloud", "sendDataToCloud"],
   plotGlPixelRatio: 1, // software WebGL draws a third faster at screen resolution; dots look the same
 };
 const THEMES_ABOVE = 0.55; // theme names while the view spans more than this share of the map
@@ -303,9 +303,35 @@ async function apply(inst, view) {
     next.annotations = annotations(inst, view); // the reader's current zoom, from the live chart
     inst.labelKey = JSON.stringify(next.annotations);
     await Plotly.react(inst.gd, data, next, CONFIG);
+    relabel(inst); // only if the view the names were placed for has moved meanwhile
   }
   inst.draws += 1;
   inst.gd.dataset.atlasDraws = String(inst.draws);
+  keepInSight(inst, view);
+}
+
+// A newly opened paper or placed abstract outside the reader's view: widen the view to show it.
+function keepInSight(inst, view) {
+  const t = inst.table;
+  const spots = [];
+  if (view.paper !== null && view.paper !== undefined && view.paper !== inst.seenPaper) {
+    spots.push([t.x[view.paper], t.y[view.paper]]);
+  }
+  const pinKey = view.pin ? `${view.pin.x},${view.pin.y}` : null;
+  if (view.pin && pinKey !== inst.seenPin) spots.push([view.pin.x, view.pin.y]);
+  inst.seenPaper = view.paper;
+  inst.seenPin = pinKey;
+  const full = inst.gd._fullLayout;
+  const xr = full.xaxis.range.slice(), yr = full.yaxis.range.slice();
+  let moved = false;
+  for (const [x, y] of spots) {
+    const padX = (xr[1] - xr[0]) * 0.05, padY = (yr[1] - yr[0]) * 0.05;
+    if (x < xr[0]) { xr[0] = x - padX; moved = true; }
+    if (x > xr[1]) { xr[1] = x + padX; moved = true; }
+    if (y < yr[0]) { yr[0] = y - padY; moved = true; }
+    if (y > yr[1]) { yr[1] = y + padY; moved = true; }
+  }
+  if (moved) window.Plotly.relayout(inst.gd, { "xaxis.range": xr, "yaxis.range": yr });
 }
 
 async function update(inst) {
