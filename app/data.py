@@ -117,7 +117,9 @@ class MapData:
     facets: dict[str, tuple[str, ...]]  # filterable metadata column -> its values as text
     facet_text: dict[str, pd.Series]  # the same columns as text, for filtering
     table_columns: list[str]  # metadata shown in paper tables
-    themes: pd.DataFrame | None = None  # themes.parquet when the map has one: theme_id, label, size, topic_ids, x, y
+    themes: pd.DataFrame | None = (
+        None  # themes.parquet when the map has one: theme_id, label, size, topic_ids, x, y
+    )
 
     @property
     def n(self) -> int:

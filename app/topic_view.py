@@ -76,7 +76,12 @@ def topic_view(data: MapData, topic: int) -> None:
         key="only_topic",
     )
     buttons[1].button(
-        "Close", on_click=open_topic, args=(None,), icon=":material/close:", width="stretch", key="close_topic"
+        "Close",
+        on_click=open_topic,
+        args=(None,),
+        icon=":material/close:",
+        width="stretch",
+        key="close_topic",
     )
     if topic == -1:
         st.info(
@@ -126,6 +131,8 @@ def nearest_topics(data: MapData, topic: int) -> None:
         on_select=partial(on_topic_pick, key, ids),
         selection_mode="single-row",
         column_config={
-            "Similarity": st.column_config.ProgressColumn("Similarity", format="%.2f", min_value=0.0, max_value=1.0)
+            "Similarity": st.column_config.ProgressColumn(
+                "Similarity", format="%.2f", min_value=0.0, max_value=1.0
+            )
         },
     )

@@ -81,7 +81,10 @@ def hover_detail(data: MapData) -> np.ndarray:
         labels = {t: plotly_escape(label) for t, label in data.labels.items()}
         sources = data.papers["source"].fillna("").astype(str).tolist()
         cached = np.array(
-            [f"{labels.get(int(t), t)}<br>{plotly_escape(shorten(s, 70))}" for t, s in zip(data.topic_ids.tolist(), sources, strict=True)],
+            [
+                f"{labels.get(int(t), t)}<br>{plotly_escape(shorten(s, 70))}"
+                for t, s in zip(data.topic_ids.tolist(), sources, strict=True)
+            ],
             dtype=object,
         )
         data._baseline_detail = cached

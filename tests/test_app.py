@@ -68,7 +68,9 @@ def walk(node) -> list:
 
 def points(at: AppTest) -> dict:
     """The map's point table, read from the static file the browser downloads."""
-    return json.loads(gzip.decompress((REPO / "static" / "atlas" / live_map(at)["points"].split("/")[-1]).read_bytes()))
+    return json.loads(
+        gzip.decompress((REPO / "static" / "atlas" / live_map(at)["points"].split("/")[-1]).read_bytes())
+    )
 
 
 def map_doc_ids(at: AppTest) -> set[str]:
@@ -379,7 +381,9 @@ def test_about_this_map_shows_the_manifest(tiny):
     assert "Model sentence\\-transformers/all\\-MiniLM\\-L6\\-v2 · encoder synthetic" in about
 
 
-def test_big_views_page_the_table_send_little_per_rerun_and_export_everything(tmp_path, monkeypatch, downloads):
+def test_big_views_page_the_table_send_little_per_rerun_and_export_everything(
+    tmp_path, monkeypatch, downloads
+):
     monkeypatch.setenv("ATLAS_MAP", str(write_tiny_map(tmp_path / "big", n=1500)))
     monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "none"))
     at = start()

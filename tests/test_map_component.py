@@ -24,14 +24,19 @@ from app.map_component.payload import (
 from pipeline.artifacts import write_map
 from tests.app_fixtures import tiny_map, write_tiny_map
 
-URLS = {"points_url": "app/static/atlas/points-x.json.gz", "plotly_url": "app/static/atlas/plotly-y.min.js.gz"}
+URLS = {
+    "points_url": "app/static/atlas/points-x.json.gz",
+    "plotly_url": "app/static/atlas/plotly-y.min.js.gz",
+}
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     titles = ["<img src=x onerror=alert(1)>", '<a href="javascript:alert(1)">x</a>', "<b>bold</b>"]
     titles += [f"Paper {i}" for i in range(3, 60)]
-    folder = write_tiny_map(tmp_path_factory.mktemp("maps") / "tiny", titles=titles, labels=["<i>A</i>", "B & C", "C", "D"])
+    folder = write_tiny_map(
+        tmp_path_factory.mktemp("maps") / "tiny", titles=titles, labels=["<i>A</i>", "B & C", "C", "D"]
+    )
     return build_map_data("tiny", folder)
 
 
@@ -110,7 +115,9 @@ def test_view_state_says_what_changed_in_a_few_fields(tiny):
     assert view["pin"] == {"x": 1.0, "y": 2.0, "label": "&lt;script&gt;"}
     assert view["paper"] == 5 and view["search"] is True and view["themes"] == []
     everything = view_state(tiny, np.ones(tiny.n, dtype=bool), **URLS)
-    assert everything["mask"] is None and [t["text"] for t in everything["topics"]][0] == "&lt;i&gt;A&lt;/i&gt;"
+    assert (
+        everything["mask"] is None and [t["text"] for t in everything["topics"]][0] == "&lt;i&gt;A&lt;/i&gt;"
+    )
 
 
 @pytest.mark.parametrize("n", [10_000, 81_646])

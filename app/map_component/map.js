@@ -212,13 +212,17 @@ function annotations(inst, view) {
 
 function layout(inst, view) {
   const t = inst.table;
+  // The chart keeps the reader's zoom (uirevision) and our own widening (keepInSight), which Plotly
+  // wrote into the previous layout object: carry those ranges over.
+  const previous = inst.layout;
+  const range = (axis) => (previous && previous[axis] && previous[axis].range ? previous[axis].range : t.range[axis[0]]).slice();
   return {
     height: view.height,
     margin: { l: 4, r: 4, t: 4, b: 4 },
     plot_bgcolor: "#fbfbfd",
     paper_bgcolor: "rgba(0,0,0,0)",
-    xaxis: { visible: false, showgrid: false, zeroline: false, range: t.range.x.slice() },
-    yaxis: { visible: false, showgrid: false, zeroline: false, range: t.range.y.slice() },
+    xaxis: { visible: false, showgrid: false, zeroline: false, range: range("xaxis") },
+    yaxis: { visible: false, showgrid: false, zeroline: false, range: range("yaxis") },
     dragmode: "pan",
     clickmode: "event",
     hovermode: "closest",
@@ -248,10 +252,12 @@ function bindEvents(inst) {
   });
   gd.on("plotly_selected", (event) => {
     // Plotly also fires this after programmatic redraws, without a range or lasso: not the reader's.
-    if (!event || (!event.range && !event.lassoPoints)) return;
+    if (inst.silent || !event || (!event.range && !event.lassoPoints)) return;
     inst.trigger("select", { rows: rowsOf(inst, event.points), map: inst.pointsUrl });
   });
-  gd.on("plotly_deselect", () => inst.trigger("select", { rows: [], map: inst.pointsUrl }));
+  gd.on("plotly_deselect", () => {
+    if (!inst.silent) inst.trigger("select", { rows: [], map: inst.pointsUrl });
+  });
   gd.on("plotly_relayout", (event) => {
     const moved = Object.keys(event || {}).some((k) => k.startsWith("xaxis") || k.startsWith("yaxis"));
     if (moved && !inst.busy) relabel(inst);
@@ -281,10 +287,8 @@ async function apply(inst, view) {
     inst.maskKey = maskKey;
   }
   const data = traces(inst, view);
-  if (view.clear !== inst.clear && inst.layout) {
-    inst.layout.selections = []; // "Clear selection" in the app: drop the box or lasso too
-    inst.clear = view.clear;
-  }
+  const clearing = inst.plotted && view.clear !== inst.clear; // "Clear selection" in the app
+  inst.clear = view.clear;
   const previous = inst.layout;
   const next = layout(inst, view);
   if (previous && previous.selections) next.selections = previous.selections;
@@ -292,7 +296,6 @@ async function apply(inst, view) {
   inst.view = view;
   inst.loading.hidden = true;
   if (!inst.plotted) {
-    inst.clear = view.clear;
     await Plotly.newPlot(inst.gd, data, next, CONFIG);
     inst.plotted = true;
     inst.gd.atlasTable = inst.table; // for tests and benchmarks: row -> position
@@ -304,6 +307,15 @@ async function apply(inst, view) {
     inst.labelKey = JSON.stringify(next.annotations);
     await Plotly.react(inst.gd, data, next, CONFIG);
     relabel(inst); // only if the view the names were placed for has moved meanwhile
+  }
+  if (clearing) {
+    inst.silent = true; // our own clearing is not the reader's deselection
+    try {
+      await Plotly.relayout(inst.gd, { selections: [] });
+      await Plotly.restyle(inst.gd, { selectedpoints: [null] });
+    } finally {
+      inst.silent = false;
+    }
   }
   inst.draws += 1;
   inst.gd.dataset.atlasDraws = String(inst.draws);
