@@ -45,8 +45,8 @@ import pandas as pd
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tests.devserver import StreamlitServer  # noqa: E402
 from pipeline.artifacts import SCHEMA_VERSION, AtlasMap, read_manifest, write_map  # noqa: E402
+from tests.devserver import StreamlitServer  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 DEFAULT_MAPS = [

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.devserver import StreamlitServer
 from pipeline.artifacts import read_map
 from tests.app_fixtures import write_tiny_map
+from tests.devserver import StreamlitServer
 
 pytestmark = pytest.mark.browser
 CHROMIUM = "/usr/bin/chromium"
