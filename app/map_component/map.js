@@ -30,9 +30,28 @@ function once(url, load) {
   return LOADS.get(url);
 }
 
-async function gunzipText(url) {
+// Files are named by their content, so a copy kept in the browser's Cache Storage never goes stale:
+// a returning reader loads Plotly.js and the map's points without asking the server (Streamlit's
+// static files come without caching headers). Cache Storage needs a secure context; elsewhere, fetch.
+const CACHE = "abstract-atlas";
+const KEEP = 4; // files of each kind (plotly-, points-) kept; older ones are dropped
+
+async function download(url) {
+  const store = window.caches && window.isSecureContext ? await caches.open(CACHE).catch(() => null) : null;
+  const kept = store ? await store.match(url) : null;
+  if (kept) return kept;
   const response = await fetch(url);
   if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  if (!store) return response;
+  await store.put(url, response.clone()).catch(() => null);
+  const kind = url.split("/").pop().split("-")[0];
+  const same = (await store.keys()).filter((r) => r.url.split("/").pop().startsWith(kind + "-"));
+  for (const old of same.slice(0, Math.max(0, same.length - KEEP))) await store.delete(old);
+  return response;
+}
+
+async function gunzipText(url) {
+  const response = await download(url);
   const stream = response.body.pipeThrough(new DecompressionStream("gzip"));
   return new Response(stream).text();
 }
