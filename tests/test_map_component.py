@@ -111,13 +111,11 @@ def test_view_state_says_what_changed_in_a_few_fields(tiny):
         "points", "plotly", "n", "mask", "search", "paper", "pin", "topics", "themes", "label_limit", "clear", "height",
     }  # fmt: skip
     assert np.array_equal(decode_mask(view["mask"], tiny.n), in_view)
-    assert [t["text"] for t in view["topics"]] == ["B &amp; C"] and view["topics"][0]["chosen"]
-    assert view["pin"] == {"x": 1.0, "y": 2.0, "label": "&lt;script&gt;"}
+    assert [t["text"] for t in view["topics"]] == ["B & C"] and view["topics"][0]["chosen"]
+    assert view["pin"] == {"x": 1.0, "y": 2.0, "topic": "<script>"}  # the browser shows names as text
     assert view["paper"] == 5 and view["search"] is True and view["themes"] == []
     everything = view_state(tiny, np.ones(tiny.n, dtype=bool), **URLS)
-    assert (
-        everything["mask"] is None and [t["text"] for t in everything["topics"]][0] == "&lt;i&gt;A&lt;/i&gt;"
-    )
+    assert everything["mask"] is None and [t["text"] for t in everything["topics"]][0] == "<i>A</i>"
 
 
 @pytest.mark.parametrize("n", [10_000, 81_646])
@@ -147,7 +145,7 @@ def test_theme_names_come_from_themes_parquet_and_follow_the_view(tmp_path):
     ).to_parquet(folder / "themes.parquet")
     data = build_map_data("themed", folder)
     view = view_state(data, np.ones(data.n, dtype=bool), **URLS)
-    assert [t["text"] for t in view["themes"]] == ["Generative &lt;models&gt;", "Learning on structure"]
+    assert [t["text"] for t in view["themes"]] == ["Generative <models>", "Learning on structure"]
     only_graphs = data.topic_ids == 0
     assert [t["text"] for t in view_state(data, only_graphs, **URLS)["themes"]] == ["Learning on structure"]
     assert build_map_data("plain", write_tiny_map(tmp_path / "plain")).themes is None

@@ -15,9 +15,10 @@ What the browser receives as the component's `data` on each rerun (`payload.view
     mask         papers in view: base64 of one bit a row (little-endian in each byte), null = all
     search       true when the mask comes from a search (hits are drawn larger, outlined)
     paper        row of the opened paper (ringed), or null
-    pin          {x, y, label} of a placed abstract (a star), or null
+    pin          {x, y, topic} of a placed abstract (a star), or null
     topics       topic names to place, in priority order: [{text, x, y, colour, chosen}]
     themes       theme names shown while most of the map is in view: [{text, x, y}]; [] without themes
+                 (names are raw text: the browser sets them with textContent, never as markup)
     label_limit  at most this many topic names at once
     clear        a counter; when it changes the box/lasso selection on the chart is dropped
     height       pixels

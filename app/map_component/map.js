@@ -1,6 +1,13 @@
 // Abstract Atlas live map: one Plotly chart per map, drawn once from the map's point table and then
 // updated in place (Plotly.react) from the few KB of view state each Streamlit rerun sends.
 // What `data` holds is documented in app/map_component/__init__.py.
+//
+// Plotly recomputes every trace whenever any trace's data changes, so the chart holds only the
+// papers in colour: all of them (a trace that never changes) or, with a filter or search, the
+// highlighted ones (a new, usually small, trace). Everything else is cheaper outside Plotly's data:
+// the faint context of papers left out is an image drawn once per view, and topic and theme names,
+// the opened paper's ring and the pinned abstract are HTML elements over the chart, positioned with
+// its axes. Names are set with textContent: untrusted text shows as typed and never runs.
 
 const INSTANCES = new WeakMap(); // parentElement -> this map's state, kept across reruns
 const LOADS = new Map(); // url -> Promise, shared by every instance on the page
@@ -130,7 +137,6 @@ function traces(inst, view) {
   const kind = t.webgl ? "scattergl" : "scatter";
   const masked = inst.mask !== null;
   const small = t.n <= 2000;
-  const search = view.search;
   const marker = (colour, size, line) => ({
     color: colour,
     cmin: 0,
@@ -142,15 +148,9 @@ function traces(inst, view) {
     line,
   });
   const plain = small ? { width: 0.8, color: "white" } : { width: 0 };
-  const outline = search ? { width: small ? 1.2 : 0.6, color: INK } : plain;
+  const outline = view.search ? { width: small ? 1.2 : 0.6, color: INK } : plain;
   const sub = inst.sub;
-  const opened = view.paper === null || view.paper === undefined ? [] : [view.paper];
   return [
-    {
-      type: kind, name: "context", mode: "markers", x: t.ox, y: t.oy, visible: masked,
-      hoverinfo: "skip", showlegend: false,
-      marker: { color: CONTEXT_COLOUR, size: t.size * 0.85, opacity: t.n < 5000 ? 0.55 : 0.35 },
-    },
     {
       type: kind, name: "papers", mode: "markers", x: t.ox, y: t.oy, visible: !masked,
       text: t.otitle, hovertext: t.odetail, hovertemplate: HOVER, showlegend: false,
@@ -159,74 +159,9 @@ function traces(inst, view) {
     {
       type: kind, name: "highlight", mode: "markers", x: sub.x, y: sub.y, visible: masked,
       text: sub.title, hovertext: sub.detail, hovertemplate: HOVER, showlegend: false,
-      marker: marker(sub.colour, t.size * (search ? 1.25 : 1), outline),
-    },
-    {
-      type: "scatter", name: "opened paper", mode: "markers", hoverinfo: "skip", showlegend: false,
-      x: opened.map((i) => t.x[i]), y: opened.map((i) => t.y[i]),
-      marker: { symbol: "circle-open", size: t.size * 2 + 10, color: INK, line: { width: 3 } },
-    },
-    {
-      type: "scatter", name: "your abstract", mode: "markers", showlegend: false,
-      x: view.pin ? [view.pin.x] : [], y: view.pin ? [view.pin.y] : [],
-      hovertemplate: view.pin ? `<b>Your abstract</b><br>${view.pin.label}<extra></extra>` : "",
-      marker: { symbol: "star", size: 24, color: "#111827", line: { width: 1.5, color: "white" } },
+      marker: marker(sub.colour, t.size * (view.search ? 1.25 : 1), outline),
     },
   ];
-}
-
-// Topic names (or theme names when most of the map is in view), placed greedily so none overlap.
-function annotations(inst, view) {
-  const t = inst.table;
-  const full = inst.gd._fullLayout;
-  const xr = full && full.xaxis ? full.xaxis.range : t.range.x;
-  const yr = full && full.yaxis ? full.yaxis.range : t.range.y;
-  const width = full && full._size ? full._size.w : inst.gd.clientWidth || 600;
-  const height = full && full._size ? full._size.h : view.height;
-  const span = Math.max(
-    (xr[1] - xr[0]) / (t.range.x[1] - t.range.x[0]),
-    (yr[1] - yr[0]) / (t.range.y[1] - t.range.y[0]),
-  );
-  const themes = view.themes.length > 0 && span > THEMES_ABOVE;
-  const candidates = themes ? view.themes : view.topics;
-  const limit = themes ? candidates.length : view.label_limit;
-  const placed = [], notes = [];
-  for (const label of candidates) {
-    if (notes.length >= limit) break;
-    const rank = notes.length;
-    const font = themes ? 16 : rank < 5 ? 14 : rank < 15 ? 12.5 : 11;
-    const lines = label.text.split("<br>");
-    const halfW = (Math.max(...lines.map((l) => l.length)) * font * 0.5 + 10) / width / 2;
-    const halfH = (lines.length * font * 1.25 + 8) / height / 2;
-    let u = (label.x - xr[0]) / (xr[1] - xr[0]);
-    const v = (label.y - yr[0]) / (yr[1] - yr[0]);
-    if (u < 0 || u > 1 || v < 0 || v > 1) continue;
-    u = Math.min(Math.max(u, halfW), 1 - halfW); // a name near the edge slides inwards
-    if (placed.some((p) => Math.abs(u - p[0]) < halfW + p[2] && Math.abs(v - p[1]) < halfH + p[3])) continue;
-    placed.push([u, v, halfW, halfH]);
-    notes.push({
-      x: xr[0] + u * (xr[1] - xr[0]),
-      y: label.y,
-      text: label.chosen || themes ? `<b>${label.text}</b>` : label.text,
-      showarrow: false,
-      yshift: themes ? 0 : 14,
-      font: { size: font, color: themes ? "#334155" : INK },
-      bgcolor: themes ? "rgba(255,255,255,0.72)" : "rgba(255,255,255,0.82)",
-      bordercolor: themes ? "rgba(0,0,0,0)" : label.colour,
-      borderwidth: label.chosen ? 3 : themes ? 0 : 1.5,
-      borderpad: 3,
-      opacity: 0.95,
-      name: themes ? "theme" : "topic",
-    });
-  }
-  if (view.pin) {
-    notes.push({
-      x: view.pin.x, y: view.pin.y, text: "<b>Your abstract</b>", showarrow: true, arrowhead: 0,
-      ax: 36, ay: -30, font: { size: 13, color: "white" }, bgcolor: "#111827", borderpad: 4,
-      arrowcolor: "#111827", name: "pin",
-    });
-  }
-  return notes;
 }
 
 function layout(inst, view) {
@@ -234,8 +169,9 @@ function layout(inst, view) {
   // The chart keeps the reader's zoom (uirevision) and our own widening (keepInSight), which Plotly
   // wrote into the previous layout object: carry those ranges over.
   const previous = inst.layout;
-  const range = (axis) => (previous && previous[axis] && previous[axis].range ? previous[axis].range : t.range[axis[0]]).slice();
-  return {
+  const range = (axis) =>
+    (previous && previous[axis] && previous[axis].range ? previous[axis].range : t.range[axis[0]]).slice();
+  const next = {
     height: view.height,
     margin: { l: 4, r: 4, t: 4, b: 4 },
     plot_bgcolor: "#fbfbfd",
@@ -248,8 +184,126 @@ function layout(inst, view) {
     hoverlabel: { bgcolor: "white", font: { size: 13, color: INK }, align: "left" },
     showlegend: false,
     uirevision: view.points, // constant per map: zoom, pan and the drag tool survive every redraw
-    annotations: [],
+    images: inst.context ? [{ ...inst.context, visible: inst.mask !== null }] : [],
   };
+  if (previous && previous.selections) next.selections = previous.selections;
+  return next;
+}
+
+// ------------------------------------------------------------------ context image
+// The papers outside the filters or search, drawn faintly: an image of every paper in grey for the
+// current view, redrawn when the view moves (an image costs Plotly nothing to place).
+function drawContext(inst) {
+  const full = inst.gd._fullLayout;
+  if (!full || !full._size) return;
+  const t = inst.table;
+  const xr = full.xaxis.range, yr = full.yaxis.range;
+  const width = Math.max(1, Math.round(full._size.w)), height = Math.max(1, Math.round(full._size.h));
+  const canvas = document.createElement("canvas");
+  canvas.width = width;
+  canvas.height = height;
+  const g = canvas.getContext("2d");
+  g.fillStyle = CONTEXT_COLOUR;
+  g.globalAlpha = t.n < 5000 ? 0.8 : 0.6;
+  const r = Math.max(1, (t.size * 0.85) / 2);
+  const sx = width / (xr[1] - xr[0]), sy = height / (yr[1] - yr[0]);
+  g.beginPath();
+  for (let i = 0; i < t.n; i++) {
+    const px = (t.x[i] - xr[0]) * sx, py = (yr[1] - t.y[i]) * sy;
+    if (px < -r || py < -r || px > width + r || py > height + r) continue;
+    g.moveTo(px + r, py);
+    g.arc(px, py, r, 0, 2 * Math.PI);
+  }
+  g.fill();
+  inst.context = {
+    source: canvas.toDataURL("image/png"),
+    xref: "x", yref: "y", x: xr[0], y: yr[1], sizex: xr[1] - xr[0], sizey: yr[1] - yr[0],
+    sizing: "stretch", layer: "below", opacity: 1,
+  };
+  const c = inst.context;
+  return window.Plotly.relayout(inst.gd, {
+    "images[0]": { ...c, visible: inst.mask !== null },
+  });
+}
+
+function scheduleContext(inst) {
+  clearTimeout(inst.contextTimer);
+  inst.contextTimer = setTimeout(() => {
+    if (!inst.busy && inst.mask !== null) drawContext(inst);
+    else inst.contextStale = true;
+  }, 150);
+}
+
+// ------------------------------------------------------------------ names, ring and pin
+function mark(inst, className) {
+  const el = document.createElement("div");
+  el.className = className;
+  inst.marks.appendChild(el);
+  return el;
+}
+
+// Topic names (or theme names when most of the map is in view), placed greedily so none overlap.
+function placeMarks(inst) {
+  const full = inst.gd._fullLayout;
+  const view = inst.view;
+  if (!full || !full._size || !view) return;
+  const t = inst.table;
+  const xa = full.xaxis, ya = full.yaxis, size = full._size;
+  const px = (x) => size.l + xa.l2p(x), py = (y) => size.t + ya.l2p(y);
+  const inside = (x, y) => x >= size.l && x <= size.l + size.w && y >= size.t && y <= size.t + size.h;
+  const span = Math.max(
+    (xa.range[1] - xa.range[0]) / (t.range.x[1] - t.range.x[0]),
+    (ya.range[1] - ya.range[0]) / (t.range.y[1] - t.range.y[0]),
+  );
+  const themes = view.themes.length > 0 && span > THEMES_ABOVE;
+  const candidates = themes ? view.themes : view.topics;
+  const limit = themes ? candidates.length : view.label_limit;
+  while (inst.labels.length < candidates.length) inst.labels.push(mark(inst, "atlas-label"));
+  const placed = [];
+  inst.labels.forEach((el, i) => {
+    const label = candidates[i];
+    if (!label || placed.length >= limit) {
+      el.hidden = true;
+      return;
+    }
+    const x = px(label.x), y = py(label.y);
+    if (!inside(x, y)) {
+      el.hidden = true;
+      return;
+    }
+    el.hidden = false;
+    if (el.textContent !== label.text) el.textContent = label.text; // literal text, never markup
+    el.className = `atlas-label${themes ? " atlas-theme" : ""}${label.chosen ? " atlas-chosen" : ""}`;
+    el.style.fontSize = themes ? "" : placed.length < 5 ? "14px" : placed.length < 15 ? "12.5px" : "11px";
+    el.style.borderColor = themes ? "" : label.colour;
+    const w = el.offsetWidth, h = el.offsetHeight;
+    // near an edge the name slides inwards; a name that would overlap one already placed is left out
+    const left = Math.min(Math.max(x - w / 2, size.l + 2), size.l + size.w - w - 2);
+    const top = Math.min(Math.max(y - h - (themes ? -h / 2 : 6), size.t + 2), size.t + size.h - h - 2);
+    const box = [left, top, left + w, top + h];
+    if (placed.some((b) => box[0] < b[2] + 4 && b[0] < box[2] + 4 && box[1] < b[3] + 2 && b[1] < box[3] + 2)) {
+      el.hidden = true;
+      return;
+    }
+    placed.push(box);
+    el.style.transform = `translate(${Math.round(left)}px, ${Math.round(top)}px)`;
+  });
+  inst.labelCount = placed.length;
+  // the opened paper's ring and the placed abstract's star
+  const paper = view.paper === null || view.paper === undefined ? null : [t.x[view.paper], t.y[view.paper]];
+  for (const [el, spot, radius] of [
+    [inst.ring, paper, t.size + 6],
+    [inst.pin, view.pin ? [view.pin.x, view.pin.y] : null, 12],
+  ]) {
+    if (!spot || !inside(px(spot[0]), py(spot[1]))) {
+      el.hidden = true;
+      continue;
+    }
+    el.hidden = false;
+    el.style.width = el.style.height = `${2 * radius}px`;
+    el.style.transform = `translate(${Math.round(px(spot[0]) - radius)}px, ${Math.round(py(spot[1]) - radius)}px)`;
+  }
+  if (view.pin) inst.pin.title = `Your abstract · ${view.pin.topic}`;
 }
 
 // Rows of the papers a click or a box/lasso picked, from the coloured traces only.
@@ -277,19 +331,20 @@ function bindEvents(inst) {
   gd.on("plotly_deselect", () => {
     if (!inst.silent) inst.trigger("select", { rows: [], map: inst.pointsUrl });
   });
+  const follow = () => {
+    if (inst.frame) return;
+    inst.frame = requestAnimationFrame(() => {
+      inst.frame = 0;
+      placeMarks(inst);
+    });
+  };
+  gd.on("plotly_relayouting", follow); // names, ring and pin move with a drag or a zoom as it happens
   gd.on("plotly_relayout", (event) => {
     const moved = Object.keys(event || {}).some((k) => k.startsWith("xaxis") || k.startsWith("yaxis"));
-    if (moved && !inst.busy) relabel(inst);
+    if (!moved) return;
+    follow();
+    scheduleContext(inst);
   });
-}
-
-function relabel(inst) {
-  const notes = annotations(inst, inst.view);
-  const key = JSON.stringify(notes);
-  if (key === inst.labelKey) return;
-  inst.labelKey = key;
-  inst.layout.annotations = notes;
-  window.Plotly.relayout(inst.gd, { annotations: notes });
 }
 
 async function apply(inst, view) {
@@ -297,35 +352,34 @@ async function apply(inst, view) {
   if (inst.pointsUrl !== view.points) {
     const table = await loadTable(view.points);
     if (inst.plotted) Plotly.purge(inst.gd); // another map: a new chart, the old one's context freed
-    Object.assign(inst, { table, pointsUrl: view.points, plotted: false, maskKey: undefined, layout: null });
+    Object.assign(inst, {
+      table, pointsUrl: view.points, plotted: false, maskKey: undefined, layout: null, context: null,
+    });
   }
   const maskKey = view.mask === null ? "all" : view.mask;
   if (maskKey !== inst.maskKey) {
     inst.mask = decodeMask(view.mask, inst.table.n);
-    inst.sub = inst.mask ? overlay(inst.table, inst.mask) : { rows: [], x: [], y: [], title: [], detail: [], colour: [] };
+    const none = { rows: [], x: [], y: [], title: [], detail: [], colour: [] };
+    inst.sub = inst.mask ? overlay(inst.table, inst.mask) : none;
     inst.maskKey = maskKey;
   }
-  const data = traces(inst, view);
   const clearing = inst.plotted && view.clear !== inst.clear; // "Clear selection" in the app
   inst.clear = view.clear;
-  const previous = inst.layout;
-  const next = layout(inst, view);
-  if (previous && previous.selections) next.selections = previous.selections;
-  inst.layout = next;
   inst.view = view;
+  const next = layout(inst, view);
+  inst.layout = next;
   inst.loading.hidden = true;
   if (!inst.plotted) {
-    await Plotly.newPlot(inst.gd, data, next, CONFIG);
+    await Plotly.newPlot(inst.gd, traces(inst, view), next, CONFIG);
     inst.plotted = true;
     inst.gd.atlasTable = inst.table; // for tests and benchmarks: row -> position
     bindEvents(inst);
-    inst.labelKey = undefined;
-    relabel(inst); // the first placement needs the drawn plot's size
   } else {
-    next.annotations = annotations(inst, view); // the reader's current zoom, from the live chart
-    inst.labelKey = JSON.stringify(next.annotations);
-    await Plotly.react(inst.gd, data, next, CONFIG);
-    relabel(inst); // only if the view the names were placed for has moved meanwhile
+    await Plotly.react(inst.gd, traces(inst, view), next, CONFIG);
+  }
+  if (inst.mask !== null && (!inst.context || inst.contextStale)) {
+    inst.contextStale = false;
+    await drawContext(inst);
   }
   if (clearing) {
     inst.silent = true; // our own clearing is not the reader's deselection
@@ -336,9 +390,10 @@ async function apply(inst, view) {
       inst.silent = false;
     }
   }
+  await keepInSight(inst, view);
+  placeMarks(inst);
   inst.draws += 1;
   inst.gd.dataset.atlasDraws = String(inst.draws);
-  keepInSight(inst, view);
 }
 
 // A newly opened paper or placed abstract outside the reader's view: widen the view to show it.
@@ -357,12 +412,12 @@ function keepInSight(inst, view) {
   let moved = false;
   for (const [x, y] of spots) {
     const padX = (xr[1] - xr[0]) * 0.05, padY = (yr[1] - yr[0]) * 0.05;
-    if (x < xr[0]) { xr[0] = x - padX; moved = true; }
-    if (x > xr[1]) { xr[1] = x + padX; moved = true; }
-    if (y < yr[0]) { yr[0] = y - padY; moved = true; }
-    if (y > yr[1]) { yr[1] = y + padY; moved = true; }
+    if (x < xr[0]) [xr[0], moved] = [x - padX, true];
+    if (x > xr[1]) [xr[1], moved] = [x + padX, true];
+    if (y < yr[0]) [yr[0], moved] = [y - padY, true];
+    if (y > yr[1]) [yr[1], moved] = [y + padY, true];
   }
-  if (moved) window.Plotly.relayout(inst.gd, { "xaxis.range": xr, "yaxis.range": yr });
+  return moved ? window.Plotly.relayout(inst.gd, { "xaxis.range": xr, "yaxis.range": yr }) : null;
 }
 
 async function update(inst) {
@@ -372,7 +427,9 @@ async function update(inst) {
     while (inst.pending) {
       const view = inst.pending;
       inst.pending = null;
+      const started = performance.now();
       await apply(inst, view);
+      inst.gd.dataset.atlasApplyMs = String(Math.round(performance.now() - started)); // for benchmarks
     }
     inst.error.hidden = true;
   } catch (error) {
@@ -395,9 +452,19 @@ function create(parentElement) {
   error.hidden = true;
   const gd = document.createElement("div");
   gd.className = "atlas-map-graph";
-  root.append(loading, error, gd);
+  const marks = document.createElement("div");
+  marks.className = "atlas-map-marks";
+  root.append(gd, marks, loading, error);
   parentElement.appendChild(root);
-  return { root, gd, loading, error, draws: 0, pending: null, busy: false, plotted: false };
+  const inst = { root, gd, marks, loading, error, labels: [], draws: 0, pending: null, busy: false, plotted: false };
+  inst.ring = mark(inst, "atlas-ring");
+  inst.pin = mark(inst, "atlas-pin");
+  inst.pin.textContent = "★";
+  const tag = mark(inst, "atlas-pin-tag");
+  tag.textContent = "Your abstract";
+  inst.pin.appendChild(tag);
+  inst.ring.hidden = inst.pin.hidden = true;
+  return inst;
 }
 
 export default function (component) {

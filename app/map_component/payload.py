@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.data import MapData, label_limit, point_size
-from app.text import plotly_escape, plotly_wrap, shorten
+from app.text import plotly_escape, shorten
 
 POINTS_FORMAT = 1
 WEBGL_ABOVE = 1000  # points; SVG is crisper and fully interactive below, WebGL keeps big maps fluid
@@ -136,7 +136,7 @@ def topic_labels(data: MapData, in_view: np.ndarray, chosen: int | None = None) 
         row = data.topics.loc[topic]
         labels.append(
             {
-                "text": plotly_wrap(data.label(topic), 28, 2),
+                "text": data.label(topic),  # shown with textContent: literal, never markup
                 "x": round(float(row["x"]), 5),
                 "y": round(float(row["y"]), 5),
                 "colour": data.colours[topic],
@@ -155,9 +155,7 @@ def theme_labels(data: MapData, in_view: np.ndarray) -> list[dict]:
     for row in data.themes.sort_values("size", ascending=False).itertuples(index=False):
         if visible.isdisjoint(int(t) for t in row.topic_ids):
             continue
-        labels.append(
-            {"text": plotly_wrap(row.label, 30, 2), "x": round(float(row.x), 5), "y": round(float(row.y), 5)}
-        )
+        labels.append({"text": str(row.label), "x": round(float(row.x), 5), "y": round(float(row.y), 5)})
     return labels
 
 
@@ -182,7 +180,7 @@ def view_state(
         "mask": encode_mask(in_view),
         "search": bool(search_active),
         "paper": chosen_row,
-        "pin": {"x": pin.x, "y": pin.y, "label": plotly_escape(pin.topic_label)} if pin else None,
+        "pin": {"x": pin.x, "y": pin.y, "topic": pin.topic_label} if pin else None,
         "topics": topic_labels(data, in_view, chosen_topic),
         "themes": theme_labels(data, in_view),
         "label_limit": label_limit(data.n, len(data.topic_order)),
