@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from app.filters import SearchText
 from app.palette import topic_colours
 from app.state import Vocabulary
 from app.text import plotly_wrap
@@ -102,7 +103,7 @@ class MapData:
     papers: pd.DataFrame
     topics: pd.DataFrame  # indexed by topic_id, sorted by size (largest first)
     vectors: np.ndarray  # float32 unit rows, row i = papers row i
-    search_text: pd.Series  # lower-cased "title abstract", for vectorised search
+    search_text: SearchText  # lower-cased "title abstract" of every paper, for search
     hover_title: np.ndarray  # Plotly-escaped, wrapped titles
     colour_index: np.ndarray  # position of each paper's colour in `palette` (unassigned last)
     palette: list[str]  # colours in topic_order, then the unassigned grey
@@ -213,7 +214,7 @@ def build_map_data(name: str, path: Path) -> MapData:
     colour_index = np.array([position.get(int(t), len(topic_order)) for t in topic_ids], dtype=np.uint16)
     colours = topic_colours(topic_order)
     titles = papers["title"].fillna("").astype(str)
-    search_text = (titles + " " + papers["abstract"].fillna("").astype(str)).str.lower()
+    search_text = SearchText(titles + " " + papers["abstract"].fillna("").astype(str))
     facets = facet_columns(papers)
     facet_text = {column: papers[column].astype(str) for column in facets}
     extra = [c for c in ("venue", "year", "authors") if c in papers.columns and c not in ("source",)]

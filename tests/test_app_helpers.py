@@ -193,3 +193,18 @@ def test_map_catalog_puts_the_requested_or_seeds_map_first(tmp_path):
     ]
     assert requested_map(["--map", "x"], {"ATLAS_MAP": "y"}).name == "x"
     assert requested_map([], {}) is None
+
+
+def test_search_text_finds_the_same_papers_as_a_plain_substring_scan():
+    from app.filters import SearchText
+
+    rng = np.random.default_rng(0)
+    words = ["Graph", "neural", "net", "learning", "x", "ab", "é", "C++"]
+    texts = pd.Series([" ".join(rng.choice(words, 4)) for _ in range(500)] + [None])
+    index = SearchText(texts)
+    lowered = texts.fillna("").str.lower()
+    for query in ["graph neural", "x ab é", "learning graph net", "É", "zz graph", "c++", "t l", "ab x"]:
+        expected = np.ones(len(texts), dtype=bool)
+        for word in query.lower().split():
+            expected &= lowered.str.contains(word, regex=False).to_numpy(dtype=bool)
+        assert np.array_equal(index.mask(query), expected), query

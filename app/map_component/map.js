@@ -84,29 +84,28 @@ function loadTable(url) {
   return once(url, async () => prepare(JSON.parse(await gunzipText(url))));
 }
 
-// Points in draw order (unassigned first, so topics sit on top), with their hover text built once.
+// Points grouped by colour, the unassigned group first so topics are drawn on top. Every paper is
+// drawn as one trace per colour group, a single marker colour each (Plotly converts a colour per
+// point slowly); the highlighted papers are one trace with a colour per point, as hex strings, the
+// cheapest form (a trace per group costs about 1 ms each to update, too much for a map of 200
+// topics). Hover text is built once.
 function prepare(table) {
-  const n = table.n;
   const unassigned = table.palette.length - 1;
-  const order = new Int32Array(n);
-  let k = 0;
-  for (let i = 0; i < n; i++) if (table.colour[i] === unassigned) order[k++] = i;
-  for (let i = 0; i < n; i++) if (table.colour[i] !== unassigned) order[k++] = i;
-  const x = new Array(n), y = new Array(n), title = new Array(n), detail = new Array(n);
-  const colour = new Float32Array(n);
-  for (let j = 0; j < n; j++) {
-    const i = order[j];
-    x[j] = table.x[i];
-    y[j] = table.y[i];
-    title[j] = table.title[i];
-    detail[j] = table.topic_names[table.colour[i]] + "<br>" + table.sources[table.source[i]];
-    colour[j] = table.colour[i] + 0.5;
-  }
-  const scale = [];
-  table.palette.forEach((c, i) => {
-    scale.push([i / table.palette.length, c], [(i + 1) / table.palette.length, c]);
+  const members = table.palette.map(() => []);
+  for (let i = 0; i < table.n; i++) members[table.colour[i]].push(i);
+  const order = [unassigned, ...table.palette.keys()].filter((c, k) => k === 0 || c !== unassigned);
+  const groups = order.map((c) => {
+    const rows = members[c];
+    return {
+      colour: table.palette[c],
+      rows,
+      x: rows.map((i) => table.x[i]),
+      y: rows.map((i) => table.y[i]),
+      title: rows.map((i) => table.title[i]),
+      detail: rows.map((i) => table.topic_names[c] + "<br>" + table.sources[table.source[i]]),
+    };
   });
-  return { ...table, order, ox: x, oy: y, otitle: title, odetail: detail, ocolour: colour, scale };
+  return { ...table, groups, order };
 }
 
 function decodeMask(text, n) {
@@ -118,18 +117,20 @@ function decodeMask(text, n) {
 }
 
 function overlay(table, mask) {
-  const rows = [], x = [], y = [], title = [], detail = [], colour = [];
-  for (let j = 0; j < table.n; j++) {
-    const i = table.order[j];
-    if (!mask[i]) continue;
-    rows.push(i);
-    x.push(table.ox[j]);
-    y.push(table.oy[j]);
-    title.push(table.otitle[j]);
-    detail.push(table.odetail[j]);
-    colour.push(table.ocolour[j]);
-  }
-  return { rows, x, y, title, detail, colour };
+  const sub = { rows: [], x: [], y: [], title: [], detail: [], colour: [] };
+  table.groups.forEach((g, k) => {
+    const colour = g.colour; // hex strings: Plotly converts these faster than numbers on a colour scale
+    for (let j = 0; j < g.rows.length; j++) {
+      if (!mask[g.rows[j]]) continue;
+      sub.rows.push(g.rows[j]);
+      sub.x.push(g.x[j]);
+      sub.y.push(g.y[j]);
+      sub.title.push(g.title[j]);
+      sub.detail.push(g.detail[j]);
+      sub.colour.push(colour);
+    }
+  });
+  return sub;
 }
 
 function traces(inst, view) {
@@ -137,31 +138,22 @@ function traces(inst, view) {
   const kind = t.webgl ? "scattergl" : "scatter";
   const masked = inst.mask !== null;
   const small = t.n <= 2000;
-  const marker = (colour, size, line) => ({
-    color: colour,
-    cmin: 0,
-    cmax: t.palette.length,
-    colorscale: t.scale,
-    showscale: false,
-    size,
-    opacity: t.n < 2000 ? 0.92 : t.n < 20000 ? 0.8 : 0.65,
-    line,
-  });
+  const opacity = t.n < 2000 ? 0.92 : t.n < 20000 ? 0.8 : 0.65;
   const plain = small ? { width: 0.8, color: "white" } : { width: 0 };
   const outline = view.search ? { width: small ? 1.2 : 0.6, color: INK } : plain;
+  const size = t.size * (view.search ? 1.25 : 1);
+  const all = t.groups.map((g) => ({
+    type: kind, name: "papers", mode: "markers", x: g.x, y: g.y, visible: !masked && g.rows.length > 0,
+    text: g.title, hovertext: g.detail, hovertemplate: HOVER, showlegend: false,
+    marker: { color: g.colour, size: t.size, opacity, line: plain },
+  }));
   const sub = inst.sub;
-  return [
-    {
-      type: kind, name: "papers", mode: "markers", x: t.ox, y: t.oy, visible: !masked,
-      text: t.otitle, hovertext: t.odetail, hovertemplate: HOVER, showlegend: false,
-      marker: marker(t.ocolour, t.size, plain),
-    },
-    {
-      type: kind, name: "highlight", mode: "markers", x: sub.x, y: sub.y, visible: masked,
-      text: sub.title, hovertext: sub.detail, hovertemplate: HOVER, showlegend: false,
-      marker: marker(sub.colour, t.size * (view.search ? 1.25 : 1), outline),
-    },
-  ];
+  const highlighted = {
+    type: kind, name: "highlight", mode: "markers", x: sub.x, y: sub.y, visible: masked,
+    text: sub.title, hovertext: sub.detail, hovertemplate: HOVER, showlegend: false,
+    marker: { color: sub.colour, size, opacity, line: outline },
+  };
+  return [...all, highlighted];
 }
 
 function layout(inst, view) {
@@ -193,9 +185,9 @@ function layout(inst, view) {
 // ------------------------------------------------------------------ context image
 // The papers outside the filters or search, drawn faintly: an image of every paper in grey for the
 // current view, redrawn when the view moves (an image costs Plotly nothing to place).
-function drawContext(inst) {
+async function drawContext(inst) {
   const full = inst.gd._fullLayout;
-  if (!full || !full._size) return;
+  if (!full || !full._size) return null;
   const t = inst.table;
   const xr = full.xaxis.range, yr = full.yaxis.range;
   const width = Math.max(1, Math.round(full._size.w)), height = Math.max(1, Math.round(full._size.h));
@@ -215,21 +207,22 @@ function drawContext(inst) {
     g.arc(px, py, r, 0, 2 * Math.PI);
   }
   g.fill();
+  const blob = await new Promise((resolve) => canvas.toBlob(resolve, "image/png"));
+  const previous = inst.contextUrl;
+  inst.contextUrl = URL.createObjectURL(blob);
   inst.context = {
-    source: canvas.toDataURL("image/png"),
+    source: inst.contextUrl,
     xref: "x", yref: "y", x: xr[0], y: yr[1], sizex: xr[1] - xr[0], sizey: yr[1] - yr[0],
     sizing: "stretch", layer: "below", opacity: 1,
   };
-  const c = inst.context;
-  return window.Plotly.relayout(inst.gd, {
-    "images[0]": { ...c, visible: inst.mask !== null },
-  });
+  await window.Plotly.relayout(inst.gd, { "images[0]": { ...inst.context, visible: inst.mask !== null } });
+  if (previous) URL.revokeObjectURL(previous); // the chart shows the new image now
 }
 
 function scheduleContext(inst) {
   clearTimeout(inst.contextTimer);
   inst.contextTimer = setTimeout(() => {
-    if (!inst.busy && inst.mask !== null) drawContext(inst);
+    if (!inst.busy) drawContext(inst);
     else inst.contextStale = true;
   }, 150);
 }
@@ -306,13 +299,15 @@ function placeMarks(inst) {
   if (view.pin) inst.pin.title = `Your abstract · ${view.pin.topic}`;
 }
 
-// Rows of the papers a click or a box/lasso picked, from the coloured traces only.
+// Rows of the papers a click or a box/lasso picked: traces 0..G-1 hold every paper of a colour
+// group, trace G the highlighted ones.
 function rowsOf(inst, points) {
+  const groups = inst.table.groups;
   const rows = [];
   for (const p of points || []) {
-    const name = p.data && p.data.name;
-    if (name === "papers") rows.push(inst.table.order[p.pointIndex]);
-    else if (name === "highlight") rows.push(inst.sub.rows[p.pointIndex]);
+    const k = p.curveNumber;
+    if (k < groups.length) rows.push(groups[k].rows[p.pointIndex]);
+    else if (k === groups.length) rows.push(inst.sub.rows[p.pointIndex]);
   }
   return rows;
 }
@@ -377,9 +372,10 @@ async function apply(inst, view) {
   } else {
     await Plotly.react(inst.gd, traces(inst, view), next, CONFIG);
   }
-  if (inst.mask !== null && (!inst.context || inst.contextStale)) {
+  if (!inst.context || inst.contextStale) {
     inst.contextStale = false;
-    await drawContext(inst);
+    if (inst.mask !== null) await drawContext(inst);
+    else scheduleContext(inst); // ready before the first search needs it
   }
   if (clearing) {
     inst.silent = true; // our own clearing is not the reader's deselection
