@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.artifacts import read_map
-from tests.app_fixtures import write_tiny_map
+from pipeline.artifacts import read_map, write_map
+from tests.app_fixtures import tiny_map, write_tiny_map
 from tests.devserver import StreamlitServer
 
 pytestmark = pytest.mark.browser
@@ -283,6 +283,8 @@ def test_one_chart_and_one_webgl_setup_survive_searches_filters_and_fifty_intera
     try:
         open_app(page, webgl_app.url)
         page.evaluate(f"document.querySelector('{GRAPH}').__original = true")  # tag the graph element
+        topic_list = "[data-testid='stDataFrame']"  # the topic list beside the map, the page's first table
+        page.evaluate(f'document.querySelector("{topic_list}").__original = true')
         contexts = page.evaluate("window.__webgl.length")
         canvases = page.evaluate(f"document.querySelectorAll('{GRAPH} canvas').length")
         assert contexts == 2  # one chart: Plotly gives scattergl a drawing layer and a selection layer
@@ -290,6 +292,7 @@ def test_one_chart_and_one_webgl_setup_survive_searches_filters_and_fifty_intera
             search_for(page, words)
             assert page.evaluate(f"document.querySelector('{GRAPH}').__original") is True
         assert page.evaluate(f"document.querySelectorAll('{GRAPH}').length") == 1
+        assert page.evaluate(f'document.querySelector("{topic_list}").__original') is True  # not remounted
         highlight = page.evaluate(
             f"document.querySelector('{GRAPH}')._fullData.filter(t => t.name === 'highlight' && t.visible)"
             ".reduce((n, t) => n + t.x.length, 0)"
@@ -321,3 +324,57 @@ def test_one_chart_and_one_webgl_setup_survive_searches_filters_and_fifty_intera
         assert x_range(page) == pytest.approx(zoomed)
     finally:
         context.close()
+
+
+def test_an_opened_paper_far_outside_the_view_is_brought_into_sight(page, tmp_path):
+    atlas = tiny_map(60)
+    atlas.papers.loc[0, ["x", "y"]] = [400.0, -400.0]  # a detached strand, far from everything
+    write_map(tmp_path / "far", atlas)
+    app = App(tmp_path / "far", tmp_path / "none")
+    try:
+        open_app(page, app.url)
+        assert x_range(page)[1] < 10  # the opening view is the mass of the map, not the strand
+        assert page.locator(".atlas-ring:not([hidden])").count() == 0
+        open_app(page, app.url + "?paper=doc0000")
+        page.wait_for_function(f"() => document.querySelector('{GRAPH}')._fullLayout.xaxis.range[1] >= 400")
+        page.locator(".atlas-ring:not([hidden])").wait_for(timeout=10_000)  # ringed where it lies
+    finally:
+        app.stop()
+
+
+def test_theme_names_on_the_whole_map_and_topic_names_zoomed_in(page, tmp_path):
+    import pandas as pd
+
+    folder = write_tiny_map(tmp_path / "themed")
+    pd.DataFrame(
+        {
+            "theme_id": [0, 1],
+            "label": ["<b>Generative</b> models", "Learning on structure"],
+            "keywords": [["diffusion"], ["graph"]],
+            "size": [26, 26],
+            "topic_ids": [[1, 2], [0, 3]],
+            "x": [0.0, 0.0],
+            "y": [1.5, -1.5],
+        }
+    ).to_parquet(folder / "themes.parquet")
+    app = App(folder, tmp_path / "none")
+    try:
+        open_app(page, app.url)
+        labels = ".atlas-label:not([hidden])"
+        assert sorted(page.locator(labels).all_text_contents()) == [
+            "<b>Generative</b> models",
+            "Learning on structure",
+        ]
+        box = page.locator(f"{GRAPH} .nsewdrag").first.bounding_box()
+        page.mouse.move(box["x"] + box["width"] * 0.75, box["y"] + box["height"] * 0.25)  # over topic 1
+        for _ in range(4):
+            page.mouse.wheel(0, -300)
+            page.wait_for_timeout(150)
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.atlas-label:not([hidden])')]"
+            ".some(e => e.textContent === 'Diffusion models')",
+            timeout=10_000,
+        )
+        assert "Learning on structure" not in page.locator(labels).all_text_contents()
+    finally:
+        app.stop()

@@ -236,6 +236,8 @@ function mark(inst, className) {
 }
 
 // Topic names (or theme names when most of the map is in view), placed greedily so none overlap.
+// Sizes are measured in one pass and remembered, so following a drag or a zoom frame by frame only
+// moves elements (measuring one at a time would make the browser lay the page out once per name).
 function placeMarks(inst) {
   const full = inst.gd._fullLayout;
   const view = inst.view;
@@ -249,38 +251,50 @@ function placeMarks(inst) {
     (ya.range[1] - ya.range[0]) / (t.range.y[1] - t.range.y[0]),
   );
   const themes = view.themes.length > 0 && span > THEMES_ABOVE;
-  const candidates = themes ? view.themes : view.topics;
-  const limit = themes ? candidates.length : view.label_limit;
-  while (inst.labels.length < candidates.length) inst.labels.push(mark(inst, "atlas-label"));
-  const placed = [];
-  inst.labels.forEach((el, i) => {
-    const label = candidates[i];
-    if (!label || placed.length >= limit) {
-      el.hidden = true;
-      return;
+  const limit = themes ? view.themes.length : view.label_limit;
+  // the names whose anchor is in view, in priority order; a few times the limit, as some will overlap
+  const shown = (themes ? view.themes : view.topics)
+    .filter((label) => inside(px(label.x), py(label.y)))
+    .slice(0, limit * 3);
+  while (inst.labels.length < shown.length) inst.labels.push(mark(inst, "atlas-label"));
+  const looks = shown.map((label, rank) => {
+    const font = themes ? 16 : rank < 5 ? 14 : rank < 15 ? 12.5 : 11;
+    const kind = `atlas-label${themes ? " atlas-theme" : ""}${label.chosen ? " atlas-chosen" : ""}`;
+    return { label, font, kind, key: `${kind}|${font}|${label.text}` };
+  });
+  const sizes = inst.labelSizes || (inst.labelSizes = new Map());
+  const unknown = [];
+  looks.forEach((look, i) => {
+    const el = inst.labels[i];
+    if (el.dataset.key !== look.key) {
+      el.textContent = look.label.text; // literal text, never markup
+      el.className = look.kind;
+      el.style.fontSize = themes ? "" : `${look.font}px`;
+      el.dataset.key = look.key;
     }
-    const x = px(label.x), y = py(label.y);
-    if (!inside(x, y)) {
-      el.hidden = true;
-      return;
-    }
+    el.style.borderColor = themes ? "" : look.label.colour;
     el.hidden = false;
-    if (el.textContent !== label.text) el.textContent = label.text; // literal text, never markup
-    el.className = `atlas-label${themes ? " atlas-theme" : ""}${label.chosen ? " atlas-chosen" : ""}`;
-    el.style.fontSize = themes ? "" : placed.length < 5 ? "14px" : placed.length < 15 ? "12.5px" : "11px";
-    el.style.borderColor = themes ? "" : label.colour;
-    const w = el.offsetWidth, h = el.offsetHeight;
+    if (!sizes.has(look.key)) unknown.push([el, look.key]);
+  });
+  for (const [el, key] of unknown) sizes.set(key, [el.offsetWidth, el.offsetHeight]); // one layout
+  const placed = [];
+  looks.forEach((look, i) => {
+    const el = inst.labels[i];
+    const [w, h] = sizes.get(look.key);
+    const x = px(look.label.x), y = py(look.label.y);
     // near an edge the name slides inwards; a name that would overlap one already placed is left out
     const left = Math.min(Math.max(x - w / 2, size.l + 2), size.l + size.w - w - 2);
-    const top = Math.min(Math.max(y - h - (themes ? -h / 2 : 6), size.t + 2), size.t + size.h - h - 2);
+    const top = Math.min(Math.max(themes ? y - h / 2 : y - h - 6, size.t + 2), size.t + size.h - h - 2);
     const box = [left, top, left + w, top + h];
-    if (placed.some((b) => box[0] < b[2] + 4 && b[0] < box[2] + 4 && box[1] < b[3] + 2 && b[1] < box[3] + 2)) {
+    const clash = placed.some((b) => box[0] < b[2] + 4 && b[0] < box[2] + 4 && box[1] < b[3] + 2 && b[1] < box[3] + 2);
+    if (placed.length >= limit || clash) {
       el.hidden = true;
       return;
     }
     placed.push(box);
     el.style.transform = `translate(${Math.round(left)}px, ${Math.round(top)}px)`;
   });
+  for (let i = looks.length; i < inst.labels.length; i++) inst.labels[i].hidden = true;
   inst.labelCount = placed.length;
   // the opened paper's ring and the placed abstract's star
   const paper = view.paper === null || view.paper === undefined ? null : [t.x[view.paper], t.y[view.paper]];
