@@ -327,7 +327,7 @@ def test_one_chart_and_one_webgl_setup_survive_searches_filters_and_fifty_intera
 
 
 def test_an_opened_paper_far_outside_the_view_is_brought_into_sight(page, tmp_path):
-    atlas = tiny_map(60)
+    atlas = tiny_map(600)  # 500 papers or more: the opening view leaves out the outermost 0.2%
     atlas.papers.loc[0, ["x", "y"]] = [400.0, -400.0]  # a detached strand, far from everything
     write_map(tmp_path / "far", atlas)
     app = App(tmp_path / "far", tmp_path / "none")
@@ -367,7 +367,7 @@ def test_theme_names_on_the_whole_map_and_topic_names_zoomed_in(page, tmp_path):
         ]
         box = page.locator(f"{GRAPH} .nsewdrag").first.bounding_box()
         page.mouse.move(box["x"] + box["width"] * 0.75, box["y"] + box["height"] * 0.25)  # over topic 1
-        for _ in range(4):
+        for _ in range(8):  # zoom in to about a quarter of the map
             page.mouse.wheel(0, -300)
             page.wait_for_timeout(150)
         page.wait_for_function(
