@@ -19,12 +19,15 @@ For each map a fresh `streamlit run` serves it, and Chromium measures:
 - first paint, first visit: a fresh browser profile (nothing cached) once the server has the map;
 - first paint, returning reader: a second tab of that profile (Streamlit's and Plotly's bundles
   in the HTTP cache), as for a reader opening a shared link to an app they have used;
-- search rerun: type a word into Search + Enter until the map has redrawn with the highlights;
-- filter rerun: choose the largest topic in the Topics filter until the map has redrawn.
+- search rerun: type a word into Search, then from the Enter keydown until the first frame showing
+  the map redrawn with the highlights (both timed inside the page);
+- filter rerun: from the click choosing the largest topic in the Topics filter until the first frame
+  showing the redrawn map (likewise).
 - bytes per rerun: what the page received over Streamlit's WebSocket for the search and filter reruns.
 The same is measured for the previous map alone (a page holding only the previous map figure in
 `st.plotly_chart` with selections, a Search box and a Topics filter: benchmarks/baseline_map.py), the
-baseline the live map component replaces, and for a bare Streamlit page with one small chart (the floor).
+baseline the live map component replaces, for the live map alone (the same page with the component),
+and for a bare Streamlit page with one small chart (the floor).
 Each figure is the median of `--repeat` runs. Results go to benchmarks/APP_RESULTS.md.
 """
 
@@ -63,21 +66,37 @@ RENDERED = """() => {
 }"""
 # Streamlit either redraws the same Plotly element (plotly_afterplot fires on it) or, when the figure's
 # identity changes, mounts a new one; either way the map has updated when one of the two is drawn.
+# Both ends are timed in the page (performance.now): the Enter keydown or the click that starts the
+# rerun, and the first animation frame in which the updated map is drawn, so Playwright's own
+# round trips are not counted.
 WATCH = """() => {
     window.__plotted = 0;
+    window.__start = 0;
+    window.__done = 0;
+    const start = (event) => {
+        if (!window.__start && (event.type === 'click' || event.key === 'Enter')) window.__start = performance.now();
+    };
+    document.addEventListener('keydown', start, {capture: true, once: false});
+    document.addEventListener('click', start, {capture: true, once: false});
     for (const gd of document.querySelectorAll('.js-plotly-plot')) {
         gd.__benchOld = true;
         gd.on('plotly_afterplot', () => { window.__plotted = performance.now(); });
     }
+    const updated = () => {
+        if (window.__plotted > 0) return true;
+        for (const gd of document.querySelectorAll('.js-plotly-plot')) {
+            if (!gd.__benchOld && gd._fullData && gd._fullData.length &&
+                (gd.querySelector('.scatterlayer .trace') || gd.querySelector('canvas'))) return true;
+        }
+        return false;
+    };
+    const frame = () => {
+        if (window.__start && updated()) { window.__done = performance.now(); return; }
+        requestAnimationFrame(frame);
+    };
+    requestAnimationFrame(frame);
 }"""
-UPDATED = """() => {
-    if (window.__plotted > 0) return true;
-    for (const gd of document.querySelectorAll('.js-plotly-plot')) {
-        if (!gd.__benchOld && gd._fullData && gd._fullData.length &&
-            (gd.querySelector('.scatterlayer .trace') || gd.querySelector('canvas'))) return true;
-    }
-    return false;
-}"""
+DONE = "() => window.__done > 0"
 
 
 # ----------------------------------------------------------------------------- synthetic maps
@@ -214,6 +233,42 @@ st.plotly_chart(
 """
 
 
+# The same page with the live map component instead (the issue-9 map alone): what the component
+# itself costs, without the rest of the app's page.
+LIVE_ALONE_APP = f"""
+import os
+import sys
+from pathlib import Path
+
+import streamlit as st
+
+sys.path.insert(0, {str(REPO)!r})
+from app.data import build_map_data
+from app.filters import filter_mask, search_mask, search_words
+from app.map_component import live_map
+
+
+@st.cache_resource
+def load(path):
+    return build_map_data("map", Path(path))
+
+
+st.set_page_config(layout="wide")
+data = load(os.environ["ATLAS_MAP"])
+query = st.sidebar.text_input("Search")
+topics = st.sidebar.multiselect("Topics", data.topic_order, format_func=data.label, select_all=False)
+in_view = filter_mask(data.topic_ids, topics=topics)
+line = st.empty()  # one element whatever the search, so the map keeps its place and is not remounted
+if search_words(query):
+    in_view &= search_mask(data.search_text, query)
+    line.markdown(f"{{int(in_view.sum()):,}} papers match")
+live_map(
+    data, ("map", os.environ["ATLAS_MAP"]), in_view, search_active=bool(search_words(query)), chosen_row=None,
+    chosen_topic=None, pin=None, clear_selection=0, on_click=lambda: None, on_select=lambda: None,
+)
+"""
+
+
 def serve(folder: Path, script: Path = REPO / "streamlit_app.py") -> StreamlitServer:
     """The app (or `script`) serving `folder` as the only map."""
     return StreamlitServer(folder, Path(tempfile.mkdtemp(prefix="bench-app-")), script=script)
@@ -255,16 +310,15 @@ def returning_paint(page, url: str) -> float:
 
 
 def rerun(page, action, expect_text: str | None) -> tuple[float, int]:
-    """Seconds from the action until the server's rerun has reached the browser and Plotly has redrawn,
-    and the bytes the page received over its WebSocket for that rerun (counted until the page is idle)."""
+    """Seconds from the keystroke or click to the first frame showing the redrawn map (timed in the
+    page), and the bytes the page received over its WebSocket for that rerun (counted until idle)."""
     page.evaluate(WATCH)
     before = page.received[0]
-    started = time.perf_counter()
     action()
     if expect_text:
         page.get_by_text(expect_text).first.wait_for(timeout=120_000)
-    page.wait_for_function(UPDATED, timeout=120_000, polling="raf")
-    seconds = time.perf_counter() - started
+    page.wait_for_function(DONE, timeout=120_000, polling="raf")
+    seconds = page.evaluate("(window.__done - window.__start) / 1000")
     page.wait_for_timeout(1500)  # the rest of the rerun's messages (tables below the map) arrive
     return seconds, page.received[0] - before
 
@@ -446,14 +500,21 @@ def main(argv: list[str] | None = None) -> int:
         print("measuring the baseline (bare Streamlit + one Plotly chart)...", file=sys.stderr)
         baseline = measure_baseline(browser, args.repeat)
         print("  " + ", ".join(f"{k} {v:.2f} s" for k, v in baseline.items()), file=sys.stderr)
-        map_alone = Path(tempfile.mkdtemp(prefix="bench-map-alone-")) / "map_alone_app.py"
+        pages = Path(tempfile.mkdtemp(prefix="bench-map-alone-"))
+        map_alone, live_alone = pages / "map_alone_app.py", pages / "live_alone_app.py"
         map_alone.write_text(MAP_ALONE_APP)
+        live_alone.write_text(LIVE_ALONE_APP)
+        # Streamlit serves static/ beside the page's script: let it be the app's, where the map writes
+        (REPO / "static").mkdir(exist_ok=True)
+        (pages / "static").symlink_to(REPO / "static", target_is_directory=True)
         for folder, synthetic in folders:
             manifest = read_manifest(folder)
             print(f"measuring {folder} ({manifest['papers']:,} papers)...", file=sys.stderr)
             timing = measure(browser, folder, args.repeat) | script_timings(folder, args.repeat)
             alone = measure(browser, folder, args.repeat, map_alone)
             timing |= {f"alone_{key}": value for key, value in alone.items()}
+            live = measure(browser, folder, args.repeat, live_alone)
+            timing |= {f"live_{key}": value for key, value in live.items()}
             results.append(
                 {
                     "folder": folder,
@@ -524,12 +585,15 @@ def write_results(out: Path, results: list[dict], repeat: int, baseline: dict, l
     rows = []
     for name, r in zip(names, results, strict=True):
         old = {k: r[f"alone_{k}"] for k in BROWSER_KEYS}
+        live = {k: r[f"live_{k}"] for k in BROWSER_KEYS}
         rows += [
             [
                 f"{name}: previous map alone (`st.plotly_chart`)",
                 f"{r['papers']:,}",
                 *seconds(old, *BROWSER_KEYS),
             ],
+            [f"{name}: live map alone", f"{r['papers']:,}", *seconds(live, *BROWSER_KEYS)],
+            [f"{name}: live map alone ÷ previous map alone", "", *ratios(live, old, BROWSER_KEYS)],
             [f"**{name}: the app, live map**", f"{r['papers']:,}", *seconds(r, *BROWSER_KEYS)],
             [f"{name}: app ÷ previous map alone", "", *ratios(r, old, BROWSER_KEYS)],
         ]
@@ -575,9 +639,12 @@ def write_results(out: Path, results: list[dict], repeat: int, baseline: dict, l
         "  (the live map keeps Plotly.js and the map's points in the browser's Cache Storage, by fingerprint).",
         "- *Previous map alone* is a page holding only the previous map figure in `st.plotly_chart` with",
         "  selections, a Search box and a Topics filter: the floor for any app built on that call, which",
-        "  re-sends the whole figure and mounts a new chart on every view change. The app row is the whole",
-        "  new app (map, topic list, paper table, detail panel), whose map is one live chart that receives",
-        "  the point table once per map and a few KB of view state per rerun.",
+        "  re-sends the whole figure and mounts a new chart on every view change. *Live map alone* is the",
+        "  same page with the live map component instead: one chart that receives the point table once per",
+        "  map and a few KB of view state per rerun. The app row is the whole new app (map, topic list,",
+        "  paper table, detail panel, sidebar filters), which Streamlit redraws around the map on a rerun.",
+        "- Rerun times run from the Enter keydown or the click to the first animation frame showing the",
+        "  redrawn map, both timed inside the page (Playwright's own round trips are not counted).",
         "- Chromium runs headless without a GPU, so WebGL (used above 1,000 papers) is emulated in",
         "  software; a reader's browser draws the same points on the GPU, many times faster.",
         "- Browser, server and benchmark share the machine's cores with other jobs: on a busy machine every",
