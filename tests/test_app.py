@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import json
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 from streamlit.elements.widgets.button import ButtonMixin
 from streamlit.testing.v1 import AppTest
 
+from app.map_component.payload import decode_mask
 from app.state import normalise_params
 from pipeline.artifacts import write_map
 from tests.app_fixtures import REPO, tiny_map, write_tiny_map
@@ -51,9 +53,35 @@ def figure(at: AppTest, index: int = 0) -> dict:
     return json.loads(at.get("plotly_chart")[index].proto.spec)
 
 
+def live_map(at: AppTest) -> dict:
+    """The view state the live map component received on the last run (its `data`)."""
+    [element] = [e for e in walk(at._tree) if getattr(e, "type", "") == "bidi_component"]
+    return json.loads(element.proto.json)
+
+
+def walk(node) -> list:
+    found = []
+    for child in getattr(node, "children", {}).values():
+        found += [child, *walk(child)]
+    return found
+
+
+def points(at: AppTest) -> dict:
+    """The map's point table, read from the static file the browser downloads."""
+    return json.loads(
+        gzip.decompress((REPO / "static" / "atlas" / live_map(at)["points"].split("/")[-1]).read_bytes())
+    )
+
+
 def map_doc_ids(at: AppTest) -> set[str]:
-    """doc_ids drawn in colour (in view): the traces that carry customdata."""
-    return {d for trace in figure(at)["data"] for d in (trace.get("customdata") or [])}
+    """doc_ids drawn in colour (in view), from the mask the map received (tiny maps: row i = doc i)."""
+    view = live_map(at)
+    return {f"doc{row:04d}" for row in np.flatnonzero(decode_mask(view["mask"], view["n"]))}
+
+
+def page_bytes(at: AppTest) -> int:
+    """Bytes of every element the run sent (their protobufs), what a rerun costs on the wire at most."""
+    return sum(e.proto.ByteSize() for e in walk(at._tree) if getattr(e, "proto", None) is not None)
 
 
 def url(at: AppTest) -> dict[str, list[str]]:
@@ -71,9 +99,8 @@ def test_default_load_shows_the_map_topics_and_papers(tiny):
     assert not at.exception
     assert at.markdown[0].value == "## Tiny test map"
     assert "60 papers · 4 topics · 8 unassigned" in texts(at)
-    assert len(map_doc_ids(at)) == 60
-    spec = figure(at)
-    assert [a["text"] for a in spec["layout"]["annotations"]] == [
+    assert len(map_doc_ids(at)) == 60 and live_map(at)["mask"] is None
+    assert [label["text"] for label in live_map(at)["topics"]] == [
         "Graph neural networks",
         "Diffusion models",
         "Reinforcement learning",
@@ -81,7 +108,8 @@ def test_default_load_shows_the_map_topics_and_papers(tiny):
     ]
     topics = topic_table(at)
     assert topics["Topic"].tolist()[-1] == "Unassigned" and topics["Papers"].tolist() == [13, 13, 13, 13, 8]
-    assert len(table(at)) == 60
+    assert len(table(at)) == 50  # the first page
+    assert "Papers 1–50 of 60 · page 1 of 2" in texts(at)
     assert not at.warning
     assert [b.label for b in at.get("download_button")] == [
         "Download these 60 papers (CSV)",
@@ -117,9 +145,7 @@ def test_search_matches_all_words_highlights_and_filters_the_table(tiny):
     ]  # 13, 41: unassigned
     assert all("diffusion" in t.lower() and "1" in t for t in papers["Title"])
     highlighted = map_doc_ids(at)
-    assert len(highlighted) == len(papers)
-    context = [t for t in figure(at)["data"] if t["name"] == "context"][0]
-    assert "customdata" not in context and context["hoverinfo"] == "skip"
+    assert len(highlighted) == len(papers) and live_map(at)["search"] is True
     assert f"**{len(papers)}** of 60 papers match" in texts(at)
     assert url(at)["q"] == ["DIFFUSION study 1"]
 
@@ -129,7 +155,7 @@ def test_topic_view_shows_keywords_representatives_and_nearest_topics(tiny):
     at.selectbox(key="topic-pick-None").select(2).run()
     assert "#### Reinforcement learning" in texts(at)
     assert "13 papers · 21.7% of the map" in texts(at)
-    keywords = figure(at, 1)["data"][0]
+    keywords = figure(at, 0)["data"][0]
     assert keywords["type"] == "bar" and keywords["y"][-1] == "policy"
     representatives = table(at, index=1)
     assert representatives["Title"].tolist() == ["Policy study 2", "Policy study 10", "Policy study 14"]
@@ -138,8 +164,8 @@ def test_topic_view_shows_keywords_representatives_and_nearest_topics(tiny):
     ][0]
     assert len(nearest) == 3 and "Reinforcement learning" not in set(nearest["Topic"])
     assert url(at)["topic"] == ["2"]
-    labels = [a["text"] for a in figure(at)["layout"]["annotations"]]
-    assert labels[0] == "<b>Reinforcement learning</b>"  # the opened topic is named first, in bold
+    first = live_map(at)["topics"][0]
+    assert first["text"] == "Reinforcement learning" and first["chosen"]  # named first, drawn in bold
 
 
 def test_paper_view_shows_abstract_topic_and_nearest_papers(tiny):
@@ -150,8 +176,7 @@ def test_paper_view_shows_abstract_topic_and_nearest_papers(tiny):
     assert len(neighbours) == 8 and "doc0005" not in neighbours["Title"].tolist()
     assert set(neighbours["Topic"]) <= {"Diffusion models", "Unassigned"}
     assert neighbours["Similarity"].is_monotonic_decreasing
-    ring = [t for t in figure(at)["data"] if t["name"] == "opened paper"]
-    assert len(ring) == 1
+    assert live_map(at)["paper"] == 5  # the opened paper's row, ringed on the map
 
 
 def test_view_is_restored_from_query_params(tiny):
@@ -260,8 +285,10 @@ def test_map_selection_fills_the_paper_table(tiny):
     assert "#### Selected on the map · 3" in texts(at)
     assert table(at)["Title"].tolist() == ["Clustering study 3", "Diffusion study 1", "Policy study 42"]
     assert [b.label for b in at.get("download_button")][0] == "Download these 3 papers (CSV)"
+    before = live_map(at)["clear"]
     [b for b in at.button if b.label == "Clear selection"][0].click().run()
-    assert len(table(at)) == 60
+    assert len(table(at)) == 50 and "Papers · 60" in texts(at)
+    assert live_map(at)["clear"] == before + 1  # the map drops its box or lasso too
 
 
 def test_hostile_titles_and_labels_are_shown_as_text(tmp_path, monkeypatch):
@@ -274,9 +301,11 @@ def test_hostile_titles_and_labels_are_shown_as_text(tmp_path, monkeypatch):
     assert (
         heading == "#### \\$x\\^2\\$ \\*\\*bold\\*\\* \\[x\\]\\(y\\)"
     )  # every marker escaped: shown literally
-    spec = json.dumps(figure(at), ensure_ascii=False)
-    assert "<img" not in spec and "<b>Bold" not in spec
-    assert "&lt;img src=x onerror=alert(1)&gt;" in spec and "&lt;b&gt;Bold&lt;/b&gt; topic" in spec
+    table_text = json.dumps(points(at), ensure_ascii=False)  # what Plotly's hover labels draw
+    assert "<img" not in table_text and "<b>Bold" not in table_text
+    assert points(at)["title"][0] == "&lt;img src=x onerror=alert(1)&gt;"
+    assert "&lt;b&gt;Bold&lt;/b&gt; topic" in points(at)["topic_names"]
+    assert live_map(at)["topics"][0]["text"] == "<b>Bold</b> topic"  # names are set as text, not markup
     assert HOSTILE in table(at)["Title"].tolist()  # dataframes show the raw text, never as HTML
     assert "<b>Bold</b> topic" in topic_table(at)["Topic"].tolist()
 
@@ -297,8 +326,8 @@ def test_where_does_my_paper_fit_pins_an_abstract_without_storing_it(tiny, monke
     [b for b in at.button if b.label == "Place on the map"][0].click().run()
     assert not at.exception
     assert "Placed in **Diffusion models**" in at.success[0].value
-    pinned = [t for t in figure(at)["data"] if t["name"] == "your abstract"][0]
-    assert pinned["x"][0] > 0.5 and pinned["y"][0] > 0.5  # among topic 1, around (2, 2)
+    pinned = live_map(at)["pin"]
+    assert pinned["x"] > 0.5 and pinned["y"] > 0.5  # among topic 1, around (2, 2)
     neighbours = table(at, index=0)
     assert len(neighbours) == 8 and neighbours["Similarity"].iloc[0] > 0.8
     assert sorted(p.name for p in tiny.iterdir()) == before
@@ -354,14 +383,22 @@ def test_about_this_map_shows_the_manifest(tiny):
     assert "Model sentence\\-transformers/all\\-MiniLM\\-L6\\-v2 · encoder synthetic" in about
 
 
-def test_big_views_send_at_most_a_thousand_table_rows_but_export_them_all(tmp_path, monkeypatch, downloads):
+def test_big_views_page_the_table_send_little_per_rerun_and_export_everything(
+    tmp_path, monkeypatch, downloads
+):
     monkeypatch.setenv("ATLAS_MAP", str(write_tiny_map(tmp_path / "big", n=1500)))
     monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "none"))
     at = start()
-    assert len(table(at)) == 1000
-    assert "Showing the first 1,000 of 1,500" in texts(at)
+    assert len(table(at)) == 50
+    assert "Papers 1–50 of 1,500 · page 1 of 30" in texts(at)
     assert len(rows_of(downloads["Download these 1,500 papers (CSV)"])) == 1500
-    assert {t["type"] for t in figure(at)["data"]} == {"scattergl"}
+    assert points(at)["webgl"] is True and len(points(at)["x"]) == 1500
+    at.button(key="page_next").click().run()
+    assert "Papers 51–100 of 1,500 · page 2 of 30" in texts(at)
+    assert table(at)["Title"].iloc[0] == "Policy study 50"
+    at.text_input(key="w_search").input("policy").run()  # a new view starts again at page 1
+    assert "Papers 1–50 of" in texts(at) and table(at)["Title"].iloc[0] == "Policy study 2"
+    assert page_bytes(at) < 60_000  # the whole page: map view state, topic list, one page of papers
 
 
 def test_metadata_column_names_are_shown_literally(tmp_path, monkeypatch):

@@ -1,23 +1,18 @@
-"""Unit tests for the app's pure helpers: URL state, filters and search, selection events, placement, figure."""
+"""Unit tests for the app's pure helpers: URL state, filters and search, placement, palette, text, map catalog."""
 
 from __future__ import annotations
 
-import base64
 import itertools
-import json
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from app.data import build_map_data, facet_columns, label_limit, map_catalog, point_size, requested_map
-from app.figure import Pin, map_figure
+from app.data import facet_columns, map_catalog, requested_map
 from app.filters import filter_mask, search_mask
 from app.palette import UNASSIGNED_COLOUR, _srgb_to_lab, distinct_colours, topic_colours
-from app.selection import selected_papers
 from app.state import ViewState, Vocabulary, normalise_params, parse_map, parse_view, to_params
 from app.text import markdown_literal, plotly_escape
-from pipeline.artifacts import write_map
 from pipeline.place import place
 from tests.app_fixtures import tiny_map, write_tiny_map
 
@@ -133,33 +128,6 @@ def test_facets_are_low_cardinality_scalar_metadata_columns():
     assert facet_columns(papers) == {"source": ("alpha.txt", "beta.txt"), "year": ("2023", "2024")}
 
 
-# ------------------------------------------------------------------ selection events
-def test_box_selection_maps_points_to_doc_ids_through_customdata_only():
-    event = {
-        "selection": {
-            "points": [
-                {"curve_number": 3, "point_index": 0, "customdata": "doc2"},
-                {"curve_number": 1, "point_index": 0, "customdata": ["doc1"]},
-                {"curve_number": 1, "point_index": 1, "customdata": "doc2"},
-                {"curve_number": 0, "point_index": 5},
-                {"curve_number": 2, "point_index": 2, "customdata": "stale"},
-            ],
-            "box": [{"x": [0, 1], "y": [0, 1]}],
-            "lasso": [],
-        }
-    }
-    selection = selected_papers(event, known={"doc1", "doc2"})
-    assert selection.doc_ids == ("doc2", "doc1")
-    assert not selection.is_click
-
-
-def test_a_single_point_without_a_box_is_a_click():
-    event = {"selection": {"points": [{"customdata": "doc1", "point_index": 7}], "box": [], "lasso": []}}
-    assert selected_papers(event).is_click
-    assert selected_papers({"selection": {"points": []}}).doc_ids == ()
-    assert selected_papers({}).doc_ids == ()
-
-
 # ------------------------------------------------------------------ placement
 def test_place_puts_a_paper_among_its_topics_nearest_papers():
     # Placement rules changed in issue 13: the pin sits among the chosen topic's nearest papers
@@ -212,7 +180,7 @@ def test_untrusted_text_is_escaped_for_plotly_and_markdown():
         assert "\\" + raw in literal
 
 
-# ------------------------------------------------------------------ map catalog and figure
+# ------------------------------------------------------------------ map catalog
 def test_map_catalog_puts_the_requested_or_seeds_map_first(tmp_path):
     for name in ("zeta", "seeds"):
         write_tiny_map(tmp_path / name)
@@ -228,46 +196,16 @@ def test_map_catalog_puts_the_requested_or_seeds_map_first(tmp_path):
     assert requested_map([], {}) is None
 
 
-def test_figure_tags_every_paper_with_its_doc_id_and_escapes_text(tmp_path):
-    titles = ["<img src=x onerror=alert(1)>"] + [f"paper {i}" for i in range(1, 60)]
-    data = build_map_data(
-        "tiny", write_tiny_map(tmp_path / "tiny", titles=titles, labels=["<b>bold</b>", "B & C", "C", "D"])
-    )
-    in_view = np.ones(data.n, dtype=bool)
-    in_view[:10] = False
-    figure = map_figure(data, in_view, pin=Pin(0.0, 0.0, "<script>"), chosen_row=12)
-    traces = json.loads(figure.to_json())["data"]  # what st.plotly_chart sends to the browser
-    tagged = [d for trace in traces for d in trace.get("customdata", [])]
-    assert sorted(tagged) == sorted(data.papers["doc_id"][10:])
-    assert all(trace["type"] == "scatter" for trace in traces)  # 60 points: SVG
-    spec = json.dumps(json.loads(figure.to_json()), ensure_ascii=False)  # the strings Plotly.js receives
-    assert "<img" not in spec and "<script>" not in spec and "<b>bold" not in spec
-    assert "&lt;b&gt;bold&lt;/b&gt;" in spec and "B &amp; C" in spec
-    context = [t for t in traces if t["name"] == "context"][0]
-    assert context["hoverinfo"] == "skip" and "customdata" not in context
-    assert len(np.frombuffer(base64.b64decode(context["x"]["bdata"]), context["x"]["dtype"])) == 10
+def test_search_text_finds_the_same_papers_as_a_plain_substring_scan():
+    from app.filters import SearchText
 
-
-def test_figure_scales_with_the_number_of_papers():
-    assert point_size(57) > point_size(10_000) > point_size(80_000) >= 3
-    assert label_limit(80_000, 300) == 40 and label_limit(57, 5) == 5
-
-
-def test_big_maps_use_webgl(tmp_path):
-    data = build_map_data("big", write_tiny_map(tmp_path / "big", n=1500))
-    figure = map_figure(data, np.ones(data.n, dtype=bool))
-    traces = figure.to_dict()["data"]
-    assert {t["type"] for t in traces if "customdata" in t} == {"scattergl"}
-
-
-def test_a_far_off_paper_does_not_squeeze_the_map_but_stays_in_sight_when_opened(tmp_path):
-    atlas = tiny_map(1500)
-    atlas.papers.loc[0, ["x", "y"]] = [400.0, -400.0]  # a detached strand, far from everything
-    write_map(tmp_path / "far", atlas)
-    data = build_map_data("far", tmp_path / "far")
-    everything = np.ones(data.n, dtype=bool)
-    layout = map_figure(data, everything).to_dict()["layout"]
-    assert layout["xaxis"]["range"][1] < 10 and layout["yaxis"]["range"][0] > -10  # the mass fills the view
-    assert layout["xaxis"]["range"][0] < -2 < 2 < layout["xaxis"]["range"][1]
-    opened = map_figure(data, everything, chosen_row=data.row_of["doc0000"]).to_dict()["layout"]
-    assert opened["xaxis"]["range"][1] >= 400 and opened["yaxis"]["range"][0] <= -400
+    rng = np.random.default_rng(0)
+    words = ["Graph", "neural", "net", "learning", "x", "ab", "é", "C++"]
+    texts = pd.Series([" ".join(rng.choice(words, 4)) for _ in range(500)] + [None])
+    index = SearchText(texts)
+    lowered = texts.fillna("").str.lower()
+    for query in ["graph neural", "x ab é", "learning graph net", "É", "zz graph", "c++", "t l", "ab x"]:
+        expected = np.ones(len(texts), dtype=bool)
+        for word in query.lower().split():
+            expected &= lowered.str.contains(word, regex=False).to_numpy(dtype=bool)
+        assert np.array_equal(index.mask(query), expected), query

@@ -8,13 +8,24 @@ from pathlib import Path
 
 import pytest
 
-from app.devserver import StreamlitServer
-from pipeline.artifacts import read_map
-from tests.app_fixtures import write_tiny_map
+from pipeline.artifacts import read_map, write_map
+from tests.app_fixtures import tiny_map, write_tiny_map
+from tests.devserver import StreamlitServer
 
 pytestmark = pytest.mark.browser
 CHROMIUM = "/usr/bin/chromium"
-POINTS = ".js-plotly-plot .scatterlayer .trace path.point"
+GRAPH = ".atlas-map-graph"
+POINTS = f"{GRAPH} .scatterlayer .trace path.point"
+# Installed before any page script: remembers every WebGL context the page creates.
+COUNT_WEBGL = """(() => {
+    window.__webgl = [];
+    const original = HTMLCanvasElement.prototype.getContext;
+    HTMLCanvasElement.prototype.getContext = function (kind, ...rest) {
+        const context = original.call(this, kind, ...rest);
+        if (context && /webgl/.test(kind) && !window.__webgl.includes(context)) window.__webgl.push(context);
+        return context;
+    };
+})()"""
 
 
 class App(StreamlitServer):
@@ -66,7 +77,32 @@ def page(browser):
 
 def open_app(page, url: str) -> None:
     page.goto(url)
-    page.wait_for_selector(POINTS, timeout=60_000)
+    page.wait_for_function(
+        f"() => document.querySelector('{GRAPH}')?.dataset.atlasDraws >= 1", timeout=60_000
+    )
+
+
+def draws(page) -> int:
+    """How many times the map has been drawn or redrawn (the component counts them on the graph)."""
+    return int(page.evaluate(f"document.querySelector('{GRAPH}').dataset.atlasDraws"))
+
+
+def wait_for_redraw(page, before: int) -> None:
+    page.wait_for_function(
+        f"() => document.querySelector('{GRAPH}').dataset.atlasDraws > {before}", timeout=30_000
+    )
+
+
+def search_for(page, words: str) -> None:
+    before = draws(page)
+    box = page.get_by_role("textbox", name="Search")
+    box.fill(words)
+    box.press("Enter")
+    wait_for_redraw(page, before)
+
+
+def x_range(page) -> list[float]:
+    return page.evaluate(f"document.querySelector('{GRAPH}')._fullLayout.xaxis.range.slice()")
 
 
 def heading(page, prefix: str) -> str:
@@ -80,7 +116,7 @@ def test_app_loads_and_shows_the_map(page, tiny_app):
     open_app(page, app.url)
     assert page.locator(POINTS).count() == 60
     assert page.get_by_role("heading", name="Tiny test map").is_visible()
-    labels = page.locator(".js-plotly-plot .annotation-text").all_text_contents()
+    labels = page.locator(".atlas-label:not([hidden])").all_text_contents()
     assert labels == [
         "Graph neural networks",
         "Diffusion models",
@@ -109,27 +145,23 @@ def test_search_narrows_the_view_lands_in_the_url_and_the_url_restores_it(page, 
     other.context.close()
 
 
-def point_position(page, doc_id: str) -> list[float]:
-    """Screen position of a paper's point, found through its customdata."""
+def point_position(page, row: int) -> list[float]:
+    """Screen position of the paper in `row` of papers.parquet (tiny maps: doc_id f"doc{row:04d}")."""
     return page.evaluate(
-        """(docId) => {
-            const gd = document.querySelector('.js-plotly-plot');
+        """([selector, row]) => {
+            const gd = document.querySelector(selector);
             const r = gd.querySelector('.nsewdrag').getBoundingClientRect();
-            for (const trace of gd._fullData) {
-                const i = Array.from(trace.customdata || []).indexOf(docId);
-                if (i >= 0) return [r.left + gd._fullLayout.xaxis.l2p(trace.x[i]),
-                                    r.top + gd._fullLayout.yaxis.l2p(trace.y[i])];
-            }
-            return null;
+            return [r.left + gd._fullLayout.xaxis.l2p(gd.atlasTable.x[row]),
+                    r.top + gd._fullLayout.yaxis.l2p(gd.atlasTable.y[row])];
         }""",
-        doc_id,
+        [GRAPH, row],
     )
 
 
 def test_clicking_a_point_opens_the_paper(page, tiny_app):
     app, _ = tiny_app
     open_app(page, app.url)
-    page.mouse.move(*point_position(page, "doc0009"))
+    page.mouse.move(*point_position(page, 9))
     page.wait_for_selector(".hoverlayer .hovertext", timeout=10_000)
     page.mouse.down()
     page.mouse.up()
@@ -147,7 +179,7 @@ def test_a_box_selection_on_the_map_fills_the_table(page, tiny_app):
     page.locator(".modebar-btn[data-val='select']").first.click()  # the map's Box Select tool
     corners = page.evaluate(
         """([x0, y0, x1, y1]) => {
-            const gd = document.querySelector('.js-plotly-plot');
+            const gd = document.querySelector('.atlas-map-graph');
             const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
             const r = gd.querySelector('.nsewdrag').getBoundingClientRect();
             const px = (v) => r.left + xa.l2p(v), py = (v) => r.top + ya.l2p(v);
@@ -163,6 +195,11 @@ def test_a_box_selection_on_the_map_fills_the_table(page, tiny_app):
     assert heading(page, "Selected on the map") == f"Selected on the map · {len(inside)}"
     button = page.get_by_role("button", name=f"Download these {len(inside)} papers (CSV)")
     button.wait_for(timeout=30_000)
+    before = draws(page)
+    page.get_by_role("button", name="Clear selection").click()
+    heading(page, "Papers · 60")
+    wait_for_redraw(page, before)
+    assert page.evaluate(f"(document.querySelector('{GRAPH}').layout.selections || []).length") == 0
 
 
 def test_download_returns_the_rows_in_view_as_csv(page, tiny_app):
@@ -180,34 +217,164 @@ def test_download_returns_the_rows_in_view_as_csv(page, tiny_app):
     assert download_info.value.suggested_filename == "tiny-view.csv"
 
 
-def test_hostile_titles_and_topic_names_run_no_script(page, tmp_path):
+def test_hostile_titles_and_topic_names_show_as_typed_and_run_no_script(page, tmp_path):
     titles = [
         '<img src=x onerror="window.__xss=1;alert(1)">',
         "<script>window.__xss=2;alert(2)</script>",
         '<b onmouseover="alert(3)">bold</b> $x$ **y** [z](javascript:alert(4))',
+        "<img src=x onerror=alert(1)>",
+        '<a href="javascript:alert(1)">x</a>',
+        "<b>bold</b>",
     ]
     titles += [f"Paper {i}" for i in range(len(titles), 60)]
-    labels = ['<img src=x onerror="window.__xss=3;alert(5)">', "<i>B</i>", "C & D", "D"]
+    labels = [
+        '<img src=x onerror="window.__xss=3;alert(5)">',
+        "<i>B</i>",
+        "C & D",
+        '<a href="javascript:alert(6)">D</a>',
+    ]
     folder = write_tiny_map(tmp_path / "hostile", titles=titles, labels=labels)
     app = App(folder, tmp_path / "none")
     try:
         open_app(page, app.url + "?paper=doc0000")
         page.get_by_role("heading", name=titles[0]).wait_for(timeout=30_000)  # shown as text
-        annotations = page.locator(".js-plotly-plot .annotation-text").all_text_contents()
-        assert annotations[0].startswith("<img src=x") and "<i>B</i>" in annotations  # literal, wrapped
-        for row in range(3):  # hover each hostile point so Plotly renders its hover label
-            position = point_position(page, f"doc{row:04d}")
-            page.mouse.move(*position)
-            page.wait_for_selector(".hoverlayer .hovertext", timeout=10_000)
-            assert "<" in page.locator(".hoverlayer .hovertext").first.text_content()
+        annotations = page.locator(".atlas-label:not([hidden])").all_text_contents()
+        assert (
+            annotations[0] == labels[0] and "<i>B</i>" in annotations and labels[3] in annotations
+        )  # as typed
+        for row in range(6):  # hover each hostile point: Plotly draws its title as typed
+            page.mouse.move(*point_position(page, row))
+            hover = page.locator(f"{GRAPH} .hoverlayer .hovertext").first
+            hover.wait_for(timeout=10_000)
+            shown = hover.text_content()
+            assert titles[row][:20] in shown.replace("\n", "") or titles[row][:20] in " ".join(
+                hover.locator("tspan").all_text_contents()
+            )
+            page.mouse.move(5, 5)
         page.goto(app.url + "?paper=doc0001")
-        page.wait_for_selector(POINTS, timeout=60_000)
         page.get_by_role("heading", name=titles[1]).wait_for(timeout=30_000)
+        page.wait_for_function(
+            f"() => document.querySelector('{GRAPH}')?.dataset.atlasDraws >= 1", timeout=60_000
+        )
         page.wait_for_timeout(500)
         assert page.dialogs == []
         assert page.evaluate("window.__xss") is None
         assert page.locator('img[src="x"]').count() == 0
         assert page.evaluate("[...document.scripts].some(s => s.textContent.includes('__xss'))") is False
         assert page.locator("b[onmouseover], a[href^='javascript']").count() == 0
+        assert page.locator(f"{GRAPH} b:text-is('bold')").count() == 0
+    finally:
+        app.stop()
+
+
+@pytest.fixture(scope="module")
+def webgl_app(tmp_path_factory):
+    root = tmp_path_factory.mktemp("browser-webgl")
+    folder = write_tiny_map(root / "big", n=1500)  # over 1,000 papers: the map draws with WebGL
+    app = App(folder, root / "no-other-maps")
+    yield app
+    app.stop()
+
+
+def test_one_chart_and_one_webgl_setup_survive_searches_filters_and_fifty_interactions(browser, webgl_app):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.add_init_script(COUNT_WEBGL)
+    try:
+        open_app(page, webgl_app.url)
+        page.evaluate(f"document.querySelector('{GRAPH}').__original = true")  # tag the graph element
+        topic_list = "[data-testid='stDataFrame']"  # the topic list beside the map, the page's first table
+        page.evaluate(f'document.querySelector("{topic_list}").__original = true')
+        contexts = page.evaluate("window.__webgl.length")
+        canvases = page.evaluate(f"document.querySelectorAll('{GRAPH} canvas').length")
+        assert contexts == 2  # one chart: Plotly gives scattergl a drawing layer and a selection layer
+        for words in ("diffusion", "policy", "graph"):  # three searches: highlights, no new chart
+            search_for(page, words)
+            assert page.evaluate(f"document.querySelector('{GRAPH}').__original") is True
+        assert page.evaluate(f"document.querySelectorAll('{GRAPH}').length") == 1
+        assert page.evaluate(f'document.querySelector("{topic_list}").__original') is True  # not remounted
+        highlight = page.evaluate(
+            f"document.querySelector('{GRAPH}')._fullData.filter(t => t.name === 'highlight' && t.visible)"
+            ".reduce((n, t) => n + t.x.length, 0)"
+        )
+        assert highlight == 375  # "graph": topic 0 is every fourth paper
+
+        # zoom with the mouse wheel, then change a filter: the zoom stays
+        box = page.locator(f"{GRAPH} .nsewdrag").first.bounding_box()
+        page.mouse.move(box["x"] + box["width"] * 0.7, box["y"] + box["height"] * 0.3)
+        for _ in range(3):
+            page.mouse.wheel(0, -240)
+            page.wait_for_timeout(150)
+        page.wait_for_function(
+            f"() => document.querySelector('{GRAPH}')._fullLayout.xaxis.range[1] - "
+            f"document.querySelector('{GRAPH}')._fullLayout.xaxis.range[0] < 6",
+            timeout=10_000,
+        )
+        zoomed = x_range(page)
+        before = draws(page)
+        page.get_by_role("switch", name="Show unassigned papers").click(force=True)
+        wait_for_redraw(page, before)
+        assert x_range(page) == pytest.approx(zoomed)
+
+        for turn in range(50):  # fifty more view changes: still the same chart and contexts
+            search_for(page, ("diffusion", "policy", "clustering", "graph nodes", "")[turn % 5])
+        assert page.evaluate(f"document.querySelector('{GRAPH}').__original") is True
+        assert page.evaluate("window.__webgl.length") == contexts
+        assert page.evaluate(f"document.querySelectorAll('{GRAPH} canvas').length") == canvases
+        assert x_range(page) == pytest.approx(zoomed)
+    finally:
+        context.close()
+
+
+def test_an_opened_paper_far_outside_the_view_is_brought_into_sight(page, tmp_path):
+    atlas = tiny_map(600)  # 500 papers or more: the opening view leaves out the outermost 0.2%
+    atlas.papers.loc[0, ["x", "y"]] = [400.0, -400.0]  # a detached strand, far from everything
+    write_map(tmp_path / "far", atlas)
+    app = App(tmp_path / "far", tmp_path / "none")
+    try:
+        open_app(page, app.url)
+        assert x_range(page)[1] < 10  # the opening view is the mass of the map, not the strand
+        assert page.locator(".atlas-ring:not([hidden])").count() == 0
+        open_app(page, app.url + "?paper=doc0000")
+        page.wait_for_function(f"() => document.querySelector('{GRAPH}')._fullLayout.xaxis.range[1] >= 400")
+        page.locator(".atlas-ring:not([hidden])").wait_for(timeout=10_000)  # ringed where it lies
+    finally:
+        app.stop()
+
+
+def test_theme_names_on_the_whole_map_and_topic_names_zoomed_in(page, tmp_path):
+    import pandas as pd
+
+    folder = write_tiny_map(tmp_path / "themed")
+    pd.DataFrame(
+        {
+            "theme_id": [0, 1],
+            "label": ["<b>Generative</b> models", "Learning on structure"],
+            "keywords": [["diffusion"], ["graph"]],
+            "size": [26, 26],
+            "topic_ids": [[1, 2], [0, 3]],
+            "x": [0.0, 0.0],
+            "y": [1.5, -1.5],
+        }
+    ).to_parquet(folder / "themes.parquet")
+    app = App(folder, tmp_path / "none")
+    try:
+        open_app(page, app.url)
+        labels = ".atlas-label:not([hidden])"
+        assert sorted(page.locator(labels).all_text_contents()) == [
+            "<b>Generative</b> models",
+            "Learning on structure",
+        ]
+        box = page.locator(f"{GRAPH} .nsewdrag").first.bounding_box()
+        page.mouse.move(box["x"] + box["width"] * 0.75, box["y"] + box["height"] * 0.25)  # over topic 1
+        for _ in range(8):  # zoom in to about a quarter of the map
+            page.mouse.wheel(0, -300)
+            page.wait_for_timeout(150)
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.atlas-label:not([hidden])')]"
+            ".some(e => e.textContent === 'Diffusion models')",
+            timeout=10_000,
+        )
+        assert "Learning on structure" not in page.locator(labels).all_text_contents()
     finally:
         app.stop()

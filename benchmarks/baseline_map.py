@@ -1,4 +1,8 @@
-"""Build the Plotly topic map: papers coloured by topic, topic names on top, every point tagged by doc_id."""
+"""The previous map, kept as the benchmark's baseline: one whole Plotly figure for `st.plotly_chart` per rerun.
+
+This is how the app drew its map before the live map component (app/map_component); bench_app.py
+measures a page holding only this figure side by side with the app. Not used by the app.
+"""
 
 from __future__ import annotations
 
@@ -13,8 +17,9 @@ except ImportError:  # pragma: no cover
     convert_to_base64 = None
 
 from app.data import MapData, label_limit, point_size
+from app.map_component.payload import view_ranges
 from app.palette import CONTEXT_COLOUR
-from app.text import plotly_escape, plotly_wrap
+from app.text import plotly_escape, plotly_wrap, shorten
 
 WEBGL_ABOVE = 1000  # points; SVG is crisper and fully interactive below, WebGL keeps big maps fluid
 MAP_HEIGHT = 640
@@ -69,26 +74,21 @@ class Pin:
     topic_label: str
 
 
-def view_ranges(x: np.ndarray, y: np.ndarray, *, keep: float = 0.998, pad: float = 0.04):
-    """The map's opening x and y ranges: the central `keep` share of the papers on each axis, padded.
-
-    A handful of far-off papers (UMAP strands a tiny detached group now and then) would otherwise
-    squeeze the whole map into a corner; they stay reachable by panning and zooming out.
-
-    Examples:
-        >>> xs = np.r_[np.linspace(0, 1, 999), 50.0]
-        >>> [round(v, 2) for v in view_ranges(xs, xs)[0]]
-        [-0.04, 1.04]
-    """
-    ranges = []
-    for values in (x, y):
-        if len(values) >= 500:
-            low, high = np.quantile(values, [(1 - keep) / 2, (1 + keep) / 2], method="nearest")
-        else:  # every paper counts on a small map
-            low, high = values.min(), values.max()
-        margin = (high - low) * pad or 1.0
-        ranges.append([float(low - margin), float(high + margin)])
-    return ranges[0], ranges[1]
+def hover_detail(data: MapData) -> np.ndarray:
+    """Plotly-escaped "topic<br>source" lines under each title (what the app's MapData used to carry)."""
+    cached = getattr(data, "_baseline_detail", None)
+    if cached is None:
+        labels = {t: plotly_escape(label) for t, label in data.labels.items()}
+        sources = data.papers["source"].fillna("").astype(str).tolist()
+        cached = np.array(
+            [
+                f"{labels.get(int(t), t)}<br>{plotly_escape(shorten(s, 70))}"
+                for t, s in zip(data.topic_ids.tolist(), sources, strict=True)
+            ],
+            dtype=object,
+        )
+        data._baseline_detail = cached
+    return cached
 
 
 def discrete_colorscale(colours: list[str]) -> list[list]:
@@ -171,7 +171,7 @@ def map_figure(
                 "name": "papers",
                 "customdata": data.papers["doc_id"].to_numpy()[rows],
                 "text": data.hover_title[rows],
-                "hovertext": data.hover_detail[rows],
+                "hovertext": hover_detail(data)[rows],
                 "hovertemplate": HOVER,
                 "showlegend": False,
                 "marker": {
@@ -327,30 +327,3 @@ def pin_annotation(pin: Pin) -> list[dict]:
             "arrowcolor": "#111827",
         }
     ]
-
-
-def keyword_figure(keywords: list[str], weights: list[float], colour: str) -> go.Figure:
-    """Horizontal bars of a topic's keywords by c-TF-IDF weight, the strongest on top."""
-    order = list(range(len(keywords)))[::-1]
-    figure = go.Figure(
-        go.Bar(
-            x=[float(weights[i]) for i in order],
-            y=[plotly_escape(keywords[i]) for i in order],
-            orientation="h",
-            marker={"color": colour},
-            hovertemplate="%{y}: %{x:.3f}<extra></extra>",
-        )
-    )
-    figure.update_layout(
-        height=max(160, 24 * len(keywords) + 40),
-        margin={"l": 4, "r": 4, "t": 4, "b": 28},
-        xaxis={
-            "title": {"text": "weight (c-TF-IDF)", "font": {"size": 11}},
-            "showgrid": True,
-            "gridcolor": "#eef0f3",
-        },
-        yaxis={"automargin": True},
-        plot_bgcolor="white",
-        paper_bgcolor="rgba(0,0,0,0)",
-    )
-    return figure

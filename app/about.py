@@ -1,0 +1,70 @@
+"""The 'About this map' panel: what the manifest says about how the map was made and how good it is."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app.data import MapData
+from app.text import markdown_literal
+
+
+def about_panel(data: MapData) -> None:
+    manifest = data.manifest
+    quality = manifest.get("quality") or {}
+    with st.expander("About this map", icon=":material/info:"):
+        model = manifest.get("model") or {}
+        themes = len(data.themes) if data.themes is not None else 0
+        st.markdown(
+            f"**{markdown_literal(manifest.get('name') or data.name)}** · "
+            f"{manifest.get('papers', data.n):,} papers · {manifest.get('topics', len(data.topic_order)):,} "
+            f"topics{f' in {themes:,} themes' if themes else ''} · "
+            f"{manifest.get('unassigned', data.sizes[-1]):,} unassigned"
+        )
+        st.caption(
+            f"Model {markdown_literal(model.get('name', 'unknown'))} · encoder "
+            f"{markdown_literal(model.get('encoder', 'unknown'))} · built "
+            f"{markdown_literal(manifest.get('built_at', 'unknown'))} · folder {markdown_literal(data.path)}"
+        )
+        metrics = st.columns(5)
+        metrics[0].metric("Unassigned share", _percent(quality.get("unassigned_share")))
+        metrics[1].metric("Largest topic share", _percent(quality.get("largest_topic_share")))
+        metrics[2].metric(
+            "Coherence (NPMI)",
+            _number(quality.get("coherence_npmi")),
+            help="Mean normalised PMI of each topic's top words in the abstracts: -1 to 1, higher "
+            "is more coherent.",
+        )
+        metrics[3].metric(
+            "Topic diversity",
+            _number(quality.get("diversity")),
+            help="Share of distinct words among all topics' top words: 1 means no overlap.",
+        )
+        metrics[4].metric(
+            "Build speed",
+            f"{manifest['abstracts_per_second']:,} /s" if manifest.get("abstracts_per_second") else "–",
+            help="Abstracts per second, end to end.",
+        )
+        timings = manifest.get("timings_seconds") or {}
+        if timings:  # plain text lines: cheaper to draw than a table, and the panel is usually closed
+            st.markdown(
+                "**Build timings** · "
+                + " · ".join(f"{markdown_literal(stage)} {_seconds(v)}" for stage, v in timings.items())
+            )
+        config = manifest.get("config") or {}
+        if config:
+            st.markdown(
+                "**Build settings** · "
+                + " · ".join(f"{markdown_literal(k)} = {markdown_literal(v)}" for k, v in config.items())
+            )
+
+
+def _seconds(value) -> str:
+    return f"{value:,.1f} s" if isinstance(value, int | float) else markdown_literal(value)
+
+
+def _percent(value) -> str:
+    return f"{value:.1%}" if isinstance(value, int | float) else "–"
+
+
+def _number(value) -> str:
+    return f"{value:.3f}" if isinstance(value, int | float) else "–"

@@ -1,0 +1,33 @@
+"""The map, its searches and the embedding model, loaded through Streamlit's caches (shared by sessions)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import streamlit as st
+
+from app.data import MapData, build_map_data
+from app.filters import search_mask
+
+
+@st.cache_resource(show_spinner="Loading the map…", max_entries=4)
+def load_map(name: str, path: str, signature: tuple) -> MapData:
+    """The map and its precomputations; `signature` (file mtimes) makes a rebuilt map load afresh."""
+    return build_map_data(name, Path(path))
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def cached_search(name: str, path: str, signature: tuple, query: str) -> np.ndarray:
+    return search_mask(load_map(name, path, signature).search_text, query)
+
+
+@st.cache_resource(show_spinner=False)
+def load_encoder_once(embedder: str):
+    """The map's own encoder, loaded on first use of "Where does my paper fit?" and then kept."""
+    from pipeline.embed import load_encoder
+
+    try:
+        return load_encoder(embedder)
+    except ImportError:  # the ONNX encoder module is optional; the reference model gives the same space
+        return load_encoder("torch-fp32")

@@ -1,0 +1,108 @@
+"""The live map: a Streamlit Custom Components v2 component of our own that draws with Plotly.js.
+
+One Plotly chart per map lives in the page across reruns. The browser downloads two files once
+(see `assets`): Plotly.js, from the installed `plotly` package, and the map's point table, named by
+its content's fingerprint. Every rerun then sends only the view state below, a few KB at any size.
+
+What the browser receives as the component's `data` on each rerun (`payload.view_state`):
+
+    points       "app/static/atlas/points-<fingerprint>.json.gz": the map's point table, gzip'd JSON
+                 (`payload.point_table`): n, x, y, colour (palette position per row), source
+                 (index into sources), sources, title (hover titles), palette, topic_names, range
+                 (opening x/y ranges), size (marker px), webgl. Every text is Plotly-escaped.
+    plotly       "app/static/atlas/plotly-<fingerprint>.min.js.gz": Plotly.js, loaded once per page
+    n            number of papers
+    mask         papers in view: base64 of one bit a row (little-endian in each byte), null = all
+    search       true when the mask comes from a search (hits are drawn larger, outlined)
+    paper        row of the opened paper (ringed), or null
+    pin          {x, y, topic} of a placed abstract (a star), or null
+    topics       topic names to place, in priority order: [{text, x, y, colour, chosen}]
+    themes       theme names shown while most of the map is in view: [{text, x, y}]; [] without themes
+                 (names are raw text: the browser sets them with textContent, never as markup)
+    label_limit  at most this many topic names at once
+    clear        a counter; when it changes the box/lasso selection on the chart is dropped
+    height       pixels
+
+What comes back, as trigger values (each is seen by one rerun only):
+
+    click        {"row": int, "map": points}: the reader clicked a paper
+    select       {"rows": [int], "map": points}: a box or lasso selection (rows = [] when cleared)
+
+`map` names the point table the event came from, so an event from a map that was just switched
+away from is ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import streamlit as st
+
+from app.data import MapData
+from app.map_component.assets import plotly_bundle, publish
+from app.map_component.payload import Pin, points_file, view_state
+
+KEY = "atlas_map"
+HERE = Path(__file__).resolve().parent
+
+_component = st.components.v2.component(
+    "abstract_atlas.map",
+    js=(HERE / "map.js").read_text(),
+    css=(HERE / "map.css").read_text(),
+    isolate_styles=False,  # Plotly.js has event and layout bugs inside a shadow root
+)
+
+
+@st.cache_resource(show_spinner=False)
+def plotly_url() -> str:
+    return publish(*plotly_bundle())
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def points_url(_data: MapData, token: tuple) -> str:
+    """Publish the map's point table once per loaded map (`token` identifies the map)."""
+    return publish(*points_file(_data))
+
+
+def live_map(
+    data: MapData,
+    token: tuple,
+    in_view: np.ndarray,
+    *,
+    search_active: bool,
+    chosen_row: int | None,
+    chosen_topic: int | None,
+    pin: Pin | None,
+    clear_selection: int,
+    on_click: Callable[[], None],
+    on_select: Callable[[], None],
+    height: int = 640,
+):
+    """Mount (first run) or update (later runs) the map; read events with `event(name)` in callbacks."""
+    payload = view_state(
+        data,
+        in_view,
+        points_url=points_url(data, token),
+        plotly_url=plotly_url(),
+        search_active=search_active,
+        chosen_row=chosen_row,
+        chosen_topic=chosen_topic,
+        pin=pin,
+        clear_selection=clear_selection,
+        height=height,
+    )
+    return _component(
+        key=KEY,
+        data=payload,
+        height=height,
+        on_click_change=on_click,
+        on_select_change=on_select,
+    )
+
+
+def event(name: str) -> dict | None:
+    """The map's trigger value `name` ("click" or "select") inside an `on_*_change` callback."""
+    value = (st.session_state.get(KEY) or {}).get(name)
+    return value if isinstance(value, dict) else None

@@ -1,0 +1,189 @@
+"""What the live map sends to the browser: the point table once per map, then small view state per rerun."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.data import MapData, label_limit, point_size
+from app.text import plotly_escape, shorten
+
+POINTS_FORMAT = 1
+WEBGL_ABOVE = 1000  # points; SVG is crisper and fully interactive below, WebGL keeps big maps fluid
+MAX_TOPIC_LABELS = 200  # candidates sent per rerun; the browser places as many as fit at the current zoom
+
+
+@dataclass(frozen=True)
+class Pin:
+    """A pasted abstract placed on the map (see `pipeline.place`)."""
+
+    x: float
+    y: float
+    topic_label: str
+
+
+def view_ranges(x: np.ndarray, y: np.ndarray, *, keep: float = 0.998, pad: float = 0.04):
+    """The map's opening x and y ranges: the central `keep` share of the papers on each axis, padded.
+
+    A handful of far-off papers (UMAP strands a tiny detached group now and then) would otherwise
+    squeeze the whole map into a corner; they stay reachable by panning and zooming out.
+
+    Examples:
+        >>> xs = np.r_[np.linspace(0, 1, 999), 50.0]
+        >>> [round(v, 2) for v in view_ranges(xs, xs)[0]]
+        [-0.04, 1.04]
+    """
+    ranges = []
+    for values in (x, y):
+        if len(values) >= 500:
+            low, high = np.quantile(values, [(1 - keep) / 2, (1 + keep) / 2], method="nearest")
+        elif len(values):  # every paper counts on a small map
+            low, high = values.min(), values.max()
+        else:
+            low = high = 0.0
+        margin = (high - low) * pad or 1.0
+        ranges.append([float(low - margin), float(high + margin)])
+    return ranges[0], ranges[1]
+
+
+def point_table(data: MapData) -> dict:
+    """The per-map table the browser draws from, every text already escaped for Plotly.
+
+    Row i of every list is row i of `papers.parquet`; the browser names a paper by that row.
+    """
+    x = data.papers["x"].to_numpy(dtype=np.float64)
+    y = data.papers["y"].to_numpy(dtype=np.float64)
+    sources = data.papers["source"].fillna("").astype(str)
+    codes, uniques = sources.factorize()
+    positions = {topic: rank for rank, topic in enumerate(data.topic_order)}
+    names = [""] * len(data.palette)
+    for topic, rank in positions.items():
+        names[rank] = plotly_escape(data.label(topic))
+    names[-1] = plotly_escape(data.label(-1))
+    x_range, y_range = view_ranges(x, y)
+    return {
+        "format": POINTS_FORMAT,
+        "n": data.n,
+        "x": np.round(x, 5).tolist(),
+        "y": np.round(y, 5).tolist(),
+        "colour": data.colour_index.astype(int).tolist(),  # position in `palette`; the last is unassigned
+        "source": codes.astype(int).tolist(),
+        "sources": [plotly_escape(shorten(s, 70)) for s in uniques],
+        "title": data.hover_title.tolist(),  # escaped, wrapped with <br>
+        "palette": list(data.palette),
+        "topic_names": names,
+        "range": {"x": x_range, "y": y_range},
+        "size": point_size(data.n),
+        "webgl": data.n > WEBGL_ABOVE,
+    }
+
+
+def points_file(data: MapData) -> tuple[str, bytes]:
+    """The point table as a gzip'd JSON file and its name, which is its content's fingerprint."""
+    raw = json.dumps(point_table(data), separators=(",", ":"), ensure_ascii=False).encode()
+    packed = gzip.compress(raw, compresslevel=6, mtime=0)
+    return f"points-{hashlib.blake2b(packed, digest_size=10).hexdigest()}.json.gz", packed
+
+
+def encode_mask(mask: np.ndarray) -> str | None:
+    """A boolean mask over the papers as base64 of its bits (little-endian within each byte); None = all.
+
+    81,646 papers take 13.6 KB, whatever the mask.
+
+    Examples:
+        >>> encode_mask(np.array([True, False, True, True, False, False, False, False, True]))
+        'DQE='
+        >>> encode_mask(np.ones(5, dtype=bool)) is None
+        True
+    """
+    mask = np.asarray(mask, dtype=bool)
+    if mask.all():
+        return None
+    return base64.b64encode(np.packbits(mask, bitorder="little").tobytes()).decode("ascii")
+
+
+def decode_mask(text: str | None, n: int) -> np.ndarray:
+    """The inverse of `encode_mask` (what the browser does in map.js).
+
+    Examples:
+        >>> decode_mask("DQE=", 9).tolist()
+        [True, False, True, True, False, False, False, False, True]
+    """
+    if text is None:
+        return np.ones(n, dtype=bool)
+    bits = np.frombuffer(base64.b64decode(text), dtype=np.uint8)
+    return np.unpackbits(bits, bitorder="little")[:n].astype(bool)
+
+
+def topic_labels(data: MapData, in_view: np.ndarray, chosen: int | None = None) -> list[dict]:
+    """Names of the topics that still have papers in view, the opened topic first, then by size.
+
+    The browser places them greedily in this order, skipping any that would overlap one already
+    placed at the current zoom, so zooming in reveals the smaller topics' names.
+    """
+    visible = set(np.unique(data.topic_ids[in_view]).tolist())
+    order = [t for t in data.topic_order if t in visible]
+    if chosen in order:
+        order.remove(chosen)
+        order.insert(0, chosen)
+    labels = []
+    for topic in order[:MAX_TOPIC_LABELS]:
+        row = data.topics.loc[topic]
+        labels.append(
+            {
+                "text": data.label(topic),  # shown with textContent: literal, never markup
+                "x": round(float(row["x"]), 5),
+                "y": round(float(row["y"]), 5),
+                "colour": data.colours[topic],
+                "chosen": topic == chosen,
+            }
+        )
+    return labels
+
+
+def theme_labels(data: MapData, in_view: np.ndarray) -> list[dict]:
+    """Names of the map's themes (from themes.parquet) that hold papers in view, largest first."""
+    if data.themes is None or not len(data.themes):
+        return []
+    visible = set(np.unique(data.topic_ids[in_view]).tolist())
+    labels = []
+    for row in data.themes.sort_values("size", ascending=False).itertuples(index=False):
+        if visible.isdisjoint(int(t) for t in row.topic_ids):
+            continue
+        labels.append({"text": str(row.label), "x": round(float(row.x), 5), "y": round(float(row.y), 5)})
+    return labels
+
+
+def view_state(
+    data: MapData,
+    in_view: np.ndarray,
+    *,
+    points_url: str,
+    plotly_url: str,
+    search_active: bool = False,
+    chosen_row: int | None = None,
+    chosen_topic: int | None = None,
+    pin: Pin | None = None,
+    clear_selection: int = 0,
+    height: int = 640,
+) -> dict:
+    """Everything the map receives on a rerun: a few KB, whatever the size of the map."""
+    return {
+        "points": points_url,
+        "plotly": plotly_url,
+        "n": data.n,
+        "mask": encode_mask(in_view),
+        "search": bool(search_active),
+        "paper": chosen_row,
+        "pin": {"x": pin.x, "y": pin.y, "topic": pin.topic_label} if pin else None,
+        "topics": topic_labels(data, in_view, chosen_topic),
+        "themes": theme_labels(data, in_view),
+        "label_limit": label_limit(data.n, len(data.topic_order)),
+        "clear": clear_selection,
+        "height": height,
+    }

@@ -1,0 +1,53 @@
+"""The paper view: an opened paper's title, topic, details, abstract (as plain text) and nearest papers."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app.data import MapData
+from app.paper_table import paper_table
+from app.session import open_paper, open_topic
+from app.text import markdown_literal, shorten
+
+NEIGHBOURS = 8
+
+
+def paper_view(data: MapData, row: int) -> None:
+    paper = data.papers.iloc[row]
+    topic = int(data.topic_ids[row])
+    top = st.columns([5, 1], vertical_alignment="top")
+    top[0].markdown(f"#### {markdown_literal(paper['title'])}")
+    top[1].button("Close", on_click=open_paper, args=(None,), icon=":material/close:", key="close_paper")
+    topic_line = st.columns([3, 2], vertical_alignment="center")
+    topic_line[0].markdown(f"**Topic:** {markdown_literal(data.label(topic))}")
+    topic_line[1].button(
+        "Open topic",
+        on_click=open_topic,
+        args=(topic,),
+        icon=":material/hub:",
+        key="paper_open_topic",
+        width="stretch",
+    )
+    details = [str(paper["source"])]
+    for column in ("collection", "venue", "year", "authors"):
+        if column in paper.index and pd.notna(paper[column]) and str(paper[column]) not in details:
+            details.append(str(paper[column]))
+    st.caption(" · ".join(markdown_literal(shorten(d, 120)) for d in details))
+    url = str(paper["url"]) if "url" in paper.index and pd.notna(paper["url"]) else ""
+    if url.startswith(("https://", "http://")):  # never a javascript: or data: link from the data
+        st.link_button("Open the paper's page", url, icon=":material/open_in_new:")
+    with st.container(border=True):
+        st.text(str(paper["abstract"]))
+    st.markdown("**Nearest papers**")
+    from pipeline.topics import cosine_knn
+
+    neighbours, similarities = cosine_knn(data.vectors[row : row + 1], data.vectors, NEIGHBOURS + 1)
+    keep = neighbours[0] != row
+    paper_table(
+        data,
+        neighbours[0][keep][:NEIGHBOURS],
+        "neighbours",
+        similarity=[float(s) for s in similarities[0][keep][:NEIGHBOURS]],
+        compact=True,
+    )

@@ -1,0 +1,77 @@
+"""'Where does my paper fit?': embed a pasted abstract with the map's model and pin it among its neighbours."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from app.data import MapData
+from app.loaders import load_encoder_once
+from app.paper_table import paper_table
+from app.session import remove_pin, request_placement
+from app.text import markdown_literal
+
+NEIGHBOURS = 8
+
+
+def place_abstract(data: MapData) -> None:
+    """Embed the pasted abstract with the map's model and pin it; nothing is written anywhere."""
+    from pipeline.place import place
+
+    text = (st.session_state.get("fit_text") or "").strip()
+    if len(text.split()) < 5:
+        st.session_state.pin = {"error": "Paste an abstract of at least a few sentences to place it."}
+        return
+    embedder = (data.manifest.get("config") or {}).get("embedder", "torch-fp32")
+    try:
+        encoder = load_encoder_once(embedder)
+        vector = encoder.encode([text])[0]
+    except Exception as exc:  # a missing or broken model must not take the page down
+        st.session_state.pin = {"error": f"The embedding model could not be loaded ({str(exc)[:160]})."}
+        return
+    spot = place(vector, data.vectors, data.papers[["x", "y"]].to_numpy(), data.topic_ids, k=NEIGHBOURS)
+    st.session_state.pin = {
+        "x": spot.x,
+        "y": spot.y,
+        "topic": spot.topic_id,
+        "encoder": getattr(encoder, "name", embedder),
+        "rows": spot.neighbour_rows.tolist(),
+        "similarities": spot.similarities.tolist(),
+    }
+
+
+def fit_panel(data: MapData) -> None:
+    pin = st.session_state.get("pin")
+    with st.expander("Where does my paper fit?", expanded=bool(pin), icon=":material/push_pin:"):
+        with st.form("fit", border=False):
+            st.text_area(
+                "Abstract",
+                key="fit_text",
+                height=140,
+                placeholder="Paste an abstract: it is embedded with this map's model and pinned among "
+                "its nearest papers. Nothing is stored.",
+            )
+            st.form_submit_button(
+                "Place on the map", on_click=request_placement, icon=":material/push_pin:", type="primary"
+            )
+        if st.session_state.pop("fit_pending", False):
+            model = (data.manifest.get("model") or {}).get("name", "the map's model").split("/")[-1]
+            with st.spinner(f"Embedding your abstract with {model} (the first time also loads the model)…"):
+                place_abstract(data)
+            st.rerun()  # draw the pin on the map above
+        if pin and "error" in pin:
+            st.warning(pin["error"])
+        elif pin:
+            st.success(
+                f"Placed in **{markdown_literal(data.label(pin['topic']))}** (the ★ on the map), "
+                f"among the papers below.",
+                icon=":material/push_pin:",
+            )
+            paper_table(
+                data, np.array(pin["rows"], dtype=np.int64), "fit-neighbours", similarity=pin["similarities"]
+            )
+            st.button("Remove the pin", on_click=remove_pin, icon=":material/close:", key="remove_pin")
+            st.caption(
+                f"Embedded with {markdown_literal(pin['encoder'])}; the abstract is kept only in this "
+                "browser session."
+            )

@@ -1,0 +1,173 @@
+"""Session state: the keys the page keeps, the callbacks that change them, and their URL round trip.
+
+Keys (all in `st.session_state`):
+    w_search, w_topics, w_unassigned, w_f_<column>   the sidebar's widgets (search and filters)
+    topic, paper          the opened topic id and paper doc_id (None when closed)
+    selection             doc_ids picked on the map with box or lasso, in event order
+    clear_selection       a counter the map watches to drop its box/lasso when the selection is cleared
+    page, page_of         the papers table's page and the view it belongs to
+    pin                   the placed abstract (see app.placement), or {"error": ...}
+    notices               link settings that were ignored, shown until dismissed
+    map_choice, initialised   the chosen map, and the map whose view the widgets hold
+The shareable part of this is a `ViewState` (app.state), which `sync_url` keeps in the query string.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app.data import MapData
+from app.map_component import event
+from app.state import ViewState, normalise_params, to_params
+
+FACET_PREFIX = "w_f_"
+
+
+# --------------------------------------------------------------------------- state <-> widgets <-> URL
+def current_state() -> ViewState:
+    filters = tuple(
+        (key[len(FACET_PREFIX) :], tuple(st.session_state[key]))
+        for key in sorted(k for k in st.session_state if str(k).startswith(FACET_PREFIX))
+        if st.session_state[key]
+    )
+    return ViewState(
+        search=(st.session_state.get("w_search") or "").strip(),
+        topics=tuple(st.session_state.get("w_topics") or ()),
+        show_unassigned=bool(st.session_state.get("w_unassigned", True)),
+        filters=filters,
+        topic=st.session_state.get("topic"),
+        paper=st.session_state.get("paper"),
+    )
+
+
+def apply_state(state: ViewState, data: MapData) -> None:
+    """Put a view state into the widgets' session keys (before the widgets are drawn)."""
+    for key in [k for k in st.session_state if str(k).startswith(FACET_PREFIX)]:
+        del st.session_state[key]
+    st.session_state.w_search = state.search
+    st.session_state.w_topics = list(state.topics)
+    st.session_state.w_unassigned = state.show_unassigned
+    chosen = state.filter_dict()
+    for column in data.facets:
+        st.session_state[FACET_PREFIX + column] = list(chosen.get(column, ()))
+    st.session_state.topic = state.topic
+    st.session_state.paper = state.paper
+    st.session_state.selection = ()
+    st.session_state.pin = None
+    st.session_state.page = 0
+
+
+def sanitise_state(data: MapData) -> None:
+    """Drop widget values a rebuilt map no longer has, so a widget never sees an unknown option."""
+    known = set(data.topic_order)
+    st.session_state.w_topics = [t for t in st.session_state.get("w_topics", []) if t in known]
+    for column, values in data.facets.items():
+        key = FACET_PREFIX + column
+        allowed = set(values)
+        st.session_state[key] = [v for v in st.session_state.get(key, []) if v in allowed]
+    if st.session_state.get("topic") not in data.vocabulary().topic_ids:
+        st.session_state.topic = None
+    if st.session_state.get("paper") not in data.row_of:
+        st.session_state.paper = None
+    st.session_state.selection = tuple(d for d in st.session_state.get("selection", ()) if d in data.row_of)
+
+
+def sync_url(state: ViewState, map_name: str | None) -> None:
+    """Write the view into the query string (only when it changed), so the address bar is a share link."""
+    wanted = normalise_params(to_params(state, map_name))
+    current = {key: st.query_params.get_all(key) for key in st.query_params}
+    if normalise_params(current) != wanted:
+        st.query_params.from_dict(wanted)
+
+
+# --------------------------------------------------------------------------- callbacks
+def open_paper(doc_id: str | None) -> None:
+    st.session_state.paper = doc_id
+
+
+def open_topic(topic: int | None) -> None:
+    st.session_state.topic = topic
+    st.session_state.paper = None
+
+
+def _map_rows(name: str, data: MapData, points_url: str) -> list[int] | None:
+    """Rows an event of the live map names, or None when it came from another map or is malformed."""
+    value = event(name)
+    if not value or value.get("map") != points_url:
+        return None
+    rows = value.get("rows") if name == "select" else [value.get("row")]
+    if not isinstance(rows, list):
+        return None
+    return [r for r in rows if isinstance(r, int) and 0 <= r < data.n]
+
+
+def on_map_click(data: MapData, points_url: str) -> None:
+    rows = _map_rows("click", data, points_url)
+    if rows:
+        open_paper(str(data.papers["doc_id"].iat[rows[0]]))
+
+
+def on_map_select(data: MapData, points_url: str) -> None:
+    rows = _map_rows("select", data, points_url)
+    if rows is None:
+        return
+    doc_ids = data.papers["doc_id"].to_numpy()
+    st.session_state.selection = tuple(dict.fromkeys(str(doc_ids[r]) for r in rows))
+    st.session_state.page = 0
+
+
+def clear_selection() -> None:
+    st.session_state.selection = ()
+    st.session_state.clear_selection = st.session_state.get("clear_selection", 0) + 1
+
+
+def on_row_pick(key: str, doc_ids: list[str]) -> None:
+    rows = st.session_state[key].selection.rows
+    st.session_state.paper = doc_ids[rows[0]] if rows else None
+
+
+def on_topic_pick(key: str, topic_ids: list[int]) -> None:
+    rows = st.session_state[key].selection.rows
+    open_topic(topic_ids[rows[0]] if rows else None)
+
+
+def on_topic_select_box(key: str) -> None:
+    open_topic(st.session_state[key])
+
+
+def only_this_topic(topic: int) -> None:
+    st.session_state.w_topics = [topic] if topic != -1 else []
+    if topic == -1:
+        st.session_state.w_unassigned = True
+
+
+def turn_page(step: int) -> None:
+    st.session_state.page = max(0, st.session_state.get("page", 0) + step)
+
+
+def reset_view() -> None:
+    for key in [k for k in st.session_state if str(k).startswith(FACET_PREFIX)]:
+        st.session_state[key] = []
+    st.session_state.w_search = ""
+    st.session_state.w_topics = []
+    st.session_state.w_unassigned = True
+    st.session_state.topic = None
+    st.session_state.paper = None
+    st.session_state.notices = []
+    clear_selection()
+
+
+def switch_map() -> None:
+    st.session_state.initialised = None  # the next run starts the new map from its default view
+
+
+def dismiss_notices() -> None:
+    st.session_state.notices = []
+
+
+def request_placement() -> None:
+    st.session_state.fit_pending = True
+
+
+def remove_pin() -> None:
+    st.session_state.pin = None

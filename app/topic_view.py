@@ -1,0 +1,138 @@
+"""The topic view: a topic's keywords, representative papers and nearest topics, and the topic picker."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from app.data import MapData
+from app.paper_table import paper_table
+from app.session import on_topic_pick, on_topic_select_box, only_this_topic, open_topic
+from app.text import markdown_literal, plotly_escape
+
+
+def keyword_figure(keywords: list[str], weights: list[float], colour: str) -> go.Figure:
+    """Horizontal bars of a topic's keywords by c-TF-IDF weight, the strongest on top."""
+    order = list(range(len(keywords)))[::-1]
+    figure = go.Figure(
+        go.Bar(
+            x=[float(weights[i]) for i in order],
+            y=[plotly_escape(keywords[i]) for i in order],
+            orientation="h",
+            marker={"color": colour},
+            hovertemplate="%{y}: %{x:.3f}<extra></extra>",
+        )
+    )
+    figure.update_layout(
+        height=max(160, 24 * len(keywords) + 40),
+        margin={"l": 4, "r": 4, "t": 4, "b": 28},
+        xaxis={
+            "title": {"text": "weight (c-TF-IDF)", "font": {"size": 11}},
+            "showgrid": True,
+            "gridcolor": "#eef0f3",
+        },
+        yaxis={"automargin": True},
+        plot_bgcolor="white",
+        paper_bgcolor="rgba(0,0,0,0)",
+    )
+    return figure
+
+
+def topic_picker(data: MapData, topic: int | None) -> None:
+    options = [*data.topic_order, -1] if data.sizes[-1] else list(data.topic_order)
+    key = f"topic-pick-{topic}"
+    st.selectbox(
+        "Topic",
+        options,
+        index=options.index(topic) if topic in options else None,
+        key=key,
+        format_func=lambda t: f"{data.label(t)} ({data.sizes[t]:,})",
+        on_change=on_topic_select_box,
+        args=(key,),
+        placeholder="Choose a topic…",
+        label_visibility="collapsed",
+    )
+
+
+def topic_view(data: MapData, topic: int) -> None:
+    topic_picker(data, topic)
+    size = data.sizes.get(topic, 0)
+    st.markdown(f"#### {markdown_literal(data.label(topic))}")
+    share = size / data.n if data.n else 0
+    st.caption(
+        f"{size:,} papers · {share:.1%} of the map" + (" · topic " + str(topic) if topic != -1 else "")
+    )
+    buttons = st.columns(2)
+    buttons[0].button(
+        "Only this topic",
+        on_click=only_this_topic,
+        args=(topic,),
+        icon=":material/filter_center_focus:",
+        width="stretch",
+        key="only_topic",
+    )
+    buttons[1].button(
+        "Close",
+        on_click=open_topic,
+        args=(None,),
+        icon=":material/close:",
+        width="stretch",
+        key="close_topic",
+    )
+    if topic == -1:
+        st.info(
+            "Unassigned papers are those no topic claimed: too far from every cluster. They stay on the "
+            "map in grey.",
+            icon=":material/info:",
+        )
+        rows = np.flatnonzero(data.topic_ids == -1)
+        paper_table(data, rows[:50], "unassigned", height=300, compact=True)
+        return
+    row = data.topics.loc[topic]
+    keywords, weights = list(row["keywords"]), list(row["keyword_weights"])
+    if keywords:
+        st.markdown("**Keywords**")
+        st.plotly_chart(
+            keyword_figure(keywords, weights, data.colours[topic]),
+            config={"displayModeBar": False},
+            key=f"keywords-{topic}",
+        )
+    representatives = [data.row_of[d] for d in row["representative_doc_ids"] if d in data.row_of]
+    if representatives:
+        st.markdown("**Representative papers**")
+        paper_table(data, np.array(representatives, dtype=np.int64), "representatives", compact=True)
+    nearest_topics(data, topic)
+
+
+def nearest_topics(data: MapData, topic: int) -> None:
+    position = data.topic_order.index(topic)
+    similarity = data.topic_similarity[position]
+    nearest = [i for i in np.argsort(-similarity) if i != position][:5]
+    if not nearest:
+        return
+    st.markdown("**Nearest topics**")
+    ids = [data.topic_order[i] for i in nearest]
+    table = pd.DataFrame(
+        {
+            "Topic": [data.label(t) for t in ids],
+            "Papers": [data.sizes[t] for t in ids],
+            "Similarity": [float(similarity[i]) for i in nearest],
+        }
+    )
+    key = f"nearest-topics-{topic}"
+    st.dataframe(
+        table,
+        key=key,
+        hide_index=True,
+        on_select=partial(on_topic_pick, key, ids),
+        selection_mode="single-row",
+        column_config={
+            "Similarity": st.column_config.ProgressColumn(
+                "Similarity", format="%.2f", min_value=0.0, max_value=1.0
+            )
+        },
+    )

@@ -1,0 +1,158 @@
+"""The live map's Python side: the point table, the per-rerun view state (shape and size), mask encoding."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from app.data import build_map_data
+from app.map_component.assets import plotly_bundle, publish
+from app.map_component.payload import (
+    Pin,
+    decode_mask,
+    encode_mask,
+    point_table,
+    points_file,
+    view_ranges,
+    view_state,
+)
+from pipeline.artifacts import write_map
+from tests.app_fixtures import tiny_map, write_tiny_map
+
+URLS = {
+    "points_url": "app/static/atlas/points-x.json.gz",
+    "plotly_url": "app/static/atlas/plotly-y.min.js.gz",
+}
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    titles = ["<img src=x onerror=alert(1)>", '<a href="javascript:alert(1)">x</a>', "<b>bold</b>"]
+    titles += [f"Paper {i}" for i in range(3, 60)]
+    folder = write_tiny_map(
+        tmp_path_factory.mktemp("maps") / "tiny", titles=titles, labels=["<i>A</i>", "B & C", "C", "D"]
+    )
+    return build_map_data("tiny", folder)
+
+
+def scaled(data, n: int):
+    """`data` repeated up to `n` papers: a map of that size for payload sizes, without building one."""
+    rows = np.arange(n) % data.n
+    papers = data.papers.iloc[rows].reset_index(drop=True)
+    return dataclasses.replace(
+        data,
+        papers=papers,
+        topic_ids=data.topic_ids[rows],
+        colour_index=data.colour_index[rows],
+        hover_title=data.hover_title[rows],
+        row_of={d: i for i, d in enumerate(papers["doc_id"])},
+    )
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 60, 1001, 81_646])
+def test_masks_round_trip_through_their_bit_encoding(n):
+    rng = np.random.default_rng(n)
+    for share in (0.0, 0.01, 0.5, 0.99):
+        mask = rng.random(n) < share
+        encoded = encode_mask(mask)
+        assert np.array_equal(decode_mask(encoded, n), mask)
+        if not mask.all():
+            assert len(encoded) <= 4 * ((n + 7) // 8 + 2) // 3 + 4  # one bit a paper, base64
+    assert encode_mask(np.ones(n, dtype=bool)) is None and decode_mask(None, n).all()
+
+
+def test_the_point_table_holds_every_paper_once_with_escaped_text(tiny):
+    table = point_table(tiny)
+    assert table["n"] == 60 and all(len(table[k]) == 60 for k in ("x", "y", "colour", "source", "title"))
+    assert table["title"][:3] == [
+        "&lt;img src=x onerror=alert(1)&gt;",
+        '&lt;a href="javascript:alert(1)"&gt;x&lt;/a&gt;',
+        "&lt;b&gt;bold&lt;/b&gt;",
+    ]
+    assert table["topic_names"][table["colour"][0]] == "&lt;i&gt;A&lt;/i&gt;"
+    assert "B &amp; C" in table["topic_names"] and table["topic_names"][-1] == "Unassigned"
+    assert table["palette"][-1] == "#9aa0a6" and table["webgl"] is False
+    unassigned = np.flatnonzero(tiny.topic_ids == -1)
+    assert {table["colour"][i] for i in unassigned} == {len(table["palette"]) - 1}
+    assert table["x"][5] == pytest.approx(float(tiny.papers["x"][5]), abs=1e-5)
+
+
+def test_the_points_file_is_named_by_its_content(tiny, tmp_path):
+    name, packed = points_file(tiny)
+    assert points_file(tiny) == (name, packed)  # deterministic: the browser's cached copy stays valid
+    assert json.loads(gzip.decompress(packed))["n"] == 60
+    url = publish(name, packed, tmp_path)
+    assert url == f"app/static/atlas/{name}" and (tmp_path / name).read_bytes() == packed
+    assert publish(name, b"ignored: same name, same content", tmp_path) == url
+    assert (tmp_path / name).read_bytes() == packed and [p.name for p in tmp_path.iterdir()] == [name]
+    other = dataclasses.replace(tiny, papers=tiny.papers.assign(x=tiny.papers["x"] + 1))
+    assert points_file(other)[0] != name  # a rebuilt map gets a new file
+
+
+def test_plotly_comes_from_the_installed_package():
+    name, packed = plotly_bundle()
+    code = gzip.decompress(packed)
+    assert name.startswith("plotly-") and name.endswith(".min.js.gz")
+    assert len(code) > 3_000_000 and b"plotly.js" in code[:400]
+
+
+def test_view_state_says_what_changed_in_a_few_fields(tiny):
+    in_view = np.zeros(tiny.n, dtype=bool)
+    in_view[tiny.topic_ids == 1] = True
+    view = view_state(
+        tiny, in_view, **URLS, search_active=True, chosen_row=5, chosen_topic=1, pin=Pin(1.0, 2.0, "<script>")
+    )
+    assert set(view) == {
+        "points", "plotly", "n", "mask", "search", "paper", "pin", "topics", "themes", "label_limit", "clear", "height",
+    }  # fmt: skip
+    assert np.array_equal(decode_mask(view["mask"], tiny.n), in_view)
+    assert [t["text"] for t in view["topics"]] == ["B & C"] and view["topics"][0]["chosen"]
+    assert view["pin"] == {"x": 1.0, "y": 2.0, "topic": "<script>"}  # the browser shows names as text
+    assert view["paper"] == 5 and view["search"] is True and view["themes"] == []
+    everything = view_state(tiny, np.ones(tiny.n, dtype=bool), **URLS)
+    assert everything["mask"] is None and [t["text"] for t in everything["topics"]][0] == "<i>A</i>"
+
+
+@pytest.mark.parametrize("n", [10_000, 81_646])
+def test_a_rerun_sends_a_few_kb_at_any_size(tiny, n):
+    big = scaled(tiny, n)
+    rng = np.random.default_rng(0)
+    for mask in (np.ones(n, dtype=bool), rng.random(n) < 0.5, rng.random(n) < 0.001):
+        size = len(json.dumps(view_state(big, mask, **URLS, search_active=True, chosen_row=3)))
+        assert size <= n / 8 * 4 / 3 + 3_000  # the mask's bits in base64, plus about 2 KB
+    assert len(json.dumps(view_state(big, rng.random(n) < 0.5, **URLS))) < 16_000
+
+
+def test_theme_names_come_from_themes_parquet_and_follow_the_view(tmp_path):
+    atlas = tiny_map()
+    folder = tmp_path / "themed"
+    write_map(folder, atlas)
+    pd.DataFrame(
+        {
+            "theme_id": [0, 1],
+            "label": ["Generative <models>", "Learning on structure"],
+            "keywords": [["diffusion"], ["graph"]],
+            "size": [26, 26],
+            "topic_ids": [[1, 2], [0, 3]],
+            "x": [0.0, 0.0],
+            "y": [1.0, -1.0],
+        }
+    ).to_parquet(folder / "themes.parquet")
+    data = build_map_data("themed", folder)
+    view = view_state(data, np.ones(data.n, dtype=bool), **URLS)
+    assert [t["text"] for t in view["themes"]] == ["Generative <models>", "Learning on structure"]
+    only_graphs = data.topic_ids == 0
+    assert [t["text"] for t in view_state(data, only_graphs, **URLS)["themes"]] == ["Learning on structure"]
+    assert build_map_data("plain", write_tiny_map(tmp_path / "plain")).themes is None
+
+
+def test_a_far_off_paper_does_not_squeeze_the_opening_view():
+    xs = np.r_[np.linspace(-2, 2, 1499), 400.0]
+    x_range, _ = view_ranges(xs, xs)
+    assert x_range[1] < 10 and x_range[0] < -2
+    assert view_ranges(np.array([0.0, 1.0]), np.array([5.0, 5.0]))[1] == [4.0, 6.0]  # flat: padded by 1
