@@ -27,6 +27,8 @@ SCHEMA_VERSION = 2
 PAPERS, TOPICS, EMBEDDINGS, MANIFEST = "papers.parquet", "topics.parquet", "embeddings.npy", "manifest.json"
 LINEAGE = "lineage.parquet"  # optional: present when the build matched its topics to a previous map
 THEMES = "themes.parquet"
+# Everything a build writes into a map folder; anything else there is the user's.
+MAP_FILES = frozenset({PAPERS, TOPICS, EMBEDDINGS, MANIFEST, THEMES, LINEAGE})
 PAPER_COLUMNS = ["doc_id", "title", "abstract", "source", "topic_id", "x", "y"]
 TOPIC_COLUMNS = [
     "topic_id",
@@ -120,6 +122,13 @@ def check_out(out: Path, inputs: list[str | Path] = ()) -> None:
         raise UserError(
             f"{out}: --out is a folder that is not a map (it holds {shown}); "
             "give a new or empty folder, or a map folder to replace"
+        )
+    foreign = [name for name in entries if name not in MAP_FILES]
+    if entries and foreign:  # a map folder the user keeps their own files in: replacing it would lose them
+        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+        raise UserError(
+            f"{out}: --out holds a map and files that are not part of it ({shown}); "
+            "move them out first, or give another folder"
         )
 
 

@@ -271,6 +271,13 @@ def case_map_folder_holding_an_input(user, previous):
     return Setup([str(path)], ["more.csv", "input"])
 
 
+def case_map_folder_holding_notes(user, previous):
+    """A map folder the user also keeps notes in: replacing the map would lose them."""
+    write(previous / "reading notes.md", "ask about Sinkhorn")
+    path = csv_of(user / "papers.csv", english())
+    return Setup([str(path)], ["reading notes.md", "not part of it"])
+
+
 def case_source_column(user):
     path = csv_of(user / "papers.csv", english(), source=[f"arXiv:{i}" for i in range(12)])
 
