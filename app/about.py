@@ -72,12 +72,19 @@ def stability_summary(data: MapData) -> None:
         return
     st.markdown(
         f"**Topic stability** · median {scores.median():.2f} (lowest {scores.min():.2f}) · "
-        f"{markdown_literal(block.get('runs'))} runs · {_seconds(block.get('seconds', '–'))}"
+        f"{markdown_literal(block.get('runs'))} runs · {_short_seconds(block.get('seconds'))}"
     )
     st.caption(
         "Stability: how reliably a topic comes back when the clustering is redone on 90% of the papers "
         f"(1 = always the same papers). Method: {markdown_literal(block.get('method', 'unknown'))}."
     )
+
+
+def _short_seconds(value) -> str:
+    """Seconds, with two decimals below ten so a 0.04 s step does not read as 0.0 s."""
+    if not isinstance(value, int | float):
+        return "–"
+    return f"{value:.2f} s" if value < 10 else f"{value:,.0f} s"
 
 
 def _seconds(value) -> str:
