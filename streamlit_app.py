@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -21,12 +22,13 @@ from app.controls import header, no_map_page, notices_panel, sidebar
 from app.data import MapData, map_catalog, map_signature, maps_root, requested_map
 from app.downloads import downloads
 from app.filters import filter_mask, search_words
-from app.loaders import cached_search, load_map
+from app.loaders import cached_rising, cached_search, load_map
 from app.map_panel import map_panel
 from app.paper_table import papers_panel
 from app.paper_view import paper_view
 from app.placement import fit_panel
-from app.state import ViewState, normalise_params, parse_map, parse_view
+from app.state import SORTS, ViewState, Vocabulary, normalise_params, parse_map, parse_view
+from app.themes import topics_in_themes, usable_themes
 from app.topic_list import topic_list
 from app.topic_view import topic_picker, topic_view
 from pipeline import UserError
@@ -56,10 +58,24 @@ def view_mask(data: MapData, ref_name: str, ref_path: str, token: tuple, state: 
         filters=state.filter_dict(),
         facet_text=data.facet_text,
     )
+    if state.themes:  # like the topic filter: unassigned papers follow their own switch
+        in_filter &= np.isin(data.topic_ids, topics_in_themes(data.topics, state.themes)) | (
+            data.topic_ids == -1
+        )
     if not search_words(state.search):
         return in_filter, None
     matches = cached_search(ref_name, ref_path, token, state.search)
     return in_filter & matches, matches
+
+
+def view_vocabulary(data: MapData, rising) -> Vocabulary:
+    """What a link may choose on this map: its topics, filters and papers, its themes, and the sorts it allows."""
+    themes = usable_themes(data.topics, data.themes)
+    return replace(
+        data.vocabulary(),
+        theme_ids=frozenset() if themes is None else frozenset(themes["theme_id"].astype(int)),
+        sorts=SORTS if rising.notna().any() else SORTS[:1],
+    )
 
 
 def main() -> None:
@@ -91,12 +107,14 @@ def main() -> None:
                 st.selectbox("Map", names, key="map_choice", on_change=session.switch_map)
         return
 
+    rising = cached_rising(ref.name, str(ref.path), token)
+    vocabulary = view_vocabulary(data, rising)
     if st.session_state.get("initialised") != ref.name:
-        state, notices = parse_view(params, data.vocabulary()) if first_run else (ViewState(), [])
+        state, notices = parse_view(params, vocabulary) if first_run else (ViewState(), [])
         session.apply_state(state, data)
         st.session_state.notices = st.session_state.get("notices", []) + notices if first_run else []
         st.session_state.initialised = ref.name
-    session.sanitise_state(data)
+    session.sanitise_state(data, vocabulary.theme_ids, vocabulary.sorts)
 
     sidebar(data, catalog)
     state = session.current_state()
@@ -110,7 +128,13 @@ def main() -> None:
         map_panel(data, (ref.name, str(ref.path), token), in_view, state)
         fit_panel(data)
     with right:
-        topic_list(data, in_view, state, filtered=len(view_rows) != data.n)
+        topic_list(
+            data,
+            in_view,
+            state,
+            filtered=len(view_rows) != data.n,
+            rising=rising if len(vocabulary.sorts) > 1 else None,
+        )
     lower_left, lower_right = st.columns([1.5, 1], gap="large")
     with lower_left:
         rows = papers_panel(data, view_rows)

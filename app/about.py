@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from app.data import MapData
@@ -44,6 +45,7 @@ def about_panel(data: MapData) -> None:
             f"{manifest['abstracts_per_second']:,} /s" if manifest.get("abstracts_per_second") else "–",
             help="Abstracts per second, end to end.",
         )
+        stability_summary(data)
         timings = manifest.get("timings_seconds") or {}
         if timings:  # plain text lines: cheaper to draw than a table, and the panel is usually closed
             st.markdown(
@@ -56,6 +58,33 @@ def about_panel(data: MapData) -> None:
                 "**Build settings** · "
                 + " · ".join(f"{markdown_literal(k)} = {markdown_literal(v)}" for k, v in config.items())
             )
+
+
+def stability_summary(data: MapData) -> None:
+    """The manifest's stability block and the topics' scores; nothing when the build skipped stability."""
+    block = data.manifest.get("stability")
+    scores = (
+        pd.to_numeric(data.topics["stability"], errors="coerce").dropna()
+        if "stability" in data.topics.columns
+        else pd.Series(dtype=float)
+    )
+    if not isinstance(block, dict) or not block.get("runs") or scores.empty:
+        return
+    st.markdown(
+        f"**Topic stability** · median {scores.median():.2f} (lowest {scores.min():.2f}) · "
+        f"{markdown_literal(block.get('runs'))} runs · {_short_seconds(block.get('seconds'))}"
+    )
+    st.caption(
+        "Stability: how reliably a topic comes back when the clustering is redone on 90% of the papers "
+        f"(1 = always the same papers). Method: {markdown_literal(block.get('method', 'unknown'))}."
+    )
+
+
+def _short_seconds(value) -> str:
+    """Seconds, with two decimals below ten so a 0.04 s step does not read as 0.0 s."""
+    if not isinstance(value, int | float):
+        return "–"
+    return f"{value:.2f} s" if value < 10 else f"{value:,.0f} s"
 
 
 def _seconds(value) -> str:

@@ -9,6 +9,7 @@ from app.filters import search_words
 from app.session import FACET_PREFIX, dismiss_notices, reset_view, switch_map
 from app.state import ViewState
 from app.text import markdown_literal, shorten
+from app.themes import usable_themes
 
 
 def sidebar(data: MapData, catalog: list[MapRef]) -> None:
@@ -29,6 +30,19 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
             help="Case-insensitive; a paper must contain every word. Matches are highlighted on "
             "the map and listed in the table.",
         )
+        themes = usable_themes(data.topics, data.themes)
+        if themes is not None:
+            ordered = sorted(themes.itertuples(), key=lambda r: (-int(r.size), int(r.theme_id)))
+            names = {int(r.theme_id): f"{r.label} ({int(r.size):,})" for r in ordered}
+            st.multiselect(
+                "Themes",
+                list(names),
+                key="w_themes",
+                placeholder="All themes",
+                select_all=False,
+                format_func=names.get,
+                help="Groups of related topics: choosing themes shows only their topics' papers.",
+            )
         st.multiselect(
             "Topics",
             data.topic_order,

@@ -13,10 +13,11 @@ def downloads(data: MapData, rows: np.ndarray) -> None:
     left, right = st.columns(2)
 
     def view_csv(rows=rows) -> bytes:
-        return to_csv_bytes(export_frame(data.papers.iloc[rows], data.topics.reset_index(drop=True)))
+        topics = data.topics.reset_index(drop=True)
+        return to_csv_bytes(export_frame(data.papers.iloc[rows], topics, themes=data.themes))
 
     def map_csv() -> bytes:
-        return to_csv_bytes(export_frame(data.papers, data.topics.reset_index(drop=True)))
+        return to_csv_bytes(export_frame(data.papers, data.topics.reset_index(drop=True), themes=data.themes))
 
     left.download_button(
         f"Download these {len(rows):,} papers (CSV)",

@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from app.data import MapData, build_map_data
 from app.filters import search_mask
+from app.trends import rising_scores
 
 
 @st.cache_resource(show_spinner="Loading the map…", max_entries=4)
@@ -31,3 +33,10 @@ def load_encoder_once(embedder: str):
         return load_encoder(embedder)
     except ImportError:  # the ONNX encoder module is optional; the reference model gives the same space
         return load_encoder("torch-fp32")
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def cached_rising(name: str, path: str, signature: tuple) -> pd.Series:
+    """Each topic's growth over the most recent years (`app.trends.rising_scores`), once per map;
+    all NaN when the map has no years to measure it by."""
+    return rising_scores(load_map(name, path, signature).papers)

@@ -2,6 +2,7 @@
 
 Keys (all in `st.session_state`):
     w_search, w_topics, w_unassigned, w_f_<column>   the sidebar's widgets (search and filters)
+    w_themes, w_sort      the theme filter (sidebar) and the topic list's order ("size" or "rising")
     topic, paper          the opened topic id and paper doc_id (None when closed)
     selection             doc_ids picked on the map with box or lasso, in event order
     clear_selection       a counter the map watches to drop its box/lasso when the selection is cleared
@@ -18,7 +19,7 @@ import streamlit as st
 
 from app.data import MapData
 from app.map_component import event
-from app.state import ViewState, normalise_params, to_params
+from app.state import SORTS, ViewState, normalise_params, to_params
 
 FACET_PREFIX = "w_f_"
 
@@ -37,6 +38,8 @@ def current_state() -> ViewState:
         filters=filters,
         topic=st.session_state.get("topic"),
         paper=st.session_state.get("paper"),
+        themes=tuple(st.session_state.get("w_themes") or ()),
+        sort=st.session_state.get("w_sort") or SORTS[0],
     )
 
 
@@ -47,6 +50,8 @@ def apply_state(state: ViewState, data: MapData) -> None:
     st.session_state.w_search = state.search
     st.session_state.w_topics = list(state.topics)
     st.session_state.w_unassigned = state.show_unassigned
+    st.session_state.w_themes = list(state.themes)
+    st.session_state.w_sort = state.sort
     chosen = state.filter_dict()
     for column in data.facets:
         st.session_state[FACET_PREFIX + column] = list(chosen.get(column, ()))
@@ -57,10 +62,15 @@ def apply_state(state: ViewState, data: MapData) -> None:
     st.session_state.page = 0
 
 
-def sanitise_state(data: MapData) -> None:
+def sanitise_state(
+    data: MapData, theme_ids: frozenset[int] = frozenset(), sorts: tuple[str, ...] = SORTS[:1]
+) -> None:
     """Drop widget values a rebuilt map no longer has, so a widget never sees an unknown option."""
     known = set(data.topic_order)
     st.session_state.w_topics = [t for t in st.session_state.get("w_topics", []) if t in known]
+    st.session_state.w_themes = [t for t in st.session_state.get("w_themes", []) if t in theme_ids]
+    if st.session_state.get("w_sort") not in sorts:
+        st.session_state.w_sort = SORTS[0]
     for column, values in data.facets.items():
         key = FACET_PREFIX + column
         allowed = set(values)
@@ -150,6 +160,7 @@ def reset_view() -> None:
         st.session_state[key] = []
     st.session_state.w_search = ""
     st.session_state.w_topics = []
+    st.session_state.w_themes = []
     st.session_state.w_unassigned = True
     st.session_state.topic = None
     st.session_state.paper = None

@@ -12,6 +12,9 @@ Query string keys:
     f.<column>=<value>  metadata filter, repeated for several values (e.g. f.source=a.txt&f.source=b.txt)
     topic=3             the topic opened in the topic view (-1 = unassigned)
     paper=<doc_id>      the paper opened in the paper view
+    theme=0,2           themes shown (all when absent; maps with themes only, see `app.themes`)
+    sort=rising         the topic list ordered by growth over the most recent years (by size when absent;
+                        maps with years only)
 """
 
 from __future__ import annotations
@@ -19,9 +22,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from app.themes import THEME_KEY, parse_themes, theme_params
+
 MAX_SEARCH_CHARS = 300
 FILTER_PREFIX = "f."
-VIEW_KEYS = ("q", "topics", "unassigned", "topic", "paper")
+SORT_KEY = "sort"
+SORTS = ("size", "rising")  # the topic list's orders; the first is the default
+VIEW_KEYS = ("q", "topics", "unassigned", "topic", "paper", THEME_KEY, SORT_KEY)
 
 
 @dataclass(frozen=True)
@@ -34,6 +41,8 @@ class ViewState:
     filters: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (column, values as text), columns sorted
     topic: int | None = None
     paper: str | None = None
+    themes: tuple[int, ...] = ()  # empty: every theme
+    sort: str = SORTS[0]
 
     def filter_dict(self) -> dict[str, tuple[str, ...]]:
         return dict(self.filters)
@@ -46,6 +55,8 @@ class Vocabulary:
     topic_ids: frozenset[int]
     facets: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     doc_ids: frozenset[str] | Mapping[str, int] = frozenset()
+    theme_ids: frozenset[int] = frozenset()  # empty: the map has no themes
+    sorts: tuple[str, ...] = SORTS[:1]  # "rising" only where the map has years to measure growth by
 
 
 def normalise_params(params: Mapping[str, object]) -> dict[str, list[str]]:
@@ -153,6 +164,15 @@ def parse_view(params: Mapping[str, list[str]], vocabulary: Vocabulary) -> tuple
         else:
             notices.append(f"Ignored paper={_show(raw_paper)}: no such paper in this map.")
 
+    themes, theme_notices = parse_themes(params, vocabulary.theme_ids)
+    notices += theme_notices
+
+    sort = _last(params, SORT_KEY).strip().lower() or SORTS[0]
+    if sort not in vocabulary.sorts:
+        reason = "this map has no years to measure growth by" if sort in SORTS else "use 'size' or 'rising'"
+        notices.append(f"Ignored sort={_show(sort)}: {reason}.")
+        sort = SORTS[0]
+
     state = ViewState(
         search=search,
         topics=tuple(topics),
@@ -160,6 +180,8 @@ def parse_view(params: Mapping[str, list[str]], vocabulary: Vocabulary) -> tuple
         filters=tuple(filters),
         topic=topic,
         paper=paper,
+        themes=themes,
+        sort=sort,
     )
     return state, notices
 
@@ -187,6 +209,9 @@ def to_params(state: ViewState, map_name: str | None = None) -> dict[str, str | 
         params["topic"] = str(state.topic)
     if state.paper:
         params["paper"] = state.paper
+    params.update(theme_params(state.themes))
+    if state.sort != SORTS[0]:
+        params[SORT_KEY] = state.sort
     return params
 
 

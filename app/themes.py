@@ -199,3 +199,21 @@ def map_labels(level: str, topics: pd.DataFrame, themes: pd.DataFrame | None) ->
             "id": source[key].astype(int).to_numpy(),
         }
     )
+
+
+def usable_themes(topics: pd.DataFrame, themes: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The themes table when the app can use it (both tables carry `theme_id` and there is a theme), else None.
+
+    Maps built before themes, or with a themes file the topics do not point into, get no theme UI.
+
+    Examples:
+        >>> topics = pd.DataFrame({"topic_id": [0], "theme_id": [0]})
+        >>> usable_themes(topics, pd.DataFrame({"theme_id": [0], "label": ["A"]})) is not None
+        True
+        >>> usable_themes(pd.DataFrame({"topic_id": [0]}), pd.DataFrame({"theme_id": [0], "label": ["A"]}))
+    """
+    if themes is None or not len(themes) or "theme_id" not in themes.columns:
+        return None
+    if "theme_id" not in topics.columns or not topics["theme_id"].isin(themes["theme_id"]).any():
+        return None
+    return themes

@@ -1,4 +1,5 @@
-"""The topic list beside the map: topics by size, with the papers in view counted when filters are on."""
+"""The topic list beside the map: topics by size or growth, grouped under themes where the map has them,
+with the papers in view counted when filters are on."""
 
 from __future__ import annotations
 
@@ -10,13 +11,74 @@ import streamlit as st
 
 from app.data import MapData
 from app.session import on_topic_pick
-from app.state import ViewState
+from app.state import SORTS, ViewState
+from app.text import markdown_literal
+from app.themes import group_topic_list, usable_themes
+
+SORT_NAMES = {"size": "Largest", "rising": "Rising"}
+MAX_HEIGHT = 600  # pixels; a longer grouped list scrolls inside its box
 
 
-def topic_list(data: MapData, in_view: np.ndarray, state: ViewState, filtered: bool) -> None:
+def topic_list(
+    data: MapData, in_view: np.ndarray, state: ViewState, filtered: bool, rising: pd.Series | None = None
+) -> None:
+    """The list; `rising` (growth scores, None when the map has no years) offers the "Rising" order."""
     st.markdown("#### Topics")
-    ids = [*data.topic_order, -1] if data.sizes[-1] else list(data.topic_order)
-    counts = np.bincount(data.topic_ids[in_view] + 1, minlength=max(ids) + 2)
+    if rising is not None:
+        st.segmented_control(
+            "Order topics by",
+            SORTS,
+            key="w_sort",
+            required=True,
+            format_func=SORT_NAMES.get,
+            help="Largest: most papers first. Rising: the topic's share of papers in the most recent "
+            "years divided by its share in the years before, highest first (×1.0 = steady).",
+        )
+    growth = rising if rising is not None and state.sort == "rising" else None
+    counts = np.bincount(data.topic_ids[in_view] + 1, minlength=max(data.topic_order, default=0) + 2)
+    themes = usable_themes(data.topics, data.themes)
+    if themes is None:
+        ids = list(data.topic_order) if growth is None else _by_growth(data.topic_order, growth)
+        if data.sizes[-1]:
+            ids.append(-1)
+        _table(data, ids, counts, filtered, growth, state, f"topic-list-{state.topic}")
+    else:
+        groups = group_topic_list(data.topics, themes, rising=growth)
+        if state.themes:
+            groups = [g for g in groups if g.theme_id in state.themes]
+        sections = [(g.label, g.size, list(g.topic_ids), f"theme-{g.theme_id}") for g in groups]
+        if data.sizes[-1]:
+            sections.append(("Unassigned", data.sizes[-1], [-1], "unassigned"))
+        rows = sum(len(ids) + 2 for _, _, ids, _ in sections)
+        with st.container(height=MAX_HEIGHT if 35 * rows > MAX_HEIGHT else "content", border=False):
+            for label, size, ids, name in sections:
+                in_view_count = int(sum(counts[t + 1] for t in ids))
+                st.markdown(
+                    f"**{markdown_literal(label)}** · {size:,} papers"
+                    + (f" · {in_view_count:,} in view" if filtered else "")
+                )
+                _table(data, ids, counts, filtered, growth, state, f"topic-list-{name}-{state.topic}")
+    st.caption(
+        "Select a topic to open it."
+        + (" Growth: recent share of papers ÷ earlier share (×1.0 = steady)." if growth is not None else "")
+    )
+
+
+def _by_growth(topic_ids: list[int], growth: pd.Series) -> list[int]:
+    """Topics by growth, highest first; topics without a score last, in their usual order."""
+    score = {t: float(growth.get(t, np.nan)) for t in topic_ids}
+    return sorted(topic_ids, key=lambda t: (np.isnan(score[t]), -(0.0 if np.isnan(score[t]) else score[t])))
+
+
+def _table(
+    data: MapData,
+    ids: list[int],
+    counts: np.ndarray,
+    filtered: bool,
+    growth: pd.Series | None,
+    state: ViewState,
+    key: str,
+) -> None:
     column = "In view" if filtered else "Papers"
     table = pd.DataFrame(
         {
@@ -25,25 +87,28 @@ def topic_list(data: MapData, in_view: np.ndarray, state: ViewState, filtered: b
             column: [int(counts[t + 1]) if filtered else data.sizes[t] for t in ids],
         }
     )
-    largest = max(data.sizes.values()) or 1
+    config = {
+        "": st.column_config.TextColumn("", width=20),
+        "Topic": st.column_config.TextColumn("Topic", width=155),
+        column: st.column_config.ProgressColumn(
+            column, format="%d", min_value=0, max_value=max(data.sizes.values()) or 1, width=90
+        ),
+    }
+    if growth is not None:
+        table["Growth"] = [float(growth.get(t, np.nan)) if t != -1 else np.nan for t in ids]
+        config["Growth"] = st.column_config.NumberColumn(
+            "Growth", format="×%.2f", width=70, help="Recent share of papers ÷ earlier share"
+        )
     styled = table.style.apply(lambda _: [f"color: {data.colours[t]}" for t in ids], subset=[""])
     chosen = [ids.index(state.topic)] if state.topic in ids else []
-    key = f"topic-list-{state.topic}"  # a new key only when the opened topic changes elsewhere
     st.dataframe(
         styled,
-        key=key,
+        key=key,  # a new key only when the opened topic changes elsewhere
         hide_index=True,
         on_select=partial(on_topic_pick, key, ids),
         selection_mode="single-row",
         selection_default={"selection": {"rows": chosen}},
-        height=min(600, 35 * (len(ids) + 1) + 3),
+        height=min(MAX_HEIGHT, 35 * (len(ids) + 1) + 3),
         row_height=35,
-        column_config={
-            "": st.column_config.TextColumn("", width=20),
-            "Topic": st.column_config.TextColumn("Topic", width=155),
-            column: st.column_config.ProgressColumn(
-                column, format="%d", min_value=0, max_value=largest, width=90
-            ),
-        },
+        column_config=config,
     )
-    st.caption("Select a topic to open it.")

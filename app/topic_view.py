@@ -13,6 +13,7 @@ from app.data import MapData
 from app.paper_table import paper_table
 from app.session import on_topic_pick, on_topic_select_box, only_this_topic, open_topic
 from app.text import markdown_literal, plotly_escape
+from app.trends import has_venues, has_years, venue_counts, venue_figure, year_figure, year_shares
 
 
 def keyword_figure(keywords: list[str], weights: list[float], colour: str) -> go.Figure:
@@ -93,6 +94,7 @@ def topic_view(data: MapData, topic: int) -> None:
         paper_table(data, rows[:50], "unassigned", height=300, compact=True)
         return
     row = data.topics.loc[topic]
+    stability_line(row)
     keywords, weights = list(row["keywords"]), list(row["keyword_weights"])
     if keywords:
         st.markdown("**Keywords**")
@@ -105,7 +107,38 @@ def topic_view(data: MapData, topic: int) -> None:
     if representatives:
         st.markdown("**Representative papers**")
         paper_table(data, np.array(representatives, dtype=np.int64), "representatives", compact=True)
+    trends(data, topic)
     nearest_topics(data, topic)
+
+
+STABILITY_HELP = (
+    "how reliably the topic comes back when the clustering is redone on 90% of the papers "
+    "(1 = always the same papers, 0 = never)"
+)
+
+
+def stability_line(row: pd.Series) -> None:
+    """The topic's stability score with what it means; nothing when the map was built without it."""
+    value = pd.to_numeric(pd.Series([row.get("stability")]), errors="coerce").iat[0]
+    if pd.isna(value):
+        return
+    st.markdown(f"**Stability {float(value):.2f}** · {STABILITY_HELP}")
+
+
+def trends(data: MapData, topic: int) -> None:
+    """The topic's share of each year's papers and its papers per venue, where the map has those columns."""
+    label = data.label(topic)
+    shares = year_shares(data.papers, topic) if has_years(data.papers) else None
+    if shares is not None and len(shares) >= 2:
+        st.markdown("**Over the years**")
+        st.plotly_chart(year_figure(shares, label), config={"displayModeBar": False}, key=f"years-{topic}")
+    if has_venues(data.papers) and data.papers["venue"].nunique() >= 2:
+        counts = venue_counts(data.papers, topic)
+        if len(counts):
+            st.markdown("**Venues**")
+            st.plotly_chart(
+                venue_figure(counts, label), config={"displayModeBar": False}, key=f"venues-{topic}"
+            )
 
 
 def nearest_topics(data: MapData, topic: int) -> None:

@@ -1,0 +1,216 @@
+"""The app's themes, trends and stability (issue 11) driven with AppTest: on the committed seed map
+(themes, stability, no years) and on tiny maps with year and venue columns."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from app.map_component.payload import decode_mask
+from app.text import markdown_literal
+from pipeline.artifacts import read_map, write_map
+from tests.app_fixtures import REPO, tiny_map
+from tests.test_app import downloads, figure, live_map, rows_of, start, texts, url  # noqa: F401
+
+SEED_MAP = REPO / "assets" / "maps" / "seeds"
+EVIL_VENUE = "<b>Evil</b> venue"
+
+
+@pytest.fixture
+def seeds(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("ATLAS_MAP", str(SEED_MAP))
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
+    return SEED_MAP
+
+
+def seed_themes() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The committed seed map's topics and themes, read from its files (so a rebuilt seed map still passes)."""
+    return read_map(SEED_MAP).topics, pd.read_parquet(SEED_MAP / "themes.parquet")
+
+
+def trend_map(stability: bool = False):
+    """120 papers over 2020-2024 in four topics: "Multi-view clustering" (3) only in 2023-24, "Graph neural
+    networks" (0) only in 2020-21, the others spread evenly; three venues, one with markup in its name."""
+    atlas = tiny_map(n=120)
+    topic = np.arange(120) % 4
+    step = np.arange(120) // 4
+    atlas.papers["year"] = np.where(
+        topic == 0, 2020 + step % 2, np.where(topic == 3, 2023 + step % 2, 2020 + step % 5)
+    )
+    atlas.papers["venue"] = [("ICML", "NeurIPS", EVIL_VENUE)[i % 3] for i in range(120)]
+    atlas.topics["stability"] = [0.91, 0.42, 0.77, 0.66] if stability else [np.nan] * 4
+    if stability:
+        atlas.manifest["stability"] = {"runs": 5, "method": "90% subsamples", "seconds": 0.25}
+    else:
+        atlas.manifest["stability"] = {"runs": 0, "method": "switched off (--no-stability)", "seconds": 0.0}
+    return atlas
+
+
+@pytest.fixture
+def trends(tmp_path, monkeypatch) -> Path:
+    folder = tmp_path / "trends"
+    write_map(folder, trend_map())
+    monkeypatch.setenv("ATLAS_MAP", str(folder))
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
+    return folder
+
+
+def topic_lists(at) -> list[pd.DataFrame]:
+    """The topic list's tables (one per theme where the map has themes), top to bottom."""
+    return [df.value for df in at.dataframe if list(df.value.columns)[:2] == ["", "Topic"]]
+
+
+def listed_topics(at) -> list[str]:
+    return [name for frame in topic_lists(at) for name in frame["Topic"]]
+
+
+def group_headers(at) -> list[str]:
+    """The theme headings of the topic list: "**name** · N papers" (and "· M in view" when filtered)."""
+    return [
+        m.value
+        for m in at.markdown
+        if re.fullmatch(r"\*\*.+\*\* · [\d,]+ papers( · [\d,]+ in view)?", m.value)
+    ]
+
+
+# --------------------------------------------------------------------------- themes
+def test_topic_list_is_grouped_under_themes_and_the_theme_filter_narrows_it(seeds):
+    topics, themes = seed_themes()
+    at = start()
+    assert not at.exception and not at.warning
+    largest = themes.sort_values(["size", "theme_id"], ascending=[False, True])
+    headers = group_headers(at)
+    assert len(headers) == len(themes)
+    assert (
+        headers[0] == f"**{markdown_literal(largest['label'].iloc[0])}** · {largest['size'].iloc[0]} papers"
+    )
+    assert sorted(listed_topics(at)) == sorted(topics["label"])  # every topic once, under its theme
+    assert at.multiselect(key="w_themes").options == [
+        f"{label} ({size})" for label, size in zip(largest["label"], largest["size"])
+    ]
+
+    chosen = themes.sort_values("size").iloc[0]  # the smallest theme
+    at.multiselect(key="w_themes").select(int(chosen["theme_id"])).run()
+    members = topics[topics["theme_id"] == chosen["theme_id"]]
+    assert sorted(listed_topics(at)) == sorted(members["label"])
+    assert len(group_headers(at)) == 1
+    papers = read_map(SEED_MAP).papers
+    in_theme = set(papers.loc[papers["topic_id"].isin(members["topic_id"]), "doc_id"])
+    assert f"Showing **{len(in_theme)}** of {len(papers)} papers" in texts(at)
+    view = live_map(at)
+    assert int(decode_mask(view["mask"], view["n"]).sum()) == len(in_theme)  # the map greys the rest
+    assert url(at)["theme"] == [str(int(chosen["theme_id"]))]
+
+
+def test_a_theme_link_round_trips_and_a_malformed_one_shows_a_notice(seeds):
+    _, themes = seed_themes()
+    two = sorted(int(t) for t in themes["theme_id"])[:2]
+    at = start({"theme": f"{two[1]},{two[0]}"})
+    assert not at.warning and not at.exception
+    assert at.multiselect(key="w_themes").value == [two[1], two[0]]
+    assert url(at)["theme"] == [f"{two[1]},{two[0]}"]  # the link reproduces itself
+    assert len(group_headers(at)) == 2
+
+    at = start({"theme": "nope,99", "q": "language"})
+    assert not at.exception
+    notice = at.warning[0].value
+    assert "Ignored themes" in notice and "nope" in notice and "99" in notice
+    assert at.multiselect(key="w_themes").value == []
+    assert len(group_headers(at)) == len(themes)  # nothing narrowed by the bad value
+    assert url(at) == {"q": ["language"]}
+
+
+def test_the_csv_download_names_each_papers_theme(seeds, downloads):  # noqa: F811
+    topics, themes = seed_themes()
+    at = start()
+    assert not at.exception
+    papers = read_map(SEED_MAP).papers
+    rows = rows_of(downloads[f"Download the whole map · {len(papers)} (CSV)"])
+    theme_of = dict(
+        zip(topics["label"], topics["theme_id"].map(dict(zip(themes["theme_id"], themes["label"]))))
+    )
+    assert {r["theme"] for r in rows} == set(themes["label"])
+    assert all(r["theme"] == theme_of[r["topic"]] for r in rows if r["topic"] != "Unassigned")
+
+
+def test_a_map_without_themes_has_no_theme_ui_and_ignores_a_theme_link(trends):
+    at = start({"theme": "0"})
+    assert not at.exception
+    assert not [m for m in at.multiselect if m.key == "w_themes"]
+    assert not group_headers(at) and len(topic_lists(at)) == 1
+    assert "Ignored themes" in at.warning[0].value
+
+
+# --------------------------------------------------------------------------- trends
+def test_the_topic_view_shows_yearly_shares_and_venues_where_the_map_has_them(trends):
+    at = start({"topic": "3"})
+    assert not at.exception
+    assert "**Over the years**" in texts(at) and "**Venues**" in texts(at)
+    years = figure(at, 1)["data"][0]
+    assert years["x"] == [2020, 2021, 2022, 2023, 2024]
+    assert years["y"][:3] == [0, 0, 0] and min(years["y"][3:]) > 0  # a 2023-24 topic
+    venues = figure(at, 2)["data"][0]
+    assert venues["type"] == "bar" and sum(venues["x"]) == 26  # 30 papers, 4 unassigned
+    assert "&lt;b&gt;Evil&lt;/b&gt; venue" in venues["y"] and EVIL_VENUE not in venues["y"]
+
+
+def test_no_year_chart_without_years(seeds):
+    at = start({"topic": "0"})
+    assert not at.exception
+    assert "**Over the years**" not in texts(at) and "**Venues**" not in texts(at)
+    assert len(at.get("plotly_chart")) == 1  # the keywords alone
+
+
+def test_rising_sorts_topics_by_growth_and_lives_in_the_url(trends):
+    at = start()
+    by_size = listed_topics(at)
+    assert "Growth" not in topic_lists(at)[0].columns
+    at.segmented_control(key="w_sort").set_value("rising").run()
+    rising = listed_topics(at)
+    assert rising[0] == "Multi-view clustering" and rising[-2:] == ["Graph neural networks", "Unassigned"]
+    assert rising != by_size
+    growth = topic_lists(at)[0]["Growth"].tolist()
+    assert growth[:3] == sorted(growth[:3], reverse=True) and growth[3] == 0  # no recent papers
+    assert url(at)["sort"] == ["rising"]
+
+    at = start({"sort": "rising"})  # the link opens the same order
+    assert not at.warning and listed_topics(at) == rising
+    at = start({"sort": "fastest"})
+    assert "sort\\=\\'fastest\\'" in at.warning[0].value and listed_topics(at) == by_size
+
+
+def test_a_map_without_years_offers_no_rising_sort(seeds):
+    at = start({"sort": "rising"})
+    assert not at.exception
+    assert not at.segmented_control
+    assert "no years" in at.warning[0].value and "sort" not in url(at)
+
+
+# --------------------------------------------------------------------------- stability
+def test_stability_shows_in_the_topic_view_and_about_panel(seeds):
+    topics, _ = seed_themes()
+    topic = topics.sort_values("topic_id").iloc[0]
+    at = start({"topic": str(int(topic["topic_id"]))})
+    shown = texts(at)
+    assert (
+        f"**Stability {topic['stability']:.2f}** · how reliably the topic comes back when the clustering is redone on 90% of the papers"
+        in shown
+    )
+    runs = json.loads((SEED_MAP / "manifest.json").read_text())["stability"]["runs"]
+    assert f"· {runs} runs ·" in shown and "**Topic stability**" in shown
+
+
+def test_stability_is_hidden_when_the_build_skipped_it(trends, tmp_path, monkeypatch):
+    at = start({"topic": "1"})
+    assert not at.exception
+    assert "Stability" not in texts(at)
+    folder = tmp_path / "stable"
+    write_map(folder, trend_map(stability=True))
+    monkeypatch.setenv("ATLAS_MAP", str(folder))
+    at = start({"topic": "1"})
+    assert "**Stability 0.42** · how reliably" in texts(at) and "· 5 runs · 0.25 s" in texts(at)
