@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -26,8 +27,25 @@ def positive_int(text: str) -> int:
     return value
 
 
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
 def make_parser() -> Parser:
-    from pipeline.config import EMBEDDERS, BuildConfig
+    from pipeline.config import (
+        DEFAULT_MAX_TOKENS,
+        EMBEDDERS,
+        FIT_SAMPLE_ABOVE,
+        FIT_SAMPLE_SIZE,
+        MAX_TOKENS_LIMIT,
+        BuildConfig,
+    )
 
     defaults = BuildConfig()
     parser = Parser(
@@ -55,6 +73,27 @@ def make_parser() -> Parser:
         default=defaults.embedder,
         help="onnx-int8: quantised locally from the packaged model, about 2x the throughput of torch-fp32 (default); "
         "torch-fp32: the reference sentence-transformers model",
+    )
+    build.add_argument(
+        "--max-tokens",
+        type=positive_int,
+        metavar="N",
+        help=f"word pieces embedded per abstract, longer ones cut (default {DEFAULT_MAX_TOKENS}, "
+        f"at most {MAX_TOKENS_LIMIT}; see benchmarks/TOKENS_RESULTS.md)",
+    )
+    build.add_argument(
+        "--fit-sample",
+        type=non_negative_int,
+        metavar="N",
+        help=f"fit topics and the map on a seeded sample of N papers and assign the rest; 0 fits on all "
+        f"(default: {FIT_SAMPLE_SIZE:,} for corpora over {FIT_SAMPLE_ABOVE:,} papers, else all)",
+    )
+    build.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        default=os.environ.get("ATLAS_RAY_ADDRESS") or None,
+        help="embed on this Ray cluster as a Ray Data job (e.g. 'auto' or 'HOST:6379'; default: "
+        "ATLAS_RAY_ADDRESS if set, else this machine); needs requirements-ray.txt",
     )
     build.add_argument(
         "--min-topic-size",
@@ -108,6 +147,8 @@ def run_build(args: argparse.Namespace) -> None:
 
     config = BuildConfig(
         embedder=args.embedder,
+        max_tokens=args.max_tokens,
+        fit_sample=args.fit_sample,
         min_topic_size=args.min_topic_size,
         min_samples=args.min_samples,
         n_neighbors=args.neighbors,
@@ -118,7 +159,13 @@ def run_build(args: argparse.Namespace) -> None:
         print(f"{args.out}: map is up to date", file=sys.stderr)
         return
     build_map(
-        args.inputs, args.out, config, name=args.name, use_cache=not args.no_cache, progress=not args.quiet
+        args.inputs,
+        args.out,
+        config,
+        name=args.name,
+        use_cache=not args.no_cache,
+        progress=not args.quiet,
+        ray_address=args.ray,
     )
 
 

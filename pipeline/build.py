@@ -87,8 +87,13 @@ def build_map(
     use_cache: bool = True,
     progress: bool = True,
     log: Callable[[str], None] = _stderr,
+    encoder=None,
+    ray_address: str | None = None,
 ) -> AtlasMap:
     """Build a topic map of the abstracts in `inputs` and write it to the folder `out`.
+
+    `encoder` (anything with `.name` and `.encode(list[str])`, e.g. a test's fake) replaces the
+    packaged model; `ray_address` runs the embedding stage as a Ray Data job on that cluster.
 
     Examples:
         >>> build_map(["seeds"], "maps/icml")  # doctest: +SKIP
@@ -118,9 +123,22 @@ def build_map(
     lap("ingest")
 
     documents = papers["abstract"].tolist()
+    compute = None
+    if ray_address and encoder is None:
+        from pipeline.ray_embed import ray_compute
+
+        compute = ray_compute(ray_address, resolved, log=log)
     embeddings, embedding_report = embed_texts(
-        documents, embedder=resolved.embedder, use_cache=use_cache, progress=progress
+        documents,
+        embedder=resolved.embedder,
+        max_tokens=resolved.max_tokens,
+        use_cache=use_cache,
+        progress=progress,
+        encoder=encoder,
+        compute=compute,
     )
+    if compute is not None:
+        embedding_report["ray"] = compute.report
     lap("embed")
     if embedding_report["computed"]:
         log(
@@ -131,13 +149,28 @@ def build_map(
         log(f"all {embedding_report['cached']:,} embeddings from cache")
 
     log(f"finding topics (UMAP + HDBSCAN, min topic size {resolved.min_topic_size})...")
-    topics = fit_topics(documents, embeddings, resolved)
-    lap("topics")
+    if resolved.fit_sample:
+        from pipeline.sample_fit import fit_on_sample, place_rest
 
-    log("laying out the 2-D map...")
-    coordinates = map_coordinates(
-        embeddings, n_neighbors=resolved.n_neighbors, random_state=resolved.random_state, knn=topics.knn
-    )
+        log(f"fitting on a sample of {resolved.fit_sample:,} papers, assigning the rest...")
+        fit = fit_on_sample(documents, embeddings, resolved)
+        topics = fit.topics
+        lap("topics")
+        log("laying out the 2-D map...")
+        sample_xy = map_coordinates(
+            embeddings[fit.sample_rows],
+            n_neighbors=min(resolved.n_neighbors, len(fit.sample_rows) - 1),
+            random_state=resolved.random_state,
+            knn=topics.knn,
+        )
+        coordinates = place_rest(fit, sample_xy)
+    else:
+        topics = fit_topics(documents, embeddings, resolved)
+        lap("topics")
+        log("laying out the 2-D map...")
+        coordinates = map_coordinates(
+            embeddings, n_neighbors=resolved.n_neighbors, random_state=resolved.random_state, knn=topics.knn
+        )
     lap("layout")
 
     papers = papers.copy()
@@ -167,7 +200,11 @@ def build_map(
         "inputs": [str(p) for p in expand_inputs(inputs)],
         "notes": corpus.notes,
         "config": resolved.to_dict(),
-        "model": {"name": MODEL_NAME, "encoder": embedding_report["encoder"]},
+        "model": {
+            "name": MODEL_NAME,
+            "encoder": embedding_report["encoder"],
+            "max_tokens": resolved.max_tokens,
+        },
         "embedding": embedding_report,
         "versions": library_versions(),
         "timings_seconds": dict(timings, total=total),
