@@ -68,14 +68,14 @@ def embed(texts: list[str], budget: int) -> tuple[np.ndarray, float, list[float]
     return vectors, len(texts) / seconds, [round(load_before, 2), round(os.getloadavg()[0], 2)]
 
 
-def topic_quality(docs: pd.DataFrame, vectors: np.ndarray, budget: int) -> dict:
-    """The build's topic stage on these vectors, scored against `field`."""
+def topic_quality(docs: pd.DataFrame, vectors: np.ndarray, budget: int, seed: int = 42) -> dict:
+    """The build's topic stage on these vectors (UMAP seeded with `seed`), scored against `field`."""
     from pipeline.config import BuildConfig
     from pipeline.evaluate import agreement, map_quality
     from pipeline.topics import fit_topics
 
     documents = docs["abstract"].tolist()
-    config = BuildConfig(max_tokens=budget).resolve(len(documents))
+    config = BuildConfig(max_tokens=budget, random_state=seed).resolve(len(documents))
     started = time.perf_counter()
     topics = fit_topics(documents, vectors, config)
     figures = map_quality(topics.labels, topics.table["keywords"].tolist(), documents)
@@ -117,6 +117,41 @@ def run(name: str, docs: pd.DataFrame, budgets: list[int], work: Path, force: bo
         print(f"[{name} {budget}] {json.dumps(result)}", file=sys.stderr, flush=True)
 
 
+def more_seeds(name: str, docs: pd.DataFrame, budgets: list[int], work: Path, seeds: list[int]) -> None:
+    """Topic quality with other UMAP seeds on the stored vectors: how much NMI moves by chance."""
+    for budget in budgets:
+        out = RESULTS / f"{name}-{budget}.json"
+        stored = work / f"{name}-{budget}.npy"
+        if not (out.exists() and stored.exists()):
+            continue
+        result = json.loads(out.read_text())
+        by_seed = result.setdefault("quality_by_seed", {"42": result["quality"]})
+        for seed in seeds:
+            if str(seed) not in by_seed:
+                print(f"[{name} {budget}] topics with seed {seed}...", file=sys.stderr, flush=True)
+                by_seed[str(seed)] = topic_quality(docs, np.load(stored), budget, seed)
+                out.write_text(json.dumps(result, indent=2) + "\n")
+
+
+def cpu_speed(texts: list[str], budgets: list[int]) -> dict[int, float]:
+    """Abstracts per CPU-second on one thread: throughput that a loaded machine does not distort.
+
+    Wall-clock abstracts/s on a shared machine depends on what else runs; CPU time spent by one
+    encoding thread on the same texts does not (much).
+    """
+    from pipeline.onnx_encoder import OnnxEncoder
+
+    rates = {}
+    for budget in budgets:
+        single = OnnxEncoder(cache_dir=None, threads=1, max_tokens=budget)
+        single.encode(texts[:4])
+        started = time.thread_time()
+        for text in texts:
+            single.encode([text])
+        rates[budget] = round(len(texts) / (time.thread_time() - started), 1)
+    return rates
+
+
 def token_lengths(texts: list[str]) -> dict:
     from tokenizers import Tokenizer
 
@@ -135,7 +170,7 @@ def token_lengths(texts: list[str]) -> dict:
     }
 
 
-def render(results: list[dict], lengths: dict[str, dict]) -> str:
+def render(results: list[dict], lengths: dict[str, dict], speed: dict) -> str:
     lines = [
         "# Token budget: speed and quality",
         "",
@@ -169,6 +204,38 @@ def render(results: list[dict], lengths: dict[str, dict]) -> str:
             f"{r['load_average'][0]}→{r['load_average'][1]} | {c['mean']} | {c['min']} | {q['nmi']} | "
             f"{q['ari']} | {q['unassigned_share']:.1%} | {q['topics']} | {q['coherence_npmi']} |"
         )
+    seeded = [r for r in results if len(r.get("quality_by_seed", {})) > 1]
+    if seeded:
+        lines += [
+            "",
+            "The topic stage again with other UMAP seeds on the same vectors (how much NMI moves by chance):",
+            "",
+            "| dataset | budget | seeds | NMI per seed | NMI mean | ARI mean | unassigned mean | topics |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for r in seeded:
+            q = r["quality_by_seed"]
+            nmi = [v["nmi"] for v in q.values()]
+            lines.append(
+                f"| {r['dataset']} | {r['budget']} | {', '.join(q)} | {', '.join(map(str, nmi))} | "
+                f"{np.mean(nmi):.4f} | {np.mean([v['ari'] for v in q.values()]):.4f} | "
+                f"{np.mean([v['unassigned_share'] for v in q.values()]):.1%} | "
+                f"{', '.join(str(v['topics']) for v in q.values())} |"
+            )
+    if speed:
+        lines += [
+            "",
+            "Abstracts per CPU-second, one encoding thread, the same abstracts of sample-2000 at each budget "
+            "(CPU time is what a loaded machine distorts least; a build runs one such thread per core):",
+            "",
+            "| budget | abstracts per CPU-second | relative to 256 |",
+            "|---|---|---|",
+        ]
+        base = speed.get("256")
+        for budget, rate in speed.items():
+            lines.append(
+                f"| {budget} | {rate} | {rate / base:.2f}× |" if base else f"| {budget} | {rate} | – |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -179,6 +246,14 @@ def main() -> None:
     parser.add_argument("--corpus", help="ml_abstracts.parquet (default: ATLAS_CORPUS or ../shared/corpus/)")
     parser.add_argument("--work", type=Path, help="keep vectors here between runs (default: a temp folder)")
     parser.add_argument("--force", action="store_true", help="measure again what has results already")
+    parser.add_argument("--seeds", default="", help="also score topics with these UMAP seeds, e.g. 1,2")
+    parser.add_argument(
+        "--cpu-speed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also measure abstracts per CPU-second on one thread over N abstracts of sample-2000",
+    )
     args = parser.parse_args()
     budgets = [int(b) for b in args.budgets.split(",")]
     corpus = corpus_path(args.corpus)
@@ -199,6 +274,12 @@ def main() -> None:
             continue
         lengths[name] = token_lengths(docs["abstract"].tolist())
         run(name, docs, budgets, work, args.force)
+        if args.seeds:
+            more_seeds(name, docs, budgets, work, [int(x) for x in args.seeds.split(",")])
+    speed_file = RESULTS / "cpu_speed.json"
+    if args.cpu_speed:
+        sample = dataset("sample-2000", corpus)["abstract"].sample(n=args.cpu_speed, random_state=SAMPLE_SEED)
+        speed_file.write_text(json.dumps(cpu_speed(sample.tolist(), budgets), indent=2) + "\n")
     lengths_file.write_text(json.dumps(lengths, indent=2) + "\n")
     results = [
         json.loads(p.read_text())
@@ -206,7 +287,8 @@ def main() -> None:
             RESULTS.glob("*-*.json"), key=lambda p: (p.stem.rsplit("-", 1)[0], int(p.stem.rsplit("-", 1)[1]))
         )
     ]
-    REPORT.write_text(render(results, lengths))
+    speed = json.loads(speed_file.read_text()) if speed_file.exists() else {}
+    REPORT.write_text(render(results, lengths, speed))
     print(f"wrote {REPORT}", file=sys.stderr)
 
 

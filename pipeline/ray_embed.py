@@ -131,8 +131,22 @@ def _import_ray():
     return ray
 
 
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Fail fast on a HOST:PORT nobody listens on (Ray itself retries for minutes)."""
+    import socket
+
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return  # "auto", "local" and the like: Ray resolves them
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise UserError(f"--ray {address}: cannot connect to a Ray cluster ({exc.strerror or exc})") from None
+
+
 def _connect(ray, address: str) -> None:
     """Join the cluster, shipping this `pipeline` package (the workers need no checkout)."""
+    _check_reachable(address)
     package = str(Path(__file__).resolve().parent)
     env = dict(WORKER_ENV)
     try:
