@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.cache import cache_dir
+from pipeline.config import DEFAULT_MAX_TOKENS
 
 # Never let transformers or sentence-transformers reach for the Hugging Face hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -64,7 +65,12 @@ class TorchEncoder:
 
 
 def load_encoder(embedder: str = "onnx-int8", max_tokens: int | None = None):
-    """An encoder with `.name` and `.encode(list[str]) -> (n, 384) float32 unit rows`."""
+    """An encoder with `.name` and `.encode(list[str]) -> (n, 384) float32 unit rows`.
+
+    `max_tokens` defaults to the build's default, so vectors match a map built with defaults;
+    pass a map's `manifest["model"]["max_tokens"]` to match that map.
+    """
+    max_tokens = max_tokens or DEFAULT_MAX_TOKENS
     if embedder == "torch-fp32":
         return TorchEncoder(max_tokens)
     from pipeline.onnx_encoder import OnnxEncoder
@@ -74,6 +80,7 @@ def load_encoder(embedder: str = "onnx-int8", max_tokens: int | None = None):
 
 def cache_name_for(embedder: str, max_tokens: int | None = None) -> str:
     """The embedding cache's name for vectors of this embedder and token budget, loading nothing."""
+    max_tokens = max_tokens or DEFAULT_MAX_TOKENS
     name = f"{MODEL_NAME}/{embedder}"
     # int8 kernels differ by CPU and recipe: never mix their vectors.
     if embedder == "onnx-int8":

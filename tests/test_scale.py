@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from pipeline.build import build_map
-from pipeline.config import FIT_SAMPLE_ABOVE, FIT_SAMPLE_SIZE, BuildConfig
+from pipeline.config import DEFAULT_MAX_TOKENS, FIT_SAMPLE_ABOVE, FIT_SAMPLE_SIZE, BuildConfig
 from pipeline.embed import cache_name_for, embed_texts
 from pipeline.sample_fit import assign_rest, place_rest, sample_rows
 from tests.conftest import ROOT
@@ -190,8 +190,9 @@ def test_rest_joins_its_neighbours_topic_and_sits_among_them():
 def test_max_tokens_keys_the_embedding_cache_and_the_manifest(corpus_file, tmp_path):
     assert cache_name_for("onnx-int8", 128) != cache_name_for("onnx-int8", 256)
     assert cache_name_for("torch-fp32", 128).endswith("-t128")
-    # The model's own budget keeps the key every earlier build used.
-    assert cache_name_for("onnx-int8", 256) == cache_name_for("onnx-int8", None)
+    # The model's own budget keeps the key every earlier build used; no budget means the default.
+    assert "-t" not in cache_name_for("onnx-int8", 256)
+    assert cache_name_for("onnx-int8", None) == cache_name_for("onnx-int8", DEFAULT_MAX_TOKENS)
     assert BuildConfig(max_tokens=192).resolve(100).max_tokens == 192
     encoder = BagOfWordsEncoder()
     _, report = embed_texts(["a b", "c d"], encoder=encoder, progress=False)
