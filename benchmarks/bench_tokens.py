@@ -222,6 +222,27 @@ def render(results: list[dict], lengths: dict[str, dict], speed: dict) -> str:
                 f"{np.mean([v['unassigned_share'] for v in q.values()]):.1%} | "
                 f"{', '.join(str(v['topics']) for v in q.values())} |"
             )
+        means = {
+            (r["dataset"], r["budget"]): float(np.mean([v["nmi"] for v in r["quality_by_seed"].values()]))
+            for r in seeded
+        }
+        reference = max(b for _, b in means)
+        passing = sorted(
+            b
+            for b in {b for _, b in means}
+            if all(means[(d, b)] >= means[(d, reference)] - 0.01 for d, bb in means if bb == reference)
+        )
+        drops = "; ".join(
+            f"{d} {b}: {means[(d, b)] - means[(d, reference)]:+.4f}"
+            for d, b in sorted(means)
+            if b != reference
+        )
+        lines += [
+            "",
+            f"Mean NMI against {reference}: {drops}. Budgets within 0.01 of {reference} on every dataset: "
+            f"{', '.join(map(str, passing))}; the build's default is the smallest of them "
+            "(`DEFAULT_MAX_TOKENS` in pipeline/config.py).",
+        ]
     if speed:
         lines += [
             "",
