@@ -191,7 +191,7 @@ def test_max_tokens_keys_the_embedding_cache_and_the_manifest(corpus_file, tmp_p
     assert cache_name_for("onnx-int8", 128) != cache_name_for("onnx-int8", 256)
     assert cache_name_for("torch-fp32", 128).endswith("-t128")
     # The model's own budget keeps the key every earlier build used; no budget means the default.
-    assert "-t" not in cache_name_for("onnx-int8", 256)
+    assert not cache_name_for("onnx-int8", 256).rsplit("-", 1)[1].startswith("t")
     assert cache_name_for("onnx-int8", None) == cache_name_for("onnx-int8", DEFAULT_MAX_TOKENS)
     assert BuildConfig(max_tokens=192).resolve(100).max_tokens == 192
     encoder = BagOfWordsEncoder()
