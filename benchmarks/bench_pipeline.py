@@ -85,6 +85,7 @@ def run_ours(docs_file: Path, out: Path, cache: Path, name: str, extra: tuple[st
     manifest = json.loads((out / "manifest.json").read_text())
     run["stages"] = manifest["timings_seconds"]
     run["embedding"] = manifest["embedding"]
+    run["max_tokens"] = manifest["config"].get("max_tokens", 256)
     return run
 
 
@@ -146,6 +147,8 @@ def bench(
             )
             manifest = json.loads((work / "first" / "manifest.json").read_text())
             run["stages"] = manifest["timings_seconds"]
+            run["max_tokens"] = manifest["config"].get("max_tokens", 256)
+            run["load_average"] = round(os.getloadavg()[0], 1)
             result["runs"]["ours_first_on_machine"] = run
             print(
                 f"[{name}] ours, first build on a new machine: {run['seconds']} s",
@@ -284,20 +287,21 @@ def render(results: list[dict]) -> str:
         "",
         "Stages of our builds (seconds; embed abstracts/s is the embedding stage alone):",
         "",
-        "| dataset | build | max tokens | ingest | embed | embed abstracts/s | topics | layout | evaluate | "
-        "total in-process | peak MB |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| dataset | date | build | max tokens | load after | ingest | embed | embed abstracts/s | topics | "
+        "layout | evaluate | total in-process | peak MB |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         for key, run in r["runs"].items():
             if not key.startswith("ours") or key == "ours_warm" or "stages" not in run:
                 continue
             s = run["stages"]
-            tokens = key.rsplit("_t", 1)[1] if "_t" in key else "default"
+            # Builds before --max-tokens existed all embedded 256 word pieces.
+            tokens = run.get("max_tokens", 256)
             rate = round(r["papers"] / s["embed"], 1) if s.get("embed") else "–"
             lines.append(
-                f"| {r['dataset']} | {key.removeprefix('ours_').split('_t')[0].replace('_', ' ')} | {tokens} | "
-                f"{s['ingest']} | {s['embed']} | {rate} | {s['topics']} | {s['layout']} | {s['evaluate']} | "
+                f"| {r['dataset']} | {r.get('date', '–')} | {key.removeprefix('ours_').split('_t')[0].replace('_', ' ')} | "
+                f"{tokens} | {run.get('load_average', '–')} | {s['ingest']} | {s['embed']} | {rate} | {s['topics']} | {s['layout']} | {s['evaluate']} | "
                 f"{s['total']} | {run['peak_mb']} |"
             )
     lines += [
