@@ -12,7 +12,7 @@ $(VENV)/.runtime: requirements.txt
 	$(PY) -m pip install --quiet -r requirements.txt
 	@touch $@
 
-$(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
+$(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt requirements-ray.txt
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	@touch $@
 

@@ -1,12 +1,17 @@
 """Speed and quality of our build against stock BERTopic, side by side in one run.
 
     python benchmarks/bench_pipeline.py [--datasets seeds,sample-1000,sample-2000,corpus-10k,corpus-full]
+                                        [--first-ever seeds,sample-1000] [--also-max-tokens 128]
 
 For each dataset, in child processes of this one (each measured with /usr/bin/time -v):
-ours cold (empty embedding cache; the once-per-machine ONNX model and JIT cache present), ours warm
-(embedding cache full), and stock BERTopic (defaults, same packaged model, same documents).
+ours first-ever (for --first-ever datasets: nothing cached at all, so the int8 ONNX export and the
+Numba JIT compilation are included), ours cold (a machine that has built before: the ONNX model and
+JIT cache present, but none of these abstracts embedded), ours warm (the same build again: embeddings
+and UMAP results from the cache), optionally ours cold at another --max-tokens (--also-max-tokens, on
+the corpus datasets), and stock BERTopic (defaults, same packaged model, same documents).
 Results go to benchmarks/results/<dataset>.json and benchmarks/RESULTS.md is rewritten from all of them.
-The corpus datasets need ../shared/corpus/ml_abstracts.parquet and are skipped without it.
+The corpus datasets need the shared corpus (--corpus, ATLAS_CORPUS, or ../shared/corpus/ml_abstracts.parquet
+from the repository root) and are skipped without it.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 from pipeline.evaluate import agreement, map_quality  # noqa: E402
 from pipeline.ingest import doc_id_for, ingest  # noqa: E402
 
-CORPUS = ROOT.parent / "shared" / "corpus" / "ml_abstracts.parquet"
+CORPUS = Path(os.environ.get("ATLAS_CORPUS") or ROOT.parent / "shared" / "corpus" / "ml_abstracts.parquet")
 RESULTS = ROOT / "benchmarks" / "results"
 SAMPLE_SEED = 2025
 DATASETS = ("seeds", "sample-1000", "sample-2000", "corpus-10k", "corpus-full")
@@ -72,13 +77,15 @@ def machine_cache() -> Path:
     return Path(os.environ.get("ATLAS_CACHE_DIR") or Path.home() / ".cache" / "abstract-atlas")
 
 
-def run_ours(docs_file: Path, out: Path, cache: Path, name: str) -> dict:
+def run_ours(docs_file: Path, out: Path, cache: Path, name: str, extra: tuple[str, ...] = ()) -> dict:
     env = dict(os.environ, ATLAS_CACHE_DIR=str(cache), NUMBA_CACHE_DIR=str(machine_cache() / "numba"))
-    build = [sys.executable, "-m", "pipeline", "build", str(docs_file), "--out", str(out), "--quiet"]
+    build = [sys.executable, "-m", "pipeline", "build", str(docs_file), "--out", str(out), "--quiet", *extra]
     run = timed([*build, "--name", f"Benchmark: {name}"], env)
+    run["load_average"] = round(os.getloadavg()[0], 1)
     manifest = json.loads((out / "manifest.json").read_text())
     run["stages"] = manifest["timings_seconds"]
     run["embedding"] = manifest["embedding"]
+    run["max_tokens"] = manifest["config"].get("max_tokens", 256)
     return run
 
 
@@ -98,7 +105,14 @@ def quality_of(labels: np.ndarray, topic_words: list[list[str]], documents: list
     return figures
 
 
-def bench(name: str, *, stock_up_to: int, fresh_machine: bool, keep_maps: Path | None = None) -> dict | None:
+def bench(
+    name: str,
+    *,
+    stock_up_to: int,
+    fresh_machine: bool,
+    keep_maps: Path | None = None,
+    also_max_tokens: int | None = None,
+) -> dict | None:
     docs = dataset(name)
     if docs is None:
         return None
@@ -108,7 +122,13 @@ def bench(name: str, *, stock_up_to: int, fresh_machine: bool, keep_maps: Path |
         docs_file = work / "docs.parquet"
         docs.to_parquet(docs_file, index=False)
         print(f"[{name}] {len(docs):,} abstracts", file=sys.stderr, flush=True)
-        result = {"dataset": name, "papers": len(docs), "date": time.strftime("%Y-%m-%d"), "runs": {}}
+        result = {
+            "dataset": name,
+            "papers": len(docs),
+            "date": time.strftime("%Y-%m-%d"),
+            "load_average_at_start": [round(x, 1) for x in os.getloadavg()],
+            "runs": {},
+        }
         if fresh_machine:  # nothing cached at all: what a brand-new machine pays once
             empty = Path(tempfile.mkdtemp(prefix="cache-", dir=work))
             env = dict(os.environ, ATLAS_CACHE_DIR=str(empty), NUMBA_CACHE_DIR=str(empty / "numba"))
@@ -125,6 +145,10 @@ def bench(name: str, *, stock_up_to: int, fresh_machine: bool, keep_maps: Path |
                 ],
                 env,
             )
+            manifest = json.loads((work / "first" / "manifest.json").read_text())
+            run["stages"] = manifest["timings_seconds"]
+            run["max_tokens"] = manifest["config"].get("max_tokens", 256)
+            run["load_average"] = round(os.getloadavg()[0], 1)
             result["runs"]["ours_first_on_machine"] = run
             print(
                 f"[{name}] ours, first build on a new machine: {run['seconds']} s",
@@ -136,6 +160,16 @@ def bench(name: str, *, stock_up_to: int, fresh_machine: bool, keep_maps: Path |
         print(f"[{name}] ours cold: {result['runs']['ours_cold']['seconds']} s", file=sys.stderr, flush=True)
         result["runs"]["ours_warm"] = run_ours(docs_file, work / "ours", cache, name)
         print(f"[{name}] ours warm: {result['runs']['ours_warm']['seconds']} s", file=sys.stderr, flush=True)
+        if also_max_tokens:
+            other = fresh_cache(work, machine_warm=True)
+            key = f"ours_cold_t{also_max_tokens}"
+            result["runs"][key] = run_ours(
+                docs_file, work / "other", other, name, ("--max-tokens", str(also_max_tokens))
+            )
+            print(
+                f"[{name}] ours cold, {also_max_tokens} tokens: {result['runs'][key]['seconds']} s",
+                file=sys.stderr,
+            )
 
         papers = pd.read_parquet(work / "ours" / "papers.parquet")
         topics = pd.read_parquet(work / "ours" / "topics.parquet")
@@ -211,24 +245,34 @@ def render(results: list[dict]) -> str:
         "",
         f"Machine: {machine()}.",
         "",
-        "- **ours cold**: empty embedding cache (the once-per-machine int8 ONNX model and JIT cache present);",
-        "- **ours warm**: the same build again, embeddings from the cache;",
+        "- **ours first-ever**: nothing cached at all, as on a brand-new machine: the int8 ONNX export "
+        "(once per machine) and the Numba JIT compilation are included;",
+        "- **ours cold**: a machine that has built a map before (ONNX model and JIT cache present), "
+        "abstracts it has never embedded;",
+        "- **ours warm**: the same build again: the embeddings *and* the UMAP results come from the cache "
+        "(a rebuild with another topic size or seed reuses the embeddings only);",
         "- **stock**: `BERTopic(embedding_model=SentenceTransformer(all-MiniLM-L6-v2))`, all defaults, fp32 torch.",
+        "",
+        "The machine is shared with other jobs: each row gives the 1-minute load average when it ran "
+        "(2 cores: a load of 2 is a full machine; above that every process runs proportionally slower).",
         "",
         "## Speed",
         "",
-        "| dataset | papers | stock s | ours cold s | speed-up | ours warm s | warm/cold | embed abstracts/s stock → ours | peak MB stock / ours |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| dataset | date | load | papers | stock s | ours first-ever s | ours cold s | speed-up (cold) | ours warm s | "
+        "embed abstracts/s stock → ours | peak MB stock / ours |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         runs = r["runs"]
         stock, cold, warm = runs.get("stock", {}), runs["ours_cold"], runs["ours_warm"]
         stock_rate = round(r["papers"] / stock["stages"]["embed"], 1) if stock else None
         ours_rate = cold["embedding"].get("abstracts_per_second")
+        first = runs.get("ours_first_on_machine", {})
+        load = r.get("load_average_at_start", ["–"])[0]
         lines.append(
-            f"| {r['dataset']} | {r['papers']:,} | {stock.get('seconds', '–')} | {cold['seconds']} | "
-            f"{ratio(stock.get('seconds'), cold['seconds'])} | {warm['seconds']} | "
-            f"{warm['seconds'] / cold['seconds']:.0%} | {stock_rate or '–'} → {ours_rate} "
+            f"| {r['dataset']} | {r.get('date', '–')} | {load} | {r['papers']:,} | {stock.get('seconds', '–')} | "
+            f"{first.get('seconds', '–')} | {cold['seconds']} | "
+            f"{ratio(stock.get('seconds'), cold['seconds'])} | {warm['seconds']} | {stock_rate or '–'} → {ours_rate} "
             f"({ratio(ours_rate, stock_rate)}) | {stock.get('peak_mb', '–')} / {cold['peak_mb']} |"
         )
     lines += [f"\n*{r['dataset']}*: {r['note']}" for r in results if r.get("note")]
@@ -241,24 +285,25 @@ def render(results: list[dict]) -> str:
         ]
     lines += [
         "",
-        "Stages of our cold build (seconds):",
+        "Stages of our builds (seconds; embed abstracts/s is the embedding stage alone):",
         "",
-        "| dataset | ingest | embed | topics | layout | evaluate | total in-process |",
-        "|---|---|---|---|---|---|---|",
+        "| dataset | date | build | max tokens | load after | ingest | embed | embed abstracts/s | topics | "
+        "layout | evaluate | total in-process | peak MB |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
-        s = r["runs"]["ours_cold"]["stages"]
-        lines.append(
-            f"| {r['dataset']} | {s['ingest']} | {s['embed']} | {s['topics']} | {s['layout']} | "
-            f"{s['evaluate']} | {s['total']} |"
-        )
-    first = [r for r in results if "ours_first_on_machine" in r["runs"]]
-    for r in first:
-        lines += [
-            "",
-            f"First build on a brand-new machine ({r['dataset']}: exports the int8 ONNX model and fills "
-            f"the JIT cache): {r['runs']['ours_first_on_machine']['seconds']} s.",
-        ]
+        for key, run in r["runs"].items():
+            if not key.startswith("ours") or key == "ours_warm" or "stages" not in run:
+                continue
+            s = run["stages"]
+            # Builds before --max-tokens existed all embedded 256 word pieces.
+            tokens = run.get("max_tokens", 256)
+            rate = round(r["papers"] / s["embed"], 1) if s.get("embed") else "–"
+            lines.append(
+                f"| {r['dataset']} | {r.get('date', '–')} | {key.removeprefix('ours_').split('_t')[0].replace('_', ' ')} | "
+                f"{tokens} | {run.get('load_average', '–')} | {s['ingest']} | {s['embed']} | {rate} | {s['topics']} | {s['layout']} | {s['evaluate']} | "
+                f"{s['total']} | {run['peak_mb']} |"
+            )
     lines += [
         "",
         "## Quality",
@@ -321,13 +366,28 @@ def main() -> None:
         help="keep our map of each dataset in DIR/<dataset>, for benchmarks/bench_app.py "
         "(default: benchmarks/maps, not committed)",
     )
+    parser.add_argument(
+        "--first-ever",
+        default="seeds,sample-1000",
+        help="datasets also built with nothing cached at all (ONNX export and JIT included)",
+    )
+    parser.add_argument(
+        "--also-max-tokens",
+        type=int,
+        metavar="N",
+        help="on the corpus datasets, also a cold build with --max-tokens N (stages side by side)",
+    )
     args = parser.parse_args()
     RESULTS.mkdir(parents=True, exist_ok=True)
     for name in args.datasets.split(","):
         if name not in DATASETS:
             sys.exit(f"error: --datasets: unknown dataset {name!r} (known: {', '.join(DATASETS)})")
         result = bench(
-            name, stock_up_to=args.stock_up_to, fresh_machine=name == "seeds", keep_maps=args.keep_maps
+            name,
+            stock_up_to=args.stock_up_to,
+            fresh_machine=name in args.first_ever.split(","),
+            keep_maps=args.keep_maps,
+            also_max_tokens=args.also_max_tokens if name.startswith("corpus") else None,
         )
         if result:
             (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")

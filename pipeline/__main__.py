@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -31,6 +32,16 @@ def positive_int(text: str) -> int:
 SEED_MAX = 2**32 - 1  # UMAP and NumPy take seeds in [0, 2**32 - 1]
 
 
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
 def seed_value(text: str) -> int:
     try:
         value = int(text)
@@ -42,7 +53,14 @@ def seed_value(text: str) -> int:
 
 
 def make_parser() -> Parser:
-    from pipeline.config import EMBEDDERS, BuildConfig
+    from pipeline.config import (
+        DEFAULT_MAX_TOKENS,
+        EMBEDDERS,
+        FIT_SAMPLE_ABOVE,
+        FIT_SAMPLE_SIZE,
+        MAX_TOKENS_LIMIT,
+        BuildConfig,
+    )
 
     defaults = BuildConfig()
     parser = Parser(
@@ -70,6 +88,27 @@ def make_parser() -> Parser:
         default=defaults.embedder,
         help="onnx-int8: quantised locally from the packaged model, about 2x the throughput of torch-fp32 (default); "
         "torch-fp32: the reference sentence-transformers model",
+    )
+    build.add_argument(
+        "--max-tokens",
+        type=positive_int,
+        metavar="N",
+        help=f"word pieces embedded per abstract, longer ones cut (default {DEFAULT_MAX_TOKENS}, "
+        f"at most {MAX_TOKENS_LIMIT}; see benchmarks/TOKENS_RESULTS.md)",
+    )
+    build.add_argument(
+        "--fit-sample",
+        type=non_negative_int,
+        metavar="N",
+        help=f"fit topics and the map on a seeded sample of N papers and assign the rest; 0 fits on all "
+        f"(default: {FIT_SAMPLE_SIZE:,} for corpora over {FIT_SAMPLE_ABOVE:,} papers, else all)",
+    )
+    build.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        default=os.environ.get("ATLAS_RAY_ADDRESS") or None,
+        help="embed on this Ray cluster as a Ray Data job (e.g. 'auto' or 'HOST:6379'; default: "
+        "ATLAS_RAY_ADDRESS if set, else this machine); needs requirements-ray.txt",
     )
     build.add_argument(
         "--min-topic-size",
@@ -174,6 +213,8 @@ def run_build(args: argparse.Namespace) -> None:
 
     config = BuildConfig(
         embedder=args.embedder,
+        max_tokens=args.max_tokens,
+        fit_sample=args.fit_sample,
         min_topic_size=args.min_topic_size,
         min_samples=args.min_samples,
         n_neighbors=args.neighbors,
@@ -195,6 +236,7 @@ def run_build(args: argparse.Namespace) -> None:
             use_cache=not args.no_cache,
             progress=not args.quiet,
             previous=False if args.no_previous else args.previous,
+            ray_address=args.ray,
         )
 
 

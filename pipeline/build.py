@@ -90,11 +90,15 @@ def build_map(
     progress: bool = True,
     previous: str | Path | bool | None = None,
     log: Callable[[str], None] = _stderr,
+    encoder=None,
+    ray_address: str | None = None,
 ) -> AtlasMap:
     """Build a topic map of the abstracts in `inputs` and write it to the folder `out`.
 
     `previous` is the map whose topic ids (and names) the new topics keep where they match: by
     default the map already in `out`, if any; a folder; or False to number topics afresh.
+    `encoder` (anything with `.name` and `.encode(list[str])`, e.g. a test's fake) replaces the
+    packaged model; `ray_address` runs the embedding stage as a Ray Data job on that cluster.
 
     Examples:
         >>> build_map(["seeds"], "maps/icml")  # doctest: +SKIP
@@ -126,9 +130,22 @@ def build_map(
     lap("ingest")
 
     documents = papers["abstract"].tolist()
+    compute = None
+    if ray_address and encoder is None:
+        from pipeline.ray_embed import ray_compute
+
+        compute = ray_compute(ray_address, resolved, log=log)
     embeddings, embedding_report = embed_texts(
-        documents, embedder=resolved.embedder, use_cache=use_cache, progress=progress
+        documents,
+        embedder=resolved.embedder,
+        max_tokens=resolved.max_tokens,
+        use_cache=use_cache,
+        progress=progress,
+        encoder=encoder,
+        compute=compute,
     )
+    if compute is not None:
+        embedding_report["ray"] = compute.report
     lap("embed")
     if embedding_report["computed"]:
         log(
@@ -139,10 +156,26 @@ def build_map(
         log(f"all {embedding_report['cached']:,} embeddings from cache")
 
     def encode_phrases(texts: list[str]) -> np.ndarray:  # candidate names, through the same cache
-        return embed_texts(texts, embedder=resolved.embedder, use_cache=use_cache, progress=False)[0]
+        return embed_texts(
+            texts,
+            embedder=resolved.embedder,
+            max_tokens=resolved.max_tokens,
+            use_cache=use_cache,
+            progress=False,
+            encoder=encoder,
+        )[0]
 
     log(f"finding topics (UMAP + HDBSCAN, min topic size {resolved.min_topic_size})...")
-    topics = fit_topics(documents, embeddings, resolved, encode=encode_phrases)
+    if resolved.fit_sample:
+        from pipeline.sample_fit import fit_on_sample, place_rest
+
+        log(f"fitting on a sample of {resolved.fit_sample:,} papers, assigning the rest...")
+        fit = fit_on_sample(documents, embeddings, resolved, encode=encode_phrases)
+        topics = fit.topics
+    else:
+        topics = fit_topics(documents, embeddings, resolved, encode=encode_phrases)
+    # Stability and theme names are worked out on the papers UMAP and HDBSCAN saw.
+    fitted = fit.sample_rows if resolved.fit_sample else np.arange(len(documents))
     lineage = None
     for note in topics.notes:  # e.g. how topics were named when the abstracts are not in English
         log(note)
@@ -165,18 +198,37 @@ def build_map(
     stability: dict[int, float] = {}
     if resolved.stability:
         log("scoring topic stability (re-clustering 90% subsamples)...")
-        stability, stability_report = topic_stability(topics.reduced, embeddings, topics.labels, resolved)
+        stability, stability_report = topic_stability(
+            topics.reduced, embeddings[fitted], topics.labels[fitted], resolved
+        )
         lap("stability")
     # Themes come last, from the final topic ids and names.
     themes, theme_of = fit_themes(
-        documents, embeddings, topics.labels, topics.table, encode=encode_phrases, phrases=topics.phrases
+        [documents[i] for i in fitted],
+        embeddings[fitted],
+        topics.labels[fitted],
+        topics.table,
+        encode=encode_phrases,
+        phrases=topics.phrases,
     )
+    if resolved.fit_sample:  # theme sizes count every paper, as topic sizes do
+        size_of = dict(zip(topics.table["topic_id"], topics.table["size"], strict=True))
+        themes["size"] = themes["topic_ids"].map(lambda ids: int(sum(size_of[t] for t in ids)))
     lap("themes")
 
     log("laying out the 2-D map...")
-    coordinates = map_coordinates(
-        embeddings, n_neighbors=resolved.n_neighbors, random_state=resolved.random_state, knn=topics.knn
-    )
+    if resolved.fit_sample:
+        sample_xy = map_coordinates(
+            embeddings[fit.sample_rows],
+            n_neighbors=min(resolved.n_neighbors, len(fit.sample_rows) - 1),
+            random_state=resolved.random_state,
+            knn=topics.knn,
+        )
+        coordinates = place_rest(fit, sample_xy)
+    else:
+        coordinates = map_coordinates(
+            embeddings, n_neighbors=resolved.n_neighbors, random_state=resolved.random_state, knn=topics.knn
+        )
     lap("layout")
 
     papers = papers.copy()
@@ -223,7 +275,11 @@ def build_map(
         "inputs": [str(p) for p in expand_inputs(inputs)],
         "notes": corpus.notes,
         "config": resolved.to_dict(),
-        "model": {"name": MODEL_NAME, "encoder": embedding_report["encoder"]},
+        "model": {
+            "name": MODEL_NAME,
+            "encoder": embedding_report["encoder"],
+            "max_tokens": resolved.max_tokens,
+        },
         "embedding": embedding_report,
         "versions": library_versions(),
         "timings_seconds": dict(timings, total=total),

@@ -8,6 +8,33 @@ from dataclasses import asdict, dataclass, replace
 from pipeline import UserError
 
 EMBEDDERS = ("onnx-int8", "torch-fp32")
+# Word pieces embedded per abstract. The model's own 256 costs 1.18x the CPU of 192 for the same
+# topic quality (NMI within 0.002 over three UMAP seeds on sample-2000 and corpus-10k); 128 is
+# 1.75x faster but loses 0.014-0.021 NMI. See benchmarks/TOKENS_RESULTS.md.
+DEFAULT_MAX_TOKENS = 192
+# all-MiniLM-L6-v2 has 512 position embeddings.
+MAX_TOKENS_LIMIT = 512
+# Past FIT_SAMPLE_ABOVE papers, topics and the map are fitted on FIT_SAMPLE_SIZE of them and the
+# rest assigned (see pipeline/sample_fit.py and benchmarks/RESULTS.md for the measurements).
+FIT_SAMPLE_ABOVE = 40_000
+FIT_SAMPLE_SIZE = 25_000
+
+
+MIN_FIT_SAMPLE = 100
+
+
+def resolve_fit_sample(requested: int | None, n_papers: int) -> int:
+    """Papers to fit on, or 0 to fit on all (a sample as large as the corpus is the corpus).
+
+    Examples:
+        >>> resolve_fit_sample(None, 10_000), resolve_fit_sample(None, 81_646)
+        (0, 25000)
+        >>> resolve_fit_sample(2_000, 1_500), resolve_fit_sample(0, 81_646)
+        (0, 0)
+    """
+    if requested is None:
+        return FIT_SAMPLE_SIZE if n_papers > FIT_SAMPLE_ABOVE else 0
+    return requested if 0 < requested < n_papers else 0
 
 
 @dataclass(frozen=True)
@@ -16,6 +43,8 @@ class BuildConfig:
 
     Attributes:
         embedder: "onnx-int8" (fast, quantised locally from the packaged model) or "torch-fp32".
+        max_tokens: word pieces embedded per abstract (longer ones are cut); part of the
+            embedding cache key.
         min_topic_size: HDBSCAN `min_cluster_size`; smallest group of papers called a topic.
         min_samples: HDBSCAN `min_samples`; lower keeps more papers out of the noise.
         n_neighbors: UMAP neighbourhood size for both the 5-D clustering space and the 2-D map.
@@ -25,9 +54,12 @@ class BuildConfig:
         random_state: seed for UMAP; the same input and config give the same map.
         stability: re-cluster 90% subsamples a few times to score each topic's stability
             (`--no-stability` turns it off; topics' `stability` is then NaN).
+        fit_sample: fit UMAP + HDBSCAN on this many papers (a seeded sample) and assign the rest;
+            0 fits on all. Default: FIT_SAMPLE_SIZE for corpora over FIT_SAMPLE_ABOVE papers.
     """
 
     embedder: str = "onnx-int8"
+    max_tokens: int | None = None
     min_topic_size: int | None = None
     min_samples: int | None = None
     n_neighbors: int | None = None
@@ -35,6 +67,7 @@ class BuildConfig:
     top_n_words: int = 10
     random_state: int = 42
     stability: bool = True
+    fit_sample: int | None = None
 
     def resolve(self, n_papers: int) -> BuildConfig:
         """Fill every size-dependent default for a corpus of `n_papers` and validate.
@@ -58,6 +91,8 @@ class BuildConfig:
         n_neighbors = self.n_neighbors or int(min(30, max(10, round(2 * math.log2(n_papers)))))
         resolved = replace(
             self,
+            max_tokens=self.max_tokens or DEFAULT_MAX_TOKENS,
+            fit_sample=resolve_fit_sample(self.fit_sample, n_papers),
             min_topic_size=min_topic_size,
             min_samples=min_samples,
             n_neighbors=min(n_neighbors, n_papers - 1),
@@ -78,6 +113,12 @@ class BuildConfig:
         for option, (value, lowest) in checks.items():
             if value is not None and value < lowest:
                 raise UserError(f"{option} must be at least {lowest}, not {value}")
+        if self.fit_sample is not None and self.fit_sample != 0 and self.fit_sample < MIN_FIT_SAMPLE:
+            raise UserError(
+                f"--fit-sample must be 0 (fit on all) or at least {MIN_FIT_SAMPLE}, not {self.fit_sample}"
+            )
+        if self.max_tokens is not None and not 16 <= self.max_tokens <= MAX_TOKENS_LIMIT:
+            raise UserError(f"--max-tokens must be between 16 and {MAX_TOKENS_LIMIT}, not {self.max_tokens}")
         if self.min_topic_size is not None and self.min_topic_size > n_papers:
             raise UserError(
                 f"--min-topic-size {self.min_topic_size} is larger than the corpus ({n_papers} papers)"

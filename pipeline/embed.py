@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.cache import cache_dir
+from pipeline.config import DEFAULT_MAX_TOKENS
 
 # Never let transformers or sentence-transformers reach for the Hugging Face hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -21,6 +22,18 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSIONS = 384
 BATCH_SIZE = 32
+# The packaged model's own `max_seq_length`; other budgets are named in cache keys.
+MODEL_MAX_TOKENS = 256
+
+
+def token_suffix(max_tokens: int | None) -> str:
+    """Cache-key suffix for a token budget: none for the model's own 256, so old caches stay valid.
+
+    Examples:
+        >>> token_suffix(256), token_suffix(128)
+        ('', '-t128')
+    """
+    return "" if max_tokens in (None, MODEL_MAX_TOKENS) else f"-t{max_tokens}"
 
 
 def model_path() -> str:
@@ -32,7 +45,7 @@ def model_path() -> str:
 class TorchEncoder:
     """The reference fp32 sentence-transformers encoder."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_tokens: int | None = None) -> None:
         import torch
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as transformers_logging
@@ -41,20 +54,40 @@ class TorchEncoder:
 
         torch.set_num_threads(len(os.sched_getaffinity(0)))
         self.model = SentenceTransformer(model_path(), device="cpu", local_files_only=True)
-        self.name = "all-MiniLM-L6-v2/torch-fp32"
+        if max_tokens:
+            self.model.max_seq_length = max_tokens
+        self.max_tokens = int(self.model.max_seq_length)
+        self.name = f"all-MiniLM-L6-v2/torch-fp32{token_suffix(self.max_tokens)}"
 
     def encode(self, texts: list[str]) -> np.ndarray:
         vectors = self.model.encode(texts, batch_size=len(texts), normalize_embeddings=True)
         return np.asarray(vectors, dtype=np.float32)
 
 
-def load_encoder(embedder: str = "onnx-int8"):
-    """An encoder with `.name` and `.encode(list[str]) -> (n, 384) float32 unit rows`."""
+def load_encoder(embedder: str = "onnx-int8", max_tokens: int | None = None):
+    """An encoder with `.name` and `.encode(list[str]) -> (n, 384) float32 unit rows`.
+
+    `max_tokens` defaults to the build's default, so vectors match a map built with defaults;
+    pass a map's `manifest["model"]["max_tokens"]` to match that map.
+    """
+    max_tokens = max_tokens or DEFAULT_MAX_TOKENS
     if embedder == "torch-fp32":
-        return TorchEncoder()
+        return TorchEncoder(max_tokens)
     from pipeline.onnx_encoder import OnnxEncoder
 
-    return OnnxEncoder(model_path(), cache_dir=cache_dir())
+    return OnnxEncoder(model_path(), cache_dir=cache_dir(), max_tokens=max_tokens)
+
+
+def cache_name_for(embedder: str, max_tokens: int | None = None) -> str:
+    """The embedding cache's name for vectors of this embedder and token budget, loading nothing."""
+    max_tokens = max_tokens or DEFAULT_MAX_TOKENS
+    name = f"{MODEL_NAME}/{embedder}"
+    # int8 kernels differ by CPU and recipe: never mix their vectors.
+    if embedder == "onnx-int8":
+        from pipeline.onnx_build import RECIPE_VERSION, quantisation_variant
+
+        name += f"-{quantisation_variant()}-r{RECIPE_VERSION}"
+    return name + token_suffix(max_tokens)
 
 
 def text_key(text: str) -> bytes:
@@ -94,6 +127,19 @@ class EmbeddingCache:
         self.connection.close()
 
 
+def sort_batches(texts: list[str], batch_size: int = BATCH_SIZE) -> list[list[int]]:
+    """Row indices in batches of similar length (less padding), shortest first.
+
+    A local build and a Ray job cut the same batches, so batch-dependent encoders agree too.
+
+    Examples:
+        >>> sort_batches(["ccc", "a", "bb"], 2)
+        [[1, 2], [0]]
+    """
+    order = np.argsort([len(t) for t in texts], kind="stable")
+    return [order[start : start + batch_size].tolist() for start in range(0, len(texts), batch_size)]
+
+
 def encode_sorted(
     texts: list[str],
     encode: Callable[[list[str]], np.ndarray],
@@ -105,7 +151,6 @@ def encode_sorted(
     """Encode in batches of similar length (less padding), returning rows in the input order."""
     from tqdm import tqdm
 
-    order = np.argsort([len(t) for t in texts], kind="stable")
     vectors = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
     with tqdm(
         total=len(texts),
@@ -117,8 +162,7 @@ def encode_sorted(
         file=sys.stderr,
         dynamic_ncols=True,
     ) as bar:
-        for start in range(0, len(texts), batch_size):
-            rows = order[start : start + batch_size].tolist()
+        for rows in sort_batches(texts, batch_size):
             batch = encode([texts[i] for i in rows])
             vectors[rows] = batch
             if on_batch:
@@ -131,11 +175,16 @@ def embed_texts(
     texts: list[str],
     *,
     embedder: str = "onnx-int8",
+    max_tokens: int | None = None,
     use_cache: bool = True,
     progress: bool = True,
     encoder=None,
+    compute: Callable[[list[str], Callable[[list[int], np.ndarray], None]], np.ndarray] | None = None,
 ) -> tuple[np.ndarray, dict]:
     """Unit-length embeddings for `texts`, computing only those not already in the cache.
+
+    `compute(texts, on_batch)`, when given, embeds the missing texts instead of a local encoder
+    (the Ray path); it must return rows in the order of `texts` and may report batches.
 
     Returns:
         The (n, 384) float32 matrix and a small report: encoder name, cached and computed counts,
@@ -145,19 +194,13 @@ def embed_texts(
 
     # Keyed without loading anything (a warm build never loads a model); a caller's own encoder
     # is keyed by its own name.
-    cache_name = encoder.name if encoder else f"{MODEL_NAME}/{embedder}"
-    # int8 kernels differ by CPU and recipe: never mix their vectors.
-    if embedder == "onnx-int8" and encoder is None:
-        from pipeline.onnx_encoder import RECIPE_VERSION, quantisation_variant
-
-        cache_name += f"-{quantisation_variant()}-r{RECIPE_VERSION}"
+    cache_name = encoder.name if encoder else cache_name_for(embedder, max_tokens)
     keys = [text_key(t) for t in texts]
     cache = EmbeddingCache(cache_dir() / "embeddings.sqlite", cache_name) if use_cache else None
     cached = cache.get(list(dict.fromkeys(keys))) if cache else {}
     missing = list(dict.fromkeys(k for k in keys if k not in cached))
     computed_seconds = 0.0
     if missing:
-        encoder = encoder or load_encoder(embedder)
         by_key = {k: t for k, t in zip(keys, texts)}
         todo = [by_key[k] for k in missing]
         started = time.perf_counter()
@@ -166,7 +209,11 @@ def embed_texts(
             if cache:  # written batch by batch, so an interrupted build keeps its progress
                 cache.put([missing[i] for i in rows], batch)
 
-        fresh = encode_sorted(todo, encoder.encode, on_batch=store, progress=progress)
+        if compute is not None:
+            fresh = compute(todo, store)
+        else:
+            encoder = encoder or load_encoder(embedder, max_tokens)
+            fresh = encode_sorted(todo, encoder.encode, on_batch=store, progress=progress)
         computed_seconds = time.perf_counter() - started
         cached.update(zip(missing, fresh))
     if cache:

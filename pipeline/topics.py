@@ -70,23 +70,13 @@ def fit_topics(
     from bertopic.cluster import BaseCluster
     from bertopic.dimensionality import BaseDimensionalityReduction
 
+    from pipeline.layout import umap_cache_key, umap_settings
+
     knn = neighbour_graph(embeddings, config.n_neighbors)
-    umap_model = UMAP(
-        n_neighbors=config.n_neighbors,
-        n_components=5,
-        min_dist=0.0,
-        metric="cosine",
-        random_state=config.random_state,
-        precomputed_knn=knn,
-    )
-    params = {
-        "n_neighbors": config.n_neighbors,
-        "n_components": 5,
-        "min_dist": 0.0,
-        "seed": config.random_state,
-        "knn": "exact",
-    }
-    reduced, _ = cached_reduction("umap5", embeddings, params, lambda: umap_model.fit_transform(embeddings))
+    settings = umap_settings(5, n_neighbors=config.n_neighbors, random_state=config.random_state)
+    umap_model = UMAP(**settings, precomputed_knn=knn)
+    key = umap_cache_key(settings, knn="exact")
+    reduced, _ = cached_reduction("umap5", embeddings, key, lambda: umap_model.fit_transform(embeddings))
     first_labels = cluster(reduced, config, HDBSCAN)
     labels = _renumber_by_size(reassign_outliers(embeddings, first_labels, k=config.reassign_neighbors))
 

@@ -124,3 +124,12 @@ def test_cache_dir_comes_from_the_environment(
 ) -> None:
     monkeypatch.setenv("ATLAS_CACHE_DIR", str(onnx_cache_dir))
     assert onnx_model_file() == onnx_encoder.model_file
+
+
+def test_a_smaller_token_budget_cuts_long_texts_only(onnx_encoder: OnnxEncoder, onnx_cache_dir) -> None:
+    short = OnnxEncoder(cache_dir=onnx_cache_dir, max_tokens=128)
+    assert short.name == f"{onnx_encoder.name}-t128" and short.model_file == onnx_encoder.model_file
+    assert len(short._tokenizer.encode(LONG_TEXT).ids) == 128
+    vectors, reference = short.encode([TEXTS[0], LONG_TEXT]), onnx_encoder.encode([TEXTS[0], LONG_TEXT])
+    np.testing.assert_array_equal(vectors[0], reference[0])  # under 128 tokens: nothing cut
+    assert 0.5 < float(vectors[1] @ reference[1]) < 0.9999  # cut earlier: a different vector
