@@ -17,6 +17,8 @@ import streamlit as st
 
 from app import session
 from app.about import about_panel
+from app.changes import follow_shared_topic
+from app.changes_panel import changes_panel
 from app.controls import header, no_map_page, notices_panel, sidebar
 from app.data import MapData, map_catalog, map_signature, maps_root, requested_map
 from app.downloads import downloads
@@ -56,6 +58,8 @@ def view_mask(data: MapData, ref_name: str, ref_path: str, token: tuple, state: 
         filters=state.filter_dict(),
         facet_text=data.facet_text,
     )
+    if state.added_only and data.added is not None:
+        in_filter &= data.added
     if not search_words(state.search):
         return in_filter, None
     matches = cached_search(ref_name, ref_path, token, state.search)
@@ -92,9 +96,12 @@ def main() -> None:
         return
 
     if st.session_state.get("initialised") != ref.name:
-        state, notices = parse_view(params, data.vocabulary()) if first_run else (ViewState(), [])
+        # A link to a previous build's topic that is gone opens where its papers went, saying so.
+        followed, link_info = follow_shared_topic(params, data.lineage, data.topics.reset_index(drop=True))
+        state, notices = parse_view(followed, data.vocabulary()) if first_run else (ViewState(), [])
         session.apply_state(state, data)
         st.session_state.notices = st.session_state.get("notices", []) + notices if first_run else []
+        st.session_state.link_info = [link_info] if first_run and link_info else []
         st.session_state.initialised = ref.name
     session.sanitise_state(data)
 
@@ -108,7 +115,8 @@ def main() -> None:
     left, right = st.columns([2, 1], gap="medium")
     with left:
         map_panel(data, (ref.name, str(ref.path), token), in_view, state)
-        fit_panel(data)
+        fit_panel(data, (ref.name, str(ref.path), token))
+        changes_panel(data)
     with right:
         topic_list(data, in_view, state, filtered=len(view_rows) != data.n)
     lower_left, lower_right = st.columns([1.5, 1], gap="large")

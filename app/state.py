@@ -12,6 +12,8 @@ Query string keys:
     f.<column>=<value>  metadata filter, repeated for several values (e.g. f.source=a.txt&f.source=b.txt)
     topic=3             the topic opened in the topic view (-1 = unassigned)
     paper=<doc_id>      the paper opened in the paper view
+    added=only          only the papers added by `python -m pipeline add` since the last full build,
+                        highlighted on the map (maps with such papers only)
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 
 MAX_SEARCH_CHARS = 300
 FILTER_PREFIX = "f."
-VIEW_KEYS = ("q", "topics", "unassigned", "topic", "paper")
+VIEW_KEYS = ("q", "topics", "unassigned", "topic", "paper", "added")
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,7 @@ class ViewState:
     filters: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (column, values as text), columns sorted
     topic: int | None = None
     paper: str | None = None
+    added_only: bool = False  # only papers added since the last full build
 
     def filter_dict(self) -> dict[str, tuple[str, ...]]:
         return dict(self.filters)
@@ -46,6 +49,7 @@ class Vocabulary:
     topic_ids: frozenset[int]
     facets: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     doc_ids: frozenset[str] | Mapping[str, int] = frozenset()
+    has_added: bool = False  # the map holds papers added since its last full build
 
 
 def normalise_params(params: Mapping[str, object]) -> dict[str, list[str]]:
@@ -153,6 +157,15 @@ def parse_view(params: Mapping[str, list[str]], vocabulary: Vocabulary) -> tuple
         else:
             notices.append(f"Ignored paper={_show(raw_paper)}: no such paper in this map.")
 
+    added_only = False
+    raw_added = _last(params, "added").lower()
+    if raw_added == "only" and vocabulary.has_added:
+        added_only = True
+    elif raw_added == "only":
+        notices.append("Ignored added=only: this map has no papers added since its last build.")
+    elif raw_added not in ("", "all"):
+        notices.append(f"Ignored added={_show(raw_added)}: use 'only'.")
+
     state = ViewState(
         search=search,
         topics=tuple(topics),
@@ -160,6 +173,7 @@ def parse_view(params: Mapping[str, list[str]], vocabulary: Vocabulary) -> tuple
         filters=tuple(filters),
         topic=topic,
         paper=paper,
+        added_only=added_only,
     )
     return state, notices
 
@@ -187,6 +201,8 @@ def to_params(state: ViewState, map_name: str | None = None) -> dict[str, str | 
         params["topic"] = str(state.topic)
     if state.paper:
         params["paper"] = state.paper
+    if state.added_only:
+        params["added"] = "only"
     return params
 
 
