@@ -292,3 +292,42 @@ def test_reading_lists_follow_search_filters_and_map_selection(tmp_path, monkeyp
     assert sorted(titles_in_markdown(markdown)) == ["Paper 4", "Paper 8"]
     assert captured_downloads["These 2 as BibTeX"].decode("utf-8").count("@misc{") == 2
     assert not at.exception
+
+
+# --------------------------------------------------------------------------- placement and link keys
+def test_placement_computes_the_maps_topic_profile_once(tmp_path, monkeypatch):
+    import pipeline.place
+
+    class FakeEncoder:  # stands in for the packaged model: "diffusion" text points at topic 1's direction
+        name = "fake-encoder"
+
+        def encode(self, texts):
+            vector = np.zeros((len(texts), 384), dtype=np.float32)
+            vector[:, 1 if "diffusion" in texts[0] else 2] = 1.0
+            return vector
+
+    calls = []
+    real = pipeline.place.topic_profile
+    monkeypatch.setattr(pipeline.place, "topic_profile", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr("pipeline.embed.load_encoder", lambda embedder="onnx-int8": FakeEncoder())
+    write_map(tmp_path / "tiny", tiny_map())
+    use_map(monkeypatch, tmp_path / "tiny", tmp_path)
+    at = start()
+    for text, topic in [
+        ("We propose a diffusion sampler that denoises faster than before.", "Diffusion models"),
+        ("A policy gradient agent explores with a learned reward model.", "Reinforcement learning"),
+    ]:
+        at.text_area(key="fit_text").input(text)
+        [b for b in at.button if b.label == "Place on the map"][0].click().run()
+        assert not at.exception and f"Placed in **{topic}**" in at.success[0].value
+    assert len(calls) == 1  # computed with the first placement, reused by the second
+
+
+def test_added_only_round_trips_through_the_link():
+    from app.state import ViewState, Vocabulary, parse_view, to_params
+
+    vocabulary = Vocabulary(topic_ids=frozenset({0}), has_added=True)
+    assert to_params(ViewState(added_only=True)) == {"added": "only"}
+    assert parse_view({"added": ["only"]}, vocabulary) == (ViewState(added_only=True), [])
+    state, notices = parse_view({"added": ["new"]}, vocabulary)
+    assert not state.added_only and notices == ["Ignored added='new': use 'only'."]
