@@ -18,6 +18,8 @@ import streamlit as st
 
 from app import session
 from app.about import about_panel
+from app.changes import follow_shared_topic
+from app.changes_panel import changes_panel
 from app.controls import header, no_map_page, notices_panel, sidebar
 from app.data import MapData, map_catalog, map_signature, maps_root, requested_map
 from app.downloads import downloads
@@ -62,6 +64,8 @@ def view_mask(data: MapData, ref_name: str, ref_path: str, token: tuple, state: 
         in_filter &= np.isin(data.topic_ids, topics_in_themes(data.topics, state.themes)) | (
             data.topic_ids == -1
         )
+    if state.added_only and data.added is not None:
+        in_filter &= data.added
     if not search_words(state.search):
         return in_filter, None
     matches = cached_search(ref_name, ref_path, token, state.search)
@@ -110,9 +114,12 @@ def main() -> None:
     rising = cached_rising(ref.name, str(ref.path), token)
     vocabulary = view_vocabulary(data, rising)
     if st.session_state.get("initialised") != ref.name:
-        state, notices = parse_view(params, vocabulary) if first_run else (ViewState(), [])
+        # A link to a previous build's topic that is gone opens where its papers went, saying so.
+        followed, link_info = follow_shared_topic(params, data.lineage, data.topics.reset_index(drop=True))
+        state, notices = parse_view(followed, vocabulary) if first_run else (ViewState(), [])
         session.apply_state(state, data)
         st.session_state.notices = st.session_state.get("notices", []) + notices if first_run else []
+        st.session_state.link_info = [link_info] if first_run and link_info else []
         st.session_state.initialised = ref.name
     session.sanitise_state(data, vocabulary.theme_ids, vocabulary.sorts)
 
@@ -126,7 +133,8 @@ def main() -> None:
     left, right = st.columns([2, 1], gap="medium")
     with left:
         map_panel(data, (ref.name, str(ref.path), token), in_view, state)
-        fit_panel(data)
+        fit_panel(data, (ref.name, str(ref.path), token))
+        changes_panel(data)
     with right:
         topic_list(
             data,

@@ -171,3 +171,41 @@ def resolve_shared_topic(topic_id: int, lineage: pd.DataFrame | None, topics: pd
     return SharedTopic(
         successors[0], f"{was}: its papers are now in {_quoted(successors[:1], names)}, shown here{also}."
     )
+
+
+def follow_shared_topic(
+    params: dict[str, list[str]], lineage: pd.DataFrame | None, topics: pd.DataFrame
+) -> tuple[dict[str, list[str]], str | None]:
+    """A link's query parameters with a `topic=` of a previous topic that is gone replaced by the
+    topic its papers went to (or dropped when none), and the sentence saying so.
+
+    Any other `topic=` (this map's, malformed, or unknown to the lineage too) is left for
+    `app.state.parse_view` to accept or report.
+
+    Examples:
+        >>> lineage = pd.DataFrame({"topic_id": [4, 2], "status": ["merged", "gone"],
+        ...     "previous_topic_ids": [[4, 2], [2]], "successor_topic_ids": [[], [4]],
+        ...     "previous_label": ["OT; Sinkhorn", "Sinkhorn"], "shared_papers": [5, 2]})
+        >>> topics = pd.DataFrame({"topic_id": [4], "label": ["OT"]})
+        >>> follow_shared_topic({"topic": ["2"], "q": ["x"]}, lineage, topics)[0]
+        {'topic': ['4'], 'q': ['x']}
+        >>> follow_shared_topic({"topic": ["9"]}, lineage, topics)
+        ({'topic': ['9']}, None)
+    """
+    raw = (params.get("topic") or [""])[-1].strip()
+    try:
+        topic_id = int(raw)
+    except ValueError:
+        return params, None
+    if lineage is None or lineage.empty:
+        return params, None
+    gone = (lineage["topic_id"].astype(int) == topic_id) & (lineage["status"] == "gone")
+    if not gone.any() or topic_id in set(topics["topic_id"].astype(int)):
+        return params, None
+    shared = resolve_shared_topic(topic_id, lineage, topics)
+    followed = {key: values for key, values in params.items() if key != "topic"}
+    if shared.topic_id is not None:
+        followed = {
+            key: ([str(shared.topic_id)] if key == "topic" else values) for key, values in params.items()
+        }
+    return followed, shared.notice

@@ -65,6 +65,13 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
                 key="w_unassigned",
                 help="Papers the clustering left out of every topic, drawn in grey.",
             )
+        if data.added is not None and data.added.any():  # only maps grown with `python -m pipeline add`
+            st.toggle(
+                f"Highlight papers added since the last build ({int(data.added.sum()):,})",
+                key="w_added",
+                help="Papers placed on this map by `python -m pipeline add` after its last full build: "
+                "only they stay in colour on the map and in the table; the rest stays as faint context.",
+            )
         st.button("Reset view", on_click=reset_view, icon=":material/restart_alt:", width="stretch")
         st.divider()
         st.caption(
@@ -97,7 +104,12 @@ def header(data: MapData, shown: int, state: ViewState, matches: int | None) -> 
 
 def notices_panel() -> None:
     notices = st.session_state.get("notices") or []
+    link_info = st.session_state.get("link_info") or []
     with st.container(border=False):  # present even when empty: the page below keeps its place
+        for line in link_info:  # plain text: it quotes topic names from the data
+            st.info(markdown_literal(line), icon=":material/history:")
+        if link_info and not notices:
+            st.button("Dismiss", on_click=dismiss_notices, key="dismiss_link_info", type="tertiary")
         if notices:
             st.warning(
                 "Parts of this link could not be used and were ignored:\n\n"

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from app.changes import added_mask
 from app.filters import SearchText
 from app.palette import topic_colours
 from app.state import Vocabulary
@@ -21,7 +22,7 @@ REPO = Path(__file__).resolve().parent.parent
 MAPS_ROOT = REPO / "assets" / "maps"
 DEFAULT_MAP = MAPS_ROOT / "seeds"
 UNASSIGNED_LABEL = "Unassigned"
-CORE_COLUMNS = ("doc_id", "title", "abstract", "topic_id", "x", "y")
+CORE_COLUMNS = ("doc_id", "title", "abstract", "topic_id", "x", "y", "added")  # never offered as filters
 MAX_FACET_VALUES = 60  # a metadata column with more distinct values is not offered as a filter
 THEMES = "themes.parquet"  # optional (artifact schema 2): named groups of topics
 
@@ -121,6 +122,8 @@ class MapData:
     themes: pd.DataFrame | None = (
         None  # themes.parquet when the map has one: theme_id, label, size, topic_ids, x, y
     )
+    lineage: pd.DataFrame | None = None  # lineage.parquet when the map was built with a previous map
+    added: np.ndarray | None = None  # papers placed by `pipeline add` since the last full build
 
     @property
     def n(self) -> int:
@@ -131,7 +134,10 @@ class MapData:
             [-1] if self.sizes.get(-1) else []
         )  # "Unassigned" is a topic view only when it has papers
         return Vocabulary(
-            topic_ids=frozenset([*self.topic_order, *unassigned]), facets=self.facets, doc_ids=self.row_of
+            topic_ids=frozenset([*self.topic_order, *unassigned]),
+            facets=self.facets,
+            doc_ids=self.row_of,
+            has_added=self.added is not None and bool(self.added.any()),
         )
 
     def label(self, topic_id: int) -> str:
@@ -241,6 +247,8 @@ def build_map_data(name: str, path: Path) -> MapData:
         facet_text=facet_text,
         table_columns=extra,
         themes=read_themes(Path(path)),
+        lineage=atlas.lineage,
+        added=added_mask(papers),
     )
 
 

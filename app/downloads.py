@@ -1,4 +1,5 @@
-"""CSV downloads: the papers in view and the whole map, made only when the reader clicks."""
+"""Downloads: the papers in view as CSV, Markdown reading list and BibTeX, and the whole map as CSV,
+each made only when the reader clicks."""
 
 from __future__ import annotations
 
@@ -7,17 +8,26 @@ import streamlit as st
 
 from app.data import MapData
 from pipeline.export import export_frame, to_csv_bytes
+from pipeline.reading_list import reading_list_bibtex, reading_list_markdown
 
 
 def downloads(data: MapData, rows: np.ndarray) -> None:
+    """`rows` are the papers of the current view (search, filters, topics, map selection)."""
     left, right = st.columns(2)
+    topics = data.topics.reset_index(drop=True)
 
     def view_csv(rows=rows) -> bytes:
-        topics = data.topics.reset_index(drop=True)
         return to_csv_bytes(export_frame(data.papers.iloc[rows], topics, themes=data.themes))
 
     def map_csv() -> bytes:
-        return to_csv_bytes(export_frame(data.papers, data.topics.reset_index(drop=True), themes=data.themes))
+        return to_csv_bytes(export_frame(data.papers, topics, themes=data.themes))
+
+    def view_markdown(rows=rows) -> bytes:
+        heading = f"Reading list from {data.manifest.get('name') or data.name}"
+        return reading_list_markdown(data.papers.iloc[rows], topics, heading=heading).encode("utf-8")
+
+    def view_bibtex(rows=rows) -> bytes:
+        return reading_list_bibtex(data.papers.iloc[rows]).encode("utf-8")
 
     left.download_button(
         f"Download these {len(rows):,} papers (CSV)",
@@ -39,4 +49,28 @@ def downloads(data: MapData, rows: np.ndarray) -> None:
         key="download_map",
         width="stretch",
         on_click="ignore",
+    )
+    left.download_button(
+        f"Reading list of these {len(rows):,} (Markdown)",
+        view_markdown,
+        file_name=f"{data.name}-reading-list.md",
+        mime="text/markdown",
+        icon=":material/format_list_bulleted:",
+        key="download_view_markdown",
+        width="stretch",
+        on_click="ignore",
+        disabled=not len(rows),
+        help="Titles, a one-line summary and links where the map has them, grouped by topic.",
+    )
+    right.download_button(
+        f"These {len(rows):,} as BibTeX",
+        view_bibtex,
+        file_name=f"{data.name}-reading-list.bib",
+        mime="application/x-bibtex",
+        icon=":material/menu_book:",
+        key="download_view_bibtex",
+        width="stretch",
+        on_click="ignore",
+        disabled=not len(rows),
+        help="One entry a paper: title, authors, year, venue and url where the map has them.",
     )

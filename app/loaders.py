@@ -24,6 +24,16 @@ def cached_search(name: str, path: str, signature: tuple, query: str) -> np.ndar
     return search_mask(load_map(name, path, signature).search_text, query)
 
 
+@st.cache_resource(show_spinner=False, max_entries=4)
+def load_topic_profile(name: str, path: str, signature: tuple):
+    """The map's `pipeline.place.topic_profile`, computed once per map (a pass over its embeddings)
+    on the first placement and shared by every later one, in every session."""
+    from pipeline.place import topic_profile
+
+    data = load_map(name, path, signature)
+    return topic_profile(data.vectors, data.topic_ids)
+
+
 @st.cache_resource(show_spinner=False)
 def load_encoder_once(embedder: str):
     """The map's own encoder, loaded on first use of "Where does my paper fit?" and then kept."""

@@ -22,7 +22,8 @@ def map_panel(data: MapData, token: tuple, in_view: np.ndarray, state: ViewState
         data,
         token,
         in_view,
-        search_active=bool(search_words(state.search)),
+        # Added papers are highlighted like search hits: larger and outlined over the faint rest.
+        search_active=bool(search_words(state.search)) or state.added_only,
         chosen_topic=state.topic,
         chosen_row=data.row_of.get(state.paper) if state.paper else None,
         pin=Pin(pin["x"], pin["y"], data.label(pin["topic"])) if pin and "x" in pin else None,

@@ -34,6 +34,12 @@ def paper_view(data: MapData, row: int) -> None:
         if column in paper.index and pd.notna(paper[column]) and str(paper[column]) not in details:
             details.append(str(paper[column]))
     st.caption(" · ".join(markdown_literal(shorten(d, 120)) for d in details))
+    if data.added is not None and data.added[row]:
+        st.info(
+            "Added since the last full build (with `python -m pipeline add`): placed among its nearest "
+            "papers and given their topic; the topics themselves were not refitted.",
+            icon=":material/new_releases:",
+        )
     url = str(paper["url"]) if "url" in paper.index and pd.notna(paper["url"]) else ""
     if url.startswith(("https://", "http://")):  # never a javascript: or data: link from the data
         st.link_button("Open the paper's page", url, icon=":material/open_in_new:")

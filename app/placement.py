@@ -6,16 +6,18 @@ import numpy as np
 import streamlit as st
 
 from app.data import MapData
-from app.loaders import load_encoder_once
+from app.loaders import load_encoder_once, load_topic_profile
 from app.paper_table import paper_table
 from app.session import remove_pin, request_placement
 from app.text import markdown_literal
 
-NEIGHBOURS = 8
 
+def place_abstract(data: MapData, map_key: tuple) -> None:
+    """Embed the pasted abstract with the map's model and pin it; nothing is written anywhere.
 
-def place_abstract(data: MapData) -> None:
-    """Embed the pasted abstract with the map's model and pin it; nothing is written anywhere."""
+    Placement is `pipeline.place.place`, the same as `python -m pipeline add`: nearest papers by
+    similarity plus topic centroids, with the map's topic profile computed once per map.
+    """
     from pipeline.place import place
 
     text = (st.session_state.get("fit_text") or "").strip()
@@ -29,7 +31,13 @@ def place_abstract(data: MapData) -> None:
     except Exception as exc:  # a missing or broken model must not take the page down
         st.session_state.pin = {"error": f"The embedding model could not be loaded ({str(exc)[:160]})."}
         return
-    spot = place(vector, data.vectors, data.papers[["x", "y"]].to_numpy(), data.topic_ids, k=NEIGHBOURS)
+    spot = place(
+        vector,
+        data.vectors,
+        data.papers[["x", "y"]].to_numpy(),
+        data.topic_ids,
+        profile=load_topic_profile(*map_key),
+    )
     st.session_state.pin = {
         "x": spot.x,
         "y": spot.y,
@@ -37,10 +45,12 @@ def place_abstract(data: MapData) -> None:
         "encoder": getattr(encoder, "name", embedder),
         "rows": spot.neighbour_rows.tolist(),
         "similarities": spot.similarities.tolist(),
+        "fits": spot.fits,
     }
 
 
-def fit_panel(data: MapData) -> None:
+def fit_panel(data: MapData, map_key: tuple) -> None:
+    """The expander; `map_key` is (name, path, signature), the map loader's cache key."""
     pin = st.session_state.get("pin")
     with st.expander("Where does my paper fit?", expanded=bool(pin), icon=":material/push_pin:"):
         with st.form("fit", border=False):
@@ -57,7 +67,7 @@ def fit_panel(data: MapData) -> None:
         if st.session_state.pop("fit_pending", False):
             model = (data.manifest.get("model") or {}).get("name", "the map's model").split("/")[-1]
             with st.spinner(f"Embedding your abstract with {model} (the first time also loads the model)…"):
-                place_abstract(data)
+                place_abstract(data, map_key)
             st.rerun()  # draw the pin on the map above
         if pin and "error" in pin:
             st.warning(pin["error"])
@@ -67,6 +77,11 @@ def fit_panel(data: MapData) -> None:
                 f"among the papers below.",
                 icon=":material/push_pin:",
             )
+            if pin.get("fits") is False:
+                st.caption(
+                    "It sits farther from this topic's centre than the topic's own papers do: the "
+                    "nearest topic, not a close fit."
+                )
             paper_table(
                 data, np.array(pin["rows"], dtype=np.int64), "fit-neighbours", similarity=pin["similarities"]
             )

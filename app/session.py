@@ -9,6 +9,8 @@ Keys (all in `st.session_state`):
     page, page_of         the papers table's page and the view it belongs to
     pin                   the placed abstract (see app.placement), or {"error": ...}
     notices               link settings that were ignored, shown until dismissed
+    link_info             what became of a shared link's topic on a rebuilt map (plain text), likewise
+    w_added               the "papers added since the last build" toggle (maps that have such papers)
     map_choice, initialised   the chosen map, and the map whose view the widgets hold
 The shareable part of this is a `ViewState` (app.state), which `sync_url` keeps in the query string.
 """
@@ -40,6 +42,7 @@ def current_state() -> ViewState:
         paper=st.session_state.get("paper"),
         themes=tuple(st.session_state.get("w_themes") or ()),
         sort=st.session_state.get("w_sort") or SORTS[0],
+        added_only=bool(st.session_state.get("w_added", False)),
     )
 
 
@@ -57,6 +60,7 @@ def apply_state(state: ViewState, data: MapData) -> None:
         st.session_state[FACET_PREFIX + column] = list(chosen.get(column, ()))
     st.session_state.topic = state.topic
     st.session_state.paper = state.paper
+    st.session_state.w_added = state.added_only
     st.session_state.selection = ()
     st.session_state.pin = None
     st.session_state.page = 0
@@ -79,6 +83,8 @@ def sanitise_state(
         st.session_state.topic = None
     if st.session_state.get("paper") not in data.row_of:
         st.session_state.paper = None
+    if not data.vocabulary().has_added:
+        st.session_state.w_added = False
     st.session_state.selection = tuple(d for d in st.session_state.get("selection", ()) if d in data.row_of)
 
 
@@ -164,7 +170,9 @@ def reset_view() -> None:
     st.session_state.w_unassigned = True
     st.session_state.topic = None
     st.session_state.paper = None
+    st.session_state.w_added = False
     st.session_state.notices = []
+    st.session_state.link_info = []
     clear_selection()
 
 
@@ -174,6 +182,7 @@ def switch_map() -> None:
 
 def dismiss_notices() -> None:
     st.session_state.notices = []
+    st.session_state.link_info = []
 
 
 def request_placement() -> None:

@@ -15,6 +15,8 @@ Query string keys:
     theme=0,2           themes shown (all when absent; maps with themes only, see `app.themes`)
     sort=rising         the topic list ordered by growth over the most recent years (by size when absent;
                         maps with years only)
+    added=only          only the papers added by `python -m pipeline add` since the last full build,
+                        highlighted on the map (maps with such papers only)
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ MAX_SEARCH_CHARS = 300
 FILTER_PREFIX = "f."
 SORT_KEY = "sort"
 SORTS = ("size", "rising")  # the topic list's orders; the first is the default
-VIEW_KEYS = ("q", "topics", "unassigned", "topic", "paper", THEME_KEY, SORT_KEY)
+VIEW_KEYS = ("q", "topics", "unassigned", "topic", "paper", THEME_KEY, SORT_KEY, "added")
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class ViewState:
     paper: str | None = None
     themes: tuple[int, ...] = ()  # empty: every theme
     sort: str = SORTS[0]
+    added_only: bool = False  # only papers added since the last full build
 
     def filter_dict(self) -> dict[str, tuple[str, ...]]:
         return dict(self.filters)
@@ -57,6 +60,7 @@ class Vocabulary:
     doc_ids: frozenset[str] | Mapping[str, int] = frozenset()
     theme_ids: frozenset[int] = frozenset()  # empty: the map has no themes
     sorts: tuple[str, ...] = SORTS[:1]  # "rising" only where the map has years to measure growth by
+    has_added: bool = False  # the map holds papers added since its last full build
 
 
 def normalise_params(params: Mapping[str, object]) -> dict[str, list[str]]:
@@ -172,6 +176,14 @@ def parse_view(params: Mapping[str, list[str]], vocabulary: Vocabulary) -> tuple
         reason = "this map has no years to measure growth by" if sort in SORTS else "use 'size' or 'rising'"
         notices.append(f"Ignored sort={_show(sort)}: {reason}.")
         sort = SORTS[0]
+    added_only = False
+    raw_added = _last(params, "added").lower()
+    if raw_added == "only" and vocabulary.has_added:
+        added_only = True
+    elif raw_added == "only":
+        notices.append("Ignored added=only: this map has no papers added since its last build.")
+    elif raw_added not in ("", "all"):
+        notices.append(f"Ignored added={_show(raw_added)}: use 'only'.")
 
     state = ViewState(
         search=search,
@@ -182,6 +194,7 @@ def parse_view(params: Mapping[str, list[str]], vocabulary: Vocabulary) -> tuple
         paper=paper,
         themes=themes,
         sort=sort,
+        added_only=added_only,
     )
     return state, notices
 
@@ -212,6 +225,8 @@ def to_params(state: ViewState, map_name: str | None = None) -> dict[str, str | 
     params.update(theme_params(state.themes))
     if state.sort != SORTS[0]:
         params[SORT_KEY] = state.sort
+    if state.added_only:
+        params["added"] = "only"
     return params
 
 

@@ -111,9 +111,11 @@ def test_default_load_shows_the_map_topics_and_papers(tiny):
     assert len(table(at)) == 50  # the first page
     assert "Papers 1–50 of 60 · page 1 of 2" in texts(at)
     assert not at.warning
-    assert [b.label for b in at.get("download_button")] == [
+    assert [b.label for b in at.get("download_button")] == [  # two columns, left one first
         "Download these 60 papers (CSV)",
+        "Reading list of these 60 (Markdown)",
         "Download the whole map · 60 (CSV)",
+        "These 60 as BibTeX",
     ]
     assert url(at) == {}
 
@@ -329,7 +331,7 @@ def test_where_does_my_paper_fit_pins_an_abstract_without_storing_it(tiny, monke
     pinned = live_map(at)["pin"]
     assert pinned["x"] > 0.5 and pinned["y"] > 0.5  # among topic 1, around (2, 2)
     neighbours = table(at, index=0)
-    assert len(neighbours) == 8 and neighbours["Similarity"].iloc[0] > 0.8
+    assert len(neighbours) == 10 and neighbours["Similarity"].iloc[0] > 0.8  # pipeline.place.NEIGHBOURS
     assert sorted(p.name for p in tiny.iterdir()) == before
     assert url(at) == {}  # the abstract is in no link
 

@@ -1,0 +1,333 @@
+"""The app on maps that grow: changes since the previous build, links to gone topics, added papers,
+and reading lists of the view (AppTest: what a reader sees)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.elements.widgets.button import ButtonMixin
+
+from app.map_component.payload import decode_mask
+from pipeline.artifacts import read_map, write_map
+from pipeline.reading_list import markdown_text, tex_escape
+from tests.app_fixtures import tiny_map
+from tests.conftest import ROOT, SEEDS
+from tests.test_app import live_map, start, table, texts, url
+
+EXTRA = ROOT / "tests" / "fixtures" / "extra_abstracts.csv"
+SEED_MAP = ROOT / "assets" / "maps" / "seeds"
+
+
+def use_map(monkeypatch, folder: Path, tmp_path: Path) -> None:
+    monkeypatch.setenv("ATLAS_MAP", str(folder))
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
+
+
+def change_table(at) -> pd.DataFrame:
+    [frame] = [df.value for df in at.dataframe if "Change" in df.value.columns]
+    return frame
+
+
+def infos(at) -> list[str]:
+    return [i.value for i in at.info]
+
+
+# --------------------------------------------------------------------------- a map with a known lineage
+@pytest.fixture
+def rebuilt_tiny(tmp_path, monkeypatch) -> Path:
+    """The tiny map as if rebuilt: 0 kept, 1 grown, 2 merged with old 7, 3 new; old 7 and 8 gone."""
+    atlas = tiny_map()
+    atlas.lineage = pd.DataFrame(
+        {
+            "topic_id": [0, 1, 2, 3, 7, 8],
+            "status": ["kept", "grown", "merged", "new", "gone", "gone"],
+            "previous_topic_ids": [[0], [1], [2, 7], [], [7], [8]],
+            "successor_topic_ids": [[], [], [], [], [2], []],
+            "previous_label": [
+                "Graph neural networks",
+                "Diffusion models",
+                "Reinforcement learning; Bandit <b>exploration</b>",
+                "",
+                "Bandit <b>exploration</b>",
+                "Sparse coding",
+            ],
+            "shared_papers": [13, 9, 12, 0, 4, 0],
+        }
+    )
+    atlas.manifest["lineage"] = {
+        "previous": {"name": "Tiny test map", "fingerprint": "f"},
+        "next_topic_id": 9,
+    }
+    folder = tmp_path / "rebuilt"
+    write_map(folder, atlas)
+    use_map(monkeypatch, folder, tmp_path)
+    return folder
+
+
+def test_changes_since_the_previous_build_lists_what_became_of_each_topic(rebuilt_tiny):
+    at = start()
+    assert not at.exception
+    assert [e.label for e in at.expander if e.label == "Changes since the previous build"]
+    rows = change_table(at)
+    assert list(rows.columns) == ["Topic", "Change", "Papers", "Shared with the previous map"]
+    by_topic = dict(zip(rows["Topic"], rows["Change"], strict=True))
+    assert by_topic["Bandit <b>exploration</b>"] == "Gone: its papers are now in “Reinforcement learning”."
+    assert by_topic["Sparse coding"].startswith("Gone:")
+    assert by_topic["Multi-view clustering"] == "New topic."
+    assert by_topic["Reinforcement learning"] == "Merged with “Bandit <b>exploration</b>”."
+    assert by_topic["Diffusion models"].startswith("Grew: 13 papers now, 9 of them")
+    assert by_topic["Graph neural networks"] == "Unchanged."
+    assert rows["Topic"].tolist()[:2] == ["Bandit <b>exploration</b>", "Sparse coding"]  # gone first
+    assert "1 kept" in texts(at) and "2 gone" in texts(at)
+    assert not at.get("html")  # names from the data stay text
+
+
+def test_a_map_without_lineage_has_no_changes_panel(tmp_path, monkeypatch):
+    write_map(tmp_path / "first", tiny_map())
+    use_map(monkeypatch, tmp_path / "first", tmp_path)
+    at = start()
+    assert not at.exception
+    assert not [e for e in at.expander if e.label == "Changes since the previous build"]
+    assert not [df for df in at.dataframe if "Change" in df.value.columns]
+
+
+def test_a_link_to_a_gone_topic_opens_where_its_papers_went_and_says_so(rebuilt_tiny):
+    at = start({"topic": "7", "q": "study"})
+    assert not at.exception
+    assert infos(at) == [
+        "Topic 7 \\(“Bandit \\<b\\>exploration\\</b\\>”\\) from this link is gone since the map was rebuilt\\: "
+        "its papers are now in “Reinforcement learning”, shown here\\."
+    ]  # plain text: every markup character escaped
+    assert "#### Reinforcement learning" in texts(at)  # the successor's topic view is open
+    first = live_map(at)["topics"][0]
+    assert first["text"] == "Reinforcement learning" and first["chosen"]  # named first on the map
+    assert url(at) == {"q": ["study"], "topic": ["2"]}  # the address bar now links to the successor
+    assert not at.warning  # nothing was ignored
+
+    # A gone topic whose papers went nowhere in particular: the notice alone, no topic opened.
+    at = start({"topic": "8"})
+    assert not at.exception and infos(at) and "“Sparse coding”" in infos(at)[0]
+    assert "no longer in one topic" in infos(at)[0]
+    assert "#### Explore" in texts(at) and "topic" not in url(at)
+
+    # An id neither this map nor its lineage knows: ignored with a visible notice, as before.
+    at = start({"topic": "42"})
+    assert not at.exception and not infos(at)
+    assert "Ignored topic='42': not a topic of this map." in at.warning[0].value.replace("\\", "")
+
+    # This map's own topics open as they are, with no notice.
+    at = start({"topic": "3"})
+    assert not at.info and not at.warning and "#### Multi-view clustering" in texts(at).replace("\\", "")
+
+
+# --------------------------------------------------------------------------- a real rebuild
+@pytest.fixture(scope="module")
+def grown_map(tmp_path_factory) -> Path:
+    """The seeds plus four new abstracts, rebuilt with the committed seed map as the previous map."""
+    from pipeline.build import build_map
+
+    out = tmp_path_factory.mktemp("grown") / "grown"
+    build_map([SEEDS, EXTRA], out, previous=SEED_MAP, progress=False, log=lambda message: None)
+    return out
+
+
+def test_a_real_rebuild_shows_its_changes_and_old_links_still_open_a_topic(grown_map, tmp_path, monkeypatch):
+    use_map(monkeypatch, grown_map, tmp_path)
+    atlas = read_map(grown_map)
+    at = start()
+    assert not at.exception
+    rows = change_table(at)
+    assert len(rows) == len(atlas.lineage)
+    names = dict(zip(atlas.topics["topic_id"], atlas.topics["label"], strict=True))
+    assert set(names.values()) <= set(rows["Topic"])
+    words = {"gone": "Gone", "kept": "Unchanged", "grown": "Grew", "shrunk": "Shrank", "new": "New"}
+    for status in set(atlas.lineage["status"]):
+        if status in words:
+            assert rows["Change"].str.startswith(words[status]).any(), status
+    # Every topic of the previous map, linked as before, opens a topic of this map.
+    for topic in read_map(SEED_MAP).topics["topic_id"].tolist()[:6]:
+        at = start({"topic": str(topic)})
+        assert not at.exception and not at.warning
+        opened = int(url(at)["topic"][0])
+        assert opened in names and f"#### {names[opened]}" in texts(at).replace("\\", "")
+        assert (opened == topic) != bool(infos(at))  # a notice exactly when the topic changed
+
+
+# --------------------------------------------------------------------------- papers added in place
+@pytest.fixture(scope="module")
+def added_map(tmp_path_factory) -> Path:
+    """The committed seed map with the four extra abstracts added by `python -m pipeline add`."""
+    folder = tmp_path_factory.mktemp("added") / "seeds"
+    shutil.copytree(SEED_MAP, folder)
+    result = subprocess.run(
+        [sys.executable, "-m", "pipeline", "add", str(folder), str(EXTRA), "--quiet"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    return folder
+
+
+@pytest.fixture
+def captured_downloads(monkeypatch) -> dict:
+    """What each download button would hand the browser, by label (deferred data is called as on a click)."""
+    captured: dict[str, bytes] = {}
+    original = ButtonMixin.download_button
+
+    def recording(self, label, data, *args, **kwargs):
+        captured[label] = data() if callable(data) else data
+        return original(self, label, data, *args, **kwargs)
+
+    monkeypatch.setattr(ButtonMixin, "download_button", recording)
+    return captured
+
+
+def test_added_papers_can_be_highlighted_shared_and_are_marked_as_added(added_map, tmp_path, monkeypatch):
+    use_map(monkeypatch, added_map, tmp_path)
+    papers = read_map(added_map).papers
+    added_rows = np.flatnonzero(papers["added"].fillna(False).to_numpy(dtype=bool))
+    assert len(added_rows) == 4
+    at = start()
+    assert not at.exception
+    [toggle] = [t for t in at.toggle if t.label.startswith("Highlight papers added since the last build")]
+    assert toggle.label.endswith("(4)") and not toggle.value
+    assert not [f for f in at.multiselect if f.label.lower() == "added"]  # not offered as a filter
+    assert live_map(at)["mask"] is None
+
+    toggle.set_value(True).run()
+    view = live_map(at)
+    assert np.flatnonzero(decode_mask(view["mask"], view["n"])).tolist() == added_rows.tolist()
+    assert view["search"] is True  # drawn larger and outlined, the rest faint
+    assert set(table(at)["Title"]) == set(pd.read_csv(EXTRA)["title"])
+    assert url(at) == {"added": ["only"]}
+
+    # The link opens the same highlight; an added paper's view says how it got there.
+    doc_id = str(papers["doc_id"].iat[added_rows[0]])
+    at = start({"added": "only", "paper": doc_id})
+    assert not at.exception and not at.warning
+    assert [t.value for t in at.toggle if t.label.startswith("Highlight papers added")] == [True]
+    assert any(i.startswith("Added since the last full build") for i in infos(at))
+    # A paper of the full build carries no such mark.
+    at = start({"paper": str(papers["doc_id"].iat[0])})
+    assert not any("Added since" in i for i in infos(at))
+
+
+def test_added_only_on_a_map_without_added_papers_is_ignored_with_a_notice(tmp_path, monkeypatch):
+    write_map(tmp_path / "plain", tiny_map())
+    use_map(monkeypatch, tmp_path / "plain", tmp_path)
+    at = start({"added": "only"})
+    assert not at.exception
+    assert not [t for t in at.toggle if t.label.startswith("Highlight papers added")]
+    assert "this map has no papers added since its last build" in at.warning[0].value.replace("\\", "")
+    assert live_map(at)["mask"] is None and url(at) == {}
+
+
+# --------------------------------------------------------------------------- reading lists
+def titles_in_markdown(text: str) -> list[str]:
+    return re.findall(r"^- \*\*(.+?)\*\*: ", text, flags=re.MULTILINE)
+
+
+def test_reading_lists_hold_the_same_papers_as_the_csv_of_the_view(
+    added_map, tmp_path, monkeypatch, captured_downloads
+):
+    use_map(monkeypatch, added_map, tmp_path)
+    at = start({"added": "only"})
+    assert not at.exception
+    labels = [b.label for b in at.get("download_button")]
+    assert "Reading list of these 4 (Markdown)" in labels and "These 4 as BibTeX" in labels
+    view = list(
+        csv.DictReader(io.StringIO(captured_downloads["Download these 4 papers (CSV)"].decode("utf-8-sig")))
+    )
+    extra = pd.read_csv(EXTRA)
+    assert {r["title"].lstrip("'") for r in view} == set(extra["title"])
+
+    markdown = captured_downloads["Reading list of these 4 (Markdown)"].decode("utf-8")
+    assert markdown.startswith("# Reading list from ") and "(4 papers)" in markdown.splitlines()[0]
+    assert sorted(titles_in_markdown(markdown)) == sorted(markdown_text(t) for t in extra["title"])
+    for link in extra["url"]:
+        assert f"[link]({link})" in markdown
+    assert re.findall(r"^## .+ \(\d+\)$", markdown, flags=re.MULTILINE)  # grouped by topic
+
+    bibtex = captured_downloads["These 4 as BibTeX"].decode("utf-8")
+    assert bibtex.startswith("@inproceedings{") and bibtex.count("\n@") == 3
+    for title in extra["title"]:
+        assert "title = {{" + tex_escape(title) + "}}" in bibtex
+    keys = re.findall(r"^@\w+\{([^,]+),$", bibtex, flags=re.MULTILINE)
+    assert len(keys) == len(set(keys)) == 4
+
+
+def test_reading_lists_follow_search_filters_and_map_selection(tmp_path, monkeypatch, captured_downloads):
+    write_map(tmp_path / "tiny", tiny_map(titles=["<b>$x$</b> & co"] + [f"Paper {i}" for i in range(1, 60)]))
+    use_map(monkeypatch, tmp_path / "tiny", tmp_path)
+    at = start({"topics": "0", "unassigned": "hide"})
+    csv_titles = {
+        r["title"]
+        for r in csv.DictReader(
+            io.StringIO(captured_downloads["Download these 13 papers (CSV)"].decode("utf-8-sig"))
+        )
+    }
+    markdown = captured_downloads["Reading list of these 13 (Markdown)"].decode("utf-8")
+    assert {t.replace("\\", "") for t in titles_in_markdown(markdown)} == csv_titles
+    assert "\\<b\\>\\$x\\$\\</b\\> \\& co" in markdown  # no markup or math comes out of a title
+    assert "## Graph neural networks (13)" in markdown
+    bibtex = captured_downloads["These 13 as BibTeX"].decode("utf-8")
+    assert bibtex.count("@misc{") == 13 and "title = {{<b>\\$x\\$</b> \\& co}}" in bibtex
+
+    # A box/lasso selection narrows all three to the selected papers.
+    captured_downloads.clear()
+    at.session_state["selection"] = ("doc0004", "doc0008")
+    at.run()
+    markdown = captured_downloads["Reading list of these 2 (Markdown)"].decode("utf-8")
+    assert sorted(titles_in_markdown(markdown)) == ["Paper 4", "Paper 8"]
+    assert captured_downloads["These 2 as BibTeX"].decode("utf-8").count("@misc{") == 2
+    assert not at.exception
+
+
+# --------------------------------------------------------------------------- placement and link keys
+def test_placement_computes_the_maps_topic_profile_once(tmp_path, monkeypatch):
+    import pipeline.place
+
+    class FakeEncoder:  # stands in for the packaged model: "diffusion" text points at topic 1's direction
+        name = "fake-encoder"
+
+        def encode(self, texts):
+            vector = np.zeros((len(texts), 384), dtype=np.float32)
+            vector[:, 1 if "diffusion" in texts[0] else 2] = 1.0
+            return vector
+
+    calls = []
+    real = pipeline.place.topic_profile
+    monkeypatch.setattr(pipeline.place, "topic_profile", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr("pipeline.embed.load_encoder", lambda embedder="onnx-int8": FakeEncoder())
+    write_map(tmp_path / "tiny", tiny_map())
+    use_map(monkeypatch, tmp_path / "tiny", tmp_path)
+    at = start()
+    for text, topic in [
+        ("We propose a diffusion sampler that denoises faster than before.", "Diffusion models"),
+        ("A policy gradient agent explores with a learned reward model.", "Reinforcement learning"),
+    ]:
+        at.text_area(key="fit_text").input(text)
+        [b for b in at.button if b.label == "Place on the map"][0].click().run()
+        assert not at.exception and f"Placed in **{topic}**" in at.success[0].value
+    assert len(calls) == 1  # computed with the first placement, reused by the second
+
+
+def test_added_only_round_trips_through_the_link():
+    from app.state import ViewState, Vocabulary, parse_view, to_params
+
+    vocabulary = Vocabulary(topic_ids=frozenset({0}), has_added=True)
+    assert to_params(ViewState(added_only=True)) == {"added": "only"}
+    assert parse_view({"added": ["only"]}, vocabulary) == (ViewState(added_only=True), [])
+    state, notices = parse_view({"added": ["new"]}, vocabulary)
+    assert not state.added_only and notices == ["Ignored added='new': use 'only'."]
