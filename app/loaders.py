@@ -35,14 +35,15 @@ def load_topic_profile(name: str, path: str, signature: tuple):
 
 
 @st.cache_resource(show_spinner=False)
-def load_encoder_once(embedder: str):
-    """The map's own encoder, loaded on first use of "Where does my paper fit?" and then kept."""
+def load_encoder_once(embedder: str, max_tokens: int):
+    """The map's own encoder (and token budget), loaded on first use of "Where does my paper fit?"
+    and then kept."""
     from pipeline.embed import load_encoder
 
     try:
-        return load_encoder(embedder)
+        return load_encoder(embedder, max_tokens=max_tokens)
     except ImportError:  # the ONNX encoder module is optional; the reference model gives the same space
-        return load_encoder("torch-fp32")
+        return load_encoder("torch-fp32", max_tokens=max_tokens)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

@@ -18,15 +18,17 @@ def place_abstract(data: MapData, map_key: tuple) -> None:
     Placement is `pipeline.place.place`, the same as `python -m pipeline add`: nearest papers by
     similarity plus topic centroids, with the map's topic profile computed once per map.
     """
+    from pipeline.embed import LEGACY_MAX_TOKENS
     from pipeline.place import place
 
     text = (st.session_state.get("fit_text") or "").strip()
     if len(text.split()) < 5:
         st.session_state.pin = {"error": "Paste an abstract of at least a few sentences to place it."}
         return
-    embedder = (data.manifest.get("config") or {}).get("embedder", "torch-fp32")
+    config = data.manifest.get("config") or {}
+    embedder = config.get("embedder", "torch-fp32")
     try:
-        encoder = load_encoder_once(embedder)
+        encoder = load_encoder_once(embedder, config.get("max_tokens") or LEGACY_MAX_TOKENS)
         vector = encoder.encode([text])[0]
     except Exception as exc:  # a missing or broken model must not take the page down
         st.session_state.pin = {"error": f"The embedding model could not be loaded ({str(exc)[:160]})."}

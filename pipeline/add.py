@@ -116,7 +116,7 @@ def add_papers(
     Examples:
         >>> add_papers("assets/maps/seeds", ["new_papers.csv"])  # doctest: +SKIP
     """
-    from pipeline.embed import embed_texts
+    from pipeline.embed import LEGACY_MAX_TOKENS, embed_texts
     from pipeline.ingest import ingest
 
     folder = Path(folder)
@@ -134,9 +134,13 @@ def add_papers(
         empty = pd.DataFrame(columns=["doc_id", "title", "topic_id", "nearest_similarity"])
         return AddReport(0, skipped, 0, 0, previously_added, False, empty)
 
-    embedder = (atlas.manifest.get("config") or {}).get("embedder", "onnx-int8")
+    config = atlas.manifest.get("config") or {}
     vectors, _ = embed_texts(
-        new["abstract"].tolist(), embedder=embedder, use_cache=use_cache, progress=progress
+        new["abstract"].tolist(),
+        embedder=config.get("embedder", "onnx-int8"),
+        max_tokens=config.get("max_tokens") or LEGACY_MAX_TOKENS,  # the map's own token budget
+        use_cache=use_cache,
+        progress=progress,
     )
     if vectors.shape[1] != atlas.embeddings.shape[1]:
         raise UserError(

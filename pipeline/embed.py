@@ -64,6 +64,10 @@ class TorchEncoder:
         return np.asarray(vectors, dtype=np.float32)
 
 
+# Maps built before `max_tokens` was recorded embedded 256 word pieces (the model's own limit).
+LEGACY_MAX_TOKENS = 256
+
+
 def load_encoder(embedder: str = "onnx-int8", max_tokens: int | None = None):
     """An encoder with `.name` and `.encode(list[str]) -> (n, 384) float32 unit rows`.
 

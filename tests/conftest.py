@@ -49,3 +49,13 @@ def seed_copy(tmp_path) -> Path:
     target = tmp_path / "seeds"
     shutil.copytree(SEEDS, target)
     return target
+
+
+@pytest.fixture(autouse=True)
+def fresh_encoder_cache():
+    """AppTests run in this process and share Streamlit's caches: a fake encoder one test puts in
+    `load_encoder_once` must not answer another test's placement."""
+    yield
+    from app.loaders import load_encoder_once
+
+    load_encoder_once.clear()
