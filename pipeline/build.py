@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline import UserError, __version__
-from pipeline.artifacts import SCHEMA_VERSION, AtlasMap, check_out, read_manifest, write_map
+from pipeline.artifacts import SCHEMA_VERSION, TOPIC_COLUMNS, AtlasMap, check_out, read_manifest, write_map
 from pipeline.config import BuildConfig
 from pipeline.embed import MODEL_NAME, embed_texts
 from pipeline.evaluate import map_quality
@@ -244,21 +244,7 @@ def build_map(
     table["representative_doc_ids"] = table.pop("representative_rows").map(
         lambda rows: doc_ids[rows].tolist()
     )
-    table = table[
-        [
-            "topic_id",
-            "label",
-            "keywords",
-            "keyword_weights",
-            "size",
-            "x",
-            "y",
-            "representative_doc_ids",
-            "theme_id",
-            "stability",
-            "centroid",
-        ]
-    ]
+    table = table[[*TOPIC_COLUMNS, "theme_id", "stability", "centroid"]]
     quality = map_quality(topics.labels, table["keywords"].tolist(), documents)
     quality["hdbscan_unassigned_share"] = round(topics.hdbscan_unassigned / len(papers), 4)
     lap("evaluate")

@@ -205,7 +205,7 @@ def test_max_tokens_keys_the_embedding_cache_and_the_manifest(corpus_file, tmp_p
         (["--max-tokens", "4"], "error: --max-tokens must be between 16 and 512, not 4"),
         (["--max-tokens", "1000"], "error: --max-tokens must be between 16 and 512, not 1000"),
         (["--fit-sample", "20"], "error: --fit-sample must be 0 (fit on all) or at least 100, not 20"),
-        (["--fit-sample", "-1"], "error: argument --fit-sample: must be 0 or more, got -1"),
+        (["--fit-sample", "-1"], "error: argument --fit-sample: must be at least 0, got -1"),
     ],
 )
 def test_bad_scaling_options_exit_2_with_one_line(tmp_path, option, message):
