@@ -9,6 +9,7 @@ import platform
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from importlib import metadata
 from pathlib import Path
 
@@ -135,15 +136,15 @@ def build_map(
         from pipeline.ray_embed import ray_compute
 
         compute = ray_compute(ray_address, resolved, log=log)
-    embeddings, embedding_report = embed_texts(
-        documents,
+    # Abstracts and, later, candidate topic names go through the same encoder and cache.
+    embed = partial(
+        embed_texts,
         embedder=resolved.embedder,
         max_tokens=resolved.max_tokens,
         use_cache=use_cache,
-        progress=progress,
         encoder=encoder,
-        compute=compute,
     )
+    embeddings, embedding_report = embed(documents, progress=progress, compute=compute)
     if compute is not None:
         embedding_report["ray"] = compute.report
     lap("embed")
@@ -155,15 +156,8 @@ def build_map(
     else:
         log(f"all {embedding_report['cached']:,} embeddings from cache")
 
-    def encode_phrases(texts: list[str]) -> np.ndarray:  # candidate names, through the same cache
-        return embed_texts(
-            texts,
-            embedder=resolved.embedder,
-            max_tokens=resolved.max_tokens,
-            use_cache=use_cache,
-            progress=False,
-            encoder=encoder,
-        )[0]
+    def encode_phrases(texts: list[str]) -> np.ndarray:
+        return embed(texts, progress=False)[0]
 
     log(f"finding topics (UMAP + HDBSCAN, min topic size {resolved.min_topic_size})...")
     if resolved.fit_sample:
