@@ -29,48 +29,58 @@ def downloads(data: MapData, rows: np.ndarray) -> None:
     def view_bibtex(rows=rows) -> bytes:
         return reading_list_bibtex(data.papers.iloc[rows]).encode("utf-8")
 
-    left.download_button(
-        f"Download these {len(rows):,} papers (CSV)",
-        view_csv,
-        file_name=f"{data.name}-view.csv",
-        mime="text/csv",
-        icon=":material/download:",
-        key="download_view",
-        width="stretch",
-        on_click="ignore",
-        disabled=not len(rows),
-    )
-    right.download_button(
-        f"Download the whole map · {data.n:,} (CSV)",
-        map_csv,
-        file_name=f"{data.name}.csv",
-        mime="text/csv",
-        icon=":material/download:",
-        key="download_map",
-        width="stretch",
-        on_click="ignore",
-    )
-    left.download_button(
-        f"Reading list of these {len(rows):,} (Markdown)",
-        view_markdown,
-        file_name=f"{data.name}-reading-list.md",
-        mime="text/markdown",
-        icon=":material/format_list_bulleted:",
-        key="download_view_markdown",
-        width="stretch",
-        on_click="ignore",
-        disabled=not len(rows),
-        help="Titles, a one-line summary and links where the map has them, grouped by topic.",
-    )
-    right.download_button(
-        f"These {len(rows):,} as BibTeX",
-        view_bibtex,
-        file_name=f"{data.name}-reading-list.bib",
-        mime="application/x-bibtex",
-        icon=":material/menu_book:",
-        key="download_view_bibtex",
-        width="stretch",
-        on_click="ignore",
-        disabled=not len(rows),
-        help="One entry a paper: title, authors, year, venue and url where the map has them.",
-    )
+    buttons = [  # (column, label, data, file name, MIME type, icon, key, help); each made only on click
+        (
+            left,
+            f"Download these {len(rows):,} papers (CSV)",
+            view_csv,
+            f"{data.name}-view.csv",
+            "text/csv",
+            "download",
+            "download_view",
+            None,
+        ),
+        (
+            right,
+            f"Download the whole map · {data.n:,} (CSV)",
+            map_csv,
+            f"{data.name}.csv",
+            "text/csv",
+            "download",
+            "download_map",
+            None,
+        ),
+        (
+            left,
+            f"Reading list of these {len(rows):,} (Markdown)",
+            view_markdown,
+            f"{data.name}-reading-list.md",
+            "text/markdown",
+            "format_list_bulleted",
+            "download_view_markdown",
+            "Titles, a one-line summary and links where the map has them, grouped by topic.",
+        ),
+        (
+            right,
+            f"These {len(rows):,} as BibTeX",
+            view_bibtex,
+            f"{data.name}-reading-list.bib",
+            "application/x-bibtex",
+            "menu_book",
+            "download_view_bibtex",
+            "One entry a paper: title, authors, year, venue and url where the map has them.",
+        ),
+    ]
+    for column, label, make, file_name, mime, icon, key, help_text in buttons:
+        column.download_button(
+            label,
+            make,
+            file_name=file_name,
+            mime=mime,
+            icon=f":material/{icon}:",
+            key=key,
+            width="stretch",
+            on_click="ignore",
+            disabled=key != "download_map" and not len(rows),  # the whole map is never empty
+            help=help_text,
+        )
