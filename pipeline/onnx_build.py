@@ -130,26 +130,38 @@ def map_bundle(out: PathLike, log=None) -> dict[str, str]:
 
     cache_dir = _cache_root(None)
     folder = onnx_model_file(model_path(), cache_dir).parent
-    target = Path(out).resolve()
-    if target.parent == REPO_MAPS.resolve() and not (REPO_MODELS / folder.name / "model.onnx").is_file():
-        published = publish_bundle(folder, REPO_MODELS)
-        if log:
-            log(f"int8 model for hosting written to {published.relative_to(REPO)}: commit it with the map")
-    return {"bundle": folder.name, "sha256": _file_digest(folder / "model.onnx", cache_dir)}
+    digest = _file_digest(folder / "model.onnx", cache_dir)
+    published = REPO_MODELS / folder.name
+    if Path(out).resolve().parent == REPO_MAPS.resolve():
+        if not (published / "model.onnx").is_file():
+            publish_bundle(folder, REPO_MODELS)
+            if log:
+                log(
+                    f"int8 model for hosting written to {published.relative_to(REPO)}: commit it with the map"
+                )
+        elif _file_digest(published / "model.onnx", cache_dir) != digest:
+            # Same recipe and versions, other bytes (another machine's export): the map's own wins.
+            publish_bundle(folder, REPO_MODELS, replace=True)
+            if log:
+                log(
+                    f"replaced {published.relative_to(REPO)} with this build's int8 model: commit it, and "
+                    "rebuild the other maps that use it"
+                )
+    return {"bundle": folder.name, "sha256": digest}
 
 
-def publish_bundle(bundle: PathLike, models_dir: PathLike) -> Path:
+def publish_bundle(bundle: PathLike, models_dir: PathLike, *, replace: bool = False) -> Path:
     """Copy a bundle folder to `models_dir/<its name>/` unless a whole copy is there already.
 
     The copy is made in a temporary folder beside it and renamed into place, so a reader never
-    sees half a bundle.
+    sees half a bundle. With `replace`, an existing copy is swapped out for this one.
 
     Returns:
         The published folder.
     """
     source = Path(bundle)
     target = Path(models_dir) / source.name
-    if (target / "model.onnx").is_file():
+    if (target / "model.onnx").is_file() and not replace:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{source.name}."))
@@ -157,7 +169,13 @@ def publish_bundle(bundle: PathLike, models_dir: PathLike) -> Path:
         for name in BUNDLE_FILES:
             (scratch / name).write_bytes((source / name).read_bytes())
         scratch.chmod(0o755)  # mkdtemp makes it private; a model is not secret
-        os.replace(scratch, target)
+        if target.exists():  # replace: move the old copy aside first (a folder cannot be replaced whole)
+            old = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{source.name}.old."))
+            os.replace(target, old / "bundle")
+            os.replace(scratch, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(scratch, target)
     except OSError:
         shutil.rmtree(scratch, ignore_errors=True)
         if not (target / "model.onnx").is_file():  # else another build published it first

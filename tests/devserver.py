@@ -31,6 +31,9 @@ class StreamlitServer:
         script: the Streamlit script; default: the app.
         log: where the server's output goes; default: discarded.
         timeout: seconds to wait for the server's health check.
+        python: the interpreter that runs Streamlit; default: this one (another venv's, to test hosting).
+        env: more environment variables for the server.
+        python_options: interpreter options before `-m streamlit`, e.g. ["-X", "importtime"].
     """
 
     def __init__(
@@ -41,13 +44,16 @@ class StreamlitServer:
         script: Path = REPO / "streamlit_app.py",
         log: IO | None = None,
         timeout: float = 90,
+        python: str | Path = sys.executable,
+        env: dict[str, str] | None = None,
+        python_options: list[str] | None = None,
     ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
-        env = dict(os.environ, ATLAS_MAP=str(map_folder), ATLAS_MAPS_DIR=str(maps_dir))
+        env = dict(os.environ, ATLAS_MAP=str(map_folder), ATLAS_MAPS_DIR=str(maps_dir), **(env or {}))
         # fmt: off
         command = [
-            sys.executable, "-m", "streamlit", "run", str(script),
+            str(python), *(python_options or []), "-m", "streamlit", "run", str(script),
             "--server.port", str(self.port), "--server.headless", "true", "--server.address", "127.0.0.1",
         ]
         # fmt: on

@@ -1,0 +1,171 @@
+"""Hosting is light: the committed seed map served from a venv of requirements.txt alone, in Chromium.
+
+The venv is what Streamlit Community Cloud installs. It is built once per content of
+requirements.txt under `.venv-hosted/` (gitignored) and reused by later runs. The app must draw the
+map and place an abstract with the map's own vectors there, and the serving process must never
+import the build stack: checked in the light venv (where it is not installed) and in the full one
+(where it is, so a fallback import would go unnoticed by the light venv alone).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import textwrap
+import venv
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests import test_browser
+from tests.devserver import StreamlitServer
+from tests.test_browser import POINTS, open_app
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+browser, page = test_browser.browser, test_browser.page  # the same Chromium fixtures
+REPO = Path(__file__).resolve().parents[1]
+SEED_MAP = REPO / "assets" / "maps" / "seeds"
+HEAVY = (
+    "torch",
+    "sentence_transformers",
+    "transformers",
+    "bertopic",
+    "umap",
+    "hdbscan",
+    "pynndescent",
+    "numba",
+    "ray",
+    "sklearn",
+    "scipy",
+    "onnx",
+)
+
+
+@pytest.fixture(scope="session")
+def light_python() -> Path:
+    """Python of a venv with requirements.txt alone, built on first use for this requirements.txt."""
+    requirements = REPO / "requirements.txt"
+    digest = hashlib.sha256(requirements.read_bytes()).hexdigest()[:16]
+    folder = REPO / ".venv-hosted" / digest
+    python = folder / "bin" / "python"
+    if not (folder / ".complete").exists():
+        venv.create(folder, with_pip=True, clear=True)
+        subprocess.run(
+            [python, "-m", "pip", "install", "--quiet", "-r", requirements], check=True, timeout=1200
+        )
+        (folder / ".complete").touch()
+    return python
+
+
+def hosted_environment(tmp_path: Path) -> dict[str, str]:
+    """A fresh clone's view: no model cache and an empty home, so the model must come from assets/models."""
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "home").mkdir()
+    return {"ATLAS_CACHE_DIR": str(tmp_path / "cache"), "HOME": str(tmp_path / "home")}
+
+
+def test_the_light_venv_has_no_build_stack_and_gives_the_maps_own_vectors(light_python, tmp_path):
+    # Import every module of the app and embed the seed abstracts as a placement would.
+    script = textwrap.dedent(
+        f"""
+        import json, sys
+        import numpy as np, pandas as pd
+        sys.path.insert(0, {str(REPO)!r})
+        import pkgutil, importlib, app
+        for module in pkgutil.iter_modules(app.__path__):
+            importlib.import_module("app." + module.name)
+        from app.encoder import encode_queries
+        folder = {str(SEED_MAP)!r}
+        manifest = json.load(open(folder + "/manifest.json"))
+        texts = pd.read_parquet(folder + "/papers.parquet")["abstract"].tolist()
+        vectors = encode_queries(manifest, texts)
+        stored = np.load(folder + "/embeddings.npy").astype(np.float32)
+        print(json.dumps({{
+            "max_difference": float(np.abs(vectors - stored).max()),
+            "modules": sorted({{name.split(".")[0] for name in sys.modules}}),
+        }}))
+        """
+    )
+    done = subprocess.run(
+        [light_python, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=hosted_environment(tmp_path),
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert not set(report["modules"]) & set(HEAVY)
+    # The stored embeddings are float16: equal to within their rounding.
+    assert report["max_difference"] < 2e-3
+    installed = subprocess.run(
+        [light_python, "-m", "pip", "list", "--format", "json"], capture_output=True, text=True, check=True
+    )
+    names = {row["name"].lower() for row in json.loads(installed.stdout)}
+    assert not names & {"torch", "sentence-transformers", "bertopic", "umap-learn", "hdbscan", "ray"}
+
+
+def place_a_seed_abstract(page, url: str) -> str:
+    """Open the app, paste the first seed paper's abstract into "Where does my paper fit?", place it."""
+    papers = pd.read_parquet(SEED_MAP / "papers.parquet")
+    open_app(page, url)
+    assert page.locator(POINTS).count() == len(papers)
+    page.get_by_text("Where does my paper fit?").click()
+    page.get_by_role("textbox", name="Abstract").fill(papers["abstract"].iloc[0])
+    page.get_by_role("button", name="Place on the map").click()
+    placed = page.get_by_text("Placed in")
+    placed.wait_for(timeout=120_000)
+    return page.locator("[data-testid='stMain']").inner_text()
+
+
+def test_the_seed_map_serves_and_places_from_requirements_txt_alone(page, light_python, tmp_path):
+    log = tmp_path / "server.log"
+    with (
+        log.open("w") as out,
+        StreamlitServer(
+            SEED_MAP,
+            tmp_path / "no-other-maps",
+            python=light_python,
+            env=hosted_environment(tmp_path),
+            log=out,
+        ) as server,
+    ):
+        text = place_a_seed_abstract(page, server.url)
+    manifest = json.loads((SEED_MAP / "manifest.json").read_text())
+    assert f"Embedded with {manifest['model']['encoder']}" in text
+    assert "could not be loaded" not in text and "is missing" not in text
+    assert "Traceback" not in log.read_text()
+
+
+def test_the_serving_process_imports_no_build_stack_even_where_it_is_installed(page, tmp_path):
+    pytest.importorskip("torch", reason="the full venv (requirements-pipeline.txt) has the build stack")
+    log = tmp_path / "server.log"
+    with (
+        log.open("w") as out,
+        StreamlitServer(
+            SEED_MAP,
+            tmp_path / "no-other-maps",
+            env=hosted_environment(tmp_path),
+            log=out,
+            python_options=["-X", "importtime"],
+        ) as server,
+    ):
+        place_a_seed_abstract(page, server.url)
+    imported = {
+        line.rsplit("|", 1)[1].strip().split(".")[0]
+        for line in log.read_text().splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert "onnxruntime" in imported  # the check sees the placement's imports
+    assert sorted(imported & set(HEAVY)) == []
+
+
+def test_the_committed_seed_map_records_the_committed_model():
+    model = json.loads((SEED_MAP / "manifest.json").read_text())["model"]
+    bundle = REPO / "assets" / "models" / model["bundle"]
+    assert hashlib.sha256((bundle / "model.onnx").read_bytes()).hexdigest() == model["sha256"]
+    assert (bundle / "model.onnx").stat().st_size < 30_000_000  # int8 word embeddings: about 23 MB
+    assert {"tokenizer.json", "meta.json"} <= {p.name for p in bundle.iterdir()}
