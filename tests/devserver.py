@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -34,6 +35,7 @@ class StreamlitServer:
         python: the interpreter that runs Streamlit; default: this one (another venv's, to test hosting).
         env: more environment variables for the server.
         python_options: interpreter options before `-m streamlit`, e.g. ["-X", "importtime"].
+        preexec_fn: run in the child before Streamlit starts (e.g. to join a cgroup).
     """
 
     def __init__(
@@ -47,6 +49,7 @@ class StreamlitServer:
         python: str | Path = sys.executable,
         env: dict[str, str] | None = None,
         python_options: list[str] | None = None,
+        preexec_fn: Callable[[], None] | None = None,
     ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
@@ -64,6 +67,7 @@ class StreamlitServer:
             stdout=log or subprocess.DEVNULL,
             stderr=subprocess.STDOUT if log else subprocess.DEVNULL,
             start_new_session=True,  # its own process group, so stop() ends its children too
+            preexec_fn=preexec_fn,
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -20,10 +20,11 @@ import pandas as pd
 import pytest
 
 from tests import test_browser
+from tests.app_fixtures import write_tiny_map
 from tests.devserver import StreamlitServer
+from tests.test_app import live_map, start, tiny  # noqa: F401 (tiny: a fixture)
 from tests.test_browser import POINTS, open_app
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
 browser, page = test_browser.browser, test_browser.page  # the same Chromium fixtures
 REPO = Path(__file__).resolve().parents[1]
 SEED_MAP = REPO / "assets" / "maps" / "seeds"
@@ -66,6 +67,7 @@ def hosted_environment(tmp_path: Path) -> dict[str, str]:
     return {"ATLAS_CACHE_DIR": str(tmp_path / "cache"), "HOME": str(tmp_path / "home")}
 
 
+@pytest.mark.slow
 def test_the_light_venv_has_no_build_stack_and_gives_the_maps_own_vectors(light_python, tmp_path):
     # Import every module of the app and embed the seed abstracts as a placement would.
     script = textwrap.dedent(
@@ -121,6 +123,8 @@ def place_a_seed_abstract(page, url: str) -> str:
     return page.locator("[data-testid='stMain']").inner_text()
 
 
+@pytest.mark.browser
+@pytest.mark.slow
 def test_the_seed_map_serves_and_places_from_requirements_txt_alone(page, light_python, tmp_path):
     log = tmp_path / "server.log"
     with (
@@ -140,6 +144,8 @@ def test_the_seed_map_serves_and_places_from_requirements_txt_alone(page, light_
     assert "Traceback" not in log.read_text()
 
 
+@pytest.mark.browser
+@pytest.mark.slow
 def test_the_serving_process_imports_no_build_stack_even_where_it_is_installed(page, tmp_path):
     pytest.importorskip("torch", reason="the full venv (requirements-pipeline.txt) has the build stack")
     log = tmp_path / "server.log"
@@ -169,3 +175,81 @@ def test_the_committed_seed_map_records_the_committed_model():
     assert hashlib.sha256((bundle / "model.onnx").read_bytes()).hexdigest() == model["sha256"]
     assert (bundle / "model.onnx").stat().st_size < 30_000_000  # int8 word embeddings: about 23 MB
     assert {"tokenizer.json", "meta.json"} <= {p.name for p in bundle.iterdir()}
+
+
+def test_publishing_prunes_files_of_its_kind_that_no_rerun_named_for_an_hour(tmp_path):
+    import os
+    import time
+
+    from app.map_component.assets import publish
+
+    hour_ago = time.time() - 3700
+    for name in (
+        "points-old.json.gz",
+        "plotly-old.min.js.gz",
+        ".points-new.json.gz.half",
+        "points-used.json.gz",
+    ):
+        (tmp_path / name).write_bytes(b"x")
+        os.utime(tmp_path / name, (hour_ago, hour_ago))
+    publish("points-used.json.gz", b"x", tmp_path)  # named by a rerun: touched, so kept
+    publish("points-new.json.gz", b"new", tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "plotly-old.min.js.gz",  # another kind: pruned when a new Plotly.js is published
+        "points-new.json.gz",
+        "points-used.json.gz",
+    ]
+
+
+def test_about_this_map_names_no_server_folder(tiny):  # noqa: F811
+    at = start()
+    captions = " ".join(c.value for c in at.caption)
+    assert "folder tiny" in captions and str(tiny.parent) not in captions
+
+
+def read_only_static(*_args, **_kwargs):
+    raise PermissionError(30, "Read-only file system")
+
+
+def test_a_read_only_static_folder_sends_the_files_once_through_the_component(tiny, monkeypatch):  # noqa: F811
+    import base64
+    import gzip
+
+    monkeypatch.setattr("app.map_component.publish", read_only_static)
+    at = start()
+    first = live_map(at)
+    table = json.loads(gzip.decompress(base64.b64decode(first["points_data"])))
+    assert table["n"] == 60 and first["points"].endswith(".json.gz")
+    assert gzip.decompress(base64.b64decode(first["plotly_data"])).startswith(b"/**")
+    at.text_input(key="w_search").input("diffusion").run()
+    again = live_map(at)
+    assert "points_data" not in again and "plotly_data" not in again and again["points"] == first["points"]
+
+
+@pytest.mark.browser
+def test_the_map_draws_when_static_is_read_only(page, tmp_path):
+    """The app run from a folder with no static/ at all, and publishing refused: nothing is served."""
+    folder = write_tiny_map(tmp_path / "tiny")
+    script = tmp_path / "read_only_app.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import runpy, sys
+            sys.path.insert(0, {str(REPO)!r})
+            import app.map_component
+
+            def read_only(*args, **kwargs):
+                raise PermissionError(30, "Read-only file system")
+
+            app.map_component.publish = read_only
+            runpy.run_path({str(REPO / "streamlit_app.py")!r}, run_name="__main__")
+            """
+        )
+    )
+    with StreamlitServer(folder, tmp_path / "no-other-maps", script=script) as server:
+        open_app(page, server.url)
+        assert page.locator(POINTS).count() == 60
+        page.get_by_role("textbox", name="Search").fill("diffusion")
+        page.get_by_role("textbox", name="Search").press("Enter")
+        page.get_by_text("Papers · ").first.wait_for()
+        assert page.locator(POINTS).count() >= 60  # still drawn after a rerun without the files
