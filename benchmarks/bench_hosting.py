@@ -139,8 +139,8 @@ def vm_hwm(pid: int) -> int:
 # ----------------------------------------------------------------------------- one map
 def measure(browser, python: Path, folder: Path, scratch: Path) -> dict:
     box = Box()
-    (scratch / "cache").mkdir(exist_ok=True)
-    (scratch / "home").mkdir(exist_ok=True)
+    (scratch / "cache").mkdir(parents=True)
+    (scratch / "home").mkdir()
     env = {"ATLAS_CACHE_DIR": str(scratch / "cache"), "HOME": str(scratch / "home")}
     log = (scratch / f"server-{folder.name}.log").open("w")
     started = time.perf_counter()

@@ -253,3 +253,37 @@ def test_the_map_draws_when_static_is_read_only(page, tmp_path):
         page.get_by_role("textbox", name="Search").press("Enter")
         page.get_by_text("Papers · ").first.wait_for()
         assert page.locator(POINTS).count() >= 60  # still drawn after a rerun without the files
+
+
+@pytest.mark.slow
+def test_a_build_under_the_maps_folder_publishes_the_model_it_embedded_with(tmp_path, monkeypatch):
+    from pipeline import onnx_build
+
+    monkeypatch.setattr(onnx_build, "REPO", tmp_path)
+    monkeypatch.setattr(onnx_build, "REPO_MAPS", tmp_path / "maps")
+    monkeypatch.setattr(onnx_build, "REPO_MODELS", tmp_path / "models")
+    said: list[str] = []
+    record = onnx_build.map_bundle(tmp_path / "elsewhere" / "x", said.append)
+    assert not (tmp_path / "models").exists() and said == []  # a map outside maps/: nothing written
+    published = tmp_path / "models" / record["bundle"]
+
+    assert onnx_build.map_bundle(tmp_path / "maps" / "x", said.append) == record
+    assert sorted(p.name for p in published.iterdir()) == ["meta.json", "model.onnx", "tokenizer.json"]
+    assert hashlib.sha256((published / "model.onnx").read_bytes()).hexdigest() == record["sha256"]
+    assert said == [f"int8 model for hosting written to models/{record['bundle']}: commit it with the map"]
+
+    (published / "model.onnx").write_bytes(b"another machine's export")
+    onnx_build.map_bundle(tmp_path / "maps" / "y", said.append)
+    assert hashlib.sha256((published / "model.onnx").read_bytes()).hexdigest() == record["sha256"]
+    assert said[-1].startswith(f"replaced models/{record['bundle']} with this build's int8 model")
+    assert sorted(p.name for p in (tmp_path / "models").iterdir()) == [record["bundle"]]  # no leftovers
+
+
+def test_a_map_without_its_model_says_what_to_commit(tmp_path):
+    from app.encoder import EncoderUnavailable, bundle_folder
+
+    manifest = {"model": {"bundle": "x86-ort0-0000"}}
+    with pytest.raises(EncoderUnavailable, match="commit the folder assets/models/x86-ort0-0000"):
+        bundle_folder(manifest, {"ATLAS_CACHE_DIR": str(tmp_path)})
+    with pytest.raises(EncoderUnavailable, match="rebuild it"):
+        bundle_folder({"model": {"encoder": "all-MiniLM-L6-v2/onnx-int8-x86"}}, {})
