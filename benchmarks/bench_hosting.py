@@ -32,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import venv
 from pathlib import Path
@@ -51,6 +52,12 @@ ABSTRACT = (
     "We propose a new solver for entropic optimal transport between point clouds that scales to "
     "millions of points by combining multiscale Sinkhorn iterations with low-rank kernel "
     "approximations, and we show faster convergence on shape matching and domain adaptation."
+)
+
+
+SECOND_ABSTRACT = (
+    "A legged robot learns to walk on rough terrain from proprioception alone: a policy trained in "
+    "simulation with domain randomisation transfers to hardware without fine-tuning."
 )
 
 
@@ -104,6 +111,28 @@ class Box:
         for folder in self.folders:
             (folder / "cgroup.procs").write_text(str(os.getpid()))
 
+    def anonymous(self) -> int:
+        """Anonymous memory now (what cannot be reclaimed without killing: no page cache)."""
+        stat = dict(line.split() for line in (self.folders[0] / "memory.stat").read_text().splitlines())
+        return int(stat["anon"] if self.v2 else stat["total_rss"])
+
+    def watch(self) -> None:
+        """Sample `anonymous()` every 0.2 s in a thread until `stop_watch()`; keeps the peak."""
+        self.anonymous_peak, self._stop = 0, threading.Event()
+
+        def sample() -> None:
+            while not self._stop.is_set():
+                self.anonymous_peak = max(self.anonymous_peak, self.anonymous())
+                self._stop.wait(0.2)
+
+        self._thread = threading.Thread(target=sample, daemon=True)
+        self._thread.start()
+
+    def stop_watch(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        return self.anonymous_peak
+
     def peak(self) -> int:
         name = "memory.peak" if self.v2 else "memory.max_usage_in_bytes"
         return int((self.folders[0] / name).read_text())
@@ -138,9 +167,9 @@ def vm_hwm(pid: int) -> int:
 
 # ----------------------------------------------------------------------------- one map
 def measure(browser, python: Path, folder: Path, scratch: Path) -> dict:
-    box = Box()
     (scratch / "cache").mkdir(parents=True)
     (scratch / "home").mkdir()
+    box = Box()
     env = {"ATLAS_CACHE_DIR": str(scratch / "cache"), "HOME": str(scratch / "home")}
     log = (scratch / f"server-{folder.name}.log").open("w")
     started = time.perf_counter()
@@ -148,6 +177,7 @@ def measure(browser, python: Path, folder: Path, scratch: Path) -> dict:
         folder, scratch / "no-other-maps", python=python, env=env, log=log, timeout=300, preexec_fn=box.enter
     )
     result: dict = {"map": folder.name, "start_s": round(time.perf_counter() - started, 2)}
+    box.watch()
     try:
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
         page = context.new_page()
@@ -155,7 +185,7 @@ def measure(browser, python: Path, folder: Path, scratch: Path) -> dict:
         page.goto(server.url)
         page.wait_for_function(RENDERED, timeout=300_000, polling="raf")
         result["first_paint_s"] = round(time.perf_counter() - started, 2)
-        result["after_paint_mb"] = round(box.peak() / 1e6)
+        result["after_paint_mb"] = round(box.anonymous_peak / 1e6)
         box_search = page.get_by_role("textbox", name="Search")
         reruns = []
         for word in WORDS:
@@ -167,17 +197,13 @@ def measure(browser, python: Path, folder: Path, scratch: Path) -> dict:
             page.wait_for_timeout(1000)
         result["rerun_s"] = round(statistics.median(reruns), 2)
         page.get_by_text("Where does my paper fit?").click()
-        for key in ("first_placement_s", "second_placement_s"):
-            page.get_by_role("textbox", name="Abstract").fill(
-                ABSTRACT + (" Again." if "second" in key else "")
-            )
-            started = time.perf_counter()
+        for key, abstract in (("first_placement_s", ABSTRACT), ("second_placement_s", SECOND_ABSTRACT)):
+            page.get_by_role("textbox", name="Abstract").fill(abstract)
+            page.evaluate(WATCH)
             page.get_by_role("button", name="Place on the map").click()
-            page.get_by_text("Embedded with").wait_for(timeout=300_000)
-            result[key] = round(time.perf_counter() - started, 2)
-            if "first" in key:
-                page.get_by_role("button", name="Remove the pin").click()
-                page.get_by_text("Embedded with").wait_for(state="detached", timeout=120_000)
+            page.wait_for_function(DONE, timeout=300_000, polling="raf")  # the map redrawn with the pin
+            page.get_by_text("Placed in").wait_for(timeout=300_000)
+            result[key] = round(page.evaluate("(performance.now() - window.__start) / 1000"), 2)
         context.close()
         result["server_alive"] = server.process.poll() is None
         result["server_vmhwm_mb"] = (
@@ -187,6 +213,7 @@ def measure(browser, python: Path, folder: Path, scratch: Path) -> dict:
         result["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
         result["server_alive"] = server.process.poll() is None
     finally:
+        result["anonymous_peak_mb"] = round(box.stop_watch() / 1e6)
         result["cgroup_peak_mb"] = round(box.peak() / 1e6)
         result["oom_kills"] = box.oom_kills()
         server.stop()
@@ -198,7 +225,11 @@ def measure(browser, python: Path, folder: Path, scratch: Path) -> dict:
 def big_map(scratch: Path, given: Path | None) -> tuple[Path, str]:
     """The 81,646-paper map: `given`, else a synthetic one recording the seed map's model."""
     if given:
-        return given, "built by the pipeline"
+        synthetic = json.loads((given / "manifest.json").read_text()).get("synthetic")
+        return (
+            given,
+            "synthetic, given with --big" if synthetic else "built by the pipeline, given with --big",
+        )
     folder = synthesise_map(CORPUS, scratch / "maps" / "synthetic-81646", BIG_PAPERS)
     manifest_file = folder / "manifest.json"
     manifest = json.loads(manifest_file.read_text())
@@ -246,9 +277,10 @@ def write_results(out: Path, results, venv_mb, bundle_mb, big_kind, load_before,
         ("rerun_s", "rerun: search, median of 3 (s)"),
         ("first_placement_s", "first placement, loads the model (s)"),
         ("second_placement_s", "second placement (s)"),
-        ("after_paint_mb", "cgroup peak after first paint (MB)"),
-        ("cgroup_peak_mb", "cgroup peak, whole run (MB)"),
+        ("after_paint_mb", "peak anonymous memory up to first paint (MB)"),
+        ("anonymous_peak_mb", "**peak anonymous memory, whole run (MB)**"),
         ("server_vmhwm_mb", "server peak resident set, VmHWM (MB)"),
+        ("cgroup_peak_mb", "cgroup peak incl. page cache (MB)"),
         ("oom_kills", "OOM kills"),
         ("server_alive", "server alive at the end"),
     ]
@@ -273,9 +305,12 @@ def write_results(out: Path, results, venv_mb, bundle_mb, big_kind, load_before,
         lines += ["", "Errors:", *errors]
     lines += [
         "",
-        "The cgroup peak counts page cache too (the model and map files read), which the kernel reclaims "
-        "before it kills anything; VmHWM is the server's own resident peak. Targets: ≤ 600 MB on the seed "
-        "map with placement, ≤ 1 GB on the 81,646-paper map.",
+        "Anonymous memory (sampled every 0.2 s from the cgroup's memory.stat) is what the limit cannot "
+        "reclaim: past it the kernel kills the server. VmHWM is the server's own resident peak (anonymous "
+        "plus mapped files). The cgroup's own peak also counts page cache (map and model files read, "
+        "reclaimed under pressure), so it runs up towards the limit on a big map. Targets: ≤ 600 MB on "
+        "the seed map with placement, ≤ 1 GB on the 81,646-paper map. Times are wall-clock on a machine "
+        "shared with other work: see the load average above.",
     ]
     out.write_text("\n".join(lines) + "\n")
 

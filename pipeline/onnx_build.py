@@ -2,7 +2,7 @@
 
 What it publishes is a *bundle*, a folder the app can run without torch or the packaged weights:
 `model.onnx` (int8, word-embedding table included, about 23 MB), `tokenizer.json` and `meta.json`
-(label, dimensions, token budget, how it was made). Its folder name (`bundle_key`) covers the model
+(label, dimensions, token budget, how it was made). Its folder name (the cache key) covers the model
 files, the recipe, the onnxruntime version and the CPU variant; a map records it, and
 `publish_bundle` copies a bundle into the repository's `assets/models/` for hosting.
 """
@@ -107,12 +107,6 @@ def onnx_model_file(model_path: PathLike | None = None, cache_dir: PathLike | No
             print(BUILD_MESSAGE, file=sys.stderr, flush=True)
             _build(model_dir, target, variant)
     return target
-
-
-def bundle_key(model_path: PathLike | None = None, cache_dir: PathLike | None = None) -> str:
-    """The bundle's folder name for these model files on this machine, building nothing."""
-    model_dir = Path(model_path) if model_path else default_model_path()
-    return _cache_key(model_dir, _cache_root(cache_dir), quantisation_variant())
 
 
 def map_bundle(out: PathLike, log=None) -> dict[str, str]:
