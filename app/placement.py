@@ -26,8 +26,7 @@ def place_abstract(data: MapData, map_key: tuple) -> None:
         st.session_state.pin = {"error": "Paste an abstract of at least a few sentences to place it."}
         return
     try:
-        encoder = encoding.map_encoder(data.manifest)
-        vector = encoder.encode([text])[0]
+        vector = encoding.encode_queries(data.manifest, [text])[0]
     except encoding.EncoderUnavailable as exc:
         st.session_state.pin = {"error": str(exc)}
         return
@@ -45,7 +44,7 @@ def place_abstract(data: MapData, map_key: tuple) -> None:
         "x": spot.x,
         "y": spot.y,
         "topic": spot.topic_id,
-        "encoder": encoder.name,
+        "encoder": (data.manifest.get("model") or {}).get("encoder", "the map's model"),
         "rows": spot.neighbour_rows.tolist(),
         "similarities": spot.similarities.tolist(),
         "fits": spot.fits,

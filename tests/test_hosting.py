@@ -287,3 +287,12 @@ def test_a_map_without_its_model_says_what_to_commit(tmp_path):
         bundle_folder(manifest, {"ATLAS_CACHE_DIR": str(tmp_path)})
     with pytest.raises(EncoderUnavailable, match="rebuild it"):
         bundle_folder({"model": {"encoder": "all-MiniLM-L6-v2/onnx-int8-x86"}}, {})
+
+
+def test_placing_on_a_map_without_its_model_says_why_in_the_panel(tiny):  # noqa: F811
+    at = start()
+    at.text_area(key="fit_text").input("We propose a diffusion sampler that denoises faster than before.")
+    [b for b in at.button if b.label == "Place on the map"][0].click().run()
+    assert not at.exception
+    assert "does not record an int8 model" in at.warning[0].value
+    assert live_map(at)["pin"] is None
