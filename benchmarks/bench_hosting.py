@@ -55,6 +55,7 @@ ABSTRACT = (
 )
 
 
+SYNTHETIC = "synthetic (`bench_app.synthesise_map`: real abstracts, random embeddings and topics; the seed map's model)"
 SECOND_ABSTRACT = (
     "A legged robot learns to walk on rough terrain from proprioception alone: a policy trained in "
     "simulation with domain randomisation transfers to hardware without fine-tuning."
@@ -228,14 +229,14 @@ def big_map(scratch: Path, given: Path | None) -> tuple[Path, str]:
         synthetic = json.loads((given / "manifest.json").read_text()).get("synthetic")
         return (
             given,
-            "synthetic, given with --big" if synthetic else "built by the pipeline, given with --big",
+            f"{SYNTHETIC}, given with --big" if synthetic else "built by the pipeline, given with --big",
         )
     folder = synthesise_map(CORPUS, scratch / "maps" / "synthetic-81646", BIG_PAPERS)
     manifest_file = folder / "manifest.json"
     manifest = json.loads(manifest_file.read_text())
     manifest["model"] = json.loads((SEED_MAP / "manifest.json").read_text())["model"]
     manifest_file.write_text(json.dumps(manifest, indent=2))
-    return folder, "synthetic (real abstracts, random embeddings and topics; the seed map's model)"
+    return folder, SYNTHETIC
 
 
 def main(argv: list[str] | None = None) -> int:
