@@ -9,8 +9,8 @@ import pandas as pd
 import streamlit as st
 
 from app.data import MapData, build_map_data
-from app.filters import search_mask
 from app.trends import rising_scores
+from pipeline.search_index import WordHits
 
 
 @st.cache_resource(show_spinner="Loading the map…", max_entries=4)
@@ -20,8 +20,20 @@ def load_map(name: str, path: str, signature: tuple) -> MapData:
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-def cached_search(name: str, path: str, signature: tuple, query: str) -> np.ndarray:
-    return search_mask(load_map(name, path, signature).search_text, query)
+def cached_word_search(name: str, path: str, signature: tuple, query: str) -> WordHits:
+    """Papers holding every word of `query`, best first (`pipeline.search_index`)."""
+    return load_map(name, path, signature).search_index.search(query)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def cached_meaning(name: str, path: str, signature: tuple, query: str) -> np.ndarray:
+    """Every paper's cosine similarity to `query`, embedded with the map's own encoder.
+
+    Raises when the encoder cannot be loaded (nothing is cached then).
+    """
+    data = load_map(name, path, signature)
+    vector = map_encoder(data.manifest).encode([query])[0]
+    return data.vectors @ np.asarray(vector, dtype=np.float32)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
@@ -32,6 +44,16 @@ def load_topic_profile(name: str, path: str, signature: tuple):
 
     data = load_map(name, path, signature)
     return topic_profile(data.vectors, data.topic_ids)
+
+
+def map_encoder(manifest: dict):
+    """The encoder a map was built with (`load_encoder_once`): what placement and search by meaning use."""
+    from pipeline.embed import LEGACY_MAX_TOKENS
+
+    config = manifest.get("config") or {}
+    return load_encoder_once(
+        config.get("embedder", "torch-fp32"), config.get("max_tokens") or LEGACY_MAX_TOKENS
+    )
 
 
 @st.cache_resource(show_spinner=False)
