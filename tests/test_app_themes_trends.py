@@ -101,10 +101,20 @@ def test_topic_list_is_grouped_under_themes_and_the_theme_filter_narrows_it(seed
     assert len(group_headers(at)) == 1
     papers = read_map(SEED_MAP).papers
     in_theme = set(papers.loc[papers["topic_id"].isin(members["topic_id"]), "doc_id"])
-    assert f"Showing **{len(in_theme)}** of {len(papers)} papers" in texts(at)
+    shown = re.sub(r"\\(.)", r"\1", texts(at))
+    assert f"Showing the {len(in_theme)} papers in the theme “{chosen['label']}”" in shown
     view = live_map(at)
-    assert int(decode_mask(view["mask"], view["n"]).sum()) == len(in_theme)  # the map greys the rest
+    assert set(np.flatnonzero(decode_mask(view["mask"], view["n"]))) == {
+        i for i, d in enumerate(papers["doc_id"]) if d in in_theme
+    }  # exactly the theme's papers: no unassigned ones
     assert url(at)["theme"] == [str(int(chosen["theme_id"]))]
+    # the Topics filter offers only the theme's topics (and Unassigned, which the reader may add)
+    offered = set(at.multiselect(key="w_topics").options)
+    assert offered == {f"{r.label} ({r.size})" for r in members.itertuples()} | (
+        {f"Unassigned ({int((papers['topic_id'] == -1).sum())})"}
+        if (papers["topic_id"] == -1).any()
+        else set()
+    )
 
 
 def test_a_theme_link_round_trips_and_a_malformed_one_shows_a_notice(seeds):
@@ -187,7 +197,7 @@ def test_rising_sorts_topics_by_growth_and_lives_in_the_url(trends):
 def test_a_map_without_years_offers_no_rising_sort(seeds):
     at = start({"sort": "rising"})
     assert not at.exception
-    assert not at.segmented_control
+    assert not [control for control in at.segmented_control if control.key == "w_sort"]
     assert "no years" in at.warning[0].value and "sort" not in url(at)
 
 
