@@ -60,6 +60,7 @@ class View:
     rows: np.ndarray  # the papers in view, best match first (map order without a search)
     search: SearchResult | None
     sentence: tuple[str, str]  # the header's sentence (bold number, rest)
+    notices: tuple[str, ...]  # what the search left out or could not do
 
 
 def current_view(data: MapData, map_key: tuple, state: ViewState) -> View:
@@ -90,10 +91,13 @@ def current_view(data: MapData, map_key: tuple, state: ViewState) -> View:
         added_only=state.added_only and data.added is not None,
     )
     result = run_search(data, map_key, state, in_filter)
+    notices = result.notices if result is not None else ()
+    if result is not None and result.kind == "words" and result.query.empty:  # nothing to search: say so
+        result = None
     rows = np.flatnonzero(in_filter) if result is None else result.rows
     in_view = np.zeros(data.n, dtype=bool)
     in_view[rows] = True
-    return View(in_view, rows, result, search_sentence(result, scope))
+    return View(in_view, rows, result, search_sentence(result, scope), notices)
 
 
 def run_search(data: MapData, map_key: tuple, state: ViewState, in_filter: np.ndarray) -> SearchResult | None:
@@ -114,10 +118,7 @@ def run_search(data: MapData, map_key: tuple, state: ViewState, in_filter: np.nd
             notice = f"Search by meaning is not available here ({str(exc)[:120]}); searched by words instead."
             return replace(found, notices=(*found.notices, notice))
         return meaning_search(similarity, in_filter, words.rows, text)
-    found = word_search(words, in_filter, text)
-    if found.query.empty and not found.notices:
-        return None
-    return found
+    return word_search(words, in_filter, text)
 
 
 def view_vocabulary(data: MapData, rising) -> Vocabulary:
@@ -177,7 +178,7 @@ def main() -> None:
     view = current_view(data, map_key, state)
 
     header(data, view.sentence)
-    notices_panel(view.search.notices if view.search else ())
+    notices_panel(view.notices)
     left, right = st.columns([2, 1], gap="medium")
     with left:
         map_panel(data, map_key, view.in_view, state, search_active=view.search is not None)

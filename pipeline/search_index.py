@@ -179,8 +179,8 @@ def _clean(text: str) -> str:
 
 def _word_text(text: str) -> str:
     """Text for the word table: the runs of scripts without spaces become spaces (the trigram table
-    has them), so a Japanese sentence is not one long token."""
-    return SPACELESS_RUN.sub(" ", _clean(text))
+    has them), so a Japanese sentence is not one long token; every other character keeps its place."""
+    return SPACELESS_RUN.sub(lambda run: " " * len(run.group()), _clean(text))  # same length: highlights
 
 
 def _create(connection: sqlite3.Connection) -> None:
@@ -313,9 +313,14 @@ class SearchIndex:
         if words:
             ranked = self._ranked(" AND ".join(words))
         for gram in grams:
-            found = self._connection.execute(
-                "SELECT rowid FROM grams WHERE text LIKE ? ORDER BY rowid", (f"%{gram}%",)
-            ).fetchall()
+            # Three characters or more: the trigram index; fewer (a two-character Chinese word) match
+            # no trigram, so those scan the table, which holds only these scripts' runs.
+            sql, value = (
+                ("SELECT rowid FROM grams WHERE text LIKE ? ORDER BY rowid", f"%{gram}%")
+                if len(gram) >= 3
+                else ("SELECT rowid FROM grams WHERE instr(text, ?) > 0 ORDER BY rowid", gram)
+            )
+            found = self._connection.execute(sql, (value,)).fetchall()
             rows = np.array([r for (r,) in found], dtype=np.int64)
             ranked = rows if ranked is None else ranked[np.isin(ranked, rows)]
         return ranked[ranked < self.n] if ranked is not None else np.arange(0, dtype=np.int64)
