@@ -79,12 +79,12 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
                 placeholder=f"Any {column.replace('_', ' ')}",
                 select_all=False,
             )
-        if data.sizes[-1]:  # a map where every paper has a topic needs no such switch
-            topic_view = bool(st.session_state.get("w_topics") or chosen_themes)
+        # A map where every paper has a topic needs no such switch; in a topic or theme view the
+        # unassigned papers are chosen under Topics instead (the switch keeps its value meanwhile).
+        if data.sizes[-1] and not (st.session_state.get("w_topics") or chosen_themes):
             st.toggle(
                 f"Show unassigned papers ({data.sizes[-1]:,})",
                 key="w_unassigned",
-                disabled=topic_view,
                 help="Papers the clustering left out of every topic, drawn in grey. With topics or "
                 "themes chosen, only their papers are shown: choose “Unassigned” under Topics to add them.",
             )

@@ -83,6 +83,8 @@ def sanitise_state(
     st.session_state.w_topics = [t for t in st.session_state.get("w_topics", []) if t in known]
     if st.session_state.get("w_search_kind") not in KINDS:
         st.session_state.w_search_kind = KINDS[0]
+    # Set on every run, so the switch keeps its value through runs that do not draw it (topic views).
+    st.session_state.w_unassigned = bool(st.session_state.get("w_unassigned", True))
     if st.session_state.get("w_sort") not in sorts:
         st.session_state.w_sort = SORTS[0]
     for column, values in data.facets.items():

@@ -82,14 +82,14 @@ def shorten(text: object, limit: int) -> str:
 
 
 def highlighted_markdown(pieces: list[tuple[str, bool]], colour: str = "orange") -> str:
-    """Markdown showing text exactly as written, with the flagged pieces on a coloured background.
+    """Markdown showing text exactly as written, with the flagged pieces bold on a coloured background.
 
     Every piece is escaped with `markdown_literal` (no markup, LaTeX or HTML from the text is ever
     interpreted); paragraphs (blank-line or line breaks) stay separate paragraphs.
 
     Examples:
         >>> print(highlighted_markdown([("We ", False), ("pose", True), (" <b>$x$</b>", False)]))
-        We :orange-background[pose] \\<b\\>\\$x\\$\\</b\\>
+        We :orange-background[**pose**] \\<b\\>\\$x\\$\\</b\\>
     """
     paragraphs: list[list[str]] = [[]]
     for text, flagged in pieces:
@@ -101,7 +101,7 @@ def highlighted_markdown(pieces: list[tuple[str, bool]], colour: str = "orange")
             body = _MARKDOWN_SPECIALS.sub(r"\\\1", line.replace("\t", " "))
             if flagged and body.strip():
                 lead, core, tail = _split_spaces(body)
-                paragraphs[-1].append(f"{lead}:{colour}-background[{core}]{tail}")
+                paragraphs[-1].append(f"{lead}:{colour}-background[**{core}**]{tail}")
             else:
                 paragraphs[-1].append(body)
     return "\n\n".join(text for text in ("".join(p).strip() for p in paragraphs) if text)
