@@ -11,7 +11,7 @@ from app.loaders import load_topic_profile, map_encoder
 from app.paper_table import paper_table
 from app.session import remove_pin, request_placement
 from app.text import markdown_literal
-from pipeline.place import EDGE, FITS, OUTSIDE, verdict
+from pipeline.place import EDGE, FITS, NEIGHBOURS, OUTSIDE, verdict
 
 
 def place_abstract(data: MapData, map_key: tuple) -> None:
@@ -175,7 +175,7 @@ def evidence_table(data: MapData, evidence: pd.DataFrame) -> None:
         key="fit-topics",
         column_config={
             "Of the nearest papers": st.column_config.NumberColumn(
-                help=f"How many of the {len(data.papers) and 10} nearest papers are in this topic"
+                help=f"How many of the {NEIGHBOURS} nearest papers are in this topic"
             ),
             "To its centre": st.column_config.NumberColumn(
                 format="%.2f", help="Similarity of your abstract to the topic's centre"

@@ -27,7 +27,6 @@ import sqlite3
 import tempfile
 import threading
 import unicodedata
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -234,12 +233,12 @@ def read_meta(path: Path) -> dict[str, str]:
         return {}
 
 
-def _matches(meta: dict[str, str], papers: pd.DataFrame) -> bool:
+def _matches(meta: dict[str, str], papers: pd.DataFrame, fingerprint: str) -> bool:
     return (
         meta.get("version") == str(INDEX_VERSION)
         and meta.get("tokenizer") == WORD_TOKENIZER
         and meta.get("papers") == str(len(papers))
-        and meta.get("fingerprint") == paper_fingerprint(papers)
+        and meta.get("fingerprint") == fingerprint
     )
 
 
@@ -414,10 +413,11 @@ def index_for(folder: Path | str, papers: pd.DataFrame, *, log=None) -> SearchIn
     from pipeline.artifacts import SEARCH_INDEX
 
     own = Path(folder) / SEARCH_INDEX
-    if own.is_file() and _matches(read_meta(own), papers):
+    fingerprint = paper_fingerprint(papers)
+    if own.is_file() and _matches(read_meta(own), papers, fingerprint):
         return SearchIndex(own, len(papers))
-    cached = cache_folder() / f"{paper_fingerprint(papers)[:32]}-v{INDEX_VERSION}.sqlite"
-    if cached.is_file() and _matches(read_meta(cached), papers):
+    cached = cache_folder() / f"{fingerprint[:32]}-v{INDEX_VERSION}.sqlite"
+    if cached.is_file() and _matches(read_meta(cached), papers, fingerprint):
         return SearchIndex(cached, len(papers))
     if log:
         log(f"{folder}: building its search index in {cached.parent}")
@@ -446,8 +446,3 @@ def _temporary_index(papers: pd.DataFrame) -> SearchIndex:
     write_index(Path(name), papers)
     atexit.register(lambda: Path(name).unlink(missing_ok=True))
     return SearchIndex(name, len(papers))
-
-
-def word_counts(index: SearchIndex, words: Iterable[str]) -> dict[str, int]:
-    """How many papers each single word matches (for reports and benchmarks)."""
-    return {word: len(index.search(word).rows) for word in words}
