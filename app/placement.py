@@ -103,16 +103,16 @@ def verdict_message(data: MapData, pin: dict) -> tuple[str, str]:
         return "warning", (
             "**No topic of this map fits this abstract.** It is farther from every topic's centre than "
             f"almost all of that topic's own papers, and its nearest paper is only {best:.2f} similar. "
-            "The ☆ marks the papers it is least unlike; they are listed below."
+            "The ★ on the map sits by the papers it is least unlike; they are listed below."
         )
     if pin["topic"] == -1:
         return "info", (
-            "Placed among **unassigned** papers (the ☆ on the map): most of its nearest papers belong to "
+            "Placed among **unassigned** papers (the ★ on the map): most of its nearest papers belong to "
             "no topic, so no topic is claimed for it."
         )
     if pin["verdict"] == EDGE:
         return "info", (
-            f"At the edge of {name} (the ☆ on the map): this is its nearest topic, but it sits farther "
+            f"At the edge of {name} (the ★ on the map): this is its nearest topic, but it sits farther "
             "from the topic's centre than 95% of the topic's own papers do, so it is not a close fit."
         )
     return "success", f"Placed in {name} (the ★ on the map), among the papers below."
