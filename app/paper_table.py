@@ -62,6 +62,8 @@ def paper_table(
     table = paper_rows(data, rows, extra)
     if compact:
         table = table[[c for c in ("Title", "Topic", "Similarity") if c in table.columns]]
+    elif match is not None:  # how each paper matched, next to its title where a narrow table shows it
+        table = table[["Title", *extra, *[c for c in table.columns if c != "Title" and c not in extra]]]
     opened = st.session_state.get("paper")
     here = opened if opened in doc_ids else ""
     key = f"{key_prefix}-{digest(doc_ids)}-{here}"
