@@ -170,9 +170,11 @@ def main() -> None:
         words, pairs = sample_queries(papers)
         word_times = [timed(lambda q=q: word(q), repeat=3)[0] for q in words]
         pair_times = [timed(lambda q=q: word(q), repeat=3)[0] for q in pairs]
+        slowest = sorted(zip(word_times, words), reverse=True)[:5]
         lines += [
             "",
-            f"- {len(words)} single title words: {summary(word_times)}",
+            f"- {len(words)} single title words: {summary(word_times)}; slowest: "
+            + ", ".join(f"`{w}` {t * 1000:.0f} ms ({len(word(w).rows):,} papers)" for t, w in slowest),
             f"- {len(pairs)} title word pairs: {summary(pair_times)}",
             f"- the {len(FIXED_QUERIES)} queries above: {summary(fixed_times)}",
             "",
@@ -182,11 +184,29 @@ def main() -> None:
             "|---|---:|---:|---:|",
         ]
         text = (papers["title"].fillna("") + " " + papers["abstract"].fillna("")).str.lower()
+        differences = []
         for term, forms in WORD_FORMS.items():
-            found = len(index.search(term).rows)
-            expected = int(text.str.contains(rf"\b(?:{forms})\b", regex=True).sum())
+            found = set(index.search(term).rows.tolist())
+            holding = text.str.contains(rf"\b(?:{forms})\b", regex=True).to_numpy()
             substring = int(text.str.contains(term, regex=False).sum())
-            lines.append(f"| {term} | {found:,} | {expected:,} | {substring:,} |")
+            lines.append(f"| {term} | {len(found):,} | {int(holding.sum()):,} | {substring:,} |")
+            for row in sorted(found ^ set(np.flatnonzero(holding).tolist()))[:4]:
+                words_here = re.finditer(r"[^\W_]+", text.iat[row])  # word breaks as unicode61 makes them
+                where = next(
+                    (m for m in words_here if m.group().startswith(term) and len(m.group()) <= len(term) + 3),
+                    None,
+                )
+                start = max(0, where.start() - 30) if where else 0
+                snippet = " ".join(text.iat[row][start : start + 70].split())
+                side = "index only" if row in found else "regex only"
+                differences.append(f"- `{term}`, {side}: “…{snippet}…”")
+        if differences:
+            lines += [
+                "",
+                "Where the two disagree (Porter stems and unicode61 word breaks):",
+                "",
+                *differences,
+            ]
         index.close()
 
     lines += ["", "## Meaning queries (server side: embed the query + rank every paper)", ""]

@@ -328,20 +328,30 @@ class SearchIndex:
         """Rows matching an FTS5 expression, best first.
 
         BM25 costs a few microseconds a hit; for a query found in more than `RANK_ALL` papers
-        ("model" is in half of a machine-learning corpus) the papers holding it in their title are
-        ranked first and the others follow in map order, which keeps such a query near 30 ms at
-        80,000 papers instead of 200 ms (benchmarks/SEARCH_RESULTS.md).
+        ("model" is in half of a machine-learning corpus) the papers holding it in their title come
+        first, ranked by BM25 while they are at most `RANK_ALL` too (else in map order), then the
+        others in map order. That keeps such a query to tens of milliseconds at 80,000 papers
+        instead of hundreds (benchmarks/SEARCH_RESULTS.md).
         """
-        execute = self._connection.execute
-        rank = f"ORDER BY bm25(words, {TITLE_WEIGHT}, 1.0)"
-        everything = [r for (r,) in execute("SELECT rowid FROM words WHERE words MATCH ?", (expression,))]
+        everything = self._plain(expression)
         if len(everything) <= RANK_ALL:
-            found = execute(f"SELECT rowid FROM words WHERE words MATCH ? {rank}", (expression,))
-            return np.array([r for (r,) in found], dtype=np.int64)
-        found = execute(f"SELECT rowid FROM words WHERE words MATCH ? {rank}", (f"title : ({expression})",))
-        in_title = np.array([r for (r,) in found], dtype=np.int64)
-        others = np.setdiff1d(np.array(everything, dtype=np.int64), in_title, assume_unique=True)
+            return self._bm25(expression)
+        title = f"title : ({expression})"
+        in_title = self._plain(title)
+        in_title = self._bm25(title) if len(in_title) <= RANK_ALL else in_title
+        others = np.setdiff1d(everything, in_title, assume_unique=True)
         return np.concatenate([in_title, others])
+
+    def _plain(self, expression: str) -> np.ndarray:
+        found = self._connection.execute("SELECT rowid FROM words WHERE words MATCH ?", (expression,))
+        return np.fromiter((r for (r,) in found), dtype=np.int64)
+
+    def _bm25(self, expression: str) -> np.ndarray:
+        found = self._connection.execute(
+            f"SELECT rowid FROM words WHERE words MATCH ? ORDER BY bm25(words, {TITLE_WEIGHT}, 1.0)",
+            (expression,),
+        )
+        return np.fromiter((r for (r,) in found), dtype=np.int64)
 
 
 def highlight(text: str, query: Query) -> list[tuple[str, bool]]:
