@@ -117,6 +117,26 @@ def test_topic_list_is_grouped_under_themes_and_the_theme_filter_narrows_it(seed
     )
 
 
+def test_a_search_inside_a_theme_counts_the_themes_papers_that_hold_the_word(seeds):
+    topics, themes = seed_themes()
+    papers = read_map(SEED_MAP).papers
+    theme = themes.sort_values(["size", "theme_id"], ascending=[False, True]).iloc[0]
+    in_theme = papers[
+        papers["topic_id"].isin(topics.loc[topics["theme_id"] == theme["theme_id"], "topic_id"])
+    ]
+    text = (in_theme["title"] + " " + in_theme["abstract"]).str.lower()
+    holding = in_theme[text.str.contains(r"\blanguages?\b")]  # every form Porter stems to "languag"
+    at = start({"theme": str(int(theme["theme_id"])), "q": "language"})
+    assert not at.exception and 0 < len(holding) < len(in_theme)
+    shown = re.sub(r"\\(.)", r"\1", texts(at)).replace("**", "")
+    assert (
+        f"{len(holding)} of the {len(in_theme)} papers in the theme “{theme['label']}” match the words “language”"
+        in shown
+    )
+    view = live_map(at)
+    assert int(decode_mask(view["mask"], view["n"]).sum()) == len(holding)
+
+
 def test_a_theme_link_round_trips_and_a_malformed_one_shows_a_notice(seeds):
     _, themes = seed_themes()
     two = sorted(int(t) for t in themes["theme_id"])[:2]
