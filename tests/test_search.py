@@ -180,6 +180,15 @@ def test_any_query_gives_a_result_or_a_plain_notice_never_an_error(seed_papers, 
 
 
 # --------------------------------------------------------------------------- the index in the map folder
+def test_a_built_map_holds_its_search_index(seed_map):
+    papers = read_map(seed_map).papers
+    index = index_for(seed_map, papers)
+    assert index.path == seed_map / SEARCH_INDEX  # written by `build`, used as it is
+    text = (papers["title"] + " " + papers["abstract"]).str.lower()
+    expected = np.flatnonzero(text.str.contains(r"\btransport(?:s|ed|ing)?\b")).tolist()
+    assert sorted(index.search("transport").rows.tolist()) == expected and expected
+
+
 def test_the_map_folder_holds_the_index_and_add_extends_it(tmp_path):
     from pipeline.add import place_new_papers
 
