@@ -171,7 +171,7 @@ def test_a_topic_filter_shows_exactly_its_papers_and_search_words_are_highlighte
     page.get_by_text(
         f"{len(diffusion)} of the {len(diffusion)} papers in the topic “Diffusion models” match the words “denoising”"
     ).wait_for(timeout=30_000)
-    page.wait_for_url("**topics=1**", timeout=30_000)
+    page.wait_for_url(lambda address: "q=denoising" in address and "topics=1" in address, timeout=30_000)
     open_app(page, page.url + f"&paper={diffusion['doc_id'].iloc[0]}")  # the shared link, a paper opened
     mark = page.locator("span.stMarkdownColoredBackground", has_text="denoising").first
     mark.wait_for(timeout=30_000)
