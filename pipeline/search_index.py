@@ -183,6 +183,15 @@ def _word_text(text: str) -> str:
 
 
 def _create(connection: sqlite3.Connection) -> None:
+    try:
+        connection.execute("CREATE VIRTUAL TABLE temp.probe USING fts5(x)")
+    except sqlite3.OperationalError:
+        from pipeline import UserError
+
+        raise UserError(
+            f"this Python's SQLite {sqlite3.sqlite_version} has no FTS5 full-text search, which maps need "
+            "for their search index; use a Python build with FTS5 (python.org, Debian and conda builds have it)"
+        ) from None
     connection.executescript(
         f"""
         CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
