@@ -32,8 +32,7 @@ def cached_meaning(name: str, path: str, signature: tuple, query: str) -> np.nda
     Raises when the encoder cannot be loaded (nothing is cached then).
     """
     data = load_map(name, path, signature)
-    vector = map_encoder(data.manifest).encode([query])[0]
-    return data.vectors @ np.asarray(vector, dtype=np.float32)
+    return data.vectors @ encode_texts(data.manifest, [query])[0]
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
@@ -46,14 +45,16 @@ def load_topic_profile(name: str, path: str, signature: tuple):
     return topic_profile(data.vectors, data.topic_ids)
 
 
-def map_encoder(manifest: dict):
-    """The encoder a map was built with (`load_encoder_once`): what placement and search by meaning use."""
+def encode_texts(manifest: dict, texts: list[str]) -> np.ndarray:
+    """Unit vectors of `texts` from the encoder the map was built with (`load_encoder_once`): the one
+    function placement and search by meaning embed through. Raises when the model cannot be loaded."""
     from pipeline.embed import LEGACY_MAX_TOKENS
 
     config = manifest.get("config") or {}
-    return load_encoder_once(
+    encoder = load_encoder_once(
         config.get("embedder", "torch-fp32"), config.get("max_tokens") or LEGACY_MAX_TOKENS
     )
+    return np.asarray(encoder.encode(texts), dtype=np.float32)
 
 
 @st.cache_resource(show_spinner=False)

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from app.data import MapData
-from app.loaders import load_topic_profile, map_encoder
+from app.loaders import encode_texts, load_topic_profile
 from app.paper_table import paper_table
 from app.session import remove_pin, request_placement
 from app.text import markdown_literal
@@ -27,8 +27,7 @@ def place_abstract(data: MapData, map_key: tuple) -> None:
         st.session_state.pin = {"error": "Paste an abstract of at least a few sentences to place it."}
         return
     try:
-        encoder = map_encoder(data.manifest)
-        vector = np.asarray(encoder.encode([text])[0], dtype=np.float32)
+        vector = encode_texts(data.manifest, [text])[0]
     except Exception as exc:  # a missing or broken model must not take the page down
         st.session_state.pin = {"error": f"The embedding model could not be loaded ({str(exc)[:160]})."}
         return
@@ -38,7 +37,7 @@ def place_abstract(data: MapData, map_key: tuple) -> None:
         "x": spot.x,
         "y": spot.y,
         "topic": spot.topic_id,
-        "encoder": getattr(encoder, "name", "the map's model"),
+        "encoder": (data.manifest.get("model") or {}).get("encoder", "the map's model"),
         "rows": spot.neighbour_rows.tolist(),
         "similarities": spot.similarities.tolist(),
         "verdict": verdict(spot.fits, bool(fits_any_topic(vector[None, :], profile)[0])),

@@ -2,7 +2,7 @@
 
 Words: `pipeline.search_index` finds whole words, "phrases" and prefix* in titles and abstracts,
 every term required, best BM25 match first. Meaning: the query is embedded with the encoder the map
-was built with (`app.loaders.map_encoder`, the same one "Where does my paper fit?" uses) and the
+was built with (`app.loaders.encode_texts`, the same one "Where does my paper fit?" uses) and the
 papers in view are ranked by cosine similarity; the closest `meaning_limit(n)` that reach
 `MEANING_FLOOR` are the hits. Each hit says which kind of match it is.
 """
