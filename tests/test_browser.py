@@ -319,6 +319,7 @@ def test_one_chart_and_one_webgl_setup_survive_searches_filters_and_fifty_intera
         open_app(page, webgl_app.url)
         page.evaluate(f"document.querySelector('{GRAPH}').__original = true")  # tag the graph element
         topic_list = "[data-testid='stDataFrame']"  # the topic list beside the map, the page's first table
+        page.locator(topic_list).first.wait_for(timeout=30_000)  # drawn after the map on a busy machine
         page.evaluate(f'document.querySelector("{topic_list}").__original = true')
         contexts = page.evaluate("window.__webgl.length")
         canvases = page.evaluate(f"document.querySelectorAll('{GRAPH} canvas').length")
