@@ -12,11 +12,11 @@ import numpy as np
 import pandas as pd
 
 from app.changes import added_mask
-from app.filters import SearchText
 from app.palette import topic_colours
 from app.state import Vocabulary
 from app.text import plotly_wrap
-from pipeline.artifacts import EMBEDDINGS, MANIFEST, PAPERS, TOPICS, read_map
+from pipeline.artifacts import EMBEDDINGS, MANIFEST, PAPERS, SEARCH_INDEX, TOPICS, read_map
+from pipeline.search_index import SearchIndex, index_for
 
 REPO = Path(__file__).resolve().parent.parent
 MAPS_ROOT = REPO / "assets" / "maps"
@@ -83,9 +83,9 @@ def map_catalog(requested: Path | None, root: Path = MAPS_ROOT) -> list[MapRef]:
 
 
 def map_signature(path: Path) -> tuple:
-    """Modification times and sizes of the four artifacts: a new value means the map was rebuilt."""
+    """Modification times and sizes of the artifacts: a new value means the map was rebuilt."""
     signature = []
-    for name in (PAPERS, TOPICS, EMBEDDINGS, MANIFEST):
+    for name in (PAPERS, TOPICS, EMBEDDINGS, MANIFEST, SEARCH_INDEX):
         try:
             stat = (Path(path) / name).stat()
             signature.append((name, stat.st_mtime_ns, stat.st_size))
@@ -104,7 +104,7 @@ class MapData:
     papers: pd.DataFrame
     topics: pd.DataFrame  # indexed by topic_id, sorted by size (largest first)
     vectors: np.ndarray  # float32 unit rows, row i = papers row i
-    search_text: SearchText  # lower-cased "title abstract" of every paper, for search
+    search_index: SearchIndex  # the full-text index of titles and abstracts (pipeline.search_index)
     hover_title: np.ndarray  # Plotly-escaped, wrapped titles
     colour_index: np.ndarray  # position of each paper's colour in `palette` (unassigned last)
     palette: list[str]  # colours in topic_order, then the unassigned grey
@@ -138,7 +138,15 @@ class MapData:
             facets=self.facets,
             doc_ids=self.row_of,
             has_added=self.added is not None and bool(self.added.any()),
+            topic_themes=self.topic_themes(),
         )
+
+    def topic_themes(self) -> dict[int, int]:
+        """Topic id -> theme id, for maps whose topics carry one."""
+        if "theme_id" not in self.topics.columns:
+            return {}
+        themes = self.topics["theme_id"]
+        return {int(t): int(th) for t, th in zip(self.topics["topic_id"], themes) if pd.notna(th)}
 
     def label(self, topic_id: int) -> str:
         return self.labels.get(int(topic_id), f"Topic {topic_id}")
@@ -220,7 +228,6 @@ def build_map_data(name: str, path: Path) -> MapData:
     colour_index = np.array([position.get(int(t), len(topic_order)) for t in topic_ids], dtype=np.uint16)
     colours = topic_colours(topic_order)
     titles = papers["title"].fillna("").astype(str)
-    search_text = SearchText(titles + " " + papers["abstract"].fillna("").astype(str))
     facets = facet_columns(papers)
     facet_text = {column: papers[column].astype(str) for column in facets}
     extra = [c for c in ("venue", "year", "authors") if c in papers.columns and c not in ("source",)]
@@ -231,7 +238,7 @@ def build_map_data(name: str, path: Path) -> MapData:
         papers=papers,
         topics=topics,
         vectors=vectors,
-        search_text=search_text,
+        search_index=index_for(path, papers),
         hover_title=np.array([plotly_wrap(t, 64, 3) for t in titles.tolist()], dtype=object),
         colour_index=colour_index,
         palette=[colours[t] for t in topic_order] + [colours[-1]],

@@ -71,7 +71,7 @@ def topic_view(data: MapData, topic: int) -> None:
     buttons[0].button(
         "Only this topic",
         on_click=only_this_topic,
-        args=(topic,),
+        args=(topic, data.topic_themes().get(topic)),
         icon=":material/filter_center_focus:",
         width="stretch",
         key="only_topic",

@@ -13,7 +13,7 @@ import pandas as pd
 
 from pipeline import UserError
 from pipeline.artifacts import AtlasMap, read_map, write_map
-from pipeline.place import TYPICAL_QUANTILE, TopicProfile, place, topic_profile
+from pipeline.place import TYPICAL_QUANTILE, TopicProfile, fits_any_topic, place, topic_profile, verdict
 
 # Recommend a full rebuild when at least this share of the new papers fits no topic (and at least
 # two do), or when papers added since the last full build reach this share of the map: past
@@ -35,21 +35,6 @@ class AddReport:
     placements: (
         pd.DataFrame
     )  # doc_id, title, topic_id, nearest_similarity, centroid_similarity, fits_topic, fits_any
-
-
-def fits_any_topic(vectors: np.ndarray, profile: TopicProfile) -> np.ndarray:
-    """Whether each unit row reaches some topic's typical member-centroid similarity.
-
-    Examples:
-        >>> profile = TopicProfile(np.array([0]), np.array([[1.0, 0.0]]), np.array([0.8]))
-        >>> fits_any_topic(np.array([[0.9, 0.436], [0.5, 0.866]]), profile).tolist()
-        [True, False]
-    """
-    if not len(profile.topic_ids):
-        return np.zeros(len(vectors), dtype=bool)
-    return ((np.asarray(vectors, dtype=np.float32) @ profile.centroids.T) >= profile.typical[None, :]).any(
-        axis=1
-    )
 
 
 def place_new_papers(
@@ -169,7 +154,7 @@ def add_papers(
     names = dict(zip(atlas.topics["topic_id"].astype(int), atlas.topics["label"], strict=True))
     for row in placements.itertuples():
         where = names.get(int(row.topic_id), "Unassigned")
-        fit = "fits" if row.fits_topic else ("outside every topic" if not row.fits_any else "at the edge")
+        fit = verdict(row.fits_topic, row.fits_any)
         log(f"  {_short(row.title)} -> {where} (nearest paper {row.nearest_similarity:.2f}; {fit})")
     log(
         f"added {len(new):,} paper(s) to {folder}: {len(new) - outside:,} within a topic's typical range, "

@@ -22,13 +22,17 @@ import numpy as np
 import pandas as pd
 
 from pipeline import UserError
+from pipeline.search_index import write_index
 
 SCHEMA_VERSION = 2
 PAPERS, TOPICS, EMBEDDINGS, MANIFEST = "papers.parquet", "topics.parquet", "embeddings.npy", "manifest.json"
 LINEAGE = "lineage.parquet"  # optional: present when the build matched its topics to a previous map
 THEMES = "themes.parquet"
+# The full-text index of titles and abstracts (pipeline.search_index); maps written before it have
+# none and get one built in the cache when searched.
+SEARCH_INDEX = "search.sqlite"
 # Everything a build writes into a map folder; anything else there is the user's.
-MAP_FILES = frozenset({PAPERS, TOPICS, EMBEDDINGS, MANIFEST, THEMES, LINEAGE})
+MAP_FILES = frozenset({PAPERS, TOPICS, EMBEDDINGS, MANIFEST, THEMES, LINEAGE, SEARCH_INDEX})
 PAPER_COLUMNS = ["doc_id", "title", "abstract", "source", "topic_id", "x", "y"]
 TOPIC_COLUMNS = [
     "topic_id",
@@ -272,9 +276,11 @@ def swap_in(staging: Path, out: Path) -> None:
 
 
 def write_map(out: Path, atlas: AtlasMap, *, log: Callable[[str], None] | None = None) -> None:
-    """Write all four artifacts to a sibling staging folder, then swap it in for `out`.
+    """Write all artifacts to a sibling staging folder, then swap it in for `out`.
 
-    Until the swap the previous map at `out` is untouched; a failure or interruption leaves only
+    The search index is written too: extended row by row from the previous map's index when the
+    previous map's papers are the first rows of this one (what `pipeline add` writes), else built
+    whole. Until the swap the previous map at `out` is untouched; a failure or interruption leaves only
     a `.<name>.tmp-<pid>-*` folder, which the next build into `out` removes once its owner is gone.
     """
     out = Path(out)
@@ -293,6 +299,7 @@ def write_map(out: Path, atlas: AtlasMap, *, log: Callable[[str], None] | None =
             for name, table in ((THEMES, atlas.themes), (LINEAGE, atlas.lineage)):
                 if table is not None:
                     table.to_parquet(staging / name, index=False)
+            write_index(staging / SEARCH_INDEX, atlas.papers, previous=out / SEARCH_INDEX)
             manifest = dict(atlas.manifest, checksum=checksum(npy, atlas.papers["doc_id"].tolist()))
             (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
             for name in os.listdir(staging):

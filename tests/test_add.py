@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from app.changes import added_mask
-from pipeline.artifacts import read_map
+from pipeline.artifacts import SEARCH_INDEX, read_map
+from pipeline.search_index import index_for
 from tests.conftest import ROOT, SEEDS
 
 EXTRA = ROOT / "tests" / "fixtures" / "extra_abstracts.csv"
@@ -66,6 +67,12 @@ def test_add_places_new_abstracts_marks_them_and_keeps_the_map_valid(map_copy):
     )
     assert "skipped" in result.stderr and "added 4 paper(s)" in result.stderr
     assert np.allclose(np.linalg.norm(after.embeddings[-4:].astype(np.float32), axis=1), 1, atol=1e-2)
+    # the map's search index is in step: the new papers are found by their words
+    index = index_for(map_copy, after.papers)
+    assert index.path == map_copy / SEARCH_INDEX
+    text = after.papers["title"] + " " + after.papers["abstract"]
+    holding = set(np.flatnonzero(text.str.contains(r"\bsinkhorn\b", case=False)).tolist())
+    assert set(index.search("Sinkhorn").rows.tolist()) == holding and len(before.papers) in holding
 
     # Adding the same file again changes nothing and says so.
     unchanged = snapshot(map_copy)
