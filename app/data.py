@@ -11,18 +11,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from app.changes import added_mask
 from app.filters import SearchText
 from app.palette import topic_colours
 from app.state import Vocabulary
 from app.text import plotly_wrap
-from pipeline.artifacts import EMBEDDINGS, MANIFEST, PAPERS, TOPICS, read_map
+from pipeline.artifacts import EMBEDDINGS, MANIFEST, PAPERS, TOPICS, added_mask, read_map
 
 REPO = Path(__file__).resolve().parent.parent
 MAPS_ROOT = REPO / "assets" / "maps"
 DEFAULT_MAP = MAPS_ROOT / "seeds"
 UNASSIGNED_LABEL = "Unassigned"
-CORE_COLUMNS = ("doc_id", "title", "abstract", "topic_id", "x", "y", "added")  # never offered as filters
+CORE_COLUMNS = ("doc_id", "title", "abstract", "topic_id", "x", "y", "added", "via_add")  # never offered as filters
 MAX_FACET_VALUES = 60  # a metadata column with more distinct values is not offered as a filter
 THEMES = "themes.parquet"  # optional (artifact schema 2): named groups of topics
 

@@ -141,6 +141,11 @@ def make_parser() -> Parser:
         action="store_true",
         help="do nothing when DIR already holds a map of these inputs and options",
     )
+    build.add_argument(
+        "--drop-added",
+        action="store_true",
+        help="leave out the papers `add` placed on the map in --out (by default a rebuild keeps them)",
+    )
     build.add_argument("--quiet", action="store_true", help="no progress bars")
     lineage = build.add_mutually_exclusive_group()
     lineage.add_argument(
@@ -225,6 +230,7 @@ def run_build(args: argparse.Namespace) -> None:
             progress=not args.quiet,
             previous=False if args.no_previous else args.previous,
             ray_address=args.ray,
+            drop_added=args.drop_added,
         )
 
 

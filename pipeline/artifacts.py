@@ -56,6 +56,103 @@ class AtlasMap:
     themes: pd.DataFrame | None = None  # None for a map without themes.parquet
 
 
+# Text a numeric column of a map holds for "no value" (a JSONL "n/a" year), read as missing there.
+MISSING_TOKENS = frozenset({"", "n/a", "na", "nan", "none", "null", "-", "?", "unknown"})
+
+
+def concat_papers(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
+    """Rows of `second` after `first`, each column one type Parquet can write, numbers kept whole.
+
+    A column only one side has is missing on the other; whole numbers stay whole numbers where a
+    side has gaps (nullable Int64, so `year` stays 2015, not 2015.0); a column that is numbers on
+    one side and text on the other becomes numbers when the text reads as numbers or "n/a", else
+    text (2025 as "2025"). Booleans stay booleans, missing as False.
+
+    Examples:
+        >>> concat_papers(pd.DataFrame({"year": [2015]}), pd.DataFrame({"year": ["n/a"]}))["year"].tolist()
+        [2015, <NA>]
+        >>> concat_papers(pd.DataFrame({"venue": ["ICML"]}), pd.DataFrame({"venue": [2025]}))["venue"].tolist()
+        ['ICML', '2025']
+    """
+    columns = list(dict.fromkeys([*first.columns, *second.columns]))
+    return pd.DataFrame(
+        {
+            column: _one_type(
+                first[column] if column in first else pd.Series([None] * len(first), dtype=object),
+                second[column] if column in second else pd.Series([None] * len(second), dtype=object),
+            )
+            for column in columns
+        }
+    )
+
+
+def _one_type(a: pd.Series, b: pd.Series) -> pd.Series:
+    both = pd.concat([a.astype(object), b.astype(object)], ignore_index=True)
+    present = both[
+        both.map(lambda v: v is not None and v is not pd.NA and not (isinstance(v, float) and v != v))
+    ]
+    if present.map(lambda v: isinstance(v, (bool, np.bool_))).all() and len(present):
+        return both.map(lambda v: bool(v) if isinstance(v, (bool, np.bool_)) else False).astype(bool)
+    is_number = present.map(
+        lambda v: isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+    )
+    if is_number.any():  # a numeric column on one side at least: text that reads as a number joins it
+        numbers = pd.to_numeric(
+            present.map(lambda v: v.strip() if isinstance(v, str) else v), errors="coerce"
+        )
+        text = present[~is_number].map(str).str.strip().str.lower()
+        if (
+            numbers.notna() | (~is_number & text.reindex(present.index, fill_value="").isin(MISSING_TOKENS))
+        ).all():
+            values = pd.to_numeric(
+                both.map(lambda v: v.strip() if isinstance(v, str) else v), errors="coerce"
+            )
+            finite = values.dropna()
+            if a.dtype.kind == "f":  # the map's own floats (x, y, scores) stay floats of their width
+                return values.astype(a.dtype)
+            if (finite == finite.round()).all() and (finite.abs() < 2**62).all():
+                return values.astype("Int64") if values.isna().any() else values.astype(np.int64)
+            return values.astype(np.float64)
+    if not len(present) and a.dtype != object:
+        return both.astype(a.dtype) if not both.isna().any() else both
+    return both.map(_as_text)
+
+
+def _as_text(value: object) -> object:
+    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
+        return ""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    if isinstance(value, (list, tuple, np.ndarray, dict)):
+        return value
+    return str(value)
+
+
+def added_mask(papers: pd.DataFrame) -> np.ndarray:
+    """Papers placed by `python -m pipeline add` since the last full build (all False when the map
+    has no `added` column).
+
+    Examples:
+        >>> added_mask(pd.DataFrame({"added": [True, None, False]})).tolist()
+        [True, False, False]
+        >>> added_mask(pd.DataFrame({"doc_id": ["a"]})).tolist()
+        [False]
+    """
+    if "added" not in papers.columns:
+        return np.zeros(len(papers), dtype=bool)
+    return papers["added"].fillna(False).astype(bool).to_numpy()
+
+
+def via_add_mask(papers: pd.DataFrame) -> np.ndarray:
+    """Papers that came into the map through `add`, before or since the last build: a rebuild keeps them.
+
+    Maps from before `via_add` existed know only those added since their last build.
+    """
+    if "via_add" not in papers.columns:
+        return added_mask(papers)
+    return papers["via_add"].fillna(False).astype(bool).to_numpy() | added_mask(papers)
+
+
 def checksum(embeddings_bytes: bytes, doc_ids: list[str]) -> str:
     """Ties embeddings.npy to papers.parquet: both the vectors and the row order of doc_ids."""
     digest = hashlib.sha256(embeddings_bytes)
@@ -148,20 +245,23 @@ def _pid_alive(pid: int) -> bool:
 
 
 @contextlib.contextmanager
-def out_lock(out: Path):
+def out_lock(out: Path, command: str = "build"):
     """Hold the lock of map folder `out` (`.<name>.lock` next to it) or fail at once.
 
-    A second build into the same folder fails fast with the first build's pid rather than
-    waiting behind it: the user learns at once, and can wait or pick another folder. Re-entrant
-    within one process, so `build` can lock before its work and `write_map` again around the swap.
+    Every writer of a map folder (`build`, `add`) holds it from the moment it reads the map until
+    its swap, so no writer ever replaces a map another one changed in between (a lost update).
+    A second writer fails fast, naming its own `command` and the first one's, rather than waiting
+    behind it: the user learns at once, and can run it again when the first has finished.
+    Re-entrant within one process, so `build` can lock before its work and `write_map` again
+    around the swap.
     """
-    out = Path(out)
+    out = Path(os.path.abspath(out))  # `--out .` from inside a map names the map, not ".."
     created = [p for p in [out.parent, *out.parent.parents] if not p.exists()]  # made here, for the lock
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except PermissionError:
         raise UserError(f"{out}: cannot create the folder for --out (permission denied)") from None
-    path = (out.parent / f".{out.name}.lock").resolve()
+    path = lock_path(out).resolve()
     if path in _held:
         fd, depth = _held[path]
         _held[path] = (fd, depth + 1)
@@ -178,13 +278,14 @@ def out_lock(out: Path):
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        owner = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+        pid, _, other = os.pread(fd, 64, 0).decode(errors="replace").strip().partition(" ")
         os.close(fd)
         raise UserError(
-            f"{out}: another build is writing this map (pid {owner}); wait for it to finish"
+            f"{out}: cannot {command} now: {_a(other or 'build')} (pid {pid or 'unknown'}) is writing "
+            f"this map; run this {command} again when it has finished"
         ) from None
     os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    os.pwrite(fd, f"{os.getpid()} {command}\n".encode(), 0)
     _held[path] = (fd, 1)
     try:
         yield
@@ -202,6 +303,16 @@ def out_lock(out: Path):
                     with contextlib.suppress(OSError):
                         folder.rmdir()
             os.close(fd)  # closing releases the lock; otherwise the file stays (deleting it would race)
+
+
+def lock_path(out: Path) -> Path:
+    """The lock file of map folder `out`: `.<name>.lock` beside it (`out` taken as an absolute path)."""
+    out = Path(os.path.abspath(out))
+    return out.parent / f".{out.name}.lock"
+
+
+def _a(command: str) -> str:
+    return f"an {command}" if command[:1] in "aeiou" else f"a {command}"
 
 
 def _owner_pid(name: str) -> int | None:

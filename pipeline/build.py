@@ -14,9 +14,22 @@ from importlib import metadata
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from pipeline import UserError, __version__
-from pipeline.artifacts import SCHEMA_VERSION, TOPIC_COLUMNS, AtlasMap, check_out, read_manifest, write_map
+from pipeline.artifacts import (
+    MANIFEST,
+    PAPERS,
+    SCHEMA_VERSION,
+    TOPIC_COLUMNS,
+    AtlasMap,
+    check_out,
+    concat_papers,
+    out_lock,
+    read_manifest,
+    via_add_mask,
+    write_map,
+)
 from pipeline.config import BuildConfig
 from pipeline.embed import MODEL_NAME, embed_texts
 from pipeline.evaluate import map_quality
@@ -93,6 +106,7 @@ def build_map(
     log: Callable[[str], None] = _stderr,
     encoder=None,
     ray_address: str | None = None,
+    drop_added: bool = False,
 ) -> AtlasMap:
     """Build a topic map of the abstracts in `inputs` and write it to the folder `out`.
 
@@ -100,6 +114,8 @@ def build_map(
     default the map already in `out`, if any; a folder; or False to number topics afresh.
     `encoder` (anything with `.name` and `.encode(list[str])`, e.g. a test's fake) replaces the
     packaged model; `ray_address` runs the embedding stage as a Ray Data job on that cluster.
+    Papers placed with `add` on the map in `out` are kept (embedded and fitted with the inputs)
+    unless `drop_added`. The folder's lock is held from reading the map in `out` to the swap.
 
     Examples:
         >>> build_map(["seeds"], "maps/icml")  # doctest: +SKIP
@@ -107,6 +123,36 @@ def build_map(
     out = Path(out)
     config = config or BuildConfig()
     check_out(out, inputs)  # never replace an input, a folder of inputs, or a folder that is not a map
+    with out_lock(out, command="build"):
+        return _build_map(
+            inputs,
+            out,
+            config,
+            name=name,
+            use_cache=use_cache,
+            progress=progress,
+            previous=previous,
+            log=log,
+            encoder=encoder,
+            ray_address=ray_address,
+            drop_added=drop_added,
+        )
+
+
+def _build_map(
+    inputs: list[str | Path],
+    out: Path,
+    config: BuildConfig,
+    *,
+    name: str | None,
+    use_cache: bool,
+    progress: bool,
+    previous: str | Path | bool | None,
+    log: Callable[[str], None],
+    encoder,
+    ray_address: str | None,
+    drop_added: bool,
+) -> AtlasMap:
     timings: dict[str, float] = {}
     clock = time.perf_counter()
 
@@ -121,6 +167,19 @@ def build_map(
     previous_map = previous_for(out, previous, deferred.append)
     corpus = ingest(inputs)
     papers = corpus.papers
+    added_earlier = papers_added_to(out, deferred.append)
+    added_earlier = added_earlier[~added_earlier["doc_id"].isin(papers["doc_id"])]
+    if len(added_earlier) and drop_added:
+        corpus.notes.append(
+            f"left out {len(added_earlier):,} papers added to {out} with `add` (--drop-added)"
+        )
+    elif len(added_earlier):
+        papers = concat_papers(papers, added_earlier.assign(via_add=True))
+        papers["via_add"] = papers["via_add"].astype(bool)
+        corpus.notes.append(
+            f"kept {len(added_earlier):,} papers added since the last build "
+            "(placed with `add`; --drop-added leaves them out)"
+        )
     if len(papers) < MIN_PAPERS:
         raise UserError(
             f"{', '.join(map(str, inputs))}: {len(papers)} distinct abstract(s); a map needs at least {MIN_PAPERS}"
@@ -266,6 +325,7 @@ def build_map(
         "abstracts_per_second": round(len(papers) / total, 1) if total else None,
         "quality": quality,
         "input_fingerprint": fingerprint,
+        "kept_added": 0 if drop_added else len(added_earlier),
         "lineage": {
             "previous": None
             if previous_map is None
@@ -291,6 +351,30 @@ def build_map(
         f"({quality['unassigned_share']:.1%}); map written to {out} in {total:.1f} s"
     )
     return atlas
+
+
+# Columns a build computes afresh: the rest of a kept paper's row (title, source, metadata) is its own.
+_BUILT_COLUMNS = ["topic_id", "x", "y", "added", "via_add"]
+
+
+def papers_added_to(out: Path, log: Callable[[str], None]) -> pd.DataFrame:
+    """The papers `add` placed on the map in `out` (before or since its last build), as input rows.
+
+    Empty when `out` holds no map or none were added; a map whose papers cannot be read is noted.
+    """
+    empty = pd.DataFrame({"doc_id": pd.Series([], dtype=object)})
+    if not (Path(out) / MANIFEST).is_file():
+        return empty
+    try:
+        papers = pd.read_parquet(Path(out) / PAPERS)
+        chosen = papers[via_add_mask(papers)]
+        chosen["doc_id"].astype(str)
+    except Exception as exc:
+        log(
+            f"note: the papers of the map in {out} cannot be read ({str(exc)[:120]}); none added to it are kept"
+        )
+        return empty
+    return chosen.drop(columns=[c for c in _BUILT_COLUMNS if c in chosen.columns]).reset_index(drop=True)
 
 
 def previous_for(

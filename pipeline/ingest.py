@@ -21,7 +21,19 @@ from pipeline import UserError
 SUPPORTED = (".txt", ".csv", ".tsv", ".jsonl", ".parquet")
 MAX_TITLE = 90
 # Columns the pipeline owns; input columns with these names are renamed so nothing is lost.
-RESERVED = ("doc_id", "source", "topic_id", "x", "y", "added", "theme_id", "topic", "topic_keywords")
+RESERVED = (
+    "doc_id",
+    "source",
+    "topic_id",
+    "x",
+    "y",
+    "added",
+    "via_add",
+    "theme_id",
+    "theme",
+    "topic",
+    "topic_keywords",
+)
 # How far past "we propose" a method's name and description may reach: bounds the work per match,
 # so deriving a title stays linear in the abstract's length.
 _NAME_WINDOW = 400

@@ -11,8 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from app.changes import added_mask
-from pipeline.artifacts import read_map
+from pipeline.artifacts import added_mask, read_map
 from tests.conftest import ROOT, SEEDS
 
 EXTRA = ROOT / "tests" / "fixtures" / "extra_abstracts.csv"
