@@ -235,16 +235,13 @@ def run_build(args: argparse.Namespace) -> None:
 
 
 def run_export(args: argparse.Namespace) -> None:
-    import os
-
-    from pipeline.artifacts import read_map
+    from pipeline.artifacts import check_file_out, read_map, write_file
     from pipeline.export import export_frame, to_csv_bytes
     from pipeline.reading_list import reading_list_bibtex, reading_list_markdown
 
-    if args.out.is_dir():
-        raise UserError(f"{args.out}: --out is a folder; give a file name (.csv, .md or .bib)")
     kind = args.format or EXPORT_EXTENSIONS.get(args.out.suffix.lower(), "csv")
     atlas = read_map(args.map)
+    check_file_out(args.out, args.map, atlas.manifest)
     known = set(atlas.topics["topic_id"].tolist()) | {-1}
     if args.topic is not None and args.topic not in known:
         ids = ", ".join(str(t) for t in sorted(known - {-1}))
@@ -259,10 +256,7 @@ def run_export(args: argparse.Namespace) -> None:
         payload = reading_list_markdown(papers, atlas.topics, heading=heading).encode("utf-8")
     else:
         payload = reading_list_bibtex(papers).encode("utf-8")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    partial = args.out.with_name(f".{args.out.name}.partial")
-    partial.write_bytes(payload)
-    os.replace(partial, args.out)
+    write_file(args.out, payload)
     print(f"wrote {len(papers):,} papers to {args.out} ({kind})", file=sys.stderr)
 
 

@@ -229,6 +229,43 @@ def check_out(out: Path, inputs: list[str | Path] = ()) -> None:
         )
 
 
+def check_file_out(out: Path, map_folder: Path, manifest: dict) -> None:
+    """Refuse an export `--out` that would write into a map folder, over an input of the map, or
+    where a file stands in for a folder; the export itself then cannot damage a map or a user's file.
+    """
+    out = Path(out)
+    if out.is_dir():
+        raise UserError(f"{out}: --out is a folder; give a file name (.csv, .md or .bib)")
+    target = Path(os.path.abspath(out))
+    for parent in target.parents:
+        if parent.exists() and not parent.is_dir():
+            raise UserError(f"{out}: --out is inside {parent}, which is a file")
+    resolved = out.resolve()
+    for folder in [resolved.parent, *resolved.parent.parents]:
+        if holds_a_map(folder) or folder == Path(map_folder).resolve():
+            raise UserError(
+                f"{out}: --out is inside the map folder {folder}; write the export outside any map folder"
+            )
+    inputs = manifest.get("inputs")
+    for raw in inputs if isinstance(inputs, list) else []:
+        if isinstance(raw, str) and Path(raw).resolve() == resolved:
+            raise UserError(f"{out}: --out is an input of the map {map_folder}; give another file name")
+
+
+def write_file(out: Path, payload: bytes) -> None:
+    """Write `payload` to `out` whole (a partial file beside it, then renamed): never half a file."""
+    out = Path(out)
+    partial = out.with_name(f".{out.name}.partial")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_bytes(payload)
+        os.replace(partial, out)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            partial.unlink()
+        raise UserError(f"{out}: cannot write the file ({exc.strerror or exc})") from None
+
+
 # ---- one writer per map folder, staging folders, and a swap that never leaves --out missing ----
 
 _held: dict[Path, tuple[int, int]] = {}  # lock path -> (file descriptor, nesting depth) in this process
