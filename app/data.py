@@ -21,7 +21,8 @@ REPO = Path(__file__).resolve().parent.parent
 MAPS_ROOT = REPO / "assets" / "maps"
 DEFAULT_MAP = MAPS_ROOT / "seeds"
 UNASSIGNED_LABEL = "Unassigned"
-CORE_COLUMNS = ("doc_id", "title", "abstract", "topic_id", "x", "y", "added", "via_add")  # never offered as filters
+# Never offered as filters.
+CORE_COLUMNS = ("doc_id", "title", "abstract", "topic_id", "x", "y", "added", "via_add")
 MAX_FACET_VALUES = 60  # a metadata column with more distinct values is not offered as a filter
 THEMES = "themes.parquet"  # optional (artifact schema 2): named groups of topics
 

@@ -297,9 +297,7 @@ def test_bidi_controls_are_shown_not_obeyed_in_every_export():
         {"doc_id": ["b1"], "title": [rlo], "abstract": [f"About {rlo}. More."], "topic_id": [0]}
         | {"source": ["a.csv"], "x": [0.0], "y": [0.0], "venue": ["\u2067ICML\u2069"]}
     )
-    topics = pd.DataFrame(
-        {"topic_id": [0], "label": ["T\u202e"], "keywords": [["k\u200f"]], "size": [1]}
-    )
+    topics = pd.DataFrame({"topic_id": [0], "label": ["T\u202e"], "keywords": [["k\u200f"]], "size": [1]})
     outputs = [
         reading_list_markdown(papers, topics),
         reading_list_bibtex(papers),
