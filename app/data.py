@@ -16,6 +16,7 @@ from app.palette import topic_colours
 from app.state import Vocabulary
 from app.text import plotly_wrap
 from pipeline.artifacts import EMBEDDINGS, MANIFEST, PAPERS, TOPICS, added_mask, read_map
+from pipeline.export import without_bidi_controls
 
 REPO = Path(__file__).resolve().parent.parent
 MAPS_ROOT = REPO / "assets" / "maps"
@@ -145,7 +146,8 @@ class MapData:
 
 
 def facet_columns(papers: pd.DataFrame, max_values: int = MAX_FACET_VALUES) -> dict[str, tuple[str, ...]]:
-    """Metadata columns worth a filter: scalar values, 2 to `max_values` distinct and mostly repeated.
+    """Metadata columns worth a filter: scalar values, 2 to `max_values` distinct and mostly repeated,
+    present for at least half the papers (a column only some added papers have is no filter).
 
     `source` and `collection` come first; identifier-like columns (a url per paper) are left out.
 
@@ -162,6 +164,10 @@ def facet_columns(papers: pd.DataFrame, max_values: int = MAX_FACET_VALUES) -> d
         sample = values.dropna().head(200)
         if sample.map(lambda v: isinstance(v, list | tuple | dict | np.ndarray)).any():
             continue  # list-valued metadata (authors, keywords) is shown, not filtered on
+        present = values.dropna()
+        present = present[present.astype(str).str.strip() != ""]
+        if len(present) * 2 < len(papers):
+            continue
         distinct = values.dropna().unique()
         if 2 <= len(distinct) <= min(max_values, max(2, len(papers) // 2)):
             facets[column] = tuple(sorted({str(v) for v in distinct}, key=_natural_key))
@@ -198,8 +204,8 @@ def label_limit(n_papers: int, n_topics: int) -> int:
 def build_map_data(name: str, path: Path) -> MapData:
     """Read a map folder (raising `pipeline.UserError` when it is not one) and precompute for it."""
     atlas = read_map(path)
-    papers = atlas.papers.reset_index(drop=True)
-    topics = atlas.topics.sort_values(["size", "topic_id"], ascending=[False, True]).set_index(
+    papers = shown_as_text(atlas.papers.reset_index(drop=True))
+    topics = shown_as_text(atlas.topics).sort_values(["size", "topic_id"], ascending=[False, True]).set_index(
         "topic_id", drop=False
     )
     vectors = np.ascontiguousarray(atlas.embeddings, dtype=np.float32)
@@ -246,10 +252,29 @@ def build_map_data(name: str, path: Path) -> MapData:
         facets=facets,
         facet_text=facet_text,
         table_columns=extra,
-        themes=read_themes(Path(path)),
+        themes=None if (themes := read_themes(Path(path))) is None else shown_as_text(themes),
         lineage=atlas.lineage,
         added=added_mask(papers),
     )
+
+
+def shown_as_text(table: pd.DataFrame) -> pd.DataFrame:
+    """`table` with bidi control characters in its text cells (and lists of text) made visible and inert,
+    so a title cannot reverse what follows it on the page (pipeline.export.without_bidi_controls).
+    """
+    table = table.copy()
+    for column in table.columns:
+        if table[column].dtype == object or pd.api.types.is_string_dtype(table[column]):
+            table[column] = table[column].map(_without_bidi)
+    return table
+
+
+def _without_bidi(value: object) -> object:
+    if isinstance(value, str):
+        return without_bidi_controls(value)
+    if isinstance(value, list | tuple | np.ndarray) and len(value) and isinstance(value[0], str):
+        return [without_bidi_controls(str(v)) for v in value]
+    return value
 
 
 def read_themes(path: Path) -> pd.DataFrame | None:

@@ -476,6 +476,70 @@ def read_manifest(folder: Path) -> dict:
     return manifest
 
 
+# The manifest fields readers rely on, and the JSON each must hold when present (None: may be null).
+_WHOLE, _NUMBER, _TEXT, _LIST, _OBJECT = "a whole number", "a number", "text", "a list", "an object"
+MANIFEST_FIELDS = {
+    "name": (_TEXT, True),
+    "papers": (_WHOLE, False),
+    "topics": (_WHOLE, False),
+    "themes": (_WHOLE, False),
+    "unassigned": (_WHOLE, False),
+    "kept_added": (_WHOLE, False),
+    "abstracts_per_second": (_NUMBER, True),
+    "built_at": (_TEXT, True),
+    "input_fingerprint": (_TEXT, True),
+    "checksum": (_TEXT, True),
+    "inputs": (_LIST, True),
+    "notes": (_LIST, True),
+    "added": (_LIST, True),
+    "config": (_OBJECT, True),
+    "model": (_OBJECT, True),
+    "embedding": (_OBJECT, True),
+    "versions": (_OBJECT, True),
+    "timings_seconds": (_OBJECT, True),
+    "quality": (_OBJECT, True),
+    "stability": (_OBJECT, True),
+    "lineage": (_OBJECT, True),
+    "config.embedder": (_TEXT, True),
+    "config.max_tokens": (_WHOLE, True),
+    "model.name": (_TEXT, True),
+    "model.encoder": (_TEXT, True),
+    "model.max_tokens": (_WHOLE, True),
+    "lineage.next_topic_id": (_WHOLE, True),
+    "lineage.previous": (_OBJECT, True),
+}
+MAX_TOPIC_ID = 2**31 - 1  # topic ids are stored as int64; anything near this is damage, not a history
+
+
+def _is(value: object, kind: str) -> bool:
+    if kind == _WHOLE:
+        return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOPIC_ID
+    if kind == _NUMBER:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    return isinstance(value, {_TEXT: str, _LIST: list, _OBJECT: dict}[kind])
+
+
+def check_manifest(manifest: dict, path: Path) -> None:
+    """Refuse a manifest whose fields have the wrong JSON type (text where a count belongs, a list
+    for `lineage`, a huge `next_topic_id`): one message naming the field, not a traceback later."""
+    for key, (kind, nullable) in MANIFEST_FIELDS.items():
+        parent, _, child = key.rpartition(".")
+        holder = manifest.get(parent) if parent else manifest
+        if not isinstance(holder, dict) or child not in holder:
+            continue
+        value = holder[child]
+        if (value is None and nullable) or _is(value, kind):
+            continue
+        shown = json.dumps(value, ensure_ascii=False, default=str)
+        shown = shown if len(shown) <= 40 else shown[:39] + "…"
+        raise UserError(f"{path}: damaged manifest ({key} is {shown}, not {kind}); rebuild the map")
+    for key, kind in (("notes", str), ("added", dict)):
+        if any(not isinstance(item, kind) for item in manifest.get(key) or []):
+            raise UserError(
+                f"{path}: damaged manifest ({key} holds something other than {kind.__name__}); rebuild the map"
+            )
+
+
 def read_map(folder: str | Path, *, verify: bool = True) -> AtlasMap:
     """Load and check a map folder; a damaged or mismatched folder is a `UserError` naming the file."""
     folder = Path(folder)
@@ -485,6 +549,7 @@ def read_map(folder: str | Path, *, verify: bool = True) -> AtlasMap:
             f"{folder / MANIFEST}: schema_version {manifest.get('schema_version')!r} "
             f"is not {SCHEMA_VERSION}; rebuild the map"
         )
+    check_manifest(manifest, folder / MANIFEST)
     for name in (PAPERS, TOPICS, EMBEDDINGS):
         if not (folder / name).is_file():
             raise UserError(
@@ -535,7 +600,12 @@ def read_map(folder: str | Path, *, verify: bool = True) -> AtlasMap:
 
 
 def read_lineage(folder: str | Path) -> pd.DataFrame | None:
-    """The map's lineage table (list columns as lists), or None for a map built without a previous one."""
+    """The map's lineage table (list columns as lists), or None for a map built without a previous one.
+
+    A table missing a column or holding ids that are not whole numbers is a `UserError` naming it.
+    """
+    from pipeline.lineage import LINEAGE_COLUMNS
+
     path = Path(folder) / LINEAGE
     if not path.is_file():
         return None
@@ -543,6 +613,24 @@ def read_lineage(folder: str | Path) -> pd.DataFrame | None:
         lineage = pd.read_parquet(path)
     except Exception as exc:
         raise UserError(f"{path}: unreadable lineage table ({str(exc)[:120]})") from None
-    for column in ("previous_topic_ids", "successor_topic_ids"):
-        lineage[column] = lineage[column].map(lambda ids: [int(i) for i in ids])
+    missing = [c for c in LINEAGE_COLUMNS if c not in lineage.columns]
+    if missing:
+        raise UserError(f"{path}: missing column(s) {', '.join(missing)}; rebuild the map")
+    try:
+        lineage["topic_id"] = [_whole(t) for t in lineage["topic_id"]]
+        for column in ("previous_topic_ids", "successor_topic_ids"):
+            lineage[column] = lineage[column].map(lambda ids: [_whole(i) for i in ids])
+        lineage["topic_id"] = lineage["topic_id"].astype(np.int64)
+    except (TypeError, ValueError, OverflowError):
+        raise UserError(f"{path}: topic ids that are not whole numbers; rebuild the map") from None
     return lineage
+
+
+def _whole(value: object) -> int:
+    """A topic id as an int; text, fractions, missing values and bools are refused (ValueError)."""
+    if isinstance(value, bool | str | bytes) or value is None:
+        raise ValueError(value)
+    number = float(value)
+    if not number.is_integer() or abs(number) > MAX_TOPIC_ID:
+        raise ValueError(value)
+    return int(number)
