@@ -94,7 +94,6 @@ def make_parser() -> Parser:
     build.add_argument(
         "--ray",
         metavar="ADDRESS",
-        default=os.environ.get("ATLAS_RAY_ADDRESS") or None,
         help="embed on this Ray cluster as a Ray Data job (e.g. 'auto' or 'HOST:6379'; default: "
         "ATLAS_RAY_ADDRESS if set, else this machine); needs requirements-ray.txt",
     )
@@ -229,7 +228,8 @@ def run_build(args: argparse.Namespace) -> None:
             use_cache=not args.no_cache,
             progress=not args.quiet,
             previous=False if args.no_previous else args.previous,
-            ray_address=args.ray,
+            ray_address=args.ray or os.environ.get("ATLAS_RAY_ADDRESS") or None,
+            ray_option="--ray" if args.ray else "ATLAS_RAY_ADDRESS",
             drop_added=args.drop_added,
         )
 

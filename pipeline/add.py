@@ -220,12 +220,18 @@ def rebuild_command(folder: Path, manifest: dict) -> str:
     """The command that rebuilds the map in `folder` from its own inputs (kept papers added to it too).
 
     Examples:
-        >>> rebuild_command(Path("maps/m"), {"inputs": ["data/a.csv"]})
-        'python -m pipeline build data/a.csv --out maps/m'
+        >>> rebuild_command(Path("maps/m"), {"inputs": ["seeds"]})
+        'python -m pipeline build seeds --out maps/m'
+        >>> rebuild_command(Path("maps/m"), {"inputs": ["gone.csv"]})
+        'python -m pipeline build INPUT... --out maps/m'
     """
     inputs = manifest.get("inputs")
     shown = "INPUT..."
-    if isinstance(inputs, list) and 0 < len(inputs) <= 3 and all(isinstance(p, str) for p in inputs):
+    if (
+        isinstance(inputs, list)
+        and 0 < len(inputs) <= 3
+        and all(isinstance(p, str) and Path(p).exists() for p in inputs)  # as named from here
+    ):
         shown = " ".join(shlex.quote(p) for p in inputs)
     return f"python -m pipeline build {shown} --out {shlex.quote(str(folder))}"
 

@@ -369,6 +369,7 @@ def recover(out: Path) -> list[str]:
     and nothing at `out`: it is put back. Staging and backup folders of dead builds are removed;
     a live process's are left alone.
     """
+    out = Path(os.path.abspath(out))
     notes = []
     backups = [p for p in _leftovers(out, "old") if not _pid_alive(_owner_pid(p.name) or os.getpid())]
     if not out.exists() and backups:
@@ -425,7 +426,7 @@ def write_map(out: Path, atlas: AtlasMap, *, log: Callable[[str], None] | None =
     Until the swap the previous map at `out` is untouched; a failure or interruption leaves only
     a `.<name>.tmp-<pid>-*` folder, which the next build into `out` removes once its owner is gone.
     """
-    out = Path(out)
+    out = Path(os.path.abspath(out))  # `.` from inside the map: staging goes beside it, not into it
     check_out(out)
     with out_lock(out):
         for note in recover(out):

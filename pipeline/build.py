@@ -106,6 +106,7 @@ def build_map(
     log: Callable[[str], None] = _stderr,
     encoder=None,
     ray_address: str | None = None,
+    ray_option: str = "--ray",
     drop_added: bool = False,
 ) -> AtlasMap:
     """Build a topic map of the abstracts in `inputs` and write it to the folder `out`.
@@ -135,6 +136,7 @@ def build_map(
             log=log,
             encoder=encoder,
             ray_address=ray_address,
+            ray_option=ray_option,
             drop_added=drop_added,
         )
 
@@ -151,6 +153,7 @@ def _build_map(
     log: Callable[[str], None],
     encoder,
     ray_address: str | None,
+    ray_option: str,
     drop_added: bool,
 ) -> AtlasMap:
     timings: dict[str, float] = {}
@@ -194,7 +197,7 @@ def _build_map(
     if ray_address and encoder is None:
         from pipeline.ray_embed import ray_compute
 
-        compute = ray_compute(ray_address, resolved, log=log)
+        compute = ray_compute(ray_address, resolved, log=log, option=ray_option)
     # Abstracts and, later, candidate topic names go through the same encoder and cache.
     embed = partial(
         embed_texts,
