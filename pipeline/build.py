@@ -165,6 +165,10 @@ def _build_map(
         timings[stage] = round(now - clock, 3)
         clock = now
 
+    if ray_address and encoder is None:
+        from pipeline.ray_embed import check_ray
+
+        check_ray(ray_address, ray_option)
     fingerprint = input_fingerprint(inputs, config)
     deferred: list[str] = []  # said once the input is known good: a bad input gets one error line only
     previous_map = previous_for(out, previous, deferred.append)

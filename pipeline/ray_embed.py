@@ -120,12 +120,17 @@ class RayCompute:
 def ray_compute(
     address: str, config: BuildConfig, log: Callable[[str], None], option: str = "--ray"
 ) -> RayCompute:
-    """The Ray embedding step for `embed_texts(compute=...)`; checks that Ray is installed and the
-    cluster answers, before any work (also when every vector is cached and Ray would not be asked).
+    """The Ray embedding step for `embed_texts(compute=...)`; see `check_ray` for what to call first.
     `option` names where the address came from in messages (`--ray` or `ATLAS_RAY_ADDRESS`)."""
     _import_ray(option)
-    _check_reachable(address, option)
     return RayCompute(address, config, log, option)
+
+
+def check_ray(address: str, option: str = "--ray") -> None:
+    """Ray is installed and a cluster answers at `address`: checked before a build does any work,
+    also when every vector is cached and Ray would not be asked (the manifest would record it)."""
+    _import_ray(option)
+    _check_reachable(address, option)
 
 
 def _import_ray(option: str = "--ray"):
