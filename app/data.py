@@ -16,7 +16,7 @@ from app.palette import topic_colours
 from app.state import Vocabulary
 from app.text import plotly_wrap
 from pipeline.artifacts import EMBEDDINGS, MANIFEST, PAPERS, TOPICS, added_mask, read_map
-from pipeline.export import without_bidi_controls
+from pipeline.export import BIDI_CHARACTERS, without_bidi_controls
 
 REPO = Path(__file__).resolve().parent.parent
 MAPS_ROOT = REPO / "assets" / "maps"
@@ -205,8 +205,10 @@ def build_map_data(name: str, path: Path) -> MapData:
     """Read a map folder (raising `pipeline.UserError` when it is not one) and precompute for it."""
     atlas = read_map(path)
     papers = shown_as_text(atlas.papers.reset_index(drop=True))
-    topics = shown_as_text(atlas.topics).sort_values(["size", "topic_id"], ascending=[False, True]).set_index(
-        "topic_id", drop=False
+    topics = (
+        shown_as_text(atlas.topics)
+        .sort_values(["size", "topic_id"], ascending=[False, True])
+        .set_index("topic_id", drop=False)
     )
     vectors = np.ascontiguousarray(atlas.embeddings, dtype=np.float32)
     topic_ids = papers["topic_id"].to_numpy(dtype=np.int64)
@@ -264,8 +266,18 @@ def shown_as_text(table: pd.DataFrame) -> pd.DataFrame:
     """
     table = table.copy()
     for column in table.columns:
-        if table[column].dtype == object or pd.api.types.is_string_dtype(table[column]):
-            table[column] = table[column].map(_without_bidi)
+        values = table[column]
+        if not (values.dtype == object or pd.api.types.is_string_dtype(values)):
+            continue
+        # One search over the column's text first: almost every map has no such character, and a
+        # per-cell pass over 80,000 abstracts would cost seconds at every map load.
+        text = "\0".join(
+            v if isinstance(v, str) else "\0".join(map(str, v))
+            for v in values.tolist()
+            if isinstance(v, str | list | tuple | np.ndarray)
+        )
+        if any(control in text for control in BIDI_CHARACTERS):  # str.find: fast, unlike a regex scan
+            table[column] = values.map(_without_bidi)
     return table
 
 

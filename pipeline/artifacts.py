@@ -600,6 +600,25 @@ def read_map(folder: str | Path, *, verify: bool = True) -> AtlasMap:
     )
 
 
+# Columns a build computes afresh: the rest of a kept paper's row (title, source, metadata) is its own.
+BUILT_COLUMNS = ["topic_id", "x", "y", "added", "via_add"]
+
+
+def read_added_papers(folder: str | Path) -> pd.DataFrame:
+    """The papers `add` placed on the map in `folder` (before or since its last build) as input rows
+    for a rebuild (without `BUILT_COLUMNS`); empty when `folder` holds no map or none were added."""
+    path = Path(folder) / PAPERS
+    if not (Path(folder) / MANIFEST).is_file() or not path.is_file():
+        return pd.DataFrame({"doc_id": pd.Series([], dtype=object)})
+    try:
+        papers = pd.read_parquet(path)
+        chosen = papers[via_add_mask(papers)]
+        chosen["doc_id"].astype(str)
+    except Exception as exc:
+        raise UserError(f"{path}: unreadable ({str(exc)[:120]})") from None
+    return chosen.drop(columns=[c for c in BUILT_COLUMNS if c in chosen.columns]).reset_index(drop=True)
+
+
 def read_lineage(folder: str | Path) -> pd.DataFrame | None:
     """The map's lineage table (list columns as lists), or None for a map built without a previous one.
 

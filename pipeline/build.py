@@ -18,16 +18,14 @@ import pandas as pd
 
 from pipeline import UserError, __version__
 from pipeline.artifacts import (
-    MANIFEST,
-    PAPERS,
     SCHEMA_VERSION,
     TOPIC_COLUMNS,
     AtlasMap,
     check_out,
     concat_papers,
     out_lock,
+    read_added_papers,
     read_manifest,
-    via_add_mask,
     write_map,
 )
 from pipeline.config import BuildConfig
@@ -360,28 +358,14 @@ def _build_map(
     return atlas
 
 
-# Columns a build computes afresh: the rest of a kept paper's row (title, source, metadata) is its own.
-_BUILT_COLUMNS = ["topic_id", "x", "y", "added", "via_add"]
-
-
 def papers_added_to(out: Path, log: Callable[[str], None]) -> pd.DataFrame:
-    """The papers `add` placed on the map in `out` (before or since its last build), as input rows.
-
-    Empty when `out` holds no map or none were added; a map whose papers cannot be read is noted.
-    """
-    empty = pd.DataFrame({"doc_id": pd.Series([], dtype=object)})
-    if not (Path(out) / MANIFEST).is_file():
-        return empty
+    """The papers `add` placed on the map in `out` (`read_added_papers`); a map whose papers cannot
+    be read is noted (it is about to be replaced) and nothing is kept."""
     try:
-        papers = pd.read_parquet(Path(out) / PAPERS)
-        chosen = papers[via_add_mask(papers)]
-        chosen["doc_id"].astype(str)
-    except Exception as exc:
-        log(
-            f"note: the papers of the map in {out} cannot be read ({str(exc)[:120]}); none added to it are kept"
-        )
-        return empty
-    return chosen.drop(columns=[c for c in _BUILT_COLUMNS if c in chosen.columns]).reset_index(drop=True)
+        return read_added_papers(out)
+    except UserError as exc:
+        log(f"note: {exc}; no papers added to it are kept")
+        return pd.DataFrame({"doc_id": pd.Series([], dtype=object)})
 
 
 def previous_for(

@@ -12,7 +12,8 @@ LEADING = ["doc_id", "title", "abstract", "topic_id", "topic", "topic_keywords",
 INTERNAL = {"x", "y", "theme_id"}
 # Unicode's bidirectional controls (Bidi_Control): an abstract's U+202E can make "exe.pdf" show as
 # "fdp.exe". Wherever the product shows or exports text they become U+FFFD, visible and inert.
-BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+BIDI_CHARACTERS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+BIDI_CONTROLS = re.compile(f"[{BIDI_CHARACTERS}]")
 
 
 def without_bidi_controls(text: str) -> str:
