@@ -189,8 +189,7 @@ def add_papers(
             "outside_topics": outside,
             "unassigned": unassigned,
         }
-        previous_records = atlas.manifest.get("added")
-        grown.manifest["added"] = [*(previous_records if isinstance(previous_records, list) else []), record]
+        grown.manifest["added"] = [*(atlas.manifest.get("added") or []), record]  # a list: read_map checked
         write_map(folder, grown)
 
     names = dict(zip(atlas.topics["topic_id"].astype(int), atlas.topics["label"], strict=True))
