@@ -147,7 +147,9 @@ def main() -> None:
     params = normalise_params({key: st.query_params.get_all(key) for key in st.query_params})
     if first_run:
         st.session_state.map_choice, st.session_state.notices = parse_map(params, names, names[0])
+    gone = None
     if st.session_state.get("map_choice") not in names:
+        gone = None if first_run else st.session_state.get("map_choice")
         st.session_state.map_choice = names[0]
     ref = catalog[names.index(st.session_state.map_choice)]
     token = map_signature(ref.path)
@@ -170,6 +172,11 @@ def main() -> None:
         st.session_state.notices = st.session_state.get("notices", []) + notices if first_run else []
         st.session_state.link_info = [link_info] if first_run and link_info else []
         st.session_state.initialised = ref.name
+    if gone is not None:  # its folder was deleted or moved while this page was open
+        st.session_state.link_info = [
+            *st.session_state.get("link_info", []),
+            f"The map {gone!r} is no longer there (its folder was deleted or moved); showing {ref.name!r}.",
+        ]
     session.sanitise_state(data, vocabulary.theme_ids, vocabulary.sorts)
 
     sidebar(data, catalog)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
 CHANGE_COLUMNS = ["topic_id", "Topic", "Change", "Papers", "Shared with the previous map"]
@@ -23,21 +22,6 @@ class SharedTopic:
 
     topic_id: int | None
     notice: str | None = None
-
-
-def added_mask(papers: pd.DataFrame) -> np.ndarray:
-    """Papers placed by `python -m pipeline add` since the last full build (all False when the map
-    has no `added` column).
-
-    Examples:
-        >>> added_mask(pd.DataFrame({"added": [True, None, False]})).tolist()
-        [True, False, False]
-        >>> added_mask(pd.DataFrame({"doc_id": ["a"]})).tolist()
-        [False]
-    """
-    if "added" not in papers.columns:
-        return np.zeros(len(papers), dtype=bool)
-    return papers["added"].fillna(False).astype(bool).to_numpy()
 
 
 def _names(topics: pd.DataFrame) -> dict[int, str]:

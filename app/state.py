@@ -139,7 +139,7 @@ def parse_view(params: Mapping[str, list[str]], vocabulary: Vocabulary) -> tuple
             elif number not in topics:
                 topics.append(number)
     if bad_topics:
-        notices.append(f"Ignored topics {', '.join(map(_show, bad_topics))}: not topics of this map.")
+        notices.append(f"Ignored topics {_show_list(bad_topics)}: not topics of this map.")
 
     show_unassigned = True
     unassigned = _last(params, "unassigned").lower()
@@ -159,7 +159,7 @@ def parse_view(params: Mapping[str, list[str]], vocabulary: Vocabulary) -> tuple
         values = tuple(dict.fromkeys(v for v in params[key] if v in allowed_set))
         unknown = [v for v in params[key] if v not in allowed_set]
         if unknown:
-            notices.append(f"Ignored {column} {', '.join(map(_show, unknown))}: not found in this map.")
+            notices.append(f"Ignored {_show(column)} {_show_list(unknown)}: not found in this map.")
         if values:
             filters.append((column, values))
 
@@ -263,6 +263,17 @@ def _int(text: str) -> int | None:
         return int(text.strip())
     except ValueError:
         return None
+
+
+def _show_list(values: list[str], limit: int = 10) -> str:
+    """The first `limit` values quoted, then how many more: a link with 30,000 ids gives one short line.
+
+    Examples:
+        >>> _show_list(["a", "b"]), _show_list([str(i) for i in range(30_000)], limit=2)
+        ("'a', 'b'", "'0', '1' and 29,998 more")
+    """
+    shown = ", ".join(map(_show, values[:limit]))
+    return shown if len(values) <= limit else f"{shown} and {len(values) - limit:,} more"
 
 
 def _show(value: str, limit: int = 40) -> str:

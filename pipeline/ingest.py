@@ -21,7 +21,19 @@ from pipeline import UserError
 SUPPORTED = (".txt", ".csv", ".tsv", ".jsonl", ".parquet")
 MAX_TITLE = 90
 # Columns the pipeline owns; input columns with these names are renamed so nothing is lost.
-RESERVED = ("doc_id", "source", "topic_id", "x", "y", "added", "theme_id", "topic", "topic_keywords")
+RESERVED = (
+    "doc_id",
+    "source",
+    "topic_id",
+    "x",
+    "y",
+    "added",
+    "via_add",
+    "theme_id",
+    "theme",
+    "topic",
+    "topic_keywords",
+)
 # How far past "we propose" a method's name and description may reach: bounds the work per match,
 # so deriving a title stays linear in the abstract's length.
 _NAME_WINDOW = 400
@@ -224,9 +236,16 @@ def _table_from_frame(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
     if "title" in by_lower:
         renames[by_lower["title"]] = "title"
     frame = frame.rename(columns=renames)
-    frame = frame.rename(columns={c: f"input_{c}" for c in frame.columns if c in RESERVED})
     frame.columns = [str(c) for c in frame.columns]
-    return frame
+    taken = set(frame.columns)
+    renamed = {}
+    for column in [c for c in frame.columns if c in RESERVED]:
+        new = f"input_{column}"
+        while new in taken:  # `source` and `input_source` both (a re-read export): input_input_source
+            new = f"input_{new}"
+        renamed[column] = new
+        taken.add(new)
+    return frame.rename(columns=renamed)
 
 
 def read_delimited(path: Path) -> pd.DataFrame:
@@ -245,7 +264,10 @@ WHERE = "\0where"
 
 def read_jsonl(path: Path) -> pd.DataFrame:
     rows, where = [], []
-    for number, line in enumerate(_read_text(path).splitlines(), start=1):
+    # JSON Lines ends a line at \n only: `splitlines` would also split at U+2028 and other
+    # separators JSON allows raw inside a string.
+    for number, line in enumerate(_read_text(path).split("\n"), start=1):
+        line = line.removesuffix("\r")
         if not line.strip():
             continue
         try:
@@ -333,6 +355,11 @@ def find_inputs(inputs: list[str | Path]) -> tuple[list[Path], list[str]]:
         path = Path(raw)
         if not path.exists():
             raise UserError(f"{path}: no such file or folder")
+        if path.is_dir() and is_map_folder(path):
+            raise UserError(
+                f"{path}: is a map folder (its files are a map's output, not abstracts); "
+                "give the files the map was built from, or export its papers with `python -m pipeline export`"
+            )
         if path.is_dir():
             found = _files_in(path, skipped_maps)
             if not found:

@@ -292,14 +292,14 @@ def final_labels(provisional: dict[int, str], lineage: Lineage) -> dict[int, str
 def read_previous(folder: str | Path) -> PreviousMap:
     """The parts of a map folder lineage needs, read tolerantly (any schema version with
     papers.parquet and topics.parquet); a folder that is not a readable map is a `UserError`."""
-    import json
-
     from pipeline import UserError
+    from pipeline.artifacts import MANIFEST, check_manifest, read_manifest
     from pipeline.neighbours import topic_centroids
 
     folder = Path(folder)
+    manifest = read_manifest(folder)
+    check_manifest(manifest, folder / MANIFEST)  # e.g. a damaged lineage.next_topic_id
     try:
-        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
         papers = pd.read_parquet(folder / "papers.parquet", columns=["doc_id", "topic_id"])
         topics = pd.read_parquet(folder / "topics.parquet")
     except FileNotFoundError as exc:
@@ -308,7 +308,11 @@ def read_previous(folder: str | Path) -> PreviousMap:
         raise UserError(f"{folder}: unreadable previous map ({str(exc)[:120]})") from None
     if not {"topic_id", "label"} <= set(topics.columns):
         raise UserError(f"{folder / 'topics.parquet'}: missing topic_id or label")
-    labels = papers["topic_id"].to_numpy(dtype=np.int64)
+    try:
+        labels = papers["topic_id"].to_numpy(dtype=np.int64)
+        ids = topics["topic_id"].astype(np.int64).tolist()
+    except (TypeError, ValueError, OverflowError):
+        raise UserError(f"{folder}: topic ids that are not whole numbers; rebuild the map") from None
     centroids: dict[int, np.ndarray] = {}
     if "centroid" in topics.columns:
         for topic, vector in zip(topics["topic_id"], topics["centroid"], strict=True):
@@ -321,7 +325,6 @@ def read_previous(folder: str | Path) -> PreviousMap:
                 centroids = dict(zip(*topic_centroids(embeddings, labels)))
         except (OSError, ValueError):
             pass  # without vectors, matching falls back on shared papers alone
-    ids = topics["topic_id"].astype(int).tolist()
     lineage = manifest.get("lineage") or {}
     next_topic_id = max([int(lineage.get("next_topic_id") or 0), *[t + 1 for t in ids], 0])
     return PreviousMap(

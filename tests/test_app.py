@@ -7,9 +7,11 @@ import gzip
 import io
 import json
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from streamlit.elements.widgets.button import ButtonMixin
 from streamlit.testing.v1 import AppTest
@@ -464,3 +466,66 @@ def test_a_map_without_unassigned_papers_hides_that_state(tmp_path, monkeypatch)
     assert "Unassigned" not in topic_table(at)["Topic"].tolist()
     assert not [t for t in at.toggle if t.key == "w_unassigned"]
     assert "topic\\=\\'\\-1\\'" in at.warning[0].value  # shown literally: topic='-1'
+
+
+def test_bidi_controls_in_titles_and_names_are_shown_not_obeyed(tmp_path, monkeypatch):
+    rlo = "Invoice \u202egpj.exe"
+    titles = [rlo] + [f"Paper {i}" for i in range(1, 60)]
+    folder = write_tiny_map(tmp_path / "tiny", titles=titles, labels=["Topic \u2067A\u2069", "B", "C", "D"])
+    monkeypatch.setenv("ATLAS_MAP", str(folder))
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "none"))
+    at = start({"paper": "doc0000"})
+    assert not at.exception
+    page = json.dumps(
+        [texts(at), points(at), live_map(at)["topics"], table(at)["Title"].tolist()], ensure_ascii=False
+    )
+    assert not re.search("[\u202a-\u202e\u2066-\u2069]", page)
+    assert "Invoice \ufffdgpj.exe" in table(at)["Title"].tolist()
+    assert "Topic \ufffdA\ufffd" in topic_table(at)["Topic"].tolist()
+
+
+def test_deleting_the_open_map_among_several_says_so(tmp_path, monkeypatch):
+    write_tiny_map(tmp_path / "maps" / "seeds")
+    write_tiny_map(tmp_path / "maps" / "other", labels=["Other A", "Other B", "Other C", "Other D"])
+    monkeypatch.delenv("ATLAS_MAP", raising=False)
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "maps"))
+    at = start({"map": "other"})
+    assert topic_table(at)["Topic"].tolist()[0] == "Other A"
+    shutil.rmtree(tmp_path / "maps" / "other")
+    at.run()
+    assert not at.exception
+    assert topic_table(at)["Topic"].tolist()[0] == "Graph neural networks"
+    said = [i.value for i in at.info]
+    assert any("no longer there" in v and "other" in v and "seeds" in v for v in said), said
+
+
+def test_a_link_with_30000_topic_ids_gives_a_short_notice(tiny):
+    at = start({"topics": ",".join(str(1000 + i) for i in range(30_000))})
+    assert not at.exception
+    notice = at.warning[0].value
+    assert "and 29,990 more" in notice and len(notice) < 600, len(notice)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda folder: (folder / "manifest.json").write_text(
+            json.dumps(dict(json.loads((folder / "manifest.json").read_text()), papers="many", model=3))
+        ),
+        lambda folder: pd.DataFrame({"topic_id": ["x"], "status": ["kept"]}).to_parquet(
+            folder / "lineage.parquet"
+        ),
+    ],
+    ids=["manifest-field-types", "lineage-columns"],
+)
+def test_a_damaged_manifest_or_lineage_shows_one_error_not_a_traceback(tmp_path, monkeypatch, damage):
+    folder = write_tiny_map(tmp_path / "tiny")
+    damage(folder)
+    monkeypatch.setenv("ATLAS_MAP", str(folder))
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "none"))
+    at = start()
+    assert not at.exception
+    shown = at.error[0].value.replace("\\", "")  # markdown-escaped on the page
+    assert len(at.error) == 1 and (
+        "manifest.json: damaged" in shown or "lineage.parquet: missing" in shown
+    ), shown
