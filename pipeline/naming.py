@@ -11,6 +11,8 @@ import numpy as np
 from scipy import sparse
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
 
+from pipeline.sentences import split_sentences
+
 # Words every abstract uses; as keywords they say nothing about a topic. "models" stays:
 # it carries "diffusion models" and "language models".
 ABSTRACT_STOP_WORDS = sorted(
@@ -99,6 +101,18 @@ ABSTRACT_STOP_WORDS = sorted(
         "functions",
         "efficient",
         "efficiently",
+        # Hyphenated boilerplate: keywords keep hyphens ("few-shot"), so these come whole.
+        "state-of-the-art",
+        "real-world",
+        "large-scale",
+        "high-quality",
+        "end-to-end",
+        "well-known",
+        "so-called",
+        "plug-and-play",
+        "trade-off",
+        "trade-offs",
+        "non-trivial",
     }
 )
 
@@ -249,19 +263,18 @@ def any_script_terms(text: str) -> list[str]:
     return terms
 
 
-def vectorizers_for(documents: list[str]) -> list[tuple[CountVectorizer, str, str | None]]:
-    """Term counters to try in order, each with BERTopic's `language` and a notice for the user.
+def vectorizers_for(documents: list[str]) -> list[tuple[CountVectorizer, str | None]]:
+    """Term counters to try in order, each with a notice for the user.
 
-    English corpora get `vectorizer_for`, unchanged. Where most abstracts are not English
-    (BERTopic's English mode would strip every non-ASCII letter, leaving no vocabulary), words of
-    any script; where no abstract has a letter at all, any whitespace-separated token.
+    English corpora get `vectorizer_for`, unchanged. Where most abstracts are not English, words
+    of any script; where no abstract has a letter at all, any whitespace-separated token.
     """
     english = sum(1 for doc in documents if len(_LATIN_WORD.findall(doc)) >= 3)
     candidates = []
     if english * 2 >= len(documents):
-        candidates.append((vectorizer_for(len(documents)), "english", None))
-    candidates.append((CountVectorizer(analyzer=any_script_terms), "multilingual", NOT_ENGLISH_NOTE))
-    candidates.append((CountVectorizer(token_pattern=r"\S+", lowercase=True), "multilingual", NO_WORDS_NOTE))
+        candidates.append((vectorizer_for(len(documents)), None))
+    candidates.append((CountVectorizer(analyzer=any_script_terms), NOT_ENGLISH_NOTE))
+    candidates.append((CountVectorizer(token_pattern=r"\S+", lowercase=True), NO_WORDS_NOTE))
     return candidates
 
 
@@ -385,7 +398,7 @@ def _word_case(documents: list[str]) -> dict[str, str]:
         # A definition's capitals mark where its acronym's letters come from, not proper nouns:
         # the words before "(ASP)" are no evidence of spelling. Words with no evidence stay lower case.
         doc = _ACRONYM_DEFINITION.sub(" ", doc)
-        for sentence in re.split(r"(?<=[.!?])\s+", doc):
+        for sentence in split_sentences(doc):
             for i, token in enumerate(TOKEN.findall(sentence)):
                 if i == 0:
                     continue  # a sentence's first word is capitalised whatever it is
