@@ -7,8 +7,45 @@ from collections.abc import Iterator
 
 # Words that end with a period without ending a sentence (lower case, without their final period).
 ABBREVIATIONS = frozenset(
-    "e.g i.e et al etc vs cf viz resp approx w.r.t a.k.a fig figs eq eqs sec secs no nos ref refs "
-    "ch vol pp dr mr mrs ms prof st inc ltd jr sr dept univ".split()
+    [
+        "e.g",
+        "i.e",
+        "et",
+        "al",
+        "etc",
+        "vs",
+        "cf",
+        "viz",
+        "resp",
+        "approx",
+        "w.r.t",
+        "a.k.a",
+        "fig",
+        "figs",
+        "eq",
+        "eqs",
+        "sec",
+        "secs",
+        "no",
+        "nos",
+        "ref",
+        "refs",
+        "ch",
+        "vol",
+        "pp",
+        "dr",
+        "mr",
+        "mrs",
+        "ms",
+        "prof",
+        "st",
+        "inc",
+        "ltd",
+        "jr",
+        "sr",
+        "dept",
+        "univ",
+    ]
 )
 # A candidate sentence end: . ! or ? (closing quotes or brackets may follow) then whitespace;
 # Chinese and Japanese end a sentence with 。！？ and no space after it.

@@ -128,7 +128,6 @@ def test_keywords_and_names_are_words_the_papers_write(written_map):
 
 def test_summaries_do_not_cut_at_abbreviations():
     abstract = (
-        "Priors (e.g. Gaussian ones, i.e. Smooth Ones) help, as Lee et al. Showed, vs. Older Work. "
-        "Then more."
+        "Priors (e.g. Gaussian ones, i.e. Smooth Ones) help, as Lee et al. Showed, vs. Older Work. Then more."
     )
     assert summary(abstract, limit=500) == abstract.split(" Then")[0]
