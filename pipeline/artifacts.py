@@ -395,6 +395,7 @@ def read_lineage(folder: str | Path) -> pd.DataFrame | None:
         lineage = pd.read_parquet(path)
     except Exception as exc:
         raise UserError(f"{path}: unreadable lineage table ({str(exc)[:120]})") from None
-    for column in ("previous_topic_ids", "successor_topic_ids"):
-        lineage[column] = lineage[column].map(lambda ids: [int(i) for i in ids])
+    for column in ("previous_topic_ids", "successor_topic_ids", "previous_sizes"):
+        if column in lineage.columns:  # previous_sizes: maps built since issue 21
+            lineage[column] = lineage[column].map(lambda ids: [int(i) for i in ids])
     return lineage

@@ -15,6 +15,7 @@ LINEAGE_COLUMNS = [
     "successor_topic_ids",
     "previous_label",
     "shared_papers",
+    "previous_sizes",
 ]
 STATUSES = ("kept", "grown", "shrunk", "split", "merged", "new", "gone")
 
@@ -116,6 +117,8 @@ def match_topics(
         if old in old_index and new in new_index:
             overlap[old_index[old], new_index[new]] += 1
     old_shared = np.array([(old_of == t).sum() for t in old_ids], dtype=np.int64)
+    # Each previous topic's size on the previous map (its papers this build dropped included).
+    old_size = pd.Series(list(previous.topic_of.values()), dtype=np.int64).value_counts().to_dict()
     new_shared = np.array([((labels == t) & shared).sum() for t in new_ids], dtype=np.int64)
     union = old_shared[:, None] + new_shared[None, :] - overlap
     jaccard = np.divide(overlap, union, out=np.zeros(overlap.shape), where=union > 0)
@@ -183,7 +186,6 @@ def match_topics(
             else:
                 status, previous_ids = ("grown" if gained > lost else "shrunk"), [old]
             shared_papers = int(overlap[i, j])
-            previous_label = old_labels[old]
         else:
             if len(sources) > 1:
                 status = "merged"
@@ -193,15 +195,16 @@ def match_topics(
                 status = "new"
             previous_ids = sources
             shared_papers = int(sum(overlap[old_index[s], j] for s in sources))
-            previous_label = "; ".join(old_labels[s] for s in sources)
         rows_out.append(
             {
                 "topic_id": final,
                 "status": status,
                 "previous_topic_ids": previous_ids,
                 "successor_topic_ids": [],
-                "previous_label": previous_label,
+                # Every previous name involved, in the order of previous_topic_ids.
+                "previous_label": "; ".join(old_labels[t] for t in previous_ids),
                 "shared_papers": shared_papers,
+                "previous_sizes": [int(old_size.get(t, 0)) for t in previous_ids],
             }
         )
     kept_old = set(matched.values())
@@ -220,6 +223,7 @@ def match_topics(
                 "successor_topic_ids": successors,
                 "previous_label": old_labels[old],
                 "shared_papers": int(old_shared[i]),
+                "previous_sizes": [int(old_size.get(old, 0))],
             }
         )
     table = pd.DataFrame(rows_out, columns=LINEAGE_COLUMNS)

@@ -98,11 +98,23 @@ def test_grown_split_merged_new_and_gone_are_recorded_and_new_ids_are_never_reus
         pd.DataFrame({"topic_id": [3, 4, 6, 20, 21], "label": list("ABCDE"), "size": [12, 5, 9, 3, 4]}),
     )
     sentences = dict(zip(rows["topic_id"], rows["Change"]))
-    assert sentences[7] == "Gone: its papers are now in “C”."
+    # Every previous topic is named: 6 kept its id under the name "C", and 7 merged into it.
+    assert merged["previous_label"] == "Attention; Linear attention"
+    assert list(merged["previous_sizes"]) == [5, 4] and list(gone.loc[7, "previous_sizes"]) == [4]
+    assert sentences[7] == "Merged into “C” (topic 6, until now “Attention”)."
+    assert sentences[6] == "Was “Attention” (5 papers); “Linear attention” (4 papers) merged into it: 9 papers now."
+    assert sentences[9] == "Merged into “A” (topic 3, until now “Clustering”)."
     assert (
-        sentences[4] == f"Split: part of its papers now form “{'ABCDE'[[3, 4, 6, 20, 21].index(final[2])]}”."
+        sentences[4]
+        == "Renamed from “Safety”. Split: part of its papers now form "
+        + f"“{'ABCDE'[[3, 4, 6, 20, 21].index(final[2])]}”."
     )
-    assert sentences[6] == "Merged with “Linear attention”."
+    # A link to 6 opens it and says it was renamed.
+    notice = resolve_shared_topic(6, lineage.table, pd.DataFrame({"topic_id": [6], "label": ["C"]})).notice
+    assert notice == (
+        "Topic 6 from this link was “Attention” before the map was rebuilt; it is now “C” "
+        "(“Linear attention” merged into it)."
+    )
 
 
 def test_a_topic_with_no_shared_papers_is_recognised_by_its_centroid_unless_its_papers_went_elsewhere():
