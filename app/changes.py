@@ -172,11 +172,7 @@ def change_rows(lineage: pd.DataFrame | None, topics: pd.DataFrame) -> pd.DataFr
         elif row.status == "merged":
             others = [t for t in previous if t != topic]
             if topic in previous:
-                own = (
-                    f"Was {_with_sizes([topic], names_before, sizes_before)}; "
-                    if was
-                    else ""
-                )
+                own = f"Was {_with_sizes([topic], names_before, sizes_before)}; " if was else ""
                 change = f"{own}{_with_sizes(others, names_before, sizes_before)} merged into it: {size:,} papers now."
                 change = change[0].upper() + change[1:]
             else:
