@@ -37,7 +37,7 @@ import bench_pipeline  # noqa: E402
 
 from pipeline.artifacts import read_map  # noqa: E402
 from pipeline.build import build_map  # noqa: E402
-from pipeline.naming import is_keyword_pair, share_using  # noqa: E402
+from pipeline.naming import is_keyword_pair, name_support  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 OLD_NAMING = "ab5fc66"  # main before issue 11: names were `topic_label` + `distinct_labels` in topics.py
@@ -72,7 +72,7 @@ def old_names(old: types.ModuleType, papers: pd.DataFrame, topics: pd.DataFrame)
 
 def name_figures(names: list[str], papers: pd.DataFrame, topic_ids: list[int]) -> dict:
     coverage = [
-        share_using(name, papers.loc[papers["topic_id"] == t, "abstract"].tolist())
+        name_support(name, papers.loc[papers["topic_id"] == t, "abstract"].tolist())
         for name, t in zip(names, topic_ids)
     ]
     return {

@@ -202,7 +202,6 @@ def build_map(
         embeddings[fitted],
         topics.labels[fitted],
         topics.table,
-        encode=encode_phrases,
         phrases=topics.phrases,
     )
     if resolved.fit_sample:  # theme sizes count every paper, as topic sizes do

@@ -541,7 +541,14 @@ def name_groups(
             Candidate(str(counts.phrases[best[i]]), float(scores[i]), float(coverage[row, best[i]]))
             for i in order
         ]
-    return _assign_distinct(options, spelling, avoid or {})
+    members: dict[int, list[str]] = {}
+    for doc, group in zip(documents_kept, groups_kept.tolist()):
+        members.setdefault(int(group), []).append(doc)
+
+    def support(group: int, phrase: str) -> float:
+        return name_support(phrase, members[group], counts.acronyms)
+
+    return _assign_distinct(options, spelling, avoid or {}, support)
 
 
 def _closeness(
@@ -571,10 +578,23 @@ def _closeness(
     return result
 
 
+# A topic's name should be written by at least this share of its papers; among its candidates
+# the best-scored one that is takes precedence over a better-scored one that is not.
+NAME_SUPPORT = 0.25
+
+
 def _assign_distinct(
-    options: dict[int, list[Candidate]], spelling: dict[str, str], avoid: dict[int, set[str]]
+    options: dict[int, list[Candidate]],
+    spelling: dict[str, str],
+    avoid: dict[int, set[str]],
+    support: Callable[[int, str], float] | None = None,
 ) -> dict[int, str]:
-    """Give each group its best phrase no other group took; the most confident group chooses first."""
+    """Give each group its best phrase no other group took; the most confident group chooses first.
+
+    With `support` (group, phrase -> share of the group's papers using it, see `name_support`),
+    a phrase at least `NAME_SUPPORT` of the group's papers write comes before any that fewer do:
+    a name should describe most of what it names, not a corner of it.
+    """
     taken: set[str] = set()
     names: dict[int, str] = {}
     confidence = {g: (c[0].score if c else 0.0) for g, c in options.items()}
@@ -583,6 +603,10 @@ def _assign_distinct(
         free = [c for c in options[group] if _normal(c.phrase) not in taken]
         # An avoided phrase is still better than a fragment: it costs half its score, not all.
         preferred = sorted(free, key=lambda c: -c.score * (0.5 if _normal(c.phrase) in avoided else 1.0))
+        if support is not None:
+            held = next((c for c in preferred if support(group, c.phrase) >= NAME_SUPPORT), None)
+            if held is not None:
+                preferred = [held]
         if preferred:
             choice = preferred[0].phrase
             taken.add(_normal(choice))
@@ -608,20 +632,52 @@ def keywords_of(counts: PhraseCounts, groups: np.ndarray, top_n: int = 10) -> di
     return result
 
 
-def share_using(name: str, documents: list[str]) -> float:
-    """Share of documents that use all of a name's words (stop words aside; plurals as singulars).
+# A name that lists its parts ("Pose estimation & body models", "Robots, drones & vehicles").
+_NAME_PARTS = re.compile(r"\s*(?:&|,)\s*")
+
+
+def name_support(name: str, documents: list[str], acronyms: dict[str, str] | None = None) -> float:
+    """How far a name holds for a set of papers: the share of them that use all the words of the
+    name, or of one of its parts when the name lists several ("Pose estimation & body models").
+
+    The one definition of "support" for topic and theme names (naming, themes, benchmark, tests).
+    Words are compared as word starts, case aside, without stop words and with plurals as
+    singulars ("models" counts "model"); a hyphenated word counts its parts ("multi-view" is
+    "multi" and "view"). With `acronyms` (acronym -> expansion, as `acronym_definitions` finds
+    them), a paper that writes the acronym of a part ("OT" for "optimal transport") uses it too.
 
     Examples:
-        >>> share_using("Optimal transport", ["optimal transport plans", "OT maps", "diffusion"])
+        >>> name_support("Optimal transport", ["optimal transport plans", "OT maps", "diffusion"])
         0.3333333333333333
+        >>> name_support("Optimal transport", ["optimal transport plans", "OT maps"], {"ot": "optimal transport"})
+        1.0
+        >>> name_support("Pose estimation & body models", ["human pose estimation", "a body model", "x"])
+        0.6666666666666666
     """
-    words = [w for w in re.findall(r"[a-z0-9]+", name.lower()) if w not in ENGLISH_STOP_WORDS]
     if not documents:
         return 0.0
-    patterns = [
-        re.compile(rf"\b{re.escape(w[:-1] if len(w) > 4 and w.endswith('s') else w)}", re.I) for w in words
-    ]
-    return sum(all(p.search(doc) for p in patterns) for doc in documents) / len(documents)
+
+    def stem(word: str) -> str:
+        return word[:-1] if len(word) > 4 and word.endswith("s") else word
+
+    by_expansion: dict[str, list[str]] = {}
+    for acronym, expansion in (acronyms or {}).items():
+        by_expansion.setdefault(" ".join(stem(w) for w in expansion.split()), []).append(acronym)
+    parts = []
+    for part in _NAME_PARTS.split(name):
+        words = [w for w in re.findall(r"[^\W_]+", part.lower()) if w not in ENGLISH_STOP_WORDS]
+        if not words:
+            continue
+        patterns = [re.compile(rf"\b{re.escape(stem(w))}", re.I) for w in words]
+        written = by_expansion.get(" ".join(stem(w) for w in re.findall(r"[^\W_]+", part.lower())), [])
+        short = [re.compile(rf"\b{re.escape(a)}s?\b", re.I) for a in written]
+        parts.append((patterns, short))
+    if not parts:
+        return 0.0
+    used = 0
+    for doc in documents:
+        used += any(all(p.search(doc) for p in words) or any(a.search(doc) for a in short) for words, short in parts)
+    return used / len(documents)
 
 
 def is_keyword_pair(name: str) -> bool:

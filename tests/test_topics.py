@@ -8,7 +8,7 @@ import pytest
 
 from pipeline.config import BuildConfig
 from pipeline.evaluate import map_quality, npmi_coherence, topic_diversity
-from pipeline.naming import acronym_definitions, is_keyword_pair, name_groups, share_using
+from pipeline.naming import acronym_definitions, is_keyword_pair, name_groups, name_support
 from pipeline.neighbours import topic_centroids
 from pipeline.themes import fit_themes, group_topics, theme_count
 from pipeline.topics import (
@@ -120,9 +120,9 @@ def test_names_are_distinct_and_never_keyword_pairs():
     assert is_keyword_pair("Causal · latent") and not is_keyword_pair("Causal discovery")
 
 
-def test_share_using_counts_papers_with_every_word_of_the_name():
+def test_name_support_counts_papers_with_every_word_of_the_name():
     docs = ["Diffusion models sample.", "A diffusion model.", "Transformers."]
-    assert share_using("Diffusion models", docs) == pytest.approx(2 / 3)
+    assert name_support("Diffusion models", docs) == pytest.approx(2 / 3)
 
 
 def test_closeness_to_the_centroid_breaks_ties_between_equally_used_phrases():
