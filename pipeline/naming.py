@@ -426,6 +426,19 @@ def display_name(phrase: str, spelling: dict[str, str]) -> str:
     return name[0].upper() + name[1:] if name else name
 
 
+def as_in_text(name: str, spelling: dict[str, str]) -> str:
+    """A name's first word as the papers spell it mid-sentence, for the later parts of a name
+    that lists several ("Pose estimation & body models").
+
+    Examples:
+        >>> as_in_text("Body models", {"body": "body"}), as_in_text("LLM safety", {"llm": "LLM"})
+        ('body models', 'LLM safety')
+    """
+    first, _, rest = name.partition(" ")
+    word = spelling.get(first.lower(), first if first[1:2].isupper() else first.lower())
+    return f"{word} {rest}" if rest else word
+
+
 def _normal(phrase: str) -> str:
     """A phrase with plural endings dropped, to treat "diffusion model(s)" as one name."""
     return " ".join(re.sub(r"(?<=[a-z]{3})(es|s)$", "", w) for w in phrase.lower().split())
@@ -603,17 +616,46 @@ def _assign_distinct(
         free = [c for c in options[group] if _normal(c.phrase) not in taken]
         # An avoided phrase is still better than a fragment: it costs half its score, not all.
         preferred = sorted(free, key=lambda c: -c.score * (0.5 if _normal(c.phrase) in avoided else 1.0))
-        if support is not None:
-            held = next((c for c in preferred if support(group, c.phrase) >= NAME_SUPPORT), None)
-            if held is not None:
-                preferred = [held]
-        if preferred:
-            choice = preferred[0].phrase
-            taken.add(_normal(choice))
-            names[group] = display_name(choice, spelling)
-        else:
+        if not preferred:
             names[group] = f"Topic {group}"
+            continue
+        choice = preferred[0].phrase
+        name = display_name(choice, spelling)
+        if support is not None:
+            held = next((c for c in preferred if support(group, c.phrase) >= NAME_SUPPORT), preferred[0])
+            choice = held.phrase
+            name = display_name(choice, spelling)
+            second = _second_part(group, choice, preferred, support)
+            if second is not None:
+                name = f"{name} & {as_in_text(display_name(second, spelling), spelling)}"
+        taken.add(_normal(choice))
+        names[group] = name
     return names
+
+
+# A name fewer than this share of a topic's papers write names only part of it...
+MAJORITY = 2 / 3
+# ...and it takes a second part ("Adversarial examples & safety") that adds at least this share.
+SECOND_PART_GAIN = 0.15
+
+
+def _second_part(
+    group: int, choice: str, candidates: list[Candidate], support: Callable[[int, str], float]
+) -> str | None:
+    """A second phrase for a name that describes less than `MAJORITY` of its topic: the candidate
+    whose papers add most to the name's, when they add at least `SECOND_PART_GAIN`."""
+    alone = support(group, choice)
+    if alone >= MAJORITY:
+        return None
+    words = set(_normal(choice).split())
+    best, best_support = None, alone + SECOND_PART_GAIN
+    for candidate in candidates[:10]:
+        if candidate.phrase == choice or words & set(_normal(candidate.phrase).split()):
+            continue
+        both = support(group, f"{choice} & {candidate.phrase}")
+        if both >= best_support:
+            best, best_support = candidate.phrase, both
+    return best
 
 
 def keywords_of(counts: PhraseCounts, groups: np.ndarray, top_n: int = 10) -> dict[int, list[str]]:
@@ -676,7 +718,9 @@ def name_support(name: str, documents: list[str], acronyms: dict[str, str] | Non
         return 0.0
     used = 0
     for doc in documents:
-        used += any(all(p.search(doc) for p in words) or any(a.search(doc) for a in short) for words, short in parts)
+        used += any(
+            all(p.search(doc) for p in words) or any(a.search(doc) for a in short) for words, short in parts
+        )
     return used / len(documents)
 
 

@@ -23,6 +23,7 @@ from pipeline.naming import (
     PhraseCounts,
     _normal,
     _shape_factor,
+    as_in_text,
     count_phrases,
     display_name,
     keywords_of,
@@ -204,21 +205,9 @@ def _theme_names(
             result.append(names[g])
         else:
             listed = [topic_names[t] for t in sorted(members, key=lambda t: -sizes[t])]
-            later = [_as_in_text(n, spelling) for n in listed[1:]]
+            later = [as_in_text(n, spelling) for n in listed[1:]]
             result.append(listed[0] if not later else ", ".join([listed[0], *later[:-1]]) + " & " + later[-1])
     return result
-
-
-def _as_in_text(name: str, spelling: dict[str, str]) -> str:
-    """A name's first word as the papers spell it mid-sentence, for use inside a list of names.
-
-    Examples:
-        >>> _as_in_text("Body models", {"body": "body"}), _as_in_text("LLM safety", {"llm": "LLM"})
-        ('body models', 'LLM safety')
-    """
-    first, _, rest = name.partition(" ")
-    word = spelling.get(first.lower(), first if first[1:2].isupper() else first.lower())
-    return f"{word} {rest}" if rest else word
 
 
 def fit_themes(
@@ -277,7 +266,9 @@ def fit_themes(
         nameable,
         topic_names,
         phrases.spelling or {},
-        lambda t, name: name_support(name, [documents[i] for i in np.flatnonzero(rows == t)], phrases.acronyms),
+        lambda t, name: name_support(
+            name, [documents[i] for i in np.flatnonzero(rows == t)], phrases.acronyms
+        ),
     )
     # Theme 0 is the one with the most papers, as with topics.
     order = sorted(range(len(groups)), key=lambda g: (-sizes[groups[g]].sum(), min(groups[g])))
