@@ -558,8 +558,16 @@ def name_groups(
     for doc, group in zip(documents_kept, groups_kept.tolist()):
         members.setdefault(int(group), []).append(doc)
 
-    def support(group: int, phrase: str) -> float:
-        return name_support(phrase, members[group], counts.acronyms)
+    masks: dict[tuple[int, str], np.ndarray] = {}
+
+    def support(group: int, name: str) -> float:
+        """`name_support` of a name (parts joined by " & ") on the group's papers, each part once."""
+        used = np.zeros(len(members[group]), dtype=bool)
+        for part in name.split(" & "):
+            if (group, part) not in masks:
+                masks[group, part] = uses_name(part, members[group], counts.acronyms)
+            used |= masks[group, part]
+        return float(used.mean()) if len(used) else 0.0
 
     return _assign_distinct(options, spelling, avoid or {}, support)
 
@@ -622,10 +630,17 @@ def _assign_distinct(
         choice = preferred[0].phrase
         name = display_name(choice, spelling)
         if support is not None:
-            held = next((c for c in preferred if support(group, c.phrase) >= NAME_SUPPORT), preferred[0])
-            choice = held.phrase
+            # The best phrase, with a second part where it names less than most of the topic;
+            # failing NAME_SUPPORT even so, the best phrase that reaches it (and its second part).
+            for candidate in [preferred[0], *preferred[1:]]:
+                second = _second_part(group, candidate.phrase, preferred, support)
+                whole = candidate.phrase if second is None else f"{candidate.phrase} & {second}"
+                if support(group, whole) >= NAME_SUPPORT:
+                    break
+            else:
+                candidate, second = preferred[0], _second_part(group, preferred[0].phrase, preferred, support)
+            choice = candidate.phrase
             name = display_name(choice, spelling)
-            second = _second_part(group, choice, preferred, support)
             if second is not None:
                 name = f"{name} & {as_in_text(display_name(second, spelling), spelling)}"
         taken.add(_normal(choice))
@@ -698,6 +713,11 @@ def name_support(name: str, documents: list[str], acronyms: dict[str, str] | Non
     """
     if not documents:
         return 0.0
+    return float(uses_name(name, documents, acronyms).mean())
+
+
+def uses_name(name: str, documents: list[str], acronyms: dict[str, str] | None = None) -> np.ndarray:
+    """Per document, whether it uses the name (see `name_support`, the share of them that do)."""
 
     def stem(word: str) -> str:
         return word[:-1] if len(word) > 4 and word.endswith("s") else word
@@ -714,14 +734,16 @@ def name_support(name: str, documents: list[str], acronyms: dict[str, str] | Non
         written = by_expansion.get(" ".join(stem(w) for w in re.findall(r"[^\W_]+", part.lower())), [])
         short = [re.compile(rf"\b{re.escape(a)}s?\b", re.I) for a in written]
         parts.append((patterns, short))
-    if not parts:
-        return 0.0
-    used = 0
-    for doc in documents:
-        used += any(
-            all(p.search(doc) for p in words) or any(a.search(doc) for a in short) for words, short in parts
-        )
-    return used / len(documents)
+    return np.array(
+        [
+            any(
+                all(p.search(doc) for p in words) or any(a.search(doc) for a in short)
+                for words, short in parts
+            )
+            for doc in documents
+        ],
+        dtype=bool,
+    )
 
 
 def is_keyword_pair(name: str) -> bool:
