@@ -481,6 +481,7 @@ class Candidate:
     phrase: str
     score: float
     coverage: float
+    precision: float = 1.0  # share of all the papers using the phrase that are in the group
 
 
 def name_groups(
@@ -551,7 +552,12 @@ def name_groups(
         scores = lexical[row, best] * closeness.get(row, 1.0)
         order = np.argsort(-scores, kind="stable")
         options[int(group)] = [
-            Candidate(str(counts.phrases[best[i]]), float(scores[i]), float(coverage[row, best[i]]))
+            Candidate(
+                str(counts.phrases[best[i]]),
+                float(scores[i]),
+                float(coverage[row, best[i]]),
+                float(precision[row, best[i]]),
+            )
             for i in order
         ]
     members: dict[int, list[str]] = {}
@@ -651,25 +657,32 @@ def _assign_distinct(
 # A name fewer than this share of a topic's papers write names only part of it...
 MAJORITY = 2 / 3
 # ...and it takes a second part ("Adversarial examples & safety") that adds at least this share.
-SECOND_PART_GAIN = 0.15
+SECOND_PART_GAIN = 0.1
 
 
 def _second_part(
     group: int, choice: str, candidates: list[Candidate], support: Callable[[int, str], float]
 ) -> str | None:
-    """A second phrase for a name that describes less than `MAJORITY` of its topic: the candidate
-    whose papers add most to the name's, when they add at least `SECOND_PART_GAIN`."""
+    """A second phrase for a name that describes less than `MAJORITY` of its topic: of the topic's
+    own phrases (most of their use is in it; not a lone adjective like "restricted"), the one whose
+    papers add most to the name's, when they add at least `SECOND_PART_GAIN`."""
     alone = support(group, choice)
     if alone >= MAJORITY:
         return None
-    words = set(_normal(choice).split())
-    best, best_support = None, alone + SECOND_PART_GAIN
+    stems = {w[:4] for w in _normal(choice).split()}
+    best, best_value = None, 0.0
     for candidate in candidates[:10]:
-        if candidate.phrase == choice or words & set(_normal(candidate.phrase).split()):
+        phrase = candidate.phrase
+        # No word of the name again, in any form ("Dialogue & dialog", "Question answering & answers").
+        if stems & {w[:4] for w in _normal(phrase).split()} or candidate.precision < 0.5:
             continue
-        both = support(group, f"{choice} & {candidate.phrase}")
-        if both >= best_support:
-            best, best_support = candidate.phrase, both
+        if " " not in phrase and _ADJECTIVE_ENDING.search(phrase):
+            continue
+        if support(group, f"{choice} & {phrase}") < alone + SECOND_PART_GAIN:
+            continue
+        value = support(group, phrase) * candidate.precision  # common in the topic, rare elsewhere
+        if value > best_value:
+            best, best_value = phrase, value
     return best
 
 
