@@ -204,7 +204,9 @@ def _theme_names(
         if g in names:
             result.append(names[g])
         else:
-            listed = [topic_names[t] for t in sorted(members, key=lambda t: -sizes[t])]
+            # Each member by the first part of its name: "Dialogue & question answering", not
+            # "Dialogue & conversation & question answering".
+            listed = [topic_names[t].split(" & ")[0] for t in sorted(members, key=lambda t: -sizes[t])]
             later = [as_in_text(n, spelling) for n in listed[1:]]
             result.append(listed[0] if not later else ", ".join([listed[0], *later[:-1]]) + " & " + later[-1])
     return result
