@@ -112,7 +112,6 @@ def group_topics(
     total = sizes.sum()
     nameable = np.ones(coverage.shape[1], dtype=bool) if nameable is None else nameable
     groups: list[list[int]] = [[t] for t in range(len(sizes))]
-    similarity = centroids @ centroids.T
 
     def distinct(members: list[int], least: np.ndarray) -> np.ndarray:
         outside = (total_uses - inside[members].sum(axis=0)) / max(1, total - sizes[members].sum())
@@ -126,20 +125,34 @@ def group_topics(
         least = coverage[members].min(axis=0)
         return bool((distinct(members, least) & (least >= SHARED)).any())
 
+    # Sums of centroid similarities between groups: merging i and j adds j's row to i's, so the
+    # mean similarity (average linkage) of any two groups is one division away.
+    sums = (centroids @ centroids.T).astype(np.float64)
     for allowed, only_single in ((named, False), (listed, True)):
         while len(groups) > n_themes:
-            pairs = sorted(
-                (-float(similarity[np.ix_(groups[i], groups[j])].mean()), i, j)
-                for i in range(len(groups))
-                for j in range(i + 1, len(groups))
-                if not only_single or len(groups[i]) == len(groups[j]) == 1
+            counts = np.array([len(g) for g in groups], dtype=np.float64)
+            mean = sums / np.outer(counts, counts)
+            i_index, j_index = np.triu_indices(len(groups), k=1)
+            if only_single:
+                keep = (counts[i_index] == 1) & (counts[j_index] == 1)
+                i_index, j_index = i_index[keep], j_index[keep]
+            order = np.lexsort((j_index, i_index, -mean[i_index, j_index]))
+            merge = next(
+                (
+                    (int(i_index[k]), int(j_index[k]))
+                    for k in order
+                    if allowed(groups[i_index[k]] + groups[j_index[k]])
+                ),
+                None,
             )
-            merge = next(((i, j) for _, i, j in pairs if allowed(groups[i] + groups[j])), None)
             if merge is None:
                 break
             i, j = merge
             groups[i] = groups[i] + groups[j]
             del groups[j]
+            sums[i, :] += sums[j, :]
+            sums[:, i] += sums[:, j]
+            sums = np.delete(np.delete(sums, j, axis=0), j, axis=1)
     return groups
 
 
