@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -259,9 +260,13 @@ def _status_order(column: pd.Series) -> pd.Series:
     return column
 
 
-def final_labels(provisional: dict[int, str], lineage: Lineage) -> dict[int, str]:
+def final_labels(
+    provisional: dict[int, str], lineage: Lineage, holds: Callable[[int, str], bool] | None = None
+) -> dict[int, str]:
     """Final topic id -> name: a matched topic keeps its previous name unless that name is now
-    taken by another topic (two topics must never share a name); others keep their new name.
+    taken by another topic (two topics must never share a name) or, with `holds` (final id, name
+    -> whether the topic's papers now use the name enough), no longer holds for its papers; others
+    keep their new name.
 
     Examples:
         >>> lineage = Lineage(mapping={-1: -1, 0: 4, 1: 9}, keep_label={4: "Optimal transport"},
@@ -272,7 +277,7 @@ def final_labels(provisional: dict[int, str], lineage: Lineage) -> dict[int, str
     names = {lineage.mapping[t]: label for t, label in provisional.items()}
     for final, old_label in lineage.keep_label.items():
         taken = {label for other, label in names.items() if other != final}
-        if old_label not in taken:
+        if old_label not in taken and (holds is None or holds(final, old_label)):
             names[final] = old_label
     return names
 
@@ -323,9 +328,10 @@ def read_previous(folder: str | Path) -> PreviousMap:
 
 
 def apply_lineage(
-    labels: np.ndarray, table: pd.DataFrame, lineage: Lineage
+    labels: np.ndarray, table: pd.DataFrame, lineage: Lineage, holds: Callable[[int, str], bool] | None = None
 ) -> tuple[np.ndarray, pd.DataFrame]:
-    """The build's labels and topic table under their final ids and names (table sorted by id).
+    """The build's labels and topic table under their final ids and names (table sorted by id);
+    `holds` as in `final_labels`.
 
     Examples:
         >>> lineage = Lineage(mapping={-1: -1, 0: 4, 1: 9}, keep_label={4: "Optimal transport"},
@@ -336,7 +342,7 @@ def apply_lineage(
         ([4, 9, -1], [[4, 'Optimal transport'], [9, 'Diffusion']])
     """
     provisional = dict(zip(table["topic_id"].astype(int), table["label"].astype(str), strict=True))
-    names = final_labels(provisional, lineage)
+    names = final_labels(provisional, lineage, holds)
     remapped = np.array([lineage.mapping[int(t)] for t in np.asarray(labels).tolist()], dtype=np.int64)
     table = table.copy()
     table["topic_id"] = table["topic_id"].map(lambda t: lineage.mapping[int(t)]).astype(np.int64)

@@ -277,3 +277,21 @@ def test_no_previous_numbers_topics_by_size_and_writes_no_lineage(seed_map, tmp_
     assert json.loads((out / "manifest.json").read_text())["lineage"]["previous"] is None
     sizes = atlas.topics.sort_values("topic_id")["size"].tolist()
     assert sizes == sorted(sizes, reverse=True)
+
+
+def test_a_previous_name_is_kept_only_while_it_holds_for_the_topics_papers():
+    from pipeline.lineage import Lineage, final_labels
+
+    lineage = Lineage(
+        mapping={-1: -1, 0: 4, 1: 9},
+        keep_label={4: "Optimal transport", 9: "Segmentation"},
+        table=pd.DataFrame(),
+        next_topic_id=10,
+    )
+    provisional = {0: "Sinkhorn", 1: "Object detection & segmentation"}
+    holds = {4: True, 9: False}  # the papers of topic 9 no longer write "segmentation" enough
+    assert final_labels(provisional, lineage, lambda t, name: holds[t]) == {
+        4: "Optimal transport",
+        9: "Object detection & segmentation",
+    }
+    assert final_labels(provisional, lineage) == {4: "Optimal transport", 9: "Segmentation"}
