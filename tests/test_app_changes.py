@@ -205,10 +205,21 @@ def test_a_real_rebuild_shows_its_changes_and_old_links_still_open_a_topic(grown
     assert len(rows) == len(atlas.lineage)
     names = dict(zip(atlas.topics["topic_id"], atlas.topics["label"], strict=True))
     assert set(names.values()) <= set(rows["Topic"])
-    words = {"gone": "Gone", "kept": "Unchanged", "grown": "Grew", "shrunk": "Shrank", "new": "New"}
+    words = {
+        "gone": ("Gone", "Merged into"),
+        "kept": ("Unchanged", "Renamed"),
+        "grown": ("Grew", "Renamed"),
+        "shrunk": ("Shrank", "Renamed"),
+        "new": ("New",),
+    }
     for status in set(atlas.lineage["status"]):
         if status in words:
             assert rows["Change"].str.startswith(words[status]).any(), status
+    # Every previous topic either lives on under its id and name or is named in the panel.
+    before = read_map(SEED_MAP).topics
+    panel = " ".join(rows["Change"]) + " " + " ".join(rows["Topic"])
+    for topic, name in zip(before["topic_id"], before["label"], strict=True):
+        assert names.get(topic) == name or name in panel, name
     # Every topic of the previous map, linked as before, opens a topic of this map.
     for topic in read_map(SEED_MAP).topics["topic_id"].tolist()[:6]:
         at = start({"topic": str(topic)})
