@@ -702,8 +702,9 @@ def keywords_of(counts: PhraseCounts, groups: np.ndarray, top_n: int = 10) -> di
     return result
 
 
-# A name that lists its parts ("Pose estimation & body models", "Robots, drones & vehicles").
-_NAME_PARTS = re.compile(r"\s*(?:&|,)\s*")
+# A name that lists its parts ("Pose estimation & body models", "Robots, drones & vehicles",
+# "Bundle adjustment & camera models; illumination").
+_NAME_PARTS = re.compile(r"\s*(?:&|,|;)\s*")
 
 
 def name_support(name: str, documents: list[str], acronyms: dict[str, str] | None = None) -> float:

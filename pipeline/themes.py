@@ -217,11 +217,20 @@ def _theme_names(
         if g in names:
             result.append(names[g])
         else:
-            # Each member by the first part of its name: "Dialogue & question answering", not
-            # "Dialogue & conversation & question answering".
-            listed = [topic_names[t].split(" & ")[0] for t in sorted(members, key=lambda t: -sizes[t])]
+            # Each member by the first part of its name where that holds ("Dialogue & question
+            # answering", not "Dialogue & conversation & question answering"), else by its whole
+            # name, and then the names are set apart by semicolons.
+            listed = []
+            for t in sorted(members, key=lambda t: -sizes[t]):
+                first = topic_names[t].split(" & ")[0]
+                listed.append(first if support(t, first) >= HOLDS else topic_names[t])
             later = [as_in_text(n, spelling) for n in listed[1:]]
-            result.append(listed[0] if not later else ", ".join([listed[0], *later[:-1]]) + " & " + later[-1])
+            if any(" & " in n for n in listed):
+                result.append("; ".join([listed[0], *later]))
+            else:
+                result.append(
+                    listed[0] if not later else ", ".join([listed[0], *later[:-1]]) + " & " + later[-1]
+                )
     return result
 
 
