@@ -153,7 +153,7 @@ def themes_of(words: list, names: list[str], n_themes: int, per_topic: int = 20)
     topics = pd.DataFrame({"topic_id": ids, "label": names, "centroid": list(centroids)})
     themes, theme_of = fit_themes(documents, vectors, labels, topics, n_themes=n_themes)
     support = {
-        (row.label, t): name_support(row.label, [d for d, l in zip(documents, labels) if l == t])
+        (row.label, t): name_support(row.label, [d for d, topic in zip(documents, labels) if topic == t])
         for row in themes.itertuples()
         for t in row.topic_ids
     }
