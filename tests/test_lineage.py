@@ -102,7 +102,10 @@ def test_grown_split_merged_new_and_gone_are_recorded_and_new_ids_are_never_reus
     assert merged["previous_label"] == "Attention; Linear attention"
     assert list(merged["previous_sizes"]) == [5, 4] and list(gone.loc[7, "previous_sizes"]) == [4]
     assert sentences[7] == "Merged into “C” (topic 6, until now “Attention”)."
-    assert sentences[6] == "Was “Attention” (5 papers); “Linear attention” (4 papers) merged into it: 9 papers now."
+    assert (
+        sentences[6]
+        == "Was “Attention” (5 papers); “Linear attention” (4 papers) merged into it: 9 papers now."
+    )
     assert sentences[9] == "Merged into “A” (topic 3, until now “Clustering”)."
     assert (
         sentences[4]
