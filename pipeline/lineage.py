@@ -264,9 +264,9 @@ def final_labels(
     provisional: dict[int, str], lineage: Lineage, holds: Callable[[int, str], bool] | None = None
 ) -> dict[int, str]:
     """Final topic id -> name: a matched topic keeps its previous name unless that name is now
-    taken by another topic (two topics must never share a name) or, with `holds` (final id, name
-    -> whether the topic's papers now use the name enough), no longer holds for its papers; others
-    keep their new name.
+    taken by another topic (two topics must never share a name), or the new name extends it with a
+    second part, or, with `holds` (final id, name -> whether the topic's papers now use the name
+    enough), it no longer holds for its papers; others keep their new name.
 
     Examples:
         >>> lineage = Lineage(mapping={-1: -1, 0: 4, 1: 9}, keep_label={4: "Optimal transport"},
@@ -277,7 +277,8 @@ def final_labels(
     names = {lineage.mapping[t]: label for t, label in provisional.items()}
     for final, old_label in lineage.keep_label.items():
         taken = {label for other, label in names.items() if other != final}
-        if old_label not in taken and (holds is None or holds(final, old_label)):
+        extended = names.get(final, "").startswith(old_label + " & ")  # "Adversarial examples & safety"
+        if old_label not in taken and not extended and (holds is None or holds(final, old_label)):
             names[final] = old_label
     return names
 

@@ -298,3 +298,6 @@ def test_a_previous_name_is_kept_only_while_it_holds_for_the_topics_papers():
         9: "Object detection & segmentation",
     }
     assert final_labels(provisional, lineage) == {4: "Optimal transport", 9: "Segmentation"}
+    # A new name that extends the previous one with a second part is taken.
+    extended = {0: "Optimal transport & Sinkhorn", 1: "Object detection"}
+    assert final_labels(extended, lineage)[4] == "Optimal transport & Sinkhorn"
