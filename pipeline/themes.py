@@ -267,15 +267,18 @@ def fit_themes(
     indicator = sparse.csr_matrix(
         (np.ones(len(assigned)), (rows[assigned], assigned)), shape=(len(topic_ids), len(labels))
     )
-    inside = np.asarray((indicator @ matrix).todense(), dtype=np.float64)
     sizes = np.bincount(rows[assigned], minlength=len(topic_ids)).astype(np.float64)
+    # Only phrases two topics share can join or name a group: the rest is dropped before the
+    # topics x phrases table is made dense (a big corpus has hundreds of thousands of phrases).
+    counts = (indicator @ matrix).tocsc().astype(np.float64)
+    shares = sparse.diags(1 / np.maximum(sizes, 1)) @ counts
+    useful = np.flatnonzero(np.asarray((shares >= SHARED).sum(axis=0)).ravel() >= 2)
+    inside = np.asarray(counts[:, useful].todense())
     coverage = inside / np.maximum(sizes, 1)[:, None]
-    # Only phrases two topics share can join or name a group; the rest is dropped for speed.
-    useful = np.flatnonzero((coverage >= SHARED).sum(axis=0) >= 2)
     nameable = _nameable([forms[k] for k in useful])
     groups = group_topics(
-        coverage[:, useful],
-        inside[:, useful],
+        coverage,
+        inside,
         sizes,
         centroids,
         n_themes or theme_count(len(topic_ids)),
@@ -283,8 +286,8 @@ def fit_themes(
     )
     names = _theme_names(
         groups,
-        coverage[:, useful],
-        inside[:, useful],
+        coverage,
+        inside,
         sizes,
         [forms[k] for k in useful],
         nameable,
