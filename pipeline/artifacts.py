@@ -640,13 +640,14 @@ def read_lineage(folder: str | Path) -> pd.DataFrame | None:
         lineage = pd.read_parquet(path)
     except Exception as exc:
         raise UserError(f"{path}: unreadable lineage table ({str(exc)[:120]})") from None
-    missing = [c for c in LINEAGE_COLUMNS if c not in lineage.columns]
+    missing = [c for c in LINEAGE_COLUMNS if c not in lineage.columns and c != "previous_sizes"]
     if missing:
         raise UserError(f"{path}: missing column(s) {', '.join(missing)}; rebuild the map")
     try:
         lineage["topic_id"] = [_whole(t) for t in lineage["topic_id"]]
-        for column in ("previous_topic_ids", "successor_topic_ids"):
-            lineage[column] = lineage[column].map(lambda ids: [_whole(i) for i in ids])
+        for column in ("previous_topic_ids", "successor_topic_ids", "previous_sizes"):
+            if column in lineage.columns:  # previous_sizes: maps built since issue 21
+                lineage[column] = lineage[column].map(lambda ids: [_whole(i) for i in ids])
         lineage["topic_id"] = lineage["topic_id"].astype(np.int64)
     except (TypeError, ValueError, OverflowError):
         raise UserError(f"{path}: topic ids that are not whole numbers; rebuild the map") from None

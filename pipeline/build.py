@@ -34,6 +34,7 @@ from pipeline.evaluate import map_quality
 from pipeline.ingest import expand_inputs, ingest, read_bytes
 from pipeline.layout import label_positions, map_coordinates, theme_label_positions
 from pipeline.lineage import PreviousMap, apply_lineage, match_topics, read_previous
+from pipeline.naming import NAME_SUPPORT, name_support
 from pipeline.themes import fit_themes
 from pipeline.topics import fit_topics, topic_stability
 
@@ -256,7 +257,15 @@ def _build_map(
             dict(zip(topics.table["topic_id"].astype(int), topics.table["label"], strict=True)),
             dict(zip(topics.table["topic_id"].astype(int), topics.table["centroid"], strict=True)),
         )
-        topics.labels, topics.table = apply_lineage(topics.labels, topics.table, lineage)
+        # A previous name is kept only while it still holds for the topic's papers (issue 21).
+        provisional_of = {final: provisional for provisional, final in lineage.mapping.items()}
+        acronyms = topics.phrases.acronyms if topics.phrases is not None else {}
+
+        def holds(final: int, name: str) -> bool:
+            rows = np.flatnonzero(topics.labels == provisional_of[final])
+            return name_support(name, [documents[i] for i in rows], acronyms) >= NAME_SUPPORT
+
+        topics.labels, topics.table = apply_lineage(topics.labels, topics.table, lineage, holds)
         log(lineage_summary(lineage.table))
     lap("topics")
     stability_report = {"runs": 0, "method": "switched off (--no-stability)", "seconds": 0.0}
@@ -273,7 +282,6 @@ def _build_map(
         embeddings[fitted],
         topics.labels[fitted],
         topics.table,
-        encode=encode_phrases,
         phrases=topics.phrases,
     )
     if resolved.fit_sample:  # theme sizes count every paper, as topic sizes do

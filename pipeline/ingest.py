@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline import UserError
+from pipeline.sentences import first_sentence
 
 SUPPORTED = (".txt", ".csv", ".tsv", ".jsonl", ".parquet")
 MAX_TITLE = 90
@@ -53,8 +54,14 @@ class Corpus:
 
 
 def normalise_text(text: str) -> str:
-    """Unicode NFKC with runs of whitespace collapsed: the form ids and de-duplication use."""
+    """Unicode NFKC with runs of whitespace collapsed: the key ids and de-duplication use, never
+    what is stored or shown ("Du²Net" stays "Du²Net"; see `one_line`)."""
     return " ".join(unicodedata.normalize("NFKC", text).split())
+
+
+def one_line(text: str) -> str:
+    """Text as written, with runs of whitespace (newlines included) collapsed to single spaces."""
+    return " ".join(text.split())
 
 
 def doc_id_for(text: str) -> str:
@@ -64,8 +71,8 @@ def doc_id_for(text: str) -> str:
 
 def collection_name(header: str) -> str:
     """Name of a seed file's collection, with list words removed ("ICML 2025 论文列表" -> "ICML 2025")."""
-    name = _HEADER_NOISE.sub("", normalise_text(header)).strip(" :-–—")
-    return name or normalise_text(header)
+    name = _HEADER_NOISE.sub("", one_line(header)).strip(" :-–—")
+    return name or one_line(header)
 
 
 _VERB = re.compile(r"\b(?:we|this paper|this work)\s+(?:propose|introduce|present|develop)s?\s+", re.I)
@@ -75,11 +82,6 @@ _ARTICLE = re.compile(
     re.I,
 )
 _NAME_END = re.compile(r",|;|:|\.\s|\.$|\s(?:which|that|to|for|as|with|where|in)\s|\s[-–—]\s")
-
-
-# A sentence ends at ". " after a word, a bracket or a formula, but not inside "e.g. " or "et al. ".
-# Chinese and Japanese end a sentence with "。", with no space after it.
-_SENTENCE_END = re.compile(r"(?<=[a-z0-9)\]$])(?<!e\.g)(?<!i\.e)(?<!\bal)(?<!\bvs)(?<!etc)(?<!\bcf)\.\s|。")
 
 
 def _strip_markup(text: str) -> str:
@@ -128,19 +130,18 @@ def derive_title(abstract: str) -> str:
         >>> derive_title("Despite remarkable advances, multi-view clustering methods still fail on incomplete views.")
         'Despite remarkable advances, multi-view clustering methods still fail on incomplete views'
     """
-    text = normalise_text(abstract)
+    text = one_line(abstract)
     named = _method_name(text)
     if named:
         name, after = named
-        what = re.split(r";\s", _SENTENCE_END.split(after, maxsplit=1)[0], maxsplit=1)[0].rstrip(".")
+        what = re.split(r";\s", first_sentence(after), maxsplit=1)[0].rstrip(".。")
         if len(name) + 2 >= MAX_TITLE or not what:
             return _shorten(name, MAX_TITLE)
         relative = re.match(r"(?:which|that)\s+", what)
         if relative:  # "SMAAT, which improves ..." reads best as "SMAAT improves ..."
             return _shorten(name + " " + what[relative.end() :], MAX_TITLE)
         return name + ": " + _shorten(what, MAX_TITLE - len(name) - 2)
-    first_sentence = _SENTENCE_END.split(text, maxsplit=1)[0].rstrip(".")
-    return _shorten(_strip_markup(first_sentence), MAX_TITLE)
+    return _shorten(_strip_markup(first_sentence(text).rstrip(".。")), MAX_TITLE)
 
 
 def read_bytes(path: Path) -> bytes:
@@ -471,7 +472,7 @@ def ingest(inputs: list[str | Path]) -> Corpus:
         papers = papers[~duplicates].reset_index(drop=True)
     if "title" not in papers.columns:
         papers["title"] = ""
-    titles = papers["title"].map(lambda v: "" if v is None or v != v else normalise_text(str(v)))
+    titles = papers["title"].map(lambda v: "" if v is None or v != v else one_line(str(v)))
     missing = titles == ""
     titles[missing] = papers.loc[missing, "abstract"].map(derive_title)
     papers["title"] = titles

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from pipeline.export import without_bidi_controls
+from pipeline.sentences import first_sentence
 
 SUMMARY_CHARACTERS = 200
 # Markdown: CommonMark lets any ASCII punctuation be backslash-escaped; these are the ones that
@@ -55,11 +56,13 @@ def summary(abstract: str, limit: int = SUMMARY_CHARACTERS) -> str:
     Examples:
         >>> summary("We propose X. It is fast.")
         'We propose X.'
+        >>> summary("Priors (e.g. Gaussian ones) help, as Lee et al. Found. Then more.")
+        'Priors (e.g. Gaussian ones) help, as Lee et al. Found.'
         >>> summary("word " * 100, limit=20)
         'word word word…'
     """
     text = one_line(abstract)
-    first = re.split(r"(?<=[.!?])\s+(?=[A-Z(\"'])", text, maxsplit=1)[0]
+    first = first_sentence(text)
     if len(first) <= limit:
         return first
     cut = first[: limit - 1].rsplit(" ", 1)[0].rstrip(",;: ")

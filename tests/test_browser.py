@@ -414,3 +414,47 @@ def test_theme_names_on_the_whole_map_and_topic_names_zoomed_in(page, tmp_path):
         assert "Learning on structure" not in page.locator(labels).all_text_contents()
     finally:
         app.stop()
+
+
+def test_a_link_to_a_merged_and_renamed_topic_says_what_it_was(page, tmp_path):
+    """Issue 21: topic 2 was "Segmentation", took in "Object detection" and now bears that name."""
+    import pandas as pd
+
+    atlas = tiny_map(
+        labels=["Graph neural networks", "Diffusion models", "Object detection", "Multi-view clustering"]
+    )
+    atlas.lineage = pd.DataFrame(
+        {
+            "topic_id": [0, 1, 2, 3, 5],
+            "status": ["kept", "kept", "merged", "kept", "gone"],
+            "previous_topic_ids": [[0], [1], [2, 5], [3], [5]],
+            "successor_topic_ids": [[], [], [], [], [2]],
+            "previous_label": [
+                "Graph neural networks",
+                "Diffusion models",
+                "Segmentation; Object detection",
+                "Multi-view clustering",
+                "Object detection",
+            ],
+            "shared_papers": [13, 13, 13, 13, 6],
+            "previous_sizes": [[13], [13], [7, 6], [13], [6]],
+        }
+    )
+    atlas.manifest["lineage"] = {
+        "previous": {"name": "Tiny test map", "fingerprint": "f"},
+        "next_topic_id": 6,
+    }
+    write_map(tmp_path / "rebuilt", atlas)
+    app = App(tmp_path / "rebuilt", tmp_path / "none")
+    try:
+        open_app(page, app.url + "?topic=2")
+        assert heading(page, "Object detection") == "Object detection"
+        notice = page.get_by_text("from this link was").first
+        notice.wait_for(timeout=30_000)
+        assert notice.inner_text() == (
+            "Topic 2 from this link was “Segmentation” before the map was rebuilt; it is now "
+            "“Object detection” (“Object detection” merged into it)."
+        )
+        page.get_by_text("Changes since the previous build").first.wait_for(timeout=30_000)
+    finally:
+        app.stop()
