@@ -22,9 +22,10 @@ from pipeline.embed import MODEL_NAME, embed_texts
 from pipeline.evaluate import map_quality
 from pipeline.ingest import expand_inputs, ingest, read_bytes
 from pipeline.layout import label_positions, map_coordinates, theme_label_positions
-from pipeline.lineage import PreviousMap, apply_lineage, match_topics, read_previous
+from pipeline.lineage import Lineage, PreviousMap, apply_lineage, match_topics, read_previous
+from pipeline.sample_fit import SampleFit, fit_on_sample, place_rest
 from pipeline.themes import fit_themes
-from pipeline.topics import fit_topics, topic_stability
+from pipeline.topics import Topics, fit_topics, topic_stability
 
 MIN_PAPERS = 10
 LIBRARIES = (
@@ -107,143 +108,48 @@ def build_map(
     out = Path(out)
     config = config or BuildConfig()
     check_out(out, inputs)  # never replace an input, a folder of inputs, or a folder that is not a map
-    timings: dict[str, float] = {}
-    clock = time.perf_counter()
-
-    def lap(stage: str) -> None:
-        nonlocal clock
-        now = time.perf_counter()
-        timings[stage] = round(now - clock, 3)
-        clock = now
-
+    timer = StageTimer()
     fingerprint = input_fingerprint(inputs, config)
     deferred: list[str] = []  # said once the input is known good: a bad input gets one error line only
     previous_map = previous_for(out, previous, deferred.append)
-    corpus = ingest(inputs)
-    papers = corpus.papers
-    if len(papers) < MIN_PAPERS:
-        raise UserError(
-            f"{', '.join(map(str, inputs))}: {len(papers)} distinct abstract(s); a map needs at least {MIN_PAPERS}"
-        )
-    resolved = config.resolve(len(papers))
-    for note in corpus.notes:
-        log(note)
-    lap("ingest")
 
-    documents = papers["abstract"].tolist()
-    compute = None
-    if ray_address and encoder is None:
-        from pipeline.ray_embed import ray_compute
-
-        compute = ray_compute(ray_address, resolved, log=log)
-    # Abstracts and, later, candidate topic names go through the same encoder and cache.
-    embed = partial(
-        embed_texts,
-        embedder=resolved.embedder,
-        max_tokens=resolved.max_tokens,
+    corpus, resolved = read_corpus(inputs, config, log)
+    timer.lap("ingest")
+    documents = corpus.papers["abstract"].tolist()
+    embeddings, embedding_report, encode_phrases = embed_corpus(
+        documents,
+        resolved,
         use_cache=use_cache,
+        progress=progress,
         encoder=encoder,
+        ray_address=ray_address,
+        log=log,
     )
-    embeddings, embedding_report = embed(documents, progress=progress, compute=compute)
-    if compute is not None:
-        embedding_report["ray"] = compute.report
-    lap("embed")
-    if embedding_report["computed"]:
-        log(
-            f"embedded {embedding_report['computed']:,} abstracts "
-            f"({embedding_report['abstracts_per_second']} abstracts/s), {embedding_report['cached']:,} from cache"
-        )
-    else:
-        log(f"all {embedding_report['cached']:,} embeddings from cache")
-
-    def encode_phrases(texts: list[str]) -> np.ndarray:
-        return embed(texts, progress=False)[0]
-
-    log(f"finding topics (UMAP + HDBSCAN, min topic size {resolved.min_topic_size})...")
-    if resolved.fit_sample:
-        from pipeline.sample_fit import fit_on_sample, place_rest
-
-        log(f"fitting on a sample of {resolved.fit_sample:,} papers, assigning the rest...")
-        fit = fit_on_sample(documents, embeddings, resolved, encode=encode_phrases)
-        topics = fit.topics
-    else:
-        topics = fit_topics(documents, embeddings, resolved, encode=encode_phrases)
-    # Stability and theme names are worked out on the papers UMAP and HDBSCAN saw.
-    fitted = fit.sample_rows if resolved.fit_sample else np.arange(len(documents))
-    lineage = None
-    for note in topics.notes:  # e.g. how topics were named when the abstracts are not in English
+    timer.lap("embed")
+    fit = fit_topic_model(documents, embeddings, resolved, encode_phrases, log)
+    for note in fit.topics.notes:  # e.g. how topics were named when the abstracts are not in English
         log(note)
         corpus.notes.append(note)
     for note in deferred:
         log(note)
-    if previous_map is not None:
-        # Ids and names are settled here, before anything else reads a topic id.
-        lineage = match_topics(
-            previous_map,
-            papers["doc_id"].tolist(),
-            topics.labels,
-            dict(zip(topics.table["topic_id"].astype(int), topics.table["label"], strict=True)),
-            dict(zip(topics.table["topic_id"].astype(int), topics.table["centroid"], strict=True)),
-        )
-        topics.labels, topics.table = apply_lineage(topics.labels, topics.table, lineage)
-        log(lineage_summary(lineage.table))
-    lap("topics")
-    stability_report = {"runs": 0, "method": "switched off (--no-stability)", "seconds": 0.0}
-    stability: dict[int, float] = {}
+    lineage = keep_topic_ids(previous_map, corpus.papers, fit.topics, log)
+    timer.lap("topics")
+    stability, stability_report = score_stability(fit, embeddings, resolved, log)
     if resolved.stability:
-        log("scoring topic stability (re-clustering 90% subsamples)...")
-        stability, stability_report = topic_stability(
-            topics.reduced, embeddings[fitted], topics.labels[fitted], resolved
-        )
-        lap("stability")
-    # Themes come last, from the final topic ids and names.
-    themes, theme_of = fit_themes(
-        [documents[i] for i in fitted],
-        embeddings[fitted],
-        topics.labels[fitted],
-        topics.table,
-        encode=encode_phrases,
-        phrases=topics.phrases,
-    )
-    if resolved.fit_sample:  # theme sizes count every paper, as topic sizes do
-        size_of = dict(zip(topics.table["topic_id"], topics.table["size"], strict=True))
-        themes["size"] = themes["topic_ids"].map(lambda ids: int(sum(size_of[t] for t in ids)))
-    lap("themes")
-
+        timer.lap("stability")
+    themes, theme_of = group_into_themes(fit, documents, embeddings, encode_phrases)
+    timer.lap("themes")
     log("laying out the 2-D map...")
-    if resolved.fit_sample:
-        sample_xy = map_coordinates(
-            embeddings[fit.sample_rows],
-            n_neighbors=min(resolved.n_neighbors, len(fit.sample_rows) - 1),
-            random_state=resolved.random_state,
-            knn=topics.knn,
-        )
-        coordinates = place_rest(fit, sample_xy)
-    else:
-        coordinates = map_coordinates(
-            embeddings, n_neighbors=resolved.n_neighbors, random_state=resolved.random_state, knn=topics.knn
-        )
-    lap("layout")
-
-    papers = papers.copy()
-    papers["topic_id"] = topics.labels
-    papers["x"] = coordinates[:, 0]
-    papers["y"] = coordinates[:, 1]
-    positions = label_positions(coordinates, topics.labels)
-    table = topics.table.merge(positions, on="topic_id")
-    table["theme_id"] = table["topic_id"].map(theme_of).fillna(-1).astype("int64")
-    table["stability"] = table["topic_id"].map(stability).astype("float64")  # NaN when switched off
-    themes = themes.merge(theme_label_positions(coordinates, topics.labels, theme_of), on="theme_id")
-    doc_ids = papers["doc_id"].to_numpy()
-    table["representative_doc_ids"] = table.pop("representative_rows").map(
-        lambda rows: doc_ids[rows].tolist()
+    coordinates = lay_out(fit, embeddings, resolved)
+    timer.lap("layout")
+    papers, table, themes = assemble_tables(
+        corpus.papers, fit.topics, coordinates, themes, theme_of, stability
     )
-    table = table[[*TOPIC_COLUMNS, "theme_id", "stability", "centroid"]]
-    quality = map_quality(topics.labels, table["keywords"].tolist(), documents)
-    quality["hdbscan_unassigned_share"] = round(topics.hdbscan_unassigned / len(papers), 4)
-    lap("evaluate")
+    quality = map_quality(fit.topics.labels, table["keywords"].tolist(), documents)
+    quality["hdbscan_unassigned_share"] = round(fit.topics.hdbscan_unassigned / len(papers), 4)
+    timer.lap("evaluate")
 
-    total = round(sum(timings.values()), 3)
+    total = timer.total()
     manifest = {
         "schema_version": SCHEMA_VERSION,
         "name": name or corpus_name(papers, inputs),
@@ -251,7 +157,7 @@ def build_map(
         "topics": len(table),
         "themes": len(themes),
         "stability": stability_report,
-        "unassigned": int((topics.labels == -1).sum()),
+        "unassigned": int((fit.topics.labels == -1).sum()),
         "inputs": [str(p) for p in expand_inputs(inputs)],
         "notes": corpus.notes,
         "config": resolved.to_dict(),
@@ -262,7 +168,7 @@ def build_map(
         },
         "embedding": embedding_report,
         "versions": library_versions(),
-        "timings_seconds": dict(timings, total=total),
+        "timings_seconds": dict(timer.timings, total=total),
         "abstracts_per_second": round(len(papers) / total, 1) if total else None,
         "quality": quality,
         "input_fingerprint": fingerprint,
@@ -291,6 +197,183 @@ def build_map(
         f"({quality['unassigned_share']:.1%}); map written to {out} in {total:.1f} s"
     )
     return atlas
+
+
+# ---- the stages, in the order build_map calls them ----
+
+
+class StageTimer:
+    """Seconds per stage, each measured from the end of the previous one."""
+
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+        self._clock = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.timings[stage] = round(now - self._clock, 3)
+        self._clock = now
+
+    def total(self) -> float:
+        return round(sum(self.timings.values()), 3)
+
+
+def read_corpus(inputs: list[str | Path], config: BuildConfig, log: Callable[[str], None]):
+    """Ingest the inputs (at least MIN_PAPERS distinct abstracts) and resolve the config for their size."""
+    corpus = ingest(inputs)
+    if len(corpus.papers) < MIN_PAPERS:
+        raise UserError(
+            f"{', '.join(map(str, inputs))}: {len(corpus.papers)} distinct abstract(s); a map needs at least {MIN_PAPERS}"
+        )
+    resolved = config.resolve(len(corpus.papers))
+    for note in corpus.notes:
+        log(note)
+    return corpus, resolved
+
+
+def embed_corpus(
+    documents: list[str],
+    resolved: BuildConfig,
+    *,
+    use_cache: bool,
+    progress: bool,
+    encoder,
+    ray_address: str | None,
+    log: Callable[[str], None],
+) -> tuple[np.ndarray, dict, Callable[[list[str]], np.ndarray]]:
+    """Embeddings of the abstracts, the embedding report, and the same encoder for phrases.
+
+    Abstracts and, later, candidate topic names go through the same encoder and cache.
+    """
+    compute = None
+    if ray_address and encoder is None:
+        from pipeline.ray_embed import ray_compute
+
+        compute = ray_compute(ray_address, resolved, log=log)
+    embed = partial(
+        embed_texts,
+        embedder=resolved.embedder,
+        max_tokens=resolved.max_tokens,
+        use_cache=use_cache,
+        encoder=encoder,
+    )
+    embeddings, report = embed(documents, progress=progress, compute=compute)
+    if compute is not None:
+        report["ray"] = compute.report
+    if report["computed"]:
+        log(
+            f"embedded {report['computed']:,} abstracts "
+            f"({report['abstracts_per_second']} abstracts/s), {report['cached']:,} from cache"
+        )
+    else:
+        log(f"all {report['cached']:,} embeddings from cache")
+
+    def encode_phrases(texts: list[str]) -> np.ndarray:
+        return embed(texts, progress=False)[0]
+
+    return embeddings, report, encode_phrases
+
+
+def fit_topic_model(
+    documents: list[str],
+    embeddings: np.ndarray,
+    resolved: BuildConfig,
+    encode: Callable[[list[str]], np.ndarray],
+    log: Callable[[str], None],
+) -> SampleFit:
+    """Topics for every paper: fitted on all papers, or on a sample with the rest assigned.
+
+    Either way the result says which rows UMAP and HDBSCAN saw (`sample_rows`); the later
+    stages read that instead of asking again whether the build fitted on a sample.
+    """
+    log(f"finding topics (UMAP + HDBSCAN, min topic size {resolved.min_topic_size})...")
+    if resolved.fit_sample:
+        log(f"fitting on a sample of {resolved.fit_sample:,} papers, assigning the rest...")
+        return fit_on_sample(documents, embeddings, resolved, encode=encode)
+    return SampleFit.of_all(fit_topics(documents, embeddings, resolved, encode=encode))
+
+
+def keep_topic_ids(
+    previous_map: PreviousMap | None, papers, topics: Topics, log: Callable[[str], None]
+) -> Lineage | None:
+    """Give matching topics the previous map's ids and names (in place); the lineage, if any.
+
+    Ids and names are settled here, before anything else reads a topic id.
+    """
+    if previous_map is None:
+        return None
+    lineage = match_topics(
+        previous_map,
+        papers["doc_id"].tolist(),
+        topics.labels,
+        dict(zip(topics.table["topic_id"].astype(int), topics.table["label"], strict=True)),
+        dict(zip(topics.table["topic_id"].astype(int), topics.table["centroid"], strict=True)),
+    )
+    topics.labels, topics.table = apply_lineage(topics.labels, topics.table, lineage)
+    log(lineage_summary(lineage.table))
+    return lineage
+
+
+def score_stability(
+    fit: SampleFit, embeddings: np.ndarray, resolved: BuildConfig, log: Callable[[str], None]
+) -> tuple[dict[int, float], dict]:
+    """Each topic's stability over re-clustered subsamples of the fitted papers (or a note it was off)."""
+    if not resolved.stability:
+        return {}, {"runs": 0, "method": "switched off (--no-stability)", "seconds": 0.0}
+    log("scoring topic stability (re-clustering 90% subsamples)...")
+    rows = fit.sample_rows
+    return topic_stability(fit.topics.reduced, embeddings[rows], fit.topics.labels[rows], resolved)
+
+
+def group_into_themes(
+    fit: SampleFit,
+    documents: list[str],
+    embeddings: np.ndarray,
+    encode: Callable[[list[str]], np.ndarray],
+):
+    """Themes from the final topic ids and names, named on the fitted papers; sizes count every paper."""
+    rows = fit.sample_rows
+    themes, theme_of = fit_themes(
+        [documents[i] for i in rows],
+        embeddings[rows],
+        fit.topics.labels[rows],
+        fit.topics.table,
+        encode=encode,
+        phrases=fit.topics.phrases,
+    )
+    size_of = dict(zip(fit.topics.table["topic_id"], fit.topics.table["size"], strict=True))
+    themes["size"] = themes["topic_ids"].map(lambda ids: int(sum(size_of[t] for t in ids)))
+    return themes, theme_of
+
+
+def lay_out(fit: SampleFit, embeddings: np.ndarray, resolved: BuildConfig) -> np.ndarray:
+    """2-D positions: UMAP of the fitted papers, the rest (if any) at their neighbours' mean."""
+    sample_xy = map_coordinates(
+        embeddings[fit.sample_rows],
+        n_neighbors=min(resolved.n_neighbors, len(fit.sample_rows) - 1),
+        random_state=resolved.random_state,
+        knn=fit.topics.knn,
+    )
+    return place_rest(fit, sample_xy)
+
+
+def assemble_tables(papers, topics: Topics, coordinates: np.ndarray, themes, theme_of, stability):
+    """The papers, topics and themes tables as written: topics and positions joined in."""
+    papers = papers.copy()
+    papers["topic_id"] = topics.labels
+    papers["x"] = coordinates[:, 0]
+    papers["y"] = coordinates[:, 1]
+    positions = label_positions(coordinates, topics.labels)
+    table = topics.table.merge(positions, on="topic_id")
+    table["theme_id"] = table["topic_id"].map(theme_of).fillna(-1).astype("int64")
+    table["stability"] = table["topic_id"].map(stability).astype("float64")  # NaN when switched off
+    themes = themes.merge(theme_label_positions(coordinates, topics.labels, theme_of), on="theme_id")
+    doc_ids = papers["doc_id"].to_numpy()
+    table["representative_doc_ids"] = table.pop("representative_rows").map(
+        lambda rows: doc_ids[rows].tolist()
+    )
+    table = table[[*TOPIC_COLUMNS, "theme_id", "stability", "centroid"]]
+    return papers, table, themes
 
 
 def previous_for(

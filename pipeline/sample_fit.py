@@ -31,6 +31,15 @@ class SampleFit:
     rest_neighbours: np.ndarray  # (len(rest), k) positions in `sample_rows`, most similar first
     rest_similarities: np.ndarray  # (len(rest), k) cosine similarities
 
+    @classmethod
+    def of_all(cls, topics: Topics) -> SampleFit:
+        """A fit on every paper: the "sample" is the whole corpus and nothing is left to place."""
+        n_papers = len(topics.labels)
+        nothing = np.empty((0, PLACE_NEIGHBOURS))
+        return cls(
+            topics, np.arange(n_papers), np.empty(0, dtype=np.int64), nothing.astype(np.int64), nothing
+        )
+
 
 def sample_rows(n_papers: int, size: int, seed: int) -> np.ndarray:
     """A seeded uniform sample of `size` row indices, sorted (all rows when `size` >= `n_papers`).
