@@ -17,6 +17,7 @@ from app.palette import topic_colours
 from app.state import Vocabulary
 from app.text import plotly_wrap
 from pipeline.artifacts import EMBEDDINGS, MANIFEST, PAPERS, TOPICS, read_map
+from pipeline.curation import CURATION
 
 REPO = Path(__file__).resolve().parent.parent
 MAPS_ROOT = REPO / "assets" / "maps"
@@ -24,7 +25,6 @@ DEFAULT_MAP = MAPS_ROOT / "seeds"
 UNASSIGNED_LABEL = "Unassigned"
 CORE_COLUMNS = ("doc_id", "title", "abstract", "topic_id", "x", "y", "added")  # never offered as filters
 MAX_FACET_VALUES = 60  # a metadata column with more distinct values is not offered as a filter
-THEMES = "themes.parquet"  # optional (artifact schema 2): named groups of topics
 
 
 @dataclass(frozen=True)
@@ -83,9 +83,10 @@ def map_catalog(requested: Path | None, root: Path = MAPS_ROOT) -> list[MapRef]:
 
 
 def map_signature(path: Path) -> tuple:
-    """Modification times and sizes of the four artifacts: a new value means the map was rebuilt."""
+    """Modification times and sizes of the four artifacts and the edits: a new value means the map
+    was rebuilt or edited."""
     signature = []
-    for name in (PAPERS, TOPICS, EMBEDDINGS, MANIFEST):
+    for name in (PAPERS, TOPICS, EMBEDDINGS, MANIFEST, CURATION):
         try:
             stat = (Path(path) / name).stat()
             signature.append((name, stat.st_mtime_ns, stat.st_size))
@@ -246,21 +247,16 @@ def build_map_data(name: str, path: Path) -> MapData:
         facets=facets,
         facet_text=facet_text,
         table_columns=extra,
-        themes=read_themes(Path(path)),
+        themes=usable_theme_table(atlas.themes),
         lineage=atlas.lineage,
         added=added_mask(papers),
     )
 
 
-def read_themes(path: Path) -> pd.DataFrame | None:
-    """The map's themes (schema 2, optional): None when the map has none or the file lacks the columns."""
-    file = path / THEMES
-    if not file.is_file():
+def usable_theme_table(themes: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The map's themes (schema 2, optional; `read_map` checked their columns and applied edits)."""
+    if themes is None:
         return None
-    themes = pd.read_parquet(file)
-    if not {"label", "x", "y", "topic_ids"} <= set(themes.columns):
-        return None
-    if "size" not in themes.columns:
-        themes["size"] = themes["topic_ids"].map(len)
+    themes = themes.copy()
     themes["label"] = themes["label"].fillna("").astype(str)
     return themes.reset_index(drop=True)

@@ -120,7 +120,7 @@ def add_papers(
     from pipeline.ingest import ingest
 
     folder = Path(folder)
-    atlas = read_map(folder)
+    atlas = read_map(folder, curated=False)  # rewritten as built; its edits are written back with it
     corpus = ingest(inputs)
     incoming = corpus.papers
     known = set(atlas.papers["doc_id"])

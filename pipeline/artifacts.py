@@ -22,13 +22,15 @@ import numpy as np
 import pandas as pd
 
 from pipeline import UserError
+from pipeline.curation import CURATION, Edit, apply_edits, read_curation, write_curation
 
 SCHEMA_VERSION = 2
 PAPERS, TOPICS, EMBEDDINGS, MANIFEST = "papers.parquet", "topics.parquet", "embeddings.npy", "manifest.json"
 LINEAGE = "lineage.parquet"  # optional: present when the build matched its topics to a previous map
 THEMES = "themes.parquet"
-# Everything a build writes into a map folder; anything else there is the user's.
-MAP_FILES = frozenset({PAPERS, TOPICS, EMBEDDINGS, MANIFEST, THEMES, LINEAGE})
+# Everything a build writes into a map folder; anything else there is the user's. CURATION holds
+# a person's edits (pipeline/curation.py), carried by every writer.
+MAP_FILES = frozenset({PAPERS, TOPICS, EMBEDDINGS, MANIFEST, THEMES, LINEAGE, CURATION})
 PAPER_COLUMNS = ["doc_id", "title", "abstract", "source", "topic_id", "x", "y"]
 TOPIC_COLUMNS = [
     "topic_id",
@@ -54,6 +56,7 @@ class AtlasMap:
     manifest: dict
     lineage: pd.DataFrame | None = None  # see pipeline.lineage; None when there was no previous map
     themes: pd.DataFrame | None = None  # None for a map without themes.parquet
+    edits: list[Edit] | None = None  # curation.json: a person's edits, written back by every writer
 
 
 def checksum(embeddings_bytes: bytes, doc_ids: list[str]) -> str:
@@ -293,6 +296,8 @@ def write_map(out: Path, atlas: AtlasMap, *, log: Callable[[str], None] | None =
             for name, table in ((THEMES, atlas.themes), (LINEAGE, atlas.lineage)):
                 if table is not None:
                     table.to_parquet(staging / name, index=False)
+            if atlas.edits:
+                write_curation(staging, atlas.edits)
             manifest = dict(atlas.manifest, checksum=checksum(npy, atlas.papers["doc_id"].tolist()))
             (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
             for name in os.listdir(staging):
@@ -328,10 +333,16 @@ def read_manifest(folder: Path) -> dict:
     return manifest
 
 
-def read_map(folder: str | Path, *, verify: bool = True) -> AtlasMap:
-    """Load and check a map folder; a damaged or mismatched folder is a `UserError` naming the file."""
+def read_map(folder: str | Path, *, verify: bool = True, curated: bool = True) -> AtlasMap:
+    """Load and check a map folder; a damaged or mismatched folder is a `UserError` naming the file.
+
+    With `curated` (the default, for the app and exports) the map's edits are applied to its tables;
+    a writer that rewrites the tables (`add`) reads them as built (`curated=False`). Either way
+    `edits` holds the edits, which `write_map` writes back.
+    """
     folder = Path(folder)
     manifest = read_manifest(folder)
+    edits = read_curation(folder)
     if manifest.get("schema_version") != SCHEMA_VERSION:
         raise UserError(
             f"{folder / MANIFEST}: schema_version {manifest.get('schema_version')!r} "
@@ -376,6 +387,16 @@ def read_map(folder: str | Path, *, verify: bool = True) -> AtlasMap:
     if themes is not None:
         themes["keywords"] = themes["keywords"].map(list)
         themes["topic_ids"] = themes["topic_ids"].map(lambda ids: [int(i) for i in ids])
+    if curated and edits:
+        view = apply_edits(papers, topics, themes, edits)
+        papers, topics, themes = view.papers, view.topics, view.themes
+        manifest = dict(
+            manifest,
+            topics=len(topics),
+            themes=len(themes) if themes is not None else manifest.get("themes"),
+            unassigned=int((papers["topic_id"] == -1).sum()),
+            curation={"edits": len(edits), "applied": list(view.applied), "review": list(view.review)},
+        )
     return AtlasMap(
         papers=papers,
         topics=topics,
@@ -383,6 +404,7 @@ def read_map(folder: str | Path, *, verify: bool = True) -> AtlasMap:
         manifest=manifest,
         lineage=read_lineage(folder),
         themes=themes,
+        edits=edits,
     )
 
 

@@ -18,6 +18,7 @@ import numpy as np
 from pipeline import UserError, __version__
 from pipeline.artifacts import SCHEMA_VERSION, TOPIC_COLUMNS, AtlasMap, check_out, read_manifest, write_map
 from pipeline.config import BuildConfig
+from pipeline.curation import Edit, carry_edits, read_curation
 from pipeline.embed import MODEL_NAME, embed_texts
 from pipeline.evaluate import map_quality
 from pipeline.ingest import expand_inputs, ingest, read_bytes
@@ -112,6 +113,7 @@ def build_map(
     fingerprint = input_fingerprint(inputs, config)
     deferred: list[str] = []  # said once the input is known good: a bad input gets one error line only
     previous_map = previous_for(out, previous, deferred.append)
+    edits = edits_for(out, previous)  # a damaged edit file stops the build before any work
 
     corpus, resolved = read_corpus(inputs, config, log)
     timer.lap("ingest")
@@ -138,6 +140,7 @@ def build_map(
     if resolved.stability:
         timer.lap("stability")
     themes, theme_of = group_into_themes(fit, documents, embeddings, encode_phrases)
+    edits = carry_curation(edits, previous_map, lineage, corpus.papers, fit.topics, themes, log)
     timer.lap("themes")
     log("laying out the 2-D map...")
     coordinates = lay_out(fit, embeddings, resolved)
@@ -180,6 +183,10 @@ def build_map(
             "next_topic_id": lineage.next_topic_id
             if lineage
             else (int(table["topic_id"].max()) + 1 if len(table) else 0),
+            "edits": {
+                "applied": [e.id for e in edits if not e.review],
+                "review": [{"id": e.id, "reason": e.review} for e in edits if e.review],
+            },
         },
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
@@ -190,6 +197,7 @@ def build_map(
         manifest=manifest,
         lineage=None if lineage is None else lineage.table,
         themes=themes,
+        edits=edits,
     )
     write_map(out, atlas, log=log)
     log(
@@ -312,6 +320,40 @@ def keep_topic_ids(
     topics.labels, topics.table = apply_lineage(topics.labels, topics.table, lineage)
     log(lineage_summary(lineage.table))
     return lineage
+
+
+def edits_for(out: Path, previous: str | Path | bool | None) -> list[Edit]:
+    """The edits a rebuild carries: those of the `--previous` map, else of the map in `out`."""
+    folder = out if previous in (None, True, False) else Path(previous)
+    return read_curation(folder) if folder.is_dir() else []
+
+
+def carry_curation(
+    edits: list[Edit],
+    previous_map: PreviousMap | None,
+    lineage: Lineage | None,
+    papers,
+    topics: Topics,
+    themes,
+    log: Callable[[str], None],
+) -> list[Edit]:
+    """The previous map's edits, each applied again or flagged for review where its topic moved."""
+    if not edits:
+        return []
+    carried = carry_edits(
+        edits,
+        lineage=None if lineage is None else lineage.table,
+        previous_topic_of={} if previous_map is None else previous_map.topic_of,
+        doc_ids=papers["doc_id"].tolist(),
+        labels=topics.labels,
+        themes=themes,
+    )
+    flagged = [e for e in carried if e.review]
+    log(
+        f"edits: {len(carried) - len(flagged)} applied again, {len(flagged)} flagged for review"
+        + (" (see `python -m pipeline curate DIR list`)" if flagged else "")
+    )
+    return carried
 
 
 def score_stability(
