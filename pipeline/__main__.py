@@ -151,6 +151,12 @@ def make_parser() -> Parser:
         help="do nothing when DIR already holds a map of these inputs and options",
     )
     build.add_argument("--quiet", action="store_true", help="no progress bars")
+    build.add_argument(
+        "--refit",
+        action="store_true",
+        help="fit topics and the map afresh instead of starting from the previous map's topics, settings "
+        "and positions (topic ids are still matched to the previous map's; see docs/rebuilds.md)",
+    )
     lineage = build.add_mutually_exclusive_group()
     lineage.add_argument(
         "--previous",
@@ -265,6 +271,7 @@ def run_build(args: argparse.Namespace) -> None:
             progress=not args.quiet,
             previous=False if args.no_previous else args.previous,
             ray_address=args.ray,
+            refit=args.refit,
         )
 
 

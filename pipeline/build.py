@@ -9,6 +9,7 @@ import platform
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from functools import partial
 from importlib import metadata
 from pathlib import Path
@@ -22,7 +23,13 @@ from pipeline.curation import Edit, carry_edits, read_curation
 from pipeline.embed import MODEL_NAME, embed_texts
 from pipeline.evaluate import map_quality
 from pipeline.ingest import expand_inputs, ingest, read_bytes
-from pipeline.layout import label_positions, map_coordinates, theme_label_positions
+from pipeline.layout import (
+    align_to,
+    initial_positions,
+    label_positions,
+    map_coordinates,
+    theme_label_positions,
+)
 from pipeline.lineage import Lineage, PreviousMap, apply_lineage, match_topics, read_previous
 from pipeline.sample_fit import SampleFit, fit_on_sample, place_rest
 from pipeline.themes import fit_themes
@@ -95,6 +102,7 @@ def build_map(
     log: Callable[[str], None] = _stderr,
     encoder=None,
     ray_address: str | None = None,
+    refit: bool = False,
 ) -> AtlasMap:
     """Build a topic map of the abstracts in `inputs` and write it to the folder `out`.
 
@@ -102,6 +110,8 @@ def build_map(
     default the map already in `out`, if any; a folder; or False to number topics afresh.
     `encoder` (anything with `.name` and `.encode(list[str])`, e.g. a test's fake) replaces the
     packaged model; `ray_address` runs the embedding stage as a Ray Data job on that cluster.
+    A rebuild keeps what still holds (see `carry_previous`); `refit` fits afresh instead (ids are
+    still matched to the previous map's).
 
     Examples:
         >>> build_map(["seeds"], "maps/icml")  # doctest: +SKIP
@@ -128,7 +138,8 @@ def build_map(
         log=log,
     )
     timer.lap("embed")
-    fit = fit_topic_model(documents, embeddings, resolved, encode_phrases, log)
+    resolved, carried = carry_previous(config, resolved, previous_map, corpus.papers, refit=refit, log=log)
+    fit = fit_topic_model(documents, embeddings, resolved, encode_phrases, log, targets=carried.targets)
     for note in fit.topics.notes:  # e.g. how topics were named when the abstracts are not in English
         log(note)
         corpus.notes.append(note)
@@ -143,13 +154,15 @@ def build_map(
     edits = carry_curation(edits, previous_map, lineage, corpus.papers, fit.topics, themes, log)
     timer.lap("themes")
     log("laying out the 2-D map...")
-    coordinates = lay_out(fit, embeddings, resolved)
+    coordinates = lay_out(fit, embeddings, resolved, previous_xy=carried.positions)
     timer.lap("layout")
     papers, table, themes = assemble_tables(
         corpus.papers, fit.topics, coordinates, themes, theme_of, stability
     )
     quality = map_quality(fit.topics.labels, table["keywords"].tolist(), documents)
     quality["hdbscan_unassigned_share"] = round(fit.topics.hdbscan_unassigned / len(papers), 4)
+    # Topics HDBSCAN finds at neighbouring min topic sizes (on the fitted papers): a cliff shows here.
+    quality["topics_at_nearby_min_topic_size"] = {str(k): v for k, v in fit.topics.cliffs.items()}
     timer.lap("evaluate")
 
     total = timer.total()
@@ -183,6 +196,8 @@ def build_map(
             "next_topic_id": lineage.next_topic_id
             if lineage
             else (int(table["topic_id"].max()) + 1 if len(table) else 0),
+            "refit": bool(refit) or previous_map is None,
+            "carried_settings": carried.settings,
             "edits": {
                 "applied": [e.id for e in edits if not e.review],
                 "review": [{"id": e.id, "reason": e.review} for e in edits if e.review],
@@ -288,6 +303,8 @@ def fit_topic_model(
     resolved: BuildConfig,
     encode: Callable[[list[str]], np.ndarray],
     log: Callable[[str], None],
+    *,
+    targets: np.ndarray | None = None,
 ) -> SampleFit:
     """Topics for every paper: fitted on all papers, or on a sample with the rest assigned.
 
@@ -297,8 +314,14 @@ def fit_topic_model(
     log(f"finding topics (UMAP + HDBSCAN, min topic size {resolved.min_topic_size})...")
     if resolved.fit_sample:
         log(f"fitting on a sample of {resolved.fit_sample:,} papers, assigning the rest...")
-        return fit_on_sample(documents, embeddings, resolved, encode=encode)
-    return SampleFit.of_all(fit_topics(documents, embeddings, resolved, encode=encode))
+        fit = fit_on_sample(documents, embeddings, resolved, encode=encode, targets=targets)
+    else:
+        fit = SampleFit.of_all(fit_topics(documents, embeddings, resolved, encode=encode, targets=targets))
+    log(
+        "topics at neighbouring min topic sizes: "
+        + ", ".join(f"{size} -> {count}" for size, count in fit.topics.cliffs.items())
+    )
+    return fit
 
 
 def keep_topic_ids(
@@ -320,6 +343,60 @@ def keep_topic_ids(
     topics.labels, topics.table = apply_lineage(topics.labels, topics.table, lineage)
     log(lineage_summary(lineage.table))
     return lineage
+
+
+@dataclass(frozen=True)
+class Carried:
+    """What a rebuild takes over from the previous map, per paper of the new corpus."""
+
+    targets: np.ndarray | None = None  # previous topic id, -1 for new or unassigned papers
+    positions: np.ndarray | None = None  # previous (x, y), NaN for new papers
+    settings: dict = field(default_factory=dict)  # settings carried over, for the manifest
+
+
+# A rebuild keeps the previous map's topic size while the corpus stays within this factor of the
+# previous one's size; past it the size-scaled defaults fit the corpus better than continuity does.
+CARRY_SETTINGS_WITHIN = 2.0
+CARRIED_SETTINGS = ("min_topic_size", "min_samples", "n_neighbors")
+
+
+def carry_previous(
+    config: BuildConfig,
+    resolved: BuildConfig,
+    previous_map: PreviousMap | None,
+    papers,
+    *,
+    refit: bool,
+    log: Callable[[str], None],
+) -> tuple[BuildConfig, Carried]:
+    """Keep what still holds from the previous map: its topic size settings (those the user did not
+    set), its topics as partial targets of the 5-D UMAP, and its positions as the 2-D map's start.
+
+    Without a previous map, or with `refit`, the build fits afresh.
+    """
+    if previous_map is None or refit:
+        return resolved, Carried()
+    doc_ids = papers["doc_id"].astype(str).tolist()
+    settings = {}
+    before = previous_map.config or {}
+    old_papers = len(previous_map.topic_of)
+    if old_papers and 1 / CARRY_SETTINGS_WITHIN <= len(doc_ids) / old_papers <= CARRY_SETTINGS_WITHIN:
+        for name in CARRIED_SETTINGS:
+            value = before.get(name)
+            if getattr(config, name) is None and isinstance(value, int) and value > 0:
+                settings[name] = min(value, len(doc_ids) - 1)
+        resolved = replace(resolved, **settings)
+        resolved.validate(len(doc_ids))
+    targets = np.array([previous_map.topic_of.get(d, -1) for d in doc_ids], dtype=np.int64)
+    positions = previous_map.positions or {}
+    xy = np.array([positions.get(d, (np.nan, np.nan)) for d in doc_ids], dtype=np.float64)
+    kept = int(np.isin(doc_ids, list(previous_map.topic_of)).sum())
+    log(
+        f"rebuilding on the previous map: {kept:,} of {len(doc_ids):,} papers keep their topic as a target"
+        + (f", settings carried: {', '.join(f'{k} {v}' for k, v in settings.items())}" if settings else "")
+        + " (--refit fits afresh)"
+    )
+    return resolved, Carried(targets=targets, positions=xy, settings=settings)
 
 
 def edits_for(out: Path, previous: str | Path | bool | None) -> list[Edit]:
@@ -388,14 +465,22 @@ def group_into_themes(
     return themes, theme_of
 
 
-def lay_out(fit: SampleFit, embeddings: np.ndarray, resolved: BuildConfig) -> np.ndarray:
-    """2-D positions: UMAP of the fitted papers, the rest (if any) at their neighbours' mean."""
+def lay_out(
+    fit: SampleFit, embeddings: np.ndarray, resolved: BuildConfig, *, previous_xy: np.ndarray | None = None
+) -> np.ndarray:
+    """2-D positions: UMAP of the fitted papers (started from the previous map's positions on a
+    rebuild), the rest (if any) at their neighbours' mean."""
+    rows = fit.sample_rows
+    init = None if previous_xy is None else initial_positions(embeddings[rows], previous_xy[rows])
     sample_xy = map_coordinates(
-        embeddings[fit.sample_rows],
-        n_neighbors=min(resolved.n_neighbors, len(fit.sample_rows) - 1),
+        embeddings[rows],
+        n_neighbors=min(resolved.n_neighbors, len(rows) - 1),
         random_state=resolved.random_state,
         knn=fit.topics.knn,
+        init=init,
     )
+    if init is not None:
+        sample_xy = align_to(sample_xy, previous_xy[rows])
     return place_rest(fit, sample_xy)
 
 

@@ -73,8 +73,9 @@ def fit_on_sample(
     config: BuildConfig,
     *,
     encode: Callable[[list[str]], np.ndarray] | None = None,
+    targets: np.ndarray | None = None,
 ) -> SampleFit:
-    """Fit topics on `config.fit_sample` papers and assign the rest.
+    """Fit topics on `config.fit_sample` papers and assign the rest (`targets`: see `fit_topics`).
 
     `config` must be resolved for the whole corpus. The smallest topic and HDBSCAN's `min_samples`
     shrink with the sample's share of the corpus, so the sample finds the topics the whole corpus
@@ -91,7 +92,13 @@ def fit_on_sample(
         min_samples=max(1, round(config.min_samples * share)),
         n_neighbors=min(config.n_neighbors, len(rows) - 1),
     )
-    fitted = fit_topics([documents[i] for i in rows], embeddings[rows], sample_config, encode=encode)
+    fitted = fit_topics(
+        [documents[i] for i in rows],
+        embeddings[rows],
+        sample_config,
+        encode=encode,
+        targets=None if targets is None else np.asarray(targets)[rows],
+    )
     labels = assign_rest(embeddings, rows, fitted.labels, k=config.reassign_neighbors)
     rest = np.setdiff1d(np.arange(n_papers), rows, assume_unique=True)
     neighbours, similarities = cosine_knn(
@@ -120,6 +127,7 @@ def fit_on_sample(
         reduced=fitted.reduced,
         phrases=fitted.phrases,
         notes=fitted.notes,
+        cliffs=fitted.cliffs,
     )
     return SampleFit(topics, rows, rest, neighbours, similarities)
 
