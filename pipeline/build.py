@@ -377,20 +377,26 @@ def carry_previous(
     if previous_map is None or refit:
         return resolved, Carried()
     doc_ids = papers["doc_id"].astype(str).tolist()
+    kept = sum(1 for d in doc_ids if d in previous_map.topic_of)
+    if not kept:  # a previous map sharing no papers only lends its topic ids (matched by content)
+        return resolved, Carried()
     settings = {}
     before = previous_map.config or {}
     old_papers = len(previous_map.topic_of)
     if old_papers and 1 / CARRY_SETTINGS_WITHIN <= len(doc_ids) / old_papers <= CARRY_SETTINGS_WITHIN:
         for name in CARRIED_SETTINGS:
             value = before.get(name)
-            if getattr(config, name) is None and isinstance(value, int) and value > 0:
+            chosen_by_user = getattr(config, name) is not None or (
+                name == "min_samples"
+                and config.min_topic_size is not None  # derived from the size the user set
+            )
+            if not chosen_by_user and isinstance(value, int) and value > 0:
                 settings[name] = min(value, len(doc_ids) - 1)
         resolved = replace(resolved, **settings)
         resolved.validate(len(doc_ids))
     targets = np.array([previous_map.topic_of.get(d, -1) for d in doc_ids], dtype=np.int64)
     positions = previous_map.positions or {}
     xy = np.array([positions.get(d, (np.nan, np.nan)) for d in doc_ids], dtype=np.float64)
-    kept = int(np.isin(doc_ids, list(previous_map.topic_of)).sum())
     log(
         f"rebuilding on the previous map: {kept:,} of {len(doc_ids):,} papers keep their topic as a target"
         + (f", settings carried: {', '.join(f'{k} {v}' for k, v in settings.items())}" if settings else "")
