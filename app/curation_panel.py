@@ -17,7 +17,7 @@ import streamlit as st
 
 from app.data import MapData
 from pipeline import UserError
-from pipeline.curation import MAX_NAME, MAX_NOTE, UNASSIGNED, edit_map
+from pipeline.curation import MAX_NAME, MAX_NOTE, UNASSIGNED, edit_map, read_curation
 
 EDITING = "ATLAS_EDITING"
 NOTICE = "curation_notice"  # session key: what the last edit did (shown once, on the next run)
@@ -73,6 +73,7 @@ def edit_panel(data: MapData, topic: int) -> None:
         st.caption(
             "Edits are saved in the map folder (curation.json) and applied again when the map is rebuilt."
         )
+        review_list(data.path)
         with st.form(f"rename-{topic}", border=False):
             name = st.text_input("Name", value=data.label(topic), max_chars=MAX_NAME)
             if st.form_submit_button("Rename topic"):
@@ -111,6 +112,24 @@ def edit_panel(data: MapData, topic: int) -> None:
                 if st.form_submit_button("Rename theme"):
                     _edit(data.path, "rename-theme", theme=theme_id, name=name)
                     st.rerun()
+
+
+def review_list(path: Path) -> None:
+    """Edits a rebuild could not apply (their topic moved), each with Accept and Drop."""
+    try:
+        flagged = [e for e in read_curation(path) if e.review]
+    except UserError as exc:
+        st.error(str(exc))
+        return
+    for edit in flagged:
+        st.warning(f"Waiting for review: {edit.describe()}", icon=":material/rule:")
+        accept, drop = st.columns(2)
+        if accept.button("Accept", key=f"accept-{edit.id}", help="apply it to the topic as it is now"):
+            _edit(path, "accept", edit_id=edit.id)
+            st.rerun()
+        if drop.button("Drop", key=f"drop-{edit.id}"):
+            _edit(path, "drop", edit_id=edit.id)
+            st.rerun()
 
 
 def _theme_of(data: MapData, topic: int) -> tuple[int, str] | None:

@@ -87,3 +87,21 @@ def test_a_bad_name_from_the_app_is_refused_and_changes_nothing(tiny, monkeypatc
     assert [e.value for e in at.error if "markup" in e.value]
     assert not (tiny / CURATION).exists()
     assert "#### Reinforcement learning" in texts(at)
+
+
+def test_an_edit_flagged_by_a_rebuild_can_be_accepted_from_the_app(tiny, monkeypatch):
+    monkeypatch.setenv("ATLAS_EDITING", "1")
+    flagged = {
+        "id": 1,
+        "action": "rename",
+        "topic": 2,
+        "name": "Curated RL",
+        "review": "topic 2 was split by the rebuild",
+    }
+    (tiny / CURATION).write_text(json.dumps({"format": "abstract-atlas curation 1", "edits": [flagged]}))
+    at = start(2)
+    assert "#### Reinforcement learning" in texts(at)  # a flagged edit is not applied
+    assert [w.value for w in at.warning if "split by the rebuild" in w.value]
+    button(at, "Accept").click().run()
+    assert "#### Curated RL" in texts(at)
+    assert "review" not in json.loads((tiny / CURATION).read_text())["edits"][0]
