@@ -19,11 +19,13 @@ import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from pipeline import UserError
+
+if TYPE_CHECKING:  # numpy and pandas load on first use: `python -m pipeline --help` stays instant
+    import numpy as np
+    import pandas as pd
 
 CURATION = "curation.json"
 FORMAT = "abstract-atlas curation 1"
@@ -294,6 +296,9 @@ def apply_edits(
     topics and themes are counted again; a note becomes the topics' `note` column. An edit whose
     topic is not (or no longer) on the map changes nothing.
     """
+    import numpy as np
+    import pandas as pd
+
     papers, topics = papers.copy(), topics.copy()
     themes = None if themes is None else themes.copy()
     applied, review = [], []
@@ -361,6 +366,8 @@ def carry_edits(
         doc_ids, labels: the rebuilt map's papers and their final topic ids, as fitted.
         themes: the rebuilt map's themes (theme edits follow the theme holding their topics).
     """
+    import numpy as np
+
     labels = np.asarray(labels)
     doc_ids = np.asarray(doc_ids, dtype=object)
     in_both = np.array([d in previous_topic_of for d in doc_ids.tolist()], dtype=bool)
