@@ -430,6 +430,7 @@ def carry_curation(
         doc_ids=papers["doc_id"].tolist(),
         labels=topics.labels,
         themes=themes,
+        names=dict(zip(topics.table["topic_id"].astype(int), topics.table["label"].astype(str), strict=True)),
     )
     flagged = [e for e in carried if e.review]
     log(

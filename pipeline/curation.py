@@ -355,6 +355,7 @@ def carry_edits(
     doc_ids: list[str],
     labels: np.ndarray,
     themes: pd.DataFrame | None,
+    names: dict[int, str] | None = None,
 ) -> list[Edit]:
     """The previous map's edits for the rebuilt map: each one still applied where its topics kept
     their content, else kept with a `review` note saying what happened (never silently dropped).
@@ -365,6 +366,8 @@ def carry_edits(
         previous_topic_of: doc_id -> topic id in the previous map, as fitted (before edits).
         doc_ids, labels: the rebuilt map's papers and their final topic ids, as fitted.
         themes: the rebuilt map's themes (theme edits follow the theme holding their topics).
+        names: the rebuilt map's topic names; a rename to a name another topic now has is flagged
+            (two topics never share a name).
     """
     import numpy as np
 
@@ -403,6 +406,13 @@ def carry_edits(
             continue
         targets = [edit.topic] + ([edit.into] if edit.into not in (None, UNASSIGNED) else [])
         reasons = [r for r in (moved(int(t)) for t in targets) if r]
+        if edit.action == "rename" and names:
+            taken = [
+                t
+                for t, label in names.items()
+                if t != edit.topic and label.casefold() == edit.name.casefold()
+            ]
+            reasons += [f'topic {t} is now called "{edit.name}" too' for t in taken]
         carried.append(dataclasses.replace(edit, review="; ".join(reasons)) if reasons else edit)
     return carried
 

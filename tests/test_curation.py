@@ -301,6 +301,16 @@ def test_carry_edits_flags_split_gone_and_scattered_topics_and_follows_themes():
     assert carried[5].review is None and carried[5].theme == 3
     assert "no rebuilt theme" in carried[6].review
     assert carried[7].review == "earlier reason"
+    clash = carry_edits(
+        edits[:1],
+        lineage=lineage,
+        previous_topic_of=previous,
+        doc_ids=doc_ids,
+        labels=labels,
+        themes=None,
+        names={0: "Old name", 4: "kept"},
+    )
+    assert clash[0].review == 'topic 4 is now called "Kept" too'
     fresh = carry_edits(
         edits[:1], lineage=None, previous_topic_of=previous, doc_ids=doc_ids, labels=labels, themes=None
     )
