@@ -105,3 +105,15 @@ def test_an_edit_flagged_by_a_rebuild_can_be_accepted_from_the_app(tiny, monkeyp
     button(at, "Accept").click().run()
     assert "#### Curated RL" in texts(at)
     assert "review" not in json.loads((tiny / CURATION).read_text())["edits"][0]
+
+
+def test_about_this_map_shows_topic_counts_at_neighbouring_min_topic_sizes(tiny):
+    manifest = json.loads((tiny / "manifest.json").read_text())
+    manifest["quality"]["topics_at_nearby_min_topic_size"] = {"8": 6, "9": 5, "10": 4, "12": 2}
+    manifest["config"]["min_topic_size"] = 10
+    (tiny / "manifest.json").write_text(json.dumps(manifest))
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert (
+        "**Topics at neighbouring min topic sizes** · 8 → 6 · 9 → 5 · **10 → 4** (this map) · 12 → 2"
+        in texts(at)
+    )
