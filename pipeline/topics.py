@@ -99,7 +99,7 @@ def fit_topics(
         "umap5", embeddings, key, lambda: umap_model.fit_transform(embeddings, y=targets)
     )
     first_labels = cluster(reduced, config, HDBSCAN)
-    cliffs = topic_counts_nearby(reduced, config, HDBSCAN)
+    cliffs = topic_counts_nearby(reduced, config, HDBSCAN, chosen_labels=first_labels)
     clusters = first_labels if targets is None else anchor_clusters(first_labels, targets)
     labels = _renumber_by_size(reassign_outliers(embeddings, clusters, k=config.reassign_neighbors))
 
@@ -173,7 +173,9 @@ def anchor_clusters(labels: np.ndarray, targets: np.ndarray) -> np.ndarray:
     return labels
 
 
-def topic_counts_nearby(reduced: np.ndarray, config: BuildConfig, hdbscan_class=None) -> dict[int, int]:
+def topic_counts_nearby(
+    reduced: np.ndarray, config: BuildConfig, hdbscan_class=None, *, chosen_labels: np.ndarray | None = None
+) -> dict[int, int]:
     """How many topics HDBSCAN finds at the chosen min topic size and at sizes around it.
 
     A map on a parameter cliff (a peer's users saw 53 clusters fall to 3 when the size went from
@@ -185,7 +187,10 @@ def topic_counts_nearby(reduced: np.ndarray, config: BuildConfig, hdbscan_class=
     for size in sizes:
         if size > len(reduced):
             continue
-        labels = cluster(reduced, replace(config, min_topic_size=size), hdbscan_class)
+        if size == chosen and chosen_labels is not None:  # the build's own clustering: not run twice
+            labels = chosen_labels
+        else:
+            labels = cluster(reduced, replace(config, min_topic_size=size), hdbscan_class)
         counts[int(size)] = int(len(set(labels.tolist()) - {-1}))
     return counts
 
