@@ -8,6 +8,7 @@ similarity-weighted mean of those papers' map positions (as `pipeline.place` put
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -55,16 +56,51 @@ def sample_rows(n_papers: int, size: int, seed: int) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(n_papers, size=size, replace=False))
 
 
-def assign_rest(embeddings: np.ndarray, rows: np.ndarray, sample_labels: np.ndarray, *, k: int) -> np.ndarray:
+def assign_rest(
+    embeddings: np.ndarray,
+    rows: np.ndarray,
+    sample_labels: np.ndarray,
+    *,
+    k: int,
+    targets: np.ndarray | None = None,
+) -> np.ndarray:
     """Topic of every paper: the sample keeps its labels, the rest are voted in like outliers.
 
     Every paper outside the sample starts unassigned and goes through `reassign_outliers` against
     the sample's assigned papers: it joins a topic when that topic holds a third of its neighbours'
     similarity-weighted vote or it is as close to the topic's centroid as the topic's own members.
+    On a rebuild (`targets`: previous topic per paper), an old paper outside the sample keeps its
+    previous topic where the sample found that topic again (see `previous_homes`).
     """
     labels = np.full(len(embeddings), -1, dtype=np.int64)
     labels[rows] = sample_labels
+    if targets is not None:
+        targets = np.asarray(targets)
+        rest = np.setdiff1d(np.arange(len(embeddings)), rows, assume_unique=True)
+        for previous, label in previous_homes(sample_labels, targets[rows]).items():
+            labels[rest[targets[rest] == previous]] = label
     return reassign_outliers(embeddings, labels, k=k)
+
+
+def previous_homes(labels: np.ndarray, targets: np.ndarray) -> dict[int, int]:
+    """Previous topic -> the topic that is clearly it again: the topic holding most of the previous
+    topic's papers, whose old papers are in turn mostly that previous topic's.
+
+    Examples:
+        >>> previous_homes(np.array([0, 0, 0, 1, 1, 1]), np.array([7, 7, 8, 8, 8, -1]))
+        {7: 0, 8: 1}
+    """
+    labels, targets = np.asarray(labels), np.asarray(targets)
+    homes = {}
+    for previous in sorted(set(targets.tolist()) - {-1}):
+        held = Counter(labels[(targets == previous) & (labels != -1)].tolist())
+        if not held:
+            continue
+        label = held.most_common(1)[0][0]
+        old_in_label = Counter(targets[(labels == label) & (targets != -1)].tolist())
+        if old_in_label.most_common(1)[0][0] == previous:
+            homes[int(previous)] = int(label)
+    return homes
 
 
 def fit_on_sample(
@@ -99,7 +135,7 @@ def fit_on_sample(
         encode=encode,
         targets=None if targets is None else np.asarray(targets)[rows],
     )
-    labels = assign_rest(embeddings, rows, fitted.labels, k=config.reassign_neighbors)
+    labels = assign_rest(embeddings, rows, fitted.labels, k=config.reassign_neighbors, targets=targets)
     rest = np.setdiff1d(np.arange(n_papers), rows, assume_unique=True)
     neighbours, similarities = cosine_knn(
         np.ascontiguousarray(embeddings[rest]), np.ascontiguousarray(embeddings[rows]), PLACE_NEIGHBOURS
