@@ -96,3 +96,19 @@ def test_a_rebuild_into_the_same_folder_uses_the_map_there(seed_map, tmp_path):
     assert after.manifest["lineage"]["refit"] is False
     assert after.papers["topic_id"].tolist() == before.papers["topic_id"].tolist()
     assert np.median(moved(before, read_map(out))) < 0.08
+
+
+def test_old_papers_outside_a_fit_sample_keep_their_previous_topic_where_the_sample_found_it():
+    from pipeline.sample_fit import assign_rest
+
+    # Two directions; papers 0-3 are the sample. Paper 4 (old, previously topic 7) points between
+    # the two topics but leans towards topic 1's direction: a vote alone would put it in topic 1.
+    vectors = np.array([[1, 0], [1, 0.05], [0, 1], [0.05, 1], [0.6, 0.8], [0.1, 1]], dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    rows = np.array([0, 1, 2, 3])
+    sample_labels = np.array([0, 0, 1, 1])
+    targets = np.array([7, 7, 9, 9, 7, -1])  # paper 5 is new
+    voted = assign_rest(vectors, rows, sample_labels, k=2)
+    kept = assign_rest(vectors, rows, sample_labels, k=2, targets=targets)
+    assert voted[4] == 1 and kept[4] == 0  # topic 0 is topic 7 again, so the old paper stays with it
+    assert kept[5] == voted[5] == 1  # a new paper is voted in as always
