@@ -137,6 +137,7 @@ def build_map(
         ray_address=ray_address,
         log=log,
     )
+    bundle = model_bundle(out, resolved, encoder, log)
     timer.lap("embed")
     resolved, carried = carry_previous(config, resolved, previous_map, corpus.papers, refit=refit, log=log)
     fit = fit_topic_model(documents, embeddings, resolved, encode_phrases, log, targets=carried.targets)
@@ -181,6 +182,7 @@ def build_map(
             "name": MODEL_NAME,
             "encoder": embedding_report["encoder"],
             "max_tokens": resolved.max_tokens,
+            **bundle,
         },
         "embedding": embedding_report,
         "versions": library_versions(),
@@ -295,6 +297,16 @@ def embed_corpus(
         return embed(texts, progress=False)[0]
 
     return embeddings, report, encode_phrases
+
+
+def model_bundle(out: Path, resolved: BuildConfig, encoder, log: Callable[[str], None]) -> dict:
+    """The int8 model the vectors came from, kept with the map so the app places abstracts with the
+    very same file (manifest "model" fields); nothing for a caller's encoder or torch-fp32."""
+    if encoder is not None or resolved.embedder != "onnx-int8":
+        return {}
+    from pipeline.onnx_build import map_bundle
+
+    return map_bundle(out, log)
 
 
 def fit_topic_model(
