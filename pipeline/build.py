@@ -33,7 +33,7 @@ from pipeline.layout import (
 from pipeline.lineage import Lineage, PreviousMap, apply_lineage, match_topics, read_previous
 from pipeline.sample_fit import SampleFit, fit_on_sample, place_rest
 from pipeline.themes import fit_themes
-from pipeline.topics import Topics, fit_topics, topic_stability
+from pipeline.topics import WAS_UNASSIGNED, Topics, fit_topics, topic_stability
 
 MIN_PAPERS = 10
 LIBRARIES = (
@@ -361,7 +361,7 @@ def keep_topic_ids(
 class Carried:
     """What a rebuild takes over from the previous map, per paper of the new corpus."""
 
-    targets: np.ndarray | None = None  # previous topic id, -1 for new or unassigned papers
+    targets: np.ndarray | None = None  # previous topic id; -1 new paper, WAS_UNASSIGNED left out before
     positions: np.ndarray | None = None  # previous (x, y), NaN for new papers
     settings: dict = field(default_factory=dict)  # settings carried over, for the manifest
 
@@ -406,7 +406,9 @@ def carry_previous(
                 settings[name] = min(value, len(doc_ids) - 1)
         resolved = replace(resolved, **settings)
         resolved.validate(len(doc_ids))
+    # Previous topic per paper; new papers -1, old papers the previous map left unassigned WAS_UNASSIGNED.
     targets = np.array([previous_map.topic_of.get(d, -1) for d in doc_ids], dtype=np.int64)
+    targets[np.array([previous_map.topic_of.get(d) == -1 for d in doc_ids], dtype=bool)] = WAS_UNASSIGNED
     positions = previous_map.positions or {}
     xy = np.array([positions.get(d, (np.nan, np.nan)) for d in doc_ids], dtype=np.float64)
     log(

@@ -16,7 +16,7 @@ import numpy as np
 
 from pipeline.config import BuildConfig
 from pipeline.neighbours import cosine_knn, reassign_outliers, topic_centroids
-from pipeline.topics import Topics, fit_topics
+from pipeline.topics import WAS_UNASSIGNED, Topics, fit_topics
 
 # Neighbours whose positions average into a placed paper's map position.
 PLACE_NEIGHBOURS = 10
@@ -74,12 +74,15 @@ def assign_rest(
     """
     labels = np.full(len(embeddings), -1, dtype=np.int64)
     labels[rows] = sample_labels
-    if targets is not None:
-        targets = np.asarray(targets)
-        rest = np.setdiff1d(np.arange(len(embeddings)), rows, assume_unique=True)
-        for previous, label in previous_homes(sample_labels, targets[rows]).items():
-            labels[rest[targets[rest] == previous]] = label
-    return reassign_outliers(embeddings, labels, k=k)
+    if targets is None:
+        return reassign_outliers(embeddings, labels, k=k)
+    targets = np.asarray(targets)
+    rest = np.setdiff1d(np.arange(len(embeddings)), rows, assume_unique=True)
+    for previous, label in previous_homes(sample_labels, targets[rows]).items():
+        labels[rest[targets[rest] == previous]] = label
+    labels = reassign_outliers(embeddings, labels, k=k)
+    labels[rest[targets[rest] == WAS_UNASSIGNED]] = -1  # unassigned before, and the sample did not see it
+    return labels
 
 
 def previous_homes(labels: np.ndarray, targets: np.ndarray) -> dict[int, int]:
@@ -92,12 +95,12 @@ def previous_homes(labels: np.ndarray, targets: np.ndarray) -> dict[int, int]:
     """
     labels, targets = np.asarray(labels), np.asarray(targets)
     homes = {}
-    for previous in sorted(set(targets.tolist()) - {-1}):
+    for previous in sorted(t for t in set(targets.tolist()) if t >= 0):
         held = Counter(labels[(targets == previous) & (labels != -1)].tolist())
         if not held:
             continue
         label = held.most_common(1)[0][0]
-        old_in_label = Counter(targets[(labels == label) & (targets != -1)].tolist())
+        old_in_label = Counter(targets[(labels == label) & (targets >= 0)].tolist())
         if old_in_label.most_common(1)[0][0] == previous:
             homes[int(previous)] = int(label)
     return homes

@@ -26,6 +26,8 @@ from pipeline.neighbours import cosine_knn, neighbour_graph, reassign_outliers, 
 # A rebuild's 5-D UMAP weighs the previous map's topics this much against the papers' own
 # neighbourhoods (UMAP's categorical target_weight, 0-1); see benchmarks/REBUILD_RESULTS.md.
 TARGET_WEIGHT = 0.5
+# A rebuild's target for an old paper the previous map left unassigned (new papers have -1).
+WAS_UNASSIGNED = -2
 # A rebuild's cluster made at least this much of one previous topic's papers is that topic.
 ANCHOR_SHARE = 0.5
 # Min topic sizes tried around the chosen one to show whether the map sits on a parameter cliff.
@@ -72,9 +74,10 @@ def fit_topics(
 
     `encode` (texts -> unit embeddings, the map's encoder) lets naming prefer phrases close to a
     topic's centroid; without it names come from the text statistics alone. `targets` (a rebuild's
-    previous topic per paper, -1 for new or unassigned papers) makes the 5-D UMAP semi-supervised
-    (categorical, weight `TARGET_WEIGHT`): old topics hold together where the new papers do not
-    pull them apart, and papers without a target still form topics of their own.
+    previous topic per paper: -1 for a new paper, `WAS_UNASSIGNED` for an old paper the previous map
+    left unassigned) makes the 5-D UMAP semi-supervised (categorical, weight `TARGET_WEIGHT`): old
+    topics hold together where the new papers do not pull them apart, and papers without a target
+    still form topics of their own. See `anchor_clusters` for what else a rebuild keeps.
     """
     from pipeline._fastimport import import_topic_libraries
     from pipeline.cache import cache_dir, cached_reduction
@@ -88,20 +91,24 @@ def fit_topics(
     knn = neighbour_graph(embeddings, config.n_neighbors)
     settings = umap_settings(5, n_neighbors=config.n_neighbors, random_state=config.random_state)
     key = umap_cache_key(settings, knn="exact")
-    if targets is not None and (np.asarray(targets) != -1).any():
+    if targets is not None and (np.asarray(targets) >= 0).any():
         targets = np.asarray(targets, dtype=np.int64)
+        umap_targets = np.where(targets >= 0, targets, -1)  # UMAP's "no label" is -1
         settings = dict(settings, target_metric="categorical", target_weight=TARGET_WEIGHT)
-        key = dict(key, target_weight=TARGET_WEIGHT, targets=array_digest(targets))
+        key = dict(key, target_weight=TARGET_WEIGHT, targets=array_digest(umap_targets))
     else:
-        targets = None
+        targets = umap_targets = None
     umap_model = UMAP(**settings, precomputed_knn=knn)
     reduced, _ = cached_reduction(
-        "umap5", embeddings, key, lambda: umap_model.fit_transform(embeddings, y=targets)
+        "umap5", embeddings, key, lambda: umap_model.fit_transform(embeddings, y=umap_targets)
     )
     first_labels = cluster(reduced, config, HDBSCAN)
     cliffs = topic_counts_nearby(reduced, config, HDBSCAN, chosen_labels=first_labels)
     clusters = first_labels if targets is None else anchor_clusters(first_labels, targets)
-    labels = _renumber_by_size(reassign_outliers(embeddings, clusters, k=config.reassign_neighbors))
+    labels = reassign_outliers(embeddings, clusters, k=config.reassign_neighbors)
+    if targets is not None:  # left out before and left out again: no evidence it belongs anywhere now
+        labels[(clusters == -1) & (targets == WAS_UNASSIGNED)] = -1
+    labels = _renumber_by_size(labels)
 
     # BERTopic's c-TF-IDF keywords run once, on the labels after reassignment. A counter that finds
     # no vocabulary (Chinese, Russian, number-only abstracts) gives way to the next.
@@ -150,19 +157,20 @@ def anchor_clusters(labels: np.ndarray, targets: np.ndarray) -> np.ndarray:
     whose papers are at least `ANCHOR_SHARE` old papers of one previous topic is that topic, so such
     clusters are joined. Clusters made mostly of new papers (or of several previous topics) stay as
     they are: that is where new topics form. An old paper HDBSCAN leaves out keeps its previous
-    topic where that topic is still there (the clustering has no evidence it moved); other left-out
-    papers are voted in as in any build.
+    topic where that topic is still there (the clustering has no evidence it moved), and an old
+    paper the previous map left unassigned (`WAS_UNASSIGNED`) stays out of the old topics; other
+    left-out papers are voted in as in any build.
 
     Examples:
-        >>> anchor_clusters(np.array([0, 0, 1, 1, 2, 2, -1, -1]), np.array([7, 7, 7, 7, -1, -1, 7, 3])).tolist()
-        [0, 0, 0, 0, 2, 2, 0, -1]
+        >>> anchor_clusters(np.array([0, 0, 1, 1, 2, 2, -1, -1, 0]), np.array([7, 7, 7, 7, -1, -1, 7, 3, -2])).tolist()
+        [0, 0, 0, 0, 2, 2, 0, -1, -1]
     """
     labels = np.asarray(labels).copy()
     targets = np.asarray(targets)
     home: dict[int, int] = {}  # previous topic -> the cluster its parts join
     for cluster_id in sorted(set(labels.tolist()) - {-1}):
         members = labels == cluster_id
-        previous = Counter(targets[members & (targets != -1)].tolist())
+        previous = Counter(targets[members & (targets >= 0)].tolist())
         if not previous:
             continue
         topic, count = previous.most_common(1)[0]
@@ -170,6 +178,8 @@ def anchor_clusters(labels: np.ndarray, targets: np.ndarray) -> np.ndarray:
             labels[members] = home.setdefault(topic, cluster_id)
     for topic, cluster_id in home.items():
         labels[(labels == -1) & (targets == topic)] = cluster_id
+    # A paper no topic held before stays out of the old topics; it may still found or join a new one.
+    labels[(targets == WAS_UNASSIGNED) & np.isin(labels, list(home.values()))] = -1
     return labels
 
 
