@@ -21,6 +21,7 @@ from app.about import about_panel
 from app.changes import follow_shared_topic
 from app.changes_panel import changes_panel
 from app.controls import header, no_map_page, notices_panel, sidebar
+from app.curation_panel import edit_notice
 from app.data import MapData, map_catalog, map_signature, maps_root, requested_map
 from app.downloads import downloads
 from app.filters import chosen_topics, filter_mask, scope_phrase
@@ -39,6 +40,7 @@ from pipeline import UserError
 
 def detail_panel(data: MapData, state: ViewState, search: SearchResult | None) -> None:
     """The opened paper, else the opened topic, else a short guide with the topic picker."""
+    edit_notice()
     if state.paper and state.paper in data.row_of:
         paper_view(data, data.row_of[state.paper], search)
     elif state.topic is not None:

@@ -15,6 +15,7 @@ from app.palette import topic_colours
 from app.state import Vocabulary
 from app.text import plotly_wrap
 from pipeline.artifacts import EMBEDDINGS, MANIFEST, PAPERS, SEARCH_INDEX, TOPICS, added_mask, read_map
+from pipeline.curation import CURATION
 from pipeline.export import BIDI_CHARACTERS, without_bidi_controls
 from pipeline.search_index import SearchIndex, index_for
 
@@ -25,7 +26,6 @@ UNASSIGNED_LABEL = "Unassigned"
 # Never offered as filters.
 CORE_COLUMNS = ("doc_id", "title", "abstract", "topic_id", "x", "y", "added", "via_add")
 MAX_FACET_VALUES = 60  # a metadata column with more distinct values is not offered as a filter
-THEMES = "themes.parquet"  # optional (artifact schema 2): named groups of topics
 
 
 @dataclass(frozen=True)
@@ -84,9 +84,10 @@ def map_catalog(requested: Path | None, root: Path = MAPS_ROOT) -> list[MapRef]:
 
 
 def map_signature(path: Path) -> tuple:
-    """Modification times and sizes of the artifacts: a new value means the map was rebuilt."""
+    """Modification times and sizes of the artifacts and the edits: a new value means the map was
+    rebuilt or edited."""
     signature = []
-    for name in (PAPERS, TOPICS, EMBEDDINGS, MANIFEST, SEARCH_INDEX):
+    for name in (PAPERS, TOPICS, EMBEDDINGS, MANIFEST, SEARCH_INDEX, CURATION):
         try:
             stat = (Path(path) / name).stat()
             signature.append((name, stat.st_mtime_ns, stat.st_size))
@@ -261,7 +262,7 @@ def build_map_data(name: str, path: Path) -> MapData:
         facets=facets,
         facet_text=facet_text,
         table_columns=extra,
-        themes=None if (themes := read_themes(Path(path))) is None else shown_as_text(themes),
+        themes=None if (themes := usable_theme_table(atlas.themes)) is None else shown_as_text(themes),
         lineage=atlas.lineage,
         added=added_mask(papers),
     )
@@ -296,15 +297,10 @@ def _without_bidi(value: object) -> object:
     return value
 
 
-def read_themes(path: Path) -> pd.DataFrame | None:
-    """The map's themes (schema 2, optional): None when the map has none or the file lacks the columns."""
-    file = path / THEMES
-    if not file.is_file():
+def usable_theme_table(themes: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The map's themes (schema 2, optional; `read_map` checked their columns and applied edits)."""
+    if themes is None:
         return None
-    themes = pd.read_parquet(file)
-    if not {"label", "x", "y", "topic_ids"} <= set(themes.columns):
-        return None
-    if "size" not in themes.columns:
-        themes["size"] = themes["topic_ids"].map(len)
+    themes = themes.copy()
     themes["label"] = themes["label"].fillna("").astype(str)
     return themes.reset_index(drop=True)

@@ -131,7 +131,7 @@ def add_papers(
     with out_lock(folder, command="add"):
         for note in recover(folder):
             log(note)
-        atlas = read_map(folder)
+        atlas = read_map(folder, curated=False)  # rewritten as built; its edits are written back with it
         corpus = ingest(inputs)
         incoming = corpus.papers
         known = set(atlas.papers["doc_id"])

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline import UserError
+from pipeline.curation import CURATION, Edit, apply_edits, read_curation, write_curation
 from pipeline.search_index import write_index
 
 SCHEMA_VERSION = 2
@@ -31,8 +32,9 @@ THEMES = "themes.parquet"
 # The full-text index of titles and abstracts (pipeline.search_index); maps written before it have
 # none and get one built in the cache when searched.
 SEARCH_INDEX = "search.sqlite"
-# Everything a build writes into a map folder; anything else there is the user's.
-MAP_FILES = frozenset({PAPERS, TOPICS, EMBEDDINGS, MANIFEST, THEMES, LINEAGE, SEARCH_INDEX})
+# Everything a build writes into a map folder; anything else there is the user's. CURATION holds
+# a person's edits (pipeline/curation.py), carried by every writer.
+MAP_FILES = frozenset({PAPERS, TOPICS, EMBEDDINGS, MANIFEST, THEMES, LINEAGE, SEARCH_INDEX, CURATION})
 PAPER_COLUMNS = ["doc_id", "title", "abstract", "source", "topic_id", "x", "y"]
 TOPIC_COLUMNS = [
     "topic_id",
@@ -58,6 +60,7 @@ class AtlasMap:
     manifest: dict
     lineage: pd.DataFrame | None = None  # see pipeline.lineage; None when there was no previous map
     themes: pd.DataFrame | None = None  # None for a map without themes.parquet
+    edits: list[Edit] | None = None  # curation.json: a person's edits, written back by every writer
 
 
 # Text a numeric column of a map holds for "no value" (a JSONL "n/a" year), read as missing there.
@@ -449,6 +452,8 @@ def write_map(out: Path, atlas: AtlasMap, *, log: Callable[[str], None] | None =
                 if table is not None:
                     table.to_parquet(staging / name, index=False)
             write_index(staging / SEARCH_INDEX, atlas.papers, previous=out / SEARCH_INDEX)
+            if atlas.edits:
+                write_curation(staging, atlas.edits)
             manifest = dict(atlas.manifest, checksum=checksum(npy, atlas.papers["doc_id"].tolist()))
             (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
             for name in os.listdir(staging):
@@ -548,10 +553,16 @@ def check_manifest(manifest: dict, path: Path) -> None:
             )
 
 
-def read_map(folder: str | Path, *, verify: bool = True) -> AtlasMap:
-    """Load and check a map folder; a damaged or mismatched folder is a `UserError` naming the file."""
+def read_map(folder: str | Path, *, verify: bool = True, curated: bool = True) -> AtlasMap:
+    """Load and check a map folder; a damaged or mismatched folder is a `UserError` naming the file.
+
+    With `curated` (the default, for the app and exports) the map's edits are applied to its tables;
+    a writer that rewrites the tables (`add`) reads them as built (`curated=False`). Either way
+    `edits` holds the edits, which `write_map` writes back.
+    """
     folder = Path(folder)
     manifest = read_manifest(folder)
+    edits = read_curation(folder)
     if manifest.get("schema_version") != SCHEMA_VERSION:
         raise UserError(
             f"{folder / MANIFEST}: schema_version {manifest.get('schema_version')!r} "
@@ -597,6 +608,16 @@ def read_map(folder: str | Path, *, verify: bool = True) -> AtlasMap:
     if themes is not None:
         themes["keywords"] = themes["keywords"].map(list)
         themes["topic_ids"] = themes["topic_ids"].map(lambda ids: [int(i) for i in ids])
+    if curated and edits:
+        view = apply_edits(papers, topics, themes, edits)
+        papers, topics, themes = view.papers, view.topics, view.themes
+        manifest = dict(
+            manifest,
+            topics=len(topics),
+            themes=len(themes) if themes is not None else manifest.get("themes"),
+            unassigned=int((papers["topic_id"] == -1).sum()),
+            curation={"edits": len(edits), "applied": list(view.applied), "review": list(view.review)},
+        )
     return AtlasMap(
         papers=papers,
         topics=topics,
@@ -604,6 +625,7 @@ def read_map(folder: str | Path, *, verify: bool = True) -> AtlasMap:
         manifest=manifest,
         lineage=read_lineage(folder),
         themes=themes,
+        edits=edits,
     )
 
 

@@ -67,8 +67,13 @@ def export_frame(
         topic_keywords=rows["topic_id"].map(keywords).fillna(""),
         theme=rows["topic_id"].map(theme_names).fillna(""),
     )
-    metadata = [c for c in table.columns if c not in LEADING and c not in INTERNAL]
-    table = table[LEADING + metadata].reset_index(drop=True)
+    leading = list(LEADING)
+    if "note" in topics.columns:  # a curator's notes (pipeline/curation.py), after the topic's theme
+        notes = dict(zip(topics["topic_id"], topics["note"].fillna("")))
+        table = table.assign(topic_note=rows["topic_id"].map(notes).fillna(""))
+        leading.insert(leading.index("theme") + 1, "topic_note")
+    metadata = [c for c in table.columns if c not in leading and c not in INTERNAL]
+    table = table[leading + metadata].reset_index(drop=True)
     for column in table.columns:
         if table[column].dtype == object or pd.api.types.is_string_dtype(table[column]):
             table[column] = table[column].map(neutralise)

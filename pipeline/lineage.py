@@ -48,6 +48,8 @@ class PreviousMap:
     next_topic_id: int  # the smallest id never used by this map or its ancestors
     name: str | None = None
     fingerprint: str | None = None
+    config: dict | None = None  # the previous build's resolved settings (manifest "config")
+    positions: dict[str, tuple[float, float]] | None = None  # doc_id -> (x, y) on the previous map
 
 
 @dataclass(frozen=True)
@@ -310,7 +312,7 @@ def read_previous(folder: str | Path) -> PreviousMap:
     manifest = read_manifest(folder)
     check_manifest(manifest, folder / MANIFEST)  # e.g. a damaged lineage.next_topic_id
     try:
-        papers = pd.read_parquet(folder / "papers.parquet", columns=["doc_id", "topic_id"])
+        papers = pd.read_parquet(folder / "papers.parquet", columns=["doc_id", "topic_id", "x", "y"])
         topics = pd.read_parquet(folder / "topics.parquet")
     except FileNotFoundError as exc:
         raise UserError(f"{exc.filename}: missing; the previous map must be a map folder") from None
@@ -344,6 +346,14 @@ def read_previous(folder: str | Path) -> PreviousMap:
         next_topic_id=next_topic_id,
         name=manifest.get("name"),
         fingerprint=manifest.get("input_fingerprint"),
+        config=manifest.get("config") if isinstance(manifest.get("config"), dict) else None,
+        positions=dict(
+            zip(
+                papers["doc_id"].astype(str),
+                zip(papers["x"].astype(float), papers["y"].astype(float)),
+                strict=True,
+            )
+        ),
     )
 
 

@@ -126,6 +126,7 @@ def reading_list_markdown(
         <BLANKLINE>
     """
     names = dict(zip(topics["topic_id"].astype(int), topics["label"].astype(str), strict=True))
+    notes = dict(zip(topics["topic_id"].astype(int), topics["note"].fillna(""))) if "note" in topics else {}
     count = len(papers)
     lines = [f"# {markdown_text(heading)} ({count:,} paper{'s' if count != 1 else ''})", ""]
     sizes = papers["topic_id"].astype(int).value_counts()
@@ -133,6 +134,8 @@ def reading_list_markdown(
     for topic in order:
         name = "Unassigned" if topic == -1 else names.get(topic, f"Topic {topic}")
         lines += [f"## {markdown_text(name)} ({sizes[topic]:,})", ""]
+        if notes.get(topic):  # a curator's note (pipeline/curation.py), as plain text
+            lines += [f"> {markdown_text(notes[topic])}", ""]
         for paper in papers[papers["topic_id"].astype(int) == topic].itertuples(index=False):
             line = f"- **{markdown_text(paper.title)}**: {markdown_text(summary(paper.abstract))}"
             url = safe_url(getattr(paper, "url", None))

@@ -458,3 +458,22 @@ def test_a_link_to_a_merged_and_renamed_topic_says_what_it_was(page, tmp_path):
         page.get_by_text("Changes since the previous build").first.wait_for(timeout=30_000)
     finally:
         app.stop()
+
+
+def test_renaming_a_topic_in_the_app_saves_the_edit_and_redraws_the_name(page, tmp_path, monkeypatch):
+    monkeypatch.setenv("ATLAS_EDITING", "1")
+    folder = write_tiny_map(tmp_path / "editable")
+    app = App(folder, tmp_path / "no-other-maps")
+    try:
+        open_app(page, app.url + "?topic=2")
+        assert heading(page, "Reinforcement") == "Reinforcement learning"
+        page.get_by_text("Edit this topic").click()
+        name = page.get_by_role("textbox", name="Name")
+        name.fill("Curated RL")
+        page.get_by_role("button", name="Rename topic").click()
+        assert heading(page, "Curated") == "Curated RL"
+        page.locator(".atlas-label:not([hidden])", has_text="Curated RL").first.wait_for(timeout=30_000)
+        assert "Reinforcement learning" not in page.locator(".atlas-label:not([hidden])").all_text_contents()
+        assert '"name": "Curated RL"' in (folder / "curation.json").read_text()
+    finally:
+        app.stop()
