@@ -79,17 +79,25 @@ def group_headers(at) -> list[str]:
 
 
 # --------------------------------------------------------------------------- themes
+def unassigned_count() -> int:
+    return int((read_map(SEED_MAP).papers["topic_id"] == -1).sum())
+
+
 def test_topic_list_is_grouped_under_themes_and_the_theme_filter_narrows_it(seeds):
     topics, themes = seed_themes()
     at = start()
     assert not at.exception and not at.warning
     largest = themes.sort_values(["size", "theme_id"], ascending=[False, True])
     headers = group_headers(at)
-    assert len(headers) == len(themes)
+    unassigned = unassigned_count()
+    assert len(headers) == len(themes) + bool(unassigned)  # Unassigned is a group of its own
+    if unassigned:
+        assert headers[-1] == f"**Unassigned** · {unassigned} papers"
     assert (
         headers[0] == f"**{markdown_literal(largest['label'].iloc[0])}** · {largest['size'].iloc[0]} papers"
     )
-    assert sorted(listed_topics(at)) == sorted(topics["label"])  # every topic once, under its theme
+    # every topic once, under its theme, and Unassigned under its own header
+    assert sorted(listed_topics(at)) == sorted([*topics["label"], *(["Unassigned"] if unassigned else [])])
     assert at.multiselect(key="w_themes").options == [
         f"{label} ({size})" for label, size in zip(largest["label"], largest["size"])
     ]
@@ -97,8 +105,8 @@ def test_topic_list_is_grouped_under_themes_and_the_theme_filter_narrows_it(seed
     chosen = themes.sort_values("size").iloc[0]  # the smallest theme
     at.multiselect(key="w_themes").select(int(chosen["theme_id"])).run()
     members = topics[topics["theme_id"] == chosen["theme_id"]]
-    assert sorted(listed_topics(at)) == sorted(members["label"])
-    assert len(group_headers(at)) == 1
+    assert sorted(listed_topics(at)) == sorted([*members["label"], *(["Unassigned"] if unassigned else [])])
+    assert len(group_headers(at)) == 1 + bool(unassigned)  # the theme, and Unassigned (none in view)
     papers = read_map(SEED_MAP).papers
     in_theme = set(papers.loc[papers["topic_id"].isin(members["topic_id"]), "doc_id"])
     shown = re.sub(r"\\(.)", r"\1", texts(at))
@@ -144,14 +152,14 @@ def test_a_theme_link_round_trips_and_a_malformed_one_shows_a_notice(seeds):
     assert not at.warning and not at.exception
     assert at.multiselect(key="w_themes").value == [two[1], two[0]]
     assert url(at)["theme"] == [f"{two[1]},{two[0]}"]  # the link reproduces itself
-    assert len(group_headers(at)) == 2
+    assert len(group_headers(at)) == 2 + bool(unassigned_count())
 
     at = start({"theme": "nope,99", "q": "language"})
     assert not at.exception
     notice = at.warning[0].value
     assert "Ignored themes" in notice and "nope" in notice and "99" in notice
     assert at.multiselect(key="w_themes").value == []
-    assert len(group_headers(at)) == len(themes)  # nothing narrowed by the bad value
+    assert len(group_headers(at)) == len(themes) + bool(unassigned_count())  # nothing narrowed
     assert url(at) == {"q": ["language"]}
 
 
@@ -164,7 +172,9 @@ def test_the_csv_download_names_each_papers_theme(seeds, downloads):  # noqa: F8
     theme_of = dict(
         zip(topics["label"], topics["theme_id"].map(dict(zip(themes["theme_id"], themes["label"]))))
     )
-    assert {r["theme"] for r in rows} == set(themes["label"])
+    # an unassigned paper has no theme: an empty cell
+    assert {r["theme"] for r in rows} == set(themes["label"]) | ({""} if unassigned_count() else set())
+    assert all(r["theme"] == "" for r in rows if r["topic"] == "Unassigned")
     assert all(r["theme"] == theme_of[r["topic"]] for r in rows if r["topic"] != "Unassigned")
 
 
