@@ -26,29 +26,47 @@ from app.downloads import downloads
 from app.filters import filter_mask, search_words
 from app.loaders import cached_rising, cached_search, load_map
 from app.map_panel import map_panel
+from app.palette import colour_columns
 from app.paper_table import papers_panel
 from app.paper_view import paper_view
 from app.placement import fit_panel
 from app.state import SORTS, ViewState, Vocabulary, normalise_params, parse_map, parse_view
+from app.text import markdown_literal, shorten
 from app.themes import topics_in_themes, usable_themes
 from app.topic_list import topic_list
-from app.topic_view import topic_picker, topic_view
+from app.topic_view import topic_view
 from pipeline import UserError
 
+MAP_HEIGHT = 600  # pixels: the map, and beside it the topic list or the opened paper or topic
 
-def detail_panel(data: MapData, state: ViewState) -> None:
-    """The opened paper, else the opened topic, else a short guide with the topic picker."""
-    if state.paper and state.paper in data.row_of:
-        paper_view(data, data.row_of[state.paper])
-    elif state.topic is not None:
-        topic_view(data, state.topic)
+
+def side_panel(data: MapData, state: ViewState, in_view: np.ndarray, filtered: bool, rising) -> None:
+    """Beside the map: the opened paper, else the opened topic, else the topic list.
+
+    An opened view scrolls inside a box as tall as the map, so at 1400×900 it is read without losing
+    the map; its first line leads back (to the topic a paper was opened from, or to the list).
+    """
+    paper = state.paper if state.paper and state.paper in data.row_of else None
+    if paper is None and state.topic is None:
+        topic_list(data, in_view, state, filtered=filtered, rising=rising)
+        return
+    if paper is not None and state.topic is not None:
+        back = f"Back to {shorten(data.label(state.topic), 40)}"
     else:
-        st.markdown("#### Explore")
-        st.markdown(
-            "Open a **topic** from the list or a **paper** from the table, click a point on the map, or "
-            "select a group of papers with the map's **box** or **lasso** tool."
-        )
-        topic_picker(data, None)
+        back = "Back to the topic list"
+    st.button(
+        markdown_literal(back),
+        on_click=session.open_paper if paper is not None else session.open_topic,
+        args=(None,),
+        icon=":material/arrow_back:",
+        type="tertiary",
+        key="back_to_list",
+    )
+    with st.container(height=MAP_HEIGHT - 40, border=False):
+        if paper is not None:
+            paper_view(data, data.row_of[paper])
+        else:
+            topic_view(data, state.topic)
 
 
 def view_mask(data: MapData, ref_name: str, ref_path: str, token: tuple, state: ViewState):
@@ -79,6 +97,7 @@ def view_vocabulary(data: MapData, rising) -> Vocabulary:
         data.vocabulary(),
         theme_ids=frozenset() if themes is None else frozenset(themes["theme_id"].astype(int)),
         sorts=SORTS if rising.notna().any() else SORTS[:1],
+        colour_columns=colour_columns(data.facets),
     )
 
 
@@ -113,6 +132,11 @@ def main() -> None:
 
     rising = cached_rising(ref.name, str(ref.path), token)
     vocabulary = view_vocabulary(data, rising)
+    if st.session_state.get("initialised") == ref.name and session.navigated(params):
+        # Back or Forward in the browser: the view follows the history entry's link.
+        state, notices = parse_view(params, vocabulary)
+        session.apply_state(state, data)
+        st.session_state.notices = notices
     if st.session_state.get("initialised") != ref.name:
         # A link to a previous build's topic that is gone opens where its papers went, saying so.
         followed, link_info = follow_shared_topic(params, data.lineage, data.topics.reset_index(drop=True))
@@ -130,27 +154,23 @@ def main() -> None:
 
     header(data, len(view_rows), state, len(view_rows) if matches is not None else None)
     notices_panel()
-    left, right = st.columns([2, 1], gap="medium")
+    left, right = st.columns([1.6, 1], gap="medium")
     with left:
-        map_panel(data, (ref.name, str(ref.path), token), in_view, state)
-        fit_panel(data, (ref.name, str(ref.path), token))
-        changes_panel(data)
+        map_panel(data, (ref.name, str(ref.path), token), in_view, state, MAP_HEIGHT)
     with right:
-        topic_list(
+        side_panel(
             data,
-            in_view,
             state,
+            in_view,
             filtered=len(view_rows) != data.n,
             rising=rising if len(vocabulary.sorts) > 1 else None,
         )
-    lower_left, lower_right = st.columns([1.5, 1], gap="large")
-    with lower_left:
-        rows = papers_panel(data, view_rows)
-        downloads(data, rows)
-    with lower_right:
-        detail_panel(data, state)
+    fit_panel(data, (ref.name, str(ref.path), token))
+    changes_panel(data)
+    rows = papers_panel(data, view_rows)
+    downloads(data, rows)
     about_panel(data)
-    session.sync_url(state, ref.name if (len(catalog) > 1 or "map" in params) else None)
+    session.sync_url(state, ref.name if (len(catalog) > 1 or "map" in params) else None, params)
 
 
 main()

@@ -13,9 +13,10 @@ import pandas as pd
 
 from app.changes import added_mask
 from app.filters import SearchText
-from app.palette import topic_colours
+from app.palette import theme_topic_colours
 from app.state import Vocabulary
 from app.text import plotly_wrap
+from app.themes import theme_of_topic
 from pipeline.artifacts import EMBEDDINGS, MANIFEST, PAPERS, TOPICS, read_map
 
 REPO = Path(__file__).resolve().parent.parent
@@ -218,7 +219,7 @@ def build_map_data(name: str, path: Path) -> MapData:
 
     position = {topic: rank for rank, topic in enumerate(topic_order)}
     colour_index = np.array([position.get(int(t), len(topic_order)) for t in topic_ids], dtype=np.uint16)
-    colours = topic_colours(topic_order)
+    colours = theme_topic_colours(topic_order, theme_of_topic(topics))  # shades of each theme's hue
     titles = papers["title"].fillna("").astype(str)
     search_text = SearchText(titles + " " + papers["abstract"].fillna("").astype(str))
     facets = facet_columns(papers)

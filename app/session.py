@@ -12,6 +12,10 @@ Keys (all in `st.session_state`):
     link_info             what became of a shared link's topic on a rebuilt map (plain text), likewise
     w_added               the "papers added since the last build" toggle (maps that have such papers)
     map_choice, initialised   the chosen map, and the map whose view the widgets hold
+    w_colour              the metadata column the map is coloured by ("" = by topic)
+    url_params            the query string the page last wrote or read (normalised): a different one on a
+                          rerun means the reader went Back or Forward in the browser's history
+    reset_zoom            a counter the map watches to return to the whole map ("Reset view")
 The shareable part of this is a `ViewState` (app.state), which `sync_url` keeps in the query string.
 """
 
@@ -21,7 +25,8 @@ import streamlit as st
 
 from app.data import MapData
 from app.map_component import event
-from app.state import SORTS, ViewState, normalise_params, to_params
+from app.palette import colour_columns
+from app.state import SORTS, ZOOM_KEY, ViewState, normalise_params, to_params
 
 FACET_PREFIX = "w_f_"
 
@@ -43,6 +48,7 @@ def current_state() -> ViewState:
         themes=tuple(st.session_state.get("w_themes") or ()),
         sort=st.session_state.get("w_sort") or SORTS[0],
         added_only=bool(st.session_state.get("w_added", False)),
+        colour=st.session_state.get("w_colour") or "",
     )
 
 
@@ -61,6 +67,7 @@ def apply_state(state: ViewState, data: MapData) -> None:
     st.session_state.topic = state.topic
     st.session_state.paper = state.paper
     st.session_state.w_added = state.added_only
+    st.session_state.w_colour = state.colour
     st.session_state.selection = ()
     st.session_state.pin = None
     st.session_state.page = 0
@@ -83,17 +90,36 @@ def sanitise_state(
         st.session_state.topic = None
     if st.session_state.get("paper") not in data.row_of:
         st.session_state.paper = None
+    if st.session_state.get("w_colour") not in ("", *colour_columns(data.facets)):
+        st.session_state.w_colour = ""
     if not data.vocabulary().has_added:
         st.session_state.w_added = False
     st.session_state.selection = tuple(d for d in st.session_state.get("selection", ()) if d in data.row_of)
 
 
-def sync_url(state: ViewState, map_name: str | None) -> None:
-    """Write the view into the query string (only when it changed), so the address bar is a share link."""
+def navigated(params: dict[str, list[str]]) -> bool:
+    """Whether this run's query string is not the one the page last wrote: the reader went Back or Forward.
+
+    Streamlit pushes a history entry for each query string the app writes and reruns the script with
+    the entry's query string when the reader steps through history; the view then follows the link.
+    The zoom (`view=`) is the map's own and does not count.
+    """
+    last = st.session_state.get("url_params")
+    return last is not None and _without_zoom(params) != last
+
+
+def sync_url(state: ViewState, map_name: str | None, params: dict[str, list[str]]) -> None:
+    """Write the view into the query string when it changed (a new browser history entry, so Back
+    undoes it); the map's zoom (`view=`), which the browser writes, is kept as it is."""
     wanted = normalise_params(to_params(state, map_name))
-    current = {key: st.query_params.get_all(key) for key in st.query_params}
-    if normalise_params(current) != wanted:
-        st.query_params.from_dict(wanted)
+    st.session_state.url_params = wanted
+    if _without_zoom(params) != wanted:
+        zoom = params.get(ZOOM_KEY)  # the browser corrects it to the current zoom (map.js, keepZoomInUrl)
+        st.query_params.from_dict({**wanted, ZOOM_KEY: zoom} if zoom else wanted)
+
+
+def _without_zoom(params: dict[str, list[str]]) -> dict[str, list[str]]:
+    return {key: values for key, values in params.items() if key != ZOOM_KEY}
 
 
 # --------------------------------------------------------------------------- callbacks
@@ -171,8 +197,10 @@ def reset_view() -> None:
     st.session_state.topic = None
     st.session_state.paper = None
     st.session_state.w_added = False
+    st.session_state.w_colour = ""
     st.session_state.notices = []
     st.session_state.link_info = []
+    st.session_state.reset_zoom = st.session_state.get("reset_zoom", 0) + 1
     clear_selection()
 
 
