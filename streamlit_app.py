@@ -106,7 +106,7 @@ def main() -> None:
         page_title="Abstract Atlas",
         page_icon=str(Path(__file__).parent / "assets" / "icon.png"),  # a local file: no icon CDN
         layout="wide",
-        initial_sidebar_state="expanded",
+        initial_sidebar_state="auto",  # folded away on narrow windows (see map.js, foldSidebar)
     )
     catalog = map_catalog(requested_map(sys.argv[1:], os.environ), maps_root(os.environ))
     if not catalog:

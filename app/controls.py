@@ -6,6 +6,7 @@ import streamlit as st
 
 from app.data import MapData, MapRef
 from app.filters import search_words
+from app.paper_view import INPUT_FILE
 from app.session import FACET_PREFIX, dismiss_notices, reset_view, switch_map
 from app.state import ViewState
 from app.text import markdown_literal, shorten
@@ -52,11 +53,13 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
             format_func=lambda t: f"{data.label(t)} ({data.sizes[t]:,})",
         )
         for column, values in data.facets.items():
+            files = column == "source" and all(INPUT_FILE.search(v) for v in values)
+            name = "input file" if files else column.replace("_", " ")  # say what a file-name source is
             st.multiselect(
-                markdown_literal(column.replace("_", " ").capitalize()),  # column names come from the data
+                markdown_literal(name.capitalize()),  # column names come from the data
                 values,
                 key=FACET_PREFIX + column,
-                placeholder=f"Any {column.replace('_', ' ')}",
+                placeholder=f"Any {name}",
                 select_all=False,
             )
         if data.sizes[-1]:  # a map where every paper has a topic needs no such switch

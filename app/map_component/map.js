@@ -651,7 +651,19 @@ function create(parentElement) {
   return inst;
 }
 
+// Streamlit folds its sidebar at 768 px and below ("auto"); fold it up to 800 px too, once a page.
+const NARROW = 800;
+function foldSidebar() {
+  if (window.atlasFolded || window.innerWidth > NARROW) return;
+  window.atlasFolded = true;
+  const sidebar = document.querySelector('[data-testid="stSidebar"]');
+  if (!sidebar || sidebar.dataset.collapsed !== "false") return;
+  const button = sidebar.querySelector('[data-testid="stSidebarCollapseButton"] button');
+  if (button) button.click();
+}
+
 export default function (component) {
+  foldSidebar();
   const { data, parentElement, setTriggerValue } = component;
   let inst = INSTANCES.get(parentElement);
   if (!inst) {
