@@ -154,23 +154,41 @@ def main() -> None:
 
     header(data, len(view_rows), state, len(view_rows) if matches is not None else None)
     notices_panel()
-    left, right = st.columns([1.6, 1], gap="medium")
-    with left:
-        map_panel(data, (ref.name, str(ref.path), token), in_view, state, MAP_HEIGHT)
-    with right:
-        side_panel(
-            data,
-            state,
-            in_view,
-            filtered=len(view_rows) != data.n,
-            rising=rising if len(vocabulary.sorts) > 1 else None,
-        )
+    st.session_state.outside_key = session.outside_key(state)
+    map_and_side_panel(
+        data,
+        (ref.name, str(ref.path), token),
+        in_view,
+        len(view_rows) != data.n,
+        rising if len(vocabulary.sorts) > 1 else None,
+        ref.name if (len(catalog) > 1 or "map" in params) else None,
+    )
     fit_panel(data, (ref.name, str(ref.path), token))
     changes_panel(data)
     rows = papers_panel(data, view_rows)
     downloads(data, rows)
     about_panel(data)
-    session.sync_url(state, ref.name if (len(catalog) > 1 or "map" in params) else None, params)
 
+
+@st.fragment
+def map_and_side_panel(
+    data: MapData, token: tuple, in_view: np.ndarray, filtered: bool, rising, map_name: str | None
+) -> None:
+    """The map and the panel beside it, and the link: what a map-only step changes.
+
+    A click on a point, a topic opened from the list, the colour or the topic list's order rerun only
+    this part (a fragment); a step that changes what else the page shows (filters, search, a box or
+    lasso selection for the papers table) reruns the whole page.
+    """
+    state = session.current_state()
+    if session.outside_key(state) != st.session_state.get("outside_key"):
+        st.rerun()  # e.g. "Only this topic" or a map selection: the header and the table change too
+    left, right = st.columns([1.6, 1], gap="medium")
+    with left:
+        map_panel(data, token, in_view, state, MAP_HEIGHT)
+    with right:
+        side_panel(data, state, in_view, filtered=filtered, rising=rising)
+    params = normalise_params({key: st.query_params.get_all(key) for key in st.query_params})
+    session.sync_url(state, map_name, params)
 
 main()

@@ -16,6 +16,8 @@ Keys (all in `st.session_state`):
     url_params            the query string the page last wrote or read (normalised): a different one on a
                           rerun means the reader went Back or Forward in the browser's history
     reset_zoom            a counter the map watches to return to the whole map ("Reset view")
+    outside_key           what the page outside the map and its side panel showed at the last full run
+                          (`outside_key`): a map-only step reruns just that fragment
 The shareable part of this is a `ViewState` (app.state), which `sync_url` keeps in the query string.
 """
 
@@ -97,13 +99,34 @@ def sanitise_state(
     st.session_state.selection = tuple(d for d in st.session_state.get("selection", ()) if d in data.row_of)
 
 
-def navigated(params: dict[str, list[str]]) -> bool:
-    """Whether this run's query string is not the one the page last wrote: the reader went Back or Forward.
+def outside_key(state: ViewState) -> tuple:
+    """What the page outside the map and its side panel shows: when it changes, the whole page reruns."""
+    return (
+        state.search,
+        state.topics,
+        state.show_unassigned,
+        state.filters,
+        state.themes,
+        state.added_only,
+        st.session_state.get("selection", ()),
+        st.session_state.get("page", 0),
+        st.session_state.get("pin") is not None,
+    )
 
-    Streamlit pushes a history entry for each query string the app writes and reruns the script with
-    the entry's query string when the reader steps through history; the view then follows the link.
-    The zoom (`view=`) is the map's own and does not count.
+
+def navigated(params: dict[str, list[str]]) -> bool:
+    """Whether the reader went Back or Forward in the browser to a view other than the one shown.
+
+    Streamlit pushes a history entry for each query string the app writes, and on Back or Forward
+    reruns the script with that entry's query string, saying so (`is_history_navigation`); the view
+    then follows the link. Only such runs count: an ordinary rerun may carry a query string a step
+    old (the page sends it before the last run's new one arrives). The zoom (`view=`) does not count.
     """
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None or not getattr(ctx, "is_history_navigation", False):
+        return False
     last = st.session_state.get("url_params")
     return last is not None and _without_zoom(params) != last
 
