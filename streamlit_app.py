@@ -191,4 +191,5 @@ def map_and_side_panel(
     params = normalise_params({key: st.query_params.get_all(key) for key in st.query_params})
     session.sync_url(state, map_name, params)
 
+
 main()
