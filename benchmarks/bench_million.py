@@ -95,9 +95,9 @@ def rerun(page, action, received: list[int]) -> tuple[float, int]:
     started = time.perf_counter()
     action()
     page.wait_for_function(
-        f"() => document.querySelector('{GRAPH}').dataset.atlasDraws > {before_draws}", timeout=600_000
+        f"() => document.querySelector('{GRAPH}').dataset.atlasDraws > {before_draws}", timeout=120_000
     )
-    page.wait_for_function(IDLE, timeout=600_000)
+    page.wait_for_function(IDLE, timeout=120_000)
     return time.perf_counter() - started, sum(received) - before_bytes
 
 
@@ -136,7 +136,7 @@ def measure(folder: Path) -> dict:
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             opened = time.perf_counter()
-            page.goto(server.url, timeout=600_000)
+            page.goto(server.url, timeout=120_000)
             page.wait_for_function(
                 f"() => document.querySelector('{GRAPH}')?.dataset.atlasDraws >= 1 || "
                 "document.querySelector('.atlas-map-error:not([hidden])')",
@@ -150,7 +150,7 @@ def measure(folder: Path) -> dict:
             if failed:
                 out["error"] = failed
                 return out
-            page.wait_for_function(IDLE, timeout=600_000)
+            page.wait_for_function(IDLE, timeout=120_000)
             out["points_drawn"] = page.evaluate(
                 f"document.querySelector('{GRAPH}')._fullData.filter(t => t.visible === true)"
                 ".reduce((n, t) => n + t.x.length, 0)"
@@ -183,7 +183,7 @@ def measure(folder: Path) -> dict:
                 page.wait_for_function(
                     f"(b) => document.querySelector('{GRAPH}')._fullLayout.xaxis.range.join() !== b",
                     arg=before,
-                    timeout=600_000,
+                    timeout=120_000,
                 )
                 page.evaluate(
                     "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
@@ -201,7 +201,7 @@ def measure(folder: Path) -> dict:
             )
             page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect']").nth(0).click()
             option = page.get_by_role("option").first
-            option.wait_for(timeout=600_000)
+            option.wait_for(timeout=120_000)
             out["filter_s"], out["filter_bytes"] = rerun(page, option.click, received)
             pid = browser_pid(profile)
             out["browser_mb"] = tree_rss_mb(pid) if pid else float("nan")
