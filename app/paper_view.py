@@ -56,9 +56,18 @@ def paper_view(data: MapData, row: int) -> None:
 
 
 def nearest_papers(data: MapData, row: int, k: int = NEIGHBOURS) -> tuple[np.ndarray, list[float]]:
-    """The `k` papers nearest to `row` by meaning (cosine of their vectors), nearest first, and their similarity."""
+    """The `k` papers nearest to `row` by meaning (cosine of their vectors), nearest first, and their similarity.
+
+    The map rings them and the paper view lists them in the same run: the last answer is kept.
+    """
     from pipeline.topics import cosine_knn
 
+    key = (data.name, data.n, id(data.vectors), row, k)
+    kept = st.session_state.get("nearest_papers")
+    if kept and kept[0] == key:
+        return kept[1]
     neighbours, similarities = cosine_knn(data.vectors[row : row + 1], data.vectors, k + 1)
     keep = neighbours[0] != row
-    return neighbours[0][keep][:k], [float(s) for s in similarities[0][keep][:k]]
+    answer = neighbours[0][keep][:k], [float(s) for s in similarities[0][keep][:k]]
+    st.session_state.nearest_papers = (key, answer)
+    return answer

@@ -511,11 +511,13 @@ async function apply(inst, view) {
   const clearing = inst.plotted && view.clear !== inst.clear; // "Clear selection" in the app
   inst.clear = view.clear;
   inst.view = view;
-  const next = layout(inst, view);
-  inst.layout = next;
   inst.loading.hidden = true;
+  // The points are redrawn only when what they show changed; an opened paper, its neighbours, the
+  // names and the pin are marks over the chart and move without Plotly.
+  const drawKey = `${colourKey}|${maskKey}|${view.search}|${view.height}`;
   if (!inst.plotted) {
-    await Plotly.newPlot(inst.gd, traces(inst, view), next, CONFIG);
+    inst.layout = layout(inst, view);
+    await Plotly.newPlot(inst.gd, traces(inst, view), inst.layout, CONFIG);
     inst.plotted = true;
     inst.reset = view.reset;
     inst.gd.atlasTable = inst.table; // for tests and benchmarks: row -> position
@@ -523,9 +525,11 @@ async function apply(inst, view) {
     ZOOM.inst = inst;
     wrapHistory();
     rememberZoom(inst);
-  } else {
-    await Plotly.react(inst.gd, traces(inst, view), next, CONFIG);
+  } else if (drawKey !== inst.drawnKey) {
+    inst.layout = layout(inst, view);
+    await Plotly.react(inst.gd, traces(inst, view), inst.layout, CONFIG);
   }
+  inst.drawnKey = drawKey;
   if (view.reset !== inst.reset) {
     inst.reset = view.reset; // "Reset view" in the app: the whole map again
     await restoreZoom(inst, null);
