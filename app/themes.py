@@ -57,23 +57,6 @@ def topics_in_themes(topics: pd.DataFrame, theme_ids: tuple[int, ...] | list[int
     return tuple(sorted(t for t, th in mapping.items() if th in wanted))
 
 
-def theme_mask(
-    papers: pd.DataFrame, topics: pd.DataFrame, theme_ids: tuple[int, ...] | list[int]
-) -> np.ndarray:
-    """Which papers the theme filter keeps: those whose topic is in a chosen theme (all when none chosen).
-
-    Unassigned papers (-1) belong to no theme, so a theme filter hides them.
-
-    Examples:
-        >>> papers = pd.DataFrame({"topic_id": [0, 1, -1, 2]})
-        >>> theme_mask(papers, pd.DataFrame({"topic_id": [0, 1, 2], "theme_id": [1, 0, 1]}), [1]).tolist()
-        [True, False, False, True]
-    """
-    if not theme_ids:
-        return np.ones(len(papers), dtype=bool)
-    return papers["topic_id"].isin(topics_in_themes(topics, theme_ids)).to_numpy()
-
-
 def group_topic_list(
     topics: pd.DataFrame,
     themes: pd.DataFrame | None,

@@ -67,15 +67,14 @@ def topic_view(data: MapData, topic: int) -> None:
     st.caption(
         f"{size:,} papers · {share:.1%} of the map" + (" · topic " + str(topic) if topic != -1 else "")
     )
-    if topic != -1:
-        st.button(
-            "Only this topic",
-            on_click=only_this_topic,
-            args=(topic,),
-            icon=":material/filter_center_focus:",
-            key="only_topic",
-            help="Filter the map and the table to this topic's papers.",
-        )
+    st.button(
+        "Only this topic",
+        on_click=only_this_topic,
+        args=(topic, data.topic_themes().get(topic)),
+        icon=":material/filter_center_focus:",
+        key="only_topic",
+        help="Filter the map and the table to this topic's papers.",
+    )
     if topic == -1:
         st.info(
             "Unassigned papers are those no topic claimed: too far from every cluster. They stay on the "

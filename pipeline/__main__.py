@@ -94,7 +94,6 @@ def make_parser() -> Parser:
     build.add_argument(
         "--ray",
         metavar="ADDRESS",
-        default=os.environ.get("ATLAS_RAY_ADDRESS") or None,
         help="embed on this Ray cluster as a Ray Data job (e.g. 'auto' or 'HOST:6379'; default: "
         "ATLAS_RAY_ADDRESS if set, else this machine); needs requirements-ray.txt",
     )
@@ -140,6 +139,11 @@ def make_parser() -> Parser:
         "--if-stale",
         action="store_true",
         help="do nothing when DIR already holds a map of these inputs and options",
+    )
+    build.add_argument(
+        "--drop-added",
+        action="store_true",
+        help="leave out the papers `add` placed on the map in --out (by default a rebuild keeps them)",
     )
     build.add_argument("--quiet", action="store_true", help="no progress bars")
     lineage = build.add_mutually_exclusive_group()
@@ -224,21 +228,20 @@ def run_build(args: argparse.Namespace) -> None:
             use_cache=not args.no_cache,
             progress=not args.quiet,
             previous=False if args.no_previous else args.previous,
-            ray_address=args.ray,
+            ray_address=args.ray or os.environ.get("ATLAS_RAY_ADDRESS") or None,
+            ray_option="--ray" if args.ray else "ATLAS_RAY_ADDRESS",
+            drop_added=args.drop_added,
         )
 
 
 def run_export(args: argparse.Namespace) -> None:
-    import os
-
-    from pipeline.artifacts import read_map
+    from pipeline.artifacts import check_file_out, read_map, write_file
     from pipeline.export import export_frame, to_csv_bytes
     from pipeline.reading_list import reading_list_bibtex, reading_list_markdown
 
-    if args.out.is_dir():
-        raise UserError(f"{args.out}: --out is a folder; give a file name (.csv, .md or .bib)")
     kind = args.format or EXPORT_EXTENSIONS.get(args.out.suffix.lower(), "csv")
     atlas = read_map(args.map)
+    check_file_out(args.out, args.map, atlas.manifest)
     known = set(atlas.topics["topic_id"].tolist()) | {-1}
     if args.topic is not None and args.topic not in known:
         ids = ", ".join(str(t) for t in sorted(known - {-1}))
@@ -253,10 +256,7 @@ def run_export(args: argparse.Namespace) -> None:
         payload = reading_list_markdown(papers, atlas.topics, heading=heading).encode("utf-8")
     else:
         payload = reading_list_bibtex(papers).encode("utf-8")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    partial = args.out.with_name(f".{args.out.name}.partial")
-    partial.write_bytes(payload)
-    os.replace(partial, args.out)
+    write_file(args.out, payload)
     print(f"wrote {len(papers):,} papers to {args.out} ({kind})", file=sys.stderr)
 
 

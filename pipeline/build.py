@@ -14,15 +14,27 @@ from importlib import metadata
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from pipeline import UserError, __version__
-from pipeline.artifacts import SCHEMA_VERSION, TOPIC_COLUMNS, AtlasMap, check_out, read_manifest, write_map
+from pipeline.artifacts import (
+    SCHEMA_VERSION,
+    TOPIC_COLUMNS,
+    AtlasMap,
+    check_out,
+    concat_papers,
+    out_lock,
+    read_added_papers,
+    read_manifest,
+    write_map,
+)
 from pipeline.config import BuildConfig
 from pipeline.embed import MODEL_NAME, embed_texts
 from pipeline.evaluate import map_quality
 from pipeline.ingest import expand_inputs, ingest, read_bytes
 from pipeline.layout import label_positions, map_coordinates, theme_label_positions
 from pipeline.lineage import PreviousMap, apply_lineage, match_topics, read_previous
+from pipeline.naming import NAME_SUPPORT, name_support
 from pipeline.themes import fit_themes
 from pipeline.topics import fit_topics, topic_stability
 
@@ -93,6 +105,8 @@ def build_map(
     log: Callable[[str], None] = _stderr,
     encoder=None,
     ray_address: str | None = None,
+    ray_option: str = "--ray",
+    drop_added: bool = False,
 ) -> AtlasMap:
     """Build a topic map of the abstracts in `inputs` and write it to the folder `out`.
 
@@ -100,6 +114,8 @@ def build_map(
     default the map already in `out`, if any; a folder; or False to number topics afresh.
     `encoder` (anything with `.name` and `.encode(list[str])`, e.g. a test's fake) replaces the
     packaged model; `ray_address` runs the embedding stage as a Ray Data job on that cluster.
+    Papers placed with `add` on the map in `out` are kept (embedded and fitted with the inputs)
+    unless `drop_added`. The folder's lock is held from reading the map in `out` to the swap.
 
     Examples:
         >>> build_map(["seeds"], "maps/icml")  # doctest: +SKIP
@@ -107,6 +123,38 @@ def build_map(
     out = Path(out)
     config = config or BuildConfig()
     check_out(out, inputs)  # never replace an input, a folder of inputs, or a folder that is not a map
+    with out_lock(out, command="build"):
+        return _build_map(
+            inputs,
+            out,
+            config,
+            name=name,
+            use_cache=use_cache,
+            progress=progress,
+            previous=previous,
+            log=log,
+            encoder=encoder,
+            ray_address=ray_address,
+            ray_option=ray_option,
+            drop_added=drop_added,
+        )
+
+
+def _build_map(
+    inputs: list[str | Path],
+    out: Path,
+    config: BuildConfig,
+    *,
+    name: str | None,
+    use_cache: bool,
+    progress: bool,
+    previous: str | Path | bool | None,
+    log: Callable[[str], None],
+    encoder,
+    ray_address: str | None,
+    ray_option: str,
+    drop_added: bool,
+) -> AtlasMap:
     timings: dict[str, float] = {}
     clock = time.perf_counter()
 
@@ -116,11 +164,28 @@ def build_map(
         timings[stage] = round(now - clock, 3)
         clock = now
 
+    if ray_address and encoder is None:
+        from pipeline.ray_embed import check_ray
+
+        check_ray(ray_address, ray_option)
     fingerprint = input_fingerprint(inputs, config)
     deferred: list[str] = []  # said once the input is known good: a bad input gets one error line only
     previous_map = previous_for(out, previous, deferred.append)
     corpus = ingest(inputs)
     papers = corpus.papers
+    added_earlier = papers_added_to(out, deferred.append)
+    added_earlier = added_earlier[~added_earlier["doc_id"].isin(papers["doc_id"])]
+    if len(added_earlier) and drop_added:
+        corpus.notes.append(
+            f"left out {len(added_earlier):,} papers added to {out} with `add` (--drop-added)"
+        )
+    elif len(added_earlier):
+        papers = concat_papers(papers, added_earlier.assign(via_add=True))
+        papers["via_add"] = papers["via_add"].astype(bool)
+        corpus.notes.append(
+            f"kept {len(added_earlier):,} papers added since the last build "
+            "(placed with `add`; --drop-added leaves them out)"
+        )
     if len(papers) < MIN_PAPERS:
         raise UserError(
             f"{', '.join(map(str, inputs))}: {len(papers)} distinct abstract(s); a map needs at least {MIN_PAPERS}"
@@ -135,7 +200,7 @@ def build_map(
     if ray_address and encoder is None:
         from pipeline.ray_embed import ray_compute
 
-        compute = ray_compute(ray_address, resolved, log=log)
+        compute = ray_compute(ray_address, resolved, log=log, option=ray_option)
     # Abstracts and, later, candidate topic names go through the same encoder and cache.
     embed = partial(
         embed_texts,
@@ -158,6 +223,13 @@ def build_map(
 
     def encode_phrases(texts: list[str]) -> np.ndarray:
         return embed(texts, progress=False)[0]
+
+    # The int8 model the vectors came from, so the app places abstracts with the very same file.
+    bundle = {}
+    if encoder is None and resolved.embedder == "onnx-int8":
+        from pipeline.onnx_build import map_bundle
+
+        bundle = map_bundle(out, log)
 
     log(f"finding topics (UMAP + HDBSCAN, min topic size {resolved.min_topic_size})...")
     if resolved.fit_sample:
@@ -185,7 +257,15 @@ def build_map(
             dict(zip(topics.table["topic_id"].astype(int), topics.table["label"], strict=True)),
             dict(zip(topics.table["topic_id"].astype(int), topics.table["centroid"], strict=True)),
         )
-        topics.labels, topics.table = apply_lineage(topics.labels, topics.table, lineage)
+        # A previous name is kept only while it still holds for the topic's papers (issue 21).
+        provisional_of = {final: provisional for provisional, final in lineage.mapping.items()}
+        acronyms = topics.phrases.acronyms if topics.phrases is not None else {}
+
+        def holds(final: int, name: str) -> bool:
+            rows = np.flatnonzero(topics.labels == provisional_of[final])
+            return name_support(name, [documents[i] for i in rows], acronyms) >= NAME_SUPPORT
+
+        topics.labels, topics.table = apply_lineage(topics.labels, topics.table, lineage, holds)
         log(lineage_summary(lineage.table))
     lap("topics")
     stability_report = {"runs": 0, "method": "switched off (--no-stability)", "seconds": 0.0}
@@ -202,7 +282,6 @@ def build_map(
         embeddings[fitted],
         topics.labels[fitted],
         topics.table,
-        encode=encode_phrases,
         phrases=topics.phrases,
     )
     if resolved.fit_sample:  # theme sizes count every paper, as topic sizes do
@@ -259,6 +338,7 @@ def build_map(
             "name": MODEL_NAME,
             "encoder": embedding_report["encoder"],
             "max_tokens": resolved.max_tokens,
+            **bundle,
         },
         "embedding": embedding_report,
         "versions": library_versions(),
@@ -266,6 +346,7 @@ def build_map(
         "abstracts_per_second": round(len(papers) / total, 1) if total else None,
         "quality": quality,
         "input_fingerprint": fingerprint,
+        "kept_added": 0 if drop_added else len(added_earlier),
         "lineage": {
             "previous": None
             if previous_map is None
@@ -291,6 +372,16 @@ def build_map(
         f"({quality['unassigned_share']:.1%}); map written to {out} in {total:.1f} s"
     )
     return atlas
+
+
+def papers_added_to(out: Path, log: Callable[[str], None]) -> pd.DataFrame:
+    """The papers `add` placed on the map in `out` (`read_added_papers`); a map whose papers cannot
+    be read is noted (it is about to be replaced) and nothing is kept."""
+    try:
+        return read_added_papers(out)
+    except UserError as exc:
+        log(f"note: {exc}; no papers added to it are kept")
+        return pd.DataFrame({"doc_id": pd.Series([], dtype=object)})
 
 
 def previous_for(

@@ -82,7 +82,10 @@ def fit_topics(
 
     # BERTopic's c-TF-IDF keywords run once, on the labels after reassignment. A counter that finds
     # no vocabulary (Chinese, Russian, number-only abstracts) gives way to the next.
-    for vectorizer, language, note in vectorizers_for(documents):  # noqa: B007 (used after the loop)
+    # BERTopic's "english" mode deletes every character but ASCII letters, digits and spaces before
+    # counting ("few-shot" -> "fewshot"); the vectorizer does all the tokenising, so words keep
+    # their hyphens and accents as the papers write them.
+    for vectorizer, note in vectorizers_for(documents):  # noqa: B007 (used after the loop)
         model = BERTopic(
             umap_model=BaseDimensionalityReduction(),  # the reduction above is UMAP's, done (or cached) once
             hdbscan_model=BaseCluster(),  # the clusters above, passed in as `y`
@@ -90,7 +93,7 @@ def fit_topics(
             ctfidf_model=ClassTfidfTransformer(reduce_frequent_words=True),
             top_n_words=config.top_n_words,
             calculate_probabilities=False,
-            language=language,
+            language="multilingual",
         )
         logging.getLogger("BERTopic").setLevel(logging.ERROR)  # BERTopic (re)sets its logger in __init__
         try:

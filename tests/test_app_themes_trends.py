@@ -101,10 +101,40 @@ def test_topic_list_is_grouped_under_themes_and_the_theme_filter_narrows_it(seed
     assert len(group_headers(at)) == 1
     papers = read_map(SEED_MAP).papers
     in_theme = set(papers.loc[papers["topic_id"].isin(members["topic_id"]), "doc_id"])
-    assert f"Showing **{len(in_theme)}** of {len(papers)} papers" in texts(at)
+    shown = re.sub(r"\\(.)", r"\1", texts(at))
+    assert f"Showing the {len(in_theme)} papers in the theme “{chosen['label']}”" in shown
     view = live_map(at)
-    assert int(decode_mask(view["mask"], view["n"]).sum()) == len(in_theme)  # the map greys the rest
+    assert set(np.flatnonzero(decode_mask(view["mask"], view["n"]))) == {
+        i for i, d in enumerate(papers["doc_id"]) if d in in_theme
+    }  # exactly the theme's papers: no unassigned ones
     assert url(at)["theme"] == [str(int(chosen["theme_id"]))]
+    # the Topics filter offers only the theme's topics (and Unassigned, which the reader may add)
+    offered = set(at.multiselect(key="w_topics").options)
+    assert offered == {f"{r.label} ({r.size})" for r in members.itertuples()} | (
+        {f"Unassigned ({int((papers['topic_id'] == -1).sum())})"}
+        if (papers["topic_id"] == -1).any()
+        else set()
+    )
+
+
+def test_a_search_inside_a_theme_counts_the_themes_papers_that_hold_the_word(seeds):
+    topics, themes = seed_themes()
+    papers = read_map(SEED_MAP).papers
+    theme = themes.sort_values(["size", "theme_id"], ascending=[False, True]).iloc[0]
+    in_theme = papers[
+        papers["topic_id"].isin(topics.loc[topics["theme_id"] == theme["theme_id"], "topic_id"])
+    ]
+    text = (in_theme["title"] + " " + in_theme["abstract"]).str.lower()
+    holding = in_theme[text.str.contains(r"\blanguages?\b")]  # every form Porter stems to "languag"
+    at = start({"theme": str(int(theme["theme_id"])), "q": "language"})
+    assert not at.exception and 0 < len(holding) < len(in_theme)
+    shown = re.sub(r"\\(.)", r"\1", texts(at)).replace("**", "")
+    assert (
+        f"{len(holding)} of the {len(in_theme)} papers in the theme “{theme['label']}” match the words “language”"
+        in shown
+    )
+    view = live_map(at)
+    assert int(decode_mask(view["mask"], view["n"]).sum()) == len(holding)
 
 
 def test_a_theme_link_round_trips_and_a_malformed_one_shows_a_notice(seeds):
@@ -192,7 +222,7 @@ def test_rising_sorts_topics_by_growth_and_lives_in_the_url(trends):
 def test_a_map_without_years_offers_no_rising_sort(seeds):
     at = start({"sort": "rising"})
     assert not at.exception
-    assert not at.segmented_control
+    assert not [control for control in at.segmented_control if control.key == "w_sort"]
     assert "no years" in at.warning[0].value and "sort" not in url(at)
 
 

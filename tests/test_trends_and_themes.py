@@ -15,7 +15,6 @@ from app.themes import (
     label_level,
     map_labels,
     parse_themes,
-    theme_mask,
     theme_params,
     topics_in_themes,
 )
@@ -131,11 +130,13 @@ def topics_table() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def test_theme_filter_keeps_the_papers_of_the_chosen_themes():
+    from app.filters import chosen_topics, filter_mask
+
     topics, _ = topics_table()
-    papers = pd.DataFrame({"topic_id": [0, 1, 2, 3, -1]})
+    topic_ids = np.array([0, 1, 2, 3, -1])
     assert topics_in_themes(topics, [1]) == (2, 3)
-    assert theme_mask(papers, topics, [1]).tolist() == [False, False, True, True, False]
-    assert theme_mask(papers, topics, []).all()
+    chosen = chosen_topics((), topics_in_themes(topics, [1]))
+    assert filter_mask(topic_ids, topics=chosen).tolist() == [False, False, True, True, False]  # no -1
 
 
 def test_topic_list_groups_topics_under_themes_by_size_or_growth():
