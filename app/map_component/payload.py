@@ -67,7 +67,7 @@ def paper_places(papers: pd.DataFrame) -> pd.Series:
     parts = [papers[c] for c in PLACE_COLUMNS if c in papers.columns]
     place = pd.Series("", index=papers.index)
     for column in parts:
-        text = column.map(lambda v: "" if v is None or v != v else str(v).removesuffix(".0").strip())
+        text = column.map(lambda v: "" if pd.isna(v) else str(v).removesuffix(".0").strip())
         place = place.where(text == "", place + np.where(place == "", "", " · ") + text)
     return place.where(place != "", papers["source"].fillna("").astype(str))
 
