@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -176,8 +178,11 @@ def test_stability_is_high_for_clear_clusters_and_low_for_noise():
     config = BuildConfig(min_topic_size=20).resolve(120)  # leaf clusters the size of the blobs
     labels = np.repeat(np.arange(3), 40)
     embeddings = clustered_vectors(rng, np.eye(8)[:3] * 3, 40, 0.1)
+    started = time.perf_counter()
     scores, report = topic_stability(clear, embeddings, labels, config, runs=3)
-    assert all(s >= 0.9 for s in scores.values()) and report["runs"] == 3 and report["seconds"] >= 0
+    elapsed = time.perf_counter() - started
+    assert all(s >= 0.9 for s in scores.values()) and report["runs"] == 3
+    assert 0 < report["seconds"] <= round(elapsed, 3)  # the time the scoring took, not a made-up figure
     # The same labels drawn on a shapeless cloud come back only in pieces.
     cloud = rng.normal(size=(120, 5)).astype(np.float32)
     random_labels = rng.permutation(labels)
