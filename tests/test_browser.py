@@ -376,5 +376,14 @@ def test_theme_names_on_the_whole_map_and_topic_names_zoomed_in(page, tmp_path):
             timeout=10_000,
         )
         assert "Learning on structure" not in page.locator(labels).all_text_contents()
+        for _ in range(8):  # and back out: the theme names return, the topic names go
+            page.mouse.wheel(0, 300)
+            page.wait_for_timeout(150)
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.atlas-label:not([hidden])')]"
+            ".some(e => e.textContent === 'Learning on structure')",
+            timeout=10_000,
+        )
+        assert "Diffusion models" not in page.locator(labels).all_text_contents()
     finally:
         app.stop()
