@@ -159,24 +159,28 @@ def test_rebuilding_the_seeds_with_new_abstracts_keeps_the_old_topic_ids_and_nam
         "new",
         "gone",
     }
-    # A previous topic whose papers mostly went to one new topic, which no other previous topic
-    # claims with more papers, keeps its id; its name too unless it merged with another.
-    destination = {}
+    # A previous topic that is clearly one new topic keeps its id, and its name unless it merged or
+    # split: more than two thirds of the papers in either (of those both maps hold) are in both.
+    # Matching is one-to-one by the largest total Jaccard overlap, so a topic that kept only half its
+    # papers may lose its id to a small topic that went whole into the same new topic; past two
+    # thirds no such trade beats it (the overlaps it would trade for sum to under a half), whatever
+    # layout UMAP draws on this CPU.
+    shared_after = before.papers["doc_id"].map(topic_after).to_numpy()
+    clear = 0
     for topic in before.topics.itertuples():
-        members = before.papers.loc[before.papers["topic_id"] == topic.topic_id, "doc_id"]
-        counts = pd.Series([topic_after[d] for d in members]).value_counts()
-        if counts.index[0] != -1 and counts.iloc[0] * 2 > len(members):
-            destination[topic.topic_id] = (counts.index[0], counts.iloc[0], topic.label)
-    kept = 0
-    for old, (new, shared, label) in destination.items():
-        rivals = [s for o, (n, s, _) in destination.items() if n == new and o != old]
-        if all(shared > s for s in rivals):
-            assert new == old, (label, new)
-            status = lineage.loc[lineage["topic_id"] == old, "status"].iloc[0]
-            if status in ("kept", "grown", "shrunk"):
-                assert names_after[old] == label
-            kept += 1
-    assert kept >= len(before.topics) // 2  # most topics survive four more abstracts
+        members = before.papers["topic_id"].to_numpy() == topic.topic_id
+        for new in set(shared_after[members].tolist()) - {-1}:
+            both = (members & (shared_after == new)).sum()
+            if both / (members.sum() + (shared_after == new).sum() - both) > 2 / 3:
+                assert new == topic.topic_id, (topic.label, new)
+                status = lineage.loc[lineage["topic_id"] == new, "status"].item()
+                if status in ("kept", "grown", "shrunk"):
+                    assert names_after[new] == topic.label
+                clear += 1
+    assert clear >= 2  # 3-9 such topics over UMAP seeds 1-7 and 42
+    # Most previous topics survive four more abstracts, with their own id or merged into one (8-12
+    # of 9-12 over those seeds).
+    assert len(set(before.topics["topic_id"]) & set(after.topics["topic_id"])) > len(before.topics) // 2
     # a previous topic that is gone names where its papers went
     for row in lineage[lineage["status"] == "gone"].itertuples():
         assert row.topic_id not in set(after.topics["topic_id"]) and len(row.successor_topic_ids) > 0
