@@ -6,10 +6,11 @@ SEED_MAP := assets/maps/seeds
 
 .PHONY: run test lint map bench clean
 
-$(VENV)/.runtime: requirements.txt
+# requirements.txt is what the hosted app needs; requirements-pipeline.txt adds the build stack.
+$(VENV)/.runtime: requirements.txt requirements-pipeline.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet -r requirements-pipeline.txt
 	@touch $@
 
 $(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt requirements-ray.txt

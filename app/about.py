@@ -24,7 +24,7 @@ def about_panel(data: MapData) -> None:
         st.caption(
             f"Model {markdown_literal(model.get('name', 'unknown'))} · encoder "
             f"{markdown_literal(model.get('encoder', 'unknown'))} · built "
-            f"{markdown_literal(manifest.get('built_at', 'unknown'))} · folder {markdown_literal(data.path)}"
+            f"{markdown_literal(manifest.get('built_at', 'unknown'))} · folder {markdown_literal(data.path.name)}"
         )
         metrics = st.columns(5)
         metrics[0].metric("Unassigned share", _percent(quality.get("unassigned_share")))

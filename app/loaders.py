@@ -1,4 +1,4 @@
-"""The map, its searches and the embedding model, loaded through Streamlit's caches (shared by sessions)."""
+"""The map and its searches, loaded through Streamlit's caches (shared by sessions)."""
 
 from __future__ import annotations
 
@@ -32,18 +32,6 @@ def load_topic_profile(name: str, path: str, signature: tuple):
 
     data = load_map(name, path, signature)
     return topic_profile(data.vectors, data.topic_ids)
-
-
-@st.cache_resource(show_spinner=False)
-def load_encoder_once(embedder: str, max_tokens: int):
-    """The map's own encoder (and token budget), loaded on first use of "Where does my paper fit?"
-    and then kept."""
-    from pipeline.embed import load_encoder
-
-    try:
-        return load_encoder(embedder, max_tokens=max_tokens)
-    except ImportError:  # the ONNX encoder module is optional; the reference model gives the same space
-        return load_encoder("torch-fp32", max_tokens=max_tokens)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

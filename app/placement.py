@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from app import encoder as encoding
 from app.data import MapData
-from app.loaders import load_encoder_once, load_topic_profile
+from app.loaders import load_topic_profile
 from app.paper_table import paper_table
 from app.session import remove_pin, request_placement
 from app.text import markdown_literal
@@ -18,19 +19,18 @@ def place_abstract(data: MapData, map_key: tuple) -> None:
     Placement is `pipeline.place.place`, the same as `python -m pipeline add`: nearest papers by
     similarity plus topic centroids, with the map's topic profile computed once per map.
     """
-    from pipeline.embed import LEGACY_MAX_TOKENS
     from pipeline.place import place
 
     text = (st.session_state.get("fit_text") or "").strip()
     if len(text.split()) < 5:
         st.session_state.pin = {"error": "Paste an abstract of at least a few sentences to place it."}
         return
-    config = data.manifest.get("config") or {}
-    embedder = config.get("embedder", "torch-fp32")
     try:
-        encoder = load_encoder_once(embedder, config.get("max_tokens") or LEGACY_MAX_TOKENS)
-        vector = encoder.encode([text])[0]
-    except Exception as exc:  # a missing or broken model must not take the page down
+        vector = encoding.encode_queries(data.manifest, [text])[0]
+    except encoding.EncoderUnavailable as exc:
+        st.session_state.pin = {"error": str(exc)}
+        return
+    except Exception as exc:  # a broken model must not take the page down
         st.session_state.pin = {"error": f"The embedding model could not be loaded ({str(exc)[:160]})."}
         return
     spot = place(
@@ -44,7 +44,7 @@ def place_abstract(data: MapData, map_key: tuple) -> None:
         "x": spot.x,
         "y": spot.y,
         "topic": spot.topic_id,
-        "encoder": getattr(encoder, "name", embedder),
+        "encoder": (data.manifest.get("model") or {}).get("encoder", "the map's model"),
         "rows": spot.neighbour_rows.tolist(),
         "similarities": spot.similarities.tolist(),
         "fits": spot.fits,

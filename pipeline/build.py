@@ -159,6 +159,13 @@ def build_map(
     def encode_phrases(texts: list[str]) -> np.ndarray:
         return embed(texts, progress=False)[0]
 
+    # The int8 model the vectors came from, so the app places abstracts with the very same file.
+    bundle = {}
+    if encoder is None and resolved.embedder == "onnx-int8":
+        from pipeline.onnx_build import map_bundle
+
+        bundle = map_bundle(out, log)
+
     log(f"finding topics (UMAP + HDBSCAN, min topic size {resolved.min_topic_size})...")
     if resolved.fit_sample:
         from pipeline.sample_fit import fit_on_sample, place_rest
@@ -259,6 +266,7 @@ def build_map(
             "name": MODEL_NAME,
             "encoder": embedding_report["encoder"],
             "max_tokens": resolved.max_tokens,
+            **bundle,
         },
         "embedding": embedding_report,
         "versions": library_versions(),

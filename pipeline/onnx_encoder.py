@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.onnx_build import (  # noqa: F401 (re-exported: callers know them from here)
+    MODEL_LABEL,
     RECIPE_VERSION,
     PathLike,
     default_model_path,
@@ -16,8 +17,6 @@ from pipeline.onnx_build import (  # noqa: F401 (re-exported: callers know them 
     quantisation_variant,
     read_json,
 )
-
-MODEL_LABEL = "all-MiniLM-L6-v2"
 
 
 class OnnxEncoder:
@@ -27,6 +26,10 @@ class OnnxEncoder:
     texts of the batch, and no compute is spent on padding. `threads` texts run at once, each
     on one core: on a 2-core AVX2 machine that measured faster than splitting every operator
     across cores, and it keeps going at full speed when another process takes a core.
+
+    It runs from a bundle folder (`model.onnx`, `tokenizer.json`, `meta.json`; see `onnx_build`),
+    which needs only onnxruntime, tokenizers and numpy: the hosted app passes `bundle=`, the
+    pipeline builds the bundle from the packaged weights on first use.
 
     Attributes:
         name: Model and backend, e.g. "all-MiniLM-L6-v2/onnx-int8-x86"; used in cache keys.
@@ -42,6 +45,7 @@ class OnnxEncoder:
         cache_dir: PathLike | None = None,
         threads: int | None = None,
         max_tokens: int | None = None,
+        bundle: PathLike | None = None,
     ) -> None:
         """Load (building on first use) the int8 model and the tokenizer.
 
@@ -51,24 +55,30 @@ class OnnxEncoder:
             threads: Texts encoded at once; default: the number of CPUs this process may use.
             max_tokens: Word pieces kept per text (with [CLS] and [SEP]); default: the model's
                 `max_seq_length` (256). A budget other than the model's own is part of `name`.
+            bundle: A published bundle folder to run instead (then `model_path` and `cache_dir`
+                are not used and nothing is built).
         """
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        model_dir = Path(model_path) if model_path else default_model_path()
-        _require_mean_pooling(model_dir)
-        self.model_file = onnx_model_file(model_dir, cache_dir)
-        label = MODEL_LABEL if model_path is None or _is_packaged(model_dir) else model_dir.name
-        own_budget = _max_tokens(model_dir)
+        if bundle is None:
+            model_dir = Path(model_path) if model_path else default_model_path()
+            _require_mean_pooling(model_dir)
+            bundle = onnx_model_file(model_dir, cache_dir).parent
+        folder = Path(bundle)
+        meta = read_json(folder / "meta.json")
+        self.model_file = folder / "model.onnx"
+        self.bundle = folder
+        own_budget = int(meta["max_seq_length"])
         self.max_tokens = int(max_tokens or own_budget)
         if self.max_tokens < 8:
             raise ValueError(f"max_tokens must be at least 8, not {self.max_tokens}")
         suffix = "" if self.max_tokens == own_budget else f"-t{self.max_tokens}"
-        self.name = f"{label}/onnx-int8-{quantisation_variant()}{suffix}"
+        self.name = f"{meta['label']}/onnx-int8-{meta['variant']}{suffix}"
         self.threads = max(1, threads or _usable_cpus())
-        self.dimensions = int(read_json(model_dir / "config.json")["hidden_size"])
+        self.dimensions = int(meta["dimensions"])
 
-        self._tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         # tokenizer.json itself says: truncate at 128 and pad to 128; the model uses 256, no pad.
         self._tokenizer.enable_truncation(max_length=self.max_tokens)
         self._tokenizer.no_padding()
@@ -143,17 +153,3 @@ def _require_mean_pooling(model_dir: Path) -> None:
     modes = [key for key, on in pooling.items() if key.startswith("pooling_mode_") and on]
     if modes != ["pooling_mode_mean_tokens"]:
         raise ValueError(f"{model_dir}: OnnxEncoder only does mean pooling, not {modes}")
-
-
-def _is_packaged(model_dir: Path) -> bool:
-    """Whether `model_dir` is the packaged all-MiniLM-L6-v2 (which names the encoder)."""
-    try:
-        return model_dir.resolve() == default_model_path().resolve()
-    except ImportError:  # a custom model on a machine without the package
-        return False
-
-
-def _max_tokens(model_dir: Path) -> int:
-    """The model's `max_seq_length` (256 for all-MiniLM-L6-v2)."""
-    path = model_dir / "sentence_bert_config.json"
-    return int(read_json(path).get("max_seq_length", 256)) if path.exists() else 256

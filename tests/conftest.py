@@ -56,6 +56,6 @@ def fresh_encoder_cache():
     """AppTests run in this process and share Streamlit's caches: a fake encoder one test puts in
     `load_encoder_once` must not answer another test's placement."""
     yield
-    from app.loaders import load_encoder_once
+    from app.encoder import load_encoder_once
 
     load_encoder_once.clear()

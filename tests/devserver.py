@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -31,6 +32,10 @@ class StreamlitServer:
         script: the Streamlit script; default: the app.
         log: where the server's output goes; default: discarded.
         timeout: seconds to wait for the server's health check.
+        python: the interpreter that runs Streamlit; default: this one (another venv's, to test hosting).
+        env: more environment variables for the server.
+        python_options: interpreter options before `-m streamlit`, e.g. ["-X", "importtime"].
+        preexec_fn: run in the child before Streamlit starts (e.g. to join a cgroup).
     """
 
     def __init__(
@@ -41,13 +46,17 @@ class StreamlitServer:
         script: Path = REPO / "streamlit_app.py",
         log: IO | None = None,
         timeout: float = 90,
+        python: str | Path = sys.executable,
+        env: dict[str, str] | None = None,
+        python_options: list[str] | None = None,
+        preexec_fn: Callable[[], None] | None = None,
     ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
-        env = dict(os.environ, ATLAS_MAP=str(map_folder), ATLAS_MAPS_DIR=str(maps_dir))
+        env = dict(os.environ, ATLAS_MAP=str(map_folder), ATLAS_MAPS_DIR=str(maps_dir), **(env or {}))
         # fmt: off
         command = [
-            sys.executable, "-m", "streamlit", "run", str(script),
+            str(python), *(python_options or []), "-m", "streamlit", "run", str(script),
             "--server.port", str(self.port), "--server.headless", "true", "--server.address", "127.0.0.1",
         ]
         # fmt: on
@@ -58,6 +67,7 @@ class StreamlitServer:
             stdout=log or subprocess.DEVNULL,
             stderr=subprocess.STDOUT if log else subprocess.DEVNULL,
             start_new_session=True,  # its own process group, so stop() ends its children too
+            preexec_fn=preexec_fn,
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

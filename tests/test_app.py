@@ -320,7 +320,7 @@ def test_where_does_my_paper_fit_pins_an_abstract_without_storing_it(tiny, monke
             vector[:, 1 if "diffusion" in texts[0] else 0] = 1.0
             return vector
 
-    monkeypatch.setattr("pipeline.embed.load_encoder", lambda embedder="onnx-int8", **options: FakeEncoder())
+    monkeypatch.setattr("app.encoder.map_encoder", lambda manifest: FakeEncoder())
     before = sorted(p.name for p in tiny.iterdir())
     at = start()
     at.text_area(key="fit_text").input("We propose a diffusion sampler that denoises faster than before.")

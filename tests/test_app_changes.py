@@ -308,7 +308,7 @@ def test_placement_computes_the_maps_topic_profile_once(tmp_path, monkeypatch):
     calls = []
     real = pipeline.place.topic_profile
     monkeypatch.setattr(pipeline.place, "topic_profile", lambda *a: calls.append(1) or real(*a))
-    monkeypatch.setattr("pipeline.embed.load_encoder", lambda embedder="onnx-int8", **options: FakeEncoder())
+    monkeypatch.setattr("app.encoder.map_encoder", lambda manifest: FakeEncoder())
     write_map(tmp_path / "tiny", tiny_map())
     use_map(monkeypatch, tmp_path / "tiny", tmp_path)
     at = start()

@@ -115,7 +115,7 @@ def test_second_encoder_reuses_the_cached_model(
     assert "preparing" not in capfd.readouterr().err
     assert again.name == onnx_encoder.name == f"all-MiniLM-L6-v2/onnx-int8-{quantisation_variant()}"
     # Nothing half-built is left beside the model.
-    expected = {"model.onnx", "meta.json", ".lock"}
+    expected = {"model.onnx", "meta.json", "tokenizer.json", ".lock"}
     assert [p.name for p in model_file.parent.iterdir() if p.name not in expected] == []
 
 

@@ -34,6 +34,7 @@ away from is ignored.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
 from pathlib import Path
 
@@ -41,7 +42,7 @@ import numpy as np
 import streamlit as st
 
 from app.data import MapData
-from app.map_component.assets import plotly_bundle, publish
+from app.map_component.assets import URL_PREFIX, plotly_bundle, publish
 from app.map_component.payload import Pin, points_file, view_state
 
 KEY = "atlas_map"
@@ -56,14 +57,34 @@ _component = st.components.v2.component(
 
 
 @st.cache_resource(show_spinner=False)
-def plotly_url() -> str:
-    return publish(*plotly_bundle())
+def _plotly_file() -> tuple[str, bytes]:
+    return plotly_bundle()
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def points_url(_data: MapData, token: tuple) -> str:
-    """Publish the map's point table once per loaded map (`token` identifies the map)."""
-    return publish(*points_file(_data))
+def _points_file(_data: MapData, token: tuple) -> tuple[str, bytes]:
+    """The map's point table file, made once per loaded map (`token` identifies the map)."""
+    return points_file(_data)
+
+
+def served(name: str, content: bytes) -> tuple[str, str | None]:
+    """The file's URL, and, when `static/` cannot be written, its bytes as base64 for the component.
+
+    The bytes go to a session once: the browser keeps what it loaded, by URL, for the page's life.
+    """
+    try:
+        return publish(name, content), None
+    except OSError:  # a read-only checkout: send the file through the component instead
+        sent = st.session_state.setdefault("atlas_files_sent", set())
+        if name in sent:
+            return URL_PREFIX + name, None
+        sent.add(name)
+        return URL_PREFIX + name, base64.b64encode(content).decode("ascii")
+
+
+def points_url(data: MapData, token: tuple) -> str:
+    """The URL that names the map's point table, and so the map its events come from."""
+    return URL_PREFIX + _points_file(data, token)[0]
 
 
 def live_map(
@@ -81,11 +102,13 @@ def live_map(
     height: int = 640,
 ):
     """Mount (first run) or update (later runs) the map; read events with `event(name)` in callbacks."""
+    points, points_data = served(*_points_file(data, token))
+    plotly, plotly_data = served(*_plotly_file())
     payload = view_state(
         data,
         in_view,
-        points_url=points_url(data, token),
-        plotly_url=plotly_url(),
+        points_url=points,
+        plotly_url=plotly,
         search_active=search_active,
         chosen_row=chosen_row,
         chosen_topic=chosen_topic,
@@ -93,6 +116,8 @@ def live_map(
         clear_selection=clear_selection,
         height=height,
     )
+    # Only where static/ is read-only: the files themselves, in the first rerun that names them.
+    payload.update({k: v for k, v in (("points_data", points_data), ("plotly_data", plotly_data)) if v})
     return _component(
         key=KEY,
         data=payload,

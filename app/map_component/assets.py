@@ -4,20 +4,29 @@ Streamlit serves `static/` beside the entry script at `app/static/…` (`[server
 in .streamlit/config.toml). The files are written there on first use, named by a fingerprint of their
 content, so a browser caches each one and a rebuilt map gets a new name. `static/atlas/` is generated,
 never committed; it works the same on Streamlit Community Cloud, whose checkout is writable.
+
+Every rerun re-publishes the files it names (a `stat`, and a touch of the file's time), so a file
+another server process pruned comes back at once. Publishing a new file prunes the files of the
+same kind that no rerun has named for `STALE_SECONDS` (old builds of a map, maps no longer served).
+Where `static/` is read-only, `publish` raises `OSError` and the component receives the bytes
+themselves instead (see `app.map_component.served`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import os
 import tempfile
+import time
 from importlib import resources
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 ASSET_DIR = REPO / "static" / "atlas"
 URL_PREFIX = "app/static/atlas/"  # relative to the page, so it also works under a base URL path
+STALE_SECONDS = 3600  # a published file no rerun has named for this long is pruned
 
 
 def publish(name: str, content: bytes, folder: Path = ASSET_DIR) -> str:
@@ -28,17 +37,42 @@ def publish(name: str, content: bytes, folder: Path = ASSET_DIR) -> str:
     publishing at once both succeed.
     """
     target = folder / name
-    if not target.is_file():
-        folder.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=f".{name}.", dir=folder)
-        try:
-            with os.fdopen(handle, "wb") as out:
-                out.write(content)
-            os.replace(temporary, target)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+    if target.is_file():
+        with contextlib.suppress(OSError):  # in use: not stale (a read-only folder is never pruned)
+            os.utime(target)
+        return URL_PREFIX + name
+    folder.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{name}.", dir=folder)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(content)
+        os.chmod(temporary, 0o644)  # served to anyone who opens the app anyway
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    prune(folder, name)
     return URL_PREFIX + name
+
+
+def prune(folder: Path, keep: str, stale_seconds: float = STALE_SECONDS) -> list[str]:
+    """Delete the files of `keep`'s kind (`points-`, `plotly-`) that no rerun has named for a while.
+
+    Returns:
+        The names deleted.
+    """
+    kind = keep.split("-", 1)[0] + "-"
+    cutoff = time.time() - stale_seconds
+    deleted = []
+    for path in folder.iterdir():
+        name = path.name.lstrip(".")  # also half-written files an interrupted write left behind
+        if path.name == keep or not name.startswith(kind):
+            continue
+        with contextlib.suppress(OSError):  # another process may prune it at the same moment
+            if path.stat().st_mtime < cutoff:
+                path.unlink()
+                deleted.append(path.name)
+    return deleted
 
 
 def plotly_bundle() -> tuple[str, bytes]:

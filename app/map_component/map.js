@@ -57,16 +57,19 @@ async function download(url) {
   return response;
 }
 
-async function gunzipText(url) {
-  const response = await download(url);
+// `inline`: the file's bytes as base64, sent through the component where static/ is read-only.
+async function gunzipText(url, inline) {
+  const response = inline
+    ? new Response(Uint8Array.from(atob(inline), (c) => c.charCodeAt(0)))
+    : await download(url);
   const stream = response.body.pipeThrough(new DecompressionStream("gzip"));
   return new Response(stream).text();
 }
 
-function loadPlotly(url) {
+function loadPlotly(url, inline) {
   if (window.Plotly) return Promise.resolve(window.Plotly);
   return once(url, async () => {
-    const code = await gunzipText(url);
+    const code = await gunzipText(url, inline);
     const src = URL.createObjectURL(new Blob([code], { type: "text/javascript" }));
     await new Promise((resolve, reject) => {
       const script = document.createElement("script");
@@ -80,8 +83,8 @@ function loadPlotly(url) {
   });
 }
 
-function loadTable(url) {
-  return once(url, async () => prepare(JSON.parse(await gunzipText(url))));
+function loadTable(url, inline) {
+  return once(url, async () => prepare(JSON.parse(await gunzipText(url, inline))));
 }
 
 // Points grouped by colour, the unassigned group first so topics are drawn on top. Every paper is
@@ -357,9 +360,9 @@ function bindEvents(inst) {
 }
 
 async function apply(inst, view) {
-  const Plotly = await loadPlotly(view.plotly);
+  const Plotly = await loadPlotly(view.plotly, view.plotly_data);
   if (inst.pointsUrl !== view.points) {
-    const table = await loadTable(view.points);
+    const table = await loadTable(view.points, view.points_data);
     if (inst.plotted) Plotly.purge(inst.gd); // another map: a new chart, the old one's context freed
     Object.assign(inst, {
       table, pointsUrl: view.points, plotted: false, maskKey: undefined, layout: null, context: null,
