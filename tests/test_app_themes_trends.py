@@ -32,6 +32,11 @@ def seed_themes() -> tuple[pd.DataFrame, pd.DataFrame]:
     return read_map(SEED_MAP).topics, pd.read_parquet(SEED_MAP / "themes.parquet")
 
 
+def seed_unassigned() -> int:
+    """Papers of the committed seed map in no topic: 0 or 1 by the UMAP seed or the CPU, so tests allow both."""
+    return int((read_map(SEED_MAP).papers["topic_id"] == -1).sum())
+
+
 def trend_map(stability: bool = False):
     """120 papers over 2020-2024 in four topics: "Multi-view clustering" (3) only in 2023-24, "Graph neural
     networks" (0) only in 2020-21, the others spread evenly; three venues, one with markup in its name."""
@@ -80,15 +85,21 @@ def group_headers(at) -> list[str]:
 # --------------------------------------------------------------------------- themes
 def test_topic_list_is_grouped_under_themes_and_the_theme_filter_narrows_it(seeds):
     topics, themes = seed_themes()
+    unassigned = seed_unassigned()
+    extra = ["Unassigned"] if unassigned else []  # unassigned papers get a heading of their own, last
     at = start()
     assert not at.exception and not at.warning
     largest = themes.sort_values(["size", "theme_id"], ascending=[False, True])
     headers = group_headers(at)
-    assert len(headers) == len(themes)
+    assert len(headers) == len(themes) + len(extra)
+    if unassigned:
+        assert headers[-1] == f"**Unassigned** · {unassigned} papers"
     assert (
         headers[0] == f"**{markdown_literal(largest['label'].iloc[0])}** · {largest['size'].iloc[0]} papers"
     )
-    assert sorted(listed_topics(at)) == sorted(topics["label"])  # every topic once, under its theme
+    assert sorted(listed_topics(at)) == sorted(
+        [*topics["label"], *extra]
+    )  # every topic once, under its theme
     assert at.multiselect(key="w_themes").options == [
         f"{label} ({size})" for label, size in zip(largest["label"], largest["size"])
     ]
@@ -96,31 +107,33 @@ def test_topic_list_is_grouped_under_themes_and_the_theme_filter_narrows_it(seed
     chosen = themes.sort_values("size").iloc[0]  # the smallest theme
     at.multiselect(key="w_themes").select(int(chosen["theme_id"])).run()
     members = topics[topics["theme_id"] == chosen["theme_id"]]
-    assert sorted(listed_topics(at)) == sorted(members["label"])
-    assert len(group_headers(at)) == 1
+    assert sorted(listed_topics(at)) == sorted([*members["label"], *extra])
+    assert len(group_headers(at)) == 1 + len(extra)
     papers = read_map(SEED_MAP).papers
     in_theme = set(papers.loc[papers["topic_id"].isin(members["topic_id"]), "doc_id"])
-    assert f"Showing **{len(in_theme)}** of {len(papers)} papers" in texts(at)
+    shown = len(in_theme) + unassigned  # unassigned papers follow their own switch, on by default
+    assert f"Showing **{shown}** of {len(papers)} papers" in texts(at)
     view = live_map(at)
-    assert int(decode_mask(view["mask"], view["n"]).sum()) == len(in_theme)  # the map greys the rest
+    assert int(decode_mask(view["mask"], view["n"]).sum()) == shown  # the map greys the rest
     assert url(at)["theme"] == [str(int(chosen["theme_id"]))]
 
 
 def test_a_theme_link_round_trips_and_a_malformed_one_shows_a_notice(seeds):
     _, themes = seed_themes()
+    extra = 1 if seed_unassigned() else 0  # the Unassigned heading
     two = sorted(int(t) for t in themes["theme_id"])[:2]
     at = start({"theme": f"{two[1]},{two[0]}"})
     assert not at.warning and not at.exception
     assert at.multiselect(key="w_themes").value == [two[1], two[0]]
     assert url(at)["theme"] == [f"{two[1]},{two[0]}"]  # the link reproduces itself
-    assert len(group_headers(at)) == 2
+    assert len(group_headers(at)) == 2 + extra
 
     at = start({"theme": "nope,99", "q": "language"})
     assert not at.exception
     notice = at.warning[0].value
     assert "Ignored themes" in notice and "nope" in notice and "99" in notice
     assert at.multiselect(key="w_themes").value == []
-    assert len(group_headers(at)) == len(themes)  # nothing narrowed by the bad value
+    assert len(group_headers(at)) == len(themes) + extra  # nothing narrowed by the bad value
     assert url(at) == {"q": ["language"]}
 
 
@@ -133,7 +146,9 @@ def test_the_csv_download_names_each_papers_theme(seeds, downloads):  # noqa: F8
     theme_of = dict(
         zip(topics["label"], topics["theme_id"].map(dict(zip(themes["theme_id"], themes["label"]))))
     )
-    assert {r["theme"] for r in rows} == set(themes["label"])
+    unassigned = [r for r in rows if r["topic"] == "Unassigned"]
+    assert len(unassigned) == seed_unassigned() and all(r["theme"] == "" for r in unassigned)
+    assert {r["theme"] for r in rows if r["topic"] != "Unassigned"} == set(themes["label"])
     assert all(r["theme"] == theme_of[r["topic"]] for r in rows if r["topic"] != "Unassigned")
 
 
