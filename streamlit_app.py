@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -21,14 +21,16 @@ from app.about import about_panel
 from app.changes import follow_shared_topic
 from app.changes_panel import changes_panel
 from app.controls import header, no_map_page, notices_panel, sidebar
+from app.curation_panel import edit_notice
 from app.data import MapData, map_catalog, map_signature, maps_root, requested_map
 from app.downloads import downloads
-from app.filters import filter_mask, search_words
-from app.loaders import cached_rising, cached_search, load_map
+from app.filters import chosen_topics, filter_mask, scope_phrase
+from app.loaders import cached_meaning, cached_rising, cached_word_search, load_map
 from app.map_panel import map_panel
 from app.paper_table import papers_panel
 from app.paper_view import paper_view
 from app.placement import fit_panel
+from app.search import SearchResult, meaning_search, search_sentence, word_search
 from app.state import SORTS, ViewState, Vocabulary, normalise_params, parse_map, parse_view
 from app.themes import topics_in_themes, usable_themes
 from app.topic_list import topic_list
@@ -36,10 +38,11 @@ from app.topic_view import topic_picker, topic_view
 from pipeline import UserError
 
 
-def detail_panel(data: MapData, state: ViewState) -> None:
+def detail_panel(data: MapData, state: ViewState, search: SearchResult | None) -> None:
     """The opened paper, else the opened topic, else a short guide with the topic picker."""
+    edit_notice()
     if state.paper and state.paper in data.row_of:
-        paper_view(data, data.row_of[state.paper])
+        paper_view(data, data.row_of[state.paper], search)
     elif state.topic is not None:
         topic_view(data, state.topic)
     else:
@@ -51,25 +54,73 @@ def detail_panel(data: MapData, state: ViewState) -> None:
         topic_picker(data, None)
 
 
-def view_mask(data: MapData, ref_name: str, ref_path: str, token: tuple, state: ViewState):
-    """Papers the filters and search keep, and the search hits alone (None without a search)."""
+@dataclass(frozen=True)
+class View:
+    """What the page shows: the papers in view (best search match first) and what the header says."""
+
+    in_view: np.ndarray  # bool per paper: passes the filters and the search
+    rows: np.ndarray  # the papers in view, best match first (map order without a search)
+    search: SearchResult | None
+    sentence: tuple[str, str]  # the header's sentence (bold number, rest)
+    notices: tuple[str, ...]  # what the search left out or could not do
+
+
+def current_view(data: MapData, map_key: tuple, state: ViewState) -> View:
+    """Apply the filters exactly (`app.filters`), then the search of the chosen kind (`app.search`)."""
+    themes = usable_themes(data.topics, data.themes)
+    within = topics_in_themes(data.topics, state.themes) if state.themes and themes is not None else None
+    topics = chosen_topics(state.topics, within)
     in_filter = filter_mask(
         data.topic_ids,
-        topics=state.topics,
+        topics=topics,
         show_unassigned=state.show_unassigned,
         filters=state.filter_dict(),
         facet_text=data.facet_text,
     )
-    if state.themes:  # like the topic filter: unassigned papers follow their own switch
-        in_filter &= np.isin(data.topic_ids, topics_in_themes(data.topics, state.themes)) | (
-            data.topic_ids == -1
-        )
     if state.added_only and data.added is not None:
         in_filter &= data.added
-    if not search_words(state.search):
-        return in_filter, None
-    matches = cached_search(ref_name, ref_path, token, state.search)
-    return in_filter & matches, matches
+    theme_names = []
+    if themes is not None:
+        names = dict(zip(themes["theme_id"].astype(int), themes["label"]))
+        theme_names = [str(names[t]) for t in state.themes if t in names]
+    scope = scope_phrase(
+        int(in_filter.sum()),
+        topics=chosen_topics(state.topics, None) or (),
+        topic_names=data.labels,
+        theme_names=theme_names,
+        show_unassigned=state.show_unassigned,
+        filters=state.filter_dict(),
+        added_only=state.added_only and data.added is not None,
+    )
+    result = run_search(data, map_key, state, in_filter)
+    notices = result.notices if result is not None else ()
+    if result is not None and result.kind == "words" and result.query.empty:  # nothing to search: say so
+        result = None
+    rows = np.flatnonzero(in_filter) if result is None else result.rows
+    in_view = np.zeros(data.n, dtype=bool)
+    in_view[rows] = True
+    return View(in_view, rows, result, search_sentence(result, scope), notices)
+
+
+def run_search(data: MapData, map_key: tuple, state: ViewState, in_filter: np.ndarray) -> SearchResult | None:
+    """The search of the chosen kind within the filtered papers; None without search text.
+
+    Search by meaning falls back to words, with a notice, when the map's encoder cannot be loaded.
+    """
+    text = " ".join(state.search.split())
+    if not text:
+        return None
+    words = cached_word_search(*map_key, text)
+    if state.search_kind == "meaning":
+        try:
+            with st.spinner("Embedding your search with the map's model (the first time also loads it)…"):
+                similarity = cached_meaning(*map_key, text)
+        except Exception as exc:  # a missing or broken model must not take the page down
+            found = word_search(words, in_filter, text)
+            notice = f"Search by meaning is not available here ({str(exc)[:120]}); searched by words instead."
+            return replace(found, notices=(*found.notices, notice))
+        return meaning_search(similarity, in_filter, words.rows, text)
+    return word_search(words, in_filter, text)
 
 
 def view_vocabulary(data: MapData, rising) -> Vocabulary:
@@ -98,7 +149,9 @@ def main() -> None:
     params = normalise_params({key: st.query_params.get_all(key) for key in st.query_params})
     if first_run:
         st.session_state.map_choice, st.session_state.notices = parse_map(params, names, names[0])
+    gone = None
     if st.session_state.get("map_choice") not in names:
+        gone = None if first_run else st.session_state.get("map_choice")
         st.session_state.map_choice = names[0]
     ref = catalog[names.index(st.session_state.map_choice)]
     token = map_signature(ref.path)
@@ -121,34 +174,39 @@ def main() -> None:
         st.session_state.notices = st.session_state.get("notices", []) + notices if first_run else []
         st.session_state.link_info = [link_info] if first_run and link_info else []
         st.session_state.initialised = ref.name
+    if gone is not None:  # its folder was deleted or moved while this page was open
+        st.session_state.link_info = [
+            *st.session_state.get("link_info", []),
+            f"The map {gone!r} is no longer there (its folder was deleted or moved); showing {ref.name!r}.",
+        ]
     session.sanitise_state(data, vocabulary.theme_ids, vocabulary.sorts)
 
     sidebar(data, catalog)
     state = session.current_state()
-    in_view, matches = view_mask(data, ref.name, str(ref.path), token, state)
-    view_rows = np.flatnonzero(in_view)
+    map_key = (ref.name, str(ref.path), token)
+    view = current_view(data, map_key, state)
 
-    header(data, len(view_rows), state, len(view_rows) if matches is not None else None)
-    notices_panel()
+    header(data, view.sentence)
+    notices_panel(view.notices)
     left, right = st.columns([2, 1], gap="medium")
     with left:
-        map_panel(data, (ref.name, str(ref.path), token), in_view, state)
-        fit_panel(data, (ref.name, str(ref.path), token))
+        map_panel(data, map_key, view.in_view, state, search_active=view.search is not None)
+        fit_panel(data, map_key)
         changes_panel(data)
     with right:
         topic_list(
             data,
-            in_view,
+            view.in_view,
             state,
-            filtered=len(view_rows) != data.n,
+            filtered=len(view.rows) != data.n,
             rising=rising if len(vocabulary.sorts) > 1 else None,
         )
     lower_left, lower_right = st.columns([1.5, 1], gap="large")
     with lower_left:
-        rows = papers_panel(data, view_rows)
+        rows = papers_panel(data, view.rows, view.search)
         downloads(data, rows)
     with lower_right:
-        detail_panel(data, state)
+        detail_panel(data, state, view.search)
     about_panel(data)
     session.sync_url(state, ref.name if (len(catalog) > 1 or "map" in params) else None)
 

@@ -46,6 +46,7 @@ def about_panel(data: MapData) -> None:
             help="Abstracts per second, end to end.",
         )
         stability_summary(data)
+        cliff_line(manifest)
         timings = manifest.get("timings_seconds") or {}
         if timings:  # plain text lines: cheaper to draw than a table, and the panel is usually closed
             st.markdown(
@@ -58,6 +59,23 @@ def about_panel(data: MapData) -> None:
                 "**Build settings** · "
                 + " · ".join(f"{markdown_literal(k)} = {markdown_literal(v)}" for k, v in config.items())
             )
+
+
+def cliff_line(manifest: dict) -> None:
+    """Topics at neighbouring min topic sizes, so a reader sees whether the map sits on a cliff."""
+    counts = (manifest.get("quality") or {}).get("topics_at_nearby_min_topic_size")
+    chosen = (manifest.get("config") or {}).get("min_topic_size")
+    if not isinstance(counts, dict) or len(counts) < 2:
+        return
+    parts = []
+    for size, count in counts.items():
+        part = f"{markdown_literal(size)} → {markdown_literal(count)}"
+        parts.append(f"**{part}** (this map)" if str(size) == str(chosen) else part)
+    st.markdown("**Topics at neighbouring min topic sizes** · " + " · ".join(parts))
+    st.caption(
+        "How many topics the clustering finds if the smallest topic size were a little smaller or larger. "
+        "Counts that drop sharply between neighbours mean the map sits on a parameter cliff."
+    )
 
 
 def stability_summary(data: MapData) -> None:

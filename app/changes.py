@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
 CHANGE_COLUMNS = ["topic_id", "Topic", "Change", "Papers", "Shared with the previous map"]
@@ -25,21 +24,6 @@ class SharedTopic:
     notice: str | None = None
 
 
-def added_mask(papers: pd.DataFrame) -> np.ndarray:
-    """Papers placed by `python -m pipeline add` since the last full build (all False when the map
-    has no `added` column).
-
-    Examples:
-        >>> added_mask(pd.DataFrame({"added": [True, None, False]})).tolist()
-        [True, False, False]
-        >>> added_mask(pd.DataFrame({"doc_id": ["a"]})).tolist()
-        [False]
-    """
-    if "added" not in papers.columns:
-        return np.zeros(len(papers), dtype=bool)
-    return papers["added"].fillna(False).astype(bool).to_numpy()
-
-
 def _names(topics: pd.DataFrame) -> dict[int, str]:
     return dict(zip(topics["topic_id"].astype(int), topics["label"].astype(str), strict=True))
 
@@ -49,8 +33,34 @@ def _quoted(ids: list[int], names: dict[int, str]) -> str:
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
-def _previous_names(row, names_before: dict[int, str]) -> str:
-    return _quoted(list(row.previous_topic_ids), names_before)
+def _before(lineage: pd.DataFrame) -> tuple[dict[int, str], dict[int, int]]:
+    """Each previous topic's name and size on the previous map, as the lineage recorded them.
+
+    `previous_label` lists the names of `previous_topic_ids` in order, joined by "; " (a name that
+    itself holds "; " is read only from a row naming that topic alone); `previous_sizes`, where
+    the map has it, their sizes.
+    """
+    names: dict[int, str] = {}
+    sizes: dict[int, int] = {}
+    has_sizes = "previous_sizes" in lineage.columns
+    for row in lineage.itertuples(index=False):
+        ids = [int(t) for t in row.previous_topic_ids]
+        labels = [row.previous_label] if len(ids) == 1 else str(row.previous_label).split("; ")
+        if len(labels) == len(ids):
+            for topic, label in zip(ids, labels):
+                if len(ids) == 1 or topic not in names:
+                    names[topic] = label
+        if has_sizes and row.previous_sizes is not None and len(row.previous_sizes) == len(ids):
+            sizes.update(zip(ids, (int(n) for n in row.previous_sizes)))
+    return names, sizes
+
+
+def _with_sizes(ids: list[int], names: dict[int, str], sizes: dict[int, int]) -> str:
+    parts = [
+        (f"“{names[t]}”" if t in names else f"topic {t}") + (f" ({sizes[t]:,} papers)" if t in sizes else "")
+        for t in ids
+    ]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def change_rows(lineage: pd.DataFrame | None, topics: pd.DataFrame) -> pd.DataFrame:
@@ -58,43 +68,75 @@ def change_rows(lineage: pd.DataFrame | None, topics: pd.DataFrame) -> pd.DataFr
 
     One row a topic of this map and one a previous topic that is gone: its id, its name (the
     previous name for gone topics), a sentence on what happened, its papers now and the papers
-    it shares with the previous map. Empty when the map has no lineage (first build).
+    it shares with the previous map. Every previous topic is named: a topic that kept its id under
+    a new name says what it was called, a merge names every topic that went into it, and a gone
+    topic says which topic it merged into. Empty when the map has no lineage (first build).
 
     Examples:
         >>> lineage = pd.DataFrame({"topic_id": [4, 9, 2], "status": ["grown", "new", "gone"],
         ...     "previous_topic_ids": [[4], [], [2]], "successor_topic_ids": [[], [], [4]],
-        ...     "previous_label": ["Optimal transport", "", "Sinkhorn"], "shared_papers": [3, 0, 2]})
+        ...     "previous_label": ["Optimal transport", "", "Sinkhorn"], "shared_papers": [3, 0, 2],
+        ...     "previous_sizes": [[4], [], [2]]})
         >>> topics = pd.DataFrame({"topic_id": [4, 9], "label": ["Optimal transport", "Jailbreaks"],
         ...     "size": [6, 3]})
         >>> change_rows(lineage, topics)[["topic_id", "Change"]].values.tolist()
-        [[2, 'Gone: its papers are now in “Optimal transport”.'], [9, 'New topic.'], [4, 'Grew: 6 papers now, 3 of them in it before.']]
+        [[2, 'Gone: its papers are now in “Optimal transport”.'], [9, 'New topic.'], [4, 'Grew from 4 to 6 papers (3 of them in it before).']]
+        >>> merge = pd.DataFrame({"topic_id": [9, 3], "status": ["merged", "gone"],
+        ...     "previous_topic_ids": [[9, 3], [3]], "successor_topic_ids": [[], [9]],
+        ...     "previous_label": ["Segmentation; Object detection", "Object detection"],
+        ...     "shared_papers": [280, 140], "previous_sizes": [[150, 140], [140]]})
+        >>> for row in change_rows(merge, pd.DataFrame({"topic_id": [9], "label": ["Object detection"],
+        ...         "size": [290]})).itertuples():
+        ...     print(row.topic_id, row.Topic, "|", row.Change)
+        3 Object detection | Merged into “Object detection” (topic 9, until now “Segmentation”).
+        9 Object detection | Was “Segmentation” (150 papers); “Object detection” (140 papers) merged into it: 290 papers now.
     """
     if lineage is None or lineage.empty:
         return pd.DataFrame(columns=CHANGE_COLUMNS)
     names = _names(topics)
     sizes = dict(zip(topics["topic_id"].astype(int), topics["size"].astype(int), strict=True))
-    names_before = {}
-    for row in lineage.itertuples(index=False):
-        # A matched or gone topic's own previous name; split/merged rows list several.
-        if len(row.previous_topic_ids) == 1 and "; " not in row.previous_label:
-            names_before[int(row.previous_topic_ids[0])] = row.previous_label
+    names_before, sizes_before = _before(lineage)
+    merged_into = {
+        int(t): int(row.topic_id)
+        for row in lineage.itertuples(index=False)
+        if row.status == "merged"
+        for t in row.previous_topic_ids
+        if int(t) != int(row.topic_id)
+    }
+
+    def renamed(topic: int) -> str | None:
+        """The topic's previous name when it kept its id under another name."""
+        old = names_before.get(topic)
+        return old if old is not None and topic in names and old != names[topic] else None
+
     rows = []
     for row in lineage.itertuples(index=False):
         topic = int(row.topic_id)
         previous = [int(t) for t in row.previous_topic_ids]
         size = sizes.get(topic)
+        was = renamed(topic) if topic in previous else None
         if row.status == "gone":
             successors = [int(t) for t in row.successor_topic_ids]
-            change = (
-                f"Gone: its papers are now in {_quoted(successors, names)}."
-                if successors
-                else "Gone: its papers are no longer in the map, or no longer in one topic."
-            )
+            target = merged_into.get(topic)
+            if target is not None and target in names:
+                until_now = f", until now “{renamed(target)}”" if renamed(target) else ""
+                change = f"Merged into “{names[target]}” (topic {target}{until_now})."
+            elif successors:
+                change = f"Gone: its papers are now in {_quoted(successors, names)}."
+            else:
+                change = "Gone: its papers are no longer in the map, or no longer in one topic."
         elif row.status == "kept":
-            change = "Unchanged."
+            change = f"Renamed from “{was}”; same papers." if was else "Unchanged."
         elif row.status in ("grown", "shrunk"):
             verb = "Grew" if row.status == "grown" else "Shrank"
-            change = f"{verb}: {size} papers now, {row.shared_papers} of them in it before."
+            before = sizes_before.get(topic)
+            change = (
+                f"{verb} from {before:,} to {size:,} papers ({row.shared_papers:,} of them in it before)."
+                if before is not None
+                else f"{verb}: {size:,} papers now, {row.shared_papers:,} of them in it before."
+            )
+            if was:
+                change = f"Renamed from “{was}”. {change}"
         elif row.status == "split":
             if previous == [topic]:
                 parts = [
@@ -107,15 +149,18 @@ def change_rows(lineage: pd.DataFrame | None, topics: pd.DataFrame) -> pd.DataFr
                 change = "Split: part of its papers " + (
                     f"now form {_quoted(parts, names)}." if parts else "went to other topics."
                 )
+                if was:
+                    change = f"Renamed from “{was}”. {change}"
             else:
-                change = f"New, split from {_previous_names(row, names_before)}."
+                change = f"New, split from {_quoted(previous, names_before)}."
         elif row.status == "merged":
             others = [t for t in previous if t != topic]
-            change = (
-                f"Merged with {_quoted(others, names_before)}."
-                if topic in previous
-                else f"New, formed from {_previous_names(row, names_before)}."
-            )
+            if topic in previous:
+                own = f"Was {_with_sizes([topic], names_before, sizes_before)}; " if was else ""
+                change = f"{own}{_with_sizes(others, names_before, sizes_before)} merged into it: {size:,} papers now."
+                change = change[0].upper() + change[1:]
+            else:
+                change = f"New, formed from {_with_sizes(previous, names_before, sizes_before)}."
         else:
             change = "New topic."
         label = names.get(topic, row.previous_label) if row.status != "gone" else row.previous_label
@@ -153,10 +198,17 @@ def resolve_shared_topic(topic_id: int, lineage: pd.DataFrame | None, topics: pd
         Topic 2 (“Sinkhorn”) from this link is gone since the map was rebuilt: its papers are now in “Optimal transport”, shown here.
         >>> print(resolve_shared_topic(7, None, topics).notice)
         Topic 7 from this link is not a topic of this map.
+        >>> renamed = pd.DataFrame({"topic_id": [4], "status": ["merged"], "previous_topic_ids": [[4, 2]],
+        ...     "successor_topic_ids": [[]], "previous_label": ["Sinkhorn; Optimal transport"],
+        ...     "shared_papers": [5]})
+        >>> print(resolve_shared_topic(4, renamed, topics).notice)
+        Topic 4 from this link was “Sinkhorn” before the map was rebuilt; it is now “Optimal transport” (“Optimal transport” merged into it).
     """
     names = _names(topics)
-    if topic_id == -1 or topic_id in names:
+    if topic_id == -1:
         return SharedTopic(topic_id)
+    if topic_id in names:
+        return SharedTopic(topic_id, _renamed_notice(topic_id, lineage, names))
     gone = None
     if lineage is not None and not lineage.empty:
         matches = lineage[(lineage["topic_id"].astype(int) == topic_id) & (lineage["status"] == "gone")]
@@ -173,11 +225,31 @@ def resolve_shared_topic(topic_id: int, lineage: pd.DataFrame | None, topics: pd
     )
 
 
+def _renamed_notice(topic_id: int, lineage: pd.DataFrame | None, names: dict[int, str]) -> str | None:
+    """What to tell a reader whose link opens a topic that kept its id under another name, else None."""
+    if lineage is None or lineage.empty:
+        return None
+    rows = lineage[(lineage["topic_id"].astype(int) == topic_id) & (lineage["status"] != "gone")]
+    if rows.empty or topic_id not in rows.iloc[0]["previous_topic_ids"]:
+        return None
+    names_before, _ = _before(lineage)
+    old = names_before.get(topic_id)
+    if old is None or old == names[topic_id]:
+        return None
+    others = [int(t) for t in rows.iloc[0]["previous_topic_ids"] if int(t) != topic_id]
+    merged = f" ({_quoted(others, names_before)} merged into it)" if others else ""
+    return (
+        f"Topic {topic_id} from this link was “{old}” before the map was rebuilt; "
+        f"it is now “{names[topic_id]}”{merged}."
+    )
+
+
 def follow_shared_topic(
     params: dict[str, list[str]], lineage: pd.DataFrame | None, topics: pd.DataFrame
 ) -> tuple[dict[str, list[str]], str | None]:
     """A link's query parameters with a `topic=` of a previous topic that is gone replaced by the
-    topic its papers went to (or dropped when none), and the sentence saying so.
+    topic its papers went to (or dropped when none), and the sentence saying so; a link to a topic
+    that kept its id under a new name opens it, with a sentence giving both names.
 
     Any other `topic=` (this map's, malformed, or unknown to the lineage too) is left for
     `app.state.parse_view` to accept or report.
@@ -199,10 +271,12 @@ def follow_shared_topic(
         return params, None
     if lineage is None or lineage.empty:
         return params, None
-    gone = (lineage["topic_id"].astype(int) == topic_id) & (lineage["status"] == "gone")
-    if not gone.any() or topic_id in set(topics["topic_id"].astype(int)):
-        return params, None
     shared = resolve_shared_topic(topic_id, lineage, topics)
+    if topic_id in set(topics["topic_id"].astype(int)):
+        return params, shared.notice  # opens as it is; the notice says when it was renamed
+    gone = (lineage["topic_id"].astype(int) == topic_id) & (lineage["status"] == "gone")
+    if not gone.any():
+        return params, None
     followed = {key: values for key, values in params.items() if key != "topic"}
     if shared.topic_id is not None:
         followed = {

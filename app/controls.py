@@ -5,11 +5,18 @@ from __future__ import annotations
 import streamlit as st
 
 from app.data import MapData, MapRef
-from app.filters import search_words
-from app.session import FACET_PREFIX, dismiss_notices, reset_view, switch_map
-from app.state import ViewState
-from app.text import markdown_literal, shorten
+from app.search import KIND_NAMES, KINDS
+from app.session import FACET_PREFIX, dismiss_notices, reset_view, switch_map, topic_options
+from app.text import markdown_literal
 from app.themes import usable_themes
+
+SEARCH_HELP = (
+    "**Words** (default): whole words in titles and abstracts, in any form (*rank* finds *ranking*, "
+    '*pose* never finds *propose*); several words must all appear; "quoted phrase" for words in '
+    "that order; *prefix\\** for any word starting so. Best matches first.\n\n"
+    "**Meaning**: the papers closest in meaning to what you type, found with this map's own model "
+    "even when they use other words, e.g. *making networks robust to small input changes*."
+)
 
 
 def sidebar(data: MapData, catalog: list[MapRef]) -> None:
@@ -26,9 +33,18 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
         st.text_input(
             "Search",
             key="w_search",
-            placeholder="Words in titles and abstracts",
-            help="Case-insensitive; a paper must contain every word. Matches are highlighted on "
-            "the map and listed in the table.",
+            placeholder="Words in titles and abstracts"
+            if st.session_state.get("w_search_kind") != "meaning"
+            else "Describe what you are looking for",
+            help=SEARCH_HELP,
+        )
+        st.segmented_control(
+            "Search by",
+            KINDS,
+            key="w_search_kind",
+            required=True,
+            format_func=KIND_NAMES.get,
+            help=SEARCH_HELP,
         )
         themes = usable_themes(data.topics, data.themes)
         if themes is not None:
@@ -43,13 +59,17 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
                 format_func=names.get,
                 help="Groups of related topics: choosing themes shows only their topics' papers.",
             )
+        chosen_themes = st.session_state.get("w_themes") or []
         st.multiselect(
             "Topics",
-            data.topic_order,
+            topic_options(data, chosen_themes),
             key="w_topics",
-            placeholder="All topics",
+            placeholder="All topics in the chosen themes" if chosen_themes else "All topics",
             select_all=False,  # no choice already means every topic
             format_func=lambda t: f"{data.label(t)} ({data.sizes[t]:,})",
+            help="Choosing topics shows exactly their papers; choose “Unassigned” to include the "
+            "papers no topic claimed."
+            + (" Only the chosen themes' topics are offered." if chosen_themes else ""),
         )
         for column, values in data.facets.items():
             st.multiselect(
@@ -59,11 +79,14 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
                 placeholder=f"Any {column.replace('_', ' ')}",
                 select_all=False,
             )
-        if data.sizes[-1]:  # a map where every paper has a topic needs no such switch
+        # A map where every paper has a topic needs no such switch; in a topic or theme view the
+        # unassigned papers are chosen under Topics instead (the switch keeps its value meanwhile).
+        if data.sizes[-1] and not (st.session_state.get("w_topics") or chosen_themes):
             st.toggle(
                 f"Show unassigned papers ({data.sizes[-1]:,})",
                 key="w_unassigned",
-                help="Papers the clustering left out of every topic, drawn in grey.",
+                help="Papers the clustering left out of every topic, drawn in grey. With topics or "
+                "themes chosen, only their papers are shown: choose “Unassigned” under Topics to add them.",
             )
         if data.added is not None and data.added.any():  # only maps grown with `python -m pipeline add`
             st.toggle(
@@ -79,7 +102,8 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
         )
 
 
-def header(data: MapData, shown: int, state: ViewState, matches: int | None) -> None:
+def header(data: MapData, sentence: tuple[str, str]) -> None:
+    """The map's name and facts, then one sentence saying what the page counts (`app.search.search_sentence`)."""
     manifest = data.manifest
     st.markdown(f"## {markdown_literal(manifest.get('name') or data.name)}")
     model = (manifest.get("model") or {}).get("name", "").split("/")[-1]
@@ -92,20 +116,17 @@ def header(data: MapData, shown: int, state: ViewState, matches: int | None) -> 
         parts.append(f"built {str(manifest['built_at'])[:10]}")
     st.caption(" · ".join(markdown_literal(p) for p in parts))
     # Always one element here, so what follows keeps its place in the page and is not remounted.
-    if matches is not None:
-        words = " ".join(search_words(state.search))
-        line = f"**{matches:,}** of {data.n:,} papers match “{markdown_literal(shorten(words, 60))}”"
-    elif shown != data.n:
-        line = f"Showing **{shown:,}** of {data.n:,} papers"
-    else:
-        line = f"Showing all {data.n:,} papers"
-    st.markdown(line)
+    number, rest = sentence
+    st.markdown((f"**{markdown_literal(number)}** " if number else "") + markdown_literal(rest))
 
 
-def notices_panel() -> None:
+def notices_panel(search_notices: tuple[str, ...] = ()) -> None:
+    """Ignored link settings and shared-link history (until dismissed), and what the search left out."""
     notices = st.session_state.get("notices") or []
     link_info = st.session_state.get("link_info") or []
     with st.container(border=False):  # present even when empty: the page below keeps its place
+        for line in search_notices:  # plain text: it quotes what the reader typed
+            st.caption(f":material/info: {markdown_literal(line)}")
         for line in link_info:  # plain text: it quotes topic names from the data
             st.info(markdown_literal(line), icon=":material/history:")
         if link_info and not notices:

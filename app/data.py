@@ -11,20 +11,21 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from app.changes import added_mask
-from app.filters import SearchText
 from app.palette import topic_colours
 from app.state import Vocabulary
 from app.text import plotly_wrap
-from pipeline.artifacts import EMBEDDINGS, MANIFEST, PAPERS, TOPICS, read_map
+from pipeline.artifacts import EMBEDDINGS, MANIFEST, PAPERS, SEARCH_INDEX, TOPICS, added_mask, read_map
+from pipeline.curation import CURATION
+from pipeline.export import BIDI_CHARACTERS, without_bidi_controls
+from pipeline.search_index import SearchIndex, index_for
 
 REPO = Path(__file__).resolve().parent.parent
 MAPS_ROOT = REPO / "assets" / "maps"
 DEFAULT_MAP = MAPS_ROOT / "seeds"
 UNASSIGNED_LABEL = "Unassigned"
-CORE_COLUMNS = ("doc_id", "title", "abstract", "topic_id", "x", "y", "added")  # never offered as filters
+# Never offered as filters.
+CORE_COLUMNS = ("doc_id", "title", "abstract", "topic_id", "x", "y", "added", "via_add")
 MAX_FACET_VALUES = 60  # a metadata column with more distinct values is not offered as a filter
-THEMES = "themes.parquet"  # optional (artifact schema 2): named groups of topics
 
 
 @dataclass(frozen=True)
@@ -83,9 +84,10 @@ def map_catalog(requested: Path | None, root: Path = MAPS_ROOT) -> list[MapRef]:
 
 
 def map_signature(path: Path) -> tuple:
-    """Modification times and sizes of the four artifacts: a new value means the map was rebuilt."""
+    """Modification times and sizes of the artifacts and the edits: a new value means the map was
+    rebuilt or edited."""
     signature = []
-    for name in (PAPERS, TOPICS, EMBEDDINGS, MANIFEST):
+    for name in (PAPERS, TOPICS, EMBEDDINGS, MANIFEST, SEARCH_INDEX, CURATION):
         try:
             stat = (Path(path) / name).stat()
             signature.append((name, stat.st_mtime_ns, stat.st_size))
@@ -104,7 +106,7 @@ class MapData:
     papers: pd.DataFrame
     topics: pd.DataFrame  # indexed by topic_id, sorted by size (largest first)
     vectors: np.ndarray  # float32 unit rows, row i = papers row i
-    search_text: SearchText  # lower-cased "title abstract" of every paper, for search
+    search_index: SearchIndex  # the full-text index of titles and abstracts (pipeline.search_index)
     hover_title: np.ndarray  # Plotly-escaped, wrapped titles
     colour_index: np.ndarray  # position of each paper's colour in `palette` (unassigned last)
     palette: list[str]  # colours in topic_order, then the unassigned grey
@@ -138,14 +140,23 @@ class MapData:
             facets=self.facets,
             doc_ids=self.row_of,
             has_added=self.added is not None and bool(self.added.any()),
+            topic_themes=self.topic_themes(),
         )
+
+    def topic_themes(self) -> dict[int, int]:
+        """Topic id -> theme id, for maps whose topics carry one."""
+        if "theme_id" not in self.topics.columns:
+            return {}
+        themes = self.topics["theme_id"]
+        return {int(t): int(th) for t, th in zip(self.topics["topic_id"], themes) if pd.notna(th)}
 
     def label(self, topic_id: int) -> str:
         return self.labels.get(int(topic_id), f"Topic {topic_id}")
 
 
 def facet_columns(papers: pd.DataFrame, max_values: int = MAX_FACET_VALUES) -> dict[str, tuple[str, ...]]:
-    """Metadata columns worth a filter: scalar values, 2 to `max_values` distinct and mostly repeated.
+    """Metadata columns worth a filter: scalar values, 2 to `max_values` distinct and mostly repeated,
+    present for at least half the papers (a column only some added papers have is no filter).
 
     `source` and `collection` come first; identifier-like columns (a url per paper) are left out.
 
@@ -162,6 +173,10 @@ def facet_columns(papers: pd.DataFrame, max_values: int = MAX_FACET_VALUES) -> d
         sample = values.dropna().head(200)
         if sample.map(lambda v: isinstance(v, list | tuple | dict | np.ndarray)).any():
             continue  # list-valued metadata (authors, keywords) is shown, not filtered on
+        present = values.dropna()
+        present = present[present.astype(str).str.strip() != ""]
+        if len(present) * 2 < len(papers):
+            continue
         distinct = values.dropna().unique()
         if 2 <= len(distinct) <= min(max_values, max(2, len(papers) // 2)):
             facets[column] = tuple(sorted({str(v) for v in distinct}, key=_natural_key))
@@ -198,9 +213,11 @@ def label_limit(n_papers: int, n_topics: int) -> int:
 def build_map_data(name: str, path: Path) -> MapData:
     """Read a map folder (raising `pipeline.UserError` when it is not one) and precompute for it."""
     atlas = read_map(path)
-    papers = atlas.papers.reset_index(drop=True)
-    topics = atlas.topics.sort_values(["size", "topic_id"], ascending=[False, True]).set_index(
-        "topic_id", drop=False
+    papers = shown_as_text(atlas.papers.reset_index(drop=True))
+    topics = (
+        shown_as_text(atlas.topics)
+        .sort_values(["size", "topic_id"], ascending=[False, True])
+        .set_index("topic_id", drop=False)
     )
     vectors = np.ascontiguousarray(atlas.embeddings, dtype=np.float32)
     topic_ids = papers["topic_id"].to_numpy(dtype=np.int64)
@@ -220,7 +237,6 @@ def build_map_data(name: str, path: Path) -> MapData:
     colour_index = np.array([position.get(int(t), len(topic_order)) for t in topic_ids], dtype=np.uint16)
     colours = topic_colours(topic_order)
     titles = papers["title"].fillna("").astype(str)
-    search_text = SearchText(titles + " " + papers["abstract"].fillna("").astype(str))
     facets = facet_columns(papers)
     facet_text = {column: papers[column].astype(str) for column in facets}
     extra = [c for c in ("venue", "year", "authors") if c in papers.columns and c not in ("source",)]
@@ -231,7 +247,7 @@ def build_map_data(name: str, path: Path) -> MapData:
         papers=papers,
         topics=topics,
         vectors=vectors,
-        search_text=search_text,
+        search_index=index_for(path, papers),
         hover_title=np.array([plotly_wrap(t, 64, 3) for t in titles.tolist()], dtype=object),
         colour_index=colour_index,
         palette=[colours[t] for t in topic_order] + [colours[-1]],
@@ -246,21 +262,45 @@ def build_map_data(name: str, path: Path) -> MapData:
         facets=facets,
         facet_text=facet_text,
         table_columns=extra,
-        themes=read_themes(Path(path)),
+        themes=None if (themes := usable_theme_table(atlas.themes)) is None else shown_as_text(themes),
         lineage=atlas.lineage,
         added=added_mask(papers),
     )
 
 
-def read_themes(path: Path) -> pd.DataFrame | None:
-    """The map's themes (schema 2, optional): None when the map has none or the file lacks the columns."""
-    file = path / THEMES
-    if not file.is_file():
+def shown_as_text(table: pd.DataFrame) -> pd.DataFrame:
+    """`table` with bidi control characters in its text cells (and lists of text) made visible and inert,
+    so a title cannot reverse what follows it on the page (pipeline.export.without_bidi_controls).
+    """
+    table = table.copy()
+    for column in table.columns:
+        values = table[column]
+        if not (values.dtype == object or pd.api.types.is_string_dtype(values)):
+            continue
+        # One search over the column's text first: almost every map has no such character, and a
+        # per-cell pass over 80,000 abstracts would cost seconds at every map load.
+        text = "\0".join(
+            v if isinstance(v, str) else "\0".join(map(str, v))
+            for v in values.tolist()
+            if isinstance(v, str | list | tuple | np.ndarray)
+        )
+        if any(control in text for control in BIDI_CHARACTERS):  # str.find: fast, unlike a regex scan
+            table[column] = values.map(_without_bidi)
+    return table
+
+
+def _without_bidi(value: object) -> object:
+    if isinstance(value, str):
+        return without_bidi_controls(value)
+    if isinstance(value, list | tuple | np.ndarray) and len(value) and isinstance(value[0], str):
+        return [without_bidi_controls(str(v)) for v in value]
+    return value
+
+
+def usable_theme_table(themes: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The map's themes (schema 2, optional; `read_map` checked their columns and applied edits)."""
+    if themes is None:
         return None
-    themes = pd.read_parquet(file)
-    if not {"label", "x", "y", "topic_ids"} <= set(themes.columns):
-        return None
-    if "size" not in themes.columns:
-        themes["size"] = themes["topic_ids"].map(len)
+    themes = themes.copy()
     themes["label"] = themes["label"].fillna("").astype(str)
     return themes.reset_index(drop=True)

@@ -1,106 +1,110 @@
-"""Which papers the current view shows: vectorised filter and search masks over a map's papers."""
+"""Which papers the current view shows, exactly, and the sentence that says what the page counts."""
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-
-def search_words(query: str) -> list[str]:
-    """The distinct lower-cased words of a search, in order.
-
-    Examples:
-        >>> search_words("  Diffusion  MODELS diffusion ")
-        ['diffusion', 'models']
-    """
-    return list(dict.fromkeys(query.lower().split()))
+UNASSIGNED = -1
 
 
-class SearchText:
-    """Every paper's lower-cased text in one UTF-8 buffer, searched with `bytes.find` (C speed).
+def chosen_topics(topics: Sequence[int], within: Sequence[int] | None) -> tuple[int, ...] | None:
+    """The topics a view keeps: the chosen ones inside the chosen themes; None when neither is chosen.
 
-    A word is found by scanning the buffer and, at each hit, jumping to the next paper: the Python
-    loop runs once per matching paper, not once per paper, which makes a search over 80,000
-    abstracts about four times faster than `Series.str.contains`. Papers are separated by a NUL byte,
-    which no typed word contains, so a word never matches across two papers.
-    """
-
-    def __init__(self, texts: pd.Series) -> None:
-        lowered = texts.fillna("").astype(str).str.lower().tolist()
-        encoded = [t.encode("utf-8") for t in lowered]
-        self.n = len(encoded)
-        self.buffer = b"\0".join(encoded)
-        lengths = np.fromiter((len(e) + 1 for e in encoded), dtype=np.int64, count=self.n)
-        self.starts = (np.cumsum(lengths) - lengths).tolist()  # byte offset where each paper begins
-
-    def word_mask(self, word: str) -> np.ndarray:
-        mask = np.zeros(self.n, dtype=bool)
-        needle, buffer, starts = word.encode("utf-8"), self.buffer, self.starts
-        position = buffer.find(needle)
-        while position != -1:
-            row = bisect_right(starts, position) - 1
-            mask[row] = True
-            if row + 1 >= self.n:
-                break
-            position = buffer.find(needle, starts[row + 1])
-        return mask
-
-    def mask(self, query: str) -> np.ndarray:
-        mask = np.ones(self.n, dtype=bool)
-        for number, word in enumerate(sorted(search_words(query), key=len, reverse=True)):
-            candidates = np.flatnonzero(mask)
-            if number and len(candidates) < self.n // 8:  # few papers left: look inside those alone
-                needle, buffer, starts = word.encode("utf-8"), self.buffer, self.starts
-                ends = starts[1:] + [len(buffer) + 1]
-                for row in candidates.tolist():
-                    mask[row] = buffer.find(needle, starts[row], ends[row] - 1) != -1
-            else:
-                mask &= self.word_mask(word)
-        return mask
-
-
-def search_mask(search_text: pd.Series | SearchText, query: str) -> np.ndarray:
-    """Papers whose lower-cased title + abstract contain every word of `query` (as plain text).
-
-    An empty query matches everything. Words are matched as substrings, so "cluster" finds
-    "clustering"; regex characters in the query have no special meaning.
+    `within` is the topics of the chosen themes (None: no theme chosen). Unassigned (-1) is kept
+    only when chosen itself: it belongs to no theme.
 
     Examples:
-        >>> text = pd.Series(["graph neural nets", "neural fields", "c++ (templates)"])
-        >>> search_mask(text, "Neural GRAPH").tolist(), search_mask(text, "c++ (").tolist()
-        ([True, False, False], [False, False, True])
+        >>> chosen_topics([], None), chosen_topics([], [0, 2]), chosen_topics([2, 5, -1], [0, 2])
+        (None, (0, 2), (2, -1))
     """
-    index = search_text if isinstance(search_text, SearchText) else SearchText(search_text)
-    return index.mask(query)
+    if not topics and within is None:
+        return None
+    if not topics:
+        return tuple(within)
+    inside = None if within is None else set(within)
+    return tuple(t for t in topics if inside is None or t in inside or t == UNASSIGNED)
 
 
 def filter_mask(
     topic_ids: np.ndarray,
     *,
-    topics: Sequence[int] = (),
+    topics: Sequence[int] | None = None,
     show_unassigned: bool = True,
     filters: Mapping[str, Sequence[str]] | None = None,
     facet_text: Mapping[str, pd.Series] | None = None,
 ) -> np.ndarray:
-    """Papers passing the topic, unassigned and metadata filters (before search).
+    """Papers passing the topic and metadata filters (before search).
 
-    `topics` empty means every topic; unassigned papers follow `show_unassigned` alone, so
-    choosing topics does not hide them unless asked. Metadata filters compare values as text.
+    `topics` (from `chosen_topics`) keeps exactly those topics' papers, unassigned ones only when
+    -1 is among them; None keeps every topic, with unassigned papers when `show_unassigned`.
+    Metadata filters compare values as text.
 
     Examples:
         >>> ids = np.array([0, 1, -1, 2])
-        >>> filter_mask(ids, topics=[1]).tolist(), filter_mask(ids, show_unassigned=False).tolist()
-        ([False, True, True, False], [True, True, False, True])
+        >>> filter_mask(ids, topics=(1,)).tolist(), filter_mask(ids, topics=(1, -1)).tolist()
+        ([False, True, False, False], [False, True, True, False])
+        >>> filter_mask(ids).tolist(), filter_mask(ids, show_unassigned=False).tolist()
+        ([True, True, True, True], [True, True, False, True])
     """
     topic_ids = np.asarray(topic_ids)
-    assigned = topic_ids != -1
-    mask = np.isin(topic_ids, list(topics)) if topics else assigned.copy()
-    if show_unassigned:
-        mask |= ~assigned
+    if topics is not None:
+        mask = np.isin(topic_ids, list(topics))
+    else:
+        mask = np.ones(len(topic_ids), dtype=bool) if show_unassigned else topic_ids != UNASSIGNED
     for column, values in (filters or {}).items():
         if values and facet_text is not None and column in facet_text:
             mask &= facet_text[column].isin(list(values)).to_numpy(dtype=bool)
     return mask
+
+
+def scope_phrase(
+    count: int,
+    *,
+    topics: Sequence[int] = (),
+    topic_names: Mapping[int, str] | None = None,
+    theme_names: Sequence[str] = (),
+    show_unassigned: bool = True,
+    filters: Mapping[str, Sequence[str]] | None = None,
+    added_only: bool = False,
+) -> str:
+    """What the filtered papers are, as the object of a sentence ("the 1,006 papers in the theme “Vision”").
+
+    `topics` are the topics the reader chose (inside the chosen themes), `theme_names` the chosen
+    themes; chosen topics are named rather than their themes.
+
+    Examples:
+        >>> scope_phrase(5000)
+        'the 5,000 papers of the map'
+        >>> scope_phrase(461, topics=(3,), topic_names={3: "Pose"})
+        'the 461 papers in the topic “Pose”'
+        >>> scope_phrase(1006, theme_names=["Vision"])
+        'the 1,006 papers in the theme “Vision”'
+        >>> scope_phrase(30, topics=(1, -1), filters={"year": ["2023", "2024"]})
+        'the 30 papers in Topic 1 and the unassigned papers with year 2023 or 2024'
+    """
+    names = topic_names or {}
+    named = [t for t in topics if t != UNASSIGNED]
+    if topics:
+        if len(named) == 1:
+            where = f"in the topic “{names.get(named[0], f'Topic {named[0]}')}”"
+            where = where if named[0] in names else f"in Topic {named[0]}"
+        else:
+            where = f"in {len(named)} topics" if named else ""
+        if UNASSIGNED in topics:
+            where = f"{where} and the unassigned papers" if where else "that no topic claimed"
+    elif theme_names:
+        where = (
+            f"in the theme “{theme_names[0]}”" if len(theme_names) == 1 else f"in {len(theme_names)} themes"
+        )
+    else:
+        where = "of the map" if show_unassigned else "in a topic"
+    parts = [f"the {count:,} {'paper' if count == 1 else 'papers'} {where}"]
+    for column, values in (filters or {}).items():
+        if values:
+            parts.append(f"with {column.replace('_', ' ')} {' or '.join(map(str, values))}")
+    if added_only:
+        parts.append("added since the last build")
+    return " ".join(parts)

@@ -9,8 +9,9 @@ import pandas as pd
 import streamlit as st
 
 from app.data import MapData, build_map_data
-from app.filters import search_mask
+from app.encoder import encode_queries
 from app.trends import rising_scores
+from pipeline.search_index import WordHits
 
 
 @st.cache_resource(show_spinner="Loading the map…", max_entries=4)
@@ -20,8 +21,19 @@ def load_map(name: str, path: str, signature: tuple) -> MapData:
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-def cached_search(name: str, path: str, signature: tuple, query: str) -> np.ndarray:
-    return search_mask(load_map(name, path, signature).search_text, query)
+def cached_word_search(name: str, path: str, signature: tuple, query: str) -> WordHits:
+    """Papers holding every word of `query`, best first (`pipeline.search_index`)."""
+    return load_map(name, path, signature).search_index.search(query)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def cached_meaning(name: str, path: str, signature: tuple, query: str) -> np.ndarray:
+    """Every paper's cosine similarity to `query`, embedded with the map's own encoder.
+
+    Raises when the encoder cannot be loaded (nothing is cached then).
+    """
+    data = load_map(name, path, signature)
+    return data.vectors @ encode_queries(data.manifest, [query])[0]
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)

@@ -9,13 +9,15 @@ import streamlit as st
 
 from app import session
 from app.data import MapData
-from app.filters import search_words
 from app.map_component import live_map, points_url
 from app.map_component.payload import Pin
+from app.placement import pin_label
 from app.state import ViewState
 
 
-def map_panel(data: MapData, token: tuple, in_view: np.ndarray, state: ViewState) -> None:
+def map_panel(
+    data: MapData, token: tuple, in_view: np.ndarray, state: ViewState, *, search_active: bool = False
+) -> None:
     pin = st.session_state.get("pin")
     url = points_url(data, token)
     live_map(
@@ -23,10 +25,10 @@ def map_panel(data: MapData, token: tuple, in_view: np.ndarray, state: ViewState
         token,
         in_view,
         # Added papers are highlighted like search hits: larger and outlined over the faint rest.
-        search_active=bool(search_words(state.search)) or state.added_only,
+        search_active=search_active or state.added_only,
         chosen_topic=state.topic,
         chosen_row=data.row_of.get(state.paper) if state.paper else None,
-        pin=Pin(pin["x"], pin["y"], data.label(pin["topic"])) if pin and "x" in pin else None,
+        pin=Pin(pin["x"], pin["y"], pin_label(data, pin)) if pin and "x" in pin else None,
         clear_selection=st.session_state.get("clear_selection", 0),
         on_click=partial(session.on_map_click, data, url),
         on_select=partial(session.on_map_select, data, url),

@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from app.data import MapData
+from app.search import SearchResult
 from app.session import clear_selection, on_row_pick, turn_page
 
 PAGE_ROWS = 50  # rows sent to the browser per page of the papers table; the CSV download has them all
@@ -46,17 +47,23 @@ def paper_table(
     similarity: list[float] | None = None,
     caption: str | None = None,
     compact: bool = False,
+    match: list[str] | None = None,
 ) -> None:
     """A selectable table of papers; choosing a row opens that paper.
 
-    `compact` keeps only title, topic and similarity, for the narrow detail panel. The table keeps
-    its key (so it is not remounted) unless its rows change or the opened paper is one of them.
+    `compact` keeps only title, topic and similarity, for the narrow detail panel; `match` says how
+    each paper matched a search (a "Match" column). The table keeps its key (so it is not
+    remounted) unless its rows change or the opened paper is one of them.
     """
     doc_ids = data.papers["doc_id"].to_numpy()[rows].tolist()
-    extra = {"Similarity": similarity} if similarity is not None else None
+    extra: dict[str, list] = {"Match": match} if match is not None else {}
+    if similarity is not None:
+        extra["Similarity"] = similarity
     table = paper_rows(data, rows, extra)
     if compact:
         table = table[[c for c in ("Title", "Topic", "Similarity") if c in table.columns]]
+    elif match is not None:  # how each paper matched, next to its title where a narrow table shows it
+        table = table[["Title", *extra, *[c for c in table.columns if c != "Title" and c not in extra]]]
     opened = st.session_state.get("paper")
     here = opened if opened in doc_ids else ""
     key = f"{key_prefix}-{digest(doc_ids)}-{here}"
@@ -67,6 +74,13 @@ def paper_table(
         "Topic": st.column_config.TextColumn("Topic", width=90 if compact else 140),
         "Source": st.column_config.TextColumn("Source", width=110 if similarity is None else 90),
     }
+    if match is not None:
+        column_config["Match"] = st.column_config.TextColumn(
+            "Match",
+            width=110,
+            help="How the paper matched the search: by its words, or by meaning "
+            "(and whether it also holds every word).",
+        )
     if similarity is not None:
         column_config["Similarity"] = st.column_config.ProgressColumn(
             "Similarity", format="%.2f", min_value=0.0, max_value=1.0, width=70 if compact else 90
@@ -97,8 +111,11 @@ def page_of(count: int, page: int, size: int = PAGE_ROWS) -> tuple[int, int, int
     return page, page * size, min(count, (page + 1) * size)
 
 
-def papers_panel(data: MapData, view_rows: np.ndarray) -> np.ndarray:
-    """The papers table: the map selection when there is one, else every paper in view, a page at a time."""
+def papers_panel(data: MapData, view_rows: np.ndarray, search: SearchResult | None = None) -> np.ndarray:
+    """The papers table: the map selection when there is one, else every paper in view, a page at a time.
+
+    `view_rows` come best search match first; with a search each row says how it matched.
+    """
     selection = st.session_state.get("selection") or ()
     in_view = np.zeros(data.n, dtype=bool)
     in_view[view_rows] = True
@@ -114,7 +131,8 @@ def papers_panel(data: MapData, view_rows: np.ndarray) -> np.ndarray:
             st.caption(f"{len(selection) - len(picked):,} selected papers are hidden by the current filters.")
     else:
         rows = view_rows
-        st.markdown(f"#### Papers · {len(rows):,}")
+        ranked = " · best matches first" if search is not None and len(rows) > 1 else ""
+        st.markdown(f"#### Papers · {len(rows):,}{ranked}")
     if not len(rows):
         st.info("No papers match the current filters and search.", icon=":material/filter_alt_off:")
         return rows
@@ -124,7 +142,14 @@ def papers_panel(data: MapData, view_rows: np.ndarray) -> np.ndarray:
         st.session_state.page = 0
     page, start, end = page_of(len(rows), st.session_state.get("page", 0))
     st.session_state.page = page
-    paper_table(data, rows[start:end], f"papers-p{page}", height=420, caption=None)
+    match = similarity = None
+    if search is not None and not selection:
+        match = search.match_labels()[start:end]
+        if search.similarity is not None:
+            similarity = [float(v) for v in search.similarity[start:end]]
+    paper_table(
+        data, rows[start:end], f"papers-p{page}", height=420, caption=None, match=match, similarity=similarity
+    )
     if len(rows) > PAGE_ROWS:
         pages = math.ceil(len(rows) / PAGE_ROWS)
         back, where, forward = st.columns([1, 3, 1], vertical_alignment="center")

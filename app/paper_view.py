@@ -1,23 +1,36 @@
-"""The paper view: an opened paper's title, topic, details, abstract (as plain text) and nearest papers."""
+"""The paper view: an opened paper's title, topic, details, abstract (as written, the searched words
+highlighted) and nearest papers."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from app.data import MapData
 from app.paper_table import paper_table
+from app.search import SearchResult
 from app.session import open_paper, open_topic
-from app.text import markdown_literal, shorten
+from app.text import highlighted_markdown, markdown_literal, shorten
+from pipeline.search_index import highlight
 
 NEIGHBOURS = 8
 
 
-def paper_view(data: MapData, row: int) -> None:
+def paper_view(data: MapData, row: int, search: SearchResult | None = None) -> None:
     paper = data.papers.iloc[row]
     topic = int(data.topic_ids[row])
+    words = search.query if search is not None and search.kind == "words" else None
     top = st.columns([5, 1], vertical_alignment="top")
-    top[0].markdown(f"#### {markdown_literal(paper['title'])}")
+    title = str(paper["title"])
+    top[0].markdown(
+        "#### "
+        + (
+            highlighted_markdown(highlight(" ".join(title.split()), words))
+            if words
+            else markdown_literal(title)
+        )
+    )
     top[1].button("Close", on_click=open_paper, args=(None,), icon=":material/close:", key="close_paper")
     topic_line = st.columns([3, 2], vertical_alignment="center")
     topic_line[0].markdown(f"**Topic:** {markdown_literal(data.label(topic))}")
@@ -43,8 +56,13 @@ def paper_view(data: MapData, row: int) -> None:
     url = str(paper["url"]) if "url" in paper.index and pd.notna(paper["url"]) else ""
     if url.startswith(("https://", "http://")):  # never a javascript: or data: link from the data
         st.link_button("Open the paper's page", url, icon=":material/open_in_new:")
+    if search is not None:
+        match_line(search, row)
     with st.container(border=True):
-        st.text(str(paper["abstract"]))
+        if words is not None:  # the abstract as written, as escaped Markdown, the matched words marked
+            st.markdown(highlighted_markdown(highlight(str(paper["abstract"]), words)))
+        else:
+            st.text(str(paper["abstract"]))
     st.markdown("**Nearest papers**")
     from pipeline.topics import cosine_knn
 
@@ -57,3 +75,19 @@ def paper_view(data: MapData, row: int) -> None:
         similarity=[float(s) for s in similarities[0][keep][:NEIGHBOURS]],
         compact=True,
     )
+
+
+def match_line(search: SearchResult, row: int) -> None:
+    """How the opened paper matched the current search, if it did."""
+    position = np.flatnonzero(search.rows == row)
+    if not len(position):
+        st.caption(":material/search_off: Not among the papers your search found.")
+    elif search.kind == "words":
+        st.caption(":material/manage_search: Found by its words: the matches are highlighted.")
+    else:
+        similarity = float(search.similarity[position[0]])
+        also = " It also holds every word of the search." if search.has_words[position[0]] else ""
+        st.caption(
+            f":material/psychology: Found by meaning: similarity {similarity:.2f} to your search "
+            f"(rank {int(position[0]) + 1:,}).{also}"
+        )

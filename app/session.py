@@ -1,7 +1,8 @@
 """Session state: the keys the page keeps, the callbacks that change them, and their URL round trip.
 
 Keys (all in `st.session_state`):
-    w_search, w_topics, w_unassigned, w_f_<column>   the sidebar's widgets (search and filters)
+    w_search, w_search_kind   the search box and its kind ("words" or "meaning")
+    w_topics, w_unassigned, w_f_<column>   the sidebar's filters (topics may hold -1, the unassigned papers)
     w_themes, w_sort      the theme filter (sidebar) and the topic list's order ("size" or "rising")
     topic, paper          the opened topic id and paper doc_id (None when closed)
     selection             doc_ids picked on the map with box or lasso, in event order
@@ -21,7 +22,9 @@ import streamlit as st
 
 from app.data import MapData
 from app.map_component import event
+from app.search import KINDS
 from app.state import SORTS, ViewState, normalise_params, to_params
+from app.themes import topics_in_themes
 
 FACET_PREFIX = "w_f_"
 
@@ -35,6 +38,7 @@ def current_state() -> ViewState:
     )
     return ViewState(
         search=(st.session_state.get("w_search") or "").strip(),
+        search_kind=st.session_state.get("w_search_kind") or KINDS[0],
         topics=tuple(st.session_state.get("w_topics") or ()),
         show_unassigned=bool(st.session_state.get("w_unassigned", True)),
         filters=filters,
@@ -51,6 +55,7 @@ def apply_state(state: ViewState, data: MapData) -> None:
     for key in [k for k in st.session_state if str(k).startswith(FACET_PREFIX)]:
         del st.session_state[key]
     st.session_state.w_search = state.search
+    st.session_state.w_search_kind = state.search_kind
     st.session_state.w_topics = list(state.topics)
     st.session_state.w_unassigned = state.show_unassigned
     st.session_state.w_themes = list(state.themes)
@@ -69,10 +74,17 @@ def apply_state(state: ViewState, data: MapData) -> None:
 def sanitise_state(
     data: MapData, theme_ids: frozenset[int] = frozenset(), sorts: tuple[str, ...] = SORTS[:1]
 ) -> None:
-    """Drop widget values a rebuilt map no longer has, so a widget never sees an unknown option."""
-    known = set(data.topic_order)
-    st.session_state.w_topics = [t for t in st.session_state.get("w_topics", []) if t in known]
+    """Drop widget values a rebuilt map no longer has, so a widget never sees an unknown option.
+
+    Topics outside the chosen themes are dropped too: the Topics filter offers only those inside.
+    """
     st.session_state.w_themes = [t for t in st.session_state.get("w_themes", []) if t in theme_ids]
+    known = set(topic_options(data, st.session_state.w_themes))
+    st.session_state.w_topics = [t for t in st.session_state.get("w_topics", []) if t in known]
+    if st.session_state.get("w_search_kind") not in KINDS:
+        st.session_state.w_search_kind = KINDS[0]
+    # Set on every run, so the switch keeps its value through runs that do not draw it (topic views).
+    st.session_state.w_unassigned = bool(st.session_state.get("w_unassigned", True))
     if st.session_state.get("w_sort") not in sorts:
         st.session_state.w_sort = SORTS[0]
     for column, values in data.facets.items():
@@ -86,6 +98,14 @@ def sanitise_state(
     if not data.vocabulary().has_added:
         st.session_state.w_added = False
     st.session_state.selection = tuple(d for d in st.session_state.get("selection", ()) if d in data.row_of)
+
+
+def topic_options(data: MapData, themes: list[int] | tuple[int, ...]) -> list[int]:
+    """What the Topics filter offers: the topics of the chosen themes (all without), largest first,
+    then "Unassigned" (-1) when the map has such papers."""
+    inside = set(topics_in_themes(data.topics, themes)) if themes else None
+    options = [t for t in data.topic_order if inside is None or t in inside]
+    return options + ([-1] if data.sizes.get(-1) else [])
 
 
 def sync_url(state: ViewState, map_name: str | None) -> None:
@@ -151,10 +171,12 @@ def on_topic_select_box(key: str) -> None:
     open_topic(st.session_state[key])
 
 
-def only_this_topic(topic: int) -> None:
-    st.session_state.w_topics = [topic] if topic != -1 else []
-    if topic == -1:
-        st.session_state.w_unassigned = True
+def only_this_topic(topic: int, theme: int | None = None) -> None:
+    """Show exactly this topic's papers (`theme`: the topic's theme; other chosen themes are dropped)."""
+    st.session_state.w_topics = [topic]
+    themes = st.session_state.get("w_themes") or []
+    if themes and topic != -1 and theme not in themes:
+        st.session_state.w_themes = []
 
 
 def turn_page(step: int) -> None:
@@ -165,6 +187,7 @@ def reset_view() -> None:
     for key in [k for k in st.session_state if str(k).startswith(FACET_PREFIX)]:
         st.session_state[key] = []
     st.session_state.w_search = ""
+    st.session_state.w_search_kind = KINDS[0]
     st.session_state.w_topics = []
     st.session_state.w_themes = []
     st.session_state.w_unassigned = True

@@ -6,13 +6,17 @@ malformed, so a hand-edited or stale link never raises.
 
 Query string keys:
     map=seeds           the map folder name (see `app.data.map_catalog`)
-    q=diffusion models  Search: every word must appear in the title or abstract
-    topics=0,3          topics shown (all when absent)
-    unassigned=hide     hide unassigned papers (shown when absent)
+    q=diffusion models  Search text (see docs/search.md): whole words, "phrases", prefix*; all must match
+    kind=meaning        search by meaning instead of by words (words when absent)
+    topics=0,3          topics shown, exactly (all when absent); -1 = the unassigned papers, shown in a
+                        topic or theme view only when listed here
+    unassigned=hide     hide unassigned papers from the whole map (shown when absent; no effect once
+                        topics or themes are chosen)
     f.<column>=<value>  metadata filter, repeated for several values (e.g. f.source=a.txt&f.source=b.txt)
     topic=3             the topic opened in the topic view (-1 = unassigned)
     paper=<doc_id>      the paper opened in the paper view
-    theme=0,2           themes shown (all when absent; maps with themes only, see `app.themes`)
+    theme=0,2           themes shown (all when absent; maps with themes only, see `app.themes`);
+                        topics outside the chosen themes are ignored with a notice
     sort=rising         the topic list ordered by growth over the most recent years (by size when absent;
                         maps with years only)
     added=only          only the papers added by `python -m pipeline add` since the last full build,
@@ -24,13 +28,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from app.search import KINDS
 from app.themes import THEME_KEY, parse_themes, theme_params
 
 MAX_SEARCH_CHARS = 300
 FILTER_PREFIX = "f."
 SORT_KEY = "sort"
+KIND_KEY = "kind"
 SORTS = ("size", "rising")  # the topic list's orders; the first is the default
-VIEW_KEYS = ("q", "topics", "unassigned", "topic", "paper", THEME_KEY, SORT_KEY, "added")
+VIEW_KEYS = ("q", KIND_KEY, "topics", "unassigned", "topic", "paper", THEME_KEY, SORT_KEY, "added")
 
 
 @dataclass(frozen=True)
@@ -38,7 +44,8 @@ class ViewState:
     """What the reader sees: search, filters, and the opened topic and paper (all optional)."""
 
     search: str = ""
-    topics: tuple[int, ...] = ()  # empty: every topic
+    search_kind: str = KINDS[0]  # "words" or "meaning"
+    topics: tuple[int, ...] = ()  # empty: every topic; -1: the unassigned papers
     show_unassigned: bool = True
     filters: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (column, values as text), columns sorted
     topic: int | None = None
@@ -61,6 +68,7 @@ class Vocabulary:
     theme_ids: frozenset[int] = frozenset()  # empty: the map has no themes
     sorts: tuple[str, ...] = SORTS[:1]  # "rising" only where the map has years to measure growth by
     has_added: bool = False  # the map holds papers added since its last full build
+    topic_themes: Mapping[int, int] = field(default_factory=dict)  # topic id -> theme id (maps with themes)
 
 
 def normalise_params(params: Mapping[str, object]) -> dict[str, list[str]]:
@@ -114,6 +122,10 @@ def parse_view(params: Mapping[str, list[str]], vocabulary: Vocabulary) -> tuple
     if len(search) > MAX_SEARCH_CHARS:
         notices.append(f"Search text was cut to its first {MAX_SEARCH_CHARS} characters.")
         search = search[:MAX_SEARCH_CHARS]
+    search_kind = _last(params, KIND_KEY).strip().lower() or KINDS[0]
+    if search_kind not in KINDS:
+        notices.append(f"Ignored {KIND_KEY}={_show(search_kind)}: use 'words' or 'meaning'.")
+        search_kind = KINDS[0]
 
     topics: list[int] = []
     bad_topics: list[str] = []
@@ -122,12 +134,12 @@ def parse_view(params: Mapping[str, list[str]], vocabulary: Vocabulary) -> tuple
             if not piece.strip():
                 continue
             number = _int(piece)
-            if number is None or number not in vocabulary.topic_ids or number == -1:
+            if number is None or number not in vocabulary.topic_ids:
                 bad_topics.append(piece.strip())
             elif number not in topics:
                 topics.append(number)
     if bad_topics:
-        notices.append(f"Ignored topics {', '.join(map(_show, bad_topics))}: not topics of this map.")
+        notices.append(f"Ignored topics {_show_list(bad_topics)}: not topics of this map.")
 
     show_unassigned = True
     unassigned = _last(params, "unassigned").lower()
@@ -147,7 +159,7 @@ def parse_view(params: Mapping[str, list[str]], vocabulary: Vocabulary) -> tuple
         values = tuple(dict.fromkeys(v for v in params[key] if v in allowed_set))
         unknown = [v for v in params[key] if v not in allowed_set]
         if unknown:
-            notices.append(f"Ignored {column} {', '.join(map(_show, unknown))}: not found in this map.")
+            notices.append(f"Ignored {_show(column)} {_show_list(unknown)}: not found in this map.")
         if values:
             filters.append((column, values))
 
@@ -170,6 +182,14 @@ def parse_view(params: Mapping[str, list[str]], vocabulary: Vocabulary) -> tuple
 
     themes, theme_notices = parse_themes(params, vocabulary.theme_ids)
     notices += theme_notices
+    if themes and topics:  # the Topics filter offers only the chosen themes' topics
+        outside = [t for t in topics if t != -1 and vocabulary.topic_themes.get(t) not in themes]
+        if outside:
+            notices.append(
+                f"Ignored topics {', '.join(map(str, outside))}: not in the chosen theme"
+                f"{'s' if len(themes) > 1 else ''}."
+            )
+            topics = [t for t in topics if t not in outside]
 
     sort = _last(params, SORT_KEY).strip().lower() or SORTS[0]
     if sort not in vocabulary.sorts:
@@ -187,6 +207,7 @@ def parse_view(params: Mapping[str, list[str]], vocabulary: Vocabulary) -> tuple
 
     state = ViewState(
         search=search,
+        search_kind=search_kind,
         topics=tuple(topics),
         show_unassigned=show_unassigned,
         filters=tuple(filters),
@@ -211,6 +232,8 @@ def to_params(state: ViewState, map_name: str | None = None) -> dict[str, str | 
         params["map"] = map_name
     if state.search:
         params["q"] = state.search
+        if state.search_kind != KINDS[0]:
+            params[KIND_KEY] = state.search_kind
     if state.topics:
         params["topics"] = ",".join(str(t) for t in state.topics)
     if not state.show_unassigned:
@@ -240,6 +263,17 @@ def _int(text: str) -> int | None:
         return int(text.strip())
     except ValueError:
         return None
+
+
+def _show_list(values: list[str], limit: int = 10) -> str:
+    """The first `limit` values quoted, then how many more: a link with 30,000 ids gives one short line.
+
+    Examples:
+        >>> _show_list(["a", "b"]), _show_list([str(i) for i in range(30_000)], limit=2)
+        ("'a', 'b'", "'0', '1' and 29,998 more")
+    """
+    shown = ", ".join(map(_show, values[:limit]))
+    return shown if len(values) <= limit else f"{shown} and {len(values) - limit:,} more"
 
 
 def _show(value: str, limit: int = 40) -> str:

@@ -79,3 +79,35 @@ def shorten(text: object, limit: int) -> str:
     """
     text = str(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def highlighted_markdown(pieces: list[tuple[str, bool]], colour: str = "orange") -> str:
+    """Markdown showing text exactly as written, with the flagged pieces bold on a coloured background.
+
+    Every piece is escaped with `markdown_literal` (no markup, LaTeX or HTML from the text is ever
+    interpreted); paragraphs (blank-line or line breaks) stay separate paragraphs.
+
+    Examples:
+        >>> print(highlighted_markdown([("We ", False), ("pose", True), (" <b>$x$</b>", False)]))
+        We :orange-background[**pose**] \\<b\\>\\$x\\$\\</b\\>
+    """
+    paragraphs: list[list[str]] = [[]]
+    for text, flagged in pieces:
+        for number, line in enumerate(text.split("\n")):
+            if number:
+                paragraphs.append([])
+            if not line:
+                continue
+            body = _MARKDOWN_SPECIALS.sub(r"\\\1", line.replace("\t", " "))
+            if flagged and body.strip():
+                lead, core, tail = _split_spaces(body)
+                paragraphs[-1].append(f"{lead}:{colour}-background[**{core}**]{tail}")
+            else:
+                paragraphs[-1].append(body)
+    return "\n\n".join(text for text in ("".join(p).strip() for p in paragraphs) if text)
+
+
+def _split_spaces(text: str) -> tuple[str, str, str]:
+    core = text.strip()
+    start = text.index(core)
+    return text[:start], core, text[start + len(core) :]

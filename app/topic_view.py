@@ -9,6 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from app.curation_panel import edit_panel, topic_note
 from app.data import MapData
 from app.paper_table import paper_table
 from app.session import on_topic_pick, on_topic_select_box, only_this_topic, open_topic
@@ -71,7 +72,7 @@ def topic_view(data: MapData, topic: int) -> None:
     buttons[0].button(
         "Only this topic",
         on_click=only_this_topic,
-        args=(topic,),
+        args=(topic, data.topic_themes().get(topic)),
         icon=":material/filter_center_focus:",
         width="stretch",
         key="only_topic",
@@ -94,6 +95,7 @@ def topic_view(data: MapData, topic: int) -> None:
         paper_table(data, rows[:50], "unassigned", height=300, compact=True)
         return
     row = data.topics.loc[topic]
+    topic_note(data, topic)
     stability_line(row)
     keywords, weights = list(row["keywords"]), list(row["keyword_weights"])
     if keywords:
@@ -109,6 +111,7 @@ def topic_view(data: MapData, topic: int) -> None:
         paper_table(data, np.array(representatives, dtype=np.int64), "representatives", compact=True)
     trends(data, topic)
     nearest_topics(data, topic)
+    edit_panel(data, topic)
 
 
 STABILITY_HELP = (

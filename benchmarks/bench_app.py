@@ -207,7 +207,7 @@ import streamlit as st
 sys.path.insert(0, {str(REPO)!r})
 from app.data import build_map_data
 from benchmarks.baseline_map import MAP_CONFIG, map_figure
-from app.filters import filter_mask, search_mask, search_words
+from app.filters import filter_mask
 
 
 @st.cache_resource
@@ -220,11 +220,13 @@ data = load(os.environ["ATLAS_MAP"])
 query = st.sidebar.text_input("Search")
 topics = st.sidebar.multiselect("Topics", data.topic_order, format_func=data.label, select_all=False)
 in_view = filter_mask(data.topic_ids, topics=topics)
-if search_words(query):
-    in_view &= search_mask(data.search_text, query)
-    st.markdown(f"{{int(in_view.sum()):,}} papers match")
+if query.strip():
+    hits = np.zeros(data.n, dtype=bool)
+    hits[data.search_index.search(query).rows] = True
+    in_view &= hits
+    st.markdown(f"{{int(in_view.sum()):,}} papers match the words")
 st.plotly_chart(
-    map_figure(data, in_view, search_active=bool(search_words(query))),
+    map_figure(data, in_view, search_active=bool(query.strip())),
     key="map",
     on_select="rerun",
     selection_mode=("points", "box", "lasso"),
@@ -240,11 +242,12 @@ import os
 import sys
 from pathlib import Path
 
+import numpy as np
 import streamlit as st
 
 sys.path.insert(0, {str(REPO)!r})
 from app.data import build_map_data
-from app.filters import filter_mask, search_mask, search_words
+from app.filters import filter_mask
 from app.map_component import live_map
 
 
@@ -259,11 +262,13 @@ query = st.sidebar.text_input("Search")
 topics = st.sidebar.multiselect("Topics", data.topic_order, format_func=data.label, select_all=False)
 in_view = filter_mask(data.topic_ids, topics=topics)
 line = st.empty()  # one element whatever the search, so the map keeps its place and is not remounted
-if search_words(query):
-    in_view &= search_mask(data.search_text, query)
-    line.markdown(f"{{int(in_view.sum()):,}} papers match")
+if query.strip():
+    hits = np.zeros(data.n, dtype=bool)
+    hits[data.search_index.search(query).rows] = True
+    in_view &= hits
+    line.markdown(f"{{int(in_view.sum()):,}} papers match the words")
 live_map(
-    data, ("map", os.environ["ATLAS_MAP"]), in_view, search_active=bool(search_words(query)), chosen_row=None,
+    data, ("map", os.environ["ATLAS_MAP"]), in_view, search_active=bool(query.strip()), chosen_row=None,
     chosen_topic=None, pin=None, clear_selection=0, on_click=lambda: None, on_select=lambda: None,
 )
 """
@@ -397,7 +402,7 @@ def measure(browser, folder: Path, repeat: int, script: Path = REPO / "streamlit
                 box.fill(word)
                 box.press("Enter")
 
-            seconds, received = rerun(page, search, "papers match")
+            seconds, received = rerun(page, search, "match the words")
             searches.append(seconds)
             search_bytes.append(received)
             page.wait_for_timeout(300)

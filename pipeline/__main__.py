@@ -1,4 +1,4 @@
-"""Command line: `python -m pipeline build|export|add ...`; user errors exit 2 with one `error:` line."""
+"""Command line: `python -m pipeline build|export|add|curate ...`; user errors exit 2 with one `error:` line."""
 
 from __future__ import annotations
 
@@ -36,6 +36,14 @@ def whole_number(low: int, high: int | None = None):
     return parse
 
 
+def topic_number(text: str) -> int:
+    """A topic or theme id (-1 allowed where it means unassigned); unknown ids are refused later."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a topic number, got {text!r}") from None
+
+
 SEED_MAX = 2**32 - 1  # UMAP and NumPy take seeds in [0, 2**32 - 1]
 positive_int, non_negative_int, seed_value = whole_number(1), whole_number(0), whole_number(0, SEED_MAX)
 
@@ -49,6 +57,7 @@ def make_parser() -> Parser:
         MAX_TOKENS_LIMIT,
         BuildConfig,
     )
+    from pipeline.curation import MAX_NAME, MAX_NOTE
 
     defaults = BuildConfig()
     parser = Parser(
@@ -94,7 +103,6 @@ def make_parser() -> Parser:
     build.add_argument(
         "--ray",
         metavar="ADDRESS",
-        default=os.environ.get("ATLAS_RAY_ADDRESS") or None,
         help="embed on this Ray cluster as a Ray Data job (e.g. 'auto' or 'HOST:6379'; default: "
         "ATLAS_RAY_ADDRESS if set, else this machine); needs requirements-ray.txt",
     )
@@ -141,7 +149,18 @@ def make_parser() -> Parser:
         action="store_true",
         help="do nothing when DIR already holds a map of these inputs and options",
     )
+    build.add_argument(
+        "--drop-added",
+        action="store_true",
+        help="leave out the papers `add` placed on the map in --out (by default a rebuild keeps them)",
+    )
     build.add_argument("--quiet", action="store_true", help="no progress bars")
+    build.add_argument(
+        "--refit",
+        action="store_true",
+        help="fit topics and the map afresh instead of starting from the previous map's topics, settings "
+        "and positions (topic ids are still matched to the previous map's; see docs/rebuilds.md)",
+    )
     lineage = build.add_mutually_exclusive_group()
     lineage.add_argument(
         "--previous",
@@ -189,6 +208,37 @@ def make_parser() -> Parser:
     add.add_argument("inputs", nargs="+", metavar="FILE", help="abstract files or folders, as for build")
     add.add_argument("--no-cache", action="store_true", help="embed everything again, ignoring the cache")
     add.add_argument("--quiet", action="store_true", help="no progress bars")
+
+    curate = commands.add_parser(
+        "curate",
+        help="rename, merge, hide or annotate topics; the edits survive rebuilds",
+        epilog=EPILOG + " Edits are kept in DIR/curation.json (plain JSON, fine to keep in git); "
+        "see docs/curation.md.",
+        description="Edit a map by hand. Each edit is stored in DIR/curation.json, applied to what the app "
+        "and exports show, and applied again by every rebuild through the stable topic ids; an edit whose "
+        "topic's content moved in a rebuild is kept and flagged for review instead.",
+    )
+    curate.add_argument("map", type=Path, metavar="DIR", help="a map folder written by build")
+    actions = curate.add_subparsers(dest="action", required=True, parser_class=Parser, metavar="ACTION")
+    actions.add_parser("list", help="show the map's edits, flagged ones with the reason")
+    rename = actions.add_parser("rename", help="rename a topic: rename TOPIC NAME")
+    rename.add_argument("topic", type=topic_number, metavar="TOPIC")
+    rename.add_argument("name", metavar="NAME", help=f"plain text, at most {MAX_NAME} characters")
+    rename_theme = actions.add_parser("rename-theme", help="rename a theme: rename-theme THEME NAME")
+    rename_theme.add_argument("theme", type=topic_number, metavar="THEME")
+    rename_theme.add_argument("name", metavar="NAME", help=f"plain text, at most {MAX_NAME} characters")
+    merge = actions.add_parser("merge", help="merge a topic into another: merge TOPIC --into OTHER")
+    merge.add_argument("topic", type=topic_number, metavar="TOPIC")
+    merge.add_argument("--into", type=topic_number, required=True, metavar="OTHER")
+    hide = actions.add_parser("hide", help="hide a topic; its papers go to unassigned or --into OTHER")
+    hide.add_argument("topic", type=topic_number, metavar="TOPIC")
+    hide.add_argument("--into", type=topic_number, metavar="OTHER", help="default: unassigned")
+    note = actions.add_parser("note", help="write a note on a topic (an empty TEXT removes it)")
+    note.add_argument("topic", type=topic_number, metavar="TOPIC")
+    note.add_argument("text", metavar="TEXT", help=f"plain text, at most {MAX_NOTE} characters")
+    for verb, what in (("accept", "apply an edit flagged for review again"), ("drop", "delete an edit")):
+        command = actions.add_parser(verb, help=f"{what}: {verb} N (numbers as in `list`)")
+        command.add_argument("edit_id", type=non_negative_int, metavar="N")
     return parser
 
 
@@ -224,21 +274,21 @@ def run_build(args: argparse.Namespace) -> None:
             use_cache=not args.no_cache,
             progress=not args.quiet,
             previous=False if args.no_previous else args.previous,
-            ray_address=args.ray,
+            ray_address=args.ray or os.environ.get("ATLAS_RAY_ADDRESS") or None,
+            ray_option="--ray" if args.ray else "ATLAS_RAY_ADDRESS",
+            drop_added=args.drop_added,
+            refit=args.refit,
         )
 
 
 def run_export(args: argparse.Namespace) -> None:
-    import os
-
-    from pipeline.artifacts import read_map
+    from pipeline.artifacts import check_file_out, read_map, write_file
     from pipeline.export import export_frame, to_csv_bytes
     from pipeline.reading_list import reading_list_bibtex, reading_list_markdown
 
-    if args.out.is_dir():
-        raise UserError(f"{args.out}: --out is a folder; give a file name (.csv, .md or .bib)")
     kind = args.format or EXPORT_EXTENSIONS.get(args.out.suffix.lower(), "csv")
     atlas = read_map(args.map)
+    check_file_out(args.out, args.map, atlas.manifest)
     known = set(atlas.topics["topic_id"].tolist()) | {-1}
     if args.topic is not None and args.topic not in known:
         ids = ", ".join(str(t) for t in sorted(known - {-1}))
@@ -253,10 +303,7 @@ def run_export(args: argparse.Namespace) -> None:
         payload = reading_list_markdown(papers, atlas.topics, heading=heading).encode("utf-8")
     else:
         payload = reading_list_bibtex(papers).encode("utf-8")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    partial = args.out.with_name(f".{args.out.name}.partial")
-    partial.write_bytes(payload)
-    os.replace(partial, args.out)
+    write_file(args.out, payload)
     print(f"wrote {len(papers):,} papers to {args.out} ({kind})", file=sys.stderr)
 
 
@@ -266,10 +313,27 @@ def run_add(args: argparse.Namespace) -> None:
     add_papers(args.map, args.inputs, use_cache=not args.no_cache, progress=not args.quiet)
 
 
+def run_curate(args: argparse.Namespace) -> None:
+    from pipeline.curation import edit_map, list_edits
+
+    if args.action == "list":
+        from pipeline.artifacts import read_manifest
+
+        read_manifest(args.map)  # not a map folder: one error line
+        print(list_edits(args.map))
+        return
+    fields = {
+        key: getattr(args, key)
+        for key in ("topic", "theme", "name", "text", "into", "edit_id")
+        if key in args
+    }
+    print(edit_map(args.map, args.action, **fields), file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = make_parser().parse_args(argv)
-        {"build": run_build, "export": run_export, "add": run_add}[args.command](args)
+        {"build": run_build, "export": run_export, "add": run_add, "curate": run_curate}[args.command](args)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -12,8 +13,18 @@ import numpy as np
 import pandas as pd
 
 from pipeline import UserError
-from pipeline.artifacts import AtlasMap, read_map, write_map
-from pipeline.place import TYPICAL_QUANTILE, TopicProfile, place, topic_profile
+from pipeline.artifacts import (
+    AtlasMap,
+    added_mask,
+    concat_papers,
+    out_lock,
+    read_manifest,
+    read_map,
+    recover,
+    via_add_mask,
+    write_map,
+)
+from pipeline.place import TYPICAL_QUANTILE, TopicProfile, fits_any_topic, place, topic_profile, verdict
 
 # Recommend a full rebuild when at least this share of the new papers fits no topic (and at least
 # two do), or when papers added since the last full build reach this share of the map: past
@@ -37,21 +48,6 @@ class AddReport:
     )  # doc_id, title, topic_id, nearest_similarity, centroid_similarity, fits_topic, fits_any
 
 
-def fits_any_topic(vectors: np.ndarray, profile: TopicProfile) -> np.ndarray:
-    """Whether each unit row reaches some topic's typical member-centroid similarity.
-
-    Examples:
-        >>> profile = TopicProfile(np.array([0]), np.array([[1.0, 0.0]]), np.array([0.8]))
-        >>> fits_any_topic(np.array([[0.9, 0.436], [0.5, 0.866]]), profile).tolist()
-        [True, False]
-    """
-    if not len(profile.topic_ids):
-        return np.zeros(len(vectors), dtype=bool)
-    return ((np.asarray(vectors, dtype=np.float32) @ profile.centroids.T) >= profile.typical[None, :]).any(
-        axis=1
-    )
-
-
 def place_new_papers(
     atlas: AtlasMap, new: pd.DataFrame, vectors: np.ndarray, *, profile: TopicProfile | None = None
 ) -> tuple[AtlasMap, pd.DataFrame]:
@@ -71,13 +67,23 @@ def place_new_papers(
     placed["topic_id"] = np.array([s.topic_id for s in spots], dtype=np.int64)
     placed["x"] = np.array([s.x for s in spots], dtype=papers["x"].dtype)
     placed["y"] = np.array([s.y for s in spots], dtype=papers["y"].dtype)
-    placed["added"] = True
+    placed["added"] = True  # since the last full build: the app highlights these
+    placed["via_add"] = True  # for good: a rebuild into this map keeps these
     before = papers.copy()
-    before["added"] = before["added"].fillna(False).astype(bool) if "added" in before else False
-    combined = pd.concat([before, placed], ignore_index=True)
+    before["added"], before["via_add"] = added_mask(before), via_add_mask(before)
+    combined = concat_papers(before, placed)
     sizes = combined.loc[combined["topic_id"] != -1, "topic_id"].value_counts()
     topics = topics.copy()
     topics["size"] = topics["topic_id"].map(sizes).fillna(0).astype(topics["size"].dtype)
+    themes = atlas.themes
+    if themes is not None and len(themes):  # a theme's size counts its topics' papers, as the build's does
+        size_of = dict(zip(topics["topic_id"].astype(int), topics["size"].astype(int), strict=True))
+        themes = themes.copy()
+        themes["size"] = (
+            themes["topic_ids"]
+            .map(lambda ids: sum(size_of.get(int(t), 0) for t in ids))
+            .astype(themes["size"].dtype)
+        )
     embeddings = np.concatenate([atlas.embeddings, vectors.astype(atlas.embeddings.dtype)])
     manifest = dict(
         atlas.manifest,
@@ -96,7 +102,7 @@ def place_new_papers(
         }
     )
     return dataclasses.replace(
-        atlas, papers=combined, topics=topics, embeddings=embeddings, manifest=manifest
+        atlas, papers=combined, topics=topics, themes=themes, embeddings=embeddings, manifest=manifest
     ), report
 
 
@@ -120,56 +126,61 @@ def add_papers(
     from pipeline.ingest import ingest
 
     folder = Path(folder)
-    atlas = read_map(folder)
-    corpus = ingest(inputs)
-    incoming = corpus.papers
-    known = set(atlas.papers["doc_id"])
-    fresh = ~incoming["doc_id"].isin(known)
-    new, skipped = incoming[fresh].reset_index(drop=True), int((~fresh).sum())
-    previously_added = int(atlas.papers["added"].fillna(False).sum()) if "added" in atlas.papers else 0
-    if skipped:
-        log(f"skipped {skipped:,} abstract(s) already in the map")
-    if new.empty:
-        log(f"nothing new to add; {folder} is unchanged")
-        empty = pd.DataFrame(columns=["doc_id", "title", "topic_id", "nearest_similarity"])
-        return AddReport(0, skipped, 0, 0, previously_added, False, empty)
+    read_manifest(folder)  # a folder that is not a map is refused before any lock file is made beside it
+    # The lock is held from reading the map to the swap: a build or another add cannot slip in between.
+    with out_lock(folder, command="add"):
+        for note in recover(folder):
+            log(note)
+        atlas = read_map(folder, curated=False)  # rewritten as built; its edits are written back with it
+        corpus = ingest(inputs)
+        incoming = corpus.papers
+        known = set(atlas.papers["doc_id"])
+        fresh = ~incoming["doc_id"].isin(known)
+        new, skipped = incoming[fresh].reset_index(drop=True), int((~fresh).sum())
+        previously_added = int(added_mask(atlas.papers).sum())
+        if skipped:
+            log(f"skipped {skipped:,} abstract(s) already in the map")
+        if new.empty:
+            log(f"nothing new to add; {folder} is unchanged")
+            empty = pd.DataFrame(columns=["doc_id", "title", "topic_id", "nearest_similarity"])
+            return AddReport(0, skipped, 0, 0, previously_added, False, empty)
 
-    config = atlas.manifest.get("config") or {}
-    vectors, _ = embed_texts(
-        new["abstract"].tolist(),
-        embedder=config.get("embedder", "onnx-int8"),
-        max_tokens=config.get("max_tokens") or LEGACY_MAX_TOKENS,  # the map's own token budget
-        use_cache=use_cache,
-        progress=progress,
-    )
-    if vectors.shape[1] != atlas.embeddings.shape[1]:
-        raise UserError(
-            f"{folder}: the map's embeddings have {atlas.embeddings.shape[1]} dimensions, "
-            f"its model gives {vectors.shape[1]}; rebuild the map"
+        config = atlas.manifest.get("config") or {}
+        vectors, _ = embed_texts(
+            new["abstract"].tolist(),
+            embedder=config.get("embedder", "onnx-int8"),
+            max_tokens=config.get("max_tokens") or LEGACY_MAX_TOKENS,  # the map's own token budget
+            use_cache=use_cache,
+            progress=progress,
         )
-    grown, placements = place_new_papers(atlas, new, vectors)
+        if vectors.shape[1] != atlas.embeddings.shape[1]:
+            raise UserError(
+                f"{folder}: the map's embeddings have {atlas.embeddings.shape[1]} dimensions, "
+                f"its model gives {vectors.shape[1]}; rebuild the map"
+            )
+        grown, placements = place_new_papers(atlas, new, vectors)
 
-    outside = int((~placements["fits_any"]).sum())
-    unassigned = int((placements["topic_id"] == -1).sum())
-    added_since_build = previously_added + len(new)
-    rebuild = (outside >= 2 and outside / len(new) >= REBUILD_OUTSIDE_SHARE) or (
-        added_since_build / len(grown.papers) >= REBUILD_ADDED_SHARE
-    )
-    record = {
-        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "inputs": [str(p) for p in inputs],
-        "papers": len(new),
-        "skipped": skipped,
-        "outside_topics": outside,
-        "unassigned": unassigned,
-    }
-    grown.manifest["added"] = [*(atlas.manifest.get("added") or []), record]
-    write_map(folder, grown)
+        outside = int((~placements["fits_any"]).sum())
+        unassigned = int((placements["topic_id"] == -1).sum())
+        added_since_build = previously_added + len(new)
+        rebuild = (outside >= 2 and outside / len(new) >= REBUILD_OUTSIDE_SHARE) or (
+            added_since_build / len(grown.papers) >= REBUILD_ADDED_SHARE
+        )
+        record = {
+            "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "inputs": [str(p) for p in inputs],
+            "papers": len(new),
+            "skipped": skipped,
+            "outside_topics": outside,
+            "unassigned": unassigned,
+        }
+        grown.manifest["added"] = [*(atlas.manifest.get("added") or []), record]  # a list: read_map checked
+        write_map(folder, grown)
 
     names = dict(zip(atlas.topics["topic_id"].astype(int), atlas.topics["label"], strict=True))
     for row in placements.itertuples():
         where = names.get(int(row.topic_id), "Unassigned")
-        fit = "fits" if row.fits_topic else ("outside every topic" if not row.fits_any else "at the edge")
+        fit = verdict(row.fits_topic, row.fits_any)
         log(f"  {_short(row.title)} -> {where} (nearest paper {row.nearest_similarity:.2f}; {fit})")
     log(
         f"added {len(new):,} paper(s) to {folder}: {len(new) - outside:,} within a topic's typical range, "
@@ -178,7 +189,8 @@ def add_papers(
     )
     if rebuild:
         log(
-            f"recommendation: rebuild the map (`python -m pipeline build ... --out {folder}`): "
+            f"recommendation: rebuild the map (`{rebuild_command(folder, atlas.manifest)}`, which keeps "
+            f"the {added_since_build:,} added papers): "
             + (
                 f"{outside} of {len(new)} new papers fit no existing topic"
                 if outside >= 2 and outside / len(new) >= REBUILD_OUTSIDE_SHARE
@@ -186,6 +198,26 @@ def add_papers(
             )
         )
     return AddReport(len(new), skipped, outside, unassigned, added_since_build, rebuild, placements)
+
+
+def rebuild_command(folder: Path, manifest: dict) -> str:
+    """The command that rebuilds the map in `folder` from its own inputs (kept papers added to it too).
+
+    Examples:
+        >>> rebuild_command(Path("maps/m"), {"inputs": ["seeds"]})
+        'python -m pipeline build seeds --out maps/m'
+        >>> rebuild_command(Path("maps/m"), {"inputs": ["gone.csv"]})
+        'python -m pipeline build INPUT... --out maps/m'
+    """
+    inputs = manifest.get("inputs")
+    shown = "INPUT..."
+    if (
+        isinstance(inputs, list)
+        and 0 < len(inputs) <= 3
+        and all(isinstance(p, str) and Path(p).exists() for p in inputs)  # as named from here
+    ):
+        shown = " ".join(shlex.quote(p) for p in inputs)
+    return f"python -m pipeline build {shown} --out {shlex.quote(str(folder))}"
 
 
 def _short(text: str, limit: int = 70) -> str:

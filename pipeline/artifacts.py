@@ -22,13 +22,19 @@ import numpy as np
 import pandas as pd
 
 from pipeline import UserError
+from pipeline.curation import CURATION, Edit, apply_edits, read_curation, write_curation
+from pipeline.search_index import write_index
 
 SCHEMA_VERSION = 2
 PAPERS, TOPICS, EMBEDDINGS, MANIFEST = "papers.parquet", "topics.parquet", "embeddings.npy", "manifest.json"
 LINEAGE = "lineage.parquet"  # optional: present when the build matched its topics to a previous map
 THEMES = "themes.parquet"
-# Everything a build writes into a map folder; anything else there is the user's.
-MAP_FILES = frozenset({PAPERS, TOPICS, EMBEDDINGS, MANIFEST, THEMES, LINEAGE})
+# The full-text index of titles and abstracts (pipeline.search_index); maps written before it have
+# none and get one built in the cache when searched.
+SEARCH_INDEX = "search.sqlite"
+# Everything a build writes into a map folder; anything else there is the user's. CURATION holds
+# a person's edits (pipeline/curation.py), carried by every writer.
+MAP_FILES = frozenset({PAPERS, TOPICS, EMBEDDINGS, MANIFEST, THEMES, LINEAGE, SEARCH_INDEX, CURATION})
 PAPER_COLUMNS = ["doc_id", "title", "abstract", "source", "topic_id", "x", "y"]
 TOPIC_COLUMNS = [
     "topic_id",
@@ -54,6 +60,104 @@ class AtlasMap:
     manifest: dict
     lineage: pd.DataFrame | None = None  # see pipeline.lineage; None when there was no previous map
     themes: pd.DataFrame | None = None  # None for a map without themes.parquet
+    edits: list[Edit] | None = None  # curation.json: a person's edits, written back by every writer
+
+
+# Text a numeric column of a map holds for "no value" (a JSONL "n/a" year), read as missing there.
+MISSING_TOKENS = frozenset({"", "n/a", "na", "nan", "none", "null", "-", "?", "unknown"})
+
+
+def concat_papers(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
+    """Rows of `second` after `first`, each column one type Parquet can write, numbers kept whole.
+
+    A column only one side has is missing on the other; whole numbers stay whole numbers where a
+    side has gaps (nullable Int64, so `year` stays 2015, not 2015.0); a column that is numbers on
+    one side and text on the other becomes numbers when the text reads as numbers or "n/a", else
+    text (2025 as "2025"). Booleans stay booleans, missing as False.
+
+    Examples:
+        >>> concat_papers(pd.DataFrame({"year": [2015]}), pd.DataFrame({"year": ["n/a"]}))["year"].tolist()
+        [2015, <NA>]
+        >>> concat_papers(pd.DataFrame({"venue": ["ICML"]}), pd.DataFrame({"venue": [2025]}))["venue"].tolist()
+        ['ICML', '2025']
+    """
+    columns = list(dict.fromkeys([*first.columns, *second.columns]))
+    return pd.DataFrame(
+        {
+            column: _one_type(
+                first[column] if column in first else pd.Series([None] * len(first), dtype=object),
+                second[column] if column in second else pd.Series([None] * len(second), dtype=object),
+            )
+            for column in columns
+        }
+    )
+
+
+def _one_type(a: pd.Series, b: pd.Series) -> pd.Series:
+    both = pd.concat([a.astype(object), b.astype(object)], ignore_index=True)
+    present = both[
+        both.map(lambda v: v is not None and v is not pd.NA and not (isinstance(v, float) and v != v))
+    ]
+    if present.map(lambda v: isinstance(v, (bool, np.bool_))).all() and len(present):
+        return both.map(lambda v: bool(v) if isinstance(v, (bool, np.bool_)) else False).astype(bool)
+    is_number = present.map(
+        lambda v: isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+    )
+    if is_number.any():  # a numeric column on one side at least: text that reads as a number joins it
+        numbers = pd.to_numeric(
+            present.map(lambda v: v.strip() if isinstance(v, str) else v), errors="coerce"
+        )
+        text = present[~is_number].map(str).str.strip().str.lower()
+        if (
+            numbers.notna() | (~is_number & text.reindex(present.index, fill_value="").isin(MISSING_TOKENS))
+        ).all():
+            values = pd.to_numeric(
+                both.map(lambda v: v.strip() if isinstance(v, str) else v), errors="coerce"
+            )
+            finite = values.dropna()
+            if a.dtype.kind == "f":  # the map's own floats (x, y, scores) stay floats of their width
+                return values.astype(a.dtype)
+            if (finite == finite.round()).all() and (finite.abs() < 2**62).all():
+                return values.astype("Int64") if values.isna().any() else values.astype(np.int64)
+            return values.astype(np.float64)
+    if not len(present) and a.dtype != object:
+        return both.astype(a.dtype) if not both.isna().any() else both
+    return both.map(_as_text)
+
+
+def _as_text(value: object) -> object:
+    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
+        return ""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    if isinstance(value, (list, tuple, np.ndarray, dict)):
+        return value
+    return str(value)
+
+
+def added_mask(papers: pd.DataFrame) -> np.ndarray:
+    """Papers placed by `python -m pipeline add` since the last full build (all False when the map
+    has no `added` column).
+
+    Examples:
+        >>> added_mask(pd.DataFrame({"added": [True, None, False]})).tolist()
+        [True, False, False]
+        >>> added_mask(pd.DataFrame({"doc_id": ["a"]})).tolist()
+        [False]
+    """
+    if "added" not in papers.columns:
+        return np.zeros(len(papers), dtype=bool)
+    return papers["added"].fillna(False).astype(bool).to_numpy()
+
+
+def via_add_mask(papers: pd.DataFrame) -> np.ndarray:
+    """Papers that came into the map through `add`, before or since the last build: a rebuild keeps them.
+
+    Maps from before `via_add` existed know only those added since their last build.
+    """
+    if "via_add" not in papers.columns:
+        return added_mask(papers)
+    return papers["via_add"].fillna(False).astype(bool).to_numpy() | added_mask(papers)
 
 
 def checksum(embeddings_bytes: bytes, doc_ids: list[str]) -> str:
@@ -132,6 +236,43 @@ def check_out(out: Path, inputs: list[str | Path] = ()) -> None:
         )
 
 
+def check_file_out(out: Path, map_folder: Path, manifest: dict) -> None:
+    """Refuse an export `--out` that would write into a map folder, over an input of the map, or
+    where a file stands in for a folder; the export itself then cannot damage a map or a user's file.
+    """
+    out = Path(out)
+    if out.is_dir():
+        raise UserError(f"{out}: --out is a folder; give a file name (.csv, .md or .bib)")
+    target = Path(os.path.abspath(out))
+    for parent in target.parents:
+        if parent.exists() and not parent.is_dir():
+            raise UserError(f"{out}: --out is inside {parent}, which is a file")
+    resolved = out.resolve()
+    for folder in [resolved.parent, *resolved.parent.parents]:
+        if holds_a_map(folder) or folder == Path(map_folder).resolve():
+            raise UserError(
+                f"{out}: --out is inside the map folder {folder}; write the export outside any map folder"
+            )
+    inputs = manifest.get("inputs")
+    for raw in inputs if isinstance(inputs, list) else []:
+        if isinstance(raw, str) and Path(raw).resolve() == resolved:
+            raise UserError(f"{out}: --out is an input of the map {map_folder}; give another file name")
+
+
+def write_file(out: Path, payload: bytes) -> None:
+    """Write `payload` to `out` whole (a partial file beside it, then renamed): never half a file."""
+    out = Path(out)
+    partial = out.with_name(f".{out.name}.partial")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_bytes(payload)
+        os.replace(partial, out)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            partial.unlink()
+        raise UserError(f"{out}: cannot write the file ({exc.strerror or exc})") from None
+
+
 # ---- one writer per map folder, staging folders, and a swap that never leaves --out missing ----
 
 _held: dict[Path, tuple[int, int]] = {}  # lock path -> (file descriptor, nesting depth) in this process
@@ -148,20 +289,23 @@ def _pid_alive(pid: int) -> bool:
 
 
 @contextlib.contextmanager
-def out_lock(out: Path):
+def out_lock(out: Path, command: str = "build"):
     """Hold the lock of map folder `out` (`.<name>.lock` next to it) or fail at once.
 
-    A second build into the same folder fails fast with the first build's pid rather than
-    waiting behind it: the user learns at once, and can wait or pick another folder. Re-entrant
-    within one process, so `build` can lock before its work and `write_map` again around the swap.
+    Every writer of a map folder (`build`, `add`) holds it from the moment it reads the map until
+    its swap, so no writer ever replaces a map another one changed in between (a lost update).
+    A second writer fails fast, naming its own `command` and the first one's, rather than waiting
+    behind it: the user learns at once, and can run it again when the first has finished.
+    Re-entrant within one process, so `build` can lock before its work and `write_map` again
+    around the swap.
     """
-    out = Path(out)
+    out = Path(os.path.abspath(out))  # `--out .` from inside a map names the map, not ".."
     created = [p for p in [out.parent, *out.parent.parents] if not p.exists()]  # made here, for the lock
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except PermissionError:
         raise UserError(f"{out}: cannot create the folder for --out (permission denied)") from None
-    path = (out.parent / f".{out.name}.lock").resolve()
+    path = lock_path(out).resolve()
     if path in _held:
         fd, depth = _held[path]
         _held[path] = (fd, depth + 1)
@@ -178,13 +322,14 @@ def out_lock(out: Path):
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        owner = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+        pid, _, other = os.pread(fd, 64, 0).decode(errors="replace").strip().partition(" ")
         os.close(fd)
         raise UserError(
-            f"{out}: another build is writing this map (pid {owner}); wait for it to finish"
+            f"{out}: cannot {command} now: {_a(other or 'build')} (pid {pid or 'unknown'}) is writing "
+            f"this map; run this {command} again when it has finished"
         ) from None
     os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    os.pwrite(fd, f"{os.getpid()} {command}\n".encode(), 0)
     _held[path] = (fd, 1)
     try:
         yield
@@ -204,6 +349,16 @@ def out_lock(out: Path):
             os.close(fd)  # closing releases the lock; otherwise the file stays (deleting it would race)
 
 
+def lock_path(out: Path) -> Path:
+    """The lock file of map folder `out`: `.<name>.lock` beside it (`out` taken as an absolute path)."""
+    out = Path(os.path.abspath(out))
+    return out.parent / f".{out.name}.lock"
+
+
+def _a(command: str) -> str:
+    return f"an {command}" if command[:1] in "aeiou" else f"a {command}"
+
+
 def _owner_pid(name: str) -> int | None:
     """The pid in a staging or backup folder's name (`.map.tmp-<pid>-<random>`, `.map.old-<pid>`)."""
     match = re.search(r"\.(?:tmp|old)-(\d+)(?:-|$)", name)
@@ -221,6 +376,7 @@ def recover(out: Path) -> list[str]:
     and nothing at `out`: it is put back. Staging and backup folders of dead builds are removed;
     a live process's are left alone.
     """
+    out = Path(os.path.abspath(out))
     notes = []
     backups = [p for p in _leftovers(out, "old") if not _pid_alive(_owner_pid(p.name) or os.getpid())]
     if not out.exists() and backups:
@@ -272,12 +428,14 @@ def swap_in(staging: Path, out: Path) -> None:
 
 
 def write_map(out: Path, atlas: AtlasMap, *, log: Callable[[str], None] | None = None) -> None:
-    """Write all four artifacts to a sibling staging folder, then swap it in for `out`.
+    """Write all artifacts to a sibling staging folder, then swap it in for `out`.
 
-    Until the swap the previous map at `out` is untouched; a failure or interruption leaves only
+    The search index is written too: extended row by row from the previous map's index when the
+    previous map's papers are the first rows of this one (what `pipeline add` writes), else built
+    whole. Until the swap the previous map at `out` is untouched; a failure or interruption leaves only
     a `.<name>.tmp-<pid>-*` folder, which the next build into `out` removes once its owner is gone.
     """
-    out = Path(out)
+    out = Path(os.path.abspath(out))  # `.` from inside the map: staging goes beside it, not into it
     check_out(out)
     with out_lock(out):
         for note in recover(out):
@@ -293,6 +451,9 @@ def write_map(out: Path, atlas: AtlasMap, *, log: Callable[[str], None] | None =
             for name, table in ((THEMES, atlas.themes), (LINEAGE, atlas.lineage)):
                 if table is not None:
                     table.to_parquet(staging / name, index=False)
+            write_index(staging / SEARCH_INDEX, atlas.papers, previous=out / SEARCH_INDEX)
+            if atlas.edits:
+                write_curation(staging, atlas.edits)
             manifest = dict(atlas.manifest, checksum=checksum(npy, atlas.papers["doc_id"].tolist()))
             (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
             for name in os.listdir(staging):
@@ -328,15 +489,86 @@ def read_manifest(folder: Path) -> dict:
     return manifest
 
 
-def read_map(folder: str | Path, *, verify: bool = True) -> AtlasMap:
-    """Load and check a map folder; a damaged or mismatched folder is a `UserError` naming the file."""
+# The manifest fields readers rely on, and the JSON each must hold when present (None: may be null).
+_WHOLE, _NUMBER, _TEXT, _LIST, _OBJECT = "a whole number", "a number", "text", "a list", "an object"
+MANIFEST_FIELDS = {
+    "name": (_TEXT, True),
+    "papers": (_WHOLE, False),
+    "topics": (_WHOLE, False),
+    "themes": (_WHOLE, False),
+    "unassigned": (_WHOLE, False),
+    "kept_added": (_WHOLE, False),
+    "abstracts_per_second": (_NUMBER, True),
+    "built_at": (_TEXT, True),
+    "input_fingerprint": (_TEXT, True),
+    "checksum": (_TEXT, True),
+    "inputs": (_LIST, True),
+    "notes": (_LIST, True),
+    "added": (_LIST, True),
+    "config": (_OBJECT, True),
+    "model": (_OBJECT, True),
+    "embedding": (_OBJECT, True),
+    "versions": (_OBJECT, True),
+    "timings_seconds": (_OBJECT, True),
+    "quality": (_OBJECT, True),
+    "stability": (_OBJECT, True),
+    "lineage": (_OBJECT, True),
+    "config.embedder": (_TEXT, True),
+    "config.max_tokens": (_WHOLE, True),
+    "model.name": (_TEXT, True),
+    "model.encoder": (_TEXT, True),
+    "model.max_tokens": (_WHOLE, True),
+    "lineage.next_topic_id": (_WHOLE, True),
+    "lineage.previous": (_OBJECT, True),
+}
+MAX_TOPIC_ID = 2**31 - 1  # topic ids are stored as int64; anything near this is damage, not a history
+
+
+def _is(value: object, kind: str) -> bool:
+    if kind == _WHOLE:
+        return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOPIC_ID
+    if kind == _NUMBER:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    return isinstance(value, {_TEXT: str, _LIST: list, _OBJECT: dict}[kind])
+
+
+def check_manifest(manifest: dict, path: Path) -> None:
+    """Refuse a manifest whose fields have the wrong JSON type (text where a count belongs, a list
+    for `lineage`, a huge `next_topic_id`): one message naming the field, not a traceback later."""
+    for key, (kind, nullable) in MANIFEST_FIELDS.items():
+        parent, _, child = key.rpartition(".")
+        holder = manifest.get(parent) if parent else manifest
+        if not isinstance(holder, dict) or child not in holder:
+            continue
+        value = holder[child]
+        if (value is None and nullable) or _is(value, kind):
+            continue
+        shown = json.dumps(value, ensure_ascii=False, default=str)
+        shown = shown if len(shown) <= 40 else shown[:39] + "…"
+        raise UserError(f"{path}: damaged manifest ({key} is {shown}, not {kind}); rebuild the map")
+    for key, kind in (("notes", str), ("added", dict)):
+        if any(not isinstance(item, kind) for item in manifest.get(key) or []):
+            raise UserError(
+                f"{path}: damaged manifest ({key} holds something other than {kind.__name__}); rebuild the map"
+            )
+
+
+def read_map(folder: str | Path, *, verify: bool = True, curated: bool = True) -> AtlasMap:
+    """Load and check a map folder; a damaged or mismatched folder is a `UserError` naming the file.
+
+    With `curated` (the default, for the app and exports) the map's edits are applied to its tables;
+    a writer that rewrites the tables (`add`) reads them as built (`curated=False`). Either way
+    `edits` holds the edits, which `write_map` writes back.
+    """
     folder = Path(folder)
     manifest = read_manifest(folder)
+    edits = read_curation(folder)
     if manifest.get("schema_version") != SCHEMA_VERSION:
         raise UserError(
             f"{folder / MANIFEST}: schema_version {manifest.get('schema_version')!r} "
             f"is not {SCHEMA_VERSION}; rebuild the map"
         )
+    check_manifest(manifest, folder / MANIFEST)
     for name in (PAPERS, TOPICS, EMBEDDINGS):
         if not (folder / name).is_file():
             raise UserError(
@@ -376,6 +608,16 @@ def read_map(folder: str | Path, *, verify: bool = True) -> AtlasMap:
     if themes is not None:
         themes["keywords"] = themes["keywords"].map(list)
         themes["topic_ids"] = themes["topic_ids"].map(lambda ids: [int(i) for i in ids])
+    if curated and edits:
+        view = apply_edits(papers, topics, themes, edits)
+        papers, topics, themes = view.papers, view.topics, view.themes
+        manifest = dict(
+            manifest,
+            topics=len(topics),
+            themes=len(themes) if themes is not None else manifest.get("themes"),
+            unassigned=int((papers["topic_id"] == -1).sum()),
+            curation={"edits": len(edits), "applied": list(view.applied), "review": list(view.review)},
+        )
     return AtlasMap(
         papers=papers,
         topics=topics,
@@ -383,11 +625,36 @@ def read_map(folder: str | Path, *, verify: bool = True) -> AtlasMap:
         manifest=manifest,
         lineage=read_lineage(folder),
         themes=themes,
+        edits=edits,
     )
 
 
+# Columns a build computes afresh: the rest of a kept paper's row (title, source, metadata) is its own.
+BUILT_COLUMNS = ["topic_id", "x", "y", "added", "via_add"]
+
+
+def read_added_papers(folder: str | Path) -> pd.DataFrame:
+    """The papers `add` placed on the map in `folder` (before or since its last build) as input rows
+    for a rebuild (without `BUILT_COLUMNS`); empty when `folder` holds no map or none were added."""
+    path = Path(folder) / PAPERS
+    if not (Path(folder) / MANIFEST).is_file() or not path.is_file():
+        return pd.DataFrame({"doc_id": pd.Series([], dtype=object)})
+    try:
+        papers = pd.read_parquet(path)
+        chosen = papers[via_add_mask(papers)]
+        chosen["doc_id"].astype(str)
+    except Exception as exc:
+        raise UserError(f"{path}: unreadable ({str(exc)[:120]})") from None
+    return chosen.drop(columns=[c for c in BUILT_COLUMNS if c in chosen.columns]).reset_index(drop=True)
+
+
 def read_lineage(folder: str | Path) -> pd.DataFrame | None:
-    """The map's lineage table (list columns as lists), or None for a map built without a previous one."""
+    """The map's lineage table (list columns as lists), or None for a map built without a previous one.
+
+    A table missing a column or holding ids that are not whole numbers is a `UserError` naming it.
+    """
+    from pipeline.lineage import LINEAGE_COLUMNS
+
     path = Path(folder) / LINEAGE
     if not path.is_file():
         return None
@@ -395,6 +662,25 @@ def read_lineage(folder: str | Path) -> pd.DataFrame | None:
         lineage = pd.read_parquet(path)
     except Exception as exc:
         raise UserError(f"{path}: unreadable lineage table ({str(exc)[:120]})") from None
-    for column in ("previous_topic_ids", "successor_topic_ids"):
-        lineage[column] = lineage[column].map(lambda ids: [int(i) for i in ids])
+    missing = [c for c in LINEAGE_COLUMNS if c not in lineage.columns and c != "previous_sizes"]
+    if missing:
+        raise UserError(f"{path}: missing column(s) {', '.join(missing)}; rebuild the map")
+    try:
+        lineage["topic_id"] = [_whole(t) for t in lineage["topic_id"]]
+        for column in ("previous_topic_ids", "successor_topic_ids", "previous_sizes"):
+            if column in lineage.columns:  # previous_sizes: maps built since issue 21
+                lineage[column] = lineage[column].map(lambda ids: [_whole(i) for i in ids])
+        lineage["topic_id"] = lineage["topic_id"].astype(np.int64)
+    except (TypeError, ValueError, OverflowError):
+        raise UserError(f"{path}: topic ids that are not whole numbers; rebuild the map") from None
     return lineage
+
+
+def _whole(value: object) -> int:
+    """A topic id as an int; text, fractions, missing values and bools are refused (ValueError)."""
+    if isinstance(value, bool | str | bytes) or value is None:
+        raise ValueError(value)
+    number = float(value)
+    if not number.is_integer() or abs(number) > MAX_TOPIC_ID:
+        raise ValueError(value)
+    return int(number)

@@ -9,22 +9,43 @@ import platform
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from functools import partial
 from importlib import metadata
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from pipeline import UserError, __version__
-from pipeline.artifacts import SCHEMA_VERSION, TOPIC_COLUMNS, AtlasMap, check_out, read_manifest, write_map
+from pipeline.artifacts import (
+    SCHEMA_VERSION,
+    TOPIC_COLUMNS,
+    AtlasMap,
+    check_out,
+    concat_papers,
+    out_lock,
+    read_added_papers,
+    read_manifest,
+    write_map,
+)
 from pipeline.config import BuildConfig
+from pipeline.curation import Edit, carry_edits, read_curation
 from pipeline.embed import MODEL_NAME, embed_texts
 from pipeline.evaluate import map_quality
 from pipeline.ingest import expand_inputs, ingest, read_bytes
-from pipeline.layout import label_positions, map_coordinates, theme_label_positions
-from pipeline.lineage import PreviousMap, apply_lineage, match_topics, read_previous
+from pipeline.layout import (
+    align_to,
+    initial_positions,
+    label_positions,
+    map_coordinates,
+    theme_label_positions,
+)
+from pipeline.lineage import Lineage, PreviousMap, apply_lineage, match_topics, read_previous
+from pipeline.naming import NAME_SUPPORT, name_support
+from pipeline.sample_fit import SampleFit, fit_on_sample, place_rest
 from pipeline.themes import fit_themes
-from pipeline.topics import fit_topics, topic_stability
+from pipeline.topics import WAS_UNASSIGNED, Topics, fit_topics, topic_stability
 
 MIN_PAPERS = 10
 LIBRARIES = (
@@ -93,6 +114,9 @@ def build_map(
     log: Callable[[str], None] = _stderr,
     encoder=None,
     ray_address: str | None = None,
+    ray_option: str = "--ray",
+    drop_added: bool = False,
+    refit: bool = False,
 ) -> AtlasMap:
     """Build a topic map of the abstracts in `inputs` and write it to the folder `out`.
 
@@ -100,6 +124,10 @@ def build_map(
     default the map already in `out`, if any; a folder; or False to number topics afresh.
     `encoder` (anything with `.name` and `.encode(list[str])`, e.g. a test's fake) replaces the
     packaged model; `ray_address` runs the embedding stage as a Ray Data job on that cluster.
+    A rebuild keeps what still holds (see `carry_previous`); `refit` fits afresh instead (ids are
+    still matched to the previous map's). Papers placed with `add` on the map in `out` are kept
+    (embedded and fitted with the inputs) unless `drop_added`. The folder's lock is held from
+    reading the map in `out` to the swap, so no other writer's work is lost in between.
 
     Examples:
         >>> build_map(["seeds"], "maps/icml")  # doctest: +SKIP
@@ -107,36 +135,192 @@ def build_map(
     out = Path(out)
     config = config or BuildConfig()
     check_out(out, inputs)  # never replace an input, a folder of inputs, or a folder that is not a map
-    timings: dict[str, float] = {}
-    clock = time.perf_counter()
+    with out_lock(out, command="build"):
+        timer = StageTimer()
+        if ray_address and encoder is None:  # checked before any work, also when every vector is cached
+            from pipeline.ray_embed import check_ray
 
-    def lap(stage: str) -> None:
-        nonlocal clock
-        now = time.perf_counter()
-        timings[stage] = round(now - clock, 3)
-        clock = now
+            check_ray(ray_address, ray_option)
+        fingerprint = input_fingerprint(inputs, config)
+        deferred: list[str] = []  # said once the input is known good: a bad input gets one error line only
+        previous_map = previous_for(out, previous, deferred.append)
+        edits = edits_for(out, previous)  # a damaged edit file stops the build before any work
 
-    fingerprint = input_fingerprint(inputs, config)
-    deferred: list[str] = []  # said once the input is known good: a bad input gets one error line only
-    previous_map = previous_for(out, previous, deferred.append)
-    corpus = ingest(inputs)
-    papers = corpus.papers
-    if len(papers) < MIN_PAPERS:
-        raise UserError(
-            f"{', '.join(map(str, inputs))}: {len(papers)} distinct abstract(s); a map needs at least {MIN_PAPERS}"
+        added = papers_added_to(out, deferred.append)
+        corpus, resolved, kept_added = read_corpus(inputs, config, log, added=added, drop_added=drop_added)
+        timer.lap("ingest")
+        documents = corpus.papers["abstract"].tolist()
+        embeddings, embedding_report, encode_phrases = embed_corpus(
+            documents,
+            resolved,
+            use_cache=use_cache,
+            progress=progress,
+            encoder=encoder,
+            ray_address=ray_address,
+            ray_option=ray_option,
+            log=log,
         )
-    resolved = config.resolve(len(papers))
+        bundle = model_bundle(out, resolved, encoder, log)
+        timer.lap("embed")
+        resolved, carried = carry_previous(
+            config, resolved, previous_map, corpus.papers, refit=refit, log=log
+        )
+        fit = fit_topic_model(documents, embeddings, resolved, encode_phrases, log, targets=carried.targets)
+        for note in fit.topics.notes:  # e.g. how topics were named when the abstracts are not in English
+            log(note)
+            corpus.notes.append(note)
+        for note in deferred:
+            log(note)
+        lineage = keep_topic_ids(previous_map, corpus.papers, documents, fit.topics, log)
+        timer.lap("topics")
+        stability, stability_report = score_stability(fit, embeddings, resolved, log)
+        if resolved.stability:
+            timer.lap("stability")
+        themes, theme_of = group_into_themes(fit, documents, embeddings)
+        edits = carry_curation(edits, previous_map, lineage, corpus.papers, fit.topics, themes, log)
+        timer.lap("themes")
+        log("laying out the 2-D map...")
+        coordinates = lay_out(fit, embeddings, resolved, previous_xy=carried.positions)
+        timer.lap("layout")
+        papers, table, themes = assemble_tables(
+            corpus.papers, fit.topics, coordinates, themes, theme_of, stability
+        )
+        quality = map_quality(fit.topics.labels, table["keywords"].tolist(), documents)
+        quality["hdbscan_unassigned_share"] = round(fit.topics.hdbscan_unassigned / len(papers), 4)
+        # Topics HDBSCAN finds at neighbouring min topic sizes (on the fitted papers): a cliff shows here.
+        quality["topics_at_nearby_min_topic_size"] = {str(k): v for k, v in fit.topics.cliffs.items()}
+        timer.lap("evaluate")
+
+        total = timer.total()
+        manifest = {
+            "schema_version": SCHEMA_VERSION,
+            "name": name or corpus_name(papers, inputs),
+            "papers": len(papers),
+            "topics": len(table),
+            "themes": len(themes),
+            "stability": stability_report,
+            "unassigned": int((fit.topics.labels == -1).sum()),
+            "inputs": [str(p) for p in expand_inputs(inputs)],
+            "notes": corpus.notes,
+            "config": resolved.to_dict(),
+            "model": {
+                "name": MODEL_NAME,
+                "encoder": embedding_report["encoder"],
+                "max_tokens": resolved.max_tokens,
+                **bundle,
+            },
+            "embedding": embedding_report,
+            "versions": library_versions(),
+            "timings_seconds": dict(timer.timings, total=total),
+            "abstracts_per_second": round(len(papers) / total, 1) if total else None,
+            "quality": quality,
+            "input_fingerprint": fingerprint,
+            "kept_added": kept_added,
+            "lineage": {
+                "previous": None
+                if previous_map is None
+                else {"name": previous_map.name, "fingerprint": previous_map.fingerprint},
+                # Ids are never reused: the next new topic gets this id or higher.
+                "next_topic_id": lineage.next_topic_id
+                if lineage
+                else (int(table["topic_id"].max()) + 1 if len(table) else 0),
+                "refit": bool(refit) or previous_map is None,
+                "carried_settings": carried.settings,
+                "edits": {
+                    "applied": [e.id for e in edits if not e.review],
+                    "review": [{"id": e.id, "reason": e.review} for e in edits if e.review],
+                },
+            },
+            "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        atlas = AtlasMap(
+            papers=papers,
+            topics=table,
+            embeddings=embeddings.astype(np.float16),
+            manifest=manifest,
+            lineage=None if lineage is None else lineage.table,
+            themes=themes,
+            edits=edits,
+        )
+        write_map(out, atlas, log=log)
+        log(
+            f"{len(table)} topics in {len(themes)} themes, {manifest['unassigned']} of {len(papers)} papers unassigned "
+            f"({quality['unassigned_share']:.1%}); map written to {out} in {total:.1f} s"
+        )
+        return atlas
+
+
+# ---- the stages, in the order build_map calls them ----
+
+
+class StageTimer:
+    """Seconds per stage, each measured from the end of the previous one."""
+
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+        self._clock = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.timings[stage] = round(now - self._clock, 3)
+        self._clock = now
+
+    def total(self) -> float:
+        return round(sum(self.timings.values()), 3)
+
+
+def read_corpus(
+    inputs: list[str | Path],
+    config: BuildConfig,
+    log: Callable[[str], None],
+    *,
+    added: pd.DataFrame,
+    drop_added: bool,
+):
+    """Ingest the inputs plus the papers `add` placed on the map being replaced (`added`, unless
+    `drop_added`): at least MIN_PAPERS distinct abstracts. Returns the corpus, the config resolved
+    for its size, and how many added papers were kept."""
+    corpus = ingest(inputs)
+    added = added[~added["doc_id"].isin(corpus.papers["doc_id"])]
+    kept_added = 0 if drop_added else len(added)
+    if len(added) and drop_added:
+        corpus.notes.append(f"left out {len(added):,} papers added to this map with `add` (--drop-added)")
+    elif len(added):
+        corpus.papers = concat_papers(corpus.papers, added.assign(via_add=True))
+        corpus.papers["via_add"] = corpus.papers["via_add"].astype(bool)
+        corpus.notes.append(
+            f"kept {len(added):,} papers added since the last build (placed with `add`; --drop-added leaves them out)"
+        )
+    if len(corpus.papers) < MIN_PAPERS:
+        raise UserError(
+            f"{', '.join(map(str, inputs))}: {len(corpus.papers)} distinct abstract(s); a map needs at least {MIN_PAPERS}"
+        )
+    resolved = config.resolve(len(corpus.papers))
     for note in corpus.notes:
         log(note)
-    lap("ingest")
+    return corpus, resolved, kept_added
 
-    documents = papers["abstract"].tolist()
+
+def embed_corpus(
+    documents: list[str],
+    resolved: BuildConfig,
+    *,
+    use_cache: bool,
+    progress: bool,
+    encoder,
+    ray_address: str | None,
+    ray_option: str,
+    log: Callable[[str], None],
+) -> tuple[np.ndarray, dict, Callable[[list[str]], np.ndarray]]:
+    """Embeddings of the abstracts, the embedding report, and the same encoder for phrases.
+
+    Abstracts and, later, candidate topic names go through the same encoder and cache.
+    """
     compute = None
     if ray_address and encoder is None:
         from pipeline.ray_embed import ray_compute
 
-        compute = ray_compute(ray_address, resolved, log=log)
-    # Abstracts and, later, candidate topic names go through the same encoder and cache.
+        compute = ray_compute(ray_address, resolved, log=log, option=ray_option)
     embed = partial(
         embed_texts,
         embedder=resolved.embedder,
@@ -144,94 +328,233 @@ def build_map(
         use_cache=use_cache,
         encoder=encoder,
     )
-    embeddings, embedding_report = embed(documents, progress=progress, compute=compute)
+    embeddings, report = embed(documents, progress=progress, compute=compute)
     if compute is not None:
-        embedding_report["ray"] = compute.report
-    lap("embed")
-    if embedding_report["computed"]:
+        report["ray"] = compute.report
+    if report["computed"]:
         log(
-            f"embedded {embedding_report['computed']:,} abstracts "
-            f"({embedding_report['abstracts_per_second']} abstracts/s), {embedding_report['cached']:,} from cache"
+            f"embedded {report['computed']:,} abstracts "
+            f"({report['abstracts_per_second']} abstracts/s), {report['cached']:,} from cache"
         )
     else:
-        log(f"all {embedding_report['cached']:,} embeddings from cache")
+        log(f"all {report['cached']:,} embeddings from cache")
 
     def encode_phrases(texts: list[str]) -> np.ndarray:
         return embed(texts, progress=False)[0]
 
-    # The int8 model the vectors came from, so the app places abstracts with the very same file.
-    bundle = {}
-    if encoder is None and resolved.embedder == "onnx-int8":
-        from pipeline.onnx_build import map_bundle
+    return embeddings, report, encode_phrases
 
-        bundle = map_bundle(out, log)
 
+def model_bundle(out: Path, resolved: BuildConfig, encoder, log: Callable[[str], None]) -> dict:
+    """The int8 model the vectors came from, kept with the map so the app places abstracts with the
+    very same file (manifest "model" fields); nothing for a caller's encoder or torch-fp32."""
+    if encoder is not None or resolved.embedder != "onnx-int8":
+        return {}
+    from pipeline.onnx_build import map_bundle
+
+    return map_bundle(out, log)
+
+
+def fit_topic_model(
+    documents: list[str],
+    embeddings: np.ndarray,
+    resolved: BuildConfig,
+    encode: Callable[[list[str]], np.ndarray],
+    log: Callable[[str], None],
+    *,
+    targets: np.ndarray | None = None,
+) -> SampleFit:
+    """Topics for every paper: fitted on all papers, or on a sample with the rest assigned.
+
+    Either way the result says which rows UMAP and HDBSCAN saw (`sample_rows`); the later
+    stages read that instead of asking again whether the build fitted on a sample.
+    """
     log(f"finding topics (UMAP + HDBSCAN, min topic size {resolved.min_topic_size})...")
     if resolved.fit_sample:
-        from pipeline.sample_fit import fit_on_sample, place_rest
-
         log(f"fitting on a sample of {resolved.fit_sample:,} papers, assigning the rest...")
-        fit = fit_on_sample(documents, embeddings, resolved, encode=encode_phrases)
-        topics = fit.topics
+        fit = fit_on_sample(documents, embeddings, resolved, encode=encode, targets=targets)
     else:
-        topics = fit_topics(documents, embeddings, resolved, encode=encode_phrases)
-    # Stability and theme names are worked out on the papers UMAP and HDBSCAN saw.
-    fitted = fit.sample_rows if resolved.fit_sample else np.arange(len(documents))
-    lineage = None
-    for note in topics.notes:  # e.g. how topics were named when the abstracts are not in English
-        log(note)
-        corpus.notes.append(note)
-    for note in deferred:
-        log(note)
-    if previous_map is not None:
-        # Ids and names are settled here, before anything else reads a topic id.
-        lineage = match_topics(
-            previous_map,
-            papers["doc_id"].tolist(),
-            topics.labels,
-            dict(zip(topics.table["topic_id"].astype(int), topics.table["label"], strict=True)),
-            dict(zip(topics.table["topic_id"].astype(int), topics.table["centroid"], strict=True)),
-        )
-        topics.labels, topics.table = apply_lineage(topics.labels, topics.table, lineage)
-        log(lineage_summary(lineage.table))
-    lap("topics")
-    stability_report = {"runs": 0, "method": "switched off (--no-stability)", "seconds": 0.0}
-    stability: dict[int, float] = {}
-    if resolved.stability:
-        log("scoring topic stability (re-clustering 90% subsamples)...")
-        stability, stability_report = topic_stability(
-            topics.reduced, embeddings[fitted], topics.labels[fitted], resolved
-        )
-        lap("stability")
-    # Themes come last, from the final topic ids and names.
-    themes, theme_of = fit_themes(
-        [documents[i] for i in fitted],
-        embeddings[fitted],
-        topics.labels[fitted],
-        topics.table,
-        encode=encode_phrases,
-        phrases=topics.phrases,
+        fit = SampleFit.of_all(fit_topics(documents, embeddings, resolved, encode=encode, targets=targets))
+    log(
+        "topics at neighbouring min topic sizes: "
+        + ", ".join(f"{size} -> {count}" for size, count in fit.topics.cliffs.items())
     )
-    if resolved.fit_sample:  # theme sizes count every paper, as topic sizes do
-        size_of = dict(zip(topics.table["topic_id"], topics.table["size"], strict=True))
-        themes["size"] = themes["topic_ids"].map(lambda ids: int(sum(size_of[t] for t in ids)))
-    lap("themes")
+    return fit
 
-    log("laying out the 2-D map...")
-    if resolved.fit_sample:
-        sample_xy = map_coordinates(
-            embeddings[fit.sample_rows],
-            n_neighbors=min(resolved.n_neighbors, len(fit.sample_rows) - 1),
-            random_state=resolved.random_state,
-            knn=topics.knn,
-        )
-        coordinates = place_rest(fit, sample_xy)
-    else:
-        coordinates = map_coordinates(
-            embeddings, n_neighbors=resolved.n_neighbors, random_state=resolved.random_state, knn=topics.knn
-        )
-    lap("layout")
 
+def keep_topic_ids(
+    previous_map: PreviousMap | None, papers, documents: list[str], topics: Topics, log: Callable[[str], None]
+) -> Lineage | None:
+    """Give matching topics the previous map's ids and names (in place); the lineage, if any.
+
+    Ids and names are settled here, before anything else reads a topic id. A previous name is kept
+    only while it still holds for the topic's papers (`pipeline.naming.name_support`).
+    """
+    if previous_map is None:
+        return None
+    lineage = match_topics(
+        previous_map,
+        papers["doc_id"].tolist(),
+        topics.labels,
+        dict(zip(topics.table["topic_id"].astype(int), topics.table["label"], strict=True)),
+        dict(zip(topics.table["topic_id"].astype(int), topics.table["centroid"], strict=True)),
+    )
+    provisional_of = {final: provisional for provisional, final in lineage.mapping.items()}
+    acronyms = topics.phrases.acronyms if topics.phrases is not None else {}
+
+    def holds(final: int, name: str) -> bool:
+        rows = np.flatnonzero(topics.labels == provisional_of[final])
+        return name_support(name, [documents[i] for i in rows], acronyms) >= NAME_SUPPORT
+
+    topics.labels, topics.table = apply_lineage(topics.labels, topics.table, lineage, holds)
+    log(lineage_summary(lineage.table))
+    return lineage
+
+
+@dataclass(frozen=True)
+class Carried:
+    """What a rebuild takes over from the previous map, per paper of the new corpus."""
+
+    targets: np.ndarray | None = None  # previous topic id; -1 new paper, WAS_UNASSIGNED left out before
+    positions: np.ndarray | None = None  # previous (x, y), NaN for new papers
+    settings: dict = field(default_factory=dict)  # settings carried over, for the manifest
+
+
+# A rebuild keeps the previous map's topic size while the corpus stays within this factor of the
+# previous one's size; past it the size-scaled defaults fit the corpus better than continuity does.
+CARRY_SETTINGS_WITHIN = 2.0
+CARRIED_SETTINGS = ("min_topic_size", "min_samples", "n_neighbors")
+
+
+def carry_previous(
+    config: BuildConfig,
+    resolved: BuildConfig,
+    previous_map: PreviousMap | None,
+    papers,
+    *,
+    refit: bool,
+    log: Callable[[str], None],
+) -> tuple[BuildConfig, Carried]:
+    """Keep what still holds from the previous map: its topic size settings (those the user did not
+    set), its topics as partial targets of the 5-D UMAP, and its positions as the 2-D map's start.
+
+    Without a previous map, or with `refit`, the build fits afresh.
+    """
+    if previous_map is None or refit:
+        return resolved, Carried()
+    doc_ids = papers["doc_id"].astype(str).tolist()
+    kept = sum(1 for d in doc_ids if d in previous_map.topic_of)
+    if not kept:  # a previous map sharing no papers only lends its topic ids (matched by content)
+        return resolved, Carried()
+    settings = {}
+    before = previous_map.config or {}
+    old_papers = len(previous_map.topic_of)
+    if old_papers and 1 / CARRY_SETTINGS_WITHIN <= len(doc_ids) / old_papers <= CARRY_SETTINGS_WITHIN:
+        for name in CARRIED_SETTINGS:
+            value = before.get(name)
+            chosen_by_user = getattr(config, name) is not None or (
+                name == "min_samples"
+                and config.min_topic_size is not None  # derived from the size the user set
+            )
+            if not chosen_by_user and isinstance(value, int) and value > 0:
+                settings[name] = min(value, len(doc_ids) - 1)
+        resolved = replace(resolved, **settings)
+        resolved.validate(len(doc_ids))
+    # Previous topic per paper; new papers -1, old papers the previous map left unassigned WAS_UNASSIGNED.
+    targets = np.array([previous_map.topic_of.get(d, -1) for d in doc_ids], dtype=np.int64)
+    targets[np.array([previous_map.topic_of.get(d) == -1 for d in doc_ids], dtype=bool)] = WAS_UNASSIGNED
+    positions = previous_map.positions or {}
+    xy = np.array([positions.get(d, (np.nan, np.nan)) for d in doc_ids], dtype=np.float64)
+    log(
+        f"rebuilding on the previous map: {kept:,} of {len(doc_ids):,} papers keep their topic as a target"
+        + (f", settings carried: {', '.join(f'{k} {v}' for k, v in settings.items())}" if settings else "")
+        + " (--refit fits afresh)"
+    )
+    return resolved, Carried(targets=targets, positions=xy, settings=settings)
+
+
+def edits_for(out: Path, previous: str | Path | bool | None) -> list[Edit]:
+    """The edits a rebuild carries: those of the `--previous` map, else of the map in `out`."""
+    folder = out if previous in (None, True, False) else Path(previous)
+    return read_curation(folder) if folder.is_dir() else []
+
+
+def carry_curation(
+    edits: list[Edit],
+    previous_map: PreviousMap | None,
+    lineage: Lineage | None,
+    papers,
+    topics: Topics,
+    themes,
+    log: Callable[[str], None],
+) -> list[Edit]:
+    """The previous map's edits, each applied again or flagged for review where its topic moved."""
+    if not edits:
+        return []
+    carried = carry_edits(
+        edits,
+        lineage=None if lineage is None else lineage.table,
+        previous_topic_of={} if previous_map is None else previous_map.topic_of,
+        doc_ids=papers["doc_id"].tolist(),
+        labels=topics.labels,
+        themes=themes,
+        names=dict(zip(topics.table["topic_id"].astype(int), topics.table["label"].astype(str), strict=True)),
+    )
+    flagged = [e for e in carried if e.review]
+    log(
+        f"edits: {len(carried) - len(flagged)} applied again, {len(flagged)} flagged for review"
+        + (" (see `python -m pipeline curate DIR list`)" if flagged else "")
+    )
+    return carried
+
+
+def score_stability(
+    fit: SampleFit, embeddings: np.ndarray, resolved: BuildConfig, log: Callable[[str], None]
+) -> tuple[dict[int, float], dict]:
+    """Each topic's stability over re-clustered subsamples of the fitted papers (or a note it was off)."""
+    if not resolved.stability:
+        return {}, {"runs": 0, "method": "switched off (--no-stability)", "seconds": 0.0}
+    log("scoring topic stability (re-clustering 90% subsamples)...")
+    rows = fit.sample_rows
+    return topic_stability(fit.topics.reduced, embeddings[rows], fit.topics.labels[rows], resolved)
+
+
+def group_into_themes(fit: SampleFit, documents: list[str], embeddings: np.ndarray):
+    """Themes from the final topic ids and names, named on the fitted papers; sizes count every paper."""
+    rows = fit.sample_rows
+    themes, theme_of = fit_themes(
+        [documents[i] for i in rows],
+        embeddings[rows],
+        fit.topics.labels[rows],
+        fit.topics.table,
+        phrases=fit.topics.phrases,
+    )
+    size_of = dict(zip(fit.topics.table["topic_id"], fit.topics.table["size"], strict=True))
+    themes["size"] = themes["topic_ids"].map(lambda ids: int(sum(size_of[t] for t in ids)))
+    return themes, theme_of
+
+
+def lay_out(
+    fit: SampleFit, embeddings: np.ndarray, resolved: BuildConfig, *, previous_xy: np.ndarray | None = None
+) -> np.ndarray:
+    """2-D positions: UMAP of the fitted papers (started from the previous map's positions on a
+    rebuild), the rest (if any) at their neighbours' mean."""
+    rows = fit.sample_rows
+    init = None if previous_xy is None else initial_positions(embeddings[rows], previous_xy[rows])
+    sample_xy = map_coordinates(
+        embeddings[rows],
+        n_neighbors=min(resolved.n_neighbors, len(rows) - 1),
+        random_state=resolved.random_state,
+        knn=fit.topics.knn,
+        init=init,
+    )
+    if init is not None:
+        sample_xy = align_to(sample_xy, previous_xy[rows])
+    return place_rest(fit, sample_xy)
+
+
+def assemble_tables(papers, topics: Topics, coordinates: np.ndarray, themes, theme_of, stability):
+    """The papers, topics and themes tables as written: topics and positions joined in."""
     papers = papers.copy()
     papers["topic_id"] = topics.labels
     papers["x"] = coordinates[:, 0]
@@ -246,59 +569,17 @@ def build_map(
         lambda rows: doc_ids[rows].tolist()
     )
     table = table[[*TOPIC_COLUMNS, "theme_id", "stability", "centroid"]]
-    quality = map_quality(topics.labels, table["keywords"].tolist(), documents)
-    quality["hdbscan_unassigned_share"] = round(topics.hdbscan_unassigned / len(papers), 4)
-    lap("evaluate")
+    return papers, table, themes
 
-    total = round(sum(timings.values()), 3)
-    manifest = {
-        "schema_version": SCHEMA_VERSION,
-        "name": name or corpus_name(papers, inputs),
-        "papers": len(papers),
-        "topics": len(table),
-        "themes": len(themes),
-        "stability": stability_report,
-        "unassigned": int((topics.labels == -1).sum()),
-        "inputs": [str(p) for p in expand_inputs(inputs)],
-        "notes": corpus.notes,
-        "config": resolved.to_dict(),
-        "model": {
-            "name": MODEL_NAME,
-            "encoder": embedding_report["encoder"],
-            "max_tokens": resolved.max_tokens,
-            **bundle,
-        },
-        "embedding": embedding_report,
-        "versions": library_versions(),
-        "timings_seconds": dict(timings, total=total),
-        "abstracts_per_second": round(len(papers) / total, 1) if total else None,
-        "quality": quality,
-        "input_fingerprint": fingerprint,
-        "lineage": {
-            "previous": None
-            if previous_map is None
-            else {"name": previous_map.name, "fingerprint": previous_map.fingerprint},
-            # Ids are never reused: the next new topic gets this id or higher.
-            "next_topic_id": lineage.next_topic_id
-            if lineage
-            else (int(table["topic_id"].max()) + 1 if len(table) else 0),
-        },
-        "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-    atlas = AtlasMap(
-        papers=papers,
-        topics=table,
-        embeddings=embeddings.astype(np.float16),
-        manifest=manifest,
-        lineage=None if lineage is None else lineage.table,
-        themes=themes,
-    )
-    write_map(out, atlas, log=log)
-    log(
-        f"{len(table)} topics in {len(themes)} themes, {manifest['unassigned']} of {len(papers)} papers unassigned "
-        f"({quality['unassigned_share']:.1%}); map written to {out} in {total:.1f} s"
-    )
-    return atlas
+
+def papers_added_to(out: Path, log: Callable[[str], None]) -> pd.DataFrame:
+    """The papers `add` placed on the map in `out` (`read_added_papers`); a map whose papers cannot
+    be read is noted (it is about to be replaced) and nothing is kept."""
+    try:
+        return read_added_papers(out)
+    except UserError as exc:
+        log(f"note: {exc}; no papers added to it are kept")
+        return pd.DataFrame({"doc_id": pd.Series([], dtype=object)})
 
 
 def previous_for(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pandas as pd
 from sklearn.feature_extraction.text import CountVectorizer
 
 
@@ -82,4 +83,59 @@ def agreement(labels: np.ndarray, truth: list) -> dict:
     return {
         "nmi": round(float(normalized_mutual_info_score(truth, labels)), 4),
         "ari": round(float(adjusted_rand_score(truth, labels)), 4),
+    }
+
+
+def name_figures(papers: pd.DataFrame, topics: pd.DataFrame, themes: pd.DataFrame | None) -> dict:
+    """How far a map's names hold, by `pipeline.naming.name_support` on each topic's papers
+    (title and abstract; acronyms the map's abstracts define count as their expansion).
+
+    Topics: each name's support on its own papers, and the share of topics whose name fewer than
+    a quarter of their papers use (target: at most 15%). Themes: for each theme, the support of
+    its name on its weakest member topic; their median (target: at least 25%) and least (at
+    least 5%).
+    """
+    from pipeline.naming import acronym_definitions, name_support
+
+    acronyms = acronym_definitions(papers["abstract"].astype(str).tolist())
+    titles = papers["title"].fillna("").astype(str) if "title" in papers.columns else ""
+    texts = (titles + ". " + papers["abstract"].astype(str)).to_numpy()
+    ids = papers["topic_id"].astype(int).to_numpy()
+    docs = {int(t): texts[ids == int(t)].tolist() for t in topics["topic_id"]}
+    names = dict(zip(topics["topic_id"].astype(int), topics["label"].astype(str), strict=True))
+    topic_rows = [
+        {
+            "topic_id": t,
+            "name": names[t],
+            "size": len(docs[t]),
+            "support": round(name_support(names[t], docs[t], acronyms), 3),
+        }
+        for t in names
+    ]
+    theme_rows = []
+    for row in (themes if themes is not None else pd.DataFrame()).itertuples():
+        members = [(name_support(row.label, docs[int(t)], acronyms), int(t)) for t in row.topic_ids]
+        weakest, topic = min(members)
+        theme_rows.append(
+            {
+                "theme_id": int(row.theme_id),
+                "name": row.label,
+                "topics": [names[int(t)] for t in row.topic_ids],
+                "weakest_support": round(weakest, 3),
+                "weakest_topic": names[topic],
+            }
+        )
+    supports = [r["support"] for r in topic_rows]
+    weakest = [r["weakest_support"] for r in theme_rows]
+    return {
+        "topics": len(topic_rows),
+        "topic_names_under_25": sum(s < 0.25 for s in supports),
+        "topic_names_under_25_share": round(sum(s < 0.25 for s in supports) / max(1, len(supports)), 3),
+        "topic_support_median": round(float(np.median(supports)), 3) if supports else None,
+        "themes": len(theme_rows),
+        "theme_weakest_median": round(float(np.median(weakest)), 3) if weakest else None,
+        "theme_weakest_min": round(float(min(weakest)), 3) if weakest else None,
+        "themes_under_5": sum(w < 0.05 for w in weakest),
+        "topic_rows": topic_rows,
+        "theme_rows": theme_rows,
     }

@@ -2,18 +2,34 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 # OWASP CSV-injection guidance: a spreadsheet treats cells starting with these as formulas.
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 LEADING = ["doc_id", "title", "abstract", "topic_id", "topic", "topic_keywords", "theme", "source"]
 INTERNAL = {"x", "y", "theme_id"}
+# Unicode's bidirectional controls (Bidi_Control): an abstract's U+202E can make "exe.pdf" show as
+# "fdp.exe". Wherever the product shows or exports text they become U+FFFD, visible and inert.
+BIDI_CHARACTERS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+BIDI_CONTROLS = re.compile(f"[{BIDI_CHARACTERS}]")
+
+
+def without_bidi_controls(text: str) -> str:
+    """`text` with each bidirectional control character replaced by U+FFFD.
+
+    Examples:
+        >>> without_bidi_controls("invoice\u202efdp.exe")
+        'invoice\ufffdfdp.exe'
+    """
+    return BIDI_CONTROLS.sub("\ufffd", text)
 
 
 def neutralise(value: object) -> object:
     """Prefix a text cell a spreadsheet would run as a formula with a single quote.
 
-    Numbers are left alone: -1 is a number, not a formula.
+    Numbers are left alone: -1 is a number, not a formula. Bidi controls are shown, not obeyed.
 
     Examples:
         >>> neutralise("=HYPERLINK(\\"http://x\\")")
@@ -21,9 +37,10 @@ def neutralise(value: object) -> object:
         >>> neutralise("-1"), neutralise(-1), neutralise("diffusion")
         ("'-1", -1, 'diffusion')
     """
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
-        return "'" + value
-    return value
+    if not isinstance(value, str):
+        return value
+    value = without_bidi_controls(value)
+    return "'" + value if value.startswith(FORMULA_PREFIXES) else value
 
 
 def export_frame(
@@ -50,11 +67,19 @@ def export_frame(
         topic_keywords=rows["topic_id"].map(keywords).fillna(""),
         theme=rows["topic_id"].map(theme_names).fillna(""),
     )
-    metadata = [c for c in table.columns if c not in LEADING and c not in INTERNAL]
-    table = table[LEADING + metadata].reset_index(drop=True)
+    leading = list(LEADING)
+    if "note" in topics.columns:  # a curator's notes (pipeline/curation.py), after the topic's theme
+        notes = dict(zip(topics["topic_id"], topics["note"].fillna("")))
+        table = table.assign(topic_note=rows["topic_id"].map(notes).fillna(""))
+        leading.insert(leading.index("theme") + 1, "topic_note")
+    metadata = [c for c in table.columns if c not in leading and c not in INTERNAL]
+    table = table[leading + metadata].reset_index(drop=True)
     for column in table.columns:
         if table[column].dtype == object or pd.api.types.is_string_dtype(table[column]):
             table[column] = table[column].map(neutralise)
+    table.columns = [
+        neutralise(str(column)) for column in table.columns
+    ]  # an input's column name is data too
     return table
 
 

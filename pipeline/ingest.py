@@ -17,11 +17,24 @@ import numpy as np
 import pandas as pd
 
 from pipeline import UserError
+from pipeline.sentences import first_sentence
 
 SUPPORTED = (".txt", ".csv", ".tsv", ".jsonl", ".parquet")
 MAX_TITLE = 90
 # Columns the pipeline owns; input columns with these names are renamed so nothing is lost.
-RESERVED = ("doc_id", "source", "topic_id", "x", "y", "added", "theme_id", "topic", "topic_keywords")
+RESERVED = (
+    "doc_id",
+    "source",
+    "topic_id",
+    "x",
+    "y",
+    "added",
+    "via_add",
+    "theme_id",
+    "theme",
+    "topic",
+    "topic_keywords",
+)
 # How far past "we propose" a method's name and description may reach: bounds the work per match,
 # so deriving a title stays linear in the abstract's length.
 _NAME_WINDOW = 400
@@ -41,8 +54,14 @@ class Corpus:
 
 
 def normalise_text(text: str) -> str:
-    """Unicode NFKC with runs of whitespace collapsed: the form ids and de-duplication use."""
+    """Unicode NFKC with runs of whitespace collapsed: the key ids and de-duplication use, never
+    what is stored or shown ("Du²Net" stays "Du²Net"; see `one_line`)."""
     return " ".join(unicodedata.normalize("NFKC", text).split())
+
+
+def one_line(text: str) -> str:
+    """Text as written, with runs of whitespace (newlines included) collapsed to single spaces."""
+    return " ".join(text.split())
 
 
 def doc_id_for(text: str) -> str:
@@ -52,8 +71,8 @@ def doc_id_for(text: str) -> str:
 
 def collection_name(header: str) -> str:
     """Name of a seed file's collection, with list words removed ("ICML 2025 论文列表" -> "ICML 2025")."""
-    name = _HEADER_NOISE.sub("", normalise_text(header)).strip(" :-–—")
-    return name or normalise_text(header)
+    name = _HEADER_NOISE.sub("", one_line(header)).strip(" :-–—")
+    return name or one_line(header)
 
 
 _VERB = re.compile(r"\b(?:we|this paper|this work)\s+(?:propose|introduce|present|develop)s?\s+", re.I)
@@ -63,11 +82,6 @@ _ARTICLE = re.compile(
     re.I,
 )
 _NAME_END = re.compile(r",|;|:|\.\s|\.$|\s(?:which|that|to|for|as|with|where|in)\s|\s[-–—]\s")
-
-
-# A sentence ends at ". " after a word, a bracket or a formula, but not inside "e.g. " or "et al. ".
-# Chinese and Japanese end a sentence with "。", with no space after it.
-_SENTENCE_END = re.compile(r"(?<=[a-z0-9)\]$])(?<!e\.g)(?<!i\.e)(?<!\bal)(?<!\bvs)(?<!etc)(?<!\bcf)\.\s|。")
 
 
 def _strip_markup(text: str) -> str:
@@ -116,19 +130,18 @@ def derive_title(abstract: str) -> str:
         >>> derive_title("Despite remarkable advances, multi-view clustering methods still fail on incomplete views.")
         'Despite remarkable advances, multi-view clustering methods still fail on incomplete views'
     """
-    text = normalise_text(abstract)
+    text = one_line(abstract)
     named = _method_name(text)
     if named:
         name, after = named
-        what = re.split(r";\s", _SENTENCE_END.split(after, maxsplit=1)[0], maxsplit=1)[0].rstrip(".")
+        what = re.split(r";\s", first_sentence(after), maxsplit=1)[0].rstrip(".。")
         if len(name) + 2 >= MAX_TITLE or not what:
             return _shorten(name, MAX_TITLE)
         relative = re.match(r"(?:which|that)\s+", what)
         if relative:  # "SMAAT, which improves ..." reads best as "SMAAT improves ..."
             return _shorten(name + " " + what[relative.end() :], MAX_TITLE)
         return name + ": " + _shorten(what, MAX_TITLE - len(name) - 2)
-    first_sentence = _SENTENCE_END.split(text, maxsplit=1)[0].rstrip(".")
-    return _shorten(_strip_markup(first_sentence), MAX_TITLE)
+    return _shorten(_strip_markup(first_sentence(text).rstrip(".。")), MAX_TITLE)
 
 
 def read_bytes(path: Path) -> bytes:
@@ -224,9 +237,16 @@ def _table_from_frame(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
     if "title" in by_lower:
         renames[by_lower["title"]] = "title"
     frame = frame.rename(columns=renames)
-    frame = frame.rename(columns={c: f"input_{c}" for c in frame.columns if c in RESERVED})
     frame.columns = [str(c) for c in frame.columns]
-    return frame
+    taken = set(frame.columns)
+    renamed = {}
+    for column in [c for c in frame.columns if c in RESERVED]:
+        new = f"input_{column}"
+        while new in taken:  # `source` and `input_source` both (a re-read export): input_input_source
+            new = f"input_{new}"
+        renamed[column] = new
+        taken.add(new)
+    return frame.rename(columns=renamed)
 
 
 def read_delimited(path: Path) -> pd.DataFrame:
@@ -245,7 +265,10 @@ WHERE = "\0where"
 
 def read_jsonl(path: Path) -> pd.DataFrame:
     rows, where = [], []
-    for number, line in enumerate(_read_text(path).splitlines(), start=1):
+    # JSON Lines ends a line at \n only: `splitlines` would also split at U+2028 and other
+    # separators JSON allows raw inside a string.
+    for number, line in enumerate(_read_text(path).split("\n"), start=1):
+        line = line.removesuffix("\r")
         if not line.strip():
             continue
         try:
@@ -333,6 +356,11 @@ def find_inputs(inputs: list[str | Path]) -> tuple[list[Path], list[str]]:
         path = Path(raw)
         if not path.exists():
             raise UserError(f"{path}: no such file or folder")
+        if path.is_dir() and is_map_folder(path):
+            raise UserError(
+                f"{path}: is a map folder (its files are a map's output, not abstracts); "
+                "give the files the map was built from, or export its papers with `python -m pipeline export`"
+            )
         if path.is_dir():
             found = _files_in(path, skipped_maps)
             if not found:
@@ -444,7 +472,7 @@ def ingest(inputs: list[str | Path]) -> Corpus:
         papers = papers[~duplicates].reset_index(drop=True)
     if "title" not in papers.columns:
         papers["title"] = ""
-    titles = papers["title"].map(lambda v: "" if v is None or v != v else normalise_text(str(v)))
+    titles = papers["title"].map(lambda v: "" if v is None or v != v else one_line(str(v)))
     missing = titles == ""
     titles[missing] = papers.loc[missing, "abstract"].map(derive_title)
     papers["title"] = titles

@@ -15,6 +15,69 @@ UMAP_SETTINGS = {
 }
 
 
+# A layout started from the previous map's positions needs fewer epochs to settle, and each epoch
+# more lets it drift further from where old papers were (benchmarks/REBUILD_RESULTS.md).
+INIT_EPOCHS = 50
+# ...and a smaller step: UMAP's own 1.0 rearranges a started layout within its first epochs.
+INIT_LEARNING_RATE = 0.1
+# New papers start at the similarity-weighted mean position of this many most similar old papers.
+INIT_NEIGHBOURS = 10
+
+
+def array_digest(array: np.ndarray) -> str:
+    """A short hash of an array's values, for cache keys."""
+    import hashlib
+
+    return hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()[:16]
+
+
+def initial_positions(embeddings: np.ndarray, previous_xy: np.ndarray) -> np.ndarray | None:
+    """Where a rebuild's layout starts: old papers where they were (`previous_xy`, NaN for new ones),
+    new papers at the similarity-weighted mean of their most similar old papers; None without any.
+
+    Examples:
+        >>> vectors = np.array([[1.0, 0.0], [0.0, 1.0], [0.995, 0.0998]])
+        >>> initial_positions(vectors, np.array([[0.0, 0.0], [4.0, 4.0], [np.nan, np.nan]]))[2].round(1).tolist()
+        [0.4, 0.4]
+    """
+    from pipeline.neighbours import cosine_knn
+
+    previous_xy = np.asarray(previous_xy, dtype=np.float64)
+    known = ~np.isnan(previous_xy).any(axis=1)
+    if known.sum() < 2:
+        return None
+    xy = previous_xy.copy()
+    new = np.flatnonzero(~known)
+    if len(new):
+        k = min(INIT_NEIGHBOURS, int(known.sum()))
+        neighbours, similarities = cosine_knn(
+            np.ascontiguousarray(embeddings[new]), np.ascontiguousarray(embeddings[known]), k
+        )
+        weights = np.clip(similarities, 1e-6, None).astype(np.float64)
+        xy[new] = (weights[:, :, None] * previous_xy[known][neighbours]).sum(axis=1) / weights.sum(
+            axis=1, keepdims=True
+        )
+    return xy
+
+
+def align_to(xy: np.ndarray, previous_xy: np.ndarray) -> np.ndarray:
+    """`xy` moved by the affine map that best puts the old papers (rows where `previous_xy` is not
+    NaN) back where they were: UMAP rescales a started layout to its own box, axis by axis, and
+    that global drift is no change a reader should see.
+
+    Examples:
+        >>> old = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [np.nan, np.nan]])
+        >>> (align_to(np.array([[5.0, 5.0], [7.0, 5.0], [5.0, 9.0], [7.0, 9.0]]), old).round(3) + 0.0).tolist()
+        [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
+    """
+    known = ~np.isnan(previous_xy).any(axis=1)
+    if known.sum() < 3:
+        return xy
+    design = np.column_stack([xy, np.ones(len(xy))]).astype(np.float64)
+    transform, *_ = np.linalg.lstsq(design[known], previous_xy[known].astype(np.float64), rcond=None)
+    return (design @ transform).astype(np.float32)
+
+
 def umap_settings(n_components: int, *, n_neighbors: int, random_state: int) -> dict:
     """The UMAP constructor arguments (all but `precomputed_knn`) for the 5-D or the 2-D space.
 
@@ -31,11 +94,18 @@ def umap_cache_key(settings: dict, *, knn: str) -> dict:
 
 
 def map_coordinates(
-    embeddings: np.ndarray, *, n_neighbors: int, random_state: int, knn: tuple | None = None
+    embeddings: np.ndarray,
+    *,
+    n_neighbors: int,
+    random_state: int,
+    knn: tuple | None = None,
+    init: np.ndarray | None = None,
 ) -> np.ndarray:
     """2-D UMAP of the embeddings (cosine), reusing the clustering stage's neighbour graph.
 
     `knn` is a `pipeline.topics.neighbour_graph`; without it UMAP finds the neighbours itself.
+    `init` (n, 2) starts the layout from given positions (a rebuild starts from the previous map's,
+    see `initial_positions`), with `INIT_EPOCHS` epochs, so old papers stay near where they were.
 
     Coordinates are centred and scaled to unit spread, so maps of any size share one frame.
     """
@@ -50,8 +120,14 @@ def map_coordinates(
     if knn is not None and knn[0] is not None and knn[0].shape[1] >= n_neighbors:
         options["precomputed_knn"] = knn
     settings = umap_settings(2, n_neighbors=n_neighbors, random_state=random_state)
-    reducer = UMAP(**settings, **options)
     key = umap_cache_key(settings, knn="exact" if options else "umap")
+    if init is not None:
+        settings = dict(settings, n_epochs=INIT_EPOCHS, learning_rate=INIT_LEARNING_RATE)
+        options["init"] = np.asarray(init, dtype=np.float32)
+        key = dict(
+            key, n_epochs=INIT_EPOCHS, learning_rate=INIT_LEARNING_RATE, init=array_digest(options["init"])
+        )
+    reducer = UMAP(**settings, **options)
     coordinates, _ = cached_reduction("umap2", embeddings, key, lambda: reducer.fit_transform(embeddings))
     coordinates = coordinates.astype(np.float64)
     coordinates -= coordinates.mean(axis=0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,7 @@ LINEAGE_COLUMNS = [
     "successor_topic_ids",
     "previous_label",
     "shared_papers",
+    "previous_sizes",
 ]
 STATUSES = ("kept", "grown", "shrunk", "split", "merged", "new", "gone")
 
@@ -46,6 +48,8 @@ class PreviousMap:
     next_topic_id: int  # the smallest id never used by this map or its ancestors
     name: str | None = None
     fingerprint: str | None = None
+    config: dict | None = None  # the previous build's resolved settings (manifest "config")
+    positions: dict[str, tuple[float, float]] | None = None  # doc_id -> (x, y) on the previous map
 
 
 @dataclass(frozen=True)
@@ -118,6 +122,8 @@ def match_topics(
         if old in old_index and new in new_index:
             overlap[old_index[old], new_index[new]] += 1
     old_shared = np.array([(old_of == t).sum() for t in old_ids], dtype=np.int64)
+    # Each previous topic's size on the previous map (its papers this build dropped included).
+    old_size = pd.Series(list(previous.topic_of.values()), dtype=np.int64).value_counts().to_dict()
     new_shared = np.array([((labels == t) & shared).sum() for t in new_ids], dtype=np.int64)
     union = old_shared[:, None] + new_shared[None, :] - overlap
     jaccard = np.divide(overlap, union, out=np.zeros(overlap.shape), where=union > 0)
@@ -199,7 +205,6 @@ def match_topics(
             else:
                 status, previous_ids = ("grown" if gained > lost else "shrunk"), [old]
             shared_papers = int(overlap[i, j])
-            previous_label = old_labels[old]
         else:
             if len(sources) > 1:
                 status = "merged"
@@ -209,15 +214,16 @@ def match_topics(
                 status = "new"
             previous_ids = sources
             shared_papers = int(sum(overlap[old_index[s], j] for s in sources))
-            previous_label = "; ".join(old_labels[s] for s in sources)
         rows_out.append(
             {
                 "topic_id": final,
                 "status": status,
                 "previous_topic_ids": previous_ids,
                 "successor_topic_ids": [],
-                "previous_label": previous_label,
+                # Every previous name involved, in the order of previous_topic_ids.
+                "previous_label": "; ".join(old_labels[t] for t in previous_ids),
                 "shared_papers": shared_papers,
+                "previous_sizes": [int(old_size.get(t, 0)) for t in previous_ids],
             }
         )
     kept_old = set(matched.values())
@@ -236,6 +242,7 @@ def match_topics(
                 "successor_topic_ids": successors,
                 "previous_label": old_labels[old],
                 "shared_papers": int(old_shared[i]),
+                "previous_sizes": [int(old_size.get(old, 0))],
             }
         )
     table = pd.DataFrame(rows_out, columns=LINEAGE_COLUMNS)
@@ -271,9 +278,13 @@ def _status_order(column: pd.Series) -> pd.Series:
     return column
 
 
-def final_labels(provisional: dict[int, str], lineage: Lineage) -> dict[int, str]:
+def final_labels(
+    provisional: dict[int, str], lineage: Lineage, holds: Callable[[int, str], bool] | None = None
+) -> dict[int, str]:
     """Final topic id -> name: a matched topic keeps its previous name unless that name is now
-    taken by another topic (two topics must never share a name); others keep their new name.
+    taken by another topic (two topics must never share a name), or the new name extends it with a
+    second part, or, with `holds` (final id, name -> whether the topic's papers now use the name
+    enough), it no longer holds for its papers; others keep their new name.
 
     Examples:
         >>> lineage = Lineage(mapping={-1: -1, 0: 4, 1: 9}, keep_label={4: "Optimal transport"},
@@ -284,7 +295,8 @@ def final_labels(provisional: dict[int, str], lineage: Lineage) -> dict[int, str
     names = {lineage.mapping[t]: label for t, label in provisional.items()}
     for final, old_label in lineage.keep_label.items():
         taken = {label for other, label in names.items() if other != final}
-        if old_label not in taken:
+        extended = names.get(final, "").startswith(old_label + " & ")  # "Adversarial examples & safety"
+        if old_label not in taken and not extended and (holds is None or holds(final, old_label)):
             names[final] = old_label
     return names
 
@@ -292,15 +304,15 @@ def final_labels(provisional: dict[int, str], lineage: Lineage) -> dict[int, str
 def read_previous(folder: str | Path) -> PreviousMap:
     """The parts of a map folder lineage needs, read tolerantly (any schema version with
     papers.parquet and topics.parquet); a folder that is not a readable map is a `UserError`."""
-    import json
-
     from pipeline import UserError
+    from pipeline.artifacts import MANIFEST, check_manifest, read_manifest
     from pipeline.neighbours import topic_centroids
 
     folder = Path(folder)
+    manifest = read_manifest(folder)
+    check_manifest(manifest, folder / MANIFEST)  # e.g. a damaged lineage.next_topic_id
     try:
-        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-        papers = pd.read_parquet(folder / "papers.parquet", columns=["doc_id", "topic_id"])
+        papers = pd.read_parquet(folder / "papers.parquet", columns=["doc_id", "topic_id", "x", "y"])
         topics = pd.read_parquet(folder / "topics.parquet")
     except FileNotFoundError as exc:
         raise UserError(f"{exc.filename}: missing; the previous map must be a map folder") from None
@@ -308,7 +320,11 @@ def read_previous(folder: str | Path) -> PreviousMap:
         raise UserError(f"{folder}: unreadable previous map ({str(exc)[:120]})") from None
     if not {"topic_id", "label"} <= set(topics.columns):
         raise UserError(f"{folder / 'topics.parquet'}: missing topic_id or label")
-    labels = papers["topic_id"].to_numpy(dtype=np.int64)
+    try:
+        labels = papers["topic_id"].to_numpy(dtype=np.int64)
+        ids = topics["topic_id"].astype(np.int64).tolist()
+    except (TypeError, ValueError, OverflowError):
+        raise UserError(f"{folder}: topic ids that are not whole numbers; rebuild the map") from None
     centroids: dict[int, np.ndarray] = {}
     if "centroid" in topics.columns:
         for topic, vector in zip(topics["topic_id"], topics["centroid"], strict=True):
@@ -321,7 +337,6 @@ def read_previous(folder: str | Path) -> PreviousMap:
                 centroids = dict(zip(*topic_centroids(embeddings, labels)))
         except (OSError, ValueError):
             pass  # without vectors, matching falls back on shared papers alone
-    ids = topics["topic_id"].astype(int).tolist()
     lineage = manifest.get("lineage") or {}
     next_topic_id = max([int(lineage.get("next_topic_id") or 0), *[t + 1 for t in ids], 0])
     return PreviousMap(
@@ -331,13 +346,22 @@ def read_previous(folder: str | Path) -> PreviousMap:
         next_topic_id=next_topic_id,
         name=manifest.get("name"),
         fingerprint=manifest.get("input_fingerprint"),
+        config=manifest.get("config") if isinstance(manifest.get("config"), dict) else None,
+        positions=dict(
+            zip(
+                papers["doc_id"].astype(str),
+                zip(papers["x"].astype(float), papers["y"].astype(float)),
+                strict=True,
+            )
+        ),
     )
 
 
 def apply_lineage(
-    labels: np.ndarray, table: pd.DataFrame, lineage: Lineage
+    labels: np.ndarray, table: pd.DataFrame, lineage: Lineage, holds: Callable[[int, str], bool] | None = None
 ) -> tuple[np.ndarray, pd.DataFrame]:
-    """The build's labels and topic table under their final ids and names (table sorted by id).
+    """The build's labels and topic table under their final ids and names (table sorted by id);
+    `holds` as in `final_labels`.
 
     Examples:
         >>> lineage = Lineage(mapping={-1: -1, 0: 4, 1: 9}, keep_label={4: "Optimal transport"},
@@ -348,7 +372,7 @@ def apply_lineage(
         ([4, 9, -1], [[4, 'Optimal transport'], [9, 'Diffusion']])
     """
     provisional = dict(zip(table["topic_id"].astype(int), table["label"].astype(str), strict=True))
-    names = final_labels(provisional, lineage)
+    names = final_labels(provisional, lineage, holds)
     remapped = np.array([lineage.mapping[int(t)] for t in np.asarray(labels).tolist()], dtype=np.int64)
     table = table.copy()
     table["topic_id"] = table["topic_id"].map(lambda t: lineage.mapping[int(t)]).astype(np.int64)

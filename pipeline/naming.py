@@ -11,6 +11,8 @@ import numpy as np
 from scipy import sparse
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
 
+from pipeline.sentences import split_sentences
+
 # Words every abstract uses; as keywords they say nothing about a topic. "models" stays:
 # it carries "diffusion models" and "language models".
 ABSTRACT_STOP_WORDS = sorted(
@@ -99,6 +101,18 @@ ABSTRACT_STOP_WORDS = sorted(
         "functions",
         "efficient",
         "efficiently",
+        # Hyphenated boilerplate: keywords keep hyphens ("few-shot"), so these come whole.
+        "state-of-the-art",
+        "real-world",
+        "large-scale",
+        "high-quality",
+        "end-to-end",
+        "well-known",
+        "so-called",
+        "plug-and-play",
+        "trade-off",
+        "trade-offs",
+        "non-trivial",
     }
 )
 
@@ -249,19 +263,18 @@ def any_script_terms(text: str) -> list[str]:
     return terms
 
 
-def vectorizers_for(documents: list[str]) -> list[tuple[CountVectorizer, str, str | None]]:
-    """Term counters to try in order, each with BERTopic's `language` and a notice for the user.
+def vectorizers_for(documents: list[str]) -> list[tuple[CountVectorizer, str | None]]:
+    """Term counters to try in order, each with a notice for the user.
 
-    English corpora get `vectorizer_for`, unchanged. Where most abstracts are not English
-    (BERTopic's English mode would strip every non-ASCII letter, leaving no vocabulary), words of
-    any script; where no abstract has a letter at all, any whitespace-separated token.
+    English corpora get `vectorizer_for`, unchanged. Where most abstracts are not English, words
+    of any script; where no abstract has a letter at all, any whitespace-separated token.
     """
     english = sum(1 for doc in documents if len(_LATIN_WORD.findall(doc)) >= 3)
     candidates = []
     if english * 2 >= len(documents):
-        candidates.append((vectorizer_for(len(documents)), "english", None))
-    candidates.append((CountVectorizer(analyzer=any_script_terms), "multilingual", NOT_ENGLISH_NOTE))
-    candidates.append((CountVectorizer(token_pattern=r"\S+", lowercase=True), "multilingual", NO_WORDS_NOTE))
+        candidates.append((vectorizer_for(len(documents)), None))
+    candidates.append((CountVectorizer(analyzer=any_script_terms), NOT_ENGLISH_NOTE))
+    candidates.append((CountVectorizer(token_pattern=r"\S+", lowercase=True), NO_WORDS_NOTE))
     return candidates
 
 
@@ -385,7 +398,7 @@ def _word_case(documents: list[str]) -> dict[str, str]:
         # A definition's capitals mark where its acronym's letters come from, not proper nouns:
         # the words before "(ASP)" are no evidence of spelling. Words with no evidence stay lower case.
         doc = _ACRONYM_DEFINITION.sub(" ", doc)
-        for sentence in re.split(r"(?<=[.!?])\s+", doc):
+        for sentence in split_sentences(doc):
             for i, token in enumerate(TOKEN.findall(sentence)):
                 if i == 0:
                     continue  # a sentence's first word is capitalised whatever it is
@@ -411,6 +424,19 @@ def display_name(phrase: str, spelling: dict[str, str]) -> str:
     words = [spelling.get(w, w) for w in phrase.split()]
     name = " ".join(words)
     return name[0].upper() + name[1:] if name else name
+
+
+def as_in_text(name: str, spelling: dict[str, str]) -> str:
+    """A name's first word as the papers spell it mid-sentence, for the later parts of a name
+    that lists several ("Pose estimation & body models").
+
+    Examples:
+        >>> as_in_text("Body models", {"body": "body"}), as_in_text("LLM safety", {"llm": "LLM"})
+        ('body models', 'LLM safety')
+    """
+    first, _, rest = name.partition(" ")
+    word = spelling.get(first.lower(), first if first[1:2].isupper() else first.lower())
+    return f"{word} {rest}" if rest else word
 
 
 def _normal(phrase: str) -> str:
@@ -455,6 +481,7 @@ class Candidate:
     phrase: str
     score: float
     coverage: float
+    precision: float = 1.0  # share of all the papers using the phrase that are in the group
 
 
 def name_groups(
@@ -525,10 +552,30 @@ def name_groups(
         scores = lexical[row, best] * closeness.get(row, 1.0)
         order = np.argsort(-scores, kind="stable")
         options[int(group)] = [
-            Candidate(str(counts.phrases[best[i]]), float(scores[i]), float(coverage[row, best[i]]))
+            Candidate(
+                str(counts.phrases[best[i]]),
+                float(scores[i]),
+                float(coverage[row, best[i]]),
+                float(precision[row, best[i]]),
+            )
             for i in order
         ]
-    return _assign_distinct(options, spelling, avoid or {})
+    members: dict[int, list[str]] = {}
+    for doc, group in zip(documents_kept, groups_kept.tolist()):
+        members.setdefault(int(group), []).append(doc)
+
+    masks: dict[tuple[int, str], np.ndarray] = {}
+
+    def support(group: int, name: str) -> float:
+        """`name_support` of a name (parts joined by " & ") on the group's papers, each part once."""
+        used = np.zeros(len(members[group]), dtype=bool)
+        for part in name.split(" & "):
+            if (group, part) not in masks:
+                masks[group, part] = uses_name(part, members[group], counts.acronyms)
+            used |= masks[group, part]
+        return float(used.mean()) if len(used) else 0.0
+
+    return _assign_distinct(options, spelling, avoid or {}, support)
 
 
 def _closeness(
@@ -558,10 +605,23 @@ def _closeness(
     return result
 
 
+# A topic's name should be written by at least this share of its papers; among its candidates
+# the best-scored one that is takes precedence over a better-scored one that is not.
+NAME_SUPPORT = 0.25
+
+
 def _assign_distinct(
-    options: dict[int, list[Candidate]], spelling: dict[str, str], avoid: dict[int, set[str]]
+    options: dict[int, list[Candidate]],
+    spelling: dict[str, str],
+    avoid: dict[int, set[str]],
+    support: Callable[[int, str], float] | None = None,
 ) -> dict[int, str]:
-    """Give each group its best phrase no other group took; the most confident group chooses first."""
+    """Give each group its best phrase no other group took; the most confident group chooses first.
+
+    With `support` (group, phrase -> share of the group's papers using it, see `name_support`),
+    a phrase at least `NAME_SUPPORT` of the group's papers write comes before any that fewer do:
+    a name should describe most of what it names, not a corner of it.
+    """
     taken: set[str] = set()
     names: dict[int, str] = {}
     confidence = {g: (c[0].score if c else 0.0) for g, c in options.items()}
@@ -570,13 +630,60 @@ def _assign_distinct(
         free = [c for c in options[group] if _normal(c.phrase) not in taken]
         # An avoided phrase is still better than a fragment: it costs half its score, not all.
         preferred = sorted(free, key=lambda c: -c.score * (0.5 if _normal(c.phrase) in avoided else 1.0))
-        if preferred:
-            choice = preferred[0].phrase
-            taken.add(_normal(choice))
-            names[group] = display_name(choice, spelling)
-        else:
+        if not preferred:
             names[group] = f"Topic {group}"
+            continue
+        choice = preferred[0].phrase
+        name = display_name(choice, spelling)
+        if support is not None:
+            # The best phrase, with a second part where it names less than most of the topic;
+            # failing NAME_SUPPORT even so, the best phrase that reaches it (and its second part).
+            for candidate in [preferred[0], *preferred[1:]]:
+                second = _second_part(group, candidate.phrase, preferred, support)
+                whole = candidate.phrase if second is None else f"{candidate.phrase} & {second}"
+                if support(group, whole) >= NAME_SUPPORT:
+                    break
+            else:
+                candidate, second = preferred[0], _second_part(group, preferred[0].phrase, preferred, support)
+            choice = candidate.phrase
+            name = display_name(choice, spelling)
+            if second is not None:
+                name = f"{name} & {as_in_text(display_name(second, spelling), spelling)}"
+        taken.add(_normal(choice))
+        names[group] = name
     return names
+
+
+# A name fewer than this share of a topic's papers write names only part of it...
+MAJORITY = 2 / 3
+# ...and it takes a second part ("Adversarial examples & safety") that adds at least this share.
+SECOND_PART_GAIN = 0.1
+
+
+def _second_part(
+    group: int, choice: str, candidates: list[Candidate], support: Callable[[int, str], float]
+) -> str | None:
+    """A second phrase for a name that describes less than `MAJORITY` of its topic: of the topic's
+    own phrases (most of their use is in it; not a lone adjective like "restricted"), the one whose
+    papers add most to the name's, when they add at least `SECOND_PART_GAIN`."""
+    alone = support(group, choice)
+    if alone >= MAJORITY:
+        return None
+    stems = {w[:4] for w in _normal(choice).split()}
+    best, best_value = None, 0.0
+    for candidate in candidates[:10]:
+        phrase = candidate.phrase
+        # No word of the name again, in any form ("Dialogue & dialog", "Question answering & answers").
+        if stems & {w[:4] for w in _normal(phrase).split()} or candidate.precision < 0.5:
+            continue
+        if " " not in phrase and _ADJECTIVE_ENDING.search(phrase):
+            continue
+        if support(group, f"{choice} & {phrase}") < alone + SECOND_PART_GAIN:
+            continue
+        value = support(group, phrase) * candidate.precision  # common in the topic, rare elsewhere
+        if value > best_value:
+            best, best_value = phrase, value
+    return best
 
 
 def keywords_of(counts: PhraseCounts, groups: np.ndarray, top_n: int = 10) -> dict[int, list[str]]:
@@ -595,20 +702,62 @@ def keywords_of(counts: PhraseCounts, groups: np.ndarray, top_n: int = 10) -> di
     return result
 
 
-def share_using(name: str, documents: list[str]) -> float:
-    """Share of documents that use all of a name's words (stop words aside; plurals as singulars).
+# A name that lists its parts ("Pose estimation & body models", "Robots, drones & vehicles",
+# "Bundle adjustment & camera models; illumination").
+_NAME_PARTS = re.compile(r"\s*(?:&|,|;)\s*")
+
+
+def name_support(name: str, documents: list[str], acronyms: dict[str, str] | None = None) -> float:
+    """How far a name holds for a set of papers: the share of them that use all the words of the
+    name, or of one of its parts when the name lists several ("Pose estimation & body models").
+
+    The one definition of "support" for topic and theme names (naming, themes, benchmark, tests).
+    Words are compared as word starts, case aside, without stop words and with plurals as
+    singulars ("models" counts "model"); a hyphenated word counts its parts ("multi-view" is
+    "multi" and "view"). With `acronyms` (acronym -> expansion, as `acronym_definitions` finds
+    them), a paper that writes the acronym of a part ("OT" for "optimal transport") uses it too.
 
     Examples:
-        >>> share_using("Optimal transport", ["optimal transport plans", "OT maps", "diffusion"])
+        >>> name_support("Optimal transport", ["optimal transport plans", "OT maps", "diffusion"])
         0.3333333333333333
+        >>> name_support("Optimal transport", ["optimal transport plans", "OT maps"], {"ot": "optimal transport"})
+        1.0
+        >>> name_support("Pose estimation & body models", ["human pose estimation", "a body model", "x"])
+        0.6666666666666666
     """
-    words = [w for w in re.findall(r"[a-z0-9]+", name.lower()) if w not in ENGLISH_STOP_WORDS]
     if not documents:
         return 0.0
-    patterns = [
-        re.compile(rf"\b{re.escape(w[:-1] if len(w) > 4 and w.endswith('s') else w)}", re.I) for w in words
-    ]
-    return sum(all(p.search(doc) for p in patterns) for doc in documents) / len(documents)
+    return float(uses_name(name, documents, acronyms).mean())
+
+
+def uses_name(name: str, documents: list[str], acronyms: dict[str, str] | None = None) -> np.ndarray:
+    """Per document, whether it uses the name (see `name_support`, the share of them that do)."""
+
+    def stem(word: str) -> str:
+        return word[:-1] if len(word) > 4 and word.endswith("s") else word
+
+    by_expansion: dict[str, list[str]] = {}
+    for acronym, expansion in (acronyms or {}).items():
+        by_expansion.setdefault(" ".join(stem(w) for w in expansion.split()), []).append(acronym)
+    parts = []
+    for part in _NAME_PARTS.split(name):
+        words = [w for w in re.findall(r"[^\W_]+", part.lower()) if w not in ENGLISH_STOP_WORDS]
+        if not words:
+            continue
+        patterns = [re.compile(rf"\b{re.escape(stem(w))}", re.I) for w in words]
+        written = by_expansion.get(" ".join(stem(w) for w in re.findall(r"[^\W_]+", part.lower())), [])
+        short = [re.compile(rf"\b{re.escape(a)}s?\b", re.I) for a in written]
+        parts.append((patterns, short))
+    return np.array(
+        [
+            any(
+                all(p.search(doc) for p in words) or any(a.search(doc) for a in short)
+                for words, short in parts
+            )
+            for doc in documents
+        ],
+        dtype=bool,
+    )
 
 
 def is_keyword_pair(name: str) -> bool:

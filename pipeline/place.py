@@ -28,6 +28,8 @@ POSITION_PAPERS = 5
 # A paper "fits" a topic when it is at least as close to the topic's centroid as the topic's least
 # typical members are: this share of members sits below the threshold.
 TYPICAL_QUANTILE = 0.05
+# The verdicts on a placed paper (`verdict`), worded as `pipeline add` prints them.
+FITS, EDGE, OUTSIDE = "fits", "at the edge", "outside every topic"
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,38 @@ def topic_profile(embeddings: np.ndarray, topic_ids: np.ndarray) -> TopicProfile
         others /= np.maximum(np.linalg.norm(others, axis=1, keepdims=True), 1e-12)
         typical[row] = np.quantile(np.einsum("ij,ij->i", members, others), TYPICAL_QUANTILE)
     return TopicProfile(topic_ids=ids, centroids=centroids, typical=typical)
+
+
+def fits_any_topic(vectors: np.ndarray, profile: TopicProfile) -> np.ndarray:
+    """Whether each unit row reaches some topic's typical member-centroid similarity.
+
+    Examples:
+        >>> profile = TopicProfile(np.array([0]), np.array([[1.0, 0.0]]), np.array([0.8]))
+        >>> fits_any_topic(np.array([[0.9, 0.436], [0.5, 0.866]]), profile).tolist()
+        [True, False]
+    """
+    if not len(profile.topic_ids):
+        return np.zeros(len(vectors), dtype=bool)
+    return ((np.asarray(vectors, dtype=np.float32) @ profile.centroids.T) >= profile.typical[None, :]).any(
+        axis=1
+    )
+
+
+def verdict(fits_topic: bool | None, fits_any: bool) -> str:
+    """The one rule for what a placement claims, shared by `pipeline add` and the app.
+
+    FITS: as close to its topic's centre as the topic's own papers (all but the least typical 5%).
+    EDGE: placed in (or among the unassigned papers next to) a topic it does not fit that well,
+    while within some topic's typical range. OUTSIDE: within no topic's typical range: no topic
+    may be claimed for it.
+
+    Examples:
+        >>> verdict(True, True), verdict(False, True), verdict(None, False)
+        ('fits', 'at the edge', 'outside every topic')
+    """
+    if fits_topic:
+        return FITS
+    return EDGE if fits_any else OUTSIDE
 
 
 def evidence_weights(similarities: np.ndarray, temperature: float) -> np.ndarray:

@@ -57,8 +57,11 @@ class EmbedBatches:
 class RayCompute:
     """`compute(texts, on_batch)` for `pipeline.embed.embed_texts`, on a Ray cluster."""
 
-    def __init__(self, address: str, config: BuildConfig, log: Callable[[str], None]) -> None:
+    def __init__(
+        self, address: str, config: BuildConfig, log: Callable[[str], None], option: str = "--ray"
+    ) -> None:
         self.address = address
+        self.option = option  # how the user gave the address: --ray or ATLAS_RAY_ADDRESS
         self.embedder = config.embedder
         self.max_tokens = config.max_tokens
         self.log = log
@@ -67,9 +70,9 @@ class RayCompute:
     def __call__(self, texts: list[str], on_batch: Callable[[list[int], np.ndarray], None]) -> np.ndarray:
         from pipeline.embed import DIMENSIONS, cache_name_for, sort_batches
 
-        ray = _import_ray()
+        ray = _import_ray(self.option)
         expected = cache_name_for(self.embedder, self.max_tokens)
-        _connect(ray, self.address)
+        _connect(ray, self.address, self.option)
         try:
             cpus = int(ray.cluster_resources().get("CPU", 1))
             nodes = sum(1 for node in ray.nodes() if node.get("Alive"))
@@ -98,7 +101,7 @@ class RayCompute:
                 names = set(result["cache_name"].tolist())
                 if names != {expected}:
                     raise UserError(
-                        f"--ray {self.address}: workers embed as {', '.join(sorted(names))}, this "
+                        f"{self.option} {self.address}: workers embed as {', '.join(sorted(names))}, this "
                         f"machine as {expected}; their vectors would not match a local build "
                         "(int8 kernels differ by CPU): use --embedder torch-fp32 or like machines"
                     )
@@ -114,24 +117,34 @@ class RayCompute:
             ray.shutdown()
 
 
-def ray_compute(address: str, config: BuildConfig, log: Callable[[str], None]) -> RayCompute:
-    """The Ray embedding step for `embed_texts(compute=...)`; checks that Ray is installed."""
-    _import_ray()
-    return RayCompute(address, config, log)
+def ray_compute(
+    address: str, config: BuildConfig, log: Callable[[str], None], option: str = "--ray"
+) -> RayCompute:
+    """The Ray embedding step for `embed_texts(compute=...)`; see `check_ray` for what to call first.
+    `option` names where the address came from in messages (`--ray` or `ATLAS_RAY_ADDRESS`)."""
+    _import_ray(option)
+    return RayCompute(address, config, log, option)
 
 
-def _import_ray():
+def check_ray(address: str, option: str = "--ray") -> None:
+    """Ray is installed and a cluster answers at `address`: checked before a build does any work,
+    also when every vector is cached and Ray would not be asked (the manifest would record it)."""
+    _import_ray(option)
+    _check_reachable(address, option)
+
+
+def _import_ray(option: str = "--ray"):
     try:
         import ray
         import ray.data  # noqa: F401
     except ImportError:
         raise UserError(
-            "--ray needs Ray: pip install -r requirements-ray.txt (on this machine and every node)"
+            f"{option} needs Ray: pip install -r requirements-ray.txt (on this machine and every node)"
         ) from None
     return ray
 
 
-def _check_reachable(address: str, timeout: float = 5.0) -> None:
+def _check_reachable(address: str, option: str = "--ray", timeout: float = 5.0) -> None:
     """Fail fast on a HOST:PORT nobody listens on (Ray itself retries for minutes)."""
     import socket
 
@@ -141,12 +154,14 @@ def _check_reachable(address: str, timeout: float = 5.0) -> None:
     try:
         socket.create_connection((host, int(port)), timeout=timeout).close()
     except OSError as exc:
-        raise UserError(f"--ray {address}: cannot connect to a Ray cluster ({exc.strerror or exc})") from None
+        raise UserError(
+            f"{option} {address}: cannot connect to a Ray cluster ({exc.strerror or exc})"
+        ) from None
 
 
-def _connect(ray, address: str) -> None:
+def _connect(ray, address: str, option: str = "--ray") -> None:
     """Join the cluster, shipping this `pipeline` package (the workers need no checkout)."""
-    _check_reachable(address)
+    _check_reachable(address, option)
     package = str(Path(__file__).resolve().parent)
     env = dict(WORKER_ENV)
     try:
@@ -159,4 +174,4 @@ def _connect(ray, address: str) -> None:
         )
     except (ConnectionError, ValueError, RuntimeError) as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UserError(f"--ray {address}: cannot connect to a Ray cluster ({message})") from None
+        raise UserError(f"{option} {address}: cannot connect to a Ray cluster ({message})") from None

@@ -9,19 +9,30 @@ from collections.abc import Iterable
 
 import pandas as pd
 
+from pipeline.export import without_bidi_controls
+from pipeline.sentences import first_sentence
+
 SUMMARY_CHARACTERS = 200
 # Markdown: CommonMark lets any ASCII punctuation be backslash-escaped; these are the ones that
 # could turn an abstract's text into emphasis, code, links, raw HTML, tables, entities or math.
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&$!{}#])")
+# Text a Markdown viewer would turn into a live link by itself (GitHub's autolinks, markdown-it's
+# linkify): scheme URLs, www. addresses, mailto:/xmpp: and e-mail addresses. Shown as code instead.
+AUTOLINK = re.compile(
+    r"(?:[a-z][a-z0-9+.-]*://|(?:mailto|xmpp|javascript|data|tel):|www\.)\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
+    re.IGNORECASE,
+)
 # TeX: the ten characters with a special meaning, in one pass so replacements are not re-escaped.
+# Braces become commands, not \{ and \}: BibTeX counts a brace even after a backslash, so a
+# single `}` in a title would end the field (and let the rest of the title add fields of its own).
 TEX_ESCAPES = {
     "&": r"\&",
     "%": r"\%",
     "$": r"\$",
     "#": r"\#",
     "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
+    "{": r"\textbraceleft{}",
+    "}": r"\textbraceright{}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
     "\\": r"\textbackslash{}",
@@ -29,11 +40,14 @@ TEX_ESCAPES = {
 TEX_SPECIAL = re.compile("|".join(re.escape(c) for c in TEX_ESCAPES))
 KEY_STOP_WORDS = {"a", "an", "the", "on", "of", "in", "for", "to", "and", "with", "via", "towards", "toward"}
 SAFE_URL = re.compile(r"^https?://[^\s\"<>]+$", re.IGNORECASE)
+# Characters of a URL that would end or bend a Markdown link or a BibTeX field: percent-encoded.
+BIDI_OR_CONTROL = re.compile(r"[\x00-\x1f\x7f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+URL_MARKUP = {c: f"%{ord(c):02X}" for c in '\\(){}<>`"|^'}
 
 
 def one_line(text: object) -> str:
-    """Whitespace (newlines included) collapsed to single spaces."""
-    return " ".join(str(text).split()) if _present(text) else ""
+    """Whitespace (newlines included) collapsed to single spaces; bidi controls shown, not obeyed."""
+    return without_bidi_controls(" ".join(str(text).split())) if _present(text) else ""
 
 
 def summary(abstract: str, limit: int = SUMMARY_CHARACTERS) -> str:
@@ -42,11 +56,13 @@ def summary(abstract: str, limit: int = SUMMARY_CHARACTERS) -> str:
     Examples:
         >>> summary("We propose X. It is fast.")
         'We propose X.'
+        >>> summary("Priors (e.g. Gaussian ones) help, as Lee et al. Found. Then more.")
+        'Priors (e.g. Gaussian ones) help, as Lee et al. Found.'
         >>> summary("word " * 100, limit=20)
         'word word word…'
     """
     text = one_line(abstract)
-    first = re.split(r"(?<=[.!?])\s+(?=[A-Z(\"'])", text, maxsplit=1)[0]
+    first = first_sentence(text)
     if len(first) <= limit:
         return first
     cut = first[: limit - 1].rsplit(" ", 1)[0].rstrip(",;: ")
@@ -56,17 +72,40 @@ def summary(abstract: str, limit: int = SUMMARY_CHARACTERS) -> str:
 def markdown_text(text: object) -> str:
     """Plain text safe inside a Markdown line: no markup, links or HTML can come out of it.
 
+    URLs and e-mail addresses are shown as code, which no viewer turns into a link.
+
     Examples:
         >>> markdown_text("<b>x</b> *and* [y](z)")
         '\\\\<b\\\\>x\\\\</b\\\\> \\\\*and\\\\* \\\\[y\\\\](z)'
+        >>> markdown_text("Mail ada@example.org or see https://x.org/a_b")
+        'Mail `ada@example.org` or see `https://x.org/a_b`'
     """
-    return MARKDOWN_SPECIAL.sub(r"\\\1", one_line(text))
+    text, parts, at = one_line(text), [], 0
+    for match in AUTOLINK.finditer(text):
+        parts += [MARKDOWN_SPECIAL.sub(r"\\\1", text[at : match.start()]), _code(match.group(0))]
+        at = match.end()
+    return "".join([*parts, MARKDOWN_SPECIAL.sub(r"\\\1", text[at:])])
+
+
+def _code(text: str) -> str:
+    """A Markdown code span holding `text` literally (a fence longer than any backtick run in it)."""
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def safe_url(value: object) -> str | None:
-    """An http(s) URL with no spaces, quotes or angle brackets, else None (never a javascript: link)."""
+    r"""An http(s) URL with no spaces, quotes or angle brackets, else None (never a javascript: link);
+    characters that would end a Markdown link or a BibTeX field (`\`, braces, brackets) percent-encoded.
+
+    Examples:
+        >>> safe_url("https://x.org/a\\"), safe_url("javascript:alert(1)")
+        ('https://x.org/a%5C', None)
+    """
     text = str(value).strip() if _present(value) else ""
-    return text if SAFE_URL.match(text) else None
+    if not SAFE_URL.match(text) or BIDI_OR_CONTROL.search(text):
+        return None
+    return "".join(URL_MARKUP.get(c, c) for c in text)
 
 
 def reading_list_markdown(
@@ -87,6 +126,7 @@ def reading_list_markdown(
         <BLANKLINE>
     """
     names = dict(zip(topics["topic_id"].astype(int), topics["label"].astype(str), strict=True))
+    notes = dict(zip(topics["topic_id"].astype(int), topics["note"].fillna(""))) if "note" in topics else {}
     count = len(papers)
     lines = [f"# {markdown_text(heading)} ({count:,} paper{'s' if count != 1 else ''})", ""]
     sizes = papers["topic_id"].astype(int).value_counts()
@@ -94,11 +134,13 @@ def reading_list_markdown(
     for topic in order:
         name = "Unassigned" if topic == -1 else names.get(topic, f"Topic {topic}")
         lines += [f"## {markdown_text(name)} ({sizes[topic]:,})", ""]
+        if notes.get(topic):  # a curator's note (pipeline/curation.py), as plain text
+            lines += [f"> {markdown_text(notes[topic])}", ""]
         for paper in papers[papers["topic_id"].astype(int) == topic].itertuples(index=False):
             line = f"- **{markdown_text(paper.title)}**: {markdown_text(summary(paper.abstract))}"
             url = safe_url(getattr(paper, "url", None))
             if url:
-                line += f" [link]({url.replace('(', '%28').replace(')', '%29')})"
+                line += f" [link]({url})"
             lines.append(line)
         lines.append("")
     return "\n".join(lines)
@@ -109,7 +151,7 @@ def tex_escape(text: object) -> str:
 
     Examples:
         >>> print(tex_escape(r"50% of $x_1$ & {y} #2 ~ ^ \ok"))
-        50\% of \$x\_1\$ \& \{y\} \#2 \textasciitilde{} \textasciicircum{} \textbackslash{}ok
+        50\% of \$x\_1\$ \& \textbraceleft{}y\textbraceright{} \#2 \textasciitilde{} \textasciicircum{} \textbackslash{}ok
     """
     return TEX_SPECIAL.sub(lambda m: TEX_ESCAPES[m.group(0)], one_line(text))
 
@@ -179,9 +221,8 @@ def reading_list_bibtex(papers: pd.DataFrame) -> str:
         if venue:
             fields.append(("booktitle", tex_escape(venue)))
         url = safe_url(paper.get("url"))
-        if url:
-            # url is read verbatim by biblatex/hyperref: percent-encode what would break the braces.
-            fields.append(("url", url.replace("\\", "%5C").replace("{", "%7B").replace("}", "%7D")))
+        if url:  # read verbatim by biblatex/hyperref; safe_url encoded what would break the braces
+            fields.append(("url", url))
         body = "".join(f"  {name} = {{{value}}},\n" for name, value in fields)
         entries.append(f"@{'inproceedings' if venue else 'misc'}{{{key},\n{body}}}\n")
     return "\n".join(entries)

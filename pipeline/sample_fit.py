@@ -8,6 +8,7 @@ similarity-weighted mean of those papers' map positions (as `pipeline.place` put
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -15,7 +16,7 @@ import numpy as np
 
 from pipeline.config import BuildConfig
 from pipeline.neighbours import cosine_knn, reassign_outliers, topic_centroids
-from pipeline.topics import Topics, fit_topics
+from pipeline.topics import WAS_UNASSIGNED, Topics, fit_topics
 
 # Neighbours whose positions average into a placed paper's map position.
 PLACE_NEIGHBOURS = 10
@@ -30,6 +31,15 @@ class SampleFit:
     rest_rows: np.ndarray  # the other rows, assigned and placed
     rest_neighbours: np.ndarray  # (len(rest), k) positions in `sample_rows`, most similar first
     rest_similarities: np.ndarray  # (len(rest), k) cosine similarities
+
+    @classmethod
+    def of_all(cls, topics: Topics) -> SampleFit:
+        """A fit on every paper: the "sample" is the whole corpus and nothing is left to place."""
+        n_papers = len(topics.labels)
+        nothing = np.empty((0, PLACE_NEIGHBOURS))
+        return cls(
+            topics, np.arange(n_papers), np.empty(0, dtype=np.int64), nothing.astype(np.int64), nothing
+        )
 
 
 def sample_rows(n_papers: int, size: int, seed: int) -> np.ndarray:
@@ -46,16 +56,54 @@ def sample_rows(n_papers: int, size: int, seed: int) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(n_papers, size=size, replace=False))
 
 
-def assign_rest(embeddings: np.ndarray, rows: np.ndarray, sample_labels: np.ndarray, *, k: int) -> np.ndarray:
+def assign_rest(
+    embeddings: np.ndarray,
+    rows: np.ndarray,
+    sample_labels: np.ndarray,
+    *,
+    k: int,
+    targets: np.ndarray | None = None,
+) -> np.ndarray:
     """Topic of every paper: the sample keeps its labels, the rest are voted in like outliers.
 
     Every paper outside the sample starts unassigned and goes through `reassign_outliers` against
     the sample's assigned papers: it joins a topic when that topic holds a third of its neighbours'
     similarity-weighted vote or it is as close to the topic's centroid as the topic's own members.
+    On a rebuild (`targets`: previous topic per paper), an old paper outside the sample keeps its
+    previous topic where the sample found that topic again (see `previous_homes`).
     """
     labels = np.full(len(embeddings), -1, dtype=np.int64)
     labels[rows] = sample_labels
-    return reassign_outliers(embeddings, labels, k=k)
+    if targets is None:
+        return reassign_outliers(embeddings, labels, k=k)
+    targets = np.asarray(targets)
+    rest = np.setdiff1d(np.arange(len(embeddings)), rows, assume_unique=True)
+    for previous, label in previous_homes(sample_labels, targets[rows]).items():
+        labels[rest[targets[rest] == previous]] = label
+    labels = reassign_outliers(embeddings, labels, k=k)
+    labels[rest[targets[rest] == WAS_UNASSIGNED]] = -1  # unassigned before, and the sample did not see it
+    return labels
+
+
+def previous_homes(labels: np.ndarray, targets: np.ndarray) -> dict[int, int]:
+    """Previous topic -> the topic that is clearly it again: the topic holding most of the previous
+    topic's papers, whose old papers are in turn mostly that previous topic's.
+
+    Examples:
+        >>> previous_homes(np.array([0, 0, 0, 1, 1, 1]), np.array([7, 7, 8, 8, 8, -1]))
+        {7: 0, 8: 1}
+    """
+    labels, targets = np.asarray(labels), np.asarray(targets)
+    homes = {}
+    for previous in sorted(t for t in set(targets.tolist()) if t >= 0):
+        held = Counter(labels[(targets == previous) & (labels != -1)].tolist())
+        if not held:
+            continue
+        label = held.most_common(1)[0][0]
+        old_in_label = Counter(targets[(labels == label) & (targets >= 0)].tolist())
+        if old_in_label.most_common(1)[0][0] == previous:
+            homes[int(previous)] = int(label)
+    return homes
 
 
 def fit_on_sample(
@@ -64,8 +112,9 @@ def fit_on_sample(
     config: BuildConfig,
     *,
     encode: Callable[[list[str]], np.ndarray] | None = None,
+    targets: np.ndarray | None = None,
 ) -> SampleFit:
-    """Fit topics on `config.fit_sample` papers and assign the rest.
+    """Fit topics on `config.fit_sample` papers and assign the rest (`targets`: see `fit_topics`).
 
     `config` must be resolved for the whole corpus. The smallest topic and HDBSCAN's `min_samples`
     shrink with the sample's share of the corpus, so the sample finds the topics the whole corpus
@@ -82,8 +131,14 @@ def fit_on_sample(
         min_samples=max(1, round(config.min_samples * share)),
         n_neighbors=min(config.n_neighbors, len(rows) - 1),
     )
-    fitted = fit_topics([documents[i] for i in rows], embeddings[rows], sample_config, encode=encode)
-    labels = assign_rest(embeddings, rows, fitted.labels, k=config.reassign_neighbors)
+    fitted = fit_topics(
+        [documents[i] for i in rows],
+        embeddings[rows],
+        sample_config,
+        encode=encode,
+        targets=None if targets is None else np.asarray(targets)[rows],
+    )
+    labels = assign_rest(embeddings, rows, fitted.labels, k=config.reassign_neighbors, targets=targets)
     rest = np.setdiff1d(np.arange(n_papers), rows, assume_unique=True)
     neighbours, similarities = cosine_knn(
         np.ascontiguousarray(embeddings[rest]), np.ascontiguousarray(embeddings[rows]), PLACE_NEIGHBOURS
@@ -111,6 +166,7 @@ def fit_on_sample(
         reduced=fitted.reduced,
         phrases=fitted.phrases,
         notes=fitted.notes,
+        cliffs=fitted.cliffs,
     )
     return SampleFit(topics, rows, rest, neighbours, similarities)
 

@@ -6,7 +6,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -22,6 +22,16 @@ from pipeline.naming import (
     vectorizers_for,
 )
 from pipeline.neighbours import cosine_knn, neighbour_graph, reassign_outliers, topic_centroids
+
+# A rebuild's 5-D UMAP weighs the previous map's topics this much against the papers' own
+# neighbourhoods (UMAP's categorical target_weight, 0-1); see benchmarks/REBUILD_RESULTS.md.
+TARGET_WEIGHT = 0.5
+# A rebuild's target for an old paper the previous map left unassigned (new papers have -1).
+WAS_UNASSIGNED = -2
+# A rebuild's cluster made at least this much of one previous topic's papers is that topic.
+ANCHOR_SHARE = 0.5
+# Min topic sizes tried around the chosen one to show whether the map sits on a parameter cliff.
+CLIFF_FACTORS = (0.8, 0.9, 1.1, 1.25)
 
 # Older imports (`from pipeline.topics import cosine_knn`) keep working.
 __all__ = [
@@ -49,6 +59,7 @@ class Topics:
     reduced: np.ndarray | None = None  # the 5-D UMAP reduction HDBSCAN ran on (for `topic_stability`)
     phrases: PhraseCounts | None = None  # candidate name phrases per paper (reused to name themes)
     notes: list[str] = field(default_factory=list)  # what a user should hear about the names
+    cliffs: dict[int, int] = field(default_factory=dict)  # min topic size -> HDBSCAN clusters, nearby sizes
 
 
 def fit_topics(
@@ -57,11 +68,16 @@ def fit_topics(
     config: BuildConfig,
     *,
     encode: Callable[[list[str]], np.ndarray] | None = None,
+    targets: np.ndarray | None = None,
 ) -> Topics:
     """Cluster papers into topics and describe each one; `config` must be resolved.
 
     `encode` (texts -> unit embeddings, the map's encoder) lets naming prefer phrases close to a
-    topic's centroid; without it names come from the text statistics alone.
+    topic's centroid; without it names come from the text statistics alone. `targets` (a rebuild's
+    previous topic per paper: -1 for a new paper, `WAS_UNASSIGNED` for an old paper the previous map
+    left unassigned) makes the 5-D UMAP semi-supervised (categorical, weight `TARGET_WEIGHT`): old
+    topics hold together where the new papers do not pull them apart, and papers without a target
+    still form topics of their own. See `anchor_clusters` for what else a rebuild keeps.
     """
     from pipeline._fastimport import import_topic_libraries
     from pipeline.cache import cache_dir, cached_reduction
@@ -70,19 +86,36 @@ def fit_topics(
     from bertopic.cluster import BaseCluster
     from bertopic.dimensionality import BaseDimensionalityReduction
 
-    from pipeline.layout import umap_cache_key, umap_settings
+    from pipeline.layout import array_digest, umap_cache_key, umap_settings
 
     knn = neighbour_graph(embeddings, config.n_neighbors)
     settings = umap_settings(5, n_neighbors=config.n_neighbors, random_state=config.random_state)
-    umap_model = UMAP(**settings, precomputed_knn=knn)
     key = umap_cache_key(settings, knn="exact")
-    reduced, _ = cached_reduction("umap5", embeddings, key, lambda: umap_model.fit_transform(embeddings))
+    if targets is not None and (np.asarray(targets) >= 0).any():
+        targets = np.asarray(targets, dtype=np.int64)
+        umap_targets = np.where(targets >= 0, targets, -1)  # UMAP's "no label" is -1
+        settings = dict(settings, target_metric="categorical", target_weight=TARGET_WEIGHT)
+        key = dict(key, target_weight=TARGET_WEIGHT, targets=array_digest(umap_targets))
+    else:
+        targets = umap_targets = None
+    umap_model = UMAP(**settings, precomputed_knn=knn)
+    reduced, _ = cached_reduction(
+        "umap5", embeddings, key, lambda: umap_model.fit_transform(embeddings, y=umap_targets)
+    )
     first_labels = cluster(reduced, config, HDBSCAN)
-    labels = _renumber_by_size(reassign_outliers(embeddings, first_labels, k=config.reassign_neighbors))
+    cliffs = topic_counts_nearby(reduced, config, HDBSCAN, chosen_labels=first_labels)
+    clusters = first_labels if targets is None else anchor_clusters(first_labels, targets)
+    labels = reassign_outliers(embeddings, clusters, k=config.reassign_neighbors)
+    if targets is not None:  # left out before and left out again: no evidence it belongs anywhere now
+        labels[(clusters == -1) & (targets == WAS_UNASSIGNED)] = -1
+    labels = _renumber_by_size(labels)
 
     # BERTopic's c-TF-IDF keywords run once, on the labels after reassignment. A counter that finds
     # no vocabulary (Chinese, Russian, number-only abstracts) gives way to the next.
-    for vectorizer, language, note in vectorizers_for(documents):  # noqa: B007 (used after the loop)
+    # BERTopic's "english" mode deletes every character but ASCII letters, digits and spaces before
+    # counting ("few-shot" -> "fewshot"); the vectorizer does all the tokenising, so words keep
+    # their hyphens and accents as the papers write them.
+    for vectorizer, note in vectorizers_for(documents):  # noqa: B007 (used after the loop)
         model = BERTopic(
             umap_model=BaseDimensionalityReduction(),  # the reduction above is UMAP's, done (or cached) once
             hdbscan_model=BaseCluster(),  # the clusters above, passed in as `y`
@@ -90,7 +123,7 @@ def fit_topics(
             ctfidf_model=ClassTfidfTransformer(reduce_frequent_words=True),
             top_n_words=config.top_n_words,
             calculate_probabilities=False,
-            language=language,
+            language="multilingual",
         )
         logging.getLogger("BERTopic").setLevel(logging.ERROR)  # BERTopic (re)sets its logger in __init__
         try:
@@ -116,7 +149,63 @@ def fit_topics(
         reduced=reduced,
         phrases=phrases,
         notes=[note] if note else [],
+        cliffs=cliffs,
     )
+
+
+def anchor_clusters(labels: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """On a rebuild, clusters made mostly of one previous topic's papers become that one topic again.
+
+    HDBSCAN's leaf clusters can cut a previous topic in two although nothing new arrived; a cluster
+    whose papers are at least `ANCHOR_SHARE` old papers of one previous topic is that topic, so such
+    clusters are joined. Clusters made mostly of new papers (or of several previous topics) stay as
+    they are: that is where new topics form. An old paper HDBSCAN leaves out keeps its previous
+    topic where that topic is still there (the clustering has no evidence it moved), and an old
+    paper the previous map left unassigned (`WAS_UNASSIGNED`) stays out of the old topics; other
+    left-out papers are voted in as in any build.
+
+    Examples:
+        >>> anchor_clusters(np.array([0, 0, 1, 1, 2, 2, -1, -1, 0]), np.array([7, 7, 7, 7, -1, -1, 7, 3, -2])).tolist()
+        [0, 0, 0, 0, 2, 2, 0, -1, -1]
+    """
+    labels = np.asarray(labels).copy()
+    targets = np.asarray(targets)
+    home: dict[int, int] = {}  # previous topic -> the cluster its parts join
+    for cluster_id in sorted(set(labels.tolist()) - {-1}):
+        members = labels == cluster_id
+        previous = Counter(targets[members & (targets >= 0)].tolist())
+        if not previous:
+            continue
+        topic, count = previous.most_common(1)[0]
+        if count >= ANCHOR_SHARE * members.sum():
+            labels[members] = home.setdefault(topic, cluster_id)
+    for topic, cluster_id in home.items():
+        labels[(labels == -1) & (targets == topic)] = cluster_id
+    # A paper no topic held before stays out of the old topics; it may still found or join a new one.
+    labels[(targets == WAS_UNASSIGNED) & np.isin(labels, list(home.values()))] = -1
+    return labels
+
+
+def topic_counts_nearby(
+    reduced: np.ndarray, config: BuildConfig, hdbscan_class=None, *, chosen_labels: np.ndarray | None = None
+) -> dict[int, int]:
+    """How many topics HDBSCAN finds at the chosen min topic size and at sizes around it.
+
+    A map on a parameter cliff (a peer's users saw 53 clusters fall to 3 when the size went from
+    150 to 160) shows it here: the counts at neighbouring sizes differ sharply from the map's own.
+    """
+    chosen = config.min_topic_size
+    sizes = sorted({max(2, round(chosen * f)) for f in CLIFF_FACTORS} | {chosen})
+    counts = {}
+    for size in sizes:
+        if size > len(reduced):
+            continue
+        if size == chosen and chosen_labels is not None:  # the build's own clustering: not run twice
+            labels = chosen_labels
+        else:
+            labels = cluster(reduced, replace(config, min_topic_size=size), hdbscan_class)
+        counts[int(size)] = int(len(set(labels.tolist()) - {-1}))
+    return counts
 
 
 def cluster(reduced: np.ndarray, config: BuildConfig, hdbscan_class=None) -> np.ndarray:

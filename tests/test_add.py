@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import re
+import shlex
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from app.changes import added_mask
-from pipeline.artifacts import read_map
+from pipeline.artifacts import SEARCH_INDEX, added_mask, read_map
+from pipeline.search_index import index_for
 from tests.conftest import ROOT, SEEDS
 
 EXTRA = ROOT / "tests" / "fixtures" / "extra_abstracts.csv"
@@ -66,6 +73,12 @@ def test_add_places_new_abstracts_marks_them_and_keeps_the_map_valid(map_copy):
     )
     assert "skipped" in result.stderr and "added 4 paper(s)" in result.stderr
     assert np.allclose(np.linalg.norm(after.embeddings[-4:].astype(np.float32), axis=1), 1, atol=1e-2)
+    # the map's search index is in step: the new papers are found by their words
+    index = index_for(map_copy, after.papers)
+    assert index.path == map_copy / SEARCH_INDEX
+    text = after.papers["title"] + " " + after.papers["abstract"]
+    holding = set(np.flatnonzero(text.str.contains(r"\bsinkhorn\b", case=False)).tolist())
+    assert set(index.search("Sinkhorn").rows.tolist()) == holding and len(before.papers) in holding
 
     # Adding the same file again changes nothing and says so.
     unchanged = snapshot(map_copy)
@@ -120,3 +133,172 @@ def test_add_to_a_folder_that_is_not_a_map_is_one_error_line(tmp_path):
     result = run("add", str(tmp_path), str(EXTRA), "--quiet")
     assert result.returncode == 2 and result.stderr.startswith("error:") and str(tmp_path) in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+# ---- every writer of a map folder holds its lock from read to swap: real concurrent processes ----
+
+WORDS = [
+    "sparse",
+    "kernel",
+    "graph",
+    "policy",
+    "transport",
+    "diffusion",
+    "tensor",
+    "manifold",
+    "prior",
+    "gradient",
+    "sampler",
+    "token",
+]
+
+
+def fresh_abstracts(path, n: int, tag: str) -> None:
+    """`n` abstracts no cache has seen (a random number in each) as a CSV at `path`, titled "<tag> <i>"."""
+    rng = np.random.default_rng()
+    salt = rng.integers(1 << 62)
+    texts = [
+        f"We study {' '.join(rng.choice(WORDS, 6))} methods for problem {salt}-{i}. "
+        f"Our {tag} approach improves {' '.join(rng.choice(WORDS, 4))} on {i % 9 + 2} benchmarks."
+        for i in range(n)
+    ]
+    pd.DataFrame({"title": [f"{tag} {i}" for i in range(n)], "abstract": texts}).to_csv(path, index=False)
+
+
+@contextlib.contextmanager
+def paused(process):
+    """`process` stopped (SIGSTOP) while the block runs: a writer that has taken the lock and is
+    slow to finish, whatever the machine's speed; it carries on (SIGCONT) afterwards."""
+    os.kill(process.pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(process.pid, signal.SIGCONT)
+
+
+def start(*args: str):
+    """A CLI process whose stderr goes to a file (a pipe nobody reads could stall a chatty add)."""
+    err = tempfile.TemporaryFile("w+")  # noqa: SIM115 (closed with the process, in finish)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pipeline", *args], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err, text=True
+    )
+    process.err = err
+    return process
+
+
+def finish(process) -> tuple[int, str]:
+    process.wait(timeout=600)
+    with process.err:
+        process.err.seek(0)
+        return process.returncode, process.err.read()
+
+
+def wait_for_lock(folder, command: str, process, timeout: float = 120) -> None:
+    """Until `process` holds the folder's lock as `command` (its pid and command are in the lock file)."""
+    from pipeline.artifacts import lock_path
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if lock_path(folder).exists() and lock_path(folder).read_text().split() == [
+            str(process.pid),
+            command,
+        ]:
+            return
+        assert process.poll() is None, finish(process)
+        time.sleep(0.05)
+    raise AssertionError(f"{command} never took the lock")
+
+
+def titles_in(folder) -> set[str]:
+    return set(read_map(folder).papers["title"])
+
+
+def test_an_add_during_a_slow_add_is_refused_naming_add_and_no_paper_is_lost(map_copy, tmp_path):
+    fresh_abstracts(tmp_path / "slow.csv", 400, "slow")
+    slow = start("add", str(map_copy), str(tmp_path / "slow.csv"), "--quiet")
+    wait_for_lock(map_copy, "add", slow)  # it has read the map (or is about to) and embeds
+    with paused(slow):
+        quick = run("add", str(map_copy), str(EXTRA), "--quiet")
+    assert quick.returncode == 2, quick.stderr
+    assert quick.stderr.strip().splitlines() == [
+        f"error: {map_copy}: cannot add now: an add (pid {slow.pid}) is writing this map; "
+        "run this add again when it has finished"
+    ]
+    code, err = finish(slow)
+    assert code == 0, err
+    again = run("add", str(map_copy), str(EXTRA), "--quiet")
+    assert again.returncode == 0, again.stderr
+    titles = titles_in(map_copy)
+    assert {f"slow {i}" for i in range(400)} <= titles and set(pd.read_csv(EXTRA)["title"]) <= titles
+    assert len(read_map(map_copy).papers) == 57 + 400 + 4
+
+
+@pytest.mark.parametrize("trial", range(3))
+def test_two_quick_adds_started_together_lose_nothing(map_copy, tmp_path, trial):
+    files = []
+    for tag in ("left", "right"):
+        fresh_abstracts(tmp_path / f"{tag}.csv", 12, tag)
+        files.append(tmp_path / f"{tag}.csv")
+    processes = [start("add", str(map_copy), str(path), "--quiet") for path in files]
+    results = [finish(p) for p in processes]
+    titles = titles_in(map_copy)
+    assert sorted(code for code, _ in results) in ([0, 0], [0, 2]), results
+    for (code, err), tag in zip(results, ("left", "right"), strict=True):
+        if code == 0:  # an add that said it added its papers did
+            assert {f"{tag} {i}" for i in range(12)} <= titles, (tag, err)
+        else:
+            assert len(err.strip().splitlines()) == 1 and "cannot add now: an add (pid" in err, err
+            assert not {f"{tag} {i}" for i in range(12)} & titles
+    assert len(read_map(map_copy).papers) == 57 + 12 * sum(code == 0 for code, _ in results)
+
+
+def test_a_build_during_an_add_and_an_add_during_a_build_each_refuse_naming_themselves(map_copy, tmp_path):
+    fresh_abstracts(tmp_path / "slow.csv", 30, "slow")
+    slow = start("add", str(map_copy), str(tmp_path / "slow.csv"), "--quiet")
+    wait_for_lock(map_copy, "add", slow)
+    with paused(slow):
+        build = run("build", str(SEEDS), "--out", str(map_copy), "--quiet")
+    assert build.returncode == 2
+    assert build.stderr.strip().splitlines() == [
+        f"error: {map_copy}: cannot build now: an add (pid {slow.pid}) is writing this map; "
+        "run this build again when it has finished"
+    ]
+    assert finish(slow)[0] == 0
+    assert {f"slow {i}" for i in range(30)} <= titles_in(map_copy)
+
+    inputs = tmp_path / "inputs.csv"
+    read_map(SEED_MAP).papers[["title", "abstract"]].to_csv(inputs, index=False)
+    rebuild = start("build", str(inputs), "--out", str(map_copy), "--quiet", "--no-stability")
+    wait_for_lock(map_copy, "build", rebuild)
+    with paused(rebuild):
+        add = run("add", str(map_copy), str(EXTRA), "--quiet")
+    assert add.returncode == 2
+    assert add.stderr.strip().splitlines() == [
+        f"error: {map_copy}: cannot add now: a build (pid {rebuild.pid}) is writing this map; "
+        "run this add again when it has finished"
+    ]
+    code, err = finish(rebuild)
+    assert code == 0, err
+    assert "kept 30 papers added since the last build" in err
+    assert {f"slow {i}" for i in range(30)} <= titles_in(map_copy)  # the rebuild kept what was added
+    assert len(read_map(map_copy).papers) == 57 + 30
+
+
+def test_the_rebuild_add_recommends_keeps_the_added_papers(map_copy, tmp_path):
+    off_topic = tmp_path / "off.csv"
+    fresh_abstracts(off_topic, 30, "added")
+    added = run("add", str(map_copy), str(off_topic), "--quiet")
+    assert added.returncode == 0, added.stderr
+    advice = re.search(r"recommendation: rebuild the map \(`([^`]+)`", added.stderr)
+    assert advice, added.stderr
+    command = shlex.split(advice.group(1))
+    assert command[:4] == ["python", "-m", "pipeline", "build"] and "--drop-added" not in command
+    assert command[-2:] == ["--out", str(map_copy)]
+    rebuilt = run(
+        *command[3:], "--quiet", "--no-stability"
+    )  # the command as advised, run from the repository
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert "kept 30 papers added since the last build" in rebuilt.stderr
+    atlas = read_map(map_copy)
+    assert {f"added {i}" for i in range(30)} <= set(atlas.papers["title"]) and len(atlas.papers) == 57 + 30
+    assert atlas.papers["via_add"].sum() == 30 and not atlas.papers.get("added", pd.Series([False])).any()

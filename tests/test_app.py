@@ -6,15 +6,18 @@ import csv
 import gzip
 import io
 import json
+import re
+import shutil
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from streamlit.elements.widgets.button import ButtonMixin
 from streamlit.testing.v1 import AppTest
 
 from app.state import normalise_params
-from pipeline.artifacts import write_map
+from pipeline.artifacts import read_map, write_map
 from tests.app_fixtures import REPO, decode_mask, tiny_map, write_tiny_map
 
 APP = str(REPO / "streamlit_app.py")
@@ -93,6 +96,11 @@ def texts(at: AppTest) -> str:
     return "\n".join(parts)
 
 
+def plain(at: AppTest) -> str:
+    """`texts` with Markdown's backslash escapes removed and bold markers dropped: what a reader sees."""
+    return re.sub(r"\\(.)", r"\1", texts(at)).replace("**", "")
+
+
 def test_default_load_shows_the_map_topics_and_papers(tiny):
     at = start()
     assert not at.exception
@@ -119,36 +127,67 @@ def test_default_load_shows_the_map_topics_and_papers(tiny):
     assert url(at) == {}
 
 
-def test_topic_source_and_unassigned_filters_narrow_map_and_table(tiny):
+def test_topic_filter_shows_exactly_its_papers_and_unassigned_ones_only_when_chosen(tiny):
+    papers = read_map(tiny).papers
+    in_topic = int((papers["topic_id"] == 1).sum())
+    unassigned = int((papers["topic_id"] == -1).sum())
     at = start()
     at.multiselect(key="w_topics").select(1).run()
-    papers = table(at)
-    assert set(papers["Topic"]) == {"Diffusion models", "Unassigned"}
-    at.toggle(key="w_unassigned").set_value(False).run()
-    papers = table(at)
-    assert len(papers) == 13 and set(papers["Topic"]) == {"Diffusion models"}
-    assert len(map_doc_ids(at)) == 13
+    shown = table(at)
+    assert len(shown) == in_topic and set(shown["Topic"]) == {"Diffusion models"}
+    assert len(map_doc_ids(at)) == in_topic
+    assert f"Showing the {in_topic} papers in the topic “Diffusion models”" in plain(at)
+    assert not [t for t in at.toggle if t.key == "w_unassigned"]  # in a topic view: "Unassigned" under Topics
+    at.multiselect(key="w_topics").select(-1).run()  # the reader asks for the unassigned papers
+    shown = table(at)
+    assert len(shown) == in_topic + unassigned and set(shown["Topic"]) == {"Diffusion models", "Unassigned"}
+    assert (
+        f"Showing the {in_topic + unassigned} papers in the topic “Diffusion models” and the unassigned"
+        in plain(at)
+    )
+    assert url(at)["topics"] == ["1,-1"]
+    at.multiselect(key="w_topics").unselect(-1).run()
     at.multiselect(key="w_f_source").select("beta.txt").run()
-    papers = table(at)
-    assert len(papers) == 13 and set(papers["Source"]) == {"beta.txt"}  # topic 1 = odd rows = beta.txt
+    shown = table(at)
+    assert len(shown) == in_topic and set(shown["Source"]) == {"beta.txt"}  # topic 1 = odd rows = beta.txt
     at.multiselect(key="w_f_year").select("2024").run()
     assert set(table(at)["Year"]) == {2024}
-    assert url(at)["topics"] == ["1"] and url(at)["unassigned"] == ["hide"]
+    assert url(at)["topics"] == ["1"]
     assert url(at)["f.source"] == ["beta.txt"] and url(at)["f.year"] == ["2024"]
 
 
-def test_search_matches_all_words_highlights_and_filters_the_table(tiny):
+def test_unassigned_switch_hides_them_from_the_whole_map(tiny):
+    papers = read_map(tiny).papers
+    at = start()
+    at.toggle(key="w_unassigned").set_value(False).run()
+    assigned = int((papers["topic_id"] != -1).sum())
+    assert len(map_doc_ids(at)) == assigned and "Unassigned" not in set(table(at)["Topic"])
+    assert f"Showing the {assigned} papers in a topic" in plain(at)
+    assert url(at)["unassigned"] == ["hide"]
+    at.multiselect(key="w_topics").select(2).run()  # a topic view: the switch is not drawn...
+    at.multiselect(key="w_topics").unselect(2).run()
+    assert at.toggle(key="w_unassigned").value is False  # ...and keeps the reader's choice
+
+
+def test_search_matches_whole_words_ranks_and_highlights(tiny):
     at = start()
     at.text_input(key="w_search").input("DIFFUSION study 1").run()
-    papers = table(at)
-    assert papers["Title"].tolist() == [
-        f"Diffusion study {i}" for i in (1, 13, 17, 21, 41)
-    ]  # 13, 41: unassigned
-    assert all("diffusion" in t.lower() and "1" in t for t in papers["Title"])
-    highlighted = map_doc_ids(at)
-    assert len(highlighted) == len(papers) and live_map(at)["search"] is True
-    assert f"**{len(papers)}** of 60 papers match" in texts(at)
-    assert url(at)["q"] == ["DIFFUSION study 1"]
+    assert table(at)["Title"].tolist() == ["Diffusion study 1"]  # "1" is a word: not 13, 17, 21 or 41
+    assert live_map(at)["search"] is True and map_doc_ids(at) == {"doc0001"}
+    assert "1 of the 60 papers of the map matches the words “DIFFUSION study 1”" in plain(at)
+    assert url(at)["q"] == ["DIFFUSION study 1"] and "kind" not in url(at)
+    at.text_input(key="w_search").input("diffusion").run()
+    expected = {f"doc{i:04d}" for i in range(60) if i % 4 == 1}  # every Diffusion paper, assigned or not
+    assert map_doc_ids(at) == expected
+    assert "15 of the 60 papers of the map match the words “diffusion”" in plain(at)
+    assert set(table(at)["Match"]) == {"words"}
+    at.session_state["paper"] = "doc0005"
+    at.run()
+    assert "#### :orange-background[**Diffusion**] study 5" in texts(at)
+    assert (
+        "We study :orange-background[**diffusion**] with denoising in paper 5\\. Costs are \\$O\\(n\\)\\$\\."
+        in texts(at)
+    )
 
 
 def test_topic_view_shows_keywords_representatives_and_nearest_topics(tiny):
@@ -193,12 +232,14 @@ def test_view_is_restored_from_query_params(tiny):
     assert not at.warning and not at.exception
     assert at.text_input(key="w_search").value == "study"
     assert at.multiselect(key="w_topics").value == [0, 3]
-    assert at.toggle(key="w_unassigned").value is False
+    assert (
+        at.session_state["w_unassigned"] is False
+    )  # kept for the whole-map view (no switch in a topic view)
     assert at.multiselect(key="w_f_year").value == ["2023"]
     papers = table(at)
     assert set(papers["Topic"]) == {"Graph neural networks", "Multi-view clustering"}
     assert set(papers["Year"]) == {2023}
-    assert "#### Clustering study 7" in texts(at)
+    assert "#### Clustering :orange-background[**study**] 7" in texts(at)  # the searched word, highlighted
     assert {k: v[-1] for k, v in url(at).items()} == params  # unchanged: the link reproduces itself
 
 
@@ -424,3 +465,66 @@ def test_a_map_without_unassigned_papers_hides_that_state(tmp_path, monkeypatch)
     assert "Unassigned" not in topic_table(at)["Topic"].tolist()
     assert not [t for t in at.toggle if t.key == "w_unassigned"]
     assert "topic\\=\\'\\-1\\'" in at.warning[0].value  # shown literally: topic='-1'
+
+
+def test_bidi_controls_in_titles_and_names_are_shown_not_obeyed(tmp_path, monkeypatch):
+    rlo = "Invoice \u202egpj.exe"
+    titles = [rlo] + [f"Paper {i}" for i in range(1, 60)]
+    folder = write_tiny_map(tmp_path / "tiny", titles=titles, labels=["Topic \u2067A\u2069", "B", "C", "D"])
+    monkeypatch.setenv("ATLAS_MAP", str(folder))
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "none"))
+    at = start({"paper": "doc0000"})
+    assert not at.exception
+    page = json.dumps(
+        [texts(at), points(at), live_map(at)["topics"], table(at)["Title"].tolist()], ensure_ascii=False
+    )
+    assert not re.search("[\u202a-\u202e\u2066-\u2069]", page)
+    assert "Invoice \ufffdgpj.exe" in table(at)["Title"].tolist()
+    assert "Topic \ufffdA\ufffd" in topic_table(at)["Topic"].tolist()
+
+
+def test_deleting_the_open_map_among_several_says_so(tmp_path, monkeypatch):
+    write_tiny_map(tmp_path / "maps" / "seeds")
+    write_tiny_map(tmp_path / "maps" / "other", labels=["Other A", "Other B", "Other C", "Other D"])
+    monkeypatch.delenv("ATLAS_MAP", raising=False)
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "maps"))
+    at = start({"map": "other"})
+    assert topic_table(at)["Topic"].tolist()[0] == "Other A"
+    shutil.rmtree(tmp_path / "maps" / "other")
+    at.run()
+    assert not at.exception
+    assert topic_table(at)["Topic"].tolist()[0] == "Graph neural networks"
+    said = [i.value for i in at.info]
+    assert any("no longer there" in v and "other" in v and "seeds" in v for v in said), said
+
+
+def test_a_link_with_30000_topic_ids_gives_a_short_notice(tiny):
+    at = start({"topics": ",".join(str(1000 + i) for i in range(30_000))})
+    assert not at.exception
+    notice = at.warning[0].value
+    assert "and 29,990 more" in notice and len(notice) < 600, len(notice)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda folder: (folder / "manifest.json").write_text(
+            json.dumps(dict(json.loads((folder / "manifest.json").read_text()), papers="many", model=3))
+        ),
+        lambda folder: pd.DataFrame({"topic_id": ["x"], "status": ["kept"]}).to_parquet(
+            folder / "lineage.parquet"
+        ),
+    ],
+    ids=["manifest-field-types", "lineage-columns"],
+)
+def test_a_damaged_manifest_or_lineage_shows_one_error_not_a_traceback(tmp_path, monkeypatch, damage):
+    folder = write_tiny_map(tmp_path / "tiny")
+    damage(folder)
+    monkeypatch.setenv("ATLAS_MAP", str(folder))
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "none"))
+    at = start()
+    assert not at.exception
+    shown = at.error[0].value.replace("\\", "")  # markdown-escaped on the page
+    assert len(at.error) == 1 and (
+        "manifest.json: damaged" in shown or "lineage.parquet: missing" in shown
+    ), shown

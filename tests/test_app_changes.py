@@ -79,15 +79,71 @@ def test_changes_since_the_previous_build_lists_what_became_of_each_topic(rebuil
     rows = change_table(at)
     assert list(rows.columns) == ["Topic", "Change", "Papers", "Shared with the previous map"]
     by_topic = dict(zip(rows["Topic"], rows["Change"], strict=True))
-    assert by_topic["Bandit <b>exploration</b>"] == "Gone: its papers are now in “Reinforcement learning”."
+    assert by_topic["Bandit <b>exploration</b>"] == "Merged into “Reinforcement learning” (topic 2)."
     assert by_topic["Sparse coding"].startswith("Gone:")
     assert by_topic["Multi-view clustering"] == "New topic."
-    assert by_topic["Reinforcement learning"] == "Merged with “Bandit <b>exploration</b>”."
+    assert by_topic["Reinforcement learning"] == "“Bandit <b>exploration</b>” merged into it: 13 papers now."
     assert by_topic["Diffusion models"].startswith("Grew: 13 papers now, 9 of them")
     assert by_topic["Graph neural networks"] == "Unchanged."
     assert rows["Topic"].tolist()[:2] == ["Bandit <b>exploration</b>", "Sparse coding"]  # gone first
     assert "1 kept" in texts(at) and "2 gone" in texts(at)
     assert not at.get("html")  # names from the data stay text
+
+
+def test_a_merge_names_both_topics_and_a_link_to_the_renamed_id_says_so(tmp_path, monkeypatch):
+    """Issue 21: "Segmentation" (id 2) took in "Object detection" (id 5) and the merged topic is now
+    called "Object detection"; "Diffusion models" shrank from 30 papers."""
+    atlas = tiny_map(
+        labels=["Graph neural networks", "Diffusion models", "Object detection", "Multi-view clustering"]
+    )
+    atlas.lineage = pd.DataFrame(
+        {
+            "topic_id": [0, 1, 2, 3, 5],
+            "status": ["kept", "shrunk", "merged", "kept", "gone"],
+            "previous_topic_ids": [[0], [1], [2, 5], [3], [5]],
+            "successor_topic_ids": [[], [], [], [], [2]],
+            "previous_label": [
+                "Graph neural networks",
+                "Diffusion models",
+                "Segmentation; Object detection",
+                "Multi-view clustering",
+                "Object detection",
+            ],
+            "shared_papers": [13, 11, 13, 13, 6],
+            "previous_sizes": [[13], [30], [7, 6], [13], [6]],
+        }
+    )
+    atlas.manifest["lineage"] = {
+        "previous": {"name": "Tiny test map", "fingerprint": "f"},
+        "next_topic_id": 6,
+    }
+    write_map(tmp_path / "rebuilt", atlas)
+    use_map(monkeypatch, tmp_path / "rebuilt", tmp_path)
+    at = start()
+    assert not at.exception
+    rows = change_table(at)
+    by_topic = dict(zip(zip(rows["Topic"], rows["Papers"]), rows["Change"], strict=True))
+    assert (
+        by_topic[("Object detection", 0)]
+        == "Merged into “Object detection” (topic 2, until now “Segmentation”)."
+    )
+    assert by_topic[("Object detection", 13)] == (
+        "Was “Segmentation” (7 papers); “Object detection” (6 papers) merged into it: 13 papers now."
+    )
+    assert by_topic[("Diffusion models", 13)] == "Shrank from 30 to 13 papers (11 of them in it before)."
+    # Every previous topic either lives on under its id and name or is named in the panel.
+    panel = " ".join(rows["Change"]) + " " + " ".join(rows["Topic"])
+    for name in ("Segmentation", "Object detection", "Diffusion models", "Graph neural networks"):
+        assert name in panel
+
+    at = start({"topic": "2"})  # an old link to Segmentation
+    assert not at.exception and "#### Object detection" in texts(at)
+    assert [i.replace("\\", "") for i in infos(at)] == [
+        "Topic 2 from this link was “Segmentation” before the map was rebuilt; it is now “Object detection” "
+        "(“Object detection” merged into it)."
+    ]
+    at = start({"topic": "1"})  # same name: no notice
+    assert not at.info
 
 
 def test_a_map_without_lineage_has_no_changes_panel(tmp_path, monkeypatch):
@@ -148,17 +204,31 @@ def test_a_real_rebuild_shows_its_changes_and_old_links_still_open_a_topic(grown
     assert len(rows) == len(atlas.lineage)
     names = dict(zip(atlas.topics["topic_id"], atlas.topics["label"], strict=True))
     assert set(names.values()) <= set(rows["Topic"])
-    words = {"gone": "Gone", "kept": "Unchanged", "grown": "Grew", "shrunk": "Shrank", "new": "New"}
+    words = {
+        "gone": ("Gone", "Merged into"),
+        "kept": ("Unchanged", "Renamed"),
+        "grown": ("Grew", "Renamed"),
+        "shrunk": ("Shrank", "Renamed"),
+        "new": ("New",),
+    }
     for status in set(atlas.lineage["status"]):
         if status in words:
             assert rows["Change"].str.startswith(words[status]).any(), status
+    # Every previous topic either lives on under its id and name or is named in the panel.
+    before = read_map(SEED_MAP).topics
+    panel = " ".join(rows["Change"]) + " " + " ".join(rows["Topic"])
+    for topic, name in zip(before["topic_id"], before["label"], strict=True):
+        assert names.get(topic) == name or name in panel, name
     # Every topic of the previous map, linked as before, opens a topic of this map.
-    for topic in read_map(SEED_MAP).topics["topic_id"].tolist()[:6]:
+    old_names = dict(zip(before["topic_id"], before["label"], strict=True))
+    for topic in before["topic_id"].tolist()[:6]:
         at = start({"topic": str(topic)})
         assert not at.exception and not at.warning
         opened = int(url(at)["topic"][0])
         assert opened in names and f"#### {names[opened]}" in texts(at).replace("\\", "")
-        assert (opened == topic) != bool(infos(at))  # a notice exactly when the topic changed
+        # a notice exactly when the link's topic changed: another topic opened, or it was renamed
+        unchanged = opened == topic and names[opened] == old_names[topic]
+        assert unchanged != bool(infos(at)), (topic, old_names[topic], names[opened])
 
 
 # --------------------------------------------------------------------------- papers added in place

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from app.data import facet_columns, map_catalog, requested_map
-from app.filters import filter_mask, search_mask
+from app.filters import chosen_topics, filter_mask
 from app.palette import UNASSIGNED_COLOUR, _srgb_to_lab, distinct_colours, topic_colours
 from app.state import ViewState, Vocabulary, normalise_params, parse_map, parse_view, to_params
 from app.text import markdown_literal, plotly_escape
@@ -31,6 +31,7 @@ VOCAB = Vocabulary(
         ViewState(search="graph neural", topics=(2, 0), show_unassigned=False),
         ViewState(filters=(("source", ("b",)), ("year", ("2023", "2024"))), topic=-1, paper="doc2"),
         ViewState(search="ünïcode & <b>", topic=3, paper="doc1"),
+        ViewState(search="robust to small input changes", search_kind="meaning", topics=(-1, 2)),
     ],
 )
 def test_view_state_round_trips_through_the_query_string(state):
@@ -59,12 +60,11 @@ def test_malformed_values_are_dropped_with_one_notice_each():
         }
     )
     state, notices = parse_view(params, VOCAB)
-    assert state == ViewState(search="ok", topics=(1,), filters=(("year", ("2024",)),))
+    assert state == ViewState(search="ok", topics=(1, -1), filters=(("year", ("2024",)),))
     text = "\n".join(notices)
     for fragment in (
         "'abc'",
         "'99'",
-        "'-1'",
         "unassigned='perhaps'",
         "topic='x'",
         "paper='nope'",
@@ -88,27 +88,29 @@ def test_unknown_map_falls_back_to_default_with_notice():
 
 
 # ------------------------------------------------------------------ filters and search
-def test_search_is_case_insensitive_and_needs_every_word():
-    text = pd.Series(
-        ["Graph neural networks for molecules", "neural radiance fields", "GRAPH cuts"]
-    ).str.lower()
-    assert search_mask(text, "graph").tolist() == [True, False, True]
-    assert search_mask(text, "NEURAL graph").tolist() == [True, False, False]
-    assert search_mask(text, "").tolist() == [True, True, True]
-    assert search_mask(text, "[(*").tolist() == [False, False, False]
+def test_search_kind_and_topics_outside_the_chosen_themes_are_checked():
+    vocabulary = Vocabulary(
+        topic_ids=frozenset({-1, 0, 1, 2}), theme_ids=frozenset({0, 1}), topic_themes={0: 0, 1: 0, 2: 1}
+    )
+    state, notices = parse_view(
+        {"q": ["x"], "kind": ["vibes"], "theme": ["0"], "topics": ["1,2,-1"]}, vocabulary
+    )
+    assert state.search_kind == "words" and state.topics == (1, -1) and state.themes == (0,)
+    assert notices == [
+        "Ignored kind='vibes': use 'words' or 'meaning'.",
+        "Ignored topics 2: not in the chosen theme.",
+    ]
+    assert to_params(ViewState(search_kind="meaning")) == {}  # no search, no kind
+    assert to_params(ViewState(search="x", search_kind="meaning")) == {"q": "x", "kind": "meaning"}
 
 
-def test_filter_mask_combines_topics_unassigned_and_metadata():
+def test_filter_mask_keeps_exactly_the_chosen_topics_and_unassigned_only_when_chosen():
     topic_ids = np.array([0, 1, 2, -1, 1])
     facet = {"year": pd.Series(["2023", "2024", "2024", "2024", "2023"])}
     assert filter_mask(topic_ids).tolist() == [True] * 5
-    assert filter_mask(topic_ids, topics=[1], show_unassigned=False).tolist() == [
-        False,
-        True,
-        False,
-        False,
-        True,
-    ]
+    assert filter_mask(topic_ids, show_unassigned=False).tolist() == [True, True, True, False, True]
+    assert filter_mask(topic_ids, topics=(1,)).tolist() == [False, True, False, False, True]
+    assert filter_mask(topic_ids, topics=(1, -1)).tolist() == [False, True, False, True, True]
     assert filter_mask(topic_ids, filters={"year": ["2024"]}, facet_text=facet).tolist() == [
         False,
         True,
@@ -116,9 +118,15 @@ def test_filter_mask_combines_topics_unassigned_and_metadata():
         True,
         False,
     ]
-    assert filter_mask(
-        topic_ids, topics=[1], filters={"year": ["2023"]}, facet_text=facet, show_unassigned=False
-    ).tolist() == [False, False, False, False, True]
+    assert filter_mask(topic_ids, topics=(1,), filters={"year": ["2023"]}, facet_text=facet).tolist() == [
+        False,
+        False,
+        False,
+        False,
+        True,
+    ]
+    # themes: their topics exactly; chosen topics narrow inside them; -1 only when chosen
+    assert chosen_topics((), (0, 2)) == (0, 2) and chosen_topics((2, 1, -1), (0, 2)) == (2, -1)
 
 
 def test_facets_are_low_cardinality_scalar_metadata_columns():
@@ -194,18 +202,3 @@ def test_map_catalog_puts_the_requested_or_seeds_map_first(tmp_path):
     ]
     assert requested_map(["--map", "x"], {"ATLAS_MAP": "y"}).name == "x"
     assert requested_map([], {}) is None
-
-
-def test_search_text_finds_the_same_papers_as_a_plain_substring_scan():
-    from app.filters import SearchText
-
-    rng = np.random.default_rng(0)
-    words = ["Graph", "neural", "net", "learning", "x", "ab", "é", "C++"]
-    texts = pd.Series([" ".join(rng.choice(words, 4)) for _ in range(500)] + [None])
-    index = SearchText(texts)
-    lowered = texts.fillna("").str.lower()
-    for query in ["graph neural", "x ab é", "learning graph net", "É", "zz graph", "c++", "t l", "ab x"]:
-        expected = np.ones(len(texts), dtype=bool)
-        for word in query.lower().split():
-            expected &= lowered.str.contains(word, regex=False).to_numpy(dtype=bool)
-        assert np.array_equal(index.mask(query), expected), query

@@ -32,11 +32,6 @@ def seed_themes() -> tuple[pd.DataFrame, pd.DataFrame]:
     return read_map(SEED_MAP).topics, pd.read_parquet(SEED_MAP / "themes.parquet")
 
 
-def seed_unassigned() -> int:
-    """Papers of the committed seed map in no topic: 0 or 1 by the UMAP seed or the CPU, so tests allow both."""
-    return int((read_map(SEED_MAP).papers["topic_id"] == -1).sum())
-
-
 def trend_map(stability: bool = False):
     """120 papers over 2020-2024 in four topics: "Multi-view clustering" (3) only in 2023-24, "Graph neural
     networks" (0) only in 2020-21, the others spread evenly; three venues, one with markup in its name."""
@@ -83,23 +78,25 @@ def group_headers(at) -> list[str]:
 
 
 # --------------------------------------------------------------------------- themes
+def unassigned_count() -> int:
+    return int((read_map(SEED_MAP).papers["topic_id"] == -1).sum())
+
+
 def test_topic_list_is_grouped_under_themes_and_the_theme_filter_narrows_it(seeds):
     topics, themes = seed_themes()
-    unassigned = seed_unassigned()
-    extra = ["Unassigned"] if unassigned else []  # unassigned papers get a heading of their own, last
     at = start()
     assert not at.exception and not at.warning
     largest = themes.sort_values(["size", "theme_id"], ascending=[False, True])
     headers = group_headers(at)
-    assert len(headers) == len(themes) + len(extra)
+    unassigned = unassigned_count()
+    assert len(headers) == len(themes) + bool(unassigned)  # Unassigned is a group of its own
     if unassigned:
         assert headers[-1] == f"**Unassigned** · {unassigned} papers"
     assert (
         headers[0] == f"**{markdown_literal(largest['label'].iloc[0])}** · {largest['size'].iloc[0]} papers"
     )
-    assert sorted(listed_topics(at)) == sorted(
-        [*topics["label"], *extra]
-    )  # every topic once, under its theme
+    # every topic once, under its theme, and Unassigned under its own header
+    assert sorted(listed_topics(at)) == sorted([*topics["label"], *(["Unassigned"] if unassigned else [])])
     assert at.multiselect(key="w_themes").options == [
         f"{label} ({size})" for label, size in zip(largest["label"], largest["size"])
     ]
@@ -107,33 +104,61 @@ def test_topic_list_is_grouped_under_themes_and_the_theme_filter_narrows_it(seed
     chosen = themes.sort_values("size").iloc[0]  # the smallest theme
     at.multiselect(key="w_themes").select(int(chosen["theme_id"])).run()
     members = topics[topics["theme_id"] == chosen["theme_id"]]
-    assert sorted(listed_topics(at)) == sorted([*members["label"], *extra])
-    assert len(group_headers(at)) == 1 + len(extra)
+    assert sorted(listed_topics(at)) == sorted([*members["label"], *(["Unassigned"] if unassigned else [])])
+    assert len(group_headers(at)) == 1 + bool(unassigned)  # the theme, and Unassigned (none in view)
     papers = read_map(SEED_MAP).papers
     in_theme = set(papers.loc[papers["topic_id"].isin(members["topic_id"]), "doc_id"])
-    shown = len(in_theme) + unassigned  # unassigned papers follow their own switch, on by default
-    assert f"Showing **{shown}** of {len(papers)} papers" in texts(at)
+    shown = re.sub(r"\\(.)", r"\1", texts(at))
+    assert f"Showing the {len(in_theme)} papers in the theme “{chosen['label']}”" in shown
     view = live_map(at)
-    assert int(decode_mask(view["mask"], view["n"]).sum()) == shown  # the map greys the rest
+    assert set(np.flatnonzero(decode_mask(view["mask"], view["n"]))) == {
+        i for i, d in enumerate(papers["doc_id"]) if d in in_theme
+    }  # exactly the theme's papers: no unassigned ones
     assert url(at)["theme"] == [str(int(chosen["theme_id"]))]
+    # the Topics filter offers only the theme's topics (and Unassigned, which the reader may add)
+    offered = set(at.multiselect(key="w_topics").options)
+    assert offered == {f"{r.label} ({r.size})" for r in members.itertuples()} | (
+        {f"Unassigned ({int((papers['topic_id'] == -1).sum())})"}
+        if (papers["topic_id"] == -1).any()
+        else set()
+    )
+
+
+def test_a_search_inside_a_theme_counts_the_themes_papers_that_hold_the_word(seeds):
+    topics, themes = seed_themes()
+    papers = read_map(SEED_MAP).papers
+    theme = themes.sort_values(["size", "theme_id"], ascending=[False, True]).iloc[0]
+    in_theme = papers[
+        papers["topic_id"].isin(topics.loc[topics["theme_id"] == theme["theme_id"], "topic_id"])
+    ]
+    text = (in_theme["title"] + " " + in_theme["abstract"]).str.lower()
+    holding = in_theme[text.str.contains(r"\blanguages?\b")]  # every form Porter stems to "languag"
+    at = start({"theme": str(int(theme["theme_id"])), "q": "language"})
+    assert not at.exception and 0 < len(holding) < len(in_theme)
+    shown = re.sub(r"\\(.)", r"\1", texts(at)).replace("**", "")
+    assert (
+        f"{len(holding)} of the {len(in_theme)} papers in the theme “{theme['label']}” match the words “language”"
+        in shown
+    )
+    view = live_map(at)
+    assert int(decode_mask(view["mask"], view["n"]).sum()) == len(holding)
 
 
 def test_a_theme_link_round_trips_and_a_malformed_one_shows_a_notice(seeds):
     _, themes = seed_themes()
-    extra = 1 if seed_unassigned() else 0  # the Unassigned heading
     two = sorted(int(t) for t in themes["theme_id"])[:2]
     at = start({"theme": f"{two[1]},{two[0]}"})
     assert not at.warning and not at.exception
     assert at.multiselect(key="w_themes").value == [two[1], two[0]]
     assert url(at)["theme"] == [f"{two[1]},{two[0]}"]  # the link reproduces itself
-    assert len(group_headers(at)) == 2 + extra
+    assert len(group_headers(at)) == 2 + bool(unassigned_count())
 
     at = start({"theme": "nope,99", "q": "language"})
     assert not at.exception
     notice = at.warning[0].value
     assert "Ignored themes" in notice and "nope" in notice and "99" in notice
     assert at.multiselect(key="w_themes").value == []
-    assert len(group_headers(at)) == len(themes) + extra  # nothing narrowed by the bad value
+    assert len(group_headers(at)) == len(themes) + bool(unassigned_count())  # nothing narrowed
     assert url(at) == {"q": ["language"]}
 
 
@@ -146,9 +171,9 @@ def test_the_csv_download_names_each_papers_theme(seeds, downloads):  # noqa: F8
     theme_of = dict(
         zip(topics["label"], topics["theme_id"].map(dict(zip(themes["theme_id"], themes["label"]))))
     )
-    unassigned = [r for r in rows if r["topic"] == "Unassigned"]
-    assert len(unassigned) == seed_unassigned() and all(r["theme"] == "" for r in unassigned)
-    assert {r["theme"] for r in rows if r["topic"] != "Unassigned"} == set(themes["label"])
+    # an unassigned paper has no theme: an empty cell
+    assert {r["theme"] for r in rows} == set(themes["label"]) | ({""} if unassigned_count() else set())
+    assert all(r["theme"] == "" for r in rows if r["topic"] == "Unassigned")
     assert all(r["theme"] == theme_of[r["topic"]] for r in rows if r["topic"] != "Unassigned")
 
 
@@ -201,7 +226,7 @@ def test_rising_sorts_topics_by_growth_and_lives_in_the_url(trends):
 def test_a_map_without_years_offers_no_rising_sort(seeds):
     at = start({"sort": "rising"})
     assert not at.exception
-    assert not at.segmented_control
+    assert not [control for control in at.segmented_control if control.key == "w_sort"]
     assert "no years" in at.warning[0].value and "sort" not in url(at)
 
 

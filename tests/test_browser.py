@@ -133,16 +133,51 @@ def test_search_narrows_the_view_lands_in_the_url_and_the_url_restores_it(page, 
     search.fill("diffusion")
     search.press("Enter")
     page.wait_for_url("**q=diffusion**", timeout=30_000)
-    page.get_by_text("15 of 60 papers match").wait_for(timeout=30_000)
-    assert heading(page, "Papers") == "Papers · 15"
+    page.get_by_text("15 of the 60 papers of the map match the words “diffusion”").wait_for(timeout=30_000)
+    assert heading(page, "Papers") == "Papers · 15 · best matches first"
     shared = page.url
 
     other = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
     open_app(other, shared)
     assert other.get_by_role("textbox", name="Search").input_value() == "diffusion"
-    other.get_by_text("15 of 60 papers match").wait_for(timeout=30_000)
-    assert heading(other, "Papers") == "Papers · 15"
+    other.get_by_text("15 of the 60 papers of the map match the words “diffusion”").wait_for(timeout=30_000)
+    assert heading(other, "Papers") == "Papers · 15 · best matches first"
     other.context.close()
+
+
+def highlighted_titles(page) -> list[str]:
+    """Titles of the papers the map draws in colour over the faint rest (its "highlight" trace)."""
+    return page.evaluate(
+        f"document.querySelector('{GRAPH}').data.find((t) => t.name === 'highlight').text.slice()"
+    )
+
+
+def test_a_topic_filter_shows_exactly_its_papers_and_search_words_are_highlighted(page, tiny_app):
+    app, folder = tiny_app
+    papers = read_map(folder).papers
+    diffusion = papers[papers["topic_id"] == 1]
+    open_app(page, app.url)
+    before = draws(page)
+    page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect']").first.click()
+    page.get_by_role("option", name=f"Diffusion models ({len(diffusion)})").click()
+    page.keyboard.press("Escape")  # close the list of options
+    wait_for_redraw(page, before)
+    page.get_by_text(f"Showing the {len(diffusion)} papers in the topic “Diffusion models”").wait_for(
+        timeout=30_000
+    )
+    assert sorted(highlighted_titles(page)) == sorted(diffusion["title"])  # no unassigned paper among them
+    assert heading(page, f"Papers · {len(diffusion)}") == f"Papers · {len(diffusion)}"
+    search_for(page, "denoising")
+    page.get_by_text(
+        f"{len(diffusion)} of the {len(diffusion)} papers in the topic “Diffusion models” match the words “denoising”"
+    ).wait_for(timeout=30_000)
+    page.wait_for_url(lambda address: "q=denoising" in address and "topics=1" in address, timeout=30_000)
+    open_app(page, page.url + f"&paper={diffusion['doc_id'].iloc[0]}")  # the shared link, a paper opened
+    mark = page.locator("span.stMarkdownColoredBackground", has_text="denoising").first
+    mark.wait_for(timeout=30_000)
+    colour = mark.evaluate("(el) => getComputedStyle(el).backgroundColor")
+    assert colour not in ("rgba(0, 0, 0, 0)", "transparent")  # the matched word is marked
+    assert page.get_by_text("$O(n)$").count() >= 1  # the rest of the abstract as written, no LaTeX
 
 
 def point_position(page, row: int) -> list[float]:
@@ -284,6 +319,7 @@ def test_one_chart_and_one_webgl_setup_survive_searches_filters_and_fifty_intera
         open_app(page, webgl_app.url)
         page.evaluate(f"document.querySelector('{GRAPH}').__original = true")  # tag the graph element
         topic_list = "[data-testid='stDataFrame']"  # the topic list beside the map, the page's first table
+        page.locator(topic_list).first.wait_for(timeout=30_000)  # drawn after the map on a busy machine
         page.evaluate(f'document.querySelector("{topic_list}").__original = true')
         contexts = page.evaluate("window.__webgl.length")
         canvases = page.evaluate(f"document.querySelectorAll('{GRAPH} canvas').length")
@@ -385,5 +421,68 @@ def test_theme_names_on_the_whole_map_and_topic_names_zoomed_in(page, tmp_path):
             timeout=10_000,
         )
         assert "Diffusion models" not in page.locator(labels).all_text_contents()
+    finally:
+        app.stop()
+
+
+def test_a_link_to_a_merged_and_renamed_topic_says_what_it_was(page, tmp_path):
+    """Issue 21: topic 2 was "Segmentation", took in "Object detection" and now bears that name."""
+    import pandas as pd
+
+    atlas = tiny_map(
+        labels=["Graph neural networks", "Diffusion models", "Object detection", "Multi-view clustering"]
+    )
+    atlas.lineage = pd.DataFrame(
+        {
+            "topic_id": [0, 1, 2, 3, 5],
+            "status": ["kept", "kept", "merged", "kept", "gone"],
+            "previous_topic_ids": [[0], [1], [2, 5], [3], [5]],
+            "successor_topic_ids": [[], [], [], [], [2]],
+            "previous_label": [
+                "Graph neural networks",
+                "Diffusion models",
+                "Segmentation; Object detection",
+                "Multi-view clustering",
+                "Object detection",
+            ],
+            "shared_papers": [13, 13, 13, 13, 6],
+            "previous_sizes": [[13], [13], [7, 6], [13], [6]],
+        }
+    )
+    atlas.manifest["lineage"] = {
+        "previous": {"name": "Tiny test map", "fingerprint": "f"},
+        "next_topic_id": 6,
+    }
+    write_map(tmp_path / "rebuilt", atlas)
+    app = App(tmp_path / "rebuilt", tmp_path / "none")
+    try:
+        open_app(page, app.url + "?topic=2")
+        assert heading(page, "Object detection") == "Object detection"
+        notice = page.get_by_text("from this link was").first
+        notice.wait_for(timeout=30_000)
+        assert notice.inner_text() == (
+            "Topic 2 from this link was “Segmentation” before the map was rebuilt; it is now "
+            "“Object detection” (“Object detection” merged into it)."
+        )
+        page.get_by_text("Changes since the previous build").first.wait_for(timeout=30_000)
+    finally:
+        app.stop()
+
+
+def test_renaming_a_topic_in_the_app_saves_the_edit_and_redraws_the_name(page, tmp_path, monkeypatch):
+    monkeypatch.setenv("ATLAS_EDITING", "1")
+    folder = write_tiny_map(tmp_path / "editable")
+    app = App(folder, tmp_path / "no-other-maps")
+    try:
+        open_app(page, app.url + "?topic=2")
+        assert heading(page, "Reinforcement") == "Reinforcement learning"
+        page.get_by_text("Edit this topic").click()
+        name = page.get_by_role("textbox", name="Name")
+        name.fill("Curated RL")
+        page.get_by_role("button", name="Rename topic").click()
+        assert heading(page, "Curated") == "Curated RL"
+        page.locator(".atlas-label:not([hidden])", has_text="Curated RL").first.wait_for(timeout=30_000)
+        assert "Reinforcement learning" not in page.locator(".atlas-label:not([hidden])").all_text_contents()
+        assert '"name": "Curated RL"' in (folder / "curation.json").read_text()
     finally:
         app.stop()

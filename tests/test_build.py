@@ -320,7 +320,8 @@ def test_a_second_build_into_a_locked_map_fails_at_once_naming_the_first(seed_ma
         )
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
-        f"error: {out}: another build is writing this map (pid {os.getpid()}); wait for it to finish"
+        f"error: {out}: cannot build now: a build (pid {os.getpid()}) is writing this map; "
+        "run this build again when it has finished"
     ]
     assert hashes(out) == before
 
@@ -335,11 +336,7 @@ def test_two_builds_at_once_into_one_folder_leave_one_valid_map(seed_map, tmp_pa
     assert codes in ([0, 0], [0, 2]), results
     for code, err in results:
         if code == 2:
-            assert (
-                err.strip()
-                .splitlines()[-1]
-                .startswith(f"error: {out}: another build is writing this map (pid ")
-            )
+            assert err.strip().splitlines()[-1].startswith(f"error: {out}: cannot build now: a build (pid ")
         assert "Traceback" not in err
     atlas = read_map(out)
     assert len(atlas.papers) == 57

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.__main__ import main
-from pipeline.artifacts import read_map, write_map
+from pipeline.artifacts import AtlasMap, read_map, write_map
 from tests.conftest import ROOT
 from tests.test_export_and_artifacts import tiny_map
 
@@ -577,3 +578,355 @@ def test_out_in_a_folder_we_may_not_write_is_one_error_line(shared_folder, tmp_p
     assert len(lines) == 1 and lines[0].startswith("error: ") and "locked" in lines[0], lines
     assert "permission denied" in lines[0]
     assert list((base / "locked").iterdir()) == []
+
+
+# ---- the catalogue of the other writers and readers: add, export, rebuilds of a grown map (issue 17) ----
+
+
+@dataclass
+class Run:
+    """A whole command line, and what it must do: one error line and no file changed, or succeed
+    changing only `changes` (paths under the test's folder) and pass `check`."""
+
+    args: list[str]
+    error: list[str] | None = None
+    check: Callable[[str], None] | None = None  # given stderr
+    changes: tuple[Path, ...] = ()
+    cwd: Path | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def dated_map(**columns) -> AtlasMap:
+    """The tiny map with a whole-number `year` (and any other `columns`) on every paper."""
+    atlas = tiny_map()
+    atlas.papers["year"] = [2015 + i % 3 for i in range(len(atlas.papers))]
+    for name, values in columns.items():
+        atlas.papers[name] = values
+    return atlas
+
+
+def jsonl_of(path: Path, rows: list[dict]) -> Path:
+    return write(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+
+
+def added_rows(folder: Path) -> pd.DataFrame:
+    papers = read_map(folder).papers
+    return papers[papers["added"].fillna(False).astype(bool)] if "added" in papers else papers.iloc[:0]
+
+
+def grown_map(folder: Path, n_added: int = 2) -> list[str]:
+    """Rewrite the map in `folder` as if `add` had placed its last `n_added` papers; their doc_ids."""
+    atlas = tiny_map()
+    atlas.papers["added"] = [False] * (len(atlas.papers) - n_added) + [True] * n_added
+    atlas.manifest["added"] = [{"at": "2026-12-01T00:00:00Z", "inputs": ["more.csv"], "papers": n_added}]
+    write_map(folder, atlas)
+    return atlas.papers["doc_id"].tolist()[-n_added:]
+
+
+def writer_case_export_into_the_maps_papers(user, previous):
+    out = previous / "papers.parquet"
+    return Run(["export", str(previous), "--out", str(out), "--format", "csv"], [str(out), "map folder"])
+
+
+def writer_case_export_over_the_maps_manifest(user, previous):
+    out = previous / "manifest.json"
+    return Run(["export", str(previous), "--out", str(out)], ["manifest.json", "inside the map folder"])
+
+
+def writer_case_export_into_a_folder_inside_the_map(user, previous):
+    out = previous / "exports" / "list.md"
+    return Run(["export", str(previous), "--out", str(out)], ["exports", "map folder"])
+
+
+def writer_case_export_into_another_map(user, previous):
+    other = user / "other-map"
+    write_map(other, tiny_map())
+    return Run(["export", str(previous), "--out", str(other / "x.csv")], ["other-map", "map folder"])
+
+
+def writer_case_export_over_an_input_of_the_map(user, previous):
+    source = csv_of(user / "papers.csv", english())
+    atlas = tiny_map()
+    atlas.manifest["inputs"] = [str(source)]
+    write_map(previous, atlas)
+    return Run(["export", str(previous), "--out", str(source)], ["papers.csv", "input of the map"])
+
+
+def writer_case_export_out_whose_parent_is_a_file(user, previous):
+    notes = write(user / "notes.txt", "mine")
+    return Run(["export", str(previous), "--out", str(notes / "x.csv")], ["notes.txt", "is a file"])
+
+
+def writer_case_export_with_a_damaged_lineage_table(user, previous):
+    pd.DataFrame({"topic_id": [0], "status": ["kept"]}).to_parquet(previous / "lineage.parquet")
+    return Run(["export", str(previous), "--out", str(user / "x.csv")], ["lineage.parquet", "missing column"])
+
+
+def writer_case_export_with_non_integer_lineage_ids(user, previous):
+    lineage = pd.DataFrame(
+        {
+            "topic_id": [0],
+            "status": ["kept"],
+            "previous_topic_ids": [["zero"]],
+            "successor_topic_ids": [[]],
+            "previous_label": ["x"],
+            "shared_papers": [1],
+        }
+    )
+    lineage.to_parquet(previous / "lineage.parquet")
+    return Run(["export", str(previous), "--out", str(user / "x.csv")], ["lineage.parquet", "whole numbers"])
+
+
+def writer_case_export_with_a_manifest_field_of_the_wrong_type(user, previous):
+    manifest = json.loads((previous / "manifest.json").read_text())
+    manifest["papers"] = "many"
+    (previous / "manifest.json").write_text(json.dumps(manifest))
+    return Run(
+        ["export", str(previous), "--out", str(user / "x.csv")], ["manifest.json", "papers", "whole number"]
+    )
+
+
+def writer_case_add_with_a_damaged_lineage_table(user, previous):
+    pd.DataFrame({"topic_id": ["a"]}).to_parquet(previous / "lineage.parquet")
+    path = csv_of(user / "more.csv", english(2))
+    return Run(["add", str(previous), str(path), "--quiet"], ["lineage.parquet"])
+
+
+def writer_case_add_whose_year_is_na_and_venue_numeric(user, previous):
+    write_map(previous, dated_map())
+    path = jsonl_of(
+        user / "more.jsonl",
+        [{"abstract": english()[0], "year": "n/a", "venue": 2024}, {"abstract": english()[1], "year": 2025}],
+    )
+
+    def check(err):
+        papers = read_map(previous).papers
+        assert papers["year"].tolist()[:7] == [2015, 2016, 2017, 2015, 2016, 2017, 2015]
+        assert str(papers["year"].dtype) in ("int64", "Int64")  # never 2015.0
+        new = added_rows(previous).set_index("abstract")
+        assert pd.isna(new.loc[english()[0], "year"]) and new.loc[english()[1], "year"] == 2025
+        assert new.loc[english()[0], "venue"] == "2024" and papers["venue"].iloc[0] == "-ICML"
+
+    return Run(["add", str(previous), str(path), "--quiet"], check=check, changes=(previous,))
+
+
+def writer_case_add_of_a_file_without_year_keeps_years_whole(user, previous):
+    write_map(previous, dated_map())
+    path = csv_of(user / "more.csv", english(2))
+
+    def check(err):
+        papers = read_map(previous).papers
+        assert str(papers["year"].dtype) == "Int64" and papers["year"].isna().sum() == 2
+        assert [str(y) for y in papers["year"].dropna()] == [str(2015 + i % 3) for i in range(7)]
+
+    return Run(["add", str(previous), str(path), "--quiet"], check=check, changes=(previous,))
+
+
+def writer_case_add_of_a_sparse_new_column_makes_no_filter(user, previous):
+    from app.data import facet_columns
+
+    path = csv_of(user / "more.csv", english(2), doi=["10.1/a", "10.1/b"])
+
+    def check(err):
+        papers = read_map(previous).papers
+        assert papers["doi"].tolist()[-2:] == ["10.1/a", "10.1/b"]
+        assert "doi" not in facet_columns(papers) and "via_add" not in facet_columns(papers)
+
+    return Run(["add", str(previous), str(path), "--quiet"], check=check, changes=(previous,))
+
+
+def writer_case_add_updates_theme_sizes(user, previous):
+    path = csv_of(user / "more.csv", english(3))
+
+    def check(err):
+        atlas = read_map(previous)
+        sizes = atlas.papers[atlas.papers["topic_id"] != -1]["topic_id"].value_counts()
+        assert atlas.topics["size"].tolist() == [int(sizes.get(t, 0)) for t in atlas.topics["topic_id"]]
+        expected = [sum(int(sizes.get(t, 0)) for t in ids) for ids in atlas.themes["topic_ids"]]
+        assert atlas.themes["size"].tolist() == expected and sum(expected) == int(sizes.sum())
+
+    return Run(["add", str(previous), str(path), "--quiet"], check=check, changes=(previous,))
+
+
+def writer_case_add_dot_from_inside_the_map(user, previous):
+    path = csv_of(user / "more.csv", english(2))
+
+    def check(err):
+        assert len(added_rows(previous)) == 2
+        assert not (previous / "..lock").exists() and not list(previous.glob(".*"))
+
+    return Run(["add", ".", str(path), "--quiet"], check=check, changes=(previous,), cwd=previous)
+
+
+def writer_case_build_out_dot_from_inside_the_map(user, previous):
+    path = csv_of(user / "papers.csv", english())
+
+    def check(err):
+        assert len(read_map(previous).papers) == 12
+        assert not (previous / "..lock").exists() and not list(previous.glob(".*"))
+
+    return Run(["build", str(path), "--out", ".", "--quiet"], check=check, changes=(previous,), cwd=previous)
+
+
+def writer_case_rebuild_keeps_the_papers_added_to_the_map(user, previous):
+    kept = grown_map(previous)
+    path = csv_of(user / "papers.csv", english())
+
+    def check(err):
+        papers = read_map(previous).papers
+        assert len(papers) == 14 and set(kept) <= set(papers["doc_id"])
+        assert papers.set_index("doc_id").loc[kept, "via_add"].all()
+        assert not papers["added"].any() if "added" in papers else True  # placed by the build now
+        assert "kept 2 papers added since the last build" in err
+
+    return Run(["build", str(path), "--out", str(previous), "--quiet"], check=check, changes=(previous,))
+
+
+def writer_case_rebuild_with_drop_added_leaves_them_out_on_purpose(user, previous):
+    kept = grown_map(previous)
+    path = csv_of(user / "papers.csv", english())
+
+    def check(err):
+        papers = read_map(previous).papers
+        assert len(papers) == 12 and not set(kept) & set(papers["doc_id"])
+        assert "left out 2 papers added" in err
+
+    args = ["build", str(path), "--out", str(previous), "--quiet", "--drop-added"]
+    return Run(args, check=check, changes=(previous,))
+
+
+def writer_case_build_from_a_table_with_source_and_input_source(user, previous):
+    path = csv_of(
+        user / "export.csv", english(), source=["a.csv"] * 12, input_source=[f"arXiv:{i}" for i in range(12)]
+    )
+
+    def check(err):
+        papers = read_map(previous).papers
+        assert set(papers["source"]) == {"export.csv"} and set(papers["input_input_source"]) == {"a.csv"}
+        assert sorted(papers["input_source"]) == sorted(f"arXiv:{i}" for i in range(12))
+
+    return Run(["build", str(path), "--out", str(previous), "--quiet"], check=check, changes=(previous,))
+
+
+def writer_case_build_from_a_map_folder(user, previous):
+    return Run(
+        ["build", str(previous), "--out", str(user / "m2"), "--quiet"], [str(previous), "is a map folder"]
+    )
+
+
+def writer_case_build_from_jsonl_with_a_raw_line_separator(user, previous):
+    rows = [{"abstract": text} for text in english()]
+    rows[3]["abstract"] = rows[3]["abstract"].replace(" Our", "\u2028Our")
+    path = write(user / "papers.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    assert "\u2028" in path.read_text()
+
+    def check(err):
+        assert len(read_map(previous).papers) == 12
+
+    return Run(["build", str(path), "--out", str(previous), "--quiet"], check=check, changes=(previous,))
+
+
+def _damaged_lineage(previous: Path, value) -> None:
+    manifest = json.loads((previous / "manifest.json").read_text())
+    manifest["lineage"] = {"previous": None, "next_topic_id": value}
+    (previous / "manifest.json").write_text(json.dumps(manifest))
+
+
+def writer_case_previous_with_a_text_next_topic_id(user, previous):
+    _damaged_lineage(previous, "many")
+    path = csv_of(user / "papers.csv", english())
+    args = ["build", str(path), "--out", str(user / "m2"), "--previous", str(previous), "--quiet"]
+    return Run(args, ["manifest.json", "lineage.next_topic_id", "whole number"])
+
+
+def writer_case_previous_with_a_huge_next_topic_id(user, previous):
+    _damaged_lineage(previous, 2**70)
+    path = csv_of(user / "papers.csv", english())
+    args = ["build", str(path), "--out", str(user / "m2"), "--previous", str(previous), "--quiet"]
+    return Run(args, ["lineage.next_topic_id"])
+
+
+def writer_case_previous_whose_lineage_is_a_list(user, previous):
+    manifest = json.loads((previous / "manifest.json").read_text())
+    manifest["lineage"] = [1, 2]
+    (previous / "manifest.json").write_text(json.dumps(manifest))
+    path = csv_of(user / "papers.csv", english())
+    args = ["build", str(path), "--out", str(user / "m2"), "--previous", str(previous), "--quiet"]
+    return Run(args, ["manifest.json", "lineage", "an object"])
+
+
+def writer_case_rebuild_over_a_map_with_a_damaged_next_topic_id_notes_it(user, previous):
+    _damaged_lineage(previous, 1.5)
+    path = csv_of(user / "papers.csv", english())
+
+    def check(err):
+        assert "lineage.next_topic_id" in err and "topic ids start afresh" in err
+        assert read_map(previous).manifest["lineage"]["next_topic_id"] >= 0
+
+    return Run(["build", str(path), "--out", str(previous), "--quiet"], check=check, changes=(previous,))
+
+
+def writer_case_ray_address_nobody_answers_even_when_all_is_cached(user, previous):
+    pytest.importorskip("ray")
+    path = csv_of(user / "papers.csv", english())
+    return Run(
+        ["build", str(path), "--out", str(user / "m2"), "--quiet", "--ray", "127.0.0.1:9"],
+        ["--ray 127.0.0.1:9", "cannot connect"],
+    )
+
+
+def writer_case_ray_address_from_the_environment_is_named_so(user, previous):
+    pytest.importorskip("ray")
+    path = csv_of(user / "papers.csv", english())
+    return Run(
+        ["build", str(path), "--out", str(user / "m2"), "--quiet"],
+        ["ATLAS_RAY_ADDRESS 127.0.0.1:9", "cannot connect"],
+        env={"ATLAS_RAY_ADDRESS": "127.0.0.1:9"},
+    )
+
+
+RUNS = {
+    name[len("writer_case_") :]: fn for name, fn in dict(globals()).items() if name.startswith("writer_case_")
+}
+
+
+@pytest.mark.parametrize("case", sorted(RUNS))
+def test_writers_and_readers_catalogue(case, tmp_path, capsys, monkeypatch):
+    user, previous = tmp_path / "user", tmp_path / "work" / "map"
+    user.mkdir()
+    write_map(previous, tiny_map())
+    run = RUNS[case](user, previous)
+    for name, value in run.env.items():
+        monkeypatch.setenv(name, value)
+    if run.cwd:
+        monkeypatch.chdir(run.cwd)
+    lock = f".{previous.name}.lock"  # lock files (beside any --out) are the only files a failure may leave
+
+    def hashes():
+        return {
+            k: v for k, v in file_hashes(tmp_path).items() if not re.fullmatch(r"\..*\.lock", Path(k).name)
+        }
+
+    before = hashes()
+    code = main(run.args)
+    monkeypatch.chdir(ROOT)
+    err = capsys.readouterr().err.strip()
+    lines = err.splitlines()
+    if run.error is not None:
+        assert code == 2, err
+        assert len(lines) == 1 and lines[0].startswith("error: "), lines
+        for text in run.error:
+            assert text.lower() in lines[0].lower(), (text, lines[0])
+        assert hashes() == before  # the map and the user's files, byte for byte
+    else:
+        assert code == 0, err
+        assert "Traceback" not in err
+        run.check(err)
+        changed = [
+            tmp_path / k for k, v in file_hashes(tmp_path, skip_name=lock).items() if before.get(k) != v
+        ]
+        changed += [tmp_path / k for k in before if not (tmp_path / k).exists()]
+        allowed = [c for c in changed if not any(c == p or p in c.parents for p in run.changes)]
+        assert not allowed, allowed  # nothing else was written, replaced or removed
+        read_map(previous)
+    assert not [p for p in previous.parent.iterdir() if p.name.startswith(".map.") and p.name != lock]

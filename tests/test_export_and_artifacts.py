@@ -97,6 +97,20 @@ def test_no_exported_text_cell_starts_like_a_formula():
     ]
 
 
+def test_header_cells_are_neutralised_like_data_cells(tmp_path):
+    """An input column named like a formula is data too: its header cell must not run (CLI and app)."""
+    atlas = tiny_map()
+    atlas.papers['=HYPERLINK("http://evil","x")'] = "fine"
+    atlas.papers["@col"] = "+1"
+    atlas.papers["-2+3"] = 1
+    write_map(tmp_path / "map", atlas)
+    assert main(["export", str(tmp_path / "map"), "--out", str(tmp_path / "x.csv")]) == 0
+    for data in ((tmp_path / "x.csv").read_bytes(), to_csv_bytes(export_frame(atlas.papers, atlas.topics))):
+        header = next(csv.reader(io.StringIO(data.decode("utf-8-sig"))))
+        assert not [cell for cell in header if cell.startswith(("=", "+", "-", "@", "\t", "\r"))], header
+        assert {'\'=HYPERLINK("http://evil","x")', "'@col", "'-2+3"} <= set(header)
+
+
 def test_cli_export_of_one_topic(tmp_path, capsys):
     write_map(tmp_path / "map", tiny_map())
     assert main(["export", str(tmp_path / "map"), "--out", str(tmp_path / "t1.csv"), "--topic", "1"]) == 0

@@ -98,11 +98,26 @@ def test_grown_split_merged_new_and_gone_are_recorded_and_new_ids_are_never_reus
         pd.DataFrame({"topic_id": [3, 4, 6, 20, 21], "label": list("ABCDE"), "size": [12, 5, 9, 3, 4]}),
     )
     sentences = dict(zip(rows["topic_id"], rows["Change"]))
-    assert sentences[7] == "Gone: its papers are now in “C”."
+    # Every previous topic is named: 6 kept its id under the name "C", and 7 merged into it.
+    assert merged["previous_label"] == "Attention; Linear attention"
+    assert list(merged["previous_sizes"]) == [5, 4] and list(gone.loc[7, "previous_sizes"]) == [4]
+    assert sentences[7] == "Merged into “C” (topic 6, until now “Attention”)."
     assert (
-        sentences[4] == f"Split: part of its papers now form “{'ABCDE'[[3, 4, 6, 20, 21].index(final[2])]}”."
+        sentences[6]
+        == "Was “Attention” (5 papers); “Linear attention” (4 papers) merged into it: 9 papers now."
     )
-    assert sentences[6] == "Merged with “Linear attention”."
+    assert sentences[9] == "Merged into “A” (topic 3, until now “Clustering”)."
+    assert (
+        sentences[4]
+        == "Renamed from “Safety”. Split: part of its papers now form "
+        + f"“{'ABCDE'[[3, 4, 6, 20, 21].index(final[2])]}”."
+    )
+    # A link to 6 opens it and says it was renamed.
+    notice = resolve_shared_topic(6, lineage.table, pd.DataFrame({"topic_id": [6], "label": ["C"]})).notice
+    assert notice == (
+        "Topic 6 from this link was “Attention” before the map was rebuilt; it is now “C” "
+        "(“Linear attention” merged into it)."
+    )
 
 
 def test_a_pair_below_the_threshold_never_takes_an_id_from_a_pair_above_it():
@@ -296,3 +311,24 @@ def test_no_previous_numbers_topics_by_size_and_writes_no_lineage(seed_map, tmp_
     assert json.loads((out / "manifest.json").read_text())["lineage"]["previous"] is None
     sizes = atlas.topics.sort_values("topic_id")["size"].tolist()
     assert sizes == sorted(sizes, reverse=True)
+
+
+def test_a_previous_name_is_kept_only_while_it_holds_for_the_topics_papers():
+    from pipeline.lineage import Lineage, final_labels
+
+    lineage = Lineage(
+        mapping={-1: -1, 0: 4, 1: 9},
+        keep_label={4: "Optimal transport", 9: "Segmentation"},
+        table=pd.DataFrame(),
+        next_topic_id=10,
+    )
+    provisional = {0: "Sinkhorn", 1: "Object detection & segmentation"}
+    holds = {4: True, 9: False}  # the papers of topic 9 no longer write "segmentation" enough
+    assert final_labels(provisional, lineage, lambda t, name: holds[t]) == {
+        4: "Optimal transport",
+        9: "Object detection & segmentation",
+    }
+    assert final_labels(provisional, lineage) == {4: "Optimal transport", 9: "Segmentation"}
+    # A new name that extends the previous one with a second part is taken.
+    extended = {0: "Optimal transport & Sinkhorn", 1: "Object detection"}
+    assert final_labels(extended, lineage)[4] == "Optimal transport & Sinkhorn"

@@ -18,50 +18,79 @@ TEX_UNESCAPES = {
     r"\textasciitilde{}": "~",
     r"\textasciicircum{}": "^",
     r"\textbackslash{}": "\\",
+    r"\textbraceleft{}": "{",
+    r"\textbraceright{}": "}",
     r"\&": "&",
     r"\%": "%",
     r"\$": "$",
     r"\#": "#",
     r"\_": "_",
-    r"\{": "{",
-    r"\}": "}",
 }
 
 
 def parse_bibtex(text: str) -> list[dict]:
-    """A small strict BibTeX reader: @type{key, name = {value}, ...} with balanced braces.
+    """Entries as BibTeX itself reads them (bibtex.web, followed by biber and pybtex).
 
-    Fails (AssertionError) on anything else, so a malformed export cannot pass.
+    Text outside entries is skipped up to the next `@`; an entry is `@type{key, name = value, ...}`
+    (or with parentheses); a value is `{...}`, `"..."`, a number or a macro name, joined by `#`.
+    Every brace counts, with or without a backslash before it: `\\}` closes a group just as `}` does.
+    Field names are case-insensitive and a repeated one is an error (BibTeX warns and keeps the first).
+    A field that ends early, an unbalanced brace or a stray token fails with an AssertionError.
     """
     entries, at = [], 0
-    while True:
-        start = text.find("@", at)
-        if start == -1:
-            assert not text[at:].strip(), f"trailing text: {text[at:][:80]!r}"
-            return entries
-        assert not text[at:start].strip(), f"text between entries: {text[at:start][:80]!r}"
-        head = re.compile(r"@(\w+)\{([^,\s{}]+),\n").match(text, start)
-        assert head, text[start : start + 80]
-        entry, at = {"type": head.group(1), "key": head.group(2)}, head.end()
+    space = re.compile(r"\s*")
+
+    def skip(i: int) -> int:
+        return space.match(text, i).end()
+
+    def value_at(i: int) -> tuple[str, int]:
+        parts = []
         while True:
-            if text.startswith("}\n", at):
-                at += 2
-                break
-            field = re.compile(r"  (\w+) = \{").match(text, at)
-            assert field, text[at : at + 80]
-            depth, i = 1, field.end()
-            while depth:
-                char = text[i]
-                if char == "\\":  # an escaped character or a command: never a brace that counts
-                    i += 2 if text[i + 1] in "{}&%$#_" else 1
-                    continue
-                depth += {"{": 1, "}": -1}.get(char, 0)
+            assert i < len(text), "entry not closed"
+            if text[i] in '{"':
+                closer, depth, j = ("}" if text[i] == "{" else '"'), 0, i + 1
+                while not (text[j] == closer and depth == 0):
+                    depth += {"{": 1, "}": -1}.get(text[j], 0)
+                    assert depth >= 0, f"unbalanced brace in {text[i : j + 1][-80:]!r}"
+                    j += 1
+                    assert j < len(text), f"unbalanced braces from {text[i : i + 80]!r}"
+                parts.append(text[i + 1 : j])
+                i = j + 1
+            else:
+                token = re.compile(r"[^\s#,={}()\"]+").match(text, i)
+                assert token, f"no value at {text[i : i + 40]!r}"
+                parts.append(token.group(0))
+                i = token.end()
+            i = skip(i)
+            if text.startswith("#", i):
+                i = skip(i + 1)
+                continue
+            return "".join(parts), i
+
+    while (start := text.find("@", at)) != -1:
+        assert not text[at:start].strip(), f"text between entries: {text[at:start][:80]!r}"
+        head = re.compile(r"@\s*([A-Za-z]+)\s*([{(])\s*([^,\s]*)").match(text, start)
+        assert head, text[start : start + 80]
+        close = "}" if head.group(2) == "{" else ")"
+        entry, i = {"type": head.group(1).lower(), "key": head.group(3)}, skip(head.end())
+        while True:
+            if text.startswith(close, i):
                 i += 1
-            value = text[field.end() : i - 1]
-            assert text.startswith(",\n", i), text[i : i + 20]
-            entry[field.group(1)] = value
-            at = i + 2
+                break
+            assert text.startswith(",", i), f"expected ',' or end of entry at {text[i : i + 80]!r}"
+            i = skip(i + 1)
+            if text.startswith(close, i):
+                i += 1
+                break
+            field = re.compile(r"([A-Za-z][\w:.+/'-]*)\s*=\s*").match(text, i)
+            assert field, f"expected a field at {text[i : i + 80]!r}"
+            name = field.group(1).lower()
+            assert name not in entry, f"field {name} given twice in {entry['key']}"
+            entry[name], i = value_at(field.end())
         entries.append(entry)
+        at = i
+    assert not text[at:].strip(), f"trailing text: {text[at:][:80]!r}"
+    return entries
 
 
 def untex(value: str) -> str:
@@ -135,7 +164,7 @@ def test_markdown_groups_by_topic_escapes_markup_and_links_only_web_urls():
     assert "- **Sinkhorn at scale**: We scale Sinkhorn." in text
     assert "Another Sinkhorn paper." in text and "With a newline" not in text
     assert "[link](https://example.org/a_b?x=1&y=%20)" in text
-    assert "javascript:" not in text.replace("\\[link\\](javascript:alert(1))", "")
+    assert "javascript:" not in text.replace("\\[link\\](`javascript:alert(1))`", "")
     assert "<script>" not in text and "\\<script\\>" in text and "\\*bold\\*" in text
     assert "<b>" not in text
     # heading and a blank line; per section its heading and a blank; the papers; blanks between sections
@@ -191,3 +220,89 @@ def test_export_to_an_unknown_topic_names_the_real_ids(tmp_path):
     )
     assert result.returncode == 2 and result.stderr.startswith("error:") and "no topic 99" in result.stderr
     assert not (tmp_path / "x.bib").exists()
+
+
+# Data that tries to end a field early, swallow the rest, or add fields of its own (issue 17).
+HOSTILE_BIB = pd.DataFrame(
+    {
+        "doc_id": ["h1", "h2", "h3", "h4", "h5"],
+        "title": [
+            "A lone } closes nothing",
+            "An open { swallows nothing",
+            r"Escaped \} and \{ still count for BibTeX \ ",
+            'Title}, url = "javascript:alert(1)", note = {x',
+            "@misc{evil, title = {x}} @comment{ ends here",
+        ],
+        "abstract": ["One.", "Two.", "Three.", "Four.", "Five."],
+        "topic_id": [0, 0, 0, 0, 0],
+        "year": [2025, 2025, 2024, 2023, 2022],
+        "venue": ['ICML}, url = "javascript:alert(2)"', "{NeurIPS", "ICLR\\", None, "}}}"],
+        "authors": ["Ada}, url = {javascript:alert(3)}", "Bob {Builder", None, "Eve\\}", None],
+        "url": ["https://x.org/a}b", "https://x.org/{", "https://x.org/end\\", None, None],
+    }
+)
+
+
+def test_bibtex_fields_stay_balanced_and_hold_their_own_text_whatever_the_data_holds():
+    text = reading_list_bibtex(HOSTILE_BIB)
+    entries = parse_bibtex(text)  # BibTeX's brace rules: `\}` counts as a brace
+    assert [e["key"][:4] for e in entries] == ["lone", "open", "esca", "titl", "misc"]
+    for entry, (_, paper) in zip(entries, HOSTILE_BIB.iterrows(), strict=True):
+        expected = {"type", "key", "title", "year"}
+        expected |= {"booktitle"} if isinstance(paper["venue"], str) else set()
+        expected |= {"author"} if isinstance(paper["authors"], str) else set()
+        expected |= {"url"} if isinstance(paper["url"], str) else set()
+        assert set(entry) == expected, entry  # no field lost, none injected
+        assert untex(entry["title"]) == " ".join(paper["title"].split())
+        assert entry["year"] == str(paper["year"])
+        if "booktitle" in entry:
+            assert untex(entry["booktitle"]) == paper["venue"]
+        if "url" in entry:
+            assert entry["url"].startswith("https://x.org/") and not set(entry["url"]) & set("{}\\")
+    assert untex(entries[0]["author"]) == "Ada} and url = {javascript:alert(3)}"  # split at the comma
+    assert "javascript" not in "".join(e.get("url", "") for e in entries)
+
+
+def test_markdown_shows_web_addresses_and_emails_in_titles_as_code_and_closes_every_link():
+    from markdown_it import MarkdownIt
+
+    papers = pd.DataFrame(
+        {
+            "title": [
+                "See https://evil.example/login and www.evil.example now",
+                "Write to ada@example.org or mailto:bob@example.org",
+                "Plain title",
+            ],
+            "abstract": ["Visit http://x.org/`a`b today. More.", "One.", "Two."],
+            "topic_id": [1, 1, 1],
+            "url": [None, None, "https://x.org/ends\\"],
+        }
+    )
+    text = reading_list_markdown(papers, pd.DataFrame({"topic_id": [1], "label": ["T"]}))
+    html = MarkdownIt("commonmark").render(text)
+    outside_code = re.sub(r"<code>.*?</code>", "", html)
+    # What a linkifier (GitHub's autolinks, markdown-it's linkify) would turn into a link is in code.
+    for token in ("https://evil", "www.evil", "ada@example", "bob@example", "http://x.org"):
+        assert token not in re.sub(r'href="[^"]*"', "", outside_code), token
+    assert "<code>https://evil.example/login</code>" in html and "<code>ada@example.org</code>" in html
+    assert "<code>http://x.org/`a`b</code>" in html
+    assert re.findall(r"<a href=\"([^\"]*)\">link</a>", html) == ["https://x.org/ends%5C"]  # closed
+
+
+def test_bidi_controls_are_shown_not_obeyed_in_every_export():
+    from pipeline.export import export_frame, to_csv_bytes
+
+    rlo = "invoice\u202egpj.exe"
+    papers = pd.DataFrame(
+        {"doc_id": ["b1"], "title": [rlo], "abstract": [f"About {rlo}. More."], "topic_id": [0]}
+        | {"source": ["a.csv"], "x": [0.0], "y": [0.0], "venue": ["\u2067ICML\u2069"]}
+    )
+    topics = pd.DataFrame({"topic_id": [0], "label": ["T\u202e"], "keywords": [["k\u200f"]], "size": [1]})
+    outputs = [
+        reading_list_markdown(papers, topics),
+        reading_list_bibtex(papers),
+        to_csv_bytes(export_frame(papers, topics)).decode("utf-8-sig"),
+    ]
+    for output in outputs:
+        assert not re.search("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]", output)
+        assert "invoice\ufffdgpj.exe" in output

@@ -10,9 +10,9 @@ import pytest
 
 from pipeline.config import BuildConfig
 from pipeline.evaluate import map_quality, npmi_coherence, topic_diversity
-from pipeline.naming import acronym_definitions, is_keyword_pair, name_groups, share_using
+from pipeline.naming import acronym_definitions, is_keyword_pair, name_groups, name_support
 from pipeline.neighbours import topic_centroids
-from pipeline.themes import fit_themes, group_topics, theme_count
+from pipeline.themes import fit_themes, theme_count
 from pipeline.topics import (
     _renumber_by_size,
     cosine_knn,
@@ -122,9 +122,9 @@ def test_names_are_distinct_and_never_keyword_pairs():
     assert is_keyword_pair("Causal · latent") and not is_keyword_pair("Causal discovery")
 
 
-def test_share_using_counts_papers_with_every_word_of_the_name():
+def test_name_support_counts_papers_with_every_word_of_the_name():
     docs = ["Diffusion models sample.", "A diffusion model.", "Transformers."]
-    assert share_using("Diffusion models", docs) == pytest.approx(2 / 3)
+    assert name_support("Diffusion models", docs) == pytest.approx(2 / 3)
 
 
 def test_closeness_to_the_centroid_breaks_ties_between_equally_used_phrases():
@@ -143,31 +143,94 @@ def test_theme_count_scales_with_topics():
     assert [theme_count(n) for n in (1, 8, 10, 30, 55, 100, 400)] == [1, 4, 5, 8, 11, 15, 20]
 
 
-def test_themes_merge_nearby_topics_and_are_named():
+def themes_of(words: list, names: list[str], n_themes: int, per_topic: int = 20):
+    """Themes of four topics with these texts and names; topics 0-1 and 2-3 sit close together."""
     rng = np.random.default_rng(3)
     directions = np.eye(16)[[0, 0, 1, 1]] + 0.3 * np.eye(16)[[2, 3, 4, 5]]  # two pairs of close topics
-    vectors = clustered_vectors(rng, directions * 3, 20, 0.05)
-    labels = np.repeat(np.arange(4), 20)
-    assert group_topics(topic_centroids(vectors, labels)[1], 2).tolist() == [0, 0, 1, 1]
-    words = [
-        "optimal transport plans",
-        "optimal transport maps",
-        "diffusion models sample",
-        "diffusion models denoise",
-    ]
-    documents = [f"We study {words[t]} here." for t in labels]
+    vectors = clustered_vectors(rng, directions * 3, per_topic, 0.05)
+    labels = np.repeat(np.arange(len(words)), per_topic)
+    texts = [[w] if isinstance(w, str) else w for w in words]  # a topic's papers cycle through its texts
+    documents = [texts[t][i % len(texts[t])] for i, t in enumerate(labels)]
     ids, centroids = topic_centroids(vectors, labels)
-    topics = pd.DataFrame(
-        {
-            "topic_id": ids,
-            "label": ["Transport plans", "Transport maps", "Sampling", "Denoising"],
-            "centroid": list(centroids),
-        }
+    topics = pd.DataFrame({"topic_id": ids, "label": names, "centroid": list(centroids)})
+    themes, theme_of = fit_themes(documents, vectors, labels, topics, n_themes=n_themes)
+    support = {
+        (row.label, t): name_support(row.label, [d for d, topic in zip(documents, labels) if topic == t])
+        for row in themes.itertuples()
+        for t in row.topic_ids
+    }
+    return themes, theme_of, support
+
+
+def test_themes_merge_topics_that_share_a_phrase_and_are_named_by_it():
+    themes, theme_of, support = themes_of(
+        [
+            "We study optimal transport plans here.",
+            "We study optimal transport maps here.",
+            "We study diffusion models that sample.",
+            "We study diffusion models that denoise.",
+        ],
+        ["Transport plans", "Transport maps", "Sampling", "Denoising"],
+        n_themes=2,
     )
-    themes, theme_of = fit_themes(documents, vectors, labels, topics, n_themes=2)
     assert theme_of[0] == theme_of[1] != theme_of[2] == theme_of[3]
     assert sorted(themes["label"]) == ["Diffusion models", "Optimal transport"]
     assert themes["size"].sum() == 80 and sorted(sum(themes["topic_ids"], [])) == [0, 1, 2, 3]
+    assert min(support.values()) == 1.0  # each theme's name holds for every paper of its topics
+
+
+def test_topics_that_share_no_vocabulary_stand_alone_under_their_own_names():
+    """Close centroids alone never merge topics: a theme's name must hold for each of its topics."""
+    themes, theme_of, support = themes_of(
+        [
+            "Sinkhorn barycenters converge fast.",
+            "Spiking neurons fire in cortex.",
+            "Robot grasping with soft fingers.",
+            "Protein folding energy landscapes.",
+        ],
+        ["Sinkhorn barycenters", "Spiking neurons", "Robot grasping", "Protein folding"],
+        n_themes=2,
+    )
+    assert len(themes) == 4 and len(set(theme_of.values())) == 4
+    assert sorted(themes["label"]) == [
+        "Protein folding",
+        "Robot grasping",
+        "Sinkhorn barycenters",
+        "Spiking neurons",
+    ]
+    assert min(support.values()) == 1.0
+
+
+def test_close_topics_that_share_some_vocabulary_but_no_name_are_named_by_their_members():
+    """A quarter of each topic writes "body models": shared vocabulary, too little for a theme's name."""
+    themes, theme_of, support = themes_of(
+        [
+            ["Human pose estimation from images."] * 3 + ["Pose estimation with body models."],
+            ["Garment shape recovery."] * 3 + ["Garment shape with body models."],
+            "Sinkhorn barycenters converge fast.",
+            "Spiking neurons fire in cortex.",
+        ],
+        ["Pose estimation", "Garment shape", "Sinkhorn barycenters", "Spiking neurons"],
+        n_themes=3,
+    )
+    assert theme_of[0] == theme_of[1] and len(themes) == 3
+    assert themes.loc[themes["topic_ids"].map(len) == 2, "label"].item() == "Pose estimation & garment shape"
+    assert min(support.values()) == 1.0
+
+
+def test_a_topic_name_that_misses_most_papers_takes_a_second_part():
+    """Half the topic writes about adversarial examples and half about safety: the name says both."""
+    docs = ["Adversarial examples fool classifiers."] * 4
+    docs += [
+        "Safety moderation of chat systems.",
+        "Safety of agents.",
+        "Safety filters block text.",
+        "Safety.",
+    ]
+    docs += ["Regret bounds for bandits hold."] * 8
+    names = name_groups(docs, np.repeat([0, 1], 8))
+    assert names[0] in ("Adversarial examples & safety", "Safety & adversarial examples")
+    assert name_support(names[0], docs[:8]) == 1.0
 
 
 def test_stability_is_high_for_clear_clusters_and_low_for_noise():

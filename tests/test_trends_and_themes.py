@@ -113,10 +113,14 @@ def topics_table() -> tuple[pd.DataFrame, pd.DataFrame]:
     return topics, themes
 
 
-def test_a_theme_filter_chooses_the_topics_of_the_chosen_themes():
+def test_theme_filter_keeps_the_papers_of_the_chosen_themes():
+    from app.filters import chosen_topics, filter_mask
+
     topics, _ = topics_table()
+    topic_ids = np.array([0, 1, 2, 3, -1])
     assert topics_in_themes(topics, [1]) == (2, 3)
-    assert topics_in_themes(topics, [1, 0]) == (0, 1, 2, 3)
+    chosen = chosen_topics((), topics_in_themes(topics, [1]))
+    assert filter_mask(topic_ids, topics=chosen).tolist() == [False, False, True, True, False]  # no -1
     assert topics_in_themes(topics, []) == (0, 1, 2, 3)  # no theme chosen: every topic
 
 

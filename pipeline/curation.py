@@ -1,0 +1,508 @@
+"""Curation: a person's edits to a map (names, merges, hidden topics, notes), kept with the map and
+applied again by every rebuild through the stable topic ids.
+
+The edits live in `curation.json` in the map folder, a small file a person can read and keep in
+git. The map's tables stay as the build wrote them; `pipeline.artifacts.read_map` applies the edits
+on top, so the app, exports and `add` all see one curated map, and the next rebuild matches its
+topics against the fitted (uncurated) ones. A rebuild carries every edit forward; an edit whose
+topic's content moved (split, merged, gone, or most papers elsewhere) is kept and flagged for
+review instead of being applied to what is now a different topic. See docs/curation.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import tempfile
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pipeline import UserError
+
+if TYPE_CHECKING:  # numpy and pandas load on first use: `python -m pipeline --help` stays instant
+    import numpy as np
+    import pandas as pd
+
+CURATION = "curation.json"
+FORMAT = "abstract-atlas curation 1"
+ACTIONS = ("rename", "rename-theme", "merge", "hide", "note")
+UNASSIGNED = -1
+MAX_NAME = 80
+MAX_NOTE = 2_000
+# Characters Markdown or HTML would read as markup (a name is shown in Markdown lists, Plotly labels
+# and exports); control characters and line breaks would break a one-line name.
+MARKUP = re.compile(r"[<>\[\]`*_|\\{}]|[\x00-\x1f\x7f]|^[#=+\-]")
+NOTE_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# An edited topic whose papers are less than this share still together after a rebuild (Jaccard over
+# the papers both builds hold) has moved: the same bar the lineage uses before keeping a topic's name.
+MIN_STILL_TOGETHER = 0.5
+
+
+@dataclasses.dataclass(frozen=True)
+class Edit:
+    """One edit. `topic` is the edited topic (None for a theme edit); `theme_topics` anchors a theme
+    edit to the theme's topics when it was made, since theme ids are renumbered by every build."""
+
+    id: int
+    action: str
+    topic: int | None = None
+    theme: int | None = None
+    theme_topics: tuple[int, ...] = ()
+    name: str | None = None
+    text: str | None = None
+    into: int | None = None
+    made_at: str = ""
+    review: str | None = None  # why a rebuild did not apply it; None = applied
+
+    def to_json(self) -> dict:
+        row = {"id": self.id, "action": self.action}
+        for key in ("topic", "theme", "name", "text", "into", "made_at", "review"):
+            value = getattr(self, key)
+            if value is not None and value != "":
+                row[key] = value
+        if self.theme_topics:
+            row["theme_topics"] = list(self.theme_topics)
+        return row
+
+    def describe(self) -> str:
+        """One line saying what the edit does, e.g. `#3 rename topic 4 to "Optimal transport"`."""
+        if self.action == "rename":
+            what = f'rename topic {self.topic} to "{self.name}"'
+        elif self.action == "rename-theme":
+            what = f'rename theme {self.theme} (topics {", ".join(map(str, self.theme_topics))}) to "{self.name}"'
+        elif self.action == "merge":
+            what = f"merge topic {self.topic} into topic {self.into}"
+        elif self.action == "hide":
+            where = "unassigned" if self.into == UNASSIGNED else f"topic {self.into}"
+            what = f"hide topic {self.topic} (its papers go to {where})"
+        else:
+            what = (
+                f"note on topic {self.topic}: {self.text}"
+                if self.text
+                else f"remove the note on topic {self.topic}"
+            )
+        return f"#{self.id} {what}" + (f"  [review: {self.review}]" if self.review else "")
+
+
+# ---- the file ----
+
+
+def read_curation(folder: str | Path) -> list[Edit]:
+    """The map's edits in order ([] when it has none); a damaged file is a `UserError` naming it."""
+    path = Path(folder) / CURATION
+    if not path.is_file():
+        return []
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UserError(f"{path}: damaged edit file ({exc}); fix it or remove it to drop the edits") from None
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise UserError(f'{path}: damaged edit file (expected a JSON object with "format": "{FORMAT}")')
+    rows = document.get("edits")
+    if not isinstance(rows, list):
+        raise UserError(f'{path}: damaged edit file ("edits" must be a list)')
+    edits = [_edit_from_json(row, path, number) for number, row in enumerate(rows, 1)]
+    ids = [e.id for e in edits]
+    if len(set(ids)) != len(ids):
+        raise UserError(f"{path}: damaged edit file (two edits share an id)")
+    return edits
+
+
+def _edit_from_json(row: object, path: Path, number: int) -> Edit:
+    where = f"{path}: edit {number}"
+    if not isinstance(row, dict):
+        raise UserError(f"{where} is not a JSON object")
+    unknown = set(row) - {f.name for f in dataclasses.fields(Edit)}
+    if unknown:
+        raise UserError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
+    if row.get("action") not in ACTIONS:
+        raise UserError(f"{where}: action must be one of {', '.join(ACTIONS)}, not {row.get('action')!r}")
+
+    def whole(key: str, required: bool) -> int | None:
+        value = row.get(key)
+        if value is None and not required:
+            return None
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise UserError(f"{where}: {key!r} must be a whole number, not {value!r}")
+        return value
+
+    action = row["action"]
+    try:
+        edit = Edit(
+            id=whole("id", True),
+            action=action,
+            topic=whole("topic", action != "rename-theme"),
+            theme=whole("theme", action == "rename-theme"),
+            theme_topics=tuple(int(t) for t in row.get("theme_topics", ())),
+            name=check_name(row.get("name"), "name") if action in ("rename", "rename-theme") else None,
+            text=check_note(row.get("text") or "") if action == "note" else None,
+            into=whole("into", action in ("merge", "hide")),
+            made_at=str(row.get("made_at", "")),
+            review=None if row.get("review") is None else str(row["review"]),
+        )
+    except (TypeError, ValueError) as exc:
+        raise UserError(f"{where}: {exc}") from None
+    except UserError as exc:
+        raise UserError(f"{where}: {exc}") from None
+    if action == "merge" and edit.into == edit.topic:
+        raise UserError(f"{where}: merges topic {edit.topic} into itself")
+    return edit
+
+
+def curation_json(edits: Iterable[Edit]) -> str:
+    document = {"format": FORMAT, "edits": [e.to_json() for e in edits]}
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_curation(folder: str | Path, edits: list[Edit]) -> None:
+    """Replace `curation.json` in one atomic rename (readers see the old or the new file, never half)."""
+    folder = Path(folder)
+    handle, temporary = tempfile.mkstemp(prefix=f".{CURATION}.", dir=folder)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(curation_json(edits))
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, folder / CURATION)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+
+
+# ---- checks a person's input must pass ----
+
+
+def check_name(name: object, what: str = "name") -> str:
+    """A name, stripped; refused when empty, too long, or holding markup.
+
+    Examples:
+        >>> check_name("  Optimal transport ")
+        'Optimal transport'
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise UserError(f"the {what} is empty; give a name")
+    name = name.strip()
+    if len(name) > MAX_NAME:
+        raise UserError(f"the {what} is {len(name)} characters long; at most {MAX_NAME}")
+    if MARKUP.search(name):
+        raise UserError(
+            f'the {what} "{name}" holds markup (< > [ ] ` * _ | \\ {{ }}, a line break, or a leading # = + -); '
+            "give plain text"
+        )
+    return name
+
+
+def check_note(text: object) -> str:
+    """A note, stripped: plain text (shown as text, never rendered), at most MAX_NOTE characters."""
+    if not isinstance(text, str):
+        raise UserError("a note must be text")
+    text = text.strip()
+    if len(text) > MAX_NOTE:
+        raise UserError(f"the note is {len(text)} characters long; at most {MAX_NOTE}")
+    if NOTE_CONTROL.search(text):
+        raise UserError("the note holds control characters; give plain text")
+    return text
+
+
+def new_edit(
+    edits: list[Edit],
+    action: str,
+    view: CuratedView,
+    *,
+    topic: int | None = None,
+    theme: int | None = None,
+    name: str | None = None,
+    text: str | None = None,
+    into: int | None = None,
+) -> Edit:
+    """A checked edit of the curated map `view`, numbered after `edits`; a bad one is a `UserError`."""
+    topics = set(view.topics["topic_id"].astype(int))
+
+    def known(topic_id: int | None, role: str) -> int:
+        if topic_id not in topics:
+            shown = ", ".join(str(t) for t in sorted(topics)) or "none"
+            raise UserError(f"no topic {topic_id} to {role} (topics are {shown})")
+        return int(topic_id)
+
+    fields: dict = {}
+    if action == "rename-theme":
+        themes = view.themes
+        if themes is None or theme not in set(themes["theme_id"].astype(int)):
+            shown = "none" if themes is None else ", ".join(str(t) for t in sorted(themes["theme_id"]))
+            raise UserError(f"no theme {theme} to rename (themes are {shown})")
+        row = themes[themes["theme_id"] == theme].iloc[0]
+        fields = {"theme": int(theme), "theme_topics": tuple(sorted(int(t) for t in row["topic_ids"]))}
+        fields["name"] = _unique(
+            check_name(name, "theme name"), themes["label"], themes["theme_id"], theme, "theme"
+        )
+    else:
+        fields["topic"] = known(
+            topic, {"merge": "merge", "hide": "hide", "note": "write a note on"}.get(action, action)
+        )
+        if action == "rename":
+            table = view.topics
+            fields["name"] = _unique(check_name(name), table["label"], table["topic_id"], topic, "topic")
+        elif action == "merge":
+            if into == topic:
+                raise UserError(f"cannot merge topic {topic} into itself")
+            fields["into"] = known(into, "merge into")
+        elif action == "hide":
+            if into == topic:
+                raise UserError(f"cannot hide topic {topic} into itself")
+            fields["into"] = (
+                UNASSIGNED if into in (None, UNASSIGNED) else known(into, "move the hidden papers to")
+            )
+        elif action == "note":
+            fields["text"] = check_note(text or "")
+        else:
+            raise UserError(f"unknown edit {action!r}")
+    number = max([e.id for e in edits], default=0) + 1
+    return Edit(
+        id=number, action=action, made_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **fields
+    )
+
+
+def _unique(name: str, labels: pd.Series, ids: pd.Series, own: int | None, what: str) -> str:
+    for other, label in zip(ids.astype(int), labels.astype(str), strict=True):
+        if other != own and label.casefold() == name.casefold():
+            raise UserError(f'{what} {other} is already called "{label}"; two {what}s cannot share a name')
+    return name
+
+
+# ---- applying edits ----
+
+
+@dataclasses.dataclass(frozen=True)
+class CuratedView:
+    """A map's tables with its edits applied, and which edits were (applied, waiting for review)."""
+
+    papers: pd.DataFrame
+    topics: pd.DataFrame
+    themes: pd.DataFrame | None
+    applied: tuple[int, ...] = ()
+    review: tuple[int, ...] = ()
+
+
+def apply_edits(
+    papers: pd.DataFrame, topics: pd.DataFrame, themes: pd.DataFrame | None, edits: list[Edit]
+) -> CuratedView:
+    """The map as its curator sees it: edits applied in order, flagged ones left out. Pure.
+
+    A merged or hidden topic's papers take the receiving topic (or -1) and its row goes; sizes of
+    topics and themes are counted again; a note becomes the topics' `note` column. An edit whose
+    topic is not (or no longer) on the map changes nothing.
+    """
+    import numpy as np
+    import pandas as pd
+
+    papers, topics = papers.copy(), topics.copy()
+    themes = None if themes is None else themes.copy()
+    applied, review = [], []
+    labels = papers["topic_id"].to_numpy(dtype=np.int64).copy()
+    notes: dict[int, str] = {}
+    for edit in edits:
+        if edit.review:
+            review.append(edit.id)
+            continue
+        present = set(topics["topic_id"].astype(int))
+        if edit.action == "rename-theme":
+            if themes is None or edit.theme not in set(themes["theme_id"].astype(int)):
+                continue
+            themes.loc[themes["theme_id"] == edit.theme, "label"] = edit.name
+        elif edit.topic not in present:
+            continue
+        elif edit.action == "rename":
+            topics.loc[topics["topic_id"] == edit.topic, "label"] = edit.name
+        elif edit.action == "note":
+            notes[edit.topic] = edit.text or ""
+        else:  # merge or hide
+            if edit.into != UNASSIGNED and edit.into not in present:
+                continue
+            labels[labels == edit.topic] = edit.into
+            topics = topics[topics["topic_id"] != edit.topic]
+            notes.pop(edit.topic, None)
+            if themes is not None:
+                themes["topic_ids"] = themes["topic_ids"].map(
+                    lambda ids, gone=edit.topic: [t for t in ids if t != gone]
+                )
+        applied.append(edit.id)
+    papers["topic_id"] = labels
+    counts = pd.Series(labels[labels != UNASSIGNED]).value_counts()
+    topics["size"] = topics["topic_id"].map(counts).fillna(0).astype(topics["size"].dtype)
+    if any(notes.values()):
+        topics["note"] = topics["topic_id"].map(lambda t: notes.get(int(t), ""))
+    topics = topics.reset_index(drop=True)
+    if themes is not None:
+        themes = themes[themes["topic_ids"].map(len) > 0].copy()
+        size_of = dict(zip(topics["topic_id"].astype(int), topics["size"], strict=True))
+        themes["size"] = themes["topic_ids"].map(lambda ids: int(sum(size_of.get(int(t), 0) for t in ids)))
+        themes = themes.reset_index(drop=True)
+    return CuratedView(papers, topics, themes, tuple(applied), tuple(review))
+
+
+# ---- carrying edits through a rebuild ----
+
+
+def carry_edits(
+    edits: list[Edit],
+    *,
+    lineage: pd.DataFrame | None,
+    previous_topic_of: dict[str, int],
+    doc_ids: list[str],
+    labels: np.ndarray,
+    themes: pd.DataFrame | None,
+    names: dict[int, str] | None = None,
+) -> list[Edit]:
+    """The previous map's edits for the rebuilt map: each one still applied where its topics kept
+    their content, else kept with a `review` note saying what happened (never silently dropped).
+
+    Args:
+        edits: the previous map's edits.
+        lineage: the rebuild's lineage table; None when topics were numbered afresh.
+        previous_topic_of: doc_id -> topic id in the previous map, as fitted (before edits).
+        doc_ids, labels: the rebuilt map's papers and their final topic ids, as fitted.
+        themes: the rebuilt map's themes (theme edits follow the theme holding their topics).
+        names: the rebuilt map's topic names; a rename to a name another topic now has is flagged
+            (two topics never share a name).
+    """
+    import numpy as np
+
+    labels = np.asarray(labels)
+    doc_ids = np.asarray(doc_ids, dtype=object)
+    in_both = np.array([d in previous_topic_of for d in doc_ids.tolist()], dtype=bool)
+    previous = np.array([previous_topic_of.get(d, -2) for d in doc_ids.tolist()])
+
+    def moved(topic: int) -> str | None:
+        if lineage is None:
+            return "topic ids were numbered afresh (--no-previous)"
+        rows = lineage[lineage["topic_id"] == topic]
+        live = rows[rows["status"] != "gone"]
+        if live.empty:
+            successors = [t for ids in rows["successor_topic_ids"] for t in ids]
+            went = f" (its papers went to topic {', '.join(map(str, successors))})" if successors else ""
+            return f"topic {topic} is gone since this edit{went}"
+        status = str(live["status"].iloc[0])
+        if status in ("split", "merged"):
+            return f"topic {topic} was {status} by the rebuild"
+        before = in_both & (previous == topic)
+        after = in_both & (labels == topic)
+        union = int((before | after).sum())
+        together = int((before & after).sum()) / union if union else 0.0
+        if together < MIN_STILL_TOGETHER:
+            return f"only {together:.0%} of topic {topic}'s papers are still together"
+        return None
+
+    carried = []
+    for edit in edits:
+        if edit.review:  # a flag stays until a person accepts or drops the edit
+            carried.append(edit)
+            continue
+        if edit.action == "rename-theme":
+            carried.append(_follow_theme(edit, themes))
+            continue
+        targets = [edit.topic] + ([edit.into] if edit.into not in (None, UNASSIGNED) else [])
+        reasons = [r for r in (moved(int(t)) for t in targets) if r]
+        if edit.action == "rename" and names:
+            taken = [
+                t
+                for t, label in names.items()
+                if t != edit.topic and label.casefold() == edit.name.casefold()
+            ]
+            reasons += [f'topic {t} is now called "{edit.name}" too' for t in taken]
+        carried.append(dataclasses.replace(edit, review="; ".join(reasons)) if reasons else edit)
+    return carried
+
+
+def _follow_theme(edit: Edit, themes: pd.DataFrame | None) -> Edit:
+    """A theme edit moved to the rebuilt theme holding (most of) the same topics, or flagged."""
+    anchor = set(edit.theme_topics)
+    best, best_score = None, 0.0
+    for theme_id, ids in zip(
+        [] if themes is None else themes["theme_id"], [] if themes is None else themes["topic_ids"]
+    ):
+        ids = {int(t) for t in ids}
+        score = len(anchor & ids) / len(anchor | ids) if anchor | ids else 0.0
+        if score > best_score:
+            best, best_score = (int(theme_id), tuple(sorted(ids))), score
+    if best is None or best_score < MIN_STILL_TOGETHER:
+        held = ", ".join(map(str, edit.theme_topics))
+        return dataclasses.replace(edit, review=f"no rebuilt theme holds most of its topics ({held})")
+    return dataclasses.replace(edit, theme=best[0], theme_topics=best[1])
+
+
+# ---- the one entry point for the CLI and the app ----
+
+
+def edit_map(
+    folder: str | Path,
+    action: str,
+    *,
+    topic: int | None = None,
+    theme: int | None = None,
+    name: str | None = None,
+    text: str | None = None,
+    into: int | None = None,
+    edit_id: int | None = None,
+) -> str:
+    """Make one edit to the map in `folder` (or `accept`/`drop` a stored one); returns what was done.
+
+    Holds the map folder's lock from reading the map to replacing `curation.json`, so it never
+    interleaves with a build or `add`. A bad edit raises `UserError` and changes nothing.
+
+    Examples:
+        >>> edit_map("maps/icml", "rename", topic=4, name="Optimal transport")  # doctest: +SKIP
+        '#1 rename topic 4 to "Optimal transport"; saved in maps/icml/curation.json'
+    """
+    from pipeline.artifacts import out_lock, read_map
+
+    folder = Path(folder)
+    read_map(folder, verify=False)  # a folder that is not a readable map is refused before the lock
+    with out_lock(folder):
+        atlas = read_map(folder, verify=False)
+        edits = list(atlas.edits or [])
+        if action in ("accept", "drop"):
+            by_id = {e.id: e for e in edits}
+            if edit_id not in by_id:
+                shown = ", ".join(f"#{e.id}" for e in edits) or "none"
+                raise UserError(f"{folder}: no edit #{edit_id} (edits are {shown})")
+            edit = by_id[edit_id]
+            if action == "accept":
+                if not edit.review:
+                    raise UserError(f"{folder}: edit #{edit_id} is not waiting for review")
+                edits = [dataclasses.replace(e, review=None) if e.id == edit_id else e for e in edits]
+                done = f"accepted {dataclasses.replace(edit, review=None).describe()}"
+            else:
+                edits = [e for e in edits if e.id != edit_id]
+                done = f"dropped {edit.describe()}"
+        else:
+            view = CuratedView(atlas.papers, atlas.topics, atlas.themes)
+            try:
+                edit = new_edit(
+                    edits, action, view, topic=topic, theme=theme, name=name, text=text, into=into
+                )
+            except UserError as exc:
+                raise UserError(f"{folder}: {exc}") from None
+            edits.append(edit)
+            done = edit.describe()
+        try:
+            write_curation(folder, edits)
+        except PermissionError:
+            raise UserError(
+                f"{folder}: cannot write {CURATION} (permission denied); the map is read-only"
+            ) from None
+    return f"{done}; saved in {folder / CURATION}"
+
+
+def list_edits(folder: str | Path) -> str:
+    """The map's edits, one line each, flagged ones with the reason (read-only)."""
+    edits = read_curation(folder)
+    if not edits:
+        return f"{folder}: no edits"
+    flagged = sum(1 for e in edits if e.review)
+    lines = [e.describe() for e in edits]
+    lines.append(f"{len(edits)} edit(s), {flagged} waiting for review (accept with `curate DIR accept N`)")
+    return "\n".join(lines)

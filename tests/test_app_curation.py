@@ -1,0 +1,119 @@
+"""Editing a map from the app: off unless switched on and writable; edits go through the same checks
+as `python -m pipeline curate`, land in curation.json, and the page shows the curated map."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from pipeline.curation import CURATION
+from tests.app_fixtures import REPO, write_tiny_map
+
+APP = str(REPO / "streamlit_app.py")
+
+
+@pytest.fixture
+def tiny(tmp_path, monkeypatch) -> Path:
+    folder = write_tiny_map(tmp_path / "tiny")
+    monkeypatch.setenv("ATLAS_MAP", str(folder))
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
+    return folder
+
+
+def start(topic: int) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update({"topic": str(topic)})
+    return at.run()
+
+
+def texts(at: AppTest) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [t.value for t in at.text]
+    return "\n".join(parts)
+
+
+def button(at: AppTest, label: str):
+    return next(b for b in at.button if b.label == label)
+
+
+def field(widgets, label: str):
+    return next(w for w in widgets if w.label == label)
+
+
+def test_editing_is_off_unless_switched_on(tiny, monkeypatch):
+    monkeypatch.delenv("ATLAS_EDITING", raising=False)
+    at = start(2)
+    assert "#### Reinforcement learning" in texts(at)
+    assert not [e for e in at.expander if e.label == "Edit this topic"]
+    assert not [b for b in at.button if b.label == "Rename topic"]
+
+
+def test_rename_note_and_merge_from_the_app_are_saved_and_shown(tiny, monkeypatch):
+    monkeypatch.setenv("ATLAS_EDITING", "1")
+    at = start(2)
+    field(at.text_input, "Name").input("Curated RL")
+    button(at, "Rename topic").click().run()
+    assert "#### Curated RL" in texts(at)
+    assert [s.value for s in at.success if "rename topic 2" in s.value]
+    field(at.text_area, "Note").input("Mostly <b>policy</b> papers")
+    button(at, "Save note").click().run()
+    assert "Mostly <b>policy</b> papers" in [t.value for t in at.text]  # shown as text, not HTML
+    edits = json.loads((tiny / CURATION).read_text())["edits"]
+    assert [(e["action"], e["topic"]) for e in edits] == [("rename", 2), ("note", 2)]
+
+    field(at.selectbox, "Merge into").set_value(0)
+    button(at, "Merge topic").click().run()
+    topics = [
+        df.value for df in at.dataframe if "Topic" in df.value.columns and "Title" not in df.value.columns
+    ][0]
+    assert "Curated RL" not in set(topics["Topic"])
+    sizes = dict(zip(topics["Topic"], topics["Papers"]))
+    assert sizes["Graph neural networks"] == 26  # 13 + the merged topic's 13
+    assert json.loads((tiny / CURATION).read_text())["edits"][-1] == {
+        **json.loads((tiny / CURATION).read_text())["edits"][-1],
+        "action": "merge",
+        "topic": 2,
+        "into": 0,
+    }
+
+
+def test_a_bad_name_from_the_app_is_refused_and_changes_nothing(tiny, monkeypatch):
+    monkeypatch.setenv("ATLAS_EDITING", "1")
+    at = start(2)
+    field(at.text_input, "Name").input("<script>x</script>")
+    button(at, "Rename topic").click().run()
+    assert [e.value for e in at.error if "markup" in e.value]
+    assert not (tiny / CURATION).exists()
+    assert "#### Reinforcement learning" in texts(at)
+
+
+def test_an_edit_flagged_by_a_rebuild_can_be_accepted_from_the_app(tiny, monkeypatch):
+    monkeypatch.setenv("ATLAS_EDITING", "1")
+    flagged = {
+        "id": 1,
+        "action": "rename",
+        "topic": 2,
+        "name": "Curated RL",
+        "review": "topic 2 was split by the rebuild",
+    }
+    (tiny / CURATION).write_text(json.dumps({"format": "abstract-atlas curation 1", "edits": [flagged]}))
+    at = start(2)
+    assert "#### Reinforcement learning" in texts(at)  # a flagged edit is not applied
+    assert [w.value for w in at.warning if "split by the rebuild" in w.value]
+    button(at, "Accept").click().run()
+    assert "#### Curated RL" in texts(at)
+    assert "review" not in json.loads((tiny / CURATION).read_text())["edits"][0]
+
+
+def test_about_this_map_shows_topic_counts_at_neighbouring_min_topic_sizes(tiny):
+    manifest = json.loads((tiny / "manifest.json").read_text())
+    manifest["quality"]["topics_at_nearby_min_topic_size"] = {"8": 6, "9": 5, "10": 4, "12": 2}
+    manifest["config"]["min_topic_size"] = 10
+    (tiny / "manifest.json").write_text(json.dumps(manifest))
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert (
+        "**Topics at neighbouring min topic sizes** · 8 → 6 · 9 → 5 · **10 → 4** (this map) · 12 → 2"
+        in texts(at)
+    )

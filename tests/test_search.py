@@ -1,0 +1,323 @@
+"""Search: the full-text index written with the map (whole words, phrases, prefixes, BM25, scripts without
+spaces, any query safe), its life with `add` and older maps, and search by meaning in the app."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app.search import MEANING_FLOOR, meaning_limit
+from pipeline.artifacts import SEARCH_INDEX, read_map, write_map
+from pipeline.ingest import ingest
+from pipeline.search_index import SearchIndex, highlight, index_for, parse_query, read_meta, write_index
+from tests.app_fixtures import REPO, tiny_map
+from tests.conftest import SEEDS
+
+
+def frame(texts: list[str], titles: list[str] | None = None) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "doc_id": [f"d{i}" for i in range(len(texts))],
+            "title": titles or [""] * len(texts),
+            "abstract": texts,
+        }
+    )
+
+
+def index_of(papers: pd.DataFrame, tmp_path, name: str = "index.sqlite") -> SearchIndex:
+    write_index(tmp_path / name, papers)
+    return SearchIndex(tmp_path / name, len(papers))
+
+
+def found(index: SearchIndex, query: str) -> list[int]:
+    return sorted(index.search(query).rows.tolist())
+
+
+# --------------------------------------------------------------------------- whole words
+@pytest.fixture(scope="module")
+def seed_papers() -> pd.DataFrame:
+    return ingest([SEEDS]).papers.reset_index(drop=True)
+
+
+# Each word with every form of it the seed abstracts could hold (porter stems them to the word).
+WORD_FORMS = {
+    "pose": r"pose|poses|posed|posing",
+    "ot": r"ot|ots",
+    "art": r"art|arts",
+    "gan": r"gan|gans",
+    "graph": r"graph|graphs",
+    "rank": r"rank|ranks|ranked|ranking|rankings",
+    "transport": r"transport|transports|transported|transporting",
+}
+
+
+def test_words_match_whole_words_counted_against_the_text(seed_papers, tmp_path):
+    index = index_of(seed_papers, tmp_path)
+    text = (seed_papers["title"] + " " + seed_papers["abstract"]).str.lower()
+    for word, forms in WORD_FORMS.items():
+        expected = sorted(np.flatnonzero(text.str.contains(rf"\b(?:{forms})\b", regex=True)).tolist())
+        assert found(index, word) == expected, word
+    # "propose" holds "pose": the old substring search matched 32 of the 57 seed abstracts
+    assert text.str.contains("pose", regex=False).sum() > 25
+    assert found(index, "POSE") == found(index, "pose") and len(found(index, "pose")) <= 3
+    assert len(found(index, "ot")) < text.str.contains("ot", regex=False).sum() / 10
+
+
+def test_stems_phrases_prefixes_and_all_words(tmp_path):
+    papers = frame(
+        [
+            "We propose a pose estimator for hands.",  # 0
+            "Poses and posed bodies; ranking by purpose.",  # 1
+            "Neural radiance field rendering.",  # 2
+            "A neural field for rank aggregation, exposed.",  # 3
+            "Learning to rank with ranked lists.",  # 4
+        ]
+    )
+    index = index_of(papers, tmp_path)
+    assert found(index, "pose") == [0, 1]  # never "propose", "purpose" or "exposed"
+    assert found(index, "rank") == [1, 3, 4]  # porter: "ranking", "ranked"
+    assert found(index, '"neural field"') == [3]  # the phrase, in that order
+    assert found(index, "neural field") == [2, 3]  # both words, anywhere
+    assert found(index, "rank*") == [1, 3, 4] and found(index, "expos*") == [3]
+    assert found(index, "neural rank") == [3]
+    assert highlight("We propose pose-aware ranking.", parse_query("pose rank")) == [
+        ("We propose ", False),
+        ("pose", True),
+        ("-aware ", False),
+        ("ranking", True),
+        (".", False),
+    ]
+
+
+def test_best_matches_come_first(tmp_path):
+    papers = frame(
+        [
+            "A long abstract about many things " * 20 + "and once about diffusion.",
+            "Diffusion, diffusion and more diffusion in a short text.",
+            "Nothing relevant here.",
+        ],
+        titles=["Something else", "Diffusion models", "Other"],
+    )
+    assert index_of(papers, tmp_path).search("diffusion").rows.tolist() == [1, 0]
+
+
+def test_scripts_without_spaces_are_found_by_substring(tmp_path):
+    papers = frame(
+        [
+            "我们提出了一种新的扩散模型用于图像生成。",
+            "本文研究大语言模型的安全性。We also test BERT.",
+            "拡散モデルによる画像生成を提案する。",
+            "An English abstract about diffusion models.",
+            "ภาษาไทยไม่มีการเว้นวรรคระหว่างคำ",
+        ]
+    )
+    index = index_of(papers, tmp_path)
+    assert found(index, "扩散模型") == [0]
+    assert found(index, "模型") == [0, 1]  # two characters: fewer than a trigram, still found
+    assert found(index, "拡散モデル") == [2]
+    assert found(index, "BERT 安全") == [1]
+    assert found(index, "diffusion") == [3]
+    assert found(index, "การเว้นวรรค") == [4]
+    pieces = highlight(papers["abstract"][1], parse_query("模型 bert"))
+    assert [p for p, hit in pieces if hit] == ["模型", "BERT"]
+
+
+HOSTILE_QUERIES = [
+    '"unbalanced quote',
+    'two "unbalanced "quotes',
+    "NEAR(",
+    "NEAR(a b, 2)",
+    "-",
+    "-diffusion",
+    "*",
+    "* *",
+    "*diffusion",
+    "AND OR",
+    "NOT",
+    "a OR",
+    "title:diffusion",
+    "abstract : x",
+    "{title}: x",
+    "(",
+    ")",
+    "^diffusion",
+    "'",
+    '""',
+    '"',
+    "\\",
+    "%_%",
+    "\x00",
+    "\x02diffusion\x03",
+    "🙂🙂",
+    "diffusion 🙂",
+    "x" * 10_000,
+    "diffusion " * 2_000,
+    "扩",
+    "Ω≈ç√∫",
+    "SELECT * FROM words; DROP TABLE meta",
+]
+
+
+def test_any_query_gives_a_result_or_a_plain_notice_never_an_error(seed_papers, tmp_path):
+    index = index_of(seed_papers, tmp_path)
+    rng = random.Random(0)
+    alphabet = list("\"*-^():{}+ ,.ANDORNEARTtitle扩散🙂\\'%_") + ["AND", "OR", "NOT", "NEAR", " diffusion "]
+    fuzz = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) for _ in range(300)]
+    for query in HOSTILE_QUERIES + fuzz:
+        hits = index.search(query)
+        assert hits.rows.dtype == np.int64 and (hits.rows < len(seed_papers)).all(), query
+        assert not any("could not be run" in n for n in hits.notices), (query, hits.notices)
+        highlight("diffusion and transport", hits.query)  # the paper view never fails either
+    assert index.search("🙂🙂").notices == ("Left out '🙂🙂': it has no letters or digits to search for.",)
+    assert "first 32 words" in " ".join(index.search(" ".join(f"w{i}" for i in range(40))).notices)
+    assert "first 2,000 characters" in " ".join(index.search("diffusion " * 2_000).notices)
+    assert len(index.search("-diffusion").rows) == len(index.search("diffusion").rows)  # a word, not NOT
+
+
+# --------------------------------------------------------------------------- the index in the map folder
+def test_a_built_map_holds_its_search_index(seed_map):
+    papers = read_map(seed_map).papers
+    index = index_for(seed_map, papers)
+    assert index.path == seed_map / SEARCH_INDEX  # written by `build`, used as it is
+    text = (papers["title"] + " " + papers["abstract"]).str.lower()
+    expected = np.flatnonzero(text.str.contains(r"\btransport(?:s|ed|ing)?\b")).tolist()
+    assert sorted(index.search("transport").rows.tolist()) == expected and expected
+
+
+def test_the_map_folder_holds_the_index_and_add_extends_it(tmp_path):
+    from pipeline.add import place_new_papers
+
+    atlas = tiny_map()
+    write_map(tmp_path / "map", atlas)
+    folder = tmp_path / "map"
+    assert read_meta(folder / SEARCH_INDEX)["papers"] == "60"
+    new = pd.DataFrame(
+        {
+            "doc_id": ["new1"],
+            "title": ["Sinkhorn barycentres"],
+            "abstract": ["Entropic optimal transport with Sinkhorn iterations."],
+            "source": ["new.csv"],
+            "year": [2025],
+        }
+    )
+    vector = np.zeros((1, 384), dtype=np.float32)
+    vector[0, 3] = 1.0
+    grown, _ = place_new_papers(read_map(folder), new, vector)
+    before = (folder / SEARCH_INDEX).read_bytes()
+    assert write_index(tmp_path / "extended.sqlite", grown.papers, previous=folder / SEARCH_INDEX)  # extended
+    write_map(folder, grown)  # what `pipeline add` calls
+    assert (folder / SEARCH_INDEX).read_bytes() != before
+    index = index_for(folder, read_map(folder).papers)
+    assert index.path == folder / SEARCH_INDEX  # its own index, not a cached one
+    assert index.search("sinkhorn").rows.tolist() == [60] and len(index.search("diffusion").rows) == 15
+    # an index of other papers is never extended
+    assert not write_index(
+        tmp_path / "other.sqlite", tiny_map(titles=["x"] * 60).papers, previous=folder / SEARCH_INDEX
+    )
+
+
+def test_an_older_map_gets_its_index_in_the_cache_never_in_its_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "cache"))
+    write_map(tmp_path / "old", tiny_map())
+    folder = tmp_path / "old"
+    (folder / SEARCH_INDEX).unlink()  # as maps written before the index
+    listing = sorted((p.name, p.stat().st_mtime_ns) for p in folder.iterdir())
+    papers = read_map(folder).papers
+    index = index_for(folder, papers)
+    assert index.path.parent == tmp_path / "cache" / "search"
+    assert len(index.search("diffusion").rows) == 15
+    assert sorted((p.name, p.stat().st_mtime_ns) for p in folder.iterdir()) == listing
+    assert index_for(folder, papers).path == index.path  # built once, then reused
+    # a stale index in the folder (other papers) is not trusted either
+    write_index(folder / SEARCH_INDEX, tiny_map(titles=["x"] * 60).papers)
+    assert index_for(folder, papers).path == index.path
+
+
+# --------------------------------------------------------------------------- search by meaning in the app
+class TopicEncoder:
+    """Stands in for the packaged model: a text about denoising points at topic 1's direction (the tiny
+    map's Diffusion models), anything else at an unused direction."""
+
+    name = "fake-encoder"
+
+    def encode(self, texts):
+        vectors = np.zeros((len(texts), 384), dtype=np.float32)
+        for row, text in enumerate(texts):
+            vectors[row, 1 if "noise" in text else 200] = 1.0
+        return vectors
+
+
+@pytest.fixture
+def tiny_app(tmp_path, monkeypatch):
+    write_map(tmp_path / "tiny", tiny_map())
+    monkeypatch.setenv("ATLAS_MAP", str(tmp_path / "tiny"))
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
+    monkeypatch.setattr("app.encoder.map_encoder", lambda manifest: TopicEncoder())
+    from app.loaders import cached_meaning
+
+    cached_meaning.clear()
+    return tmp_path / "tiny"
+
+
+def plain_text(at: AppTest) -> str:
+    raw = "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption])
+    return re.sub(r"\\(.)", r"\1", raw).replace("**", "")
+
+
+def paper_frame(at: AppTest) -> pd.DataFrame:
+    return [df.value for df in at.dataframe if list(df.value.columns)[:1] == ["Title"]][0]
+
+
+def test_search_by_meaning_ranks_by_similarity_says_so_and_keeps_its_link(tiny_app):
+    atlas = read_map(tiny_app)
+    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60)
+    at.query_params.update({"q": "removing noise step by step", "kind": "meaning"})
+    at.run()
+    assert not at.exception and at.segmented_control(key="w_search_kind").value == "meaning"
+    table = paper_frame(at)
+    vectors = atlas.embeddings.astype(np.float32)
+    similarity = vectors[:, 1]  # the query's direction
+    expected = np.argsort(-similarity, kind="stable")[: meaning_limit(60)]
+    expected = [i for i in expected if similarity[i] >= MEANING_FLOOR]
+    assert table["Title"].tolist() == atlas.papers["title"].iloc[expected].tolist()  # none holds the words
+    assert set(table["Match"]) == {"meaning"} and table["Similarity"].is_monotonic_decreasing
+    assert set(atlas.papers["topic_id"].iloc[expected]) <= {1, -1}  # the Diffusion papers
+    assert (
+        f"{len(expected)} of the 60 papers of the map are closest in meaning to “removing noise step by step”"
+        in (plain_text(at))
+    )
+    at.session_state["paper"] = atlas.papers["doc_id"].iloc[expected[0]]
+    at.run()
+    assert "Found by meaning: similarity" in plain_text(at)
+    # a query close to nothing: a plain sentence, no papers
+    at.text_input(key="w_search").input("a sourdough recipe").run()
+    assert "None of the 60 papers of the map is close in meaning to “a sourdough recipe”" in plain_text(at)
+    at.segmented_control(key="w_search_kind").set_value("words").run()
+    assert "kind" not in at.query_params and at.query_params["q"] == "a sourdough recipe"
+
+
+def test_search_by_meaning_without_a_model_falls_back_to_words_with_a_notice(tiny_app, monkeypatch):
+    def broken(manifest):
+        raise OSError("model files missing")
+
+    monkeypatch.setattr("app.encoder.map_encoder", broken)
+    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60)
+    at.query_params.update({"q": "diffusion", "kind": "meaning"})
+    at.run()
+    assert not at.exception
+    assert "searched by words instead" in plain_text(at) and len(paper_frame(at)) == 15
+
+
+def test_hostile_searches_in_the_app_show_a_notice_not_an_error(tiny_app):
+    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60).run()
+    for query in ['NEAR( "open', "🙂", "*", "AND OR", "x" * 10_000, "扩散模型"]:
+        at.text_input(key="w_search").input(query).run()
+        assert not at.exception, query
+        assert "Showing" in plain_text(at) or "match the words" in plain_text(at), query
+    at.text_input(key="w_search").input("🙂").run()
+    assert "Left out '🙂'" in plain_text(at) and "Showing the 60 papers of the map" in plain_text(at)
