@@ -27,31 +27,51 @@ from app.downloads import downloads
 from app.filters import chosen_topics, filter_mask, scope_phrase
 from app.loaders import cached_meaning, cached_rising, cached_word_search, load_map
 from app.map_panel import map_panel
+from app.palette import colour_columns
 from app.paper_table import papers_panel
 from app.paper_view import paper_view
 from app.placement import fit_panel
 from app.search import SearchResult, meaning_search, search_sentence, word_search
 from app.state import SORTS, ViewState, Vocabulary, normalise_params, parse_map, parse_view
+from app.text import markdown_literal, shorten
 from app.themes import topics_in_themes, usable_themes
 from app.topic_list import topic_list
-from app.topic_view import topic_picker, topic_view
+from app.topic_view import topic_view
 from pipeline import UserError
 
+MAP_HEIGHT = 600  # pixels: the map, and beside it the topic list or the opened paper or topic
 
-def detail_panel(data: MapData, state: ViewState, search: SearchResult | None) -> None:
-    """The opened paper, else the opened topic, else a short guide with the topic picker."""
+
+def side_panel(
+    data: MapData, state: ViewState, in_view: np.ndarray, filtered: bool, rising, search: SearchResult | None
+) -> None:
+    """Beside the map: the opened paper, else the opened topic, else the topic list.
+
+    An opened view scrolls inside a box as tall as the map, so at 1400×900 it is read without losing
+    the map; its first line leads back (to the topic a paper was opened from, or to the list).
+    """
     edit_notice()
-    if state.paper and state.paper in data.row_of:
-        paper_view(data, data.row_of[state.paper], search)
-    elif state.topic is not None:
-        topic_view(data, state.topic)
+    paper = state.paper if state.paper and state.paper in data.row_of else None
+    if paper is None and state.topic is None:
+        topic_list(data, in_view, state, filtered=filtered, rising=rising)
+        return
+    if paper is not None and state.topic is not None:
+        back = f"Back to {shorten(data.label(state.topic), 40)}"
     else:
-        st.markdown("#### Explore")
-        st.markdown(
-            "Open a **topic** from the list or a **paper** from the table, click a point on the map, or "
-            "select a group of papers with the map's **box** or **lasso** tool."
-        )
-        topic_picker(data, None)
+        back = "Back to the topic list"
+    st.button(
+        markdown_literal(back),
+        on_click=session.open_paper if paper is not None else session.open_topic,
+        args=(None,),
+        icon=":material/arrow_back:",
+        type="tertiary",
+        key="back_to_list",
+    )
+    with st.container(height=MAP_HEIGHT - 40, border=False):
+        if paper is not None:
+            paper_view(data, data.row_of[paper], search)
+        else:
+            topic_view(data, state.topic)
 
 
 @dataclass(frozen=True)
@@ -130,6 +150,7 @@ def view_vocabulary(data: MapData, rising) -> Vocabulary:
         data.vocabulary(),
         theme_ids=frozenset() if themes is None else frozenset(themes["theme_id"].astype(int)),
         sorts=SORTS if rising.notna().any() else SORTS[:1],
+        colour_columns=colour_columns(data.facets),
     )
 
 
@@ -138,7 +159,7 @@ def main() -> None:
         page_title="Abstract Atlas",
         page_icon=str(Path(__file__).parent / "assets" / "icon.png"),  # a local file: no icon CDN
         layout="wide",
-        initial_sidebar_state="expanded",
+        initial_sidebar_state="auto",  # folded away on narrow windows (see map.js, foldSidebar)
     )
     catalog = map_catalog(requested_map(sys.argv[1:], os.environ), maps_root(os.environ))
     if not catalog:
@@ -166,6 +187,11 @@ def main() -> None:
 
     rising = cached_rising(ref.name, str(ref.path), token)
     vocabulary = view_vocabulary(data, rising)
+    if st.session_state.get("initialised") == ref.name and session.navigated(params):
+        # Back or Forward in the browser: the view follows the history entry's link.
+        state, notices = parse_view(params, vocabulary)
+        session.apply_state(state, data)
+        st.session_state.notices = notices
     if st.session_state.get("initialised") != ref.name:
         # A link to a previous build's topic that is gone opens where its papers went, saying so.
         followed, link_info = follow_shared_topic(params, data.lineage, data.topics.reset_index(drop=True))
@@ -188,27 +214,49 @@ def main() -> None:
 
     header(data, view.sentence)
     notices_panel(view.notices)
-    left, right = st.columns([2, 1], gap="medium")
-    with left:
-        map_panel(data, map_key, view.in_view, state, search_active=view.search is not None)
-        fit_panel(data, map_key)
-        changes_panel(data)
-    with right:
-        topic_list(
-            data,
-            view.in_view,
-            state,
-            filtered=len(view.rows) != data.n,
-            rising=rising if len(vocabulary.sorts) > 1 else None,
-        )
-    lower_left, lower_right = st.columns([1.5, 1], gap="large")
-    with lower_left:
-        rows = papers_panel(data, view.rows, view.search)
-        downloads(data, rows)
-    with lower_right:
-        detail_panel(data, state, view.search)
+    st.session_state.outside_key = session.outside_key(state)
+    map_and_side_panel(
+        data,
+        map_key,
+        view.in_view,
+        len(view.rows) != data.n,
+        rising if len(vocabulary.sorts) > 1 else None,
+        ref.name if (len(catalog) > 1 or "map" in params) else None,
+        view.search,
+    )
+    fit_panel(data, map_key)
+    changes_panel(data)
+    rows = papers_panel(data, view.rows, view.search)
+    downloads(data, rows)
     about_panel(data)
-    session.sync_url(state, ref.name if (len(catalog) > 1 or "map" in params) else None)
+
+
+@st.fragment
+def map_and_side_panel(
+    data: MapData,
+    token: tuple,
+    in_view: np.ndarray,
+    filtered: bool,
+    rising,
+    map_name: str | None,
+    search: SearchResult | None,
+) -> None:
+    """The map and the panel beside it, and the link: what a map-only step changes.
+
+    A click on a point, a topic opened from the list, the colour or the topic list's order rerun only
+    this part (a fragment); a step that changes what else the page shows (filters, search, a box or
+    lasso selection for the papers table) reruns the whole page.
+    """
+    state = session.current_state()
+    if session.outside_key(state) != st.session_state.get("outside_key"):
+        st.rerun()  # e.g. "Only this topic" or a map selection: the header and the table change too
+    left, right = st.columns([1.6, 1], gap="medium")
+    with left:
+        map_panel(data, token, in_view, state, MAP_HEIGHT, search_active=search is not None)
+    with right:
+        side_panel(data, state, in_view, filtered=filtered, rising=rising, search=search)
+    params = normalise_params({key: st.query_params.get_all(key) for key in st.query_params})
+    session.sync_url(state, map_name, params)
 
 
 main()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app.data import MapData, MapRef
+from app.paper_view import INPUT_FILE
 from app.search import KIND_NAMES, KINDS
 from app.session import FACET_PREFIX, dismiss_notices, reset_view, switch_map, topic_options
 from app.text import markdown_literal
@@ -72,11 +73,13 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
             + (" Only the chosen themes' topics are offered." if chosen_themes else ""),
         )
         for column, values in data.facets.items():
+            files = column == "source" and all(INPUT_FILE.search(v) for v in values)
+            name = "input file" if files else column.replace("_", " ")  # say what a file-name source is
             st.multiselect(
-                markdown_literal(column.replace("_", " ").capitalize()),  # column names come from the data
+                markdown_literal(name.capitalize()),  # column names come from the data
                 values,
                 key=FACET_PREFIX + column,
-                placeholder=f"Any {column.replace('_', ' ')}",
+                placeholder=f"Any {name}",
                 select_all=False,
             )
         # A map where every paper has a topic needs no such switch; in a topic or theme view the

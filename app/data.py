@@ -11,9 +11,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from app.palette import topic_colours
+from app.palette import theme_topic_colours
 from app.state import Vocabulary
 from app.text import plotly_wrap
+from app.themes import theme_of_topic
 from pipeline.artifacts import EMBEDDINGS, MANIFEST, PAPERS, SEARCH_INDEX, TOPICS, added_mask, read_map
 from pipeline.curation import CURATION
 from pipeline.export import BIDI_CHARACTERS, without_bidi_controls
@@ -235,7 +236,7 @@ def build_map_data(name: str, path: Path) -> MapData:
 
     position = {topic: rank for rank, topic in enumerate(topic_order)}
     colour_index = np.array([position.get(int(t), len(topic_order)) for t in topic_ids], dtype=np.uint16)
-    colours = topic_colours(topic_order)
+    colours = theme_topic_colours(topic_order, theme_of_topic(topics))  # shades of each theme's hue
     titles = papers["title"].fillna("").astype(str)
     facets = facet_columns(papers)
     facet_text = {column: papers[column].astype(str) for column in facets}

@@ -1,4 +1,4 @@
-"""The map panel: the live map component for the current view, and how to use it."""
+"""The map panel: the live map component for the current view, its colour choice, and how to use it."""
 
 from __future__ import annotations
 
@@ -11,33 +11,64 @@ from app import session
 from app.data import MapData
 from app.map_component import live_map, points_url
 from app.map_component.payload import Pin
+from app.palette import colour_columns
+from app.paper_view import nearest_papers
 from app.placement import pin_label
 from app.state import ViewState
+from app.text import markdown_literal
 
 
 def map_panel(
-    data: MapData, token: tuple, in_view: np.ndarray, state: ViewState, *, search_active: bool = False
+    data: MapData,
+    token: tuple,
+    in_view: np.ndarray,
+    state: ViewState,
+    height: int = 600,
+    *,
+    search_active: bool = False,
 ) -> None:
     pin = st.session_state.get("pin")
     url = points_url(data, token)
+    chosen_row = data.row_of.get(state.paper) if state.paper else None
+    shown = in_view
+    if chosen_row is None and state.topic is not None:
+        shown = in_view & (data.topic_ids == state.topic)  # an opened topic stands out, the rest dimmed
     live_map(
         data,
         token,
-        in_view,
+        shown,
         # Added papers are highlighted like search hits: larger and outlined over the faint rest.
         search_active=search_active or state.added_only,
         chosen_topic=state.topic,
-        chosen_row=data.row_of.get(state.paper) if state.paper else None,
+        chosen_row=chosen_row,
+        neighbours=nearest_papers(data, chosen_row)[0].tolist() if chosen_row is not None else [],
+        colour=state.colour,
         pin=Pin(pin["x"], pin["y"], pin_label(data, pin)) if pin and "x" in pin else None,
         clear_selection=st.session_state.get("clear_selection", 0),
+        reset_zoom=st.session_state.get("reset_zoom", 0),
         on_click=partial(session.on_map_click, data, url),
         on_select=partial(session.on_map_select, data, url),
+        height=height,
     )
-    st.caption(
+    columns = colour_columns(data.facets)
+    bottom = st.columns([1, 2.2], vertical_alignment="center")
+    if columns:
+        names = {"": "Topics (shades of their theme)" if data.themes is not None else "Topics"}
+        names |= {c: markdown_literal(c.replace("_", " ").capitalize()) for c in columns}
+        bottom[0].selectbox(
+            "Colour by",
+            list(names),
+            key="w_colour",
+            format_func=names.get,
+            help="Colour the points by topic, or by a metadata column with few values; the key is on the map.",
+        )
+    bottom[1].caption(
         "Click a point to open it · box :material/highlight_alt: or lasso :material/gesture: select (top right) "
-        "to list a group · scroll to zoom, drag to pan, double-click to reset · theme names show on the "
-        "whole map, topic names as you zoom in"
-        if data.themes is not None and len(data.themes)
-        else "Click a point to open it · box :material/highlight_alt: or lasso :material/gesture: select "
-        "(top right) to list a group · scroll to zoom, drag to pan, double-click to reset"
+        "to list a group · drag to pan · click the map, then scroll to zoom (or hold Ctrl/⌘ and scroll) · "
+        "double-click to reset"
+        + (
+            " · theme names show on the whole map, topic names as you zoom in"
+            if data.themes is not None
+            else ""
+        )
     )

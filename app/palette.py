@@ -60,3 +60,68 @@ def topic_colours(topic_ids_by_size: list[int]) -> dict[int, str]:
     colours = {topic: palette[rank] for rank, topic in enumerate(topic_ids_by_size)}
     colours[-1] = UNASSIGNED_COLOUR
     return colours
+
+
+def _lab_to_srgb(lab: np.ndarray) -> np.ndarray:
+    """sRGB rows in [0, 1] of CIELAB (D65) rows, clipped to the displayable range (inverse of `_srgb_to_lab`)."""
+    fy = (lab[:, 0] + 16) / 116
+    f = np.column_stack([fy + lab[:, 1] / 500, fy, fy - lab[:, 2] / 200])
+    xyz = np.where(f > 0.206893, f**3, (f - 16 / 116) / 7.787) * np.array([0.95047, 1.0, 1.08883])
+    to_rgb = np.linalg.inv(
+        np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]])
+    )
+    linear = np.clip(xyz @ to_rgb.T, 0, 1)
+    return np.where(linear <= 0.0031308, 12.92 * linear, 1.055 * linear ** (1 / 2.4) - 0.055)
+
+
+def _shades(base: str, count: int) -> list[str]:
+    """`count` shades of one hue, from darker to lighter around `base` (same hue angle in CIELAB)."""
+    rgb = np.array([[int(base[i : i + 2], 16) / 255 for i in (1, 3, 5)]])
+    lightness, a, b = _srgb_to_lab(rgb)[0]
+    if count == 1:
+        return [base]
+    steps = np.linspace(-1, 1, count)
+    spread = min(16.0, 6.0 * count)  # two shades differ by 12 L*, eight by 4 L* (still visible side by side)
+    rows = [[np.clip(lightness + spread * s, 32, 78), a * (1 - 0.18 * s), b * (1 - 0.18 * s)] for s in steps]
+    return [_hex(c) for c in _lab_to_srgb(np.array(rows))]
+
+
+def theme_topic_colours(topic_ids_by_size: list[int], theme_of: dict[int, int]) -> dict[int, str]:
+    """Colour per topic as a shade of its theme's hue, so the map shows themes at a glance; -1 is grey.
+
+    Themes get the most distinct hues (largest theme first, by its largest topic), each theme's topics
+    shades of that hue from dark (largest) to light. Topics without a theme (-1) get hues of their own.
+
+    Examples:
+        >>> colours = theme_topic_colours([0, 1, 2], {0: 5, 1: 7, 2: 5})
+        >>> colours[0] != colours[2], colours[1] == distinct_colours(2)[1], colours[-1]
+        (True, True, '#9aa0a6')
+    """
+    groups: dict[object, list[int]] = {}
+    for topic in topic_ids_by_size:
+        theme = theme_of.get(topic, -1)
+        groups.setdefault(theme if theme != -1 else ("own", topic), []).append(topic)
+    hues = distinct_colours(len(groups))
+    colours = {}
+    for hue, members in zip(hues, groups.values(), strict=True):
+        colours.update(zip(members, _shades(hue, len(members)), strict=True))
+    colours[-1] = UNASSIGNED_COLOUR
+    return colours
+
+
+def value_colours(count: int) -> tuple[str, ...]:
+    """Colours for the values of a metadata column the map is coloured by (missing values use grey)."""
+    return distinct_colours(count)
+
+
+MAX_COLOUR_VALUES = 20  # a column with more values would need colours no reader can tell apart
+
+
+def colour_columns(facets: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """Metadata columns the map can be coloured by: filterable columns with at most `MAX_COLOUR_VALUES` values.
+
+    Examples:
+        >>> colour_columns({"year": ("2023", "2024"), "venue": tuple("abcdefghijklmnopqrstu")})
+        ('year',)
+    """
+    return tuple(column for column, values in facets.items() if 2 <= len(values) <= MAX_COLOUR_VALUES)

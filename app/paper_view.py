@@ -3,6 +3,8 @@ highlighted) and nearest papers."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -10,28 +12,27 @@ import streamlit as st
 from app.data import MapData
 from app.paper_table import paper_table
 from app.search import SearchResult
-from app.session import open_paper, open_topic
+from app.session import open_topic
 from app.text import highlighted_markdown, markdown_literal, shorten
 from pipeline.search_index import highlight
 
 NEIGHBOURS = 8
+INPUT_FILE = re.compile(r"\.(txt|csv|tsv|jsonl?|parquet)$", re.IGNORECASE)
 
 
 def paper_view(data: MapData, row: int, search: SearchResult | None = None) -> None:
     paper = data.papers.iloc[row]
     topic = int(data.topic_ids[row])
     words = search.query if search is not None and search.kind == "words" else None
-    top = st.columns([5, 1], vertical_alignment="top")
     title = str(paper["title"])
-    top[0].markdown(
+    st.markdown(
         "#### "
         + (
             highlighted_markdown(highlight(" ".join(title.split()), words))
             if words
             else markdown_literal(title)
         )
-    )
-    top[1].button("Close", on_click=open_paper, args=(None,), icon=":material/close:", key="close_paper")
+    )  # beside the map: "Back to …" above it closes the paper (streamlit_app.side_panel)
     topic_line = st.columns([3, 2], vertical_alignment="center")
     topic_line[0].markdown(f"**Topic:** {markdown_literal(data.label(topic))}")
     topic_line[1].button(
@@ -42,10 +43,13 @@ def paper_view(data: MapData, row: int, search: SearchResult | None = None) -> N
         key="paper_open_topic",
         width="stretch",
     )
-    details = [str(paper["source"])]
+    details = (
+        [] if INPUT_FILE.search(str(paper["source"])) else [str(paper["source"])]
+    )  # a file name says little
     for column in ("collection", "venue", "year", "authors"):
         if column in paper.index and pd.notna(paper[column]) and str(paper[column]) not in details:
             details.append(str(paper[column]))
+    details = details or [str(paper["source"])]
     st.caption(" · ".join(markdown_literal(shorten(d, 120)) for d in details))
     if data.added is not None and data.added[row]:
         st.info(
@@ -63,18 +67,27 @@ def paper_view(data: MapData, row: int, search: SearchResult | None = None) -> N
             st.markdown(highlighted_markdown(highlight(str(paper["abstract"]), words)))
         else:
             st.text(str(paper["abstract"]))
-    st.markdown("**Nearest papers**")
+    st.markdown("**Nearest papers** (ringed on the map)")
+    rows, similarities = nearest_papers(data, row)
+    paper_table(data, rows, "neighbours", similarity=similarities, compact=True)
+
+
+def nearest_papers(data: MapData, row: int, k: int = NEIGHBOURS) -> tuple[np.ndarray, list[float]]:
+    """The `k` papers nearest to `row` by meaning (cosine of their vectors), nearest first, and their similarity.
+
+    The map rings them and the paper view lists them in the same run: the last answer is kept.
+    """
     from pipeline.topics import cosine_knn
 
-    neighbours, similarities = cosine_knn(data.vectors[row : row + 1], data.vectors, NEIGHBOURS + 1)
+    key = (data.name, data.n, id(data.vectors), row, k)
+    kept = st.session_state.get("nearest_papers")
+    if kept and kept[0] == key:
+        return kept[1]
+    neighbours, similarities = cosine_knn(data.vectors[row : row + 1], data.vectors, k + 1)
     keep = neighbours[0] != row
-    paper_table(
-        data,
-        neighbours[0][keep][:NEIGHBOURS],
-        "neighbours",
-        similarity=[float(s) for s in similarities[0][keep][:NEIGHBOURS]],
-        compact=True,
-    )
+    answer = neighbours[0][keep][:k], [float(s) for s in similarities[0][keep][:k]]
+    st.session_state.nearest_papers = (key, answer)
+    return answer
 
 
 def match_line(search: SearchResult, row: int) -> None:

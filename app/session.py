@@ -13,6 +13,12 @@ Keys (all in `st.session_state`):
     link_info             what became of a shared link's topic on a rebuilt map (plain text), likewise
     w_added               the "papers added since the last build" toggle (maps that have such papers)
     map_choice, initialised   the chosen map, and the map whose view the widgets hold
+    w_colour              the metadata column the map is coloured by ("" = by topic)
+    url_params            the query string the page last wrote or read (normalised): a different one on a
+                          rerun means the reader went Back or Forward in the browser's history
+    reset_zoom            a counter the map watches to return to the whole map ("Reset view")
+    outside_key           what the page outside the map and its side panel showed at the last full run
+                          (`outside_key`): a map-only step reruns just that fragment
 The shareable part of this is a `ViewState` (app.state), which `sync_url` keeps in the query string.
 """
 
@@ -22,8 +28,9 @@ import streamlit as st
 
 from app.data import MapData
 from app.map_component import event
+from app.palette import colour_columns
 from app.search import KINDS
-from app.state import SORTS, ViewState, normalise_params, to_params
+from app.state import SORTS, ZOOM_KEY, ViewState, normalise_params, to_params
 from app.themes import topics_in_themes
 
 FACET_PREFIX = "w_f_"
@@ -47,6 +54,7 @@ def current_state() -> ViewState:
         themes=tuple(st.session_state.get("w_themes") or ()),
         sort=st.session_state.get("w_sort") or SORTS[0],
         added_only=bool(st.session_state.get("w_added", False)),
+        colour=st.session_state.get("w_colour") or "",
     )
 
 
@@ -66,6 +74,7 @@ def apply_state(state: ViewState, data: MapData) -> None:
     st.session_state.topic = state.topic
     st.session_state.paper = state.paper
     st.session_state.w_added = state.added_only
+    st.session_state.w_colour = state.colour
     st.session_state.selection = ()
     st.session_state.pin = None
     st.session_state.page = 0
@@ -95,6 +104,8 @@ def sanitise_state(
         st.session_state.topic = None
     if st.session_state.get("paper") not in data.row_of:
         st.session_state.paper = None
+    if st.session_state.get("w_colour") not in ("", *colour_columns(data.facets)):
+        st.session_state.w_colour = ""
     if not data.vocabulary().has_added:
         st.session_state.w_added = False
     st.session_state.selection = tuple(d for d in st.session_state.get("selection", ()) if d in data.row_of)
@@ -108,12 +119,51 @@ def topic_options(data: MapData, themes: list[int] | tuple[int, ...]) -> list[in
     return options + ([-1] if data.sizes.get(-1) else [])
 
 
-def sync_url(state: ViewState, map_name: str | None) -> None:
-    """Write the view into the query string (only when it changed), so the address bar is a share link."""
+def outside_key(state: ViewState) -> tuple:
+    """What the page outside the map and its side panel shows: when it changes, the whole page reruns."""
+    return (
+        state.search,
+        state.search_kind,
+        state.topics,
+        state.show_unassigned,
+        state.filters,
+        state.themes,
+        state.added_only,
+        st.session_state.get("selection", ()),
+        st.session_state.get("page", 0),
+        st.session_state.get("pin") is not None,
+    )
+
+
+def navigated(params: dict[str, list[str]]) -> bool:
+    """Whether the reader went Back or Forward in the browser to a view other than the one shown.
+
+    Streamlit pushes a history entry for each query string the app writes, and on Back or Forward
+    reruns the script with that entry's query string, saying so (`is_history_navigation`); the view
+    then follows the link. Only such runs count: an ordinary rerun may carry a query string a step
+    old (the page sends it before the last run's new one arrives). The zoom (`view=`) does not count.
+    """
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None or not getattr(ctx, "is_history_navigation", False):
+        return False
+    last = st.session_state.get("url_params")
+    return last is not None and _without_zoom(params) != last
+
+
+def sync_url(state: ViewState, map_name: str | None, params: dict[str, list[str]]) -> None:
+    """Write the view into the query string when it changed (a new browser history entry, so Back
+    undoes it); the map's zoom (`view=`), which the browser writes, is kept as it is."""
     wanted = normalise_params(to_params(state, map_name))
-    current = {key: st.query_params.get_all(key) for key in st.query_params}
-    if normalise_params(current) != wanted:
-        st.query_params.from_dict(wanted)
+    st.session_state.url_params = wanted
+    if _without_zoom(params) != wanted:
+        zoom = params.get(ZOOM_KEY)  # the browser corrects it to the current zoom (map.js, keepZoomInUrl)
+        st.query_params.from_dict({**wanted, ZOOM_KEY: zoom} if zoom else wanted)
+
+
+def _without_zoom(params: dict[str, list[str]]) -> dict[str, list[str]]:
+    return {key: values for key, values in params.items() if key != ZOOM_KEY}
 
 
 # --------------------------------------------------------------------------- callbacks
@@ -194,8 +244,10 @@ def reset_view() -> None:
     st.session_state.topic = None
     st.session_state.paper = None
     st.session_state.w_added = False
+    st.session_state.w_colour = ""
     st.session_state.notices = []
     st.session_state.link_info = []
+    st.session_state.reset_zoom = st.session_state.get("reset_zoom", 0) + 1
     clear_selection()
 
 

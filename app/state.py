@@ -21,10 +21,15 @@ Query string keys:
                         maps with years only)
     added=only          only the papers added by `python -m pipeline add` since the last full build,
                         highlighted on the map (maps with such papers only)
+    colour=year         colour the map by a metadata column with few values (see `app.palette.colour_columns`)
+                        instead of by topic (topics are shades of their theme's hue)
+    view=x0,x1,y0,y1    the map's zoom and pan (its x and y ranges); written by the map in the browser as
+                        the reader zooms, restored from the link, dropped by "Reset view"
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -36,7 +41,21 @@ FILTER_PREFIX = "f."
 SORT_KEY = "sort"
 KIND_KEY = "kind"
 SORTS = ("size", "rising")  # the topic list's orders; the first is the default
-VIEW_KEYS = ("q", KIND_KEY, "topics", "unassigned", "topic", "paper", THEME_KEY, SORT_KEY, "added")
+COLOUR_KEY = "colour"
+ZOOM_KEY = "view"  # owned by the map in the browser (map.js); the server only checks and keeps it
+VIEW_KEYS = (
+    "q",
+    KIND_KEY,
+    "topics",
+    "unassigned",
+    "topic",
+    "paper",
+    THEME_KEY,
+    SORT_KEY,
+    "added",
+    COLOUR_KEY,
+    ZOOM_KEY,
+)
 
 
 @dataclass(frozen=True)
@@ -53,6 +72,7 @@ class ViewState:
     themes: tuple[int, ...] = ()  # empty: every theme
     sort: str = SORTS[0]
     added_only: bool = False  # only papers added since the last full build
+    colour: str = ""  # metadata column the map is coloured by; empty: by topic
 
     def filter_dict(self) -> dict[str, tuple[str, ...]]:
         return dict(self.filters)
@@ -68,6 +88,7 @@ class Vocabulary:
     theme_ids: frozenset[int] = frozenset()  # empty: the map has no themes
     sorts: tuple[str, ...] = SORTS[:1]  # "rising" only where the map has years to measure growth by
     has_added: bool = False  # the map holds papers added since its last full build
+    colour_columns: tuple[str, ...] = ()  # metadata columns the map can be coloured by
     topic_themes: Mapping[int, int] = field(default_factory=dict)  # topic id -> theme id (maps with themes)
 
 
@@ -205,6 +226,14 @@ def parse_view(params: Mapping[str, list[str]], vocabulary: Vocabulary) -> tuple
     elif raw_added not in ("", "all"):
         notices.append(f"Ignored added={_show(raw_added)}: use 'only'.")
 
+    colour = _last(params, COLOUR_KEY).strip()
+    if colour and colour not in vocabulary.colour_columns:
+        notices.append(f"Ignored colour={_show(colour)}: not a column this map can be coloured by.")
+        colour = ""
+    raw_zoom = _last(params, ZOOM_KEY)
+    if raw_zoom and parse_zoom(raw_zoom) is None:
+        notices.append(f"Ignored view={_show(raw_zoom)}: use four numbers x0,x1,y0,y1.")
+
     state = ViewState(
         search=search,
         search_kind=search_kind,
@@ -216,8 +245,26 @@ def parse_view(params: Mapping[str, list[str]], vocabulary: Vocabulary) -> tuple
         themes=themes,
         sort=sort,
         added_only=added_only,
+        colour=colour,
     )
     return state, notices
+
+
+def parse_zoom(text: str) -> tuple[float, float, float, float] | None:
+    """The map ranges in a `view=` value, or None when it is not four finite numbers with x0 < x1, y0 < y1.
+
+    Examples:
+        >>> parse_zoom("-1.5,2,0,3.25"), parse_zoom("1,0,0,1"), parse_zoom("nan,1,0,1")
+        ((-1.5, 2.0, 0.0, 3.25), None, None)
+    """
+    try:
+        numbers = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        return None
+    if len(numbers) != 4 or not all(math.isfinite(v) for v in numbers):
+        return None
+    x0, x1, y0, y1 = numbers
+    return numbers if x0 < x1 and y0 < y1 else None
 
 
 def to_params(state: ViewState, map_name: str | None = None) -> dict[str, str | list[str]]:
@@ -250,6 +297,8 @@ def to_params(state: ViewState, map_name: str | None = None) -> dict[str, str | 
         params[SORT_KEY] = state.sort
     if state.added_only:
         params["added"] = "only"
+    if state.colour:
+        params[COLOUR_KEY] = state.colour
     return params
 
 

@@ -64,6 +64,16 @@ def topic_list(
     )
 
 
+def growth_text(score: float) -> str:
+    """A growth score as the list shows it; a dash where there is none (never a literal "None").
+
+    Examples:
+        >>> growth_text(1.234), growth_text(float("nan"))
+        ('×1.23', '–')
+    """
+    return "–" if np.isnan(score) else f"×{score:.2f}"
+
+
 def _by_growth(topic_ids: list[int], growth: pd.Series) -> list[int]:
     """Topics by growth, highest first; topics without a score last, in their usual order."""
     score = {t: float(growth.get(t, np.nan)) for t in topic_ids}
@@ -95,9 +105,9 @@ def _table(
         ),
     }
     if growth is not None:
-        table["Growth"] = [float(growth.get(t, np.nan)) if t != -1 else np.nan for t in ids]
-        config["Growth"] = st.column_config.NumberColumn(
-            "Growth", format="×%.2f", width=70, help="Recent share of papers ÷ earlier share"
+        table["Growth"] = [growth_text(float(growth.get(t, np.nan)) if t != -1 else np.nan) for t in ids]
+        config["Growth"] = st.column_config.TextColumn(
+            "Growth", width=70, help="Recent share of papers ÷ earlier share; – where it cannot be measured"
         )
     styled = table.style.apply(lambda _: [f"color: {data.colours[t]}" for t in ids], subset=[""])
     chosen = [ids.index(state.topic)] if state.topic in ids else []

@@ -12,7 +12,7 @@ import streamlit as st
 from app.curation_panel import edit_panel, topic_note
 from app.data import MapData
 from app.paper_table import paper_table
-from app.session import on_topic_pick, on_topic_select_box, only_this_topic, open_topic
+from app.session import on_topic_pick, on_topic_select_box, only_this_topic
 from app.text import markdown_literal, plotly_escape
 from app.trends import has_venues, has_years, venue_counts, venue_figure, year_figure, year_shares
 
@@ -68,22 +68,13 @@ def topic_view(data: MapData, topic: int) -> None:
     st.caption(
         f"{size:,} papers · {share:.1%} of the map" + (" · topic " + str(topic) if topic != -1 else "")
     )
-    buttons = st.columns(2)
-    buttons[0].button(
+    st.button(
         "Only this topic",
         on_click=only_this_topic,
         args=(topic, data.topic_themes().get(topic)),
         icon=":material/filter_center_focus:",
-        width="stretch",
         key="only_topic",
-    )
-    buttons[1].button(
-        "Close",
-        on_click=open_topic,
-        args=(None,),
-        icon=":material/close:",
-        width="stretch",
-        key="close_topic",
+        help="Filter the map and the table to this topic's papers.",
     )
     if topic == -1:
         st.info(

@@ -60,27 +60,42 @@ def year_shares(
 
 
 def venue_counts(papers: pd.DataFrame, topic_id: int, *, top: int = 12) -> pd.DataFrame:
-    """A topic's papers per venue, most first (ties A-Z); venues past the `top` are summed as "Other venues".
+    """A topic's papers per venue, most first (ties A-Z), with each venue's total and the topic's share of it.
+
+    Venues past the `top` are summed as "Other venues". The share (papers / total) is what compares:
+    a big venue holds many papers of every topic.
 
     Returns:
-        Columns venue (str) and papers (int); empty without a venue column.
+        Columns venue (str), papers (int), total (the venue's papers in the whole map) and share;
+        empty without a venue column.
 
     Examples:
-        >>> frame = pd.DataFrame({"venue": ["ICML", "ICML", "NeurIPS", None], "topic_id": [0, 0, 0, 0]})
+        >>> frame = pd.DataFrame({"venue": ["ICML", "ICML", "NeurIPS", None], "topic_id": [0, 0, 1, 0]})
         >>> venue_counts(frame, 0).to_dict("list")
-        {'venue': ['ICML', 'NeurIPS', 'Unknown venue'], 'papers': [2, 1, 1]}
+        {'venue': ['ICML', 'Unknown venue'], 'papers': [2, 1], 'total': [2, 1], 'share': [1.0, 1.0]}
     """
     if VENUE not in papers.columns:
-        return pd.DataFrame(columns=["venue", "papers"])
-    venues = papers.loc[papers["topic_id"] == topic_id, VENUE]
-    venues = venues.map(lambda v: "Unknown venue" if v is None or v != v or str(v).strip() == "" else str(v))
-    counts = venues.value_counts()
+        return pd.DataFrame(columns=["venue", "papers", "total", "share"])
+    every = papers[VENUE].map(
+        lambda v: "Unknown venue" if v is None or v != v or str(v).strip() == "" else str(v)
+    )
+    totals = every.value_counts()
+    counts = every[papers["topic_id"] == topic_id].value_counts()
     counts = counts.iloc[
         sorted(range(len(counts)), key=lambda i: (-counts.iloc[i], counts.index[i]))
     ]  # ties A-Z
-    if len(counts) > top:
-        counts = pd.concat([counts.iloc[:top], pd.Series({"Other venues": counts.iloc[top:].sum()})])
-    return pd.DataFrame({"venue": counts.index.astype(str), "papers": counts.to_numpy().astype(int)})
+    table = pd.DataFrame({"venue": counts.index.astype(str), "papers": counts.to_numpy().astype(int)})
+    table["total"] = table["venue"].map(totals).astype(int)
+    if len(table) > top:
+        rest = table.iloc[top:]
+        other = {
+            "venue": "Other venues",
+            "papers": int(rest["papers"].sum()),
+            "total": int(rest["total"].sum()),
+        }
+        table = pd.concat([table.iloc[:top], pd.DataFrame([other])], ignore_index=True)
+    table["share"] = (table["papers"] / table["total"]).round(4)
+    return table
 
 
 def rising_scores(
@@ -127,19 +142,28 @@ def year_figure(shares: pd.DataFrame, topic_label: str):
     import plotly.graph_objects as go
 
     name = plotly_escape(shorten(topic_label, 60))
+    # Every year from the first to the last: a year without enough papers is a gap in the line, not
+    # a straight stroke across it.
+    years = list(range(int(shares["year"].min()), int(shares["year"].max()) + 1)) if len(shares) else []
+    known = shares.set_index("year") if len(shares) else shares
+    share = [float(known.at[y, "share"]) * 100 if y in known.index else None for y in years]
     figure = go.Figure(
         go.Scatter(
-            x=shares["year"].tolist(),
-            y=(shares["share"] * 100).round(2).tolist(),
-            customdata=np.column_stack([shares["papers"], shares["total"]]).tolist() if len(shares) else [],
+            x=years,
+            y=[None if v is None else round(v, 2) for v in share],
+            customdata=[
+                [int(known.at[y, "papers"]), int(known.at[y, "total"])] if y in known.index else [0, 0]
+                for y in years
+            ],
             mode="lines+markers",
+            connectgaps=False,
             name=name,
             hovertemplate="%{x}: %{y:.1f}% of papers (%{customdata[0]} of %{customdata[1]})<extra></extra>",
         )
     )
     figure.update_layout(
         title={"text": f"{name}: share of each year's papers"},
-        xaxis={"title": "Year", "tickformat": "d", "dtick": 1 if len(shares) <= 12 else None},
+        xaxis={"title": "Year", "tickformat": "d", "dtick": 1 if len(years) <= 12 else None},
         yaxis={"title": "% of that year's papers", "rangemode": "tozero"},
         height=280,
         margin={"l": 50, "r": 10, "t": 40, "b": 40},
@@ -156,15 +180,16 @@ def venue_figure(counts: pd.DataFrame, topic_label: str):
     venues = [plotly_escape(shorten(v, 40)) for v in counts["venue"]]
     figure = go.Figure(
         go.Bar(
-            x=counts["papers"].tolist()[::-1],
+            x=(counts["share"] * 100).round(2).tolist()[::-1],
             y=venues[::-1],
+            customdata=counts[["papers", "total"]].to_numpy().tolist()[::-1],
             orientation="h",
-            hovertemplate="%{y}: %{x} papers<extra></extra>",
+            hovertemplate="%{y}: %{x:.1f}% of its papers (%{customdata[0]} of %{customdata[1]})<extra></extra>",
         )
     )
     figure.update_layout(
-        title={"text": f"{name}: papers per venue"},
-        xaxis={"title": "Papers"},
+        title={"text": f"{name}: share of each venue's papers"},
+        xaxis={"title": "% of the venue's papers", "rangemode": "tozero"},
         height=max(200, 60 + 22 * len(venues)),
         margin={"l": 10, "r": 10, "t": 40, "b": 40},
         showlegend=False,

@@ -104,7 +104,8 @@ def synthesise_map(corpus: Path, out: Path, n: int, seed: int = 0) -> Path:
     """A map of `n` real abstracts with synthetic topics (about sqrt(n)/1.6 Gaussian blobs, 12% unassigned)."""
     rng = np.random.default_rng(seed)
     table = pd.read_parquet(corpus)
-    rows = rng.choice(len(table), size=min(n, len(table)), replace=False)
+    # Past the table's size (the million-paper map) abstracts repeat: the app's costs do not depend on them.
+    rows = rng.choice(len(table), size=n if n > len(table) else min(n, len(table)), replace=n > len(table))
     papers = table.iloc[np.sort(rows)].reset_index(drop=True)
     n = len(papers)
     n_topics = int(max(8, round(math.sqrt(n) / 1.6)))
@@ -117,9 +118,12 @@ def synthesise_map(corpus: Path, out: Path, n: int, seed: int = 0) -> Path:
     unassigned = rng.random(n) < 0.12
     topic_ids = np.where(unassigned, -1, topic_ids)
     xy[unassigned] = rng.normal(0, 1.3, (int(unassigned.sum()), 2))
-    directions = rng.normal(size=(n_topics, 384))
-    vectors = directions[np.clip(topic_ids, 0, None)] + rng.normal(0, 1.0, (n, 384))
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    directions = rng.normal(size=(n_topics, 384)).astype(np.float32)
+    vectors = np.empty((n, 384), dtype=np.float16)
+    for start in range(0, n, 100_000):  # in slices: a million float64 rows would take 3 GB at once
+        part = directions[np.clip(topic_ids[start : start + 100_000], 0, None)]
+        part = part + rng.normal(0, 1.0, part.shape).astype(np.float32)
+        vectors[start : start + 100_000] = part / np.linalg.norm(part, axis=1, keepdims=True)
     words = [
         "learning",
         "graphs",

@@ -43,7 +43,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from app.devserver import StreamlitServer  # noqa: E402
+from tests.devserver import StreamlitServer  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 DEFAULT_MAP = REPO / "benchmarks" / "maps" / "corpus-10k"

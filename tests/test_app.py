@@ -39,8 +39,9 @@ def start(params: dict | None = None) -> AppTest:
     return at.run()
 
 
-def table(at: AppTest, first_column: str = "Title", index: int = 0):
-    """The `index`-th dataframe whose first column is `first_column` (paper tables start with Title)."""
+def table(at: AppTest, first_column: str = "Title", index: int = -1):
+    """The `index`-th dataframe whose first column is `first_column` (paper tables start with Title; the
+    papers table is the last on the page, under the map and the panel beside it)."""
     frames = [df.value for df in at.dataframe if list(df.value.columns)[:1] == [first_column]]
     return frames[index]
 
@@ -191,13 +192,13 @@ def test_search_matches_whole_words_ranks_and_highlights(tiny):
 
 
 def test_topic_view_shows_keywords_representatives_and_nearest_topics(tiny):
-    at = start()
-    at.selectbox(key="topic-pick-None").select(2).run()
+    at = start({"topic": "0"})  # the topic view beside the map, its picker switching topics
+    at.selectbox(key="topic-pick-0").select(2).run()
     assert "#### Reinforcement learning" in texts(at)
     assert "13 papers · 21.7% of the map" in texts(at)
     keywords = figure(at, 0)["data"][0]
     assert keywords["type"] == "bar" and keywords["y"][-1] == "policy"
-    representatives = table(at, index=1)
+    representatives = table(at, index=0)  # beside the map, above the papers table
     assert representatives["Title"].tolist() == ["Policy study 2", "Policy study 10", "Policy study 14"]
     nearest = [
         df.value for df in at.dataframe if "Similarity" in df.value.columns and "Title" not in df.value
@@ -212,11 +213,12 @@ def test_paper_view_shows_abstract_topic_and_nearest_papers(tiny):
     at = start({"paper": "doc0005"})
     assert "#### Diffusion study 5" in texts(at)
     assert "We study diffusion with denoising in paper 5. Costs are $O(n)$." in [t.value for t in at.text]
-    neighbours = table(at, index=1)
+    neighbours = table(at, index=0)
     assert len(neighbours) == 8 and "doc0005" not in neighbours["Title"].tolist()
     assert set(neighbours["Topic"]) <= {"Diffusion models", "Unassigned"}
     assert neighbours["Similarity"].is_monotonic_decreasing
     assert live_map(at)["paper"] == 5  # the opened paper's row, ringed on the map
+    assert len(live_map(at)["neighbours"]) == 8 and 5 not in live_map(at)["neighbours"]  # ringed too
 
 
 def test_view_is_restored_from_query_params(tiny):
@@ -349,6 +351,7 @@ def test_hostile_titles_and_labels_are_shown_as_text(tmp_path, monkeypatch):
     assert "&lt;b&gt;Bold&lt;/b&gt; topic" in points(at)["topic_names"]
     assert live_map(at)["topics"][0]["text"] == "<b>Bold</b> topic"  # names are set as text, not markup
     assert HOSTILE in table(at)["Title"].tolist()  # dataframes show the raw text, never as HTML
+    at = start()  # no paper open: the topic list is beside the map
     assert "<b>Bold</b> topic" in topic_table(at)["Topic"].tolist()
 
 
@@ -480,6 +483,7 @@ def test_bidi_controls_in_titles_and_names_are_shown_not_obeyed(tmp_path, monkey
     )
     assert not re.search("[\u202a-\u202e\u2066-\u2069]", page)
     assert "Invoice \ufffdgpj.exe" in table(at)["Title"].tolist()
+    at = start()  # no paper open: the topic list is beside the map
     assert "Topic \ufffdA\ufffd" in topic_table(at)["Topic"].tolist()
 
 

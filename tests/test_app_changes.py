@@ -172,7 +172,7 @@ def test_a_link_to_a_gone_topic_opens_where_its_papers_went_and_says_so(rebuilt_
     at = start({"topic": "8"})
     assert not at.exception and infos(at) and "“Sparse coding”" in infos(at)[0]
     assert "no longer in one topic" in infos(at)[0]
-    assert "#### Explore" in texts(at) and "topic" not in url(at)
+    assert "#### Topics" in texts(at) and "topic" not in url(at)  # the topic list beside the map
 
     # An id neither this map nor its lineage knows: ignored with a visible notice, as before.
     at = start({"topic": "42"})

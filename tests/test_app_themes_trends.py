@@ -194,7 +194,10 @@ def test_the_topic_view_shows_yearly_shares_and_venues_where_the_map_has_them(tr
     assert years["x"] == [2020, 2021, 2022, 2023, 2024]
     assert years["y"][:3] == [0, 0, 0] and min(years["y"][3:]) > 0  # a 2023-24 topic
     venues = figure(at, 2)["data"][0]
-    assert venues["type"] == "bar" and sum(venues["x"]) == 26  # 30 papers, 4 unassigned
+    assert (
+        venues["type"] == "bar" and sum(p for p, _ in venues["customdata"]) == 26
+    )  # 30 papers, 4 unassigned
+    assert venues["x"] == [round(100 * p / t, 2) for p, t in venues["customdata"]]  # % of each venue's papers
     assert "&lt;b&gt;Evil&lt;/b&gt; venue" in venues["y"] and EVIL_VENUE not in venues["y"]
 
 
@@ -214,7 +217,9 @@ def test_rising_sorts_topics_by_growth_and_lives_in_the_url(trends):
     assert rising[0] == "Multi-view clustering" and rising[-2:] == ["Graph neural networks", "Unassigned"]
     assert rising != by_size
     growth = topic_lists(at)[0]["Growth"].tolist()
-    assert growth[:3] == sorted(growth[:3], reverse=True) and growth[3] == 0  # no recent papers
+    scores = [float(g.lstrip("×")) for g in growth[:4]]  # shown as "×1.25"
+    assert scores[:3] == sorted(scores[:3], reverse=True) and scores[3] == 0  # no recent papers
+    assert growth[-1] == "–" and "None" not in growth  # unassigned papers have no growth score
     assert url(at)["sort"] == ["rising"]
 
     at = start({"sort": "rising"})  # the link opens the same order

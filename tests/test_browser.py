@@ -93,6 +93,16 @@ def wait_for_redraw(page, before: int) -> None:
     )
 
 
+def link(page) -> str:
+    """The address bar as the page has it (Playwright's page.url can miss a history entry pushed by a fragment run)."""
+    return page.evaluate("location.href")
+
+
+def wait_for_link(page, part: str, timeout: float = 30_000) -> None:
+    """Wait until the address bar holds `part` (e.g. "q=diffusion")."""
+    page.wait_for_function("(part) => location.href.includes(part)", arg=part, timeout=timeout)
+
+
 def search_for(page, words: str) -> None:
     before = draws(page)
     box = page.get_by_role("textbox", name="Search")
@@ -132,10 +142,10 @@ def test_search_narrows_the_view_lands_in_the_url_and_the_url_restores_it(page, 
     search = page.get_by_role("textbox", name="Search")
     search.fill("diffusion")
     search.press("Enter")
-    page.wait_for_url("**q=diffusion**", timeout=30_000)
+    wait_for_link(page, "q=diffusion")
     page.get_by_text("15 of the 60 papers of the map match the words “diffusion”").wait_for(timeout=30_000)
     assert heading(page, "Papers") == "Papers · 15 · best matches first"
-    shared = page.url
+    shared = link(page)
 
     other = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
     open_app(other, shared)
@@ -200,7 +210,7 @@ def test_clicking_a_point_opens_the_paper(page, tiny_app):
     page.wait_for_selector(".hoverlayer .hovertext", timeout=10_000)
     page.mouse.down()
     page.mouse.up()
-    page.wait_for_url("**paper=doc0009**", timeout=30_000)
+    wait_for_link(page, "paper=doc0009")
     assert heading(page, "Diffusion study 9") == "Diffusion study 9"
 
 
@@ -336,11 +346,7 @@ def test_one_chart_and_one_webgl_setup_survive_searches_filters_and_fifty_intera
         assert highlight == 375  # "graph": topic 0 is every fourth paper
 
         # zoom with the mouse wheel, then change a filter: the zoom stays
-        box = page.locator(f"{GRAPH} .nsewdrag").first.bounding_box()
-        page.mouse.move(box["x"] + box["width"] * 0.7, box["y"] + box["height"] * 0.3)
-        for _ in range(3):
-            page.mouse.wheel(0, -240)
-            page.wait_for_timeout(150)
+        zoom_in(page, 3, at=(0.7, 0.3))
         page.wait_for_function(
             f"() => document.querySelector('{GRAPH}')._fullLayout.xaxis.range[1] - "
             f"document.querySelector('{GRAPH}')._fullLayout.xaxis.range[0] < 6",
@@ -370,18 +376,23 @@ def test_an_opened_paper_far_outside_the_view_is_brought_into_sight(page, tmp_pa
     try:
         open_app(page, app.url)
         assert x_range(page)[1] < 10  # the opening view is the mass of the map, not the strand
-        assert page.locator(".atlas-ring:not([hidden])").count() == 0
+        assert page.locator(".atlas-ring:not(.atlas-near):not([hidden])").count() == 0
         open_app(page, app.url + "?paper=doc0000")
         page.wait_for_function(f"() => document.querySelector('{GRAPH}')._fullLayout.xaxis.range[1] >= 400")
-        page.locator(".atlas-ring:not([hidden])").wait_for(timeout=10_000)  # ringed where it lies
+        page.locator(".atlas-ring:not(.atlas-near):not([hidden])").wait_for(
+            timeout=10_000
+        )  # ringed where it lies
     finally:
         app.stop()
 
 
-def test_theme_names_on_the_whole_map_and_topic_names_zoomed_in(page, tmp_path):
+def write_themed_map(folder: Path) -> Path:
+    """The tiny map with two themes: topics 1 and 2 ("Generative models"), 0 and 3 ("Learning on structure")."""
     import pandas as pd
 
-    folder = write_tiny_map(tmp_path / "themed")
+    atlas = tiny_map()
+    atlas.topics["theme_id"] = [1, 0, 0, 1]
+    write_map(folder, atlas)
     pd.DataFrame(
         {
             "theme_id": [0, 1],
@@ -393,36 +404,236 @@ def test_theme_names_on_the_whole_map_and_topic_names_zoomed_in(page, tmp_path):
             "y": [1.5, -1.5],
         }
     ).to_parquet(folder / "themes.parquet")
-    app = App(folder, tmp_path / "none")
-    try:
-        open_app(page, app.url)
-        labels = ".atlas-label:not([hidden])"
-        assert sorted(page.locator(labels).all_text_contents()) == [
-            "<b>Generative</b> models",
-            "Learning on structure",
+    return folder
+
+
+@pytest.fixture(scope="module")
+def themed_app(tmp_path_factory):
+    root = tmp_path_factory.mktemp("themed")
+    app = App(write_themed_map(root / "themed"), root / "no-other-maps")
+    yield app
+    app.stop()
+
+
+def zoom_in(page, notches: int, *, at=(0.75, 0.25)) -> None:
+    """Click the map (so the wheel zooms it, not the page), then scroll up `notches` times over `at`."""
+    box = page.locator(f"{GRAPH} .nsewdrag").first.bounding_box()
+    page.mouse.click(box["x"] + 4, box["y"] + box["height"] - 4)  # an empty corner: opens nothing
+    page.mouse.move(box["x"] + box["width"] * at[0], box["y"] + box["height"] * at[1])
+    before = x_range(page)
+    for _ in range(notches):
+        page.mouse.wheel(0, -300)
+        page.wait_for_timeout(150)
+    page.wait_for_function(
+        f"(before) => document.querySelector('{GRAPH}')._fullLayout.xaxis.range[1] !== before[1]", arg=before
+    )
+
+
+def test_theme_names_with_the_largest_topics_on_the_whole_map_and_topic_names_zoomed_in(page, themed_app):
+    open_app(page, themed_app.url)
+    labels = ".atlas-label:not([hidden])"
+    themes = page.locator(".atlas-theme:not([hidden])").all_text_contents()
+    assert sorted(themes) == ["<b>Generative</b> models", "Learning on structure"]  # as typed, not markup
+    assert len(page.locator(labels).all_text_contents()) > 2  # topic names fill the space between them
+    zoom_in(page, 8)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.atlas-label:not([hidden])')]"
+        ".some(e => e.textContent === 'Diffusion models')",
+        timeout=10_000,
+    )
+    assert page.locator(".atlas-theme:not([hidden])").count() == 0  # zoomed in: topic names only
+    box = page.locator(f"{GRAPH} .nsewdrag").first.bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.75, box["y"] + box["height"] * 0.25)
+    for _ in range(8):  # and back out: the theme names return
+        page.mouse.wheel(0, 300)
+        page.wait_for_timeout(150)
+    page.wait_for_function("() => document.querySelectorAll('.atlas-theme:not([hidden])').length === 2")
+
+
+def marker_colours(page) -> dict[str, str]:
+    """Topic name -> the colour its papers are drawn in (from the chart's own traces)."""
+    return page.evaluate(
+        f"""() => {{
+            const gd = document.querySelector('{GRAPH}');
+            const out = {{}};
+            gd._fullData.filter((t) => t.name === 'papers' && t.visible === true).forEach((t) => {{
+                out[t.hovertext[0].split('<br>')[0]] = t.marker.color;
+            }});
+            return out;
+        }}"""
+    )
+
+
+def legend(page) -> list[tuple[str, str]]:
+    return page.evaluate(
+        """() => [...document.querySelectorAll('.atlas-legend-item')].map(
+            (e) => [e.textContent, getComputedStyle(e.querySelector('.atlas-swatch')).backgroundColor])"""
+    )
+
+
+def rgb(hex_colour: str) -> str:
+    r, g, b = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgb({r}, {g}, {b})"
+
+
+def test_topics_are_shades_of_their_theme_and_the_map_can_be_coloured_by_year(page, themed_app):
+    from app.palette import _srgb_to_lab
+
+    open_app(page, themed_app.url)
+    colours = marker_colours(page)
+
+    def hue(name):
+        c = colours[name]
+        _, a, b = _srgb_to_lab(__import__("numpy").array([[int(c[i : i + 2], 16) / 255 for i in (1, 3, 5)]]))[
+            0
         ]
-        box = page.locator(f"{GRAPH} .nsewdrag").first.bounding_box()
-        page.mouse.move(box["x"] + box["width"] * 0.75, box["y"] + box["height"] * 0.25)  # over topic 1
-        for _ in range(8):  # zoom in to about a quarter of the map
-            page.mouse.wheel(0, -300)
-            page.wait_for_timeout(150)
+        return float(__import__("numpy").degrees(__import__("numpy").arctan2(b, a)))
+
+    assert len(set(colours.values())) == 5  # four topics and the unassigned grey
+    assert abs(hue("Diffusion models") - hue("Reinforcement learning")) < 12  # one theme, two shades
+    assert abs(hue("Graph neural networks") - hue("Multi-view clustering")) < 12
+    assert abs((hue("Diffusion models") - hue("Graph neural networks") + 180) % 360 - 180) > 40
+    key = legend(page)
+    assert [k[0] for k in key] == ["<b>Generative</b> models", "Learning on structure"]
+    assert key[0][1] == rgb(colours["Diffusion models"])  # the key shows the theme's hue, as drawn
+
+    before = draws(page)
+    page.get_by_role("combobox", name="Colour by").click()
+    page.get_by_role("option", name="Year").click()
+    wait_for_redraw(page, before)
+    wait_for_link(page, "colour=year")
+    key = legend(page)
+    assert [k[0] for k in key] == ["2023", "2024"]
+    drawn = page.evaluate(
+        f"""() => document.querySelector('{GRAPH}')._fullData
+            .filter((t) => t.name === 'papers' && t.visible === true && t.x.length)
+            .map((t) => [t.marker.color, t.x.length])"""
+    )
+    by_colour = {rgb(c): n for c, n in drawn}
+    assert by_colour == {key[0][1]: 40, key[1][1]: 20}  # papers 0, 3, 6, ... are from 2024
+
+    other = page.context.new_page()  # the colouring is in the link
+    open_app(other, link(page))
+    assert [k[0] for k in legend(other)] == ["2023", "2024"]
+    other.close()
+
+
+def test_an_opened_paper_and_topic_are_read_beside_the_map_at_1400_by_900(browser, themed_app):
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    try:
+        open_app(page, themed_app.url)
+        page.mouse.move(*point_position(page, 9))
+        page.wait_for_selector(".hoverlayer .hovertext", timeout=10_000)
+        page.mouse.down()
+        page.mouse.up()
+        wait_for_link(page, "paper=doc0009")
+        title = page.locator("h4", has_text="Diffusion study 9").first
+        title.wait_for(timeout=30_000)
+        graph = page.locator(GRAPH).bounding_box()
+        seen = title.bounding_box()
+        assert seen["x"] > graph["x"] + graph["width"] and seen["y"] + seen["height"] < 900  # beside it
+        abstract = page.get_by_text("We study diffusion with denoising in paper 9.")
+        box = abstract.bounding_box()
+        assert (
+            box["y"] + box["height"] < 900 and page.evaluate("window.scrollY") == 0
+        )  # read without scrolling
+        assert page.locator(".atlas-near:not([hidden])").count() == 8  # its nearest papers ringed on the map
+
+        page.get_by_role("button", name="Open topic").click()
+        wait_for_link(page, "topic=1")
+        heading(page, "Diffusion models")
         page.wait_for_function(
-            "() => [...document.querySelectorAll('.atlas-label:not([hidden])')]"
-            ".some(e => e.textContent === 'Diffusion models')",
-            timeout=10_000,
+            f"() => document.querySelector('{GRAPH}')._fullData.some((t) => t.name === 'highlight' && t.visible === true)"
         )
-        assert "Learning on structure" not in page.locator(labels).all_text_contents()
-        for _ in range(8):  # and back out: the theme names return, the topic names go
-            page.mouse.wheel(0, 300)
-            page.wait_for_timeout(150)
-        page.wait_for_function(
-            "() => [...document.querySelectorAll('.atlas-label:not([hidden])')]"
-            ".some(e => e.textContent === 'Learning on structure')",
-            timeout=10_000,
+        highlighted = page.evaluate(
+            f"document.querySelector('{GRAPH}')._fullData.find((t) => t.name === 'highlight').x.length"
         )
-        assert "Diffusion models" not in page.locator(labels).all_text_contents()
+        assert highlighted == int(
+            (tiny_map().papers["topic_id"] == 1).sum()
+        )  # the topic stands out, the rest dimmed
+        assert page.locator(".atlas-near:not([hidden])").count() == 0
+        page.get_by_role("button", name="Back to the topic list").click()
+        heading(page, "Topics")
+        page.wait_for_function("() => !location.search.includes('topic=')")
     finally:
-        app.stop()
+        context.close()
+
+
+def test_back_and_forward_step_through_views(page, themed_app):
+    open_app(page, themed_app.url + "?q=diffusion&paper=doc0005")
+    heading(page, "Diffusion study 5")
+    page.get_by_role("button", name="Back to the topic list").click()  # a step: the paper closes
+    heading(page, "Topics")
+    page.wait_for_function("() => location.search === '?q=diffusion'")
+    search_for(page, "policy")  # another step
+    wait_for_link(page, "q=policy")
+
+    page.go_back()  # the search undone, the paper still closed
+    page.wait_for_function("() => location.search === '?q=diffusion'")
+    page.get_by_text("15 of the 60 papers of the map match").wait_for(timeout=30_000)
+    page.wait_for_function(
+        "() => document.querySelector('input[aria-label=\"Search\"]').value === 'diffusion'"
+    )
+    page.go_back()  # the paper open again
+    heading(page, "Diffusion study 5")
+    assert "paper=doc0005" in link(page)
+    page.go_forward()
+    page.go_forward()
+    page.wait_for_function("() => location.search === '?q=policy'")
+    page.wait_for_function("() => document.querySelector('input[aria-label=\"Search\"]').value === 'policy'")
+    heading(page, "Topics")
+
+
+def test_zoom_and_pan_are_in_the_link_and_reset_view_resets_them(page, themed_app):
+    open_app(page, themed_app.url)
+    opening = x_range(page)
+    box = page.locator(f"{GRAPH} .nsewdrag").first.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.wheel(0, -600)  # the page's wheel: without a click on the map it does not zoom
+    page.wait_for_timeout(500)
+    assert x_range(page) == opening and "view=" not in link(page)
+    zoom_in(page, 4)
+    wait_for_link(page, "view=")
+    zoomed = x_range(page)
+    assert zoomed[1] - zoomed[0] < (opening[1] - opening[0]) * 0.9
+    search_for(page, "diffusion")  # a new history entry keeps the zoom
+    wait_for_link(page, "q=diffusion")
+    assert "view=" in link(page) and x_range(page) == zoomed
+
+    other = page.context.new_page()
+    open_app(other, link(page))
+    restored = x_range(other)
+    assert all(abs(a - b) < (zoomed[1] - zoomed[0]) * 1e-3 for a, b in zip(restored, zoomed))
+    other.get_by_role("button", name="Reset view").click()
+    other.wait_for_function("() => !location.search.includes('view=')", timeout=30_000)
+    other.wait_for_function(
+        f"(opening) => Math.abs(document.querySelector('{GRAPH}')._fullLayout.xaxis.range[0] - opening[0]) < 1e-9",
+        arg=opening,
+    )
+    other.close()
+
+
+@pytest.mark.parametrize("width, height", [(800, 900), (390, 844)])
+def test_a_narrow_window_gives_the_map_the_width_and_cuts_no_control(browser, themed_app, width, height):
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    try:
+        open_app(page, themed_app.url + "?paper=doc0009")
+        page.wait_for_function(
+            "() => document.querySelector('[data-testid=\"stSidebar\"]').dataset.collapsed === 'true'"
+        )
+        graph = page.locator(GRAPH).bounding_box()
+        main = page.locator("[data-testid='stMainBlockContainer']").bounding_box()
+        assert graph["width"] > main["width"] - 80  # the map takes the width
+        assert page.evaluate("document.documentElement.scrollWidth") <= width  # nothing sticks out sideways
+        for name in ("Open topic", "Back to the topic list"):
+            button = page.get_by_role("button", name=name)
+            inner = button.evaluate("(b) => [b.scrollWidth, b.clientWidth]")
+            assert inner[0] <= inner[1] + 1, name  # the label fits its button
+        heading(page, "Diffusion study 9")
+    finally:
+        context.close()
 
 
 def test_a_link_to_a_merged_and_renamed_topic_says_what_it_was(page, tmp_path):

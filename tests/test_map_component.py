@@ -108,6 +108,7 @@ def test_view_state_says_what_changed_in_a_few_fields(tiny):
     )
     assert set(view) == {
         "points", "plotly", "n", "mask", "search", "paper", "pin", "topics", "themes", "label_limit", "clear", "height",
+        "neighbours", "colour", "legend", "reset",
     }  # fmt: skip
     assert np.array_equal(decode_mask(view["mask"], tiny.n), in_view)
     assert [t["text"] for t in view["topics"]] == ["B & C"] and view["topics"][0]["chosen"]
@@ -115,6 +116,45 @@ def test_view_state_says_what_changed_in_a_few_fields(tiny):
     assert view["paper"] == 5 and view["search"] is True and view["themes"] == []
     everything = view_state(tiny, np.ones(tiny.n, dtype=bool), **URLS)
     assert everything["mask"] is None and [t["text"] for t in everything["topics"]][0] == "<i>A</i>"
+
+
+def test_the_map_can_be_coloured_by_a_column_with_a_key_for_each_value(tiny):
+    table = point_table(tiny)
+    years = table["colourings"]["year"]
+    assert set(table["colourings"]) == {"source", "year"}  # the tiny map's columns with few values
+    assert years["values"] == ["2023", "2024"] and len(years["palette"]) == 3  # and grey for missing
+    expected = [int(str(y) == "2024") for y in tiny.papers["year"]]
+    assert years["code"] == expected  # row i's value, as a position in `values`
+    key = view_state(tiny, np.ones(tiny.n, dtype=bool), **URLS, colour="year")["legend"]
+    assert key == [
+        {"text": "2023", "colour": years["palette"][0]},
+        {"text": "2024", "colour": years["palette"][1]},
+    ]
+
+
+def test_topics_are_shades_of_their_theme_hue(tmp_path):
+    from app.palette import _srgb_to_lab
+
+    atlas = tiny_map()
+    atlas.topics["theme_id"] = [0, 0, 1, 1]  # two themes of two topics each
+    folder = tmp_path / "themed"
+    write_map(folder, atlas)
+    pd.DataFrame(
+        {"theme_id": [0, 1], "label": ["Structures", "Learning"], "keywords": [["a"], ["b"]], "size": [30, 22],
+         "topic_ids": [[0, 1], [2, 3]], "x": [0.0, 0.0], "y": [2.0, -2.0]}
+    ).to_parquet(folder / "themes.parquet")  # fmt: skip
+    data = build_map_data("themed", folder)
+
+    def hue(topic):
+        rgb = np.array([[int(data.colours[topic][i : i + 2], 16) / 255 for i in (1, 3, 5)]])
+        _, a, b = _srgb_to_lab(rgb)[0]
+        return np.degrees(np.arctan2(b, a))
+
+    assert data.colours[0] != data.colours[1] and abs(hue(0) - hue(1)) < 12  # one theme: one hue, two shades
+    assert data.colours[2] != data.colours[3] and abs(hue(2) - hue(3)) < 12
+    assert abs((hue(0) - hue(2) + 180) % 360 - 180) > 40  # two themes: two hues
+    key = view_state(data, np.ones(data.n, dtype=bool), **URLS)["legend"]
+    assert [k["text"] for k in key] == ["Structures", "Learning"]  # the key names the themes' hues
 
 
 @pytest.mark.parametrize("n", [10_000, 81_646])

@@ -56,7 +56,11 @@ def test_years_with_too_few_papers_and_bad_years_are_left_out():
 
 def test_venue_counts_most_first_with_the_rest_summed():
     counts = venue_counts(corpus(), 0)
-    assert counts.to_dict("list") == {"venue": ["ICML", "NeurIPS"], "papers": [27, 27]}
+    assert counts.to_dict("list") == {
+        "venue": ["ICML", "NeurIPS"], "papers": [27, 27], "total": [27, 27], "share": [1.0, 1.0]
+    }  # fmt: skip
+    shared = venue_counts(corpus().assign(venue="ICML"), 0)  # one venue: the topic's share of it
+    assert shared.to_dict("list") == {"venue": ["ICML"], "papers": [54], "total": [160], "share": [0.3375]}
     many = pd.DataFrame({"topic_id": [0] * 20, "venue": [f"V{i % 15}" for i in range(20)]})
     top = venue_counts(many, 0, top=3)
     assert top["venue"].tolist()[-1] == "Other venues" and top["papers"].sum() == 20
@@ -87,7 +91,17 @@ def test_figures_escape_untrusted_names_and_venues():
         text = json.dumps(fig.to_plotly_json())
         assert "<img" not in text and "&lt;img" in text
     assert list(figure.data[0].y) == [10.0, 20.0, 30.0, 40.0, 50.0]
-    assert sum(venues.data[0].x) == 27 * 2
+    bars = venues.data[0]
+    assert sum(p for p, _ in bars.customdata) == 27 * 2  # every paper of the topic counted once
+    assert list(bars.x) == [round(100 * p / t, 2) for p, t in bars.customdata]  # shares, not counts
+
+
+def test_the_trend_line_breaks_over_years_without_data():
+    papers = corpus()
+    papers = papers[papers["year"] != 2021]  # no papers that year
+    figure = year_figure(year_shares(papers, 0), "Topic")
+    assert list(figure.data[0].x) == [2019, 2020, 2021, 2022, 2023]
+    assert list(figure.data[0].y) == [10.0, 20.0, None, 40.0, 50.0] and figure.data[0].connectgaps is False
 
 
 def topics_table() -> tuple[pd.DataFrame, pd.DataFrame]:

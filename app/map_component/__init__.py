@@ -9,7 +9,10 @@ What the browser receives as the component's `data` on each rerun (`payload.view
     points       "app/static/atlas/points-<fingerprint>.json.gz": the map's point table, gzip'd JSON
                  (`payload.point_table`): n, x, y, colour (palette position per row), source
                  (index into sources), sources, title (hover titles), palette, topic_names, range
-                 (opening x/y ranges), size (marker px), webgl. Every text is Plotly-escaped.
+                 (opening x/y ranges), size (marker px), webgl, colourings ({column: {values, code
+                 per row, palette}} for the columns the map can be coloured by). Every text is
+                 Plotly-escaped. `source`/`sources` say where a paper is from (venue · year ·
+                 collection where the map has them, else the input's source).
     plotly       "app/static/atlas/plotly-<fingerprint>.min.js.gz": Plotly.js, loaded once per page
     n            number of papers
     mask         papers in view: base64 of one bit a row (little-endian in each byte), null = all
@@ -20,6 +23,10 @@ What the browser receives as the component's `data` on each rerun (`payload.view
     themes       theme names shown while most of the map is in view: [{text, x, y}]; [] without themes
                  (names are raw text: the browser sets them with textContent, never as markup)
     label_limit  at most this many topic names at once
+    neighbours   rows of the opened paper's nearest papers (small rings), [] when none is open
+    colour       the metadata column the points are coloured by, "" = by topic
+    legend       the map's key: [{text, colour}] (theme hues, or the column's values); [] = none
+    reset        a counter; when it changes the map returns to its opening view ("Reset view")
     clear        a counter; when it changes the box/lasso selection on the chart is dropped
     height       pixels
 
@@ -30,6 +37,10 @@ What comes back, as trigger values (each is seen by one rerun only):
 
 `map` names the point table the event came from, so an event from a map that was just switched
 away from is ignored.
+
+Zoom and pan never rerun the script: the browser keeps them in the address bar's `view=x0,x1,y0,y1`
+(replacing the current history entry, and carried over when Streamlit pushes the next one), and
+restores them from it on opening a link and on Back/Forward (see map.js, "zoom in the link").
 """
 
 from __future__ import annotations
@@ -97,6 +108,9 @@ def live_map(
     chosen_topic: int | None,
     pin: Pin | None,
     clear_selection: int,
+    neighbours: list[int] | None = None,
+    colour: str = "",
+    reset_zoom: int = 0,
     on_click: Callable[[], None],
     on_select: Callable[[], None],
     height: int = 640,
@@ -112,8 +126,11 @@ def live_map(
         search_active=search_active,
         chosen_row=chosen_row,
         chosen_topic=chosen_topic,
+        neighbours=neighbours,
+        colour=colour,
         pin=pin,
         clear_selection=clear_selection,
+        reset_zoom=reset_zoom,
         height=height,
     )
     # Only where static/ is read-only: the files themselves, in the first rerun that names them.

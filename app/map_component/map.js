@@ -87,28 +87,39 @@ function loadTable(url, inline) {
   return once(url, async () => prepare(JSON.parse(await gunzipText(url, inline))));
 }
 
-// Points grouped by colour, the unassigned group first so topics are drawn on top. Every paper is
-// drawn as one trace per colour group, a single marker colour each (Plotly converts a colour per
-// point slowly); the highlighted papers are one trace with a colour per point, as hex strings, the
-// cheapest form (a trace per group costs about 1 ms each to update, too much for a map of 200
-// topics). Hover text is built once.
+// Points grouped by colour, the unassigned (or missing-value) group first so the rest is drawn on top.
+// Every paper is drawn as one trace per colour group, a single marker colour each (Plotly converts a
+// colour per point slowly); the highlighted papers are one trace with a colour per point, as hex
+// strings, the cheapest form (a trace per group costs about 1 ms each to update, too much for a map of
+// 200 topics). Hover text is built once per map; groups once per colouring (by topic, or by a column).
 function prepare(table) {
-  const unassigned = table.palette.length - 1;
-  const members = table.palette.map(() => []);
-  for (let i = 0; i < table.n; i++) members[table.colour[i]].push(i);
-  const order = [unassigned, ...table.palette.keys()].filter((c, k) => k === 0 || c !== unassigned);
+  const detail = new Array(table.n);
+  for (let i = 0; i < table.n; i++) detail[i] = table.topic_names[table.colour[i]] + "<br>" + table.sources[table.source[i]];
+  return { ...table, detail, groupings: new Map() };
+}
+
+function grouping(table, key) {
+  if (table.groupings.has(key)) return table.groupings.get(key);
+  const by = key && table.colourings[key] ? table.colourings[key] : null;
+  const palette = by ? by.palette : table.palette;
+  const code = by ? by.code : table.colour;
+  const grey = palette.length - 1;
+  const members = palette.map(() => []);
+  for (let i = 0; i < table.n; i++) members[code[i]].push(i);
+  const order = [grey, ...palette.keys()].filter((c, k) => k === 0 || c !== grey);
   const groups = order.map((c) => {
     const rows = members[c];
     return {
-      colour: table.palette[c],
+      colour: palette[c],
       rows,
       x: rows.map((i) => table.x[i]),
       y: rows.map((i) => table.y[i]),
       title: rows.map((i) => table.title[i]),
-      detail: rows.map((i) => table.topic_names[c] + "<br>" + table.sources[table.source[i]]),
+      detail: rows.map((i) => table.detail[i]),
     };
   });
-  return { ...table, groups, order };
+  table.groupings.set(key, groups);
+  return groups;
 }
 
 function decodeMask(text, n) {
@@ -119,9 +130,9 @@ function decodeMask(text, n) {
   return mask;
 }
 
-function overlay(table, mask) {
+function overlay(groups, mask) {
   const sub = { rows: [], x: [], y: [], title: [], detail: [], colour: [] };
-  table.groups.forEach((g, k) => {
+  groups.forEach((g) => {
     const colour = g.colour; // hex strings: Plotly converts these faster than numbers on a colour scale
     for (let j = 0; j < g.rows.length; j++) {
       if (!mask[g.rows[j]]) continue;
@@ -145,7 +156,7 @@ function traces(inst, view) {
   const plain = small ? { width: 0.8, color: "white" } : { width: 0 };
   const outline = view.search ? { width: small ? 1.2 : 0.6, color: INK } : plain;
   const size = t.size * (view.search ? 1.25 : 1);
-  const all = t.groups.map((g) => ({
+  const all = inst.groups.map((g) => ({
     type: kind, name: "papers", mode: "markers", x: g.x, y: g.y, visible: !masked && g.rows.length > 0,
     text: g.title, hovertext: g.detail, hovertemplate: HOVER, showlegend: false,
     marker: { color: g.colour, size: t.size, opacity, line: plain },
@@ -164,8 +175,9 @@ function layout(inst, view) {
   // The chart keeps the reader's zoom (uirevision) and our own widening (keepInSight), which Plotly
   // wrote into the previous layout object: carry those ranges over.
   const previous = inst.layout;
+  const start = inst.linkZoom || t.range; // a link's zoom on first drawing
   const range = (axis) =>
-    (previous && previous[axis] && previous[axis].range ? previous[axis].range : t.range[axis[0]]).slice();
+    (previous && previous[axis] && previous[axis].range ? previous[axis].range : start[axis[0]]).slice();
   const next = {
     height: view.height,
     margin: { l: 4, r: 4, t: 4, b: 4 },
@@ -202,10 +214,15 @@ async function drawContext(inst) {
   g.globalAlpha = t.n < 5000 ? 0.8 : 0.6;
   const r = Math.max(1, (t.size * 0.85) / 2);
   const sx = width / (xr[1] - xr[0]), sy = height / (yr[1] - yr[0]);
+  const square = r <= 1.6; // dots of a pixel or three: squares look the same and draw far faster
   g.beginPath();
   for (let i = 0; i < t.n; i++) {
     const px = (t.x[i] - xr[0]) * sx, py = (yr[1] - t.y[i]) * sy;
     if (px < -r || py < -r || px > width + r || py > height + r) continue;
+    if (square) {
+      g.rect(px - r, py - r, 2 * r, 2 * r);
+      continue;
+    }
     g.moveTo(px + r, py);
     g.arc(px, py, r, 0, 2 * Math.PI);
   }
@@ -224,6 +241,10 @@ async function drawContext(inst) {
 
 function scheduleContext(inst) {
   clearTimeout(inst.contextTimer);
+  if (inst.mask === null && inst.table.n > 100000) {
+    inst.contextStale = true; // nothing is dimmed now: drawn when a filter or search needs it
+    return;
+  }
   inst.contextTimer = setTimeout(() => {
     if (!inst.busy) drawContext(inst);
     else inst.contextStale = true;
@@ -253,16 +274,22 @@ function placeMarks(inst) {
     (xa.range[1] - xa.range[0]) / (t.range.x[1] - t.range.x[0]),
     (ya.range[1] - ya.range[0]) / (t.range.y[1] - t.range.y[0]),
   );
+  // Zoomed out, theme names lead and the largest topics' names fill the space between them; zoomed
+  // in, topic names only. A few times the limit are tried, as some will overlap.
   const themes = view.themes.length > 0 && span > THEMES_ABOVE;
-  const limit = themes ? view.themes.length : view.label_limit;
-  // the names whose anchor is in view, in priority order; a few times the limit, as some will overlap
-  const shown = (themes ? view.themes : view.topics)
-    .filter((label) => inside(px(label.x), py(label.y)))
-    .slice(0, limit * 3);
-  while (inst.labels.length < shown.length) inst.labels.push(mark(inst, "atlas-label"));
-  const looks = shown.map((label, rank) => {
-    const font = themes ? 16 : rank < 5 ? 14 : rank < 15 ? 12.5 : 11;
-    const kind = `atlas-label${themes ? " atlas-theme" : ""}${label.chosen ? " atlas-chosen" : ""}`;
+  const limit = themes ? view.themes.length + Math.ceil(view.label_limit / 2) : view.label_limit;
+  const inView = (label) => inside(px(label.x), py(label.y));
+  const candidates = [
+    ...(themes ? view.themes.filter(inView).map((label) => ({ ...label, theme: true })) : []),
+    ...view.topics.filter(inView),
+  ].slice(0, limit * 3);
+  while (inst.labels.length < candidates.length) inst.labels.push(mark(inst, "atlas-label"));
+  const shown = candidates;
+  let topicRank = 0;
+  const looks = shown.map((label) => {
+    const rank = label.theme ? 0 : topicRank++;
+    const font = label.theme ? 16 : themes ? 11 : rank < 5 ? 14 : rank < 15 ? 12.5 : 11;
+    const kind = `atlas-label${label.theme ? " atlas-theme" : ""}${label.chosen ? " atlas-chosen" : ""}`;
     return { label, font, kind, key: `${kind}|${font}|${label.text}` };
   });
   const sizes = inst.labelSizes || (inst.labelSizes = new Map());
@@ -272,10 +299,10 @@ function placeMarks(inst) {
     if (el.dataset.key !== look.key) {
       el.textContent = look.label.text; // literal text, never markup
       el.className = look.kind;
-      el.style.fontSize = themes ? "" : `${look.font}px`;
+      el.style.fontSize = look.label.theme ? "" : `${look.font}px`;
       el.dataset.key = look.key;
     }
-    el.style.borderColor = themes ? "" : look.label.colour;
+    el.style.borderColor = look.label.theme ? "" : look.label.colour;
     el.hidden = false;
     if (!sizes.has(look.key)) unknown.push([el, look.key]);
   });
@@ -287,7 +314,7 @@ function placeMarks(inst) {
     const x = px(look.label.x), y = py(look.label.y);
     // near an edge the name slides inwards; a name that would overlap one already placed is left out
     const left = Math.min(Math.max(x - w / 2, size.l + 2), size.l + size.w - w - 2);
-    const top = Math.min(Math.max(themes ? y - h / 2 : y - h - 6, size.t + 2), size.t + size.h - h - 2);
+    const top = Math.min(Math.max(look.label.theme ? y - h / 2 : y - h - 6, size.t + 2), size.t + size.h - h - 2);
     const box = [left, top, left + w, top + h];
     const clash = placed.some((b) => box[0] < b[2] + 4 && b[0] < box[2] + 4 && box[1] < b[3] + 2 && b[1] < box[3] + 2);
     if (placed.length >= limit || clash) {
@@ -314,12 +341,44 @@ function placeMarks(inst) {
     el.style.transform = `translate(${Math.round(px(spot[0]) - radius)}px, ${Math.round(py(spot[1]) - radius)}px)`;
   }
   if (view.pin) inst.pin.title = `Your abstract · ${view.pin.topic}`;
+  // the opened paper's nearest papers, in small rings
+  const near = view.neighbours || [];
+  while (inst.near.length < near.length) inst.near.push(mark(inst, "atlas-ring atlas-near"));
+  inst.near.forEach((el, k) => {
+    const row = near[k];
+    const x = row === undefined ? NaN : px(t.x[row]), y = row === undefined ? NaN : py(t.y[row]);
+    el.hidden = !inside(x, y);
+    if (el.hidden) return;
+    const radius = t.size / 2 + 4;
+    el.style.width = el.style.height = `${2 * radius}px`;
+    el.style.transform = `translate(${Math.round(x - radius)}px, ${Math.round(y - radius)}px)`;
+  });
+}
+
+// The key: theme hues (topics are shades of them) or the values of the column the map is coloured by.
+function drawLegend(inst, entries) {
+  const key = JSON.stringify(entries || []);
+  if (key === inst.legendKey) return;
+  inst.legendKey = key;
+  inst.legend.replaceChildren();
+  for (const entry of entries || []) {
+    const item = document.createElement("div");
+    item.className = "atlas-legend-item";
+    const swatch = document.createElement("span");
+    swatch.className = "atlas-swatch";
+    swatch.style.background = entry.colour;
+    const text = document.createElement("span");
+    text.textContent = entry.text; // literal text, never markup
+    item.append(swatch, text);
+    inst.legend.appendChild(item);
+  }
+  inst.legend.hidden = !(entries && entries.length);
 }
 
 // Rows of the papers a click or a box/lasso picked: traces 0..G-1 hold every paper of a colour
 // group, trace G the highlighted ones.
 function rowsOf(inst, points) {
-  const groups = inst.table.groups;
+  const groups = inst.groups;
   const rows = [];
   for (const p of points || []) {
     const k = p.curveNumber;
@@ -356,7 +415,76 @@ function bindEvents(inst) {
     if (!moved) return;
     follow();
     scheduleContext(inst);
+    rememberZoom(inst);
   });
+  // The hover box is drawn inside the chart, under the names: fade the names while it shows.
+  gd.on("plotly_hover", () => inst.marks.classList.add("atlas-hovering"));
+  gd.on("plotly_unhover", () => inst.marks.classList.remove("atlas-hovering"));
+}
+
+// ------------------------------------------------------------------ zoom in the link
+// The reader's zoom and pan live in the address bar as view=x0,x1,y0,y1, written here without a
+// rerun (replacing the current history entry). Streamlit pushes a new entry, without it, whenever the
+// app writes the rest of the view into the query string: the wrapped pushState/replaceState carry the
+// current zoom over. Opening a link or stepping Back/Forward restores the entry's zoom.
+const ZOOM = { inst: null };
+
+function zoomText(inst) {
+  const full = inst.gd._fullLayout;
+  if (!full || !full.xaxis) return null;
+  const t = inst.table;
+  const xr = full.xaxis.range, yr = full.yaxis.range;
+  const spanX = t.range.x[1] - t.range.x[0], spanY = t.range.y[1] - t.range.y[0];
+  const same = (a, b, span) => Math.abs(a - b) <= span * 1e-4;
+  if (same(xr[0], t.range.x[0], spanX) && same(xr[1], t.range.x[1], spanX) && same(yr[0], t.range.y[0], spanY) && same(yr[1], t.range.y[1], spanY)) {
+    return null; // the opening view: no need to say it
+  }
+  const digits = (span) => Math.max(0, Math.min(10, 4 - Math.floor(Math.log10(Math.max(Math.abs(span), 1e-12)))));
+  const dx = digits(xr[1] - xr[0]), dy = digits(yr[1] - yr[0]);
+  return [xr[0].toFixed(dx), xr[1].toFixed(dx), yr[0].toFixed(dy), yr[1].toFixed(dy)].join(",");
+}
+
+function parseZoom(search) {
+  const text = new URLSearchParams(search).get("view");
+  if (!text) return null;
+  const v = text.split(",").map(Number);
+  if (v.length !== 4 || !v.every(Number.isFinite) || !(v[0] < v[1]) || !(v[2] < v[3])) return null;
+  return { x: [v[0], v[1]], y: [v[2], v[3]] };
+}
+
+function withZoom(url) {
+  const inst = ZOOM.inst;
+  if (!inst || !inst.plotted || url === undefined || url === null) return url;
+  const next = new URL(String(url), window.location.href);
+  const text = inst.zoom;
+  if (text) next.searchParams.set("view", text);
+  else next.searchParams.delete("view");
+  return next.pathname + next.search.replaceAll("%2C", ",") + next.hash;
+}
+
+function wrapHistory() {
+  if (window.history.atlasWrapped) return;
+  window.history.atlasWrapped = true;
+  for (const name of ["pushState", "replaceState"]) {
+    const original = window.history[name].bind(window.history);
+    window.history[name] = (state, title, url) => original(state, title, withZoom(url));
+  }
+  window.addEventListener("popstate", () => {
+    const inst = ZOOM.inst;
+    if (inst && inst.plotted) restoreZoom(inst, parseZoom(window.location.search));
+  });
+}
+
+function rememberZoom(inst) {
+  inst.zoom = zoomText(inst);
+  const here = window.location.pathname + window.location.search + window.location.hash;
+  const wanted = withZoom(here);
+  if (wanted !== here) window.history.replaceState(window.history.state, "", wanted);
+}
+
+function restoreZoom(inst, zoom) {
+  const range = zoom || inst.table.range;
+  return window.Plotly.relayout(inst.gd, { "xaxis.range": range.x.slice(), "yaxis.range": range.y.slice() });
 }
 
 async function apply(inst, view) {
@@ -364,31 +492,53 @@ async function apply(inst, view) {
   if (inst.pointsUrl !== view.points) {
     const table = await loadTable(view.points, view.points_data);
     if (inst.plotted) Plotly.purge(inst.gd); // another map: a new chart, the old one's context freed
+    inst.linkZoom = inst.plotted ? null : parseZoom(window.location.search); // the link's zoom, first map only
     Object.assign(inst, {
-      table, pointsUrl: view.points, plotted: false, maskKey: undefined, layout: null, context: null,
+      table, pointsUrl: view.points, plotted: false, maskKey: undefined, colourKey: undefined, layout: null,
+      context: null, zoomApplied: false,
     });
   }
+  const colourKey = view.colour || "";
+  const recoloured = colourKey !== inst.colourKey;
+  if (recoloured) {
+    inst.groups = grouping(inst.table, colourKey);
+    inst.colourKey = colourKey;
+  }
   const maskKey = view.mask === null ? "all" : view.mask;
-  if (maskKey !== inst.maskKey) {
-    inst.mask = decodeMask(view.mask, inst.table.n);
+  if (maskKey !== inst.maskKey || recoloured) {
+    if (maskKey !== inst.maskKey) inst.mask = decodeMask(view.mask, inst.table.n);
     const none = { rows: [], x: [], y: [], title: [], detail: [], colour: [] };
-    inst.sub = inst.mask ? overlay(inst.table, inst.mask) : none;
+    inst.sub = inst.mask ? overlay(inst.groups, inst.mask) : none;
     inst.maskKey = maskKey;
   }
   const clearing = inst.plotted && view.clear !== inst.clear; // "Clear selection" in the app
   inst.clear = view.clear;
   inst.view = view;
-  const next = layout(inst, view);
-  inst.layout = next;
   inst.loading.hidden = true;
+  // The points are redrawn only when what they show changed; an opened paper, its neighbours, the
+  // names and the pin are marks over the chart and move without Plotly.
+  const drawKey = `${colourKey}|${maskKey}|${view.search}|${view.height}`;
   if (!inst.plotted) {
-    await Plotly.newPlot(inst.gd, traces(inst, view), next, CONFIG);
+    inst.layout = layout(inst, view);
+    await Plotly.newPlot(inst.gd, traces(inst, view), inst.layout, CONFIG);
     inst.plotted = true;
+    inst.reset = view.reset;
     inst.gd.atlasTable = inst.table; // for tests and benchmarks: row -> position
     bindEvents(inst);
-  } else {
-    await Plotly.react(inst.gd, traces(inst, view), next, CONFIG);
+    ZOOM.inst = inst;
+    wrapHistory();
+    rememberZoom(inst);
+  } else if (drawKey !== inst.drawnKey) {
+    inst.layout = layout(inst, view);
+    await Plotly.react(inst.gd, traces(inst, view), inst.layout, CONFIG);
   }
+  inst.drawnKey = drawKey;
+  if (view.reset !== inst.reset) {
+    inst.reset = view.reset; // "Reset view" in the app: the whole map again
+    await restoreZoom(inst, null);
+    rememberZoom(inst);
+  }
+  drawLegend(inst, view.legend);
   if (!inst.context || inst.contextStale) {
     inst.contextStale = false;
     if (inst.mask !== null) await drawContext(inst);
@@ -477,10 +627,59 @@ function create(parentElement) {
   tag.textContent = "Your abstract";
   inst.pin.appendChild(tag);
   inst.ring.hidden = inst.pin.hidden = true;
+  inst.near = [];
+  inst.legend = document.createElement("div");
+  inst.legend.className = "atlas-legend";
+  inst.legend.hidden = true;
+  const hint = document.createElement("div");
+  hint.className = "atlas-map-hint";
+  hint.textContent = "Click the map to zoom with the wheel, or hold Ctrl (⌘) while scrolling";
+  hint.hidden = true;
+  root.append(inst.legend, hint);
+  // The page's wheel scrolls the page until the reader clicks the map (or holds a modifier); the
+  // mouse leaving the map hands the wheel back to the page.
+  inst.wheel = false;
+  const activate = () => {
+    inst.wheel = true;
+    hint.hidden = true;
+  };
+  root.addEventListener("pointerdown", activate, { capture: true });
+  root.addEventListener("mousedown", activate, { capture: true });
+  root.addEventListener("mouseleave", (event) => {
+    // Plotly covers the page with a "dragcover" while a click or drag is under way: not leaving
+    const to = event.relatedTarget;
+    if (!(to && to.classList && to.classList.contains("dragcover"))) inst.wheel = false;
+  });
+  document.addEventListener("pointerdown", (event) => {
+    if (!root.contains(event.target)) inst.wheel = false;
+  });
+  root.addEventListener(
+    "wheel",
+    (event) => {
+      if (inst.wheel || event.ctrlKey || event.metaKey || event.altKey) return;
+      event.stopPropagation(); // Plotly never sees it; the page scrolls as usual
+      hint.hidden = false;
+      clearTimeout(inst.hintTimer);
+      inst.hintTimer = setTimeout(() => (hint.hidden = true), 1500);
+    },
+    { capture: true },
+  );
   return inst;
 }
 
+// Streamlit folds its sidebar at 768 px and below ("auto"); fold it up to 800 px too, once a page.
+const NARROW = 800;
+function foldSidebar() {
+  if (window.atlasFolded || window.innerWidth > NARROW) return;
+  window.atlasFolded = true;
+  const sidebar = document.querySelector('[data-testid="stSidebar"]');
+  if (!sidebar || sidebar.dataset.collapsed !== "false") return;
+  const button = sidebar.querySelector('[data-testid="stSidebarCollapseButton"] button');
+  if (button) button.click();
+}
+
 export default function (component) {
+  foldSidebar();
   const { data, parentElement, setTriggerValue } = component;
   let inst = INSTANCES.get(parentElement);
   if (!inst) {
@@ -494,6 +693,7 @@ export default function (component) {
   return () => {
     // Streamlit unmounted the map: free its WebGL context.
     if (window.Plotly && inst.plotted) window.Plotly.purge(inst.gd);
+    if (ZOOM.inst === inst) ZOOM.inst = null;
     inst.root.remove();
     INSTANCES.delete(parentElement);
   };

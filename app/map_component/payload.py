@@ -9,8 +9,10 @@ import json
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from app.data import MapData, label_limit, point_size
+from app.palette import UNASSIGNED_COLOUR, colour_columns, value_colours
 from app.text import plotly_escape, shorten
 
 POINTS_FORMAT = 1
@@ -51,6 +53,45 @@ def view_ranges(x: np.ndarray, y: np.ndarray, *, keep: float = 0.998, pad: float
     return ranges[0], ranges[1]
 
 
+PLACE_COLUMNS = ("venue", "year", "collection")  # what the hover says a paper is from, when the map has them
+
+
+def paper_places(papers: pd.DataFrame) -> pd.Series:
+    """Where each paper is from, for the hover: its venue, year and collection where the map has them,
+    else its `source` (an input file's name says little to a reader, so it is the last resort).
+
+    Examples:
+        >>> paper_places(pd.DataFrame({"source": ["a.txt", "b.txt"], "year": [2024, None]})).tolist()
+        ['2024', 'b.txt']
+    """
+    parts = [papers[c] for c in PLACE_COLUMNS if c in papers.columns]
+    place = pd.Series("", index=papers.index)
+    for column in parts:
+        text = column.map(lambda v: "" if pd.isna(v) else str(v).removesuffix(".0").strip())
+        place = place.where(text == "", place + np.where(place == "", "", " · ") + text)
+    return place.where(place != "", papers["source"].fillna("").astype(str))
+
+
+def colourings(data: MapData) -> dict:
+    """Per-row codes of the metadata columns the map can be coloured by, with a colour per value.
+
+    code[i] is the position of row i's value in `values` (and `palette`), or len(values) where the
+    value is missing (drawn grey).
+    """
+    out = {}
+    for column in colour_columns(data.facets):
+        values = list(data.facets[column])
+        position = {v: k for k, v in enumerate(values)}
+        text = data.facet_text[column].where(data.papers[column].notna())
+        codes = text.map(position).fillna(len(values)).astype(int)
+        out[column] = {
+            "values": [plotly_escape(shorten(v, 40)) for v in values],
+            "code": codes.tolist(),
+            "palette": [*value_colours(len(values)), UNASSIGNED_COLOUR],
+        }
+    return out
+
+
 def point_table(data: MapData) -> dict:
     """The per-map table the browser draws from, every text already escaped for Plotly.
 
@@ -58,8 +99,7 @@ def point_table(data: MapData) -> dict:
     """
     x = data.papers["x"].to_numpy(dtype=np.float64)
     y = data.papers["y"].to_numpy(dtype=np.float64)
-    sources = data.papers["source"].fillna("").astype(str)
-    codes, uniques = sources.factorize()
+    codes, uniques = paper_places(data.papers).factorize()
     positions = {topic: rank for rank, topic in enumerate(data.topic_order)}
     names = [""] * len(data.palette)
     for topic, rank in positions.items():
@@ -80,6 +120,7 @@ def point_table(data: MapData) -> dict:
         "range": {"x": x_range, "y": y_range},
         "size": point_size(data.n),
         "webgl": data.n > WEBGL_ABOVE,
+        "colourings": colourings(data),
     }
 
 
@@ -146,6 +187,26 @@ def theme_labels(data: MapData, in_view: np.ndarray) -> list[dict]:
     return labels
 
 
+def legend(data: MapData, colour: str) -> list[dict]:
+    """The map's key: each theme's hue (topics are its shades), or each value of the column it is coloured by."""
+    if colour:
+        values = list(data.facets[colour])
+        palette = value_colours(len(values))
+        entries = [{"text": shorten(v, 40), "colour": c} for v, c in zip(values, palette, strict=True)]
+        if data.papers[colour].isna().any():
+            entries.append({"text": f"No {colour.replace('_', ' ')}", "colour": UNASSIGNED_COLOUR})
+        return entries
+    if data.themes is None or not len(data.themes) or "theme_id" not in data.topics.columns:
+        return []
+    entries = []
+    by_theme = data.topics.groupby("theme_id", sort=False)["topic_id"].first()  # its largest topic
+    for row in data.themes.sort_values("size", ascending=False).itertuples(index=False):
+        topic = by_theme.get(row.theme_id)
+        if topic is not None:
+            entries.append({"text": shorten(str(row.label), 40), "colour": data.colours[int(topic)]})
+    return entries
+
+
 def view_state(
     data: MapData,
     in_view: np.ndarray,
@@ -155,8 +216,11 @@ def view_state(
     search_active: bool = False,
     chosen_row: int | None = None,
     chosen_topic: int | None = None,
+    neighbours: list[int] | None = None,
+    colour: str = "",
     pin: Pin | None = None,
     clear_selection: int = 0,
+    reset_zoom: int = 0,
     height: int = 640,
 ) -> dict:
     """Everything the map receives on a rerun: a few KB, whatever the size of the map."""
@@ -171,6 +235,10 @@ def view_state(
         "topics": topic_labels(data, in_view, chosen_topic),
         "themes": theme_labels(data, in_view),
         "label_limit": label_limit(data.n, len(data.topic_order)),
+        "neighbours": list(neighbours or []),
+        "colour": colour,
+        "legend": legend(data, colour),
         "clear": clear_selection,
+        "reset": reset_zoom,
         "height": height,
     }

@@ -1,0 +1,149 @@
+"""Each kind of step a reader takes, timed to page idle: search and filter (whole page) against the
+map-only steps (a click on a point, a topic opened from the list), which rerun only the map and the
+panel beside it.
+
+Usage (from the repository root):
+
+    .venv/bin/python benchmarks/bench_steps.py --maps DIR [DIR ...] [--repeat 3] [--out FILE]
+
+For each map a fresh `streamlit run` serves it and headless Chromium (1400x900), after first paint:
+types a word and presses Enter (search), clears it, picks the largest topic in the sidebar's Topics
+filter (filter), clears it, clicks a paper on the map (click), and opens the first topic of the
+topic list (topic). Each is timed from the action until the map has redrawn and Streamlit is idle
+again, and the bytes the page received over the WebSocket are counted. Medians of `--repeat` rounds;
+results are appended to `--out` (benchmarks/STEPS_RESULTS.md) with the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from benchmarks.bench_million import GRAPH, IDLE, rerun  # noqa: E402
+from pipeline.artifacts import read_manifest  # noqa: E402
+from tests.devserver import StreamlitServer  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+STEPS = ("search", "filter", "click", "topic")
+
+
+def settle(page, action) -> None:
+    """Do `action` (a step between the measured ones) and wait until Streamlit is idle again."""
+    action()
+    page.wait_for_timeout(500)
+    page.wait_for_function(IDLE, timeout=120_000)
+
+
+def one_round(browser, url: str, times: dict, sizes: dict) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    received: list[int] = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda f: received.append(len(f))))
+    page.goto(url)
+    page.wait_for_function(
+        f"() => document.querySelector('{GRAPH}')?.dataset.atlasDraws >= 1", timeout=600_000
+    )
+    page.wait_for_function(IDLE, timeout=600_000)
+    box = page.get_by_role("textbox", name="Search")
+
+    def search(text):
+        box.fill(text)
+        box.press("Enter")
+
+    def record(step, action):
+        seconds, size = rerun(page, action, received)
+        times[step].append(seconds)
+        sizes[step].append(size)
+
+    record("search", lambda: search("learning"))
+    settle(page, lambda: search(""))
+    page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect']").first.click()
+    option = page.get_by_role("option").first
+    option.wait_for(timeout=60_000)
+    record("filter", option.click)
+    page.goto(url)  # the whole map again for the map-only steps
+    page.wait_for_function(
+        f"() => document.querySelector('{GRAPH}')?.dataset.atlasDraws >= 1", timeout=600_000
+    )
+    page.wait_for_function(IDLE, timeout=600_000)
+    row = page.evaluate(f"document.querySelector('{GRAPH}').atlasTable.groupings.get('')[1].rows[0]")
+    spot = page.evaluate(
+        """([selector, row]) => {
+            const gd = document.querySelector(selector);
+            const r = gd.querySelector('.nsewdrag').getBoundingClientRect();
+            return [r.left + gd._fullLayout.xaxis.l2p(gd.atlasTable.x[row]),
+                    r.top + gd._fullLayout.yaxis.l2p(gd.atlasTable.y[row])];
+        }""",
+        [GRAPH, row],
+    )
+    page.mouse.move(*spot)
+    page.wait_for_selector(".hoverlayer .hovertext", timeout=60_000)
+    record("click", lambda: (page.mouse.down(), page.mouse.up()))
+    settle(page, page.get_by_role("button", name="Back to the topic list").click)
+    frame = page.locator("[data-testid='stDataFrame']").first.bounding_box()
+    record("topic", lambda: page.mouse.click(frame["x"] + 12, frame["y"] + 52))  # the first row's checkbox
+    page.close()
+
+
+def measure(browser, folder: Path, repeat: int) -> dict[str, tuple[float, float]]:
+    server = StreamlitServer(folder, Path(tempfile.mkdtemp()), timeout=300)
+    times: dict[str, list[float]] = {s: [] for s in STEPS}
+    sizes: dict[str, list[int]] = {s: [] for s in STEPS}
+    try:
+        for _ in range(repeat):
+            one_round(browser, server.url, times, sizes)
+    finally:
+        server.stop()
+    return {s: (statistics.median(times[s]), statistics.median(sizes[s]) / 1000) for s in STEPS}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--maps", nargs="+", type=Path, required=True, metavar="DIR")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "STEPS_RESULTS.md")
+    args = parser.parse_args(argv)
+    from playwright.sync_api import sync_playwright
+
+    load = os.getloadavg()[0]
+    rows = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"]
+        )
+        for folder in args.maps:
+            papers = read_manifest(folder)["papers"]
+            print(f"measuring {folder} ({papers:,} papers)...", file=sys.stderr)
+            result = measure(browser, folder, args.repeat)
+            rows.append(
+                f"| {papers:,} | "
+                + " | ".join(f"{result[s][0]:.2f} s · {result[s][1]:,.0f} KB" for s in STEPS)
+                + " |"
+            )
+        browser.close()
+    lines = [
+        f"## {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {load:.1f} before, "
+        f"{os.getloadavg()[0]:.1f} after (2 shared cores)",
+        "",
+        f"Command: `.venv/bin/python benchmarks/bench_steps.py --maps {' '.join(str(m) for m in args.maps)} "
+        f"--repeat {args.repeat}`. Action to page idle, median; and KB received over the WebSocket.",
+        "",
+        "| papers | search (whole page) | filter (whole page) | click a point (map + panel) | open a topic (map + panel) |",
+        "|---:|---:|---:|---:|---:|",
+        *rows,
+    ]
+    with args.out.open("a") as out:
+        out.write("\n".join(lines) + "\n\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
