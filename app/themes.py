@@ -1,6 +1,6 @@
 """Themes in the app: which topics a theme holds, the topic list grouped by theme, and the `theme` link setting.
 
-Query string key (add `THEME_KEY` to `app.state.VIEW_KEYS` when wiring it in):
+Query string key (one of `app.state.VIEW_KEYS`):
     theme=0,2           themes shown (all when absent); a topic is shown when its theme is
 """
 
@@ -11,8 +11,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-
-from app.text import plotly_escape
 
 THEME_KEY = "theme"
 UNGROUPED = "Other topics"  # heading for topics without a theme (maps built before themes)
@@ -150,38 +148,6 @@ def theme_params(theme_ids: tuple[int, ...] | list[int]) -> dict[str, str]:
         ({'theme': '2,0'}, {})
     """
     return {THEME_KEY: ",".join(str(t) for t in theme_ids)} if theme_ids else {}
-
-
-def label_level(visible_span: float, full_span: float, *, threshold: float = 0.6) -> str:
-    """Which names the map shows: "themes" while most of the map is in view, "topics" once zoomed in.
-
-    `visible_span` and `full_span` are the widths (or areas' square roots) of the view and of the
-    whole map in map units.
-
-    Examples:
-        >>> label_level(10.0, 10.0), label_level(3.0, 10.0)
-        ('themes', 'topics')
-    """
-    if full_span <= 0:
-        return "topics"
-    return "themes" if visible_span / full_span >= threshold else "topics"
-
-
-def map_labels(level: str, topics: pd.DataFrame, themes: pd.DataFrame | None) -> pd.DataFrame:
-    """Names to draw on the map at a level: x, y, text (escaped for Plotly), id.
-
-    Falls back to topic names when the map has no themes.
-    """
-    source = themes if level == "themes" and themes is not None and len(themes) else topics
-    key = "theme_id" if source is themes else "topic_id"
-    return pd.DataFrame(
-        {
-            "x": source["x"].astype(float).to_numpy(),
-            "y": source["y"].astype(float).to_numpy(),
-            "text": [plotly_escape(label) for label in source["label"]],
-            "id": source[key].astype(int).to_numpy(),
-        }
-    )
 
 
 def usable_themes(topics: pd.DataFrame, themes: pd.DataFrame | None) -> pd.DataFrame | None:

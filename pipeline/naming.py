@@ -758,8 +758,3 @@ def uses_name(name: str, documents: list[str], acronyms: dict[str, str] | None =
         ],
         dtype=bool,
     )
-
-
-def is_keyword_pair(name: str) -> bool:
-    """Whether a name is two keywords glued by a separator ("Causal · latent"), as old maps wrote them."""
-    return bool(re.search(r"\s[·|/]\s", name))

@@ -8,6 +8,8 @@ from pathlib import Path
 if str(Path(__file__).resolve().parent.parent) not in sys.path:  # `pytest` run without `python -m`
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import base64
+
 import numpy as np
 import pandas as pd
 
@@ -102,3 +104,16 @@ def write_tiny_map(folder: Path, **options) -> Path:
 
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def decode_mask(text: str | None, n: int) -> np.ndarray:
+    """What map.js does with a view's `mask` (`app.map_component.payload.encode_mask`): the papers in view.
+
+    Examples:
+        >>> decode_mask("DQE=", 9).tolist()
+        [True, False, True, True, False, False, False, False, True]
+    """
+    if text is None:
+        return np.ones(n, dtype=bool)
+    bits = np.frombuffer(base64.b64decode(text), dtype=np.uint8)
+    return np.unpackbits(bits, bitorder="little")[:n].astype(bool)

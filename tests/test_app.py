@@ -16,10 +16,9 @@ import pytest
 from streamlit.elements.widgets.button import ButtonMixin
 from streamlit.testing.v1 import AppTest
 
-from app.map_component.payload import decode_mask
 from app.state import normalise_params
 from pipeline.artifacts import read_map, write_map
-from tests.app_fixtures import REPO, tiny_map, write_tiny_map
+from tests.app_fixtures import REPO, decode_mask, tiny_map, write_tiny_map
 
 APP = str(REPO / "streamlit_app.py")
 HOSTILE = "<img src=x onerror=alert(1)>"

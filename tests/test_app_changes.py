@@ -16,10 +16,9 @@ import pandas as pd
 import pytest
 from streamlit.elements.widgets.button import ButtonMixin
 
-from app.map_component.payload import decode_mask
 from pipeline.artifacts import read_map, write_map
 from pipeline.reading_list import markdown_text, tex_escape
-from tests.app_fixtures import tiny_map
+from tests.app_fixtures import decode_mask, tiny_map
 from tests.conftest import ROOT, SEEDS
 from tests.test_app import live_map, start, table, texts, url
 

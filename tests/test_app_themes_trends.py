@@ -11,10 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from app.map_component.payload import decode_mask
 from app.text import markdown_literal
 from pipeline.artifacts import read_map, write_map
-from tests.app_fixtures import REPO, tiny_map
+from tests.app_fixtures import REPO, decode_mask, tiny_map
 from tests.test_app import downloads, figure, live_map, rows_of, start, texts, url  # noqa: F401
 
 SEED_MAP = REPO / "assets" / "maps" / "seeds"

@@ -442,6 +442,12 @@ def test_theme_names_with_the_largest_topics_on_the_whole_map_and_topic_names_zo
         timeout=10_000,
     )
     assert page.locator(".atlas-theme:not([hidden])").count() == 0  # zoomed in: topic names only
+    box = page.locator(f"{GRAPH} .nsewdrag").first.bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.75, box["y"] + box["height"] * 0.25)
+    for _ in range(8):  # and back out: the theme names return
+        page.mouse.wheel(0, 300)
+        page.wait_for_timeout(150)
+    page.wait_for_function("() => document.querySelectorAll('.atlas-theme:not([hidden])').length === 2")
 
 
 def marker_colours(page) -> dict[str, str]:

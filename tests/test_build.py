@@ -99,7 +99,9 @@ def test_seed_map_has_themes_stability_and_centroids(seed_map):
     assert themes["label"].str.lower().is_unique and topics["label"].str.lower().is_unique
     assert not topics["label"].str.contains(" · ").any()
     assert topics["stability"].between(0, 1).all()
-    assert manifest["stability"]["runs"] == 5 and manifest["stability"]["seconds"] >= 0
+    # The reported seconds are the time the scoring took: within the build's own stability stage.
+    assert manifest["stability"]["runs"] == 5
+    assert 0 < manifest["stability"]["seconds"] <= manifest["timings_seconds"]["stability"]
     vectors = atlas.embeddings.astype(np.float32)
     for row in topics.itertuples():
         assert row.centroid.shape == (384,) and abs(np.linalg.norm(row.centroid) - 1) < 1e-4

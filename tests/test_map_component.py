@@ -14,7 +14,6 @@ from app.data import build_map_data
 from app.map_component.assets import plotly_bundle, publish
 from app.map_component.payload import (
     Pin,
-    decode_mask,
     encode_mask,
     point_table,
     points_file,
@@ -22,7 +21,7 @@ from app.map_component.payload import (
     view_state,
 )
 from pipeline.artifacts import write_map
-from tests.app_fixtures import tiny_map, write_tiny_map
+from tests.app_fixtures import decode_mask, tiny_map, write_tiny_map
 
 URLS = {
     "points_url": "app/static/atlas/points-x.json.gz",

@@ -76,13 +76,21 @@ def synthetic_corpus(n: int, seed: int = 7) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def theme_accuracy(papers: pd.DataFrame, table: pd.DataFrame) -> float:
-    """Share of papers in a topic whose most common theme is their own (unassigned count as wrong)."""
+def in_own_theme(papers: pd.DataFrame, table: pd.DataFrame) -> np.ndarray:
+    """Per paper: is it in a topic whose most common word-theme is its own (unassigned: False)."""
     themes = table.set_index("abstract").loc[papers["abstract"], "theme"].to_numpy()
-    topic_ids = papers["topic_id"].to_numpy()
-    frame = pd.DataFrame({"theme": themes, "topic": topic_ids})
+    frame = pd.DataFrame({"theme": themes, "topic": papers["topic_id"].to_numpy()})
     dominant = frame[frame["topic"] != -1].groupby("topic")["theme"].agg(lambda t: t.value_counts().index[0])
-    return float((frame["topic"].map(dominant) == frame["theme"]).mean())
+    return (frame["topic"].map(dominant) == frame["theme"]).to_numpy()
+
+
+def map_neighbours_of_own_theme(papers: pd.DataFrame, table: pd.DataFrame, rows, among, k: int = 10):
+    """Per paper in `rows`: the share of its `k` nearest papers of `among` on the 2-D map of its own theme."""
+    themes = table.set_index("abstract").loc[papers["abstract"], "theme"].to_numpy()
+    xy = papers[["x", "y"]].to_numpy()
+    distances = ((xy[rows][:, None, :] - xy[among][None, :, :]) ** 2).sum(axis=2)
+    nearest = np.asarray(among)[np.argsort(distances, axis=1)[:, :k]]
+    return (themes[nearest] == themes[rows][:, None]).mean(axis=1)
 
 
 @pytest.fixture(scope="module")
@@ -143,13 +151,30 @@ def test_fit_on_a_sample_matches_fit_on_all(corpus_file, tmp_path):
     assert topics["size"].tolist() == sorted(topics["size"], reverse=True)
     assert topics["topic_id"].tolist() == list(range(len(topics)))
     assert set(papers["topic_id"]) <= set(topics["topic_id"]) | {-1}
-    assert (papers["topic_id"] == -1).mean() < 0.05
-    # Placed papers sit on the map among their own kind, not on a line or at the origin.
     assert np.isfinite(papers[["x", "y"]].to_numpy()).all()
-    assert papers[["x", "y"]].std().min() > 0.3
-    # As faithful to the word-themes as fitting on all: papers placed in a topic of their own theme.
-    assert theme_accuracy(papers, table) >= 0.95
-    assert theme_accuracy(papers, table) >= theme_accuracy(whole.papers, table) - 0.03
+    # UMAP is chaotic: another CPU's float kernels move it as far as another seed, so each bound below
+    # holds with room over 48 runs of 12 corpus seeds x 4 UMAP seeds, and fails when the other
+    # papers' topics or positions are broken (benchmarks/SAMPLE_FIT_SPREAD.md has the figures).
+    # The fitted papers are as faithful to the word-themes as a fit on all (measured: 98.0-100% of
+    # the sample, 99.3-100% of a fit on all).
+    fitted = sample_rows(900, 300, BuildConfig().random_state)
+    rest = np.setdiff1d(np.arange(900), fitted)
+    own_theme = in_own_theme(papers, table)
+    assert in_own_theme(whole.papers, table).mean() >= 0.95
+    assert own_theme[fitted].mean() >= 0.95
+    # The other 600 join a topic of their own theme. Each theme is one blob of words that HDBSCAN
+    # cuts into three or four look-alike topics on the sample, so a paper between two of them can
+    # split its vote and stay unassigned, as HDBSCAN's outliers do when no topic wins a third
+    # (measured: 90.5-98.8% joined a topic, and every one that did joined one of its own theme).
+    placed = rest[papers["topic_id"].to_numpy()[rest] != -1]
+    placed_share = len(placed) / len(rest)
+    assert placed_share >= 0.8
+    placed_in_own_theme = own_theme[placed].mean()
+    assert placed_in_own_theme >= 0.98
+    # And they sit on the map among sample papers of their own theme (measured: all 10 nearest, for
+    # every one), not at the origin or among another paper's neighbours (16% and 0.2%).
+    among_own_theme = map_neighbours_of_own_theme(papers, table, rest, fitted).mean()
+    assert among_own_theme >= 0.9
     # Representative papers of a topic are its members.
     members = dict(zip(papers["doc_id"], papers["topic_id"]))
     for topic_id, doc_ids in zip(topics["topic_id"], topics["representative_doc_ids"]):

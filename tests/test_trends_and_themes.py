@@ -12,8 +12,6 @@ from app.themes import (
     THEME_KEY,
     UNGROUPED,
     group_topic_list,
-    label_level,
-    map_labels,
     parse_themes,
     theme_params,
     topics_in_themes,
@@ -137,6 +135,7 @@ def test_theme_filter_keeps_the_papers_of_the_chosen_themes():
     assert topics_in_themes(topics, [1]) == (2, 3)
     chosen = chosen_topics((), topics_in_themes(topics, [1]))
     assert filter_mask(topic_ids, topics=chosen).tolist() == [False, False, True, True, False]  # no -1
+    assert topics_in_themes(topics, []) == (0, 1, 2, 3)  # no theme chosen: every topic
 
 
 def test_topic_list_groups_topics_under_themes_by_size_or_growth():
@@ -164,15 +163,6 @@ def test_theme_link_setting_round_trips_and_ignores_bad_values():
     assert theme_params(()) == {}
 
 
-def test_theme_names_zoomed_out_topic_names_zoomed_in():
-    topics, themes = topics_table()
-    assert label_level(9.0, 10.0) == "themes" and label_level(2.0, 10.0) == "topics"
-    zoomed_out = map_labels("themes", topics, themes)
-    assert zoomed_out["text"].tolist() == ["Generative models", "&lt;b&gt;Safety&lt;/b&gt;"]
-    assert map_labels("topics", topics, themes)["id"].tolist() == [0, 1, 2, 3]
-    assert len(map_labels("themes", topics, None)) == 4  # no themes: topic names
-
-
 def test_the_committed_seed_map_feeds_the_theme_helpers():
     atlas = read_map(ROOT / "assets" / "maps" / "seeds")
     groups = group_topic_list(atlas.topics, atlas.themes)
@@ -180,4 +170,3 @@ def test_the_committed_seed_map_feeds_the_theme_helpers():
         "theme_id"
     ].tolist()
     assert sorted(t for g in groups for t in g.topic_ids) == sorted(atlas.topics["topic_id"])
-    assert len(map_labels("themes", atlas.topics, atlas.themes)) == len(atlas.themes)

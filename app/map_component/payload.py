@@ -148,19 +148,6 @@ def encode_mask(mask: np.ndarray) -> str | None:
     return base64.b64encode(np.packbits(mask, bitorder="little").tobytes()).decode("ascii")
 
 
-def decode_mask(text: str | None, n: int) -> np.ndarray:
-    """The inverse of `encode_mask` (what the browser does in map.js).
-
-    Examples:
-        >>> decode_mask("DQE=", 9).tolist()
-        [True, False, True, True, False, False, False, False, True]
-    """
-    if text is None:
-        return np.ones(n, dtype=bool)
-    bits = np.frombuffer(base64.b64decode(text), dtype=np.uint8)
-    return np.unpackbits(bits, bitorder="little")[:n].astype(bool)
-
-
 def topic_labels(data: MapData, in_view: np.ndarray, chosen: int | None = None) -> list[dict]:
     """Names of the topics that still have papers in view, the opened topic first, then by size.
 
