@@ -106,6 +106,37 @@ def write_tiny_map(folder: Path, **options) -> Path:
 REPO = Path(__file__).resolve().parent.parent
 
 
+def write_merged_map(folder: Path) -> Path:
+    """The tiny map as rebuilt after a merge (issue 21): topic 2 was "Segmentation", took in "Object
+    detection" (id 5, now gone) and bears that name; "Diffusion models" shrank from 30 papers."""
+    atlas = tiny_map(
+        labels=["Graph neural networks", "Diffusion models", "Object detection", "Multi-view clustering"]
+    )
+    atlas.lineage = pd.DataFrame(
+        {
+            "topic_id": [0, 1, 2, 3, 5],
+            "status": ["kept", "shrunk", "merged", "kept", "gone"],
+            "previous_topic_ids": [[0], [1], [2, 5], [3], [5]],
+            "successor_topic_ids": [[], [], [], [], [2]],
+            "previous_label": [
+                "Graph neural networks",
+                "Diffusion models",
+                "Segmentation; Object detection",
+                "Multi-view clustering",
+                "Object detection",
+            ],
+            "shared_papers": [13, 11, 13, 13, 6],
+            "previous_sizes": [[13], [30], [7, 6], [13], [6]],
+        }
+    )
+    atlas.manifest["lineage"] = {
+        "previous": {"name": "Tiny test map", "fingerprint": "f"},
+        "next_topic_id": 6,
+    }
+    write_map(folder, atlas)
+    return folder
+
+
 def decode_mask(text: str | None, n: int) -> np.ndarray:
     """What map.js does with a view's `mask` (`app.map_component.payload.encode_mask`): the papers in view.
 

@@ -18,7 +18,7 @@ from streamlit.elements.widgets.button import ButtonMixin
 
 from pipeline.artifacts import read_map, write_map
 from pipeline.reading_list import markdown_text, tex_escape
-from tests.app_fixtures import decode_mask, tiny_map
+from tests.app_fixtures import decode_mask, tiny_map, write_merged_map
 from tests.conftest import ROOT, SEEDS
 from tests.test_app import live_map, start, table, texts, url
 
@@ -93,31 +93,7 @@ def test_changes_since_the_previous_build_lists_what_became_of_each_topic(rebuil
 def test_a_merge_names_both_topics_and_a_link_to_the_renamed_id_says_so(tmp_path, monkeypatch):
     """Issue 21: "Segmentation" (id 2) took in "Object detection" (id 5) and the merged topic is now
     called "Object detection"; "Diffusion models" shrank from 30 papers."""
-    atlas = tiny_map(
-        labels=["Graph neural networks", "Diffusion models", "Object detection", "Multi-view clustering"]
-    )
-    atlas.lineage = pd.DataFrame(
-        {
-            "topic_id": [0, 1, 2, 3, 5],
-            "status": ["kept", "shrunk", "merged", "kept", "gone"],
-            "previous_topic_ids": [[0], [1], [2, 5], [3], [5]],
-            "successor_topic_ids": [[], [], [], [], [2]],
-            "previous_label": [
-                "Graph neural networks",
-                "Diffusion models",
-                "Segmentation; Object detection",
-                "Multi-view clustering",
-                "Object detection",
-            ],
-            "shared_papers": [13, 11, 13, 13, 6],
-            "previous_sizes": [[13], [30], [7, 6], [13], [6]],
-        }
-    )
-    atlas.manifest["lineage"] = {
-        "previous": {"name": "Tiny test map", "fingerprint": "f"},
-        "next_topic_id": 6,
-    }
-    write_map(tmp_path / "rebuilt", atlas)
+    write_merged_map(tmp_path / "rebuilt")
     use_map(monkeypatch, tmp_path / "rebuilt", tmp_path)
     at = start()
     assert not at.exception

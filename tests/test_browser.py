@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.artifacts import read_map, write_map
-from tests.app_fixtures import tiny_map, write_tiny_map
+from tests.app_fixtures import tiny_map, write_merged_map, write_tiny_map
 from tests.devserver import StreamlitServer
 
 pytestmark = pytest.mark.browser
@@ -638,34 +638,7 @@ def test_a_narrow_window_gives_the_map_the_width_and_cuts_no_control(browser, th
 
 def test_a_link_to_a_merged_and_renamed_topic_says_what_it_was(page, tmp_path):
     """Issue 21: topic 2 was "Segmentation", took in "Object detection" and now bears that name."""
-    import pandas as pd
-
-    atlas = tiny_map(
-        labels=["Graph neural networks", "Diffusion models", "Object detection", "Multi-view clustering"]
-    )
-    atlas.lineage = pd.DataFrame(
-        {
-            "topic_id": [0, 1, 2, 3, 5],
-            "status": ["kept", "kept", "merged", "kept", "gone"],
-            "previous_topic_ids": [[0], [1], [2, 5], [3], [5]],
-            "successor_topic_ids": [[], [], [], [], [2]],
-            "previous_label": [
-                "Graph neural networks",
-                "Diffusion models",
-                "Segmentation; Object detection",
-                "Multi-view clustering",
-                "Object detection",
-            ],
-            "shared_papers": [13, 13, 13, 13, 6],
-            "previous_sizes": [[13], [13], [7, 6], [13], [6]],
-        }
-    )
-    atlas.manifest["lineage"] = {
-        "previous": {"name": "Tiny test map", "fingerprint": "f"},
-        "next_topic_id": 6,
-    }
-    write_map(tmp_path / "rebuilt", atlas)
-    app = App(tmp_path / "rebuilt", tmp_path / "none")
+    app = App(write_merged_map(tmp_path / "rebuilt"), tmp_path / "none")
     try:
         open_app(page, app.url + "?topic=2")
         assert heading(page, "Object detection") == "Object detection"
