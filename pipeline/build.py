@@ -19,6 +19,7 @@ import pandas as pd
 
 from pipeline import UserError, __version__
 from pipeline.artifacts import (
+    MANIFEST,
     SCHEMA_VERSION,
     TOPIC_COLUMNS,
     AtlasMap,
@@ -41,7 +42,7 @@ from pipeline.layout import (
     map_coordinates,
     theme_label_positions,
 )
-from pipeline.lineage import Lineage, PreviousMap, apply_lineage, match_topics, read_previous
+from pipeline.lineage import STATUSES, Lineage, PreviousMap, apply_lineage, match_topics, read_previous
 from pipeline.naming import NAME_SUPPORT, name_support
 from pipeline.sample_fit import SampleFit, fit_on_sample, place_rest
 from pipeline.themes import fit_themes
@@ -85,7 +86,7 @@ def input_fingerprint(inputs: list[str | Path], config: BuildConfig) -> str:
 
 def is_current(inputs: list[str | Path], out: Path, config: BuildConfig) -> bool:
     """True when `out` holds a map of exactly these inputs and this config."""
-    if not (Path(out) / "manifest.json").is_file():
+    if not (Path(out) / MANIFEST).is_file():
         return False
     try:
         manifest = read_manifest(out)
@@ -594,7 +595,7 @@ def previous_for(
         return None
     if previous not in (None, True):
         return read_previous(Path(previous))
-    if not (Path(out) / "manifest.json").is_file():
+    if not (Path(out) / MANIFEST).is_file():
         return None
     try:
         return read_previous(out)
@@ -606,9 +607,5 @@ def previous_for(
 def lineage_summary(table) -> str:
     """One line on what became of the previous map's topics ("12 kept, 2 grown, 1 new, 1 gone")."""
     counts = table["status"].value_counts()
-    parts = [
-        f"{counts[s]} {s}"
-        for s in ("kept", "grown", "shrunk", "split", "merged", "new", "gone")
-        if s in counts
-    ]
+    parts = [f"{counts[s]} {s}" for s in STATUSES if s in counts]
     return "topics matched to the previous map: " + ", ".join(parts)

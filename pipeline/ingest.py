@@ -320,8 +320,11 @@ READERS = {
 
 
 def is_map_folder(folder: Path) -> bool:
-    """A folder `python -m pipeline build` wrote: its own papers.parquet is output, not input."""
-    return (folder / "manifest.json").is_file() and (folder / "papers.parquet").is_file()
+    """A folder `python -m pipeline build` wrote (`pipeline.artifacts.holds_a_map`): its own
+    papers.parquet is output, not input."""
+    from pipeline.artifacts import PAPERS, holds_a_map
+
+    return holds_a_map(folder) and (folder / PAPERS).is_file()
 
 
 def _walk_error(error: OSError) -> None:

@@ -305,15 +305,15 @@ def read_previous(folder: str | Path) -> PreviousMap:
     """The parts of a map folder lineage needs, read tolerantly (any schema version with
     papers.parquet and topics.parquet); a folder that is not a readable map is a `UserError`."""
     from pipeline import UserError
-    from pipeline.artifacts import MANIFEST, check_manifest, read_manifest
+    from pipeline.artifacts import MANIFEST, PAPERS, TOPICS, check_manifest, read_manifest
     from pipeline.neighbours import topic_centroids
 
     folder = Path(folder)
     manifest = read_manifest(folder)
     check_manifest(manifest, folder / MANIFEST)  # e.g. a damaged lineage.next_topic_id
     try:
-        papers = pd.read_parquet(folder / "papers.parquet", columns=["doc_id", "topic_id", "x", "y"])
-        topics = pd.read_parquet(folder / "topics.parquet")
+        papers = pd.read_parquet(folder / PAPERS, columns=["doc_id", "topic_id", "x", "y"])
+        topics = pd.read_parquet(folder / TOPICS)
     except FileNotFoundError as exc:
         raise UserError(f"{exc.filename}: missing; the previous map must be a map folder") from None
     except Exception as exc:
