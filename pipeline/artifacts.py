@@ -14,6 +14,7 @@ import re
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -322,11 +323,20 @@ def out_lock(out: Path, command: str = "build"):
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        pid, _, other = os.pread(fd, 64, 0).decode(errors="replace").strip().partition(" ")
+        # The holder writes its pid and command just after taking the lock: a writer that started
+        # at the same moment may find the file still empty, so it waits a little for the name.
+        deadline = time.monotonic() + 2.0
+        while (
+            not (owner := os.pread(fd, 64, 0).decode(errors="replace").strip())
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.02)
+        pid, _, other = owner.partition(" ")
         os.close(fd)
+        holder = f"{_a(other)} (pid {pid})" if other else "another build or add"
         raise UserError(
-            f"{out}: cannot {command} now: {_a(other or 'build')} (pid {pid or 'unknown'}) is writing "
-            f"this map; run this {command} again when it has finished"
+            f"{out}: cannot {command} now: {holder} is writing this map; "
+            f"run this {command} again when it has finished"
         ) from None
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()} {command}\n".encode(), 0)

@@ -302,3 +302,33 @@ def test_the_rebuild_add_recommends_keeps_the_added_papers(map_copy, tmp_path):
     atlas = read_map(map_copy)
     assert {f"added {i}" for i in range(30)} <= set(atlas.papers["title"]) and len(atlas.papers) == 57 + 30
     assert atlas.papers["via_add"].sum() == 30 and not atlas.papers.get("added", pd.Series([False])).any()
+
+
+def test_a_writer_that_meets_a_lock_just_taken_names_its_holder_or_says_it_cannot(tmp_path):
+    """Two writers started together: the second may find the lock taken before the first has
+    written its pid and command into the file. It waits for the name, and never guesses one."""
+    import fcntl
+    import threading
+
+    from pipeline import UserError
+    from pipeline.artifacts import lock_path, out_lock
+
+    out = tmp_path / "map"
+    out.mkdir()
+    fd = os.open(lock_path(out), os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held, the file still empty
+    try:
+        writer = threading.Timer(0.3, lambda: os.pwrite(fd, b"4242 add\n", 0))
+        writer.start()
+        with pytest.raises(UserError) as named, out_lock(out, command="add"):
+            pass
+        writer.join()
+        assert str(named.value) == (
+            f"{out}: cannot add now: an add (pid 4242) is writing this map; run this add again when it has finished"
+        )
+        os.ftruncate(fd, 0)  # a holder that never says who it is
+        with pytest.raises(UserError) as unnamed, out_lock(out, command="build"):
+            pass
+        assert "cannot build now: another build or add is writing this map" in str(unnamed.value)
+    finally:
+        os.close(fd)
