@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
+from pipeline.embed import LEGACY_MAX_TOKENS  # light: no model code is imported here
+
 REPO = Path(__file__).resolve().parent.parent
 MODELS_ROOT = REPO / "assets" / "models"
-# Maps built before the token budget was recorded embedded 256 word pieces (the model's own limit).
-LEGACY_MAX_TOKENS = 256
 
 
 class EncoderUnavailable(Exception):
