@@ -144,14 +144,14 @@ def test_search_narrows_the_view_lands_in_the_url_and_the_url_restores_it(page, 
     search.press("Enter")
     wait_for_link(page, "q=diffusion")
     page.get_by_text("15 of the 60 papers of the map match the words “diffusion”").wait_for(timeout=30_000)
-    assert heading(page, "Papers") == "Papers · 15 · best matches first"
+    assert heading(page, "Papers · 15") == "Papers · 15 · best matches first"  # not the stale header
     shared = link(page)
 
     other = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
     open_app(other, shared)
     assert other.get_by_role("textbox", name="Search").input_value() == "diffusion"
     other.get_by_text("15 of the 60 papers of the map match the words “diffusion”").wait_for(timeout=30_000)
-    assert heading(other, "Papers") == "Papers · 15 · best matches first"
+    assert heading(other, "Papers · 15") == "Papers · 15 · best matches first"
     other.context.close()
 
 
