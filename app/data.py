@@ -112,6 +112,7 @@ class MapData:
     colour_index: np.ndarray  # position of each paper's colour in `palette` (unassigned last)
     palette: list[str]  # colours in topic_order, then the unassigned grey
     draw_order: np.ndarray  # rows with unassigned papers first, so topics are drawn on top
+    doc_ids: np.ndarray  # row -> doc_id (str objects, shared with row_of's keys)
     row_of: dict[str, int]  # doc_id -> row
     topic_ids: np.ndarray
     labels: dict[int, str]  # topic_id -> name; -1 -> "Unassigned"
@@ -241,6 +242,7 @@ def build_map_data(name: str, path: Path) -> MapData:
     facets = facet_columns(papers)
     facet_text = {column: papers[column].astype(str) for column in facets}
     extra = [c for c in ("venue", "year", "authors") if c in papers.columns and c not in ("source",)]
+    doc_ids = papers["doc_id"].astype(str).to_numpy(dtype=object)
     return MapData(
         name=name,
         path=Path(path),
@@ -253,7 +255,8 @@ def build_map_data(name: str, path: Path) -> MapData:
         colour_index=colour_index,
         palette=[colours[t] for t in topic_order] + [colours[-1]],
         draw_order=np.argsort(colour_index != len(topic_order), kind="stable"),
-        row_of={doc_id: row for row, doc_id in enumerate(papers["doc_id"].astype(str))},
+        doc_ids=doc_ids,
+        row_of={doc_id: row for row, doc_id in enumerate(doc_ids)},
         topic_ids=topic_ids,
         labels=labels,
         colours=colours,

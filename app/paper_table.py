@@ -55,7 +55,7 @@ def paper_table(
     each paper matched a search (a "Match" column). The table keeps its key (so it is not
     remounted) unless its rows change or the opened paper is one of them.
     """
-    doc_ids = data.papers["doc_id"].to_numpy()[rows].tolist()
+    doc_ids = data.doc_ids[rows].tolist()
     extra: dict[str, list] = {"Match": match} if match is not None else {}
     if similarity is not None:
         extra["Similarity"] = similarity

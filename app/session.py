@@ -190,15 +190,14 @@ def _map_rows(name: str, data: MapData, points_url: str) -> list[int] | None:
 def on_map_click(data: MapData, points_url: str) -> None:
     rows = _map_rows("click", data, points_url)
     if rows:
-        open_paper(str(data.papers["doc_id"].iat[rows[0]]))
+        open_paper(str(data.doc_ids[rows[0]]))
 
 
 def on_map_select(data: MapData, points_url: str) -> None:
     rows = _map_rows("select", data, points_url)
     if rows is None:
         return
-    doc_ids = data.papers["doc_id"].to_numpy()
-    st.session_state.selection = tuple(dict.fromkeys(str(doc_ids[r]) for r in rows))
+    st.session_state.selection = tuple(dict.fromkeys(str(data.doc_ids[r]) for r in rows))
     st.session_state.page = 0
 
 

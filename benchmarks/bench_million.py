@@ -41,10 +41,12 @@ from tests.devserver import StreamlitServer  # noqa: E402
 CHROMIUM = "/usr/bin/chromium"
 CORPUS = REPO.parent / "shared" / "corpus" / "ml_abstracts.parquet"
 GRAPH = ".atlas-map-graph"
+# Streamlit has finished: the script is not running (the app root's data-test-script-state) and no
+# element of the previous run is still waiting to be replaced (data-stale). The status widget's running
+# icon cannot tell: with client.toolbarMode = "viewer" it is never shown.
 IDLE = """() => {
     const app = document.querySelector('[data-testid="stApp"]');
-    return app && app.dataset.teststate !== 'running'
-        && !document.querySelector('[data-testid="stStatusWidget"] [data-testid="stStatusWidgetRunningIcon"]');
+    return app && app.dataset.testScriptState === 'notRunning' && !document.querySelector('[data-stale="true"]');
 }"""
 
 

@@ -214,6 +214,36 @@ def test_clicking_a_point_opens_the_paper(page, tiny_app):
     assert heading(page, "Diffusion study 9") == "Diffusion study 9"
 
 
+def test_after_a_search_clicks_answer_on_the_highlighted_papers_and_the_drag_tool_carries_over(
+    page, tiny_app
+):
+    """With a search the map shows its second chart, the highlighted papers only: a click there opens the
+    paper under the pointer, and the reader's drag tool and zoom go with them from one chart to the other."""
+    app, _ = tiny_app
+    open_app(page, app.url)
+    page.locator(f"{GRAPH} .modebar-btn[data-val='select']").click()  # Box Select, on the whole map
+    zoom_in(page, 1)  # towards topic 1, up and to the right
+    page.wait_for_timeout(300)
+    zoomed = x_range(page)
+    search_for(page, "diffusion")
+    traces = page.evaluate(f"document.querySelector('{GRAPH}')._fullData.map((t) => [t.name, t.x.length])")
+    assert traces == [["highlight", 15]]  # topic 1's 15 papers hold the word; nothing else is drawn
+    assert page.evaluate(f"document.querySelector('{GRAPH}')._fullLayout.dragmode") == "select"
+    assert x_range(page) == pytest.approx(zoomed)
+    page.locator(f"{GRAPH} .modebar-btn[data-val='pan']").click()
+    page.mouse.move(*point_position(page, 9))
+    page.wait_for_selector(".hoverlayer .hovertext", timeout=10_000)
+    page.mouse.down()
+    page.mouse.up()
+    wait_for_link(page, "paper=doc0009")
+    assert heading(page, "Diffusion study 9") == "Diffusion study 9"
+    search_for(page, "")  # the whole map again, as the reader left the other chart: pan tool, same zoom
+    names = page.evaluate(f"[...new Set(document.querySelector('{GRAPH}')._fullData.map((t) => t.name))]")
+    assert names == ["papers"]
+    assert page.evaluate(f"document.querySelector('{GRAPH}')._fullLayout.dragmode") == "pan"
+    assert x_range(page) == pytest.approx(zoomed)
+
+
 def test_a_box_selection_on_the_map_fills_the_table(page, tiny_app):
     app, folder = tiny_app
     open_app(page, app.url)
@@ -321,23 +351,33 @@ def webgl_app(tmp_path_factory):
     app.stop()
 
 
-def test_one_chart_and_one_webgl_setup_survive_searches_filters_and_fifty_interactions(browser, webgl_app):
+def test_two_charts_and_their_webgl_setups_survive_searches_filters_and_fifty_interactions(
+    browser, webgl_app
+):
+    """The map is two charts in one place (every paper; the highlighted ones), each made once: searches,
+    filters and zooms redraw them, never make new ones or new WebGL contexts."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     page.add_init_script(COUNT_WEBGL)
+    charts = ".atlas-map-chart"
     try:
         open_app(page, webgl_app.url)
-        page.evaluate(f"document.querySelector('{GRAPH}').__original = true")  # tag the graph element
+        page.evaluate(f"document.querySelectorAll('{charts}').forEach((c) => (c.__original = true))")
         topic_list = "[data-testid='stDataFrame']"  # the topic list beside the map, the page's first table
         page.locator(topic_list).first.wait_for(timeout=30_000)  # drawn after the map on a busy machine
         page.evaluate(f'document.querySelector("{topic_list}").__original = true')
+        assert (
+            page.evaluate("window.__webgl.length") == 2
+        )  # Plotly's scattergl: a drawing and a selection layer
+        search_for(page, "diffusion")  # the highlighted papers' chart is drawn on the first search
         contexts = page.evaluate("window.__webgl.length")
-        canvases = page.evaluate(f"document.querySelectorAll('{GRAPH} canvas').length")
-        assert contexts == 2  # one chart: Plotly gives scattergl a drawing layer and a selection layer
-        for words in ("diffusion", "policy", "graph"):  # three searches: highlights, no new chart
+        canvases = page.evaluate(f"document.querySelectorAll('{charts} canvas').length")
+        assert contexts == 4
+        for words in ("policy", "graph"):  # more searches: highlights redrawn, no new chart
             search_for(page, words)
             assert page.evaluate(f"document.querySelector('{GRAPH}').__original") is True
-        assert page.evaluate(f"document.querySelectorAll('{GRAPH}').length") == 1
+        assert page.evaluate(f"document.querySelectorAll('{GRAPH}').length") == 1  # one chart shown
+        assert page.evaluate(f"[...document.querySelectorAll('{charts}')].every((c) => c.__original)") is True
         assert page.evaluate(f'document.querySelector("{topic_list}").__original') is True  # not remounted
         highlight = page.evaluate(
             f"document.querySelector('{GRAPH}')._fullData.filter(t => t.name === 'highlight' && t.visible)"
@@ -358,11 +398,12 @@ def test_one_chart_and_one_webgl_setup_survive_searches_filters_and_fifty_intera
         wait_for_redraw(page, before)
         assert x_range(page) == pytest.approx(zoomed)
 
-        for turn in range(50):  # fifty more view changes: still the same chart and contexts
+        for turn in range(50):  # fifty more view changes: still the same charts and contexts
             search_for(page, ("diffusion", "policy", "clustering", "graph nodes", "")[turn % 5])
-        assert page.evaluate(f"document.querySelector('{GRAPH}').__original") is True
+        assert page.evaluate(f"[...document.querySelectorAll('{charts}')].every((c) => c.__original)") is True
+        assert page.evaluate(f"document.querySelectorAll('{charts}').length") == 2
         assert page.evaluate("window.__webgl.length") == contexts
-        assert page.evaluate(f"document.querySelectorAll('{GRAPH} canvas').length") == canvases
+        assert page.evaluate(f"document.querySelectorAll('{charts} canvas').length") == canvases
         assert x_range(page) == pytest.approx(zoomed)
     finally:
         context.close()

@@ -2,9 +2,12 @@
 // updated in place (Plotly.react) from the few KB of view state each Streamlit rerun sends.
 // What `data` holds is documented in app/map_component/__init__.py.
 //
-// Plotly recomputes every trace whenever any trace's data changes, so the chart holds only the
-// papers in colour: all of them (a trace that never changes) or, with a filter or search, the
-// highlighted ones (a new, usually small, trace). Everything else is cheaper outside Plotly's data:
+// Plotly recomputes every trace of a chart whenever any trace's data changes (a quarter of a second
+// for 81,646 papers), so the map is two charts in one place, one shown at a time: "all", every paper in
+// colour (a trace per colour group, redrawn only when the colouring changes), and "sub", with a filter
+// or search, only the highlighted papers (one trace). Clearing a search shows "all" again as it was;
+// the two follow each other's zoom, pan and drag tool when one takes the other's place. The shown one
+// carries the class atlas-map-graph. Everything else is cheaper outside Plotly's data:
 // the faint context of papers left out is an image drawn once per view, and topic and theme names,
 // the opened paper's ring and the pinned abstract are HTML elements over the chart, positioned with
 // its axes. Names are set with textContent: untrusted text shows as typed and never runs.
@@ -147,61 +150,109 @@ function overlay(groups, mask) {
   return sub;
 }
 
-function traces(inst, view) {
+function traces(inst, view, name) {
   const t = inst.table;
   const kind = t.webgl ? "scattergl" : "scatter";
-  const masked = inst.mask !== null;
   const small = t.n <= 2000;
   const opacity = t.n < 2000 ? 0.92 : t.n < 20000 ? 0.8 : 0.65;
   const plain = small ? { width: 0.8, color: "white" } : { width: 0 };
-  const outline = view.search ? { width: small ? 1.2 : 0.6, color: INK } : plain;
-  const size = t.size * (view.search ? 1.25 : 1);
-  const all = inst.groups.map((g) => ({
-    type: kind, name: "papers", mode: "markers", x: g.x, y: g.y, visible: !masked && g.rows.length > 0,
-    text: g.title, hovertext: g.detail, hovertemplate: HOVER, showlegend: false,
-    marker: { color: g.colour, size: t.size, opacity, line: plain },
-  }));
+  if (name === "all") {
+    return inst.groups.map((g) => ({
+      type: kind, name: "papers", mode: "markers", x: g.x, y: g.y, visible: g.rows.length > 0,
+      text: g.title, hovertext: g.detail, hovertemplate: HOVER, showlegend: false,
+      marker: { color: g.colour, size: t.size, opacity, line: plain },
+    }));
+  }
   const sub = inst.sub;
-  const highlighted = {
-    type: kind, name: "highlight", mode: "markers", x: sub.x, y: sub.y, visible: masked,
+  const outline = view.search ? { width: small ? 1.2 : 0.6, color: INK } : plain;
+  return [{
+    type: kind, name: "highlight", mode: "markers", x: sub.x, y: sub.y, visible: true,
     text: sub.title, hovertext: sub.detail, hovertemplate: HOVER, showlegend: false,
-    marker: { color: sub.colour, size, opacity, line: outline },
-  };
-  return [...all, highlighted];
+    marker: { color: sub.colour, size: t.size * (view.search ? 1.25 : 1), opacity, line: outline },
+  }];
 }
 
-function layout(inst, view) {
-  const t = inst.table;
-  // The chart keeps the reader's zoom (uirevision) and our own widening (keepInSight), which Plotly
-  // wrote into the previous layout object: carry those ranges over.
-  const previous = inst.layout;
-  const start = inst.linkZoom || t.range; // a link's zoom on first drawing
-  const range = (axis) =>
-    (previous && previous[axis] && previous[axis].range ? previous[axis].range : start[axis[0]]).slice();
+// What the shown chart has that the other must take over when it takes its place: the reader's zoom
+// and pan (or a link's zoom, or the opening view), the drag tool, and a drawn box or lasso.
+function shownState(inst) {
+  const shown = inst.active ? inst.charts[inst.active] : null;
+  const full = shown && shown.plotted ? shown.div._fullLayout : null;
+  if (!full || !full.xaxis) {
+    const start = inst.linkZoom || inst.table.range;
+    return { x: start.x.slice(), y: start.y.slice(), dragmode: "pan", selections: undefined };
+  }
+  const selections = shown.div.layout.selections;
+  return { x: full.xaxis.range.slice(), y: full.yaxis.range.slice(), dragmode: full.dragmode, selections };
+}
+
+function layout(inst, view, chart, state) {
   const next = {
     height: view.height,
     margin: { l: 4, r: 4, t: 4, b: 4 },
     plot_bgcolor: "#fbfbfd",
     paper_bgcolor: "rgba(0,0,0,0)",
-    xaxis: { visible: false, showgrid: false, zeroline: false, range: range("xaxis") },
-    yaxis: { visible: false, showgrid: false, zeroline: false, range: range("yaxis") },
-    dragmode: "pan",
+    xaxis: { visible: false, showgrid: false, zeroline: false, range: state.x },
+    yaxis: { visible: false, showgrid: false, zeroline: false, range: state.y },
+    dragmode: state.dragmode || "pan",
     clickmode: "event",
     hovermode: "closest",
     hoverlabel: { bgcolor: "white", font: { size: 13, color: INK }, align: "left" },
     showlegend: false,
-    uirevision: view.points, // constant per map: zoom, pan and the drag tool survive every redraw
-    images: inst.context ? [{ ...inst.context, visible: inst.mask !== null }] : [],
+    images: chart.name === "sub" && inst.context ? [inst.context] : [],
   };
-  if (previous && previous.selections) next.selections = previous.selections;
+  if (state.selections) next.selections = state.selections;
   return next;
+}
+
+// Draw `name`'s chart for this view if what it shows changed, bring it to the shown chart's zoom and
+// drag tool, and show it in place of the other.
+async function showChart(inst, view, name, drawKey) {
+  const Plotly = window.Plotly;
+  const chart = inst.charts[name];
+  const state = shownState(inst);
+  if (!chart.plotted || drawKey !== chart.drawnKey) {
+    const method = chart.plotted ? Plotly.react : Plotly.newPlot;
+    await method(chart.div, traces(inst, view, name), layout(inst, view, chart, state), CONFIG);
+    if (name === "sub") inst.contextShown = Boolean(inst.context);
+    if (!chart.plotted) {
+      chart.plotted = true;
+      chart.div.atlasTable = inst.table; // for tests and benchmarks: row -> position
+      bindEvents(inst, chart);
+    }
+    chart.drawnKey = drawKey;
+  }
+  const full = chart.div._fullLayout;
+  const differs = (a, b) => Math.abs(a[0] - b[0]) + Math.abs(a[1] - b[1]) > 1e-9 * (Math.abs(b[1] - b[0]) || 1);
+  const update = {};
+  if (differs(full.xaxis.range, state.x) || differs(full.yaxis.range, state.y)) {
+    Object.assign(update, { "xaxis.range": state.x, "yaxis.range": state.y });
+  }
+  if (state.dragmode && full.dragmode !== state.dragmode) update.dragmode = state.dragmode;
+  if (name === "sub" && inst.context && !inst.contextShown) {
+    update["images[0]"] = inst.context; // drawn while the other chart was shown
+    inst.contextShown = true;
+  }
+  if (Object.keys(update).length) {
+    chart.syncing = true; // our own move, not the reader's
+    try {
+      await Plotly.relayout(chart.div, update);
+    } finally {
+      chart.syncing = false;
+    }
+  }
+  inst.active = name;
+  inst.gd = chart.div;
+  for (const other of Object.values(inst.charts)) {
+    other.div.classList.toggle("atlas-map-graph", other === chart);
+    other.div.classList.toggle("atlas-map-idle", other !== chart);
+  }
 }
 
 // ------------------------------------------------------------------ context image
 // The papers outside the filters or search, drawn faintly: an image of every paper in grey for the
 // current view, redrawn when the view moves (an image costs Plotly nothing to place).
 async function drawContext(inst) {
-  const full = inst.gd._fullLayout;
+  const full = inst.gd && inst.gd._fullLayout;
   if (!full || !full._size) return null;
   const t = inst.table;
   const xr = full.xaxis.range, yr = full.yaxis.range;
@@ -235,7 +286,17 @@ async function drawContext(inst) {
     xref: "x", yref: "y", x: xr[0], y: yr[1], sizex: xr[1] - xr[0], sizey: yr[1] - yr[0],
     sizing: "stretch", layer: "below", opacity: 1,
   };
-  await window.Plotly.relayout(inst.gd, { "images[0]": { ...inst.context, visible: inst.mask !== null } });
+  const sub = inst.charts.sub;
+  inst.contextShown = false;
+  if (sub.plotted && inst.active === "sub") {
+    inst.contextShown = true;
+    sub.syncing = true;
+    try {
+      await window.Plotly.relayout(sub.div, { "images[0]": inst.context });
+    } finally {
+      sub.syncing = false;
+    }
+  }
   if (previous) URL.revokeObjectURL(previous); // the chart shows the new image now
 }
 
@@ -375,32 +436,31 @@ function drawLegend(inst, entries) {
   inst.legend.hidden = !(entries && entries.length);
 }
 
-// Rows of the papers a click or a box/lasso picked: traces 0..G-1 hold every paper of a colour
-// group, trace G the highlighted ones.
-function rowsOf(inst, points) {
-  const groups = inst.groups;
+// Rows of the papers a click or a box/lasso picked: on the "all" chart traces 0..G-1 hold every paper
+// of a colour group; the "sub" chart's one trace holds the highlighted papers.
+function rowsOf(inst, chart, points) {
   const rows = [];
   for (const p of points || []) {
-    const k = p.curveNumber;
-    if (k < groups.length) rows.push(groups[k].rows[p.pointIndex]);
-    else if (k === groups.length) rows.push(inst.sub.rows[p.pointIndex]);
+    if (chart.name === "sub") rows.push(inst.sub.rows[p.pointIndex]);
+    else if (p.curveNumber < inst.groups.length) rows.push(inst.groups[p.curveNumber].rows[p.pointIndex]);
   }
   return rows;
 }
 
-function bindEvents(inst) {
-  const gd = inst.gd;
+function bindEvents(inst, chart) {
+  const gd = chart.div;
+  const shown = () => inst.gd === gd && !chart.syncing; // the hidden chart's events are our own moves
   gd.on("plotly_click", (event) => {
-    const rows = rowsOf(inst, event && event.points ? event.points.slice(0, 1) : []);
+    const rows = rowsOf(inst, chart, event && event.points ? event.points.slice(0, 1) : []);
     if (rows.length) inst.trigger("click", { row: rows[0], map: inst.pointsUrl });
   });
   gd.on("plotly_selected", (event) => {
     // Plotly also fires this after programmatic redraws, without a range or lasso: not the reader's.
-    if (inst.silent || !event || (!event.range && !event.lassoPoints)) return;
-    inst.trigger("select", { rows: rowsOf(inst, event.points), map: inst.pointsUrl });
+    if (inst.silent || !shown() || !event || (!event.range && !event.lassoPoints)) return;
+    inst.trigger("select", { rows: rowsOf(inst, chart, event.points), map: inst.pointsUrl });
   });
   gd.on("plotly_deselect", () => {
-    if (!inst.silent) inst.trigger("select", { rows: [], map: inst.pointsUrl });
+    if (!inst.silent && shown()) inst.trigger("select", { rows: [], map: inst.pointsUrl });
   });
   const follow = () => {
     if (inst.frame) return;
@@ -412,7 +472,7 @@ function bindEvents(inst) {
   gd.on("plotly_relayouting", follow); // names, ring and pin move with a drag or a zoom as it happens
   gd.on("plotly_relayout", (event) => {
     const moved = Object.keys(event || {}).some((k) => k.startsWith("xaxis") || k.startsWith("yaxis"));
-    if (!moved) return;
+    if (!moved || !shown()) return;
     follow();
     scheduleContext(inst);
     rememberZoom(inst);
@@ -491,11 +551,14 @@ async function apply(inst, view) {
   const Plotly = await loadPlotly(view.plotly, view.plotly_data);
   if (inst.pointsUrl !== view.points) {
     const table = await loadTable(view.points, view.points_data);
-    if (inst.plotted) Plotly.purge(inst.gd); // another map: a new chart, the old one's context freed
+    for (const chart of Object.values(inst.charts)) {
+      if (chart.plotted) Plotly.purge(chart.div); // another map: new charts, the old ones' contexts freed
+      Object.assign(chart, { plotted: false, drawnKey: undefined });
+    }
     inst.linkZoom = inst.plotted ? null : parseZoom(window.location.search); // the link's zoom, first map only
     Object.assign(inst, {
-      table, pointsUrl: view.points, plotted: false, maskKey: undefined, colourKey: undefined, layout: null,
-      context: null, zoomApplied: false,
+      table, pointsUrl: view.points, plotted: false, maskKey: undefined, colourKey: undefined,
+      context: null, active: null,
     });
   }
   const colourKey = view.colour || "";
@@ -517,22 +580,16 @@ async function apply(inst, view) {
   inst.loading.hidden = true;
   // The points are redrawn only when what they show changed; an opened paper, its neighbours, the
   // names and the pin are marks over the chart and move without Plotly.
-  const drawKey = `${colourKey}|${maskKey}|${view.search}|${view.height}`;
+  const name = inst.mask !== null ? "sub" : "all";
+  const drawKey = name === "all" ? `${colourKey}|${view.height}` : `${colourKey}|${maskKey}|${view.search}|${view.height}`;
+  await showChart(inst, view, name, drawKey);
   if (!inst.plotted) {
-    inst.layout = layout(inst, view);
-    await Plotly.newPlot(inst.gd, traces(inst, view), inst.layout, CONFIG);
     inst.plotted = true;
     inst.reset = view.reset;
-    inst.gd.atlasTable = inst.table; // for tests and benchmarks: row -> position
-    bindEvents(inst);
     ZOOM.inst = inst;
     wrapHistory();
     rememberZoom(inst);
-  } else if (drawKey !== inst.drawnKey) {
-    inst.layout = layout(inst, view);
-    await Plotly.react(inst.gd, traces(inst, view), inst.layout, CONFIG);
   }
-  inst.drawnKey = drawKey;
   if (view.reset !== inst.reset) {
     inst.reset = view.reset; // "Reset view" in the app: the whole map again
     await restoreZoom(inst, null);
@@ -547,8 +604,11 @@ async function apply(inst, view) {
   if (clearing) {
     inst.silent = true; // our own clearing is not the reader's deselection
     try {
-      await Plotly.relayout(inst.gd, { selections: [] });
-      await Plotly.restyle(inst.gd, { selectedpoints: [null] });
+      for (const chart of Object.values(inst.charts)) {
+        if (!chart.plotted) continue;
+        await Plotly.relayout(chart.div, { selections: [] });
+        await Plotly.restyle(chart.div, { selectedpoints: [null] });
+      }
     } finally {
       inst.silent = false;
     }
@@ -556,7 +616,7 @@ async function apply(inst, view) {
   await keepInSight(inst, view);
   placeMarks(inst);
   inst.draws += 1;
-  inst.gd.dataset.atlasDraws = String(inst.draws);
+  for (const chart of Object.values(inst.charts)) chart.div.dataset.atlasDraws = String(inst.draws);
 }
 
 // A newly opened paper or placed abstract outside the reader's view: widen the view to show it.
@@ -592,7 +652,8 @@ async function update(inst) {
       inst.pending = null;
       const started = performance.now();
       await apply(inst, view);
-      inst.gd.dataset.atlasApplyMs = String(Math.round(performance.now() - started)); // for benchmarks
+      const ms = String(Math.round(performance.now() - started)); // for benchmarks
+      for (const chart of Object.values(inst.charts)) chart.div.dataset.atlasApplyMs = ms;
     }
     inst.error.hidden = true;
   } catch (error) {
@@ -613,13 +674,20 @@ function create(parentElement) {
   const error = document.createElement("div");
   error.className = "atlas-map-error";
   error.hidden = true;
-  const gd = document.createElement("div");
-  gd.className = "atlas-map-graph";
+  const charts = {};
+  for (const name of ["all", "sub"]) {
+    const div = document.createElement("div");
+    div.className = `atlas-map-chart ${name === "all" ? "atlas-map-graph" : "atlas-map-idle"}`;
+    charts[name] = { name, div, plotted: false, drawnKey: undefined, syncing: false };
+  }
   const marks = document.createElement("div");
   marks.className = "atlas-map-marks";
-  root.append(gd, marks, loading, error);
+  root.append(charts.all.div, charts.sub.div, marks, loading, error);
   parentElement.appendChild(root);
-  const inst = { root, gd, marks, loading, error, labels: [], draws: 0, pending: null, busy: false, plotted: false };
+  const inst = {
+    root, charts, gd: charts.all.div, active: null, marks, loading, error, labels: [], draws: 0, pending: null,
+    busy: false, plotted: false,
+  };
   inst.ring = mark(inst, "atlas-ring");
   inst.pin = mark(inst, "atlas-pin");
   inst.pin.textContent = "★";
@@ -691,8 +759,8 @@ export default function (component) {
   inst.pending = data;
   update(inst);
   return () => {
-    // Streamlit unmounted the map: free its WebGL context.
-    if (window.Plotly && inst.plotted) window.Plotly.purge(inst.gd);
+    // Streamlit unmounted the map: free its WebGL contexts.
+    for (const chart of Object.values(inst.charts)) if (window.Plotly && chart.plotted) window.Plotly.purge(chart.div);
     if (ZOOM.inst === inst) ZOOM.inst = null;
     inst.root.remove();
     INSTANCES.delete(parentElement);

@@ -159,19 +159,19 @@ def topic_labels(data: MapData, in_view: np.ndarray, chosen: int | None = None) 
     if chosen in order:
         order.remove(chosen)
         order.insert(0, chosen)
-    labels = []
-    for topic in order[:MAX_TOPIC_LABELS]:
-        row = data.topics.loc[topic]
-        labels.append(
-            {
-                "text": data.label(topic),  # shown with textContent: literal, never markup
-                "x": round(float(row["x"]), 5),
-                "y": round(float(row["y"]), 5),
-                "colour": data.colours[topic],
-                "chosen": topic == chosen,
-            }
-        )
-    return labels
+    where = dict(
+        zip(data.topics["topic_id"].tolist(), zip(data.topics["x"].tolist(), data.topics["y"].tolist()))
+    )
+    return [
+        {
+            "text": data.label(topic),  # shown with textContent: literal, never markup
+            "x": round(float(where[topic][0]), 5),
+            "y": round(float(where[topic][1]), 5),
+            "colour": data.colours[topic],
+            "chosen": topic == chosen,
+        }
+        for topic in order[:MAX_TOPIC_LABELS]
+    ]
 
 
 def theme_labels(data: MapData, in_view: np.ndarray) -> list[dict]:
