@@ -5,7 +5,6 @@ from __future__ import annotations
 import streamlit as st
 
 from app.data import MapData, MapRef
-from app.paper_view import INPUT_FILE
 from app.search import KIND_NAMES, KINDS
 from app.session import FACET_PREFIX, dismiss_notices, reset_view, switch_map, topic_options
 from app.text import markdown_literal
@@ -72,9 +71,8 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
             "papers no topic claimed."
             + (" Only the chosen themes' topics are offered." if chosen_themes else ""),
         )
-        for column, values in data.facets.items():
-            files = column == "source" and all(INPUT_FILE.search(v) for v in values)
-            name = "input file" if files else column.replace("_", " ")  # say what a file-name source is
+        for column, values in data.facets.items():  # never input file names (`app.data.facet_columns`)
+            name = column.replace("_", " ")
             st.multiselect(
                 markdown_literal(name.capitalize()),  # column names come from the data
                 values,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,10 @@ UNASSIGNED_LABEL = "Unassigned"
 # Never offered as filters.
 CORE_COLUMNS = ("doc_id", "title", "abstract", "topic_id", "x", "y", "added", "via_add")
 MAX_FACET_VALUES = 60  # a metadata column with more distinct values is not offered as a filter
+# An input file's name ("000_d810000eb6448a23.txt"), what `pipeline.ingest` puts in `source`: it says
+# little to a reader, so it is neither a filter nor what the hover and the papers table call a source.
+INPUT_FILE = re.compile(r"\.(?:txt|csv|tsv|jsonl?|parquet)$", re.IGNORECASE)
+PLACE_COLUMNS = ("venue", "year", "collection")  # where a paper is from, in a reader's terms
 
 
 @dataclass(frozen=True)
@@ -160,11 +165,14 @@ def facet_columns(papers: pd.DataFrame, max_values: int = MAX_FACET_VALUES) -> d
     """Metadata columns worth a filter: scalar values, 2 to `max_values` distinct and mostly repeated,
     present for at least half the papers (a column only some added papers have is no filter).
 
-    `source` and `collection` come first; identifier-like columns (a url per paper) are left out.
+    `source` and `collection` come first; identifier-like columns (a url per paper) are left out, and
+    so is a `source` of input file names (`INPUT_FILE`): the collection, venue or year says more.
 
     Examples:
         >>> frame = pd.DataFrame({"doc_id": list("abc"), "year": [2023, 2024, 2023], "one": ["x"] * 3})
         >>> facet_columns(frame)
+        {'year': ('2023', '2024')}
+        >>> facet_columns(frame.assign(source=["a.txt", "b.txt", "a.txt"]))
         {'year': ('2023', '2024')}
     """
     facets: dict[str, tuple[str, ...]] = {}
@@ -180,9 +188,44 @@ def facet_columns(papers: pd.DataFrame, max_values: int = MAX_FACET_VALUES) -> d
         if len(present) * 2 < len(papers):
             continue
         distinct = values.dropna().unique()
+        if column == "source" and all(INPUT_FILE.search(str(v)) for v in distinct):
+            continue
         if 2 <= len(distinct) <= min(max_values, max(2, len(papers) // 2)):
             facets[column] = tuple(sorted({str(v) for v in distinct}, key=_natural_key))
     return facets
+
+
+def paper_places(papers: pd.DataFrame) -> pd.Series:
+    """Where each paper is from, as the hover and the papers table say it: its `source` unless that is
+    an input file's name, then its venue, year and collection where the map has them (each said once),
+    else its `source` after all (a file name says little to a reader, so it is the last resort).
+
+    Examples:
+        >>> paper_places(pd.DataFrame({"source": ["a.txt", "b.txt"], "year": [2024.0, None]})).tolist()
+        ['2024', 'b.txt']
+        >>> paper_places(pd.DataFrame({"source": ["ICML", "arXiv"], "venue": ["ICML", None]})).tolist()
+        ['ICML', 'arXiv']
+    """
+    columns = ["source", *(c for c in PLACE_COLUMNS if c in papers.columns)]
+    codes, texts = zip(*(_distinct_text(papers[c]) for c in columns), strict=True)
+    # Few distinct combinations (sources x venues x years): each is worded once, then given to its papers.
+    combo = np.zeros(len(papers), dtype=np.int64)
+    for code, text in zip(codes, texts, strict=True):  # combination numbers stay below the paper count
+        combo = pd.factorize(combo * len(text) + code % len(text))[0]
+    places = []
+    for row in np.unique(combo, return_index=True)[1]:  # one paper of each combination, in number order
+        source, *rest = (text[code[row]] for text, code in zip(texts, codes, strict=True))
+        parts = ["" if INPUT_FILE.search(source) else source, *rest]
+        places.append(" · ".join(dict.fromkeys(p for p in parts if p)) or source)
+    return pd.Series(np.array(places, dtype=object)[combo], index=papers.index, dtype=object)
+
+
+def _distinct_text(values: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """Each value's position among the distinct values, and those as a reader reads them (2024.0 as
+    "2024"); a missing value's position is -1, the last text, ""."""
+    codes, uniques = pd.factorize(values)
+    text = [str(int(v)) if isinstance(v, float) and v.is_integer() else str(v).strip() for v in uniques]
+    return codes, [*text, ""]
 
 
 def _natural_key(text: str) -> tuple:

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app.data import MapData
+from app.data import MapData, paper_places
 from app.search import SearchResult
 from app.session import clear_selection, on_row_pick, turn_page
 
@@ -18,13 +18,14 @@ PAGE_ROWS = 50  # rows sent to the browser per page of the papers table; the CSV
 
 
 def paper_rows(data: MapData, rows: np.ndarray, extra: dict[str, list] | None = None) -> pd.DataFrame:
-    """A readable table of papers: title, topic, source and a few metadata columns."""
+    """A readable table of papers: title, topic, where it is from (as the hover says it, never an input
+    file's name when the map knows better: `app.data.paper_places`) and a few metadata columns."""
     papers = data.papers.iloc[rows]
     table = pd.DataFrame(
         {
             "Title": papers["title"].astype(str).to_numpy(),
             "Topic": [data.label(t) for t in data.topic_ids[rows]],
-            "Source": papers["source"].astype(str).to_numpy(),
+            "Source": paper_places(papers).to_numpy(),
         }
     )
     for column in data.table_columns:

@@ -3,13 +3,11 @@ highlighted) and nearest papers."""
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app.data import MapData
+from app.data import MapData, paper_places
 from app.paper_table import paper_table
 from app.search import SearchResult
 from app.session import open_topic
@@ -17,7 +15,6 @@ from app.text import highlighted_markdown, markdown_literal, shorten
 from pipeline.search_index import highlight
 
 NEIGHBOURS = 8
-INPUT_FILE = re.compile(r"\.(txt|csv|tsv|jsonl?|parquet)$", re.IGNORECASE)
 
 
 def paper_view(data: MapData, row: int, search: SearchResult | None = None) -> None:
@@ -43,13 +40,9 @@ def paper_view(data: MapData, row: int, search: SearchResult | None = None) -> N
         key="paper_open_topic",
         width="stretch",
     )
-    details = (
-        [] if INPUT_FILE.search(str(paper["source"])) else [str(paper["source"])]
-    )  # a file name says little
-    for column in ("collection", "venue", "year", "authors"):
-        if column in paper.index and pd.notna(paper[column]) and str(paper[column]) not in details:
-            details.append(str(paper[column]))
-    details = details or [str(paper["source"])]
+    details = [paper_places(data.papers.iloc[row : row + 1]).iloc[0]]  # as the hover and table say it
+    if "authors" in paper.index and pd.notna(paper["authors"]):
+        details.append(str(paper["authors"]))
     st.caption(" · ".join(markdown_literal(shorten(d, 120)) for d in details))
     if data.added is not None and data.added[row]:
         st.info(

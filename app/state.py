@@ -12,7 +12,7 @@ Query string keys:
                         topic or theme view only when listed here
     unassigned=hide     hide unassigned papers from the whole map (shown when absent; no effect once
                         topics or themes are chosen)
-    f.<column>=<value>  metadata filter, repeated for several values (e.g. f.source=a.txt&f.source=b.txt)
+    f.<column>=<value>  metadata filter, repeated for several values (e.g. f.year=2023&f.year=2024)
     topic=3             the topic opened in the topic view (-1 = unassigned)
     paper=<doc_id>      the paper opened in the paper view
     theme=0,2           themes shown (all when absent; maps with themes only, see `app.themes`);

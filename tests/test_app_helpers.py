@@ -133,7 +133,20 @@ def test_facets_are_low_cardinality_scalar_metadata_columns():
     papers = tiny_map().papers.assign(
         url=[f"https://x/{i}" for i in range(60)], tags=[["a"]] * 60, collection="ICML 2025"
     )
-    assert facet_columns(papers) == {"source": ("alpha.txt", "beta.txt"), "year": ("2023", "2024")}
+    assert facet_columns(papers) == {"year": ("2023", "2024")}  # one collection is no filter
+
+
+def test_a_source_of_input_file_names_is_no_filter_a_real_source_and_two_collections_are():
+    papers = tiny_map().papers  # source: "alpha.txt" or "beta.txt", input file names as ingest writes them
+    assert facet_columns(papers) == {"year": ("2023", "2024")}
+    files = papers.assign(source=["more/A.CSV", "b.jsonl", "c.parquet", "d.tsv", "e.json"] * 12)
+    assert "source" not in facet_columns(files)
+    two = papers.assign(collection=["ICML 2025", "NeurIPS 2024"] * 30)
+    assert facet_columns(two) == {"collection": ("ICML 2025", "NeurIPS 2024"), "year": ("2023", "2024")}
+    venues = papers.assign(source=["NeurIPS", "ICML"] * 30)  # e.g. a benchmark map: source = venue
+    assert facet_columns(venues) == {"source": ("ICML", "NeurIPS"), "year": ("2023", "2024")}
+    mixed = papers.assign(source=["arXiv", "alpha.txt"] * 30)  # not only file names: still a filter
+    assert facet_columns(mixed)["source"] == ("alpha.txt", "arXiv")
 
 
 # ------------------------------------------------------------------ placement

@@ -121,7 +121,7 @@ def test_view_state_says_what_changed_in_a_few_fields(tiny):
 def test_the_map_can_be_coloured_by_a_column_with_a_key_for_each_value(tiny):
     table = point_table(tiny)
     years = table["colourings"]["year"]
-    assert set(table["colourings"]) == {"source", "year"}  # the tiny map's columns with few values
+    assert set(table["colourings"]) == {"year"}  # the tiny map's filters (its sources are file names)
     assert years["values"] == ["2023", "2024"] and len(years["palette"]) == 3  # and grey for missing
     expected = [int(str(y) == "2024") for y in tiny.papers["year"]]
     assert years["code"] == expected  # row i's value, as a position in `values`

@@ -9,9 +9,8 @@ import json
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
-from app.data import MapData, label_limit, point_size
+from app.data import MapData, label_limit, paper_places, point_size
 from app.palette import UNASSIGNED_COLOUR, colour_columns, value_colours
 from app.text import plotly_escape, shorten
 
@@ -51,25 +50,6 @@ def view_ranges(x: np.ndarray, y: np.ndarray, *, keep: float = 0.998, pad: float
         margin = (high - low) * pad or 1.0
         ranges.append([float(low - margin), float(high + margin)])
     return ranges[0], ranges[1]
-
-
-PLACE_COLUMNS = ("venue", "year", "collection")  # what the hover says a paper is from, when the map has them
-
-
-def paper_places(papers: pd.DataFrame) -> pd.Series:
-    """Where each paper is from, for the hover: its venue, year and collection where the map has them,
-    else its `source` (an input file's name says little to a reader, so it is the last resort).
-
-    Examples:
-        >>> paper_places(pd.DataFrame({"source": ["a.txt", "b.txt"], "year": [2024, None]})).tolist()
-        ['2024', 'b.txt']
-    """
-    parts = [papers[c] for c in PLACE_COLUMNS if c in papers.columns]
-    place = pd.Series("", index=papers.index)
-    for column in parts:
-        text = column.map(lambda v: "" if pd.isna(v) else str(v).removesuffix(".0").strip())
-        place = place.where(text == "", place + np.where(place == "", "", " · ") + text)
-    return place.where(place != "", papers["source"].fillna("").astype(str))
 
 
 def colourings(data: MapData) -> dict:
