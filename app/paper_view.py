@@ -41,8 +41,11 @@ def paper_view(data: MapData, row: int, search: SearchResult | None = None) -> N
         width="stretch",
     )
     details = [paper_places(data.papers.iloc[row : row + 1]).iloc[0]]  # as the hover and table say it
-    if "authors" in paper.index and pd.notna(paper["authors"]):
-        details.append(str(paper["authors"]))
+    authors = paper["authors"] if "authors" in paper.index else None
+    if isinstance(authors, list | tuple | np.ndarray):  # a list from JSONL input
+        authors = ", ".join(str(a) for a in authors) or None
+    if authors is not None and pd.notna(authors):
+        details.append(str(authors))
     st.caption(" · ".join(markdown_literal(shorten(d, 120)) for d in details))
     if data.added is not None and data.added[row]:
         st.info(

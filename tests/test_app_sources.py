@@ -90,3 +90,15 @@ def test_a_source_that_names_no_file_stays_a_filter_called_source(tmp_path, monk
     assert at.multiselect(key="w_f_source").value == ["arXiv"] and len(table(at)) == 30
     assert set(table(at)["Source"]) == {"arXiv · 2023", "arXiv · 2024"}  # as the hover says it
     assert "arXiv · 2023" in points(at)["sources"]
+
+
+def test_a_paper_whose_authors_are_a_list_opens_and_names_them(tmp_path, monkeypatch):
+    """JSONL input may carry authors as a list: the paper view names them (it raised ValueError before)."""
+    atlas = tiny_map()
+    atlas.papers["authors"] = [["Ada Lovelace", "Alan Turing"]] + [["Grace Hopper"]] * (len(atlas.papers) - 1)
+    open_map(atlas, tmp_path / "authors", monkeypatch)
+    at = start()
+    at.session_state["paper"] = "doc0000"
+    at.run()
+    assert not at.exception
+    assert any("Ada Lovelace, Alan Turing" in c.value for c in at.caption)
