@@ -7,6 +7,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,7 @@ DEFAULT_MAP = MAPS_ROOT / "seeds"
 UNASSIGNED_LABEL = "Unassigned"
 # Never offered as filters.
 CORE_COLUMNS = ("doc_id", "title", "abstract", "topic_id", "x", "y", "added", "via_add")
+BIDI_PATTERN = "[" + "".join(re.escape(c) for c in BIDI_CHARACTERS) + "]"
 MAX_FACET_VALUES = 60  # a metadata column with more distinct values is not offered as a filter
 # An input file's name ("000_d810000eb6448a23.txt"), what `pipeline.ingest` puts in `source`: it says
 # little to a reader, so it is neither a filter nor what the hover and the papers table call a source.
@@ -113,10 +115,8 @@ class MapData:
     topics: pd.DataFrame  # indexed by topic_id, sorted by size (largest first)
     vectors: np.ndarray  # float32 unit rows, row i = papers row i
     search_index: SearchIndex  # the full-text index of titles and abstracts (pipeline.search_index)
-    hover_title: np.ndarray  # Plotly-escaped, wrapped titles
     colour_index: np.ndarray  # position of each paper's colour in `palette` (unassigned last)
     palette: list[str]  # colours in topic_order, then the unassigned grey
-    draw_order: np.ndarray  # rows with unassigned papers first, so topics are drawn on top
     doc_ids: np.ndarray  # row -> doc_id (str objects, shared with row_of's keys)
     row_of: dict[str, int]  # doc_id -> row
     topic_ids: np.ndarray
@@ -159,6 +159,17 @@ class MapData:
 
     def label(self, topic_id: int) -> str:
         return self.labels.get(int(topic_id), f"Topic {topic_id}")
+
+    @cached_property
+    def hover_title(self) -> np.ndarray:
+        """Plotly-escaped titles wrapped with <br>: made when the point table is (once per map), not at load."""
+        titles = self.papers["title"].fillna("").astype(str).tolist()
+        return np.array([plotly_wrap(t, 64, 3) for t in titles], dtype=object)
+
+    @cached_property
+    def draw_order(self) -> np.ndarray:
+        """Rows with unassigned papers first, so topics are drawn on top."""
+        return np.argsort(self.colour_index != len(self.topic_order), kind="stable")
 
 
 def facet_columns(papers: pd.DataFrame, max_values: int = MAX_FACET_VALUES) -> dict[str, tuple[str, ...]]:
@@ -269,19 +280,26 @@ def build_map_data(name: str, path: Path) -> MapData:
     topic_order = topics["topic_id"].astype(int).tolist()
     labels = {int(t): str(label) for t, label in zip(topics["topic_id"], topics["label"], strict=True)}
     labels[-1] = UNASSIGNED_LABEL
-    sizes = {int(t): int((topic_ids == t).sum()) for t in [*topic_order, -1]}
-
+    # Sizes, centroids and colours in one pass over the papers, not a boolean scan of every paper per
+    # topic (625 scans of a million rows on the million-paper benchmark map).
+    offset = -min(-1, int(topic_ids.min(initial=-1)), min(topic_order, default=-1))  # ids from 0 up
+    shifted = topic_ids + offset
+    span = max(int(shifted.max(initial=0)), max(topic_order, default=0) + offset) + 1
+    counts = np.bincount(shifted, minlength=span)
+    sizes = {int(t): int(counts[t + offset]) for t in [*topic_order, -1]}
+    by_topic = np.argsort(topic_ids, kind="stable")
+    starts = np.searchsorted(topic_ids[by_topic], topic_order, side="left")
+    ends = np.searchsorted(topic_ids[by_topic], topic_order, side="right")
     centroids = np.zeros((len(topic_order), vectors.shape[1]), dtype=np.float32)
-    for position, topic in enumerate(topic_order):
-        members = vectors[topic_ids == topic]
-        if len(members):
-            centroids[position] = members.mean(axis=0)
+    for position, (start, end) in enumerate(zip(starts, ends)):
+        if end > start:
+            centroids[position] = vectors[by_topic[start:end]].mean(axis=0)
     centroids /= np.clip(np.linalg.norm(centroids, axis=1, keepdims=True), 1e-12, None)
 
-    position = {topic: rank for rank, topic in enumerate(topic_order)}
-    colour_index = np.array([position.get(int(t), len(topic_order)) for t in topic_ids], dtype=np.uint16)
+    lookup = np.full(span, len(topic_order), dtype=np.uint16)  # topic id + offset -> palette position
+    lookup[np.asarray(topic_order, dtype=np.int64) + offset] = np.arange(len(topic_order))
+    colour_index = lookup[shifted]
     colours = theme_topic_colours(topic_order, theme_of_topic(topics))  # shades of each theme's hue
-    titles = papers["title"].fillna("").astype(str)
     facets = facet_columns(papers)
     facet_text = {column: papers[column].astype(str) for column in facets}
     extra = [c for c in ("venue", "year", "authors") if c in papers.columns and c not in ("source",)]
@@ -294,10 +312,8 @@ def build_map_data(name: str, path: Path) -> MapData:
         topics=topics,
         vectors=vectors,
         search_index=index_for(path, papers),
-        hover_title=np.array([plotly_wrap(t, 64, 3) for t in titles.tolist()], dtype=object),
         colour_index=colour_index,
         palette=[colours[t] for t in topic_order] + [colours[-1]],
-        draw_order=np.argsort(colour_index != len(topic_order), kind="stable"),
         doc_ids=doc_ids,
         row_of={doc_id: row for row, doc_id in enumerate(doc_ids)},
         topic_ids=topic_ids,
@@ -324,14 +340,18 @@ def shown_as_text(table: pd.DataFrame) -> pd.DataFrame:
         values = table[column]
         if not (values.dtype == object or pd.api.types.is_string_dtype(values)):
             continue
-        # One search over the column's text first: almost every map has no such character, and a
-        # per-cell pass over 80,000 abstracts would cost seconds at every map load.
-        text = "\0".join(
-            v if isinstance(v, str) else "\0".join(map(str, v))
-            for v in values.tolist()
-            if isinstance(v, str | list | tuple | np.ndarray)
-        )
-        if any(control in text for control in BIDI_CHARACTERS):  # str.find: fast, unlike a regex scan
+        if values.dtype != object:  # Arrow-backed text: one vectorised search, no Python strings made
+            found = bool(values.str.contains(BIDI_PATTERN, regex=True, na=False).any())
+        else:
+            # One search over the column's text first: almost every map has no such character, and a
+            # per-cell pass over 80,000 abstracts would cost seconds at every map load.
+            text = "\0".join(
+                v if isinstance(v, str) else "\0".join(map(str, v))
+                for v in values.tolist()
+                if isinstance(v, str | list | tuple | np.ndarray)
+            )
+            found = any(control in text for control in BIDI_CHARACTERS)  # str.find: fast, unlike a regex
+        if found:
             table[column] = values.map(_without_bidi)
     return table
 

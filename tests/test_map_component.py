@@ -48,7 +48,7 @@ def scaled(data, n: int):
         papers=papers,
         topic_ids=data.topic_ids[rows],
         colour_index=data.colour_index[rows],
-        hover_title=data.hover_title[rows],
+        doc_ids=data.doc_ids[rows],
         row_of={d: i for i, d in enumerate(papers["doc_id"])},
     )
 
