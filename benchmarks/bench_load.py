@@ -3,27 +3,42 @@
 Usage (from the repository root):
 
     .venv/bin/python benchmarks/bench_load.py --prepare     # build benchmarks/maps/corpus-10k if missing
-    .venv/bin/python benchmarks/bench_load.py                # 20 sessions on benchmarks/maps/corpus-10k
-    .venv/bin/python benchmarks/bench_load.py --map DIR --sessions 20 --rounds 3
+    .venv/bin/python benchmarks/bench_load.py                # 20 sessions, 3 rounds, on benchmarks/maps/corpus-10k
+    .venv/bin/python benchmarks/bench_load.py --map DIR --sessions 20 --rounds 1
 
 `--prepare` needs the shared corpus (default ../shared/corpus/ml_abstracts.parquet from the
 repository root, or `--corpus PATH` / `ATLAS_CORPUS`): it samples 10,000 rows with a fixed seed
-and builds the map with `python -m pipeline build` (about 6+ minutes of embedding on 2 cores).
-Without the corpus or the map the script says so and exits 0.
+and builds the map at `--map` with `python -m pipeline build` (20 minutes on the shared 2-core
+machine: 1,178 s on 2026-11-30). Without the corpus or the map the script says so and exits 0.
+`--map` takes any map folder; the runs since 2026-12-01 used a 10,000-paper stand-in written in
+seconds (real titles and abstracts, synthetic topics, coordinates and embeddings):
 
-One `streamlit run` serves the map. `--sessions` headless Chromium pages (each in its own browser
-context, so each is its own Streamlit session) open it at the same moment; each then, `--rounds`
-times: types a word into the Search box and presses Enter, and picks a topic in the sidebar's
-Topics filter, waiting each time until the app has finished running. Only what a reader sees is
-used (the Search box, the Topics filter, Streamlit's running state), never how the map is drawn,
-so the benchmark survives a change of map component.
+    .venv/bin/python -c "from pathlib import Path; from benchmarks.bench_app import synthesise_map as s; s(Path('../shared/corpus/ml_abstracts.parquet'), Path('/tmp/maps/synthetic-10000'), 10_000)"
+
+One `streamlit run` serves the map. One session opens it alone first (the map loaded once); then
+`--sessions` headless Chromium pages (each in its own browser context, so each is its own Streamlit
+session) open it at the same moment; each then, `--rounds` times: types a word into the Search box
+and presses Enter, and picks a topic in the sidebar's Topics filter. Each step waits until the page
+shows its result as a reader sees it: the link's `q=` and `topics=`, the header's sentence naming
+the words and the chosen topics ("619 of the 10,000 papers in the topic “X” match the words
+“graph”"), the papers table's heading with the same number ("Papers · 619"), the last panel, and no
+element left from the previous run (Streamlit marks those `data-stale="true"` while a run is under
+way). Nothing about how the map is drawn is used, so the benchmark survives a change of map component.
+
+Streamlit's script state (`data-test-script-state` on the app's root) is only counted, not waited
+on: a page whose main thread is busy (drawing the map on a loaded machine) takes a whole run's
+messages in one burst and React renders them at once, so the state goes from "notRunning" straight
+to "notRunning" and the run is never shown as running. The harness of the 2026-12-01 04:06 results
+waited for a run to be shown so, and timed out on pages that had long shown the run's result.
 
 Reported: errors (page errors, Streamlit exception boxes, timeouts, tracebacks in the server log),
-server memory (RSS of the server's process tree) before any session, after one, after all and at
-peak, with the increase per session, and the rerun times (median, 95th percentile, slowest).
-Results go to benchmarks/LOAD_RESULTS.md. Each browser step may take up to 10 minutes
-(`BENCH_LOAD_TIMEOUT_MS`): 20 renderers on 2 shared cores are slow, and a step that still runs out
-of time is reported as a browser-side timeout, apart from the app's own errors.
+with, for a failed step, what its page showed (link, header, papers heading, stale elements, script
+state, console errors, a screenshot kept next to the server log); server memory (RSS of the server's
+process tree) before any session, after one, after all and at peak, with the increase per session;
+the rerun times (median, 95th percentile, slowest), and how many reruns the script state never
+showed as running. Results go to benchmarks/LOAD_RESULTS.md (`--out`). Each browser step may take
+up to 10 minutes (`BENCH_LOAD_TIMEOUT_MS`): 20 renderers on 2 shared cores are slow, and a step that
+still runs out of time is reported as a browser-side timeout, apart from the app's own errors.
 """
 
 from __future__ import annotations
@@ -32,6 +47,7 @@ import argparse
 import asyncio
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -51,25 +67,53 @@ DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "ml_abstracts.parquet"
 WORDS = ["learning", "graph", "diffusion", "reinforcement", "language", "privacy", "optimization"]
 TIMEOUT_MS = int(os.environ.get("BENCH_LOAD_TIMEOUT_MS", 600_000))
 
-# Counts the app's finished runs: Streamlit marks its root with the script's state.
-WATCH_RUNS = """() => {
-    if (window.__atlasRuns !== undefined) return;
+# Installed before any page script: counts the runs Streamlit's script state (`data-test-script-state`
+# on the app's root) shows as "running". A diagnostic only: a busy page can take a whole run in one
+# render and never show it as running (see the module's docstring).
+COUNT_RUNS = """(() => {
     window.__atlasRuns = 0;
-    // Every change away from 'running' is a run ending; records keep the old value, so a run that
-    // starts and ends between two observer callbacks is still counted.
     new MutationObserver((records) => {
-        for (const record of records) {
-            if (record.oldValue === 'running') window.__atlasRuns += 1;
-        }
-    }).observe(document.body, {
-        attributes: true, subtree: true, attributeOldValue: true,
-        attributeFilter: ['data-test-script-state'],
+        for (const record of records) if (record.oldValue === 'running') window.__atlasRuns += 1;
+    }).observe(document, {
+        attributes: true, subtree: true, attributeOldValue: true, attributeFilter: ['data-test-script-state'],
     });
+})()"""
+# What a reader sees, read from the page: the address bar's view (q=, topics=), the header's sentence
+# under the map's name ("619 of the 10,000 papers of the map match the words “graph”"), the heading
+# of the papers table ("Papers · 619 · best matches first"), whether the last panel ("About this
+# map") is there, and how many elements still show the previous run (Streamlit marks them
+# data-stale="true" while a run is under way).
+READ_PAGE = """() => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    const texts = (selector) => (main ? [...main.querySelectorAll(selector)] : []).map((e) => e.innerText.trim());
+    const params = new URLSearchParams(location.search);
+    return {
+        sentence: texts('[data-testid="stMarkdownContainer"] p')
+            .find((t) => /^(Showing the |None of |[\\d,]+ of the )/.test(t)) ?? null,
+        heading: texts('h4').find((t) => t.startsWith('Papers · ')) ?? null,
+        about: texts('[data-testid="stExpander"] summary').some((t) => t.includes('About this map')),
+        q: params.get('q'),
+        topics: params.get('topics'),
+        stale: document.querySelectorAll('[data-stale="true"]').length,
+        url: location.href,
+        scriptState: document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state') ?? null,
+        runsShown: window.__atlasRuns ?? null,
+    };
 }"""
-IDLE = """() => {
-    const root = document.querySelector('[data-testid="stApp"]');
-    return !!root && root.getAttribute('data-test-script-state') === 'notRunning';
-}"""
+# True once the page shows the view `want` describes, all of it from one finished run: the link's
+# q= and topics= (the topics chosen before, in order, and `topicCount` in all), the header's
+# sentence holding each of `phrases`, the papers heading with the sentence's number, the last panel,
+# and nothing stale.
+SHOWS = f"""(want) => {{
+    const page = ({READ_PAGE})();
+    if (page.stale || !page.about || !page.sentence || !page.heading) return false;
+    const topics = page.topics ? page.topics.split(',') : [];
+    if (page.q !== want.q || topics.length !== want.topicCount) return false;
+    if (!want.topicsBefore.every((topic, i) => topics[i] === topic)) return false;
+    if (!want.phrases.every((phrase) => page.sentence.includes(phrase))) return false;
+    const count = page.sentence.startsWith('None') ? '0' : page.sentence.match(/[\\d,]+/)?.[0];
+    return page.heading.match(/^Papers · ([\\d,]+)/)?.[1] === count;
+}}"""
 
 
 def process_tree_rss(pid: int) -> int:
@@ -114,71 +158,135 @@ class MemoryWatch:
         return self.peak
 
 
-async def after_run(page, action) -> float:
-    """Seconds from `action` until the rerun it caused has finished."""
-    before = await page.evaluate("() => window.__atlasRuns")
+async def until_shown(page, action) -> tuple[float, bool]:
+    """Seconds from the start of `action` until the page shows the view it returns (`SHOWS`), and
+    whether Streamlit's script state showed a run as "running" meanwhile (a diagnostic only)."""
+    runs = await page.evaluate("() => window.__atlasRuns")
     started = time.perf_counter()
-    await action()
-    await page.wait_for_function(f"() => window.__atlasRuns > {before}", timeout=TIMEOUT_MS, polling=100)
-    await page.wait_for_function(IDLE, timeout=TIMEOUT_MS, polling=100)
-    return time.perf_counter() - started
+    want = await action()
+    await page.wait_for_function(SHOWS, arg=want, timeout=TIMEOUT_MS, polling=100)
+    seconds = time.perf_counter() - started
+    return seconds, await page.evaluate("() => window.__atlasRuns") > runs
 
 
-async def session(browser, url: str, index: int, rounds: int, loaded: asyncio.Event, ready: list) -> dict:
-    """One reader: open the map, then search and filter `rounds` times. Never raises."""
-    result = {"reruns": [], "errors": [], "load": None}
+def topic_phrase(label: str, chosen: int) -> str:
+    """What the header's sentence says once `chosen` topics are chosen, the last one `label`
+    (`app.filters.scope_phrase`)."""
+    if label == "Unassigned":
+        return "and the unassigned papers" if chosen > 1 else "that no topic claimed"
+    return f"in the topic “{label}”" if chosen == 1 else f"in {chosen} topics"
+
+
+async def describe(page, screenshot: Path, console: list[str]) -> str:
+    """What a page shows when a step failed: its link, header, papers heading, stale elements, script
+    state, the runs it showed as running, its console errors and a screenshot."""
+    try:
+        await page.screenshot(path=str(screenshot), timeout=60_000)
+        shown = await page.evaluate(READ_PAGE)
+    except Exception as exc:  # a closed or hung page: say so
+        return f"page not readable ({type(exc).__name__}: {str(exc).splitlines()[0][:120]})"
+    return (
+        f"link {shown['url']}; header “{shown['sentence']}”; papers heading “{shown['heading']}”; "
+        f"{shown['stale']} stale elements; script state {shown['scriptState']}; "
+        f"{shown['runsShown']} runs shown as running; console errors: {console[-3:] or 'none'}; "
+        f"screenshot {screenshot}"
+    )
+
+
+async def session(
+    browser,
+    url: str,
+    index: int,
+    rounds: int,
+    loaded: asyncio.Event,
+    ready: list,
+    captures: Path,
+    name: str = "",
+) -> dict:
+    """One reader: open the map, then search and filter `rounds` times. Never raises.
+
+    A failed step is described (`describe`), with a screenshot in `captures`; `name` names the session there.
+    """
+    name = name or f"session {index}"
+    result = {"reruns": [], "errors": [], "load": None, "page": None}
     step = "opening the map"
     context = await browser.new_context(viewport={"width": 1400, "height": 900})
+    await context.add_init_script(COUNT_RUNS)
     # 20 renderers drawing a 10,000-point map on 2 cores are slow to act: a click may wait minutes.
     context.set_default_timeout(TIMEOUT_MS)
     page = await context.new_page()
+    console: list[str] = []
     page.on("pageerror", lambda error: result["errors"].append(f"page error: {error}"))
+    page.on(
+        "console", lambda message: console.append(message.text[:200]) if message.type == "error" else None
+    )
     try:
         started = time.perf_counter()
         await page.goto(url, timeout=TIMEOUT_MS)
-        await page.evaluate(WATCH_RUNS)
-        search = page.get_by_role("textbox", name="Search")
-        await search.wait_for(timeout=TIMEOUT_MS)
-        await page.wait_for_function(IDLE, timeout=TIMEOUT_MS, polling=100)
+        whole_map = {
+            "q": None,
+            "topicsBefore": [],
+            "topicCount": 0,
+            "phrases": ["Showing the ", " of the map"],
+        }
+        await page.wait_for_function(SHOWS, arg=whole_map, timeout=TIMEOUT_MS, polling=100)
         result["load"] = time.perf_counter() - started
         ready.append(index)
         if len(ready) == 1:
             loaded.set()
+        search = page.get_by_role("textbox", name="Search")
         topics = page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect']").filter(
             has_text="Topics"
         )
+        chosen: list[str] = []  # the topic ids in the link, in the order chosen
         for round_ in range(rounds):
             word = WORDS[(index + round_) % len(WORDS)]
             step = f"round {round_ + 1}: search"
 
-            async def type_word(word=word):
+            async def type_word(word=word, chosen=chosen):
                 await search.fill(word)
                 await search.press("Enter")
+                return {
+                    "q": word,
+                    "topicsBefore": chosen,
+                    "topicCount": len(chosen),
+                    "phrases": [f"the words “{word}”"],
+                }
 
-            result["reruns"].append(("search", await after_run(page, type_word)))
+            result["reruns"].append(("search", *await until_shown(page, type_word)))
 
-            async def pick_topic(choice=(index + round_) % 5):
+            async def pick_topic(choice=(index + round_) % 5, word=word, chosen=chosen):
                 # Click its text box, not its middle, which may hold a chosen topic's chip.
                 await topics.first.get_by_role("combobox").click()
                 options = page.get_by_role("option")
                 await options.first.wait_for(timeout=TIMEOUT_MS)
-                count = await options.count()
-                await options.nth(min(choice, count - 1)).click()
+                option = options.nth(min(choice, await options.count() - 1))
+                label = re.sub(r" \([\d,]+\)$", "", (await option.inner_text()).strip())  # "Name (1,234)"
+                await option.click()
+                return {
+                    "q": word,
+                    "topicsBefore": chosen,
+                    "topicCount": len(chosen) + 1,
+                    "phrases": [f"the words “{word}”", topic_phrase(label, len(chosen) + 1)],
+                }
 
             step = f"round {round_ + 1}: topic filter"
-            result["reruns"].append(("filter", await after_run(page, pick_topic)))
+            result["reruns"].append(("filter", *await until_shown(page, pick_topic)))
+            chosen = (await page.evaluate(READ_PAGE))["topics"].split(",")
             await page.keyboard.press("Escape")  # close the options list
         exceptions = await page.locator("[data-testid='stException']").count()
         if exceptions:
             result["errors"].append(f"{exceptions} Streamlit exception box(es) on the page")
     except Exception as exc:  # a timeout or a missing control is a failed session, counted
         result["errors"].append(f"{type(exc).__name__} in {step}: {str(exc).splitlines()[0][:200]}")
+        shot = captures / (re.sub(r"\W+", "-", f"{name} {step}").strip("-") + ".png")
+        result["page"] = f"{name}, {step}: {await describe(page, shot, console)}"
     finally:
         await context.close()
     return result
 
 
-async def run_sessions(url: str, sessions: int, rounds: int, server_pid: int) -> dict:
+async def run_sessions(url: str, sessions: int, rounds: int, server_pid: int, captures: Path) -> dict:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as playwright:
@@ -191,12 +299,14 @@ async def run_sessions(url: str, sessions: int, rounds: int, server_pid: int) ->
             idle_rss = process_tree_rss(server_pid)
             # One reader first, so the map is loaded (and cached) once before the crowd arrives.
             one_loaded, ready = asyncio.Event(), []
-            first = await session(browser, url, 0, 0, one_loaded, ready)
+            first = await session(
+                browser, url, 0, 0, one_loaded, ready, captures, "the first session (alone)"
+            )
             one_rss = process_tree_rss(server_pid)
             watch = MemoryWatch(server_pid)
             started = time.perf_counter()
             results = await asyncio.gather(
-                *(session(browser, url, i, rounds, asyncio.Event(), ready) for i in range(sessions))
+                *(session(browser, url, i, rounds, asyncio.Event(), ready, captures) for i in range(sessions))
             )
             wall = time.perf_counter() - started
             peak = watch.stop()
@@ -206,6 +316,7 @@ async def run_sessions(url: str, sessions: int, rounds: int, server_pid: int) ->
     return {
         "first_load": first["load"],
         "first_errors": first["errors"],
+        "first_page": first["page"],
         "results": results,
         "wall": wall,
         "rss": {"idle": idle_rss, "one": one_rss, "all": all_rss, "peak": peak},
@@ -226,9 +337,8 @@ def prepare(corpus: Path, out: Path, n: int = 10_000, seed: int = 0) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     pd.read_parquet(corpus).sample(n=n, random_state=seed).to_parquet(sample, index=False)
     print(f"building {out} from {n:,} rows of {corpus} (seed {seed}); embedding takes minutes")
-    return subprocess.call(
-        [sys.executable, "-m", "pipeline", "build", str(sample), "--out", str(out), "--quiet"], cwd=REPO
-    )
+    command = [sys.executable, "-m", "pipeline", "build", str(sample), "--out", str(out), "--name", out.name]
+    return subprocess.call([*command, "--quiet"], cwd=REPO)
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -236,7 +346,7 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
-def report(args, outcome: dict, manifest: dict, server_log: str, load_before: float) -> str:
+def report(args, outcome: dict, manifest: dict, log_path: Path, load_before: float) -> str:
     papers = manifest["papers"]
     kind = (
         " (a stand-in written by `bench_app.synthesise_map`: real titles and abstracts of the corpus, "
@@ -245,13 +355,16 @@ def report(args, outcome: dict, manifest: dict, server_log: str, load_before: fl
         else ""
     )
     results = outcome["results"]
-    reruns = [seconds for r in results for _, seconds in r["reruns"]]
+    reruns = [seconds for r in results for _, seconds, _ in r["reruns"]]
+    unshown = sum(1 for r in results for *_, shown in r["reruns"] if not shown)
     by_kind = {
-        kind: [s for r in results for k, s in r["reruns"] if k == kind] for kind in ("search", "filter")
+        kind: [s for r in results for k, s, _ in r["reruns"] if k == kind] for kind in ("search", "filter")
     }
     errors = [e for r in results for e in r["errors"]] + outcome["first_errors"]
     app_errors = [e for e in errors if not e.startswith("TimeoutError")]
+    server_log = log_path.read_text(errors="replace")
     tracebacks = server_log.count("Traceback")
+    pages = [p for p in [outcome["first_page"], *(r["page"] for r in results)] if p]
     loads = [r["load"] for r in results if r["load"] is not None]
     rss = outcome["rss"]
     mb = 1024 * 1024
@@ -275,6 +388,7 @@ def report(args, outcome: dict, manifest: dict, server_log: str, load_before: fl
         f"| browser-side timeouts ({TIMEOUT_MS // 60_000} min a step) | {len(errors) - len(app_errors)} |",
         f"| tracebacks in the server log | {tracebacks} |",
         f"| reruns measured | {len(reruns)} |",
+        f"| of which the script state never showed as running | {unshown} |",
         f"| first session alone: map open | {outcome['first_load']:.1f} s |"
         if outcome["first_load"]
         else None,
@@ -301,11 +415,29 @@ def report(args, outcome: dict, manifest: dict, server_log: str, load_before: fl
     lines = [line for line in lines if line is not None]
     if errors:
         lines += ["Errors:", ""] + [f"- {e}" for e in errors[:30]] + [""]
+    if pages:
+        lines += ["What the failed pages showed:", ""] + [f"- {p}" for p in pages[:30]] + [""]
+    if errors or tracebacks:
+        # The server's own lines, without its start and stop banners (the log is kept, with the screenshots).
+        said = [
+            line
+            for line in server_log.splitlines()
+            if line.strip()
+            and not any(
+                b in line for b in ("Uvicorn server started", "You can now view", "URL: ", "Stopping...")
+            )
+        ]
+        lines += [f"Server log ({log_path}): {len(said)} lines besides its banners", ""]
+        lines += ["```", *said[-20:], "```", ""] if said else []
     lines += [
-        "Reruns are timed from the action (typing + Enter, or clicking a topic) until Streamlit reports the",
-        "script finished again; with all sessions acting at once on 2 shared cores, they mostly measure",
-        "queueing behind the other sessions' reruns. RSS is the server process tree's resident memory",
-        "(`/proc/<pid>/status`); per session = (after all sessions - after one) / sessions.",
+        "Reruns are timed from the action (typing + Enter, or clicking a topic) until the page shows its",
+        "result: the link's `q=` and `topics=`, the header's sentence naming the search words and the",
+        "chosen topics, the papers table's heading with the same number, and no element of the previous",
+        "run left (`data-stale`). Streamlit's script state (`data-test-script-state`) is not waited on: a",
+        "page may take a whole run's messages at once and never show it as running (counted above). With",
+        "all sessions acting at once on 2 shared cores, rerun times mostly measure queueing behind the",
+        "other sessions' reruns. RSS is the server process tree's resident memory (`/proc/<pid>/status`);",
+        "per session = (after all sessions - after one) / sessions.",
         "",
     ]
     return "\n".join(lines)
@@ -334,14 +466,17 @@ def main(argv: list[str] | None = None) -> int:
 
     manifest = read_manifest(args.map)
     load_before = os.getloadavg()[0]
-    log_path = Path(tempfile.mkdtemp(prefix="bench-load-")) / "server.log"
+    scratch = Path(tempfile.mkdtemp(prefix="bench-load-"))  # the server log and failed pages' screenshots
+    log_path = scratch / "server.log"
     with open(log_path, "w") as log:
-        server = StreamlitServer(args.map, Path(tempfile.mkdtemp(prefix="bench-load-maps-")), log=log)
+        server = StreamlitServer(args.map, scratch / "no-other-maps", log=log)
         try:
-            outcome = asyncio.run(run_sessions(server.url, args.sessions, args.rounds, server.process.pid))
+            outcome = asyncio.run(
+                run_sessions(server.url, args.sessions, args.rounds, server.process.pid, scratch)
+            )
         finally:
             server.stop()
-    text = report(args, outcome, manifest, log_path.read_text(errors="replace"), load_before)
+    text = report(args, outcome, manifest, log_path, load_before)
     args.out.write_text(text)
     print(text)
     return 0
