@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import hashlib
 import json
 
 import numpy as np
@@ -11,7 +12,7 @@ import pandas as pd
 import pytest
 
 from app.data import build_map_data
-from app.map_component.assets import plotly_bundle, publish
+from app.map_component.assets import PLOTLY_JS, plotly_bundle, publish
 from app.map_component.payload import (
     Pin,
     encode_mask,
@@ -93,11 +94,16 @@ def test_the_points_file_is_named_by_its_content(tiny, tmp_path):
     assert points_file(other)[0] != name  # a rebuilt map gets a new file
 
 
-def test_plotly_comes_from_the_installed_package():
+def test_plotly_is_the_committed_gl2d_bundle_unchanged():
+    """The map's Plotly.js is the file assets/plotly/README.md names, byte for byte, and it has the traces
+    the map draws with."""
     name, packed = plotly_bundle()
     code = gzip.decompress(packed)
+    readme = (PLOTLY_JS.parent / "README.md").read_text()
+    assert hashlib.sha256(code).hexdigest() in readme
     assert name.startswith("plotly-") and name.endswith(".min.js.gz")
-    assert len(code) > 3_000_000 and b"plotly.js" in code[:400]
+    assert b"plotly.js (gl2d - minified) v3.7.0" in code[:200]
+    assert b'"scattergl"' in code and len(packed) < 600_000
 
 
 def test_view_state_says_what_changed_in_a_few_fields(tiny):
