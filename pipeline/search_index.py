@@ -158,13 +158,37 @@ class WordHits:
 
 
 def paper_fingerprint(papers: pd.DataFrame, rows: int | None = None) -> str:
-    """A digest of the first `rows` papers' doc_id, title and abstract, in order (all by default)."""
-    digest = hashlib.sha256()
+    """A digest of the first `rows` papers' doc_id, title and abstract, in order (all by default): the
+    SHA-256 of every paper's `doc_id \x1f title \x1f abstract \x1e` in UTF-8, one after another.
+
+    The records are joined by Arrow and hashed from its buffer: a Python loop over a million papers
+    took 8 s at every load of the map.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     head = papers if rows is None else papers.iloc[:rows]
-    for doc_id, title, abstract in zip(
-        head["doc_id"].astype(str), _texts(head["title"]), _texts(head["abstract"]), strict=True
-    ):
-        digest.update(f"{doc_id}\x1f{title}\x1f{abstract}\x1e".encode("utf-8", "surrogatepass"))
+    doc_id, title, abstract = (
+        pa.array(values, type=pa.large_string())
+        for values in (
+            head["doc_id"].astype(str),
+            *(head[c].fillna("").astype(str) for c in ("title", "abstract")),
+        )
+    )
+    separator = pa.scalar("\x1f", type=pa.large_string())
+    record = pc.binary_join_element_wise(doc_id, title, abstract, separator)
+    end = pa.scalar("\x1e", type=pa.large_string())
+    record = pc.binary_join_element_wise(record, pa.array([""] * len(head), type=pa.large_string()), end)
+    digest = hashlib.sha256()
+    for chunk in record.chunks if isinstance(record, pa.ChunkedArray) else [record]:
+        if not len(chunk):
+            continue
+        offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int64)[
+            chunk.offset : chunk.offset + len(chunk) + 1
+        ]
+        data = memoryview(chunk.buffers()[2])
+        for start in range(int(offsets[0]), int(offsets[-1]), 1 << 26):  # the records' bytes, 64 MB at a time
+            digest.update(data[start : min(start + (1 << 26), int(offsets[-1]))])
     return digest.hexdigest()
 
 
