@@ -225,7 +225,7 @@ def main() -> None:
         view.search,
     )
     fit_panel(data, map_key)
-    changes_panel(data)
+    changes_panel(data, map_key)
     rows = papers_panel(data, view.rows, view.search)
     downloads(data, rows)
     about_panel(data)

@@ -6,20 +6,19 @@ from functools import partial
 
 import streamlit as st
 
-from app.changes import change_rows, resolve_shared_topic
 from app.data import MapData
+from app.loaders import cached_changes
 from app.session import on_topic_pick
 from app.text import markdown_literal
 
 
-def changes_panel(data: MapData) -> None:
-    """A table of kept, grown, split, merged, new and gone topics; nothing for a map without lineage."""
+def changes_panel(data: MapData, map_key: tuple) -> None:
+    """A table of kept, grown, split, merged, new and gone topics; nothing for a map without lineage.
+
+    `map_key` is the map's (name, path, signature): the table is worked out once per map."""
     if data.lineage is None or data.lineage.empty:
         return
-    topics = data.topics.reset_index(drop=True)
-    rows = change_rows(data.lineage, topics)
-    counts = data.lineage["status"].value_counts()
-    summary = ", ".join(f"{int(counts[s]):,} {s}" for s in counts.index)
+    rows, targets, summary = cached_changes(*map_key)  # a gone topic opens where most of its papers went
     with st.expander("Changes since the previous build", icon=":material/history:"):
         previous = ((data.manifest.get("lineage") or {}).get("previous") or {}).get("name")
         st.caption(
@@ -27,11 +26,7 @@ def changes_panel(data: MapData) -> None:
             f": {markdown_literal(summary)}. Topics that match keep their ids, so older links still open "
             "them; select a row to open a topic (a gone topic opens where most of its papers went)."
         )
-        # A gone topic opens its successor; the table shows names as plain text (dataframe cells).
-        targets = [
-            resolve_shared_topic(int(t), data.lineage, topics).topic_id for t in rows["topic_id"].tolist()
-        ]
-        key = "changes-table"
+        key = "changes-table"  # names show as plain text (dataframe cells)
         st.dataframe(
             rows.drop(columns="topic_id"),
             key=key,

@@ -60,3 +60,17 @@ def cached_rising(name: str, path: str, signature: tuple) -> pd.Series:
     """Each topic's growth over the most recent years (`app.trends.rising_scores`), once per map;
     all NaN when the map has no years to measure it by."""
     return rising_scores(load_map(name, path, signature).papers)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def cached_changes(name: str, path: str, signature: tuple) -> tuple[pd.DataFrame, list[int], str]:
+    """The map's changes since its previous build (`app.changes.change_rows`), the topic each row opens
+    (a gone topic: where most of its papers went) and the count of each kind of change, once per map."""
+    from app.changes import change_rows, resolve_shared_topic
+
+    data = load_map(name, path, signature)
+    topics = data.topics.reset_index(drop=True)
+    rows = change_rows(data.lineage, topics)
+    targets = [resolve_shared_topic(int(t), data.lineage, topics).topic_id for t in rows["topic_id"].tolist()]
+    counts = data.lineage["status"].value_counts()
+    return rows, targets, ", ".join(f"{int(counts[s]):,} {s}" for s in counts.index)
