@@ -467,6 +467,9 @@ def main(argv: list[str] | None = None) -> int:
         "--synthetic-dir", type=Path, default=Path(tempfile.gettempdir()) / "atlas-bench-maps"
     )
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--app-only", action="store_true", help="measure the app and the floor, not the two map-alone pages"
+    )
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "APP_RESULTS.md")
     parser.add_argument(
         "--screenshot",
@@ -499,7 +502,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.screenshot:
         return screenshot(folders[0][0], args.screenshot)
     load_before = os.getloadavg()[0]
-    results = []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=CHROMIUM,
@@ -509,35 +511,47 @@ def main(argv: list[str] | None = None) -> int:
         print("measuring the baseline (bare Streamlit + one Plotly chart)...", file=sys.stderr)
         baseline = measure_baseline(browser, args.repeat)
         print("  " + ", ".join(f"{k} {v:.2f} s" for k, v in baseline.items()), file=sys.stderr)
-        pages = Path(tempfile.mkdtemp(prefix="bench-map-alone-"))
-        map_alone, live_alone = pages / "map_alone_app.py", pages / "live_alone_app.py"
+        # Streamlit serves static/ beside the page's script (and not through a symlink): the pages live
+        # beside the app's entry script while the benchmark runs, where the map writes its files.
+        map_alone, live_alone = REPO / ".bench_map_alone_app.py", REPO / ".bench_live_alone_app.py"
         map_alone.write_text(MAP_ALONE_APP)
         live_alone.write_text(LIVE_ALONE_APP)
-        # Streamlit serves static/ beside the page's script: let it be the app's, where the map writes
-        (REPO / "static").mkdir(exist_ok=True)
-        (pages / "static").symlink_to(REPO / "static", target_is_directory=True)
-        for folder, synthetic in folders:
-            manifest = read_manifest(folder)
-            print(f"measuring {folder} ({manifest['papers']:,} papers)...", file=sys.stderr)
-            timing = measure(browser, folder, args.repeat) | script_timings(folder, args.repeat)
-            alone = measure(browser, folder, args.repeat, map_alone)
-            timing |= {f"alone_{key}": value for key, value in alone.items()}
-            live = measure(browser, folder, args.repeat, live_alone)
-            timing |= {f"live_{key}": value for key, value in live.items()}
-            results.append(
-                {
-                    "folder": folder,
-                    "papers": manifest["papers"],
-                    "topics": manifest["topics"],
-                    "synthetic": synthetic or bool(manifest.get("synthetic")),
-                    **timing,
-                }
-            )
-            print("  " + ", ".join(f"{k} {v:.2f} s" for k, v in timing.items()), file=sys.stderr)
+        try:
+            results = measure_maps(browser, folders, args, map_alone, live_alone)
+        finally:
+            map_alone.unlink(missing_ok=True)
+            live_alone.unlink(missing_ok=True)
         browser.close()
     write_results(args.out, results, args.repeat, baseline, load_before)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
+
+
+def measure_maps(
+    browser, folders: list[tuple[Path, bool]], args, map_alone: Path, live_alone: Path
+) -> list[dict]:
+    """The app on each map, and unless `--app-only` the two map-alone pages."""
+    results = []
+    for folder, synthetic in folders:
+        manifest = read_manifest(folder)
+        print(f"measuring {folder} ({manifest['papers']:,} papers)...", file=sys.stderr)
+        timing = measure(browser, folder, args.repeat) | script_timings(folder, args.repeat)
+        if not args.app_only:
+            alone = measure(browser, folder, args.repeat, map_alone)
+            timing |= {f"alone_{key}": value for key, value in alone.items()}
+            live = measure(browser, folder, args.repeat, live_alone)
+            timing |= {f"live_{key}": value for key, value in live.items()}
+        results.append(
+            {
+                "folder": folder,
+                "papers": manifest["papers"],
+                "topics": manifest["topics"],
+                "synthetic": synthetic or bool(manifest.get("synthetic")),
+                **timing,
+            }
+        )
+        print("  " + ", ".join(f"{k} {v:.2f} s" for k, v in timing.items()), file=sys.stderr)
+    return results
 
 
 BROWSER_KEYS = ["warm", "returning", "search", "filter", "search_kb", "filter_kb"]
@@ -593,6 +607,9 @@ def write_results(out: Path, results: list[dict], repeat: int, baseline: dict, l
     names = [r["folder"].name + (" (synthetic)" if r["synthetic"] else "") for r in results]
     rows = []
     for name, r in zip(names, results, strict=True):
+        if "alone_warm" not in r:  # --app-only
+            rows.append([f"**{name}: the app, live map**", f"{r['papers']:,}", *seconds(r, *BROWSER_KEYS)])
+            continue
         old = {k: r[f"alone_{k}"] for k in BROWSER_KEYS}
         live = {k: r[f"live_{k}"] for k in BROWSER_KEYS}
         rows += [
@@ -615,7 +632,7 @@ def write_results(out: Path, results: list[dict], repeat: int, baseline: dict, l
         "",
         "Produced by `benchmarks/bench_app.py` (see its docstring for what each column measures): a fresh",
         "`streamlit run` per page and map, driven by headless Chromium, all in one run on one machine.",
-        f"Seconds, median of {repeat} runs. Machine: {os.cpu_count()} CPU cores shared with four other jobs",
+        f"Seconds, median of {repeat} runs. Machine: {os.cpu_count()} CPU cores",
         f"(1-minute load average {load_before:.1f} before the run and {os.getloadavg()[0]:.1f} when it ended;",
         f"the run itself keeps about 2 cores busy), Python {platform.python_version()}, {time.strftime('%Y-%m-%d')}.",
         "",

@@ -203,14 +203,19 @@ def point_position(page, row: int) -> list[float]:
     )
 
 
-def test_clicking_a_point_opens_the_paper(page, tiny_app):
-    app, _ = tiny_app
-    open_app(page, app.url)
-    page.mouse.move(*point_position(page, 9))
+def click_paper(page, row: int) -> None:
+    """Hover the paper in `row` until its label shows, click it, and wait for its link."""
+    page.mouse.move(*point_position(page, row))
     page.wait_for_selector(".hoverlayer .hovertext", timeout=10_000)
     page.mouse.down()
     page.mouse.up()
-    wait_for_link(page, "paper=doc0009")
+    wait_for_link(page, f"paper=doc{row:04d}")
+
+
+def test_clicking_a_point_opens_the_paper(page, tiny_app):
+    app, _ = tiny_app
+    open_app(page, app.url)
+    click_paper(page, 9)
     assert heading(page, "Diffusion study 9") == "Diffusion study 9"
 
 
@@ -231,11 +236,7 @@ def test_after_a_search_clicks_answer_on_the_highlighted_papers_and_the_drag_too
     assert page.evaluate(f"document.querySelector('{GRAPH}')._fullLayout.dragmode") == "select"
     assert x_range(page) == pytest.approx(zoomed)
     page.locator(f"{GRAPH} .modebar-btn[data-val='pan']").click()
-    page.mouse.move(*point_position(page, 9))
-    page.wait_for_selector(".hoverlayer .hovertext", timeout=10_000)
-    page.mouse.down()
-    page.mouse.up()
-    wait_for_link(page, "paper=doc0009")
+    click_paper(page, 9)
     assert heading(page, "Diffusion study 9") == "Diffusion study 9"
     search_for(page, "")  # the whole map again, as the reader left the other chart: pan tool, same zoom
     names = page.evaluate(f"[...new Set(document.querySelector('{GRAPH}')._fullData.map((t) => t.name))]")

@@ -1,8 +1,9 @@
 """The live map: a Streamlit Custom Components v2 component of our own that draws with Plotly.js.
 
-One Plotly chart per map lives in the page across reruns. The browser downloads two files once
-(see `assets`): Plotly.js, from the installed `plotly` package, and the map's point table, named by
-its content's fingerprint. Every rerun then sends only the view state below, a few KB at any size.
+Two Plotly charts per map live in the page across reruns, in one place, one shown at a time (every
+paper; the highlighted ones: see map.js). The browser downloads two files once (see `assets`):
+Plotly.js, the gl2d bundle committed in assets/plotly/, and the map's point table, named by its
+content's fingerprint. Every rerun then sends only the view state below, a few KB at any size.
 
 What the browser receives as the component's `data` on each rerun (`payload.view_state`):
 
