@@ -312,7 +312,10 @@ def describe_topics(
     rows = []
     for topic_id, centroid in zip(topic_ids.tolist(), centroids):
         members = np.flatnonzero(labels == topic_id)
-        pairs = [(w, float(s)) for w, s in words.get(topic_id, []) if w]
+        # A phrase the counter made by skipping a stop word or a full stop ("models that linear" ->
+        # "models linear") is not what the papers write: only phrases found as written are kept.
+        written = " ".join(" ".join(documents[i].split()) for i in members).lower()
+        pairs = [(w, float(s)) for w, s in words.get(topic_id, []) if w and (" " not in w or w in written)]
         closeness = np.asarray(embeddings[members], dtype=np.float32) @ centroid
         central = members[np.argsort(-closeness, kind="stable")[:n_representatives]]
         rows.append(

@@ -16,6 +16,7 @@ import textwrap
 import venv
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -85,7 +86,7 @@ def test_the_light_venv_has_no_build_stack_and_gives_the_maps_own_vectors(light_
         vectors = encode_queries(manifest, texts)
         stored = np.load(folder + "/embeddings.npy").astype(np.float32)
         print(json.dumps({{
-            "max_difference": float(np.abs(vectors - stored).max()),
+            "vectors": vectors.tolist(),
             "modules": sorted({{name.split(".")[0] for name in sys.modules}}),
         }}))
         """
@@ -101,8 +102,18 @@ def test_the_light_venv_has_no_build_stack_and_gives_the_maps_own_vectors(light_
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert not set(report["modules"]) & set(HEAVY)
-    # The stored embeddings are float16: equal to within their rounding.
-    assert report["max_difference"] < 2e-3
+    # The same encoder as the build's: on this machine, the same vectors as the full venv's encoder...
+    from app.encoder import encode_queries
+
+    manifest = json.loads((SEED_MAP / "manifest.json").read_text())
+    texts = pd.read_parquet(SEED_MAP / "papers.parquet")["abstract"].tolist()
+    light = np.asarray(report["vectors"], dtype=np.float32)
+    assert np.abs(light - encode_queries(manifest, texts)).max() < 1e-5
+    # ...and the map's own vectors, to within what int8 kernels change between CPUs (AVX2 against
+    # AVX-512 VNNI: up to 0.012 an element, cosine >= 0.997 on the seeds) and float16 storage.
+    stored = np.load(SEED_MAP / "embeddings.npy").astype(np.float32)
+    assert ((light * stored).sum(axis=1) > 0.99).all()
+    assert (np.argmax(light @ stored.T, axis=1) == np.arange(len(texts))).all()  # each finds itself
     installed = subprocess.run(
         [light_python, "-m", "pip", "list", "--format", "json"], capture_output=True, text=True, check=True
     )
