@@ -50,6 +50,14 @@ IDLE = """() => {
 }"""
 
 
+def append_results(out: Path, lines: list[str]) -> None:
+    """Append a results section to `out` (a Markdown file of earlier runs) and print it."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("a") as handle:
+        handle.write("\n".join(lines) + "\n\n")
+    print("\n".join(lines))
+
+
 def tree_rss_mb(pid: int) -> float:
     """Resident memory of a process and all its descendants, in MB (from /proc)."""
     children: dict[int, list[int]] = {}
@@ -261,10 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(f"| {key} | {shown} |")
     if result.get("errors"):
         lines += ["", "Browser errors:", *[f"- {e[:200]}" for e in result["errors"][:10]]]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("a") as out:
-        out.write("\n".join(lines) + "\n\n")
-    print("\n".join(lines))
+    append_results(args.out, lines)
     return 0
 
 

@@ -32,9 +32,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks.bench_million import GRAPH, IDLE, rerun  # noqa: E402
+from benchmarks.bench_million import GRAPH, IDLE, append_results, rerun  # noqa: E402
 from pipeline.artifacts import read_manifest  # noqa: E402
 from tests.devserver import StreamlitServer  # noqa: E402
+from tests.test_browser import point_position  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 STEPS = ("search", "search again", "clear", "filter", "click", "topic")
@@ -88,16 +89,7 @@ def one_round(browser, url: str, times: dict, sizes: dict) -> None:
     )
     page.wait_for_function(IDLE, timeout=600_000)
     row = page.evaluate(f"document.querySelector('{GRAPH}').atlasTable.groupings.get('')[1].rows[0]")
-    spot = page.evaluate(
-        """([selector, row]) => {
-            const gd = document.querySelector(selector);
-            const r = gd.querySelector('.nsewdrag').getBoundingClientRect();
-            return [r.left + gd._fullLayout.xaxis.l2p(gd.atlasTable.x[row]),
-                    r.top + gd._fullLayout.yaxis.l2p(gd.atlasTable.y[row])];
-        }""",
-        [GRAPH, row],
-    )
-    page.mouse.move(*spot)
+    page.mouse.move(*point_position(page, row))
     page.wait_for_selector(".hoverlayer .hovertext", timeout=60_000)
     record("click", lambda: (page.mouse.down(), page.mouse.up()))
     settle(page, page.get_by_role("button", name="Back to the topic list").click)
@@ -196,9 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         "|---|---:|---:|---:|---:|---:|---:|---:|",
         *rows,
     ]
-    with args.out.open("a") as out:
-        out.write("\n".join(lines) + "\n\n")
-    print("\n".join(lines))
+    append_results(args.out, lines)
     return 0
 
 

@@ -175,10 +175,9 @@ def paper_fingerprint(papers: pd.DataFrame, rows: int | None = None) -> str:
             *(head[c].fillna("").astype(str) for c in ("title", "abstract")),
         )
     )
-    separator = pa.scalar("\x1f", type=pa.large_string())
-    record = pc.binary_join_element_wise(doc_id, title, abstract, separator)
-    end = pa.scalar("\x1e", type=pa.large_string())
-    record = pc.binary_join_element_wise(record, pa.array([""] * len(head), type=pa.large_string()), end)
+    text = lambda value: pa.scalar(value, type=pa.large_string())  # noqa: E731
+    record = pc.binary_join_element_wise(doc_id, title, abstract, text("\x1f"))
+    record = pc.binary_join_element_wise(record, text(""), text("\x1e"))  # each record ends in \x1e
     digest = hashlib.sha256()
     for chunk in record.chunks if isinstance(record, pa.ChunkedArray) else [record]:
         if not len(chunk):
