@@ -33,9 +33,10 @@ lint: $(VENV)/.dev
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 
-# Rebuild the committed seed map (commit the result).
+# Rebuild the committed seed map as a fresh build (not anchored to the map it replaces); commit it
+# with tests/fixtures/seed_reference.json (`python -m tests.seed_reference write`).
 map: $(VENV)/.runtime
-	$(PY) -m pipeline build seeds --out $(SEED_MAP)
+	$(PY) -m pipeline build seeds --out $(SEED_MAP) --no-previous
 
 bench: $(VENV)/.dev
 	$(PY) benchmarks/bench_pipeline.py

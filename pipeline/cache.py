@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from pipeline import numeric_target
+
 
 def cache_dir() -> Path:
     """`ATLAS_CACHE_DIR`, else `~/.cache/abstract-atlas`."""
@@ -28,7 +30,9 @@ def cached_reduction(
 
     digest = hashlib.sha256(np.ascontiguousarray(embeddings).tobytes())
     digest.update(
-        json.dumps({"kind": kind, "umap": version("umap-learn"), **params}, sort_keys=True).encode()
+        json.dumps(
+            {"kind": kind, "umap": version("umap-learn"), "numeric": numeric_target(), **params}, sort_keys=True
+        ).encode()
     )
     path = cache_dir() / "reductions" / f"{kind}-{digest.hexdigest()[:32]}.npy"
     if path.exists():

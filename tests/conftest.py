@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+import pipeline  # noqa: F401  (first: it picks the numeric code paths NumPy and Numba load with)
+
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT / "seeds"
 # The exported ONNX model and Numba's compiled kernels take a minute to make; tests share them
