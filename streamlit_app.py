@@ -34,7 +34,7 @@ from app.placement import fit_panel
 from app.search import SearchResult, meaning_search, search_sentence, word_search
 from app.state import SORTS, ViewState, Vocabulary, normalise_params, parse_map, parse_view
 from app.text import markdown_literal, shorten
-from app.themes import topics_in_themes, usable_themes
+from app.themes import gone_themes, topics_in_themes, usable_themes
 from app.topic_list import topic_list
 from app.topic_view import topic_view
 from pipeline import UserError
@@ -149,6 +149,7 @@ def view_vocabulary(data: MapData, rising) -> Vocabulary:
     return replace(
         data.vocabulary(),
         theme_ids=frozenset() if themes is None else frozenset(themes["theme_id"].astype(int)),
+        gone_themes=gone_themes(data.manifest, themes),
         sorts=SORTS if rising.notna().any() else SORTS[:1],
         colour_columns=colour_columns(data.facets),
     )

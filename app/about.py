@@ -62,19 +62,23 @@ def about_panel(data: MapData) -> None:
 
 
 def cliff_line(manifest: dict) -> None:
-    """Topics at neighbouring min topic sizes, so a reader sees whether the map sits on a cliff."""
-    counts = (manifest.get("quality") or {}).get("topics_at_nearby_min_topic_size")
-    chosen = (manifest.get("config") or {}).get("min_topic_size")
-    if not isinstance(counts, dict) or len(counts) < 2:
+    """How well re-clusterings agree at the topic counts the build chose among (the chosen one marked)."""
+    agreement = (manifest.get("quality") or {}).get("agreement_at_nearby_topic_counts")
+    chosen = (manifest.get("quality") or {}).get("chosen_topic_count")
+    if not isinstance(agreement, dict) or len(agreement) < 2:
         return
     parts = []
-    for size, count in counts.items():
-        part = f"{markdown_literal(size)} → {markdown_literal(count)}"
-        parts.append(f"**{part}** (this map)" if str(size) == str(chosen) else part)
-    st.markdown("**Topics at neighbouring min topic sizes** · " + " · ".join(parts))
+    for count, value in agreement.items():
+        try:
+            part = f"{int(count)} topics → {float(value):.2f}"
+        except (TypeError, ValueError):
+            continue
+        parts.append(f"**{part}**" if str(count) == str(chosen) else part)
+    st.markdown("**Agreement of re-clusterings at nearby topic counts** · " + " · ".join(parts))
     st.caption(
-        "How many topics the clustering finds if the smallest topic size were a little smaller or larger. "
-        "Counts that drop sharply between neighbours mean the map sits on a parameter cliff."
+        "The build tried these numbers of topics, clustered each three times with other seeds, and kept "
+        "the number whose runs agreed best (1.00: every run drew the same topics). Merges, hidden topics "
+        "and papers that fit no topic can leave the map with fewer topics than the count it chose."
     )
 
 

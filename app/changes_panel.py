@@ -10,6 +10,7 @@ from app.data import MapData
 from app.loaders import cached_changes
 from app.session import on_topic_pick
 from app.text import markdown_literal
+from app.themes import theme_change_rows
 
 
 def changes_panel(data: MapData, map_key: tuple) -> None:
@@ -38,3 +39,9 @@ def changes_panel(data: MapData, map_key: tuple) -> None:
                 "Change": st.column_config.TextColumn("Change", width=360),
             },
         )
+        theme_rows = theme_change_rows(data.manifest, data.themes)
+        if not theme_rows.empty:
+            st.caption(
+                "Themes keep their ids where most of their papers stayed together, so links and colours keep their meaning."
+            )
+            st.dataframe(theme_rows, key="theme-changes-table", hide_index=True)

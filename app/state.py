@@ -90,6 +90,7 @@ class Vocabulary:
     has_added: bool = False  # the map holds papers added since its last full build
     colour_columns: tuple[str, ...] = ()  # metadata columns the map can be coloured by
     topic_themes: Mapping[int, int] = field(default_factory=dict)  # topic id -> theme id (maps with themes)
+    gone_themes: Mapping[int, str] = field(default_factory=dict)  # theme id -> what a rebuild made of it
 
 
 def normalise_params(params: Mapping[str, object]) -> dict[str, list[str]]:
@@ -201,7 +202,7 @@ def parse_view(params: Mapping[str, list[str]], vocabulary: Vocabulary) -> tuple
         else:
             notices.append(f"Ignored paper={_show(raw_paper)}: no such paper in this map.")
 
-    themes, theme_notices = parse_themes(params, vocabulary.theme_ids)
+    themes, theme_notices = parse_themes(params, vocabulary.theme_ids, vocabulary.gone_themes)
     notices += theme_notices
     if themes and topics:  # the Topics filter offers only the chosen themes' topics
         outside = [t for t in topics if t != -1 and vocabulary.topic_themes.get(t) not in themes]

@@ -107,10 +107,75 @@ def group_topic_list(
     return sorted(merged.values(), key=group_key)
 
 
+def gone_themes(manifest: dict, themes) -> dict[int, str]:
+    """Theme id -> what became of it, for themes a rebuild of this map no longer has
+    (the manifest's `lineage.themes` records, see `pipeline.theme_lineage`).
+
+    Examples:
+        >>> import pandas as pd
+        >>> manifest = {"lineage": {"themes": [{"theme_id": 5, "status": "gone", "previous_label": "Point cloud",
+        ...     "successor_theme_ids": [2]}]}}
+        >>> gone_themes(manifest, pd.DataFrame({"theme_id": [2], "label": ["3D vision"]}))
+        {5: 'theme 5 (“Point cloud”) is gone since the last rebuild; most of its papers are now in “3D vision”'}
+    """
+    records = ((manifest.get("lineage") or {}) if isinstance(manifest, dict) else {}).get("themes") or []
+    names = {} if themes is None else dict(zip(themes["theme_id"].astype(int), themes["label"].astype(str)))
+    gone = {}
+    for record in records:
+        if not isinstance(record, dict) or record.get("status") != "gone":
+            continue
+        try:
+            theme = int(record["theme_id"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        successors = [names[t] for t in record.get("successor_theme_ids") or [] if t in names]
+        where = (
+            "; most of its papers are now in " + ", ".join(f"“{n}”" for n in successors) if successors else ""
+        )
+        gone[theme] = (
+            f"theme {theme} (“{str(record.get('previous_label') or '')[:60]}”) is gone since the last rebuild{where}"
+        )
+    return gone
+
+
+def theme_change_rows(manifest: dict, themes):
+    """One row per theme a rebuild kept, renamed, made or dissolved (the manifest's `lineage.themes`),
+    with the words the change report shows; empty for a map built without a previous one.
+
+    Examples:
+        >>> import pandas as pd
+        >>> manifest = {"lineage": {"themes": [{"theme_id": 1, "status": "renamed", "label": "3D vision",
+        ...     "previous_label": "Point cloud"}, {"theme_id": 4, "status": "new", "label": "Robotics"}]}}
+        >>> theme_change_rows(manifest, pd.DataFrame({"theme_id": [1, 4], "label": ["3D vision", "Robotics"]}))["Change"].tolist()
+        ['renamed (was “Point cloud”)', 'new']
+    """
+    import pandas as pd
+
+    records = ((manifest.get("lineage") or {}) if isinstance(manifest, dict) else {}).get("themes") or []
+    gone = gone_themes(manifest, themes)
+    rows = []
+    for record in records:
+        if not isinstance(record, dict) or record.get("status") not in ("kept", "renamed", "new", "gone"):
+            continue
+        status = record["status"]
+        if status == "renamed":
+            change = f"renamed (was “{str(record.get('previous_label') or '')[:60]}”)"
+        elif status == "gone":
+            change = gone.get(int(record.get("theme_id", -1)), "gone").split(" is ", 1)[-1]
+        else:
+            change = status
+        name = record.get("label") if status != "gone" else record.get("previous_label")
+        rows.append({"Theme": str(name or ""), "Change": change})
+    return pd.DataFrame(rows, columns=["Theme", "Change"])
+
+
 def parse_themes(
-    params: Mapping[str, list[str]], theme_ids: set[int] | frozenset[int]
+    params: Mapping[str, list[str]],
+    theme_ids: set[int] | frozenset[int],
+    gone: Mapping[int, str] | None = None,
 ) -> tuple[tuple[int, ...], list[str]]:
-    """The themes a link chooses (`theme=0,2`), and one notice for values that are not themes of this map.
+    """The themes a link chooses (`theme=0,2`), and one notice for values that are not themes of this map
+    (a theme a rebuild dissolved says what became of it, from `gone`).
 
     Examples:
         >>> parse_themes({"theme": ["2,x,9"]}, {0, 1, 2})
@@ -120,6 +185,7 @@ def parse_themes(
     """
     chosen: list[int] = []
     bad: list[str] = []
+    notices_gone: list[str] = []
     for chunk in params.get(THEME_KEY, []):
         for piece in str(chunk).split(","):
             piece = piece.strip()
@@ -129,11 +195,13 @@ def parse_themes(
                 number = int(piece)
             except ValueError:
                 number = None
-            if number is None or number not in theme_ids:
+            if number is not None and gone and number in gone and number not in theme_ids:
+                notices_gone.append(f"Ignored {gone[number]}.")
+            elif number is None or number not in theme_ids:
                 bad.append(piece)
             elif number not in chosen:
                 chosen.append(number)
-    notices = []
+    notices = list(dict.fromkeys(notices_gone))
     if bad:
         shown = ", ".join(repr(b if len(b) <= 40 else b[:39] + "…") for b in sorted(set(bad))[:10])
         notices.append(f"Ignored themes {shown}: not themes of this map.")

@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pipeline import UserError, __version__
+from pipeline import UserError, __version__, numeric_target
+from pipeline.areas import area_votes
 from pipeline.artifacts import (
     MANIFEST,
     SCHEMA_VERSION,
@@ -43,8 +44,10 @@ from pipeline.layout import (
     theme_label_positions,
 )
 from pipeline.lineage import STATUSES, Lineage, PreviousMap, apply_lineage, match_topics, read_previous
-from pipeline.naming import NAME_SUPPORT, name_support
+from pipeline.naming import NAME_SUPPORT, name_groups, name_key, name_support
+from pipeline.neighbours import topic_centroids
 from pipeline.sample_fit import SampleFit, fit_on_sample, place_rest
+from pipeline.theme_lineage import apply_theme_ids, match_themes
 from pipeline.themes import fit_themes
 from pipeline.topics import WAS_UNASSIGNED, Topics, fit_topics, topic_stability
 
@@ -161,7 +164,16 @@ def build_map(
             ray_option=ray_option,
             log=log,
         )
+        # The map is fitted on the vectors it stores (float16): a rebuild from the stored vectors, or
+        # an encoder whose last bits differ on another CPU, finds the same topics.
+        embeddings = embeddings.astype(np.float16).astype(np.float32)
         bundle = model_bundle(out, resolved, encoder, log)
+        numeric = numeric_target()
+        if not numeric["same_on_every_cpu"]:
+            log(
+                "note: NumPy or Numba was loaded before the pipeline set its CPU-independent code paths; "
+                "this map may differ from a build on another kind of CPU"
+            )
         timer.lap("embed")
         resolved, carried = carry_previous(
             config, resolved, previous_map, corpus.papers, refit=refit, log=log
@@ -177,7 +189,16 @@ def build_map(
         stability, stability_report = score_stability(fit, embeddings, resolved, log)
         if resolved.stability:
             timer.lap("stability")
-        themes, theme_of = group_into_themes(fit, documents, embeddings)
+        themes, theme_of = group_into_themes(fit, documents, embeddings, encode_phrases)
+        themes, theme_of, theme_records, next_theme_id = keep_theme_ids(
+            previous_map, corpus.papers, fit.topics.labels, themes, theme_of
+        )
+        if theme_records:
+            statuses = pd.Series([r["status"] for r in theme_records]).value_counts()
+            log(
+                "themes matched to the previous map: "
+                + ", ".join(f"{statuses[s]} {s}" for s in ("kept", "renamed", "new", "gone") if s in statuses)
+            )
         edits = carry_curation(edits, previous_map, lineage, corpus.papers, fit.topics, themes, log)
         timer.lap("themes")
         log("laying out the 2-D map...")
@@ -188,8 +209,9 @@ def build_map(
         )
         quality = map_quality(fit.topics.labels, table["keywords"].tolist(), documents)
         quality["hdbscan_unassigned_share"] = round(fit.topics.hdbscan_unassigned / len(papers), 4)
-        # Topics HDBSCAN finds at neighbouring min topic sizes (on the fitted papers): a cliff shows here.
-        quality["topics_at_nearby_min_topic_size"] = {str(k): v for k, v in fit.topics.cliffs.items()}
+        # How well KMeans runs with other seeds agree at the topic counts the build chose among.
+        quality["agreement_at_nearby_topic_counts"] = {str(k): v for k, v in fit.topics.cliffs.items()}
+        quality["chosen_topic_count"] = fit.topics.chosen_count
         timer.lap("evaluate")
 
         total = timer.total()
@@ -212,6 +234,7 @@ def build_map(
             },
             "embedding": embedding_report,
             "versions": library_versions(),
+            "numeric": numeric,
             "timings_seconds": dict(timer.timings, total=total),
             "abstracts_per_second": round(len(papers) / total, 1) if total else None,
             "quality": quality,
@@ -225,6 +248,8 @@ def build_map(
                 "next_topic_id": lineage.next_topic_id
                 if lineage
                 else (int(table["topic_id"].max()) + 1 if len(table) else 0),
+                "next_theme_id": next_theme_id,
+                "themes": theme_records,
                 "refit": bool(refit) or previous_map is None,
                 "carried_settings": carried.settings,
                 "edits": {
@@ -370,16 +395,17 @@ def fit_topic_model(
     Either way the result says which rows UMAP and HDBSCAN saw (`sample_rows`); the later
     stages read that instead of asking again whether the build fitted on a sample.
     """
-    log(f"finding topics (UMAP + HDBSCAN, min topic size {resolved.min_topic_size})...")
+    log(f"finding topics (KMeans in a 10-D UMAP, smallest topic {resolved.min_topic_size} papers)...")
     if resolved.fit_sample:
         log(f"fitting on a sample of {resolved.fit_sample:,} papers, assigning the rest...")
         fit = fit_on_sample(documents, embeddings, resolved, encode=encode, targets=targets)
     else:
         fit = SampleFit.of_all(fit_topics(documents, embeddings, resolved, encode=encode, targets=targets))
-    log(
-        "topics at neighbouring min topic sizes: "
-        + ", ".join(f"{size} -> {count}" for size, count in fit.topics.cliffs.items())
-    )
+    if fit.topics.cliffs:
+        log(
+            "agreement of re-clusterings at nearby topic counts: "
+            + ", ".join(f"{count} -> {agreement:.2f}" for count, agreement in fit.topics.cliffs.items())
+        )
     return fit
 
 
@@ -520,19 +546,88 @@ def score_stability(
     return topic_stability(fit.topics.reduced, embeddings[rows], fit.topics.labels[rows], resolved)
 
 
-def group_into_themes(fit: SampleFit, documents: list[str], embeddings: np.ndarray):
-    """Themes from the final topic ids and names, named on the fitted papers; sizes count every paper."""
+def group_into_themes(
+    fit: SampleFit, documents: list[str], embeddings: np.ndarray, encode: Callable[[list[str]], np.ndarray]
+):
+    """Themes from the final topic ids and names, named on the fitted papers; sizes count every paper.
+
+    A topic whose name a theme took (themes are named after areas, and a topic may be one) is
+    renamed with its best other phrase: a topic and a theme never share a name.
+    """
     rows = fit.sample_rows
+    fitted = [documents[i] for i in rows]
     themes, theme_of = fit_themes(
-        [documents[i] for i in rows],
+        fitted,
         embeddings[rows],
         fit.topics.labels[rows],
         fit.topics.table,
         phrases=fit.topics.phrases,
+        votes=area_votes(embeddings[rows], encode),
     )
+    rename_clashes(fit.topics, themes, fitted, embeddings[rows], encode, rows)
     size_of = dict(zip(fit.topics.table["topic_id"], fit.topics.table["size"], strict=True))
     themes["size"] = themes["topic_ids"].map(lambda ids: int(sum(size_of[t] for t in ids)))
     return themes, theme_of
+
+
+def keep_theme_ids(previous_map: PreviousMap | None, papers, labels: np.ndarray, themes, theme_of):
+    """Themes under the previous map's theme ids where their papers say they are the same theme
+    (`pipeline.theme_lineage`); the records of what became of each theme and the next free id."""
+    if previous_map is None or not previous_map.theme_labels:
+        start = previous_map.next_theme_id if previous_map is not None else 0
+        mapping = {int(t): start + int(t) for t in themes["theme_id"]}
+        records = (
+            []
+            if previous_map is None
+            else [
+                {"theme_id": mapping[int(t)], "status": "new", "label": str(label), "previous_label": None}
+                for t, label in zip(themes["theme_id"], themes["label"], strict=True)
+            ]
+        )
+        themes, theme_of = apply_theme_ids(themes, theme_of, mapping)
+        return themes, theme_of, records, start + len(mapping)
+    mapping, records, next_id = match_themes(
+        papers["doc_id"].astype(str).tolist(),
+        labels,
+        themes,
+        theme_of,
+        previous_map.topic_of,
+        previous_map.theme_of or {},
+        previous_map.theme_labels,
+        previous_map.next_theme_id,
+    )
+    themes, theme_of = apply_theme_ids(themes, theme_of, mapping)
+    return themes, theme_of, records, next_id
+
+
+def rename_clashes(
+    topics: Topics,
+    themes: pd.DataFrame,
+    documents: list[str],
+    embeddings: np.ndarray,
+    encode: Callable[[list[str]], np.ndarray],
+    rows: np.ndarray,
+) -> None:
+    """Give topics named like a theme their best name that no theme and no other topic has (in place)."""
+    theme_keys = {name_key(n) for n in themes["label"]}
+    labels = topics.table["label"].astype(str)
+    clashing = labels.map(name_key).isin(theme_keys)
+    if not clashing.any():
+        return
+    groups = topics.labels[rows]
+    ids, centroids = topic_centroids(embeddings, groups)
+    others = set(labels[~clashing])
+    fresh = name_groups(
+        documents,
+        groups,
+        dict(zip(ids.tolist(), centroids)),
+        encode=encode,
+        counts=topics.phrases,
+        forbid=set(themes["label"]) | others,
+    )
+    topics.table.loc[clashing, "label"] = topics.table.loc[clashing, "topic_id"].map(
+        lambda t: fresh.get(int(t), f"Topic {t}")
+    )
 
 
 def lay_out(

@@ -23,6 +23,23 @@ FIT_SAMPLE_SIZE = 25_000
 MIN_FIT_SAMPLE = 100
 
 
+def topic_count_for(n_papers: int) -> int:
+    """The number of topics a map of `n_papers` aims at (on maps of `CHOOSE_TOPICS_FROM` papers or
+    more, stability picks among its neighbours): 3.5·n^0.25, so 57 papers -> 10, 1,000 -> 20,
+    10,000 -> 35, 81,646 -> 59 (what readers took in on earlier maps, where HDBSCAN's count grew at
+    about that rate). Never more than a topic per 3 papers.
+
+    Examples:
+        >>> [topic_count_for(n) for n in (5, 57, 1_000, 10_000, 81_646)]
+        [1, 10, 20, 35, 59]
+    """
+    return max(1, min(n_papers // 3, round(3.5 * n_papers**0.25)))
+
+
+# Below this many papers a re-clustering's agreement is measured on too few papers to choose by.
+CHOOSE_TOPICS_FROM = 500
+
+
 def resolve_fit_sample(requested: int | None, n_papers: int) -> int:
     """Papers to fit on, or 0 to fit on all (a sample as large as the corpus is the corpus).
 
@@ -45,9 +62,13 @@ class BuildConfig:
         embedder: "onnx-int8" (fast, quantised locally from the packaged model) or "torch-fp32".
         max_tokens: word pieces embedded per abstract (longer ones are cut); part of the
             embedding cache key.
-        min_topic_size: HDBSCAN `min_cluster_size`; smallest group of papers called a topic.
-        min_samples: HDBSCAN `min_samples`; lower keeps more papers out of the noise.
-        n_neighbors: UMAP neighbourhood size for both the 5-D clustering space and the 2-D map.
+        n_topics: how many topics; `None` lets the build choose among counts near
+            `topic_count_for(papers)` the one whose re-clusterings agree best.
+        choose_n_topics: whether the build may choose (resolved: False when `n_topics` was given).
+        min_topic_size: smallest group of papers called a topic (smaller clusters are dissolved
+            into their nearest topics); also HDBSCAN's `min_cluster_size` for finding outliers.
+        min_samples: HDBSCAN `min_samples` for finding outliers.
+        n_neighbors: UMAP neighbourhood size for both the 10-D clustering space and the 2-D map.
         reassign_neighbors: neighbours consulted when reassigning papers HDBSCAN left out; a
             tenth of the corpus, between 5 and 15, so a vote stays local in small corpora.
         top_n_words: keywords kept per topic.
@@ -60,6 +81,8 @@ class BuildConfig:
 
     embedder: str = "onnx-int8"
     max_tokens: int | None = None
+    n_topics: int | None = None
+    choose_n_topics: bool = True
     min_topic_size: int | None = None
     min_samples: int | None = None
     n_neighbors: int | None = None
@@ -91,6 +114,8 @@ class BuildConfig:
         n_neighbors = self.n_neighbors or int(min(30, max(10, round(2 * math.log2(n_papers)))))
         resolved = replace(
             self,
+            n_topics=self.n_topics or topic_count_for(n_papers),
+            choose_n_topics=self.choose_n_topics and self.n_topics is None and n_papers >= CHOOSE_TOPICS_FROM,
             max_tokens=self.max_tokens or DEFAULT_MAX_TOKENS,
             fit_sample=resolve_fit_sample(self.fit_sample, n_papers),
             min_topic_size=min_topic_size,
@@ -104,6 +129,7 @@ class BuildConfig:
     def validate(self, n_papers: int) -> None:
         """Raise `UserError` naming the option when a value cannot work."""
         checks = {
+            "--topics": (self.n_topics, 1),
             "--min-topic-size": (self.min_topic_size, 2),
             "--min-samples": (self.min_samples, 1),
             "--neighbors": (self.n_neighbors, 2),
@@ -119,6 +145,8 @@ class BuildConfig:
             )
         if self.max_tokens is not None and not 16 <= self.max_tokens <= MAX_TOKENS_LIMIT:
             raise UserError(f"--max-tokens must be between 16 and {MAX_TOKENS_LIMIT}, not {self.max_tokens}")
+        if self.n_topics is not None and self.n_topics > n_papers:
+            raise UserError(f"--topics {self.n_topics} is more than the corpus's {n_papers} papers")
         if self.min_topic_size is not None and self.min_topic_size > n_papers:
             raise UserError(
                 f"--min-topic-size {self.min_topic_size} is larger than the corpus ({n_papers} papers)"

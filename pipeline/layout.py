@@ -7,8 +7,9 @@ import pandas as pd
 
 # The one source of UMAP settings: constructor arguments and cache keys both derive from these.
 UMAP_SETTINGS = {
-    # Clustering space: 5-D, tightly packed (min_dist 0) so HDBSCAN sees dense groups.
-    5: {"n_components": 5, "min_dist": 0.0, "metric": "cosine"},
+    # Clustering space: 10-D, tightly packed (min_dist 0); KMeans cuts it into topics
+    # (benchmarks/QUALITY_RESULTS.md: 10-D splits fields better than 5-D at every topic count).
+    10: {"n_components": 10, "min_dist": 0.0, "metric": "cosine"},
     # The map: UMAP's own choice of 200 epochs past 10,000 points; its 500 below that doubles the
     # time for a picture that does not change visibly.
     2: {"n_components": 2, "min_dist": 0.1, "metric": "cosine", "n_epochs": 200},

@@ -50,6 +50,9 @@ class PreviousMap:
     fingerprint: str | None = None
     config: dict | None = None  # the previous build's resolved settings (manifest "config")
     positions: dict[str, tuple[float, float]] | None = None  # doc_id -> (x, y) on the previous map
+    theme_of: dict[int, int] | None = None  # topic_id -> theme_id on the previous map
+    theme_labels: dict[int, str] | None = None  # theme_id -> name on the previous map
+    next_theme_id: int = 0  # the smallest theme id never used by this map or its ancestors
 
 
 @dataclass(frozen=True)
@@ -339,7 +342,12 @@ def read_previous(folder: str | Path) -> PreviousMap:
             pass  # without vectors, matching falls back on shared papers alone
     lineage = manifest.get("lineage") or {}
     next_topic_id = max([int(lineage.get("next_topic_id") or 0), *[t + 1 for t in ids], 0])
+    theme_of, theme_labels = previous_themes(folder, topics)
+    next_theme_id = max([int(lineage.get("next_theme_id") or 0), *[t + 1 for t in theme_labels], 0])
     return PreviousMap(
+        theme_of=theme_of,
+        theme_labels=theme_labels,
+        next_theme_id=next_theme_id,
         topic_of=dict(zip(papers["doc_id"].astype(str), labels.tolist(), strict=True)),
         topics=topics[["topic_id", "label"]].astype({"topic_id": int}),
         centroids=centroids,
@@ -355,6 +363,22 @@ def read_previous(folder: str | Path) -> PreviousMap:
             )
         ),
     )
+
+
+def previous_themes(folder: Path, topics: pd.DataFrame) -> tuple[dict[int, int], dict[int, str]]:
+    """A previous map's topic -> theme and theme -> name (empty for a map without themes)."""
+    path = Path(folder) / "themes.parquet"
+    if "theme_id" not in topics.columns or not path.is_file():
+        return {}, {}
+    try:
+        themes = pd.read_parquet(path, columns=["theme_id", "label"])
+        theme_of = {
+            int(t): int(h) for t, h in zip(topics["topic_id"], topics["theme_id"], strict=True) if int(h) >= 0
+        }
+        labels = {int(h): str(label) for h, label in zip(themes["theme_id"], themes["label"], strict=True)}
+    except (OSError, ValueError, TypeError, OverflowError, KeyError):
+        return {}, {}  # themes are matched only where the previous map's are readable
+    return theme_of, labels
 
 
 def apply_lineage(

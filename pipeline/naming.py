@@ -181,6 +181,99 @@ _EDGE_WORDS = frozenset(ABSTRACT_STOP_WORDS) | {
 # "diffusion models" does). They may end a phrase but are never a name on their own.
 _NOT_ALONE = frozenset({"data", "models", "model", "learning", "networks", "network", "training", "time"})
 _CONNECTORS = frozenset({"of", "for", "and", "to", "in"})
+# Names that say nothing about an area: never a topic's or a theme's name on their own.
+GENERIC_NAMES = frozenset(
+    {
+        "neural network",
+        "deep neural network",
+        "deep learning",
+        "machine learning",
+        "artificial intelligence",
+        "deep model",
+        "large model",
+        "learning",
+        "model",
+        "inference",
+        "algorithm",
+        "data",
+        "training",
+        "network",
+        "system",
+        "representation",
+        "prediction",
+        "application",
+        "benchmark",
+        "dataset",
+        "text",
+        "image",
+        "method",
+        "framework",
+        "problem",
+    }
+)
+# Single words that only complete another name ("Optimal transport & map", "Regret bounds &
+# sequence"): never the second part of a name.
+FILLER_WORDS = frozenset(
+    {
+        "map",
+        "sequence",
+        "encoder",
+        "decoder",
+        "solver",
+        "text",
+        "image",
+        "function",
+        "guarantee",
+        "bound",
+        "loss",
+        "feature",
+        "layer",
+        "input",
+        "output",
+        "signal",
+        "sample",
+        "space",
+        "structure",
+        "information",
+        "process",
+        "label",
+        "object",
+        "scene",
+        "video",
+        "parameter",
+        "distribution",
+        "policy",
+        "agent",
+        "user",
+        "query",
+        "token",
+        "graph",
+        "example",
+        "perturbation",
+        "setting",
+        "result",
+        "approach",
+        "task",
+        "atom",
+        "low-rank",
+        "quality",
+        "performance",
+        "accuracy",
+        "efficiency",
+        "offline",
+        "online",
+        "explicit",
+        "content",
+        "view",
+        "generation",
+        "evaluation",
+        "classification",
+    }
+)
+# A lone hyphenated word ending so is half of a phrase ("Inference-time", "Transformer-based").
+_FRAGMENT_SUFFIX = re.compile(
+    r"-(time|based|aware|free|specific|level|scale|wise|like|agnostic|driven|guided|centric)$"
+)
 # Single words with an adjective's or participle's ending ("causal", "adversarial", "robust"):
 # alone they describe rather than name, so a phrase around them is preferred.
 _ADJECTIVE_ENDING = re.compile(r"(al|ive|ic|ous|ary|ed|ing|able|ible|ent|ant|ust)$")
@@ -439,9 +532,25 @@ def as_in_text(name: str, spelling: dict[str, str]) -> str:
     return f"{word} {rest}" if rest else word
 
 
-def _normal(phrase: str) -> str:
+def name_key(phrase: str) -> str:
     """A phrase with plural endings dropped, to treat "diffusion model(s)" as one name."""
     return " ".join(re.sub(r"(?<=[a-z]{3})(es|s)$", "", w) for w in phrase.lower().split())
+
+
+# Keys of the singular and the plural: `name_key` cuts "examples" to "exampl", "example" not at all.
+_GENERIC_KEYS = frozenset(name_key(w + end) for w in GENERIC_NAMES for end in ("", "s"))
+_FILLER_KEYS = frozenset(name_key(w + end) for w in FILLER_WORDS for end in ("", "s"))
+
+
+def is_generic(phrase: str) -> bool:
+    """Whether a phrase is too generic ("Neural networks") or too partial ("Inference-time") to name an area.
+
+    Examples:
+        >>> [is_generic(p) for p in ("Neural networks", "inference-time", "Diffusion models", "safety")]
+        [True, True, False, False]
+    """
+    key = name_key(phrase)
+    return key in _GENERIC_KEYS or (" " not in key and bool(_FRAGMENT_SUFFIX.search(key)))
 
 
 def _lexical_scores(counts: PhraseCounts, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -492,6 +601,7 @@ def name_groups(
     encode: Callable[[list[str]], np.ndarray] | None = None,
     counts: PhraseCounts | None = None,
     avoid: dict[int, set[str]] | None = None,
+    forbid: set[str] | None = None,
     shortlist: int = 30,
 ) -> dict[int, str]:
     """A distinct name for each group of papers (topic or theme), from the phrases its papers use.
@@ -512,6 +622,7 @@ def name_groups(
         encode: texts -> unit embeddings (rows), same space as `centroids`.
         counts: `count_phrases(documents)`, when the caller already has it.
         avoid: phrases (lower case) per group id to use only as a last resort.
+        forbid: names no group may take (a map's theme names, which its topics never repeat).
 
     Returns:
         group id -> name, e.g. {0: "Optimal transport", 1: "Diffusion models"}.
@@ -540,10 +651,11 @@ def name_groups(
         ctfidf / np.maximum(ctfidf.max(axis=1, keepdims=True), 1e-12)
     )
     lexical *= shape[None, :]
+    generic = np.array([is_generic(p) for p in counts.phrases], dtype=bool)
     shortlists: dict[int, np.ndarray] = {}
     for row in range(len(group_ids)):
         used_by = coverage[row] * sizes[row]
-        eligible = np.flatnonzero(used_by >= min(2, sizes[row]))
+        eligible = np.flatnonzero((used_by >= min(2, sizes[row])) & ~generic)
         shortlists[row] = eligible[np.argsort(-lexical[row, eligible], kind="stable")[:shortlist]]
     closeness = _closeness(counts.phrases, shortlists, group_ids, centroids, encode)
     options: dict[int, list[Candidate]] = {}
@@ -575,7 +687,7 @@ def name_groups(
             used |= masks[group, part]
         return float(used.mean()) if len(used) else 0.0
 
-    return _assign_distinct(options, spelling, avoid or {}, support)
+    return _assign_distinct(options, spelling, avoid or {}, support, {name_key(f) for f in forbid or ()})
 
 
 def _closeness(
@@ -615,6 +727,7 @@ def _assign_distinct(
     spelling: dict[str, str],
     avoid: dict[int, set[str]],
     support: Callable[[int, str], float] | None = None,
+    forbidden: set[str] = frozenset(),
 ) -> dict[int, str]:
     """Give each group its best phrase no other group took; the most confident group chooses first.
 
@@ -622,14 +735,14 @@ def _assign_distinct(
     a phrase at least `NAME_SUPPORT` of the group's papers write comes before any that fewer do:
     a name should describe most of what it names, not a corner of it.
     """
-    taken: set[str] = set()
+    taken: set[str] = set(forbidden)
     names: dict[int, str] = {}
     confidence = {g: (c[0].score if c else 0.0) for g, c in options.items()}
     for group in sorted(options, key=lambda g: (-confidence[g], g)):
-        avoided = {_normal(p) for p in avoid.get(group, set())}
-        free = [c for c in options[group] if _normal(c.phrase) not in taken]
+        avoided = {name_key(p) for p in avoid.get(group, set())}
+        free = [c for c in options[group] if name_key(c.phrase) not in taken]
         # An avoided phrase is still better than a fragment: it costs half its score, not all.
-        preferred = sorted(free, key=lambda c: -c.score * (0.5 if _normal(c.phrase) in avoided else 1.0))
+        preferred = sorted(free, key=lambda c: -c.score * (0.5 if name_key(c.phrase) in avoided else 1.0))
         if not preferred:
             names[group] = f"Topic {group}"
             continue
@@ -649,15 +762,17 @@ def _assign_distinct(
             name = display_name(choice, spelling)
             if second is not None:
                 name = f"{name} & {as_in_text(display_name(second, spelling), spelling)}"
-        taken.add(_normal(choice))
+        taken.add(name_key(choice))
         names[group] = name
     return names
 
 
 # A name fewer than this share of a topic's papers write names only part of it...
 MAJORITY = 2 / 3
-# ...and it takes a second part ("Adversarial examples & safety") that adds at least this share.
+# ...and it takes a second part ("Adversarial examples & safety") that adds at least this share
+# and that this share of the topic's papers write themselves (no "& R-CNN" written by 7%).
 SECOND_PART_GAIN = 0.1
+PART_SUPPORT = 0.2
 
 
 def _second_part(
@@ -669,14 +784,16 @@ def _second_part(
     alone = support(group, choice)
     if alone >= MAJORITY:
         return None
-    stems = {w[:4] for w in _normal(choice).split()}
+    stems = {w[:4] for w in name_key(choice).split()}
     best, best_value = None, 0.0
     for candidate in candidates[:10]:
         phrase = candidate.phrase
         # No word of the name again, in any form ("Dialogue & dialog", "Question answering & answers").
-        if stems & {w[:4] for w in _normal(phrase).split()} or candidate.precision < 0.5:
+        if stems & {w[:4] for w in name_key(phrase).split()} or candidate.precision < 0.5:
             continue
-        if " " not in phrase and _ADJECTIVE_ENDING.search(phrase):
+        if " " not in phrase and (_ADJECTIVE_ENDING.search(phrase) or name_key(phrase) in _FILLER_KEYS):
+            continue
+        if is_generic(phrase) or support(group, phrase) < PART_SUPPORT:
             continue
         if support(group, f"{choice} & {phrase}") < alone + SECOND_PART_GAIN:
             continue

@@ -167,6 +167,7 @@ def fit_on_sample(
         phrases=fitted.phrases,
         notes=fitted.notes,
         cliffs=fitted.cliffs,
+        chosen_count=fitted.chosen_count,
     )
     return SampleFit(topics, rows, rest, neighbours, similarities)
 

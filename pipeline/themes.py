@@ -18,29 +18,31 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from pipeline.areas import AreaVotes, area_name, area_share, plurality_area
 from pipeline.naming import NAME_SUPPORT as NAME_SUPPORT_FLOOR
 from pipeline.naming import (
     PhraseCounts,
-    _normal,
     _shape_factor,
-    as_in_text,
     count_phrases,
     display_name,
+    is_generic,
     keywords_of,
+    name_key,
     name_support,
 )
 
-THEME_COLUMNS = ["theme_id", "label", "keywords", "size", "topic_ids"]
+# name_source: "phrase" (its papers write it), "area" (a research area of pipeline/areas.tsv most of
+# its papers are closest to), "nearest area" (a third of them or more are), "topic" (its largest
+# topic's); name_share: how far it holds (see `fit_themes`).
+THEME_COLUMNS = ["theme_id", "label", "keywords", "size", "topic_ids", "name_source", "name_share"]
 # A theme's name is written by at least this share of each member topic's papers...
 NAME_SUPPORT = 0.3
-# ...and a phrase is the vocabulary two topics share when this share of each writes it.
+# Only phrases at least this share of two topics write can join or name a group.
 SHARED = 0.2
 # Distinctive: a group's phrase is used by each member this many times as often as by other papers.
 DISTINCT = 2.0
 # ...and checked with `name_support` on each member topic's papers: at least this share use it.
 HOLDS = NAME_SUPPORT_FLOOR
-# A theme named by its members lists at most this many topics.
-MAX_LISTED = 3
 
 
 def theme_count(n_topics: int) -> int:
@@ -62,7 +64,7 @@ def theme_count(n_topics: int) -> int:
 
 def _key_matrix(counts: PhraseCounts) -> tuple[sparse.csr_matrix, list[str]]:
     """Papers x phrase keys (plural and singular forms as one key), and each key's commonest form."""
-    keys = [_normal(p) for p in counts.phrases]
+    keys = [name_key(p) for p in counts.phrases]
     unique = sorted(set(keys))
     column = {k: i for i, k in enumerate(unique)}
     merge = sparse.csr_matrix(
@@ -86,14 +88,15 @@ def group_topics(
     centroids: np.ndarray,
     n_themes: int,
     nameable: np.ndarray | None = None,
+    area_holds: Callable[[list[int]], bool] | None = None,
 ) -> list[list[int]]:
-    """Topic indices per theme: closest groups merged first, only while they share vocabulary.
+    """Topic indices per theme: closest groups merged first, only while the merged group has a name.
 
-    First, groups merge (closest first, by mean centroid similarity) only where a `nameable`
-    phrase holds for every member (`NAME_SUPPORT`, distinctive); then, while there are more than
-    `n_themes` groups, two single topics that share distinctive vocabulary (`SHARED`) may pair
-    up, to be named by both their names. Merging stops at `n_themes` groups or when nothing more
-    may merge.
+    Groups merge closest first (by mean centroid similarity, average linkage) while there are more
+    than `n_themes`, and only where a name holds for every member: a `nameable` phrase each member
+    writes (`NAME_SUPPORT`, distinctive), or a research area of the vocabulary the papers confirm
+    (`area_holds`, see `pipeline.areas.area_name`). Unrelated topics are never glued together to
+    reach `n_themes`: merging stops when nothing more may merge.
 
     Args:
         coverage: topics x phrases, share of each topic's papers writing the phrase.
@@ -102,6 +105,7 @@ def group_topics(
         centroids: unit topic centroids (rows).
         n_themes: stop merging at this many groups.
         nameable: per phrase, whether it may name a theme (all when None).
+        area_holds: topic indices -> whether an area name holds for them (none when None).
 
     Examples:
         >>> coverage = np.array([[0.9, 0.0], [0.8, 0.0], [0.0, 0.7]])
@@ -113,46 +117,40 @@ def group_topics(
     nameable = np.ones(coverage.shape[1], dtype=bool) if nameable is None else nameable
     groups: list[list[int]] = [[t] for t in range(len(sizes))]
 
-    def distinct(members: list[int], least: np.ndarray) -> np.ndarray:
+    def allowed(members: list[int]) -> bool:
+        least = coverage[members].min(axis=0)
         outside = (total_uses - inside[members].sum(axis=0)) / max(1, total - sizes[members].sum())
-        return least >= DISTINCT * outside
-
-    def named(members: list[int]) -> bool:
-        least = coverage[members].min(axis=0)
-        return bool((distinct(members, least) & nameable & (least >= NAME_SUPPORT)).any())
-
-    def listed(members: list[int]) -> bool:
-        least = coverage[members].min(axis=0)
-        return bool((distinct(members, least) & (least >= SHARED)).any())
+        if bool(((least >= DISTINCT * outside) & nameable & (least >= NAME_SUPPORT)).any()):
+            return True
+        return area_holds is not None and area_holds(members)
 
     # Sums of centroid similarities between groups: merging i and j adds j's row to i's, so the
     # mean similarity (average linkage) of any two groups is one division away.
     sums = (centroids @ centroids.T).astype(np.float64)
-    for allowed, only_single in ((named, False), (listed, True)):
-        while len(groups) > n_themes:
-            counts = np.array([len(g) for g in groups], dtype=np.float64)
-            mean = sums / np.outer(counts, counts)
-            i_index, j_index = np.triu_indices(len(groups), k=1)
-            if only_single:
-                keep = (counts[i_index] == 1) & (counts[j_index] == 1)
-                i_index, j_index = i_index[keep], j_index[keep]
-            order = np.lexsort((j_index, i_index, -mean[i_index, j_index]))
-            merge = next(
-                (
-                    (int(i_index[k]), int(j_index[k]))
-                    for k in order
-                    if allowed(groups[i_index[k]] + groups[j_index[k]])
-                ),
-                None,
-            )
-            if merge is None:
+    refused: set[tuple[tuple[int, ...], tuple[int, ...]]] = set()
+    while len(groups) > n_themes:
+        counts = np.array([len(g) for g in groups], dtype=np.float64)
+        mean = sums / np.outer(counts, counts)
+        i_index, j_index = np.triu_indices(len(groups), k=1)
+        order = np.lexsort((j_index, i_index, -mean[i_index, j_index]))
+        merge = None
+        for k in order:
+            i, j = int(i_index[k]), int(j_index[k])
+            pair = (tuple(groups[i]), tuple(groups[j]))
+            if pair in refused:
+                continue
+            if allowed(groups[i] + groups[j]):
+                merge = (i, j)
                 break
-            i, j = merge
-            groups[i] = groups[i] + groups[j]
-            del groups[j]
-            sums[i, :] += sums[j, :]
-            sums[:, i] += sums[:, j]
-            sums = np.delete(np.delete(sums, j, axis=0), j, axis=1)
+            refused.add(pair)
+        if merge is None:
+            break
+        i, j = merge
+        groups[i] = groups[i] + groups[j]
+        del groups[j]
+        sums[i, :] += sums[j, :]
+        sums[:, i] += sums[:, j]
+        sums = np.delete(np.delete(sums, j, axis=0), j, axis=1)
     return groups
 
 
@@ -177,61 +175,83 @@ def _theme_names(
     topic_names: list[str],
     spelling: dict[str, str],
     support: Callable[[int, str], float],
-) -> list[str]:
-    """A distinct name per group: its topic's name when alone, else the best phrase every member
-    writes (`NAME_SUPPORT`, distinctive; checked with `support`, topic index and name -> share of
-    the topic's papers using the name), else its members' names ("A, B & C")."""
+    rows_of: Callable[[int], np.ndarray],
+    votes: AreaVotes | None,
+) -> tuple[list[str], list[str]]:
+    """A distinct name of its own per group, never one of the map's topic names nor a generic word.
+
+    First source, for a group of topics: the best phrase every member writes (`NAME_SUPPORT`,
+    distinctive, checked with `support`: topic index and name -> share of the topic's papers using
+    it). Second source, and the first for a theme of one topic: a research area of the shipped
+    vocabulary the papers confirm (`pipeline.areas.area_name`). Last, the area most of the theme's
+    papers are closest to (`rows_of`: topic index -> its papers' rows).
+
+    Returns:
+        The names, and where each came from: "phrase", "area", "nearest area" or "topic".
+    """
     total_uses = inside.sum(axis=0)
     total = sizes.sum()
-    topic_keys = {_normal(n) for n in topic_names}
+    topic_keys = {name_key(n) for n in topic_names}
     shape = np.array([_shape_factor(f) for f in forms])
     options: dict[int, list[tuple[float, int]]] = {}
     for g, members in enumerate(groups):
-        if len(members) == 1:
-            continue
         least = coverage[members].min(axis=0)
         uses = inside[members].sum(axis=0)
         outside = (total_uses - uses) / max(1, total - sizes[members].sum())
         precision = uses / np.maximum(total_uses, 1)
         fits = np.flatnonzero(nameable & (least >= NAME_SUPPORT) & (least >= DISTINCT * outside))
-        own = {_normal(topic_names[t]) for t in members}
-        scored = []
-        for k in fits:
-            key = _normal(forms[k])
-            if key in topic_keys and key not in own:
-                continue  # another topic's name
-            score = least[k] * math.sqrt(precision[k]) * shape[k] * (0.5 if key in own else 1.0)
-            scored.append((score, int(k)))
+        scored = [
+            (least[k] * math.sqrt(precision[k]) * shape[k], int(k))
+            for k in fits
+            if name_key(forms[k]) not in topic_keys and not is_generic(forms[k])
+        ]
         options[g] = sorted(scored, reverse=True)
     names: dict[int, str] = {}
-    taken = {_normal(topic_names[groups[g][0]]) for g in range(len(groups)) if len(groups[g]) == 1}
+    sources: dict[int, str] = {}
+    taken: set[str] = set()
+
+    def area(g: int) -> str | None:
+        if votes is None:
+            return None
+        return votes.name_for([rows_of(t) for t in groups[g]], taken | topic_keys)
+
+    def take(g: int, name: str, source: str) -> None:
+        names[g] = name
+        sources[g] = source
+        taken.add(name_key(name))
+
+    # Groups of topics by a phrase they all write, the most confident first; then by an area.
     for g in sorted(options, key=lambda g: -(options[g][0][0] if options[g] else 0.0)):
+        if len(groups[g]) == 1:
+            continue
         for _, k in options[g]:
             name = display_name(forms[k], spelling)
-            if _normal(forms[k]) not in taken and all(support(t, name) >= HOLDS for t in groups[g]):
-                taken.add(_normal(forms[k]))
-                names[g] = name
+            if name_key(forms[k]) not in taken and all(support(t, name) >= HOLDS for t in groups[g]):
+                take(g, name, "phrase")
                 break
-    result = []
-    for g, members in enumerate(groups):
+    for g in sorted(range(len(groups)), key=lambda g: (-sizes[groups[g]].sum(), g)):
         if g in names:
-            result.append(names[g])
-        else:
-            # Each member by the first part of its name where that holds ("Dialogue & question
-            # answering", not "Dialogue & conversation & question answering"), else by its whole
-            # name, and then the names are set apart by semicolons.
-            listed = []
-            for t in sorted(members, key=lambda t: -sizes[t]):
-                first = topic_names[t].split(" & ")[0]
-                listed.append(first if support(t, first) >= HOLDS else topic_names[t])
-            later = [as_in_text(n, spelling) for n in listed[1:]]
-            if any(" & " in n for n in listed):
-                result.append("; ".join([listed[0], *later]))
-            else:
-                result.append(
-                    listed[0] if not later else ", ".join([listed[0], *later[:-1]]) + " & " + later[-1]
-                )
-    return result
+            continue
+        name, source = area(g), "area"
+        if name is None and len(groups[g]) == 1:
+            source = "phrase"
+            for _, k in options[g]:
+                phrase = display_name(forms[k], spelling)
+                if name_key(forms[k]) not in taken and support(groups[g][0], phrase) >= HOLDS:
+                    name = phrase
+                    break
+        if name is None and votes is not None:
+            source = "nearest area"
+            name = plurality_area(votes, np.concatenate([rows_of(t) for t in groups[g]]), taken | topic_keys)
+        if name is None:
+            # Nothing names the group but its largest topic: the first part of that topic's name
+            # ("Regret bounds" for "Regret bounds & guarantees"), or the name itself.
+            source = "topic"
+            largest = topic_names[max(groups[g], key=lambda t: sizes[t])]
+            first = largest.split(" & ")[0]
+            name = first if name_key(first) not in taken else largest
+        take(g, name, source)
+    return [names[g] for g in range(len(groups))], [sources[g] for g in range(len(groups))]
 
 
 def fit_themes(
@@ -242,8 +262,12 @@ def fit_themes(
     *,
     phrases: PhraseCounts | None = None,
     n_themes: int | None = None,
+    votes: AreaVotes | None = None,
 ) -> tuple[pd.DataFrame, dict[int, int]]:
     """Group the final topics into themes and name each one.
+
+    `votes` (`pipeline.areas.area_votes` of these papers) lets the shipped research-area names
+    join and name themes where the papers confirm them; without it only shared phrases do.
 
     Runs after topic ids are final (renumbered, or matched to a previous map), so it reads only
     `labels` and the topics table (`topic_id`, `label`, `centroid`).
@@ -276,6 +300,15 @@ def fit_themes(
     inside = np.asarray(counts[:, useful].todense())
     coverage = inside / np.maximum(sizes, 1)[:, None]
     nameable = _nameable([forms[k] for k in useful])
+    topic_rows = [np.flatnonzero(rows == t) for t in range(len(topic_ids))]
+    holds: dict[tuple[int, ...], bool] = {}
+
+    def area_holds(members: list[int]) -> bool:
+        key = tuple(sorted(members))
+        if key not in holds:
+            holds[key] = area_name(votes, [topic_rows[t] for t in key]) is not None
+        return holds[key]
+
     groups = group_topics(
         coverage,
         inside,
@@ -283,8 +316,9 @@ def fit_themes(
         centroids,
         n_themes or theme_count(len(topic_ids)),
         nameable,
+        area_holds if votes is not None else None,
     )
-    names = _theme_names(
+    names, sources = _theme_names(
         groups,
         coverage,
         inside,
@@ -293,10 +327,24 @@ def fit_themes(
         nameable,
         topic_names,
         phrases.spelling or {},
-        lambda t, name: name_support(
-            name, [documents[i] for i in np.flatnonzero(rows == t)], phrases.acronyms
-        ),
+        lambda t, name: name_support(name, [documents[i] for i in topic_rows[t]], phrases.acronyms),
+        lambda t: topic_rows[t],
+        votes,
     )
+
+    def share(g: int) -> float:
+        """How far the name holds: the share of the theme's papers closest to its area, or the
+        smallest share of a member topic's papers writing it."""
+        if sources[g] in ("area", "nearest area"):
+            return round(area_share(votes, np.concatenate([topic_rows[t] for t in groups[g]]), names[g]), 4)
+        return round(
+            min(
+                name_support(names[g], [documents[i] for i in topic_rows[t]], phrases.acronyms)
+                for t in groups[g]
+            ),
+            4,
+        )
+
     # Theme 0 is the one with the most papers, as with topics.
     order = sorted(range(len(groups)), key=lambda g: (-sizes[groups[g]].sum(), min(groups[g])))
     theme_of = {topic_ids[t]: theme for theme, g in enumerate(order) for t in groups[g]}
@@ -309,6 +357,8 @@ def fit_themes(
             "keywords": keywords.get(theme, []),
             "size": int((paper_themes == theme).sum()),
             "topic_ids": sorted(topic_ids[t] for t in groups[g]),
+            "name_source": sources[g],
+            "name_share": share(g),
         }
         for theme, g in enumerate(order)
     ]

@@ -1,4 +1,10 @@
-"""Topics: UMAP (5-D, cosine) + HDBSCAN through BERTopic, outlier reassignment, stability, names."""
+"""Topics: KMeans in a 10-D cosine UMAP, HDBSCAN for the papers that fit no topic, BERTopic's keywords, stability, names.
+
+Measured side by side (benchmarks/QUALITY_RESULTS.md): HDBSCAN's leaf clusters on a 5-D UMAP,
+reassigned, split the corpus's fields less well than KMeans on the raw vectors; KMeans in a 10-D
+UMAP splits them best at every number of topics. HDBSCAN stays for what it does well: finding the
+few papers that belong to no dense group (its GLOSH outlier score), which stay unassigned.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -23,15 +29,25 @@ from pipeline.naming import (
 )
 from pipeline.neighbours import cosine_knn, neighbour_graph, reassign_outliers, topic_centroids
 
-# A rebuild's 5-D UMAP weighs the previous map's topics this much against the papers' own
+# The clustering space: UMAP to this many dimensions (cosine, min_dist 0); KMeans cuts it into topics.
+CLUSTER_DIMENSIONS = 10
+# A rebuild's 10-D UMAP weighs the previous map's topics this much against the papers' own
 # neighbourhoods (UMAP's categorical target_weight, 0-1); see benchmarks/REBUILD_RESULTS.md.
 TARGET_WEIGHT = 0.5
 # A rebuild's target for an old paper the previous map left unassigned (new papers have -1).
 WAS_UNASSIGNED = -2
 # A rebuild's cluster made at least this much of one previous topic's papers is that topic.
 ANCHOR_SHARE = 0.5
-# Min topic sizes tried around the chosen one to show whether the map sits on a parameter cliff.
-CLIFF_FACTORS = (0.8, 0.9, 1.1, 1.25)
+# Topic counts tried around `topic_count_for(papers)`; the one whose re-clusterings agree best wins.
+COUNT_FACTORS = (0.8, 0.9, 1.0, 1.1, 1.25)
+# KMeans runs per candidate count (different seeds) whose agreement (mean pairwise ARI) is compared.
+COUNT_RUNS = 3
+# Candidate counts are compared on at most this many papers (a seeded sample): seconds, not minutes.
+COUNT_SAMPLE = 5_000
+# A paper HDBSCAN leaves out with a GLOSH outlier score of at least this is far from every dense
+# group: it stays unassigned, up to `MAX_UNASSIGNED` of the papers (the most outlying first).
+OUTLIER_SCORE = 0.8
+MAX_UNASSIGNED = 0.03
 
 # Older imports (`from pipeline.topics import cosine_knn`) keep working.
 __all__ = [
@@ -55,11 +71,16 @@ class Topics:
     # topic_id, label, keywords, keyword_weights, size, representative_rows, centroid
     table: pd.DataFrame
     knn: tuple  # the exact neighbour graph both UMAP runs use (see `neighbour_graph`)
-    hdbscan_unassigned: int  # papers HDBSCAN left out before reassignment
-    reduced: np.ndarray | None = None  # the 5-D UMAP reduction HDBSCAN ran on (for `topic_stability`)
+    hdbscan_unassigned: int  # papers HDBSCAN found far from every dense group (left unassigned)
+    reduced: np.ndarray | None = (
+        None  # the 10-D UMAP reduction the topics were cut in (for `topic_stability`)
+    )
     phrases: PhraseCounts | None = None  # candidate name phrases per paper (reused to name themes)
     notes: list[str] = field(default_factory=list)  # what a user should hear about the names
-    cliffs: dict[int, int] = field(default_factory=dict)  # min topic size -> HDBSCAN clusters, nearby sizes
+    cliffs: dict[int, float] = field(
+        default_factory=dict
+    )  # candidate topic count -> agreement of re-clusterings
+    chosen_count: int = 0  # the number of topics KMeans cut (before small ones were dissolved)
 
 
 def fit_topics(
@@ -89,7 +110,9 @@ def fit_topics(
     from pipeline.layout import array_digest, umap_cache_key, umap_settings
 
     knn = neighbour_graph(embeddings, config.n_neighbors)
-    settings = umap_settings(5, n_neighbors=config.n_neighbors, random_state=config.random_state)
+    settings = umap_settings(
+        CLUSTER_DIMENSIONS, n_neighbors=config.n_neighbors, random_state=config.random_state
+    )
     key = umap_cache_key(settings, knn="exact")
     if targets is not None and (np.asarray(targets) >= 0).any():
         targets = np.asarray(targets, dtype=np.int64)
@@ -100,14 +123,16 @@ def fit_topics(
         targets = umap_targets = None
     umap_model = UMAP(**settings, precomputed_knn=knn)
     reduced, _ = cached_reduction(
-        "umap5", embeddings, key, lambda: umap_model.fit_transform(embeddings, y=umap_targets)
+        f"umap{CLUSTER_DIMENSIONS}",
+        embeddings,
+        key,
+        lambda: umap_model.fit_transform(embeddings, y=umap_targets),
     )
-    first_labels = cluster(reduced, config, HDBSCAN)
-    cliffs = topic_counts_nearby(reduced, config, HDBSCAN, chosen_labels=first_labels)
+    n_topics, cliffs = choose_topic_count(reduced, config)
+    first_labels = partition(reduced, n_topics, config.min_topic_size, config.random_state)
     clusters = first_labels if targets is None else anchor_clusters(first_labels, targets)
-    labels = reassign_outliers(embeddings, clusters, k=config.reassign_neighbors)
-    if targets is not None:  # left out before and left out again: no evidence it belongs anywhere now
-        labels[(clusters == -1) & (targets == WAS_UNASSIGNED)] = -1
+    outlying = outliers(reduced, config, HDBSCAN)
+    labels = np.where(outlying, -1, clusters)
     labels = _renumber_by_size(labels)
 
     # BERTopic's c-TF-IDF keywords run once, on the labels after reassignment. A counter that finds
@@ -145,11 +170,12 @@ def fit_topics(
         labels=labels,
         table=table,
         knn=knn,
-        hdbscan_unassigned=int((first_labels == -1).sum()),
+        hdbscan_unassigned=int(outlying.sum()),
         reduced=reduced,
         phrases=phrases,
         notes=[note] if note else [],
         cliffs=cliffs,
+        chosen_count=int(n_topics),
     )
 
 
@@ -186,47 +212,98 @@ def anchor_clusters(labels: np.ndarray, targets: np.ndarray) -> np.ndarray:
     return labels
 
 
-def topic_counts_nearby(
-    reduced: np.ndarray, config: BuildConfig, hdbscan_class=None, *, chosen_labels: np.ndarray | None = None
-) -> dict[int, int]:
-    """How many topics HDBSCAN finds at the chosen min topic size and at sizes around it.
+def partition(reduced: np.ndarray, n_topics: int, min_topic_size: int, seed: int) -> np.ndarray:
+    """KMeans topics of the clustering space; a cluster smaller than `min_topic_size` is dissolved
+    into the nearest remaining ones. One thread: the same papers give the same topics on any machine.
 
-    A map on a parameter cliff (a peer's users saw 53 clusters fall to 3 when the size went from
-    150 to 160) shows it here: the counts at neighbouring sizes differ sharply from the map's own.
+    Examples:
+        >>> points = np.array([[0.0, 0], [0, 0.1], [0.1, 0], [5, 5], [5, 5.1], [5.1, 5]])
+        >>> partition(points, 2, 2, 0).tolist()
+        [1, 1, 1, 0, 0, 0]
     """
-    chosen = config.min_topic_size
-    sizes = sorted({max(2, round(chosen * f)) for f in CLIFF_FACTORS} | {chosen})
-    counts = {}
-    for size in sizes:
-        if size > len(reduced):
-            continue
-        if size == chosen and chosen_labels is not None:  # the build's own clustering: not run twice
-            labels = chosen_labels
-        else:
-            labels = cluster(reduced, replace(config, min_topic_size=size), hdbscan_class)
-        counts[int(size)] = int(len(set(labels.tolist()) - {-1}))
-    return counts
+    from sklearn.cluster import KMeans
+    from threadpoolctl import threadpool_limits
+
+    n_topics = max(1, min(n_topics, len(reduced)))
+    if n_topics == 1:
+        return np.zeros(len(reduced), dtype=np.int64)
+    points = np.asarray(reduced, dtype=np.float64)
+    with threadpool_limits(1):
+        model = KMeans(n_clusters=n_topics, n_init=10, random_state=seed).fit(points)
+    labels = model.labels_.astype(np.int64)
+    centres = model.cluster_centers_
+    while True:
+        sizes = np.bincount(labels, minlength=len(centres))
+        small = np.flatnonzero((sizes > 0) & (sizes < min_topic_size))
+        kept = np.flatnonzero(sizes >= min_topic_size)
+        if not len(small) or not len(kept):
+            break
+        smallest = small[np.argmin(sizes[small])]
+        members = np.flatnonzero(labels == smallest)
+        distances = ((points[members, None, :] - centres[None, kept, :]) ** 2).sum(axis=2)
+        labels[members] = kept[np.argmin(distances, axis=1)]
+    return labels
 
 
-def cluster(reduced: np.ndarray, config: BuildConfig, hdbscan_class=None) -> np.ndarray:
-    """HDBSCAN's clusters of the 5-D reduction (-1 = left out), or one cluster when it finds none."""
+def choose_topic_count(reduced: np.ndarray, config: BuildConfig) -> tuple[int, dict[int, float]]:
+    """The number of topics: `config.n_topics` when the user gave it, else of the counts near
+    `topic_count_for(papers)`, the one whose KMeans runs with other seeds agree best (mean pairwise
+    ARI on a seeded sample of at most `COUNT_SAMPLE` papers; ties go to the count nearest the aim).
+
+    Returns:
+        The count, and each candidate count's agreement (for the About panel).
+    """
+    from itertools import combinations
+
+    from sklearn.metrics import adjusted_rand_score
+
+    aim = config.n_topics
+    if not config.choose_n_topics or len(reduced) < 20:
+        return aim, {}
+    candidates = sorted({max(2, min(len(reduced) // 3, round(aim * f))) for f in COUNT_FACTORS})
+    rng = np.random.default_rng(config.random_state)
+    rows = np.sort(rng.choice(len(reduced), size=min(len(reduced), COUNT_SAMPLE), replace=False))
+    points = np.asarray(reduced[rows], dtype=np.float64)
+    agreement = {}
+    from sklearn.cluster import KMeans
+    from threadpoolctl import threadpool_limits
+
+    for count in candidates:
+        with threadpool_limits(1):
+            runs = [
+                KMeans(n_clusters=count, n_init=1, random_state=config.random_state + run).fit_predict(points)
+                for run in range(COUNT_RUNS)
+            ]
+        agreement[count] = round(
+            float(np.mean([adjusted_rand_score(a, b) for a, b in combinations(runs, 2)])), 4
+        )
+    best = max(candidates, key=lambda c: (agreement[c], -abs(c - aim), -c))
+    return best, agreement
+
+
+def outliers(reduced: np.ndarray, config: BuildConfig, hdbscan_class=None) -> np.ndarray:
+    """Papers far from every dense group: HDBSCAN leaves them out with a GLOSH outlier score of at
+    least `OUTLIER_SCORE`; at most `MAX_UNASSIGNED` of the papers, the most outlying first."""
     if hdbscan_class is None:
         from pipeline._fastimport import import_topic_libraries
         from pipeline.cache import cache_dir
 
         hdbscan_class = import_topic_libraries(str(cache_dir()))[3]
+    flagged = np.zeros(len(reduced), dtype=bool)
+    if len(reduced) <= max(config.min_topic_size, 5):
+        return flagged
     model = hdbscan_class(
         min_cluster_size=min(config.min_topic_size, len(reduced)),
         min_samples=config.min_samples,
         metric="euclidean",
-        cluster_selection_method="leaf",
         prediction_data=False,
-    )
-    labels = np.asarray(model.fit(reduced).labels_)
-    if (labels == -1).all():
-        # Too few or too uniform papers for any cluster: one topic is the honest map.
-        labels = np.zeros(len(reduced), dtype=int)
-    return labels
+    ).fit(reduced)
+    scores = np.nan_to_num(np.asarray(model.outlier_scores_, dtype=np.float64), nan=0.0)
+    candidates = np.flatnonzero((np.asarray(model.labels_) == -1) & (scores >= OUTLIER_SCORE))
+    limit = int(MAX_UNASSIGNED * len(reduced))
+    chosen = candidates[np.argsort(-scores[candidates], kind="stable")[:limit]]
+    flagged[chosen] = True
+    return flagged
 
 
 def topic_stability(
@@ -235,16 +312,17 @@ def topic_stability(
     labels: np.ndarray,
     config: BuildConfig,
     *,
-    runs: int = 5,
+    runs: int = 10,
     share: float = 0.9,
 ) -> tuple[dict[int, float], dict]:
     """How reliably each topic comes back when the clustering is redone on 90% of the papers.
 
-    Each run draws `share` of the papers (its own seed), clusters their 5-D reduction with the
-    build's HDBSCAN settings and reassigns outliers as the build does; a topic's score in a run
+    Each run draws `share` of the papers (its own seed) and cuts their 10-D reduction into as
+    many topics with KMeans (its own seed), as the build does; a topic's score in a run
     is the best Jaccard overlap of its members (among the drawn papers) with any cluster of the
     run, and its stability the mean over runs (Hennig's clusterwise bootstrap). UMAP is not
-    refitted: it costs far more than HDBSCAN, and it is the clustering whose choices vary.
+    refitted: it costs far more than KMeans, and it is the clustering whose choices vary. Ten
+    runs keep the score of an unchanged topic within a few hundredths between rebuilds.
     1.0 means the topic came back whole every time; below about 0.5 it is a grouping of
     convenience that another run would draw differently.
 
@@ -258,10 +336,10 @@ def topic_stability(
     drawn = dict.fromkeys(topic_ids, 0)
     rng = np.random.default_rng(config.random_state)
     size = max(2, int(round(share * len(labels))))
-    for _ in range(runs):
+    n_topics = len(topic_ids)
+    for run_index in range(runs):
         rows = np.sort(rng.choice(len(labels), size=size, replace=False))
-        run = cluster(reduced[rows], config)
-        run = reassign_outliers(embeddings[rows], run, k=config.reassign_neighbors)
+        run = partition(reduced[rows], n_topics, config.min_topic_size, config.random_state + 1 + run_index)
         ours = labels[rows]
         for topic in topic_ids:
             members = ours == topic
@@ -278,7 +356,7 @@ def topic_stability(
     scores = {topic: round(totals[topic] / max(1, drawn[topic]), 4) for topic in topic_ids}
     report = {
         "runs": runs,
-        "method": f"HDBSCAN + outlier reassignment on {share:.0%} subsamples of the 5-D UMAP reduction; "
+        "method": f"KMeans on {share:.0%} subsamples of the 10-D UMAP reduction; "
         "a topic's score is the mean best Jaccard match of its members",
         "seconds": round(time.perf_counter() - started, 3),
     }

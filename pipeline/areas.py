@@ -1,0 +1,143 @@
+"""Research-area names shipped with the project, and which of them each paper is closest to.
+
+`areas.tsv` lists about 240 areas at two grains ("broad": Language models, 3D vision, Robot
+learning; "specific": Diffusion models, LLM safety and alignment, Optimal transport), each with a
+line of the words its papers write, gathered from public calls for papers. A theme may take an
+area's name only when the papers confirm it: most of the theme's papers are closer to that name's
+description than to any other area of the same grain, and so is a real share of each of its topics
+(`area_name`). Embedding ~240 short descriptions costs the map's encoder about a second once; they
+are cached with every other text.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from pipeline.naming import name_key as normal
+
+AREAS_FILE = Path(__file__).with_name("areas.tsv")
+GRAINS = ("specific", "broad")  # tried in this order: the most precise name that holds
+# Most of a theme's papers are closest to its area name (among areas of one grain)...
+AREA_MAJORITY = 0.5
+# ...and at least this share of each member topic's papers are.
+AREA_HOLDS = 1 / 3
+
+
+@dataclass(frozen=True)
+class Area:
+    name: str
+    description: str
+    grain: str
+
+
+def read_areas(path: Path = AREAS_FILE) -> list[Area]:
+    """The vocabulary: `Name<TAB>description` lines, grains set by `# grain: NAME` lines.
+
+    Examples:
+        >>> areas = read_areas()
+        >>> {"Diffusion models", "Optimal transport", "Clustering"} <= {a.name for a in areas}
+        True
+    """
+    areas, grain = [], GRAINS[0]
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("# grain:"):
+            grain = line.split(":", 1)[1].strip()
+        elif line.strip() and not line.startswith("#"):
+            name, description = line.split("\t", 1)
+            areas.append(Area(name.strip(), description.strip(), grain))
+    return areas
+
+
+@dataclass
+class AreaVotes:
+    """Per paper, the area it is closest to at each grain (an index into `areas`)."""
+
+    areas: list[Area]
+    nearest: dict[str, np.ndarray]
+
+    def name_for(self, rows_per_topic: list[np.ndarray], taken: set[str] = frozenset()) -> str | None:
+        """The area name that holds for a group of topics (`area_name`), skipping names in `taken`
+        (names as `pipeline.naming.name_key` gives them)."""
+        return area_name(self, rows_per_topic, taken)
+
+
+def area_votes(
+    embeddings: np.ndarray, encode: Callable[[list[str]], np.ndarray], areas: list[Area] | None = None
+) -> AreaVotes:
+    """Which area of each grain every paper (unit embedding row) is closest to."""
+    areas = areas if areas is not None else read_areas()
+    vectors = np.asarray(encode([f"{a.name}: {a.description}" for a in areas]), dtype=np.float32)
+    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    scores = np.asarray(embeddings, dtype=np.float32) @ vectors.T
+    nearest = {}
+    for grain in GRAINS:
+        columns = np.array([i for i, a in enumerate(areas) if a.grain == grain], dtype=np.int64)
+        if len(columns):
+            nearest[grain] = columns[np.argmax(scores[:, columns], axis=1)]
+    return AreaVotes(areas, nearest)
+
+
+def area_name(
+    votes: AreaVotes, rows_per_topic: list[np.ndarray], taken: set[str] = frozenset()
+) -> str | None:
+    """An area name most of the group's papers are closest to (`AREA_MAJORITY`) and at least
+    `AREA_HOLDS` of each member topic's papers are, the specific grain first; None if none holds.
+
+    Examples:
+        >>> votes = AreaVotes([Area("A", "", "specific"), Area("B", "", "specific")], {"specific": np.array([0, 0, 0, 1, 0, 1])})
+        >>> area_name(votes, [np.array([0, 1, 2]), np.array([3, 4])]), area_name(votes, [np.array([3, 5])])
+        ('A', 'B')
+        >>> area_name(votes, [np.array([0, 1, 2]), np.array([3, 5])]) is None  # B's papers are not A's
+        True
+    """
+    rows_per_topic = [np.asarray(r, dtype=np.int64) for r in rows_per_topic if len(r)]
+    if not rows_per_topic:
+        return None
+    everyone = np.concatenate(rows_per_topic)
+    for grain in GRAINS:
+        nearest = votes.nearest.get(grain)
+        if nearest is None:
+            continue
+        for area, count in Counter(nearest[everyone].tolist()).most_common(3):
+            name = votes.areas[area].name
+            if count < AREA_MAJORITY * len(everyone):
+                break
+            if normal(name) in taken:
+                continue
+            if all((nearest[rows] == area).mean() >= AREA_HOLDS for rows in rows_per_topic):
+                return name
+    return None
+
+
+# A theme no phrase and no confirmed area names takes the area most of its papers are closest to
+# when at least this share are (at the specific grain first).
+PLURALITY_FLOOR = 1 / 3
+
+
+def plurality_area(votes: AreaVotes, rows: np.ndarray, taken: set[str] = frozenset()) -> str | None:
+    """The area most of these papers are closest to, not in `taken`, when at least `PLURALITY_FLOOR`
+    of them are (the specific grain first, then the broad one); None when no area gathers that many."""
+    rows = np.asarray(rows, dtype=np.int64)
+    for grain in GRAINS:
+        nearest = votes.nearest.get(grain)
+        if nearest is None or not len(rows):
+            continue
+        for area, count in Counter(nearest[rows].tolist()).most_common():
+            if count < PLURALITY_FLOOR * len(rows):
+                break
+            if normal(votes.areas[area].name) not in taken:
+                return votes.areas[area].name
+    return None
+
+
+def area_share(votes: AreaVotes, rows: np.ndarray, name: str) -> float:
+    """The share of these papers closest to the area called `name` (among areas of its grain); 0 for a name not in the vocabulary."""
+    for index, area in enumerate(votes.areas):
+        if area.name == name and area.grain in votes.nearest and len(rows):
+            return float((votes.nearest[area.grain][np.asarray(rows, dtype=np.int64)] == index).mean())
+    return 0.0
