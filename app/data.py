@@ -17,10 +17,10 @@ from app.palette import theme_topic_colours
 from app.state import Vocabulary
 from app.text import plotly_wrap
 from app.themes import theme_of_topic
-from pipeline.artifacts import EMBEDDINGS, MANIFEST, PAPERS, SEARCH_INDEX, TOPICS, added_mask, read_map
-from pipeline.curation import CURATION
 from pipeline.export import BIDI_CHARACTERS, without_bidi_controls
-from pipeline.search_index import SearchIndex, index_for
+from pipeline.mapfolder.curation import CURATION
+from pipeline.mapfolder.search_index import SearchIndex, index_for
+from pipeline.mapfolder.store import EMBEDDINGS, MANIFEST, PAPERS, SEARCH_INDEX, TOPICS, added_mask, read_map
 
 REPO = Path(__file__).resolve().parent.parent
 MAPS_ROOT = REPO / "assets" / "maps"
@@ -114,7 +114,7 @@ class MapData:
     papers: pd.DataFrame
     topics: pd.DataFrame  # indexed by topic_id, sorted by size (largest first)
     vectors: np.ndarray  # float32 unit rows, row i = papers row i
-    search_index: SearchIndex  # the full-text index of titles and abstracts (pipeline.search_index)
+    search_index: SearchIndex  # the full-text index of titles and abstracts (pipeline.mapfolder.search_index)
     colour_index: np.ndarray  # position of each paper's colour in `palette` (unassigned last)
     palette: list[str]  # colours in topic_order, then the unassigned grey
     doc_ids: np.ndarray  # row -> doc_id (str objects, shared with row_of's keys)

@@ -12,7 +12,7 @@ from app.paper_table import paper_table
 from app.search import SearchResult
 from app.session import open_topic
 from app.text import highlighted_markdown, markdown_literal, shorten
-from pipeline.search_index import highlight
+from pipeline.mapfolder.search_index import highlight
 
 NEIGHBOURS = 8
 

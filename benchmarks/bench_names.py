@@ -36,8 +36,8 @@ sys.path.insert(0, str(ROOT))
 
 import bench_pipeline  # noqa: E402
 
-from pipeline.artifacts import read_map  # noqa: E402
 from pipeline.evaluate import name_figures  # noqa: E402
+from pipeline.mapfolder.store import read_map  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 BEFORE = "d83f6e4"  # main before issue 21

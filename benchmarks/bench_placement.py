@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import pipeline.place as place_module  # noqa: E402
-from pipeline.artifacts import read_map  # noqa: E402
+from pipeline.mapfolder.store import read_map  # noqa: E402
 from pipeline.place import NEIGHBOURS, place  # noqa: E402
 from pipeline.topics import cosine_knn  # noqa: E402
 

@@ -114,10 +114,10 @@ def quality(atlas, fields: dict[str, str]) -> dict:
 
 
 def run(corpus: Path, base_size: int, seed: int) -> dict:
-    from pipeline.artifacts import read_map
     from pipeline.build import build_map
     from pipeline.config import BuildConfig
     from pipeline.ingest import ingest
+    from pipeline.mapfolder.store import read_map
 
     plain = BuildConfig(stability=False)
     rows = []

@@ -57,7 +57,7 @@ def make_parser() -> Parser:
         MAX_TOKENS_LIMIT,
         BuildConfig,
     )
-    from pipeline.curation import MAX_NAME, MAX_NOTE
+    from pipeline.mapfolder.curation import MAX_NAME, MAX_NOTE
 
     defaults = BuildConfig()
     parser = Parser(
@@ -243,9 +243,9 @@ def make_parser() -> Parser:
 
 
 def run_build(args: argparse.Namespace) -> None:
-    from pipeline.artifacts import check_out, out_lock, recover
     from pipeline.build import build_map, is_current
     from pipeline.config import BuildConfig
+    from pipeline.mapfolder.store import check_out, out_lock, recover
 
     check_out(args.out, args.inputs)  # before anything is written, the lock file included
 
@@ -282,8 +282,8 @@ def run_build(args: argparse.Namespace) -> None:
 
 
 def run_export(args: argparse.Namespace) -> None:
-    from pipeline.artifacts import check_file_out, read_map, write_file
     from pipeline.export import export_frame, to_csv_bytes
+    from pipeline.mapfolder.store import check_file_out, read_map, write_file
     from pipeline.reading_list import reading_list_bibtex, reading_list_markdown
 
     kind = args.format or EXPORT_EXTENSIONS.get(args.out.suffix.lower(), "csv")
@@ -314,10 +314,10 @@ def run_add(args: argparse.Namespace) -> None:
 
 
 def run_curate(args: argparse.Namespace) -> None:
-    from pipeline.curation import edit_map, list_edits
+    from pipeline.mapfolder.curation import edit_map, list_edits
 
     if args.action == "list":
-        from pipeline.artifacts import read_manifest
+        from pipeline.mapfolder.store import read_manifest
 
         read_manifest(args.map)  # not a map folder: one error line
         print(list_edits(args.map))

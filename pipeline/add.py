@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline import UserError
-from pipeline.artifacts import (
+from pipeline.mapfolder.store import (
     AtlasMap,
     added_mask,
     concat_papers,

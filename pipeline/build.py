@@ -18,20 +18,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline import UserError, __version__
-from pipeline.artifacts import (
-    MANIFEST,
-    SCHEMA_VERSION,
-    TOPIC_COLUMNS,
-    AtlasMap,
-    check_out,
-    concat_papers,
-    out_lock,
-    read_added_papers,
-    read_manifest,
-    write_map,
-)
 from pipeline.config import BuildConfig
-from pipeline.curation import Edit, carry_edits, read_curation
 from pipeline.embed import MODEL_NAME, embed_texts
 from pipeline.evaluate import map_quality
 from pipeline.ingest import expand_inputs, ingest, read_bytes
@@ -43,6 +30,19 @@ from pipeline.layout import (
     theme_label_positions,
 )
 from pipeline.lineage import STATUSES, Lineage, PreviousMap, apply_lineage, match_topics, read_previous
+from pipeline.mapfolder.curation import Edit, carry_edits, read_curation
+from pipeline.mapfolder.store import (
+    MANIFEST,
+    SCHEMA_VERSION,
+    TOPIC_COLUMNS,
+    AtlasMap,
+    check_out,
+    concat_papers,
+    out_lock,
+    read_added_papers,
+    read_manifest,
+    write_map,
+)
 from pipeline.naming import NAME_SUPPORT, name_support
 from pipeline.sample_fit import SampleFit, fit_on_sample, place_rest
 from pipeline.themes import fit_themes

@@ -305,7 +305,7 @@ def read_previous(folder: str | Path) -> PreviousMap:
     """The parts of a map folder lineage needs, read tolerantly (any schema version with
     papers.parquet and topics.parquet); a folder that is not a readable map is a `UserError`."""
     from pipeline import UserError
-    from pipeline.artifacts import MANIFEST, PAPERS, TOPICS, check_manifest, read_manifest
+    from pipeline.mapfolder.store import MANIFEST, PAPERS, TOPICS, check_manifest, read_manifest
     from pipeline.neighbours import topic_centroids
 
     folder = Path(folder)

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from streamlit.elements.widgets.button import ButtonMixin
 
-from pipeline.artifacts import read_map, write_map
+from pipeline.mapfolder.store import read_map, write_map
 from pipeline.reading_list import markdown_text, tex_escape
 from tests.app_fixtures import decode_mask, tiny_map, write_merged_map
 from tests.conftest import ROOT, SEEDS

@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.artifacts import read_map
 from pipeline.build import build_map, is_current
 from pipeline.cache import cache_dir
 from pipeline.config import BuildConfig
 from pipeline.embed import embed_texts
+from pipeline.mapfolder.store import read_map
 from tests.conftest import ROOT, SEEDS
 
 # The themes the owner named, how to recognise a paper about each, and words its topic's name may use
@@ -220,7 +220,7 @@ def test_export_command_writes_the_seed_map_as_csv(seed_map, tmp_path):
 
 KILL_AT_SWAP = """
 import os, signal, sys
-from pipeline import artifacts
+from pipeline.mapfolder import store
 from tests.test_export_and_artifacts import tiny_map
 mode, out = sys.argv[1], sys.argv[2]
 real_replace, real_rmtree = os.replace, artifacts.shutil.rmtree
@@ -252,7 +252,7 @@ def hashes(folder):
 @pytest.mark.parametrize("mode", ["rename", "exchange"])
 def test_a_build_killed_at_the_swap_never_loses_the_map(mode, tmp_path, capsys):
     from pipeline.__main__ import main
-    from pipeline.artifacts import recover, write_map
+    from pipeline.mapfolder.store import recover, write_map
     from tests.test_export_and_artifacts import tiny_map
 
     out = tmp_path / "map"
@@ -284,7 +284,7 @@ def test_a_build_killed_at_the_swap_never_loses_the_map(mode, tmp_path, capsys):
 
 
 def test_clean_up_removes_only_dead_builds_staging_folders(tmp_path):
-    from pipeline.artifacts import write_map
+    from pipeline.mapfolder.store import write_map
     from tests.test_export_and_artifacts import tiny_map
 
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
@@ -305,7 +305,7 @@ def test_clean_up_removes_only_dead_builds_staging_folders(tmp_path):
 
 
 def test_a_second_build_into_a_locked_map_fails_at_once_naming_the_first(seed_map, tmp_path):
-    from pipeline.artifacts import out_lock
+    from pipeline.mapfolder.store import out_lock
 
     out = tmp_path / "map"
     shutil.copytree(seed_map, out)

@@ -4,8 +4,8 @@ used by most of their papers, and LLM safety findable by name (issue 21). Suppor
 
 from __future__ import annotations
 
-from pipeline.artifacts import read_map
 from pipeline.evaluate import name_figures
+from pipeline.mapfolder.store import read_map
 
 # The LLM-safety abstracts of the seeds, by words of their own.
 SAFETY_PAPERS = ("SafetyAnalyst", "Vulnerability-Aware Alignment")

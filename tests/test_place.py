@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.artifacts import read_map
+from pipeline.mapfolder.store import read_map
 from pipeline.place import place, topic_profile
 from tests.conftest import ROOT
 

@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from app.data import build_map_data
 from app.placement import pin_label, verdict_message
-from pipeline.artifacts import read_map, write_map
+from pipeline.mapfolder.store import read_map, write_map
 from tests.app_fixtures import REPO, tiny_map
 from tests.conftest import ROOT
 

@@ -9,7 +9,7 @@ import sys
 import pandas as pd
 import pytest
 
-from pipeline.artifacts import read_map
+from pipeline.mapfolder.store import read_map
 from pipeline.reading_list import bibtex_key, reading_list_bibtex, reading_list_markdown
 from tests.conftest import ROOT
 

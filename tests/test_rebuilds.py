@@ -8,9 +8,9 @@ import shutil
 import numpy as np
 import pytest
 
-from pipeline.artifacts import read_map
 from pipeline.build import build_map
 from pipeline.config import BuildConfig
+from pipeline.mapfolder.store import read_map
 from tests.conftest import ROOT, SEEDS
 
 EXTRA = ROOT / "tests" / "fixtures" / "extra_abstracts.csv"

@@ -12,9 +12,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app.search import MEANING_FLOOR, meaning_limit
-from pipeline.artifacts import SEARCH_INDEX, read_map, write_map
 from pipeline.ingest import ingest
-from pipeline.search_index import (
+from pipeline.mapfolder.search_index import (
     SearchIndex,
     highlight,
     index_for,
@@ -23,6 +22,7 @@ from pipeline.search_index import (
     read_meta,
     write_index,
 )
+from pipeline.mapfolder.store import SEARCH_INDEX, read_map, write_map
 from tests.app_fixtures import REPO, tiny_map
 from tests.conftest import SEEDS
 

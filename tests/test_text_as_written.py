@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from pipeline.artifacts import read_map
 from pipeline.build import build_map
 from pipeline.ingest import doc_id_for, ingest
+from pipeline.mapfolder.store import read_map
 from pipeline.reading_list import summary
 from tests.conftest import ROOT, SEEDS
 

@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 
 from pipeline import UserError
-from pipeline.curation import CURATION, Edit, apply_edits, read_curation, write_curation
-from pipeline.search_index import write_index
+from pipeline.mapfolder.curation import CURATION, Edit, apply_edits, read_curation, write_curation
+from pipeline.mapfolder.search_index import write_index
 
 SCHEMA_VERSION = 2
 PAPERS, TOPICS, EMBEDDINGS, MANIFEST = "papers.parquet", "topics.parquet", "embeddings.npy", "manifest.json"

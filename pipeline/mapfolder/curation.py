@@ -457,7 +457,7 @@ def edit_map(
         >>> edit_map("maps/icml", "rename", topic=4, name="Optimal transport")  # doctest: +SKIP
         '#1 rename topic 4 to "Optimal transport"; saved in maps/icml/curation.json'
     """
-    from pipeline.artifacts import out_lock, read_map
+    from pipeline.mapfolder.store import out_lock, read_map
 
     folder = Path(folder)
     read_map(folder, verify=False)  # a folder that is not a readable map is refused before the lock

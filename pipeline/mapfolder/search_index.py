@@ -456,7 +456,7 @@ def index_for(folder: Path | str, papers: pd.DataFrame, *, log=None) -> SearchIn
 
     Never writes into the map folder.
     """
-    from pipeline.artifacts import SEARCH_INDEX
+    from pipeline.mapfolder.store import SEARCH_INDEX
 
     own = Path(folder) / SEARCH_INDEX
     fingerprint = paper_fingerprint(papers)
