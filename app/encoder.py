@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from pipeline.embed import LEGACY_MAX_TOKENS  # light: no model code is imported here
+from pipeline.embedding.embed import LEGACY_MAX_TOKENS  # light: no model code is imported here
 
 REPO = Path(__file__).resolve().parent.parent
 MODELS_ROOT = REPO / "assets" / "models"
@@ -64,7 +64,7 @@ def load_encoder_once(folder: str, max_tokens: int, sha256: str | None):
     Raises:
         EncoderUnavailable: If the model file is not the one the map was built with.
     """
-    from pipeline.onnx_encoder import OnnxEncoder
+    from pipeline.embedding.onnx_encoder import OnnxEncoder
 
     model = Path(folder) / "model.onnx"
     if sha256:

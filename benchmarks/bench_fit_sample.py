@@ -113,7 +113,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     from pipeline.config import DEFAULT_MAX_TOKENS
-    from pipeline.embed import embed_texts
+    from pipeline.embedding.embed import embed_texts
     from pipeline.evaluate import agreement
 
     budget = args.max_tokens or DEFAULT_MAX_TOKENS

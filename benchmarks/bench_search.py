@@ -210,7 +210,7 @@ def main() -> None:
         index.close()
 
     lines += ["", "## Meaning queries (server side: embed the query + rank every paper)", ""]
-    from pipeline.embed import load_encoder
+    from pipeline.embedding.embed import load_encoder
 
     started = time.perf_counter()
     encoder = load_encoder("onnx-int8")

@@ -122,7 +122,7 @@ def add_papers(
     Examples:
         >>> add_papers("assets/maps/seeds", ["new_papers.csv"])  # doctest: +SKIP
     """
-    from pipeline.embed import LEGACY_MAX_TOKENS, embed_texts
+    from pipeline.embedding.embed import LEGACY_MAX_TOKENS, embed_texts
     from pipeline.ingest import ingest
 
     folder = Path(folder)

@@ -19,7 +19,7 @@ import pandas as pd
 
 from pipeline import UserError, __version__
 from pipeline.config import BuildConfig
-from pipeline.embed import MODEL_NAME, embed_texts
+from pipeline.embedding.embed import MODEL_NAME, embed_texts
 from pipeline.evaluate import map_quality
 from pipeline.ingest import expand_inputs, ingest, read_bytes
 from pipeline.layout import (
@@ -139,7 +139,7 @@ def build_map(
     with out_lock(out, command="build"):
         timer = StageTimer()
         if ray_address and encoder is None:  # checked before any work, also when every vector is cached
-            from pipeline.ray_embed import check_ray
+            from pipeline.embedding.ray_embed import check_ray
 
             check_ray(ray_address, ray_option)
         fingerprint = input_fingerprint(inputs, config)
@@ -319,7 +319,7 @@ def embed_corpus(
     """
     compute = None
     if ray_address and encoder is None:
-        from pipeline.ray_embed import ray_compute
+        from pipeline.embedding.ray_embed import ray_compute
 
         compute = ray_compute(ray_address, resolved, log=log, option=ray_option)
     embed = partial(
@@ -351,7 +351,7 @@ def model_bundle(out: Path, resolved: BuildConfig, encoder, log: Callable[[str],
     very same file (manifest "model" fields); nothing for a caller's encoder or torch-fp32."""
     if encoder is not None or resolved.embedder != "onnx-int8":
         return {}
-    from pipeline.onnx_build import map_bundle
+    from pipeline.embedding.onnx_build import map_bundle
 
     return map_bundle(out, log)
 

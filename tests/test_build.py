@@ -19,7 +19,7 @@ import pytest
 from pipeline.build import build_map, is_current
 from pipeline.cache import cache_dir
 from pipeline.config import BuildConfig
-from pipeline.embed import embed_texts
+from pipeline.embedding.embed import embed_texts
 from pipeline.mapfolder.store import read_map
 from tests.conftest import ROOT, SEEDS
 

@@ -13,7 +13,7 @@ import pytest
 
 from pipeline.build import build_map
 from pipeline.config import DEFAULT_MAX_TOKENS, FIT_SAMPLE_ABOVE, FIT_SAMPLE_SIZE, BuildConfig
-from pipeline.embed import cache_name_for, embed_texts
+from pipeline.embedding.embed import cache_name_for, embed_texts
 from pipeline.sample_fit import assign_rest, place_rest, sample_rows
 from tests.conftest import ROOT
 

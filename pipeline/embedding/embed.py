@@ -77,7 +77,7 @@ def load_encoder(embedder: str = "onnx-int8", max_tokens: int | None = None):
     max_tokens = max_tokens or DEFAULT_MAX_TOKENS
     if embedder == "torch-fp32":
         return TorchEncoder(max_tokens)
-    from pipeline.onnx_encoder import OnnxEncoder
+    from pipeline.embedding.onnx_encoder import OnnxEncoder
 
     return OnnxEncoder(model_path(), cache_dir=cache_dir(), max_tokens=max_tokens)
 
@@ -88,7 +88,7 @@ def cache_name_for(embedder: str, max_tokens: int | None = None) -> str:
     name = f"{MODEL_NAME}/{embedder}"
     # int8 kernels differ by CPU and recipe: never mix their vectors.
     if embedder == "onnx-int8":
-        from pipeline.onnx_build import RECIPE_VERSION, quantisation_variant
+        from pipeline.embedding.onnx_build import RECIPE_VERSION, quantisation_variant
 
         name += f"-{quantisation_variant()}-r{RECIPE_VERSION}"
     return name + token_suffix(max_tokens)

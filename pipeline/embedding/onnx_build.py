@@ -36,7 +36,7 @@ BUILD_MESSAGE = "preparing the int8 ONNX model (once per machine)..."
 BUNDLE_FILES = ("meta.json", "tokenizer.json", "model.onnx")
 MODEL_LABEL = "all-MiniLM-L6-v2"
 # Maps under the repository's assets/maps/ share their models in assets/models/ (committed for hosting).
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 REPO_MAPS = REPO / "assets" / "maps"
 REPO_MODELS = REPO / "assets" / "models"
 
@@ -120,7 +120,7 @@ def map_bundle(out: PathLike, log=None) -> dict[str, str]:
         out: The map folder being written.
         log: Called with one line when a bundle is published.
     """
-    from pipeline.embed import model_path
+    from pipeline.embedding.embed import model_path
 
     cache_dir = _cache_root(None)
     folder = onnx_model_file(model_path(), cache_dir).parent

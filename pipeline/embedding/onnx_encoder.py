@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.onnx_build import (  # noqa: F401 (re-exported: callers know them from here)
+from pipeline.embedding.onnx_build import (  # noqa: F401 (re-exported: callers know them from here)
     MODEL_LABEL,
     RECIPE_VERSION,
     PathLike,
