@@ -47,9 +47,9 @@ def cached_meaning(name: str, path: str, signature: tuple, query: str) -> np.nda
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def load_topic_profile(name: str, path: str, signature: tuple):
-    """The map's `pipeline.place.topic_profile`, computed once per map (a pass over its embeddings)
+    """The map's `pipeline.modelling.place.topic_profile`, computed once per map (a pass over its embeddings)
     on the first placement and shared by every later one, in every session."""
-    from pipeline.place import topic_profile
+    from pipeline.modelling.place import topic_profile
 
     data = load_map(name, path, signature)
     return topic_profile(data.vectors, data.topic_ids)

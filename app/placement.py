@@ -12,16 +12,16 @@ from app.loaders import load_topic_profile
 from app.paper_table import paper_table
 from app.session import remove_pin, request_placement
 from app.text import markdown_literal
-from pipeline.place import EDGE, FITS, NEIGHBOURS, OUTSIDE, verdict
+from pipeline.modelling.place import EDGE, FITS, NEIGHBOURS, OUTSIDE, verdict
 
 
 def place_abstract(data: MapData, map_key: tuple) -> None:
     """Embed the pasted abstract with the map's model and pin it; nothing is written anywhere.
 
-    Placement and its verdict are `pipeline.place.place` and `pipeline.place.verdict`, the same as
+    Placement and its verdict are `pipeline.modelling.place.place` and `pipeline.modelling.place.verdict`, the same as
     `python -m pipeline add`, with the map's topic profile computed once per map.
     """
-    from pipeline.place import fits_any_topic, place
+    from pipeline.modelling.place import fits_any_topic, place
 
     text = (st.session_state.get("fit_text") or "").strip()
     if len(text.split()) < 5:
@@ -62,7 +62,7 @@ def topic_evidence(
     that 95% of the topic's own papers reach: at or above it, a paper fits the topic).
 
     Examples:
-        >>> from pipeline.place import TopicProfile
+        >>> from pipeline.modelling.place import TopicProfile
         >>> profile = TopicProfile(np.array([0, 1]), np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([0.8, 0.7]))
         >>> table = topic_evidence(np.array([1, 1, 0]), np.array([0.6, 0.5, 0.4]), np.array([0.6, 0.8]), profile)
         >>> table.to_dict("list")["topic_id"], table.to_dict("list")["neighbours"]

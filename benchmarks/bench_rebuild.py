@@ -99,7 +99,7 @@ def new_papers_together(atlas, new_ids: set[str], k: int = 10) -> float:
 
 
 def quality(atlas, fields: dict[str, str]) -> dict:
-    from pipeline.evaluate import agreement
+    from pipeline.modelling.evaluate import agreement
 
     labels = atlas.papers["topic_id"].to_numpy()
     truth = atlas.papers["doc_id"].map(fields).tolist()

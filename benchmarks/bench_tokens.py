@@ -71,8 +71,8 @@ def embed(texts: list[str], budget: int) -> tuple[np.ndarray, float, list[float]
 def topic_quality(docs: pd.DataFrame, vectors: np.ndarray, budget: int, seed: int = 42) -> dict:
     """The build's topic stage on these vectors (UMAP seeded with `seed`), scored against `field`."""
     from pipeline.config import BuildConfig
-    from pipeline.evaluate import agreement, map_quality
-    from pipeline.topics import fit_topics
+    from pipeline.modelling.evaluate import agreement, map_quality
+    from pipeline.modelling.topics import fit_topics
 
     documents = docs["abstract"].tolist()
     config = BuildConfig(max_tokens=budget, random_state=seed).resolve(len(documents))

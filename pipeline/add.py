@@ -24,7 +24,14 @@ from pipeline.mapfolder.store import (
     via_add_mask,
     write_map,
 )
-from pipeline.place import TYPICAL_QUANTILE, TopicProfile, fits_any_topic, place, topic_profile, verdict
+from pipeline.modelling.place import (
+    TYPICAL_QUANTILE,
+    TopicProfile,
+    fits_any_topic,
+    place,
+    topic_profile,
+    verdict,
+)
 
 # Recommend a full rebuild when at least this share of the new papers fits no topic (and at least
 # two do), or when papers added since the last full build reach this share of the map: past

@@ -20,16 +20,7 @@ import pandas as pd
 from pipeline import UserError, __version__
 from pipeline.config import BuildConfig
 from pipeline.embedding.embed import MODEL_NAME, embed_texts
-from pipeline.evaluate import map_quality
 from pipeline.ingest import expand_inputs, ingest, read_bytes
-from pipeline.layout import (
-    align_to,
-    initial_positions,
-    label_positions,
-    map_coordinates,
-    theme_label_positions,
-)
-from pipeline.lineage import STATUSES, Lineage, PreviousMap, apply_lineage, match_topics, read_previous
 from pipeline.mapfolder.curation import Edit, carry_edits, read_curation
 from pipeline.mapfolder.store import (
     MANIFEST,
@@ -43,10 +34,26 @@ from pipeline.mapfolder.store import (
     read_manifest,
     write_map,
 )
+from pipeline.modelling.evaluate import map_quality
+from pipeline.modelling.layout import (
+    align_to,
+    initial_positions,
+    label_positions,
+    map_coordinates,
+    theme_label_positions,
+)
+from pipeline.modelling.lineage import (
+    STATUSES,
+    Lineage,
+    PreviousMap,
+    apply_lineage,
+    match_topics,
+    read_previous,
+)
+from pipeline.modelling.sample_fit import SampleFit, fit_on_sample, place_rest
+from pipeline.modelling.themes import fit_themes
+from pipeline.modelling.topics import WAS_UNASSIGNED, Topics, fit_topics, topic_stability
 from pipeline.naming import NAME_SUPPORT, name_support
-from pipeline.sample_fit import SampleFit, fit_on_sample, place_rest
-from pipeline.themes import fit_themes
-from pipeline.topics import WAS_UNASSIGNED, Topics, fit_topics, topic_stability
 
 MIN_PAPERS = 10
 LIBRARIES = (

@@ -341,7 +341,7 @@ def test_reading_lists_follow_search_filters_and_map_selection(tmp_path, monkeyp
 
 # --------------------------------------------------------------------------- placement and link keys
 def test_placement_computes_the_maps_topic_profile_once(tmp_path, monkeypatch):
-    import pipeline.place
+    import pipeline.modelling.place
 
     class FakeEncoder:  # stands in for the packaged model: "diffusion" text points at topic 1's direction
         name = "fake-encoder"
@@ -352,8 +352,8 @@ def test_placement_computes_the_maps_topic_profile_once(tmp_path, monkeypatch):
             return vector
 
     calls = []
-    real = pipeline.place.topic_profile
-    monkeypatch.setattr(pipeline.place, "topic_profile", lambda *a: calls.append(1) or real(*a))
+    real = pipeline.modelling.place.topic_profile
+    monkeypatch.setattr(pipeline.modelling.place, "topic_profile", lambda *a: calls.append(1) or real(*a))
     monkeypatch.setattr("app.encoder.map_encoder", lambda manifest: FakeEncoder())
     write_map(tmp_path / "tiny", tiny_map())
     use_map(monkeypatch, tmp_path / "tiny", tmp_path)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from pipeline.mapfolder.store import read_map
-from pipeline.place import place, topic_profile
+from pipeline.modelling.place import place, topic_profile
 from tests.conftest import ROOT
 
 SEED_MAP = ROOT / "assets" / "maps" / "seeds"

@@ -1,5 +1,5 @@
 """Placement that admits when there is none: the app and `python -m pipeline add` give the same verdict
-(`pipeline.place.verdict`) on the real seed map with the real model, and the app claims a topic only
+(`pipeline.modelling.place.verdict`) on the real seed map with the real model, and the app claims a topic only
 for an abstract that fits it."""
 
 from __future__ import annotations

@@ -663,7 +663,7 @@ def read_lineage(folder: str | Path) -> pd.DataFrame | None:
 
     A table missing a column or holding ids that are not whole numbers is a `UserError` naming it.
     """
-    from pipeline.lineage import LINEAGE_COLUMNS
+    from pipeline.modelling.lineage import LINEAGE_COLUMNS
 
     path = Path(folder) / LINEAGE
     if not path.is_file():

@@ -306,7 +306,7 @@ def read_previous(folder: str | Path) -> PreviousMap:
     papers.parquet and topics.parquet); a folder that is not a readable map is a `UserError`."""
     from pipeline import UserError
     from pipeline.mapfolder.store import MANIFEST, PAPERS, TOPICS, check_manifest, read_manifest
-    from pipeline.neighbours import topic_centroids
+    from pipeline.modelling.neighbours import topic_centroids
 
     folder = Path(folder)
     manifest = read_manifest(folder)

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.config import BuildConfig
+from pipeline.modelling.neighbours import cosine_knn, neighbour_graph, reassign_outliers, topic_centroids
 from pipeline.naming import (
     ABSTRACT_STOP_WORDS,
     NO_WORDS_NOTE,
@@ -21,7 +22,6 @@ from pipeline.naming import (
     vectorizer_for,
     vectorizers_for,
 )
-from pipeline.neighbours import cosine_knn, neighbour_graph, reassign_outliers, topic_centroids
 
 # A rebuild's 5-D UMAP weighs the previous map's topics this much against the papers' own
 # neighbourhoods (UMAP's categorical target_weight, 0-1); see benchmarks/REBUILD_RESULTS.md.
@@ -86,7 +86,7 @@ def fit_topics(
     from bertopic.cluster import BaseCluster
     from bertopic.dimensionality import BaseDimensionalityReduction
 
-    from pipeline.layout import array_digest, umap_cache_key, umap_settings
+    from pipeline.modelling.layout import array_digest, umap_cache_key, umap_settings
 
     knn = neighbour_graph(embeddings, config.n_neighbors)
     settings = umap_settings(5, n_neighbors=config.n_neighbors, random_state=config.random_state)
