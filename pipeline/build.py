@@ -53,7 +53,7 @@ from pipeline.modelling.lineage import (
 from pipeline.modelling.sample_fit import SampleFit, fit_on_sample, place_rest
 from pipeline.modelling.themes import fit_themes
 from pipeline.modelling.topics import WAS_UNASSIGNED, Topics, fit_topics, topic_stability
-from pipeline.naming import NAME_SUPPORT, name_support
+from pipeline.naming.names import NAME_SUPPORT, name_support
 
 MIN_PAPERS = 10
 LIBRARIES = (

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline import UserError
-from pipeline.sentences import first_sentence
+from pipeline.naming.sentences import first_sentence
 
 SUPPORTED = (".txt", ".csv", ".tsv", ".jsonl", ".parquet")
 MAX_TITLE = 90

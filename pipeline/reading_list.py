@@ -10,7 +10,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from pipeline.export import without_bidi_controls
-from pipeline.sentences import first_sentence
+from pipeline.naming.sentences import first_sentence
 
 SUMMARY_CHARACTERS = 200
 # Markdown: CommonMark lets any ASCII punctuation be backslash-escaped; these are the ones that

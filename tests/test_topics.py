@@ -20,7 +20,7 @@ from pipeline.modelling.topics import (
     reassign_outliers,
     topic_stability,
 )
-from pipeline.naming import acronym_definitions, name_groups, name_support
+from pipeline.naming.names import acronym_definitions, name_groups, name_support
 
 
 @pytest.mark.parametrize("papers", [57, 2_000, 10_000, 80_000])

@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from pipeline.naming import NAME_SUPPORT as NAME_SUPPORT_FLOOR
-from pipeline.naming import (
+from pipeline.naming.names import NAME_SUPPORT as NAME_SUPPORT_FLOOR
+from pipeline.naming.names import (
     PhraseCounts,
     _normal,
     _shape_factor,

@@ -13,7 +13,7 @@ import pandas as pd
 
 from pipeline.config import BuildConfig
 from pipeline.modelling.neighbours import cosine_knn, neighbour_graph, reassign_outliers, topic_centroids
-from pipeline.naming import (
+from pipeline.naming.names import (
     ABSTRACT_STOP_WORDS,
     NO_WORDS_NOTE,
     PhraseCounts,
