@@ -17,7 +17,7 @@ from app.palette import theme_topic_colours
 from app.state import Vocabulary
 from app.text import plotly_wrap
 from app.themes import theme_of_topic
-from pipeline.export import BIDI_CHARACTERS, without_bidi_controls
+from pipeline.exports.export import BIDI_CHARACTERS, without_bidi_controls
 from pipeline.mapfolder.curation import CURATION
 from pipeline.mapfolder.search_index import SearchIndex, index_for
 from pipeline.mapfolder.store import EMBEDDINGS, MANIFEST, PAPERS, SEARCH_INDEX, TOPICS, added_mask, read_map
@@ -333,7 +333,7 @@ def build_map_data(name: str, path: Path) -> MapData:
 
 def shown_as_text(table: pd.DataFrame) -> pd.DataFrame:
     """`table` with bidi control characters in its text cells (and lists of text) made visible and inert,
-    so a title cannot reverse what follows it on the page (pipeline.export.without_bidi_controls).
+    so a title cannot reverse what follows it on the page (pipeline.exports.export.without_bidi_controls).
     """
     table = table.copy()
     for column in table.columns:

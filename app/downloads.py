@@ -7,8 +7,8 @@ import numpy as np
 import streamlit as st
 
 from app.data import MapData
-from pipeline.export import export_frame, to_csv_bytes
-from pipeline.reading_list import reading_list_bibtex, reading_list_markdown
+from pipeline.exports.export import export_frame, to_csv_bytes
+from pipeline.exports.reading_list import reading_list_bibtex, reading_list_markdown
 
 
 def downloads(data: MapData, rows: np.ndarray) -> None:

@@ -282,9 +282,9 @@ def run_build(args: argparse.Namespace) -> None:
 
 
 def run_export(args: argparse.Namespace) -> None:
-    from pipeline.export import export_frame, to_csv_bytes
+    from pipeline.exports.export import export_frame, to_csv_bytes
+    from pipeline.exports.reading_list import reading_list_bibtex, reading_list_markdown
     from pipeline.mapfolder.store import check_file_out, read_map, write_file
-    from pipeline.reading_list import reading_list_bibtex, reading_list_markdown
 
     kind = args.format or EXPORT_EXTENSIONS.get(args.out.suffix.lower(), "csv")
     atlas = read_map(args.map)

@@ -310,7 +310,7 @@ def test_export_downloads_the_current_view_and_the_whole_map_spreadsheet_safe(
     ]
     whole = rows_of(downloads["Download the whole map · 60 (CSV)"])
     assert len(whole) == 60 and sum(r["topic"] == "Unassigned" for r in whole) == 8
-    from pipeline.export import export_frame, to_csv_bytes
+    from pipeline.exports.export import export_frame, to_csv_bytes
     from pipeline.mapfolder.store import read_map
 
     atlas = read_map(folder)

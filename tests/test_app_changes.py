@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 from streamlit.elements.widgets.button import ButtonMixin
 
+from pipeline.exports.reading_list import markdown_text, tex_escape
 from pipeline.mapfolder.store import read_map, write_map
-from pipeline.reading_list import markdown_text, tex_escape
 from tests.app_fixtures import decode_mask, tiny_map, write_merged_map
 from tests.conftest import ROOT, SEEDS
 from tests.test_app import live_map, start, table, texts, url

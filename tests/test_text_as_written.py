@@ -16,9 +16,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from pipeline.build import build_map
+from pipeline.exports.reading_list import summary
 from pipeline.ingest import doc_id_for, ingest
 from pipeline.mapfolder.store import read_map
-from pipeline.reading_list import summary
 from tests.conftest import ROOT, SEEDS
 
 TITLES = [

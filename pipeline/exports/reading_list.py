@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from pipeline.export import without_bidi_controls
+from pipeline.exports.export import without_bidi_controls
 from pipeline.naming.sentences import first_sentence
 
 SUMMARY_CHARACTERS = 200
