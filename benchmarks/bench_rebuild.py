@@ -114,7 +114,7 @@ def quality(atlas, fields: dict[str, str]) -> dict:
 
 
 def run(corpus: Path, base_size: int, seed: int) -> dict:
-    from pipeline.build import build_map
+    from pipeline.commands.build import build_map
     from pipeline.config import BuildConfig
     from pipeline.ingest import ingest
     from pipeline.mapfolder.store import read_map

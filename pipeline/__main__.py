@@ -243,7 +243,7 @@ def make_parser() -> Parser:
 
 
 def run_build(args: argparse.Namespace) -> None:
-    from pipeline.build import build_map, is_current
+    from pipeline.commands.build import build_map, is_current
     from pipeline.config import BuildConfig
     from pipeline.mapfolder.store import check_out, out_lock, recover
 
@@ -308,7 +308,7 @@ def run_export(args: argparse.Namespace) -> None:
 
 
 def run_add(args: argparse.Namespace) -> None:
-    from pipeline.add import add_papers
+    from pipeline.commands.add import add_papers
 
     add_papers(args.map, args.inputs, use_cache=not args.no_cache, progress=not args.quiet)
 

@@ -164,7 +164,7 @@ def test_a_link_to_a_gone_topic_opens_where_its_papers_went_and_says_so(rebuilt_
 @pytest.fixture(scope="module")
 def grown_map(tmp_path_factory) -> Path:
     """The seeds plus four new abstracts, rebuilt with the committed seed map as the previous map."""
-    from pipeline.build import build_map
+    from pipeline.commands.build import build_map
 
     out = tmp_path_factory.mktemp("grown") / "grown"
     build_map([SEEDS, EXTRA], out, previous=SEED_MAP, progress=False, log=lambda message: None)

@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.build import build_map, is_current
 from pipeline.cache import cache_dir
+from pipeline.commands.build import build_map, is_current
 from pipeline.config import BuildConfig
 from pipeline.embedding.embed import embed_texts
 from pipeline.mapfolder.store import read_map

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from pipeline import UserError
-from pipeline.build import build_map
+from pipeline.commands.build import build_map
 from pipeline.mapfolder.curation import CURATION, Edit, apply_edits, carry_edits, read_curation
 from pipeline.mapfolder.store import read_map
 from tests.conftest import ROOT, SEEDS

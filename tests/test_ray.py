@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.build import build_map
+from pipeline.commands.build import build_map
 from pipeline.mapfolder.store import read_map
 from tests.conftest import ROOT, SEEDS
 

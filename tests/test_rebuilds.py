@@ -8,7 +8,7 @@ import shutil
 import numpy as np
 import pytest
 
-from pipeline.build import build_map
+from pipeline.commands.build import build_map
 from pipeline.config import BuildConfig
 from pipeline.mapfolder.store import read_map
 from tests.conftest import ROOT, SEEDS

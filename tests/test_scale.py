@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.build import build_map
+from pipeline.commands.build import build_map
 from pipeline.config import DEFAULT_MAX_TOKENS, FIT_SAMPLE_ABOVE, FIT_SAMPLE_SIZE, BuildConfig
 from pipeline.embedding.embed import cache_name_for, embed_texts
 from pipeline.modelling.sample_fit import assign_rest, place_rest, sample_rows

@@ -198,7 +198,7 @@ def test_a_built_map_holds_its_search_index(seed_map):
 
 
 def test_the_map_folder_holds_the_index_and_add_extends_it(tmp_path):
-    from pipeline.add import place_new_papers
+    from pipeline.commands.add import place_new_papers
 
     atlas = tiny_map()
     write_map(tmp_path / "map", atlas)
