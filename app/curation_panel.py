@@ -17,7 +17,8 @@ import streamlit as st
 
 from app.data import MapData
 from pipeline import UserError
-from pipeline.mapfolder.curation import MAX_NAME, MAX_NOTE, UNASSIGNED, edit_map, read_curation
+from pipeline.commands.curate import edit_map
+from pipeline.mapfolder.curation import MAX_NAME, MAX_NOTE, UNASSIGNED, read_curation
 
 EDITING = "ATLAS_EDITING"
 NOTICE = "curation_notice"  # session key: what the last edit did (shown once, on the next run)

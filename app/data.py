@@ -18,9 +18,9 @@ from app.state import Vocabulary
 from app.text import plotly_wrap
 from app.themes import theme_of_topic
 from pipeline.exports.export import BIDI_CHARACTERS, without_bidi_controls
-from pipeline.mapfolder.curation import CURATION
+from pipeline.mapfolder.files import MANIFEST, MAP_FILES
 from pipeline.mapfolder.search_index import SearchIndex, index_for
-from pipeline.mapfolder.store import EMBEDDINGS, MANIFEST, PAPERS, SEARCH_INDEX, TOPICS, added_mask, read_map
+from pipeline.mapfolder.store import added_mask, read_map
 
 REPO = Path(__file__).resolve().parent.parent
 MAPS_ROOT = REPO / "assets" / "maps"
@@ -95,7 +95,7 @@ def map_signature(path: Path) -> tuple:
     """Modification times and sizes of the artifacts and the edits: a new value means the map was
     rebuilt or edited."""
     signature = []
-    for name in (PAPERS, TOPICS, EMBEDDINGS, MANIFEST, SEARCH_INDEX, CURATION):
+    for name in sorted(MAP_FILES):
         try:
             stat = (Path(path) / name).stat()
             signature.append((name, stat.st_mtime_ns, stat.st_size))

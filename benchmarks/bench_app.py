@@ -49,7 +49,9 @@ import pandas as pd
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from pipeline.mapfolder.store import SCHEMA_VERSION, AtlasMap, read_manifest, write_map  # noqa: E402
+from pipeline.mapfolder.files import SCHEMA_VERSION  # noqa: E402
+from pipeline.mapfolder.manifest import read_manifest  # noqa: E402
+from pipeline.mapfolder.store import AtlasMap, write_map  # noqa: E402
 from tests.devserver import StreamlitServer  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"

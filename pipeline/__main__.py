@@ -245,7 +245,8 @@ def make_parser() -> Parser:
 def run_build(args: argparse.Namespace) -> None:
     from pipeline.commands.build import build_map, is_current
     from pipeline.config import BuildConfig
-    from pipeline.mapfolder.store import check_out, out_lock, recover
+    from pipeline.mapfolder.lock import out_lock, recover
+    from pipeline.mapfolder.store import check_out
 
     check_out(args.out, args.inputs)  # before anything is written, the lock file included
 
@@ -314,10 +315,10 @@ def run_add(args: argparse.Namespace) -> None:
 
 
 def run_curate(args: argparse.Namespace) -> None:
-    from pipeline.mapfolder.curation import edit_map, list_edits
+    from pipeline.commands.curate import edit_map, list_edits
 
     if args.action == "list":
-        from pipeline.mapfolder.store import read_manifest
+        from pipeline.mapfolder.manifest import read_manifest
 
         read_manifest(args.map)  # not a map folder: one error line
         print(list_edits(args.map))

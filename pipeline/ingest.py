@@ -322,7 +322,8 @@ READERS = {
 def is_map_folder(folder: Path) -> bool:
     """A folder `python -m pipeline build` wrote (`pipeline.artifacts.holds_a_map`): its own
     papers.parquet is output, not input."""
-    from pipeline.mapfolder.store import PAPERS, holds_a_map
+    from pipeline.mapfolder.files import PAPERS
+    from pipeline.mapfolder.store import holds_a_map
 
     return holds_a_map(folder) and (folder / PAPERS).is_file()
 

@@ -372,7 +372,7 @@ def test_where_does_my_paper_fit_pins_an_abstract_without_storing_it(tiny, monke
     pinned = live_map(at)["pin"]
     assert pinned["x"] > 0.5 and pinned["y"] > 0.5  # among topic 1, around (2, 2)
     neighbours = table(at, index=0)
-    assert len(neighbours) == 10 and neighbours["Similarity"].iloc[0] > 0.8  # pipeline.modelling.place.NEIGHBOURS
+    assert len(neighbours) == 10 and neighbours["Similarity"].iloc[0] > 0.8  # place.NEIGHBOURS
     assert sorted(p.name for p in tiny.iterdir()) == before
     assert url(at) == {}  # the abstract is in no link
 

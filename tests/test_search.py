@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from app.search import MEANING_FLOOR, meaning_limit
 from pipeline.ingest import ingest
+from pipeline.mapfolder.files import SEARCH_INDEX
 from pipeline.mapfolder.search_index import (
     SearchIndex,
     highlight,
@@ -22,7 +23,7 @@ from pipeline.mapfolder.search_index import (
     read_meta,
     write_index,
 )
-from pipeline.mapfolder.store import SEARCH_INDEX, read_map, write_map
+from pipeline.mapfolder.store import read_map, write_map
 from tests.app_fixtures import REPO, tiny_map
 from tests.conftest import SEEDS
 

@@ -13,17 +13,9 @@ import numpy as np
 import pandas as pd
 
 from pipeline import UserError
-from pipeline.mapfolder.store import (
-    AtlasMap,
-    added_mask,
-    concat_papers,
-    out_lock,
-    read_manifest,
-    read_map,
-    recover,
-    via_add_mask,
-    write_map,
-)
+from pipeline.mapfolder.lock import out_lock, recover
+from pipeline.mapfolder.manifest import read_manifest
+from pipeline.mapfolder.store import AtlasMap, added_mask, concat_papers, read_map, via_add_mask, write_map
 from pipeline.modelling.place import (
     TYPICAL_QUANTILE,
     TopicProfile,

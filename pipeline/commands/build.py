@@ -22,18 +22,10 @@ from pipeline.config import BuildConfig
 from pipeline.embedding.embed import MODEL_NAME, embed_texts
 from pipeline.ingest import expand_inputs, ingest, read_bytes
 from pipeline.mapfolder.curation import Edit, carry_edits, read_curation
-from pipeline.mapfolder.store import (
-    MANIFEST,
-    SCHEMA_VERSION,
-    TOPIC_COLUMNS,
-    AtlasMap,
-    check_out,
-    concat_papers,
-    out_lock,
-    read_added_papers,
-    read_manifest,
-    write_map,
-)
+from pipeline.mapfolder.files import MANIFEST, SCHEMA_VERSION, TOPIC_COLUMNS
+from pipeline.mapfolder.lock import out_lock
+from pipeline.mapfolder.manifest import read_manifest
+from pipeline.mapfolder.store import AtlasMap, check_out, concat_papers, read_added_papers, write_map
 from pipeline.modelling.evaluate import map_quality
 from pipeline.modelling.layout import (
     align_to,

@@ -9,15 +9,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-LINEAGE_COLUMNS = [
-    "topic_id",
-    "status",
-    "previous_topic_ids",
-    "successor_topic_ids",
-    "previous_label",
-    "shared_papers",
-    "previous_sizes",
-]
+from pipeline import UserError
+from pipeline.mapfolder.files import EMBEDDINGS, LINEAGE_COLUMNS, MANIFEST, PAPERS, TOPICS
+from pipeline.mapfolder.manifest import check_manifest, read_manifest
+from pipeline.modelling.neighbours import topic_centroids
+
 STATUSES = ("kept", "grown", "shrunk", "split", "merged", "new", "gone")
 
 # A previous and a new topic are "the same topic" when, over the papers both maps hold, their
@@ -304,10 +300,6 @@ def final_labels(
 def read_previous(folder: str | Path) -> PreviousMap:
     """The parts of a map folder lineage needs, read tolerantly (any schema version with
     papers.parquet and topics.parquet); a folder that is not a readable map is a `UserError`."""
-    from pipeline import UserError
-    from pipeline.mapfolder.store import MANIFEST, PAPERS, TOPICS, check_manifest, read_manifest
-    from pipeline.modelling.neighbours import topic_centroids
-
     folder = Path(folder)
     manifest = read_manifest(folder)
     check_manifest(manifest, folder / MANIFEST)  # e.g. a damaged lineage.next_topic_id
@@ -319,7 +311,7 @@ def read_previous(folder: str | Path) -> PreviousMap:
     except Exception as exc:
         raise UserError(f"{folder}: unreadable previous map ({str(exc)[:120]})") from None
     if not {"topic_id", "label"} <= set(topics.columns):
-        raise UserError(f"{folder / 'topics.parquet'}: missing topic_id or label")
+        raise UserError(f"{folder / TOPICS}: missing topic_id or label")
     try:
         labels = papers["topic_id"].to_numpy(dtype=np.int64)
         ids = topics["topic_id"].astype(np.int64).tolist()
@@ -332,7 +324,7 @@ def read_previous(folder: str | Path) -> PreviousMap:
             centroids[int(topic)] = vector / (np.linalg.norm(vector) or 1.0)
     else:
         try:
-            embeddings = np.load(folder / "embeddings.npy", allow_pickle=False)
+            embeddings = np.load(folder / EMBEDDINGS, allow_pickle=False)
             if len(embeddings) == len(papers):
                 centroids = dict(zip(*topic_centroids(embeddings, labels)))
         except (OSError, ValueError):
