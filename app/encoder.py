@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from pipeline.embedding.embed import LEGACY_MAX_TOKENS  # light: no model code is imported here
+from pipeline.embedding.model import LEGACY_MAX_TOKENS  # light: no model code is imported here
 
 REPO = Path(__file__).resolve().parent.parent
 MODELS_ROOT = REPO / "assets" / "models"

@@ -155,7 +155,7 @@ def cpu_speed(texts: list[str], budgets: list[int]) -> dict[int, float]:
 def token_lengths(texts: list[str]) -> dict:
     from tokenizers import Tokenizer
 
-    from pipeline.embedding.embed import model_path
+    from pipeline.embedding.model import model_path
 
     tokenizer = Tokenizer.from_file(str(Path(model_path()) / "tokenizer.json"))
     tokenizer.no_truncation()

@@ -121,7 +121,8 @@ def add_papers(
     Examples:
         >>> add_papers("assets/maps/seeds", ["new_papers.csv"])  # doctest: +SKIP
     """
-    from pipeline.embedding.embed import LEGACY_MAX_TOKENS, embed_texts
+    from pipeline.embedding.embed import embed_texts
+    from pipeline.embedding.model import LEGACY_MAX_TOKENS
     from pipeline.ingest import ingest
 
     folder = Path(folder)

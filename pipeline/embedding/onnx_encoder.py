@@ -8,15 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.embedding.onnx_build import (  # noqa: F401 (re-exported: callers know them from here)
-    MODEL_LABEL,
-    RECIPE_VERSION,
-    PathLike,
-    default_model_path,
-    onnx_model_file,
-    quantisation_variant,
-    read_json,
-)
+from pipeline.embedding.model import model_path as packaged_model_path
+from pipeline.embedding.onnx_build import PathLike, onnx_model_file, read_json
 
 
 class OnnxEncoder:
@@ -62,7 +55,7 @@ class OnnxEncoder:
         from tokenizers import Tokenizer
 
         if bundle is None:
-            model_dir = Path(model_path) if model_path else default_model_path()
+            model_dir = Path(model_path) if model_path else packaged_model_path()
             _require_mean_pooling(model_dir)
             bundle = onnx_model_file(model_dir, cache_dir).parent
         folder = Path(bundle)

@@ -32,7 +32,7 @@ class EmbedBatches:
         # One actor per CPU, so one text at a time within an actor.
         if embedder == "onnx-int8":
             from pipeline.cache import cache_dir
-            from pipeline.embedding.embed import model_path
+            from pipeline.embedding.model import model_path
             from pipeline.embedding.onnx_encoder import OnnxEncoder
 
             self.encoder = OnnxEncoder(model_path(), cache_dir=cache_dir(), threads=1, max_tokens=max_tokens)
@@ -68,7 +68,8 @@ class RayCompute:
         self.report: dict = {"address": address}
 
     def __call__(self, texts: list[str], on_batch: Callable[[list[int], np.ndarray], None]) -> np.ndarray:
-        from pipeline.embedding.embed import DIMENSIONS, cache_name_for, sort_batches
+        from pipeline.embedding.embed import cache_name_for, sort_batches
+        from pipeline.embedding.model import DIMENSIONS
 
         ray = _import_ray(self.option)
         expected = cache_name_for(self.embedder, self.max_tokens)
