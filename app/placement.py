@@ -12,6 +12,7 @@ from app.loaders import load_topic_profile
 from app.paper_table import paper_table
 from app.session import remove_pin, request_placement
 from app.text import markdown_literal
+from pipeline.mapfolder.manifest import Manifest
 from pipeline.modelling.place import EDGE, FITS, NEIGHBOURS, OUTSIDE, verdict
 
 
@@ -41,7 +42,7 @@ def place_abstract(data: MapData, map_key: tuple) -> None:
         "x": spot.x,
         "y": spot.y,
         "topic": spot.topic_id,
-        "encoder": (data.manifest.get("model") or {}).get("encoder", "the map's model"),
+        "encoder": Manifest.from_dict(data.manifest).encoder or "the map's model",
         "rows": spot.neighbour_rows.tolist(),
         "similarities": spot.similarities.tolist(),
         "verdict": verdict(spot.fits, bool(fits_any_topic(vector[None, :], profile)[0])),
@@ -137,7 +138,7 @@ def fit_panel(data: MapData, map_key: tuple) -> None:
                 "Place on the map", on_click=request_placement, icon=":material/push_pin:", type="primary"
             )
         if st.session_state.pop("fit_pending", False):
-            model = (data.manifest.get("model") or {}).get("name", "the map's model").split("/")[-1]
+            model = (Manifest.from_dict(data.manifest).model_name or "the map's model").split("/")[-1]
             with st.spinner(f"Embedding your abstract with {model} (the first time also loads the model)…"):
                 place_abstract(data, map_key)
             st.rerun()  # draw the pin on the map above

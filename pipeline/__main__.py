@@ -285,6 +285,7 @@ def run_build(args: argparse.Namespace) -> None:
 def run_export(args: argparse.Namespace) -> None:
     from pipeline.exports.export import export_frame, to_csv_bytes
     from pipeline.exports.reading_list import reading_list_bibtex, reading_list_markdown
+    from pipeline.mapfolder.manifest import Manifest
     from pipeline.mapfolder.store import check_file_out, read_map, write_file
 
     kind = args.format or EXPORT_EXTENSIONS.get(args.out.suffix.lower(), "csv")
@@ -300,7 +301,7 @@ def run_export(args: argparse.Namespace) -> None:
             export_frame(atlas.papers, atlas.topics, topic_id=args.topic, themes=atlas.themes)
         )
     elif kind == "md":
-        heading = f"Reading list: {atlas.manifest.get('name') or args.map.name}"
+        heading = f"Reading list: {Manifest.from_dict(atlas.manifest).name or args.map.name}"
         payload = reading_list_markdown(papers, atlas.topics, heading=heading).encode("utf-8")
     else:
         payload = reading_list_bibtex(papers).encode("utf-8")

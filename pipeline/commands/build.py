@@ -25,7 +25,7 @@ from pipeline.ingest import expand_inputs, ingest, read_bytes
 from pipeline.mapfolder.curation import Edit, carry_edits, read_curation
 from pipeline.mapfolder.files import MANIFEST, SCHEMA_VERSION, TOPIC_COLUMNS
 from pipeline.mapfolder.lock import out_lock
-from pipeline.mapfolder.manifest import read_manifest
+from pipeline.mapfolder.manifest import Manifest, read_manifest
 from pipeline.mapfolder.store import AtlasMap, check_out, concat_papers, read_added_papers, write_map
 from pipeline.modelling.evaluate import map_quality
 from pipeline.modelling.layout import (
@@ -92,9 +92,10 @@ def is_current(inputs: list[str | Path], out: Path, config: BuildConfig) -> bool
         manifest = read_manifest(out)
     except UserError:
         return False
-    return manifest.get("schema_version") == SCHEMA_VERSION and manifest.get(
-        "input_fingerprint"
-    ) == input_fingerprint(inputs, config)
+    manifest = Manifest.from_dict(manifest)
+    return manifest.schema_version == SCHEMA_VERSION and manifest.input_fingerprint == input_fingerprint(
+        inputs, config
+    )
 
 
 def corpus_name(papers, inputs: list[str | Path]) -> str:
@@ -193,31 +194,31 @@ def build_map(
         timer.lap("evaluate")
 
         total = timer.total()
-        manifest = {
-            "schema_version": SCHEMA_VERSION,
-            "name": name or corpus_name(papers, inputs),
-            "papers": len(papers),
-            "topics": len(table),
-            "themes": len(themes),
-            "stability": stability_report,
-            "unassigned": int((fit.topics.labels == -1).sum()),
-            "inputs": [str(p) for p in expand_inputs(inputs)],
-            "notes": corpus.notes,
-            "config": resolved.to_dict(),
-            "model": {
+        manifest = Manifest(
+            schema_version=SCHEMA_VERSION,
+            name=name or corpus_name(papers, inputs),
+            papers=len(papers),
+            topics=len(table),
+            themes=len(themes),
+            stability=stability_report,
+            unassigned=int((fit.topics.labels == -1).sum()),
+            inputs=[str(p) for p in expand_inputs(inputs)],
+            notes=corpus.notes,
+            config=resolved.to_dict(),
+            model={
                 "name": MODEL_NAME,
                 "encoder": embedding_report["encoder"],
                 "max_tokens": resolved.max_tokens,
                 **bundle,
             },
-            "embedding": embedding_report,
-            "versions": library_versions(),
-            "timings_seconds": dict(timer.timings, total=total),
-            "abstracts_per_second": round(len(papers) / total, 1) if total else None,
-            "quality": quality,
-            "input_fingerprint": fingerprint,
-            "kept_added": kept_added,
-            "lineage": {
+            embedding=embedding_report,
+            versions=library_versions(),
+            timings_seconds=dict(timer.timings, total=total),
+            abstracts_per_second=round(len(papers) / total, 1) if total else None,
+            quality=quality,
+            input_fingerprint=fingerprint,
+            kept_added=kept_added,
+            lineage={
                 "previous": None
                 if previous_map is None
                 else {"name": previous_map.name, "fingerprint": previous_map.fingerprint},
@@ -232,20 +233,20 @@ def build_map(
                     "review": [{"id": e.id, "reason": e.review} for e in edits if e.review],
                 },
             },
-            "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        }
+            built_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        )
         atlas = AtlasMap(
             papers=papers,
             topics=table,
             embeddings=embeddings.astype(np.float16),
-            manifest=manifest,
+            manifest=manifest.to_dict(),
             lineage=None if lineage is None else lineage.table,
             themes=themes,
             edits=edits,
         )
         write_map(out, atlas, log=log)
         log(
-            f"{len(table)} topics in {len(themes)} themes, {manifest['unassigned']} of {len(papers)} papers unassigned "
+            f"{len(table)} topics in {len(themes)} themes, {manifest.unassigned} of {len(papers)} papers unassigned "
             f"({quality['unassigned_share']:.1%}); map written to {out} in {total:.1f} s"
         )
         return atlas

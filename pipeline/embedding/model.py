@@ -10,6 +10,9 @@ MODEL_LABEL = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
 # The packaged model's own `max_seq_length`; other budgets are named in cache keys.
 MODEL_MAX_TOKENS = 256
+# A bundle folder (what a map's `model.bundle` names under assets/models/): the int8 model, its
+# tokenizer and what it was made from.
+BUNDLE_MODEL, BUNDLE_TOKENIZER, BUNDLE_META = "model.onnx", "tokenizer.json", "meta.json"
 # Maps built before `max_tokens` was recorded embedded 256 word pieces (the model's own limit).
 LEGACY_MAX_TOKENS = 256
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.embedding.model import MODEL_LABEL
+from pipeline.embedding.model import BUNDLE_META, BUNDLE_MODEL, BUNDLE_TOKENIZER, MODEL_LABEL
 from pipeline.embedding.model import model_path as packaged_model_path
 
 # Bump when the export or quantisation steps change: it is part of the cache key, so every
@@ -36,7 +36,7 @@ INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 KEY_FILES = ("config.json", "model.safetensors", "tokenizer.json", "sentence_bert_config.json")
 BUILD_MESSAGE = "preparing the int8 ONNX model (once per machine)..."
 # The files of a bundle (see the module doc); `model.onnx` is written last, so its presence means whole.
-BUNDLE_FILES = ("meta.json", "tokenizer.json", "model.onnx")
+BUNDLE_FILES = (BUNDLE_META, BUNDLE_TOKENIZER, BUNDLE_MODEL)
 # Maps under the repository's assets/maps/ share their models in assets/models/ (committed for hosting).
 REPO = Path(__file__).resolve().parents[2]
 REPO_MAPS = REPO / "assets" / "maps"
@@ -100,7 +100,7 @@ def onnx_model_file(model_path: PathLike | None = None, cache_dir: PathLike | No
     root = _cache_root(cache_dir)
     variant = quantisation_variant()
     folder = root / "onnx" / _cache_key(model_dir, root, variant)
-    target = folder / "model.onnx"
+    target = folder / BUNDLE_MODEL
     if target.exists():
         return target
     folder.mkdir(parents=True, exist_ok=True)
@@ -124,16 +124,16 @@ def map_bundle(out: PathLike, log=None) -> dict[str, str]:
     """
     cache_dir = _cache_root(None)
     folder = onnx_model_file(packaged_model_path(), cache_dir).parent
-    digest = _file_digest(folder / "model.onnx", cache_dir)
+    digest = _file_digest(folder / BUNDLE_MODEL, cache_dir)
     published = REPO_MODELS / folder.name
     if Path(out).resolve().parent == REPO_MAPS.resolve():
-        if not (published / "model.onnx").is_file():
+        if not (published / BUNDLE_MODEL).is_file():
             publish_bundle(folder, REPO_MODELS)
             if log:
                 log(
                     f"int8 model for hosting written to {published.relative_to(REPO)}: commit it with the map"
                 )
-        elif _file_digest(published / "model.onnx", cache_dir) != digest:
+        elif _file_digest(published / BUNDLE_MODEL, cache_dir) != digest:
             # Same recipe and versions, other bytes (another machine's export): the map's own wins.
             publish_bundle(folder, REPO_MODELS, replace=True)
             if log:
@@ -155,7 +155,7 @@ def publish_bundle(bundle: PathLike, models_dir: PathLike, *, replace: bool = Fa
     """
     source = Path(bundle)
     target = Path(models_dir) / source.name
-    if (target / "model.onnx").is_file() and not replace:
+    if (target / BUNDLE_MODEL).is_file() and not replace:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{source.name}."))
@@ -172,7 +172,7 @@ def publish_bundle(bundle: PathLike, models_dir: PathLike, *, replace: bool = Fa
             os.replace(scratch, target)
     except OSError:
         shutil.rmtree(scratch, ignore_errors=True)
-        if not (target / "model.onnx").is_file():  # else another build published it first
+        if not (target / BUNDLE_MODEL).is_file():  # else another build published it first
             raise
     return target
 
@@ -204,8 +204,8 @@ def _build(model_dir: Path, target: Path, variant: str) -> None:
             "self_check_cosine": agreement,
             **versions,
         }
-        (target.parent / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
-        (target.parent / "tokenizer.json").write_bytes((model_dir / "tokenizer.json").read_bytes())
+        (target.parent / BUNDLE_META).write_text(json.dumps(meta, indent=2) + "\n")
+        (target.parent / BUNDLE_TOKENIZER).write_bytes((model_dir / "tokenizer.json").read_bytes())
         os.replace(int8, target)  # same folder, so atomic: readers see no model or a whole one
 
 

@@ -35,7 +35,7 @@ from pipeline.mapfolder.files import (
     TOPICS,
 )
 from pipeline.mapfolder.lock import out_lock, recover, swap_in
-from pipeline.mapfolder.manifest import check_manifest, read_manifest
+from pipeline.mapfolder.manifest import Manifest, check_manifest, read_manifest
 from pipeline.mapfolder.search_index import write_index
 
 
@@ -242,8 +242,7 @@ def check_file_out(out: Path, map_folder: Path, manifest: dict) -> None:
             raise UserError(
                 f"{out}: --out is inside the map folder {folder}; write the export outside any map folder"
             )
-    inputs = manifest.get("inputs")
-    for raw in inputs if isinstance(inputs, list) else []:
+    for raw in Manifest.from_dict(manifest).inputs:
         if isinstance(raw, str) and Path(raw).resolve() == resolved:
             raise UserError(f"{out}: --out is an input of the map {map_folder}; give another file name")
 
@@ -308,14 +307,15 @@ def read_map(folder: str | Path, *, verify: bool = True, curated: bool = True) -
     `edits` holds the edits, which `write_map` writes back.
     """
     folder = Path(folder)
-    manifest = read_manifest(folder)
+    raw = read_manifest(folder)
     edits = read_curation(folder)
-    if manifest.get("schema_version") != SCHEMA_VERSION:
+    if raw.get("schema_version") != SCHEMA_VERSION:
         raise UserError(
-            f"{folder / MANIFEST}: schema_version {manifest.get('schema_version')!r} "
+            f"{folder / MANIFEST}: schema_version {raw.get('schema_version')!r} "
             f"is not {SCHEMA_VERSION}; rebuild the map"
         )
-    check_manifest(manifest, folder / MANIFEST)
+    check_manifest(raw, folder / MANIFEST)
+    manifest = Manifest.from_dict(raw)
     for name in (PAPERS, TOPICS, EMBEDDINGS):
         if not (folder / name).is_file():
             raise UserError(
@@ -345,7 +345,7 @@ def read_map(folder: str | Path, *, verify: bool = True, curated: bool = True) -
             raise UserError(f"{folder / name}: missing column(s) {', '.join(missing)}")
     if len(embeddings) != len(papers):
         raise UserError(f"{folder / EMBEDDINGS}: {len(embeddings)} rows for {len(papers)} papers")
-    if verify and manifest.get("checksum") != checksum(npy, papers["doc_id"].tolist()):
+    if verify and manifest.checksum != checksum(npy, papers["doc_id"].tolist()):
         raise UserError(f"{folder / EMBEDDINGS}: checksum does not match {PAPERS}; rebuild the map")
     topics["keywords"] = topics["keywords"].map(list)
     topics["keyword_weights"] = topics["keyword_weights"].map(list)
@@ -358,10 +358,10 @@ def read_map(folder: str | Path, *, verify: bool = True, curated: bool = True) -
     if curated and edits:
         view = apply_edits(papers, topics, themes, edits)
         papers, topics, themes = view.papers, view.topics, view.themes
-        manifest = dict(
-            manifest,
+        raw = dict(
+            raw,
             topics=len(topics),
-            themes=len(themes) if themes is not None else manifest.get("themes"),
+            themes=len(themes) if themes is not None else manifest.themes,
             unassigned=int((papers["topic_id"] == -1).sum()),
             curation={"edits": len(edits), "applied": list(view.applied), "review": list(view.review)},
         )
@@ -369,7 +369,7 @@ def read_map(folder: str | Path, *, verify: bool = True, curated: bool = True) -
         papers=papers,
         topics=topics,
         embeddings=embeddings,
-        manifest=manifest,
+        manifest=raw,  # the file's own object (`Manifest.from_dict` reads it)
         lineage=read_lineage(folder),
         themes=themes,
         edits=edits,

@@ -11,7 +11,7 @@ import pandas as pd
 
 from pipeline import UserError
 from pipeline.mapfolder.files import EMBEDDINGS, LINEAGE_COLUMNS, MANIFEST, PAPERS, TOPICS
-from pipeline.mapfolder.manifest import check_manifest, read_manifest
+from pipeline.mapfolder.manifest import Manifest, check_manifest, read_manifest
 from pipeline.modelling.neighbours import topic_centroids
 
 STATUSES = ("kept", "grown", "shrunk", "split", "merged", "new", "gone")
@@ -329,16 +329,16 @@ def read_previous(folder: str | Path) -> PreviousMap:
                 centroids = dict(zip(*topic_centroids(embeddings, labels)))
         except (OSError, ValueError):
             pass  # without vectors, matching falls back on shared papers alone
-    lineage = manifest.get("lineage") or {}
-    next_topic_id = max([int(lineage.get("next_topic_id") or 0), *[t + 1 for t in ids], 0])
+    manifest = Manifest.from_dict(manifest)
+    next_topic_id = max([manifest.next_topic_id, *[t + 1 for t in ids], 0])
     return PreviousMap(
         topic_of=dict(zip(papers["doc_id"].astype(str), labels.tolist(), strict=True)),
         topics=topics[["topic_id", "label"]].astype({"topic_id": int}),
         centroids=centroids,
         next_topic_id=next_topic_id,
-        name=manifest.get("name"),
-        fingerprint=manifest.get("input_fingerprint"),
-        config=manifest.get("config") if isinstance(manifest.get("config"), dict) else None,
+        name=manifest.name or None,
+        fingerprint=manifest.input_fingerprint,
+        config=manifest.config or None,
         positions=dict(
             zip(
                 papers["doc_id"].astype(str),
