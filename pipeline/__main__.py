@@ -49,24 +49,24 @@ positive_int, non_negative_int, seed_value = whole_number(1), whole_number(0), w
 
 
 def make_parser() -> Parser:
-    from pipeline.config import (
-        DEFAULT_MAX_TOKENS,
-        EMBEDDERS,
-        FIT_SAMPLE_ABOVE,
-        FIT_SAMPLE_SIZE,
-        MAX_TOKENS_LIMIT,
-        BuildConfig,
-    )
-    from pipeline.mapfolder.curation import MAX_NAME, MAX_NOTE
-
-    defaults = BuildConfig()
+    """The whole command line: one small function per command below."""
     parser = Parser(
         prog="python -m pipeline",
         description="Abstract Atlas: build and export topic maps of abstracts.",
         epilog=EPILOG,
     )
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    add_build_parser(commands)
+    add_export_parser(commands)
+    add_add_parser(commands)
+    add_curate_parser(commands)
+    return parser
 
+
+def add_build_parser(commands) -> None:
+    from pipeline.config import BuildConfig
+
+    defaults = BuildConfig()
     build = commands.add_parser(
         "build",
         help="build a topic map from abstract files",
@@ -79,6 +79,20 @@ def make_parser() -> Parser:
         "--out", required=True, type=Path, metavar="DIR", help="map folder to write (replaced whole)"
     )
     build.add_argument("--name", help="corpus name shown in the app (default: the collection or input names)")
+    _embedding_options(build, defaults)
+    _fitting_options(build, defaults)
+    _rebuild_options(build)
+
+
+def _embedding_options(build: argparse.ArgumentParser, defaults) -> None:
+    from pipeline.config import (
+        DEFAULT_MAX_TOKENS,
+        EMBEDDERS,
+        FIT_SAMPLE_ABOVE,
+        FIT_SAMPLE_SIZE,
+        MAX_TOKENS_LIMIT,
+    )
+
     build.add_argument(
         "--embedder",
         choices=EMBEDDERS,
@@ -106,6 +120,9 @@ def make_parser() -> Parser:
         help="embed on this Ray cluster as a Ray Data job (e.g. 'auto' or 'HOST:6379'; default: "
         "ATLAS_RAY_ADDRESS if set, else this machine); needs requirements-ray.txt",
     )
+
+
+def _fitting_options(build: argparse.ArgumentParser, defaults) -> None:
     build.add_argument(
         "--min-topic-size",
         type=positive_int,
@@ -137,6 +154,9 @@ def make_parser() -> Parser:
         default=defaults.random_state,
         help=f"random seed, 0 to {SEED_MAX} (default 42)",
     )
+
+
+def _rebuild_options(build: argparse.ArgumentParser) -> None:
     build.add_argument("--no-cache", action="store_true", help="embed everything again, ignoring the cache")
     build.add_argument(
         "--no-stability",
@@ -175,6 +195,8 @@ def make_parser() -> Parser:
         help="number topics afresh by size, ignoring any map in --out (ids of a replaced map may then mean other topics)",
     )
 
+
+def add_export_parser(commands) -> None:
     export = commands.add_parser(
         "export",
         help="write a map's papers as CSV, or as a Markdown or BibTeX reading list",
@@ -193,6 +215,8 @@ def make_parser() -> Parser:
     )
     export.add_argument("--topic", type=int, metavar="ID", help="export only this topic (-1: unassigned)")
 
+
+def add_add_parser(commands) -> None:
     add = commands.add_parser(
         "add",
         help="place new abstracts on an existing map without refitting",
@@ -208,6 +232,10 @@ def make_parser() -> Parser:
     add.add_argument("inputs", nargs="+", metavar="FILE", help="abstract files or folders, as for build")
     add.add_argument("--no-cache", action="store_true", help="embed everything again, ignoring the cache")
     add.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def add_curate_parser(commands) -> None:
+    from pipeline.mapfolder.curation import MAX_NAME, MAX_NOTE
 
     curate = commands.add_parser(
         "curate",
@@ -239,7 +267,6 @@ def make_parser() -> Parser:
     for verb, what in (("accept", "apply an edit flagged for review again"), ("drop", "delete an edit")):
         command = actions.add_parser(verb, help=f"{what}: {verb} N (numbers as in `list`)")
         command.add_argument("edit_id", type=non_negative_int, metavar="N")
-    return parser
 
 
 def run_build(args: argparse.Namespace) -> None:
