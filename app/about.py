@@ -7,24 +7,25 @@ import streamlit as st
 
 from app.data import MapData
 from app.text import markdown_literal
+from pipeline.mapfolder.manifest import Manifest
 
 
 def about_panel(data: MapData) -> None:
     manifest = data.manifest
     quality = manifest.get("quality") or {}
     with st.expander("About this map", icon=":material/info:"):
-        model = manifest.get("model") or {}
+        info = Manifest.from_dict(manifest)
         themes = len(data.themes) if data.themes is not None else 0
         st.markdown(
-            f"**{markdown_literal(manifest.get('name') or data.name)}** · "
+            f"**{markdown_literal(info.name or data.name)}** · "
             f"{manifest.get('papers', data.n):,} papers · {manifest.get('topics', len(data.topic_order)):,} "
             f"topics{f' in {themes:,} themes' if themes else ''} · "
             f"{manifest.get('unassigned', data.sizes[-1]):,} unassigned"
         )
         st.caption(
-            f"Model {markdown_literal(model.get('name', 'unknown'))} · encoder "
-            f"{markdown_literal(model.get('encoder', 'unknown'))} · built "
-            f"{markdown_literal(manifest.get('built_at', 'unknown'))} · folder {markdown_literal(data.path.name)}"
+            f"Model {markdown_literal(info.model_name or 'unknown')} · encoder "
+            f"{markdown_literal(info.encoder or 'unknown')} · built "
+            f"{markdown_literal(info.built_at or 'unknown')} · folder {markdown_literal(data.path.name)}"
         )
         metrics = st.columns(5)
         metrics[0].metric("Unassigned share", _percent(quality.get("unassigned_share")))

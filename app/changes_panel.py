@@ -11,6 +11,7 @@ from app.loaders import cached_changes
 from app.session import on_topic_pick
 from app.text import markdown_literal
 from app.themes import theme_change_rows
+from pipeline.mapfolder.manifest import Manifest
 
 
 def changes_panel(data: MapData, map_key: tuple) -> None:
@@ -21,7 +22,7 @@ def changes_panel(data: MapData, map_key: tuple) -> None:
         return
     rows, targets, summary = cached_changes(*map_key)  # a gone topic opens where most of its papers went
     with st.expander("Changes since the previous build", icon=":material/history:"):
-        previous = ((data.manifest.get("lineage") or {}).get("previous") or {}).get("name")
+        previous = Manifest.from_dict(data.manifest).previous_name
         st.caption(
             f"Topics compared with the previous build{f' of {markdown_literal(previous)}' if previous else ''}"
             f": {markdown_literal(summary)}. Topics that match keep their ids, so older links still open "

@@ -9,6 +9,7 @@ from app.search import KIND_NAMES, KINDS
 from app.session import FACET_PREFIX, dismiss_notices, reset_view, switch_map, topic_options
 from app.text import markdown_literal
 from app.themes import usable_themes
+from pipeline.mapfolder.manifest import Manifest
 
 SEARCH_HELP = (
     "**Words** (default): whole words in titles and abstracts, in any form (*rank* finds *ranking*, "
@@ -105,16 +106,16 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
 
 def header(data: MapData, sentence: tuple[str, str]) -> None:
     """The map's name and facts, then one sentence saying what the page counts (`app.search.search_sentence`)."""
-    manifest = data.manifest
-    st.markdown(f"## {markdown_literal(manifest.get('name') or data.name)}")
-    model = (manifest.get("model") or {}).get("name", "").split("/")[-1]
+    manifest = Manifest.from_dict(data.manifest)
+    st.markdown(f"## {markdown_literal(manifest.name or data.name)}")
+    model = manifest.model_name.split("/")[-1]
     parts = [f"{data.n:,} papers", f"{len(data.topic_order):,} topics", f"{data.sizes[-1]:,} unassigned"]
     if data.themes is not None and len(data.themes):
         parts.insert(1, f"{len(data.themes):,} themes")
     if model:
         parts.append(f"embedded with {model}")
-    if manifest.get("built_at"):
-        parts.append(f"built {str(manifest['built_at'])[:10]}")
+    if manifest.built_at:
+        parts.append(f"built {manifest.built_at[:10]}")
     st.caption(" · ".join(markdown_literal(p) for p in parts))
     # Always one element here, so what follows keeps its place in the page and is not remounted.
     number, rest = sentence

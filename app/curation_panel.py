@@ -1,7 +1,7 @@
 """'Edit this topic': rename, annotate, merge or hide a topic and rename its theme, where editing is on.
 
 Editing is off unless the app is started with `ATLAS_EDITING=1` (a hosted map stays read-only by
-default) and the map folder is writable. Every edit goes through `pipeline.curation.edit_map`, the
+default) and the map folder is writable. Every edit goes through `pipeline.mapfolder.curation.edit_map`, the
 same call as `python -m pipeline curate`: it holds the map folder's lock, checks the edit (a bad
 one is shown as an error and changes nothing) and replaces `curation.json`; the map then reloads
 because its signature (see `app.data.map_signature`) includes that file.
@@ -17,7 +17,8 @@ import streamlit as st
 
 from app.data import MapData
 from pipeline import UserError
-from pipeline.curation import MAX_NAME, MAX_NOTE, UNASSIGNED, edit_map, read_curation
+from pipeline.commands.curate import edit_map
+from pipeline.mapfolder.curation import MAX_NAME, MAX_NOTE, UNASSIGNED, read_curation
 
 EDITING = "ATLAS_EDITING"
 NOTICE = "curation_notice"  # session key: what the last edit did (shown once, on the next run)

@@ -17,10 +17,10 @@ from app.palette import theme_topic_colours
 from app.state import Vocabulary
 from app.text import plotly_wrap
 from app.themes import theme_of_topic
-from pipeline.artifacts import EMBEDDINGS, MANIFEST, PAPERS, SEARCH_INDEX, TOPICS, added_mask, read_map
-from pipeline.curation import CURATION
-from pipeline.export import BIDI_CHARACTERS, without_bidi_controls
-from pipeline.search_index import SearchIndex, index_for
+from pipeline.exports.export import BIDI_CHARACTERS, without_bidi_controls
+from pipeline.mapfolder.files import MANIFEST, MAP_FILES
+from pipeline.mapfolder.search_index import SearchIndex, index_for
+from pipeline.mapfolder.store import added_mask, read_map
 
 REPO = Path(__file__).resolve().parent.parent
 MAPS_ROOT = REPO / "assets" / "maps"
@@ -95,7 +95,7 @@ def map_signature(path: Path) -> tuple:
     """Modification times and sizes of the artifacts and the edits: a new value means the map was
     rebuilt or edited."""
     signature = []
-    for name in (PAPERS, TOPICS, EMBEDDINGS, MANIFEST, SEARCH_INDEX, CURATION):
+    for name in sorted(MAP_FILES):
         try:
             stat = (Path(path) / name).stat()
             signature.append((name, stat.st_mtime_ns, stat.st_size))
@@ -114,7 +114,7 @@ class MapData:
     papers: pd.DataFrame
     topics: pd.DataFrame  # indexed by topic_id, sorted by size (largest first)
     vectors: np.ndarray  # float32 unit rows, row i = papers row i
-    search_index: SearchIndex  # the full-text index of titles and abstracts (pipeline.search_index)
+    search_index: SearchIndex  # the full-text index of titles and abstracts (pipeline.mapfolder.search_index)
     colour_index: np.ndarray  # position of each paper's colour in `palette` (unassigned last)
     palette: list[str]  # colours in topic_order, then the unassigned grey
     doc_ids: np.ndarray  # row -> doc_id (str objects, shared with row_of's keys)
@@ -333,7 +333,7 @@ def build_map_data(name: str, path: Path) -> MapData:
 
 def shown_as_text(table: pd.DataFrame) -> pd.DataFrame:
     """`table` with bidi control characters in its text cells (and lists of text) made visible and inert,
-    so a title cannot reverse what follows it on the page (pipeline.export.without_bidi_controls).
+    so a title cannot reverse what follows it on the page (pipeline.exports.export.without_bidi_controls).
     """
     table = table.copy()
     for column in table.columns:

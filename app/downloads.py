@@ -7,8 +7,9 @@ import numpy as np
 import streamlit as st
 
 from app.data import MapData
-from pipeline.export import export_frame, to_csv_bytes
-from pipeline.reading_list import reading_list_bibtex, reading_list_markdown
+from pipeline.exports.export import export_frame, to_csv_bytes
+from pipeline.exports.reading_list import reading_list_bibtex, reading_list_markdown
+from pipeline.mapfolder.manifest import Manifest
 
 
 def downloads(data: MapData, rows: np.ndarray) -> None:
@@ -23,7 +24,7 @@ def downloads(data: MapData, rows: np.ndarray) -> None:
         return to_csv_bytes(export_frame(data.papers, topics, themes=data.themes))
 
     def view_markdown(rows=rows) -> bytes:
-        heading = f"Reading list from {data.manifest.get('name') or data.name}"
+        heading = f"Reading list from {Manifest.from_dict(data.manifest).name or data.name}"
         return reading_list_markdown(data.papers.iloc[rows], topics, heading=heading).encode("utf-8")
 
     def view_bibtex(rows=rows) -> bytes:

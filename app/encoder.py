@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from pipeline.embed import LEGACY_MAX_TOKENS  # light: no model code is imported here
+from pipeline.embedding.model import BUNDLE_MODEL  # light: no model code is imported here
+from pipeline.mapfolder.manifest import Manifest
 
 REPO = Path(__file__).resolve().parent.parent
 MODELS_ROOT = REPO / "assets" / "models"
@@ -42,14 +43,14 @@ def bundle_folder(manifest: Mapping, environ: Mapping[str, str] = os.environ) ->
     Raises:
         EncoderUnavailable: If the map records no bundle, or none of `model_roots` holds it.
     """
-    key = (manifest.get("model") or {}).get("bundle")
+    key = Manifest.from_dict(manifest).bundle
     if not key:
         raise EncoderUnavailable(
             "This map does not record an int8 model (it is older, or was built with another embedder): "
             "rebuild it with `python -m pipeline build` to place abstracts on it."
         )
     for root in model_roots(environ):
-        if (root / key / "model.onnx").is_file():
+        if (root / key / BUNDLE_MODEL).is_file():
             return root / key
     raise EncoderUnavailable(
         f"The map's model `{key}` is missing: commit the folder assets/models/{key} that "
@@ -64,14 +65,14 @@ def load_encoder_once(folder: str, max_tokens: int, sha256: str | None):
     Raises:
         EncoderUnavailable: If the model file is not the one the map was built with.
     """
-    from pipeline.onnx_encoder import OnnxEncoder
+    from pipeline.embedding.onnx_encoder import OnnxEncoder
 
-    model = Path(folder) / "model.onnx"
+    model = Path(folder) / BUNDLE_MODEL
     if sha256:
         with model.open("rb") as handle:
             if hashlib.file_digest(handle, "sha256").hexdigest() != sha256:
                 raise EncoderUnavailable(
-                    f"{Path(folder).name}/model.onnx is not the model this map was built with; rebuild the map."
+                    f"{Path(folder).name}/{BUNDLE_MODEL} is not the model this map was built with; rebuild the map."
                 )
     # One query at a time: no worker threads (a hosted app may have a fraction of one CPU).
     return OnnxEncoder(bundle=folder, max_tokens=max_tokens, threads=1)
@@ -79,11 +80,8 @@ def load_encoder_once(folder: str, max_tokens: int, sha256: str | None):
 
 def map_encoder(manifest: Mapping):
     """The encoder (`.name`, `.encode(list[str])`) that gives a map's own vectors."""
-    model = manifest.get("model") or {}
-    max_tokens = int(
-        model.get("max_tokens") or (manifest.get("config") or {}).get("max_tokens") or LEGACY_MAX_TOKENS
-    )
-    return load_encoder_once(str(bundle_folder(manifest)), max_tokens, model.get("sha256"))
+    typed = Manifest.from_dict(manifest)
+    return load_encoder_once(str(bundle_folder(manifest)), typed.max_tokens, typed.sha256)
 
 
 def encode_queries(manifest: Mapping, texts: list[str]) -> np.ndarray:

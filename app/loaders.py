@@ -12,7 +12,7 @@ import streamlit as st
 from app.data import MapData, build_map_data
 from app.encoder import encode_queries
 from app.trends import rising_scores
-from pipeline.search_index import WordHits
+from pipeline.mapfolder.search_index import WordHits
 
 
 @st.cache_resource(show_spinner="Loading the map…", max_entries=4)
@@ -31,7 +31,7 @@ def load_map(name: str, path: str, signature: tuple) -> MapData:
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def cached_word_search(name: str, path: str, signature: tuple, query: str) -> WordHits:
-    """Papers holding every word of `query`, best first (`pipeline.search_index`)."""
+    """Papers holding every word of `query`, best first (`pipeline.mapfolder.search_index`)."""
     return load_map(name, path, signature).search_index.search(query)
 
 
@@ -47,9 +47,9 @@ def cached_meaning(name: str, path: str, signature: tuple, query: str) -> np.nda
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def load_topic_profile(name: str, path: str, signature: tuple):
-    """The map's `pipeline.place.topic_profile`, computed once per map (a pass over its embeddings)
+    """The map's `pipeline.modelling.place.topic_profile`, computed once per map (a pass over its embeddings)
     on the first placement and shared by every later one, in every session."""
-    from pipeline.place import topic_profile
+    from pipeline.modelling.place import topic_profile
 
     data = load_map(name, path, signature)
     return topic_profile(data.vectors, data.topic_ids)

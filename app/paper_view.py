@@ -12,7 +12,7 @@ from app.paper_table import paper_table
 from app.search import SearchResult
 from app.session import open_topic
 from app.text import highlighted_markdown, markdown_literal, shorten
-from pipeline.search_index import highlight
+from pipeline.mapfolder.search_index import highlight
 
 NEIGHBOURS = 8
 
@@ -73,7 +73,7 @@ def nearest_papers(data: MapData, row: int, k: int = NEIGHBOURS) -> tuple[np.nda
 
     The map rings them and the paper view lists them in the same run: the last answer is kept.
     """
-    from pipeline.topics import cosine_knn
+    from pipeline.modelling.topics import cosine_knn
 
     key = (data.name, data.n, id(data.vectors), row, k)
     kept = st.session_state.get("nearest_papers")

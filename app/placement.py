@@ -12,16 +12,17 @@ from app.loaders import load_topic_profile
 from app.paper_table import paper_table
 from app.session import remove_pin, request_placement
 from app.text import markdown_literal
-from pipeline.place import EDGE, FITS, NEIGHBOURS, OUTSIDE, verdict
+from pipeline.mapfolder.manifest import Manifest
+from pipeline.modelling.place import EDGE, FITS, NEIGHBOURS, OUTSIDE, verdict
 
 
 def place_abstract(data: MapData, map_key: tuple) -> None:
     """Embed the pasted abstract with the map's model and pin it; nothing is written anywhere.
 
-    Placement and its verdict are `pipeline.place.place` and `pipeline.place.verdict`, the same as
+    Placement and its verdict are `pipeline.modelling.place.place` and `pipeline.modelling.place.verdict`, the same as
     `python -m pipeline add`, with the map's topic profile computed once per map.
     """
-    from pipeline.place import fits_any_topic, place
+    from pipeline.modelling.place import fits_any_topic, place
 
     text = (st.session_state.get("fit_text") or "").strip()
     if len(text.split()) < 5:
@@ -41,7 +42,7 @@ def place_abstract(data: MapData, map_key: tuple) -> None:
         "x": spot.x,
         "y": spot.y,
         "topic": spot.topic_id,
-        "encoder": (data.manifest.get("model") or {}).get("encoder", "the map's model"),
+        "encoder": Manifest.from_dict(data.manifest).encoder or "the map's model",
         "rows": spot.neighbour_rows.tolist(),
         "similarities": spot.similarities.tolist(),
         "verdict": verdict(spot.fits, bool(fits_any_topic(vector[None, :], profile)[0])),
@@ -62,7 +63,7 @@ def topic_evidence(
     that 95% of the topic's own papers reach: at or above it, a paper fits the topic).
 
     Examples:
-        >>> from pipeline.place import TopicProfile
+        >>> from pipeline.modelling.place import TopicProfile
         >>> profile = TopicProfile(np.array([0, 1]), np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([0.8, 0.7]))
         >>> table = topic_evidence(np.array([1, 1, 0]), np.array([0.6, 0.5, 0.4]), np.array([0.6, 0.8]), profile)
         >>> table.to_dict("list")["topic_id"], table.to_dict("list")["neighbours"]
@@ -137,7 +138,7 @@ def fit_panel(data: MapData, map_key: tuple) -> None:
                 "Place on the map", on_click=request_placement, icon=":material/push_pin:", type="primary"
             )
         if st.session_state.pop("fit_pending", False):
-            model = (data.manifest.get("model") or {}).get("name", "the map's model").split("/")[-1]
+            model = (Manifest.from_dict(data.manifest).model_name or "the map's model").split("/")[-1]
             with st.spinner(f"Embedding your abstract with {model} (the first time also loads the model)…"):
                 place_abstract(data, map_key)
             st.rerun()  # draw the pin on the map above

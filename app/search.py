@@ -1,6 +1,6 @@
 """Search in the app: by words (the map's full-text index) or by meaning (the map's own encoder).
 
-Words: `pipeline.search_index` finds whole words, "phrases" and prefix* in titles and abstracts,
+Words: `pipeline.mapfolder.search_index` finds whole words, "phrases" and prefix* in titles and abstracts,
 every term required, best BM25 match first. Meaning: the query is embedded with the encoder the map
 was built with (`app.encoder.encode_queries`, the same one "Where does my paper fit?" uses) and the
 papers in view are ranked by cosine similarity; the closest `meaning_limit(n)` that reach
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.search_index import Query, WordHits, parse_query
+from pipeline.mapfolder.search_index import Query, WordHits, parse_query
 
 KINDS = ("words", "meaning")  # the first is the default
 KIND_NAMES = {"words": "Words", "meaning": "Meaning"}

@@ -67,7 +67,7 @@ def _copy_containers(value):
 
 @dataclass(frozen=True)
 class Pin:
-    """A pasted abstract placed on the map (see `pipeline.place`)."""
+    """A pasted abstract placed on the map (see `pipeline.modelling.place`)."""
 
     x: float
     y: float

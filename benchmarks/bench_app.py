@@ -49,7 +49,9 @@ import pandas as pd
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from pipeline.artifacts import SCHEMA_VERSION, AtlasMap, read_manifest, write_map  # noqa: E402
+from pipeline.mapfolder.files import SCHEMA_VERSION  # noqa: E402
+from pipeline.mapfolder.manifest import read_manifest  # noqa: E402
+from pipeline.mapfolder.store import AtlasMap, write_map  # noqa: E402
 from tests.devserver import StreamlitServer  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
@@ -679,7 +681,7 @@ def write_results(out: Path, results: list[dict], repeat: int, baseline: dict, l
     if any(r["synthetic"] for r in results):
         lines += [
             "",
-            "Maps marked *synthetic* were written directly with `pipeline.artifacts.write_map`: real titles",
+            "Maps marked *synthetic* were written directly with `pipeline.mapfolder.store.write_map`: real titles",
             "and abstracts from the shared corpus, but synthetic topics, coordinates and random embeddings,",
             "because real maps of that size were not on this machine. The app's cost depends on the number",
             "of papers and topics, not on how they were computed; rerun with real maps when they exist.",

@@ -36,9 +36,9 @@ REPORT = ROOT / "benchmarks" / "FIT_SAMPLE_RESULTS.md"
 def topics_and_layout(documents: list[str], vectors: np.ndarray, sample: int) -> tuple[np.ndarray, dict]:
     """Labels and the seconds of each stage, as the build runs them for `--fit-sample sample`."""
     from pipeline.config import BuildConfig
-    from pipeline.layout import map_coordinates
-    from pipeline.sample_fit import fit_on_sample, place_rest
-    from pipeline.topics import fit_topics
+    from pipeline.modelling.layout import map_coordinates
+    from pipeline.modelling.sample_fit import fit_on_sample, place_rest
+    from pipeline.modelling.topics import fit_topics
 
     config = BuildConfig(fit_sample=sample).resolve(len(documents))
     started = time.perf_counter()
@@ -113,8 +113,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     from pipeline.config import DEFAULT_MAX_TOKENS
-    from pipeline.embed import embed_texts
-    from pipeline.evaluate import agreement
+    from pipeline.embedding.embed import embed_texts
+    from pipeline.modelling.evaluate import agreement
 
     budget = args.max_tokens or DEFAULT_MAX_TOKENS
     docs = dataset(args.dataset, corpus_path(args.corpus))

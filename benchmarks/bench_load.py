@@ -462,7 +462,7 @@ def main(argv: list[str] | None = None) -> int:
     if not Path(CHROMIUM).exists():
         print(f"{CHROMIUM} not found; install chromium (apt-get install chromium)")
         return 0
-    from pipeline.artifacts import read_manifest
+    from pipeline.mapfolder.manifest import read_manifest
 
     manifest = read_manifest(args.map)
     load_before = os.getloadavg()[0]

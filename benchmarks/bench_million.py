@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.bench_app import synthesise_map  # noqa: E402
-from pipeline.artifacts import read_manifest  # noqa: E402
+from pipeline.mapfolder.manifest import read_manifest  # noqa: E402
 from tests.devserver import StreamlitServer  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"

@@ -34,8 +34,8 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.evaluate import agreement, map_quality  # noqa: E402
 from pipeline.ingest import doc_id_for, ingest  # noqa: E402
+from pipeline.modelling.evaluate import agreement, map_quality  # noqa: E402
 
 CORPUS = Path(os.environ.get("ATLAS_CORPUS") or ROOT.parent / "shared" / "corpus" / "ml_abstracts.parquet")
 RESULTS = ROOT / "benchmarks" / "results"

@@ -1,7 +1,7 @@
 """Leave-one-out placement benchmark: take a paper out of a map, place it, see whether it comes home.
 
 For every assigned paper of a map: remove it, place its own embedding among the rest with
-`pipeline.place.place` (and with the placement this project used before, for comparison), and
+`pipeline.modelling.place.place` (and with the placement this project used before, for comparison), and
 count how often it lands in its own topic; also the median map distance between the pin and
 where the paper really sits. Writes benchmarks/PLACEMENT_RESULTS.md.
 
@@ -25,10 +25,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import pipeline.place as place_module  # noqa: E402
-from pipeline.artifacts import read_map  # noqa: E402
-from pipeline.place import NEIGHBOURS, place  # noqa: E402
-from pipeline.topics import cosine_knn  # noqa: E402
+import pipeline.modelling.place as place_module  # noqa: E402
+from pipeline.mapfolder.store import read_map  # noqa: E402
+from pipeline.modelling.place import NEIGHBOURS, place  # noqa: E402
+from pipeline.modelling.topics import cosine_knn  # noqa: E402
 
 MAPS = {
     "seeds (57)": (ROOT / "assets" / "maps" / "seeds", ROOT / "seeds"),

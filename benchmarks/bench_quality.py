@@ -33,7 +33,10 @@ RESULTS = ROOT / "benchmarks" / "QUALITY_RESULTS.md"
 def datasets(corpus):
     import pandas as pd
 
-    yield "sample-2000 (committed sample)", pd.read_parquet(ROOT / "benchmarks" / "data" / "sample_2000.parquet")
+    yield (
+        "sample-2000 (committed sample)",
+        pd.read_parquet(ROOT / "benchmarks" / "data" / "sample_2000.parquet"),
+    )
     yield "random-4000 (seed 7)", corpus.sample(4000, random_state=7)
     big = [g.sample(600, random_state=7) for _, g in corpus.groupby("field") if len(g) >= 1000]
     yield "balanced-3000 (600 a field, 5 fields)", pd.concat(big)
@@ -52,12 +55,11 @@ def main() -> int:
     from pipeline._fastimport import import_topic_libraries
     from pipeline.cache import cache_dir
     from pipeline.config import BuildConfig
-    from pipeline.embed import embed_texts
-    from pipeline.neighbours import neighbour_graph, reassign_outliers
-    from pipeline.areas import area_votes
-    from pipeline.embed import load_encoder
-    from pipeline.themes import fit_themes
-    from pipeline.topics import fit_topics
+    from pipeline.embedding.embed import embed_texts, load_encoder
+    from pipeline.modelling.neighbours import neighbour_graph, reassign_outliers
+    from pipeline.modelling.themes import fit_themes
+    from pipeline.modelling.topics import fit_topics
+    from pipeline.naming.areas import area_votes
 
     encoder = load_encoder()
 
@@ -90,7 +92,11 @@ def main() -> int:
         ours = topics.labels
         k = len(set(ours.tolist()) - {-1})
         _, theme_of = fit_themes(
-            frame["abstract"].tolist(), vectors, ours, topics.table, phrases=topics.phrases,
+            frame["abstract"].tolist(),
+            vectors,
+            ours,
+            topics.table,
+            phrases=topics.phrases,
             votes=area_votes(vectors, encoder.encode),
         )
         theme_labels = np.array([theme_of.get(int(t), -1) for t in ours])
@@ -98,10 +104,23 @@ def main() -> int:
         reduced = topics.reduced
         # The previous partition: HDBSCAN leaf clusters on a 5-D UMAP, outliers reassigned.
         knn = neighbour_graph(vectors, config.n_neighbors)
-        five = UMAP(n_components=5, n_neighbors=config.n_neighbors, min_dist=0.0, metric="cosine",
-                    random_state=config.random_state, precomputed_knn=knn).fit_transform(vectors)
-        leaf = HDBSCAN(min_cluster_size=config.min_topic_size, min_samples=config.min_samples,
-                       cluster_selection_method="leaf").fit(five).labels_
+        five = UMAP(
+            n_components=5,
+            n_neighbors=config.n_neighbors,
+            min_dist=0.0,
+            metric="cosine",
+            random_state=config.random_state,
+            precomputed_knn=knn,
+        ).fit_transform(vectors)
+        leaf = (
+            HDBSCAN(
+                min_cluster_size=config.min_topic_size,
+                min_samples=config.min_samples,
+                cluster_selection_method="leaf",
+            )
+            .fit(five)
+            .labels_
+        )
         previous = reassign_outliers(vectors, np.asarray(leaf), k=config.reassign_neighbors)
         k_previous = len(set(previous.tolist()) - {-1})
 

@@ -99,7 +99,7 @@ def new_papers_together(atlas, new_ids: set[str], k: int = 10) -> float:
 
 
 def quality(atlas, fields: dict[str, str]) -> dict:
-    from pipeline.evaluate import agreement
+    from pipeline.modelling.evaluate import agreement
 
     labels = atlas.papers["topic_id"].to_numpy()
     truth = atlas.papers["doc_id"].map(fields).tolist()
@@ -114,10 +114,10 @@ def quality(atlas, fields: dict[str, str]) -> dict:
 
 
 def run(corpus: Path, base_size: int, seed: int) -> dict:
-    from pipeline.artifacts import read_map
-    from pipeline.build import build_map
+    from pipeline.commands.build import build_map
     from pipeline.config import BuildConfig
     from pipeline.ingest import ingest
+    from pipeline.mapfolder.store import read_map
 
     plain = BuildConfig(stability=False)
     rows = []

@@ -29,9 +29,9 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("ATLAS_CACHE_DIR", tempfile.mkdtemp(prefix="atlas-spread-"))
 
 from pipeline.config import BuildConfig  # noqa: E402
-from pipeline.layout import map_coordinates  # noqa: E402
-from pipeline.sample_fit import fit_on_sample, place_rest  # noqa: E402
-from pipeline.topics import fit_topics  # noqa: E402
+from pipeline.modelling.layout import map_coordinates  # noqa: E402
+from pipeline.modelling.sample_fit import fit_on_sample, place_rest  # noqa: E402
+from pipeline.modelling.topics import fit_topics  # noqa: E402
 from tests.test_scale import (  # noqa: E402
     BagOfWordsEncoder,
     in_own_theme,

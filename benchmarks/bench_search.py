@@ -6,7 +6,7 @@ Usage (from the repository root; needs the shared corpus, exits when it is absen
     .venv/bin/python benchmarks/bench_search.py [--corpus ../shared/corpus/ml_abstracts.parquet]
 
 What it measures, each on this machine with its load average reported next to the figures:
-- index build: `pipeline.search_index.write_index` over every title and abstract (what `build` and
+- index build: `pipeline.mapfolder.search_index.write_index` over every title and abstract (what `build` and
   `add` write into the map folder, and what the app builds once in the cache for an older map),
   and the file's size;
 - word queries: `SearchIndex.search` plus the app's cut to the filtered papers
@@ -40,7 +40,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from app.search import meaning_search, word_search  # noqa: E402
-from pipeline.search_index import SearchIndex, write_index  # noqa: E402
+from pipeline.mapfolder.search_index import SearchIndex, write_index  # noqa: E402
 
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "ml_abstracts.parquet"
 RESULTS = REPO / "benchmarks" / "SEARCH_RESULTS.md"
@@ -210,7 +210,7 @@ def main() -> None:
         index.close()
 
     lines += ["", "## Meaning queries (server side: embed the query + rank every paper)", ""]
-    from pipeline.embed import load_encoder
+    from pipeline.embedding.embed import load_encoder
 
     started = time.perf_counter()
     encoder = load_encoder("onnx-int8")

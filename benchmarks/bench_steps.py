@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.bench_million import GRAPH, IDLE, append_results, rerun  # noqa: E402
-from pipeline.artifacts import read_manifest  # noqa: E402
+from pipeline.mapfolder.manifest import read_manifest  # noqa: E402
 from tests.devserver import StreamlitServer  # noqa: E402
 from tests.test_browser import point_position  # noqa: E402
 

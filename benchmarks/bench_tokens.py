@@ -56,7 +56,7 @@ def dataset(name: str, corpus: Path) -> pd.DataFrame | None:
 
 def embed(texts: list[str], budget: int) -> tuple[np.ndarray, float, list[float]]:
     """Vectors, abstracts/s and the 1-minute load average before and after (model load excluded)."""
-    from pipeline.embed import encode_sorted, load_encoder
+    from pipeline.embedding.embed import encode_sorted, load_encoder
 
     encoder = load_encoder("onnx-int8", budget)
     encoder.encode(texts[:8])  # first-call set-up is not throughput
@@ -71,8 +71,8 @@ def embed(texts: list[str], budget: int) -> tuple[np.ndarray, float, list[float]
 def topic_quality(docs: pd.DataFrame, vectors: np.ndarray, budget: int, seed: int = 42) -> dict:
     """The build's topic stage on these vectors (UMAP seeded with `seed`), scored against `field`."""
     from pipeline.config import BuildConfig
-    from pipeline.evaluate import agreement, map_quality
-    from pipeline.topics import fit_topics
+    from pipeline.modelling.evaluate import agreement, map_quality
+    from pipeline.modelling.topics import fit_topics
 
     documents = docs["abstract"].tolist()
     config = BuildConfig(max_tokens=budget, random_state=seed).resolve(len(documents))
@@ -139,7 +139,7 @@ def cpu_speed(texts: list[str], budgets: list[int]) -> dict[int, float]:
     Wall-clock abstracts/s on a shared machine depends on what else runs; CPU time spent by one
     encoding thread on the same texts does not (much).
     """
-    from pipeline.onnx_encoder import OnnxEncoder
+    from pipeline.embedding.onnx_encoder import OnnxEncoder
 
     rates = {}
     for budget in budgets:
@@ -155,7 +155,7 @@ def cpu_speed(texts: list[str], budgets: list[int]) -> dict[int, float]:
 def token_lengths(texts: list[str]) -> dict:
     from tokenizers import Tokenizer
 
-    from pipeline.embed import model_path
+    from pipeline.embedding.model import model_path
 
     tokenizer = Tokenizer.from_file(str(Path(model_path()) / "tokenizer.json"))
     tokenizer.no_truncation()

@@ -60,9 +60,15 @@ def numeric_target() -> dict:
     features = np.__cpu_features__ if hasattr(np, "__cpu_features__") else {}
     if not features:
         from numpy._core._multiarray_umath import __cpu_features__ as features
-    numpy_simd = next((f for f in ("AVX512_SPR", "AVX512_ICL", "X86_V4", "X86_V3") if features.get(f)), "X86_V2")
+    numpy_simd = next(
+        (f for f in ("AVX512_SPR", "AVX512_ICL", "X86_V4", "X86_V3") if features.get(f)), "X86_V2"
+    )
     openblas = sorted(
-        {str(info.get("architecture")) for info in threadpoolctl.threadpool_info() if info["internal_api"] == "openblas"}
+        {
+            str(info.get("architecture"))
+            for info in threadpoolctl.threadpool_info()
+            if info["internal_api"] == "openblas"
+        }
     )
     target = {
         "numba_cpu": str(numba.config.CPU_NAME or "host"),

@@ -49,24 +49,24 @@ positive_int, non_negative_int, seed_value = whole_number(1), whole_number(0), w
 
 
 def make_parser() -> Parser:
-    from pipeline.config import (
-        DEFAULT_MAX_TOKENS,
-        EMBEDDERS,
-        FIT_SAMPLE_ABOVE,
-        FIT_SAMPLE_SIZE,
-        MAX_TOKENS_LIMIT,
-        BuildConfig,
-    )
-    from pipeline.curation import MAX_NAME, MAX_NOTE
-
-    defaults = BuildConfig()
+    """The whole command line: one small function per command below."""
     parser = Parser(
         prog="python -m pipeline",
         description="Abstract Atlas: build and export topic maps of abstracts.",
         epilog=EPILOG,
     )
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    add_build_parser(commands)
+    add_export_parser(commands)
+    add_add_parser(commands)
+    add_curate_parser(commands)
+    return parser
 
+
+def add_build_parser(commands) -> None:
+    from pipeline.config import BuildConfig
+
+    defaults = BuildConfig()
     build = commands.add_parser(
         "build",
         help="build a topic map from abstract files",
@@ -79,6 +79,20 @@ def make_parser() -> Parser:
         "--out", required=True, type=Path, metavar="DIR", help="map folder to write (replaced whole)"
     )
     build.add_argument("--name", help="corpus name shown in the app (default: the collection or input names)")
+    _embedding_options(build, defaults)
+    _fitting_options(build, defaults)
+    _rebuild_options(build)
+
+
+def _embedding_options(build: argparse.ArgumentParser, defaults) -> None:
+    from pipeline.config import (
+        DEFAULT_MAX_TOKENS,
+        EMBEDDERS,
+        FIT_SAMPLE_ABOVE,
+        FIT_SAMPLE_SIZE,
+        MAX_TOKENS_LIMIT,
+    )
+
     build.add_argument(
         "--embedder",
         choices=EMBEDDERS,
@@ -106,6 +120,9 @@ def make_parser() -> Parser:
         help="embed on this Ray cluster as a Ray Data job (e.g. 'auto' or 'HOST:6379'; default: "
         "ATLAS_RAY_ADDRESS if set, else this machine); needs requirements-ray.txt",
     )
+
+
+def _fitting_options(build: argparse.ArgumentParser, defaults) -> None:
     build.add_argument(
         "--topics",
         type=positive_int,
@@ -145,6 +162,9 @@ def make_parser() -> Parser:
         default=defaults.random_state,
         help=f"random seed, 0 to {SEED_MAX} (default 42)",
     )
+
+
+def _rebuild_options(build: argparse.ArgumentParser) -> None:
     build.add_argument("--no-cache", action="store_true", help="embed everything again, ignoring the cache")
     build.add_argument(
         "--no-stability",
@@ -183,6 +203,8 @@ def make_parser() -> Parser:
         help="number topics afresh by size, ignoring any map in --out (ids of a replaced map may then mean other topics)",
     )
 
+
+def add_export_parser(commands) -> None:
     export = commands.add_parser(
         "export",
         help="write a map's papers as CSV, or as a Markdown or BibTeX reading list",
@@ -201,6 +223,8 @@ def make_parser() -> Parser:
     )
     export.add_argument("--topic", type=int, metavar="ID", help="export only this topic (-1: unassigned)")
 
+
+def add_add_parser(commands) -> None:
     add = commands.add_parser(
         "add",
         help="place new abstracts on an existing map without refitting",
@@ -216,6 +240,10 @@ def make_parser() -> Parser:
     add.add_argument("inputs", nargs="+", metavar="FILE", help="abstract files or folders, as for build")
     add.add_argument("--no-cache", action="store_true", help="embed everything again, ignoring the cache")
     add.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def add_curate_parser(commands) -> None:
+    from pipeline.mapfolder.curation import MAX_NAME, MAX_NOTE
 
     curate = commands.add_parser(
         "curate",
@@ -247,13 +275,13 @@ def make_parser() -> Parser:
     for verb, what in (("accept", "apply an edit flagged for review again"), ("drop", "delete an edit")):
         command = actions.add_parser(verb, help=f"{what}: {verb} N (numbers as in `list`)")
         command.add_argument("edit_id", type=non_negative_int, metavar="N")
-    return parser
 
 
 def run_build(args: argparse.Namespace) -> None:
-    from pipeline.artifacts import check_out, out_lock, recover
-    from pipeline.build import build_map, is_current
+    from pipeline.commands.build import build_map, is_current
     from pipeline.config import BuildConfig
+    from pipeline.mapfolder.lock import out_lock, recover
+    from pipeline.mapfolder.store import check_out
 
     check_out(args.out, args.inputs)  # before anything is written, the lock file included
 
@@ -291,9 +319,10 @@ def run_build(args: argparse.Namespace) -> None:
 
 
 def run_export(args: argparse.Namespace) -> None:
-    from pipeline.artifacts import check_file_out, read_map, write_file
-    from pipeline.export import export_frame, to_csv_bytes
-    from pipeline.reading_list import reading_list_bibtex, reading_list_markdown
+    from pipeline.exports.export import export_frame, to_csv_bytes
+    from pipeline.exports.reading_list import reading_list_bibtex, reading_list_markdown
+    from pipeline.mapfolder.manifest import Manifest
+    from pipeline.mapfolder.store import check_file_out, read_map, write_file
 
     kind = args.format or EXPORT_EXTENSIONS.get(args.out.suffix.lower(), "csv")
     atlas = read_map(args.map)
@@ -308,7 +337,7 @@ def run_export(args: argparse.Namespace) -> None:
             export_frame(atlas.papers, atlas.topics, topic_id=args.topic, themes=atlas.themes)
         )
     elif kind == "md":
-        heading = f"Reading list: {atlas.manifest.get('name') or args.map.name}"
+        heading = f"Reading list: {Manifest.from_dict(atlas.manifest).name or args.map.name}"
         payload = reading_list_markdown(papers, atlas.topics, heading=heading).encode("utf-8")
     else:
         payload = reading_list_bibtex(papers).encode("utf-8")
@@ -317,16 +346,16 @@ def run_export(args: argparse.Namespace) -> None:
 
 
 def run_add(args: argparse.Namespace) -> None:
-    from pipeline.add import add_papers
+    from pipeline.commands.add import add_papers
 
     add_papers(args.map, args.inputs, use_cache=not args.no_cache, progress=not args.quiet)
 
 
 def run_curate(args: argparse.Namespace) -> None:
-    from pipeline.curation import edit_map, list_edits
+    from pipeline.commands.curate import edit_map, list_edits
 
     if args.action == "list":
-        from pipeline.artifacts import read_manifest
+        from pipeline.mapfolder.manifest import read_manifest
 
         read_manifest(args.map)  # not a map folder: one error line
         print(list_edits(args.map))

@@ -31,7 +31,8 @@ def cached_reduction(
     digest = hashlib.sha256(np.ascontiguousarray(embeddings).tobytes())
     digest.update(
         json.dumps(
-            {"kind": kind, "umap": version("umap-learn"), "numeric": numeric_target(), **params}, sort_keys=True
+            {"kind": kind, "umap": version("umap-learn"), "numeric": numeric_target(), **params},
+            sort_keys=True,
         ).encode()
     )
     path = cache_dir() / "reductions" / f"{kind}-{digest.hexdigest()[:32]}.npy"

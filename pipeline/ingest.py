@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline import UserError
-from pipeline.sentences import first_sentence
+from pipeline.naming.sentences import first_sentence
 
 SUPPORTED = (".txt", ".csv", ".tsv", ".jsonl", ".parquet")
 MAX_TITLE = 90
@@ -322,7 +322,8 @@ READERS = {
 def is_map_folder(folder: Path) -> bool:
     """A folder `python -m pipeline build` wrote (`pipeline.artifacts.holds_a_map`): its own
     papers.parquet is output, not input."""
-    from pipeline.artifacts import PAPERS, holds_a_map
+    from pipeline.mapfolder.files import PAPERS
+    from pipeline.mapfolder.store import holds_a_map
 
     return holds_a_map(folder) and (folder / PAPERS).is_file()
 

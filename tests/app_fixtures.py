@@ -13,7 +13,8 @@ import base64
 import numpy as np
 import pandas as pd
 
-from pipeline.artifacts import SCHEMA_VERSION, AtlasMap, write_map
+from pipeline.mapfolder.files import SCHEMA_VERSION
+from pipeline.mapfolder.store import AtlasMap, write_map
 
 TOPIC_WORDS = [
     ("Graph neural networks", ["graph", "message passing", "nodes", "edges"]),

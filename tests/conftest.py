@@ -38,7 +38,7 @@ def hermetic_environment(tmp_path_factory):
 @pytest.fixture(scope="session")
 def seed_map(tmp_path_factory) -> Path:
     """A map of the real seeds, built with the real packaged model (shared by end-to-end tests)."""
-    from pipeline.build import build_map
+    from pipeline.commands.build import build_map
 
     out = tmp_path_factory.mktemp("maps") / "seeds"
     build_map([SEEDS], out, progress=False, log=lambda message: None)

@@ -29,10 +29,17 @@ def reference_of(map_dir: Path) -> dict:
     return {
         "vectors_sha256": hashlib.sha256(np.ascontiguousarray(vectors).tobytes()).hexdigest(),
         "topic_of": dict(zip(papers["doc_id"], papers["topic_id"].astype(int).tolist(), strict=True)),
-        "xy": {d: [round(float(x), 5), round(float(y), 5)] for d, x, y in zip(papers["doc_id"], papers["x"], papers["y"])},
+        "xy": {
+            d: [round(float(x), 5), round(float(y), 5)]
+            for d, x, y in zip(papers["doc_id"], papers["x"], papers["y"])
+        },
         "topics": {str(t): str(label) for t, label in zip(topics["topic_id"], topics["label"], strict=True)},
         "themes": [
-            {"theme_id": int(row.theme_id), "label": str(row.label), "topic_ids": sorted(int(t) for t in row.topic_ids)}
+            {
+                "theme_id": int(row.theme_id),
+                "label": str(row.label),
+                "topic_ids": sorted(int(t) for t in row.topic_ids),
+            }
             for row in themes.itertuples()
         ],
     }
@@ -65,7 +72,9 @@ def main(argv: list[str]) -> int:
         print("usage: python -m tests.seed_reference write [MAP]", file=sys.stderr)
         return 2
     source = Path(argv[1]) if len(argv) > 1 else SEED_MAP
-    REFERENCE.write_text(json.dumps(reference_of(source), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    REFERENCE.write_text(
+        json.dumps(reference_of(source), indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     print(f"wrote {REFERENCE.relative_to(ROOT)} from {source}")
     return 0
 

@@ -18,8 +18,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.artifacts import SEARCH_INDEX, added_mask, read_map
-from pipeline.search_index import index_for
+from pipeline.mapfolder.files import SEARCH_INDEX
+from pipeline.mapfolder.search_index import index_for
+from pipeline.mapfolder.store import added_mask, read_map
 from tests.conftest import ROOT, SEEDS
 
 EXTRA = ROOT / "tests" / "fixtures" / "extra_abstracts.csv"
@@ -195,7 +196,7 @@ def finish(process) -> tuple[int, str]:
 
 def wait_for_lock(folder, command: str, process, timeout: float = 120) -> None:
     """Until `process` holds the folder's lock as `command` (its pid and command are in the lock file)."""
-    from pipeline.artifacts import lock_path
+    from pipeline.mapfolder.lock import lock_path
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -311,7 +312,7 @@ def test_a_writer_that_meets_a_lock_just_taken_names_its_holder_or_says_it_canno
     import threading
 
     from pipeline import UserError
-    from pipeline.artifacts import lock_path, out_lock
+    from pipeline.mapfolder.lock import lock_path, out_lock
 
     out = tmp_path / "map"
     out.mkdir()

@@ -17,7 +17,7 @@ from streamlit.elements.widgets.button import ButtonMixin
 from streamlit.testing.v1 import AppTest
 
 from app.state import normalise_params
-from pipeline.artifacts import read_map, write_map
+from pipeline.mapfolder.store import read_map, write_map
 from tests.app_fixtures import REPO, decode_mask, tiny_map, write_tiny_map
 
 APP = str(REPO / "streamlit_app.py")
@@ -310,8 +310,8 @@ def test_export_downloads_the_current_view_and_the_whole_map_spreadsheet_safe(
     ]
     whole = rows_of(downloads["Download the whole map · 60 (CSV)"])
     assert len(whole) == 60 and sum(r["topic"] == "Unassigned" for r in whole) == 8
-    from pipeline.artifacts import read_map
-    from pipeline.export import export_frame, to_csv_bytes
+    from pipeline.exports.export import export_frame, to_csv_bytes
+    from pipeline.mapfolder.store import read_map
 
     atlas = read_map(folder)
     assert downloads["Download the whole map · 60 (CSV)"]() == to_csv_bytes(
@@ -372,7 +372,7 @@ def test_where_does_my_paper_fit_pins_an_abstract_without_storing_it(tiny, monke
     pinned = live_map(at)["pin"]
     assert pinned["x"] > 0.5 and pinned["y"] > 0.5  # among topic 1, around (2, 2)
     neighbours = table(at, index=0)
-    assert len(neighbours) == 10 and neighbours["Similarity"].iloc[0] > 0.8  # pipeline.place.NEIGHBOURS
+    assert len(neighbours) == 10 and neighbours["Similarity"].iloc[0] > 0.8  # place.NEIGHBOURS
     assert sorted(p.name for p in tiny.iterdir()) == before
     assert url(at) == {}  # the abstract is in no link
 

@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 from streamlit.elements.widgets.button import ButtonMixin
 
-from pipeline.artifacts import read_map, write_map
-from pipeline.reading_list import markdown_text, tex_escape
+from pipeline.exports.reading_list import markdown_text, tex_escape
+from pipeline.mapfolder.store import read_map, write_map
 from tests.app_fixtures import decode_mask, tiny_map, write_merged_map
 from tests.conftest import ROOT, SEEDS
 from tests.test_app import live_map, start, table, texts, url
@@ -164,7 +164,7 @@ def test_a_link_to_a_gone_topic_opens_where_its_papers_went_and_says_so(rebuilt_
 @pytest.fixture(scope="module")
 def grown_map(tmp_path_factory) -> Path:
     """The seeds plus four new abstracts, rebuilt with the committed seed map as the previous map."""
-    from pipeline.build import build_map
+    from pipeline.commands.build import build_map
 
     out = tmp_path_factory.mktemp("grown") / "grown"
     build_map([SEEDS, EXTRA], out, previous=SEED_MAP, progress=False, log=lambda message: None)
@@ -341,7 +341,7 @@ def test_reading_lists_follow_search_filters_and_map_selection(tmp_path, monkeyp
 
 # --------------------------------------------------------------------------- placement and link keys
 def test_placement_computes_the_maps_topic_profile_once(tmp_path, monkeypatch):
-    import pipeline.place
+    import pipeline.modelling.place
 
     class FakeEncoder:  # stands in for the packaged model: "diffusion" text points at topic 1's direction
         name = "fake-encoder"
@@ -352,8 +352,8 @@ def test_placement_computes_the_maps_topic_profile_once(tmp_path, monkeypatch):
             return vector
 
     calls = []
-    real = pipeline.place.topic_profile
-    monkeypatch.setattr(pipeline.place, "topic_profile", lambda *a: calls.append(1) or real(*a))
+    real = pipeline.modelling.place.topic_profile
+    monkeypatch.setattr(pipeline.modelling.place, "topic_profile", lambda *a: calls.append(1) or real(*a))
     monkeypatch.setattr("app.encoder.map_encoder", lambda manifest: FakeEncoder())
     write_map(tmp_path / "tiny", tiny_map())
     use_map(monkeypatch, tmp_path / "tiny", tmp_path)

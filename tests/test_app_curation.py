@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from pipeline.curation import CURATION
+from pipeline.mapfolder.files import CURATION
 from tests.app_fixtures import REPO, write_tiny_map
 
 APP = str(REPO / "streamlit_app.py")

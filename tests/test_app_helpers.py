@@ -13,7 +13,7 @@ from app.filters import chosen_topics, filter_mask
 from app.palette import UNASSIGNED_COLOUR, _srgb_to_lab, distinct_colours, topic_colours
 from app.state import ViewState, Vocabulary, normalise_params, parse_map, parse_view, to_params
 from app.text import markdown_literal, plotly_escape
-from pipeline.place import place
+from pipeline.modelling.place import place
 from tests.app_fixtures import tiny_map, write_tiny_map
 
 VOCAB = Vocabulary(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.artifacts import read_map, write_map
+from pipeline.mapfolder.store import read_map, write_map
 from tests.app_fixtures import REPO, tiny_map
 from tests.test_app import live_map, points, start, table, texts, url
 

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from app.text import markdown_literal
-from pipeline.artifacts import read_map, write_map
+from pipeline.mapfolder.store import read_map, write_map
 from tests.app_fixtures import REPO, decode_mask, tiny_map
 from tests.test_app import downloads, figure, live_map, rows_of, start, texts, url  # noqa: F401
 

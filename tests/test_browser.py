@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.artifacts import read_map, write_map
+from pipeline.mapfolder.store import read_map, write_map
 from tests.app_fixtures import tiny_map, write_merged_map, write_tiny_map
 from tests.devserver import StreamlitServer
 

@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.artifacts import read_map
-from pipeline.build import build_map, is_current
 from pipeline.cache import cache_dir
+from pipeline.commands.build import build_map, is_current
 from pipeline.config import BuildConfig
-from pipeline.embed import embed_texts
+from pipeline.embedding.embed import embed_texts
+from pipeline.mapfolder.store import read_map
 from tests.conftest import ROOT, SEEDS
 
 # The themes the owner named, how to recognise a paper about each, and words its topic's name may use
@@ -220,28 +220,28 @@ def test_export_command_writes_the_seed_map_as_csv(seed_map, tmp_path):
 
 KILL_AT_SWAP = """
 import os, signal, sys
-from pipeline import artifacts
+from pipeline.mapfolder import lock, store
 from tests.test_export_and_artifacts import tiny_map
 mode, out = sys.argv[1], sys.argv[2]
-real_replace, real_rmtree = os.replace, artifacts.shutil.rmtree
+real_replace, real_rmtree = os.replace, lock.shutil.rmtree
 if mode == "rename":  # a system without an atomic exchange: die between the two renames
-    artifacts._exchange = lambda a, b: False
+    lock._exchange = lambda a, b: False
     calls = []
     def replace(a, b):
         real_replace(a, b)
         calls.append(b)
         if len(calls) == 1:
             os.kill(os.getpid(), signal.SIGKILL)
-    artifacts.os.replace = replace
+    lock.os.replace = replace
 else:  # die right after the atomic exchange, before the old map is deleted
     def rmtree(path, **kwargs):
         if ".tmp-" in str(path):
             os.kill(os.getpid(), signal.SIGKILL)
         real_rmtree(path, **kwargs)
-    artifacts.shutil.rmtree = rmtree
+    lock.shutil.rmtree = rmtree
 new = tiny_map()
 new.manifest["name"] = "new"
-artifacts.write_map(out, new)
+store.write_map(out, new)
 """
 
 
@@ -252,7 +252,8 @@ def hashes(folder):
 @pytest.mark.parametrize("mode", ["rename", "exchange"])
 def test_a_build_killed_at_the_swap_never_loses_the_map(mode, tmp_path, capsys):
     from pipeline.__main__ import main
-    from pipeline.artifacts import recover, write_map
+    from pipeline.mapfolder.lock import recover
+    from pipeline.mapfolder.store import write_map
     from tests.test_export_and_artifacts import tiny_map
 
     out = tmp_path / "map"
@@ -284,7 +285,7 @@ def test_a_build_killed_at_the_swap_never_loses_the_map(mode, tmp_path, capsys):
 
 
 def test_clean_up_removes_only_dead_builds_staging_folders(tmp_path):
-    from pipeline.artifacts import write_map
+    from pipeline.mapfolder.store import write_map
     from tests.test_export_and_artifacts import tiny_map
 
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
@@ -305,7 +306,7 @@ def test_clean_up_removes_only_dead_builds_staging_folders(tmp_path):
 
 
 def test_a_second_build_into_a_locked_map_fails_at_once_naming_the_first(seed_map, tmp_path):
-    from pipeline.artifacts import out_lock
+    from pipeline.mapfolder.lock import out_lock
 
     out = tmp_path / "map"
     shutil.copytree(seed_map, out)

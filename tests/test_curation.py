@@ -15,9 +15,10 @@ import pandas as pd
 import pytest
 
 from pipeline import UserError
-from pipeline.artifacts import read_map
-from pipeline.build import build_map
-from pipeline.curation import CURATION, Edit, apply_edits, carry_edits, read_curation
+from pipeline.commands.build import build_map
+from pipeline.mapfolder.curation import Edit, apply_edits, carry_edits, read_curation
+from pipeline.mapfolder.files import CURATION
+from pipeline.mapfolder.store import read_map
 from tests.conftest import ROOT, SEEDS
 
 

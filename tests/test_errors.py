@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.__main__ import main
-from pipeline.artifacts import AtlasMap, read_map, write_map
+from pipeline.mapfolder.store import AtlasMap, read_map, write_map
 from tests.conftest import ROOT
 from tests.test_export_and_artifacts import tiny_map
 

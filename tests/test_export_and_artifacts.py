@@ -12,8 +12,9 @@ import pytest
 
 from pipeline import UserError
 from pipeline.__main__ import main
-from pipeline.artifacts import SCHEMA_VERSION, AtlasMap, read_map, write_map
-from pipeline.export import export_frame, to_csv_bytes
+from pipeline.exports.export import export_frame, to_csv_bytes
+from pipeline.mapfolder.files import SCHEMA_VERSION
+from pipeline.mapfolder.store import AtlasMap, read_map, write_map
 
 HOSTILE = ['=HYPERLINK("http://evil","x")', "+1+1", "-2+3", "@SUM(A1)", "\tcmd", "\rcmd", "fine"]
 

@@ -271,7 +271,7 @@ def test_the_map_draws_when_static_is_read_only(page, tmp_path):
 
 @pytest.mark.slow
 def test_a_build_under_the_maps_folder_publishes_the_model_it_embedded_with(tmp_path, monkeypatch):
-    from pipeline import onnx_build
+    from pipeline.embedding import onnx_build
 
     monkeypatch.setattr(onnx_build, "REPO", tmp_path)
     monkeypatch.setattr(onnx_build, "REPO_MAPS", tmp_path / "maps")

@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 
 from app.changes import change_rows, resolve_shared_topic
-from pipeline.artifacts import read_map
-from pipeline.build import build_map
-from pipeline.lineage import NAME_CENTROID_SIMILARITY, NAME_JACCARD, PreviousMap, match_topics
+from pipeline.commands.build import build_map
+from pipeline.mapfolder.store import read_map
+from pipeline.modelling.lineage import NAME_CENTROID_SIMILARITY, NAME_JACCARD, PreviousMap, match_topics
 from tests.conftest import ROOT, SEEDS
 
 EXTRA = ROOT / "tests" / "fixtures" / "extra_abstracts.csv"
@@ -314,7 +314,7 @@ def test_no_previous_numbers_topics_by_size_and_writes_no_lineage(seed_map, tmp_
 
 
 def test_a_previous_name_is_kept_only_while_it_holds_for_the_topics_papers():
-    from pipeline.lineage import Lineage, final_labels
+    from pipeline.modelling.lineage import Lineage, final_labels
 
     lineage = Lineage(
         mapping={-1: -1, 0: 4, 1: 9},

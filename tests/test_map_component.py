@@ -21,7 +21,7 @@ from app.map_component.payload import (
     view_ranges,
     view_state,
 )
-from pipeline.artifacts import write_map
+from pipeline.mapfolder.store import write_map
 from tests.app_fixtures import decode_mask, tiny_map, write_tiny_map
 
 URLS = {

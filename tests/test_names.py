@@ -1,11 +1,11 @@
 """Names that hold, on a real build of the seeds: theme names true of every member topic, topic names
 used by most of their papers, and LLM safety findable by name (issue 21). Support is measured by
-`pipeline.evaluate.name_figures`, the benchmark's own measure (benchmarks/bench_names.py)."""
+`pipeline.modelling.evaluate.name_figures`, the benchmark's own measure (benchmarks/bench_names.py)."""
 
 from __future__ import annotations
 
-from pipeline.artifacts import read_map
-from pipeline.evaluate import name_figures
+from pipeline.mapfolder.store import read_map
+from pipeline.modelling.evaluate import name_figures
 
 # The LLM-safety abstracts of the seeds, by words of their own.
 SAFETY_PAPERS = ("SafetyAnalyst", "Vulnerability-Aware Alignment")

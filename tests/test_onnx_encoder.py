@@ -11,7 +11,8 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from pipeline.onnx_encoder import OnnxEncoder, onnx_model_file, quantisation_variant  # noqa: E402
+from pipeline.embedding.onnx_build import onnx_model_file, quantisation_variant  # noqa: E402
+from pipeline.embedding.onnx_encoder import OnnxEncoder  # noqa: E402
 
 pytestmark = pytest.mark.slow  # runs the real model (the first test exports it: ~15-30 s)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.artifacts import read_map
-from pipeline.place import place, topic_profile
+from pipeline.mapfolder.store import read_map
+from pipeline.modelling.place import place, topic_profile
 from tests.conftest import ROOT
 
 SEED_MAP = ROOT / "assets" / "maps" / "seeds"

@@ -1,5 +1,5 @@
 """Placement that admits when there is none: the app and `python -m pipeline add` give the same verdict
-(`pipeline.place.verdict`) on the real seed map with the real model, and the app claims a topic only
+(`pipeline.modelling.place.verdict`) on the real seed map with the real model, and the app claims a topic only
 for an abstract that fits it."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from app.data import build_map_data
 from app.placement import pin_label, verdict_message
-from pipeline.artifacts import read_map, write_map
+from pipeline.mapfolder.store import read_map, write_map
 from tests.app_fixtures import REPO, tiny_map
 from tests.conftest import ROOT
 

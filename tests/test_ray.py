@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.artifacts import read_map
-from pipeline.build import build_map
+from pipeline.commands.build import build_map
+from pipeline.mapfolder.store import read_map
 from tests.conftest import ROOT, SEEDS
 
 ray = pytest.importorskip("ray", reason="Ray is in requirements-ray.txt (part of the test requirements)")

@@ -9,8 +9,8 @@ import sys
 import pandas as pd
 import pytest
 
-from pipeline.artifacts import read_map
-from pipeline.reading_list import bibtex_key, reading_list_bibtex, reading_list_markdown
+from pipeline.exports.reading_list import bibtex_key, reading_list_bibtex, reading_list_markdown
+from pipeline.mapfolder.store import read_map
 from tests.conftest import ROOT
 
 SEED_MAP = ROOT / "assets" / "maps" / "seeds"
@@ -290,7 +290,7 @@ def test_markdown_shows_web_addresses_and_emails_in_titles_as_code_and_closes_ev
 
 
 def test_bidi_controls_are_shown_not_obeyed_in_every_export():
-    from pipeline.export import export_frame, to_csv_bytes
+    from pipeline.exports.export import export_frame, to_csv_bytes
 
     rlo = "invoice\u202egpj.exe"
     papers = pd.DataFrame(

@@ -8,9 +8,9 @@ import shutil
 import numpy as np
 import pytest
 
-from pipeline.artifacts import read_map
-from pipeline.build import build_map
+from pipeline.commands.build import build_map
 from pipeline.config import BuildConfig
+from pipeline.mapfolder.store import read_map
 from tests.conftest import ROOT, SEEDS
 
 EXTRA = ROOT / "tests" / "fixtures" / "extra_abstracts.csv"
@@ -99,7 +99,7 @@ def test_a_rebuild_into_the_same_folder_uses_the_map_there(seed_map, tmp_path):
 
 
 def test_old_papers_outside_a_fit_sample_keep_their_previous_topic_where_the_sample_found_it():
-    from pipeline.sample_fit import assign_rest
+    from pipeline.modelling.sample_fit import assign_rest
 
     # Two directions; papers 0-3 are the sample. Paper 4 (old, previously topic 7) points between
     # the two topics but leans towards topic 1's direction: a vote alone would put it in topic 1.

@@ -28,7 +28,9 @@ def test_numeric_libraries_run_the_same_code_on_every_cpu_kind():
 def test_numpy_loaded_first_is_reported_not_hidden():
     code = "import numpy, pipeline, json; print(json.dumps(pipeline.numeric_target()))"
     env = {k: v for k, v in __import__("os").environ.items() if k not in pipeline.SAME_ON_EVERY_CPU}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT, env=env
+    )
     target = json.loads(out.stdout)
     # NumPy picked its kernels before the pipeline spoke: OpenBLAS is then the host's own choice.
     assert target["openblas"], target
@@ -48,4 +50,6 @@ def test_the_committed_seed_map_is_what_a_fresh_build_gives():
     expected = json.loads(REFERENCE.read_text(encoding="utf-8"))
     assert differences(expected, reference_of(SEED_MAP)) == []
     manifest = json.loads((SEED_MAP / "manifest.json").read_text())
-    assert manifest["lineage"]["previous"] is None, "the committed seed map must be a fresh build, not a rebuild"
+    assert manifest["lineage"]["previous"] is None, (
+        "the committed seed map must be a fresh build, not a rebuild"
+    )

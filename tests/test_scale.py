@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.build import build_map
+from pipeline.commands.build import build_map
 from pipeline.config import DEFAULT_MAX_TOKENS, FIT_SAMPLE_ABOVE, FIT_SAMPLE_SIZE, BuildConfig
-from pipeline.embed import cache_name_for, embed_texts
-from pipeline.sample_fit import assign_rest, place_rest, sample_rows
+from pipeline.embedding.embed import cache_name_for, embed_texts
+from pipeline.modelling.sample_fit import assign_rest, place_rest, sample_rows
 from tests.conftest import ROOT
 
 THEMES = {
@@ -247,7 +247,7 @@ def test_bad_scaling_options_exit_2_with_one_line(tmp_path, option, message):
 
 def test_umap_cache_keys_follow_the_constructor_settings(monkeypatch, tmp_path):
     """Changing a UMAP setting in the one place it lives changes the result, never a stale reuse."""
-    from pipeline import layout
+    from pipeline.modelling import layout
 
     vectors = BagOfWordsEncoder().encode(synthetic_corpus(120)["abstract"].tolist())
     first = layout.map_coordinates(vectors, n_neighbors=10, random_state=1)

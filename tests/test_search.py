@@ -12,9 +12,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app.search import MEANING_FLOOR, meaning_limit
-from pipeline.artifacts import SEARCH_INDEX, read_map, write_map
 from pipeline.ingest import ingest
-from pipeline.search_index import (
+from pipeline.mapfolder.files import SEARCH_INDEX
+from pipeline.mapfolder.search_index import (
     SearchIndex,
     highlight,
     index_for,
@@ -23,6 +23,7 @@ from pipeline.search_index import (
     read_meta,
     write_index,
 )
+from pipeline.mapfolder.store import read_map, write_map
 from tests.app_fixtures import REPO, tiny_map
 from tests.conftest import SEEDS
 
@@ -198,7 +199,7 @@ def test_a_built_map_holds_its_search_index(seed_map):
 
 
 def test_the_map_folder_holds_the_index_and_add_extends_it(tmp_path):
-    from pipeline.add import place_new_papers
+    from pipeline.commands.add import place_new_papers
 
     atlas = tiny_map()
     write_map(tmp_path / "map", atlas)

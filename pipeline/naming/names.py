@@ -11,7 +11,7 @@ import numpy as np
 from scipy import sparse
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
 
-from pipeline.sentences import split_sentences
+from pipeline.naming.sentences import split_sentences
 
 # Words every abstract uses; as keywords they say nothing about a topic. "models" stays:
 # it carries "diffusion models" and "language models".

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.neighbours import cosine_knn
+from pipeline.modelling.neighbours import cosine_knn
 
 # The topic is decided by two kinds of evidence, added with equal weight:
 # - the vote of the NEIGHBOURS nearest papers, each weighted by a softmax of its similarity with

@@ -41,7 +41,7 @@ def initial_positions(embeddings: np.ndarray, previous_xy: np.ndarray) -> np.nda
         >>> initial_positions(vectors, np.array([[0.0, 0.0], [4.0, 4.0], [np.nan, np.nan]]))[2].round(1).tolist()
         [0.4, 0.4]
     """
-    from pipeline.neighbours import cosine_knn
+    from pipeline.modelling.neighbours import cosine_knn
 
     previous_xy = np.asarray(previous_xy, dtype=np.float64)
     known = ~np.isnan(previous_xy).any(axis=1)

@@ -2,7 +2,7 @@
 applied again by every rebuild through the stable topic ids.
 
 The edits live in `curation.json` in the map folder, a small file a person can read and keep in
-git. The map's tables stay as the build wrote them; `pipeline.artifacts.read_map` applies the edits
+git. The map's tables stay as the build wrote them; `pipeline.mapfolder.store.read_map` applies the edits
 on top, so the app, exports and `add` all see one curated map, and the next rebuild matches its
 topics against the fitted (uncurated) ones. A rebuild carries every edit forward; an edit whose
 topic's content moved (split, merged, gone, or most papers elsewhere) is kept and flagged for
@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipeline import UserError
+from pipeline.mapfolder.files import CURATION
 
 if TYPE_CHECKING:  # numpy and pandas load on first use: `python -m pipeline --help` stays instant
     import numpy as np
     import pandas as pd
 
-CURATION = "curation.json"
 FORMAT = "abstract-atlas curation 1"
 ACTIONS = ("rename", "rename-theme", "merge", "hide", "note")
 UNASSIGNED = -1
@@ -432,77 +432,3 @@ def _follow_theme(edit: Edit, themes: pd.DataFrame | None) -> Edit:
         held = ", ".join(map(str, edit.theme_topics))
         return dataclasses.replace(edit, review=f"no rebuilt theme holds most of its topics ({held})")
     return dataclasses.replace(edit, theme=best[0], theme_topics=best[1])
-
-
-# ---- the one entry point for the CLI and the app ----
-
-
-def edit_map(
-    folder: str | Path,
-    action: str,
-    *,
-    topic: int | None = None,
-    theme: int | None = None,
-    name: str | None = None,
-    text: str | None = None,
-    into: int | None = None,
-    edit_id: int | None = None,
-) -> str:
-    """Make one edit to the map in `folder` (or `accept`/`drop` a stored one); returns what was done.
-
-    Holds the map folder's lock from reading the map to replacing `curation.json`, so it never
-    interleaves with a build or `add`. A bad edit raises `UserError` and changes nothing.
-
-    Examples:
-        >>> edit_map("maps/icml", "rename", topic=4, name="Optimal transport")  # doctest: +SKIP
-        '#1 rename topic 4 to "Optimal transport"; saved in maps/icml/curation.json'
-    """
-    from pipeline.artifacts import out_lock, read_map
-
-    folder = Path(folder)
-    read_map(folder, verify=False)  # a folder that is not a readable map is refused before the lock
-    with out_lock(folder):
-        atlas = read_map(folder, verify=False)
-        edits = list(atlas.edits or [])
-        if action in ("accept", "drop"):
-            by_id = {e.id: e for e in edits}
-            if edit_id not in by_id:
-                shown = ", ".join(f"#{e.id}" for e in edits) or "none"
-                raise UserError(f"{folder}: no edit #{edit_id} (edits are {shown})")
-            edit = by_id[edit_id]
-            if action == "accept":
-                if not edit.review:
-                    raise UserError(f"{folder}: edit #{edit_id} is not waiting for review")
-                edits = [dataclasses.replace(e, review=None) if e.id == edit_id else e for e in edits]
-                done = f"accepted {dataclasses.replace(edit, review=None).describe()}"
-            else:
-                edits = [e for e in edits if e.id != edit_id]
-                done = f"dropped {edit.describe()}"
-        else:
-            view = CuratedView(atlas.papers, atlas.topics, atlas.themes)
-            try:
-                edit = new_edit(
-                    edits, action, view, topic=topic, theme=theme, name=name, text=text, into=into
-                )
-            except UserError as exc:
-                raise UserError(f"{folder}: {exc}") from None
-            edits.append(edit)
-            done = edit.describe()
-        try:
-            write_curation(folder, edits)
-        except PermissionError:
-            raise UserError(
-                f"{folder}: cannot write {CURATION} (permission denied); the map is read-only"
-            ) from None
-    return f"{done}; saved in {folder / CURATION}"
-
-
-def list_edits(folder: str | Path) -> str:
-    """The map's edits, one line each, flagged ones with the reason (read-only)."""
-    edits = read_curation(folder)
-    if not edits:
-        return f"{folder}: no edits"
-    flagged = sum(1 for e in edits if e.review)
-    lines = [e.describe() for e in edits]
-    lines.append(f"{len(edits)} edit(s), {flagged} waiting for review (accept with `curate DIR accept N`)")
-    return "\n".join(lines)

@@ -18,38 +18,38 @@ import numpy as np
 import pandas as pd
 
 from pipeline import UserError, __version__, numeric_target
-from pipeline.areas import area_votes
-from pipeline.artifacts import (
-    MANIFEST,
-    SCHEMA_VERSION,
-    TOPIC_COLUMNS,
-    AtlasMap,
-    check_out,
-    concat_papers,
-    out_lock,
-    read_added_papers,
-    read_manifest,
-    write_map,
-)
 from pipeline.config import BuildConfig
-from pipeline.curation import Edit, carry_edits, read_curation
-from pipeline.embed import MODEL_NAME, embed_texts
-from pipeline.evaluate import map_quality
+from pipeline.embedding.embed import embed_texts
+from pipeline.embedding.model import MODEL_NAME
 from pipeline.ingest import expand_inputs, ingest, read_bytes
-from pipeline.layout import (
+from pipeline.mapfolder.curation import Edit, carry_edits, read_curation
+from pipeline.mapfolder.files import MANIFEST, SCHEMA_VERSION, TOPIC_COLUMNS
+from pipeline.mapfolder.lock import out_lock
+from pipeline.mapfolder.manifest import Manifest, read_manifest
+from pipeline.mapfolder.store import AtlasMap, check_out, concat_papers, read_added_papers, write_map
+from pipeline.modelling.evaluate import map_quality
+from pipeline.modelling.layout import (
     align_to,
     initial_positions,
     label_positions,
     map_coordinates,
     theme_label_positions,
 )
-from pipeline.lineage import STATUSES, Lineage, PreviousMap, apply_lineage, match_topics, read_previous
-from pipeline.naming import NAME_SUPPORT, name_groups, name_key, name_support
-from pipeline.neighbours import topic_centroids
-from pipeline.sample_fit import SampleFit, fit_on_sample, place_rest
-from pipeline.theme_lineage import apply_theme_ids, match_themes
-from pipeline.themes import fit_themes
-from pipeline.topics import WAS_UNASSIGNED, Topics, fit_topics, topic_stability
+from pipeline.modelling.lineage import (
+    STATUSES,
+    Lineage,
+    PreviousMap,
+    apply_lineage,
+    match_topics,
+    read_previous,
+)
+from pipeline.modelling.neighbours import topic_centroids
+from pipeline.modelling.sample_fit import SampleFit, fit_on_sample, place_rest
+from pipeline.modelling.theme_lineage import apply_theme_ids, match_themes
+from pipeline.modelling.themes import fit_themes
+from pipeline.modelling.topics import WAS_UNASSIGNED, Topics, fit_topics, topic_stability
+from pipeline.naming.areas import area_votes
+from pipeline.naming.names import NAME_SUPPORT, name_groups, name_key, name_support
 
 MIN_PAPERS = 10
 LIBRARIES = (
@@ -95,9 +95,10 @@ def is_current(inputs: list[str | Path], out: Path, config: BuildConfig) -> bool
         manifest = read_manifest(out)
     except UserError:
         return False
-    return manifest.get("schema_version") == SCHEMA_VERSION and manifest.get(
-        "input_fingerprint"
-    ) == input_fingerprint(inputs, config)
+    manifest = Manifest.from_dict(manifest)
+    return manifest.schema_version == SCHEMA_VERSION and manifest.input_fingerprint == input_fingerprint(
+        inputs, config
+    )
 
 
 def corpus_name(papers, inputs: list[str | Path]) -> str:
@@ -142,7 +143,7 @@ def build_map(
     with out_lock(out, command="build"):
         timer = StageTimer()
         if ray_address and encoder is None:  # checked before any work, also when every vector is cached
-            from pipeline.ray_embed import check_ray
+            from pipeline.embedding.ray_embed import check_ray
 
             check_ray(ray_address, ray_option)
         fingerprint = input_fingerprint(inputs, config)
@@ -215,32 +216,32 @@ def build_map(
         timer.lap("evaluate")
 
         total = timer.total()
-        manifest = {
-            "schema_version": SCHEMA_VERSION,
-            "name": name or corpus_name(papers, inputs),
-            "papers": len(papers),
-            "topics": len(table),
-            "themes": len(themes),
-            "stability": stability_report,
-            "unassigned": int((fit.topics.labels == -1).sum()),
-            "inputs": [str(p) for p in expand_inputs(inputs)],
-            "notes": corpus.notes,
-            "config": resolved.to_dict(),
-            "model": {
+        manifest = Manifest(
+            schema_version=SCHEMA_VERSION,
+            name=name or corpus_name(papers, inputs),
+            papers=len(papers),
+            topics=len(table),
+            themes=len(themes),
+            stability=stability_report,
+            unassigned=int((fit.topics.labels == -1).sum()),
+            inputs=[str(p) for p in expand_inputs(inputs)],
+            notes=corpus.notes,
+            config=resolved.to_dict(),
+            model={
                 "name": MODEL_NAME,
                 "encoder": embedding_report["encoder"],
                 "max_tokens": resolved.max_tokens,
                 **bundle,
             },
-            "embedding": embedding_report,
-            "versions": library_versions(),
-            "numeric": numeric,
-            "timings_seconds": dict(timer.timings, total=total),
-            "abstracts_per_second": round(len(papers) / total, 1) if total else None,
-            "quality": quality,
-            "input_fingerprint": fingerprint,
-            "kept_added": kept_added,
-            "lineage": {
+            embedding=embedding_report,
+            versions=library_versions(),
+            numeric=numeric,
+            timings_seconds=dict(timer.timings, total=total),
+            abstracts_per_second=round(len(papers) / total, 1) if total else None,
+            quality=quality,
+            input_fingerprint=fingerprint,
+            kept_added=kept_added,
+            lineage={
                 "previous": None
                 if previous_map is None
                 else {"name": previous_map.name, "fingerprint": previous_map.fingerprint},
@@ -257,20 +258,20 @@ def build_map(
                     "review": [{"id": e.id, "reason": e.review} for e in edits if e.review],
                 },
             },
-            "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        }
+            built_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        )
         atlas = AtlasMap(
             papers=papers,
             topics=table,
             embeddings=embeddings.astype(np.float16),
-            manifest=manifest,
+            manifest=manifest.to_dict(),
             lineage=None if lineage is None else lineage.table,
             themes=themes,
             edits=edits,
         )
         write_map(out, atlas, log=log)
         log(
-            f"{len(table)} topics in {len(themes)} themes, {manifest['unassigned']} of {len(papers)} papers unassigned "
+            f"{len(table)} topics in {len(themes)} themes, {manifest.unassigned} of {len(papers)} papers unassigned "
             f"({quality['unassigned_share']:.1%}); map written to {out} in {total:.1f} s"
         )
         return atlas
@@ -344,7 +345,7 @@ def embed_corpus(
     """
     compute = None
     if ray_address and encoder is None:
-        from pipeline.ray_embed import ray_compute
+        from pipeline.embedding.ray_embed import ray_compute
 
         compute = ray_compute(ray_address, resolved, log=log, option=ray_option)
     embed = partial(
@@ -376,7 +377,7 @@ def model_bundle(out: Path, resolved: BuildConfig, encoder, log: Callable[[str],
     very same file (manifest "model" fields); nothing for a caller's encoder or torch-fp32."""
     if encoder is not None or resolved.embedder != "onnx-int8":
         return {}
-    from pipeline.onnx_build import map_bundle
+    from pipeline.embedding.onnx_build import map_bundle
 
     return map_bundle(out, log)
 

@@ -8,15 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.onnx_build import (  # noqa: F401 (re-exported: callers know them from here)
-    MODEL_LABEL,
-    RECIPE_VERSION,
-    PathLike,
-    default_model_path,
-    onnx_model_file,
-    quantisation_variant,
-    read_json,
-)
+from pipeline.embedding.model import BUNDLE_META, BUNDLE_MODEL, BUNDLE_TOKENIZER
+from pipeline.embedding.model import model_path as packaged_model_path
+from pipeline.embedding.onnx_build import PathLike, onnx_model_file, read_json
 
 
 class OnnxEncoder:
@@ -62,12 +56,12 @@ class OnnxEncoder:
         from tokenizers import Tokenizer
 
         if bundle is None:
-            model_dir = Path(model_path) if model_path else default_model_path()
+            model_dir = Path(model_path) if model_path else packaged_model_path()
             _require_mean_pooling(model_dir)
             bundle = onnx_model_file(model_dir, cache_dir).parent
         folder = Path(bundle)
-        meta = read_json(folder / "meta.json")
-        self.model_file = folder / "model.onnx"
+        meta = read_json(folder / BUNDLE_META)
+        self.model_file = folder / BUNDLE_MODEL
         self.bundle = folder
         own_budget = int(meta["max_seq_length"])
         self.max_tokens = int(max_tokens or own_budget)
@@ -78,7 +72,7 @@ class OnnxEncoder:
         self.threads = max(1, threads or _usable_cpus())
         self.dimensions = int(meta["dimensions"])
 
-        self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self._tokenizer = Tokenizer.from_file(str(folder / BUNDLE_TOKENIZER))
         # tokenizer.json itself says: truncate at 128 and pad to 128; the model uses 256, no pad.
         self._tokenizer.enable_truncation(max_length=self.max_tokens)
         self._tokenizer.no_padding()

@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from pipeline.config import BuildConfig
-from pipeline.neighbours import cosine_knn, reassign_outliers, topic_centroids
-from pipeline.topics import WAS_UNASSIGNED, Topics, fit_topics
+from pipeline.modelling.neighbours import cosine_knn, reassign_outliers, topic_centroids
+from pipeline.modelling.topics import WAS_UNASSIGNED, Topics, fit_topics
 
 # Neighbours whose positions average into a placed paper's map position.
 PLACE_NEIGHBOURS = 10

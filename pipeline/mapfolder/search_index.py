@@ -1,6 +1,6 @@
 """Full-text search over a map's titles and abstracts: an SQLite FTS5 index written with the map.
 
-The index is `search.sqlite` in the map folder (`pipeline.artifacts.SEARCH_INDEX`), one file with three tables:
+The index is `search.sqlite` in the map folder (`pipeline.mapfolder.files.SEARCH_INDEX`), one file with three tables:
 
     words   FTS5, contentless: every paper's title and abstract as whole words (unicode61 tokens,
             diacritics folded, porter stems, so "rank" finds "ranking" but "pose" never "propose");
@@ -32,6 +32,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from pipeline.mapfolder.files import SEARCH_INDEX
 
 INDEX_VERSION = 1
 WORD_TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -456,8 +458,6 @@ def index_for(folder: Path | str, papers: pd.DataFrame, *, log=None) -> SearchIn
 
     Never writes into the map folder.
     """
-    from pipeline.artifacts import SEARCH_INDEX
-
     own = Path(folder) / SEARCH_INDEX
     fingerprint = paper_fingerprint(papers)
     if own.is_file() and _matches(read_meta(own), papers, fingerprint):

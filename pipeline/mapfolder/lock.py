@@ -1,0 +1,181 @@
+"""One writer per map folder, staging folders, and a swap that never leaves `--out` missing.
+
+Every writer of a map folder (`build`, `add`, `curate`) holds `out_lock` from reading the map to
+`swap_in`; `recover` undoes what a killed writer left beside the folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import fcntl
+import glob
+import os
+import re
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from pipeline import UserError
+
+_held: dict[Path, tuple[int, int]] = {}  # lock path -> (file descriptor, nesting depth) in this process
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, owned by someone else
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def out_lock(out: Path, command: str = "build"):
+    """Hold the lock of map folder `out` (`.<name>.lock` next to it) or fail at once.
+
+    Every writer of a map folder (`build`, `add`) holds it from the moment it reads the map until
+    its swap, so no writer ever replaces a map another one changed in between (a lost update).
+    A second writer fails fast, naming its own `command` and the first one's, rather than waiting
+    behind it: the user learns at once, and can run it again when the first has finished.
+    Re-entrant within one process, so `build` can lock before its work and `write_map` again
+    around the swap.
+    """
+    out = Path(os.path.abspath(out))  # `--out .` from inside a map names the map, not ".."
+    created = [p for p in [out.parent, *out.parent.parents] if not p.exists()]  # made here, for the lock
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except PermissionError:
+        raise UserError(f"{out}: cannot create the folder for --out (permission denied)") from None
+    path = lock_path(out).resolve()
+    if path in _held:
+        fd, depth = _held[path]
+        _held[path] = (fd, depth + 1)
+        try:
+            yield
+        finally:
+            fd, depth = _held[path]
+            _held[path] = (fd, depth - 1)
+        return
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except PermissionError:
+        raise UserError(f"{out}: cannot write next to --out in {out.parent} (permission denied)") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        # The holder writes its pid and command just after taking the lock: a writer that started
+        # at the same moment may find the file still empty, so it waits a little for the name.
+        deadline = time.monotonic() + 2.0
+        while (
+            not (owner := os.pread(fd, 64, 0).decode(errors="replace").strip())
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.02)
+        pid, _, other = owner.partition(" ")
+        os.close(fd)
+        holder = f"{_a(other)} (pid {pid})" if other else "another build or add"
+        raise UserError(
+            f"{out}: cannot {command} now: {holder} is writing this map; "
+            f"run this {command} again when it has finished"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()} {command}\n".encode(), 0)
+    _held[path] = (fd, 1)
+    try:
+        yield
+    finally:
+        fd, depth = _held[path]
+        if depth > 1:
+            _held[path] = (fd, depth - 1)
+        else:
+            del _held[path]
+            os.ftruncate(fd, 0)
+            if created and [p.name for p in out.parent.iterdir()] == [path.name]:
+                # A failed build into a new folder leaves nothing: not even the folders made for its lock.
+                path.unlink()
+                for folder in created:
+                    with contextlib.suppress(OSError):
+                        folder.rmdir()
+            os.close(fd)  # closing releases the lock; otherwise the file stays (deleting it would race)
+
+
+def lock_path(out: Path) -> Path:
+    """The lock file of map folder `out`: `.<name>.lock` beside it (`out` taken as an absolute path)."""
+    out = Path(os.path.abspath(out))
+    return out.parent / f".{out.name}.lock"
+
+
+def _a(command: str) -> str:
+    return f"an {command}" if command[:1] in "aeiou" else f"a {command}"
+
+
+def _owner_pid(name: str) -> int | None:
+    """The pid in a staging or backup folder's name (`.map.tmp-<pid>-<random>`, `.map.old-<pid>`)."""
+    match = re.search(r"\.(?:tmp|old)-(\d+)(?:-|$)", name)
+    return int(match.group(1)) if match else None
+
+
+def leftovers(out: Path, kind: str) -> list[Path]:
+    return sorted(out.parent.glob(f".{glob.escape(out.name)}.{kind}-*"))
+
+
+def recover(out: Path) -> list[str]:
+    """Undo what a killed build left next to `out`; call with the lock held. Returns notices.
+
+    A build killed between the two renames of a swap leaves the previous map in `.<name>.old-<pid>`
+    and nothing at `out`: it is put back. Staging and backup folders of dead builds are removed;
+    a live process's are left alone.
+    """
+    out = Path(os.path.abspath(out))
+    notes = []
+    backups = [p for p in leftovers(out, "old") if not _pid_alive(_owner_pid(p.name) or os.getpid())]
+    if not out.exists() and backups:
+        latest = max(backups, key=lambda p: p.stat().st_mtime)
+        os.replace(latest, out)
+        backups.remove(latest)
+        notes.append(f"{out}: restored the previous map, which an interrupted build had left aside")
+    for stale in backups + leftovers(out, "tmp"):
+        pid = _owner_pid(stale.name)
+        if pid is not None and pid != os.getpid() and not _pid_alive(pid):
+            shutil.rmtree(stale, ignore_errors=True)
+    return notes
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths (Linux renameat2 RENAME_EXCHANGE); False where unsupported."""
+    if sys.platform != "linux":
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    result = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
+    if result == 0:
+        return True
+    error = ctypes.get_errno()
+    if error in (errno.EINVAL, errno.ENOSYS, errno.EPERM, errno.EOPNOTSUPP):
+        return False
+    raise OSError(error, os.strerror(error), str(a))
+
+
+def swap_in(staging: Path, out: Path) -> None:
+    """Put the finished `staging` folder at `out` so that `out` always holds a whole map.
+
+    Where the system can exchange two folders atomically, it does; elsewhere the old map is
+    renamed aside to `.<name>.old-<pid>` first, and `recover` puts it back if we die in between.
+    """
+    if not out.exists():
+        os.replace(staging, out)
+    elif _exchange(staging, out):
+        shutil.rmtree(staging, ignore_errors=True)  # now the old map
+    else:
+        backup = out.parent / f".{out.name}.old-{os.getpid()}"
+        os.replace(out, backup)
+        os.replace(staging, out)
+        shutil.rmtree(backup, ignore_errors=True)
