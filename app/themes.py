@@ -146,7 +146,7 @@ def theme_change_rows(manifest: dict, themes):
         >>> import pandas as pd
         >>> manifest = {"lineage": {"themes": [{"theme_id": 1, "status": "renamed", "label": "3D vision",
         ...     "previous_label": "Point cloud"}, {"theme_id": 4, "status": "new", "label": "Robotics"}]}}
-        >>> theme_change_rows(manifest, pd.DataFrame({"theme_id": [1, 4], "label": ["3D vision", "Robotics"]}))["Change"].tolist()
+        >>> theme_change_rows(manifest, pd.DataFrame({"theme_id": [1, 4], "label": ["3D vision", "Robotics"]}))["What became of it"].tolist()
         ['renamed (was “Point cloud”)', 'new']
     """
     import pandas as pd
@@ -165,8 +165,8 @@ def theme_change_rows(manifest: dict, themes):
         else:
             change = status
         name = record.get("label") if status != "gone" else record.get("previous_label")
-        rows.append({"Theme": str(name or ""), "Change": change})
-    return pd.DataFrame(rows, columns=["Theme", "Change"])
+        rows.append({"Theme": str(name or ""), "What became of it": change})
+    return pd.DataFrame(rows, columns=["Theme", "What became of it"])
 
 
 def parse_themes(

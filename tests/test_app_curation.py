@@ -107,13 +107,13 @@ def test_an_edit_flagged_by_a_rebuild_can_be_accepted_from_the_app(tiny, monkeyp
     assert "review" not in json.loads((tiny / CURATION).read_text())["edits"][0]
 
 
-def test_about_this_map_shows_topic_counts_at_neighbouring_min_topic_sizes(tiny):
+def test_about_this_map_shows_the_agreement_at_the_topic_counts_the_build_tried(tiny):
     manifest = json.loads((tiny / "manifest.json").read_text())
-    manifest["quality"]["topics_at_nearby_min_topic_size"] = {"8": 6, "9": 5, "10": 4, "12": 2}
-    manifest["config"]["min_topic_size"] = 10
+    manifest["quality"]["agreement_at_nearby_topic_counts"] = {"8": 0.61, "9": 0.7, "10": 0.74, "12": 0.52}
+    manifest["quality"]["chosen_topic_count"] = 10
     (tiny / "manifest.json").write_text(json.dumps(manifest))
     at = AppTest.from_file(APP, default_timeout=60).run()
     assert (
-        "**Topics at neighbouring min topic sizes** · 8 → 6 · 9 → 5 · **10 → 4** (this map) · 12 → 2"
-        in texts(at)
-    )
+        "**Agreement of re-clusterings at nearby topic counts** · 8 topics → 0.61 · 9 topics → 0.70 · "
+        "**10 topics → 0.74** · 12 topics → 0.52"
+    ) in texts(at)

@@ -258,3 +258,34 @@ def test_stability_is_hidden_when_the_build_skipped_it(trends, tmp_path, monkeyp
     monkeypatch.setenv("ATLAS_MAP", str(folder))
     at = start({"topic": "1"})
     assert "**Stability 0.42** · how reliably" in texts(at) and "· 5 runs · 0.25 s" in texts(at)
+
+
+def test_a_link_to_a_theme_a_rebuild_dissolved_says_what_became_of_it(tmp_path, monkeypatch):
+    """`?theme=9` on a rebuilt map where theme 9 is gone: a notice names it and where its papers went."""
+    atlas = read_map(SEED_MAP)
+    themes = atlas.themes
+    successor = int(themes["theme_id"].iloc[0])
+    atlas.manifest["lineage"]["themes"] = [
+        {
+            "theme_id": successor,
+            "status": "renamed",
+            "label": themes["label"].iloc[0],
+            "previous_label": "Old name",
+        },
+        {
+            "theme_id": 9,
+            "status": "gone",
+            "label": None,
+            "previous_label": "Point cloud",
+            "successor_theme_ids": [successor],
+        },
+    ]
+    folder = tmp_path / "rebuilt"
+    write_map(folder, atlas)
+    monkeypatch.setenv("ATLAS_MAP", str(folder))
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
+    at = start({"theme": "9"})
+    assert not at.exception
+    notice = f"theme 9 (“Point cloud”) is gone since the last rebuild; most of its papers are now in “{themes['label'].iloc[0]}”"
+    warnings = " ".join(re.sub(r"\\(.)", r"\1", w.value) for w in at.warning)
+    assert notice in warnings, warnings

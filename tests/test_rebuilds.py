@@ -1,16 +1,18 @@
 """Rebuilds that keep what still holds: settings carried, old papers stay put, `--refit` for a clean
-slate, and the neighbouring min-topic-size counts reported in the manifest."""
+slate, and the topic count the build chose reported in the manifest."""
 
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from pipeline.commands.build import build_map
-from pipeline.config import BuildConfig
+from pipeline.config import BuildConfig, topic_count_for
 from pipeline.mapfolder.store import read_map
+from pipeline.modelling.topics import choose_topic_count
 from tests.conftest import ROOT, SEEDS
 
 EXTRA = ROOT / "tests" / "fixtures" / "extra_abstracts.csv"
@@ -69,13 +71,24 @@ def test_old_papers_stay_put_on_a_rebuild_and_move_on_a_refit(rebuilds):
     assert same(carried) >= max(0.8, same(refitted))
 
 
-def test_the_manifest_reports_topic_counts_at_neighbouring_min_topic_sizes(rebuilds):
+def test_the_manifest_reports_the_topic_count_the_build_cut(rebuilds):
     _, _, fresh = rebuilds
-    counts = fresh.manifest["quality"]["topics_at_nearby_min_topic_size"]
-    chosen = fresh.manifest["config"]["min_topic_size"]
-    assert str(chosen) in counts and len(counts) >= 3
-    assert counts[str(chosen)] == fresh.manifest["topics"]  # a fresh fit's topics are HDBSCAN's clusters
-    assert all(int(size) >= 2 and count >= 1 for size, count in counts.items())
+    quality = fresh.manifest["quality"]
+    # 61 papers: too few to choose a count by re-clustering agreement; the aim is cut as it is.
+    assert quality["agreement_at_nearby_topic_counts"] == {}
+    assert quality["chosen_topic_count"] == fresh.manifest["config"]["n_topics"] == topic_count_for(61)
+    assert fresh.manifest["topics"] <= quality["chosen_topic_count"]  # small clusters are dissolved
+
+
+def test_the_topic_count_is_the_one_whose_re_clusterings_agree_best():
+    """Six clear groups: of the counts 5-8 tried, six is the one every seed draws alike."""
+    rng = np.random.default_rng(0)
+    centres = rng.normal(size=(6, 10)) * 10
+    points = np.concatenate([c + rng.normal(size=(100, 10)) for c in centres])
+    config = replace(BuildConfig().resolve(600), n_topics=6)
+    count, agreement = choose_topic_count(points, config)
+    assert count == 6 and agreement[6] == max(agreement.values()) > 0.99
+    assert sorted(agreement) == [5, 6, 7, 8]
 
 
 def test_refit_is_a_documented_build_option(tmp_path):
@@ -112,3 +125,28 @@ def test_old_papers_outside_a_fit_sample_keep_their_previous_topic_where_the_sam
     kept = assign_rest(vectors, rows, sample_labels, k=2, targets=targets)
     assert voted[4] == 1 and kept[4] == 0  # topic 0 is topic 7 again, so the old paper stays with it
     assert kept[5] == voted[5] == 1  # a new paper is voted in as always
+
+
+def test_themes_keep_their_ids_across_a_rebuild_and_the_manifest_says_what_became_of_each(rebuilds):
+    before, carried, _ = rebuilds
+    old = before.papers.set_index("doc_id")["topic_id"].map(
+        dict(zip(before.topics["topic_id"], before.topics["theme_id"]))
+    )
+    new = carried.papers.set_index("doc_id")["topic_id"].map(
+        dict(zip(carried.topics["topic_id"], carried.topics["theme_id"]))
+    )
+    kept = float((new.loc[old.index] == old).mean())
+    assert kept >= 0.8, kept
+    records = carried.manifest["lineage"]["themes"]
+    assert {r["theme_id"] for r in records if r["status"] != "gone"} == set(carried.themes["theme_id"])
+    for record in records:
+        if record["status"] == "kept":
+            assert (
+                carried.themes.set_index("theme_id").loc[record["theme_id"], "label"]
+                == record["previous_label"]
+            )
+    previous_ids = set(before.themes["theme_id"])
+    assert {r["theme_id"] for r in records if r["status"] in ("kept", "renamed", "gone")} <= previous_ids
+    assert (
+        carried.manifest["lineage"]["next_theme_id"] > max(previous_ids | set(carried.themes["theme_id"])) - 1
+    )

@@ -20,6 +20,7 @@ from pipeline.modelling.topics import (
     reassign_outliers,
     topic_stability,
 )
+from pipeline.naming.areas import Area, AreaVotes
 from pipeline.naming.names import acronym_definitions, name_groups, name_support
 
 
@@ -128,22 +129,38 @@ def test_name_support_counts_papers_with_every_word_of_the_name():
 
 
 def test_closeness_to_the_centroid_breaks_ties_between_equally_used_phrases():
-    docs = ["Graph neural networks and message passing."] * 2 + ["Other text about proteins folding."] * 2
-    vectors = {"graph neural networks": [1.0, 0.0], "message passing": [0.0, 1.0]}
-
-    def encode(texts):
-        return np.array([vectors.get(t, [0.7, 0.7]) for t in texts], dtype=np.float32)
-
+    """Both phrases are written by two of the topic's papers; the papers writing "message passing" sit
+    at the topic's centre, those writing "graph neural networks" at its edge: the centre names it."""
+    docs = [
+        "Graph neural networks on citation data.",
+        "Graph neural networks for molecules.",
+        "Message passing between nodes.",
+        "Message passing with attention.",
+        "Other text about proteins folding.",
+        "Other text about proteins folding.",
+    ]
+    vectors = np.array(
+        [[0.6, 0.8], [0.6, 0.8], [0.0, 1.0], [0.0, 1.0], [1.0, 0.0], [1.0, 0.0]], dtype=np.float32
+    )
     centroids = {0: np.array([0.0, 1.0], dtype=np.float32), 1: np.array([1.0, 0.0], dtype=np.float32)}
-    names = name_groups(docs, np.array([0, 0, 1, 1]), centroids, encode=encode)
-    assert names[0] == "Message passing"
+    names = name_groups(docs, np.array([0, 0, 0, 0, 1, 1]), centroids, embeddings=vectors)
+    assert names[0].startswith("Message passing"), names
 
 
 def test_theme_count_scales_with_topics():
     assert [theme_count(n) for n in (1, 8, 10, 30, 55, 100, 400)] == [1, 4, 5, 8, 11, 15, 20]
 
 
-def themes_of(words: list, names: list[str], n_themes: int, per_topic: int = 20):
+def votes_for(areas: list[str], per_topic: int = 20) -> AreaVotes:
+    """Research-area votes where every paper of topic t is closest to `areas[t]` (specific grain)."""
+    vocabulary = [Area(name, "", "specific") for name in dict.fromkeys(areas)]
+    index = {a.name: i for i, a in enumerate(vocabulary)}
+    return AreaVotes(vocabulary, {"specific": np.repeat([index[a] for a in areas], per_topic)})
+
+
+def themes_of(
+    words: list, names: list[str], n_themes: int, per_topic: int = 20, votes: AreaVotes | None = None
+):
     """Themes of four topics with these texts and names; topics 0-1 and 2-3 sit close together."""
     rng = np.random.default_rng(3)
     directions = np.eye(16)[[0, 0, 1, 1]] + 0.3 * np.eye(16)[[2, 3, 4, 5]]  # two pairs of close topics
@@ -153,7 +170,7 @@ def themes_of(words: list, names: list[str], n_themes: int, per_topic: int = 20)
     documents = [texts[t][i % len(texts[t])] for i, t in enumerate(labels)]
     ids, centroids = topic_centroids(vectors, labels)
     topics = pd.DataFrame({"topic_id": ids, "label": names, "centroid": list(centroids)})
-    themes, theme_of = fit_themes(documents, vectors, labels, topics, n_themes=n_themes)
+    themes, theme_of = fit_themes(documents, vectors, labels, topics, n_themes=n_themes, votes=votes)
     support = {
         (row.label, t): name_support(row.label, [d for d, topic in zip(documents, labels) if topic == t])
         for row in themes.itertuples()
@@ -179,9 +196,10 @@ def test_themes_merge_topics_that_share_a_phrase_and_are_named_by_it():
     assert min(support.values()) == 1.0  # each theme's name holds for every paper of its topics
 
 
-def test_topics_that_share_no_vocabulary_stand_alone_under_their_own_names():
-    """Close centroids alone never merge topics: a theme's name must hold for each of its topics."""
-    themes, theme_of, support = themes_of(
+def test_topics_that_share_no_vocabulary_stand_alone_under_an_area_name_of_their_own():
+    """Close centroids alone never merge topics, and a theme of one topic is named after its area,
+    never after the topic itself."""
+    themes, theme_of, _ = themes_of(
         [
             "Sinkhorn barycenters converge fast.",
             "Spiking neurons fire in cortex.",
@@ -190,20 +208,22 @@ def test_topics_that_share_no_vocabulary_stand_alone_under_their_own_names():
         ],
         ["Sinkhorn barycenters", "Spiking neurons", "Robot grasping", "Protein folding"],
         n_themes=2,
+        votes=votes_for(["Optimal transport", "Computational neuroscience", "Grasping", "Protein structure"]),
     )
     assert len(themes) == 4 and len(set(theme_of.values())) == 4
     assert sorted(themes["label"]) == [
-        "Protein folding",
-        "Robot grasping",
-        "Sinkhorn barycenters",
-        "Spiking neurons",
+        "Computational neuroscience",
+        "Grasping",
+        "Optimal transport",
+        "Protein structure",
     ]
-    assert min(support.values()) == 1.0
+    assert set(themes["name_source"]) == {"area"} and themes["name_share"].min() == 1.0
 
 
-def test_close_topics_that_share_some_vocabulary_but_no_name_are_named_by_their_members():
-    """A quarter of each topic writes "body models": shared vocabulary, too little for a theme's name."""
-    themes, theme_of, support = themes_of(
+def test_close_topics_the_papers_place_in_one_area_form_a_theme_named_after_it():
+    """A quarter of each topic writes "body models": too little for a phrase, but the papers of both
+    are closest to one research area, so they form one theme under that area's name (never a list)."""
+    themes, theme_of, _ = themes_of(
         [
             ["Human pose estimation from images."] * 3 + ["Pose estimation with body models."],
             ["Garment shape recovery."] * 3 + ["Garment shape with body models."],
@@ -212,10 +232,24 @@ def test_close_topics_that_share_some_vocabulary_but_no_name_are_named_by_their_
         ],
         ["Pose estimation", "Garment shape", "Sinkhorn barycenters", "Spiking neurons"],
         n_themes=3,
+        votes=votes_for(
+            ["Human body modelling", "Human body modelling", "Optimal transport", "Neuroscience"]
+        ),
     )
     assert theme_of[0] == theme_of[1] and len(themes) == 3
-    assert themes.loc[themes["topic_ids"].map(len) == 2, "label"].item() == "Pose estimation & garment shape"
-    assert min(support.values()) == 1.0
+    assert themes.loc[themes["topic_ids"].map(len) == 2, "label"].item() == "Human body modelling"
+    assert not themes["label"].str.contains(";|&").any()
+
+
+def test_unrelated_topics_are_never_glued_into_a_theme_to_reach_the_count():
+    """Areas disagree and no phrase is shared: four themes, although two were asked for."""
+    themes, _, _ = themes_of(
+        ["Sinkhorn barycenters.", "Spiking neurons.", "Robot grasping.", "Protein folding."],
+        ["Sinkhorn barycenters", "Spiking neurons", "Robot grasping", "Protein folding"],
+        n_themes=1,
+        votes=votes_for(["A", "B", "C", "D"]),
+    )
+    assert len(themes) == 4
 
 
 def test_a_topic_name_that_misses_most_papers_takes_a_second_part():

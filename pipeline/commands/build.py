@@ -19,11 +19,11 @@ import pandas as pd
 
 from pipeline import UserError, __version__, numeric_target
 from pipeline.config import BuildConfig
-from pipeline.embedding.embed import embed_texts
+from pipeline.embedding.embed import cache_name_for, embed_texts, text_key
 from pipeline.embedding.model import MODEL_NAME
 from pipeline.ingest import expand_inputs, ingest, read_bytes
 from pipeline.mapfolder.curation import Edit, carry_edits, read_curation
-from pipeline.mapfolder.files import MANIFEST, SCHEMA_VERSION, TOPIC_COLUMNS
+from pipeline.mapfolder.files import EMBEDDINGS, MANIFEST, PAPERS, SCHEMA_VERSION, TOPIC_COLUMNS
 from pipeline.mapfolder.lock import out_lock
 from pipeline.mapfolder.manifest import Manifest, read_manifest
 from pipeline.mapfolder.store import AtlasMap, check_out, concat_papers, read_added_papers, write_map
@@ -158,6 +158,9 @@ def build_map(
         embeddings, embedding_report, encode_phrases = embed_corpus(
             documents,
             resolved,
+            known=stored_vectors(
+                [out] if previous in (None, True, False) else [Path(previous), out], resolved, encoder
+            ),
             use_cache=use_cache,
             progress=progress,
             encoder=encoder,
@@ -179,7 +182,7 @@ def build_map(
         resolved, carried = carry_previous(
             config, resolved, previous_map, corpus.papers, refit=refit, log=log
         )
-        fit = fit_topic_model(documents, embeddings, resolved, encode_phrases, log, targets=carried.targets)
+        fit = fit_topic_model(documents, embeddings, resolved, log, targets=carried.targets)
         for note in fit.topics.notes:  # e.g. how topics were named when the abstracts are not in English
             log(note)
             corpus.notes.append(note)
@@ -190,7 +193,9 @@ def build_map(
         stability, stability_report = score_stability(fit, embeddings, resolved, log)
         if resolved.stability:
             timer.lap("stability")
-        themes, theme_of = group_into_themes(fit, documents, embeddings, encode_phrases)
+        themes, theme_of = group_into_themes(
+            fit, documents, embeddings, encode_phrases, embedding_report["encoder"]
+        )
         themes, theme_of, theme_records, next_theme_id = keep_theme_ids(
             previous_map, corpus.papers, fit.topics.labels, themes, theme_of
         )
@@ -338,6 +343,7 @@ def embed_corpus(
     ray_address: str | None,
     ray_option: str,
     log: Callable[[str], None],
+    known: dict[bytes, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, dict, Callable[[list[str]], np.ndarray]]:
     """Embeddings of the abstracts, the embedding report, and the same encoder for phrases.
 
@@ -355,7 +361,7 @@ def embed_corpus(
         use_cache=use_cache,
         encoder=encoder,
     )
-    embeddings, report = embed(documents, progress=progress, compute=compute)
+    embeddings, report = embed(documents, progress=progress, compute=compute, known=known)
     if compute is not None:
         report["ray"] = compute.report
     if report["computed"]:
@@ -365,11 +371,39 @@ def embed_corpus(
         )
     else:
         log(f"all {report['cached']:,} embeddings from cache")
+    if report["from_map"]:
+        log(f"{report['from_map']:,} of them are the vectors the map being rebuilt stores")
 
     def encode_phrases(texts: list[str]) -> np.ndarray:
         return embed(texts, progress=False)[0]
 
     return embeddings, report, encode_phrases
+
+
+def stored_vectors(folders: list[Path], resolved: BuildConfig, encoder) -> dict[bytes, np.ndarray]:
+    """Text key -> vector of every abstract the maps in `folders` store, when they were embedded by
+    the encoder this build uses (same name, so same model, variant and token budget); else nothing.
+
+    A rebuild of the same abstracts on a machine of another CPU kind then starts from the very
+    vectors the map was built with (int8 kernels differ in the last bits between AVX2 and AVX-512
+    VNNI machines), so `make map` reproduces the committed seed map everywhere.
+    """
+    wanted = encoder.name if encoder is not None else cache_name_for(resolved.embedder, resolved.max_tokens)
+    known: dict[bytes, np.ndarray] = {}
+    for folder in folders:
+        try:
+            manifest = read_manifest(folder)
+            if (manifest.get("model") or {}).get("encoder") != wanted:
+                continue
+            abstracts = pd.read_parquet(folder / PAPERS, columns=["abstract"])["abstract"].tolist()
+            vectors = np.load(folder / EMBEDDINGS, allow_pickle=False)
+        except (UserError, OSError, ValueError, KeyError, TypeError):
+            continue  # no map there, or not one this build can use: embed as usual
+        if vectors.ndim != 2 or len(vectors) != len(abstracts):
+            continue
+        for text, vector in zip(abstracts, vectors, strict=True):
+            known.setdefault(text_key(str(text)), np.asarray(vector, dtype=np.float32))
+    return known
 
 
 def model_bundle(out: Path, resolved: BuildConfig, encoder, log: Callable[[str], None]) -> dict:
@@ -386,7 +420,6 @@ def fit_topic_model(
     documents: list[str],
     embeddings: np.ndarray,
     resolved: BuildConfig,
-    encode: Callable[[list[str]], np.ndarray],
     log: Callable[[str], None],
     *,
     targets: np.ndarray | None = None,
@@ -399,9 +432,9 @@ def fit_topic_model(
     log(f"finding topics (KMeans in a 10-D UMAP, smallest topic {resolved.min_topic_size} papers)...")
     if resolved.fit_sample:
         log(f"fitting on a sample of {resolved.fit_sample:,} papers, assigning the rest...")
-        fit = fit_on_sample(documents, embeddings, resolved, encode=encode, targets=targets)
+        fit = fit_on_sample(documents, embeddings, resolved, targets=targets)
     else:
-        fit = SampleFit.of_all(fit_topics(documents, embeddings, resolved, encode=encode, targets=targets))
+        fit = SampleFit.of_all(fit_topics(documents, embeddings, resolved, targets=targets))
     if fit.topics.cliffs:
         log(
             "agreement of re-clusterings at nearby topic counts: "
@@ -548,7 +581,11 @@ def score_stability(
 
 
 def group_into_themes(
-    fit: SampleFit, documents: list[str], embeddings: np.ndarray, encode: Callable[[list[str]], np.ndarray]
+    fit: SampleFit,
+    documents: list[str],
+    embeddings: np.ndarray,
+    encode: Callable[[list[str]], np.ndarray],
+    encoder_name: str,
 ):
     """Themes from the final topic ids and names, named on the fitted papers; sizes count every paper.
 
@@ -563,9 +600,9 @@ def group_into_themes(
         fit.topics.labels[rows],
         fit.topics.table,
         phrases=fit.topics.phrases,
-        votes=area_votes(embeddings[rows], encode),
+        votes=area_votes(embeddings[rows], encode, encoder_name=encoder_name),
     )
-    rename_clashes(fit.topics, themes, fitted, embeddings[rows], encode, rows)
+    rename_clashes(fit.topics, themes, fitted, embeddings[rows], rows)
     size_of = dict(zip(fit.topics.table["topic_id"], fit.topics.table["size"], strict=True))
     themes["size"] = themes["topic_ids"].map(lambda ids: int(sum(size_of[t] for t in ids)))
     return themes, theme_of
@@ -606,7 +643,6 @@ def rename_clashes(
     themes: pd.DataFrame,
     documents: list[str],
     embeddings: np.ndarray,
-    encode: Callable[[list[str]], np.ndarray],
     rows: np.ndarray,
 ) -> None:
     """Give topics named like a theme their best name that no theme and no other topic has (in place)."""
@@ -622,7 +658,7 @@ def rename_clashes(
         documents,
         groups,
         dict(zip(ids.tolist(), centroids)),
-        encode=encode,
+        embeddings=embeddings,
         counts=topics.phrases,
         forbid=set(themes["label"]) | others,
     )

@@ -161,8 +161,13 @@ def embed_texts(
     progress: bool = True,
     encoder=None,
     compute: Callable[[list[str], Callable[[list[int], np.ndarray], None]], np.ndarray] | None = None,
+    known: dict[bytes, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, dict]:
     """Unit-length embeddings for `texts`, computing only those not already in the cache.
+
+    `known` (text key -> vector, e.g. the vectors a map being rebuilt stores) comes before the
+    cache: int8 kernels differ in their last bits between CPU kinds, so a rebuild on another
+    machine reuses the map's own vectors rather than embedding the same texts again.
 
     `compute(texts, on_batch)`, when given, embeds the missing texts instead of a local encoder
     (the Ray path); it must return rows in the order of `texts` and may report batches.
@@ -178,7 +183,10 @@ def embed_texts(
     cache_name = encoder.name if encoder else cache_name_for(embedder, max_tokens)
     keys = [text_key(t) for t in texts]
     cache = EmbeddingCache(cache_dir() / "embeddings.sqlite", cache_name) if use_cache else None
-    cached = cache.get(list(dict.fromkeys(keys))) if cache else {}
+    known = known or {}
+    cached = {k: known[k] for k in dict.fromkeys(keys) if k in known}
+    if cache:
+        cached.update(cache.get([k for k in dict.fromkeys(keys) if k not in cached]))
     missing = list(dict.fromkeys(k for k in keys if k not in cached))
     computed_seconds = 0.0
     if missing:
@@ -203,6 +211,7 @@ def embed_texts(
     report = {
         "encoder": encoder.name if encoder else cache_name,
         "cached": len(texts) - len(missing),
+        "from_map": sum(1 for k in keys if k in known),
         "computed": len(missing),
         "abstracts_per_second": round(len(missing) / computed_seconds, 1) if computed_seconds else None,
     }

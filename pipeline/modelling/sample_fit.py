@@ -9,7 +9,6 @@ similarity-weighted mean of those papers' map positions (as `pipeline.place` put
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -111,7 +110,6 @@ def fit_on_sample(
     embeddings: np.ndarray,
     config: BuildConfig,
     *,
-    encode: Callable[[list[str]], np.ndarray] | None = None,
     targets: np.ndarray | None = None,
 ) -> SampleFit:
     """Fit topics on `config.fit_sample` papers and assign the rest (`targets`: see `fit_topics`).
@@ -135,7 +133,6 @@ def fit_on_sample(
         [documents[i] for i in rows],
         embeddings[rows],
         sample_config,
-        encode=encode,
         targets=None if targets is None else np.asarray(targets)[rows],
     )
     labels = assign_rest(embeddings, rows, fitted.labels, k=config.reassign_neighbors, targets=targets)

@@ -213,7 +213,10 @@ def _theme_names(
     def area(g: int) -> str | None:
         if votes is None:
             return None
-        return votes.name_for([rows_of(t) for t in groups[g]], taken | topic_keys)
+        # A member topic named like the area is renamed afterwards (`rename_clashes`); another
+        # topic's name is never taken.
+        others = topic_keys - {name_key(topic_names[t]) for t in groups[g]}
+        return votes.name_for([rows_of(t) for t in groups[g]], taken | others)
 
     def take(g: int, name: str, source: str) -> None:
         names[g] = name
@@ -242,7 +245,8 @@ def _theme_names(
                     break
         if name is None and votes is not None:
             source = "nearest area"
-            name = plurality_area(votes, np.concatenate([rows_of(t) for t in groups[g]]), taken | topic_keys)
+            others = topic_keys - {name_key(topic_names[t]) for t in groups[g]}
+            name = plurality_area(votes, np.concatenate([rows_of(t) for t in groups[g]]), taken | others)
         if name is None:
             # Nothing names the group but its largest topic: the first part of that topic's name
             # ("Regret bounds" for "Regret bounds & guarantees"), or the name itself.

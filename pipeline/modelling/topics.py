@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -88,13 +87,12 @@ def fit_topics(
     embeddings: np.ndarray,
     config: BuildConfig,
     *,
-    encode: Callable[[list[str]], np.ndarray] | None = None,
     targets: np.ndarray | None = None,
 ) -> Topics:
     """Cluster papers into topics and describe each one; `config` must be resolved.
 
-    `encode` (texts -> unit embeddings, the map's encoder) lets naming prefer phrases close to a
-    topic's centroid; without it names come from the text statistics alone. `targets` (a rebuild's
+    Names prefer phrases the topic's central papers write (`pipeline.naming.names.name_groups`).
+    `targets` (a rebuild's
     previous topic per paper: -1 for a new paper, `WAS_UNASSIGNED` for an old paper the previous map
     left unassigned) makes the 5-D UMAP semi-supervised (categorical, weight `TARGET_WEIGHT`): old
     topics hold together where the new papers do not pull them apart, and papers without a target
@@ -163,7 +161,7 @@ def fit_topics(
     words = {ours_of[t]: pairs for t, pairs in model.get_topics().items() if t in ours_of}
     # Names: English phrases; for other corpora the same terms the keywords were counted with.
     phrases = count_phrases(documents, None if note is None else vectorizer.build_analyzer())
-    table = describe_topics(labels, words, documents, embeddings, encode=encode, phrases=phrases)
+    table = describe_topics(labels, words, documents, embeddings, phrases=phrases)
     if note == NO_WORDS_NOTE:  # numbers make poor names; a plain numbered name is honest
         table["label"] = [f"Topic {t}" for t in table["topic_id"]]
     return Topics(
@@ -379,13 +377,12 @@ def describe_topics(
     embeddings: np.ndarray,
     *,
     n_representatives: int = 3,
-    encode: Callable[[list[str]], np.ndarray] | None = None,
     phrases: PhraseCounts | None = None,
 ) -> pd.DataFrame:
     """One row a topic: a name, keywords with weights, size, most central papers (row indices), centroid."""
     topic_ids, centroids = topic_centroids(embeddings, labels)
     names = name_groups(
-        documents, labels, dict(zip(topic_ids.tolist(), centroids)), encode=encode, counts=phrases
+        documents, labels, dict(zip(topic_ids.tolist(), centroids)), embeddings=embeddings, counts=phrases
     )
     rows = []
     for topic_id, centroid in zip(topic_ids.tolist(), centroids):

@@ -1,7 +1,8 @@
 """Research-area names shipped with the project, and which of them each paper is closest to.
 
-`areas.tsv` lists about 240 areas at two grains ("broad": Language models, 3D vision, Robot
-learning; "specific": Diffusion models, LLM safety and alignment, Optimal transport), each with a
+`areas.tsv` lists about 250 areas at three grains ("specific": Diffusion models, LLM safety and
+alignment, Optimal transport; "broad": Language models, 3D vision, Robot learning; "field":
+Computer vision, Robotics, Learning theory), each with a
 line of the words its papers write, gathered from public calls for papers. A theme may take an
 area's name only when the papers confirm it: most of the theme's papers are closer to that name's
 description than to any other area of the same grain, and so is a real share of each of its topics
@@ -21,7 +22,10 @@ import numpy as np
 from pipeline.naming.names import name_key as normal
 
 AREAS_FILE = Path(__file__).with_name("areas.tsv")
-GRAINS = ("specific", "broad")  # tried in this order: the most precise name that holds
+# The areas' vectors under the packaged int8 model, shipped so that every machine names themes with
+# the same vectors (`python -m pipeline.naming.areas` writes it after areas.tsv changes).
+AREA_VECTORS = Path(__file__).with_name("areas.npz")
+GRAINS = ("specific", "broad", "field")  # tried in this order: the most precise name that holds
 # Most of a theme's papers are closest to its area name (among areas of one grain)...
 AREA_MAJORITY = 0.5
 # ...and at least this share of each member topic's papers are.
@@ -66,12 +70,45 @@ class AreaVotes:
         return area_name(self, rows_per_topic, taken)
 
 
+def area_texts(areas: list[Area]) -> list[str]:
+    """What is embedded for each area: its name and its line of words."""
+    return [f"{a.name}: {a.description}" for a in areas]
+
+
+def shipped_vectors(encoder_name: str | None) -> np.ndarray | None:
+    """The shipped area vectors, when they were made from this `areas.tsv` by this encoder (the
+    token budget aside: descriptions are far shorter than any budget); else None."""
+    import hashlib
+    import re
+
+    if not encoder_name or not AREA_VECTORS.is_file():
+        return None
+    try:
+        with np.load(AREA_VECTORS, allow_pickle=False) as shipped:
+            same_list = str(shipped["tsv_sha256"]) == hashlib.sha256(AREAS_FILE.read_bytes()).hexdigest()
+            same_encoder = re.sub(r"-t\d+$", "", str(shipped["encoder"])) == re.sub(
+                r"-t\d+$", "", encoder_name
+            )
+            return np.asarray(shipped["vectors"], dtype=np.float32) if same_list and same_encoder else None
+    except (OSError, ValueError, KeyError):
+        return None
+
+
 def area_votes(
-    embeddings: np.ndarray, encode: Callable[[list[str]], np.ndarray], areas: list[Area] | None = None
+    embeddings: np.ndarray,
+    encode: Callable[[list[str]], np.ndarray],
+    areas: list[Area] | None = None,
+    *,
+    encoder_name: str | None = None,
 ) -> AreaVotes:
-    """Which area of each grain every paper (unit embedding row) is closest to."""
+    """Which area of each grain every paper (unit embedding row) is closest to.
+
+    The areas' vectors are the shipped ones when `encoder_name` made them (every machine then
+    names themes alike), else `encode`'s."""
+    vectors = shipped_vectors(encoder_name) if areas is None else None
     areas = areas if areas is not None else read_areas()
-    vectors = np.asarray(encode([f"{a.name}: {a.description}" for a in areas]), dtype=np.float32)
+    if vectors is None or len(vectors) != len(areas):
+        vectors = np.asarray(encode(area_texts(areas)), dtype=np.float32)
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
     scores = np.asarray(embeddings, dtype=np.float32) @ vectors.T
     nearest = {}
@@ -137,7 +174,31 @@ def plurality_area(votes: AreaVotes, rows: np.ndarray, taken: set[str] = frozens
 
 def area_share(votes: AreaVotes, rows: np.ndarray, name: str) -> float:
     """The share of these papers closest to the area called `name` (among areas of its grain); 0 for a name not in the vocabulary."""
-    for index, area in enumerate(votes.areas):
-        if area.name == name and area.grain in votes.nearest and len(rows):
-            return float((votes.nearest[area.grain][np.asarray(rows, dtype=np.int64)] == index).mean())
-    return 0.0
+    rows = np.asarray(rows, dtype=np.int64)
+    shares = [
+        float((votes.nearest[area.grain][rows] == index).mean())
+        for index, area in enumerate(votes.areas)
+        if area.name == name and area.grain in votes.nearest and len(rows)
+    ]
+    return max(shares, default=0.0)
+
+
+def write_shipped_vectors() -> Path:
+    """Embed `areas.tsv` with the packaged int8 model and write `areas.npz` (float16)."""
+    import hashlib
+
+    from pipeline.embedding.embed import cache_name_for, load_encoder
+
+    encoder = load_encoder("onnx-int8")
+    vectors = np.asarray(encoder.encode(area_texts(read_areas())), dtype=np.float16)
+    np.savez(
+        AREA_VECTORS,
+        vectors=vectors,
+        encoder=np.array(cache_name_for("onnx-int8", None)),  # the name a build's embedding report gives
+        tsv_sha256=np.array(hashlib.sha256(AREAS_FILE.read_bytes()).hexdigest()),
+    )
+    return AREA_VECTORS
+
+
+if __name__ == "__main__":
+    print(f"wrote {write_shipped_vectors()}")

@@ -209,6 +209,40 @@ GENERIC_NAMES = frozenset(
         "method",
         "framework",
         "problem",
+        "deep",
+        "neural",
+        "robot",
+        "robotic",
+        "scene",
+        "video",
+        "graph",
+        "force",
+        "object",
+        "language",
+        "control",
+        "detection",
+        "estimation",
+        "optimization",
+        "classification",
+        "generation",
+        "analysis",
+        "information",
+        "motion",
+        "vision",
+        "dynamics",
+        "distribution",
+        "structure",
+        "design",
+        "performance",
+        "quality",
+        "accuracy",
+        "efficiency",
+        "environment",
+        "interaction",
+        "knowledge",
+        "process",
+        "feature",
+        "architecture",
     }
 )
 # Single words that only complete another name ("Optimal transport & map", "Regret bounds &
@@ -553,6 +587,29 @@ def is_generic(phrase: str) -> bool:
     return key in _GENERIC_KEYS or (" " not in key and bool(_FRAGMENT_SUFFIX.search(key)))
 
 
+# A name is written at least this many times as often in its group as in the whole map; a lone
+# word, which every field writes in some sense, at least `WORD_LIFT` times.
+NAME_LIFT = 2.0
+WORD_LIFT = 3.0
+# A lone word names an area when it is an area's noun ("Clustering", "Localization", "Robotics",
+# "Haptics") or an acronym the papers write ("SLAM"); "Convex", "Vector", "Presents" do not.
+_AREA_NOUN = re.compile(r"(ing|tion|sion|ics|ity|sis|ment|ance|ence|graphy|logy|ness)$")
+
+
+def _may_stand_alone(phrase: str, spelling: dict[str, str]) -> bool:
+    """Whether a phrase may be a name (or a name's part) on its own: any phrase of two or three
+    words, and a lone word only as `_AREA_NOUN` says.
+
+    Examples:
+        >>> [_may_stand_alone(p, {"slam": "SLAM"}) for p in ("clustering", "convex", "slam", "point clouds")]
+        [True, False, True, True]
+    """
+    if " " in phrase.strip():
+        return True
+    written = spelling.get(phrase.lower(), phrase)
+    return bool(_AREA_NOUN.search(phrase.lower())) or (written.isupper() and len(written) >= 2)
+
+
 def _lexical_scores(counts: PhraseCounts, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per group and phrase: share of the group's papers using it, c-TF-IDF, and its precision.
 
@@ -582,7 +639,8 @@ def _shape_factor(phrase: str) -> float:
     if len(words) > 1:
         # A phrase ending on an adjective is a cut-off name ("deep neural", "unmanned aerial").
         return 0.45 if _PHRASE_ADJECTIVE_ENDING.search(words[-1]) and words[-1] not in _NOT_ALONE else 1.0
-    return 0.45 if _ADJECTIVE_ENDING.search(words[0]) else 0.7
+    # A lone word names an area less often than a phrase does ("Clustering" does, "Force" not).
+    return 0.35 if _ADJECTIVE_ENDING.search(words[0]) else 0.5
 
 
 @dataclass
@@ -591,6 +649,7 @@ class Candidate:
     score: float
     coverage: float
     precision: float = 1.0  # share of all the papers using the phrase that are in the group
+    alone: bool = True  # may be a name on its own (`_may_stand_alone`), not only a name's second part
 
 
 def name_groups(
@@ -598,7 +657,7 @@ def name_groups(
     groups: np.ndarray,
     centroids: dict[int, np.ndarray] | None = None,
     *,
-    encode: Callable[[list[str]], np.ndarray] | None = None,
+    embeddings: np.ndarray | None = None,
     counts: PhraseCounts | None = None,
     avoid: dict[int, set[str]] | None = None,
     forbid: set[str] | None = None,
@@ -609,9 +668,8 @@ def name_groups(
     Each candidate phrase (1-3 words, used by at least two of the group's papers, acronyms
     counted as their spelled-out form) is scored by the share of the group's papers using it,
     its precision (how much of its use is in this group) and its c-TF-IDF rank; the best
-    `shortlist` per group are then re-ranked by how close the phrase's embedding is to the group's
-    centroid (KeyBERT's idea; `encode` is the map's encoder, so only a few dozen short phrases per
-    group are embedded, through its cache). Names are given greedily, most confident group
+    `shortlist` per group are then re-ranked by how close the papers writing the phrase are to the
+    group's centroid (`_closeness`; no encoder runs). Names are given greedily, most confident group
     first, so two groups never share a name (nor its plural); `avoid` lists phrases a group
     should not take when it has another (a theme avoids its topics' names).
 
@@ -619,7 +677,7 @@ def name_groups(
         documents: the papers' texts, row i = groups[i].
         groups: a group id per paper; -1 (unassigned) is not named.
         centroids: unit mean embedding per group id, for the closeness re-ranking.
-        encode: texts -> unit embeddings (rows), same space as `centroids`.
+        embeddings: the papers' unit vectors, row i = groups[i], same space as `centroids`.
         counts: `count_phrases(documents)`, when the caller already has it.
         avoid: phrases (lower case) per group id to use only as a last resort.
         forbid: names no group may take (a map's theme names, which its topics never repeat).
@@ -633,6 +691,7 @@ def name_groups(
         return {}
     documents_kept = [d for d, k in zip(documents, keep) if k]
     groups_kept = groups[keep]
+    embeddings_kept = None if embeddings is None else np.asarray(embeddings)[keep]
     if counts is None:
         counts = count_phrases(documents_kept)
     else:
@@ -652,12 +711,20 @@ def name_groups(
     )
     lexical *= shape[None, :]
     generic = np.array([is_generic(p) for p in counts.phrases], dtype=bool)
+    single = np.array([" " not in p for p in counts.phrases], dtype=bool)
     shortlists: dict[int, np.ndarray] = {}
     for row in range(len(group_ids)):
         used_by = coverage[row] * sizes[row]
-        eligible = np.flatnonzero((used_by >= min(2, sizes[row])) & ~generic)
+        # Distinctive: written at least `NAME_LIFT` times as often in the group as in the corpus
+        # ("analysis" and "information" are everywhere; "convex" is not).
+        share = sizes[row] / max(1, sizes.sum())
+        lift = precision[row] / max(share, 1e-12)
+        distinctive = lift >= np.minimum(np.where(single, WORD_LIFT, NAME_LIFT), 0.5 / max(share, 1e-12))
+        eligible = np.flatnonzero((used_by >= min(2, sizes[row])) & ~generic & distinctive)
+        if not len(eligible):  # nothing distinctive enough: the best of what the group writes
+            eligible = np.flatnonzero((used_by >= min(2, sizes[row])) & ~generic)
         shortlists[row] = eligible[np.argsort(-lexical[row, eligible], kind="stable")[:shortlist]]
-    closeness = _closeness(counts.phrases, shortlists, group_ids, centroids, encode)
+    closeness = _closeness(counts, shortlists, group_ids, groups_kept, centroids, embeddings_kept)
     options: dict[int, list[Candidate]] = {}
     for row, group in enumerate(group_ids):
         best = shortlists[row]
@@ -669,6 +736,7 @@ def name_groups(
                 float(scores[i]),
                 float(coverage[row, best[i]]),
                 float(precision[row, best[i]]),
+                _may_stand_alone(str(counts.phrases[best[i]]), spelling),
             )
             for i in order
         ]
@@ -691,29 +759,35 @@ def name_groups(
 
 
 def _closeness(
-    phrases: np.ndarray,
+    counts: PhraseCounts,
     shortlists: dict[int, np.ndarray],
     group_ids: np.ndarray,
+    groups: np.ndarray,
     centroids: dict[int, np.ndarray] | None,
-    encode: Callable[[list[str]], np.ndarray] | None,
+    embeddings: np.ndarray | None,
 ) -> dict[int, np.ndarray]:
-    """Cosine of each shortlisted phrase's embedding to its group's centroid, clipped to [0, 1].
+    """How central the papers writing each shortlisted phrase are to their group: the mean cosine of
+    the group's papers that write it to the group's centroid, clipped to [0, 1].
 
-    All groups' phrases go to the encoder in one call (one model load at most, cached after).
+    A phrase the topic's central papers write names it better than one its fringe writes (KeyBERT's
+    idea, measured on the papers' own vectors rather than on an embedding of the phrase: no encoder
+    runs, and the same vectors give the same names on every machine).
     """
-    if encode is None or not centroids:
+    if embeddings is None or not centroids:
         return {}
-    wanted = sorted({int(i) for rows in shortlists.values() for i in rows})
-    if not wanted:
-        return {}
-    vectors = np.asarray(encode([str(phrases[i]) for i in wanted]), dtype=np.float32)
-    row_of = {index: position for position, index in enumerate(wanted)}
+    vectors = np.asarray(embeddings, dtype=np.float32)
+    matrix = counts.matrix.tocsc()
     result = {}
     for row, best in shortlists.items():
-        centroid = centroids.get(int(group_ids[row]))
-        if centroid is not None and len(best):
-            similarity = vectors[[row_of[int(i)] for i in best]] @ np.asarray(centroid, dtype=np.float32)
-            result[row] = np.clip(similarity, 0.0, 1.0)
+        group = int(group_ids[row])
+        centroid = centroids.get(group)
+        if centroid is None or not len(best):
+            continue
+        members = np.flatnonzero(groups == group)
+        closeness = vectors[members] @ np.asarray(centroid, dtype=np.float32)
+        uses = matrix[members][:, best].toarray() > 0  # members x shortlisted phrases
+        written = np.maximum(uses.sum(axis=0), 1)
+        result[row] = np.clip((closeness[:, None] * uses).sum(axis=0) / written, 0.0, 1.0)
     return result
 
 
@@ -743,6 +817,9 @@ def _assign_distinct(
         free = [c for c in options[group] if name_key(c.phrase) not in taken]
         # An avoided phrase is still better than a fragment: it costs half its score, not all.
         preferred = sorted(free, key=lambda c: -c.score * (0.5 if name_key(c.phrase) in avoided else 1.0))
+        by_score = preferred
+        # A lone word that names no area ("Convex", "Presents") is only ever a second part.
+        preferred = [c for c in preferred if c.alone] + [c for c in preferred if not c.alone]
         if not preferred:
             names[group] = f"Topic {group}"
             continue
@@ -752,12 +829,12 @@ def _assign_distinct(
             # The best phrase, with a second part where it names less than most of the topic;
             # failing NAME_SUPPORT even so, the best phrase that reaches it (and its second part).
             for candidate in [preferred[0], *preferred[1:]]:
-                second = _second_part(group, candidate.phrase, preferred, support)
+                second = _second_part(group, candidate.phrase, by_score, support)
                 whole = candidate.phrase if second is None else f"{candidate.phrase} & {second}"
                 if support(group, whole) >= NAME_SUPPORT:
                     break
             else:
-                candidate, second = preferred[0], _second_part(group, preferred[0].phrase, preferred, support)
+                candidate, second = preferred[0], _second_part(group, preferred[0].phrase, by_score, support)
             choice = candidate.phrase
             name = display_name(choice, spelling)
             if second is not None:
