@@ -80,8 +80,12 @@ def old_paper_changes(before, after) -> dict:
     xy_old, xy_new = old[["x", "y"]].to_numpy(), new[["x", "y"]].to_numpy()
     extent = float(np.linalg.norm(xy_old.max(axis=0) - xy_old.min(axis=0)))
     moved = np.linalg.norm(xy_new - xy_old, axis=1) / extent
+    theme_before = old["topic_id"].map(dict(zip(before.topics["topic_id"], before.topics["theme_id"])))
+    theme_after = new["topic_id"].map(dict(zip(after.topics["topic_id"], after.topics["theme_id"])))
+    themes_kept = float((theme_after[assigned] == theme_before[assigned]).mean())
     return {
         "ids_kept": round(kept, 4),
+        "theme_ids_kept": round(themes_kept, 4),
         "moved_median": round(float(np.median(moved)), 4),
         "moved_p90": round(float(np.quantile(moved, 0.9)), 4),
     }
@@ -109,7 +113,7 @@ def quality(atlas, fields: dict[str, str]) -> dict:
         "nmi": round(scores["nmi"], 4),
         "ari": round(scores["ari"], 4),
         "unassigned": round(float((labels == -1).mean()), 4),
-        "cliffs": atlas.manifest["quality"].get("topics_at_nearby_min_topic_size"),
+        "cliffs": atlas.manifest["quality"].get("agreement_at_nearby_topic_counts"),
     }
 
 
@@ -199,7 +203,8 @@ def render(runs: list[dict]) -> str:
         "topics as semi-supervised UMAP targets and as anchors for the clusters, layout started from the",
         "previous positions and aligned to them).",
         "",
-        "- ids kept: share of the old papers (assigned before) whose topic id is unchanged.",
+        "- ids kept: share of the old papers (assigned before) whose topic id is unchanged; theme ids kept:",
+        "  the same for their theme id (themes are formed afresh and matched by `pipeline/modelling/theme_lineage.py`).",
         "- moved: median (p90) displacement of old papers as a share of the old map's bounding-box diagonal.",
         "- NMI/ARI against the venue-level `field`, which no fit sees (held out); unassigned share.",
         "- new papers in new topics: share of the added papers in a topic id the base map did not have.",
@@ -207,27 +212,27 @@ def render(runs: list[dict]) -> str:
         "  that are added papers too (high when the new area forms a region of its own).",
         "- base map: the map being rebuilt, scored on its own papers.",
         "",
-        "| scenario | papers | rebuild | ids kept | moved median (p90) | topics | NMI | ARI | unassigned | new papers in new topics | new topics | new papers' map neighbours new | s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| scenario | papers | rebuild | ids kept | theme ids kept | moved median (p90) | topics | NMI | ARI | unassigned | new papers in new topics | new topics | new papers' map neighbours new | s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     rows = [dict(r, seed=run["seed"]) for run in runs for r in run["rows"]]
     for r in rows:
         label = f"{r['scenario']} {r['grown_by']} (sample {r['seed']})"
         for name, f in (("base map", r["base_map"]), ("fresh fit (no previous)", r["fresh"])):
             lines.append(
-                f"| {label} | {r['base']} → {r['papers']} | {name} | | | {f['topics']} | {f['nmi']} | "
+                f"| {label} | {r['base']} → {r['papers']} | {name} | | | | {f['topics']} | {f['nmi']} | "
                 f"{f['ari']} | {f['unassigned']:.1%} | | | | |"
             )
         for mode in ("before (--refit)", "after"):
             m = r[mode]
             lines.append(
-                f"| {label} | | {mode} | {m['ids_kept']:.1%} | {m['moved_median']:.3f} ({m['moved_p90']:.3f}) | "
+                f"| {label} | | {mode} | {m['ids_kept']:.1%} | {m.get('theme_ids_kept', float('nan')):.1%} | {m['moved_median']:.3f} ({m['moved_p90']:.3f}) | "
                 f"{m['topics']} | {m['nmi']} | {m['ari']} | {m['unassigned']:.1%} | {m['new_papers_in_new_topics']:.1%} | "
                 f"{m['new_topics']} | {m['new_papers_together']:.1%} | {m['seconds']} |"
             )
     lines += [
         "",
-        "Topics at neighbouring min topic sizes (fresh fits; `quality.topics_at_nearby_min_topic_size`):",
+        "Agreement of re-clusterings at the topic counts the fresh fits tried (`quality.agreement_at_nearby_topic_counts`):",
         "",
     ]
     for r in rows:

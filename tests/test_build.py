@@ -100,7 +100,7 @@ def test_seed_map_has_themes_stability_and_centroids(seed_map):
     assert not topics["label"].str.contains(" · ").any()
     assert topics["stability"].between(0, 1).all()
     # The reported seconds are the time the scoring took: within the build's own stability stage.
-    assert manifest["stability"]["runs"] == 5
+    assert manifest["stability"]["runs"] == 10
     assert 0 < manifest["stability"]["seconds"] <= manifest["timings_seconds"]["stability"]
     vectors = atlas.embeddings.astype(np.float32)
     for row in topics.itertuples():
@@ -134,7 +134,7 @@ def test_same_input_gives_the_same_map(seed_map, tmp_path, monkeypatch):
     assert again.topics["label"].tolist() == first.topics["label"].tolist()
     assert np.array_equal(again.papers[["x", "y"]].to_numpy(), first.papers[["x", "y"]].to_numpy())
     assert is_current([SEEDS], tmp_path / "again", BuildConfig())
-    assert list((fresh / "reductions").glob("umap5-*.npy"))  # UMAP really ran again, into the fresh cache
+    assert list((fresh / "reductions").glob("umap10-*.npy"))  # UMAP really ran again, into the fresh cache
 
 
 def test_a_build_with_one_more_file_embeds_only_the_new_abstract(seed_map, seed_copy, tmp_path):
