@@ -7,7 +7,7 @@ as text (e.g. through `app.text.markdown_literal`), never as Markdown or HTML.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -22,6 +22,47 @@ class SharedTopic:
 
     topic_id: int | None
     notice: str | None = None
+
+
+@dataclass(frozen=True)
+class TopicEdits:
+    """What a curator's merges and hides (`curation.json`, as applied) did to the topics the build made.
+
+    The lineage tells the build's story, of topics as built; the page shows the curated map, where a
+    merged or hidden topic is no longer a topic. `moves` holds each applied merge or hide in order,
+    `built` each topic's name (renames applied) and size as built, for the topics the story names.
+    """
+
+    moves: tuple[tuple[int, str, int], ...] = ()  # (topic, "merge" or "hide", into; -1: unassigned)
+    built: dict[int, tuple[str, int]] = field(default_factory=dict)
+
+    def into(self, topic: int) -> int | None:
+        """Where an edit moved the topic's papers (-1: unassigned); None when no edit moved them."""
+        return next((into for moved, _, into in self.moves if moved == topic), None)
+
+    def home(self, topic: int) -> int | None:
+        """The topic of the curated map that holds the topic's papers now (-1: unassigned), following
+        edits that merged a topic into one merged further; None when no edit moved them."""
+        into = self.into(topic)
+        seen = {topic}
+        while (
+            into is not None and into != -1 and (further := self.into(into)) is not None and into not in seen
+        ):
+            seen.add(into)
+            into = further
+        return into
+
+    def action(self, topic: int) -> str | None:
+        return next((action for moved, action, _ in self.moves if moved == topic), None)
+
+    def incoming(self, topic: int) -> list[int]:
+        """The topics an edit moved straight into `topic`, in the order of the edits."""
+        return [moved for moved, _, into in self.moves if into == topic]
+
+    def carried(self, topic: int) -> int:
+        """The papers the topic held when an edit moved it: as built, plus what edits moved into it."""
+        own = self.built.get(topic, ("", 0))[1]
+        return own + sum(self.carried(t) for t in self.incoming(topic) if t != topic)
 
 
 def _names(topics: pd.DataFrame) -> dict[int, str]:
@@ -63,7 +104,38 @@ def _with_sizes(ids: list[int], names: dict[int, str], sizes: dict[int, int]) ->
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
-def change_rows(lineage: pd.DataFrame | None, topics: pd.DataFrame) -> pd.DataFrame:
+def _edit_fate(topic: int, edits: TopicEdits, names: dict[int, str]) -> str:
+    """What an edit did to a topic it merged or hid, e.g. 'merged into “X” (topic 4) by an edit'."""
+    home = edits.home(topic)
+    where = f"“{names[home]}” (topic {home})" if home in names else f"topic {home}"
+    if edits.action(topic) == "merge":
+        if home == -1:
+            into = edits.into(topic)
+            return f"merged into topic {into} by an edit, which an edit hid: its papers are unassigned"
+        return f"merged into {where} by an edit"
+    if home == -1:
+        return "hidden by an edit: its papers are unassigned"
+    return f"hidden by an edit: its papers are now in {where}"
+
+
+def _edit_arrivals(topic: int, edits: TopicEdits, names: dict[int, str], size: int) -> str:
+    """What edits moved into a topic of the curated map, e.g. ' Then “X” (4 papers) merged into it by an
+    edit: 17 papers now.'; "" when none did."""
+    incoming = edits.incoming(topic)
+    if not incoming:
+        return ""
+    listed = _with_sizes(incoming, names, {t: edits.carried(t) for t in incoming})
+    by = "by an edit" if len(incoming) == 1 else "by edits"
+    if all(edits.action(t) == "merge" for t in incoming):
+        return f" Then {listed} merged into it {by}: {size:,} papers now."
+    return (
+        f" Then {'an edit' if len(incoming) == 1 else 'edits'} moved {listed} into it: {size:,} papers now."
+    )
+
+
+def change_rows(
+    lineage: pd.DataFrame | None, topics: pd.DataFrame, edits: TopicEdits | None = None
+) -> pd.DataFrame:
     """Rows of a "Changes since the previous build" table, most telling first.
 
     One row a topic of this map and one a previous topic that is gone: its id, its name (the
@@ -71,6 +143,10 @@ def change_rows(lineage: pd.DataFrame | None, topics: pd.DataFrame) -> pd.DataFr
     it shares with the previous map. Every previous topic is named: a topic that kept its id under
     a new name says what it was called, a merge names every topic that went into it, and a gone
     topic says which topic it merged into. Empty when the map has no lineage (first build).
+
+    `topics` is the map as shown (curated); `edits` what merges and hides changed since the build:
+    a topic an edit merged or hid keeps the build's sentence, then says where the edit put its papers,
+    and holds 0 papers; a topic an edit moved papers into says so and how many it holds now.
 
     Examples:
         >>> lineage = pd.DataFrame({"topic_id": [4, 9, 2], "status": ["grown", "new", "gone"],
@@ -93,8 +169,11 @@ def change_rows(lineage: pd.DataFrame | None, topics: pd.DataFrame) -> pd.DataFr
     """
     if lineage is None or lineage.empty:
         return pd.DataFrame(columns=CHANGE_COLUMNS)
-    names = _names(topics)
-    sizes = dict(zip(topics["topic_id"].astype(int), topics["size"].astype(int), strict=True))
+    edits = edits or TopicEdits()
+    shown = dict(zip(topics["topic_id"].astype(int), topics["size"].astype(int), strict=True))
+    # The build's story is told of topics as built; a topic an edit merged or hid is named as built.
+    names = {topic: name for topic, (name, _) in edits.built.items() if topic not in shown} | _names(topics)
+    sizes = shown | {topic: size for topic, (_, size) in edits.built.items()}
     names_before, sizes_before = _before(lineage)
     merged_into = {
         int(t): int(row.topic_id)
@@ -163,13 +242,24 @@ def change_rows(lineage: pd.DataFrame | None, topics: pd.DataFrame) -> pd.DataFr
                 change = f"New, formed from {_with_sizes(previous, names_before, sizes_before)}."
         else:
             change = "New topic."
+        if row.status != "gone" and edits.into(topic) is not None:
+            change = f"{change} Then {_edit_fate(topic, edits, names)}."
+        elif row.status != "gone":
+            change += _edit_arrivals(topic, edits, names, shown.get(topic, 0))
+        else:  # the build put its papers in a topic an edit then merged or hid
+            for successor in dict.fromkeys(
+                [*([merged_into[topic]] if topic in merged_into else []), *row.successor_topic_ids]
+            ):
+                if edits.into(int(successor)) is not None:
+                    name = names.get(int(successor), f"topic {successor}")
+                    change += f" “{name}” was then {_edit_fate(int(successor), edits, names)}."
         label = names.get(topic, row.previous_label) if row.status != "gone" else row.previous_label
         rows.append(
             {
                 "topic_id": topic,
                 "Topic": label,
                 "Change": change,
-                "Papers": size if row.status != "gone" else 0,
+                "Papers": shown.get(topic, 0) if row.status != "gone" else 0,
                 "Shared with the previous map": int(row.shared_papers),
                 "_order": STATUS_ORDER.get(row.status, 9),
             }
