@@ -104,6 +104,134 @@ def _with_sizes(ids: list[int], names: dict[int, str], sizes: dict[int, int]) ->
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
+@dataclass(frozen=True)
+class _Story:
+    """What a change sentence is told from: the map as shown, its topics as built, the previous map."""
+
+    lineage: pd.DataFrame
+    shown: dict[int, int]  # papers of each topic on the page (curated)
+    names: dict[int, str]  # this map's names; a topic an edit merged or hid, by its built name
+    sizes: dict[int, int]  # papers of each topic as built
+    names_before: dict[int, str]
+    sizes_before: dict[int, int]
+    merged_into: dict[int, int]  # a previous topic the build merged into another -> that topic
+    edits: TopicEdits
+
+    @classmethod
+    def of(cls, lineage: pd.DataFrame, topics: pd.DataFrame, edits: TopicEdits) -> _Story:
+        shown = dict(zip(topics["topic_id"].astype(int), topics["size"].astype(int), strict=True))
+        built_names = {topic: name for topic, (name, _) in edits.built.items() if topic not in shown}
+        merged_into = {
+            int(t): int(row.topic_id)
+            for row in lineage.itertuples(index=False)
+            if row.status == "merged"
+            for t in row.previous_topic_ids
+            if int(t) != int(row.topic_id)
+        }
+        return cls(
+            lineage=lineage,
+            shown=shown,
+            names=built_names | _names(topics),
+            sizes=shown | {topic: size for topic, (_, size) in edits.built.items()},
+            names_before=(before := _before(lineage))[0],
+            sizes_before=before[1],
+            merged_into=merged_into,
+            edits=edits,
+        )
+
+    def renamed(self, topic: int) -> str | None:
+        """The topic's previous name when it kept its id under another name."""
+        old = self.names_before.get(topic)
+        return old if old is not None and topic in self.names and old != self.names[topic] else None
+
+
+def _gone_change(row, story: _Story) -> str:
+    topic = int(row.topic_id)
+    successors = [int(t) for t in row.successor_topic_ids]
+    target = story.merged_into.get(topic)
+    if target is not None and target in story.names:
+        until_now = f", until now “{story.renamed(target)}”" if story.renamed(target) else ""
+        change = f"Merged into “{story.names[target]}” (topic {target}{until_now})."
+    elif successors:
+        change = f"Gone: its papers are now in {_quoted(successors, story.names)}."
+    else:
+        change = "Gone: its papers are no longer in the map, or no longer in one topic."
+    for successor in dict.fromkeys([*([target] if target is not None else []), *successors]):
+        if story.edits.into(successor) is not None:  # the build put its papers in a topic an edit moved
+            name = story.names.get(successor, f"topic {successor}")
+            change += f" “{name}” was then {_edit_fate(successor, story.edits, story.names)}."
+    return change
+
+
+def _kept_change(row, story: _Story, was: str | None) -> str:
+    return f"Renamed from “{was}”; same papers." if was else "Unchanged."
+
+
+def _resized_change(row, story: _Story, was: str | None) -> str:
+    topic = int(row.topic_id)
+    verb = "Grew" if row.status == "grown" else "Shrank"
+    before, size = story.sizes_before.get(topic), story.sizes.get(topic, 0)
+    change = (
+        f"{verb} from {before:,} to {size:,} papers ({row.shared_papers:,} of them in it before)."
+        if before is not None
+        else f"{verb}: {size:,} papers now, {row.shared_papers:,} of them in it before."
+    )
+    return f"Renamed from “{was}”. {change}" if was else change
+
+
+def _split_change(row, story: _Story, was: str | None) -> str:
+    topic = int(row.topic_id)
+    previous = [int(t) for t in row.previous_topic_ids]
+    if previous != [topic]:
+        return f"New, split from {_quoted(previous, story.names_before)}."
+    parts = [
+        int(other.topic_id)
+        for other in story.lineage.itertuples(index=False)
+        if other.status != "gone" and int(other.topic_id) != topic and topic in other.previous_topic_ids
+    ]
+    change = "Split: part of its papers " + (
+        f"now form {_quoted(parts, story.names)}." if parts else "went to other topics."
+    )
+    return f"Renamed from “{was}”. {change}" if was else change
+
+
+def _merged_change(row, story: _Story, was: str | None) -> str:
+    topic = int(row.topic_id)
+    previous = [int(t) for t in row.previous_topic_ids]
+    if topic not in previous:
+        return f"New, formed from {_with_sizes(previous, story.names_before, story.sizes_before)}."
+    others = _with_sizes([t for t in previous if t != topic], story.names_before, story.sizes_before)
+    own = f"Was {_with_sizes([topic], story.names_before, story.sizes_before)}; " if was else ""
+    change = f"{own}{others} merged into it: {story.sizes.get(topic, 0):,} papers now."
+    return change[0].upper() + change[1:]
+
+
+def _new_change(row, story: _Story, was: str | None) -> str:
+    return "New topic."
+
+
+# The build's sentence on a topic of this build, by lineage status (gone topics: `_gone_change`).
+BUILD_CHANGE = {
+    "kept": _kept_change,
+    "grown": _resized_change,
+    "shrunk": _resized_change,
+    "split": _split_change,
+    "merged": _merged_change,
+}
+
+
+def _change(row, story: _Story) -> str:
+    """The sentence of one lineage row: what the build did, then what the curator's edits did."""
+    if row.status == "gone":
+        return _gone_change(row, story)
+    topic = int(row.topic_id)
+    was = story.renamed(topic) if topic in [int(t) for t in row.previous_topic_ids] else None
+    change = BUILD_CHANGE.get(row.status, _new_change)(row, story, was)
+    if story.edits.into(topic) is not None:
+        return f"{change} Then {_edit_fate(topic, story.edits, story.names)}."
+    return change + _edit_arrivals(topic, story.edits, story.names, story.shown.get(topic, 0))
+
+
 def _edit_fate(topic: int, edits: TopicEdits, names: dict[int, str]) -> str:
     """What an edit did to a topic it merged or hid, e.g. 'merged into “X” (topic 4) by an edit'."""
     home = edits.home(topic)
@@ -169,101 +297,20 @@ def change_rows(
     """
     if lineage is None or lineage.empty:
         return pd.DataFrame(columns=CHANGE_COLUMNS)
-    edits = edits or TopicEdits()
-    shown = dict(zip(topics["topic_id"].astype(int), topics["size"].astype(int), strict=True))
-    # The build's story is told of topics as built; a topic an edit merged or hid is named as built.
-    names = {topic: name for topic, (name, _) in edits.built.items() if topic not in shown} | _names(topics)
-    sizes = shown | {topic: size for topic, (_, size) in edits.built.items()}
-    names_before, sizes_before = _before(lineage)
-    merged_into = {
-        int(t): int(row.topic_id)
+    story = _Story.of(lineage, topics, edits or TopicEdits())
+    rows = [
+        {
+            "topic_id": int(row.topic_id),
+            "Topic": row.previous_label
+            if row.status == "gone"
+            else story.names.get(int(row.topic_id), row.previous_label),
+            "Change": _change(row, story),
+            "Papers": 0 if row.status == "gone" else story.shown.get(int(row.topic_id), 0),
+            "Shared with the previous map": int(row.shared_papers),
+            "_order": STATUS_ORDER.get(row.status, 9),
+        }
         for row in lineage.itertuples(index=False)
-        if row.status == "merged"
-        for t in row.previous_topic_ids
-        if int(t) != int(row.topic_id)
-    }
-
-    def renamed(topic: int) -> str | None:
-        """The topic's previous name when it kept its id under another name."""
-        old = names_before.get(topic)
-        return old if old is not None and topic in names and old != names[topic] else None
-
-    rows = []
-    for row in lineage.itertuples(index=False):
-        topic = int(row.topic_id)
-        previous = [int(t) for t in row.previous_topic_ids]
-        size = sizes.get(topic)
-        was = renamed(topic) if topic in previous else None
-        if row.status == "gone":
-            successors = [int(t) for t in row.successor_topic_ids]
-            target = merged_into.get(topic)
-            if target is not None and target in names:
-                until_now = f", until now “{renamed(target)}”" if renamed(target) else ""
-                change = f"Merged into “{names[target]}” (topic {target}{until_now})."
-            elif successors:
-                change = f"Gone: its papers are now in {_quoted(successors, names)}."
-            else:
-                change = "Gone: its papers are no longer in the map, or no longer in one topic."
-        elif row.status == "kept":
-            change = f"Renamed from “{was}”; same papers." if was else "Unchanged."
-        elif row.status in ("grown", "shrunk"):
-            verb = "Grew" if row.status == "grown" else "Shrank"
-            before = sizes_before.get(topic)
-            change = (
-                f"{verb} from {before:,} to {size:,} papers ({row.shared_papers:,} of them in it before)."
-                if before is not None
-                else f"{verb}: {size:,} papers now, {row.shared_papers:,} of them in it before."
-            )
-            if was:
-                change = f"Renamed from “{was}”. {change}"
-        elif row.status == "split":
-            if previous == [topic]:
-                parts = [
-                    int(other.topic_id)
-                    for other in lineage.itertuples(index=False)
-                    if other.status != "gone"
-                    and int(other.topic_id) != topic
-                    and topic in other.previous_topic_ids
-                ]
-                change = "Split: part of its papers " + (
-                    f"now form {_quoted(parts, names)}." if parts else "went to other topics."
-                )
-                if was:
-                    change = f"Renamed from “{was}”. {change}"
-            else:
-                change = f"New, split from {_quoted(previous, names_before)}."
-        elif row.status == "merged":
-            others = [t for t in previous if t != topic]
-            if topic in previous:
-                own = f"Was {_with_sizes([topic], names_before, sizes_before)}; " if was else ""
-                change = f"{own}{_with_sizes(others, names_before, sizes_before)} merged into it: {size:,} papers now."
-                change = change[0].upper() + change[1:]
-            else:
-                change = f"New, formed from {_with_sizes(previous, names_before, sizes_before)}."
-        else:
-            change = "New topic."
-        if row.status != "gone" and edits.into(topic) is not None:
-            change = f"{change} Then {_edit_fate(topic, edits, names)}."
-        elif row.status != "gone":
-            change += _edit_arrivals(topic, edits, names, shown.get(topic, 0))
-        else:  # the build put its papers in a topic an edit then merged or hid
-            for successor in dict.fromkeys(
-                [*([merged_into[topic]] if topic in merged_into else []), *row.successor_topic_ids]
-            ):
-                if edits.into(int(successor)) is not None:
-                    name = names.get(int(successor), f"topic {successor}")
-                    change += f" “{name}” was then {_edit_fate(int(successor), edits, names)}."
-        label = names.get(topic, row.previous_label) if row.status != "gone" else row.previous_label
-        rows.append(
-            {
-                "topic_id": topic,
-                "Topic": label,
-                "Change": change,
-                "Papers": shown.get(topic, 0) if row.status != "gone" else 0,
-                "Shared with the previous map": int(row.shared_papers),
-                "_order": STATUS_ORDER.get(row.status, 9),
-            }
-        )
+    ]
     table = pd.DataFrame(rows).sort_values(["_order", "topic_id"], kind="stable")
     return table.drop(columns="_order").reset_index(drop=True)[CHANGE_COLUMNS]
 

@@ -123,6 +123,171 @@ def parse_map(params: Mapping[str, list[str]], names: Iterable[str], default: st
     ]
 
 
+@dataclass
+class _Link:
+    """A link being read: its parameters, what the map allows, the values read so far and the notices."""
+
+    params: Mapping[str, list[str]]
+    vocabulary: Vocabulary
+    values: dict[str, object] = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)
+
+    def last(self, key: str) -> str:
+        return _last(self.params, key)
+
+    def ignore(self, notice: str) -> None:
+        self.notices.append(notice)
+
+
+def _read_search(link: _Link) -> str:
+    search = link.last("q").strip()
+    if len(search) > MAX_SEARCH_CHARS:
+        link.ignore(f"Search text was cut to its first {MAX_SEARCH_CHARS} characters.")
+        search = search[:MAX_SEARCH_CHARS]
+    return search
+
+
+def _read_search_kind(link: _Link) -> str:
+    kind = link.last(KIND_KEY).strip().lower() or KINDS[0]
+    if kind not in KINDS:
+        link.ignore(f"Ignored {KIND_KEY}={_show(kind)}: use 'words' or 'meaning'.")
+        return KINDS[0]
+    return kind
+
+
+def _read_topics(link: _Link) -> tuple[int, ...]:
+    topics: list[int] = []
+    bad: list[str] = []
+    for chunk in link.params.get("topics", []):
+        for piece in chunk.split(","):
+            if not piece.strip():
+                continue
+            number = _int(piece)
+            if number is None or number not in link.vocabulary.topic_ids:
+                bad.append(piece.strip())
+            elif number not in topics:
+                topics.append(number)
+    if bad:
+        link.ignore(f"Ignored topics {_show_list(bad)}: not topics of this map.")
+    return tuple(topics)
+
+
+def _read_show_unassigned(link: _Link) -> bool:
+    unassigned = link.last("unassigned").lower()
+    if unassigned in ("hide", "0", "false", "no"):
+        return False
+    if unassigned not in ("", "show", "1", "true", "yes"):
+        link.ignore(f"Ignored unassigned={_show(unassigned)}: use 'hide' or 'show'.")
+    return True
+
+
+def _read_filters(link: _Link) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    filters: list[tuple[str, tuple[str, ...]]] = []
+    for key in sorted(k for k in link.params if k.startswith(FILTER_PREFIX)):
+        column = key[len(FILTER_PREFIX) :]
+        allowed = link.vocabulary.facets.get(column)
+        if allowed is None:
+            link.ignore(f"Ignored filter {_show(column)}: this map has no such filter.")
+            continue
+        allowed_set = set(allowed)
+        values = tuple(dict.fromkeys(v for v in link.params[key] if v in allowed_set))
+        unknown = [v for v in link.params[key] if v not in allowed_set]
+        if unknown:
+            link.ignore(f"Ignored {_show(column)} {_show_list(unknown)}: not found in this map.")
+        if values:
+            filters.append((column, values))
+    return tuple(filters)
+
+
+def _read_topic(link: _Link) -> int | None:
+    raw = link.last("topic")
+    if not raw:
+        return None
+    number = _int(raw)
+    if number is not None and number in link.vocabulary.topic_ids:
+        return number
+    link.ignore(f"Ignored topic={_show(raw)}: not a topic of this map.")
+    return None
+
+
+def _read_paper(link: _Link) -> str | None:
+    raw = link.last("paper")
+    if not raw:
+        return None
+    if raw in link.vocabulary.doc_ids:
+        return raw
+    link.ignore(f"Ignored paper={_show(raw)}: no such paper in this map.")
+    return None
+
+
+def _read_themes(link: _Link) -> tuple[int, ...]:
+    """The chosen themes; topics read before that lie outside them are dropped (the Topics filter
+    offers only the chosen themes' topics), with a notice."""
+    themes, notices = parse_themes(link.params, link.vocabulary.theme_ids)
+    link.notices += notices
+    topics = link.values.get("topics") or ()
+    if themes and topics:
+        outside = [t for t in topics if t != -1 and link.vocabulary.topic_themes.get(t) not in themes]
+        if outside:
+            link.ignore(
+                f"Ignored topics {', '.join(map(str, outside))}: not in the chosen theme"
+                f"{'s' if len(themes) > 1 else ''}."
+            )
+            link.values["topics"] = tuple(t for t in topics if t not in outside)
+    return themes
+
+
+def _read_sort(link: _Link) -> str:
+    sort = link.last(SORT_KEY).strip().lower() or SORTS[0]
+    if sort not in link.vocabulary.sorts:
+        reason = "this map has no years to measure growth by" if sort in SORTS else "use 'size' or 'rising'"
+        link.ignore(f"Ignored sort={_show(sort)}: {reason}.")
+        return SORTS[0]
+    return sort
+
+
+def _read_added_only(link: _Link) -> bool:
+    raw = link.last("added").lower()
+    if raw == "only" and link.vocabulary.has_added:
+        return True
+    if raw == "only":
+        link.ignore("Ignored added=only: this map has no papers added since its last build.")
+    elif raw not in ("", "all"):
+        link.ignore(f"Ignored added={_show(raw)}: use 'only'.")
+    return False
+
+
+def _read_colour(link: _Link) -> str:
+    colour = link.last(COLOUR_KEY).strip()
+    if colour and colour not in link.vocabulary.colour_columns:
+        link.ignore(f"Ignored colour={_show(colour)}: not a column this map can be coloured by.")
+        return ""
+    return colour
+
+
+def _check_zoom(link: _Link) -> None:
+    """The zoom is the browser's (map.js): the server only says when a link's value is malformed."""
+    raw = link.last(ZOOM_KEY)
+    if raw and parse_zoom(raw) is None:
+        link.ignore(f"Ignored view={_show(raw)}: use four numbers x0,x1,y0,y1.")
+
+
+# Each `ViewState` field and how a link's value for it is read, in the order notices are given.
+READERS = (
+    ("search", _read_search),
+    ("search_kind", _read_search_kind),
+    ("topics", _read_topics),
+    ("show_unassigned", _read_show_unassigned),
+    ("filters", _read_filters),
+    ("topic", _read_topic),
+    ("paper", _read_paper),
+    ("themes", _read_themes),
+    ("sort", _read_sort),
+    ("added_only", _read_added_only),
+    ("colour", _read_colour),
+)
+
+
 def parse_view(params: Mapping[str, list[str]], vocabulary: Vocabulary) -> tuple[ViewState, list[str]]:
     """Read a `ViewState` from query parameters; each ignored value yields one notice sentence.
 
@@ -134,120 +299,14 @@ def parse_view(params: Mapping[str, list[str]], vocabulary: Vocabulary) -> tuple
         >>> notices
         ["Ignored unknown link setting 'zoom'.", "Ignored topics '7', 'x': not topics of this map."]
     """
-    notices: list[str] = []
+    link = _Link(params, vocabulary)
     for key in params:
         if key != "map" and key not in VIEW_KEYS and not key.startswith(FILTER_PREFIX):
-            notices.append(f"Ignored unknown link setting {_show(key)}.")
-
-    search = _last(params, "q").strip()
-    if len(search) > MAX_SEARCH_CHARS:
-        notices.append(f"Search text was cut to its first {MAX_SEARCH_CHARS} characters.")
-        search = search[:MAX_SEARCH_CHARS]
-    search_kind = _last(params, KIND_KEY).strip().lower() or KINDS[0]
-    if search_kind not in KINDS:
-        notices.append(f"Ignored {KIND_KEY}={_show(search_kind)}: use 'words' or 'meaning'.")
-        search_kind = KINDS[0]
-
-    topics: list[int] = []
-    bad_topics: list[str] = []
-    for chunk in params.get("topics", []):
-        for piece in chunk.split(","):
-            if not piece.strip():
-                continue
-            number = _int(piece)
-            if number is None or number not in vocabulary.topic_ids:
-                bad_topics.append(piece.strip())
-            elif number not in topics:
-                topics.append(number)
-    if bad_topics:
-        notices.append(f"Ignored topics {_show_list(bad_topics)}: not topics of this map.")
-
-    show_unassigned = True
-    unassigned = _last(params, "unassigned").lower()
-    if unassigned in ("hide", "0", "false", "no"):
-        show_unassigned = False
-    elif unassigned not in ("", "show", "1", "true", "yes"):
-        notices.append(f"Ignored unassigned={_show(unassigned)}: use 'hide' or 'show'.")
-
-    filters: list[tuple[str, tuple[str, ...]]] = []
-    for key in sorted(k for k in params if k.startswith(FILTER_PREFIX)):
-        column = key[len(FILTER_PREFIX) :]
-        allowed = vocabulary.facets.get(column)
-        if allowed is None:
-            notices.append(f"Ignored filter {_show(column)}: this map has no such filter.")
-            continue
-        allowed_set = set(allowed)
-        values = tuple(dict.fromkeys(v for v in params[key] if v in allowed_set))
-        unknown = [v for v in params[key] if v not in allowed_set]
-        if unknown:
-            notices.append(f"Ignored {_show(column)} {_show_list(unknown)}: not found in this map.")
-        if values:
-            filters.append((column, values))
-
-    topic: int | None = None
-    raw_topic = _last(params, "topic")
-    if raw_topic:
-        number = _int(raw_topic)
-        if number is not None and number in vocabulary.topic_ids:
-            topic = number
-        else:
-            notices.append(f"Ignored topic={_show(raw_topic)}: not a topic of this map.")
-
-    paper: str | None = None
-    raw_paper = _last(params, "paper")
-    if raw_paper:
-        if raw_paper in vocabulary.doc_ids:
-            paper = raw_paper
-        else:
-            notices.append(f"Ignored paper={_show(raw_paper)}: no such paper in this map.")
-
-    themes, theme_notices = parse_themes(params, vocabulary.theme_ids)
-    notices += theme_notices
-    if themes and topics:  # the Topics filter offers only the chosen themes' topics
-        outside = [t for t in topics if t != -1 and vocabulary.topic_themes.get(t) not in themes]
-        if outside:
-            notices.append(
-                f"Ignored topics {', '.join(map(str, outside))}: not in the chosen theme"
-                f"{'s' if len(themes) > 1 else ''}."
-            )
-            topics = [t for t in topics if t not in outside]
-
-    sort = _last(params, SORT_KEY).strip().lower() or SORTS[0]
-    if sort not in vocabulary.sorts:
-        reason = "this map has no years to measure growth by" if sort in SORTS else "use 'size' or 'rising'"
-        notices.append(f"Ignored sort={_show(sort)}: {reason}.")
-        sort = SORTS[0]
-    added_only = False
-    raw_added = _last(params, "added").lower()
-    if raw_added == "only" and vocabulary.has_added:
-        added_only = True
-    elif raw_added == "only":
-        notices.append("Ignored added=only: this map has no papers added since its last build.")
-    elif raw_added not in ("", "all"):
-        notices.append(f"Ignored added={_show(raw_added)}: use 'only'.")
-
-    colour = _last(params, COLOUR_KEY).strip()
-    if colour and colour not in vocabulary.colour_columns:
-        notices.append(f"Ignored colour={_show(colour)}: not a column this map can be coloured by.")
-        colour = ""
-    raw_zoom = _last(params, ZOOM_KEY)
-    if raw_zoom and parse_zoom(raw_zoom) is None:
-        notices.append(f"Ignored view={_show(raw_zoom)}: use four numbers x0,x1,y0,y1.")
-
-    state = ViewState(
-        search=search,
-        search_kind=search_kind,
-        topics=tuple(topics),
-        show_unassigned=show_unassigned,
-        filters=tuple(filters),
-        topic=topic,
-        paper=paper,
-        themes=themes,
-        sort=sort,
-        added_only=added_only,
-        colour=colour,
-    )
-    return state, notices
+            link.ignore(f"Ignored unknown link setting {_show(key)}.")
+    for name, read in READERS:
+        link.values[name] = read(link)
+    _check_zoom(link)
+    return ViewState(**link.values), link.notices
 
 
 def parse_zoom(text: str) -> tuple[float, float, float, float] | None:
