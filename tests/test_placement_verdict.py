@@ -16,7 +16,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app.data import build_map_data
-from app.placement import pin_label, verdict_message
+from app.pin import pin_label, verdict_message
 from pipeline.artifacts import read_map, write_map
 from tests.app_fixtures import REPO, tiny_map
 from tests.conftest import ROOT
