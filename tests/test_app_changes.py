@@ -18,12 +18,21 @@ from streamlit.elements.widgets.button import ButtonMixin
 
 from pipeline.artifacts import read_map, write_map
 from pipeline.reading_list import markdown_text, tex_escape
-from tests.app_fixtures import decode_mask, tiny_map, write_merged_map
-from tests.conftest import ROOT, SEEDS
-from tests.test_app import live_map, start, table, texts, url
-
-EXTRA = ROOT / "tests" / "fixtures" / "extra_abstracts.csv"
-SEED_MAP = ROOT / "assets" / "maps" / "seeds"
+from tests.helpers import (
+    EXTRA,
+    ROOT,
+    SEED_MAP,
+    SEEDS,
+    FakeEncoder,
+    decode_mask,
+    live_map,
+    start,
+    table,
+    texts,
+    tiny_map,
+    url,
+    write_merged_map,
+)
 
 
 def use_map(monkeypatch, folder: Path, tmp_path: Path) -> None:
@@ -510,14 +519,6 @@ def test_reading_lists_follow_search_filters_and_map_selection(tmp_path, monkeyp
 # --------------------------------------------------------------------------- placement and link keys
 def test_placement_computes_the_maps_topic_profile_once(tmp_path, monkeypatch):
     import pipeline.place
-
-    class FakeEncoder:  # stands in for the packaged model: "diffusion" text points at topic 1's direction
-        name = "fake-encoder"
-
-        def encode(self, texts):
-            vector = np.zeros((len(texts), 384), dtype=np.float32)
-            vector[:, 1 if "diffusion" in texts[0] else 2] = 1.0
-            return vector
 
     calls = []
     real = pipeline.place.topic_profile

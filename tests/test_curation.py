@@ -18,7 +18,7 @@ from pipeline import UserError
 from pipeline.artifacts import read_map
 from pipeline.build import build_map
 from pipeline.curation import CURATION, Edit, apply_edits, carry_edits, read_curation
-from tests.conftest import ROOT, SEEDS
+from tests.helpers import ROOT, SEEDS, quiet
 
 
 def curate(folder: Path, *args: str) -> subprocess.CompletedProcess:
@@ -28,10 +28,6 @@ def curate(folder: Path, *args: str) -> subprocess.CompletedProcess:
         text=True,
         cwd=ROOT,
     )
-
-
-def quiet(message: str) -> None:
-    pass
 
 
 @pytest.fixture

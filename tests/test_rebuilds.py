@@ -11,13 +11,9 @@ import pytest
 from pipeline.artifacts import read_map
 from pipeline.build import build_map
 from pipeline.config import BuildConfig
-from tests.conftest import ROOT, SEEDS
+from tests.helpers import ROOT, SEEDS, quiet
 
 EXTRA = ROOT / "tests" / "fixtures" / "extra_abstracts.csv"
-
-
-def quiet(message: str) -> None:
-    pass
 
 
 def moved(before, after) -> np.ndarray:

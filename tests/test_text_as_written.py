@@ -19,7 +19,7 @@ from pipeline.artifacts import read_map
 from pipeline.build import build_map
 from pipeline.ingest import doc_id_for, ingest
 from pipeline.reading_list import summary
-from tests.conftest import ROOT, SEEDS
+from tests.helpers import ROOT, SEEDS
 
 TITLES = [
     "Du²Net: Learning Depth Estimation from Dual-Cameras and Dual-Pixels",
