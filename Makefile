@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 SEED_MAP := assets/maps/seeds
 
-.PHONY: run test lint map bench clean
+.PHONY: run test test-fast lint map bench clean
 
 # requirements.txt is what the hosted app needs; requirements-pipeline.txt adds the build stack.
 $(VENV)/.runtime: requirements.txt requirements-pipeline.txt
@@ -28,6 +28,11 @@ run: $(VENV)/.runtime
 test: $(VENV)/.dev /usr/bin/chromium
 	$(PY) -m ruff check .
 	$(PY) -m pytest tests pipeline app
+
+# The fast tier: everything but the tests marked slow (the real model, a real build of the seeds, a
+# browser, Ray): under two minutes, on tiny synthetic maps and one shared fake encoder.
+test-fast: $(VENV)/.dev
+	$(PY) -m pytest tests pipeline app -m "not slow" -q
 
 lint: $(VENV)/.dev
 	$(PY) -m ruff check .

@@ -18,21 +18,20 @@ import streamlit as st
 
 from app import session
 from app.about import about_panel
-from app.changes import follow_shared_topic
 from app.changes_panel import changes_panel
 from app.controls import header, no_map_page, notices_panel, sidebar
-from app.curation_panel import edit_notice
+from app.curation_panel import edit_notice, edit_panel
 from app.data import MapData, map_catalog, map_signature, maps_root, requested_map
 from app.downloads import downloads
 from app.filters import chosen_topics, filter_mask, scope_phrase
 from app.loaders import cached_meaning, cached_rising, cached_word_search, load_map
 from app.map_panel import map_panel
 from app.palette import colour_columns
-from app.paper_table import papers_panel
 from app.paper_view import paper_view
+from app.papers_panel import papers_panel
 from app.placement import fit_panel
 from app.search import SearchResult, meaning_search, search_sentence, word_search
-from app.state import SORTS, ViewState, Vocabulary, normalise_params, parse_map, parse_view
+from app.state import SORTS, ViewState, Vocabulary, normalise_params
 from app.text import markdown_literal, shorten
 from app.themes import gone_themes, topics_in_themes, usable_themes
 from app.topic_list import topic_list
@@ -72,6 +71,7 @@ def side_panel(
             paper_view(data, data.row_of[paper], search)
         else:
             topic_view(data, state.topic)
+            edit_panel(data, state.topic)  # where editing is on
 
 
 @dataclass(frozen=True)
@@ -167,15 +167,9 @@ def main() -> None:
         no_map_page("No map found under assets/maps/.")
         return
     names = [m.name for m in catalog]
-    first_run = "initialised" not in st.session_state
     params = normalise_params({key: st.query_params.get_all(key) for key in st.query_params})
-    if first_run:
-        st.session_state.map_choice, st.session_state.notices = parse_map(params, names, names[0])
-    gone = None
-    if st.session_state.get("map_choice") not in names:
-        gone = None if first_run else st.session_state.get("map_choice")
-        st.session_state.map_choice = names[0]
-    ref = catalog[names.index(st.session_state.map_choice)]
+    choice, gone = session.choose_map(params, names)
+    ref = catalog[names.index(choice)]
     token = map_signature(ref.path)
     try:
         data = load_map(ref.name, str(ref.path), token)
@@ -183,29 +177,12 @@ def main() -> None:
         no_map_page(str(exc))
         if len(catalog) > 1:
             with st.sidebar:
-                st.selectbox("Map", names, key="map_choice", on_change=session.switch_map)
+                st.selectbox("Map", names, key=session.MAP_CHOICE, on_change=session.switch_map)
         return
 
     rising = cached_rising(ref.name, str(ref.path), token)
     vocabulary = view_vocabulary(data, rising)
-    if st.session_state.get("initialised") == ref.name and session.navigated(params):
-        # Back or Forward in the browser: the view follows the history entry's link.
-        state, notices = parse_view(params, vocabulary)
-        session.apply_state(state, data)
-        st.session_state.notices = notices
-    if st.session_state.get("initialised") != ref.name:
-        # A link to a previous build's topic that is gone opens where its papers went, saying so.
-        followed, link_info = follow_shared_topic(params, data.lineage, data.topics.reset_index(drop=True))
-        state, notices = parse_view(followed, vocabulary) if first_run else (ViewState(), [])
-        session.apply_state(state, data)
-        st.session_state.notices = st.session_state.get("notices", []) + notices if first_run else []
-        st.session_state.link_info = [link_info] if first_run and link_info else []
-        st.session_state.initialised = ref.name
-    if gone is not None:  # its folder was deleted or moved while this page was open
-        st.session_state.link_info = [
-            *st.session_state.get("link_info", []),
-            f"The map {gone!r} is no longer there (its folder was deleted or moved); showing {ref.name!r}.",
-        ]
+    session.open_view(params, data, vocabulary, gone)
     session.sanitise_state(data, vocabulary.theme_ids, vocabulary.sorts)
 
     sidebar(data, catalog)
@@ -215,7 +192,7 @@ def main() -> None:
 
     header(data, view.sentence)
     notices_panel(view.notices)
-    st.session_state.outside_key = session.outside_key(state)
+    session.remember_outside(state)
     map_and_side_panel(
         data,
         map_key,
@@ -249,7 +226,7 @@ def map_and_side_panel(
     lasso selection for the papers table) reruns the whole page.
     """
     state = session.current_state()
-    if session.outside_key(state) != st.session_state.get("outside_key"):
+    if session.outside_changed(state):
         st.rerun()  # e.g. "Only this topic" or a map selection: the header and the table change too
     left, right = st.columns([1.6, 1], gap="medium")
     with left:

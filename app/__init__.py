@@ -1,6 +1,14 @@
-"""Abstract Atlas app helpers: pure state, filter, selection and figure code the Streamlit entry point composes.
+"""Abstract Atlas's Streamlit app: the panels `streamlit_app.py` composes, and what they share.
 
-One module a panel (`map_panel`, `topic_list`, `topic_view`, `paper_view`, `changes_panel`, `about`,
-`downloads`, `controls`, `curation_panel`); URL and session state in `state`/`session`; per-map data
-in `data`/`loaders`; the live map in `map_component/`. See docs/architecture.md.
+- Panels, one module each, none importing another: `controls` (sidebar, header, notices), `map_panel`,
+  `topic_list`, `topic_view`, `paper_view`, `papers_panel`, `placement`, `changes_panel`,
+  `curation_panel`, `downloads`, `about`.
+- Shared page elements and per-view helpers: `widgets` (the selectable paper table, a topic's note),
+  `nearest` (an opened paper's nearest papers), `pin` (placing a pasted abstract and its verdict).
+- View state: `state` (the `ViewState`, its link settings declared once in `state.SETTINGS`, and the
+  URL round trip; pure), `session` (the only module touching Streamlit's session state; callbacks).
+- Pure helpers: `filters`, `search`, `changes` (changes since the previous build, with curation),
+  `themes`, `trends`, `palette`, `text`; `encoder` (the map's int8 ONNX encoder for queries).
+- Per-map data: `data` (load and precompute), `loaders` (Streamlit caches); the live map component in
+  `map_component/`. See docs/architecture.md.
 """

@@ -7,7 +7,7 @@ as text (e.g. through `app.text.markdown_literal`), never as Markdown or HTML.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -22,6 +22,47 @@ class SharedTopic:
 
     topic_id: int | None
     notice: str | None = None
+
+
+@dataclass(frozen=True)
+class TopicEdits:
+    """What a curator's merges and hides (`curation.json`, as applied) did to the topics the build made.
+
+    The lineage tells the build's story, of topics as built; the page shows the curated map, where a
+    merged or hidden topic is no longer a topic. `moves` holds each applied merge or hide in order,
+    `built` each topic's name (renames applied) and size as built, for the topics the story names.
+    """
+
+    moves: tuple[tuple[int, str, int], ...] = ()  # (topic, "merge" or "hide", into; -1: unassigned)
+    built: dict[int, tuple[str, int]] = field(default_factory=dict)
+
+    def into(self, topic: int) -> int | None:
+        """Where an edit moved the topic's papers (-1: unassigned); None when no edit moved them."""
+        return next((into for moved, _, into in self.moves if moved == topic), None)
+
+    def home(self, topic: int) -> int | None:
+        """The topic of the curated map that holds the topic's papers now (-1: unassigned), following
+        edits that merged a topic into one merged further; None when no edit moved them."""
+        into = self.into(topic)
+        seen = {topic}
+        while (
+            into is not None and into != -1 and (further := self.into(into)) is not None and into not in seen
+        ):
+            seen.add(into)
+            into = further
+        return into
+
+    def action(self, topic: int) -> str | None:
+        return next((action for moved, action, _ in self.moves if moved == topic), None)
+
+    def incoming(self, topic: int) -> list[int]:
+        """The topics an edit moved straight into `topic`, in the order of the edits."""
+        return [moved for moved, _, into in self.moves if into == topic]
+
+    def carried(self, topic: int) -> int:
+        """The papers the topic held when an edit moved it: as built, plus what edits moved into it."""
+        own = self.built.get(topic, ("", 0))[1]
+        return own + sum(self.carried(t) for t in self.incoming(topic) if t != topic)
 
 
 def _names(topics: pd.DataFrame) -> dict[int, str]:
@@ -63,7 +104,166 @@ def _with_sizes(ids: list[int], names: dict[int, str], sizes: dict[int, int]) ->
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
-def change_rows(lineage: pd.DataFrame | None, topics: pd.DataFrame) -> pd.DataFrame:
+@dataclass(frozen=True)
+class _Story:
+    """What a change sentence is told from: the map as shown, its topics as built, the previous map."""
+
+    lineage: pd.DataFrame
+    shown: dict[int, int]  # papers of each topic on the page (curated)
+    names: dict[int, str]  # this map's names; a topic an edit merged or hid, by its built name
+    sizes: dict[int, int]  # papers of each topic as built
+    names_before: dict[int, str]
+    sizes_before: dict[int, int]
+    merged_into: dict[int, int]  # a previous topic the build merged into another -> that topic
+    edits: TopicEdits
+
+    @classmethod
+    def of(cls, lineage: pd.DataFrame, topics: pd.DataFrame, edits: TopicEdits) -> _Story:
+        shown = dict(zip(topics["topic_id"].astype(int), topics["size"].astype(int), strict=True))
+        built_names = {topic: name for topic, (name, _) in edits.built.items() if topic not in shown}
+        merged_into = {
+            int(t): int(row.topic_id)
+            for row in lineage.itertuples(index=False)
+            if row.status == "merged"
+            for t in row.previous_topic_ids
+            if int(t) != int(row.topic_id)
+        }
+        return cls(
+            lineage=lineage,
+            shown=shown,
+            names=built_names | _names(topics),
+            sizes=shown | {topic: size for topic, (_, size) in edits.built.items()},
+            names_before=(before := _before(lineage))[0],
+            sizes_before=before[1],
+            merged_into=merged_into,
+            edits=edits,
+        )
+
+    def renamed(self, topic: int) -> str | None:
+        """The topic's previous name when it kept its id under another name."""
+        old = self.names_before.get(topic)
+        return old if old is not None and topic in self.names and old != self.names[topic] else None
+
+
+def _gone_change(row, story: _Story) -> str:
+    topic = int(row.topic_id)
+    successors = [int(t) for t in row.successor_topic_ids]
+    target = story.merged_into.get(topic)
+    if target is not None and target in story.names:
+        until_now = f", until now “{story.renamed(target)}”" if story.renamed(target) else ""
+        change = f"Merged into “{story.names[target]}” (topic {target}{until_now})."
+    elif successors:
+        change = f"Gone: its papers are now in {_quoted(successors, story.names)}."
+    else:
+        change = "Gone: its papers are no longer in the map, or no longer in one topic."
+    for successor in dict.fromkeys([*([target] if target is not None else []), *successors]):
+        if story.edits.into(successor) is not None:  # the build put its papers in a topic an edit moved
+            name = story.names.get(successor, f"topic {successor}")
+            change += f" “{name}” was then {_edit_fate(successor, story.edits, story.names)}."
+    return change
+
+
+def _kept_change(row, story: _Story, was: str | None) -> str:
+    return f"Renamed from “{was}”; same papers." if was else "Unchanged."
+
+
+def _resized_change(row, story: _Story, was: str | None) -> str:
+    topic = int(row.topic_id)
+    verb = "Grew" if row.status == "grown" else "Shrank"
+    before, size = story.sizes_before.get(topic), story.sizes.get(topic, 0)
+    change = (
+        f"{verb} from {before:,} to {size:,} papers ({row.shared_papers:,} of them in it before)."
+        if before is not None
+        else f"{verb}: {size:,} papers now, {row.shared_papers:,} of them in it before."
+    )
+    return f"Renamed from “{was}”. {change}" if was else change
+
+
+def _split_change(row, story: _Story, was: str | None) -> str:
+    topic = int(row.topic_id)
+    previous = [int(t) for t in row.previous_topic_ids]
+    if previous != [topic]:
+        return f"New, split from {_quoted(previous, story.names_before)}."
+    parts = [
+        int(other.topic_id)
+        for other in story.lineage.itertuples(index=False)
+        if other.status != "gone" and int(other.topic_id) != topic and topic in other.previous_topic_ids
+    ]
+    change = "Split: part of its papers " + (
+        f"now form {_quoted(parts, story.names)}." if parts else "went to other topics."
+    )
+    return f"Renamed from “{was}”. {change}" if was else change
+
+
+def _merged_change(row, story: _Story, was: str | None) -> str:
+    topic = int(row.topic_id)
+    previous = [int(t) for t in row.previous_topic_ids]
+    if topic not in previous:
+        return f"New, formed from {_with_sizes(previous, story.names_before, story.sizes_before)}."
+    others = _with_sizes([t for t in previous if t != topic], story.names_before, story.sizes_before)
+    own = f"Was {_with_sizes([topic], story.names_before, story.sizes_before)}; " if was else ""
+    change = f"{own}{others} merged into it: {story.sizes.get(topic, 0):,} papers now."
+    return change[0].upper() + change[1:]
+
+
+def _new_change(row, story: _Story, was: str | None) -> str:
+    return "New topic."
+
+
+# The build's sentence on a topic of this build, by lineage status (gone topics: `_gone_change`).
+BUILD_CHANGE = {
+    "kept": _kept_change,
+    "grown": _resized_change,
+    "shrunk": _resized_change,
+    "split": _split_change,
+    "merged": _merged_change,
+}
+
+
+def _change(row, story: _Story) -> str:
+    """The sentence of one lineage row: what the build did, then what the curator's edits did."""
+    if row.status == "gone":
+        return _gone_change(row, story)
+    topic = int(row.topic_id)
+    was = story.renamed(topic) if topic in [int(t) for t in row.previous_topic_ids] else None
+    change = BUILD_CHANGE.get(row.status, _new_change)(row, story, was)
+    if story.edits.into(topic) is not None:
+        return f"{change} Then {_edit_fate(topic, story.edits, story.names)}."
+    return change + _edit_arrivals(topic, story.edits, story.names, story.shown.get(topic, 0))
+
+
+def _edit_fate(topic: int, edits: TopicEdits, names: dict[int, str]) -> str:
+    """What an edit did to a topic it merged or hid, e.g. 'merged into “X” (topic 4) by an edit'."""
+    home = edits.home(topic)
+    where = f"“{names[home]}” (topic {home})" if home in names else f"topic {home}"
+    if edits.action(topic) == "merge":
+        if home == -1:
+            into = edits.into(topic)
+            return f"merged into topic {into} by an edit, which an edit hid: its papers are unassigned"
+        return f"merged into {where} by an edit"
+    if home == -1:
+        return "hidden by an edit: its papers are unassigned"
+    return f"hidden by an edit: its papers are now in {where}"
+
+
+def _edit_arrivals(topic: int, edits: TopicEdits, names: dict[int, str], size: int) -> str:
+    """What edits moved into a topic of the curated map, e.g. ' Then “X” (4 papers) merged into it by an
+    edit: 17 papers now.'; "" when none did."""
+    incoming = edits.incoming(topic)
+    if not incoming:
+        return ""
+    listed = _with_sizes(incoming, names, {t: edits.carried(t) for t in incoming})
+    by = "by an edit" if len(incoming) == 1 else "by edits"
+    if all(edits.action(t) == "merge" for t in incoming):
+        return f" Then {listed} merged into it {by}: {size:,} papers now."
+    return (
+        f" Then {'an edit' if len(incoming) == 1 else 'edits'} moved {listed} into it: {size:,} papers now."
+    )
+
+
+def change_rows(
+    lineage: pd.DataFrame | None, topics: pd.DataFrame, edits: TopicEdits | None = None
+) -> pd.DataFrame:
     """Rows of a "Changes since the previous build" table, most telling first.
 
     One row a topic of this map and one a previous topic that is gone: its id, its name (the
@@ -71,6 +271,10 @@ def change_rows(lineage: pd.DataFrame | None, topics: pd.DataFrame) -> pd.DataFr
     it shares with the previous map. Every previous topic is named: a topic that kept its id under
     a new name says what it was called, a merge names every topic that went into it, and a gone
     topic says which topic it merged into. Empty when the map has no lineage (first build).
+
+    `topics` is the map as shown (curated); `edits` what merges and hides changed since the build:
+    a topic an edit merged or hid keeps the build's sentence, then says where the edit put its papers,
+    and holds 0 papers; a topic an edit moved papers into says so and how many it holds now.
 
     Examples:
         >>> lineage = pd.DataFrame({"topic_id": [4, 9, 2], "status": ["grown", "new", "gone"],
@@ -93,87 +297,20 @@ def change_rows(lineage: pd.DataFrame | None, topics: pd.DataFrame) -> pd.DataFr
     """
     if lineage is None or lineage.empty:
         return pd.DataFrame(columns=CHANGE_COLUMNS)
-    names = _names(topics)
-    sizes = dict(zip(topics["topic_id"].astype(int), topics["size"].astype(int), strict=True))
-    names_before, sizes_before = _before(lineage)
-    merged_into = {
-        int(t): int(row.topic_id)
+    story = _Story.of(lineage, topics, edits or TopicEdits())
+    rows = [
+        {
+            "topic_id": int(row.topic_id),
+            "Topic": row.previous_label
+            if row.status == "gone"
+            else story.names.get(int(row.topic_id), row.previous_label),
+            "Change": _change(row, story),
+            "Papers": 0 if row.status == "gone" else story.shown.get(int(row.topic_id), 0),
+            "Shared with the previous map": int(row.shared_papers),
+            "_order": STATUS_ORDER.get(row.status, 9),
+        }
         for row in lineage.itertuples(index=False)
-        if row.status == "merged"
-        for t in row.previous_topic_ids
-        if int(t) != int(row.topic_id)
-    }
-
-    def renamed(topic: int) -> str | None:
-        """The topic's previous name when it kept its id under another name."""
-        old = names_before.get(topic)
-        return old if old is not None and topic in names and old != names[topic] else None
-
-    rows = []
-    for row in lineage.itertuples(index=False):
-        topic = int(row.topic_id)
-        previous = [int(t) for t in row.previous_topic_ids]
-        size = sizes.get(topic)
-        was = renamed(topic) if topic in previous else None
-        if row.status == "gone":
-            successors = [int(t) for t in row.successor_topic_ids]
-            target = merged_into.get(topic)
-            if target is not None and target in names:
-                until_now = f", until now “{renamed(target)}”" if renamed(target) else ""
-                change = f"Merged into “{names[target]}” (topic {target}{until_now})."
-            elif successors:
-                change = f"Gone: its papers are now in {_quoted(successors, names)}."
-            else:
-                change = "Gone: its papers are no longer in the map, or no longer in one topic."
-        elif row.status == "kept":
-            change = f"Renamed from “{was}”; same papers." if was else "Unchanged."
-        elif row.status in ("grown", "shrunk"):
-            verb = "Grew" if row.status == "grown" else "Shrank"
-            before = sizes_before.get(topic)
-            change = (
-                f"{verb} from {before:,} to {size:,} papers ({row.shared_papers:,} of them in it before)."
-                if before is not None
-                else f"{verb}: {size:,} papers now, {row.shared_papers:,} of them in it before."
-            )
-            if was:
-                change = f"Renamed from “{was}”. {change}"
-        elif row.status == "split":
-            if previous == [topic]:
-                parts = [
-                    int(other.topic_id)
-                    for other in lineage.itertuples(index=False)
-                    if other.status != "gone"
-                    and int(other.topic_id) != topic
-                    and topic in other.previous_topic_ids
-                ]
-                change = "Split: part of its papers " + (
-                    f"now form {_quoted(parts, names)}." if parts else "went to other topics."
-                )
-                if was:
-                    change = f"Renamed from “{was}”. {change}"
-            else:
-                change = f"New, split from {_quoted(previous, names_before)}."
-        elif row.status == "merged":
-            others = [t for t in previous if t != topic]
-            if topic in previous:
-                own = f"Was {_with_sizes([topic], names_before, sizes_before)}; " if was else ""
-                change = f"{own}{_with_sizes(others, names_before, sizes_before)} merged into it: {size:,} papers now."
-                change = change[0].upper() + change[1:]
-            else:
-                change = f"New, formed from {_with_sizes(previous, names_before, sizes_before)}."
-        else:
-            change = "New topic."
-        label = names.get(topic, row.previous_label) if row.status != "gone" else row.previous_label
-        rows.append(
-            {
-                "topic_id": topic,
-                "Topic": label,
-                "Change": change,
-                "Papers": size if row.status != "gone" else 0,
-                "Shared with the previous map": int(row.shared_papers),
-                "_order": STATUS_ORDER.get(row.status, 9),
-            }
-        )
+    ]
     table = pd.DataFrame(rows).sort_values(["_order", "topic_id"], kind="stable")
     return table.drop(columns="_order").reset_index(drop=True)[CHANGE_COLUMNS]
 

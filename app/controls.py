@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app import session
 from app.data import MapData, MapRef
 from app.search import KIND_NAMES, KINDS
-from app.session import FACET_PREFIX, dismiss_notices, reset_view, switch_map, topic_options
+from app.session import dismiss_notices, filter_key, reset_view, switch_map, topic_options, widget_key
 from app.text import markdown_literal
 from app.themes import usable_themes
 from pipeline.mapfolder.manifest import Manifest
@@ -27,22 +28,22 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
             st.selectbox(
                 "Map",
                 [m.name for m in catalog],
-                key="map_choice",
+                key=session.MAP_CHOICE,
                 on_change=switch_map,
                 help="Maps found under assets/maps/ (and the one given with --map or ATLAS_MAP).",
             )
         st.text_input(
             "Search",
-            key="w_search",
+            key=widget_key("search"),
             placeholder="Words in titles and abstracts"
-            if st.session_state.get("w_search_kind") != "meaning"
+            if session.chosen("search_kind") != "meaning"
             else "Describe what you are looking for",
             help=SEARCH_HELP,
         )
         st.segmented_control(
             "Search by",
             KINDS,
-            key="w_search_kind",
+            key=widget_key("search_kind"),
             required=True,
             format_func=KIND_NAMES.get,
             help=SEARCH_HELP,
@@ -54,17 +55,17 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
             st.multiselect(
                 "Themes",
                 list(names),
-                key="w_themes",
+                key=widget_key("themes"),
                 placeholder="All themes",
                 select_all=False,
                 format_func=names.get,
                 help="Groups of related topics: choosing themes shows only their topics' papers.",
             )
-        chosen_themes = st.session_state.get("w_themes") or []
+        chosen_themes = list(session.chosen("themes"))
         st.multiselect(
             "Topics",
             topic_options(data, chosen_themes),
-            key="w_topics",
+            key=widget_key("topics"),
             placeholder="All topics in the chosen themes" if chosen_themes else "All topics",
             select_all=False,  # no choice already means every topic
             format_func=lambda t: f"{data.label(t)} ({data.sizes[t]:,})",
@@ -77,23 +78,23 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
             st.multiselect(
                 markdown_literal(name.capitalize()),  # column names come from the data
                 values,
-                key=FACET_PREFIX + column,
+                key=filter_key(column),
                 placeholder=f"Any {name}",
                 select_all=False,
             )
         # A map where every paper has a topic needs no such switch; in a topic or theme view the
         # unassigned papers are chosen under Topics instead (the switch keeps its value meanwhile).
-        if data.sizes[-1] and not (st.session_state.get("w_topics") or chosen_themes):
+        if data.sizes[-1] and not (session.chosen("topics") or chosen_themes):
             st.toggle(
                 f"Show unassigned papers ({data.sizes[-1]:,})",
-                key="w_unassigned",
+                key=widget_key("show_unassigned"),
                 help="Papers the clustering left out of every topic, drawn in grey. With topics or "
                 "themes chosen, only their papers are shown: choose “Unassigned” under Topics to add them.",
             )
         if data.added is not None and data.added.any():  # only maps grown with `python -m pipeline add`
             st.toggle(
                 f"Highlight papers added since the last build ({int(data.added.sum()):,})",
-                key="w_added",
+                key=widget_key("added_only"),
                 help="Papers placed on this map by `python -m pipeline add` after its last full build: "
                 "only they stay in colour on the map and in the table; the rest stays as faint context.",
             )
@@ -124,8 +125,7 @@ def header(data: MapData, sentence: tuple[str, str]) -> None:
 
 def notices_panel(search_notices: tuple[str, ...] = ()) -> None:
     """Ignored link settings and shared-link history (until dismissed), and what the search left out."""
-    notices = st.session_state.get("notices") or []
-    link_info = st.session_state.get("link_info") or []
+    notices, link_info = session.notices()
     with st.container(border=False):  # present even when empty: the page below keeps its place
         for line in search_notices:  # plain text: it quotes what the reader typed
             st.caption(f":material/info: {markdown_literal(line)}")

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import streamlit as st
 
+from app import session
 from app.data import MapData
 from pipeline import UserError
 from pipeline.commands.curate import edit_map
 from pipeline.mapfolder.curation import MAX_NAME, MAX_NOTE, UNASSIGNED, read_curation
 
 EDITING = "ATLAS_EDITING"
-NOTICE = "curation_notice"  # session key: what the last edit did (shown once, on the next run)
 
 
 def editing_allowed(path: Path, environ: Mapping[str, str] = os.environ) -> bool:
@@ -38,19 +38,9 @@ def editing_allowed(path: Path, environ: Mapping[str, str] = os.environ) -> bool
     return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
 
 
-def topic_note(data: MapData, topic: int) -> None:
-    """A curator's note on the topic, shown as plain text (never rendered as Markdown or HTML)."""
-    if topic == -1 or "note" not in data.topics.columns:
-        return
-    note = str(data.topics.loc[topic].get("note") or "")
-    if note:
-        st.markdown("**Note**")
-        st.text(note)
-
-
 def edit_notice() -> None:
     """What the last edit did (or why it was refused), once."""
-    notice = st.session_state.pop(NOTICE, None)
+    notice = session.take_edit_notice()
     if notice:
         kind, text = notice
         (st.success if kind == "ok" else st.error)(text, icon=":material/edit:")
@@ -60,9 +50,9 @@ def _edit(path: Path, action: str, **fields) -> None:
     try:
         done = edit_map(path, action, **fields)
     except UserError as exc:
-        st.session_state[NOTICE] = ("error", f"Not saved: {exc}")
+        session.set_edit_notice("error", f"Not saved: {exc}")
         return
-    st.session_state[NOTICE] = ("ok", f"Saved: {done.split('; saved in')[0]}")
+    session.set_edit_notice("ok", f"Saved: {done.split('; saved in')[0]}")
 
 
 def edit_panel(data: MapData, topic: int) -> None:

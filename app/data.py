@@ -13,12 +13,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from app.changes import TopicEdits
 from app.palette import theme_topic_colours
 from app.state import Vocabulary
 from app.text import plotly_wrap
 from app.themes import theme_of_topic
 from pipeline.exports.export import BIDI_CHARACTERS, without_bidi_controls
-from pipeline.mapfolder.files import MANIFEST, MAP_FILES
+from pipeline.mapfolder.files import MANIFEST, MAP_FILES, TOPICS
 from pipeline.mapfolder.search_index import SearchIndex, index_for
 from pipeline.mapfolder.store import added_mask, read_map
 
@@ -133,6 +134,7 @@ class MapData:
     )
     lineage: pd.DataFrame | None = None  # lineage.parquet when the map was built with a previous map
     added: np.ndarray | None = None  # papers placed by `pipeline add` since the last full build
+    topic_edits: TopicEdits = TopicEdits()  # what the curator's merges and hides did to the built topics
 
     @property
     def n(self) -> int:
@@ -328,7 +330,25 @@ def build_map_data(name: str, path: Path) -> MapData:
         themes=None if (themes := usable_theme_table(atlas.themes)) is None else shown_as_text(themes),
         lineage=atlas.lineage,
         added=added_mask(papers),
+        topic_edits=topic_edits(Path(path), atlas),
     )
+
+
+def topic_edits(path: Path, atlas) -> TopicEdits:
+    """The merges and hides `read_map` applied to the map (`manifest.curation.applied`), with the
+    topics as built (names with renames applied, sizes) that the lineage's story is told of."""
+    applied = set((atlas.manifest.get("curation") or {}).get("applied") or [])
+    edits = [e for e in atlas.edits or [] if e.id in applied]
+    moves = tuple((int(e.topic), e.action, int(e.into)) for e in edits if e.action in ("merge", "hide"))
+    if not moves:
+        return TopicEdits()
+    built = shown_as_text(pd.read_parquet(path / TOPICS, columns=["topic_id", "label", "size"]))
+    names = {int(t): str(label) for t, label in zip(built["topic_id"], built["label"], strict=True)}
+    for edit in edits:
+        if edit.action == "rename":
+            names[int(edit.topic)] = without_bidi_controls(str(edit.name))
+    sizes = dict(zip(built["topic_id"].astype(int), built["size"].astype(int), strict=True))
+    return TopicEdits(moves, {topic: (names[topic], sizes[topic]) for topic in sizes})
 
 
 def shown_as_text(table: pd.DataFrame) -> pd.DataFrame:

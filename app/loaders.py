@@ -70,7 +70,13 @@ def cached_changes(name: str, path: str, signature: tuple) -> tuple[pd.DataFrame
 
     data = load_map(name, path, signature)
     topics = data.topics.reset_index(drop=True)
-    rows = change_rows(data.lineage, topics)
-    targets = [resolve_shared_topic(int(t), data.lineage, topics).topic_id for t in rows["topic_id"].tolist()]
+    rows = change_rows(data.lineage, topics, data.topic_edits)
+    edits = data.topic_edits
+    targets = [  # a topic an edit merged or hid opens the topic holding its papers now (none: unassigned)
+        resolve_shared_topic(int(t), data.lineage, topics).topic_id
+        if (home := edits.home(int(t))) is None
+        else (home if home != -1 else None)
+        for t in rows["topic_id"].tolist()
+    ]
     counts = data.lineage["status"].value_counts()
     return rows, targets, ", ".join(f"{int(counts[s]):,} {s}" for s in counts.index)

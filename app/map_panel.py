@@ -11,9 +11,9 @@ from app import session
 from app.data import MapData
 from app.map_component import live_map, points_url
 from app.map_component.payload import Pin
+from app.nearest import nearest_papers
 from app.palette import colour_columns
-from app.paper_view import nearest_papers
-from app.placement import pin_label
+from app.pin import pin_label
 from app.state import ViewState
 from app.text import markdown_literal
 
@@ -27,7 +27,8 @@ def map_panel(
     *,
     search_active: bool = False,
 ) -> None:
-    pin = st.session_state.get("pin")
+    pin = session.pin()
+    clear_selection, reset_zoom = session.map_counters()
     url = points_url(data, token)
     chosen_row = data.row_of.get(state.paper) if state.paper else None
     shown = in_view
@@ -44,8 +45,9 @@ def map_panel(
         neighbours=nearest_papers(data, chosen_row)[0].tolist() if chosen_row is not None else [],
         colour=state.colour,
         pin=Pin(pin["x"], pin["y"], pin_label(data, pin)) if pin and "x" in pin else None,
-        clear_selection=st.session_state.get("clear_selection", 0),
-        reset_zoom=st.session_state.get("reset_zoom", 0),
+        clear_selection=clear_selection,
+        reset_zoom=reset_zoom,
+        files_sent=session.files_sent(),
         on_click=partial(session.on_map_click, data, url),
         on_select=partial(session.on_map_select, data, url),
         height=height,
@@ -58,7 +60,7 @@ def map_panel(
         bottom[0].selectbox(
             "Colour by",
             list(names),
-            key="w_colour",
+            key=session.widget_key("colour"),
             format_func=names.get,
             help="Colour the points by topic, or by a metadata column with few values; the key is on the map.",
         )

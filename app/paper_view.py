@@ -8,13 +8,12 @@ import pandas as pd
 import streamlit as st
 
 from app.data import MapData, paper_places
-from app.paper_table import paper_table
+from app.nearest import nearest_papers
 from app.search import SearchResult
 from app.session import open_topic
 from app.text import highlighted_markdown, markdown_literal, shorten
+from app.widgets import paper_table
 from pipeline.mapfolder.search_index import highlight
-
-NEIGHBOURS = 8
 
 
 def paper_view(data: MapData, row: int, search: SearchResult | None = None) -> None:
@@ -66,24 +65,6 @@ def paper_view(data: MapData, row: int, search: SearchResult | None = None) -> N
     st.markdown("**Nearest papers** (ringed on the map)")
     rows, similarities = nearest_papers(data, row)
     paper_table(data, rows, "neighbours", similarity=similarities, compact=True)
-
-
-def nearest_papers(data: MapData, row: int, k: int = NEIGHBOURS) -> tuple[np.ndarray, list[float]]:
-    """The `k` papers nearest to `row` by meaning (cosine of their vectors), nearest first, and their similarity.
-
-    The map rings them and the paper view lists them in the same run: the last answer is kept.
-    """
-    from pipeline.modelling.topics import cosine_knn
-
-    key = (data.name, data.n, id(data.vectors), row, k)
-    kept = st.session_state.get("nearest_papers")
-    if kept and kept[0] == key:
-        return kept[1]
-    neighbours, similarities = cosine_knn(data.vectors[row : row + 1], data.vectors, k + 1)
-    keep = neighbours[0] != row
-    answer = neighbours[0][keep][:k], [float(s) for s in similarities[0][keep][:k]]
-    st.session_state.nearest_papers = (key, answer)
-    return answer
 
 
 def match_line(search: SearchResult, row: int) -> None:

@@ -1,83 +1,156 @@
-"""Session state: the keys the page keeps, the callbacks that change them, and their URL round trip.
+"""Session state: the one module that reads or writes `st.session_state`.
 
-Keys (all in `st.session_state`):
-    w_search, w_search_kind   the search box and its kind ("words" or "meaning")
-    w_topics, w_unassigned, w_f_<column>   the sidebar's filters (topics may hold -1, the unassigned papers)
-    w_themes, w_sort      the theme filter (sidebar) and the topic list's order ("size" or "rising")
-    topic, paper          the opened topic id and paper doc_id (None when closed)
+The link settings' widget keys come from `app.state.SETTINGS` (one declaration a setting):
+`current_state`, `apply_state` and `reset_view` read and write them through it, and widgets take
+their key from `widget_key(name)` / `filter_key(column)`. Other keys (all in `st.session_state`):
     selection             doc_ids picked on the map with box or lasso, in event order
     clear_selection       a counter the map watches to drop its box/lasso when the selection is cleared
     page, page_of         the papers table's page and the view it belongs to
-    pin                   the placed abstract (see app.placement), or {"error": ...}
+    pin                   the placed abstract (see app.pin), or {"error": ...}
+    fit_text, fit_pending the abstract pasted to place, and whether "Place on the map" was pressed
     notices               link settings that were ignored, shown until dismissed
     link_info             what became of a shared link's topic on a rebuilt map (plain text), likewise
-    w_added               the "papers added since the last build" toggle (maps that have such papers)
     map_choice, initialised   the chosen map, and the map whose view the widgets hold
-    w_colour              the metadata column the map is coloured by ("" = by topic)
     url_params            the query string the page last wrote or read (normalised): a different one on a
                           rerun means the reader went Back or Forward in the browser's history
     reset_zoom            a counter the map watches to return to the whole map ("Reset view")
     outside_key           what the page outside the map and its side panel showed at the last full run
                           (`outside_key`): a map-only step reruns just that fragment
+    nearest_papers        the last opened paper's nearest papers (`remembered`)
+    curation_notice       what the last edit did, shown once on the next run
+    atlas_map, atlas_files_sent   the live map's events, and the files its browser already received
 The shareable part of this is a `ViewState` (app.state), which `sync_url` keeps in the query string.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import TypeVar
+
 import streamlit as st
 
+from app.changes import follow_shared_topic
 from app.data import MapData
-from app.map_component import event
+from app.map_component import KEY as MAP_COMPONENT
 from app.palette import colour_columns
 from app.search import KINDS
-from app.state import SORTS, ZOOM_KEY, ViewState, normalise_params, to_params
+from app.state import (
+    SESSION_KEY,
+    SETTING,
+    SETTINGS,
+    SORTS,
+    ZOOM_KEY,
+    LinkSetting,
+    ViewState,
+    Vocabulary,
+    normalise_params,
+    parse_map,
+    parse_view,
+    to_params,
+)
 from app.themes import topics_in_themes
 
-FACET_PREFIX = "w_f_"
+FACET_PREFIX = SESSION_KEY["filters"]
+MAP_CHOICE = "map_choice"  # the map selector's key: the chosen map's name
+PASTED = "fit_text"  # the placement panel's text area: the abstract to place
+EDIT_NOTICE = "curation_notice"  # what the last edit did (app.curation_panel), shown once on the next run
+T = TypeVar("T")
 
 
 # --------------------------------------------------------------------------- state <-> widgets <-> URL
+def widget_key(name: str) -> str:
+    """The session key of the widget that holds the link setting `name` (`app.state.SETTINGS`)."""
+    return SESSION_KEY[name]
+
+
+def filter_key(column: str) -> str:
+    """The session key of the filter widget of a metadata column."""
+    return FACET_PREFIX + column
+
+
+def _read(setting: LinkSetting) -> object:
+    if setting.prefix:
+        keys = sorted(k for k in st.session_state if str(k).startswith(setting.session))
+        return tuple(
+            (key[len(setting.session) :], setting.state(st.session_state[key]))
+            for key in keys
+            if st.session_state[key]
+        )
+    return setting.state(st.session_state.get(setting.session, setting.default))
+
+
+def _write(setting: LinkSetting, value: object, columns: Mapping[str, object] = {}) -> None:
+    """Put a setting's value into its widget's session key; a prefix setting (the filters) sets one
+    key a column of `columns` and drops the keys of columns it no longer has."""
+    if setting.prefix:
+        for key in [k for k in st.session_state if str(k).startswith(setting.session)]:
+            del st.session_state[key]
+        chosen = dict(value)
+        for column in columns:
+            st.session_state[setting.session + column] = setting.widget(chosen.get(column, ()))
+    else:
+        st.session_state[setting.session] = setting.widget(value)
+
+
+def chosen(name: str) -> object:
+    """The current value of one link setting, as `ViewState` holds it."""
+    return _read(SETTING[name])
+
+
 def current_state() -> ViewState:
-    filters = tuple(
-        (key[len(FACET_PREFIX) :], tuple(st.session_state[key]))
-        for key in sorted(k for k in st.session_state if str(k).startswith(FACET_PREFIX))
-        if st.session_state[key]
-    )
-    return ViewState(
-        search=(st.session_state.get("w_search") or "").strip(),
-        search_kind=st.session_state.get("w_search_kind") or KINDS[0],
-        topics=tuple(st.session_state.get("w_topics") or ()),
-        show_unassigned=bool(st.session_state.get("w_unassigned", True)),
-        filters=filters,
-        topic=st.session_state.get("topic"),
-        paper=st.session_state.get("paper"),
-        themes=tuple(st.session_state.get("w_themes") or ()),
-        sort=st.session_state.get("w_sort") or SORTS[0],
-        added_only=bool(st.session_state.get("w_added", False)),
-        colour=st.session_state.get("w_colour") or "",
-    )
+    return ViewState(**{s.name: _read(s) for s in SETTINGS if s.in_state and s.session})
 
 
 def apply_state(state: ViewState, data: MapData) -> None:
     """Put a view state into the widgets' session keys (before the widgets are drawn)."""
-    for key in [k for k in st.session_state if str(k).startswith(FACET_PREFIX)]:
-        del st.session_state[key]
-    st.session_state.w_search = state.search
-    st.session_state.w_search_kind = state.search_kind
-    st.session_state.w_topics = list(state.topics)
-    st.session_state.w_unassigned = state.show_unassigned
-    st.session_state.w_themes = list(state.themes)
-    st.session_state.w_sort = state.sort
-    chosen = state.filter_dict()
-    for column in data.facets:
-        st.session_state[FACET_PREFIX + column] = list(chosen.get(column, ()))
-    st.session_state.topic = state.topic
-    st.session_state.paper = state.paper
-    st.session_state.w_added = state.added_only
-    st.session_state.w_colour = state.colour
+    for setting in SETTINGS:
+        if setting.in_state and setting.session:
+            _write(setting, getattr(state, setting.name), data.facets)
     st.session_state.selection = ()
     st.session_state.pin = None
     st.session_state.page = 0
+
+
+def choose_map(params: dict[str, list[str]], names: list[str]) -> tuple[str, str | None]:
+    """The map to show (a link's on the first run, else the reader's choice, else the first), and the
+    name of the one chosen before when its folder is gone."""
+    first_run = "initialised" not in st.session_state
+    if first_run:
+        st.session_state[MAP_CHOICE], st.session_state.notices = parse_map(params, names, names[0])
+    gone = None
+    if st.session_state.get(MAP_CHOICE) not in names:
+        gone = None if first_run else st.session_state.get(MAP_CHOICE)
+        st.session_state[MAP_CHOICE] = names[0]
+    return st.session_state[MAP_CHOICE], gone
+
+
+def open_view(params: dict[str, list[str]], data: MapData, vocabulary: Vocabulary, gone: str | None) -> None:
+    """Start the view: from the link on the first run, from the default view when another map was
+    chosen, from the history entry on Back or Forward; say what a link asked for that is not here."""
+    first_run = "initialised" not in st.session_state
+    if st.session_state.get("initialised") == data.name and navigated(params):
+        # Back or Forward in the browser: the view follows the history entry's link.
+        state, notices = parse_view(params, vocabulary)
+        apply_state(state, data)
+        st.session_state.notices = notices
+    if st.session_state.get("initialised") != data.name:
+        # A link to a previous build's topic that is gone opens where its papers went, saying so.
+        followed, link_info = follow_shared_topic(params, data.lineage, data.topics.reset_index(drop=True))
+        state, notices = parse_view(followed, vocabulary) if first_run else (ViewState(), [])
+        apply_state(state, data)
+        st.session_state.notices = st.session_state.get("notices", []) + notices if first_run else []
+        st.session_state.link_info = [link_info] if first_run and link_info else []
+        st.session_state.initialised = data.name
+    if gone is not None:  # its folder was deleted or moved while this page was open
+        st.session_state.link_info = [
+            *st.session_state.get("link_info", []),
+            f"The map {gone!r} is no longer there (its folder was deleted or moved); showing {data.name!r}.",
+        ]
+
+
+def notices() -> tuple[list[str], list[str]]:
+    """The link settings that were ignored, and what became of a shared link's topic (plain text)."""
+    return st.session_state.get("notices") or [], st.session_state.get("link_info") or []
 
 
 def sanitise_state(
@@ -87,27 +160,30 @@ def sanitise_state(
 
     Topics outside the chosen themes are dropped too: the Topics filter offers only those inside.
     """
-    st.session_state.w_themes = [t for t in st.session_state.get("w_themes", []) if t in theme_ids]
-    known = set(topic_options(data, st.session_state.w_themes))
-    st.session_state.w_topics = [t for t in st.session_state.get("w_topics", []) if t in known]
-    if st.session_state.get("w_search_kind") not in KINDS:
-        st.session_state.w_search_kind = KINDS[0]
+    key = SESSION_KEY
+    themes = [t for t in st.session_state.get(key["themes"], []) if t in theme_ids]
+    st.session_state[key["themes"]] = themes
+    known = set(topic_options(data, themes))
+    st.session_state[key["topics"]] = [t for t in st.session_state.get(key["topics"], []) if t in known]
+    if st.session_state.get(key["search_kind"]) not in KINDS:
+        st.session_state[key["search_kind"]] = KINDS[0]
     # Set on every run, so the switch keeps its value through runs that do not draw it (topic views).
-    st.session_state.w_unassigned = bool(st.session_state.get("w_unassigned", True))
-    if st.session_state.get("w_sort") not in sorts:
-        st.session_state.w_sort = SORTS[0]
+    st.session_state[key["show_unassigned"]] = bool(st.session_state.get(key["show_unassigned"], True))
+    if st.session_state.get(key["sort"]) not in sorts:
+        st.session_state[key["sort"]] = SORTS[0]
     for column, values in data.facets.items():
-        key = FACET_PREFIX + column
         allowed = set(values)
-        st.session_state[key] = [v for v in st.session_state.get(key, []) if v in allowed]
-    if st.session_state.get("topic") not in data.vocabulary().topic_ids:
-        st.session_state.topic = None
-    if st.session_state.get("paper") not in data.row_of:
-        st.session_state.paper = None
-    if st.session_state.get("w_colour") not in ("", *colour_columns(data.facets)):
-        st.session_state.w_colour = ""
+        st.session_state[filter_key(column)] = [
+            v for v in st.session_state.get(filter_key(column), []) if v in allowed
+        ]
+    if st.session_state.get(key["topic"]) not in data.vocabulary().topic_ids:
+        st.session_state[key["topic"]] = None
+    if st.session_state.get(key["paper"]) not in data.row_of:
+        st.session_state[key["paper"]] = None
+    if st.session_state.get(key["colour"]) not in ("", *colour_columns(data.facets)):
+        st.session_state[key["colour"]] = ""
     if not data.vocabulary().has_added:
-        st.session_state.w_added = False
+        st.session_state[key["added_only"]] = False
     st.session_state.selection = tuple(d for d in st.session_state.get("selection", ()) if d in data.row_of)
 
 
@@ -133,6 +209,16 @@ def outside_key(state: ViewState) -> tuple:
         st.session_state.get("page", 0),
         st.session_state.get("pin") is not None,
     )
+
+
+def remember_outside(state: ViewState) -> None:
+    """Keep what the page outside the map showed at this full run (see `outside_changed`)."""
+    st.session_state.outside_key = outside_key(state)
+
+
+def outside_changed(state: ViewState) -> bool:
+    """Whether a step taken inside the map's fragment changed what the rest of the page shows."""
+    return outside_key(state) != st.session_state.get("outside_key")
 
 
 def navigated(params: dict[str, list[str]]) -> bool:
@@ -168,17 +254,17 @@ def _without_zoom(params: dict[str, list[str]]) -> dict[str, list[str]]:
 
 # --------------------------------------------------------------------------- callbacks
 def open_paper(doc_id: str | None) -> None:
-    st.session_state.paper = doc_id
+    st.session_state[SESSION_KEY["paper"]] = doc_id
 
 
 def open_topic(topic: int | None) -> None:
-    st.session_state.topic = topic
-    st.session_state.paper = None
+    st.session_state[SESSION_KEY["topic"]] = topic
+    st.session_state[SESSION_KEY["paper"]] = None
 
 
 def _map_rows(name: str, data: MapData, points_url: str) -> list[int] | None:
     """Rows an event of the live map names, or None when it came from another map or is malformed."""
-    value = event(name)
+    value = map_event(name)
     if not value or value.get("map") != points_url:
         return None
     rows = value.get("rows") if name == "select" else [value.get("row")]
@@ -208,7 +294,7 @@ def clear_selection() -> None:
 
 def on_row_pick(key: str, doc_ids: list[str]) -> None:
     rows = st.session_state[key].selection.rows
-    st.session_state.paper = doc_ids[rows[0]] if rows else None
+    open_paper(doc_ids[rows[0]] if rows else None)
 
 
 def on_topic_pick(key: str, topic_ids: list[int]) -> None:
@@ -222,10 +308,10 @@ def on_topic_select_box(key: str) -> None:
 
 def only_this_topic(topic: int, theme: int | None = None) -> None:
     """Show exactly this topic's papers (`theme`: the topic's theme; other chosen themes are dropped)."""
-    st.session_state.w_topics = [topic]
-    themes = st.session_state.get("w_themes") or []
+    st.session_state[SESSION_KEY["topics"]] = [topic]
+    themes = st.session_state.get(SESSION_KEY["themes"]) or []
     if themes and topic != -1 and theme not in themes:
-        st.session_state.w_themes = []
+        st.session_state[SESSION_KEY["themes"]] = []
 
 
 def turn_page(step: int) -> None:
@@ -233,17 +319,15 @@ def turn_page(step: int) -> None:
 
 
 def reset_view() -> None:
-    for key in [k for k in st.session_state if str(k).startswith(FACET_PREFIX)]:
-        st.session_state[key] = []
-    st.session_state.w_search = ""
-    st.session_state.w_search_kind = KINDS[0]
-    st.session_state.w_topics = []
-    st.session_state.w_themes = []
-    st.session_state.w_unassigned = True
-    st.session_state.topic = None
-    st.session_state.paper = None
-    st.session_state.w_added = False
-    st.session_state.w_colour = ""
+    """Every link setting back to its default (but the topic list's order), notices dismissed, the
+    map back to its opening view, the selection dropped."""
+    for setting in SETTINGS:
+        if setting.in_state and setting.session and setting.reset:
+            if setting.prefix:
+                for key in [k for k in st.session_state if str(k).startswith(setting.session)]:
+                    st.session_state[key] = []
+            else:
+                _write(setting, setting.default)
     st.session_state.notices = []
     st.session_state.link_info = []
     st.session_state.reset_zoom = st.session_state.get("reset_zoom", 0) + 1
@@ -265,3 +349,74 @@ def request_placement() -> None:
 
 def remove_pin() -> None:
     st.session_state.pin = None
+
+
+# --------------------------------------------------------------------------- what panels keep between runs
+def map_event(name: str) -> dict | None:
+    """The live map's trigger value `name` ("click" or "select") inside an `on_*_change` callback."""
+    value = (st.session_state.get(MAP_COMPONENT) or {}).get(name)
+    return value if isinstance(value, dict) else None
+
+
+def files_sent() -> set[str]:
+    """Files this session's browser already received through the map component (read-only static/)."""
+    return st.session_state.setdefault("atlas_files_sent", set())
+
+
+def map_counters() -> tuple[int, int]:
+    """(clear selection, reset zoom): counters the live map watches."""
+    return st.session_state.get("clear_selection", 0), st.session_state.get("reset_zoom", 0)
+
+
+def selection() -> tuple[str, ...]:
+    """doc_ids picked on the map with box or lasso, in event order."""
+    return st.session_state.get("selection") or ()
+
+
+def table_page(view: object) -> int:
+    """The papers table's page for `view` (what it lists): page 1 again when the view changed."""
+    if st.session_state.get("page_of") != view:
+        st.session_state.page_of = view
+        st.session_state.page = 0
+    return st.session_state.get("page", 0)
+
+
+def set_table_page(page: int) -> None:
+    st.session_state.page = page
+
+
+def pin() -> dict | None:
+    """The placed abstract (see app.placement), or {"error": ...}; None when there is none."""
+    return st.session_state.get("pin")
+
+
+def set_pin(value: dict | None) -> None:
+    st.session_state.pin = value
+
+
+def pasted_abstract() -> str:
+    return (st.session_state.get(PASTED) or "").strip()
+
+
+def placement_requested() -> bool:
+    """Whether "Place on the map" was pressed since the last run (asked once)."""
+    return bool(st.session_state.pop("fit_pending", False))
+
+
+def remembered(name: str, key: object, compute: Callable[[], T]) -> T:
+    """`compute()`, kept under `name` for as long as `key` stays the same (one answer a name)."""
+    kept = st.session_state.get(name)
+    if kept and kept[0] == key:
+        return kept[1]
+    answer = compute()
+    st.session_state[name] = (key, answer)
+    return answer
+
+
+def set_edit_notice(kind: str, text: str) -> None:
+    """What the last edit did ("ok") or why it was refused ("error"), for the next run."""
+    st.session_state[EDIT_NOTICE] = (kind, text)
+
+
+def take_edit_notice() -> tuple[str, str] | None:
+    return st.session_state.pop(EDIT_NOTICE, None)

@@ -4,7 +4,11 @@ Everything a reader chooses that changes the view lives in `ViewState`; `to_para
 query parameters and `parse_view` reads them back, ignoring (with a notice) anything unknown or
 malformed, so a hand-edited or stale link never raises.
 
-Query string keys:
+Each setting is declared once, in `SETTINGS`: its `ViewState` field, query key, session key (read
+and written by `app.session`), how a link's value is read and written. A new link setting is a
+`ViewState` field, a row there and its widget (with `key=app.session.widget_key(name)`).
+
+Query string keys (what they mean):
     map=seeds           the map folder name (see `app.data.map_catalog`)
     q=diffusion models  Search text (see docs/search.md): whole words, "phrases", prefix*; all must match
     kind=meaning        search by meaning instead of by words (words when absent)
@@ -30,32 +34,15 @@ Query string keys:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields
 
 from app.search import KINDS
 from app.themes import THEME_KEY, parse_themes, theme_params
 
 MAX_SEARCH_CHARS = 300
-FILTER_PREFIX = "f."
-SORT_KEY = "sort"
-KIND_KEY = "kind"
+MAP_KEY = "map"  # which map: read by `parse_map`, before the view
 SORTS = ("size", "rising")  # the topic list's orders; the first is the default
-COLOUR_KEY = "colour"
-ZOOM_KEY = "view"  # owned by the map in the browser (map.js); the server only checks and keeps it
-VIEW_KEYS = (
-    "q",
-    KIND_KEY,
-    "topics",
-    "unassigned",
-    "topic",
-    "paper",
-    THEME_KEY,
-    SORT_KEY,
-    "added",
-    COLOUR_KEY,
-    ZOOM_KEY,
-)
 
 
 @dataclass(frozen=True)
@@ -114,7 +101,7 @@ def parse_map(params: Mapping[str, list[str]], names: Iterable[str], default: st
         >>> parse_map({"map": ["nope"]}, ["seeds"], "seeds")
         ('seeds', ["The link asks for map 'nope', which is not available; showing 'seeds'."])
     """
-    wanted = params.get("map", [])
+    wanted = params.get(MAP_KEY, [])
     if not wanted or wanted[-1] == "":
         return default, []
     if wanted[-1] in set(names):
@@ -122,6 +109,263 @@ def parse_map(params: Mapping[str, list[str]], names: Iterable[str], default: st
     return default, [
         f"The link asks for map {_show(wanted[-1])}, which is not available; showing {_show(default)}."
     ]
+
+
+@dataclass
+class _Link:
+    """A link being read: its parameters, what the map allows, the values read so far and the notices."""
+
+    params: Mapping[str, list[str]]
+    vocabulary: Vocabulary
+    values: dict[str, object] = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)
+
+    def last(self, key: str) -> str:
+        return _last(self.params, key)
+
+    def ignore(self, notice: str) -> None:
+        self.notices.append(notice)
+
+
+def _read_search(link: _Link, key: str) -> str:
+    search = link.last(key).strip()
+    if len(search) > MAX_SEARCH_CHARS:
+        link.ignore(f"Search text was cut to its first {MAX_SEARCH_CHARS} characters.")
+        search = search[:MAX_SEARCH_CHARS]
+    return search
+
+
+def _read_search_kind(link: _Link, key: str) -> str:
+    kind = link.last(key).strip().lower() or KINDS[0]
+    if kind not in KINDS:
+        link.ignore(f"Ignored {key}={_show(kind)}: use 'words' or 'meaning'.")
+        return KINDS[0]
+    return kind
+
+
+def _read_topics(link: _Link, key: str) -> tuple[int, ...]:
+    topics: list[int] = []
+    bad: list[str] = []
+    for chunk in link.params.get(key, []):
+        for piece in chunk.split(","):
+            if not piece.strip():
+                continue
+            number = _int(piece)
+            if number is None or number not in link.vocabulary.topic_ids:
+                bad.append(piece.strip())
+            elif number not in topics:
+                topics.append(number)
+    if bad:
+        link.ignore(f"Ignored topics {_show_list(bad)}: not topics of this map.")
+    return tuple(topics)
+
+
+def _read_show_unassigned(link: _Link, key: str) -> bool:
+    unassigned = link.last(key).lower()
+    if unassigned in ("hide", "0", "false", "no"):
+        return False
+    if unassigned not in ("", "show", "1", "true", "yes"):
+        link.ignore(f"Ignored {key}={_show(unassigned)}: use 'hide' or 'show'.")
+    return True
+
+
+def _read_filters(link: _Link, prefix: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    filters: list[tuple[str, tuple[str, ...]]] = []
+    for key in sorted(k for k in link.params if k.startswith(prefix)):
+        column = key[len(prefix) :]
+        allowed = link.vocabulary.facets.get(column)
+        if allowed is None:
+            link.ignore(f"Ignored filter {_show(column)}: this map has no such filter.")
+            continue
+        allowed_set = set(allowed)
+        values = tuple(dict.fromkeys(v for v in link.params[key] if v in allowed_set))
+        unknown = [v for v in link.params[key] if v not in allowed_set]
+        if unknown:
+            link.ignore(f"Ignored {_show(column)} {_show_list(unknown)}: not found in this map.")
+        if values:
+            filters.append((column, values))
+    return tuple(filters)
+
+
+def _read_topic(link: _Link, key: str) -> int | None:
+    raw = link.last(key)
+    if not raw:
+        return None
+    number = _int(raw)
+    if number is not None and number in link.vocabulary.topic_ids:
+        return number
+    link.ignore(f"Ignored {key}={_show(raw)}: not a topic of this map.")
+    return None
+
+
+def _read_paper(link: _Link, key: str) -> str | None:
+    raw = link.last(key)
+    if not raw:
+        return None
+    if raw in link.vocabulary.doc_ids:
+        return raw
+    link.ignore(f"Ignored {key}={_show(raw)}: no such paper in this map.")
+    return None
+
+
+def _read_themes(link: _Link, key: str) -> tuple[int, ...]:
+    """The chosen themes; topics read before that lie outside them are dropped (the Topics filter
+    offers only the chosen themes' topics), with a notice."""
+    themes, notices = parse_themes(link.params, link.vocabulary.theme_ids, link.vocabulary.gone_themes)
+    link.notices += notices
+    topics = link.values.get("topics") or ()
+    if themes and topics:
+        outside = [t for t in topics if t != -1 and link.vocabulary.topic_themes.get(t) not in themes]
+        if outside:
+            link.ignore(
+                f"Ignored topics {', '.join(map(str, outside))}: not in the chosen theme"
+                f"{'s' if len(themes) > 1 else ''}."
+            )
+            link.values["topics"] = tuple(t for t in topics if t not in outside)
+    return themes
+
+
+def _read_sort(link: _Link, key: str) -> str:
+    sort = link.last(key).strip().lower() or SORTS[0]
+    if sort not in link.vocabulary.sorts:
+        reason = "this map has no years to measure growth by" if sort in SORTS else "use 'size' or 'rising'"
+        link.ignore(f"Ignored {key}={_show(sort)}: {reason}.")
+        return SORTS[0]
+    return sort
+
+
+def _read_added_only(link: _Link, key: str) -> bool:
+    raw = link.last(key).lower()
+    if raw == "only" and link.vocabulary.has_added:
+        return True
+    if raw == "only":
+        link.ignore(f"Ignored {key}=only: this map has no papers added since its last build.")
+    elif raw not in ("", "all"):
+        link.ignore(f"Ignored {key}={_show(raw)}: use 'only'.")
+    return False
+
+
+def _read_colour(link: _Link, key: str) -> str:
+    colour = link.last(key).strip()
+    if colour and colour not in link.vocabulary.colour_columns:
+        link.ignore(f"Ignored {key}={_show(colour)}: not a column this map can be coloured by.")
+        return ""
+    return colour
+
+
+def _check_zoom(link: _Link, key: str) -> None:
+    """The zoom is the browser's (map.js): the server only says when a link's value is malformed."""
+    raw = link.last(key)
+    if raw and parse_zoom(raw) is None:
+        link.ignore(f"Ignored {key}={_show(raw)}: use four numbers x0,x1,y0,y1.")
+
+
+def _strip(value: object) -> str:
+    return str(value or "").strip()
+
+
+def _or(default: str) -> Callable[[object], str]:
+    return lambda value: value or default
+
+
+def _tuple(value: object) -> tuple:
+    return tuple(value or ())
+
+
+def _ids(ids: Iterable[int]) -> str | None:
+    return ",".join(str(t) for t in ids) or None
+
+
+@dataclass(frozen=True)
+class LinkSetting:
+    """One shareable setting of the view, declared once: everything that reads or writes it uses this.
+
+    `name` is its `ViewState` field (a setting kept only in the link, the zoom, has `in_state=False`);
+    `url` its query key (a prefix, with `prefix=True`: one key a metadata column); `session` the
+    session key its widget keeps (a prefix likewise; None: not in the session). `read` turns a link's
+    value into the field's value, giving a notice for anything it ignores; `write` gives the link's
+    value (None: the default, left out of the link); `widget` and `state` convert the field's value
+    to and from what the widget keeps; `reset`: "Reset view" returns it to its default.
+    """
+
+    name: str
+    url: str
+    session: str | None
+    read: Callable[[_Link, str], object]
+    write: Callable[[ViewState], str | list[str] | None] = lambda state: None
+    widget: Callable[[object], object] = lambda value: value
+    state: Callable[[object], object] = lambda value: value
+    prefix: bool = False
+    in_state: bool = True
+    reset: bool = True
+
+    @property
+    def default(self) -> object:
+        return VIEW_DEFAULTS[self.name]
+
+
+# The link settings, in the order a link is read (and its notices given) and written.
+SETTINGS = (
+    LinkSetting("search", "q", "w_search", _read_search, lambda s: s.search or None, state=_strip),
+    LinkSetting(
+        "search_kind",
+        "kind",
+        "w_search_kind",
+        _read_search_kind,
+        lambda s: s.search_kind if s.search and s.search_kind != KINDS[0] else None,
+        state=_or(KINDS[0]),
+    ),
+    LinkSetting("topics", "topics", "w_topics", _read_topics, lambda s: _ids(s.topics), list, _tuple),
+    LinkSetting(
+        "show_unassigned",
+        "unassigned",
+        "w_unassigned",
+        _read_show_unassigned,
+        lambda s: None if s.show_unassigned else "hide",
+        state=bool,
+    ),
+    LinkSetting(  # one key a column: f.<column>=<value>, repeated; session keys w_f_<column>
+        "filters", "f.", "w_f_", _read_filters, widget=list, state=_tuple, prefix=True
+    ),
+    LinkSetting("topic", "topic", "topic", _read_topic, lambda s: None if s.topic is None else str(s.topic)),
+    LinkSetting("paper", "paper", "paper", _read_paper, lambda s: s.paper or None),
+    LinkSetting(
+        "themes",
+        THEME_KEY,
+        "w_themes",
+        _read_themes,
+        lambda s: theme_params(s.themes).get(THEME_KEY),
+        list,
+        _tuple,
+    ),
+    LinkSetting(
+        "sort",
+        "sort",
+        "w_sort",
+        _read_sort,
+        lambda s: None if s.sort == SORTS[0] else s.sort,
+        state=_or(SORTS[0]),
+        reset=False,  # "Reset view" keeps the topic list's order
+    ),
+    LinkSetting(
+        "added_only",
+        "added",
+        "w_added",
+        _read_added_only,
+        lambda s: "only" if s.added_only else None,
+        state=bool,
+    ),
+    LinkSetting("colour", "colour", "w_colour", _read_colour, lambda s: s.colour or None, state=_or("")),
+    # The map's zoom and pan: owned by the map in the browser (map.js); the server only checks and keeps it.
+    LinkSetting("zoom", "view", None, _check_zoom, in_state=False),
+)
+VIEW_DEFAULTS = {f.name: f.default for f in fields(ViewState)}
+SETTING = {setting.name: setting for setting in SETTINGS}
+URL_KEY = {setting.name: setting.url for setting in SETTINGS}
+SESSION_KEY = {setting.name: setting.session for setting in SETTINGS if setting.session}
+VIEW_KEYS = tuple(setting.url for setting in SETTINGS if not setting.prefix)
+FILTER_PREFIX = URL_KEY["filters"]
+ZOOM_KEY = URL_KEY["zoom"]
 
 
 def parse_view(params: Mapping[str, list[str]], vocabulary: Vocabulary) -> tuple[ViewState, list[str]]:
@@ -135,120 +379,16 @@ def parse_view(params: Mapping[str, list[str]], vocabulary: Vocabulary) -> tuple
         >>> notices
         ["Ignored unknown link setting 'zoom'.", "Ignored topics '7', 'x': not topics of this map."]
     """
-    notices: list[str] = []
+    link = _Link(params, vocabulary)
+    prefixes = tuple(setting.url for setting in SETTINGS if setting.prefix)
     for key in params:
-        if key != "map" and key not in VIEW_KEYS and not key.startswith(FILTER_PREFIX):
-            notices.append(f"Ignored unknown link setting {_show(key)}.")
-
-    search = _last(params, "q").strip()
-    if len(search) > MAX_SEARCH_CHARS:
-        notices.append(f"Search text was cut to its first {MAX_SEARCH_CHARS} characters.")
-        search = search[:MAX_SEARCH_CHARS]
-    search_kind = _last(params, KIND_KEY).strip().lower() or KINDS[0]
-    if search_kind not in KINDS:
-        notices.append(f"Ignored {KIND_KEY}={_show(search_kind)}: use 'words' or 'meaning'.")
-        search_kind = KINDS[0]
-
-    topics: list[int] = []
-    bad_topics: list[str] = []
-    for chunk in params.get("topics", []):
-        for piece in chunk.split(","):
-            if not piece.strip():
-                continue
-            number = _int(piece)
-            if number is None or number not in vocabulary.topic_ids:
-                bad_topics.append(piece.strip())
-            elif number not in topics:
-                topics.append(number)
-    if bad_topics:
-        notices.append(f"Ignored topics {_show_list(bad_topics)}: not topics of this map.")
-
-    show_unassigned = True
-    unassigned = _last(params, "unassigned").lower()
-    if unassigned in ("hide", "0", "false", "no"):
-        show_unassigned = False
-    elif unassigned not in ("", "show", "1", "true", "yes"):
-        notices.append(f"Ignored unassigned={_show(unassigned)}: use 'hide' or 'show'.")
-
-    filters: list[tuple[str, tuple[str, ...]]] = []
-    for key in sorted(k for k in params if k.startswith(FILTER_PREFIX)):
-        column = key[len(FILTER_PREFIX) :]
-        allowed = vocabulary.facets.get(column)
-        if allowed is None:
-            notices.append(f"Ignored filter {_show(column)}: this map has no such filter.")
-            continue
-        allowed_set = set(allowed)
-        values = tuple(dict.fromkeys(v for v in params[key] if v in allowed_set))
-        unknown = [v for v in params[key] if v not in allowed_set]
-        if unknown:
-            notices.append(f"Ignored {_show(column)} {_show_list(unknown)}: not found in this map.")
-        if values:
-            filters.append((column, values))
-
-    topic: int | None = None
-    raw_topic = _last(params, "topic")
-    if raw_topic:
-        number = _int(raw_topic)
-        if number is not None and number in vocabulary.topic_ids:
-            topic = number
-        else:
-            notices.append(f"Ignored topic={_show(raw_topic)}: not a topic of this map.")
-
-    paper: str | None = None
-    raw_paper = _last(params, "paper")
-    if raw_paper:
-        if raw_paper in vocabulary.doc_ids:
-            paper = raw_paper
-        else:
-            notices.append(f"Ignored paper={_show(raw_paper)}: no such paper in this map.")
-
-    themes, theme_notices = parse_themes(params, vocabulary.theme_ids, vocabulary.gone_themes)
-    notices += theme_notices
-    if themes and topics:  # the Topics filter offers only the chosen themes' topics
-        outside = [t for t in topics if t != -1 and vocabulary.topic_themes.get(t) not in themes]
-        if outside:
-            notices.append(
-                f"Ignored topics {', '.join(map(str, outside))}: not in the chosen theme"
-                f"{'s' if len(themes) > 1 else ''}."
-            )
-            topics = [t for t in topics if t not in outside]
-
-    sort = _last(params, SORT_KEY).strip().lower() or SORTS[0]
-    if sort not in vocabulary.sorts:
-        reason = "this map has no years to measure growth by" if sort in SORTS else "use 'size' or 'rising'"
-        notices.append(f"Ignored sort={_show(sort)}: {reason}.")
-        sort = SORTS[0]
-    added_only = False
-    raw_added = _last(params, "added").lower()
-    if raw_added == "only" and vocabulary.has_added:
-        added_only = True
-    elif raw_added == "only":
-        notices.append("Ignored added=only: this map has no papers added since its last build.")
-    elif raw_added not in ("", "all"):
-        notices.append(f"Ignored added={_show(raw_added)}: use 'only'.")
-
-    colour = _last(params, COLOUR_KEY).strip()
-    if colour and colour not in vocabulary.colour_columns:
-        notices.append(f"Ignored colour={_show(colour)}: not a column this map can be coloured by.")
-        colour = ""
-    raw_zoom = _last(params, ZOOM_KEY)
-    if raw_zoom and parse_zoom(raw_zoom) is None:
-        notices.append(f"Ignored view={_show(raw_zoom)}: use four numbers x0,x1,y0,y1.")
-
-    state = ViewState(
-        search=search,
-        search_kind=search_kind,
-        topics=tuple(topics),
-        show_unassigned=show_unassigned,
-        filters=tuple(filters),
-        topic=topic,
-        paper=paper,
-        themes=themes,
-        sort=sort,
-        added_only=added_only,
-        colour=colour,
-    )
-    return state, notices
+        if key != MAP_KEY and key not in VIEW_KEYS and not key.startswith(prefixes):
+            link.ignore(f"Ignored unknown link setting {_show(key)}.")
+    for setting in SETTINGS:
+        value = setting.read(link, setting.url)
+        if setting.in_state:
+            link.values[setting.name] = value
+    return ViewState(**link.values), link.notices
 
 
 def parse_zoom(text: str) -> tuple[float, float, float, float] | None:
@@ -275,31 +415,14 @@ def to_params(state: ViewState, map_name: str | None = None) -> dict[str, str | 
         >>> to_params(ViewState(search="graph", topics=(3, 1), filters=(("year", ("2024",)),)), "seeds")
         {'map': 'seeds', 'q': 'graph', 'topics': '3,1', 'f.year': ['2024']}
     """
-    params: dict[str, str | list[str]] = {}
-    if map_name:
-        params["map"] = map_name
-    if state.search:
-        params["q"] = state.search
-        if state.search_kind != KINDS[0]:
-            params[KIND_KEY] = state.search_kind
-    if state.topics:
-        params["topics"] = ",".join(str(t) for t in state.topics)
-    if not state.show_unassigned:
-        params["unassigned"] = "hide"
-    for column, values in state.filters:
-        if values:
-            params[FILTER_PREFIX + column] = list(values)
-    if state.topic is not None:
-        params["topic"] = str(state.topic)
-    if state.paper:
-        params["paper"] = state.paper
-    params.update(theme_params(state.themes))
-    if state.sort != SORTS[0]:
-        params[SORT_KEY] = state.sort
-    if state.added_only:
-        params["added"] = "only"
-    if state.colour:
-        params[COLOUR_KEY] = state.colour
+    params: dict[str, str | list[str]] = {MAP_KEY: map_name} if map_name else {}
+    for setting in SETTINGS:
+        if setting.prefix:  # (suffix, values) pairs: one key each
+            params.update(
+                {setting.url + key: list(values) for key, values in getattr(state, setting.name) if values}
+            )
+        elif (value := setting.write(state)) is not None:
+            params[setting.url] = value
     return params
 
 

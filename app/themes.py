@@ -1,6 +1,6 @@
 """Themes in the app: which topics a theme holds, the topic list grouped by theme, and the `theme` link setting.
 
-Query string key (one of `app.state.VIEW_KEYS`):
+Query string key (declared in `app.state.SETTINGS`):
     theme=0,2           themes shown (all when absent); a topic is shown when its theme is
 """
 

@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from app.data import MapData
-from app.session import on_topic_pick
+from app.session import on_topic_pick, widget_key
 from app.state import SORTS, ViewState
 from app.text import markdown_literal
 from app.themes import group_topic_list, usable_themes
@@ -29,7 +29,7 @@ def topic_list(
         st.segmented_control(
             "Order topics by",
             SORTS,
-            key="w_sort",
+            key=widget_key("sort"),
             required=True,
             format_func=SORT_NAMES.get,
             help="Largest: most papers first. Rising: the topic's share of papers in the most recent "

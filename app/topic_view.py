@@ -9,12 +9,11 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from app.curation_panel import edit_panel, topic_note
 from app.data import MapData
-from app.paper_table import paper_table
 from app.session import on_topic_pick, on_topic_select_box, only_this_topic
 from app.text import markdown_literal, plotly_escape
 from app.trends import has_venues, has_years, venue_counts, venue_figure, year_figure, year_shares
+from app.widgets import paper_table, topic_note
 
 
 def keyword_figure(keywords: list[str], weights: list[float], colour: str) -> go.Figure:
@@ -102,7 +101,6 @@ def topic_view(data: MapData, topic: int) -> None:
         paper_table(data, np.array(representatives, dtype=np.int64), "representatives", compact=True)
     trends(data, topic)
     nearest_topics(data, topic)
-    edit_panel(data, topic)
 
 
 STABILITY_HELP = (

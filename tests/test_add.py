@@ -21,7 +21,7 @@ import pytest
 from pipeline.mapfolder.files import SEARCH_INDEX
 from pipeline.mapfolder.search_index import index_for
 from pipeline.mapfolder.store import added_mask, read_map
-from tests.conftest import ROOT, SEEDS
+from tests.helpers import ROOT, SEEDS
 
 EXTRA = ROOT / "tests" / "fixtures" / "extra_abstracts.csv"
 SEED_MAP = ROOT / "assets" / "maps" / "seeds"
@@ -44,6 +44,7 @@ def map_copy(tmp_path):
     return target
 
 
+@pytest.mark.slow  # the real model (add embeds with it)
 def test_add_places_new_abstracts_marks_them_and_keeps_the_map_valid(map_copy):
     before = read_map(map_copy)
     seed_file = sorted(SEEDS.glob("*.txt"))[0]  # its abstracts are all in the map already
@@ -88,6 +89,7 @@ def test_add_places_new_abstracts_marks_them_and_keeps_the_map_valid(map_copy):
     assert snapshot(map_copy) == unchanged
 
 
+@pytest.mark.slow  # the real model (add embeds with it)
 def test_add_recommends_a_rebuild_when_the_new_papers_fit_no_topic(map_copy, tmp_path):
     off_topic = tmp_path / "off_topic.jsonl"
     texts = [
@@ -214,6 +216,7 @@ def titles_in(folder) -> set[str]:
     return set(read_map(folder).papers["title"])
 
 
+@pytest.mark.slow  # the real model (add embeds with it)
 def test_an_add_during_a_slow_add_is_refused_naming_add_and_no_paper_is_lost(map_copy, tmp_path):
     fresh_abstracts(tmp_path / "slow.csv", 400, "slow")
     slow = start("add", str(map_copy), str(tmp_path / "slow.csv"), "--quiet")
@@ -234,6 +237,7 @@ def test_an_add_during_a_slow_add_is_refused_naming_add_and_no_paper_is_lost(map
     assert len(read_map(map_copy).papers) == 57 + 400 + 4
 
 
+@pytest.mark.slow  # the real model (add embeds with it)
 @pytest.mark.parametrize("trial", range(3))
 def test_two_quick_adds_started_together_lose_nothing(map_copy, tmp_path, trial):
     files = []
@@ -253,6 +257,7 @@ def test_two_quick_adds_started_together_lose_nothing(map_copy, tmp_path, trial)
     assert len(read_map(map_copy).papers) == 57 + 12 * sum(code == 0 for code, _ in results)
 
 
+@pytest.mark.slow  # the real model (add embeds with it)
 def test_a_build_during_an_add_and_an_add_during_a_build_each_refuse_naming_themselves(map_copy, tmp_path):
     fresh_abstracts(tmp_path / "slow.csv", 30, "slow")
     slow = start("add", str(map_copy), str(tmp_path / "slow.csv"), "--quiet")
@@ -285,6 +290,7 @@ def test_a_build_during_an_add_and_an_add_during_a_build_each_refuse_naming_them
     assert len(read_map(map_copy).papers) == 57 + 30
 
 
+@pytest.mark.slow  # the real model (add embeds with it)
 def test_the_rebuild_add_recommends_keeps_the_added_papers(map_copy, tmp_path):
     off_topic = tmp_path / "off.csv"
     fresh_abstracts(off_topic, 30, "added")

@@ -2,104 +2,34 @@
 
 from __future__ import annotations
 
-import csv
-import gzip
-import io
 import json
 import re
 import shutil
-from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
-from streamlit.elements.widgets.button import ButtonMixin
-from streamlit.testing.v1 import AppTest
 
-from app.state import normalise_params
 from pipeline.mapfolder.store import read_map, write_map
-from tests.app_fixtures import REPO, decode_mask, tiny_map, write_tiny_map
+from tests.helpers import (
+    FakeEncoder,
+    figure,
+    live_map,
+    map_doc_ids,
+    page_bytes,
+    plain,
+    points,
+    rows_of,
+    start,
+    table,
+    texts,
+    tiny_map,
+    topic_table,
+    url,
+    write_tiny_map,
+)
 
-APP = str(REPO / "streamlit_app.py")
 HOSTILE = "<img src=x onerror=alert(1)>"
 MARKUP = "$x^2$ **bold** [x](y)"
-
-
-@pytest.fixture
-def tiny(tmp_path, monkeypatch) -> Path:
-    folder = write_tiny_map(tmp_path / "tiny")
-    monkeypatch.setenv("ATLAS_MAP", str(folder))
-    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
-    return folder
-
-
-def start(params: dict | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params.update(params or {})
-    return at.run()
-
-
-def table(at: AppTest, first_column: str = "Title", index: int = -1):
-    """The `index`-th dataframe whose first column is `first_column` (paper tables start with Title; the
-    papers table is the last on the page, under the map and the panel beside it)."""
-    frames = [df.value for df in at.dataframe if list(df.value.columns)[:1] == [first_column]]
-    return frames[index]
-
-
-def topic_table(at: AppTest):
-    return [
-        df.value for df in at.dataframe if "Topic" in df.value.columns and "Title" not in df.value.columns
-    ][0]
-
-
-def figure(at: AppTest, index: int = 0) -> dict:
-    return json.loads(at.get("plotly_chart")[index].proto.spec)
-
-
-def live_map(at: AppTest) -> dict:
-    """The view state the live map component received on the last run (its `data`)."""
-    [element] = [e for e in walk(at._tree) if getattr(e, "type", "") == "bidi_component"]
-    return json.loads(element.proto.json)
-
-
-def walk(node) -> list:
-    found = []
-    for child in getattr(node, "children", {}).values():
-        found += [child, *walk(child)]
-    return found
-
-
-def points(at: AppTest) -> dict:
-    """The map's point table, read from the static file the browser downloads."""
-    return json.loads(
-        gzip.decompress((REPO / "static" / "atlas" / live_map(at)["points"].split("/")[-1]).read_bytes())
-    )
-
-
-def map_doc_ids(at: AppTest) -> set[str]:
-    """doc_ids drawn in colour (in view), from the mask the map received (tiny maps: row i = doc i)."""
-    view = live_map(at)
-    return {f"doc{row:04d}" for row in np.flatnonzero(decode_mask(view["mask"], view["n"]))}
-
-
-def page_bytes(at: AppTest) -> int:
-    """Bytes of every element the run sent (their protobufs), what a rerun costs on the wire at most."""
-    return sum(e.proto.ByteSize() for e in walk(at._tree) if getattr(e, "proto", None) is not None)
-
-
-def url(at: AppTest) -> dict[str, list[str]]:
-    """The query string the app left in the address bar, every value as a list."""
-    return normalise_params(at.query_params)
-
-
-def texts(at: AppTest) -> str:
-    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [t.value for t in at.text]
-    return "\n".join(parts)
-
-
-def plain(at: AppTest) -> str:
-    """`texts` with Markdown's backslash escapes removed and bold markers dropped: what a reader sees."""
-    return re.sub(r"\\(.)", r"\1", texts(at)).replace("**", "")
 
 
 def test_default_load_shows_the_map_topics_and_papers(tiny):
@@ -267,26 +197,6 @@ def test_malformed_query_params_are_ignored_with_a_visible_notice(tiny):
     assert not at.warning
 
 
-@pytest.fixture
-def downloads(monkeypatch) -> dict:
-    """What each download button would hand the browser, by label (calling deferred data like a click)."""
-    captured: dict[str, bytes] = {}
-    original = ButtonMixin.download_button
-
-    def recording(self, label, data, *args, **kwargs):
-        captured[label] = data
-        return original(self, label, data, *args, **kwargs)
-
-    monkeypatch.setattr(ButtonMixin, "download_button", recording)
-    return captured
-
-
-def rows_of(data) -> list[dict]:
-    raw = data() if callable(data) else data
-    assert raw.startswith(b"\xef\xbb\xbf")  # UTF-8 byte-order mark: spreadsheets read accents right
-    return list(csv.DictReader(io.StringIO(raw.decode("utf-8-sig"))))
-
-
 def test_export_downloads_the_current_view_and_the_whole_map_spreadsheet_safe(
     tmp_path, monkeypatch, downloads
 ):
@@ -354,14 +264,6 @@ def test_hostile_titles_and_labels_are_shown_as_text(tmp_path, monkeypatch):
 
 
 def test_where_does_my_paper_fit_pins_an_abstract_without_storing_it(tiny, monkeypatch):
-    class FakeEncoder:  # stands in for the packaged model: points "diffusion" text at topic 1's direction
-        name = "fake-encoder"
-
-        def encode(self, texts):
-            vector = np.zeros((len(texts), 384), dtype=np.float32)
-            vector[:, 1 if "diffusion" in texts[0] else 0] = 1.0
-            return vector
-
     monkeypatch.setattr("app.encoder.map_encoder", lambda manifest: FakeEncoder())
     before = sorted(p.name for p in tiny.iterdir())
     at = start()

@@ -18,12 +18,21 @@ from streamlit.elements.widgets.button import ButtonMixin
 
 from pipeline.exports.reading_list import markdown_text, tex_escape
 from pipeline.mapfolder.store import read_map, write_map
-from tests.app_fixtures import decode_mask, tiny_map, write_merged_map
-from tests.conftest import ROOT, SEEDS
-from tests.test_app import live_map, start, table, texts, url
-
-EXTRA = ROOT / "tests" / "fixtures" / "extra_abstracts.csv"
-SEED_MAP = ROOT / "assets" / "maps" / "seeds"
+from tests.helpers import (
+    EXTRA,
+    ROOT,
+    SEED_MAP,
+    SEEDS,
+    FakeEncoder,
+    decode_mask,
+    live_map,
+    start,
+    table,
+    texts,
+    tiny_map,
+    url,
+    write_merged_map,
+)
 
 
 def use_map(monkeypatch, folder: Path, tmp_path: Path) -> None:
@@ -160,6 +169,131 @@ def test_a_link_to_a_gone_topic_opens_where_its_papers_went_and_says_so(rebuilt_
     assert not at.info and not at.warning and "#### Multi-view clustering" in texts(at).replace("\\", "")
 
 
+# --------------------------------------------------------------------------- a rebuilt map, then curated
+def write_regrown_map(folder: Path) -> Path:
+    """The tiny map as rebuilt: 0 kept, 1 grown from 10, 2 merged with old 7, 3 shrunk from 20; old 7 gone."""
+    atlas = tiny_map()
+    atlas.lineage = pd.DataFrame(
+        {
+            "topic_id": [0, 1, 2, 3, 7],
+            "status": ["kept", "grown", "merged", "shrunk", "gone"],
+            "previous_topic_ids": [[0], [1], [2, 7], [3], [7]],
+            "successor_topic_ids": [[], [], [], [], [2]],
+            "previous_label": [
+                "Graph neural networks",
+                "Diffusion models",
+                "Reinforcement learning; Bandits",
+                "Multi-view clustering",
+                "Bandits",
+            ],
+            "shared_papers": [13, 9, 12, 11, 4],
+            "previous_sizes": [[13], [10], [8, 4], [20], [4]],
+        }
+    )
+    atlas.manifest["lineage"] = {
+        "previous": {"name": "Tiny test map", "fingerprint": "f"},
+        "next_topic_id": 8,
+    }
+    write_map(folder, atlas)
+    return folder
+
+
+def curate(folder: Path, *args: str) -> None:
+    from pipeline.__main__ import main
+
+    assert main(["curate", str(folder), *args]) == 0
+
+
+def test_merging_and_hiding_topics_of_a_rebuilt_map_keeps_the_page_and_says_what_the_edits_did(
+    tmp_path, monkeypatch, captured_downloads
+):
+    """Issue 29's blocker: `curate merge` or `curate hide` on a rebuilt map whose lineage has grown or
+    shrunk topics crashed the change report (and with it the papers table, downloads and About)."""
+    folder = write_regrown_map(tmp_path / "rebuilt")
+    curate(folder, "merge", "1", "--into", "0")  # the grown topic
+    curate(folder, "hide", "3")  # the shrunk topic
+    use_map(monkeypatch, folder, tmp_path)
+    at = start()
+    assert not at.exception
+    rows = change_table(at)
+    assert len(rows) == 5
+    by_topic = dict(zip(zip(rows["Topic"], rows["Papers"]), rows["Change"], strict=True))
+    assert by_topic[("Diffusion models", 0)] == (
+        "Grew from 10 to 13 papers (9 of them in it before). "
+        "Then merged into “Graph neural networks” (topic 0) by an edit."
+    )
+    assert by_topic[("Multi-view clustering", 0)] == (
+        "Shrank from 20 to 13 papers (11 of them in it before). "
+        "Then hidden by an edit: its papers are unassigned."
+    )
+    assert by_topic[("Graph neural networks", 26)] == (
+        "Unchanged. Then “Diffusion models” (13 papers) merged into it by an edit: 26 papers now."
+    )
+    assert by_topic[("Reinforcement learning", 13)] == ("“Bandits” (4 papers) merged into it: 13 papers now.")
+    assert by_topic[("Bandits", 0)] == "Merged into “Reinforcement learning” (topic 2)."
+    # The papers column holds what the page shows: each curated topic's papers, 0 for the edited-away ones.
+    atlas = read_map(folder)
+    shown = dict(zip(atlas.topics["topic_id"], atlas.topics["size"], strict=True))
+    assert shown == {0: 26, 2: 13}
+    assert sorted(rows["Papers"]) == [0, 0, 0, 13, 26]
+    # The rest of the page is there and counts the curated map.
+    assert "60 papers · 2 topics · 21 unassigned" in texts(at)
+    assert len(table(at)) == 50
+    assert {"Download these 60 papers (CSV)", "Download the whole map · 60 (CSV)"} <= set(captured_downloads)
+    whole = list(
+        csv.DictReader(
+            io.StringIO(captured_downloads["Download the whole map · 60 (CSV)"].decode("utf-8-sig"))
+        )
+    )
+    assert {r["topic"] for r in whole} == {"Graph neural networks", "Reinforcement learning", "Unassigned"}
+    assert sum(r["topic"] == "Unassigned" for r in whole) == 21
+    assert [e.label for e in at.expander if e.label == "About this map"]
+    assert "**Tiny test map** · 60 papers · 2 topics · 21 unassigned" in texts(at)
+
+
+def test_a_change_row_of_a_topic_an_edit_merged_away_opens_where_its_papers_went(tmp_path, monkeypatch):
+    from app.data import map_signature
+    from app.loaders import cached_changes
+
+    folder = write_regrown_map(tmp_path / "rebuilt")
+    curate(folder, "merge", "1", "--into", "0")
+    curate(folder, "hide", "3")
+    rows, targets, summary = cached_changes("rebuilt", str(folder), map_signature(folder))
+    opens = dict(zip(rows["topic_id"], targets, strict=True))
+    assert opens == {0: 0, 1: 0, 2: 2, 3: None, 7: 2}
+    assert summary == "1 kept, 1 grown, 1 merged, 1 shrunk, 1 gone"
+
+
+def test_a_change_report_follows_edits_that_move_topics_the_build_merged_into():
+    from app.changes import TopicEdits, change_rows
+
+    lineage = pd.DataFrame(
+        {
+            "topic_id": [0, 1, 2, 7],
+            "status": ["kept", "kept", "merged", "gone"],
+            "previous_topic_ids": [[0], [1], [2, 7], [7]],
+            "successor_topic_ids": [[], [], [], [2]],
+            "previous_label": ["GNN", "Diffusion", "RL; Bandits", "Bandits"],
+            "shared_papers": [13, 13, 12, 4],
+            "previous_sizes": [[13], [13], [8, 4], [4]],
+        }
+    )
+    topics = pd.DataFrame({"topic_id": [0], "label": ["GNN"], "size": [39]})  # as curated
+    edits = TopicEdits(
+        moves=((2, "merge", 0), (1, "hide", 0)),
+        built={0: ("GNN", 13), 1: ("Diffusion", 13), 2: ("RL", 13)},
+    )
+    rows = change_rows(lineage, topics, edits)
+    assert dict(zip(rows["topic_id"], rows["Change"], strict=True)) == {
+        7: "Merged into “RL” (topic 2). “RL” was then merged into “GNN” (topic 0) by an edit.",
+        2: "“Bandits” (4 papers) merged into it: 13 papers now. Then merged into “GNN” (topic 0) by an edit.",
+        0: "Unchanged. Then edits moved “RL” (13 papers) and “Diffusion” (13 papers) into it: 39 papers now.",
+        1: "Unchanged. Then hidden by an edit: its papers are now in “GNN” (topic 0).",
+    }
+    assert dict(zip(rows["topic_id"], rows["Papers"], strict=True)) == {7: 0, 2: 0, 0: 39, 1: 0}
+    assert edits.home(2) == edits.home(1) == 0 and edits.home(0) is None
+
+
 # --------------------------------------------------------------------------- a real rebuild
 @pytest.fixture(scope="module")
 def grown_map(tmp_path_factory) -> Path:
@@ -205,6 +339,49 @@ def test_a_real_rebuild_shows_its_changes_and_old_links_still_open_a_topic(grown
         # a notice exactly when the link's topic changed: another topic opened, or it was renamed
         unchanged = opened == topic and names[opened] == old_names[topic]
         assert unchanged != bool(infos(at)), (topic, old_names[topic], names[opened])
+
+
+def test_merging_and_hiding_grown_or_shrunk_topics_of_a_real_rebuild_keeps_the_page(
+    grown_map, tmp_path, monkeypatch, captured_downloads
+):
+    """Issue 29's blocker on a real rebuild: `curate merge` and `curate hide` of topics the lineage
+    says grew or shrank (or, failing those, were kept)."""
+    folder = tmp_path / "grown"
+    shutil.copytree(grown_map, folder)
+    atlas = read_map(folder)
+    lineage = atlas.lineage.set_index("topic_id")
+    order = {"grown": 0, "shrunk": 0, "kept": 1}
+    candidates = sorted(
+        (t for t in atlas.topics["topic_id"].astype(int) if lineage.loc[t, "status"] in order),
+        key=lambda t: order[lineage.loc[t, "status"]],
+    )
+    assert lineage["status"].isin(["grown", "shrunk"]).any()
+    merged, hidden = candidates[:2]
+    into = next(int(t) for t in atlas.topics["topic_id"] if int(t) not in (merged, hidden))
+    curate(folder, "merge", str(merged), "--into", str(into))
+    curate(folder, "hide", str(hidden))
+    use_map(monkeypatch, folder, tmp_path)
+    at = start()
+    assert not at.exception
+    rows = change_table(at).assign(topic_id=lambda r: r.index)  # rows without ids: match by name
+    curated = read_map(folder)
+    names = dict(zip(atlas.topics["topic_id"].astype(int), atlas.topics["label"], strict=True))
+    sizes = dict(zip(curated.topics["topic_id"].astype(int), curated.topics["size"], strict=True))
+    by_name = dict(zip(rows["Topic"], zip(rows["Change"], rows["Papers"], strict=True), strict=True))
+    assert by_name[names[merged]][0].endswith(f"Then merged into “{names[into]}” (topic {into}) by an edit.")
+    assert by_name[names[merged]][1] == 0
+    assert by_name[names[hidden]] == (
+        by_name[names[hidden]][0].split(" Then ")[0] + " Then hidden by an edit: its papers are unassigned.",
+        0,
+    )
+    assert by_name[names[into]][1] == sizes[into]
+    assert f"merged into it by an edit: {sizes[into]:,} papers now." in by_name[names[into]][0]
+    for topic, size in sizes.items():  # every topic on the page has its row with its papers
+        assert by_name[names[topic]][1] == size
+    assert len(table(at)) == min(50, len(curated.papers))
+    assert f"Download the whole map · {len(curated.papers)} (CSV)" in captured_downloads
+    assert [e.label for e in at.expander if e.label == "About this map"]
+    assert f"{len(curated.topics)} topics" in texts(at)
 
 
 # --------------------------------------------------------------------------- papers added in place
@@ -342,14 +519,6 @@ def test_reading_lists_follow_search_filters_and_map_selection(tmp_path, monkeyp
 # --------------------------------------------------------------------------- placement and link keys
 def test_placement_computes_the_maps_topic_profile_once(tmp_path, monkeypatch):
     import pipeline.modelling.place
-
-    class FakeEncoder:  # stands in for the packaged model: "diffusion" text points at topic 1's direction
-        name = "fake-encoder"
-
-        def encode(self, texts):
-            vector = np.zeros((len(texts), 384), dtype=np.float32)
-            vector[:, 1 if "diffusion" in texts[0] else 2] = 1.0
-            return vector
 
     calls = []
     real = pipeline.modelling.place.topic_profile

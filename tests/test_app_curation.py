@@ -4,34 +4,17 @@ as `python -m pipeline curate`, land in curation.json, and the page shows the cu
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from pipeline.mapfolder.files import CURATION
-from tests.app_fixtures import REPO, write_tiny_map
-
-APP = str(REPO / "streamlit_app.py")
-
-
-@pytest.fixture
-def tiny(tmp_path, monkeypatch) -> Path:
-    folder = write_tiny_map(tmp_path / "tiny")
-    monkeypatch.setenv("ATLAS_MAP", str(folder))
-    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
-    return folder
+from tests import helpers
+from tests.helpers import APP, texts
 
 
 def start(topic: int) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params.update({"topic": str(topic)})
-    return at.run()
-
-
-def texts(at: AppTest) -> str:
-    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [t.value for t in at.text]
-    return "\n".join(parts)
+    """The app with `topic` opened."""
+    return helpers.start({"topic": str(topic)})
 
 
 def button(at: AppTest, label: str):

@@ -14,7 +14,7 @@ from app.palette import UNASSIGNED_COLOUR, _srgb_to_lab, distinct_colours, topic
 from app.state import ViewState, Vocabulary, normalise_params, parse_map, parse_view, to_params
 from app.text import markdown_literal, plotly_escape
 from pipeline.modelling.place import place
-from tests.app_fixtures import tiny_map, write_tiny_map
+from tests.helpers import tiny_map, write_tiny_map
 
 VOCAB = Vocabulary(
     topic_ids=frozenset({-1, 0, 1, 2, 3}),

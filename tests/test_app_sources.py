@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.mapfolder.store import read_map, write_map
-from tests.app_fixtures import REPO, tiny_map
-from tests.test_app import live_map, points, start, table, texts, url
+from tests.helpers import REPO, live_map, points, start, table, texts, tiny_map, url
 
 SEED_MAP = REPO / "assets" / "maps" / "seeds"
 

@@ -13,8 +13,7 @@ import pytest
 
 from app.text import markdown_literal
 from pipeline.mapfolder.store import read_map, write_map
-from tests.app_fixtures import REPO, decode_mask, tiny_map
-from tests.test_app import downloads, figure, live_map, rows_of, start, texts, url  # noqa: F401
+from tests.helpers import REPO, decode_mask, figure, live_map, rows_of, start, texts, tiny_map, url
 
 SEED_MAP = REPO / "assets" / "maps" / "seeds"
 EVIL_VENUE = "<b>Evil</b> venue"

@@ -9,13 +9,10 @@ from pathlib import Path
 import pytest
 
 from pipeline.mapfolder.store import read_map, write_map
-from tests.app_fixtures import tiny_map, write_merged_map, write_tiny_map
 from tests.devserver import StreamlitServer
+from tests.helpers import GRAPH, POINTS, open_app, tiny_map, write_merged_map, write_tiny_map
 
-pytestmark = pytest.mark.browser
-CHROMIUM = "/usr/bin/chromium"
-GRAPH = ".atlas-map-graph"
-POINTS = f"{GRAPH} .scatterlayer .trace path.point"
+pytestmark = pytest.mark.browser  # the browser and page fixtures: tests/conftest.py
 # Installed before any page script: remembers every WebGL context the page creates.
 COUNT_WEBGL = """(() => {
     window.__webgl = [];
@@ -41,45 +38,12 @@ class App(StreamlitServer):
 
 
 @pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} missing: `make test` installs it with apt-get")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture(scope="module")
 def tiny_app(tmp_path_factory):
     root = tmp_path_factory.mktemp("browser")
     folder = write_tiny_map(root / "tiny")
     app = App(folder, root / "no-other-maps")
     yield app, folder
     app.stop()
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
-    page = context.new_page()
-    page.dialogs = []
-    page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
-    yield page
-    context.close()
-
-
-def open_app(page, url: str) -> None:
-    page.goto(url)
-    page.wait_for_function(
-        f"() => document.querySelector('{GRAPH}')?.dataset.atlasDraws >= 1", timeout=60_000
-    )
 
 
 def draws(page) -> int:

@@ -21,7 +21,7 @@ from pipeline.commands.build import build_map, is_current
 from pipeline.config import BuildConfig
 from pipeline.embedding.embed import embed_texts
 from pipeline.mapfolder.store import read_map
-from tests.conftest import ROOT, SEEDS
+from tests.helpers import ROOT, SEEDS
 
 # The themes the owner named, how to recognise a paper about each, and words its topic's name may use
 # (adversarial robustness is how LLM safety shows up in these 57 abstracts).
@@ -221,7 +221,7 @@ def test_export_command_writes_the_seed_map_as_csv(seed_map, tmp_path):
 KILL_AT_SWAP = """
 import os, signal, sys
 from pipeline.mapfolder import lock, store
-from tests.test_export_and_artifacts import tiny_map
+from tests.helpers import hostile_map
 mode, out = sys.argv[1], sys.argv[2]
 real_replace, real_rmtree = os.replace, lock.shutil.rmtree
 if mode == "rename":  # a system without an atomic exchange: die between the two renames
@@ -239,7 +239,7 @@ else:  # die right after the atomic exchange, before the old map is deleted
             os.kill(os.getpid(), signal.SIGKILL)
         real_rmtree(path, **kwargs)
     lock.shutil.rmtree = rmtree
-new = tiny_map()
+new = hostile_map()
 new.manifest["name"] = "new"
 store.write_map(out, new)
 """
@@ -254,10 +254,10 @@ def test_a_build_killed_at_the_swap_never_loses_the_map(mode, tmp_path, capsys):
     from pipeline.__main__ import main
     from pipeline.mapfolder.lock import recover
     from pipeline.mapfolder.store import write_map
-    from tests.test_export_and_artifacts import tiny_map
+    from tests.helpers import hostile_map
 
     out = tmp_path / "map"
-    write_map(out, tiny_map())
+    write_map(out, hostile_map())
     before = hashes(out)
     killed = subprocess.run(
         [sys.executable, "-c", KILL_AT_SWAP, mode, str(out)], cwd=ROOT, capture_output=True, timeout=120
@@ -286,7 +286,7 @@ def test_a_build_killed_at_the_swap_never_loses_the_map(mode, tmp_path, capsys):
 
 def test_clean_up_removes_only_dead_builds_staging_folders(tmp_path):
     from pipeline.mapfolder.store import write_map
-    from tests.test_export_and_artifacts import tiny_map
+    from tests.helpers import hostile_map
 
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     dead = subprocess.run(
@@ -298,7 +298,7 @@ def test_clean_up_removes_only_dead_builds_staging_folders(tmp_path):
         for folder in (live, gone):
             folder.mkdir()
             (folder / "papers.parquet").write_text("half written")
-        write_map(tmp_path / "map", tiny_map())
+        write_map(tmp_path / "map", hostile_map())
         assert live.exists() and not gone.exists()
     finally:
         sleeper.kill()

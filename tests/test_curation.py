@@ -19,7 +19,7 @@ from pipeline.commands.build import build_map
 from pipeline.mapfolder.curation import Edit, apply_edits, carry_edits, read_curation
 from pipeline.mapfolder.files import CURATION
 from pipeline.mapfolder.store import read_map
-from tests.conftest import ROOT, SEEDS
+from tests.helpers import ROOT, SEEDS, quiet
 
 
 def curate(folder: Path, *args: str) -> subprocess.CompletedProcess:
@@ -29,10 +29,6 @@ def curate(folder: Path, *args: str) -> subprocess.CompletedProcess:
         text=True,
         cwd=ROOT,
     )
-
-
-def quiet(message: str) -> None:
-    pass
 
 
 @pytest.fixture

@@ -13,58 +13,8 @@ import pytest
 from pipeline import UserError
 from pipeline.__main__ import main
 from pipeline.exports.export import export_frame, to_csv_bytes
-from pipeline.mapfolder.files import SCHEMA_VERSION
-from pipeline.mapfolder.store import AtlasMap, read_map, write_map
-
-HOSTILE = ['=HYPERLINK("http://evil","x")', "+1+1", "-2+3", "@SUM(A1)", "\tcmd", "\rcmd", "fine"]
-
-
-def tiny_map(n: int = 7) -> AtlasMap:
-    rng = np.random.default_rng(0)
-    vectors = rng.standard_normal((n, 384)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    papers = pd.DataFrame(
-        {
-            "doc_id": [f"{i:016x}" for i in range(n)],
-            "title": (HOSTILE * n)[:n],
-            "abstract": [f"{HOSTILE[i % len(HOSTILE)]} abstract 中文 {i}" for i in range(n)],
-            "source": ["=cmd|' /C calc'!A0"] + ["a.csv"] * (n - 1),
-            "topic_id": [0, 0, 1, 1, -1, 0, 1][:n],
-            "x": rng.standard_normal(n).astype(np.float32),
-            "y": rng.standard_normal(n).astype(np.float32),
-            "venue": ["-ICML"] * n,
-        }
-    )
-    topics = pd.DataFrame(
-        {
-            "topic_id": [0, 1],
-            "label": ["=Evil topic", "Optimal transport"],
-            "keywords": [["=a", "b"], ["transport", "optimal transport"]],
-            "keyword_weights": [[0.2, 0.1], [0.3, 0.2]],
-            "size": [3, 3],
-            "x": [0.0, 1.0],
-            "y": [0.0, 1.0],
-            "representative_doc_ids": [["0000000000000000"], ["0000000000000002"]],
-            "theme_id": [1, 0],
-            "stability": [0.9, np.nan],
-            "centroid": [vectors[0], vectors[2]],
-        }
-    )
-    themes = pd.DataFrame(
-        {
-            "theme_id": [0, 1],
-            "label": ["Transport", "@Evil theme"],
-            "keywords": [["transport"], ["=a"]],
-            "size": [3, 3],
-            "topic_ids": [[1], [0]],
-            "x": [1.0, 0.0],
-            "y": [1.0, 0.0],
-        }
-    )
-    manifest = {"schema_version": SCHEMA_VERSION, "name": "tiny", "papers": n, "topics": 2, "themes": 2}
-    return AtlasMap(
-        papers=papers, topics=topics, embeddings=vectors.astype(np.float16), manifest=manifest, themes=themes
-    )
+from pipeline.mapfolder.store import read_map, write_map
+from tests.helpers import hostile_map
 
 
 def read_csv_rows(data: bytes) -> list[dict]:
@@ -73,7 +23,7 @@ def read_csv_rows(data: bytes) -> list[dict]:
 
 
 def test_no_exported_text_cell_starts_like_a_formula():
-    atlas = tiny_map()
+    atlas = hostile_map()
     rows = read_csv_rows(to_csv_bytes(export_frame(atlas.papers, atlas.topics, themes=atlas.themes)))
     assert len(rows) == 7
     for row in rows:
@@ -100,7 +50,7 @@ def test_no_exported_text_cell_starts_like_a_formula():
 
 def test_header_cells_are_neutralised_like_data_cells(tmp_path):
     """An input column named like a formula is data too: its header cell must not run (CLI and app)."""
-    atlas = tiny_map()
+    atlas = hostile_map()
     atlas.papers['=HYPERLINK("http://evil","x")'] = "fine"
     atlas.papers["@col"] = "+1"
     atlas.papers["-2+3"] = 1
@@ -113,7 +63,7 @@ def test_header_cells_are_neutralised_like_data_cells(tmp_path):
 
 
 def test_cli_export_of_one_topic(tmp_path, capsys):
-    write_map(tmp_path / "map", tiny_map())
+    write_map(tmp_path / "map", hostile_map())
     assert main(["export", str(tmp_path / "map"), "--out", str(tmp_path / "t1.csv"), "--topic", "1"]) == 0
     rows = read_csv_rows((tmp_path / "t1.csv").read_bytes())
     assert [r["doc_id"] for r in rows] == ["0000000000000002", "0000000000000003", "0000000000000006"]
@@ -124,12 +74,12 @@ def test_cli_export_of_one_topic(tmp_path, capsys):
 
 
 def test_map_round_trips_and_checksum_ties_embeddings_to_papers(tmp_path):
-    write_map(tmp_path / "map", tiny_map())
+    write_map(tmp_path / "map", hostile_map())
     atlas = read_map(tmp_path / "map")
-    assert atlas.papers["doc_id"].tolist() == tiny_map().papers["doc_id"].tolist()
+    assert atlas.papers["doc_id"].tolist() == hostile_map().papers["doc_id"].tolist()
     assert atlas.topics["keywords"].iloc[1] == ["transport", "optimal transport"]
     assert atlas.themes["topic_ids"].tolist() == [[1], [0]] and atlas.themes["label"].iloc[1] == "@Evil theme"
-    assert np.array_equal(atlas.topics["centroid"].iloc[1], tiny_map().topics["centroid"].iloc[1])
+    assert np.array_equal(atlas.topics["centroid"].iloc[1], hostile_map().topics["centroid"].iloc[1])
     assert np.isnan(atlas.topics["stability"].iloc[1])
     # A map folder without themes.parquet (written before themes) still reads, without themes.
     (tmp_path / "map" / "themes.parquet").unlink()
@@ -142,9 +92,9 @@ def test_map_round_trips_and_checksum_ties_embeddings_to_papers(tmp_path):
 
 def test_failed_write_leaves_previous_map_untouched(tmp_path, monkeypatch):
     out = tmp_path / "map"
-    write_map(out, tiny_map())
+    write_map(out, hostile_map())
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    changed = tiny_map()
+    changed = hostile_map()
     changed.manifest["name"] = "changed"
 
     def crash(*args, **kwargs):

@@ -20,15 +20,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests import test_browser
-from tests.app_fixtures import write_tiny_map
 from tests.devserver import StreamlitServer
-from tests.test_app import live_map, start, tiny  # noqa: F401 (tiny: a fixture)
-from tests.test_browser import POINTS, open_app
+from tests.helpers import POINTS, REPO, SEED_MAP, live_map, open_app, start, write_tiny_map
 
-browser, page = test_browser.browser, test_browser.page  # the same Chromium fixtures
-REPO = Path(__file__).resolve().parents[1]
-SEED_MAP = REPO / "assets" / "maps" / "seeds"
 HEAVY = (
     "torch",
     "sentence_transformers",

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from pipeline.ingest import collection_name, derive_title, doc_id_for, ingest
-from tests.conftest import ROOT, SEEDS
+from tests.helpers import ROOT, SEEDS
 
 ABSTRACT_A = "We study optimal transport between Gaussian measures and derive closed-form maps for them."
 ABSTRACT_B = "Diffusion models generate images by denoising; we propose D-Fusion, a faster sampler for them."

@@ -15,7 +15,7 @@ from app.changes import change_rows, resolve_shared_topic
 from pipeline.commands.build import build_map
 from pipeline.mapfolder.store import read_map
 from pipeline.modelling.lineage import NAME_CENTROID_SIMILARITY, NAME_JACCARD, PreviousMap, match_topics
-from tests.conftest import ROOT, SEEDS
+from tests.helpers import ROOT, SEEDS
 
 EXTRA = ROOT / "tests" / "fixtures" / "extra_abstracts.csv"
 

@@ -22,7 +22,7 @@ from app.map_component.payload import (
     view_state,
 )
 from pipeline.mapfolder.store import write_map
-from tests.app_fixtures import decode_mask, tiny_map, write_tiny_map
+from tests.helpers import decode_mask, tiny_map, write_tiny_map
 
 URLS = {
     "points_url": "app/static/atlas/points-x.json.gz",
@@ -31,7 +31,7 @@ URLS = {
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
+def tiny_data(tmp_path_factory):
     titles = ["<img src=x onerror=alert(1)>", '<a href="javascript:alert(1)">x</a>', "<b>bold</b>"]
     titles += [f"Paper {i}" for i in range(3, 60)]
     folder = write_tiny_map(
@@ -66,8 +66,8 @@ def test_masks_round_trip_through_their_bit_encoding(n):
     assert encode_mask(np.ones(n, dtype=bool)) is None and decode_mask(None, n).all()
 
 
-def test_the_point_table_holds_every_paper_once_with_escaped_text(tiny):
-    table = point_table(tiny)
+def test_the_point_table_holds_every_paper_once_with_escaped_text(tiny_data):
+    table = point_table(tiny_data)
     assert table["n"] == 60 and all(len(table[k]) == 60 for k in ("x", "y", "colour", "source", "title"))
     assert table["title"][:3] == [
         "&lt;img src=x onerror=alert(1)&gt;",
@@ -77,20 +77,20 @@ def test_the_point_table_holds_every_paper_once_with_escaped_text(tiny):
     assert table["topic_names"][table["colour"][0]] == "&lt;i&gt;A&lt;/i&gt;"
     assert "B &amp; C" in table["topic_names"] and table["topic_names"][-1] == "Unassigned"
     assert table["palette"][-1] == "#9aa0a6" and table["webgl"] is False
-    unassigned = np.flatnonzero(tiny.topic_ids == -1)
+    unassigned = np.flatnonzero(tiny_data.topic_ids == -1)
     assert {table["colour"][i] for i in unassigned} == {len(table["palette"]) - 1}
-    assert table["x"][5] == pytest.approx(float(tiny.papers["x"][5]), abs=1e-5)
+    assert table["x"][5] == pytest.approx(float(tiny_data.papers["x"][5]), abs=1e-5)
 
 
-def test_the_points_file_is_named_by_its_content(tiny, tmp_path):
-    name, packed = points_file(tiny)
-    assert points_file(tiny) == (name, packed)  # deterministic: the browser's cached copy stays valid
+def test_the_points_file_is_named_by_its_content(tiny_data, tmp_path):
+    name, packed = points_file(tiny_data)
+    assert points_file(tiny_data) == (name, packed)  # deterministic: the browser's cached copy stays valid
     assert json.loads(gzip.decompress(packed))["n"] == 60
     url = publish(name, packed, tmp_path)
     assert url == f"app/static/atlas/{name}" and (tmp_path / name).read_bytes() == packed
     assert publish(name, b"ignored: same name, same content", tmp_path) == url
     assert (tmp_path / name).read_bytes() == packed and [p.name for p in tmp_path.iterdir()] == [name]
-    other = dataclasses.replace(tiny, papers=tiny.papers.assign(x=tiny.papers["x"] + 1))
+    other = dataclasses.replace(tiny_data, papers=tiny_data.papers.assign(x=tiny_data.papers["x"] + 1))
     assert points_file(other)[0] != name  # a rebuilt map gets a new file
 
 
@@ -106,32 +106,38 @@ def test_plotly_is_the_committed_gl2d_bundle_unchanged():
     assert b'"scattergl"' in code and len(packed) < 600_000
 
 
-def test_view_state_says_what_changed_in_a_few_fields(tiny):
-    in_view = np.zeros(tiny.n, dtype=bool)
-    in_view[tiny.topic_ids == 1] = True
+def test_view_state_says_what_changed_in_a_few_fields(tiny_data):
+    in_view = np.zeros(tiny_data.n, dtype=bool)
+    in_view[tiny_data.topic_ids == 1] = True
     view = view_state(
-        tiny, in_view, **URLS, search_active=True, chosen_row=5, chosen_topic=1, pin=Pin(1.0, 2.0, "<script>")
+        tiny_data,
+        in_view,
+        **URLS,
+        search_active=True,
+        chosen_row=5,
+        chosen_topic=1,
+        pin=Pin(1.0, 2.0, "<script>"),
     )
     assert set(view) == {
         "points", "plotly", "n", "mask", "search", "paper", "pin", "topics", "themes", "label_limit", "clear", "height",
         "neighbours", "colour", "legend", "reset",
     }  # fmt: skip
-    assert np.array_equal(decode_mask(view["mask"], tiny.n), in_view)
+    assert np.array_equal(decode_mask(view["mask"], tiny_data.n), in_view)
     assert [t["text"] for t in view["topics"]] == ["B & C"] and view["topics"][0]["chosen"]
     assert view["pin"] == {"x": 1.0, "y": 2.0, "topic": "<script>"}  # the browser shows names as text
     assert view["paper"] == 5 and view["search"] is True and view["themes"] == []
-    everything = view_state(tiny, np.ones(tiny.n, dtype=bool), **URLS)
+    everything = view_state(tiny_data, np.ones(tiny_data.n, dtype=bool), **URLS)
     assert everything["mask"] is None and [t["text"] for t in everything["topics"]][0] == "<i>A</i>"
 
 
-def test_the_map_can_be_coloured_by_a_column_with_a_key_for_each_value(tiny):
-    table = point_table(tiny)
+def test_the_map_can_be_coloured_by_a_column_with_a_key_for_each_value(tiny_data):
+    table = point_table(tiny_data)
     years = table["colourings"]["year"]
     assert set(table["colourings"]) == {"year"}  # the tiny map's filters (its sources are file names)
     assert years["values"] == ["2023", "2024"] and len(years["palette"]) == 3  # and grey for missing
-    expected = [int(str(y) == "2024") for y in tiny.papers["year"]]
+    expected = [int(str(y) == "2024") for y in tiny_data.papers["year"]]
     assert years["code"] == expected  # row i's value, as a position in `values`
-    key = view_state(tiny, np.ones(tiny.n, dtype=bool), **URLS, colour="year")["legend"]
+    key = view_state(tiny_data, np.ones(tiny_data.n, dtype=bool), **URLS, colour="year")["legend"]
     assert key == [
         {"text": "2023", "colour": years["palette"][0]},
         {"text": "2024", "colour": years["palette"][1]},
@@ -164,8 +170,8 @@ def test_topics_are_shades_of_their_theme_hue(tmp_path):
 
 
 @pytest.mark.parametrize("n", [10_000, 81_646])
-def test_a_rerun_sends_a_few_kb_at_any_size(tiny, n):
-    big = scaled(tiny, n)
+def test_a_rerun_sends_a_few_kb_at_any_size(tiny_data, n):
+    big = scaled(tiny_data, n)
     rng = np.random.default_rng(0)
     for mask in (np.ones(n, dtype=bool), rng.random(n) < 0.5, rng.random(n) < 0.001):
         size = len(json.dumps(view_state(big, mask, **URLS, search_active=True, chosen_row=3)))

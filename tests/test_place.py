@@ -7,7 +7,7 @@ import pytest
 
 from pipeline.mapfolder.store import read_map
 from pipeline.modelling.place import place, topic_profile
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 SEED_MAP = ROOT / "assets" / "maps" / "seeds"
 
@@ -68,6 +68,7 @@ def seed_atlas():
     return read_map(SEED_MAP)
 
 
+@pytest.mark.slow  # the real model
 def test_the_issues_optimal_transport_abstract_lands_among_the_seed_optimal_transport_papers(seed_atlas):
     from app.encoder import encode_queries
 

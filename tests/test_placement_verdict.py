@@ -16,10 +16,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app.data import build_map_data
-from app.placement import pin_label, verdict_message
+from app.pin import pin_label, verdict_message
 from pipeline.mapfolder.store import read_map, write_map
-from tests.app_fixtures import REPO, tiny_map
-from tests.conftest import ROOT
+from tests.helpers import REPO, ROOT, tiny_map
 
 SEED_MAP = ROOT / "assets" / "maps" / "seeds"
 CAKE = (
@@ -75,6 +74,7 @@ def live_pin(at: AppTest) -> dict:
     return json.loads(element.proto.json)["pin"]
 
 
+@pytest.mark.slow  # the real model
 def test_a_cake_recipe_fits_no_topic_in_the_app_and_in_add(seed_copy_map, tmp_path):
     at = place_in_app(CAKE)
     assert not at.success  # no green "Placed in ..."
@@ -93,6 +93,7 @@ def test_a_cake_recipe_fits_no_topic_in_the_app_and_in_add(seed_copy_map, tmp_pa
     assert verdict == "outside every topic" and abs(similarity - app_nearest) < 0.006
 
 
+@pytest.mark.slow  # the real model
 def test_an_abstract_that_fits_is_placed_in_its_topic_by_both(seed_copy_map, tmp_path):
     at = place_in_app(SINKHORN)
     [(topic, similarity, verdict)] = cli_verdicts(seed_copy_map, [SINKHORN], tmp_path)

@@ -8,7 +8,7 @@ import pytest
 
 from pipeline.commands.build import build_map
 from pipeline.mapfolder.store import read_map
-from tests.conftest import ROOT, SEEDS
+from tests.helpers import ROOT, SEEDS, quiet
 
 ray = pytest.importorskip("ray", reason="Ray is in requirements-ray.txt (part of the test requirements)")
 pytestmark = [pytest.mark.slow, pytest.mark.ray]
@@ -35,10 +35,6 @@ def cluster(tmp_path_factory):
     finally:
         nodes.shutdown()
         mp.undo()
-
-
-def quiet(message: str) -> None:
-    pass
 
 
 def build_both(inputs, tmp_path, cluster):

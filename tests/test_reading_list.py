@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.exports.reading_list import bibtex_key, reading_list_bibtex, reading_list_markdown
 from pipeline.mapfolder.store import read_map
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 SEED_MAP = ROOT / "assets" / "maps" / "seeds"
 TEX_UNESCAPES = {

@@ -13,13 +13,9 @@ from pipeline.commands.build import build_map
 from pipeline.config import BuildConfig, topic_count_for
 from pipeline.mapfolder.store import read_map
 from pipeline.modelling.topics import choose_topic_count
-from tests.conftest import ROOT, SEEDS
+from tests.helpers import ROOT, SEEDS, quiet
 
 EXTRA = ROOT / "tests" / "fixtures" / "extra_abstracts.csv"
-
-
-def quiet(message: str) -> None:
-    pass
 
 
 def moved(before, after) -> np.ndarray:

@@ -15,7 +15,7 @@ from pipeline.commands.build import build_map
 from pipeline.config import DEFAULT_MAX_TOKENS, FIT_SAMPLE_ABOVE, FIT_SAMPLE_SIZE, BuildConfig
 from pipeline.embedding.embed import cache_name_for, embed_texts
 from pipeline.modelling.sample_fit import assign_rest, place_rest, sample_rows
-from tests.conftest import ROOT
+from tests.helpers import ROOT, quiet
 
 THEMES = {
     "optics": "laser photon lens optical waveguide refraction beam mirror prism spectrum",
@@ -109,10 +109,7 @@ def private_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path_factory.getbasetemp() / "home"))
 
 
-def quiet(message: str) -> None:
-    pass
-
-
+@pytest.mark.slow  # real pipeline builds (UMAP, HDBSCAN, names)
 def test_build_map_takes_a_callers_encoder(corpus_file, tmp_path):
     path, table = corpus_file
     encoder = BagOfWordsEncoder()
@@ -134,6 +131,7 @@ def test_build_map_takes_a_callers_encoder(corpus_file, tmp_path):
         assert pd.Series(members).value_counts(normalize=True).iloc[0] >= 0.9
 
 
+@pytest.mark.slow  # real pipeline builds (UMAP, HDBSCAN, names)
 def test_fit_on_a_sample_matches_fit_on_all(corpus_file, tmp_path):
     path, table = corpus_file
     encoder = BagOfWordsEncoder()

@@ -24,8 +24,7 @@ from pipeline.mapfolder.search_index import (
     write_index,
 )
 from pipeline.mapfolder.store import read_map, write_map
-from tests.app_fixtures import REPO, tiny_map
-from tests.conftest import SEEDS
+from tests.helpers import REPO, SEEDS, FakeEncoder, tiny_map
 
 
 def frame(texts: list[str], titles: list[str] | None = None) -> pd.DataFrame:
@@ -248,25 +247,12 @@ def test_an_older_map_gets_its_index_in_the_cache_never_in_its_folder(tmp_path, 
 
 
 # --------------------------------------------------------------------------- search by meaning in the app
-class TopicEncoder:
-    """Stands in for the packaged model: a text about denoising points at topic 1's direction (the tiny
-    map's Diffusion models), anything else at an unused direction."""
-
-    name = "fake-encoder"
-
-    def encode(self, texts):
-        vectors = np.zeros((len(texts), 384), dtype=np.float32)
-        for row, text in enumerate(texts):
-            vectors[row, 1 if "noise" in text else 200] = 1.0
-        return vectors
-
-
 @pytest.fixture
 def tiny_app(tmp_path, monkeypatch):
     write_map(tmp_path / "tiny", tiny_map())
     monkeypatch.setenv("ATLAS_MAP", str(tmp_path / "tiny"))
     monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
-    monkeypatch.setattr("app.encoder.map_encoder", lambda manifest: TopicEncoder())
+    monkeypatch.setattr("app.encoder.map_encoder", lambda manifest: FakeEncoder())
     from app.loaders import cached_meaning
 
     cached_meaning.clear()

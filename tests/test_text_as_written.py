@@ -19,7 +19,7 @@ from pipeline.commands.build import build_map
 from pipeline.exports.reading_list import summary
 from pipeline.ingest import doc_id_for, ingest
 from pipeline.mapfolder.store import read_map
-from tests.conftest import ROOT, SEEDS
+from tests.helpers import ROOT, SEEDS
 
 TITLES = [
     "Du²Net: Learning Depth Estimation from Dual-Cameras and Dual-Pixels",

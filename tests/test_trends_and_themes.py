@@ -26,7 +26,7 @@ from app.trends import (
     year_shares,
 )
 from pipeline.mapfolder.store import read_map
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 
 def corpus() -> pd.DataFrame:

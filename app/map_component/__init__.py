@@ -79,15 +79,15 @@ def _points_file(_data: MapData, token: tuple) -> tuple[str, bytes]:
     return points_file(_data)
 
 
-def served(name: str, content: bytes) -> tuple[str, str | None]:
+def served(name: str, content: bytes, sent: set[str]) -> tuple[str, str | None]:
     """The file's URL, and, when `static/` cannot be written, its bytes as base64 for the component.
 
-    The bytes go to a session once: the browser keeps what it loaded, by URL, for the page's life.
+    The bytes go to a session once (`sent`: the names this session's browser received): the browser
+    keeps what it loaded, by URL, for the page's life.
     """
     try:
         return publish(name, content), None
     except OSError:  # a read-only checkout: send the file through the component instead
-        sent = st.session_state.setdefault("atlas_files_sent", set())
         if name in sent:
             return URL_PREFIX + name, None
         sent.add(name)
@@ -112,13 +112,16 @@ def live_map(
     neighbours: list[int] | None = None,
     colour: str = "",
     reset_zoom: int = 0,
+    files_sent: set[str] | None = None,
     on_click: Callable[[], None],
     on_select: Callable[[], None],
     height: int = 640,
 ):
-    """Mount (first run) or update (later runs) the map; read events with `event(name)` in callbacks."""
-    points, points_data = served(*_points_file(data, token))
-    plotly, plotly_data = served(*_plotly_file())
+    """Mount (first run) or update (later runs) the map; read events with `app.session.map_event(name)`
+    in callbacks. `files_sent`: the files this session's browser already has (`app.session.files_sent`; None: none)."""
+    files_sent = set() if files_sent is None else files_sent
+    points, points_data = served(*_points_file(data, token), files_sent)
+    plotly, plotly_data = served(*_plotly_file(), files_sent)
     payload = view_state(
         data,
         in_view,
@@ -143,9 +146,3 @@ def live_map(
         on_click_change=on_click,
         on_select_change=on_select,
     )
-
-
-def event(name: str) -> dict | None:
-    """The map's trigger value `name` ("click" or "select") inside an `on_*_change` callback."""
-    value = (st.session_state.get(KEY) or {}).get(name)
-    return value if isinstance(value, dict) else None

@@ -26,6 +26,34 @@ const CONFIG = {
   plotGlPixelRatio: 1, // software WebGL draws a third faster at screen resolution; dots look the same
 };
 const THEMES_ABOVE = 0.55; // theme names while the view spans more than this share of the map
+const MARGIN = { l: 4, r: 4, t: 4, b: 4 }; // the charts' margins (axes are hidden: no automargin)
+
+// ------------------------------------------------------------------ what a chart shows (public API)
+// The axis ranges and drag tool come from `gd.layout`, which Plotly keeps up to date with the
+// reader's pan, zoom and tool choice (relayout), and while a drag or wheel zoom is under way from
+// the `plotly_relayouting` event's ranges (the layout catches up when it ends).
+
+/** The chart's x and y ranges now, or null before it is drawn. */
+function ranges(gd, live) {
+  const layout = gd && gd.layout;
+  if (!layout || !layout.xaxis || !layout.yaxis || !layout.xaxis.range || !layout.yaxis.range) return null;
+  const x = layout.xaxis.range.slice(), y = layout.yaxis.range.slice();
+  if (live) {
+    for (let k = 0; k < 2; k++) {
+      if (live[`xaxis.range[${k}]`] !== undefined) x[k] = live[`xaxis.range[${k}]`];
+      if (live[`yaxis.range[${k}]`] !== undefined) y[k] = live[`yaxis.range[${k}]`];
+    }
+  }
+  return { x, y };
+}
+
+// The plot area in pixels ({l, t, w, h}): Plotly has no public API for it (the chart's width follows
+// its container, and the area is what remains inside the margins), so this one read of Plotly's
+// computed layout stays.
+function plotArea(gd) {
+  const full = gd && gd._fullLayout;
+  return full && full._size ? full._size : null;
+}
 
 function once(url, load) {
   if (!LOADS.has(url)) {
@@ -176,19 +204,19 @@ function traces(inst, view, name) {
 // and pan (or a link's zoom, or the opening view), the drag tool, and a drawn box or lasso.
 function shownState(inst) {
   const shown = inst.active ? inst.charts[inst.active] : null;
-  const full = shown && shown.plotted ? shown.div._fullLayout : null;
-  if (!full || !full.xaxis) {
+  const now = shown && shown.plotted ? ranges(shown.div) : null;
+  if (!now) {
     const start = inst.linkZoom || inst.table.range;
     return { x: start.x.slice(), y: start.y.slice(), dragmode: "pan", selections: undefined };
   }
-  const selections = shown.div.layout.selections;
-  return { x: full.xaxis.range.slice(), y: full.yaxis.range.slice(), dragmode: full.dragmode, selections };
+  const { dragmode, selections } = shown.div.layout;
+  return { x: now.x, y: now.y, dragmode: dragmode || "pan", selections };
 }
 
 function layout(inst, view, chart, state) {
   const next = {
     height: view.height,
-    margin: { l: 4, r: 4, t: 4, b: 4 },
+    margin: MARGIN,
     plot_bgcolor: "#fbfbfd",
     paper_bgcolor: "rgba(0,0,0,0)",
     xaxis: { visible: false, showgrid: false, zeroline: false, range: state.x },
@@ -221,13 +249,13 @@ async function showChart(inst, view, name, drawKey) {
     }
     chart.drawnKey = drawKey;
   }
-  const full = chart.div._fullLayout;
+  const now = ranges(chart.div);
   const differs = (a, b) => Math.abs(a[0] - b[0]) + Math.abs(a[1] - b[1]) > 1e-9 * (Math.abs(b[1] - b[0]) || 1);
   const update = {};
-  if (differs(full.xaxis.range, state.x) || differs(full.yaxis.range, state.y)) {
+  if (differs(now.x, state.x) || differs(now.y, state.y)) {
     Object.assign(update, { "xaxis.range": state.x, "yaxis.range": state.y });
   }
-  if (state.dragmode && full.dragmode !== state.dragmode) update.dragmode = state.dragmode;
+  if (state.dragmode && (chart.div.layout.dragmode || "pan") !== state.dragmode) update.dragmode = state.dragmode;
   if (name === "sub" && inst.context && !inst.contextShown) {
     update["images[0]"] = inst.context; // drawn while the other chart was shown
     inst.contextShown = true;
@@ -252,11 +280,11 @@ async function showChart(inst, view, name, drawKey) {
 // The papers outside the filters or search, drawn faintly: an image of every paper in grey for the
 // current view, redrawn when the view moves (an image costs Plotly nothing to place).
 async function drawContext(inst) {
-  const full = inst.gd && inst.gd._fullLayout;
-  if (!full || !full._size) return null;
+  const area = plotArea(inst.gd), now = ranges(inst.gd);
+  if (!area || !now) return null;
   const t = inst.table;
-  const xr = full.xaxis.range, yr = full.yaxis.range;
-  const width = Math.max(1, Math.round(full._size.w)), height = Math.max(1, Math.round(full._size.h));
+  const xr = now.x, yr = now.y;
+  const width = Math.max(1, Math.round(area.w)), height = Math.max(1, Math.round(area.h));
   const canvas = document.createElement("canvas");
   canvas.width = width;
   canvas.height = height;
@@ -324,17 +352,14 @@ function mark(inst, className) {
 // Sizes are measured in one pass and remembered, so following a drag or a zoom frame by frame only
 // moves elements (measuring one at a time would make the browser lay the page out once per name).
 function placeMarks(inst) {
-  const full = inst.gd._fullLayout;
+  const size = plotArea(inst.gd), now = ranges(inst.gd, inst.liveRanges);
   const view = inst.view;
-  if (!full || !full._size || !view) return;
+  if (!size || !now || !view) return;
   const t = inst.table;
-  const xa = full.xaxis, ya = full.yaxis, size = full._size;
-  const px = (x) => size.l + xa.l2p(x), py = (y) => size.t + ya.l2p(y);
+  const [x0, x1] = now.x, [y0, y1] = now.y;
+  const px = (x) => size.l + ((x - x0) / (x1 - x0)) * size.w, py = (y) => size.t + ((y1 - y) / (y1 - y0)) * size.h;
   const inside = (x, y) => x >= size.l && x <= size.l + size.w && y >= size.t && y <= size.t + size.h;
-  const span = Math.max(
-    (xa.range[1] - xa.range[0]) / (t.range.x[1] - t.range.x[0]),
-    (ya.range[1] - ya.range[0]) / (t.range.y[1] - t.range.y[0]),
-  );
+  const span = Math.max((x1 - x0) / (t.range.x[1] - t.range.x[0]), (y1 - y0) / (t.range.y[1] - t.range.y[0]));
   // Zoomed out, theme names lead and the largest topics' names fill the space between them; zoomed
   // in, topic names only. A few times the limit are tried, as some will overlap.
   const themes = view.themes.length > 0 && span > THEMES_ABOVE;
@@ -353,7 +378,7 @@ function placeMarks(inst) {
     const kind = `atlas-label${label.theme ? " atlas-theme" : ""}${label.chosen ? " atlas-chosen" : ""}`;
     return { label, font, kind, key: `${kind}|${font}|${label.text}` };
   });
-  const sizes = inst.labelSizes || (inst.labelSizes = new Map());
+  const sizes = inst.labelSizes;
   const unknown = [];
   looks.forEach((look, i) => {
     const el = inst.labels[i];
@@ -469,8 +494,13 @@ function bindEvents(inst, chart) {
       placeMarks(inst);
     });
   };
-  gd.on("plotly_relayouting", follow); // names, ring and pin move with a drag or a zoom as it happens
+  gd.on("plotly_relayouting", (event) => {
+    // names, ring and pin move with a drag or a zoom as it happens, to the ranges under way
+    if (inst.gd === gd) inst.liveRanges = event || null;
+    follow();
+  });
   gd.on("plotly_relayout", (event) => {
+    if (inst.gd === gd) inst.liveRanges = null; // the layout holds the ranges now
     const moved = Object.keys(event || {}).some((k) => k.startsWith("xaxis") || k.startsWith("yaxis"));
     if (!moved || !shown()) return;
     follow();
@@ -490,10 +520,10 @@ function bindEvents(inst, chart) {
 const ZOOM = { inst: null };
 
 function zoomText(inst) {
-  const full = inst.gd._fullLayout;
-  if (!full || !full.xaxis) return null;
+  const now = ranges(inst.gd);
+  if (!now) return null;
   const t = inst.table;
-  const xr = full.xaxis.range, yr = full.yaxis.range;
+  const xr = now.x, yr = now.y;
   const spanX = t.range.x[1] - t.range.x[0], spanY = t.range.y[1] - t.range.y[0];
   const same = (a, b, span) => Math.abs(a - b) <= span * 1e-4;
   if (same(xr[0], t.range.x[0], spanX) && same(xr[1], t.range.x[1], spanX) && same(yr[0], t.range.y[0], spanY) && same(yr[1], t.range.y[1], spanY)) {
@@ -630,8 +660,7 @@ function keepInSight(inst, view) {
   if (view.pin && pinKey !== inst.seenPin) spots.push([view.pin.x, view.pin.y]);
   inst.seenPaper = view.paper;
   inst.seenPin = pinKey;
-  const full = inst.gd._fullLayout;
-  const xr = full.xaxis.range.slice(), yr = full.yaxis.range.slice();
+  const { x: xr, y: yr } = ranges(inst.gd);
   let moved = false;
   for (const [x, y] of spots) {
     const padX = (xr[1] - xr[0]) * 0.05, padY = (yr[1] - yr[0]) * 0.05;
@@ -665,75 +694,133 @@ async function update(inst) {
   }
 }
 
-function create(parentElement) {
-  const root = document.createElement("div");
-  root.className = "atlas-map";
-  const loading = document.createElement("div");
-  loading.className = "atlas-map-loading";
-  loading.textContent = "Loading the map…";
-  const error = document.createElement("div");
-  error.className = "atlas-map-error";
-  error.hidden = true;
-  const charts = {};
-  for (const name of ["all", "sub"]) {
-    const div = document.createElement("div");
-    div.className = `atlas-map-chart ${name === "all" ? "atlas-map-graph" : "atlas-map-idle"}`;
-    charts[name] = { name, div, plotted: false, drawnKey: undefined, syncing: false };
+// One map on the page: its elements, what it shows and what it keeps between reruns (kept in
+// INSTANCES by the component's parent element, since Streamlit calls the default export again on
+// every rerun with the same element).
+class AtlasMap {
+  // the page elements
+  /** @type {HTMLElement} */ root;
+  /** @type {{all: Chart, sub: Chart}} two charts in one place, one shown at a time */ charts;
+  /** @type {HTMLElement} the shown chart's div */ gd;
+  /** @type {"all"|"sub"|null} */ active = null;
+  /** @type {HTMLElement} names, ring and pin over the chart */ marks;
+  /** @type {HTMLElement} */ loading;
+  /** @type {HTMLElement} */ error;
+  /** @type {HTMLElement} */ legend;
+  /** @type {HTMLElement} the opened paper's ring */ ring;
+  /** @type {HTMLElement} the placed abstract's star */ pin;
+  /** @type {HTMLElement[]} the opened paper's nearest papers' rings */ near = [];
+  /** @type {HTMLElement[]} topic and theme names */ labels = [];
+  /** @type {Map<string, number[]>} a name's look -> its measured [width, height] */ labelSizes = new Map();
+  labelCount = 0;
+  legendKey = undefined;
+  // the map's points and what the view draws of them
+  table = null; // the point table (prepare), per map
+  pointsUrl = null; // the table's URL: names the map events come from
+  colourKey = undefined; // the colouring drawn: "" = by topic, else a column
+  groups = null; // points by colour group, for the colouring
+  maskKey = undefined; // the mask drawn ("all" = none)
+  mask = null; // Uint8Array, 1 = in view; null = every paper
+  sub = null; // the highlighted papers (overlay)
+  view = null; // the last view state received
+  // the faint context image of the papers left out
+  context = null; // its Plotly layout image, for the current zoom
+  contextUrl = null;
+  contextShown = false;
+  contextStale = false;
+  contextTimer = 0;
+  // what changed since the last view state
+  pending = null; // the newest view state not applied yet
+  busy = false; // a view state is being applied
+  plotted = false; // the map has been drawn once
+  draws = 0; // views applied, for tests and benchmarks
+  clear = undefined; // the "Clear selection" counter last seen
+  reset = undefined; // the "Reset view" counter last seen
+  silent = false; // our own clearing of a selection is under way
+  seenPaper = undefined; // the opened paper and pin already brought into sight
+  seenPin = null;
+  // zoom
+  linkZoom = null; // the link's view=, for the first map only
+  zoom = null; // the view= text for the current zoom (null: the opening view)
+  liveRanges = null; // a drag or wheel zoom's ranges while it is under way (plotly_relayouting)
+  frame = 0; // the animation frame that will place the names
+  // the wheel: scrolls the page until the reader clicks the map
+  wheel = false;
+  hintTimer = 0;
+  /** @type {(name: string, value: object) => void} Streamlit's setTriggerValue */ trigger = () => {};
+
+  constructor(parentElement) {
+    this.root = document.createElement("div");
+    this.root.className = "atlas-map";
+    this.loading = document.createElement("div");
+    this.loading.className = "atlas-map-loading";
+    this.loading.textContent = "Loading the map…";
+    this.error = document.createElement("div");
+    this.error.className = "atlas-map-error";
+    this.error.hidden = true;
+    const charts = {};
+    for (const name of ["all", "sub"]) {
+      const div = document.createElement("div");
+      div.className = `atlas-map-chart ${name === "all" ? "atlas-map-graph" : "atlas-map-idle"}`;
+      charts[name] = { name, div, plotted: false, drawnKey: undefined, syncing: false };
+    }
+    this.charts = charts;
+    this.gd = charts.all.div;
+    this.marks = document.createElement("div");
+    this.marks.className = "atlas-map-marks";
+    this.root.append(charts.all.div, charts.sub.div, this.marks, this.loading, this.error);
+    parentElement.appendChild(this.root);
+    this.ring = mark(this, "atlas-ring");
+    this.pin = mark(this, "atlas-pin");
+    this.pin.textContent = "★";
+    const tag = mark(this, "atlas-pin-tag");
+    tag.textContent = "Your abstract";
+    this.pin.appendChild(tag);
+    this.ring.hidden = this.pin.hidden = true;
+    this.legend = document.createElement("div");
+    this.legend.className = "atlas-legend";
+    this.legend.hidden = true;
+    const hint = document.createElement("div");
+    hint.className = "atlas-map-hint";
+    hint.textContent = "Click the map to zoom with the wheel, or hold Ctrl (⌘) while scrolling";
+    hint.hidden = true;
+    this.root.append(this.legend, hint);
+    this.handWheel(hint);
   }
-  const marks = document.createElement("div");
-  marks.className = "atlas-map-marks";
-  root.append(charts.all.div, charts.sub.div, marks, loading, error);
-  parentElement.appendChild(root);
-  const inst = {
-    root, charts, gd: charts.all.div, active: null, marks, loading, error, labels: [], draws: 0, pending: null,
-    busy: false, plotted: false,
-  };
-  inst.ring = mark(inst, "atlas-ring");
-  inst.pin = mark(inst, "atlas-pin");
-  inst.pin.textContent = "★";
-  const tag = mark(inst, "atlas-pin-tag");
-  tag.textContent = "Your abstract";
-  inst.pin.appendChild(tag);
-  inst.ring.hidden = inst.pin.hidden = true;
-  inst.near = [];
-  inst.legend = document.createElement("div");
-  inst.legend.className = "atlas-legend";
-  inst.legend.hidden = true;
-  const hint = document.createElement("div");
-  hint.className = "atlas-map-hint";
-  hint.textContent = "Click the map to zoom with the wheel, or hold Ctrl (⌘) while scrolling";
-  hint.hidden = true;
-  root.append(inst.legend, hint);
+
   // The page's wheel scrolls the page until the reader clicks the map (or holds a modifier); the
   // mouse leaving the map hands the wheel back to the page.
-  inst.wheel = false;
-  const activate = () => {
-    inst.wheel = true;
-    hint.hidden = true;
-  };
-  root.addEventListener("pointerdown", activate, { capture: true });
-  root.addEventListener("mousedown", activate, { capture: true });
-  root.addEventListener("mouseleave", (event) => {
-    // Plotly covers the page with a "dragcover" while a click or drag is under way: not leaving
-    const to = event.relatedTarget;
-    if (!(to && to.classList && to.classList.contains("dragcover"))) inst.wheel = false;
-  });
-  document.addEventListener("pointerdown", (event) => {
-    if (!root.contains(event.target)) inst.wheel = false;
-  });
-  root.addEventListener(
-    "wheel",
-    (event) => {
-      if (inst.wheel || event.ctrlKey || event.metaKey || event.altKey) return;
-      event.stopPropagation(); // Plotly never sees it; the page scrolls as usual
-      hint.hidden = false;
-      clearTimeout(inst.hintTimer);
-      inst.hintTimer = setTimeout(() => (hint.hidden = true), 1500);
-    },
-    { capture: true },
-  );
-  return inst;
+  handWheel(hint) {
+    const root = this.root;
+    const activate = () => {
+      this.wheel = true;
+      hint.hidden = true;
+    };
+    root.addEventListener("pointerdown", activate, { capture: true });
+    root.addEventListener("mousedown", activate, { capture: true });
+    root.addEventListener("mouseleave", (event) => {
+      // Plotly covers the page with a "dragcover" while a click or drag is under way: not leaving
+      const to = event.relatedTarget;
+      if (!(to && to.classList && to.classList.contains("dragcover"))) this.wheel = false;
+    });
+    document.addEventListener("pointerdown", (event) => {
+      if (!root.contains(event.target)) this.wheel = false;
+    });
+    root.addEventListener(
+      "wheel",
+      (event) => {
+        if (this.wheel || event.ctrlKey || event.metaKey || event.altKey) return;
+        event.stopPropagation(); // Plotly never sees it; the page scrolls as usual
+        hint.hidden = false;
+        clearTimeout(this.hintTimer);
+        this.hintTimer = setTimeout(() => (hint.hidden = true), 1500);
+      },
+      { capture: true },
+    );
+  }
 }
+
+/** @typedef {{name: "all"|"sub", div: HTMLElement, plotted: boolean, drawnKey: string|undefined, syncing: boolean}} Chart */
 
 // Streamlit folds its sidebar at 768 px and below ("auto"); fold it up to 800 px too, once a page.
 const NARROW = 800;
@@ -751,7 +838,7 @@ export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
   let inst = INSTANCES.get(parentElement);
   if (!inst) {
-    inst = create(parentElement);
+    inst = new AtlasMap(parentElement);
     INSTANCES.set(parentElement, inst);
   }
   inst.trigger = setTriggerValue;

@@ -23,7 +23,7 @@ from pipeline.naming.names import name_key as normal
 
 AREAS_FILE = Path(__file__).with_name("areas.tsv")
 # The areas' vectors under the packaged int8 model, shipped so that every machine names themes with
-# the same vectors (`python -m pipeline.naming.areas` writes it after areas.tsv changes).
+# the same vectors (`python -m pipeline.commands.area_vectors` writes it after areas.tsv changes).
 AREA_VECTORS = Path(__file__).with_name("areas.npz")
 GRAINS = ("specific", "broad", "field")  # tried in this order: the most precise name that holds
 # Most of a theme's papers are closest to its area name (among areas of one grain)...
@@ -182,23 +182,3 @@ def area_share(votes: AreaVotes, rows: np.ndarray, name: str) -> float:
     ]
     return max(shares, default=0.0)
 
-
-def write_shipped_vectors() -> Path:
-    """Embed `areas.tsv` with the packaged int8 model and write `areas.npz` (float16)."""
-    import hashlib
-
-    from pipeline.embedding.embed import cache_name_for, load_encoder
-
-    encoder = load_encoder("onnx-int8")
-    vectors = np.asarray(encoder.encode(area_texts(read_areas())), dtype=np.float16)
-    np.savez(
-        AREA_VECTORS,
-        vectors=vectors,
-        encoder=np.array(cache_name_for("onnx-int8", None)),  # the name a build's embedding report gives
-        tsv_sha256=np.array(hashlib.sha256(AREAS_FILE.read_bytes()).hexdigest()),
-    )
-    return AREA_VECTORS
-
-
-if __name__ == "__main__":
-    print(f"wrote {write_shipped_vectors()}")

@@ -1,0 +1,107 @@
+"""Page elements more than one panel shows: the selectable paper table and a topic's note."""
+
+from __future__ import annotations
+
+import hashlib
+from functools import partial
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from app import session
+from app.data import MapData, paper_places
+from app.session import on_row_pick
+
+
+def paper_rows(data: MapData, rows: np.ndarray, extra: dict[str, list] | None = None) -> pd.DataFrame:
+    """A readable table of papers: title, topic, where it is from (as the hover says it, never an input
+    file's name when the map knows better: `app.data.paper_places`) and a few metadata columns."""
+    papers = data.papers.iloc[rows]
+    table = pd.DataFrame(
+        {
+            "Title": papers["title"].astype(str).to_numpy(),
+            "Topic": [data.label(t) for t in data.topic_ids[rows]],
+            "Source": paper_places(papers).to_numpy(),
+        }
+    )
+    for column in data.table_columns:
+        table[column.capitalize()] = papers[column].to_numpy()
+    for name, values in (extra or {}).items():
+        table[name] = values
+    return table
+
+
+def digest(doc_ids: list[str]) -> str:
+    return hashlib.blake2b("\n".join(doc_ids).encode(), digest_size=6).hexdigest()
+
+
+def paper_table(
+    data: MapData,
+    rows: np.ndarray,
+    key_prefix: str,
+    *,
+    height: int | str = "auto",
+    similarity: list[float] | None = None,
+    caption: str | None = None,
+    compact: bool = False,
+    match: list[str] | None = None,
+) -> None:
+    """A selectable table of papers; choosing a row opens that paper.
+
+    `compact` keeps only title, topic and similarity, for the narrow detail panel; `match` says how
+    each paper matched a search (a "Match" column). The table keeps its key (so it is not
+    remounted) unless its rows change or the opened paper is one of them.
+    """
+    doc_ids = data.doc_ids[rows].tolist()
+    extra: dict[str, list] = {"Match": match} if match is not None else {}
+    if similarity is not None:
+        extra["Similarity"] = similarity
+    table = paper_rows(data, rows, extra)
+    if compact:
+        table = table[[c for c in ("Title", "Topic", "Similarity") if c in table.columns]]
+    elif match is not None:  # how each paper matched, next to its title where a narrow table shows it
+        table = table[["Title", *extra, *[c for c in table.columns if c != "Title" and c not in extra]]]
+    opened = session.chosen("paper")
+    here = opened if opened in doc_ids else ""
+    key = f"{key_prefix}-{digest(doc_ids)}-{here}"
+    column_config = {
+        "Title": st.column_config.TextColumn(
+            "Title", width=(150 if similarity else 210) if compact else (240 if similarity else 280)
+        ),
+        "Topic": st.column_config.TextColumn("Topic", width=90 if compact else 140),
+        "Source": st.column_config.TextColumn("Source", width=110 if similarity is None else 90),
+    }
+    if match is not None:
+        column_config["Match"] = st.column_config.TextColumn(
+            "Match",
+            width=110,
+            help="How the paper matched the search: by its words, or by meaning "
+            "(and whether it also holds every word).",
+        )
+    if similarity is not None:
+        column_config["Similarity"] = st.column_config.ProgressColumn(
+            "Similarity", format="%.2f", min_value=0.0, max_value=1.0, width=70 if compact else 90
+        )
+    st.dataframe(
+        table,
+        key=key,
+        hide_index=True,
+        on_select=partial(on_row_pick, key, doc_ids),
+        selection_mode="single-row",
+        selection_default={"selection": {"rows": [doc_ids.index(here)] if here else []}},
+        column_config=column_config,
+        height=height,
+    )
+    if caption:
+        st.caption(caption)
+
+
+def topic_note(data: MapData, topic: int) -> None:
+    """A curator's note on the topic, shown as plain text (never rendered as Markdown or HTML)."""
+    if topic == -1 or "note" not in data.topics.columns:
+        return
+    note = str(data.topics.loc[topic].get("note") or "")
+    if note:
+        st.markdown("**Note**")
+        st.text(note)

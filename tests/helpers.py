@@ -1,0 +1,340 @@
+"""What the tests share, each once: paths, tiny synthetic maps (written with the pipeline's own
+`write_map`: no model, no download), one fake encoder, and the AppTest and browser helpers that read
+the page. Fixtures built on these live in `tests/conftest.py`; no test module imports another.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if str(Path(__file__).resolve().parent.parent) not in sys.path:  # `pytest` run without `python -m`
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import base64
+import csv
+import gzip
+import io
+import json
+import re
+
+import numpy as np
+import pandas as pd
+
+from app.state import normalise_params
+from pipeline.mapfolder.files import SCHEMA_VERSION
+from pipeline.mapfolder.store import AtlasMap, write_map
+
+if TYPE_CHECKING:
+    from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+REPO = ROOT
+SEEDS = ROOT / "seeds"
+SEED_MAP = ROOT / "assets" / "maps" / "seeds"  # the committed seed map
+EXTRA = ROOT / "tests" / "fixtures" / "extra_abstracts.csv"  # four abstracts to grow the seeds with
+APP = str(ROOT / "streamlit_app.py")
+
+
+def quiet(message: str) -> None:
+    """A build's `log` that says nothing."""
+
+
+class FakeEncoder:
+    """Stands in for the packaged model on the tiny maps: a text about noise or diffusion points at
+    topic 1's direction (Diffusion models), one about a policy or reward at topic 2's (Reinforcement
+    learning), anything else at an unused direction. Use with
+    `monkeypatch.setattr("app.encoder.map_encoder", lambda manifest: FakeEncoder())`."""
+
+    name = "fake-encoder"
+
+    def encode(self, texts):
+        vectors = np.zeros((len(texts), 384), dtype=np.float32)
+        for row, text in enumerate(texts):
+            if "noise" in text or "diffusion" in text:
+                vectors[row, 1] = 1.0
+            elif "policy" in text or "reward" in text:
+                vectors[row, 2] = 1.0
+            else:
+                vectors[row, 200] = 1.0
+        return vectors
+
+
+TOPIC_WORDS = [
+    ("Graph neural networks", ["graph", "message passing", "nodes", "edges"]),
+    ("Diffusion models", ["diffusion", "denoising", "score", "sampling"]),
+    ("Reinforcement learning", ["policy", "reward", "agent", "exploration"]),
+    ("Multi-view clustering", ["clustering", "views", "anchors", "consensus"]),
+]
+SOURCES = ("alpha.txt", "beta.txt")
+YEARS = (2023, 2024)
+
+
+def tiny_map(
+    n: int = 60, *, seed: int = 0, titles: list[str] | None = None, labels: list[str] | None = None
+) -> AtlasMap:
+    """`n` papers in four topics plus every seventh paper unassigned; vectors cluster by topic.
+
+    Paper i: topic `i % 4` (or -1 when `i % 7 == 6`), source `SOURCES[i % 2]`, year `YEARS[i % 3 == 0]`,
+    title "<topic word> study i" unless `titles` is given.
+    """
+    rng = np.random.default_rng(seed)
+    topic_ids = np.array([-1 if i % 7 == 6 else i % 4 for i in range(n)])
+    directions = np.eye(384, dtype=np.float32)[:4]
+    vectors = np.empty((n, 384), dtype=np.float32)
+    centres = np.array([[-2.0, 2.0], [2.0, 2.0], [-2.0, -2.0], [2.0, -2.0]])
+    xy = np.empty((n, 2), dtype=np.float32)
+    for i, topic in enumerate(topic_ids):
+        base = directions[i % 4]
+        vectors[i] = base + 0.03 * rng.standard_normal(384).astype(np.float32)
+        xy[i] = centres[i % 4] + rng.normal(0, 0.45, 2) if topic != -1 else rng.uniform(-3, 3, 2)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    names = labels or [name for name, _ in TOPIC_WORDS]
+    default_titles = [f"{TOPIC_WORDS[i % 4][1][0].capitalize()} study {i}" for i in range(n)]
+    papers = pd.DataFrame(
+        {
+            "doc_id": [f"doc{i:04d}" for i in range(n)],
+            "title": titles if titles is not None else default_titles,
+            "abstract": [
+                f"We study {TOPIC_WORDS[i % 4][1][0]} with {TOPIC_WORDS[i % 4][1][1]} in paper {i}. "
+                f"Costs are $O(n)$."
+                for i in range(n)
+            ],
+            "source": [SOURCES[i % 2] for i in range(n)],
+            "year": [YEARS[int(i % 3 == 0)] for i in range(n)],
+            "topic_id": topic_ids,
+            "x": xy[:, 0],
+            "y": xy[:, 1],
+        }
+    )
+    topics = pd.DataFrame(
+        {
+            "topic_id": range(4),
+            "label": names,
+            "keywords": [words for _, words in TOPIC_WORDS],
+            "keyword_weights": [[0.4, 0.3, 0.2, 0.1]] * 4,
+            "size": [int((topic_ids == t).sum()) for t in range(4)],
+            "x": centres[:, 0],
+            "y": centres[:, 1],
+            "representative_doc_ids": [
+                [f"doc{i:04d}" for i in range(n) if topic_ids[i] == t][:3] for t in range(4)
+            ],
+        }
+    )
+    manifest = {
+        "schema_version": SCHEMA_VERSION,
+        "name": "Tiny test map",
+        "papers": n,
+        "topics": 4,
+        "unassigned": int((topic_ids == -1).sum()),
+        "config": {"embedder": "torch-fp32", "min_topic_size": 3},
+        "model": {"name": "sentence-transformers/all-MiniLM-L6-v2", "encoder": "synthetic"},
+        "timings_seconds": {"embed": 1.5, "topics": 2.0, "total": 3.5},
+        "abstracts_per_second": 17.1,
+        "quality": {
+            "topics": 4,
+            "unassigned_share": 0.15,
+            "largest_topic_share": 0.25,
+            "coherence_npmi": 0.12,
+            "diversity": 1.0,
+        },
+        "built_at": "2026-01-01T00:00:00Z",
+    }
+    return AtlasMap(papers=papers, topics=topics, embeddings=vectors.astype(np.float16), manifest=manifest)
+
+
+def write_tiny_map(folder: Path, **options) -> Path:
+    write_map(Path(folder), tiny_map(**options))
+    return Path(folder)
+
+
+def write_merged_map(folder: Path) -> Path:
+    """The tiny map as rebuilt after a merge (issue 21): topic 2 was "Segmentation", took in "Object
+    detection" (id 5, now gone) and bears that name; "Diffusion models" shrank from 30 papers."""
+    atlas = tiny_map(
+        labels=["Graph neural networks", "Diffusion models", "Object detection", "Multi-view clustering"]
+    )
+    atlas.lineage = pd.DataFrame(
+        {
+            "topic_id": [0, 1, 2, 3, 5],
+            "status": ["kept", "shrunk", "merged", "kept", "gone"],
+            "previous_topic_ids": [[0], [1], [2, 5], [3], [5]],
+            "successor_topic_ids": [[], [], [], [], [2]],
+            "previous_label": [
+                "Graph neural networks",
+                "Diffusion models",
+                "Segmentation; Object detection",
+                "Multi-view clustering",
+                "Object detection",
+            ],
+            "shared_papers": [13, 11, 13, 13, 6],
+            "previous_sizes": [[13], [30], [7, 6], [13], [6]],
+        }
+    )
+    atlas.manifest["lineage"] = {
+        "previous": {"name": "Tiny test map", "fingerprint": "f"},
+        "next_topic_id": 6,
+    }
+    write_map(folder, atlas)
+    return folder
+
+
+def decode_mask(text: str | None, n: int) -> np.ndarray:
+    """What map.js does with a view's `mask` (`app.map_component.payload.encode_mask`): the papers in view.
+
+    Examples:
+        >>> decode_mask("DQE=", 9).tolist()
+        [True, False, True, True, False, False, False, False, True]
+    """
+    if text is None:
+        return np.ones(n, dtype=bool)
+    bits = np.frombuffer(base64.b64decode(text), dtype=np.uint8)
+    return np.unpackbits(bits, bitorder="little")[:n].astype(bool)
+
+
+# --------------------------------------------------------------------------- maps with hostile text
+HOSTILE_CELLS = ['=HYPERLINK("http://evil","x")', "+1+1", "-2+3", "@SUM(A1)", "\tcmd", "\rcmd", "fine"]
+
+
+def hostile_map(n: int = 7) -> AtlasMap:
+    """`n` papers in two topics and two themes whose every text cell is a spreadsheet formula or
+    another hostile value (`HOSTILE_CELLS`), with random vectors: for exports and the map folder."""
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((n, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    papers = pd.DataFrame(
+        {
+            "doc_id": [f"{i:016x}" for i in range(n)],
+            "title": (HOSTILE_CELLS * n)[:n],
+            "abstract": [f"{HOSTILE_CELLS[i % len(HOSTILE_CELLS)]} abstract 中文 {i}" for i in range(n)],
+            "source": ["=cmd|' /C calc'!A0"] + ["a.csv"] * (n - 1),
+            "topic_id": [0, 0, 1, 1, -1, 0, 1][:n],
+            "x": rng.standard_normal(n).astype(np.float32),
+            "y": rng.standard_normal(n).astype(np.float32),
+            "venue": ["-ICML"] * n,
+        }
+    )
+    topics = pd.DataFrame(
+        {
+            "topic_id": [0, 1],
+            "label": ["=Evil topic", "Optimal transport"],
+            "keywords": [["=a", "b"], ["transport", "optimal transport"]],
+            "keyword_weights": [[0.2, 0.1], [0.3, 0.2]],
+            "size": [3, 3],
+            "x": [0.0, 1.0],
+            "y": [0.0, 1.0],
+            "representative_doc_ids": [["0000000000000000"], ["0000000000000002"]],
+            "theme_id": [1, 0],
+            "stability": [0.9, np.nan],
+            "centroid": [vectors[0], vectors[2]],
+        }
+    )
+    themes = pd.DataFrame(
+        {
+            "theme_id": [0, 1],
+            "label": ["Transport", "@Evil theme"],
+            "keywords": [["transport"], ["=a"]],
+            "size": [3, 3],
+            "topic_ids": [[1], [0]],
+            "x": [1.0, 0.0],
+            "y": [1.0, 0.0],
+        }
+    )
+    manifest = {"schema_version": SCHEMA_VERSION, "name": "tiny", "papers": n, "topics": 2, "themes": 2}
+    return AtlasMap(
+        papers=papers, topics=topics, embeddings=vectors.astype(np.float16), manifest=manifest, themes=themes
+    )
+
+
+# --------------------------------------------------------------------------- the page, as AppTest sees it
+def start(params: dict | None = None) -> AppTest:
+    """The app run once, headless, with `params` as its query string."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(params or {})
+    return at.run()
+
+
+def table(at: AppTest, first_column: str = "Title", index: int = -1):
+    """The `index`-th dataframe whose first column is `first_column` (paper tables start with Title; the
+    papers table is the last on the page, under the map and the panel beside it)."""
+    frames = [df.value for df in at.dataframe if list(df.value.columns)[:1] == [first_column]]
+    return frames[index]
+
+
+def topic_table(at: AppTest):
+    return [
+        df.value for df in at.dataframe if "Topic" in df.value.columns and "Title" not in df.value.columns
+    ][0]
+
+
+def figure(at: AppTest, index: int = 0) -> dict:
+    return json.loads(at.get("plotly_chart")[index].proto.spec)
+
+
+def live_map(at: AppTest) -> dict:
+    """The view state the live map component received on the last run (its `data`)."""
+    [element] = [e for e in walk(at._tree) if getattr(e, "type", "") == "bidi_component"]
+    return json.loads(element.proto.json)
+
+
+def walk(node) -> list:
+    found = []
+    for child in getattr(node, "children", {}).values():
+        found += [child, *walk(child)]
+    return found
+
+
+def points(at: AppTest) -> dict:
+    """The map's point table, read from the static file the browser downloads."""
+    return json.loads(
+        gzip.decompress((REPO / "static" / "atlas" / live_map(at)["points"].split("/")[-1]).read_bytes())
+    )
+
+
+def map_doc_ids(at: AppTest) -> set[str]:
+    """doc_ids drawn in colour (in view), from the mask the map received (tiny maps: row i = doc i)."""
+    view = live_map(at)
+    return {f"doc{row:04d}" for row in np.flatnonzero(decode_mask(view["mask"], view["n"]))}
+
+
+def page_bytes(at: AppTest) -> int:
+    """Bytes of every element the run sent (their protobufs), what a rerun costs on the wire at most."""
+    return sum(e.proto.ByteSize() for e in walk(at._tree) if getattr(e, "proto", None) is not None)
+
+
+def url(at: AppTest) -> dict[str, list[str]]:
+    """The query string the app left in the address bar, every value as a list."""
+    return normalise_params(at.query_params)
+
+
+def texts(at: AppTest) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [t.value for t in at.text]
+    return "\n".join(parts)
+
+
+def plain(at: AppTest) -> str:
+    """`texts` with Markdown's backslash escapes removed and bold markers dropped: what a reader sees."""
+    return re.sub(r"\\(.)", r"\1", texts(at)).replace("**", "")
+
+
+def rows_of(data) -> list[dict]:
+    raw = data() if callable(data) else data
+    assert raw.startswith(b"\xef\xbb\xbf")  # UTF-8 byte-order mark: spreadsheets read accents right
+    return list(csv.DictReader(io.StringIO(raw.decode("utf-8-sig"))))
+
+
+# --------------------------------------------------------------------------- the page in Chromium
+CHROMIUM = "/usr/bin/chromium"
+GRAPH = ".atlas-map-graph"  # the map's shown chart
+POINTS = f"{GRAPH} .scatterlayer .trace path.point"
+
+
+def open_app(page, url: str) -> None:
+    """Open the app and wait until the map has been drawn."""
+    page.goto(url)
+    page.wait_for_function(
+        f"() => document.querySelector('{GRAPH}')?.dataset.atlasDraws >= 1", timeout=60_000
+    )
