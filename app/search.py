@@ -45,19 +45,22 @@ class SearchResult:
     similarity: np.ndarray | None = None  # meaning: each hit's similarity to the query
     has_words: np.ndarray | None = None  # meaning: whether each hit also holds every word
     notices: tuple[str, ...] = ()
+    labels: tuple[str, ...] | None = None  # words: how each hit matched (`pipeline.search_index.WordHits`)
 
     def match_labels(self) -> list[str]:
         """One label a hit: what kind of match it is, for the papers table."""
         if self.kind == "words":
-            return ["words"] * len(self.rows)
+            return list(self.labels) if self.labels is not None else ["words"] * len(self.rows)
         words = self.has_words if self.has_words is not None else np.zeros(len(self.rows), dtype=bool)
         return ["meaning + words" if w else "meaning" for w in words.tolist()]
 
 
 def word_search(hits: WordHits, in_filter: np.ndarray, text: str) -> SearchResult:
-    """The word hits among the filtered papers, in BM25 order."""
-    rows = hits.rows[in_filter[hits.rows]] if len(hits.rows) else hits.rows
-    return SearchResult("words", hits.query, text, rows, notices=hits.notices)
+    """The word hits among the filtered papers, in their order (as typed first, then BM25), each
+    labelled with what it matched."""
+    keep = in_filter[hits.rows] if len(hits.rows) else np.zeros(0, dtype=bool)
+    labels = np.array(hits.match_labels(), dtype=object)[keep] if len(hits.rows) else np.array([], dtype=object)
+    return SearchResult("words", hits.query, text, hits.rows[keep], notices=hits.notices, labels=tuple(labels))
 
 
 def meaning_search(

@@ -184,7 +184,10 @@ def test_any_query_gives_a_result_or_a_plain_notice_never_an_error(seed_papers, 
     assert index.search("🙂🙂").notices == ("Left out '🙂🙂': it has no letters or digits to search for.",)
     assert "first 32 words" in " ".join(index.search(" ".join(f"w{i}" for i in range(40))).notices)
     assert "first 2,000 characters" in " ".join(index.search("diffusion " * 2_000).notices)
-    assert len(index.search("-diffusion").rows) == len(index.search("diffusion").rows)  # a word, not NOT
+    # -word excludes: every other paper, in map order
+    assert sorted(index.search("-diffusion").rows.tolist() + index.search("diffusion").rows.tolist()) == list(
+        range(len(seed_papers))
+    )
 
 
 # --------------------------------------------------------------------------- the index in the map folder
