@@ -20,6 +20,7 @@ from app.themes import theme_of_topic
 from pipeline.artifacts import EMBEDDINGS, MANIFEST, PAPERS, SEARCH_INDEX, TOPICS, added_mask, read_map
 from pipeline.curation import CURATION
 from pipeline.export import BIDI_CHARACTERS, without_bidi_controls
+from pipeline.floors import PairSimilarities, map_pair_similarities
 from pipeline.search_index import SearchIndex, index_for
 
 REPO = Path(__file__).resolve().parent.parent
@@ -133,6 +134,7 @@ class MapData:
     )
     lineage: pd.DataFrame | None = None  # lineage.parquet when the map was built with a previous map
     added: np.ndarray | None = None  # papers placed by `pipeline add` since the last full build
+    pairs: PairSimilarities | None = None  # the map's pair similarities (`pipeline.floors`): its floors
 
     @property
     def n(self) -> int:
@@ -328,6 +330,7 @@ def build_map_data(name: str, path: Path) -> MapData:
         themes=None if (themes := usable_theme_table(atlas.themes)) is None else shown_as_text(themes),
         lineage=atlas.lineage,
         added=added_mask(papers),
+        pairs=map_pair_similarities(atlas.manifest, vectors),
     )
 
 

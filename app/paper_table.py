@@ -49,15 +49,19 @@ def paper_table(
     caption: str | None = None,
     compact: bool = False,
     match: list[str] | None = None,
+    closeness: list[float] | None = None,
 ) -> None:
     """A selectable table of papers; choosing a row opens that paper.
 
     `compact` keeps only title, topic and similarity, for the narrow detail panel; `match` says how
-    each paper matched a search (a "Match" column). The table keeps its key (so it is not
+    each paper matched a search (a "Match" column), `closeness` how close in meaning it is as a share
+    of the map's pairs of papers (a "Closer than" column). The table keeps its key (so it is not
     remounted) unless its rows change or the opened paper is one of them.
     """
     doc_ids = data.doc_ids[rows].tolist()
     extra: dict[str, list] = {"Match": match} if match is not None else {}
+    if closeness is not None:
+        extra["Closer than"] = closeness
     if similarity is not None:
         extra["Similarity"] = similarity
     table = paper_rows(data, rows, extra)
@@ -79,8 +83,19 @@ def paper_table(
         column_config["Match"] = st.column_config.TextColumn(
             "Match",
             width=110,
-            help="How the paper matched the search: by its words, or by meaning "
-            "(and whether it also holds every word).",
+            help="How the paper matched the search. Words: exact word (as typed), word form (another "
+            "form of it: ranking for rank), phrase, prefix or substring. Meaning: meaning (and + words when "
+            "it also holds every word), or not close (nothing on this map is; these are the nearest).",
+        )
+    if closeness is not None:
+        column_config["Closer than"] = st.column_config.ProgressColumn(
+            "Closer than",
+            format="%.1f%% of pairs",
+            min_value=0.0,
+            max_value=100.0,
+            width=110,
+            help="Closer in meaning to your search than this share of the map's pairs of papers are to each "
+            "other: 99% is very close, 50% is what two papers picked at random share",
         )
     if similarity is not None:
         column_config["Similarity"] = st.column_config.ProgressColumn(
@@ -143,13 +158,22 @@ def papers_panel(data: MapData, view_rows: np.ndarray, search: SearchResult | No
         st.session_state.page = 0
     page, start, end = page_of(len(rows), st.session_state.get("page", 0))
     st.session_state.page = page
-    match = similarity = None
+    match = similarity = closeness = None
     if search is not None and not selection:
         match = search.match_labels()[start:end]
         if search.similarity is not None:
             similarity = [float(v) for v in search.similarity[start:end]]
+        if search.percentile is not None:
+            closeness = [float(v) for v in search.percentile[start:end]]
     paper_table(
-        data, rows[start:end], f"papers-p{page}", height=420, caption=None, match=match, similarity=similarity
+        data,
+        rows[start:end],
+        f"papers-p{page}",
+        height=420,
+        caption=None,
+        match=match,
+        similarity=similarity,
+        closeness=closeness,
     )
     if len(rows) > PAGE_ROWS:
         pages = math.ceil(len(rows) / PAGE_ROWS)

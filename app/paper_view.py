@@ -12,6 +12,7 @@ from app.paper_table import paper_table
 from app.search import SearchResult
 from app.session import open_topic
 from app.text import highlighted_markdown, markdown_literal, shorten
+from pipeline.floors import closeness
 from pipeline.search_index import highlight
 
 NEIGHBOURS = 8
@@ -94,9 +95,17 @@ def match_line(search: SearchResult, row: int) -> None:
     elif search.kind == "words":
         st.caption(":material/manage_search: Found by its words: the matches are highlighted.")
     else:
-        similarity = float(search.similarity[position[0]])
-        also = " It also holds every word of the search." if search.has_words[position[0]] else ""
+        at = int(position[0])
+        similarity = float(search.similarity[at])
+        also = " It also holds every word of the search." if search.has_words[at] else ""
+        how = f"{closeness(float(search.percentile[at]))}, " if search.percentile is not None else ""
+        if search.close is not None and at >= search.close:
+            st.caption(
+                f":material/psychology: Not close in meaning: {how}similarity {similarity:.2f} to your search. "
+                "It is listed because nothing on this map is close to it."
+            )
+            return
         st.caption(
-            f":material/psychology: Found by meaning: similarity {similarity:.2f} to your search "
-            f"(rank {int(position[0]) + 1:,}).{also}"
+            f":material/psychology: Found by meaning: {how}similarity {similarity:.2f} to your search "
+            f"(rank {at + 1:,}).{also}"
         )

@@ -521,6 +521,7 @@ MANIFEST_FIELDS = {
     "versions": (_OBJECT, True),
     "timings_seconds": (_OBJECT, True),
     "quality": (_OBJECT, True),
+    "similarity": (_OBJECT, True),
     "stability": (_OBJECT, True),
     "lineage": (_OBJECT, True),
     "config.embedder": (_TEXT, True),

@@ -34,6 +34,7 @@ from pipeline.config import BuildConfig
 from pipeline.curation import Edit, carry_edits, read_curation
 from pipeline.embed import MODEL_NAME, embed_texts
 from pipeline.evaluate import map_quality
+from pipeline.floors import pair_similarities
 from pipeline.ingest import expand_inputs, ingest, read_bytes
 from pipeline.layout import (
     align_to,
@@ -215,6 +216,8 @@ def build_map(
             "timings_seconds": dict(timer.timings, total=total),
             "abstracts_per_second": round(len(papers) / total, 1) if total else None,
             "quality": quality,
+            # the map's own yardstick of closeness (pipeline.floors): the floors of search and placement
+            "similarity": pair_similarities(embeddings.astype(np.float16)).to_manifest(),
             "input_fingerprint": fingerprint,
             "kept_added": kept_added,
             "lineage": {

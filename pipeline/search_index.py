@@ -267,7 +267,8 @@ class SearchIndex:
         if word not in self._forms:
             prefix = vocabulary_prefix(word)
             found = self._connection.execute(
-                "SELECT term FROM terms WHERE term >= ? AND term < ?", (prefix, prefix + "\U0010ffff")
+                "SELECT term FROM terms WHERE term >= ? AND term < ? AND length(term) BETWEEN ? AND ?",
+                (prefix, prefix + "\U0010ffff", len(word) - 4, len(word) + 5),  # no form is further off
             )
             self._forms[word] = forms_among(word, [word, *(t for (t,) in found)])
         return self._forms[word]
