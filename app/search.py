@@ -56,8 +56,12 @@ def word_search(hits: WordHits, in_filter: np.ndarray, text: str) -> SearchResul
     """The word hits among the filtered papers, in their order (as typed first, then BM25), each
     labelled with what it matched."""
     keep = in_filter[hits.rows] if len(hits.rows) else np.zeros(0, dtype=bool)
-    labels = np.array(hits.match_labels(), dtype=object)[keep] if len(hits.rows) else np.array([], dtype=object)
-    return SearchResult("words", hits.query, text, hits.rows[keep], notices=hits.notices, labels=tuple(labels))
+    labels = (
+        np.array(hits.match_labels(), dtype=object)[keep] if len(hits.rows) else np.array([], dtype=object)
+    )
+    return SearchResult(
+        "words", hits.query, text, hits.rows[keep], notices=hits.notices, labels=tuple(labels)
+    )
 
 
 def meaning_search(

@@ -105,7 +105,9 @@ def _strictly_increasing(values: np.ndarray, levels: np.ndarray) -> tuple[np.nda
     return values, levels
 
 
-def pair_similarities(embeddings: np.ndarray, *, sample: int = PAIR_SAMPLE, seed: int = PAIR_SEED) -> PairSimilarities:
+def pair_similarities(
+    embeddings: np.ndarray, *, sample: int = PAIR_SAMPLE, seed: int = PAIR_SEED
+) -> PairSimilarities:
     """Percentiles of the similarity of distinct pairs of the map's papers (a seeded sample of them).
 
     Examples:

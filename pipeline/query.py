@@ -364,4 +364,3 @@ def vocabulary_prefix(typed: str) -> str:
         ('pos', 'stud', 'go')
     """
     return typed[:-1] if len(typed) > 2 else typed
-

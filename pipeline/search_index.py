@@ -323,7 +323,9 @@ class SearchIndex:
                 if negative:
                     ranked = np.setdiff1d(ranked, self._plain(negative), assume_unique=True)
             for group in other_groups:
-                ranked = ranked[np.isin(ranked, np.concatenate([self._term_rows(t, any_form) for t in group]))]
+                ranked = ranked[
+                    np.isin(ranked, np.concatenate([self._term_rows(t, any_form) for t in group]))
+                ]
             for rows in excluded:
                 ranked = ranked[~np.isin(ranked, rows)]
             return ranked[ranked < self.n]

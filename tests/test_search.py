@@ -12,8 +12,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app.search import NOT_CLOSE_SHOWN
-from pipeline.floors import MEANING_PERCENTILE
 from pipeline.artifacts import SEARCH_INDEX, read_map, write_map
+from pipeline.floors import MEANING_PERCENTILE
 from pipeline.ingest import ingest
 from pipeline.search_index import (
     SearchIndex,
@@ -126,7 +126,13 @@ def test_the_typed_word_comes_before_its_forms_and_a_stem_never_joins_words_of_a
     assert index.search("ranking").match_labels() == ["exact word"]
     assert index.search('"low rank"').match_labels() == ["phrase"]
     assert index.search("transf*").match_labels() == ["prefix"] * 4
-    marked = [p for p, hit in highlight(papers["abstract"][0] + " " + papers["abstract"][2], parse_query("transformer")) if hit]
+    marked = [
+        p
+        for p, hit in highlight(
+            papers["abstract"][0] + " " + papers["abstract"][2], parse_query("transformer")
+        )
+        if hit
+    ]
     assert marked == ["Transformers", "transformers"]  # never the "transform" of the Radon transform
 
 
@@ -140,7 +146,9 @@ def test_minus_or_not_and_quotes_work_as_people_expect_against_the_maps_own_text
     models, language = holding(r"\bmodel(?:s|l?ing|l?ed)?\b"), holding(r"\blanguages?\b")
     diffusion, transport = holding(r"\bdiffusions?\b"), holding(r"\btransport(?:s|ed|ing)?\b")
     assert models - language and models & language  # the seeds hold both kinds
-    assert set(found(index, "model -language")) == models - language  # the old index: papers holding "language"
+    assert (
+        set(found(index, "model -language")) == models - language
+    )  # the old index: papers holding "language"
     assert set(found(index, "model NOT language")) == models - language
     assert set(found(index, 'model -"language model"')) == models - holding(r"\blanguage models?\b")
     assert set(found(index, "diffusion OR transport")) == diffusion | transport
@@ -149,7 +157,9 @@ def test_minus_or_not_and_quotes_work_as_people_expect_against_the_maps_own_text
     assert set(found(index, "-diffusion")) == set(range(len(seed_papers))) - diffusion
     # taken literally, with a notice: C++ is the word "c" here, and a dangling OR is left out
     cpp = index.search("C++")
-    assert cpp.notices == ("Searched 'C++' as the words 'c': only -word, OR, NOT, quotes and a final * are operators here.",)
+    assert cpp.notices == (
+        "Searched 'C++' as the words 'c': only -word, OR, NOT, quotes and a final * are operators here.",
+    )
     assert "Left out OR" in " ".join(index.search("diffusion OR").notices)
     assert found(index, "diffusion OR") == sorted(diffusion)
     # lower-case "or" and "not" are words, as written
