@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import re
+import sqlite3
 
 import numpy as np
 import pandas as pd
@@ -262,6 +263,13 @@ def test_a_built_map_holds_its_search_index(seed_map):
     text = (papers["title"] + " " + papers["abstract"]).str.lower()
     expected = np.flatnonzero(text.str.contains(r"\btransport(?:s|ed|ing)?\b")).tolist()
     assert sorted(index.search("transport").rows.tolist()) == expected and expected
+    # the build stores the map's own yardstick of closeness: its pairs' similarity percentiles
+    from pipeline.floors import PairSimilarities, pair_similarities
+
+    atlas = read_map(seed_map)
+    stored = PairSimilarities.from_manifest(atlas.manifest["similarity"])
+    measured = pair_similarities(atlas.embeddings)
+    assert stored is not None and np.allclose(stored.values, measured.values, atol=1e-3)
 
 
 def test_the_map_folder_holds_the_index_and_add_extends_it(tmp_path):
@@ -311,6 +319,23 @@ def test_an_older_map_gets_its_index_in_the_cache_never_in_its_folder(tmp_path, 
     # a stale index in the folder (other papers) is not trusted either
     write_index(folder / SEARCH_INDEX, tiny_map(titles=["x"] * 60).papers)
     assert index_for(folder, papers).path == index.path
+    # nor one of index version 1 (Porter stems in its word table): its papers, an older schema
+    (folder / SEARCH_INDEX).unlink()
+    write_index(folder / SEARCH_INDEX, papers)
+    assert index_for(folder, papers).path == folder / SEARCH_INDEX
+    with sqlite3.connect(folder / SEARCH_INDEX) as connection:
+        connection.execute("UPDATE meta SET value = '1' WHERE key = 'version'")
+    connection.close()
+    assert index_for(folder, papers).path == index.path
+
+
+def test_the_committed_seed_map_holds_an_index_of_this_version():
+    from pipeline.search_index import INDEX_VERSION
+
+    folder = REPO / "assets" / "maps" / "seeds"
+    papers = read_map(folder).papers
+    assert read_meta(folder / SEARCH_INDEX)["version"] == str(INDEX_VERSION)
+    assert index_for(folder, papers).path == folder / SEARCH_INDEX  # used as it is, not rebuilt in the cache
 
 
 # --------------------------------------------------------------------------- search by meaning in the app
