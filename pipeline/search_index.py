@@ -311,53 +311,71 @@ class SearchIndex:
         negative = " OR ".join(self._expressions(t)[1] for t in query.excluded if not t.spaceless)
         excluded = [self._gram_rows(t.text) for t in query.excluded if t.spaceless]
 
-        def tier(any_form: bool) -> np.ndarray:
-            if word_groups:
-                positive = " AND ".join(
-                    "(" + " OR ".join(self._expressions(t)[1 if any_form else 0] for t in g) + ")"
-                    for g in word_groups
-                )
-                ranked = self._ranked(positive, negative)
+        def positive(any_form: bool) -> str:
+            return " AND ".join(
+                "(" + " OR ".join(self._expressions(t)[1 if any_form else 0] for t in g) + ")"
+                for g in word_groups
+            )
+
+        def tier(expression: str, minus: str) -> np.ndarray:
+            if expression:
+                ranked = self._ranked(expression, minus)
             else:
                 ranked = np.arange(self.n, dtype=np.int64)
-                if negative:
-                    ranked = np.setdiff1d(ranked, self._plain(negative), assume_unique=True)
+                if minus:
+                    ranked = np.setdiff1d(ranked, self._plain(minus), assume_unique=True)
             for group in other_groups:
-                ranked = ranked[
-                    np.isin(ranked, np.concatenate([self._term_rows(t, any_form) for t in group]))
-                ]
+                ranked = ranked[np.isin(ranked, np.concatenate([self._term_rows(t, True) for t in group]))]
             for rows in excluded:
                 ranked = ranked[~np.isin(ranked, rows)]
             return ranked[ranked < self.n]
 
-        exact_rows = tier(False)
-        every = tier(True)
-        rows = np.concatenate([exact_rows, every[~np.isin(every, exact_rows)]])
+        exact_rows = tier(positive(False), negative)
+        rows = exact_rows
+        # Then the papers holding some word only in another form (none when no word of the query has
+        # another form on this map): ranked on their own, the first tier left out inside FTS5.
+        spellings = [self._expressions(t) for t in (*query.terms, *query.excluded) if not t.spaceless]
+        if word_groups and not all(any_form in (typed, f"({typed})") for typed, any_form in spellings):
+            minus = " OR ".join(f"({e})" for e in (positive(False), negative) if e)
+            rows = np.concatenate([exact_rows, tier(positive(True), minus)])
         exact = np.zeros(len(rows), dtype=bool)
         exact[: len(exact_rows)] = True
-        return rows, exact, self._labels(query, rows)
+        return rows, exact, self._labels(query, rows, exact)
 
-    def _labels(self, query: Query, rows: np.ndarray) -> tuple[str, ...]:
+    def _labels(self, query: Query, rows: np.ndarray, exact: np.ndarray) -> tuple[str, ...]:
         """What each row matched: for every term it holds, "exact word", "word form", "phrase",
         "phrase (word forms)", "prefix" or "substring"; "without the excluded words" for a query of
-        exclusions only."""
+        exclusions only. `exact` says which rows hold every term as typed (one term: that is all)."""
         if not query.terms:
             return ("without the excluded words",) * len(rows)
-        parts: list[list[str]] = [[] for _ in rows]
-        for term in query.terms[:8]:  # enough to say how a row matched; each term costs a lookup
+        terms = query.terms[:8]  # enough to say how a row matched; each term costs a lookup
+        codes = np.zeros((len(rows), len(terms)), dtype=np.int8)  # 0 not held, 1 as typed, 2 another form
+        names = []
+        for column, term in enumerate(terms):
             if term.spaceless or term.prefix:
-                names = ("substring", None) if term.spaceless else ("prefix", None)
-                holds = np.isin(rows, self._term_rows(term, True))
-                typed = holds
+                names.append(("substring", "substring") if term.spaceless else ("prefix", "prefix"))
+                holds = (
+                    np.ones(len(rows), bool)
+                    if len(terms) == 1
+                    else np.isin(rows, self._term_rows(term, True))
+                )
+                codes[holds, column] = 1
+                continue
+            names.append(("phrase", "phrase (word forms)") if term.phrase else ("exact word", "word form"))
+            if len(terms) == 1:
+                typed, holds = exact, np.ones(len(rows), dtype=bool)
             else:
-                names = ("phrase", "phrase (word forms)") if term.phrase else ("exact word", "word form")
                 typed = np.isin(rows, self._term_rows(term, False))
                 holds = typed | np.isin(rows, self._term_rows(term, True))
-            for i in np.flatnonzero(holds).tolist():
-                name = names[0] if typed[i] else names[1]
-                if name not in parts[i]:
-                    parts[i].append(name)
-        return tuple(" + ".join(p) or "words" for p in parts)
+            codes[holds, column] = np.where(typed[holds], 1, 2)
+        key = (codes.astype(np.int64) * (3 ** np.arange(len(terms), dtype=np.int64))).sum(axis=1)
+        keys, inverse = np.unique(key, return_inverse=True)  # one label per kind of row, not per row
+        shown = []
+        for value in keys.tolist():
+            kind = [(value // 3**c) % 3 for c in range(len(terms))]
+            parts = [names[c][code - 1] for c, code in enumerate(kind) if code]
+            shown.append(" + ".join(dict.fromkeys(parts)) or "words")
+        return tuple(shown[i] for i in np.asarray(inverse).reshape(-1).tolist())
 
     def _ranked(self, positive: str, negative: str = "") -> np.ndarray:
         """Rows matching an FTS5 expression (and not `negative`), best first.
