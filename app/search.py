@@ -141,7 +141,7 @@ def search_sentence(result: SearchResult | None, scope: str) -> tuple[str, str]:
     close = count if result.close is None else result.close
     if not close:
         nearest = (
-            f": the nearest is {closeness(float(result.percentile[0]))}, below, marked not close"
+            f": the nearest (listed below as not close) is {closeness(float(result.percentile[0]))}"
             if result.percentile is not None and len(result.percentile)
             else ""
         )

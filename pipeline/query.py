@@ -142,7 +142,7 @@ def parse_query(text: str) -> Query:
         >>> query.shown()
         'Pose "neural field" rank* depth OR stereo -human -open'
         >>> print(*parse_query("C++ AND c").notices)
-        Searched 'C++' as the words 'c': only -word, OR, NOT, quotes and a final * are operators here.
+        Searched 'C++' as 'c': only -word, OR, NOT, quotes and a final * are operators here.
         >>> [t.fts() for t in parse_query('say "hi" 扩散模型 BERT模型').terms]
         ['"say"', '"hi"', '"扩散模型"', '"模型"', '"BERT"']
     """
@@ -212,7 +212,7 @@ def parse_query(text: str) -> Query:
         shown = ", ".join(repr(p if len(p) <= 20 else p[:19] + "…") for p in dict.fromkeys(left_out))
         notices.append(f"Left out {shown}: it has no letters or digits to search for.")
     if literal:
-        shown = ", ".join(f"{typed!r} as the words {words!r}" for typed, words in dict.fromkeys(literal))
+        shown = ", ".join(f"{typed!r} as {words!r}" for typed, words in dict.fromkeys(literal))
         notices.append(f"Searched {shown}: only -word, OR, NOT, quotes and a final * are operators here.")
     if dangling:
         shown = " and ".join(dict.fromkeys(dangling))

@@ -159,7 +159,7 @@ def test_minus_or_not_and_quotes_work_as_people_expect_against_the_maps_own_text
     # taken literally, with a notice: C++ is the word "c" here, and a dangling OR is left out
     cpp = index.search("C++")
     assert cpp.notices == (
-        "Searched 'C++' as the words 'c': only -word, OR, NOT, quotes and a final * are operators here.",
+        "Searched 'C++' as 'c': only -word, OR, NOT, quotes and a final * are operators here.",
     )
     assert "Left out OR" in " ".join(index.search("diffusion OR").notices)
     assert found(index, "diffusion OR") == sorted(diffusion)
