@@ -139,7 +139,7 @@ def run_search(data: MapData, map_key: tuple, state: ViewState, in_filter: np.nd
             found = word_search(words, in_filter, text)
             notice = f"Search by meaning is not available here ({str(exc)[:120]}); searched by words instead."
             return replace(found, notices=(*found.notices, notice))
-        return meaning_search(similarity, in_filter, words.rows, text)
+        return meaning_search(similarity, in_filter, words.rows, text, data.pairs)
     return word_search(words, in_filter, text)
 
 

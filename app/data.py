@@ -22,6 +22,7 @@ from pipeline.exports.export import BIDI_CHARACTERS, without_bidi_controls
 from pipeline.mapfolder.files import MANIFEST, MAP_FILES, TOPICS
 from pipeline.mapfolder.search_index import SearchIndex, index_for
 from pipeline.mapfolder.store import added_mask, read_map
+from pipeline.modelling.floors import PairSimilarities, map_pair_similarities
 
 REPO = Path(__file__).resolve().parent.parent
 MAPS_ROOT = REPO / "assets" / "maps"
@@ -135,6 +136,9 @@ class MapData:
     lineage: pd.DataFrame | None = None  # lineage.parquet when the map was built with a previous map
     added: np.ndarray | None = None  # papers placed by `pipeline add` since the last full build
     topic_edits: TopicEdits = TopicEdits()  # what the curator's merges and hides did to the built topics
+    pairs: PairSimilarities | None = (
+        None  # the map's pair similarities (`pipeline.modelling.floors`): its floors
+    )
 
     @property
     def n(self) -> int:
@@ -331,6 +335,7 @@ def build_map_data(name: str, path: Path) -> MapData:
         lineage=atlas.lineage,
         added=added_mask(papers),
         topic_edits=topic_edits(Path(path), atlas),
+        pairs=map_pair_similarities(atlas.manifest, vectors),
     )
 
 

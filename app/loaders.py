@@ -52,7 +52,7 @@ def load_topic_profile(name: str, path: str, signature: tuple):
     from pipeline.modelling.place import topic_profile
 
     data = load_map(name, path, signature)
-    return topic_profile(data.vectors, data.topic_ids)
+    return topic_profile(data.vectors, data.topic_ids, data.pairs)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

@@ -14,6 +14,7 @@ from app.session import open_topic
 from app.text import highlighted_markdown, markdown_literal, shorten
 from app.widgets import paper_table
 from pipeline.mapfolder.search_index import highlight
+from pipeline.modelling.floors import closeness
 
 
 def paper_view(data: MapData, row: int, search: SearchResult | None = None) -> None:
@@ -75,9 +76,17 @@ def match_line(search: SearchResult, row: int) -> None:
     elif search.kind == "words":
         st.caption(":material/manage_search: Found by its words: the matches are highlighted.")
     else:
-        similarity = float(search.similarity[position[0]])
-        also = " It also holds every word of the search." if search.has_words[position[0]] else ""
+        at = int(position[0])
+        similarity = float(search.similarity[at])
+        also = " It also holds every word of the search." if search.has_words[at] else ""
+        how = f"{closeness(float(search.percentile[at]))}, " if search.percentile is not None else ""
+        if search.close is not None and at >= search.close:
+            st.caption(
+                f":material/psychology: Not close in meaning: {how}similarity {similarity:.2f} to your search. "
+                "It is listed because nothing on this map is close to it."
+            )
+            return
         st.caption(
-            f":material/psychology: Found by meaning: similarity {similarity:.2f} to your search "
-            f"(rank {int(position[0]) + 1:,}).{also}"
+            f":material/psychology: Found by meaning: {how}similarity {similarity:.2f} to your search "
+            f"(rank {at + 1:,}).{also}"
         )

@@ -56,13 +56,22 @@ def papers_panel(data: MapData, view_rows: np.ndarray, search: SearchResult | No
     view = digest([str(len(rows)), *map(str, rows[:2000].tolist())])
     page, start, end = page_of(len(rows), session.table_page(view))  # a new view starts at page 1
     session.set_table_page(page)
-    match = similarity = None
+    match = similarity = closeness = None
     if search is not None and not selection:
         match = search.match_labels()[start:end]
         if search.similarity is not None:
             similarity = [float(v) for v in search.similarity[start:end]]
+        if search.percentile is not None:
+            closeness = [float(v) for v in search.percentile[start:end]]
     paper_table(
-        data, rows[start:end], f"papers-p{page}", height=420, caption=None, match=match, similarity=similarity
+        data,
+        rows[start:end],
+        f"papers-p{page}",
+        height=420,
+        caption=None,
+        match=match,
+        similarity=similarity,
+        closeness=closeness,
     )
     if len(rows) > PAGE_ROWS:
         pages = math.ceil(len(rows) / PAGE_ROWS)

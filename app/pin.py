@@ -13,20 +13,23 @@ from app import session
 from app.data import MapData
 from app.loaders import load_topic_profile
 from app.text import markdown_literal
-from pipeline.modelling.place import EDGE, FITS, OUTSIDE, verdict
+from pipeline.modelling.floors import closeness
+from pipeline.modelling.place import EDGE, FITS, OUTSIDE
 
 
 def place_abstract(data: MapData, map_key: tuple) -> None:
     """Embed the pasted abstract with the map's model and pin it; nothing is written anywhere.
 
-    Placement and its verdict are `pipeline.place.place` and `pipeline.place.verdict`, the same as
-    `python -m pipeline add`, with the map's topic profile computed once per map.
+    Placement and its verdict are `pipeline.modelling.place.place` and `Placement.verdict`, the same as
+    `python -m pipeline add`, with the map's topic profile computed once per map; a text `add` would
+    refuse (`pipeline.modelling.place.placement_problem`) is refused here in the same words.
     """
-    from pipeline.modelling.place import fits_any_topic, place
+    from pipeline.modelling.place import place, placement_problem
 
     text = session.pasted_abstract()
-    if len(text.split()) < 5:
-        session.set_pin({"error": "Paste an abstract of at least a few sentences to place it."})
+    problem = placement_problem(text)
+    if problem:
+        session.set_pin({"error": problem})
         return
     try:
         vector = encoding.encode_queries(data.manifest, [text])[0]
@@ -36,8 +39,12 @@ def place_abstract(data: MapData, map_key: tuple) -> None:
     except Exception as exc:  # a broken model must not take the page down
         session.set_pin({"error": f"The embedding model could not be loaded ({str(exc)[:160]})."})
         return
+    from pipeline.modelling.place import topic_reach
+
     profile = load_topic_profile(*map_key)
     spot = place(vector, data.vectors, data.papers[["x", "y"]].to_numpy(), data.topic_ids, profile=profile)
+    nearest, _, _ = topic_reach(data.vectors @ vector, data.topic_ids, profile.centroids @ vector, profile)
+    percentile = data.pairs.percentile(float(spot.similarities[0])) if data.pairs is not None else None
     session.set_pin(
         {
             "x": spot.x,
@@ -46,23 +53,32 @@ def place_abstract(data: MapData, map_key: tuple) -> None:
             "encoder": (data.manifest.get("model") or {}).get("encoder", "the map's model"),
             "rows": spot.neighbour_rows.tolist(),
             "similarities": spot.similarities.tolist(),
-            "verdict": verdict(spot.fits, bool(fits_any_topic(vector[None, :], profile)[0])),
+            "verdict": spot.verdict,
+            "percentile": percentile,  # the nearest paper is closer than this share of the map's pairs
+            "fit_floor": profile.fit_floor,
             "evidence": topic_evidence(
-                data.topic_ids[spot.neighbour_rows], spot.similarities, vector, profile
+                data.topic_ids[spot.neighbour_rows], spot.similarities, vector, profile, nearest
             ).to_dict("list"),
         }
     )
 
 
 def topic_evidence(
-    neighbour_topics: np.ndarray, similarities: np.ndarray, vector: np.ndarray, profile
+    neighbour_topics: np.ndarray,
+    similarities: np.ndarray,
+    vector: np.ndarray,
+    profile,
+    nearest: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """The topics a placed abstract is nearest to, and how close: the evidence behind the verdict.
 
     One row per topic among the nearest papers and the three nearest topic centres, nearest centre
     first: `topic_id`, `neighbours` (how many of the nearest papers are in it), `best` (the closest
-    of them), `centre` (similarity to the topic's centroid) and `typical` (the centroid similarity
-    that 95% of the topic's own papers reach: at or above it, a paper fits the topic).
+    of them), `centre` (similarity to the topic's centroid), `typical` (the centroid similarity
+    that 95% of the topic's own papers reach), `nearest` (similarity to the topic's nearest paper,
+    `pipeline.modelling.place.topic_reach`, aligned with `profile.topic_ids`) and `needed` (what that must reach:
+    as close as 95% of the topic's papers are to their nearest fellow member, and the map's absolute
+    floor). A paper fits a topic when `centre` >= `typical` and `nearest` >= `needed`.
 
     Examples:
         >>> from pipeline.modelling.place import TopicProfile
@@ -73,6 +89,9 @@ def topic_evidence(
     """
     centre = dict(zip(profile.topic_ids.tolist(), (profile.centroids @ vector).tolist(), strict=True))
     typical = dict(zip(profile.topic_ids.tolist(), profile.typical.tolist(), strict=True))
+    close = profile.close if profile.close is not None else np.zeros(len(profile.topic_ids))
+    needed = dict(zip(profile.topic_ids.tolist(), np.maximum(close, profile.fit_floor).tolist(), strict=True))
+    reach = dict(zip(profile.topic_ids.tolist(), (nearest if nearest is not None else [np.nan] * len(close))))
     nearest_centres = sorted(centre, key=centre.get, reverse=True)[:3]
     ids = list(dict.fromkeys([*nearest_centres, *(int(t) for t in neighbour_topics if t != -1)]))
     rows = []
@@ -85,9 +104,12 @@ def topic_evidence(
                 "best": float(near.max()) if len(near) else float("nan"),
                 "centre": float(centre.get(topic, float("nan"))),
                 "typical": float(typical.get(topic, float("nan"))),
+                "nearest": float(reach.get(topic, float("nan"))),
+                "needed": float(needed.get(topic, float("nan"))),
             }
         )
-    table = pd.DataFrame(rows, columns=["topic_id", "neighbours", "best", "centre", "typical"])
+    columns = ["topic_id", "neighbours", "best", "centre", "typical", "nearest", "needed"]
+    table = pd.DataFrame(rows, columns=columns)
     return table.sort_values("centre", ascending=False, kind="stable").reset_index(drop=True)
 
 
@@ -105,11 +127,14 @@ def verdict_message(data: MapData, pin: dict) -> tuple[str, str]:
     """(kind, Markdown) of the sentence that gives the verdict; kind is "success" only for FITS."""
     name = f"**{markdown_literal(data.label(pin['topic']))}**"
     best = max(pin["similarities"], default=0.0)
+    percentile = pin.get("percentile")
+    how_close = f" ({closeness(percentile)})" if percentile is not None else ""
     if pin["verdict"] == OUTSIDE:
         return "warning", (
-            "**No topic of this map fits this abstract.** It is farther from every topic's centre than "
-            f"almost all of that topic's own papers, and its nearest paper is only {best:.2f} similar. "
-            "The ★ on the map sits by the papers it is least unlike; they are listed below."
+            "**No topic of this map fits this abstract.** No topic has papers as close to it as the "
+            f"topic's own papers are to each other: its nearest paper is only {best:.2f} similar{how_close}. "
+            "It is not claimed for any topic; the ★ on the map sits by the papers it is least unlike, "
+            "listed below."
         )
     if pin["topic"] == -1:
         return "info", (
@@ -118,7 +143,21 @@ def verdict_message(data: MapData, pin: dict) -> tuple[str, str]:
         )
     if pin["verdict"] == EDGE:
         return "info", (
-            f"At the edge of {name} (the ★ on the map): this is its nearest topic, but it sits farther "
-            "from the topic's centre than 95% of the topic's own papers do, so it is not a close fit."
+            f"At the edge of {name} (the ★ on the map): this is its nearest topic, but {edge_reason(pin)}, "
+            "so it is not a close fit."
         )
     return "success", f"Placed in {name} (the ★ on the map), among the papers below."
+
+
+def edge_reason(pin: dict) -> str:
+    """Which condition of a fit the placed abstract misses in its topic, from the evidence table."""
+    evidence = pd.DataFrame(pin.get("evidence") or {})
+    row = evidence[evidence["topic_id"] == pin["topic"]] if "topic_id" in evidence else evidence
+    if len(row) and "centre" in row and float(row["centre"].iloc[0]) < float(row["typical"].iloc[0]):
+        return "it sits farther from the topic's centre than 95% of the topic's own papers do"
+    if len(row) and "nearest" in row and np.isfinite(row["nearest"].iloc[0]):
+        return (
+            f"the topic's nearest paper is only {float(row['nearest'].iloc[0]):.2f} similar to it, while its "
+            f"own papers have one at least {float(row['needed'].iloc[0]):.2f} similar"
+        )
+    return "the topic's papers are closer to each other than to it"

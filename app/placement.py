@@ -65,6 +65,11 @@ def evidence_table(data: MapData, evidence: pd.DataFrame) -> None:
             "Of the nearest papers": evidence["neighbours"].astype(int),
             "To its centre": evidence["centre"],
             "Its papers reach": evidence["typical"],
+            **(
+                {"Its nearest paper": evidence["nearest"], "Needed": evidence["needed"]}
+                if "nearest" in evidence
+                else {}
+            ),
         }
     )
     st.dataframe(
@@ -82,6 +87,14 @@ def evidence_table(data: MapData, evidence: pd.DataFrame) -> None:
                 format="%.2f",
                 help="95% of the topic's own papers are at least this similar to its centre: an abstract "
                 "below it is at the topic's edge, or outside it",
+            ),
+            "Its nearest paper": st.column_config.NumberColumn(
+                format="%.2f", help="Similarity of your abstract to the topic's paper most like it"
+            ),
+            "Needed": st.column_config.NumberColumn(
+                format="%.2f",
+                help="To fit, the topic's nearest paper must be this similar: as close as 95% of the topic's "
+                "papers are to their nearest fellow member, and closer than 99% of the map's pairs of papers",
             ),
         },
     )

@@ -1,10 +1,12 @@
 """Search in the app: by words (the map's full-text index) or by meaning (the map's own encoder).
 
-Words: `pipeline.mapfolder.search_index` finds whole words, "phrases" and prefix* in titles and abstracts,
-every term required, best BM25 match first. Meaning: the query is embedded with the encoder the map
-was built with (`app.encoder.encode_queries`, the same one "Where does my paper fit?" uses) and the
-papers in view are ranked by cosine similarity; the closest `meaning_limit(n)` that reach
-`MEANING_FLOOR` are the hits. Each hit says which kind of match it is.
+Words: `pipeline.mapfolder.search_index` finds whole words, "phrases", prefix*, -excluded words and OR in
+titles and abstracts, the words as typed first, then their other forms, best BM25 match first.
+Meaning: the query is embedded with the encoder the map was built with (`app.encoder.encode_queries`,
+the same one "Where does my paper fit?" uses) and the papers in view are ranked by cosine
+similarity; every paper closer to the query than 90% of the map's pairs of papers are to each other
+is a hit (`pipeline.modelling.floors`), and when none is, the nearest few are shown as "not close". Each hit
+says which kind of match it is.
 """
 
 from __future__ import annotations
@@ -14,24 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.mapfolder.search_index import Query, WordHits, parse_query
+from pipeline.modelling.floors import MEANING_PERCENTILE, PairSimilarities, closeness
 
 KINDS = ("words", "meaning")  # the first is the default
 KIND_NAMES = {"words": "Words", "meaning": "Meaning"}
-# Cosine similarity below which a paper is not "close in meaning" to a query. Measured on the seed map
-# with all-MiniLM-L6-v2: unrelated queries ("a sourdough recipe", "football match results") reach
-# 0.12 at most; "keeping language models from saying harmful things" finds the LLM-safety papers at
-# 0.40-0.43, while the next unrelated papers sit near 0.28.
-MEANING_FLOOR = 0.3
-
-
-def meaning_limit(n: int) -> int:
-    """How many papers a search by meaning lists at most: 2% of the map, between 10 and 200.
-
-    Examples:
-        >>> meaning_limit(57), meaning_limit(5_000), meaning_limit(81_646)
-        (10, 100, 200)
-    """
-    return int(min(200, max(10, n // 50)))
+NOT_CLOSE_SHOWN = 5  # when nothing is close in meaning: the nearest this many, labelled "not close"
+SHORT_QUERY_WORDS = 2  # a search by meaning of at most this many words suggests searching by words
 
 
 @dataclass(frozen=True)
@@ -45,38 +35,79 @@ class SearchResult:
     similarity: np.ndarray | None = None  # meaning: each hit's similarity to the query
     has_words: np.ndarray | None = None  # meaning: whether each hit also holds every word
     notices: tuple[str, ...] = ()
+    labels: tuple[str, ...] | None = (
+        None  # words: how each hit matched (`pipeline.mapfolder.search_index.WordHits`)
+    )
+    percentile: np.ndarray | None = None  # meaning: each hit is closer than this % of the map's pairs
+    close: int | None = None  # meaning: the first `close` rows are close; the rest are the nearest, not close
+    floor: float | None = (
+        None  # meaning: the similarity a paper needs to be close (`pipeline.modelling.floors`)
+    )
 
     def match_labels(self) -> list[str]:
         """One label a hit: what kind of match it is, for the papers table."""
         if self.kind == "words":
-            return ["words"] * len(self.rows)
+            return list(self.labels) if self.labels is not None else ["words"] * len(self.rows)
         words = self.has_words if self.has_words is not None else np.zeros(len(self.rows), dtype=bool)
-        return ["meaning + words" if w else "meaning" for w in words.tolist()]
+        close = len(self.rows) if self.close is None else self.close
+        return [
+            ("meaning + words" if w else "meaning") if i < close else "not close"
+            for i, w in enumerate(words.tolist())
+        ]
 
 
 def word_search(hits: WordHits, in_filter: np.ndarray, text: str) -> SearchResult:
-    """The word hits among the filtered papers, in BM25 order."""
-    rows = hits.rows[in_filter[hits.rows]] if len(hits.rows) else hits.rows
-    return SearchResult("words", hits.query, text, rows, notices=hits.notices)
+    """The word hits among the filtered papers, in their order (as typed first, then BM25), each
+    labelled with what it matched."""
+    keep = in_filter[hits.rows] if len(hits.rows) else np.zeros(0, dtype=bool)
+    labels = (
+        np.array(hits.match_labels(), dtype=object)[keep] if len(hits.rows) else np.array([], dtype=object)
+    )
+    return SearchResult(
+        "words", hits.query, text, hits.rows[keep], notices=hits.notices, labels=tuple(labels)
+    )
 
 
 def meaning_search(
-    similarity: np.ndarray, in_filter: np.ndarray, word_rows: np.ndarray, text: str
+    similarity: np.ndarray, in_filter: np.ndarray, word_rows: np.ndarray, text: str, pairs: PairSimilarities
 ) -> SearchResult:
-    """The filtered papers closest in meaning: at most `meaning_limit(n)`, none below `MEANING_FLOOR`.
+    """Every filtered paper close in meaning to the query, closest first; when none is, the nearest
+    `NOT_CLOSE_SHOWN`, labelled "not close".
 
-    `similarity` is every paper's cosine similarity to the query, `word_rows` the papers that hold
-    every word of it (to say which hits are also word matches).
+    Close means closer to the query than `MEANING_PERCENTILE`% of the map's pairs of papers are to each
+    other (`pairs`, `pipeline.modelling.floors`): a floor each map sets by its own similarities, not a fixed
+    number. `similarity` is every paper's cosine similarity to the query, `word_rows` the papers that
+    hold every word of it (to say which hits are also word matches).
 
     Examples:
+        >>> from pipeline.modelling.floors import PairSimilarities
+        >>> pairs = PairSimilarities(np.array([0.0, 90.0, 100.0]), np.array([0.0, 0.3, 0.9]), 10)
         >>> similarity = np.array([0.1, 0.5, 0.35, 0.8])
-        >>> found = meaning_search(similarity, np.array([True, True, True, False]), np.array([2]), "q")
+        >>> found = meaning_search(similarity, np.array([True, True, True, False]), np.array([2]), "q", pairs)
         >>> found.rows.tolist(), [round(float(s), 2) for s in found.similarity], found.match_labels()
         ([1, 2], [0.5, 0.35], ['meaning', 'meaning + words'])
+        >>> found.percentile.round(1).tolist(), found.notices[0][:40]
+        ([93.3, 90.8], 'Search by meaning compares descriptions:')
+        >>> far = meaning_search(similarity * 0.1, np.ones(4, bool), np.array([], int), "what a recipe", pairs)
+        >>> far.close, far.rows.tolist(), far.match_labels()[0]
+        (0, [3, 1, 2, 0], 'not close')
     """
-    candidates = np.flatnonzero(in_filter & (similarity >= MEANING_FLOOR))
-    order = np.argsort(-similarity[candidates], kind="stable")[: meaning_limit(len(similarity))]
-    rows = candidates[order]
+    floor = pairs.at(MEANING_PERCENTILE)
+    candidates = np.flatnonzero(in_filter & (similarity >= floor))
+    close = len(candidates)
+    if not close:  # nothing is close: the nearest few, said to be not close
+        candidates = np.flatnonzero(in_filter)
+    order = np.argsort(-similarity[candidates], kind="stable")
+    rows = candidates[order] if close else candidates[order][:NOT_CLOSE_SHOWN]
+    notices = ()
+    words = len(text.split())
+    if words <= SHORT_QUERY_WORDS:
+        holding = int(in_filter[word_rows].sum()) if len(word_rows) else 0
+        notices = (
+            "Search by meaning compares descriptions: for one or two words, search by Words, which finds "
+            f"the {holding:,} paper{'' if holding == 1 else 's'} that write{'s' if holding == 1 else ''} "
+            f"“{' '.join(text.split())}”, or describe what you look for in a sentence.",
+        )
     return SearchResult(
         "meaning",
         parse_query(text),
@@ -84,6 +115,10 @@ def meaning_search(
         rows,
         similarity=similarity[rows].astype(np.float32),
         has_words=np.isin(rows, word_rows),
+        notices=notices,
+        percentile=np.asarray(pairs.percentile(similarity[rows].astype(np.float64)), dtype=np.float64),
+        close=close,
+        floor=floor,
     )
 
 
@@ -107,14 +142,16 @@ def search_sentence(result: SearchResult | None, scope: str) -> tuple[str, str]:
     if result.kind == "words":
         verb = "matches" if count == 1 else "match"
         return f"{count:,}", f"of {scope} {verb} the words “{shown}”"
-    if not count:
-        return (
-            "None",
-            f"of {scope} is close in meaning to “{shown}” (similarity {MEANING_FLOOR:.2f} or more)",
+    close = count if result.close is None else result.close
+    if not close:
+        nearest = (
+            f": the nearest (listed below as not close) is {closeness(float(result.percentile[0]))}"
+            if result.percentile is not None and len(result.percentile)
+            else ""
         )
-    low = float(result.similarity.min())
+        return "None", f"of {scope} is close in meaning to “{shown}”{nearest}"
     return (
-        f"{count:,}",
-        f"of {scope} {'is' if count == 1 else 'are'} closest in meaning to “{shown}” "
-        f"(similarity {low:.2f} or more)",
+        f"{close:,}",
+        f"of {scope} {'is' if close == 1 else 'are'} close in meaning to “{shown}”, each "
+        f"{closeness(MEANING_PERCENTILE)}",
     )

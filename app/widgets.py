@@ -46,6 +46,7 @@ def paper_table(
     caption: str | None = None,
     compact: bool = False,
     match: list[str] | None = None,
+    closeness: list[float] | None = None,
 ) -> None:
     """A selectable table of papers; choosing a row opens that paper.
 
@@ -55,6 +56,8 @@ def paper_table(
     """
     doc_ids = data.doc_ids[rows].tolist()
     extra: dict[str, list] = {"Match": match} if match is not None else {}
+    if closeness is not None:
+        extra["Closer than"] = closeness
     if similarity is not None:
         extra["Similarity"] = similarity
     table = paper_rows(data, rows, extra)
@@ -76,8 +79,19 @@ def paper_table(
         column_config["Match"] = st.column_config.TextColumn(
             "Match",
             width=110,
-            help="How the paper matched the search: by its words, or by meaning "
-            "(and whether it also holds every word).",
+            help="How the paper matched the search. Words: exact word (as typed), word form (another "
+            "form of it: ranking for rank), phrase, prefix or substring. Meaning: meaning (and + words when "
+            "it also holds every word), or not close (nothing on this map is; these are the nearest).",
+        )
+    if closeness is not None:
+        column_config["Closer than"] = st.column_config.ProgressColumn(
+            "Closer than",
+            format="%.1f%% of pairs",
+            min_value=0.0,
+            max_value=100.0,
+            width=110,
+            help="Closer in meaning to your search than this share of the map's pairs of papers are to each "
+            "other: 99% is very close, 50% is what two papers picked at random share",
         )
     if similarity is not None:
         column_config["Similarity"] = st.column_config.ProgressColumn(

@@ -109,7 +109,7 @@ def test_search_matches_whole_words_ranks_and_highlights(tiny):
     expected = {f"doc{i:04d}" for i in range(60) if i % 4 == 1}  # every Diffusion paper, assigned or not
     assert map_doc_ids(at) == expected
     assert "15 of the 60 papers of the map match the words “diffusion”" in plain(at)
-    assert set(table(at)["Match"]) == {"words"}
+    assert set(table(at)["Match"]) == {"exact word"}  # as typed (pipeline.mapfolder.query)
     at.session_state["paper"] = "doc0005"
     at.run()
     assert "#### :orange-background[**Diffusion**] study 5" in texts(at)

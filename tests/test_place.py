@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from pipeline.mapfolder.store import read_map
-from pipeline.modelling.place import place, topic_profile
+from pipeline.modelling.place import TopicProfile, place, topic_profile
 from tests.helpers import ROOT
 
 SEED_MAP = ROOT / "assets" / "maps" / "seeds"
@@ -20,6 +22,17 @@ OT_SOLVER = (
     "single-cell data that the low-rank solver approximates the Wasserstein distance accurately at a "
     "fraction of the cost of full Sinkhorn."
 )
+
+
+def no_floors(corpus: np.ndarray, topics: np.ndarray) -> TopicProfile:
+    """The topic profile without the floors and centroid ranges: on these few hand-made vectors every
+    pair is close and every topic is a point, so the floors (the 90th and 99th percentile of pairs) and
+    ranges would leave every paper outside; these tests are about the vote and the pin
+    (test_placement_verdict.py tests the floors). Only "as close as the topic's own papers" is kept."""
+    profile = topic_profile(corpus, topics)
+    return dataclasses.replace(
+        profile, typical=np.full_like(profile.typical, -1.0), fit_floor=-1.0, near_floor=-1.0
+    )
 
 
 def unit(rows) -> np.ndarray:
@@ -37,7 +50,7 @@ def test_a_small_topic_whose_papers_are_clearly_nearest_wins_over_many_middling_
     )
     topics = np.array([9, 9] + [0] * 6 + [0] * 4)
     xy = np.array([[5, 5], [5.2, 5.1]] + [[0, 0]] * 10, dtype=np.float32)
-    spot = place(query, corpus, xy, topics, k=8)
+    spot = place(query, corpus, xy, topics, k=8, profile=no_floors(corpus, topics))
     assert spot.topic_id == 9
     assert np.hypot(spot.x - 5, spot.y - 5) < 0.2  # on top of its nearest paper, not between clusters
 
@@ -47,7 +60,7 @@ def test_the_pin_sits_among_its_topics_papers_even_when_other_neighbours_are_far
     corpus = unit([[0.9, 0.1], [0.88, 0.12], [0.87, 0.13], [0.86, 0.14]])
     topics = np.array([1, 1, 2, 2])
     xy = np.array([[0, 0], [0.2, 0], [10, 10], [10, 10.2]], dtype=np.float32)
-    spot = place(query, corpus, xy, topics, k=4)
+    spot = place(query, corpus, xy, topics, k=4, profile=no_floors(corpus, topics))
     assert spot.topic_id == 1 and 0 <= spot.x <= 0.2 and spot.y == 0
 
 
@@ -55,7 +68,7 @@ def test_a_paper_among_unassigned_papers_stays_unassigned_and_fit_is_reported_ag
     corpus = unit([[1, 0.05], [1, -0.05], [0, 1], [0.05, 1], [-0.05, 1]])
     topics = np.array([-1, -1, 3, 3, 3])
     xy = np.zeros((5, 2), dtype=np.float32)
-    profile = topic_profile(corpus, topics)
+    profile = no_floors(corpus, topics)
     assert place(np.array([1.0, 0.0]), corpus, xy, topics, profile=profile).topic_id == -1
     inside = place(unit([[0.02, 1]])[0], corpus, xy, topics, profile=profile)
     assert inside.topic_id == 3 and inside.fits is True

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import random
 import re
+import sqlite3
 
 import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.search import MEANING_FLOOR, meaning_limit
+from app.search import NOT_CLOSE_SHOWN
 from pipeline.ingest import ingest
 from pipeline.mapfolder.files import SEARCH_INDEX
 from pipeline.mapfolder.search_index import (
@@ -24,6 +25,7 @@ from pipeline.mapfolder.search_index import (
     write_index,
 )
 from pipeline.mapfolder.store import read_map, write_map
+from pipeline.modelling.floors import MEANING_PERCENTILE
 from tests.helpers import REPO, SEEDS, FakeEncoder, tiny_map
 
 
@@ -100,6 +102,69 @@ def test_stems_phrases_prefixes_and_all_words(tmp_path):
         ("ranking", True),
         (".", False),
     ]
+
+
+def test_the_typed_word_comes_before_its_forms_and_a_stem_never_joins_words_of_another_meaning(tmp_path):
+    papers = frame(
+        [
+            "The Radon transform of an image, and how images transform.",  # 0
+            "A vision transformer for detection.",  # 1
+            "Transformers and more transformers.",  # 2
+            "We transformed the inputs; the transformation is linear.",  # 3
+            "Learning to rank: a ranking loss for ranked lists.",  # 4
+            "Low-rank adaptation.",  # 5
+        ]
+    )
+    index = index_of(papers, tmp_path)
+    hits = index.search("transformer")
+    # porter stems all four to "transform": the old index found every one, the Radon transform first
+    assert hits.rows.tolist() == [1, 2] and hits.match_labels() == ["exact word", "word form"]
+    assert found(index, "transform") == [0, 3]  # transform, transformed; never transformer(s), transformation
+    assert found(index, "transformers") == [1, 2]  # a typed plural finds the singular too
+    rank = index.search("rank")
+    assert sorted(rank.rows.tolist()) == [4, 5] and rank.rows.tolist()[0] == 5  # "rank" as typed first
+    assert rank.match_labels() == ["exact word", "exact word"]  # 4 holds "rank" too
+    assert index.search("ranking").match_labels() == ["exact word"]
+    assert index.search('"low rank"').match_labels() == ["phrase"]
+    assert index.search("transf*").match_labels() == ["prefix"] * 4
+    marked = [
+        p
+        for p, hit in highlight(
+            papers["abstract"][0] + " " + papers["abstract"][2], parse_query("transformer")
+        )
+        if hit
+    ]
+    assert marked == ["Transformers", "transformers"]  # never the "transform" of the Radon transform
+
+
+def test_minus_or_not_and_quotes_work_as_people_expect_against_the_maps_own_text(seed_papers, tmp_path):
+    index = index_of(seed_papers, tmp_path)
+    text = (seed_papers["title"] + " " + seed_papers["abstract"]).str.lower()
+
+    def holding(pattern: str) -> set[int]:
+        return set(np.flatnonzero(text.str.contains(pattern, regex=True)).tolist())
+
+    models, language = holding(r"\bmodel(?:s|l?ing|l?ed)?\b"), holding(r"\blanguages?\b")
+    diffusion, transport = holding(r"\bdiffusions?\b"), holding(r"\btransport(?:s|ed|ing)?\b")
+    assert models - language and models & language  # the seeds hold both kinds
+    assert (
+        set(found(index, "model -language")) == models - language
+    )  # the old index: papers holding "language"
+    assert set(found(index, "model NOT language")) == models - language
+    assert set(found(index, 'model -"language model"')) == models - holding(r"\blanguage models?\b")
+    assert set(found(index, "diffusion OR transport")) == diffusion | transport
+    assert set(found(index, "model diffusion OR transport")) == models & (diffusion | transport)
+    assert set(found(index, '"optimal transport"')) == holding(r"\boptimal transport")
+    assert set(found(index, "-diffusion")) == set(range(len(seed_papers))) - diffusion
+    # taken literally, with a notice: C++ is the word "c" here, and a dangling OR is left out
+    cpp = index.search("C++")
+    assert cpp.notices == (
+        "Searched 'C++' as 'c': only -word, OR, NOT, quotes and a final * are operators here.",
+    )
+    assert "Left out OR" in " ".join(index.search("diffusion OR").notices)
+    assert found(index, "diffusion OR") == sorted(diffusion)
+    # lower-case "or" and "not" are words, as written
+    assert parse_query("depth or not stereo").shown() == "depth or not stereo"
 
 
 def test_best_matches_come_first(tmp_path):
@@ -184,7 +249,10 @@ def test_any_query_gives_a_result_or_a_plain_notice_never_an_error(seed_papers, 
     assert index.search("🙂🙂").notices == ("Left out '🙂🙂': it has no letters or digits to search for.",)
     assert "first 32 words" in " ".join(index.search(" ".join(f"w{i}" for i in range(40))).notices)
     assert "first 2,000 characters" in " ".join(index.search("diffusion " * 2_000).notices)
-    assert len(index.search("-diffusion").rows) == len(index.search("diffusion").rows)  # a word, not NOT
+    # -word excludes: every other paper, in map order
+    assert sorted(index.search("-diffusion").rows.tolist() + index.search("diffusion").rows.tolist()) == list(
+        range(len(seed_papers))
+    )
 
 
 # --------------------------------------------------------------------------- the index in the map folder
@@ -195,6 +263,13 @@ def test_a_built_map_holds_its_search_index(seed_map):
     text = (papers["title"] + " " + papers["abstract"]).str.lower()
     expected = np.flatnonzero(text.str.contains(r"\btransport(?:s|ed|ing)?\b")).tolist()
     assert sorted(index.search("transport").rows.tolist()) == expected and expected
+    # the build stores the map's own yardstick of closeness: its pairs' similarity percentiles
+    from pipeline.modelling.floors import PairSimilarities, pair_similarities
+
+    atlas = read_map(seed_map)
+    stored = PairSimilarities.from_manifest(atlas.manifest["similarity"])
+    measured = pair_similarities(atlas.embeddings)
+    assert stored is not None and np.allclose(stored.values, measured.values, atol=1e-3)
 
 
 def test_the_map_folder_holds_the_index_and_add_extends_it(tmp_path):
@@ -244,6 +319,23 @@ def test_an_older_map_gets_its_index_in_the_cache_never_in_its_folder(tmp_path, 
     # a stale index in the folder (other papers) is not trusted either
     write_index(folder / SEARCH_INDEX, tiny_map(titles=["x"] * 60).papers)
     assert index_for(folder, papers).path == index.path
+    # nor one of index version 1 (Porter stems in its word table): its papers, an older schema
+    (folder / SEARCH_INDEX).unlink()
+    write_index(folder / SEARCH_INDEX, papers)
+    assert index_for(folder, papers).path == folder / SEARCH_INDEX
+    with sqlite3.connect(folder / SEARCH_INDEX) as connection:
+        connection.execute("UPDATE meta SET value = '1' WHERE key = 'version'")
+    connection.close()
+    assert index_for(folder, papers).path == index.path
+
+
+def test_the_committed_seed_map_holds_an_index_of_this_version():
+    from pipeline.mapfolder.search_index import INDEX_VERSION
+
+    folder = REPO / "assets" / "maps" / "seeds"
+    papers = read_map(folder).papers
+    assert read_meta(folder / SEARCH_INDEX)["version"] == str(INDEX_VERSION)
+    assert index_for(folder, papers).path == folder / SEARCH_INDEX  # used as it is, not rebuilt in the cache
 
 
 # --------------------------------------------------------------------------- search by meaning in the app
@@ -268,7 +360,13 @@ def paper_frame(at: AppTest) -> pd.DataFrame:
     return [df.value for df in at.dataframe if list(df.value.columns)[:1] == ["Title"]][0]
 
 
-def test_search_by_meaning_ranks_by_similarity_says_so_and_keeps_its_link(tiny_app):
+def all_pairs(vectors: np.ndarray) -> np.ndarray:
+    """Every distinct pair's similarity: the map's own distribution, measured in full."""
+    similarity = vectors @ vectors.T
+    return similarity[np.triu_indices(len(vectors), 1)]
+
+
+def test_search_by_meaning_lists_every_paper_above_the_maps_own_floor_and_keeps_its_link(tiny_app):
     atlas = read_map(tiny_app)
     at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60)
     at.query_params.update({"q": "removing noise step by step", "kind": "meaning"})
@@ -277,23 +375,43 @@ def test_search_by_meaning_ranks_by_similarity_says_so_and_keeps_its_link(tiny_a
     table = paper_frame(at)
     vectors = atlas.embeddings.astype(np.float32)
     similarity = vectors[:, 1]  # the query's direction
-    expected = np.argsort(-similarity, kind="stable")[: meaning_limit(60)]
-    expected = [i for i in expected if similarity[i] >= MEANING_FLOOR]
+    pairs = all_pairs(vectors)
+    floor = np.percentile(pairs, MEANING_PERCENTILE)  # the map's own: 90% of its pairs are less similar
+    expected = [i for i in np.argsort(-similarity, kind="stable") if similarity[i] >= floor]
+    assert len(expected) > 10  # every one of them: the old search stopped at 2% of the map (10 papers)
     assert table["Title"].tolist() == atlas.papers["title"].iloc[expected].tolist()  # none holds the words
     assert set(table["Match"]) == {"meaning"} and table["Similarity"].is_monotonic_decreasing
     assert set(atlas.papers["topic_id"].iloc[expected]) <= {1, -1}  # the Diffusion papers
+    # how close, as a reader can read it: closer than this share of the map's pairs
+    shares = [100 * float((pairs < s).mean()) for s in similarity[expected]]
+    assert np.allclose(table["Closer than"], shares, atol=0.6) and (table["Closer than"] >= 90).all()
     assert (
-        f"{len(expected)} of the 60 papers of the map are closest in meaning to “removing noise step by step”"
-        in (plain_text(at))
+        f"{len(expected)} of the 60 papers of the map are close in meaning to “removing noise step by step”, "
+        "each closer than 90% of pairs on this map" in plain_text(at)
     )
     at.session_state["paper"] = atlas.papers["doc_id"].iloc[expected[0]]
     at.run()
-    assert "Found by meaning: similarity" in plain_text(at)
-    # a query close to nothing: a plain sentence, no papers
+    assert "Found by meaning: closer than" in plain_text(at)
+    # a query close to nothing: said plainly, and the nearest few shown as "not close"
+    at.session_state["paper"] = None
     at.text_input(key="w_search").input("a sourdough recipe").run()
     assert "None of the 60 papers of the map is close in meaning to “a sourdough recipe”" in plain_text(at)
+    table = paper_frame(at)
+    assert len(table) == NOT_CLOSE_SHOWN and set(table["Match"]) == {"not close"}
+    assert (table["Closer than"] < MEANING_PERCENTILE).all()
     at.segmented_control(key="w_search_kind").set_value("words").run()
     assert "kind" not in at.query_params and at.query_params["q"] == "a sourdough recipe"
+
+
+def test_a_one_or_two_word_search_by_meaning_suggests_words(tiny_app):
+    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60)
+    at.query_params.update({"q": "RL", "kind": "meaning"})
+    at.run()
+    assert not at.exception
+    assert "for one or two words, search by Words" in plain_text(at)
+    assert "None of the 60 papers of the map is close in meaning to “RL”" in plain_text(at)
+    at.text_input(key="w_search").input("models that remove noise from images").run()
+    assert "search by Words" not in plain_text(at)
 
 
 def test_search_by_meaning_without_a_model_falls_back_to_words_with_a_notice(tiny_app, monkeypatch):

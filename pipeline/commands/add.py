@@ -16,14 +16,8 @@ from pipeline import UserError
 from pipeline.mapfolder.lock import out_lock, recover
 from pipeline.mapfolder.manifest import Manifest, read_manifest
 from pipeline.mapfolder.store import AtlasMap, added_mask, concat_papers, read_map, via_add_mask, write_map
-from pipeline.modelling.place import (
-    TYPICAL_QUANTILE,
-    TopicProfile,
-    fits_any_topic,
-    place,
-    topic_profile,
-    verdict,
-)
+from pipeline.modelling.floors import map_pair_similarities
+from pipeline.modelling.place import TopicProfile, place, placement_problem, topic_profile, verdict
 
 # Recommend a full rebuild when at least this share of the new papers fits no topic (and at least
 # two do), or when papers added since the last full build reach this share of the map: past
@@ -38,13 +32,16 @@ class AddReport:
 
     added: int
     skipped: int
-    outside: int  # new papers below every topic's typical centroid similarity
+    outside: (
+        int  # new papers within no topic's reach (`pipeline.modelling.place.topic_reach`): stored unassigned
+    )
     unassigned: int  # new papers placed among unassigned papers
     added_since_build: int  # all papers marked added in the map, these included
     rebuild_advised: bool
     placements: (
         pd.DataFrame
     )  # doc_id, title, topic_id, nearest_similarity, centroid_similarity, fits_topic, fits_any
+    refused: int = 0  # abstracts too short to place (`pipeline.modelling.place.placement_problem`): not added
 
 
 def place_new_papers(
@@ -53,14 +50,16 @@ def place_new_papers(
     """The map with `new` papers (rows of `vectors`) placed on it and marked `added`; pure.
 
     Each paper is placed on the map as it was before this call (order does not matter), with the
-    same `pipeline.place.place` the app uses; topic sizes and the manifest's counts follow.
+    same `pipeline.modelling.place.place` and the same topic profile the app uses (its floors from the map's own
+    pair similarities, `pipeline.modelling.floors.map_pair_similarities`); a paper outside every topic is stored
+    unassigned (-1). Topic sizes and the manifest's counts follow.
     Returns the new map and one row a new paper describing its placement.
     """
     papers, topics = atlas.papers, atlas.topics
     corpus = atlas.embeddings.astype(np.float32)
     xy = papers[["x", "y"]].to_numpy(dtype=np.float64)
     labels = papers["topic_id"].to_numpy(dtype=np.int64)
-    profile = profile or topic_profile(corpus, labels)
+    profile = profile or topic_profile(corpus, labels, map_pair_similarities(atlas.manifest, corpus))
     spots = [place(vector, corpus, xy, labels, profile=profile) for vector in vectors]
     placed = new.copy()
     placed["topic_id"] = np.array([s.topic_id for s in spots], dtype=np.int64)
@@ -97,7 +96,7 @@ def place_new_papers(
             "nearest_similarity": [float(s.similarities[0]) for s in spots],
             "centroid_similarity": [s.centroid_similarity for s in spots],
             "fits_topic": [bool(s.fits) for s in spots],
-            "fits_any": fits_any_topic(vectors, profile),
+            "fits_any": [bool(s.fits_any) for s in spots],
         }
     )
     return dataclasses.replace(
@@ -139,10 +138,17 @@ def add_papers(
         previously_added = int(added_mask(atlas.papers).sum())
         if skipped:
             log(f"skipped {skipped:,} abstract(s) already in the map")
+        # What the app refuses to place, `add` refuses too, in the same words (pipeline.modelling.place).
+        problems = [placement_problem(text) for text in new["abstract"].astype(str)]
+        for title, problem in zip(new["title"].astype(str), problems, strict=True):
+            if problem:
+                log(f"  {_short(title)} -> not placed: {problem}")
+        refused = sum(p is not None for p in problems)
+        new = new[[p is None for p in problems]].reset_index(drop=True)
         if new.empty:
             log(f"nothing new to add; {folder} is unchanged")
             empty = pd.DataFrame(columns=["doc_id", "title", "topic_id", "nearest_similarity"])
-            return AddReport(0, skipped, 0, 0, previously_added, False, empty)
+            return AddReport(0, skipped, 0, 0, previously_added, False, empty, refused)
 
         manifest = Manifest.from_dict(atlas.manifest)
         vectors, _ = embed_texts(
@@ -170,6 +176,7 @@ def add_papers(
             "inputs": [str(p) for p in inputs],
             "papers": len(new),
             "skipped": skipped,
+            "refused": refused,
             "outside_topics": outside,
             "unassigned": unassigned,
         }
@@ -184,9 +191,9 @@ def add_papers(
         fit = verdict(row.fits_topic, row.fits_any)
         log(f"  {_short(row.title)} -> {where} (nearest paper {row.nearest_similarity:.2f}; {fit})")
     log(
-        f"added {len(new):,} paper(s) to {folder}: {len(new) - outside:,} within a topic's typical range, "
-        f"{outside:,} outside every topic (closer to no topic's centroid than its "
-        f"{TYPICAL_QUANTILE:.0%} least typical members), {unassigned:,} unassigned"
+        f"added {len(new):,} paper(s) to {folder}: {len(new) - outside:,} within a topic's reach, "
+        f"{outside:,} outside every topic (stored unassigned), {unassigned:,} unassigned in all"
+        + (f"; {refused:,} too short to place, not added" if refused else "")
     )
     if rebuild:
         log(
@@ -198,7 +205,7 @@ def add_papers(
                 else f"{added_since_build:,} of {len(grown.papers):,} papers were added since the last full build"
             )
         )
-    return AddReport(len(new), skipped, outside, unassigned, added_since_build, rebuild, placements)
+    return AddReport(len(new), skipped, outside, unassigned, added_since_build, rebuild, placements, refused)
 
 
 def rebuild_command(folder: Path, manifest: dict) -> str:

@@ -1,6 +1,6 @@
 """Write `pipeline/naming/areas.npz`: the research areas' vectors under the packaged int8 model.
 
-    python -m pipeline.commands.area_vectors     # after editing pipeline/naming/areas.tsv; commit both
+python -m pipeline.commands.area_vectors     # after editing pipeline/naming/areas.tsv; commit both
 """
 
 from __future__ import annotations

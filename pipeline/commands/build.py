@@ -28,6 +28,7 @@ from pipeline.mapfolder.lock import out_lock
 from pipeline.mapfolder.manifest import Manifest, read_manifest
 from pipeline.mapfolder.store import AtlasMap, check_out, concat_papers, read_added_papers, write_map
 from pipeline.modelling.evaluate import map_quality
+from pipeline.modelling.floors import pair_similarities
 from pipeline.modelling.layout import (
     align_to,
     initial_positions,
@@ -244,6 +245,8 @@ def build_map(
             timings_seconds=dict(timer.timings, total=total),
             abstracts_per_second=round(len(papers) / total, 1) if total else None,
             quality=quality,
+            # the map's own yardstick of closeness (pipeline.modelling.floors): the floors of search and placement
+            similarity=pair_similarities(embeddings.astype(np.float16)).to_manifest(),
             input_fingerprint=fingerprint,
             kept_added=kept_added,
             lineage={

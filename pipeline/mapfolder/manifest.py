@@ -59,6 +59,7 @@ MANIFEST_FIELDS = {
     "versions": (_OBJECT, True),
     "timings_seconds": (_OBJECT, True),
     "quality": (_OBJECT, True),
+    "similarity": (_OBJECT, True),
     "stability": (_OBJECT, True),
     "lineage": (_OBJECT, True),
     "config.embedder": (_TEXT, True),
@@ -136,6 +137,9 @@ class Manifest:
     timings_seconds: dict = field(default_factory=dict)
     abstracts_per_second: float | None = None
     quality: dict = field(default_factory=dict)
+    similarity: dict = field(
+        default_factory=dict
+    )  # the map's pair similarities (`pipeline.modelling.floors`)
     input_fingerprint: str | None = None
     kept_added: int = 0
     lineage: dict = field(

@@ -1,18 +1,23 @@
 """Full-text search over a map's titles and abstracts: an SQLite FTS5 index written with the map.
 
-The index is `search.sqlite` in the map folder (`pipeline.mapfolder.files.SEARCH_INDEX`), one file with three tables:
+The index is `search.sqlite` in the map folder (`pipeline.mapfolder.files.SEARCH_INDEX`), one file with these tables:
 
-    words   FTS5, contentless: every paper's title and abstract as whole words (unicode61 tokens,
-            diacritics folded, porter stems, so "rank" finds "ranking" but "pose" never "propose");
+    words   FTS5, contentless: every paper's title and abstract as whole words as written (unicode61
+            tokens, case and diacritics folded, no stems: "pose" is never the one inside "propose");
             rowid = the paper's row in papers.parquet. BM25 ranks hits, a title word weighing more.
+    terms   fts5vocab over `words`: every distinct word of the map, where a query finds the word forms
+            of what was typed (`pipeline.mapfolder.query.forms_among`: "ranking" for "rank", never "transform"
+            for "transformer").
     grams   FTS5 trigram, with content: only the runs of scripts written without spaces (Chinese,
             Japanese, Thai, ...) of the papers that have any, searched as substrings.
     meta    the index version, the tokenizer and a fingerprint of the papers it was built from.
 
-Queries never reach FTS5 as typed: `parse_query` turns any text into quoted terms (whole words,
-"quoted phrases", prefix*), all of which must match, and says what it ignored. A map without an
-index, or with one that no longer matches its papers, gets one built in the cache folder
-(`index_for`), never in the map folder.
+Queries never reach FTS5 as typed: `pipeline.mapfolder.query.parse_query` reads words, "quoted phrases",
+prefix*, -excluded words, OR and NOT, and says what it read differently from how it was typed. Papers
+holding every word as typed come first, then those holding other forms of them (`WordHits.exact`).
+Index version 1 (Porter stems in `words`) is not read: a map with one, without an index, or with one
+that no longer matches its papers, gets one built in the cache folder (`index_for`), never in the map
+folder.
 """
 
 from __future__ import annotations
@@ -21,12 +26,10 @@ import contextlib
 import hashlib
 import itertools
 import os
-import re
 import shutil
 import sqlite3
 import tempfile
 import threading
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,129 +37,47 @@ import numpy as np
 import pandas as pd
 
 from pipeline.mapfolder.files import SEARCH_INDEX
+from pipeline.mapfolder.query import (  # noqa: F401  (Term, has_word_characters and the limits are used by importers)
+    EXACT_TOKENIZER,
+    MARK_CLOSE,
+    MARK_OPEN,
+    MAX_PHRASE_FORMS,
+    MAX_QUERY_CHARS,
+    MAX_TERMS,
+    SPACELESS_RUN,
+    Query,
+    Term,
+    forms_among,
+    has_word_characters,
+    parse_query,
+    tokens,
+    vocabulary_prefix,
+)
 
-INDEX_VERSION = 1
-WORD_TOKENIZER = "porter unicode61 remove_diacritics 2"
+INDEX_VERSION = 2  # 2: words as written (no Porter stems in the index), word forms chosen per query
+WORD_TOKENIZER = EXACT_TOKENIZER
 TITLE_WEIGHT = 4.0  # a word in the title counts as much for BM25 as four in the abstract
-MAX_TERMS = 32  # words and phrases used from one query; the rest is ignored with a notice
-MAX_QUERY_CHARS = 2_000  # characters of a query read at all (a pasted page is cut, not scanned)
 BATCH = 2_000  # papers inserted per statement batch
 RANK_ALL = 12_000  # hits ranked by BM25 over title and abstract; see `SearchIndex._ranked`
-
-# Scripts written without spaces between words: a run of these is one "word" to unicode61, so they
-# go to the trigram table instead, searched as substrings (Han, Hiragana, Katakana, Thai, Lao,
-# Myanmar, Khmer, Tibetan).
-_SPACELESS = (
-    "\u0e00-\u0eff\u0f00-\u0fff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u31f0-\u31ff"
-    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f"
-)
-SPACELESS_RUN = re.compile(f"[{_SPACELESS}]+")
-_QUERY_PIECE = re.compile(r'"([^"]*)(?:"|$)|([^\s"]+)')
-_MARK_OPEN, _MARK_CLOSE = "\x02", "\x03"  # highlight() markers; removed from the text beforehand
-
-
-def has_word_characters(text: str) -> bool:
-    """Whether unicode61 finds a token in `text`: a letter, a digit or a private-use character.
-
-    Examples:
-        >>> has_word_characters("NEAR("), has_word_characters("*"), has_word_characters("🙂 -")
-        (True, False, False)
-    """
-    return any(unicodedata.category(c)[0] in "LN" or unicodedata.category(c) == "Co" for c in text)
-
-
-@dataclass(frozen=True)
-class Term:
-    """One thing a query asks for: whole words (a phrase when several), as a prefix, or a substring."""
-
-    text: str
-    prefix: bool = False
-    spaceless: bool = False  # a run of a script without spaces: matched as a substring
-
-    def fts(self) -> str:
-        """The term as an FTS5 string: quoted, so no character of it is an operator."""
-        quoted = '"' + self.text.replace('"', '""') + '"'
-        return quoted + " *" if self.prefix else quoted
-
-    def shown(self) -> str:
-        text = f'"{self.text}"' if " " in self.text.strip() else self.text
-        return text + "*" if self.prefix else text
-
-
-@dataclass(frozen=True)
-class Query:
-    """A parsed search: the terms every hit must match, and notices about what was left out."""
-
-    terms: tuple[Term, ...] = ()
-    notices: tuple[str, ...] = ()
-
-    @property
-    def empty(self) -> bool:
-        return not self.terms
-
-    def shown(self) -> str:
-        """The query as it is searched, for headers: 'graph "neural field" rank*'."""
-        return " ".join(term.shown() for term in self.terms)
-
-
-def parse_query(text: str) -> Query:
-    """Read any text as a search: whole words, "quoted phrases" and prefix*; all must match.
-
-    Nothing typed is an operator: AND, OR, NOT, NEAR(, a leading - and a lone * are words or
-    nothing. An unclosed quote runs to the end. Pieces with no letter or digit (emoji, "*", "-")
-    are left out with a notice; so is everything past `MAX_TERMS` terms.
-
-    Examples:
-        >>> query = parse_query('Pose "neural field" rank* NEAR( -x 🙂 "open')
-        >>> query.shown()
-        'Pose "neural field" rank* NEAR( -x open'
-        >>> query.notices
-        ("Left out '🙂': it has no letters or digits to search for.",)
-        >>> [t.fts() for t in parse_query('say "hi" 扩散模型 BERT模型').terms]
-        ['"say"', '"hi"', '"扩散模型"', '"模型"', '"BERT"']
-    """
-    text = str(text or "")
-    notices: list[str] = []
-    if len(text) > MAX_QUERY_CHARS:
-        text = text[:MAX_QUERY_CHARS]
-        notices.append(f"Only the first {MAX_QUERY_CHARS:,} characters of the search were used.")
-    text = text.replace(_MARK_OPEN, " ").replace(_MARK_CLOSE, " ")
-    terms: list[Term] = []
-    left_out: list[str] = []
-    for match in _QUERY_PIECE.finditer(text):
-        phrase, bare = match.group(1), match.group(2)
-        piece = " ".join((phrase if phrase is not None else bare).split())
-        prefix = False
-        if bare is not None:
-            prefix = piece.endswith("*") and has_word_characters(piece.rstrip("*"))
-            piece = piece.strip("*") if prefix or not has_word_characters(piece) else piece
-        if not has_word_characters(piece):
-            if piece.strip():
-                left_out.append(piece)
-            continue
-        for spaceless in SPACELESS_RUN.findall(piece):
-            terms.append(Term(spaceless, spaceless=True))
-        rest = " ".join(SPACELESS_RUN.sub(" ", piece).split())
-        if has_word_characters(rest):
-            ends_spaceless = bool(SPACELESS_RUN.search(piece[-1:]))
-            terms.append(Term(rest, prefix=prefix and not ends_spaceless))
-    if left_out:
-        shown = ", ".join(repr(p if len(p) <= 20 else p[:19] + "…") for p in dict.fromkeys(left_out))
-        notices.append(f"Left out {shown}: it has no letters or digits to search for.")
-    unique = list(dict.fromkeys(terms))
-    if len(unique) > MAX_TERMS:
-        notices.append(f"Only the first {MAX_TERMS} words and phrases of the search were used.")
-        unique = unique[:MAX_TERMS]
-    return Query(tuple(unique), tuple(notices))
+_MARK_OPEN, _MARK_CLOSE = MARK_OPEN, MARK_CLOSE
 
 
 @dataclass(frozen=True)
 class WordHits:
-    """Papers matching a query, best first (BM25), and notices to show with them."""
+    """Papers matching a query, best first (as typed before other word forms, then BM25), notices to
+    show with them, and how each matched."""
 
     rows: np.ndarray  # int64 rows of papers.parquet, best match first
     query: Query = field(default_factory=Query)
     notices: tuple[str, ...] = ()
+    exact: np.ndarray | None = None  # bool per row: every word found as typed (not another form of it)
+    labels: tuple[str, ...] | None = None  # per row: "exact word", "word form", "phrase", "prefix", ...
+
+    def match_labels(self) -> list[str]:
+        """What each hit matched, for the papers table's Match column."""
+        if self.labels is not None:
+            return list(self.labels)
+        return ["words"] * len(self.rows)
 
 
 def paper_fingerprint(papers: pd.DataFrame, rows: int | None = None) -> str:
@@ -222,6 +143,7 @@ def _create(connection: sqlite3.Connection) -> None:
         CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
         CREATE VIRTUAL TABLE words USING fts5(
             title, abstract, tokenize = '{WORD_TOKENIZER}', content = '');
+        CREATE VIRTUAL TABLE terms USING fts5vocab(words, 'row');
         CREATE VIRTUAL TABLE grams USING fts5(text, tokenize = 'trigram');
         """
     )
@@ -322,44 +244,142 @@ class SearchIndex:
         self.n = n
         self._connection = _connect(self.path)
         self._lock = threading.Lock()
+        self._forms: dict[str, list[str]] = {}
 
     def close(self) -> None:
         self._connection.close()
 
     def search(self, text: str) -> WordHits:
-        """Papers matching every term of `text`, best first; never raises on what was typed."""
+        """Papers matching `text` (`pipeline.mapfolder.query.parse_query`), best first; never raises on what was typed."""
         query = parse_query(text)
         if query.empty:
             return WordHits(np.arange(0, dtype=np.int64), query, query.notices)
-        words = [t.fts() for t in query.terms if not t.spaceless]
-        grams = [t.text for t in query.terms if t.spaceless]
         try:
             with self._lock:
-                rows = self._rows(words, grams)
+                rows, exact, labels = self._rows(query)
         except sqlite3.Error as exc:  # a query form FTS5 still refuses: a notice, never an error page
             notice = f"This search could not be run ({str(exc)[:80]}); try fewer or simpler words."
             return WordHits(np.arange(0, dtype=np.int64), query, (*query.notices, notice))
-        return WordHits(rows, query, query.notices)
+        return WordHits(rows, query, query.notices, exact=exact, labels=labels)
 
-    def _rows(self, words: list[str], grams: list[str]) -> np.ndarray:
-        ranked: np.ndarray | None = None
-        if words:
-            ranked = self._ranked(" AND ".join(words))
-        for gram in grams:
-            # Three characters or more: the trigram index; fewer (a two-character Chinese word) match
-            # no trigram, so those scan the table, which holds only these scripts' runs.
-            sql, value = (
-                ("SELECT rowid FROM grams WHERE text LIKE ? ORDER BY rowid", f"%{gram}%")
-                if len(gram) >= 3
-                else ("SELECT rowid FROM grams WHERE instr(text, ?) > 0 ORDER BY rowid", gram)
+    # ------------------------------------------------------------ how one term is searched
+    def forms(self, word: str) -> list[str]:
+        """The map's words that are `word` or a form of it (`pipeline.mapfolder.query.forms_among`), as typed first."""
+        if word not in self._forms:
+            prefix = vocabulary_prefix(word)
+            found = self._connection.execute(
+                "SELECT term FROM terms WHERE term >= ? AND term < ? AND length(term) BETWEEN ? AND ?",
+                (prefix, prefix + "\U0010ffff", len(word) - 4, len(word) + 5),  # no form is further off
             )
-            found = self._connection.execute(sql, (value,)).fetchall()
-            rows = np.array([r for (r,) in found], dtype=np.int64)
-            ranked = rows if ranked is None else ranked[np.isin(ranked, rows)]
-        return ranked[ranked < self.n] if ranked is not None else np.arange(0, dtype=np.int64)
+            self._forms[word] = forms_among(word, [word, *(t for (t,) in found)])
+        return self._forms[word]
 
-    def _ranked(self, expression: str) -> np.ndarray:
-        """Rows matching an FTS5 expression, best first.
+    def _expressions(self, term: Term) -> tuple[str, str]:
+        """(as typed, any form) FTS5 expressions of a word term: quoted words only."""
+        if term.prefix:
+            return term.fts(), term.fts()
+        words = tokens(term.text)
+        quote = lambda text: '"' + text.replace('"', '""') + '"'  # noqa: E731
+        typed = quote(" ".join(words))
+        spellings = []
+        for combination in itertools.product(*(self.forms(w) for w in words)):
+            spellings.append(quote(" ".join(combination)))
+            if len(spellings) >= MAX_PHRASE_FORMS:
+                break
+        return typed, "(" + " OR ".join(dict.fromkeys([typed, *spellings])) + ")"
+
+    def _term_rows(self, term: Term, any_form: bool) -> np.ndarray:
+        if term.spaceless:
+            return self._gram_rows(term.text)
+        return self._plain(self._expressions(term)[1 if any_form else 0])
+
+    def _gram_rows(self, gram: str) -> np.ndarray:
+        # Three characters or more: the trigram index; fewer (a two-character Chinese word) match
+        # no trigram, so those scan the table, which holds only these scripts' runs.
+        sql, value = (
+            ("SELECT rowid FROM grams WHERE text LIKE ? ORDER BY rowid", f"%{gram}%")
+            if len(gram) >= 3
+            else ("SELECT rowid FROM grams WHERE instr(text, ?) > 0 ORDER BY rowid", gram)
+        )
+        found = self._connection.execute(sql, (value,)).fetchall()
+        return np.array([r for (r,) in found], dtype=np.int64)
+
+    # ------------------------------------------------------------ the whole query
+    def _rows(self, query: Query) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+        """Rows matching `query`, exact hits first; each row's exactness and Match label."""
+        word_groups = [g for g in query.groups if not any(t.spaceless for t in g)]
+        other_groups = [g for g in query.groups if any(t.spaceless for t in g)]
+        negative = " OR ".join(self._expressions(t)[1] for t in query.excluded if not t.spaceless)
+        excluded = [self._gram_rows(t.text) for t in query.excluded if t.spaceless]
+
+        def positive(any_form: bool) -> str:
+            return " AND ".join(
+                "(" + " OR ".join(self._expressions(t)[1 if any_form else 0] for t in g) + ")"
+                for g in word_groups
+            )
+
+        def tier(expression: str, minus: str) -> np.ndarray:
+            if expression:
+                ranked = self._ranked(expression, minus)
+            else:
+                ranked = np.arange(self.n, dtype=np.int64)
+                if minus:
+                    ranked = np.setdiff1d(ranked, self._plain(minus), assume_unique=True)
+            for group in other_groups:
+                ranked = ranked[np.isin(ranked, np.concatenate([self._term_rows(t, True) for t in group]))]
+            for rows in excluded:
+                ranked = ranked[~np.isin(ranked, rows)]
+            return ranked[ranked < self.n]
+
+        exact_rows = tier(positive(False), negative)
+        rows = exact_rows
+        # Then the papers holding some word only in another form (none when no word of the query has
+        # another form on this map): ranked on their own, the first tier left out inside FTS5.
+        spellings = [self._expressions(t) for t in (*query.terms, *query.excluded) if not t.spaceless]
+        if word_groups and not all(any_form in (typed, f"({typed})") for typed, any_form in spellings):
+            minus = " OR ".join(f"({e})" for e in (positive(False), negative) if e)
+            rows = np.concatenate([exact_rows, tier(positive(True), minus)])
+        exact = np.zeros(len(rows), dtype=bool)
+        exact[: len(exact_rows)] = True
+        return rows, exact, self._labels(query, rows, exact)
+
+    def _labels(self, query: Query, rows: np.ndarray, exact: np.ndarray) -> tuple[str, ...]:
+        """What each row matched: for every term it holds, "exact word", "word form", "phrase",
+        "phrase (word forms)", "prefix" or "substring"; "without the excluded words" for a query of
+        exclusions only. `exact` says which rows hold every term as typed (one term: that is all)."""
+        if not query.terms:
+            return ("without the excluded words",) * len(rows)
+        terms = query.terms[:8]  # enough to say how a row matched; each term costs a lookup
+        codes = np.zeros((len(rows), len(terms)), dtype=np.int8)  # 0 not held, 1 as typed, 2 another form
+        names = []
+        for column, term in enumerate(terms):
+            if term.spaceless or term.prefix:
+                names.append(("substring", "substring") if term.spaceless else ("prefix", "prefix"))
+                holds = (
+                    np.ones(len(rows), bool)
+                    if len(terms) == 1
+                    else np.isin(rows, self._term_rows(term, True))
+                )
+                codes[holds, column] = 1
+                continue
+            names.append(("phrase", "phrase (word forms)") if term.phrase else ("exact word", "word form"))
+            if len(terms) == 1:
+                typed, holds = exact, np.ones(len(rows), dtype=bool)
+            else:
+                typed = np.isin(rows, self._term_rows(term, False))
+                holds = typed | np.isin(rows, self._term_rows(term, True))
+            codes[holds, column] = np.where(typed[holds], 1, 2)
+        key = (codes.astype(np.int64) * (3 ** np.arange(len(terms), dtype=np.int64))).sum(axis=1)
+        keys, inverse = np.unique(key, return_inverse=True)  # one label per kind of row, not per row
+        shown = []
+        for value in keys.tolist():
+            kind = [(value // 3**c) % 3 for c in range(len(terms))]
+            parts = [names[c][code - 1] for c, code in enumerate(kind) if code]
+            shown.append(" + ".join(dict.fromkeys(parts)) or "words")
+        return tuple(shown[i] for i in np.asarray(inverse).reshape(-1).tolist())
+
+    def _ranked(self, positive: str, negative: str = "") -> np.ndarray:
+        """Rows matching an FTS5 expression (and not `negative`), best first.
 
         BM25 costs a few microseconds a hit; for a query found in more than `RANK_ALL` papers
         ("model" is in half of a machine-learning corpus) the papers holding it in their title come
@@ -367,10 +387,12 @@ class SearchIndex:
         others in map order. That keeps such a query to tens of milliseconds at 80,000 papers
         instead of hundreds (benchmarks/SEARCH_RESULTS.md).
         """
+        unless = f" NOT ({negative})" if negative else ""
+        expression = f"({positive}){unless}"
         everything = self._plain(expression)
         if len(everything) <= RANK_ALL:
             return self._bm25(expression)
-        title = f"title : ({expression})"
+        title = f"title : ({positive}){unless}"
         in_title = self._plain(title)
         in_title = self._bm25(title) if len(in_title) <= RANK_ALL else in_title
         others = np.setdiff1d(everything, in_title, assume_unique=True)
@@ -395,20 +417,34 @@ class SearchIndex:
 def highlight(text: str, query: Query) -> list[tuple[str, bool]]:
     """`text` cut into (piece, matched) pieces: the words and substrings `query` matches in it.
 
-    Uses the index's own tokenizer (an FTS5 table of one row in memory), so what is highlighted
-    is exactly what the search matched: "poses" for pose, never the "pose" inside "propose".
+    Uses the index's own tokenizer (an FTS5 table of one row in memory) and the same word forms
+    (`pipeline.mapfolder.query.forms_among` over the text's own words), so what is highlighted is exactly what
+    the search matched: "poses" for pose, never the "pose" inside "propose", never "transform" for
+    "transformer". Excluded words are not marked.
 
     Examples:
         >>> highlight("We propose pose-aware ranking.", parse_query("pose rank"))
         [('We propose ', False), ('pose', True), ('-aware ', False), ('ranking', True), ('.', False)]
+        >>> [p for p, hit in highlight("A Radon transform; transformers.", parse_query("transformer")) if hit]
+        ['transformers']
     """
     text = str(text)
     if query.empty or not text:
         return [(text, False)] if text else []
     marked = [False] * len(text)
-    words = [t.fts() for t in query.terms if not t.spaceless]
+    clean = _clean(text)
+    written = [] if all(t.spaceless for t in query.terms) else tokens(_word_text(clean))
+    quote = lambda words: '"' + " ".join(words).replace('"', '""') + '"'  # noqa: E731
+    words: list[str] = []
+    for term in query.terms:
+        if term.spaceless:
+            continue
+        if term.prefix:
+            words.append(term.fts())
+            continue
+        forms = [forms_among(w, [w, *written]) for w in tokens(term.text)]
+        words.extend(quote(c) for c in itertools.islice(itertools.product(*forms), MAX_PHRASE_FORMS))
     if words:
-        clean = _clean(text)
         with contextlib.closing(sqlite3.connect(":memory:")) as connection:
             connection.execute(f"CREATE VIRTUAL TABLE one USING fts5(body, tokenize = '{WORD_TOKENIZER}')")
             connection.execute("INSERT INTO one (rowid, body) VALUES (1, ?)", (_word_text(clean),))

@@ -6,6 +6,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pipeline.modelling.floors import (
+    MEANING_PERCENTILE,
+    PLACEMENT_PERCENTILE,
+    PairSimilarities,
+    pair_similarities,
+)
 from pipeline.modelling.neighbours import cosine_knn
 
 # The topic is decided by two kinds of evidence, added with equal weight:
@@ -26,8 +32,17 @@ CENTROID_WEIGHT = 1.0
 POSITION_TEMPERATURE = 0.03
 POSITION_PAPERS = 5
 # A paper "fits" a topic when it is at least as close to the topic's centroid as the topic's least
-# typical members are: this share of members sits below the threshold.
+# typical members are (this share of members sits below the threshold), AND its nearest paper of the
+# topic is as close as the topic's own papers are to their nearest fellow member (the same share
+# below), AND that nearest paper is closer than PLACEMENT_PERCENTILE% of the map's pairs of papers
+# (`pipeline.modelling.floors`: an absolute floor, for maps whose topics are so wide that anything is typical).
+# It is "at the edge" when it is within some topic's centroid range with a paper of it closer than
+# MEANING_PERCENTILE% of pairs (what search by meaning calls close), else "outside every topic",
+# and then it is unassigned: no topic is claimed for it.
 TYPICAL_QUANTILE = 0.05
+CLOSE_SAMPLE = 300  # members of a big topic whose nearest fellow member is measured (seeded)
+# The shortest text placed: the app and `pipeline add` refuse shorter ones with the same words.
+MIN_WORDS = 5
 # The verdicts on a placed paper (`verdict`), worded as `pipeline add` prints them.
 FITS, EDGE, OUTSIDE = "fits", "at the edge", "outside every topic"
 
@@ -39,14 +54,19 @@ class TopicProfile:
     topic_ids: np.ndarray  # (t,)
     centroids: np.ndarray  # (t, d) unit rows
     typical: np.ndarray  # (t,) the TYPICAL_QUANTILE of member-centroid similarity (leave-one-out)
+    close: np.ndarray | None = None  # (t,) the TYPICAL_QUANTILE of members' nearest fellow member similarity
+    fit_floor: float = 0.0  # a topic's nearest paper must be this similar to fit (PLACEMENT_PERCENTILE)
+    near_floor: float = 0.0  # ... and this similar to be "at the edge" of it (MEANING_PERCENTILE)
 
 
 @dataclass(frozen=True)
 class Placement:
     """Where a new paper lands: map position, topic, and the papers it sits among (rows, best first).
 
-    `centroid_similarity` is the paper's similarity to its topic's centroid and `fits` whether that
-    reaches the topic's typical range (None when no profile was given or the paper is unassigned).
+    `centroid_similarity` is the paper's similarity to its topic's centroid, `nearest_in_topic` to the
+    topic's nearest paper, `fits` whether the paper fits the topic (see TYPICAL_QUANTILE; None when
+    it is unassigned) and `fits_any` whether it is within some topic's reach (else it is outside
+    every topic and unassigned). `verdict` is what the app and `pipeline add` say about it.
     """
 
     x: float
@@ -56,28 +76,71 @@ class Placement:
     similarities: np.ndarray
     centroid_similarity: float | None = None
     fits: bool | None = None
+    fits_any: bool = True
+    nearest_in_topic: float | None = None
+
+    @property
+    def verdict(self) -> str:
+        return verdict(self.fits, self.fits_any)
 
 
-def topic_profile(embeddings: np.ndarray, topic_ids: np.ndarray) -> TopicProfile:
-    """Centroids and typical member similarity of every topic (-1 excluded) of a map.
+def word_count(text: str) -> int:
+    """Words in `text`, each character of a script written without spaces counting as one.
+
+    Examples:
+        >>> word_count("four words right here"), word_count("扩散模型用于图像生成"), word_count("x" * 400)
+        (4, 10, 1)
+    """
+    from pipeline.mapfolder.query import SPACELESS_RUN, tokens
+
+    count = 0
+    for token in tokens(str(text)):
+        runs = SPACELESS_RUN.findall(token)
+        count += sum(len(run) for run in runs) + bool(SPACELESS_RUN.sub("", token))
+    return count
+
+
+def placement_problem(text: str) -> str | None:
+    """Why `text` is not placed, in the words the app and `pipeline add` both say, or None.
+
+    Examples:
+        >>> placement_problem("four words right here")
+        'Too short to place: an abstract needs at least 5 words (this has 4).'
+        >>> placement_problem("We study diffusion models for images.") is None
+        True
+    """
+    words = word_count(text)
+    if words < MIN_WORDS:
+        return f"Too short to place: an abstract needs at least {MIN_WORDS} words (this has {words})."
+    return None
+
+
+def topic_profile(
+    embeddings: np.ndarray, topic_ids: np.ndarray, pairs: PairSimilarities | None = None
+) -> TopicProfile:
+    """Centroids, typical member similarity and nearest-member closeness of every topic (-1 excluded).
 
     A member's similarity is to the centroid of the topic's *other* members: a new paper is not
     part of the centroid it is compared with, and in a topic of three a member's own third of
-    the centroid would otherwise set a bar no newcomer reaches.
+    the centroid would otherwise set a bar no newcomer reaches. `close` is how near a member's nearest
+    fellow member is (the TYPICAL_QUANTILE of it, over at most CLOSE_SAMPLE members); the floors come
+    from the map's pair similarities (`pipeline.modelling.floors`, measured here when `pairs` is not given).
 
     Examples:
         >>> vectors = np.array([[1, 0], [0.8, 0.6], [0, 1]], dtype=np.float32)
         >>> profile = topic_profile(vectors, np.array([3, 3, 5]))
         >>> profile.topic_ids.tolist(), np.round(profile.centroids.astype(float), 3).tolist()
         ([3, 5], [[0.949, 0.316], [0.0, 1.0]])
-        >>> round(float(profile.typical[0]), 3)  # each of the two members against the other
-        0.8
+        >>> round(float(profile.typical[0]), 3), round(float(profile.close[0]), 3)  # each member vs the other
+        (0.8, 0.8)
     """
     vectors = np.asarray(embeddings, dtype=np.float32)
     labels = np.asarray(topic_ids)
     ids = np.array(sorted(set(labels.tolist()) - {-1}), dtype=np.int64)
     centroids = np.zeros((len(ids), vectors.shape[1]), dtype=np.float32)
     typical = np.zeros(len(ids), dtype=np.float32)
+    close = np.ones(len(ids), dtype=np.float32)
+    rng = np.random.default_rng(0)
     # One sort instead of a mask per topic: a map of 80,000 papers has hundreds of topics.
     order = np.argsort(labels, kind="stable")
     starts = np.searchsorted(labels[order], ids)
@@ -92,11 +155,53 @@ def topic_profile(embeddings: np.ndarray, topic_ids: np.ndarray) -> TopicProfile
         others = total[None, :] - members
         others /= np.maximum(np.linalg.norm(others, axis=1, keepdims=True), 1e-12)
         typical[row] = np.quantile(np.einsum("ij,ij->i", members, others), TYPICAL_QUANTILE)
-    return TopicProfile(topic_ids=ids, centroids=centroids, typical=typical)
+        sample = np.arange(len(members))
+        if len(members) > CLOSE_SAMPLE:
+            sample = np.sort(rng.choice(len(members), size=CLOSE_SAMPLE, replace=False))
+        fellows = members[sample] @ members.T
+        fellows[np.arange(len(sample)), sample] = -2.0  # not itself
+        close[row] = np.quantile(fellows.max(axis=1), TYPICAL_QUANTILE)
+    pairs = pairs or pair_similarities(vectors)
+    return TopicProfile(
+        topic_ids=ids,
+        centroids=centroids,
+        typical=typical,
+        close=close,
+        fit_floor=pairs.at(PLACEMENT_PERCENTILE),
+        near_floor=pairs.at(MEANING_PERCENTILE),
+    )
+
+
+def topic_reach(
+    similarity: np.ndarray, topic_ids: np.ndarray, centroid_similarity: np.ndarray, profile: TopicProfile
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each topic of `profile`: the similarity of its nearest paper to the placed one (`similarity`
+    is to every paper), whether the paper fits it and whether it is at least at its edge.
+
+    Examples:
+        >>> profile = TopicProfile(np.array([0, 1]), np.eye(2), np.array([0.5, 0.5]), np.array([0.7, 0.7]), 0.6, 0.3)
+        >>> nearest, fits, near = topic_reach(np.array([0.8, 0.4, 0.65]), np.array([0, 1, 1]), np.array([0.9, 0.6]), profile)
+        >>> nearest.tolist(), fits.tolist(), near.tolist()
+        ([0.8, 0.65], [True, False], [True, True])
+    """
+    labels = np.asarray(topic_ids)
+    order = np.argsort(labels, kind="stable")
+    starts = np.searchsorted(labels[order], profile.topic_ids)
+    ends = np.searchsorted(labels[order], profile.topic_ids, side="right")
+    ranked = np.asarray(similarity, dtype=np.float64)[order]
+    nearest = np.array(
+        [ranked[a:b].max() if b > a else -1.0 for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+    )
+    typical = np.asarray(centroid_similarity) >= profile.typical
+    close = profile.close if profile.close is not None else np.zeros(len(profile.topic_ids))
+    fits = typical & (nearest >= np.maximum(close, profile.fit_floor))
+    near = typical & (nearest >= profile.near_floor)
+    return nearest, fits, near | fits
 
 
 def fits_any_topic(vectors: np.ndarray, profile: TopicProfile) -> np.ndarray:
-    """Whether each unit row reaches some topic's typical member-centroid similarity.
+    """Whether each unit row reaches some topic's typical member-centroid similarity (one of the
+    conditions of `topic_reach`; `place` decides with all of them).
 
     Examples:
         >>> profile = TopicProfile(np.array([0]), np.array([[1.0, 0.0]]), np.array([0.8]))
@@ -113,10 +218,11 @@ def fits_any_topic(vectors: np.ndarray, profile: TopicProfile) -> np.ndarray:
 def verdict(fits_topic: bool | None, fits_any: bool) -> str:
     """The one rule for what a placement claims, shared by `pipeline add` and the app.
 
-    FITS: as close to its topic's centre as the topic's own papers (all but the least typical 5%).
-    EDGE: placed in (or among the unassigned papers next to) a topic it does not fit that well,
-    while within some topic's typical range. OUTSIDE: within no topic's typical range: no topic
-    may be claimed for it.
+    FITS: as close to its topic's centre as the topic's own papers (all but the least typical 5%),
+    with a paper of the topic as near as the topic's own papers' nearest fellows and closer than 99%
+    of the map's pairs. EDGE: placed in (or among the unassigned papers next to) a topic it does not
+    fit that well, while within some topic's reach (`topic_reach`). OUTSIDE: within no topic's reach:
+    no topic may be claimed for it, and `place` leaves it unassigned.
 
     Examples:
         >>> verdict(True, True), verdict(False, True), verdict(None, False)
@@ -207,9 +313,9 @@ def place(
     profile = profile or topic_profile(corpus, labels)
     rows, similarities = cosine_knn(query[None, :], corpus, k)
     rows, similarities = rows[0], similarities[0]
-    centroid_similarity = dict(
-        zip(profile.topic_ids.tolist(), (profile.centroids @ query).tolist(), strict=True)
-    )
+    to_centroids = profile.centroids @ query
+    centroid_similarity = dict(zip(profile.topic_ids.tolist(), to_centroids.tolist(), strict=True))
+    nearest, fits_each, near_each = topic_reach(corpus @ query, labels, to_centroids, profile)
     neighbour_topics = labels[rows]
     scores = topic_scores(neighbour_topics, similarities, centroid_similarity)
     unassigned_share = scores.pop(-1, 0.0)
@@ -218,13 +324,15 @@ def place(
     topic_id = max(scores, key=lambda t: (round(scores[t], 9), closest[t])) if scores else -1
     fits = None
     if topic_id in centroid_similarity:
-        row = int(np.flatnonzero(profile.topic_ids == topic_id)[0])
-        fits = centroid_similarity[topic_id] >= float(profile.typical[row])
+        fits = bool(fits_each[int(np.flatnonzero(profile.topic_ids == topic_id)[0])])
+    fits_any = bool(near_each.any())
     # As in the build (`pipeline.topics.reassign_outliers`): among unassigned papers, a paper joins
-    # a topic only with a third of the neighbour vote or a place in the topic's typical range.
-    if unassigned_share > 2 / 3 and not fits:
+    # a topic only with a third of the neighbour vote or when it fits the topic.
+    if (unassigned_share > 2 / 3 and not fits) or not fits_any:  # outside every topic: unassigned
         topic_id, fits = -1, None
     home = neighbour_topics == topic_id
+    if not fits_any:  # claimed by no topic: the pin sits by the papers it is nearest to, whatever their topic
+        home = np.ones(len(rows), dtype=bool)
     home_rows, home_similarities = rows[home], similarities[home]
     if not len(home_rows):  # won on its centroid alone: sit among its own nearest members
         members = np.flatnonzero(labels == topic_id)
@@ -234,6 +342,7 @@ def place(
     weights = evidence_weights(home_similarities, POSITION_TEMPERATURE)
     xy = np.asarray(papers_xy, dtype=np.float64)[home_rows]
     x, y = (weights[:, None] * xy).sum(axis=0) / weights.sum()
+    at = np.flatnonzero(profile.topic_ids == topic_id)
     return Placement(
         x=float(x),
         y=float(y),
@@ -242,6 +351,8 @@ def place(
         similarities=similarities.astype(np.float32),
         centroid_similarity=centroid_similarity.get(topic_id),
         fits=fits,
+        fits_any=fits_any,
+        nearest_in_topic=float(nearest[at[0]]) if len(at) else None,
     )
 
 

@@ -3,7 +3,7 @@
 UMAP and HDBSCAN cost grows faster than the corpus (and their memory with it); a sample of tens of
 thousands of papers already shows every topic big enough to name. The rest join the topic their
 nearest sample papers vote for (the same vote that reassigns HDBSCAN's outliers) and sit at the
-similarity-weighted mean of those papers' map positions (as `pipeline.place` puts an added paper).
+similarity-weighted mean of those papers' map positions (as `pipeline.modelling.place` puts an added paper).
 """
 
 from __future__ import annotations

@@ -181,4 +181,3 @@ def area_share(votes: AreaVotes, rows: np.ndarray, name: str) -> float:
         if area.name == name and area.grain in votes.nearest and len(rows)
     ]
     return max(shares, default=0.0)
-
