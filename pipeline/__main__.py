@@ -282,13 +282,14 @@ def run_build(args: argparse.Namespace) -> None:
 
 
 def run_export(args: argparse.Namespace) -> None:
-    from pipeline.artifacts import check_file_out, read_map, write_file
+    from pipeline.artifacts import read_map
     from pipeline.export import export_frame, to_csv_bytes
     from pipeline.reading_list import reading_list_bibtex, reading_list_markdown
+    from pipeline.safe_output import output_target, write_output
 
     kind = args.format or EXPORT_EXTENSIONS.get(args.out.suffix.lower(), "csv")
     atlas = read_map(args.map)
-    check_file_out(args.out, args.map, atlas.manifest)
+    output_target(args.out, map_folder=args.map, manifest=atlas.manifest)  # refused before any work
     known = set(atlas.topics["topic_id"].tolist()) | {-1}
     if args.topic is not None and args.topic not in known:
         ids = ", ".join(str(t) for t in sorted(known - {-1}))
@@ -303,7 +304,7 @@ def run_export(args: argparse.Namespace) -> None:
         payload = reading_list_markdown(papers, atlas.topics, heading=heading).encode("utf-8")
     else:
         payload = reading_list_bibtex(papers).encode("utf-8")
-    write_file(args.out, payload)
+    write_output(args.out, payload, map_folder=args.map, manifest=atlas.manifest)
     print(f"wrote {len(papers):,} papers to {args.out} ({kind})", file=sys.stderr)
 
 

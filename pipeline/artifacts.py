@@ -24,6 +24,7 @@ import pandas as pd
 
 from pipeline import UserError
 from pipeline.curation import CURATION, Edit, apply_edits, read_curation, write_curation
+from pipeline.curation import TEMPORARY as CURATION_TEMPORARY
 from pipeline.search_index import write_index
 
 SCHEMA_VERSION = 2
@@ -178,6 +179,9 @@ def _npy_bytes(embeddings: np.ndarray) -> bytes:
 
 def validate_out(out: Path) -> None:
     """Refuse an --out that is an existing file or sits in something that is not a folder."""
+    from pipeline.safe_output import check_name_length
+
+    check_name_length(out)
     if out.exists() and not out.is_dir():
         raise UserError(f"{out}: --out is an existing file; give a folder for the map")
     for parent in out.parents:
@@ -228,7 +232,7 @@ def check_out(out: Path, inputs: list[str | Path] = ()) -> None:
             f"{out}: --out is a folder that is not a map (it holds {shown}); "
             "give a new or empty folder, or a map folder to replace"
         )
-    foreign = [name for name in entries if name not in MAP_FILES]
+    foreign = [name for name in entries if name not in MAP_FILES and not CURATION_TEMPORARY.match(name)]
     if entries and foreign:  # a map folder the user keeps their own files in: replacing it would lose them
         shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
         raise UserError(
@@ -238,40 +242,18 @@ def check_out(out: Path, inputs: list[str | Path] = ()) -> None:
 
 
 def check_file_out(out: Path, map_folder: Path, manifest: dict) -> None:
-    """Refuse an export `--out` that would write into a map folder, over an input of the map, or
-    where a file stands in for a folder; the export itself then cannot damage a map or a user's file.
-    """
-    out = Path(out)
-    if out.is_dir():
-        raise UserError(f"{out}: --out is a folder; give a file name (.csv, .md or .bib)")
-    target = Path(os.path.abspath(out))
-    for parent in target.parents:
-        if parent.exists() and not parent.is_dir():
-            raise UserError(f"{out}: --out is inside {parent}, which is a file")
-    resolved = out.resolve()
-    for folder in [resolved.parent, *resolved.parent.parents]:
-        if holds_a_map(folder) or folder == Path(map_folder).resolve():
-            raise UserError(
-                f"{out}: --out is inside the map folder {folder}; write the export outside any map folder"
-            )
-    inputs = manifest.get("inputs")
-    for raw in inputs if isinstance(inputs, list) else []:
-        if isinstance(raw, str) and Path(raw).resolve() == resolved:
-            raise UserError(f"{out}: --out is an input of the map {map_folder}; give another file name")
+    """Refuse an export `--out` that would replace anything but a file the user handed over
+    (`pipeline.safe_output.output_target`, the one check every file output goes through)."""
+    from pipeline.safe_output import output_target
+
+    output_target(out, map_folder=map_folder, manifest=manifest)
 
 
 def write_file(out: Path, payload: bytes) -> None:
-    """Write `payload` to `out` whole (a partial file beside it, then renamed): never half a file."""
-    out = Path(out)
-    partial = out.with_name(f".{out.name}.partial")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        partial.write_bytes(payload)
-        os.replace(partial, out)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            partial.unlink()
-        raise UserError(f"{out}: cannot write the file ({exc.strerror or exc})") from None
+    """Write `payload` to `out` whole, through the one safe writer (`pipeline.safe_output`)."""
+    from pipeline.safe_output import write_output
+
+    write_output(out, payload)
 
 
 # ---- one writer per map folder, staging folders, and a swap that never leaves --out missing ----
@@ -300,7 +282,7 @@ def out_lock(out: Path, command: str = "build"):
     Re-entrant within one process, so `build` can lock before its work and `write_map` again
     around the swap.
     """
-    out = Path(os.path.abspath(out))  # `--out .` from inside a map names the map, not ".."
+    out = map_path(out)  # `--out .` from inside a map names the map, not ".."; a link names its target
     created = [p for p in [out.parent, *out.parent.parents] if not p.exists()]  # made here, for the lock
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -316,28 +298,39 @@ def out_lock(out: Path, command: str = "build"):
             fd, depth = _held[path]
             _held[path] = (fd, depth - 1)
         return
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except PermissionError:
-        raise UserError(f"{out}: cannot write next to --out in {out.parent} (permission denied)") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        # The holder writes its pid and command just after taking the lock: a writer that started
-        # at the same moment may find the file still empty, so it waits a little for the name.
-        deadline = time.monotonic() + 2.0
-        while (
-            not (owner := os.pread(fd, 64, 0).decode(errors="replace").strip())
-            and time.monotonic() < deadline
-        ):
-            time.sleep(0.02)
-        pid, _, other = owner.partition(" ")
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except PermissionError:
+            raise UserError(f"{out}: cannot write next to --out in {out.parent} (permission denied)") from None
+        except OSError as exc:
+            raise UserError(f"{out}: cannot make its lock file ({exc.strerror or exc})") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            # The holder writes its pid and command just after taking the lock: a writer that started
+            # at the same moment may find the file still empty, so it waits a little for the name.
+            deadline = time.monotonic() + 2.0
+            while (
+                not (owner := os.pread(fd, 64, 0).decode(errors="replace").strip())
+                and time.monotonic() < deadline
+            ):
+                time.sleep(0.02)
+            pid, _, other = owner.partition(" ")
+            os.close(fd)
+            holder = f"{_a(other)} (pid {pid})" if other else "another build or add"
+            raise UserError(
+                f"{out}: cannot {command} now: {holder} is writing this map; "
+                f"run this {command} again when it has finished"
+            ) from None
+        # The file we locked must still be the one at `path`: a writer that finished removes the lock
+        # file of a folder it did not create (below), and a lock on a removed file guards nothing.
+        try:
+            if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                break
+        except FileNotFoundError:
+            pass
         os.close(fd)
-        holder = f"{_a(other)} (pid {pid})" if other else "another build or add"
-        raise UserError(
-            f"{out}: cannot {command} now: {holder} is writing this map; "
-            f"run this {command} again when it has finished"
-        ) from None
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()} {command}\n".encode(), 0)
     _held[path] = (fd, 1)
@@ -350,18 +343,26 @@ def out_lock(out: Path, command: str = "build"):
         else:
             del _held[path]
             os.ftruncate(fd, 0)
-            if created and [p.name for p in out.parent.iterdir()] == [path.name]:
-                # A failed build into a new folder leaves nothing: not even the folders made for its lock.
-                path.unlink()
+            if not os.path.lexists(out):
+                # A failed build into a new folder leaves nothing: not its lock file (a writer that
+                # opened it meanwhile sees it gone and opens the new one), nor the folders made for it.
+                with contextlib.suppress(OSError):
+                    path.unlink()
                 for folder in created:
                     with contextlib.suppress(OSError):
                         folder.rmdir()
-            os.close(fd)  # closing releases the lock; otherwise the file stays (deleting it would race)
+            os.close(fd)  # closing releases the lock
+
+
+def map_path(out: str | Path) -> Path:
+    """The map folder `out` names, as every writer and lock sees it: absolute, links followed (a
+    `--out` that is a link to a map replaces the map it points to, and keeps the link)."""
+    return Path(os.path.realpath(out))
 
 
 def lock_path(out: Path) -> Path:
-    """The lock file of map folder `out`: `.<name>.lock` beside it (`out` taken as an absolute path)."""
-    out = Path(os.path.abspath(out))
+    """The lock file of map folder `out`: `.<name>.lock` beside it (`out` as `map_path` gives it)."""
+    out = map_path(out)
     return out.parent / f".{out.name}.lock"
 
 
@@ -386,7 +387,7 @@ def recover(out: Path) -> list[str]:
     and nothing at `out`: it is put back. Staging and backup folders of dead builds are removed;
     a live process's are left alone.
     """
-    out = Path(os.path.abspath(out))
+    out = map_path(out)
     notes = []
     backups = [p for p in _leftovers(out, "old") if not _pid_alive(_owner_pid(p.name) or os.getpid())]
     if not out.exists() and backups:
@@ -445,7 +446,7 @@ def write_map(out: Path, atlas: AtlasMap, *, log: Callable[[str], None] | None =
     whole. Until the swap the previous map at `out` is untouched; a failure or interruption leaves only
     a `.<name>.tmp-<pid>-*` folder, which the next build into `out` removes once its owner is gone.
     """
-    out = Path(os.path.abspath(out))  # `.` from inside the map: staging goes beside it, not into it
+    out = map_path(out)  # `.` from inside the map: staging goes beside it, not into it
     check_out(out)
     with out_lock(out):
         for note in recover(out):
@@ -513,6 +514,7 @@ MANIFEST_FIELDS = {
     "input_fingerprint": (_TEXT, True),
     "checksum": (_TEXT, True),
     "inputs": (_LIST, True),
+    "input_folder": (_TEXT, True),
     "notes": (_LIST, True),
     "added": (_LIST, True),
     "config": (_OBJECT, True),

@@ -28,6 +28,9 @@ if TYPE_CHECKING:  # numpy and pandas load on first use: `python -m pipeline --h
     import pandas as pd
 
 CURATION = "curation.json"
+# The temporary file `write_curation` renames into place (`tempfile.mkstemp`'s random tail): one
+# left by a killed `curate` is ours, not the user's; the next writer of the edits removes it.
+TEMPORARY = re.compile(r"^\.curation\.json\.[A-Za-z0-9_]{6,}$")
 FORMAT = "abstract-atlas curation 1"
 ACTIONS = ("rename", "rename-theme", "merge", "hide", "note")
 UNASSIGNED = -1
@@ -161,6 +164,9 @@ def curation_json(edits: Iterable[Edit]) -> str:
 def write_curation(folder: str | Path, edits: list[Edit]) -> None:
     """Replace `curation.json` in one atomic rename (readers see the old or the new file, never half)."""
     folder = Path(folder)
+    for stray in folder.iterdir():  # a killed writer's temporary file (the caller holds the map's lock)
+        if TEMPORARY.match(stray.name) and stray.is_file():
+            stray.unlink(missing_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{CURATION}.", dir=folder)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as file:

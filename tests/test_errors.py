@@ -594,6 +594,7 @@ class Run:
     changes: tuple[Path, ...] = ()
     cwd: Path | None = None
     env: dict[str, str] = field(default_factory=dict)
+    no_lock: Path | None = None  # a folder that must hold no lock file afterwards
 
 
 def dated_map(**columns) -> AtlasMap:
@@ -650,6 +651,171 @@ def writer_case_export_over_an_input_of_the_map(user, previous):
     atlas.manifest["inputs"] = [str(source)]
     write_map(previous, atlas)
     return Run(["export", str(previous), "--out", str(source)], ["papers.csv", "input of the map"])
+
+
+def writer_case_export_onto_the_maps_lock_file(user, previous):
+    lock = previous.parent / f".{previous.name}.lock"
+    return Run(["export", str(previous), "--out", str(lock), "--format", "csv"], ["lock file", previous.name])
+
+
+def writer_case_export_onto_another_maps_lock_file(user, previous):
+    other = user / "other"
+    write_map(other, tiny_map())
+    lock = user / ".other.lock"
+    return Run(["export", str(previous), "--out", str(lock), "--format", "csv"], ["lock file", "other"])
+
+
+def writer_case_export_over_a_relative_input_from_another_folder(user, previous):
+    """A map built in `user` from `papers.csv`; the export runs elsewhere and names that file."""
+    source = csv_of(user / "papers.csv", english())
+    atlas = tiny_map()
+    atlas.manifest["inputs"] = ["papers.csv"]
+    atlas.manifest["input_folder"] = str(user)
+    write_map(previous, atlas)
+    return Run(["export", str(previous), "--out", str(source)], ["papers.csv", "input of the map"], cwd=previous.parent)
+
+
+def writer_case_export_over_an_input_of_an_older_map_built_beside_it(user, previous):
+    """No `input_folder` (maps before it): inputs relative to the map's parents are refused too."""
+    source = csv_of(previous.parent / "seeds" / "papers.csv", english())
+    atlas = tiny_map()
+    atlas.manifest["inputs"] = ["seeds/papers.csv"]
+    write_map(previous, atlas)
+    return Run(["export", str(previous), "--out", str(source)], ["papers.csv", "input of the map"], cwd=user)
+
+
+def writer_case_export_over_a_file_added_to_the_map(user, previous):
+    source = csv_of(user / "more.csv", english(2))
+    atlas = tiny_map()
+    atlas.manifest["added"] = [{"at": "2026-12-01T00:00:00Z", "inputs": ["more.csv"], "input_folder": str(user)}]
+    write_map(previous, atlas)
+    return Run(["export", str(previous), "--out", str(source)], ["more.csv", "input of the map"])
+
+
+def writer_case_export_through_a_link_to_an_input(user, previous):
+    source = csv_of(user / "papers.csv", english())
+    atlas = tiny_map()
+    atlas.manifest["inputs"] = [str(source)]
+    write_map(previous, atlas)
+    (user / "link.csv").symlink_to(source)
+    return Run(["export", str(previous), "--out", str(user / "link.csv")], ["input of the map"])
+
+
+def writer_case_export_over_a_hard_link_to_an_input(user, previous):
+    source = csv_of(user / "papers.csv", english())
+    atlas = tiny_map()
+    atlas.manifest["inputs"] = [str(source)]
+    write_map(previous, atlas)
+    os.link(source, user / "same.csv")
+    return Run(["export", str(previous), "--out", str(user / "same.csv")], ["input of the map"])
+
+
+def writer_case_export_over_a_fifo(user, previous):
+    os.mkfifo(user / "pipe.csv")
+    return Run(["export", str(previous), "--out", str(user / "pipe.csv")], ["pipe.csv", "named pipe"])
+
+
+def writer_case_export_over_a_device(user, previous):
+    """A device file of the test's own (never /dev/null: a writer that replaces it would break the machine)."""
+    import stat
+
+    if os.geteuid() != 0:
+        pytest.skip("making a device file needs root")
+    os.mknod(user / "null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    return Run(["export", str(previous), "--out", str(user / "null"), "--format", "csv"], ["null", "device"])
+
+
+def writer_case_export_over_a_read_only_file(user, previous):
+    kept = write(user / "kept.csv", "mine")
+    kept.chmod(0o444)
+    return Run(["export", str(previous), "--out", str(kept)], ["kept.csv", "read-only"])
+
+
+def writer_case_export_with_a_300_character_name(user, previous):
+    out = user / ("x" * 296 + ".csv")
+    return Run(["export", str(previous), "--out", str(out)], ["300 bytes", "at most"])
+
+
+def writer_case_export_through_a_link_writes_its_target(user, previous):
+    target = write(user / "exports" / "list.csv", "old")
+    (user / "latest.csv").symlink_to(target)
+
+    def check(err):
+        assert (user / "latest.csv").is_symlink() and os.readlink(user / "latest.csv") == str(target)
+        assert target.read_bytes().startswith(b"\xef\xbb\xbfdoc_id")
+        assert [p.name for p in target.parent.iterdir()] == ["list.csv"]  # no temporary file left
+
+    args = ["export", str(previous), "--out", str(user / "latest.csv")]
+    return Run(args, check=check, changes=(target, user / "latest.csv"))
+
+
+def writer_case_export_through_a_dangling_link(user, previous):
+    (user / "gone.csv").symlink_to(user / "nowhere" / "x.csv")
+    return Run(["export", str(previous), "--out", str(user / "gone.csv")], ["gone.csv", "does not exist"])
+
+
+def writer_case_export_turns_nul_bytes_into_visible_characters(user, previous):
+    atlas = tiny_map()
+    atlas.papers.loc[0, "title"] = "null\x00byte"
+    write_map(previous, atlas)
+
+    def check(err):
+        data = (user / "x.csv").read_bytes()
+        assert b"\x00" not in data and "null\ufffdbyte".encode() in data
+
+    return Run(["export", str(previous), "--out", str(user / "x.csv")], check=check, changes=(user / "x.csv",))
+
+
+def writer_case_build_into_a_link_to_a_map_replaces_the_map_and_keeps_the_link(user, previous):
+    (user / "current").symlink_to(previous)
+    path = csv_of(user / "papers.csv", english())
+
+    def check(err):
+        assert (user / "current").is_symlink() and len(read_map(previous).papers) == 12
+        assert not [p for p in user.iterdir() if p.name.startswith(".")]  # no lock or stray beside the link
+
+    args = ["build", str(path), "--out", str(user / "current"), "--quiet"]
+    return Run(args, check=check, changes=(previous,))
+
+
+def writer_case_build_with_a_300_character_out_name(user, previous):
+    path = csv_of(user / "papers.csv", english())
+    args = ["build", str(path), "--out", str(user / ("m" * 300)), "--quiet"]
+    return Run(args, ["300 bytes", "at most"])
+
+
+def writer_case_failed_build_into_a_new_folder_leaves_no_lock(user, previous):
+    path = write(user / "empty.txt", b"")
+    return Run(["build", str(path), "--out", str(user / "new-map"), "--quiet"], ["empty.txt"], no_lock=user)
+
+
+def writer_case_build_over_a_map_a_killed_curate_left_a_temporary_file_in(user, previous):
+    stray = write(previous / ".curation.json.k3x_9q2a", '{"format": "abstract-atlas curation 1", "ed')
+    path = csv_of(user / "papers.csv", english())
+
+    def check(err):
+        assert len(read_map(previous).papers) == 12 and not stray.exists()
+
+    return Run(["build", str(path), "--out", str(previous), "--quiet"], check=check, changes=(previous,))
+
+
+def writer_case_add_to_a_map_a_killed_curate_left_a_temporary_file_in(user, previous):
+    write(previous / ".curation.json.k3x_9q2a", "")
+    path = csv_of(user / "more.csv", english(2))
+
+    def check(err):
+        assert len(added_rows(previous)) == 2
+
+    return Run(["add", str(previous), str(path), "--quiet"], check=check, changes=(previous,))
+
+
+def writer_case_curate_cleans_a_killed_curates_temporary_file(user, previous):
+    stray = write(previous / ".curation.json.k3x_9q2a", "")
+
+    def check(err):
+        assert not stray.exists() and json.loads((previous / "curation.json").read_text())["edits"]
+
+    return Run(["curate", str(previous), "rename", "1", "Transport"], check=check, changes=(previous,))
 
 
 def writer_case_export_out_whose_parent_is_a_file(user, previous):
@@ -930,3 +1096,5 @@ def test_writers_and_readers_catalogue(case, tmp_path, capsys, monkeypatch):
         assert not allowed, allowed  # nothing else was written, replaced or removed
         read_map(previous)
     assert not [p for p in previous.parent.iterdir() if p.name.startswith(".map.") and p.name != lock]
+    if run.no_lock is not None:
+        assert not [p.name for p in run.no_lock.iterdir() if p.name.endswith(".lock")]
