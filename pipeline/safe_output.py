@@ -107,9 +107,7 @@ def output_target(out: Path, *, map_folder: Path | None = None, manifest: dict |
                 f"{shown}: --out is inside the map folder {folder}; write the export outside any map folder"
             )
     lock = LOCK_NAME.match(target.name)
-    if (own is not None and target == lock_path(own)) or (
-        lock and (target.parent / lock.group(1)).exists()
-    ):
+    if (own is not None and target == lock_path(own)) or (lock and (target.parent / lock.group(1)).exists()):
         raise UserError(
             f"{shown}: --out is the lock file of the map {target.parent / (lock.group(1) if lock else '')}; "
             "give another file name"
@@ -146,7 +144,9 @@ def write_output(
     partial = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        handle, partial = tempfile.mkstemp(prefix=f".{target.name[:60]}.", suffix=".partial", dir=target.parent)
+        handle, partial = tempfile.mkstemp(
+            prefix=f".{target.name[:60]}.", suffix=".partial", dir=target.parent
+        )
         with os.fdopen(handle, "wb") as file:
             file.write(payload)
             file.flush()

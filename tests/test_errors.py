@@ -672,7 +672,11 @@ def writer_case_export_over_a_relative_input_from_another_folder(user, previous)
     atlas.manifest["inputs"] = ["papers.csv"]
     atlas.manifest["input_folder"] = str(user)
     write_map(previous, atlas)
-    return Run(["export", str(previous), "--out", str(source)], ["papers.csv", "input of the map"], cwd=previous.parent)
+    return Run(
+        ["export", str(previous), "--out", str(source)],
+        ["papers.csv", "input of the map"],
+        cwd=previous.parent,
+    )
 
 
 def writer_case_export_over_an_input_of_an_older_map_built_beside_it(user, previous):
@@ -687,7 +691,9 @@ def writer_case_export_over_an_input_of_an_older_map_built_beside_it(user, previ
 def writer_case_export_over_a_file_added_to_the_map(user, previous):
     source = csv_of(user / "more.csv", english(2))
     atlas = tiny_map()
-    atlas.manifest["added"] = [{"at": "2026-12-01T00:00:00Z", "inputs": ["more.csv"], "input_folder": str(user)}]
+    atlas.manifest["added"] = [
+        {"at": "2026-12-01T00:00:00Z", "inputs": ["more.csv"], "input_folder": str(user)}
+    ]
     write_map(previous, atlas)
     return Run(["export", str(previous), "--out", str(source)], ["more.csv", "input of the map"])
 
@@ -763,7 +769,9 @@ def writer_case_export_turns_nul_bytes_into_visible_characters(user, previous):
         data = (user / "x.csv").read_bytes()
         assert b"\x00" not in data and "null\ufffdbyte".encode() in data
 
-    return Run(["export", str(previous), "--out", str(user / "x.csv")], check=check, changes=(user / "x.csv",))
+    return Run(
+        ["export", str(previous), "--out", str(user / "x.csv")], check=check, changes=(user / "x.csv",)
+    )
 
 
 def writer_case_build_into_a_link_to_a_map_replaces_the_map_and_keeps_the_link(user, previous):
