@@ -336,7 +336,9 @@ def main(argv: list[str] | None = None) -> int:
         args = make_parser().parse_args(argv)
         {"build": run_build, "export": run_export, "add": run_add, "curate": run_curate}[args.command](args)
     except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        # One line whatever the message holds: a file or topic name with a line break is shown as \n.
+        message = str(exc).replace("\r", "\\r").replace("\n", "\\n")
+        print(f"error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted; any previous map is untouched", file=sys.stderr)

@@ -193,9 +193,11 @@ def validate_out(out: Path) -> None:
 
 def holds_a_map(folder: Path) -> bool:
     """Whether `folder` holds a map we wrote: a manifest.json that is a JSON object with a schema_version."""
+    from pipeline.bounded_json import read_json_file
+
     try:
-        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        manifest = read_json_file(folder / MANIFEST, "damaged manifest")
+    except UserError:
         return False
     return isinstance(manifest, dict) and "schema_version" in manifest
 
@@ -226,6 +228,8 @@ def check_out(out: Path, inputs: list[str | Path] = ()) -> None:
         entries = sorted(p.name for p in out.iterdir())
     except PermissionError:
         raise UserError(f"{out}: cannot read the --out folder (permission denied)") from None
+    if entries and not holds_a_map(out) and MANIFEST in entries and set(entries) <= MAP_FILES:
+        read_manifest(out)  # a damaged map: say what is wrong with its manifest, not "not a map"
     if entries and not holds_a_map(out):
         shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
         raise UserError(
@@ -477,6 +481,8 @@ def write_map(out: Path, atlas: AtlasMap, *, log: Callable[[str], None] | None =
 
 
 def read_manifest(folder: Path) -> dict:
+    from pipeline.bounded_json import read_json_file
+
     path = Path(folder) / MANIFEST
     if not path.is_file():
         if not Path(folder).exists() and _leftovers(Path(folder), "old"):
@@ -487,12 +493,7 @@ def read_manifest(folder: Path) -> dict:
         raise UserError(
             f"{folder}: not a map folder (no {MANIFEST}); build one with `python -m pipeline build`"
         )
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: damaged manifest ({exc})") from None
-    except PermissionError:
-        raise UserError(f"{path}: cannot read the file (permission denied)") from None
+    manifest = read_json_file(path, "damaged manifest")  # bounded: depth, numbers, size
     if not isinstance(manifest, dict):
         raise UserError(
             f"{path}: damaged manifest (a JSON {type(manifest).__name__}, not a JSON object); rebuild the map"

@@ -99,10 +99,12 @@ def read_curation(folder: str | Path) -> list[Edit]:
     path = Path(folder) / CURATION
     if not path.is_file():
         return []
+    from pipeline.bounded_json import read_json_file
+
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserError(f"{path}: damaged edit file ({exc}); fix it or remove it to drop the edits") from None
+        document = read_json_file(path, "damaged edit file")  # bounded: depth, numbers, size
+    except UserError as exc:
+        raise UserError(f"{exc}; fix it or remove it to drop the edits") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise UserError(f'{path}: damaged edit file (expected a JSON object with "format": "{FORMAT}")')
     rows = document.get("edits")

@@ -163,6 +163,71 @@ def case_bad_jsonl(user):
     return Setup([str(path)], ["papers.jsonl", "line 3", "column"])
 
 
+def case_jsonl_line_nested_deeply(user):
+    lines = [json.dumps({"abstract": text}) for text in english()]
+    lines[2] = '{"abstract": "x", "extra": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    path = write(user / "papers.jsonl", "\n".join(lines) + "\n")
+    return Setup([str(path)], ["papers.jsonl", "line 3", "nested"])
+
+
+def case_jsonl_number_too_large_for_a_float(user):
+    lines = [json.dumps({"abstract": text}) for text in english()]
+    lines[1] = '{"abstract": "x", "year": 1e400}'
+    path = write(user / "papers.jsonl", "\n".join(lines) + "\n")
+    return Setup([str(path)], ["papers.jsonl", "line 2", "1e400"])
+
+
+def case_jsonl_number_of_ten_thousand_digits(user):
+    lines = [json.dumps({"abstract": text}) for text in english()]
+    lines[5] = '{"abstract": "x", "year": ' + "9" * 10_000 + "}"
+    path = write(user / "papers.jsonl", "\n".join(lines) + "\n")
+    return Setup([str(path)], ["papers.jsonl", "line 6", "number"])
+
+
+def case_csv_with_the_same_abstract_header_twice(user):
+    path = write(user / "papers.csv", "abstract,abstract\n" + "".join(f"{t},{t}\n" for t in english()))
+    return Setup([str(path)], ["papers.csv", "abstract", "more than one"])
+
+
+def case_csv_with_the_same_title_header_twice(user):
+    rows = "".join(f"T{i},U{i},{t}\n" for i, t in enumerate(english()))
+    path = write(user / "papers.csv", "title,title,abstract\n" + rows)
+    return Setup([str(path)], ["papers.csv", "title", "more than one"])
+
+
+def case_fifo_as_an_input(user):
+    os.mkfifo(user / "papers.csv")
+    return Setup([str(user / "papers.csv")], ["papers.csv", "named pipe", "not a file"])
+
+
+def case_dev_zero_as_an_input(user):
+    (user / "zero.csv").symlink_to("/dev/zero")  # a link to a device: never read without end
+    return Setup([str(user / "zero.csv")], ["zero.csv", "character device", "not a file"])
+
+
+def case_a_fifo_inside_an_input_folder(user):
+    csv_of(user / "corpus" / "papers.csv", english())
+    os.mkfifo(user / "corpus" / "more.csv")
+    return Setup([str(user / "corpus")], ["more.csv", "named pipe"])
+
+
+def case_categorical_title_column_in_parquet(user):
+    path = user / "papers.parquet"
+    titles = pd.Categorical([f"Title {i % 4}" for i in range(12)])
+    pd.DataFrame({"abstract": english(), "title": titles}).to_parquet(path)
+
+    def check(out):
+        atlas = read_map(out)
+        assert sorted(atlas.papers["title"]) == sorted(f"Title {i % 4}" for i in range(12))
+
+    return Setup([str(path)], check=check)
+
+
+def case_input_name_with_a_line_break(user):
+    path = write(user / "bad\nname.csv", "title,year\nA,2020\n")
+    return Setup([str(path)], ["bad\\nname.csv", "'abstract' column"])
+
+
 def case_jsonl_line_not_object(user):
     path = write(user / "papers.jsonl", json.dumps({"abstract": GOOD}) + '\n["a list"]\n')
     return Setup([str(path)], ["papers.jsonl", "line 2", "JSON object"])
@@ -824,6 +889,45 @@ def writer_case_curate_cleans_a_killed_curates_temporary_file(user, previous):
         assert not stray.exists() and json.loads((previous / "curation.json").read_text())["edits"]
 
     return Run(["curate", str(previous), "rename", "1", "Transport"], check=check, changes=(previous,))
+
+
+def _curation(previous: Path, edits_json: str) -> None:
+    write(previous / "curation.json", '{"format": "abstract-atlas curation 1", "edits": ' + edits_json + "}")
+
+
+def writer_case_export_with_a_deeply_nested_edit_file(user, previous):
+    _curation(previous, "[" * 50_000 + "]" * 50_000)
+    return Run(["export", str(previous), "--out", str(user / "x.csv")], ["curation.json", "nested"])
+
+
+def writer_case_export_with_an_edit_whose_theme_topics_overflow(user, previous):
+    _curation(
+        previous, '[{"id": 1, "action": "rename-theme", "theme": 0, "theme_topics": [1e400], "name": "X"}]'
+    )
+    return Run(["export", str(previous), "--out", str(user / "x.csv")], ["curation.json", "1e400"])
+
+
+def writer_case_add_with_a_deeply_nested_manifest(user, previous):
+    manifest = (previous / "manifest.json").read_text()
+    write(
+        previous / "manifest.json", manifest.rstrip()[:-1] + ', "deep": ' + "[" * 50_000 + "]" * 50_000 + "}"
+    )
+    path = csv_of(user / "more.csv", english(2))
+    return Run(["add", str(previous), str(path), "--quiet"], ["manifest.json", "nested"])
+
+
+def writer_case_rebuild_over_a_map_whose_manifest_overflows(user, previous):
+    manifest = json.loads((previous / "manifest.json").read_text())
+    manifest["papers"] = 1
+    text = json.dumps(manifest).replace('"papers": 1', '"papers": 1e400')
+    write(previous / "manifest.json", text)
+    path = csv_of(user / "papers.csv", english())
+    return Run(["build", str(path), "--out", str(previous), "--quiet"], ["manifest.json", "1e400"])
+
+
+def writer_case_curate_list_with_a_deeply_nested_edit_file(user, previous):
+    _curation(previous, "[" * 50_000 + "]" * 50_000)
+    return Run(["curate", str(previous), "list"], ["curation.json", "nested"])
 
 
 def writer_case_export_out_whose_parent_is_a_file(user, previous):
