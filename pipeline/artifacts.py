@@ -26,6 +26,7 @@ from pipeline import UserError
 from pipeline.curation import CURATION, Edit, apply_edits, read_curation, write_curation
 from pipeline.curation import TEMPORARY as CURATION_TEMPORARY
 from pipeline.search_index import write_index
+from pipeline.table_checks import check_embeddings, check_papers, check_themes, check_topics
 
 SCHEMA_VERSION = 2
 PAPERS, TOPICS, EMBEDDINGS, MANIFEST = "papers.parquet", "topics.parquet", "embeddings.npy", "manifest.json"
@@ -609,8 +610,11 @@ def read_map(folder: str | Path, *, verify: bool = True, curated: bool = True) -
         missing = [c for c in columns if c not in frame.columns]
         if missing:
             raise UserError(f"{folder / name}: missing column(s) {', '.join(missing)}")
-    if len(embeddings) != len(papers):
-        raise UserError(f"{folder / EMBEDDINGS}: {len(embeddings)} rows for {len(papers)} papers")
+    check_embeddings(embeddings, len(papers), folder / EMBEDDINGS)
+    check_papers(papers, folder / PAPERS)  # types and ranges: a clear refusal, never a traceback later
+    check_topics(topics, folder / TOPICS)
+    if themes is not None:
+        check_themes(themes, folder / THEMES)
     if verify and manifest.get("checksum") != checksum(npy, papers["doc_id"].tolist()):
         raise UserError(f"{folder / EMBEDDINGS}: checksum does not match {PAPERS}; rebuild the map")
     topics["keywords"] = topics["keywords"].map(list)

@@ -930,6 +930,113 @@ def writer_case_curate_list_with_a_deeply_nested_edit_file(user, previous):
     return Run(["curate", str(previous), "list"], ["curation.json", "nested"])
 
 
+def _damage(previous: Path, name: str, change: Callable[[pd.DataFrame], pd.DataFrame | None]) -> None:
+    """Rewrite one table of the map in `previous` (and the checksum, so the damage is all that is wrong)."""
+    from pipeline.artifacts import checksum
+
+    table = pd.read_parquet(previous / name)
+    change(table)  # in place
+    pq.write_table(pa.Table.from_pandas(table, preserve_index=False), previous / name)
+    papers = pd.read_parquet(previous / "papers.parquet")
+    manifest = json.loads((previous / "manifest.json").read_text())
+    ids = [str(d) for d in papers["doc_id"]]
+    manifest["checksum"] = checksum((previous / "embeddings.npy").read_bytes(), ids)
+    (previous / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _set(column: str, row: int, value):
+    def change(table):
+        values = table[column].astype(object).tolist()
+        values[row] = value
+        table[column] = pd.Series(values, dtype=object)
+
+    return change
+
+
+def _export_refuses(previous: Path, user: Path, *words: str) -> Run:
+    return Run(["export", str(previous), "--out", str(user / "x.csv")], list(words))
+
+
+def writer_case_export_of_a_map_with_null_keywords(user, previous):
+    _damage(previous, "topics.parquet", _set("keywords", 0, None))
+    return _export_refuses(previous, user, "topics.parquet", "keywords")
+
+
+def writer_case_export_of_a_map_with_a_null_doc_id(user, previous):
+    _damage(previous, "papers.parquet", _set("doc_id", 2, None))
+    return _export_refuses(previous, user, "papers.parquet", "doc_id", "row 3")
+
+
+def writer_case_export_of_a_map_with_text_coordinates(user, previous):
+    _damage(previous, "papers.parquet", lambda t: t.__setitem__("x", t["x"].astype(str)))
+    return _export_refuses(previous, user, "papers.parquet", "'x'")
+
+
+def writer_case_export_of_a_map_with_a_topic_id_of_2_to_the_40(user, previous):
+    _damage(previous, "papers.parquet", _set("topic_id", 0, 2**40))
+    return _export_refuses(previous, user, "papers.parquet", "topic_id", str(2**40))
+
+
+def writer_case_export_of_a_map_with_a_topic_id_of_minus_5(user, previous):
+    _damage(previous, "topics.parquet", _set("topic_id", 1, -5))
+    return _export_refuses(previous, user, "topics.parquet", "topic_id", "-5")
+
+
+def writer_case_export_of_a_map_with_a_one_dimensional_embeddings_file(user, previous):
+    import numpy as np
+
+    np.save(previous / "embeddings.npy", np.zeros(7, dtype=np.float32))
+    return _export_refuses(previous, user, "embeddings.npy", "1-D")
+
+
+def writer_case_export_of_a_map_with_a_theme_holding_no_topic_list(user, previous):
+    _damage(previous, "themes.parquet", _set("topic_ids", 0, None))
+    return _export_refuses(previous, user, "themes.parquet", "topic_ids")
+
+
+def writer_case_export_of_a_map_whose_title_column_is_categorical(user, previous):
+    _damage(previous, "papers.parquet", lambda t: t.__setitem__("title", t["title"].astype("category")))
+
+    def check(err):
+        table = pd.read_csv(user / "x.csv", encoding="utf-8-sig")
+        assert len(table) == 7 and table["title"].notna().all()
+
+    return Run(
+        ["export", str(previous), "--out", str(user / "x.csv")], check=check, changes=(user / "x.csv",)
+    )
+
+
+def writer_case_rebuild_over_a_map_with_a_null_doc_id_notes_it_and_starts_afresh(user, previous):
+    _damage(previous, "papers.parquet", _set("doc_id", 2, None))
+    path = csv_of(user / "papers.csv", english())
+
+    def check(err):
+        assert "papers.parquet" in err and "'doc_id'" in err and "topic ids start afresh" in err
+        assert len(read_map(previous).papers) == 12
+
+    return Run(["build", str(path), "--out", str(previous), "--quiet"], check=check, changes=(previous,))
+
+
+def writer_case_rebuild_with_a_previous_map_whose_topic_id_is_2_to_the_40(user, previous):
+    _damage(previous, "papers.parquet", _set("topic_id", 3, 2**40))
+    path = csv_of(user / "papers.csv", english())
+    args = ["build", str(path), "--out", str(user / "m2"), "--previous", str(previous), "--quiet"]
+    return Run(args, ["papers.parquet", "topic_id", str(2**40)])
+
+
+def writer_case_rebuild_with_a_damaged_previous_map(user, previous):
+    _damage(previous, "topics.parquet", _set("keywords", 1, None))
+    path = csv_of(user / "papers.csv", english())
+    args = ["build", str(path), "--out", str(user / "m2"), "--previous", str(previous), "--quiet"]
+    return Run(args, ["topics.parquet", "keywords"])
+
+
+def writer_case_add_to_a_map_with_text_coordinates(user, previous):
+    _damage(previous, "topics.parquet", lambda t: t.__setitem__("y", t["y"].astype(str)))
+    path = csv_of(user / "more.csv", english(2))
+    return Run(["add", str(previous), str(path), "--quiet"], ["topics.parquet", "'y'"])
+
+
 def writer_case_export_out_whose_parent_is_a_file(user, previous):
     notes = write(user / "notes.txt", "mine")
     return Run(["export", str(previous), "--out", str(notes / "x.csv")], ["notes.txt", "is a file"])
