@@ -133,6 +133,7 @@ class MapData:
     )
     lineage: pd.DataFrame | None = None  # lineage.parquet when the map was built with a previous map
     added: np.ndarray | None = None  # papers placed by `pipeline add` since the last full build
+    notices: tuple[str, ...] = ()  # what the page must say about the map (e.g. a damaged search index)
 
     @property
     def n(self) -> int:
@@ -304,6 +305,8 @@ def build_map_data(name: str, path: Path) -> MapData:
     facet_text = {column: papers[column].astype(str) for column in facets}
     extra = [c for c in ("venue", "year", "authors") if c in papers.columns and c not in ("source",)]
     doc_ids = papers["doc_id"].astype(str).to_numpy(dtype=object)
+    index_notes: list[str] = []
+    search_index = index_for(path, papers, log=index_notes.append)
     return MapData(
         name=name,
         path=Path(path),
@@ -311,7 +314,7 @@ def build_map_data(name: str, path: Path) -> MapData:
         papers=papers,
         topics=topics,
         vectors=vectors,
-        search_index=index_for(path, papers),
+        search_index=search_index,
         colour_index=colour_index,
         palette=[colours[t] for t in topic_order] + [colours[-1]],
         doc_ids=doc_ids,
@@ -328,6 +331,11 @@ def build_map_data(name: str, path: Path) -> MapData:
         themes=None if (themes := usable_theme_table(atlas.themes)) is None else shown_as_text(themes),
         lineage=atlas.lineage,
         added=added_mask(papers),
+        notices=tuple(
+            "This map's search index is damaged; searches use one built afresh until the map is rebuilt."
+            for note in index_notes
+            if "search index is" in note
+        )[:1],
     )
 
 

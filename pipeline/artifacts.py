@@ -446,9 +446,8 @@ def swap_in(staging: Path, out: Path) -> None:
 def write_map(out: Path, atlas: AtlasMap, *, log: Callable[[str], None] | None = None) -> None:
     """Write all artifacts to a sibling staging folder, then swap it in for `out`.
 
-    The search index is written too: extended row by row from the previous map's index when the
-    previous map's papers are the first rows of this one (what `pipeline add` writes), else built
-    whole. Until the swap the previous map at `out` is untouched; a failure or interruption leaves only
+    The search index is written too, built whole (never copied from the previous map's, which
+    may be damaged). Until the swap the previous map at `out` is untouched; a failure or interruption leaves only
     a `.<name>.tmp-<pid>-*` folder, which the next build into `out` removes once its owner is gone.
     """
     out = map_path(out)  # `.` from inside the map: staging goes beside it, not into it
@@ -467,7 +466,7 @@ def write_map(out: Path, atlas: AtlasMap, *, log: Callable[[str], None] | None =
             for name, table in ((THEMES, atlas.themes), (LINEAGE, atlas.lineage)):
                 if table is not None:
                     table.to_parquet(staging / name, index=False)
-            write_index(staging / SEARCH_INDEX, atlas.papers, previous=out / SEARCH_INDEX)
+            write_index(staging / SEARCH_INDEX, atlas.papers)  # whole: never carries a damaged index
             if atlas.edits:
                 write_curation(staging, atlas.edits)
             manifest = dict(atlas.manifest, checksum=checksum(npy, atlas.papers["doc_id"].tolist()))
