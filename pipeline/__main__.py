@@ -44,6 +44,14 @@ def topic_number(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a topic number, got {text!r}") from None
 
 
+def edit_number(text: str) -> int:
+    """An edit's number as `curate list` shows it (a hand-written file may use 0 or negative ones)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an edit number, got {text!r}") from None
+
+
 SEED_MAX = 2**32 - 1  # UMAP and NumPy take seeds in [0, 2**32 - 1]
 positive_int, non_negative_int, seed_value = whole_number(1), whole_number(0), whole_number(0, SEED_MAX)
 
@@ -238,7 +246,7 @@ def make_parser() -> Parser:
     note.add_argument("text", metavar="TEXT", help=f"plain text, at most {MAX_NOTE} characters")
     for verb, what in (("accept", "apply an edit flagged for review again"), ("drop", "delete an edit")):
         command = actions.add_parser(verb, help=f"{what}: {verb} N (numbers as in `list`)")
-        command.add_argument("edit_id", type=non_negative_int, metavar="N")
+        command.add_argument("edit_id", type=edit_number, metavar="N")
     return parser
 
 

@@ -153,8 +153,10 @@ def _edit_from_json(row: object, path: Path, number: int) -> Edit:
         raise UserError(f"{where}: {exc}") from None
     except UserError as exc:
         raise UserError(f"{where}: {exc}") from None
-    if action == "merge" and edit.into == edit.topic:
-        raise UserError(f"{where}: merges topic {edit.topic} into itself")
+    if action in ("merge", "hide") and edit.into == edit.topic:
+        raise UserError(
+            f"{where}: {'merges' if action == 'merge' else 'hides'} topic {edit.topic} into itself"
+        )
     return edit
 
 
@@ -196,6 +198,8 @@ def check_name(name: object, what: str = "name") -> str:
     name = name.strip()
     if len(name) > MAX_NAME:
         raise UserError(f"the {what} is {len(name)} characters long; at most {MAX_NAME}")
+    if name.casefold() == "unassigned":  # the page's name for papers outside every topic
+        raise UserError(f'the {what} "{name}" is the name of the papers outside every topic; give another')
     if MARKUP.search(name):
         raise UserError(
             f'the {what} "{name}" holds markup (< > [ ] ` * _ | \\ {{ }}, a line break, or a leading # = + -); '
@@ -272,6 +276,20 @@ def new_edit(
     return Edit(
         id=number, action=action, made_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **fields
     )
+
+
+def shared_name(view: CuratedView) -> str | None:
+    """Two topics (or two themes) of `view` called the same, said in words; None when all differ."""
+    tables = [("topic", view.topics, "topic_id")]
+    if view.themes is not None:
+        tables.append(("theme", view.themes, "theme_id"))
+    for what, table, key in tables:
+        seen: dict[str, int] = {}
+        for other, label in zip(table[key].astype(int), table["label"].astype(str), strict=True):
+            if label.casefold() in seen:
+                return f'{what}s {seen[label.casefold()]} and {other} would both be called "{label}"'
+            seen[label.casefold()] = other
+    return None
 
 
 def _unique(name: str, labels: pd.Series, ids: pd.Series, own: int | None, what: str) -> str:
@@ -470,7 +488,7 @@ def edit_map(
     folder = Path(folder)
     read_map(folder, verify=False)  # a folder that is not a readable map is refused before the lock
     with out_lock(folder):
-        atlas = read_map(folder, verify=False)
+        atlas = read_map(folder, verify=False, curated=action not in ("accept", "drop"))
         edits = list(atlas.edits or [])
         if action in ("accept", "drop"):
             by_id = {e.id: e for e in edits}
@@ -486,6 +504,14 @@ def edit_map(
             else:
                 edits = [e for e in edits if e.id != edit_id]
                 done = f"dropped {edit.describe()}"
+            shared = shared_name(apply_edits(atlas.papers, atlas.topics, atlas.themes, edits))
+            before = shared_name(apply_edits(atlas.papers, atlas.topics, atlas.themes, atlas.edits or []))
+            if (
+                shared and not before
+            ):  # e.g. dropping a hide brings back a topic whose name another took meanwhile
+                raise UserError(
+                    f"{folder}: cannot {action} edit #{edit_id}: {shared}; rename one of them first"
+                )
         else:
             view = CuratedView(atlas.papers, atlas.topics, atlas.themes)
             try:

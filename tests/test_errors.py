@@ -1037,6 +1037,55 @@ def writer_case_add_to_a_map_with_text_coordinates(user, previous):
     return Run(["add", str(previous), str(path), "--quiet"], ["topics.parquet", "'y'"])
 
 
+def writer_case_curate_rename_to_unassigned(user, previous):
+    return Run(["curate", str(previous), "rename", "1", "unassigned"], ["unassigned", "outside every topic"])
+
+
+def writer_case_curate_rename_theme_to_unassigned(user, previous):
+    return Run(["curate", str(previous), "rename-theme", "0", "Unassigned"], ["Unassigned", "another"])
+
+
+def writer_case_curate_name_with_a_line_break_is_one_error_line(user, previous):
+    return Run(["curate", str(previous), "rename", "1", "Two\nlines"], ["Two\\nlines", "line break"])
+
+
+def writer_case_curate_drop_of_a_hide_that_would_give_two_topics_one_name(user, previous):
+    from pipeline.curation import edit_map
+
+    edit_map(previous, "hide", topic=1)
+    edit_map(previous, "rename", topic=0, name="Optimal transport")  # topic 1's name, free while hidden
+    return Run(["curate", str(previous), "drop", "1"], ["cannot drop edit #1", "Optimal transport"])
+
+
+def writer_case_curate_accept_that_would_give_two_topics_one_name(user, previous):
+    from pipeline.curation import edit_map
+
+    edit_map(previous, "rename", topic=0, name="Sinkhorn")
+    document = json.loads((previous / "curation.json").read_text())
+    document["edits"][0]["review"] = "topic 0 was split by the rebuild"
+    document["edits"].append({"id": 2, "action": "rename", "topic": 1, "name": "sinkhorn"})
+    write(previous / "curation.json", json.dumps(document))
+    return Run(["curate", str(previous), "accept", "1"], ["cannot accept edit #1", "Sinkhorn"])
+
+
+def writer_case_export_with_a_hand_written_hide_into_itself(user, previous):
+    _curation(previous, '[{"id": 1, "action": "hide", "topic": 1, "into": 1}]')
+    return Run(["export", str(previous), "--out", str(user / "x.csv")], ["curation.json", "into itself"])
+
+
+def writer_case_curate_drops_an_edit_with_a_negative_id(user, previous):
+    _curation(previous, '[{"id": -3, "action": "note", "topic": 1, "text": "hand-written"}]')
+
+    def check(err):
+        assert "dropped #-3" in err and json.loads((previous / "curation.json").read_text())["edits"] == []
+
+    return Run(["curate", str(previous), "drop", "-3"], check=check, changes=(previous,))
+
+
+def writer_case_curate_drop_of_an_unknown_negative_id(user, previous):
+    return Run(["curate", str(previous), "drop", "-7"], ["no edit #-7"])
+
+
 def writer_case_export_out_whose_parent_is_a_file(user, previous):
     notes = write(user / "notes.txt", "mine")
     return Run(["export", str(previous), "--out", str(notes / "x.csv")], ["notes.txt", "is a file"])
