@@ -216,6 +216,9 @@ def check_out(out: Path, inputs: list[str | Path] = ()) -> None:
     out = Path(out)
     validate_out(out)
     target = out.resolve()
+    for parent in target.parents:  # a map inside a map would be a stranger in the outer one
+        if holds_a_map(parent):
+            raise UserError(f"{out}: --out is inside the map folder {parent}; give a folder outside any map")
     for raw in inputs:
         source = Path(raw).resolve()
         if out.exists() and _inside(source, target):

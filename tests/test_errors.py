@@ -1086,6 +1086,12 @@ def writer_case_curate_drop_of_an_unknown_negative_id(user, previous):
     return Run(["curate", str(previous), "drop", "-7"], ["no edit #-7"])
 
 
+def writer_case_build_into_a_folder_inside_a_map(user, previous):
+    path = csv_of(user / "papers.csv", english())
+    args = ["build", str(path), "--out", str(previous / "inner"), "--quiet"]
+    return Run(args, ["inner", "inside the map folder"])
+
+
 def writer_case_export_out_whose_parent_is_a_file(user, previous):
     notes = write(user / "notes.txt", "mine")
     return Run(["export", str(previous), "--out", str(notes / "x.csv")], ["notes.txt", "is a file"])
