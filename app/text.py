@@ -167,4 +167,4 @@ def without_server_paths(text: object, folder: object = None, name: str = "") ->
     text = str(text)
     if folder:
         text = text.replace(str(folder), name or "the map")
-    return re.sub(r"(?<![\w.])/(?:[^\s/:]+/)+([^\s/:]*)", lambda m: m.group(1) or "…", text)
+    return re.sub(r"(?<![\w.:/])/(?:[^\s/:]+/)+([^\s/:]*)", lambda m: m.group(1) or "…", text)

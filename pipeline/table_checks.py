@@ -33,7 +33,7 @@ def _text(frame: pd.DataFrame, column: str, path: Path, *, nulls: bool = False) 
     """A text column as Python strings (categoricals and Arrow strings converted); no nulls unless
     `nulls` (then they become "")."""
     values = frame[column]
-    if isinstance(values.dtype, pd.CategoricalDtype) or pd.api.types.is_string_dtype(values):
+    if isinstance(values.dtype, pd.CategoricalDtype):
         values = values.astype(object)
     missing = values.isna().to_numpy()
     if missing.any():
@@ -41,6 +41,9 @@ def _text(frame: pd.DataFrame, column: str, path: Path, *, nulls: bool = False) 
             row = int(np.flatnonzero(missing)[0])
             raise _refuse(path, column, f"has an empty (null) value in row {row + 1}")
         values = values.where(~missing, "")
+    if isinstance(values.dtype, pd.StringDtype):  # Arrow-backed text stays as it is: no Python strings made
+        frame[column] = values
+        return
     if values.dtype != object or (len(values) and pd.api.types.infer_dtype(values, skipna=False) != "string"):
         kinds = sorted({type(v).__name__ for v in values if not isinstance(v, str)}) or [str(values.dtype)]
         raise _refuse(path, column, f"holds {', '.join(kinds)} where text belongs")

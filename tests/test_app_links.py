@@ -162,3 +162,39 @@ def test_the_edit_panel_shows_notes_and_refusals_without_links(tiny, monkeypatch
     next(b for b in at.button if b.label == "Rename topic").click().run()
     assert_no_live_link(at)
     assert at.error and "markup" in at.error[0].value
+
+
+# ---- damaged map tables: one short error on the page, or the map as written; never a traceback ----
+
+
+def _rewrite_papers(folder: Path, change) -> None:
+    import json
+
+    import pandas as pd
+
+    from pipeline.artifacts import checksum
+
+    papers = pd.read_parquet(folder / "papers.parquet")
+    change(papers)
+    papers.to_parquet(folder / "papers.parquet", index=False)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    ids = [str(d) for d in papers["doc_id"]]
+    manifest["checksum"] = checksum((folder / "embeddings.npy").read_bytes(), ids)
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_a_map_whose_title_column_is_categorical_loads(tiny):
+    _rewrite_papers(tiny, lambda p: p.__setitem__("title", p["title"].astype("category")))
+    at = start({"q": "diffusion"})
+    assert not at.exception and not at.error
+
+
+@pytest.mark.parametrize("value", [2**40, -5])
+def test_a_map_with_an_impossible_topic_id_is_one_short_error(tiny, value):
+    _rewrite_papers(tiny, lambda p: p.__setitem__("topic_id", [value] + p["topic_id"].tolist()[1:]))
+    at = start()
+    assert not at.exception
+    [error] = at.error
+    shown = as_markdown_reads_it(error.value)
+    assert "papers.parquet" in shown and "topic_id" in shown and str(value) in shown
+    assert str(tiny.parent) not in shown
