@@ -62,7 +62,10 @@ def _edit(path: Path, action: str, **fields) -> None:
     except UserError as exc:
         st.session_state[NOTICE] = ("error", f"Not saved: {without_server_paths(exc, path, path.name)}")
         return
-    st.session_state[NOTICE] = ("ok", f"Saved: {without_server_paths(done.split('; saved in')[0], path, path.name)}")
+    st.session_state[NOTICE] = (
+        "ok",
+        f"Saved: {without_server_paths(done.split('; saved in')[0], path, path.name)}",
+    )
 
 
 def edit_panel(data: MapData, topic: int) -> None:

@@ -146,9 +146,7 @@ def _inert_pieces(pieces: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
     result, start = [], 0
     for text, flagged in pieces:
         end = start + len(text)
-        piece = "".join(
-            (WORD_JOINER if i in joins else "") + cleaned[i] for i in range(start, end)
-        )
+        piece = "".join((WORD_JOINER if i in joins else "") + cleaned[i] for i in range(start, end))
         result.append((piece, flagged))
         start = end
     if len(cleaned) in joins and result:  # an `@` at the very end

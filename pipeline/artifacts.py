@@ -310,7 +310,9 @@ def out_lock(out: Path, command: str = "build"):
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         except PermissionError:
-            raise UserError(f"{out}: cannot write next to --out in {out.parent} (permission denied)") from None
+            raise UserError(
+                f"{out}: cannot write next to --out in {out.parent} (permission denied)"
+            ) from None
         except OSError as exc:
             raise UserError(f"{out}: cannot make its lock file ({exc.strerror or exc})") from None
         try:
