@@ -174,7 +174,7 @@ def main() -> None:
     try:
         data = load_map(ref.name, str(ref.path), token)
     except UserError as exc:
-        no_map_page(str(exc))
+        no_map_page(str(exc), ref.path, ref.name)
         if len(catalog) > 1:
             with st.sidebar:
                 st.selectbox("Map", names, key=session.MAP_CHOICE, on_change=session.switch_map)

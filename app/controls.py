@@ -8,7 +8,7 @@ from app import session
 from app.data import MapData, MapRef
 from app.search import KIND_NAMES, KINDS
 from app.session import dismiss_notices, filter_key, reset_view, switch_map, topic_options, widget_key
-from app.text import markdown_literal
+from app.text import markdown_literal, without_server_paths
 from app.themes import usable_themes
 from pipeline.mapfolder.manifest import Manifest
 
@@ -118,6 +118,8 @@ def header(data: MapData, sentence: tuple[str, str]) -> None:
     if manifest.built_at:
         parts.append(f"built {manifest.built_at[:10]}")
     st.caption(" · ".join(markdown_literal(p) for p in parts))
+    for notice in data.notices:  # e.g. a damaged search index, replaced for this session
+        st.caption(f":material/warning: {markdown_literal(notice)}")
     # Always one element here, so what follows keeps its place in the page and is not remounted.
     number, rest = sentence
     st.markdown((f"**{markdown_literal(number)}** " if number else "") + markdown_literal(rest))
@@ -142,9 +144,10 @@ def notices_panel(search_notices: tuple[str, ...] = ()) -> None:
             st.button("Dismiss", on_click=dismiss_notices, key="dismiss_notices", type="tertiary")
 
 
-def no_map_page(message: str) -> None:
+def no_map_page(message: str, folder: object = None, name: str = "") -> None:
+    """The page shown when a map cannot be loaded: what is wrong, without the server's folders."""
     st.markdown("## :material/travel_explore: Abstract Atlas")
-    st.error(markdown_literal(message), icon=":material/map:")
+    st.error(markdown_literal(without_server_paths(message, folder, name)), icon=":material/map:")
     st.markdown(
         "Build the default map with `make run`, or with "
         "`python -m pipeline build seeds --out assets/maps/seeds`, then reload this page."

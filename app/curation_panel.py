@@ -17,6 +17,7 @@ import streamlit as st
 
 from app import session
 from app.data import MapData
+from app.text import markdown_literal, without_server_paths
 from pipeline import UserError
 from pipeline.commands.curate import edit_map
 from pipeline.mapfolder.curation import MAX_NAME, MAX_NOTE, UNASSIGNED, read_curation
@@ -43,16 +44,18 @@ def edit_notice() -> None:
     notice = session.take_edit_notice()
     if notice:
         kind, text = notice
-        (st.success if kind == "ok" else st.error)(text, icon=":material/edit:")
+        (st.success if kind == "ok" else st.error)(markdown_literal(text), icon=":material/edit:")
 
 
 def _edit(path: Path, action: str, **fields) -> None:
     try:
         done = edit_map(path, action, **fields)
     except UserError as exc:
-        session.set_edit_notice("error", f"Not saved: {exc}")
+        session.set_edit_notice("error", f"Not saved: {without_server_paths(exc, path, path.name)}")
         return
-    session.set_edit_notice("ok", f"Saved: {done.split('; saved in')[0]}")
+    session.set_edit_notice(
+        "ok", f"Saved: {without_server_paths(done.split('; saved in')[0], path, path.name)}"
+    )
 
 
 def edit_panel(data: MapData, topic: int) -> None:
@@ -110,10 +113,10 @@ def review_list(path: Path) -> None:
     try:
         flagged = [e for e in read_curation(path) if e.review]
     except UserError as exc:
-        st.error(str(exc))
+        st.error(markdown_literal(without_server_paths(exc, path, path.name)))
         return
     for edit in flagged:
-        st.warning(f"Waiting for review: {edit.describe()}", icon=":material/rule:")
+        st.warning(markdown_literal(f"Waiting for review: {edit.describe()}"), icon=":material/rule:")
         accept, drop = st.columns(2)
         if accept.button("Accept", key=f"accept-{edit.id}", help="apply it to the topic as it is now"):
             _edit(path, "accept", edit_id=edit.id)

@@ -139,6 +139,7 @@ class MapData:
     pairs: PairSimilarities | None = (
         None  # the map's pair similarities (`pipeline.modelling.floors`): its floors
     )
+    notices: tuple[str, ...] = ()  # what the page must say about the map (e.g. a damaged search index)
 
     @property
     def n(self) -> int:
@@ -310,6 +311,8 @@ def build_map_data(name: str, path: Path) -> MapData:
     facet_text = {column: papers[column].astype(str) for column in facets}
     extra = [c for c in ("venue", "year", "authors") if c in papers.columns and c not in ("source",)]
     doc_ids = papers["doc_id"].astype(str).to_numpy(dtype=object)
+    index_notes: list[str] = []
+    search_index = index_for(path, papers, log=index_notes.append)
     return MapData(
         name=name,
         path=Path(path),
@@ -317,7 +320,7 @@ def build_map_data(name: str, path: Path) -> MapData:
         papers=papers,
         topics=topics,
         vectors=vectors,
-        search_index=index_for(path, papers),
+        search_index=search_index,
         colour_index=colour_index,
         palette=[colours[t] for t in topic_order] + [colours[-1]],
         doc_ids=doc_ids,
@@ -336,6 +339,11 @@ def build_map_data(name: str, path: Path) -> MapData:
         added=added_mask(papers),
         topic_edits=topic_edits(Path(path), atlas),
         pairs=map_pair_similarities(atlas.manifest, vectors),
+        notices=tuple(
+            "This map's search index is damaged; searches use one built afresh until the map is rebuilt."
+            for note in index_notes
+            if "search index is" in note
+        )[:1],
     )
 
 

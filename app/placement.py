@@ -37,7 +37,7 @@ def fit_panel(data: MapData, map_key: tuple) -> None:
                 place_abstract(data, map_key)
             st.rerun()  # draw the pin on the map above
         if pin and "error" in pin:
-            st.warning(pin["error"])
+            st.warning(markdown_literal(pin["error"]))
         elif pin:
             kind, message = verdict_message(data, pin)
             icon = ":material/push_pin:" if kind == "success" else ":material/explore_off:"

@@ -5,6 +5,12 @@ from __future__ import annotations
 import re
 
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:=&\"'^])")
+# Streamlit's Markdown (remark-gfm) turns web and e-mail addresses in the text into live links after
+# escapes are read, so a backslash cannot stop it: a WORD JOINER (U+2060, invisible, not a word
+# character) after `www`, inside `://` and after `@` leaves no address it recognises. Case-insensitive,
+# as its own matching is.
+_AUTOLINKS = re.compile(r"(?i)(?<=www)(?=\.)|(?<=:)(?=//)|(?<=@)")
+WORD_JOINER = "\u2060"
 
 
 def plotly_escape(text: object) -> str:
@@ -57,16 +63,33 @@ def plotly_wrap(text: object, width: int = 60, max_lines: int = 3) -> str:
     return "<br>".join(plotly_escape(part) for part in lines)
 
 
-def markdown_literal(text: object) -> str:
-    """Backslash-escape every markdown, LaTeX and HTML trigger so `st.markdown` shows `text` as typed.
+def inert(text: object) -> str:
+    """`text` with nothing in it a page would obey instead of show: bidirectional controls (U+202E
+    reversing what follows) and NUL bytes become U+FFFD; web and e-mail addresses get an invisible
+    WORD JOINER where Markdown would start a link. What is left looks as written.
 
-    Newlines become spaces: the text is shown on one paragraph, never as headings or lists.
+    Examples:
+        >>> inert("see www.evil.com, https://evil.com/x or a@evil.com\u202e").encode("unicode_escape")
+        b'see www\\\\u2060.evil.com, https:\\\\u2060//evil.com/x or a@\\\\u2060evil.com\\\\ufffd'
+    """
+    from pipeline.exports.export import without_bidi_controls
+
+    text = without_bidi_controls(str(text)).replace("\x00", "\ufffd")
+    return _AUTOLINKS.sub(WORD_JOINER, text)
+
+
+def markdown_literal(text: object) -> str:
+    """The one way untrusted text reaches the page as Markdown: shown exactly as typed, obeyed never.
+
+    Every Markdown, LaTeX and HTML trigger is backslash-escaped (no link, image, KaTeX or tag), web
+    and e-mail addresses are defused (`inert`: Streamlit links them despite escapes), bidi controls
+    and NUL bytes are made visible. Newlines become spaces: one paragraph, never headings or lists.
 
     Examples:
         >>> markdown_literal("$x$ **bold** [x](y)")
         '\\\\$x\\\\$ \\\\*\\\\*bold\\\\*\\\\* \\\\[x\\\\]\\\\(y\\\\)'
     """
-    flat = " ".join(str(text).split())
+    flat = " ".join(inert(text).split())
     return _MARKDOWN_SPECIALS.sub(r"\\\1", flat)
 
 
@@ -92,7 +115,7 @@ def highlighted_markdown(pieces: list[tuple[str, bool]], colour: str = "orange")
         We :orange-background[**pose**] \\<b\\>\\$x\\$\\</b\\>
     """
     paragraphs: list[list[str]] = [[]]
-    for text, flagged in pieces:
+    for text, flagged in _inert_pieces(pieces):
         for number, line in enumerate(text.split("\n")):
             if number:
                 paragraphs.append([])
@@ -111,3 +134,35 @@ def _split_spaces(text: str) -> tuple[str, str, str]:
     core = text.strip()
     start = text.index(core)
     return text[:start], core, text[start + len(core) :]
+
+
+def _inert_pieces(pieces: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
+    """`pieces` made `inert` as one text: an address cut across two pieces is defused too."""
+    whole = "".join(text for text, _ in pieces)
+    from pipeline.exports.export import without_bidi_controls
+
+    cleaned = without_bidi_controls(whole).replace("\x00", "\ufffd")  # one character for one
+    joins = {match.start() for match in _AUTOLINKS.finditer(cleaned)}
+    result, start = [], 0
+    for text, flagged in pieces:
+        end = start + len(text)
+        piece = "".join((WORD_JOINER if i in joins else "") + cleaned[i] for i in range(start, end))
+        result.append((piece, flagged))
+        start = end
+    if len(cleaned) in joins and result:  # an `@` at the very end
+        result[-1] = (result[-1][0] + WORD_JOINER, result[-1][1])
+    return result
+
+
+def without_server_paths(text: object, folder: object = None, name: str = "") -> str:
+    """A message for the page without the server's folders: the map folder as the map's `name`, any
+    other absolute path as its last part.
+
+    Examples:
+        >>> without_server_paths("/srv/app/maps/icml/manifest.json: damaged", "/srv/app/maps/icml", "icml")
+        'icml/manifest.json: damaged'
+    """
+    text = str(text)
+    if folder:
+        text = text.replace(str(folder), name or "the map")
+    return re.sub(r"(?<![\w.:/])/(?:[^\s/:]+/)+([^\s/:]*)", lambda m: m.group(1) or "…", text)

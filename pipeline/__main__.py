@@ -44,6 +44,14 @@ def topic_number(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a topic number, got {text!r}") from None
 
 
+def edit_number(text: str) -> int:
+    """An edit's number as `curate list` shows it (a hand-written file may use 0 or negative ones)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an edit number, got {text!r}") from None
+
+
 SEED_MAX = 2**32 - 1  # UMAP and NumPy take seeds in [0, 2**32 - 1]
 positive_int, non_negative_int, seed_value = whole_number(1), whole_number(0), whole_number(0, SEED_MAX)
 
@@ -274,7 +282,7 @@ def add_curate_parser(commands) -> None:
     note.add_argument("text", metavar="TEXT", help=f"plain text, at most {MAX_NOTE} characters")
     for verb, what in (("accept", "apply an edit flagged for review again"), ("drop", "delete an edit")):
         command = actions.add_parser(verb, help=f"{what}: {verb} N (numbers as in `list`)")
-        command.add_argument("edit_id", type=non_negative_int, metavar="N")
+        command.add_argument("edit_id", type=edit_number, metavar="N")
 
 
 def run_build(args: argparse.Namespace) -> None:
@@ -322,11 +330,12 @@ def run_export(args: argparse.Namespace) -> None:
     from pipeline.exports.export import export_frame, to_csv_bytes
     from pipeline.exports.reading_list import reading_list_bibtex, reading_list_markdown
     from pipeline.mapfolder.manifest import Manifest
-    from pipeline.mapfolder.store import check_file_out, read_map, write_file
+    from pipeline.mapfolder.safe_output import output_target, write_output
+    from pipeline.mapfolder.store import read_map
 
     kind = args.format or EXPORT_EXTENSIONS.get(args.out.suffix.lower(), "csv")
     atlas = read_map(args.map)
-    check_file_out(args.out, args.map, atlas.manifest)
+    output_target(args.out, map_folder=args.map, manifest=atlas.manifest)  # refused before any work
     known = set(atlas.topics["topic_id"].tolist()) | {-1}
     if args.topic is not None and args.topic not in known:
         ids = ", ".join(str(t) for t in sorted(known - {-1}))
@@ -341,7 +350,7 @@ def run_export(args: argparse.Namespace) -> None:
         payload = reading_list_markdown(papers, atlas.topics, heading=heading).encode("utf-8")
     else:
         payload = reading_list_bibtex(papers).encode("utf-8")
-    write_file(args.out, payload)
+    write_output(args.out, payload, map_folder=args.map, manifest=atlas.manifest)
     print(f"wrote {len(papers):,} papers to {args.out} ({kind})", file=sys.stderr)
 
 
@@ -373,7 +382,9 @@ def main(argv: list[str] | None = None) -> int:
         args = make_parser().parse_args(argv)
         {"build": run_build, "export": run_export, "add": run_add, "curate": run_curate}[args.command](args)
     except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        # One line whatever the message holds: a file or topic name with a line break is shown as \n.
+        message = str(exc).replace("\r", "\\r").replace("\n", "\\n")
+        print(f"error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted; any previous map is untouched", file=sys.stderr)

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline import UserError
+from pipeline.mapfolder import bounded_json
 from pipeline.naming.sentences import first_sentence
 
 SUPPORTED = (".txt", ".csv", ".tsv", ".jsonl", ".parquet")
@@ -252,6 +253,14 @@ def _table_from_frame(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
 def read_delimited(path: Path) -> pd.DataFrame:
     text = _read_text(path)
     delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+    try:  # pandas renames a repeated header ("abstract.1"): the header as written is checked first
+        header = next(csv.reader(io.StringIO(text), delimiter=delimiter), [])
+    except csv.Error:
+        header = []
+    for wanted in ("abstract", "title"):
+        same = [c for c in header if c.strip().lower() == wanted]
+        if len(same) > 1:
+            raise UserError(f"{path}: more than one {wanted!r} column ({', '.join(same)}); keep one")
     try:
         frame = pd.read_csv(io.StringIO(text), sep=delimiter, dtype=str, keep_default_na=False)
     except (pd.errors.ParserError, csv.Error) as exc:
@@ -272,11 +281,13 @@ def read_jsonl(path: Path) -> pd.DataFrame:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = bounded_json.loads(line)
         except json.JSONDecodeError as exc:
             raise UserError(
                 f"{path}: line {number}, column {exc.colno}: malformed JSON ({exc.msg})"
             ) from None
+        except ValueError as exc:  # nested too deep, a number too long or too large
+            raise UserError(f"{path}: line {number}: refused JSON ({exc})") from None
         if not isinstance(row, dict):
             raise UserError(f"{path}: line {number}: expected a JSON object, got {type(row).__name__}")
         rows.append(row)
@@ -322,10 +333,25 @@ READERS = {
 def is_map_folder(folder: Path) -> bool:
     """A folder `python -m pipeline build` wrote (`pipeline.artifacts.holds_a_map`): its own
     papers.parquet is output, not input."""
-    from pipeline.mapfolder.files import PAPERS
-    from pipeline.mapfolder.store import holds_a_map
+    from pipeline.mapfolder.files import PAPERS, holds_a_map
 
     return holds_a_map(folder) and (folder / PAPERS).is_file()
+
+
+def check_regular_file(path: Path) -> None:
+    """Refuse an input that is not a regular file (a named pipe, a device such as /dev/zero, a
+    socket): reading one may never end, or never stop growing."""
+    from pipeline.mapfolder.safe_output import file_kind
+
+    try:
+        mode = path.stat().st_mode
+    except PermissionError:
+        raise UserError(f"{path}: cannot read the file (permission denied)") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+    kind = file_kind(mode)
+    if kind:
+        raise UserError(f"{path}: is {kind}, not a file; give abstract files")
 
 
 def _walk_error(error: OSError) -> None:
@@ -377,6 +403,8 @@ def find_inputs(inputs: list[str | Path]) -> tuple[list[Path], list[str]]:
             )
         else:
             files.append(path)
+    for path in files:
+        check_regular_file(path)
     notes = []
     if skipped_maps:
         names = ", ".join(str(p) for p in dict.fromkeys(skipped_maps))

@@ -162,6 +162,71 @@ def case_bad_jsonl(user):
     return Setup([str(path)], ["papers.jsonl", "line 3", "column"])
 
 
+def case_jsonl_line_nested_deeply(user):
+    lines = [json.dumps({"abstract": text}) for text in english()]
+    lines[2] = '{"abstract": "x", "extra": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    path = write(user / "papers.jsonl", "\n".join(lines) + "\n")
+    return Setup([str(path)], ["papers.jsonl", "line 3", "nested"])
+
+
+def case_jsonl_number_too_large_for_a_float(user):
+    lines = [json.dumps({"abstract": text}) for text in english()]
+    lines[1] = '{"abstract": "x", "year": 1e400}'
+    path = write(user / "papers.jsonl", "\n".join(lines) + "\n")
+    return Setup([str(path)], ["papers.jsonl", "line 2", "1e400"])
+
+
+def case_jsonl_number_of_ten_thousand_digits(user):
+    lines = [json.dumps({"abstract": text}) for text in english()]
+    lines[5] = '{"abstract": "x", "year": ' + "9" * 10_000 + "}"
+    path = write(user / "papers.jsonl", "\n".join(lines) + "\n")
+    return Setup([str(path)], ["papers.jsonl", "line 6", "number"])
+
+
+def case_csv_with_the_same_abstract_header_twice(user):
+    path = write(user / "papers.csv", "abstract,abstract\n" + "".join(f"{t},{t}\n" for t in english()))
+    return Setup([str(path)], ["papers.csv", "abstract", "more than one"])
+
+
+def case_csv_with_the_same_title_header_twice(user):
+    rows = "".join(f"T{i},U{i},{t}\n" for i, t in enumerate(english()))
+    path = write(user / "papers.csv", "title,title,abstract\n" + rows)
+    return Setup([str(path)], ["papers.csv", "title", "more than one"])
+
+
+def case_fifo_as_an_input(user):
+    os.mkfifo(user / "papers.csv")
+    return Setup([str(user / "papers.csv")], ["papers.csv", "named pipe", "not a file"])
+
+
+def case_dev_zero_as_an_input(user):
+    (user / "zero.csv").symlink_to("/dev/zero")  # a link to a device: never read without end
+    return Setup([str(user / "zero.csv")], ["zero.csv", "character device", "not a file"])
+
+
+def case_a_fifo_inside_an_input_folder(user):
+    csv_of(user / "corpus" / "papers.csv", english())
+    os.mkfifo(user / "corpus" / "more.csv")
+    return Setup([str(user / "corpus")], ["more.csv", "named pipe"])
+
+
+def case_categorical_title_column_in_parquet(user):
+    path = user / "papers.parquet"
+    titles = pd.Categorical([f"Title {i % 4}" for i in range(12)])
+    pd.DataFrame({"abstract": english(), "title": titles}).to_parquet(path)
+
+    def check(out):
+        atlas = read_map(out)
+        assert sorted(atlas.papers["title"]) == sorted(f"Title {i % 4}" for i in range(12))
+
+    return Setup([str(path)], check=check)
+
+
+def case_input_name_with_a_line_break(user):
+    path = write(user / "bad\nname.csv", "title,year\nA,2020\n")
+    return Setup([str(path)], ["bad\\nname.csv", "'abstract' column"])
+
+
 def case_jsonl_line_not_object(user):
     path = write(user / "papers.jsonl", json.dumps({"abstract": GOOD}) + '\n["a list"]\n')
     return Setup([str(path)], ["papers.jsonl", "line 2", "JSON object"])
@@ -407,6 +472,7 @@ def test_the_catalogue_has_at_least_30_cases():
 
 # Cases whose build succeeds: they run the real model (the fast tier leaves them out).
 BUILDS = {
+    "categorical_title_column_in_parquet",
     "chinese",
     "japanese",
     "list_columns_jsonl",
@@ -612,6 +678,7 @@ class Run:
     changes: tuple[Path, ...] = ()
     cwd: Path | None = None
     env: dict[str, str] = field(default_factory=dict)
+    no_lock: Path | None = None  # a folder that must hold no lock file afterwards
 
 
 def dated_map(**columns) -> AtlasMap:
@@ -668,6 +735,380 @@ def writer_case_export_over_an_input_of_the_map(user, previous):
     atlas.manifest["inputs"] = [str(source)]
     write_map(previous, atlas)
     return Run(["export", str(previous), "--out", str(source)], ["papers.csv", "input of the map"])
+
+
+def writer_case_export_onto_the_maps_lock_file(user, previous):
+    lock = previous.parent / f".{previous.name}.lock"
+    return Run(["export", str(previous), "--out", str(lock), "--format", "csv"], ["lock file", previous.name])
+
+
+def writer_case_export_onto_another_maps_lock_file(user, previous):
+    other = user / "other"
+    write_map(other, hostile_map())
+    lock = user / ".other.lock"
+    return Run(["export", str(previous), "--out", str(lock), "--format", "csv"], ["lock file", "other"])
+
+
+def writer_case_export_over_a_relative_input_from_another_folder(user, previous):
+    """A map built in `user` from `papers.csv`; the export runs elsewhere and names that file."""
+    source = csv_of(user / "papers.csv", english())
+    atlas = hostile_map()
+    atlas.manifest["inputs"] = ["papers.csv"]
+    atlas.manifest["input_folder"] = str(user)
+    write_map(previous, atlas)
+    return Run(
+        ["export", str(previous), "--out", str(source)],
+        ["papers.csv", "input of the map"],
+        cwd=previous.parent,
+    )
+
+
+def writer_case_export_over_an_input_of_an_older_map_built_beside_it(user, previous):
+    """No `input_folder` (maps before it): inputs relative to the map's parents are refused too."""
+    source = csv_of(previous.parent / "seeds" / "papers.csv", english())
+    atlas = hostile_map()
+    atlas.manifest["inputs"] = ["seeds/papers.csv"]
+    write_map(previous, atlas)
+    return Run(["export", str(previous), "--out", str(source)], ["papers.csv", "input of the map"], cwd=user)
+
+
+def writer_case_export_over_a_file_added_to_the_map(user, previous):
+    source = csv_of(user / "more.csv", english(2))
+    atlas = hostile_map()
+    atlas.manifest["added"] = [
+        {"at": "2026-12-01T00:00:00Z", "inputs": ["more.csv"], "input_folder": str(user)}
+    ]
+    write_map(previous, atlas)
+    return Run(["export", str(previous), "--out", str(source)], ["more.csv", "input of the map"])
+
+
+def writer_case_export_through_a_link_to_an_input(user, previous):
+    source = csv_of(user / "papers.csv", english())
+    atlas = hostile_map()
+    atlas.manifest["inputs"] = [str(source)]
+    write_map(previous, atlas)
+    (user / "link.csv").symlink_to(source)
+    return Run(["export", str(previous), "--out", str(user / "link.csv")], ["input of the map"])
+
+
+def writer_case_export_over_a_hard_link_to_an_input(user, previous):
+    source = csv_of(user / "papers.csv", english())
+    atlas = hostile_map()
+    atlas.manifest["inputs"] = [str(source)]
+    write_map(previous, atlas)
+    os.link(source, user / "same.csv")
+    return Run(["export", str(previous), "--out", str(user / "same.csv")], ["input of the map"])
+
+
+def writer_case_export_over_a_fifo(user, previous):
+    os.mkfifo(user / "pipe.csv")
+    return Run(["export", str(previous), "--out", str(user / "pipe.csv")], ["pipe.csv", "named pipe"])
+
+
+def writer_case_export_over_a_device(user, previous):
+    """A device file of the test's own (never /dev/null: a writer that replaces it would break the machine)."""
+    import stat
+
+    if os.geteuid() != 0:
+        pytest.skip("making a device file needs root")
+    os.mknod(user / "null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    return Run(["export", str(previous), "--out", str(user / "null"), "--format", "csv"], ["null", "device"])
+
+
+def writer_case_export_over_a_read_only_file(user, previous):
+    kept = write(user / "kept.csv", "mine")
+    kept.chmod(0o444)
+    return Run(["export", str(previous), "--out", str(kept)], ["kept.csv", "read-only"])
+
+
+def writer_case_export_with_a_300_character_name(user, previous):
+    out = user / ("x" * 296 + ".csv")
+    return Run(["export", str(previous), "--out", str(out)], ["300 bytes", "at most"])
+
+
+def writer_case_export_through_a_link_writes_its_target(user, previous):
+    target = write(user / "exports" / "list.csv", "old")
+    (user / "latest.csv").symlink_to(target)
+
+    def check(err):
+        assert (user / "latest.csv").is_symlink() and os.readlink(user / "latest.csv") == str(target)
+        assert target.read_bytes().startswith(b"\xef\xbb\xbfdoc_id")
+        assert [p.name for p in target.parent.iterdir()] == ["list.csv"]  # no temporary file left
+
+    args = ["export", str(previous), "--out", str(user / "latest.csv")]
+    return Run(args, check=check, changes=(target, user / "latest.csv"))
+
+
+def writer_case_export_through_a_dangling_link(user, previous):
+    (user / "gone.csv").symlink_to(user / "nowhere" / "x.csv")
+    return Run(["export", str(previous), "--out", str(user / "gone.csv")], ["gone.csv", "does not exist"])
+
+
+def writer_case_export_turns_nul_bytes_into_visible_characters(user, previous):
+    atlas = hostile_map()
+    atlas.papers.loc[0, "title"] = "null\x00byte"
+    write_map(previous, atlas)
+
+    def check(err):
+        data = (user / "x.csv").read_bytes()
+        assert b"\x00" not in data and "null\ufffdbyte".encode() in data
+
+    return Run(
+        ["export", str(previous), "--out", str(user / "x.csv")], check=check, changes=(user / "x.csv",)
+    )
+
+
+def writer_case_build_into_a_link_to_a_map_replaces_the_map_and_keeps_the_link(user, previous):
+    (user / "current").symlink_to(previous)
+    path = csv_of(user / "papers.csv", english())
+
+    def check(err):
+        assert (user / "current").is_symlink() and len(read_map(previous).papers) == 12
+        assert not [p for p in user.iterdir() if p.name.startswith(".")]  # no lock or stray beside the link
+
+    args = ["build", str(path), "--out", str(user / "current"), "--quiet"]
+    return Run(args, check=check, changes=(previous,))
+
+
+def writer_case_build_with_a_300_character_out_name(user, previous):
+    path = csv_of(user / "papers.csv", english())
+    args = ["build", str(path), "--out", str(user / ("m" * 300)), "--quiet"]
+    return Run(args, ["300 bytes", "at most"])
+
+
+def writer_case_failed_build_into_a_new_folder_leaves_no_lock(user, previous):
+    path = write(user / "empty.txt", b"")
+    return Run(["build", str(path), "--out", str(user / "new-map"), "--quiet"], ["empty.txt"], no_lock=user)
+
+
+def writer_case_build_over_a_map_a_killed_curate_left_a_temporary_file_in(user, previous):
+    stray = write(previous / ".curation.json.k3x_9q2a", '{"format": "abstract-atlas curation 1", "ed')
+    path = csv_of(user / "papers.csv", english())
+
+    def check(err):
+        assert len(read_map(previous).papers) == 12 and not stray.exists()
+
+    return Run(["build", str(path), "--out", str(previous), "--quiet"], check=check, changes=(previous,))
+
+
+def writer_case_add_to_a_map_a_killed_curate_left_a_temporary_file_in(user, previous):
+    write(previous / ".curation.json.k3x_9q2a", "")
+    path = csv_of(user / "more.csv", english(2))
+
+    def check(err):
+        assert len(added_rows(previous)) == 2
+
+    return Run(["add", str(previous), str(path), "--quiet"], check=check, changes=(previous,))
+
+
+def writer_case_curate_cleans_a_killed_curates_temporary_file(user, previous):
+    stray = write(previous / ".curation.json.k3x_9q2a", "")
+
+    def check(err):
+        assert not stray.exists() and json.loads((previous / "curation.json").read_text())["edits"]
+
+    return Run(["curate", str(previous), "rename", "1", "Transport"], check=check, changes=(previous,))
+
+
+def _curation(previous: Path, edits_json: str) -> None:
+    write(previous / "curation.json", '{"format": "abstract-atlas curation 1", "edits": ' + edits_json + "}")
+
+
+def writer_case_export_with_a_deeply_nested_edit_file(user, previous):
+    _curation(previous, "[" * 50_000 + "]" * 50_000)
+    return Run(["export", str(previous), "--out", str(user / "x.csv")], ["curation.json", "nested"])
+
+
+def writer_case_export_with_an_edit_whose_theme_topics_overflow(user, previous):
+    _curation(
+        previous, '[{"id": 1, "action": "rename-theme", "theme": 0, "theme_topics": [1e400], "name": "X"}]'
+    )
+    return Run(["export", str(previous), "--out", str(user / "x.csv")], ["curation.json", "1e400"])
+
+
+def writer_case_add_with_a_deeply_nested_manifest(user, previous):
+    manifest = (previous / "manifest.json").read_text()
+    write(
+        previous / "manifest.json", manifest.rstrip()[:-1] + ', "deep": ' + "[" * 50_000 + "]" * 50_000 + "}"
+    )
+    path = csv_of(user / "more.csv", english(2))
+    return Run(["add", str(previous), str(path), "--quiet"], ["manifest.json", "nested"])
+
+
+def writer_case_rebuild_over_a_map_whose_manifest_overflows(user, previous):
+    manifest = json.loads((previous / "manifest.json").read_text())
+    manifest["papers"] = 1
+    text = json.dumps(manifest).replace('"papers": 1', '"papers": 1e400')
+    write(previous / "manifest.json", text)
+    path = csv_of(user / "papers.csv", english())
+    return Run(["build", str(path), "--out", str(previous), "--quiet"], ["manifest.json", "1e400"])
+
+
+def writer_case_curate_list_with_a_deeply_nested_edit_file(user, previous):
+    _curation(previous, "[" * 50_000 + "]" * 50_000)
+    return Run(["curate", str(previous), "list"], ["curation.json", "nested"])
+
+
+def _damage(previous: Path, name: str, change: Callable[[pd.DataFrame], pd.DataFrame | None]) -> None:
+    """Rewrite one table of the map in `previous` (and the checksum, so the damage is all that is wrong)."""
+    from pipeline.mapfolder.store import checksum
+
+    table = pd.read_parquet(previous / name)
+    change(table)  # in place
+    pq.write_table(pa.Table.from_pandas(table, preserve_index=False), previous / name)
+    papers = pd.read_parquet(previous / "papers.parquet")
+    manifest = json.loads((previous / "manifest.json").read_text())
+    ids = [str(d) for d in papers["doc_id"]]
+    manifest["checksum"] = checksum((previous / "embeddings.npy").read_bytes(), ids)
+    (previous / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _set(column: str, row: int, value):
+    def change(table):
+        values = table[column].astype(object).tolist()
+        values[row] = value
+        table[column] = pd.Series(values, dtype=object)
+
+    return change
+
+
+def _export_refuses(previous: Path, user: Path, *words: str) -> Run:
+    return Run(["export", str(previous), "--out", str(user / "x.csv")], list(words))
+
+
+def writer_case_export_of_a_map_with_null_keywords(user, previous):
+    _damage(previous, "topics.parquet", _set("keywords", 0, None))
+    return _export_refuses(previous, user, "topics.parquet", "keywords")
+
+
+def writer_case_export_of_a_map_with_a_null_doc_id(user, previous):
+    _damage(previous, "papers.parquet", _set("doc_id", 2, None))
+    return _export_refuses(previous, user, "papers.parquet", "doc_id", "row 3")
+
+
+def writer_case_export_of_a_map_with_text_coordinates(user, previous):
+    _damage(previous, "papers.parquet", lambda t: t.__setitem__("x", t["x"].astype(str)))
+    return _export_refuses(previous, user, "papers.parquet", "'x'")
+
+
+def writer_case_export_of_a_map_with_a_topic_id_of_2_to_the_40(user, previous):
+    _damage(previous, "papers.parquet", _set("topic_id", 0, 2**40))
+    return _export_refuses(previous, user, "papers.parquet", "topic_id", str(2**40))
+
+
+def writer_case_export_of_a_map_with_a_topic_id_of_minus_5(user, previous):
+    _damage(previous, "topics.parquet", _set("topic_id", 1, -5))
+    return _export_refuses(previous, user, "topics.parquet", "topic_id", "-5")
+
+
+def writer_case_export_of_a_map_with_a_one_dimensional_embeddings_file(user, previous):
+    import numpy as np
+
+    np.save(previous / "embeddings.npy", np.zeros(7, dtype=np.float32))
+    return _export_refuses(previous, user, "embeddings.npy", "1-D")
+
+
+def writer_case_export_of_a_map_with_a_theme_holding_no_topic_list(user, previous):
+    _damage(previous, "themes.parquet", _set("topic_ids", 0, None))
+    return _export_refuses(previous, user, "themes.parquet", "topic_ids")
+
+
+def writer_case_export_of_a_map_whose_title_column_is_categorical(user, previous):
+    _damage(previous, "papers.parquet", lambda t: t.__setitem__("title", t["title"].astype("category")))
+
+    def check(err):
+        table = pd.read_csv(user / "x.csv", encoding="utf-8-sig")
+        assert len(table) == 7 and table["title"].notna().all()
+
+    return Run(
+        ["export", str(previous), "--out", str(user / "x.csv")], check=check, changes=(user / "x.csv",)
+    )
+
+
+def writer_case_rebuild_over_a_map_with_a_null_doc_id_notes_it_and_starts_afresh(user, previous):
+    _damage(previous, "papers.parquet", _set("doc_id", 2, None))
+    path = csv_of(user / "papers.csv", english())
+
+    def check(err):
+        assert "papers.parquet" in err and "'doc_id'" in err and "topic ids start afresh" in err
+        assert len(read_map(previous).papers) == 12
+
+    return Run(["build", str(path), "--out", str(previous), "--quiet"], check=check, changes=(previous,))
+
+
+def writer_case_rebuild_with_a_previous_map_whose_topic_id_is_2_to_the_40(user, previous):
+    _damage(previous, "papers.parquet", _set("topic_id", 3, 2**40))
+    path = csv_of(user / "papers.csv", english())
+    args = ["build", str(path), "--out", str(user / "m2"), "--previous", str(previous), "--quiet"]
+    return Run(args, ["papers.parquet", "topic_id", str(2**40)])
+
+
+def writer_case_rebuild_with_a_damaged_previous_map(user, previous):
+    _damage(previous, "topics.parquet", _set("keywords", 1, None))
+    path = csv_of(user / "papers.csv", english())
+    args = ["build", str(path), "--out", str(user / "m2"), "--previous", str(previous), "--quiet"]
+    return Run(args, ["topics.parquet", "keywords"])
+
+
+def writer_case_add_to_a_map_with_text_coordinates(user, previous):
+    _damage(previous, "topics.parquet", lambda t: t.__setitem__("y", t["y"].astype(str)))
+    path = csv_of(user / "more.csv", english(2))
+    return Run(["add", str(previous), str(path), "--quiet"], ["topics.parquet", "'y'"])
+
+
+def writer_case_curate_rename_to_unassigned(user, previous):
+    return Run(["curate", str(previous), "rename", "1", "unassigned"], ["unassigned", "outside every topic"])
+
+
+def writer_case_curate_rename_theme_to_unassigned(user, previous):
+    return Run(["curate", str(previous), "rename-theme", "0", "Unassigned"], ["Unassigned", "another"])
+
+
+def writer_case_curate_name_with_a_line_break_is_one_error_line(user, previous):
+    return Run(["curate", str(previous), "rename", "1", "Two\nlines"], ["Two\\nlines", "line break"])
+
+
+def writer_case_curate_drop_of_a_hide_that_would_give_two_topics_one_name(user, previous):
+    from pipeline.commands.curate import edit_map
+
+    edit_map(previous, "hide", topic=1)
+    edit_map(previous, "rename", topic=0, name="Optimal transport")  # topic 1's name, free while hidden
+    return Run(["curate", str(previous), "drop", "1"], ["cannot drop edit #1", "Optimal transport"])
+
+
+def writer_case_curate_accept_that_would_give_two_topics_one_name(user, previous):
+    from pipeline.commands.curate import edit_map
+
+    edit_map(previous, "rename", topic=0, name="Sinkhorn")
+    document = json.loads((previous / "curation.json").read_text())
+    document["edits"][0]["review"] = "topic 0 was split by the rebuild"
+    document["edits"].append({"id": 2, "action": "rename", "topic": 1, "name": "sinkhorn"})
+    write(previous / "curation.json", json.dumps(document))
+    return Run(["curate", str(previous), "accept", "1"], ["cannot accept edit #1", "Sinkhorn"])
+
+
+def writer_case_export_with_a_hand_written_hide_into_itself(user, previous):
+    _curation(previous, '[{"id": 1, "action": "hide", "topic": 1, "into": 1}]')
+    return Run(["export", str(previous), "--out", str(user / "x.csv")], ["curation.json", "into itself"])
+
+
+def writer_case_curate_drops_an_edit_with_a_negative_id(user, previous):
+    _curation(previous, '[{"id": -3, "action": "note", "topic": 1, "text": "hand-written"}]')
+
+    def check(err):
+        assert "dropped #-3" in err and json.loads((previous / "curation.json").read_text())["edits"] == []
+
+    return Run(["curate", str(previous), "drop", "-3"], check=check, changes=(previous,))
+
+
+def writer_case_curate_drop_of_an_unknown_negative_id(user, previous):
+    return Run(["curate", str(previous), "drop", "-7"], ["no edit #-7"])
+
+
+def writer_case_build_into_a_folder_inside_a_map(user, previous):
+    path = csv_of(user / "papers.csv", english())
+    args = ["build", str(path), "--out", str(previous / "inner"), "--quiet"]
+    return Run(args, ["inner", "inside the map folder"])
 
 
 def writer_case_export_out_whose_parent_is_a_file(user, previous):
@@ -948,3 +1389,5 @@ def test_writers_and_readers_catalogue(case, tmp_path, capsys, monkeypatch):
         assert not allowed, allowed  # nothing else was written, replaced or removed
         read_map(previous)
     assert not [p for p in previous.parent.iterdir() if p.name.startswith(".map.") and p.name != lock]
+    if run.no_lock is not None:
+        assert not [p.name for p in run.no_lock.iterdir() if p.name.endswith(".lock")]

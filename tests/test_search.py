@@ -22,6 +22,7 @@ from pipeline.mapfolder.search_index import (
     paper_fingerprint,
     parse_query,
     read_meta,
+    verify_index,
     write_index,
 )
 from pipeline.mapfolder.store import read_map, write_map
@@ -292,16 +293,52 @@ def test_the_map_folder_holds_the_index_and_add_extends_it(tmp_path):
     vector[0, 3] = 1.0
     grown, _ = place_new_papers(read_map(folder), new, vector)
     before = (folder / SEARCH_INDEX).read_bytes()
-    assert write_index(tmp_path / "extended.sqlite", grown.papers, previous=folder / SEARCH_INDEX)  # extended
-    write_map(folder, grown)  # what `pipeline add` calls
+    write_map(folder, grown)  # what `pipeline add` calls: the index is built whole, never copied
     assert (folder / SEARCH_INDEX).read_bytes() != before
     index = index_for(folder, read_map(folder).papers)
     assert index.path == folder / SEARCH_INDEX  # its own index, not a cached one
     assert index.search("sinkhorn").rows.tolist() == [60] and len(index.search("diffusion").rows) == 15
-    # an index of other papers is never extended
-    assert not write_index(
-        tmp_path / "other.sqlite", tiny_map(titles=["x"] * 60).papers, previous=folder / SEARCH_INDEX
-    )
+
+
+def _forge(path, sql: str) -> None:
+    """Change an index behind its meta table's back (its meta still says it matches the papers)."""
+    import contextlib
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(path)) as connection:
+        connection.execute(sql)
+        connection.commit()
+
+
+def test_a_forged_index_is_not_trusted_and_no_writer_carries_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "map"
+    write_map(folder, tiny_map())
+    papers = read_map(folder).papers
+    _forge(folder / SEARCH_INDEX, "INSERT INTO words (rowid, title, abstract) VALUES (60, 'zyzzyva', '')")
+    assert verify_index(folder / SEARCH_INDEX, papers) is not None
+    notes = []
+    index = index_for(folder, papers, log=notes.append)
+    assert index.path != folder / SEARCH_INDEX and index.search("zyzzyva").rows.tolist() == []
+    assert any("search index is damaged" in n for n in notes), notes
+    # a row forged over a paper's own row id: meta and counts still match; the next writer rebuilds it
+    write_map(folder, tiny_map())
+    _forge(folder / SEARCH_INDEX, "INSERT INTO words (rowid, title, abstract) VALUES (3, 'zyzzyva', '')")
+    write_map(folder, read_map(folder, curated=False))  # what `add` and a rebuild do
+    assert SearchIndex(folder / SEARCH_INDEX, 60).search("zyzzyva").rows.tolist() == []
+
+
+def test_a_dropped_index_table_is_a_notice_and_the_next_writer_rebuilds_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "map"
+    write_map(folder, tiny_map())
+    papers = read_map(folder).papers
+    _forge(folder / SEARCH_INDEX, "DROP TABLE words")
+    notes = []
+    assert len(index_for(folder, papers, log=notes.append).search("diffusion").rows) == 15
+    assert any("search index is damaged" in n for n in notes), notes
+    write_map(folder, read_map(folder, curated=False))
+    assert verify_index(folder / SEARCH_INDEX, papers) is None
 
 
 def test_an_older_map_gets_its_index_in_the_cache_never_in_its_folder(tmp_path, monkeypatch):

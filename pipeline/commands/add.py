@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import shlex
 import sys
 import time
@@ -174,6 +175,7 @@ def add_papers(
         record = {
             "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "inputs": [str(p) for p in inputs],
+            "input_folder": os.getcwd(),
             "papers": len(new),
             "skipped": skipped,
             "refused": refused,

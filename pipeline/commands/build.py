@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import platform
 import sys
 import time
@@ -231,6 +232,7 @@ def build_map(
             stability=stability_report,
             unassigned=int((fit.topics.labels == -1).sum()),
             inputs=[str(p) for p in expand_inputs(inputs)],
+            input_folder=os.getcwd(),  # where relative `inputs` are: exports never write over one
             notes=corpus.notes,
             config=resolved.to_dict(),
             model={

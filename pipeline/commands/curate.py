@@ -7,7 +7,14 @@ import dataclasses
 from pathlib import Path
 
 from pipeline import UserError
-from pipeline.mapfolder.curation import CuratedView, new_edit, read_curation, write_curation
+from pipeline.mapfolder.curation import (
+    CuratedView,
+    apply_edits,
+    new_edit,
+    read_curation,
+    shared_name,
+    write_curation,
+)
 from pipeline.mapfolder.files import CURATION
 from pipeline.mapfolder.lock import out_lock
 from pipeline.mapfolder.store import read_map
@@ -33,10 +40,11 @@ def edit_map(
         >>> edit_map("maps/icml", "rename", topic=4, name="Optimal transport")  # doctest: +SKIP
         '#1 rename topic 4 to "Optimal transport"; saved in maps/icml/curation.json'
     """
+
     folder = Path(folder)
     read_map(folder, verify=False)  # a folder that is not a readable map is refused before the lock
     with out_lock(folder):
-        atlas = read_map(folder, verify=False)
+        atlas = read_map(folder, verify=False, curated=action not in ("accept", "drop"))
         edits = list(atlas.edits or [])
         if action in ("accept", "drop"):
             by_id = {e.id: e for e in edits}
@@ -52,6 +60,14 @@ def edit_map(
             else:
                 edits = [e for e in edits if e.id != edit_id]
                 done = f"dropped {edit.describe()}"
+            shared = shared_name(apply_edits(atlas.papers, atlas.topics, atlas.themes, edits))
+            before = shared_name(apply_edits(atlas.papers, atlas.topics, atlas.themes, atlas.edits or []))
+            if (
+                shared and not before
+            ):  # e.g. dropping a hide brings back a topic whose name another took meanwhile
+                raise UserError(
+                    f"{folder}: cannot {action} edit #{edit_id}: {shared}; rename one of them first"
+                )
         else:
             view = CuratedView(atlas.papers, atlas.topics, atlas.themes)
             try:

@@ -29,7 +29,8 @@ def without_bidi_controls(text: str) -> str:
 def neutralise(value: object) -> object:
     """Prefix a text cell a spreadsheet would run as a formula with a single quote.
 
-    Numbers are left alone: -1 is a number, not a formula. Bidi controls are shown, not obeyed.
+    Numbers are left alone: -1 is a number, not a formula. Bidi controls are shown, not obeyed; a NUL
+    byte becomes U+FFFD.
 
     Examples:
         >>> neutralise("=HYPERLINK(\\"http://x\\")")
@@ -39,7 +40,7 @@ def neutralise(value: object) -> object:
     """
     if not isinstance(value, str):
         return value
-    value = without_bidi_controls(value)
+    value = without_bidi_controls(value).replace("\x00", "\ufffd")  # a NUL ends a cell in many readers
     return "'" + value if value.startswith(FORMULA_PREFIXES) else value
 
 

@@ -41,6 +41,10 @@ NOTE_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 # the papers both builds hold) has moved: the same bar the lineage uses before keeping a topic's name.
 MIN_STILL_TOGETHER = 0.5
 
+# The temporary file `write_curation` renames into place (`tempfile.mkstemp`'s random tail): one
+# left by a killed `curate` is ours, not the user's; the next writer of the edits removes it.
+TEMPORARY = re.compile(r"^\.curation\.json\.[A-Za-z0-9_]{6,}$")
+
 
 @dataclasses.dataclass(frozen=True)
 class Edit:
@@ -96,10 +100,12 @@ def read_curation(folder: str | Path) -> list[Edit]:
     path = Path(folder) / CURATION
     if not path.is_file():
         return []
+    from pipeline.mapfolder.bounded_json import read_json_file
+
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserError(f"{path}: damaged edit file ({exc}); fix it or remove it to drop the edits") from None
+        document = read_json_file(path, "damaged edit file")  # bounded: depth, numbers, size
+    except UserError as exc:
+        raise UserError(f"{exc}; fix it or remove it to drop the edits") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise UserError(f'{path}: damaged edit file (expected a JSON object with "format": "{FORMAT}")')
     rows = document.get("edits")
@@ -148,8 +154,10 @@ def _edit_from_json(row: object, path: Path, number: int) -> Edit:
         raise UserError(f"{where}: {exc}") from None
     except UserError as exc:
         raise UserError(f"{where}: {exc}") from None
-    if action == "merge" and edit.into == edit.topic:
-        raise UserError(f"{where}: merges topic {edit.topic} into itself")
+    if action in ("merge", "hide") and edit.into == edit.topic:
+        raise UserError(
+            f"{where}: {'merges' if action == 'merge' else 'hides'} topic {edit.topic} into itself"
+        )
     return edit
 
 
@@ -161,6 +169,9 @@ def curation_json(edits: Iterable[Edit]) -> str:
 def write_curation(folder: str | Path, edits: list[Edit]) -> None:
     """Replace `curation.json` in one atomic rename (readers see the old or the new file, never half)."""
     folder = Path(folder)
+    for stray in folder.iterdir():  # a killed writer's temporary file (the caller holds the map's lock)
+        if TEMPORARY.match(stray.name) and stray.is_file():
+            stray.unlink(missing_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{CURATION}.", dir=folder)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as file:
@@ -188,6 +199,8 @@ def check_name(name: object, what: str = "name") -> str:
     name = name.strip()
     if len(name) > MAX_NAME:
         raise UserError(f"the {what} is {len(name)} characters long; at most {MAX_NAME}")
+    if name.casefold() == "unassigned":  # the page's name for papers outside every topic
+        raise UserError(f'the {what} "{name}" is the name of the papers outside every topic; give another')
     if MARKUP.search(name):
         raise UserError(
             f'the {what} "{name}" holds markup (< > [ ] ` * _ | \\ {{ }}, a line break, or a leading # = + -); '
@@ -264,6 +277,20 @@ def new_edit(
     return Edit(
         id=number, action=action, made_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **fields
     )
+
+
+def shared_name(view: CuratedView) -> str | None:
+    """Two topics (or two themes) of `view` called the same, said in words; None when all differ."""
+    tables = [("topic", view.topics, "topic_id")]
+    if view.themes is not None:
+        tables.append(("theme", view.themes, "theme_id"))
+    for what, table, key in tables:
+        seen: dict[str, int] = {}
+        for other, label in zip(table[key].astype(int), table["label"].astype(str), strict=True):
+            if label.casefold() in seen:
+                return f'{what}s {seen[label.casefold()]} and {other} would both be called "{label}"'
+            seen[label.casefold()] = other
+    return None
 
 
 def _unique(name: str, labels: pd.Series, ids: pd.Series, own: int | None, what: str) -> str:

@@ -6,6 +6,8 @@ written by this project holds `MAP_FILES` and nothing else.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 SCHEMA_VERSION = 2
 PAPERS, TOPICS, EMBEDDINGS, MANIFEST = "papers.parquet", "topics.parquet", "embeddings.npy", "manifest.json"
 LINEAGE = "lineage.parquet"  # optional: present when the build matched its topics to a previous map
@@ -43,3 +45,15 @@ LINEAGE_COLUMNS = [
 # Columns a build computes afresh: the rest of a kept paper's row (title, source, metadata) is its own.
 BUILT_COLUMNS = ["topic_id", "x", "y", "added", "via_add"]
 MAX_TOPIC_ID = 2**31 - 1  # topic ids are stored as int64; anything near this is damage, not a history
+
+
+def holds_a_map(folder: Path) -> bool:
+    """Whether `folder` holds a map we wrote: a manifest.json that is a JSON object with a schema_version."""
+    from pipeline import UserError
+    from pipeline.mapfolder.bounded_json import read_json_file
+
+    try:
+        manifest = read_json_file(folder / MANIFEST, "damaged manifest")
+    except UserError:
+        return False
+    return isinstance(manifest, dict) and "schema_version" in manifest

@@ -44,7 +44,7 @@ def out_lock(out: Path, command: str = "build"):
     Re-entrant within one process, so `build` can lock before its work and `write_map` again
     around the swap.
     """
-    out = Path(os.path.abspath(out))  # `--out .` from inside a map names the map, not ".."
+    out = map_path(out)  # `--out .` from inside a map names the map, not ".."; a link names its target
     created = [p for p in [out.parent, *out.parent.parents] if not p.exists()]  # made here, for the lock
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -60,28 +60,41 @@ def out_lock(out: Path, command: str = "build"):
             fd, depth = _held[path]
             _held[path] = (fd, depth - 1)
         return
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except PermissionError:
-        raise UserError(f"{out}: cannot write next to --out in {out.parent} (permission denied)") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        # The holder writes its pid and command just after taking the lock: a writer that started
-        # at the same moment may find the file still empty, so it waits a little for the name.
-        deadline = time.monotonic() + 2.0
-        while (
-            not (owner := os.pread(fd, 64, 0).decode(errors="replace").strip())
-            and time.monotonic() < deadline
-        ):
-            time.sleep(0.02)
-        pid, _, other = owner.partition(" ")
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except PermissionError:
+            raise UserError(
+                f"{out}: cannot write next to --out in {out.parent} (permission denied)"
+            ) from None
+        except OSError as exc:
+            raise UserError(f"{out}: cannot make its lock file ({exc.strerror or exc})") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            # The holder writes its pid and command just after taking the lock: a writer that started
+            # at the same moment may find the file still empty, so it waits a little for the name.
+            deadline = time.monotonic() + 2.0
+            while (
+                not (owner := os.pread(fd, 64, 0).decode(errors="replace").strip())
+                and time.monotonic() < deadline
+            ):
+                time.sleep(0.02)
+            pid, _, other = owner.partition(" ")
+            os.close(fd)
+            holder = f"{_a(other)} (pid {pid})" if other else "another build or add"
+            raise UserError(
+                f"{out}: cannot {command} now: {holder} is writing this map; "
+                f"run this {command} again when it has finished"
+            ) from None
+        # The file we locked must still be the one at `path`: a writer that finished removes the lock
+        # file of a folder it did not create (below), and a lock on a removed file guards nothing.
+        try:
+            if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                break
+        except FileNotFoundError:
+            pass
         os.close(fd)
-        holder = f"{_a(other)} (pid {pid})" if other else "another build or add"
-        raise UserError(
-            f"{out}: cannot {command} now: {holder} is writing this map; "
-            f"run this {command} again when it has finished"
-        ) from None
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()} {command}\n".encode(), 0)
     _held[path] = (fd, 1)
@@ -94,18 +107,20 @@ def out_lock(out: Path, command: str = "build"):
         else:
             del _held[path]
             os.ftruncate(fd, 0)
-            if created and [p.name for p in out.parent.iterdir()] == [path.name]:
-                # A failed build into a new folder leaves nothing: not even the folders made for its lock.
-                path.unlink()
+            if not os.path.lexists(out):
+                # A failed build into a new folder leaves nothing: not its lock file (a writer that
+                # opened it meanwhile sees it gone and opens the new one), nor the folders made for it.
+                with contextlib.suppress(OSError):
+                    path.unlink()
                 for folder in created:
                     with contextlib.suppress(OSError):
                         folder.rmdir()
-            os.close(fd)  # closing releases the lock; otherwise the file stays (deleting it would race)
+            os.close(fd)  # closing releases the lock
 
 
 def lock_path(out: Path) -> Path:
-    """The lock file of map folder `out`: `.<name>.lock` beside it (`out` taken as an absolute path)."""
-    out = Path(os.path.abspath(out))
+    """The lock file of map folder `out`: `.<name>.lock` beside it (`out` as `map_path` gives it)."""
+    out = map_path(out)
     return out.parent / f".{out.name}.lock"
 
 
@@ -130,7 +145,7 @@ def recover(out: Path) -> list[str]:
     and nothing at `out`: it is put back. Staging and backup folders of dead builds are removed;
     a live process's are left alone.
     """
-    out = Path(os.path.abspath(out))
+    out = map_path(out)
     notes = []
     backups = [p for p in leftovers(out, "old") if not _pid_alive(_owner_pid(p.name) or os.getpid())]
     if not out.exists() and backups:
@@ -179,3 +194,9 @@ def swap_in(staging: Path, out: Path) -> None:
         os.replace(out, backup)
         os.replace(staging, out)
         shutil.rmtree(backup, ignore_errors=True)
+
+
+def map_path(out: str | Path) -> Path:
+    """The map folder `out` names, as every writer and lock sees it: absolute, links followed (a
+    `--out` that is a link to a map replaces the map it points to, and keeps the link)."""
+    return Path(os.path.realpath(out))

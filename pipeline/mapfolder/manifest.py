@@ -14,6 +14,8 @@ from pipeline.mapfolder.lock import leftovers
 
 
 def read_manifest(folder: Path) -> dict:
+    from pipeline.mapfolder.bounded_json import read_json_file
+
     path = Path(folder) / MANIFEST
     if not path.is_file():
         if not Path(folder).exists() and leftovers(Path(folder), "old"):
@@ -24,12 +26,7 @@ def read_manifest(folder: Path) -> dict:
         raise UserError(
             f"{folder}: not a map folder (no {MANIFEST}); build one with `python -m pipeline build`"
         )
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: damaged manifest ({exc})") from None
-    except PermissionError:
-        raise UserError(f"{path}: cannot read the file (permission denied)") from None
+    manifest = read_json_file(path, "damaged manifest")  # bounded: depth, numbers, size
     if not isinstance(manifest, dict):
         raise UserError(
             f"{path}: damaged manifest (a JSON {type(manifest).__name__}, not a JSON object); rebuild the map"
@@ -126,6 +123,7 @@ class Manifest:
     stability: dict | None = None
     unassigned: int = 0
     inputs: list[str] = field(default_factory=list)
+    input_folder: str | None = None  # the folder relative `inputs` are in (where the build ran)
     notes: list[str] = field(default_factory=list)
     config: dict = field(default_factory=dict)  # the resolved BuildConfig.to_dict()
     model: dict = field(default_factory=dict)  # name, encoder, max_tokens, bundle, sha256

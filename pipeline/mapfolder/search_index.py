@@ -26,7 +26,6 @@ import contextlib
 import hashlib
 import itertools
 import os
-import shutil
 import sqlite3
 import tempfile
 import threading
@@ -198,36 +197,52 @@ def _matches(meta: dict[str, str], papers: pd.DataFrame, fingerprint: str) -> bo
     )
 
 
-def write_index(path: Path, papers: pd.DataFrame, *, previous: Path | None = None) -> bool:
-    """Write the index of `papers` to `path` (a new file); True when it extended `previous`.
+def write_index(path: Path, papers: pd.DataFrame) -> None:
+    """Write the index of `papers` to `path` (a new file), whole.
 
-    When `previous` is the index of a map whose papers are the first rows of `papers` (what
-    `pipeline add` does: it appends), it is copied and only the new rows are indexed.
+    Never copied from a previous map's index: a damaged one whose meta table still matches (rows
+    forged into it, a table dropped) would otherwise be carried into every later map.
     """
     path = Path(path)
-    meta = read_meta(previous) if previous is not None and Path(previous).is_file() else {}
-    known = int(meta.get("papers", -1)) if meta.get("papers", "").isdigit() else -1
-    extended = (
-        0 < known <= len(papers)
-        and meta.get("version") == str(INDEX_VERSION)
-        and meta.get("tokenizer") == WORD_TOKENIZER
-        and meta.get("fingerprint") == paper_fingerprint(papers, known)
-    )
-    if extended:
-        shutil.copyfile(previous, path)
     with contextlib.closing(sqlite3.connect(path)) as connection:
         connection.execute("PRAGMA journal_mode = OFF")
         connection.execute("PRAGMA synchronous = OFF")
         with connection:
-            if not extended:
-                _create(connection)
-            _insert(connection, papers.iloc[known:] if extended else papers, known if extended else 0)
+            _create(connection)
+            _insert(connection, papers, 0)
             _set_meta(connection, papers)
         connection.execute("INSERT INTO words (words) VALUES ('optimize')")
         connection.execute("INSERT INTO grams (grams) VALUES ('optimize')")
         connection.commit()
         connection.execute("VACUUM")
-    return extended
+
+
+def verify_index(path: Path, papers: pd.DataFrame, fingerprint: str | None = None) -> str | None:
+    """Why the index at `path` cannot be trusted for `papers`, or None when it can.
+
+    Its meta table must match the papers, and its tables must hold one word row a paper, rows
+    0..n-1, and no substring row past them (a few indexed look-ups, not a scan): rows added to it by
+    hand or a dropped table are caught; a missing file is "missing".
+    """
+    if not Path(path).is_file():
+        return "missing"
+    meta = read_meta(path)
+    if not meta:
+        return "unreadable"
+    if not _matches(meta, papers, fingerprint or paper_fingerprint(papers)):
+        return "built from other papers"
+    try:
+        with contextlib.closing(_connect(path)) as connection:
+            count, low, high = connection.execute(
+                "SELECT count(*), min(id), max(id) FROM words_docsize"
+            ).fetchone()
+            (grams,) = connection.execute("SELECT max(id) FROM grams_content").fetchone()
+    except sqlite3.Error as exc:
+        return f"damaged ({str(exc)[:60]})"
+    n = len(papers)
+    if count != n or (n and (low != 0 or high != n - 1)) or (grams is not None and not 0 <= grams < n):
+        return f"damaged (it holds {count:,} rows for {n:,} papers)"
+    return None
 
 
 def _connect(path: Path | str) -> sqlite3.Connection:
@@ -496,10 +511,13 @@ def index_for(folder: Path | str, papers: pd.DataFrame, *, log=None) -> SearchIn
     """
     own = Path(folder) / SEARCH_INDEX
     fingerprint = paper_fingerprint(papers)
-    if own.is_file() and _matches(read_meta(own), papers, fingerprint):
+    problem = verify_index(own, papers, fingerprint)
+    if problem is None:
         return SearchIndex(own, len(papers))
     cached = cache_folder() / f"{fingerprint[:32]}-v{INDEX_VERSION}.sqlite"
-    if cached.is_file() and _matches(read_meta(cached), papers, fingerprint):
+    if problem != "missing" and own.is_file() and _matches(read_meta(own), papers, fingerprint) and log:
+        log(f"{own}: the search index is {problem}; searching with one built afresh until the map is rebuilt")
+    if verify_index(cached, papers, fingerprint) is None:
         return SearchIndex(cached, len(papers))
     if log:
         log(f"{folder}: building its search index in {cached.parent}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -16,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline import UserError
+from pipeline.mapfolder.curation import TEMPORARY as CURATION_TEMPORARY
 from pipeline.mapfolder.curation import Edit, apply_edits, read_curation, write_curation
 from pipeline.mapfolder.files import (
     BUILT_COLUMNS,
@@ -33,10 +33,12 @@ from pipeline.mapfolder.files import (
     THEMES,
     TOPIC_COLUMNS,
     TOPICS,
+    holds_a_map,
 )
-from pipeline.mapfolder.lock import out_lock, recover, swap_in
-from pipeline.mapfolder.manifest import Manifest, check_manifest, read_manifest
+from pipeline.mapfolder.lock import map_path, out_lock, recover, swap_in
+from pipeline.mapfolder.manifest import check_manifest, read_manifest
 from pipeline.mapfolder.search_index import write_index
+from pipeline.mapfolder.table_checks import check_embeddings, check_papers, check_themes, check_topics
 
 
 @dataclass
@@ -166,6 +168,9 @@ def _npy_bytes(embeddings: np.ndarray) -> bytes:
 
 def validate_out(out: Path) -> None:
     """Refuse an --out that is an existing file or sits in something that is not a folder."""
+    from pipeline.mapfolder.safe_output import check_name_length
+
+    check_name_length(out)
     if out.exists() and not out.is_dir():
         raise UserError(f"{out}: --out is an existing file; give a folder for the map")
     for parent in out.parents:
@@ -173,15 +178,6 @@ def validate_out(out: Path) -> None:
             if not parent.is_dir():
                 raise UserError(f"{out}: --out is inside {parent}, which is a file")
             break
-
-
-def holds_a_map(folder: Path) -> bool:
-    """Whether `folder` holds a map we wrote: a manifest.json that is a JSON object with a schema_version."""
-    try:
-        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(manifest, dict) and "schema_version" in manifest
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -197,6 +193,9 @@ def check_out(out: Path, inputs: list[str | Path] = ()) -> None:
     out = Path(out)
     validate_out(out)
     target = out.resolve()
+    for parent in target.parents:  # a map inside a map would be a stranger in the outer one
+        if holds_a_map(parent):
+            raise UserError(f"{out}: --out is inside the map folder {parent}; give a folder outside any map")
     for raw in inputs:
         source = Path(raw).resolve()
         if out.exists() and _inside(source, target):
@@ -210,13 +209,15 @@ def check_out(out: Path, inputs: list[str | Path] = ()) -> None:
         entries = sorted(p.name for p in out.iterdir())
     except PermissionError:
         raise UserError(f"{out}: cannot read the --out folder (permission denied)") from None
+    if entries and not holds_a_map(out) and MANIFEST in entries and set(entries) <= MAP_FILES:
+        read_manifest(out)  # a damaged map: say what is wrong with its manifest, not "not a map"
     if entries and not holds_a_map(out):
         shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
         raise UserError(
             f"{out}: --out is a folder that is not a map (it holds {shown}); "
             "give a new or empty folder, or a map folder to replace"
         )
-    foreign = [name for name in entries if name not in MAP_FILES]
+    foreign = [name for name in entries if name not in MAP_FILES and not CURATION_TEMPORARY.match(name)]
     if entries and foreign:  # a map folder the user keeps their own files in: replacing it would lose them
         shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
         raise UserError(
@@ -225,51 +226,14 @@ def check_out(out: Path, inputs: list[str | Path] = ()) -> None:
         )
 
 
-def check_file_out(out: Path, map_folder: Path, manifest: dict) -> None:
-    """Refuse an export `--out` that would write into a map folder, over an input of the map, or
-    where a file stands in for a folder; the export itself then cannot damage a map or a user's file.
-    """
-    out = Path(out)
-    if out.is_dir():
-        raise UserError(f"{out}: --out is a folder; give a file name (.csv, .md or .bib)")
-    target = Path(os.path.abspath(out))
-    for parent in target.parents:
-        if parent.exists() and not parent.is_dir():
-            raise UserError(f"{out}: --out is inside {parent}, which is a file")
-    resolved = out.resolve()
-    for folder in [resolved.parent, *resolved.parent.parents]:
-        if holds_a_map(folder) or folder == Path(map_folder).resolve():
-            raise UserError(
-                f"{out}: --out is inside the map folder {folder}; write the export outside any map folder"
-            )
-    for raw in Manifest.from_dict(manifest).inputs:
-        if isinstance(raw, str) and Path(raw).resolve() == resolved:
-            raise UserError(f"{out}: --out is an input of the map {map_folder}; give another file name")
-
-
-def write_file(out: Path, payload: bytes) -> None:
-    """Write `payload` to `out` whole (a partial file beside it, then renamed): never half a file."""
-    out = Path(out)
-    partial = out.with_name(f".{out.name}.partial")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        partial.write_bytes(payload)
-        os.replace(partial, out)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            partial.unlink()
-        raise UserError(f"{out}: cannot write the file ({exc.strerror or exc})") from None
-
-
 def write_map(out: Path, atlas: AtlasMap, *, log: Callable[[str], None] | None = None) -> None:
     """Write all artifacts to a sibling staging folder, then swap it in for `out`.
 
-    The search index is written too: extended row by row from the previous map's index when the
-    previous map's papers are the first rows of this one (what `pipeline add` writes), else built
-    whole. Until the swap the previous map at `out` is untouched; a failure or interruption leaves only
+    The search index is written too, built whole (never copied from the previous map's, which
+    may be damaged). Until the swap the previous map at `out` is untouched; a failure or interruption leaves only
     a `.<name>.tmp-<pid>-*` folder, which the next build into `out` removes once its owner is gone.
     """
-    out = Path(os.path.abspath(out))  # `.` from inside the map: staging goes beside it, not into it
+    out = map_path(out)  # `.` from inside the map: staging goes beside it, not into it
     check_out(out)
     with out_lock(out):
         for note in recover(out):
@@ -285,7 +249,7 @@ def write_map(out: Path, atlas: AtlasMap, *, log: Callable[[str], None] | None =
             for name, table in ((THEMES, atlas.themes), (LINEAGE, atlas.lineage)):
                 if table is not None:
                     table.to_parquet(staging / name, index=False)
-            write_index(staging / SEARCH_INDEX, atlas.papers, previous=out / SEARCH_INDEX)
+            write_index(staging / SEARCH_INDEX, atlas.papers)  # whole: never carries a damaged index
             if atlas.edits:
                 write_curation(staging, atlas.edits)
             manifest = dict(atlas.manifest, checksum=checksum(npy, atlas.papers["doc_id"].tolist()))
@@ -307,15 +271,14 @@ def read_map(folder: str | Path, *, verify: bool = True, curated: bool = True) -
     `edits` holds the edits, which `write_map` writes back.
     """
     folder = Path(folder)
-    raw = read_manifest(folder)
+    manifest = read_manifest(folder)
     edits = read_curation(folder)
-    if raw.get("schema_version") != SCHEMA_VERSION:
+    if manifest.get("schema_version") != SCHEMA_VERSION:
         raise UserError(
-            f"{folder / MANIFEST}: schema_version {raw.get('schema_version')!r} "
+            f"{folder / MANIFEST}: schema_version {manifest.get('schema_version')!r} "
             f"is not {SCHEMA_VERSION}; rebuild the map"
         )
-    check_manifest(raw, folder / MANIFEST)
-    manifest = Manifest.from_dict(raw)
+    check_manifest(manifest, folder / MANIFEST)
     for name in (PAPERS, TOPICS, EMBEDDINGS):
         if not (folder / name).is_file():
             raise UserError(
@@ -343,9 +306,12 @@ def read_map(folder: str | Path, *, verify: bool = True, curated: bool = True) -
         missing = [c for c in columns if c not in frame.columns]
         if missing:
             raise UserError(f"{folder / name}: missing column(s) {', '.join(missing)}")
-    if len(embeddings) != len(papers):
-        raise UserError(f"{folder / EMBEDDINGS}: {len(embeddings)} rows for {len(papers)} papers")
-    if verify and manifest.checksum != checksum(npy, papers["doc_id"].tolist()):
+    check_embeddings(embeddings, len(papers), folder / EMBEDDINGS)
+    check_papers(papers, folder / PAPERS)  # types and ranges: a clear refusal, never a traceback later
+    check_topics(topics, folder / TOPICS)
+    if themes is not None:
+        check_themes(themes, folder / THEMES)
+    if verify and manifest.get("checksum") != checksum(npy, papers["doc_id"].tolist()):
         raise UserError(f"{folder / EMBEDDINGS}: checksum does not match {PAPERS}; rebuild the map")
     topics["keywords"] = topics["keywords"].map(list)
     topics["keyword_weights"] = topics["keyword_weights"].map(list)
@@ -358,10 +324,10 @@ def read_map(folder: str | Path, *, verify: bool = True, curated: bool = True) -
     if curated and edits:
         view = apply_edits(papers, topics, themes, edits)
         papers, topics, themes = view.papers, view.topics, view.themes
-        raw = dict(
-            raw,
+        manifest = dict(
+            manifest,
             topics=len(topics),
-            themes=len(themes) if themes is not None else manifest.themes,
+            themes=len(themes) if themes is not None else manifest.get("themes"),
             unassigned=int((papers["topic_id"] == -1).sum()),
             curation={"edits": len(edits), "applied": list(view.applied), "review": list(view.review)},
         )
@@ -369,7 +335,7 @@ def read_map(folder: str | Path, *, verify: bool = True, curated: bool = True) -
         papers=papers,
         topics=topics,
         embeddings=embeddings,
-        manifest=raw,  # the file's own object (`Manifest.from_dict` reads it)
+        manifest=manifest,
         lineage=read_lineage(folder),
         themes=themes,
         edits=edits,

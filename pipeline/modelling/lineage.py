@@ -315,6 +315,9 @@ def read_previous(folder: str | Path) -> PreviousMap:
         raise UserError(f"{folder}: unreadable previous map ({str(exc)[:120]})") from None
     if not {"topic_id", "label"} <= set(topics.columns):
         raise UserError(f"{folder / TOPICS}: missing topic_id or label")
+    from pipeline.mapfolder.table_checks import check_previous
+
+    check_previous(papers, topics, folder)  # null ids, text coordinates, huge or negative topic ids
     try:
         labels = papers["topic_id"].to_numpy(dtype=np.int64)
         ids = topics["topic_id"].astype(np.int64).tolist()

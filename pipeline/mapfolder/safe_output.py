@@ -1,0 +1,169 @@
+"""One writer for every file a user names as output (`export --out`): it replaces only what the user
+handed over as an output, never a map's own files, its lock, its inputs, or anything that is not a
+plain writable file.
+
+`write_output` checks the path (`output_target`), then writes a temporary file beside the target and
+renames it into place, so a reader sees the old file or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import stat
+import tempfile
+from pathlib import Path
+
+from pipeline import UserError
+
+# A file name longer than this (in bytes) leaves no room for the temporary names written beside it
+# (`.<name>.tmp-<pid>-<random>`) within the 255 bytes most file systems allow.
+MAX_NAME_BYTES = 200
+LOCK_NAME = re.compile(r"^\.(.+)\.lock$")
+_KINDS = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a folder"),
+)
+
+
+def check_name_length(path: Path, what: str = "--out") -> None:
+    """Refuse a name too long to write beside (one `UserError`, not an OSError later)."""
+    size = len(os.fsencode(Path(path).name))
+    if size > MAX_NAME_BYTES:
+        raise UserError(
+            f"{shown_path(path)}: {what} name is {size} bytes long; give one of at most {MAX_NAME_BYTES}"
+        )
+
+
+def shown_path(path: object, limit: int = 120) -> str:
+    """A path for an `error:` line: on one line (line breaks shown as \\n), cut when very long."""
+    text = str(path).replace("\r", "\\r").replace("\n", "\\n")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def file_kind(mode: int) -> str | None:
+    """What a file that is not a regular file is ("a named pipe (FIFO)"), or None for a regular file."""
+    for test, kind in _KINDS:
+        if test(mode):
+            return kind
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+def map_inputs(map_folder: Path, manifest: dict) -> list[Path]:
+    """Every path the map's manifest names as an input (its build's and each `add`'s), resolved against
+    every folder it may have been relative to: the folder the build ran in (`input_folder`), this
+    process's folder, and the map folder's own parents (maps written before `input_folder`)."""
+    raw: list[str] = []
+    inputs = manifest.get("inputs")
+    raw += [p for p in inputs if isinstance(p, str)] if isinstance(inputs, list) else []
+    bases: list[Path] = []
+    recorded = manifest.get("input_folder")
+    if isinstance(recorded, str) and recorded:
+        bases.append(Path(recorded))
+    for record in manifest.get("added") or []:
+        if isinstance(record, dict):
+            raw += [p for p in record.get("inputs") or [] if isinstance(p, str)]
+            if isinstance(record.get("input_folder"), str):
+                bases.append(Path(record["input_folder"]))
+    folder = Path(os.path.realpath(map_folder))
+    bases += [Path.cwd(), *folder.parents]
+    found: list[Path] = []
+    for text in raw:
+        path = Path(text)
+        for base in [Path("/")] if path.is_absolute() else bases:
+            with contextlib.suppress(OSError, ValueError):
+                found.append(Path(os.path.realpath(base / path)))
+    return list(dict.fromkeys(found))
+
+
+def output_target(out: Path, *, map_folder: Path | None = None, manifest: dict | None = None) -> Path:
+    """The file `out` names (a symlink's target), or a `UserError` when writing it would replace
+    anything the user did not hand over as an output:
+
+    a folder; a file inside a map folder or the map's lock file (`.<name>.lock` beside a map);
+    an input of the map; a named pipe, device or socket; a read-only file.
+    """
+    from pipeline.mapfolder.files import holds_a_map
+    from pipeline.mapfolder.lock import lock_path
+
+    out = Path(out)
+    shown = shown_path(out)
+    check_name_length(out)
+    if out.is_dir():
+        raise UserError(f"{shown}: --out is a folder; give a file name (.csv, .md or .bib)")
+    if out.is_symlink() and not out.exists():
+        raise UserError(f"{shown}: --out is a link to {os.readlink(out)}, which does not exist")
+    target = Path(os.path.realpath(out))  # a link is followed: its target is what gets replaced
+    for parent in target.parents:
+        if parent.exists() and not parent.is_dir():
+            raise UserError(f"{shown}: --out is inside {parent}, which is a file")
+    own = None if map_folder is None else Path(os.path.realpath(map_folder))
+    for folder in [target.parent, *target.parent.parents]:
+        if folder == own or holds_a_map(folder):
+            raise UserError(
+                f"{shown}: --out is inside the map folder {folder}; write the export outside any map folder"
+            )
+    lock = LOCK_NAME.match(target.name)
+    if (own is not None and target == lock_path(own)) or (lock and (target.parent / lock.group(1)).exists()):
+        raise UserError(
+            f"{shown}: --out is the lock file of the map {target.parent / (lock.group(1) if lock else '')}; "
+            "give another file name"
+        )
+    inputs = map_inputs(own, manifest or {}) if own is not None else []
+    if target in inputs or (target.exists() and any(_same(target, p) for p in inputs)):
+        raise UserError(f"{shown}: --out is an input of the map {map_folder}; give another file name")
+    try:
+        info = os.stat(target)
+    except FileNotFoundError:
+        return target
+    except OSError as exc:
+        raise UserError(f"{shown}: cannot use --out ({exc.strerror or exc})") from None
+    kind = file_kind(info.st_mode)
+    if kind:
+        raise UserError(f"{shown}: --out is {kind}, not a file; give a file name")
+    if not info.st_mode & 0o222 or not os.access(target, os.W_OK):
+        raise UserError(f"{shown}: --out is a read-only file; give another file name or make it writable")
+    return target
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def write_output(
+    out: Path, payload: bytes, *, map_folder: Path | None = None, manifest: dict | None = None
+) -> Path:
+    """Check `out` (`output_target`), then write `payload` to it whole; returns the path written."""
+    target = output_target(out, map_folder=map_folder, manifest=manifest)
+    partial = None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, partial = tempfile.mkstemp(
+            prefix=f".{target.name[:60]}.", suffix=".partial", dir=target.parent
+        )
+        with os.fdopen(handle, "wb") as file:
+            file.write(payload)
+            file.flush()
+            os.fsync(file.fileno())
+        os.chmod(partial, 0o644 & ~_umask())
+        os.replace(partial, target)
+    except OSError as exc:
+        raise UserError(f"{shown_path(out)}: cannot write the file ({exc.strerror or exc})") from None
+    finally:
+        if partial is not None and os.path.lexists(partial):
+            with contextlib.suppress(OSError):
+                os.unlink(partial)
+    return target
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

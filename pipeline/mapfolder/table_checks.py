@@ -1,0 +1,177 @@
+"""One check of every map table's types and ranges on read (`pipeline.artifacts.read_map` calls it).
+
+A map folder may have been damaged by hand, by a disk, or by another program: a null keyword list,
+a null doc id, coordinates stored as text, a 1-D embeddings file, a topic id of 2**40 (the app sizes
+arrays by the largest id) or -5. Each is refused here with one `UserError` naming the file and the
+column, before anything downstream turns it into a traceback or a huge allocation. Text columns
+stored as Parquet categoricals or Arrow strings come back as plain Python strings.
+
+Checks on the papers table are vectorised (maps of a million papers); the topic and theme tables are
+small and checked cell by cell.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pipeline import UserError
+
+# Topic and theme ids are small whole numbers that grow by the new topics of each rebuild; anything
+# near this is damage (the app keeps per-id arrays, so 2**40 would ask for terabytes).
+MAX_TABLE_ID = 2**20
+UNASSIGNED = -1
+
+
+def _refuse(path: Path, column: str, what: str) -> UserError:
+    return UserError(f"{path}: column {column!r} {what}; rebuild the map")
+
+
+def _text(frame: pd.DataFrame, column: str, path: Path, *, nulls: bool = False) -> None:
+    """A text column as Python strings (categoricals and Arrow strings converted); no nulls unless
+    `nulls` (then they become "")."""
+    values = frame[column]
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        values = values.astype(object)
+    missing = values.isna().to_numpy()
+    if missing.any():
+        if not nulls:
+            row = int(np.flatnonzero(missing)[0])
+            raise _refuse(path, column, f"has an empty (null) value in row {row + 1}")
+        values = values.where(~missing, "")
+    if isinstance(values.dtype, pd.StringDtype):  # Arrow-backed text stays as it is: no Python strings made
+        frame[column] = values
+        return
+    if values.dtype != object or (len(values) and pd.api.types.infer_dtype(values, skipna=False) != "string"):
+        kinds = sorted({type(v).__name__ for v in values if not isinstance(v, str)}) or [str(values.dtype)]
+        raise _refuse(path, column, f"holds {', '.join(kinds)} where text belongs")
+    frame[column] = values
+
+
+def _whole(frame: pd.DataFrame, column: str, path: Path, low: int, high: int) -> None:
+    values = frame[column]
+    if not pd.api.types.is_integer_dtype(values) or pd.api.types.is_bool_dtype(values):
+        if pd.api.types.is_float_dtype(values) and values.notna().all() and (values == values.round()).all():
+            pass  # whole numbers stored as floats: accepted as the numbers they are
+        else:
+            raise _refuse(path, column, f"holds {values.dtype} values where whole numbers belong")
+    if values.isna().any():
+        raise _refuse(path, column, "has an empty (null) value")
+    numbers = values.to_numpy(dtype=np.float64) if values.dtype.kind == "f" else values.to_numpy(np.int64)
+    if len(numbers) and (numbers.min() < low or numbers.max() > high):
+        bad = numbers[(numbers < low) | (numbers > high)][0]
+        raise _refuse(path, column, f"holds {int(bad)}, outside {low}..{high}")
+    frame[column] = numbers.astype(np.int64)
+
+
+def _coordinates(frame: pd.DataFrame, path: Path, columns: tuple[str, ...] = ("x", "y")) -> None:
+    for column in columns:
+        values = frame[column]
+        if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+            raise _refuse(path, column, f"holds {values.dtype} values where numbers belong")
+        numbers = values.to_numpy(dtype=np.float64, na_value=np.nan)
+        if not np.isfinite(numbers).all():
+            raise _refuse(path, column, "holds an empty, infinite or NaN coordinate")
+
+
+def _lists(frame: pd.DataFrame, column: str, path: Path, kind: type | tuple[type, ...]) -> None:
+    """Every cell a list (or array) of `kind`; nulls refused."""
+    for row, cell in enumerate(frame[column].tolist(), 1):
+        if cell is None or not isinstance(cell, list | tuple | np.ndarray):
+            raise _refuse(path, column, f"holds {type(cell).__name__} in row {row}, not a list")
+        if isinstance(cell, np.ndarray) and cell.dtype.kind in ("f", "i", "u") and kind is not str:
+            if cell.ndim != 1 or (cell.dtype.kind == "f" and kind is _INTS):
+                raise _refuse(
+                    path, column, f"holds {cell.dtype} values in row {row} where whole numbers belong"
+                )
+            continue  # a numeric array (a centroid, weights): no need to look at each number
+        for item in cell:
+            if isinstance(item, bool | np.bool_) or not isinstance(item, kind):
+                raise _refuse(
+                    path, column, f"holds {type(item).__name__} in row {row} where {_name(kind)} belong"
+                )
+
+
+def _name(kind: type | tuple[type, ...]) -> str:
+    return "text" if kind is str else "numbers"
+
+
+_INTS = (int, np.integer)
+_NUMBERS = (int, float, np.integer, np.floating)
+
+
+def check_papers(papers: pd.DataFrame, path: Path) -> None:
+    for column in ("doc_id", "title", "abstract", "source"):
+        _text(papers, column, path, nulls=column != "doc_id")
+    duplicated = papers["doc_id"].duplicated()
+    if duplicated.any():
+        shown = papers["doc_id"][duplicated].iloc[0]
+        raise _refuse(path, "doc_id", f"holds {shown!r} twice")
+    _whole(papers, "topic_id", path, UNASSIGNED, MAX_TABLE_ID)
+    _coordinates(papers, path)
+    for column in papers.columns:  # metadata stored as categoricals: plain values, as written
+        if isinstance(papers[column].dtype, pd.CategoricalDtype):
+            papers[column] = papers[column].astype(object)
+
+
+def check_topics(topics: pd.DataFrame, path: Path) -> None:
+    _whole(topics, "topic_id", path, 0, MAX_TABLE_ID)
+    if topics["topic_id"].duplicated().any():
+        raise _refuse(
+            path,
+            "topic_id",
+            f"holds {int(topics['topic_id'][topics['topic_id'].duplicated()].iloc[0])} twice",
+        )
+    _text(topics, "label", path)
+    _lists(topics, "keywords", path, str)
+    _lists(topics, "keyword_weights", path, _NUMBERS)
+    _lists(topics, "representative_doc_ids", path, str)
+    _whole(topics, "size", path, 0, 2**62)
+    _coordinates(topics, path)
+    if "theme_id" in topics.columns and topics["theme_id"].notna().all():
+        _whole(topics, "theme_id", path, UNASSIGNED, MAX_TABLE_ID)
+    if "stability" in topics.columns:
+        stability = topics["stability"]
+        numbers = pd.to_numeric(stability, errors="coerce")
+        if pd.api.types.is_bool_dtype(stability) or (numbers.isna() & stability.notna()).any():
+            raise _refuse(path, "stability", f"holds {stability.dtype} values where numbers belong")
+    if "centroid" in topics.columns:
+        _lists(topics, "centroid", path, _NUMBERS)
+
+
+def check_themes(themes: pd.DataFrame, path: Path) -> None:
+    _whole(themes, "theme_id", path, 0, MAX_TABLE_ID)
+    _text(themes, "label", path)
+    _lists(themes, "keywords", path, str)
+    _lists(themes, "topic_ids", path, _INTS)
+    if any(not 0 <= int(t) <= MAX_TABLE_ID for ids in themes["topic_ids"] for t in ids):
+        raise _refuse(path, "topic_ids", f"holds a topic id outside 0..{MAX_TABLE_ID}")
+    _whole(themes, "size", path, 0, 2**62)
+    _coordinates(themes, path)
+
+
+def check_previous(papers: pd.DataFrame, topics: pd.DataFrame, folder: Path) -> None:
+    """The columns a rebuild reads from its previous map (`pipeline.lineage.read_previous`)."""
+    path = folder / "papers.parquet"
+    _text(papers, "doc_id", path)
+    _whole(papers, "topic_id", path, UNASSIGNED, MAX_TABLE_ID)
+    _coordinates(papers, path, tuple(c for c in ("x", "y") if c in papers.columns))
+    path = folder / "topics.parquet"
+    _whole(topics, "topic_id", path, 0, MAX_TABLE_ID)
+    _text(topics, "label", path)
+    for column, kind in (("keywords", str), ("representative_doc_ids", str), ("centroid", _NUMBERS)):
+        if column in topics.columns:
+            _lists(topics, column, path, kind)
+
+
+def check_embeddings(embeddings: np.ndarray, papers: int, path: Path) -> None:
+    if embeddings.ndim != 2:
+        raise UserError(
+            f"{path}: a {embeddings.ndim}-D array of shape {embeddings.shape}, not one row a paper; rebuild the map"
+        )
+    if embeddings.dtype.kind != "f":
+        raise UserError(f"{path}: holds {embeddings.dtype} values, not floats; rebuild the map")
+    if len(embeddings) != papers:
+        raise UserError(f"{path}: {len(embeddings)} rows for {papers} papers")
