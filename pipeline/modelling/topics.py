@@ -126,6 +126,10 @@ def fit_topics(
         key,
         lambda: umap_model.fit_transform(embeddings, y=umap_targets),
     )
+    if config.n_neighbors >= len(embeddings) / 3:
+        # A handful of papers: every paper is every other's UMAP neighbour and the reduction says
+        # nothing; the vectors themselves are the clustering space (unit rows: Euclidean ~ cosine).
+        reduced = np.asarray(embeddings, dtype=np.float32)
     n_topics, cliffs = choose_topic_count(reduced, config)
     first_labels = partition(reduced, n_topics, config.min_topic_size, config.random_state)
     clusters = first_labels if targets is None else anchor_clusters(first_labels, targets)
