@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from app.text import counted
+
 UNASSIGNED = -1
 
 
@@ -101,7 +103,7 @@ def scope_phrase(
         )
     else:
         where = "of the map" if show_unassigned else "in a topic"
-    parts = [f"the {count:,} {'paper' if count == 1 else 'papers'} {where}"]
+    parts = [f"the {counted(count, 'paper')} {where}"]
     for column, values in (filters or {}).items():
         if values:
             parts.append(f"with {column.replace('_', ' ')} {' or '.join(map(str, values))}")

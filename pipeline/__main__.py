@@ -86,7 +86,10 @@ def add_build_parser(commands) -> None:
     build.add_argument(
         "--out", required=True, type=Path, metavar="DIR", help="map folder to write (replaced whole)"
     )
-    build.add_argument("--name", help="corpus name shown in the app (default: the collection or input names)")
+    build.add_argument(
+        "--name",
+        help="the map's name, shown in the app (default: the name the map in --out already has; else the input's one venue and year, e.g. \"ECCV 2020\"; else the one input folder's name; else the files' stems)",
+    )
     _embedding_options(build, defaults)
     _fitting_options(build, defaults)
     _rebuild_options(build)

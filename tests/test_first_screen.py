@@ -1,0 +1,150 @@
+"""Issue 31: the first screen reads right — counts with the right noun and the thousands separator,
+notices said properly, one pair of quotes in the header, no gap before punctuation after a highlight,
+the map's own name, exports that carry the map and say how they were chosen, figures that say what
+they count."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from app.search import SearchResult, search_sentence
+from app.state import Vocabulary, parse_view
+from app.text import highlighted_markdown
+from pipeline.mapfolder.search_index import highlight, parse_query
+from pipeline.mapfolder.store import write_map
+from tests.helpers import plain, start, texts, tiny_map
+
+
+# ------------------------------------------------------------------ 1. words
+def test_a_single_unassigned_paper_is_one_paper_not_one_papers(tmp_path, monkeypatch):
+    atlas = tiny_map(60)
+    atlas.papers["topic_id"] = atlas.papers["topic_id"].where(
+        (atlas.papers["topic_id"] != -1) | (atlas.papers.index == 6), 0
+    )
+    atlas.topics["size"] = [int((atlas.papers["topic_id"] == t).sum()) for t in range(4)]
+    atlas.manifest["unassigned"] = 1
+    atlas.topics["theme_id"] = [0, 0, 1, 1]
+    atlas.themes = pd.DataFrame(
+        {
+            "theme_id": [0, 1],
+            "label": ["Vision", "Learning"],
+            "keywords": [["a"], ["b"]],
+            "size": [int(atlas.topics["size"][:2].sum()), int(atlas.topics["size"][2:].sum())],
+            "topic_ids": [[0, 1], [2, 3]],
+            "x": [0.0, 1.0],
+            "y": [0.0, 1.0],
+        }
+    )
+    write_map(tmp_path / "one", atlas)
+    monkeypatch.setenv("ATLAS_MAP", str(tmp_path / "one"))
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
+    at = start()
+    assert "**Unassigned** · 1 paper" in texts(at)
+    assert "1 papers" not in texts(at) and "1 papers" not in plain(at)
+    at = start({"topic": "-1"})
+    assert "1 paper · 1.7% of the map" in texts(at)
+
+
+def test_topics_outside_the_chosen_theme_are_ignored_in_a_proper_sentence():
+    vocabulary = Vocabulary(
+        topic_ids=frozenset({-1, 0, 1, 2, 3}),
+        theme_ids=frozenset({0, 1}),
+        topic_themes={0: 0, 1: 0, 2: 1, 3: 1},
+    )
+    _, notices = parse_view({"theme": ["0"], "topics": ["1,2"]}, vocabulary)
+    assert notices == ["Ignored topic 2: it is not in the chosen theme."]
+    _, notices = parse_view({"theme": ["0"], "topics": ["1,2,3"]}, vocabulary)
+    assert notices == ["Ignored topics 2 and 3: they are not in the chosen theme."]
+
+
+def test_a_searched_phrase_is_in_one_pair_of_quotes():
+    import numpy as np
+
+    result = SearchResult("words", parse_query('"optical flow"'), '"optical flow"', np.arange(31))
+    number, rest = search_sentence(result, "the 1,357 papers of the map")
+    assert (number, rest) == ("31", "of the 1,357 papers of the map match the words “optical flow”")
+    mixed = SearchResult("words", parse_query('graph "neural field"'), "", np.arange(2))
+    assert search_sentence(mixed, "the 60 papers of the map")[1].endswith("the words “graph ‘neural field’”")
+
+
+def test_no_gap_before_punctuation_after_a_highlighted_word():
+    text = "We propose the trace transform, allowing (trace). Done"
+    shown = highlighted_markdown(highlight(text, parse_query('"trace transform"')))
+    assert shown == "We propose the :orange-background[**trace transform**,] allowing \\(trace\\)\\. Done"
+    shown = highlighted_markdown(highlight(text, parse_query("trace")))
+    assert "] ," not in shown and "]," not in shown and "]\\)" not in shown
+    assert ":orange-background[**trace**\\)\\.] Done" in shown
+
+
+def test_the_build_summary_counts_with_the_thousands_separator():
+    from pipeline.commands.build import build_summary
+
+    first = build_summary(31, 12, 139, 1357, 0.1024, Path("maps/eccv"), 80.2)[0]
+    assert (
+        first
+        == "31 topics in 12 themes, 139 of 1,357 papers unassigned (10.2%); map written to maps/eccv in 80.2 s"
+    )
+
+
+# ------------------------------------------------------------------ 2. the map's own name
+def test_a_map_is_named_by_its_venue_and_year_else_its_folder_else_its_file_stems(tmp_path):
+    from pipeline.commands.build import corpus_name
+    from pipeline.ingest import ingest
+
+    folder = tmp_path / "eccv-papers"
+    folder.mkdir()
+    one = folder / "eccv2020.csv"
+    pd.DataFrame(
+        {
+            "abstract": ["A first abstract about flow.", "A second one on depth."],
+            "venue": "ECCV",
+            "year": 2020,
+        }
+    ).to_csv(one, index=False)
+    assert corpus_name(ingest([one]).papers, [one]) == "ECCV 2020"
+    two = folder / "eccv2022_300.csv"
+    pd.DataFrame({"abstract": ["A third abstract, on pose."], "venue": "ECCV", "year": 2022}).to_csv(
+        two, index=False
+    )
+    assert corpus_name(ingest([one, two]).papers, [one, two]) == "ECCV 2020–2022"
+    iccv = tmp_path / "iccv2021.csv"
+    pd.DataFrame({"abstract": ["A fourth abstract, on stereo."], "venue": "ICCV"}).to_csv(iccv, index=False)
+    assert corpus_name(ingest([one, iccv]).papers, [one, iccv]) == "eccv2020, iccv2021"
+    assert corpus_name(ingest([folder]).papers, [folder]) == "ECCV 2020–2022"  # the venue first
+    plain_folder = tmp_path / "my-reading"
+    plain_folder.mkdir()
+    bare = plain_folder / "abstracts.csv"
+    pd.DataFrame({"abstract": ["Only an abstract here."]}).to_csv(bare, index=False)
+    assert corpus_name(ingest([plain_folder]).papers, [plain_folder]) == "my-reading"
+    assert corpus_name(ingest([bare]).papers, [bare]) == "abstracts"
+
+
+def test_a_rebuild_keeps_the_maps_name_and_the_last_line_says_how_to_open_it(tmp_path):
+    from pipeline.commands.build import build_map
+    from pipeline.config import BuildConfig
+    from tests.helpers import SEEDS
+
+    out = tmp_path / "map"
+    atlas = tiny_map(60)
+    atlas.manifest["name"] = "My conference"
+    write_map(out, atlas)
+    lines: list[str] = []
+    built = build_map(
+        [SEEDS], out, BuildConfig(stability=False), progress=False, log=lines.append, previous=False
+    )
+    assert built.manifest["name"] == "My conference"  # kept, not the seeds' collection name
+    assert lines[-1] == f"open it with: streamlit run streamlit_app.py -- --map {out}"
+    renamed = build_map(
+        [SEEDS], out, BuildConfig(stability=False), name="Renamed", progress=False, log=lines.append
+    )
+    assert renamed.manifest["name"] == "Renamed"
+
+
+def test_the_readme_shows_how_to_name_a_map():
+    from tests.helpers import ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## A map of your own") : readme.index("## Share a hosted link")]
+    assert "--name" in section.split("```")[1]  # in the commands themselves
