@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from app.search import SearchResult, search_sentence
@@ -60,8 +61,6 @@ def test_topics_outside_the_chosen_theme_are_ignored_in_a_proper_sentence():
 
 
 def test_a_searched_phrase_is_in_one_pair_of_quotes():
-    import numpy as np
-
     result = SearchResult("words", parse_query('"optical flow"'), '"optical flow"', np.arange(31))
     number, rest = search_sentence(result, "the 1,357 papers of the map")
     assert (number, rest) == ("31", "of the 1,357 papers of the map match the words “optical flow”")
@@ -148,3 +147,67 @@ def test_the_readme_shows_how_to_name_a_map():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## A map of your own") : readme.index("## Share a hosted link")]
     assert "--name" in section.split("```")[1]  # in the commands themselves
+
+
+# ------------------------------------------------------------------ 3. exports
+def clicked(downloads: dict, label: str, encoding: str = "utf-8") -> str:
+    """What a download button hands the browser on a click (its data may be made only then)."""
+    data = downloads[label]
+    return (data() if callable(data) else data).decode(encoding)
+
+
+def test_the_whole_map_csv_carries_x_and_y_beside_every_column_it_had(tiny, downloads):
+    import csv
+    import io
+
+    from pipeline.mapfolder.store import read_map
+
+    start()
+    rows = list(
+        csv.DictReader(io.StringIO(clicked(downloads, "Download the whole map · 60 (CSV)", "utf-8-sig")))
+    )
+    header = list(rows[0])
+    leading = ["doc_id", "title", "abstract", "topic_id", "topic", "topic_keywords", "theme", "source"]
+    assert header[: len(leading) + 2] == [*leading, "x", "y"] and "year" in header
+    papers = read_map(tiny).papers.set_index("doc_id")
+    for row in rows:
+        assert np.float32(row["x"]) == papers.loc[row["doc_id"], "x"]
+        assert np.float32(row["y"]) == papers.loc[row["doc_id"], "y"]
+
+
+def test_the_apps_reading_lists_say_how_they_were_chosen(tiny, downloads):
+    at = start({"q": "diffusion"})
+    markdown = clicked(downloads, "Reading list of these 15 (Markdown)", "utf-8")
+    assert markdown.splitlines()[2] == (
+        "How it was chosen: 15 of the 60 papers of the map match the words “diffusion”"
+    )
+    bibtex = clicked(downloads, "These 15 as BibTeX", "utf-8")
+    assert "% How it was chosen: 15 of the 60 papers of the map match the words “diffusion”\n" in bibtex
+    downloads.clear()
+    at.session_state["selection"] = ("doc0001", "doc0005")
+    at.run()
+    markdown = clicked(downloads, "Reading list of these 2 (Markdown)", "utf-8")
+    assert (
+        "How it was chosen: 2 papers selected on the map, among 15 of the 60 papers of the map match "
+        "the words “diffusion”" in markdown
+    )
+
+
+def test_the_export_commands_reading_lists_say_which_topic(tmp_path, capsys):
+    from pipeline.__main__ import main
+
+    folder = tmp_path / "tiny"
+    write_map(folder, tiny_map(60))
+    assert main(["export", str(folder), "--out", str(tmp_path / "t.md"), "--topic", "1"]) == 0
+    markdown = (tmp_path / "t.md").read_text(encoding="utf-8")
+    assert "How it was chosen: the 13 papers of topic 1, “Diffusion models”" in markdown.splitlines()[2]
+    assert main(["export", str(folder), "--out", str(tmp_path / "t.bib"), "--topic", "-1"]) == 0
+    bibtex = (tmp_path / "t.bib").read_text(encoding="utf-8")
+    assert bibtex.splitlines()[:2] == [
+        "% Reading list: Tiny test map",
+        "% How it was chosen: the 8 unassigned papers",
+    ]
+    assert main(["export", str(folder), "--out", str(tmp_path / "all.md")]) == 0
+    assert "How it was chosen: every paper of the map (60)" in (tmp_path / "all.md").read_text(
+        encoding="utf-8"
+    )
