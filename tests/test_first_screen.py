@@ -211,3 +211,55 @@ def test_the_export_commands_reading_lists_say_which_topic(tmp_path, capsys):
     assert "How it was chosen: every paper of the map (60)" in (tmp_path / "all.md").read_text(
         encoding="utf-8"
     )
+
+
+# ------------------------------------------------------------------ 4. figures
+def test_about_says_what_the_embedding_speed_counts(tmp_path, monkeypatch):
+    atlas = tiny_map(60)
+    atlas.manifest["embedding"] = {
+        "encoder": "synthetic",
+        "computed": 300,
+        "cached": 1357,
+        "abstracts_per_second": 35.2,
+        "model_seconds": 41.0,
+    }
+    write_map(tmp_path / "speed", atlas)
+    monkeypatch.setenv("ATLAS_MAP", str(tmp_path / "speed"))
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
+    at = start()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Embedding speed"] == "35.2 abstracts/s" and "Build speed" not in metrics
+    assert (
+        "Embedding speed: 300 abstracts embedded at 35.2 abstracts per second of embedding; 1,357 vectors "
+        "came from the cache and the model's loading or one-time preparation (41.0 s) is not counted."
+    ) in plain(at)
+
+    atlas.manifest["embedding"] = {
+        "encoder": "synthetic",
+        "computed": 0,
+        "cached": 1657,
+        "abstracts_per_second": None,
+    }
+    write_map(tmp_path / "cached", atlas)
+    monkeypatch.setenv("ATLAS_MAP", str(tmp_path / "cached"))
+    at = start()
+    assert {m.label: m.value for m in at.metric}["Embedding speed"] == "–"
+    assert "Embedding speed: none embedded, all vectors from the cache (1,657)." in plain(at)
+
+
+def test_the_embedding_rate_leaves_out_the_models_preparation(monkeypatch):
+    import time
+
+    from pipeline.embedding import embed
+    from tests.helpers import FakeEncoder
+
+    def slow_load(embedder, max_tokens):  # the one-time int8 preparation, as a first build meets it
+        time.sleep(1.0)
+        return FakeEncoder()
+
+    monkeypatch.setattr(embed, "load_encoder", slow_load)
+    _, report = embed.embed_texts(
+        [f"abstract {i} on diffusion" for i in range(40)], use_cache=False, progress=False
+    )
+    assert report["computed"] == 40 and report["model_seconds"] >= 1.0
+    assert report["abstracts_per_second"] > 40  # 40 abstracts in well under a second once the model is ready

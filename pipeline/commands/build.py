@@ -443,7 +443,13 @@ def embed_corpus(
     if report["computed"]:
         log(
             f"embedded {report['computed']:,} abstracts "
-            f"({report['abstracts_per_second']} abstracts/s), {report['cached']:,} from cache"
+            f"({report['abstracts_per_second']} abstracts/s of embedding"
+            + (
+                f", after {report['model_seconds']:.1f} s loading the model"
+                if report.get("model_seconds")
+                else ""
+            )
+            + f"), {report['cached']:,} from cache"
         )
     else:
         log(f"all {report['cached']:,} embeddings from cache")
