@@ -94,12 +94,12 @@ def scope_phrase(
             where = f"in the topic “{names.get(named[0], f'Topic {named[0]}')}”"
             where = where if named[0] in names else f"in Topic {named[0]}"
         else:
-            where = f"in {len(named)} topics" if named else ""
+            where = f"in {len(named):,} topics" if named else ""
         if UNASSIGNED in topics:
             where = f"{where} and the unassigned papers" if where else "that no topic claimed"
     elif theme_names:
         where = (
-            f"in the theme “{theme_names[0]}”" if len(theme_names) == 1 else f"in {len(theme_names)} themes"
+            f"in the theme “{theme_names[0]}”" if len(theme_names) == 1 else f"in {len(theme_names):,} themes"
         )
     else:
         where = "of the map" if show_unassigned else "in a topic"

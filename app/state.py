@@ -156,7 +156,8 @@ def _read_topics(link: _Link, key: str) -> tuple[int, ...]:
             elif number not in topics:
                 topics.append(number)
     if bad:
-        link.ignore(f"Ignored topics {_show_list(bad)}: not topics of this map.")
+        what = "topic {}: not a topic" if len(bad) == 1 else "topics {}: not topics"
+        link.ignore(f"Ignored {what.format(_show_list(bad))} of this map.")
     return tuple(topics)
 
 

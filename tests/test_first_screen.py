@@ -58,6 +58,11 @@ def test_topics_outside_the_chosen_theme_are_ignored_in_a_proper_sentence():
     assert notices == ["Ignored topic 2: it is not in the chosen theme."]
     _, notices = parse_view({"theme": ["0"], "topics": ["1,2,3"]}, vocabulary)
     assert notices == ["Ignored topics 2 and 3: they are not in the chosen theme."]
+    _, notices = parse_view({"topics": ["1,77"], "theme": ["9"]}, vocabulary)
+    assert notices == [
+        "Ignored topic '77': not a topic of this map.",
+        "Ignored theme '9': not a theme of this map.",
+    ]
 
 
 def test_a_searched_phrase_is_in_one_pair_of_quotes():
