@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from app.search import SearchResult, search_sentence
 from app.state import Vocabulary, parse_view
@@ -125,6 +126,7 @@ def test_a_map_is_named_by_its_venue_and_year_else_its_folder_else_its_file_stem
     assert corpus_name(ingest([bare]).papers, [bare]) == "abstracts"
 
 
+@pytest.mark.slow  # two real builds of the seeds (the real model, unless its vectors are cached)
 def test_a_rebuild_keeps_the_maps_name_and_the_last_line_says_how_to_open_it(tmp_path):
     from pipeline.commands.build import build_map
     from pipeline.config import BuildConfig
