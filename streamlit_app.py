@@ -22,7 +22,7 @@ from app.changes_panel import changes_panel
 from app.controls import header, no_map_page, notices_panel, sidebar
 from app.curation_panel import edit_notice, edit_panel
 from app.data import MapData, map_catalog, map_signature, maps_root, requested_map
-from app.downloads import downloads
+from app.downloads import chosen_sentence, downloads
 from app.filters import chosen_topics, filter_mask, scope_phrase
 from app.loaders import cached_meaning, cached_rising, cached_word_search, load_map
 from app.map_panel import map_panel
@@ -205,7 +205,7 @@ def main() -> None:
     fit_panel(data, map_key)
     changes_panel(data, map_key)
     rows = papers_panel(data, view.rows, view.search)
-    downloads(data, rows)
+    downloads(data, rows, chosen_sentence(view.sentence, None if rows is view.rows else len(rows)))
     about_panel(data)
 
 

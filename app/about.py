@@ -41,11 +41,9 @@ def about_panel(data: MapData) -> None:
             _number(quality.get("diversity")),
             help="Share of distinct words among all topics' top words: 1 means no overlap.",
         )
-        metrics[4].metric(
-            "Build speed",
-            f"{manifest['abstracts_per_second']:,} /s" if manifest.get("abstracts_per_second") else "–",
-            help="Abstracts per second, end to end.",
-        )
+        speed_label, speed, speed_note = embedding_speed(manifest)
+        metrics[4].metric(speed_label, speed, help=speed_note)
+        st.caption(markdown_literal(speed_note))
         stability_summary(data)
         cliff_line(manifest)
         timings = manifest.get("timings_seconds") or {}
@@ -60,6 +58,50 @@ def about_panel(data: MapData) -> None:
                 "**Build settings** · "
                 + " · ".join(f"{markdown_literal(k)} = {markdown_literal(v)}" for k, v in config.items())
             )
+
+
+def embedding_speed(manifest: dict) -> tuple[str, str, str]:
+    """The About metric's label and value for the build's embedding speed, and the sentence saying what
+    it counts (a map that recorded no embedding block: the end-to-end build speed, said so).
+
+    Examples:
+        >>> _, speed, note = embedding_speed({"embedding": {"computed": 300, "cached": 1357,
+        ...     "abstracts_per_second": 35.2, "model_seconds": 41.0}})
+        >>> print(speed); print(note)  # doctest: +NORMALIZE_WHITESPACE
+        35.2 abstracts/s
+        Embedding speed: 300 abstracts embedded at 35.2 abstracts per second of embedding; 1,357 vectors
+        came from the cache and the model's loading or one-time preparation (41.0 s) is not counted.
+        >>> embedding_speed({"embedding": {"computed": 0, "cached": 57}})
+        ('Embedding speed', '–', 'Embedding speed: none embedded, all vectors from the cache (57).')
+    """
+    report = manifest.get("embedding") or {}
+    computed, cached = report.get("computed"), report.get("cached")
+    rate = report.get("abstracts_per_second")
+    if computed == 0:
+        return (
+            "Embedding speed",
+            "–",
+            f"Embedding speed: none embedded, all vectors from the cache ({cached or 0:,}).",
+        )
+    if not isinstance(computed, int) or not rate:
+        total = manifest.get("abstracts_per_second")
+        if total:
+            return (
+                "Build speed",
+                f"{total:,} /s",
+                "Build speed: the map's papers per second of the whole build, end to end.",
+            )
+        return "Embedding speed", "–", "Embedding speed: not recorded for this map."
+    noun = "abstract" if computed == 1 else "abstracts"
+    text = f"Embedding speed: {computed:,} {noun} embedded at {rate:,} abstracts per second of embedding"
+    if cached:
+        text += f"; {cached:,} {'vector' if cached == 1 else 'vectors'} came from the cache"
+    if "model_seconds" in report:
+        prepared = f" ({report['model_seconds']:.1f} s)" if report["model_seconds"] else ""
+        text += f"{' and' if cached else ';'} the model's loading or one-time preparation{prepared} is not counted."
+    else:
+        text += " (the model's loading is counted in it: this map was built before that was kept apart)."
+    return "Embedding speed", f"{rate:,} abstracts/s", text
 
 
 def cliff_line(manifest: dict) -> None:

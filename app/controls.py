@@ -8,7 +8,7 @@ from app import session
 from app.data import MapData, MapRef
 from app.search import KIND_NAMES, KINDS
 from app.session import dismiss_notices, filter_key, reset_view, switch_map, topic_options, widget_key
-from app.text import markdown_literal, without_server_paths
+from app.text import counted, markdown_literal, without_server_paths
 from app.themes import usable_themes
 from pipeline.mapfolder.manifest import Manifest
 
@@ -110,9 +110,13 @@ def header(data: MapData, sentence: tuple[str, str]) -> None:
     manifest = Manifest.from_dict(data.manifest)
     st.markdown(f"## {markdown_literal(manifest.name or data.name)}")
     model = manifest.model_name.split("/")[-1]
-    parts = [f"{data.n:,} papers", f"{len(data.topic_order):,} topics", f"{data.sizes[-1]:,} unassigned"]
+    parts = [
+        counted(data.n, "paper"),
+        counted(len(data.topic_order), "topic"),
+        f"{data.sizes[-1]:,} unassigned",
+    ]
     if data.themes is not None and len(data.themes):
-        parts.insert(1, f"{len(data.themes):,} themes")
+        parts.insert(1, counted(len(data.themes), "theme"))
     if model:
         parts.append(f"embedded with {model}")
     if manifest.built_at:

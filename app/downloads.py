@@ -7,13 +7,15 @@ import numpy as np
 import streamlit as st
 
 from app.data import MapData
+from app.text import counted
 from pipeline.exports.export import export_frame, to_csv_bytes
 from pipeline.exports.reading_list import reading_list_bibtex, reading_list_markdown
 from pipeline.mapfolder.manifest import Manifest
 
 
-def downloads(data: MapData, rows: np.ndarray) -> None:
-    """`rows` are the papers of the current view (search, filters, topics, map selection)."""
+def downloads(data: MapData, rows: np.ndarray, chosen: str | None = None) -> None:
+    """`rows` are the papers of the current view (search, filters, topics, map selection); `chosen`
+    says how they were chosen (`chosen_sentence`), for the reading lists."""
     left, right = st.columns(2)
     topics = data.topics.reset_index(drop=True)
 
@@ -25,10 +27,13 @@ def downloads(data: MapData, rows: np.ndarray) -> None:
 
     def view_markdown(rows=rows) -> bytes:
         heading = f"Reading list from {Manifest.from_dict(data.manifest).name or data.name}"
-        return reading_list_markdown(data.papers.iloc[rows], topics, heading=heading).encode("utf-8")
+        return reading_list_markdown(data.papers.iloc[rows], topics, heading=heading, chosen=chosen).encode(
+            "utf-8"
+        )
 
     def view_bibtex(rows=rows) -> bytes:
-        return reading_list_bibtex(data.papers.iloc[rows]).encode("utf-8")
+        heading = f"Reading list from {Manifest.from_dict(data.manifest).name or data.name}"
+        return reading_list_bibtex(data.papers.iloc[rows], heading=heading, chosen=chosen).encode("utf-8")
 
     buttons = [  # (column, label, data, file name, MIME type, icon, key, help); each made only on click
         (
@@ -85,3 +90,20 @@ def downloads(data: MapData, rows: np.ndarray) -> None:
             disabled=key != "download_map" and not len(rows),  # the whole map is never empty
             help=help_text,
         )
+
+
+def chosen_sentence(sentence: tuple[str, str], selected: int | None = None) -> str:
+    """How the papers of a download were chosen, from the header's sentence (`app.search.search_sentence`)
+    and, when the reader picked points on the map, how many they picked.
+
+    Examples:
+        >>> chosen_sentence(("31", "of the 1,357 papers of the map match the words “optical flow”"))
+        '31 of the 1,357 papers of the map match the words “optical flow”'
+        >>> chosen_sentence(("", "Showing the 60 papers in the topic “Pose”"), selected=4)
+        '4 papers selected on the map, among the 60 papers in the topic “Pose”'
+    """
+    number, rest = sentence
+    text = f"{number} {rest}" if number else rest.removeprefix("Showing ")
+    if selected is None:
+        return text
+    return f"{counted(selected, 'paper')} selected on the map, among {text}"

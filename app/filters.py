@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from app.text import counted
+
 UNASSIGNED = -1
 
 
@@ -92,16 +94,16 @@ def scope_phrase(
             where = f"in the topic “{names.get(named[0], f'Topic {named[0]}')}”"
             where = where if named[0] in names else f"in Topic {named[0]}"
         else:
-            where = f"in {len(named)} topics" if named else ""
+            where = f"in {len(named):,} topics" if named else ""
         if UNASSIGNED in topics:
             where = f"{where} and the unassigned papers" if where else "that no topic claimed"
     elif theme_names:
         where = (
-            f"in the theme “{theme_names[0]}”" if len(theme_names) == 1 else f"in {len(theme_names)} themes"
+            f"in the theme “{theme_names[0]}”" if len(theme_names) == 1 else f"in {len(theme_names):,} themes"
         )
     else:
         where = "of the map" if show_unassigned else "in a topic"
-    parts = [f"the {count:,} {'paper' if count == 1 else 'papers'} {where}"]
+    parts = [f"the {counted(count, 'paper')} {where}"]
     for column, values in (filters or {}).items():
         if values:
             parts.append(f"with {column.replace('_', ' ')} {' or '.join(map(str, values))}")

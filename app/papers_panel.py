@@ -11,6 +11,7 @@ from app import session
 from app.data import MapData
 from app.search import SearchResult
 from app.session import clear_selection, turn_page
+from app.text import counted
 from app.widgets import digest, paper_table
 
 PAGE_ROWS = 50  # rows sent to the browser per page of the papers table; the CSV download has them all
@@ -45,7 +46,10 @@ def papers_panel(data: MapData, view_rows: np.ndarray, search: SearchResult | No
             "Clear selection", on_click=clear_selection, icon=":material/deselect:", width="stretch"
         )
         if len(picked) < len(selection):
-            st.caption(f"{len(selection) - len(picked):,} selected papers are hidden by the current filters.")
+            hidden = len(selection) - len(picked)
+            st.caption(
+                f"{counted(hidden, 'selected paper is', 'selected papers are')} hidden by the current filters."
+            )
     else:
         rows = view_rows
         ranked = " · best matches first" if search is not None and len(rows) > 1 else ""

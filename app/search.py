@@ -11,10 +11,12 @@ says which kind of match it is.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
+from app.text import counted
 from pipeline.mapfolder.search_index import Query, WordHits, parse_query
 from pipeline.modelling.floors import MEANING_PERCENTILE, PairSimilarities, closeness
 
@@ -105,7 +107,7 @@ def meaning_search(
         holding = int(in_filter[word_rows].sum()) if len(word_rows) else 0
         notices = (
             "Search by meaning compares descriptions: for one or two words, search by Words, which finds "
-            f"the {holding:,} paper{'' if holding == 1 else 's'} that write{'s' if holding == 1 else ''} "
+            f"the {counted(holding, 'paper')} that write{'s' if holding == 1 else ''} "
             f"“{' '.join(text.split())}”, or describe what you look for in a sentence.",
         )
     return SearchResult(
@@ -122,6 +124,20 @@ def meaning_search(
     )
 
 
+def quoted_inside(shown: str) -> str:
+    """A query as shown for a sentence that puts it in “…”: a phrase's own quotes become ‘…’, and a
+    query that is one phrase loses them (the sentence's quotes are enough).
+
+    Examples:
+        >>> quoted_inside('"optical flow"'), quoted_inside('graph "neural field" -human')
+        ('optical flow', 'graph ‘neural field’ -human')
+    """
+    inner = re.sub(r'"([^"]*)"', "‘\\1’", shown)
+    if inner.startswith("‘") and inner.endswith("’") and inner.count("‘") == 1:
+        return inner[1:-1]
+    return inner
+
+
 def search_sentence(result: SearchResult | None, scope: str) -> tuple[str, str]:
     """The header's sentence about the view as (number, rest): the number is shown bold.
 
@@ -136,7 +152,7 @@ def search_sentence(result: SearchResult | None, scope: str) -> tuple[str, str]:
     """
     if result is None:
         return "", f"Showing {scope}"
-    shown = result.query.shown() if result.kind == "words" else " ".join(result.text.split())
+    shown = quoted_inside(result.query.shown()) if result.kind == "words" else " ".join(result.text.split())
     shown = shown if len(shown) <= 80 else shown[:79] + "…"
     count = len(result.rows)
     if result.kind == "words":

@@ -156,7 +156,8 @@ def _read_topics(link: _Link, key: str) -> tuple[int, ...]:
             elif number not in topics:
                 topics.append(number)
     if bad:
-        link.ignore(f"Ignored topics {_show_list(bad)}: not topics of this map.")
+        what = "topic {}: not a topic" if len(bad) == 1 else "topics {}: not topics"
+        link.ignore(f"Ignored {what.format(_show_list(bad))} of this map.")
     return tuple(topics)
 
 
@@ -217,12 +218,19 @@ def _read_themes(link: _Link, key: str) -> tuple[int, ...]:
     if themes and topics:
         outside = [t for t in topics if t != -1 and link.vocabulary.topic_themes.get(t) not in themes]
         if outside:
+            one = len(outside) == 1
             link.ignore(
-                f"Ignored topics {', '.join(map(str, outside))}: not in the chosen theme"
-                f"{'s' if len(themes) > 1 else ''}."
+                f"Ignored {'topic' if one else 'topics'} {_and_list(outside)}: "
+                f"{'it is' if one else 'they are'} not in the chosen {'theme' if len(themes) == 1 else 'themes'}."
             )
             link.values["topics"] = tuple(t for t in topics if t not in outside)
     return themes
+
+
+def _and_list(values: list[int]) -> str:
+    """'4', '4 and 7', '4, 7 and 9'."""
+    shown = [str(v) for v in values]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
 def _read_sort(link: _Link, key: str) -> str:

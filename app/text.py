@@ -11,6 +11,17 @@ _MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:=&\"'^])")
 # as its own matching is.
 _AUTOLINKS = re.compile(r"(?i)(?<=www)(?=\.)|(?<=:)(?=//)|(?<=@)")
 WORD_JOINER = "\u2060"
+_CLOSING = ".,;:!?)]}’”\"'…%"  # punctuation that follows a word without a space
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """A count with its noun, singular or plural, with the thousands separator every count on the page uses.
+
+    Examples:
+        >>> counted(1, "paper"), counted(1357, "paper"), counted(0, "topic"), counted(2, "is", "are")
+        ('1 paper', '1,357 papers', '0 topics', '2 are')
+    """
+    return f"{count:,} {noun if count == 1 else (plural or noun + 's')}"
 
 
 def plotly_escape(text: object) -> str:
@@ -115,18 +126,27 @@ def highlighted_markdown(pieces: list[tuple[str, bool]], colour: str = "orange")
         We :orange-background[**pose**] \\<b\\>\\$x\\$\\</b\\>
     """
     paragraphs: list[list[str]] = [[]]
-    for text, flagged in _inert_pieces(pieces):
-        for number, line in enumerate(text.split("\n")):
+    pieces = _inert_pieces(pieces)
+    for index, (text, flagged) in enumerate(pieces):
+        lines = text.split("\n")
+        for number, line in enumerate(lines):
             if number:
                 paragraphs.append([])
             if not line:
                 continue
-            body = _MARKDOWN_SPECIALS.sub(r"\\\1", line.replace("\t", " "))
-            if flagged and body.strip():
-                lead, core, tail = _split_spaces(body)
-                paragraphs[-1].append(f"{lead}:{colour}-background[**{core}**]{tail}")
+            if flagged and line.strip():
+                lead, core, tail = _split_spaces(line.replace("\t", " "))
+                after = ""
+                if not tail and number == len(lines) - 1 and index + 1 < len(pieces):
+                    # Punctuation right after a highlight goes inside its coloured box (not bold): the box's
+                    # padding would otherwise show as a gap before it ("trace transform , allow").
+                    following = pieces[index + 1][0]
+                    after = following[: len(following) - len(following.lstrip(_CLOSING))]
+                    pieces[index + 1] = (following[len(after) :], pieces[index + 1][1])
+                core, after = (_MARKDOWN_SPECIALS.sub(r"\\\1", p) for p in (core, after))
+                paragraphs[-1].append(f"{lead}:{colour}-background[**{core}**{after}]{tail}")
             else:
-                paragraphs[-1].append(body)
+                paragraphs[-1].append(_MARKDOWN_SPECIALS.sub(r"\\\1", line.replace("\t", " ")))
     return "\n\n".join(text for text in ("".join(p).strip() for p in paragraphs) if text)
 
 

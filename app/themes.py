@@ -204,7 +204,8 @@ def parse_themes(
     notices = list(dict.fromkeys(notices_gone))
     if bad:
         shown = ", ".join(repr(b if len(b) <= 40 else b[:39] + "…") for b in sorted(set(bad))[:10])
-        notices.append(f"Ignored themes {shown}: not themes of this map.")
+        what = "theme {}: not a theme" if len(set(bad)) == 1 else "themes {}: not themes"
+        notices.append(f"Ignored {what.format(shown)} of this map.")
     return tuple(chosen), notices
 
 

@@ -13,7 +13,7 @@ import streamlit as st
 from app.data import MapData
 from app.session import on_topic_pick, widget_key
 from app.state import SORTS, ViewState
-from app.text import markdown_literal
+from app.text import counted, markdown_literal
 from app.themes import group_topic_list, usable_themes
 
 SORT_NAMES = {"size": "Largest", "rising": "Rising"}
@@ -55,7 +55,7 @@ def topic_list(
             for label, size, ids, name in sections:
                 in_view_count = int(sum(counts[t + 1] for t in ids))
                 st.markdown(
-                    f"**{markdown_literal(label)}** · {size:,} papers"
+                    f"**{markdown_literal(label)}** · {counted(size, 'paper')}"
                     + (f" · {in_view_count:,} in view" if filtered else "")
                 )
                 _table(data, ids, counts, filtered, growth, state, f"topic-list-{name}-{state.topic}")

@@ -11,7 +11,7 @@ import streamlit as st
 
 from app.data import MapData
 from app.session import on_topic_pick, on_topic_select_box, only_this_topic
-from app.text import markdown_literal, plotly_escape
+from app.text import counted, markdown_literal, plotly_escape
 from app.trends import has_venues, has_years, venue_counts, venue_figure, year_figure, year_shares
 from app.widgets import paper_table, topic_note
 
@@ -65,7 +65,8 @@ def topic_view(data: MapData, topic: int) -> None:
     st.markdown(f"#### {markdown_literal(data.label(topic))}")
     share = size / data.n if data.n else 0
     st.caption(
-        f"{size:,} papers · {share:.1%} of the map" + (" · topic " + str(topic) if topic != -1 else "")
+        f"{counted(size, 'paper')} · {share:.1%} of the map"
+        + (" · topic " + str(topic) if topic != -1 else "")
     )
     st.button(
         "Only this topic",

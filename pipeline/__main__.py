@@ -86,7 +86,10 @@ def add_build_parser(commands) -> None:
     build.add_argument(
         "--out", required=True, type=Path, metavar="DIR", help="map folder to write (replaced whole)"
     )
-    build.add_argument("--name", help="corpus name shown in the app (default: the collection or input names)")
+    build.add_argument(
+        "--name",
+        help="the map's name, shown in the app (default: the name the map in --out already has; else the input's one venue and year, e.g. \"ECCV 2020\"; else the one input folder's name; else the files' stems)",
+    )
     _embedding_options(build, defaults)
     _fitting_options(build, defaults)
     _rebuild_options(build)
@@ -328,7 +331,7 @@ def run_build(args: argparse.Namespace) -> None:
 
 def run_export(args: argparse.Namespace) -> None:
     from pipeline.exports.export import export_frame, to_csv_bytes
-    from pipeline.exports.reading_list import reading_list_bibtex, reading_list_markdown
+    from pipeline.exports.reading_list import export_choice, reading_list_bibtex, reading_list_markdown
     from pipeline.mapfolder.manifest import Manifest
     from pipeline.mapfolder.safe_output import output_target, write_output
     from pipeline.mapfolder.store import read_map
@@ -345,11 +348,15 @@ def run_export(args: argparse.Namespace) -> None:
         payload = to_csv_bytes(
             export_frame(atlas.papers, atlas.topics, topic_id=args.topic, themes=atlas.themes)
         )
-    elif kind == "md":
-        heading = f"Reading list: {Manifest.from_dict(atlas.manifest).name or args.map.name}"
-        payload = reading_list_markdown(papers, atlas.topics, heading=heading).encode("utf-8")
     else:
-        payload = reading_list_bibtex(papers).encode("utf-8")
+        heading = f"Reading list: {Manifest.from_dict(atlas.manifest).name or args.map.name}"
+        chosen = export_choice(args.topic, atlas.topics, len(papers))
+        if kind == "md":
+            payload = reading_list_markdown(papers, atlas.topics, heading=heading, chosen=chosen).encode(
+                "utf-8"
+            )
+        else:
+            payload = reading_list_bibtex(papers, heading=heading, chosen=chosen).encode("utf-8")
     write_output(args.out, payload, map_folder=args.map, manifest=atlas.manifest)
     print(f"wrote {len(papers):,} papers to {args.out} ({kind})", file=sys.stderr)
 

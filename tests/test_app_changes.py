@@ -482,6 +482,8 @@ def test_reading_lists_hold_the_same_papers_as_the_csv_of_the_view(
     assert re.findall(r"^## .+ \(\d+\)$", markdown, flags=re.MULTILINE)  # grouped by topic
 
     bibtex = captured_downloads["These 4 as BibTeX"].decode("utf-8")
+    assert bibtex.startswith("% Reading list from ")  # then how it was chosen, as comments BibTeX skips
+    bibtex = bibtex[bibtex.index("\n@") + 1 :]
     assert bibtex.startswith("@inproceedings{") and bibtex.count("\n@") == 3
     for title in extra["title"]:
         assert "title = {{" + tex_escape(title) + "}}" in bibtex

@@ -98,7 +98,7 @@ def test_search_kind_and_topics_outside_the_chosen_themes_are_checked():
     assert state.search_kind == "words" and state.topics == (1, -1) and state.themes == (0,)
     assert notices == [
         "Ignored kind='vibes': use 'words' or 'meaning'.",
-        "Ignored topics 2: not in the chosen theme.",
+        "Ignored topic 2: it is not in the chosen theme.",
     ]
     assert to_params(ViewState(search_kind="meaning")) == {}  # no search, no kind
     assert to_params(ViewState(search="x", search_kind="meaning")) == {"q": "x", "kind": "meaning"}

@@ -28,7 +28,9 @@ def test_no_exported_text_cell_starts_like_a_formula():
     assert len(rows) == 7
     for row in rows:
         for column, value in row.items():
-            if column != "topic_id":
+            if column in ("topic_id", "x", "y"):  # numbers, not text: a spreadsheet reads -0.38 as a number
+                float(value)
+            else:
                 assert not value.startswith(("=", "+", "-", "@", "\t", "\r")), (column, value)
     assert rows[0]["title"] == '\'=HYPERLINK("http://evil","x")'
     assert rows[0]["source"].startswith("'=cmd")

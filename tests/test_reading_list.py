@@ -31,7 +31,7 @@ TEX_UNESCAPES = {
 def parse_bibtex(text: str) -> list[dict]:
     """Entries as BibTeX itself reads them (bibtex.web, followed by biber and pybtex).
 
-    Text outside entries is skipped up to the next `@`; an entry is `@type{key, name = value, ...}`
+    Text outside entries is skipped up to the next `@` (only `%` comment lines are allowed there); an entry is `@type{key, name = value, ...}`
     (or with parentheses); a value is `{...}`, `"..."`, a number or a macro name, joined by `#`.
     Every brace counts, with or without a backslash before it: `\\}` closes a group just as `}` does.
     Field names are case-insensitive and a repeated one is an error (BibTeX warns and keeps the first).
@@ -68,7 +68,8 @@ def parse_bibtex(text: str) -> list[dict]:
             return "".join(parts), i
 
     while (start := text.find("@", at)) != -1:
-        assert not text[at:start].strip(), f"text between entries: {text[at:start][:80]!r}"
+        between = re.sub(r"(?m)^%.*$", "", text[at:start])  # comment lines (biber's; BibTeX skips them)
+        assert not between.strip(), f"text between entries: {text[at:start][:80]!r}"
         head = re.compile(r"@\s*([A-Za-z]+)\s*([{(])\s*([^,\s]*)").match(text, start)
         assert head, text[start : start + 80]
         close = "}" if head.group(2) == "{" else ")"

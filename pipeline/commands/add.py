@@ -202,7 +202,7 @@ def add_papers(
             f"recommendation: rebuild the map (`{rebuild_command(folder, atlas.manifest)}`, which keeps "
             f"the {added_since_build:,} added papers): "
             + (
-                f"{outside} of {len(new)} new papers fit no existing topic"
+                f"{outside:,} of {len(new):,} new papers fit no existing topic"
                 if outside >= 2 and outside / len(new) >= REBUILD_OUTSIDE_SHARE
                 else f"{added_since_build:,} of {len(grown.papers):,} papers were added since the last full build"
             )

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import platform
+import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -104,9 +105,78 @@ def is_current(inputs: list[str | Path], out: Path, config: BuildConfig) -> bool
 
 
 def corpus_name(papers, inputs: list[str | Path]) -> str:
+    """A map's default name: the seed files' one collection; else a table's one venue (and year), e.g.
+    "ECCV 2020" (or "ECCV 2020–2022"); else the one input folder's name; else the input files' stems ("eccv2020", not
+    "eccv2020.csv").
+
+    Examples:
+        >>> corpus_name(pd.DataFrame({"venue": ["ECCV", "ECCV"], "year": [2020, 2020]}), ["eccv2020.csv"])
+        'ECCV 2020'
+        >>> corpus_name(pd.DataFrame({"venue": ["ECCV", "ECCV"], "year": [2020, 2022]}), ["a.csv", "b.csv"])
+        'ECCV 2020–2022'
+        >>> corpus_name(pd.DataFrame({"venue": ["ECCV", "ICCV"]}), ["eccv2020.csv", "iccv.parquet"])
+        'eccv2020, iccv'
+    """
     if "collection" in papers.columns and papers["collection"].nunique() == 1:
         return str(papers["collection"].iloc[0])
-    return ", ".join(Path(p).resolve().name for p in inputs)
+    venue = _only_value(papers, "venue")
+    if venue:
+        return f"{venue} {_years(papers)}".strip()
+    if len(inputs) == 1 and Path(inputs[0]).is_dir():
+        return Path(inputs[0]).resolve().name
+    return ", ".join(dict.fromkeys(Path(p).resolve().stem for p in inputs))
+
+
+def _only_value(papers, column: str) -> str | None:
+    """The one value every paper has in `column` (a whole-number year without ".0"), else None."""
+    if column not in papers.columns:
+        return None
+    values = papers[column].dropna()
+    if len(values) != len(papers) or values.nunique() != 1:
+        return None
+    value = values.iloc[0]
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return " ".join(str(value).split()) or None
+
+
+def _years(papers) -> str:
+    """'2020', or '2020–2022' over several years; '' when not every paper has a whole-number year."""
+    if "year" not in papers.columns:
+        return ""
+    years = pd.to_numeric(papers["year"], errors="coerce")
+    if years.isna().any() or not (years % 1 == 0).all():
+        return ""
+    first, last = int(years.min()), int(years.max())
+    return str(first) if first == last else f"{first}–{last}"
+
+
+def name_in(out: Path) -> str | None:
+    """The name of the map already in `out` (a rebuild keeps it), None when there is none to read."""
+    if not (Path(out) / MANIFEST).is_file():
+        return None
+    try:
+        return read_manifest(Path(out)).get("name") or None
+    except (UserError, OSError, ValueError):
+        return None
+
+
+def build_summary(
+    topics: int, themes: int, unassigned: int, papers: int, share: float, out: Path, seconds: float
+) -> list[str]:
+    """The build's last lines: what the map holds, then how to open it.
+
+    Examples:
+        >>> for line in build_summary(31, 12, 139, 1357, 0.1024, Path("maps/eccv"), 80.2):
+        ...     print(line)
+        31 topics in 12 themes, 139 of 1,357 papers unassigned (10.2%); map written to maps/eccv in 80.2 s
+        open it with: streamlit run streamlit_app.py -- --map maps/eccv
+    """
+    return [
+        f"{topics:,} topics in {themes:,} themes, {unassigned:,} of {papers:,} papers unassigned "
+        f"({share:.1%}); map written to {out} in {seconds:.1f} s",
+        f"open it with: streamlit run streamlit_app.py -- --map {shlex.quote(str(out))}",
+    ]
 
 
 def build_map(
@@ -149,6 +219,7 @@ def build_map(
 
             check_ray(ray_address, ray_option)
         fingerprint = input_fingerprint(inputs, config)
+        kept_name = name_in(out)  # a rebuild keeps the map's name unless `name` is given
         deferred: list[str] = []  # said once the input is known good: a bad input gets one error line only
         previous_map = previous_for(out, previous, deferred.append)
         edits = edits_for(out, previous)  # a damaged edit file stops the build before any work
@@ -225,7 +296,7 @@ def build_map(
         total = timer.total()
         manifest = Manifest(
             schema_version=SCHEMA_VERSION,
-            name=name or corpus_name(papers, inputs),
+            name=name or kept_name or corpus_name(papers, inputs),
             papers=len(papers),
             topics=len(table),
             themes=len(themes),
@@ -280,10 +351,10 @@ def build_map(
             edits=edits,
         )
         write_map(out, atlas, log=log)
-        log(
-            f"{len(table)} topics in {len(themes)} themes, {manifest.unassigned} of {len(papers)} papers unassigned "
-            f"({quality['unassigned_share']:.1%}); map written to {out} in {total:.1f} s"
-        )
+        for line in build_summary(
+            len(table), len(themes), manifest.unassigned, len(papers), quality["unassigned_share"], out, total
+        ):
+            log(line)
         return atlas
 
 
@@ -372,7 +443,13 @@ def embed_corpus(
     if report["computed"]:
         log(
             f"embedded {report['computed']:,} abstracts "
-            f"({report['abstracts_per_second']} abstracts/s), {report['cached']:,} from cache"
+            f"({report['abstracts_per_second']} abstracts/s of embedding"
+            + (
+                f", after {report['model_seconds']:.1f} s loading the model"
+                if report.get("model_seconds")
+                else ""
+            )
+            + f"), {report['cached']:,} from cache"
         )
     else:
         log(f"all {report['cached']:,} embeddings from cache")

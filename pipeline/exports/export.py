@@ -9,6 +9,7 @@ import pandas as pd
 # OWASP CSV-injection guidance: a spreadsheet treats cells starting with these as formulas.
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 LEADING = ["doc_id", "title", "abstract", "topic_id", "topic", "topic_keywords", "theme", "source"]
+POSITION = ["x", "y"]  # where the paper is on the 2-D map, after the leading columns: enough to re-plot it
 INTERNAL = {"x", "y", "theme_id"}
 # Unicode's bidirectional controls (Bidi_Control): an abstract's U+202E can make "exe.pdf" show as
 # "fdp.exe". Wherever the product shows or exports text they become U+FFFD, visible and inert.
@@ -51,7 +52,8 @@ def export_frame(
     topic_id: int | None = None,
     themes: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """The exported table: one row a paper, its topic's name and keywords, its theme, then its metadata.
+    """The exported table: one row a paper, its topic's name and keywords, its theme, its `x`, `y` on
+    the map, then its metadata.
 
     `theme` is the name of the topic's theme (from `themes` and topics' `theme_id`); empty for
     unassigned papers and for maps without themes.
@@ -73,6 +75,7 @@ def export_frame(
         notes = dict(zip(topics["topic_id"], topics["note"].fillna("")))
         table = table.assign(topic_note=rows["topic_id"].map(notes).fillna(""))
         leading.insert(leading.index("theme") + 1, "topic_note")
+    leading += [c for c in POSITION if c in table.columns]
     metadata = [c for c in table.columns if c not in leading and c not in INTERNAL]
     table = table[leading + metadata].reset_index(drop=True)
     for column in table.columns:

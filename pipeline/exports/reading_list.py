@@ -109,10 +109,11 @@ def safe_url(value: object) -> str | None:
 
 
 def reading_list_markdown(
-    papers: pd.DataFrame, topics: pd.DataFrame, *, heading: str = "Reading list"
+    papers: pd.DataFrame, topics: pd.DataFrame, *, heading: str = "Reading list", chosen: str | None = None
 ) -> str:
     """A Markdown reading list: one section a topic (largest first, unassigned last), one bullet a
     paper with its title, a one-line summary and its link when the papers have a `url` column.
+    `chosen` says how the papers were chosen (the search, filters or topic), under the heading.
 
     Examples:
         >>> papers = pd.DataFrame({"title": ["OT at scale"], "abstract": ["We scale OT. Then more."],
@@ -129,6 +130,8 @@ def reading_list_markdown(
     notes = dict(zip(topics["topic_id"].astype(int), topics["note"].fillna(""))) if "note" in topics else {}
     count = len(papers)
     lines = [f"# {markdown_text(heading)} ({count:,} paper{'s' if count != 1 else ''})", ""]
+    if chosen:
+        lines += [f"How it was chosen: {markdown_text(chosen)}", ""]
     sizes = papers["topic_id"].astype(int).value_counts()
     order = sorted(sizes.index, key=lambda t: (t == -1, -sizes[t], t))
     for topic in order:
@@ -190,9 +193,12 @@ def unique_keys(keys: Iterable[str], doc_ids: Iterable[str]) -> list[str]:
     return result
 
 
-def reading_list_bibtex(papers: pd.DataFrame) -> str:
+def reading_list_bibtex(
+    papers: pd.DataFrame, *, heading: str | None = None, chosen: str | None = None
+) -> str:
     """BibTeX entries for the papers: @inproceedings with booktitle when a venue is known, else
-    @misc; title, author (when an `authors` column exists), year, url where present.
+    @misc; title, author (when an `authors` column exists), year, url where present. `heading` and
+    `chosen` (how the papers were chosen) come first as comment lines, which BibTeX skips (no `@` in them).
 
     Examples:
         >>> print(reading_list_bibtex(pd.DataFrame({"doc_id": ["d1"], "title": ["Sinkhorn & co at 100%"],
@@ -225,7 +231,27 @@ def reading_list_bibtex(papers: pd.DataFrame) -> str:
             fields.append(("url", url))
         body = "".join(f"  {name} = {{{value}}},\n" for name, value in fields)
         entries.append(f"@{'inproceedings' if venue else 'misc'}{{{key},\n{body}}}\n")
-    return "\n".join(entries)
+    comments = [text for text in (heading, chosen and f"How it was chosen: {chosen}") if text]
+    preamble = "".join(f"% {one_line(text).replace('@', ' at ')}\n" for text in comments)
+    return preamble + ("\n" if preamble else "") + "\n".join(entries)
+
+
+def export_choice(topic_id: int | None, topics: pd.DataFrame, count: int) -> str:
+    """How `python -m pipeline export --topic` chose its papers, for the reading list.
+
+    Examples:
+        >>> topics = pd.DataFrame({"topic_id": [3], "label": ["Optical flow"]})
+        >>> export_choice(3, topics, 41), export_choice(-1, topics, 1), export_choice(None, topics, 1357)
+        ('the 41 papers of topic 3, “Optical flow”', 'the 1 unassigned paper', 'every paper of the map (1,357)')
+    """
+    noun = "paper" if count == 1 else "papers"
+    if topic_id is None:
+        return f"every paper of the map ({count:,})"
+    if topic_id == -1:
+        return f"the {count:,} unassigned {noun}"
+    names = dict(zip(topics["topic_id"].astype(int), topics["label"].astype(str)))
+    name = names.get(int(topic_id))
+    return f"the {count:,} {noun} of topic {topic_id}" + (f", “{name}”" if name else "")
 
 
 def _authors(value: object) -> list[str]:

@@ -1,0 +1,272 @@
+"""Issue 31: the first screen reads right — counts with the right noun and the thousands separator,
+notices said properly, one pair of quotes in the header, no gap before punctuation after a highlight,
+the map's own name, exports that carry the map and say how they were chosen, figures that say what
+they count."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from app.search import SearchResult, search_sentence
+from app.state import Vocabulary, parse_view
+from app.text import highlighted_markdown
+from pipeline.mapfolder.search_index import highlight, parse_query
+from pipeline.mapfolder.store import write_map
+from tests.helpers import plain, start, texts, tiny_map
+
+
+# ------------------------------------------------------------------ 1. words
+def test_a_single_unassigned_paper_is_one_paper_not_one_papers(tmp_path, monkeypatch):
+    atlas = tiny_map(60)
+    atlas.papers["topic_id"] = atlas.papers["topic_id"].where(
+        (atlas.papers["topic_id"] != -1) | (atlas.papers.index == 6), 0
+    )
+    atlas.topics["size"] = [int((atlas.papers["topic_id"] == t).sum()) for t in range(4)]
+    atlas.manifest["unassigned"] = 1
+    atlas.topics["theme_id"] = [0, 0, 1, 1]
+    atlas.themes = pd.DataFrame(
+        {
+            "theme_id": [0, 1],
+            "label": ["Vision", "Learning"],
+            "keywords": [["a"], ["b"]],
+            "size": [int(atlas.topics["size"][:2].sum()), int(atlas.topics["size"][2:].sum())],
+            "topic_ids": [[0, 1], [2, 3]],
+            "x": [0.0, 1.0],
+            "y": [0.0, 1.0],
+        }
+    )
+    write_map(tmp_path / "one", atlas)
+    monkeypatch.setenv("ATLAS_MAP", str(tmp_path / "one"))
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
+    at = start()
+    assert "**Unassigned** · 1 paper" in texts(at)
+    assert "1 papers" not in texts(at) and "1 papers" not in plain(at)
+    at = start({"topic": "-1"})
+    assert "1 paper · 1.7% of the map" in texts(at)
+
+
+def test_topics_outside_the_chosen_theme_are_ignored_in_a_proper_sentence():
+    vocabulary = Vocabulary(
+        topic_ids=frozenset({-1, 0, 1, 2, 3}),
+        theme_ids=frozenset({0, 1}),
+        topic_themes={0: 0, 1: 0, 2: 1, 3: 1},
+    )
+    _, notices = parse_view({"theme": ["0"], "topics": ["1,2"]}, vocabulary)
+    assert notices == ["Ignored topic 2: it is not in the chosen theme."]
+    _, notices = parse_view({"theme": ["0"], "topics": ["1,2,3"]}, vocabulary)
+    assert notices == ["Ignored topics 2 and 3: they are not in the chosen theme."]
+    _, notices = parse_view({"topics": ["1,77"], "theme": ["9"]}, vocabulary)
+    assert notices == [
+        "Ignored topic '77': not a topic of this map.",
+        "Ignored theme '9': not a theme of this map.",
+    ]
+
+
+def test_a_searched_phrase_is_in_one_pair_of_quotes():
+    result = SearchResult("words", parse_query('"optical flow"'), '"optical flow"', np.arange(31))
+    number, rest = search_sentence(result, "the 1,357 papers of the map")
+    assert (number, rest) == ("31", "of the 1,357 papers of the map match the words “optical flow”")
+    mixed = SearchResult("words", parse_query('graph "neural field"'), "", np.arange(2))
+    assert search_sentence(mixed, "the 60 papers of the map")[1].endswith("the words “graph ‘neural field’”")
+
+
+def test_no_gap_before_punctuation_after_a_highlighted_word():
+    text = "We propose the trace transform, allowing (trace). Done"
+    shown = highlighted_markdown(highlight(text, parse_query('"trace transform"')))
+    assert shown == "We propose the :orange-background[**trace transform**,] allowing \\(trace\\)\\. Done"
+    shown = highlighted_markdown(highlight(text, parse_query("trace")))
+    assert "] ," not in shown and "]," not in shown and "]\\)" not in shown
+    assert ":orange-background[**trace**\\)\\.] Done" in shown
+
+
+def test_the_build_summary_counts_with_the_thousands_separator():
+    from pipeline.commands.build import build_summary
+
+    first = build_summary(31, 12, 139, 1357, 0.1024, Path("maps/eccv"), 80.2)[0]
+    assert (
+        first
+        == "31 topics in 12 themes, 139 of 1,357 papers unassigned (10.2%); map written to maps/eccv in 80.2 s"
+    )
+
+
+# ------------------------------------------------------------------ 2. the map's own name
+def test_a_map_is_named_by_its_venue_and_year_else_its_folder_else_its_file_stems(tmp_path):
+    from pipeline.commands.build import corpus_name
+    from pipeline.ingest import ingest
+
+    folder = tmp_path / "eccv-papers"
+    folder.mkdir()
+    one = folder / "eccv2020.csv"
+    pd.DataFrame(
+        {
+            "abstract": ["A first abstract about flow.", "A second one on depth."],
+            "venue": "ECCV",
+            "year": 2020,
+        }
+    ).to_csv(one, index=False)
+    assert corpus_name(ingest([one]).papers, [one]) == "ECCV 2020"
+    two = folder / "eccv2022_300.csv"
+    pd.DataFrame({"abstract": ["A third abstract, on pose."], "venue": "ECCV", "year": 2022}).to_csv(
+        two, index=False
+    )
+    assert corpus_name(ingest([one, two]).papers, [one, two]) == "ECCV 2020–2022"
+    iccv = tmp_path / "iccv2021.csv"
+    pd.DataFrame({"abstract": ["A fourth abstract, on stereo."], "venue": "ICCV"}).to_csv(iccv, index=False)
+    assert corpus_name(ingest([one, iccv]).papers, [one, iccv]) == "eccv2020, iccv2021"
+    assert corpus_name(ingest([folder]).papers, [folder]) == "ECCV 2020–2022"  # the venue first
+    plain_folder = tmp_path / "my-reading"
+    plain_folder.mkdir()
+    bare = plain_folder / "abstracts.csv"
+    pd.DataFrame({"abstract": ["Only an abstract here."]}).to_csv(bare, index=False)
+    assert corpus_name(ingest([plain_folder]).papers, [plain_folder]) == "my-reading"
+    assert corpus_name(ingest([bare]).papers, [bare]) == "abstracts"
+
+
+@pytest.mark.slow  # two real builds of the seeds (the real model, unless its vectors are cached)
+def test_a_rebuild_keeps_the_maps_name_and_the_last_line_says_how_to_open_it(tmp_path):
+    from pipeline.commands.build import build_map
+    from pipeline.config import BuildConfig
+    from tests.helpers import SEEDS
+
+    out = tmp_path / "map"
+    atlas = tiny_map(60)
+    atlas.manifest["name"] = "My conference"
+    write_map(out, atlas)
+    lines: list[str] = []
+    built = build_map(
+        [SEEDS], out, BuildConfig(stability=False), progress=False, log=lines.append, previous=False
+    )
+    assert built.manifest["name"] == "My conference"  # kept, not the seeds' collection name
+    assert lines[-1] == f"open it with: streamlit run streamlit_app.py -- --map {out}"
+    renamed = build_map(
+        [SEEDS], out, BuildConfig(stability=False), name="Renamed", progress=False, log=lines.append
+    )
+    assert renamed.manifest["name"] == "Renamed"
+
+
+def test_the_readme_shows_how_to_name_a_map():
+    from tests.helpers import ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## A map of your own") : readme.index("## Share a hosted link")]
+    assert "--name" in section.split("```")[1]  # in the commands themselves
+
+
+# ------------------------------------------------------------------ 3. exports
+def clicked(downloads: dict, label: str, encoding: str = "utf-8") -> str:
+    """What a download button hands the browser on a click (its data may be made only then)."""
+    data = downloads[label]
+    return (data() if callable(data) else data).decode(encoding)
+
+
+def test_the_whole_map_csv_carries_x_and_y_beside_every_column_it_had(tiny, downloads):
+    import csv
+    import io
+
+    from pipeline.mapfolder.store import read_map
+
+    start()
+    rows = list(
+        csv.DictReader(io.StringIO(clicked(downloads, "Download the whole map · 60 (CSV)", "utf-8-sig")))
+    )
+    header = list(rows[0])
+    leading = ["doc_id", "title", "abstract", "topic_id", "topic", "topic_keywords", "theme", "source"]
+    assert header[: len(leading) + 2] == [*leading, "x", "y"] and "year" in header
+    papers = read_map(tiny).papers.set_index("doc_id")
+    for row in rows:
+        assert np.float32(row["x"]) == papers.loc[row["doc_id"], "x"]
+        assert np.float32(row["y"]) == papers.loc[row["doc_id"], "y"]
+
+
+def test_the_apps_reading_lists_say_how_they_were_chosen(tiny, downloads):
+    at = start({"q": "diffusion"})
+    markdown = clicked(downloads, "Reading list of these 15 (Markdown)", "utf-8")
+    assert markdown.splitlines()[2] == (
+        "How it was chosen: 15 of the 60 papers of the map match the words “diffusion”"
+    )
+    bibtex = clicked(downloads, "These 15 as BibTeX", "utf-8")
+    assert "% How it was chosen: 15 of the 60 papers of the map match the words “diffusion”\n" in bibtex
+    downloads.clear()
+    at.session_state["selection"] = ("doc0001", "doc0005")
+    at.run()
+    markdown = clicked(downloads, "Reading list of these 2 (Markdown)", "utf-8")
+    assert (
+        "How it was chosen: 2 papers selected on the map, among 15 of the 60 papers of the map match "
+        "the words “diffusion”" in markdown
+    )
+
+
+def test_the_export_commands_reading_lists_say_which_topic(tmp_path, capsys):
+    from pipeline.__main__ import main
+
+    folder = tmp_path / "tiny"
+    write_map(folder, tiny_map(60))
+    assert main(["export", str(folder), "--out", str(tmp_path / "t.md"), "--topic", "1"]) == 0
+    markdown = (tmp_path / "t.md").read_text(encoding="utf-8")
+    assert "How it was chosen: the 13 papers of topic 1, “Diffusion models”" in markdown.splitlines()[2]
+    assert main(["export", str(folder), "--out", str(tmp_path / "t.bib"), "--topic", "-1"]) == 0
+    bibtex = (tmp_path / "t.bib").read_text(encoding="utf-8")
+    assert bibtex.splitlines()[:2] == [
+        "% Reading list: Tiny test map",
+        "% How it was chosen: the 8 unassigned papers",
+    ]
+    assert main(["export", str(folder), "--out", str(tmp_path / "all.md")]) == 0
+    assert "How it was chosen: every paper of the map (60)" in (tmp_path / "all.md").read_text(
+        encoding="utf-8"
+    )
+
+
+# ------------------------------------------------------------------ 4. figures
+def test_about_says_what_the_embedding_speed_counts(tmp_path, monkeypatch):
+    atlas = tiny_map(60)
+    atlas.manifest["embedding"] = {
+        "encoder": "synthetic",
+        "computed": 300,
+        "cached": 1357,
+        "abstracts_per_second": 35.2,
+        "model_seconds": 41.0,
+    }
+    write_map(tmp_path / "speed", atlas)
+    monkeypatch.setenv("ATLAS_MAP", str(tmp_path / "speed"))
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
+    at = start()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Embedding speed"] == "35.2 abstracts/s" and "Build speed" not in metrics
+    assert (
+        "Embedding speed: 300 abstracts embedded at 35.2 abstracts per second of embedding; 1,357 vectors "
+        "came from the cache and the model's loading or one-time preparation (41.0 s) is not counted."
+    ) in plain(at)
+
+    atlas.manifest["embedding"] = {
+        "encoder": "synthetic",
+        "computed": 0,
+        "cached": 1657,
+        "abstracts_per_second": None,
+    }
+    write_map(tmp_path / "cached", atlas)
+    monkeypatch.setenv("ATLAS_MAP", str(tmp_path / "cached"))
+    at = start()
+    assert {m.label: m.value for m in at.metric}["Embedding speed"] == "–"
+    assert "Embedding speed: none embedded, all vectors from the cache (1,657)." in plain(at)
+
+
+def test_the_embedding_rate_leaves_out_the_models_preparation(monkeypatch):
+    import time
+
+    from pipeline.embedding import embed
+    from tests.helpers import FakeEncoder
+
+    def slow_load(embedder, max_tokens):  # the one-time int8 preparation, as a first build meets it
+        time.sleep(1.0)
+        return FakeEncoder()
+
+    monkeypatch.setattr(embed, "load_encoder", slow_load)
+    _, report = embed.embed_texts(
+        [f"abstract {i} on diffusion" for i in range(40)], use_cache=False, progress=False
+    )
+    assert report["computed"] == 40 and report["model_seconds"] >= 1.0
+    assert report["abstracts_per_second"] > 40  # 40 abstracts in well under a second once the model is ready
