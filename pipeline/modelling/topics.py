@@ -9,9 +9,10 @@ few papers that belong to no dense group (its GLOSH outlier score), which stay u
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -130,6 +131,8 @@ def fit_topics(
         # A handful of papers: every paper is every other's UMAP neighbour and the reduction says
         # nothing; the vectors themselves are the clustering space (unit rows: Euclidean ~ cosine).
         reduced = np.asarray(embeddings, dtype=np.float32)
+    if targets is not None:
+        config = rebuild_topic_count(config, targets)
     n_topics, cliffs = choose_topic_count(reduced, config)
     first_labels = partition(reduced, n_topics, config.min_topic_size, config.random_state)
     clusters = first_labels if targets is None else anchor_clusters(first_labels, targets)
@@ -245,6 +248,29 @@ def partition(reduced: np.ndarray, n_topics: int, min_topic_size: int, seed: int
         distances = ((points[members, None, :] - centres[None, kept, :]) ** 2).sum(axis=2)
         labels[members] = kept[np.argmin(distances, axis=1)]
     return labels
+
+
+def rebuild_topic_count(config: BuildConfig, targets: np.ndarray) -> BuildConfig:
+    """A rebuild's topic count: room for every previous topic and for new ones in proportion to
+    the new papers (their share of the map times the count a map of this size aims at).
+
+    Clusters made mostly of one previous topic's papers are joined back into it (`anchor_clusters`),
+    so the extra room costs an unchanged corpus nothing, while papers of an area the previous map did
+    not have get topics of their own instead of being spread over the old ones.
+
+    Examples:
+        >>> config = BuildConfig().resolve(1_200)  # aims at 21 topics
+        >>> targets = np.concatenate([np.repeat(np.arange(20), 45), np.full(300, -1)])  # 20 old topics, 25% new
+        >>> rebuild_topic_count(config, targets).n_topics
+        26
+    """
+    targets = np.asarray(targets)
+    previous = len(set(targets[targets >= 0].tolist()))
+    new_share = float((targets == -1).mean()) if len(targets) else 0.0
+    count = previous + math.ceil(config.n_topics * new_share)
+    if count <= config.n_topics:
+        return config
+    return replace(config, n_topics=min(count, len(targets) // 3 or 1), choose_n_topics=False)
 
 
 def choose_topic_count(reduced: np.ndarray, config: BuildConfig) -> tuple[int, dict[int, float]]:
