@@ -103,8 +103,43 @@ def match_topics(
         >>> lineage.table[["topic_id", "status"]].values.tolist()
         [[7, 'kept'], [9, 'grown']]
     """
-    from scipy.optimize import linear_sum_assignment
+    ov = _overlaps(previous, doc_ids, labels, labels_by_topic)
+    matched = _match_by_papers(ov)
+    centroid_sim = _match_by_centroid(ov, matched, previous, centroids)
+    next_topic_id = max([previous.next_topic_id, *[t + 1 for t in ov.old_ids]])
+    mapping = {-1: -1}
+    for new in ov.new_ids:
+        if new in matched:
+            mapping[new] = matched[new]
+        else:
+            mapping[new] = next_topic_id
+            next_topic_id += 1
+    table = _lineage_table(ov, matched, mapping)
+    keep_label = _kept_names(ov, matched, mapping, centroid_sim, previous, centroids)
+    return Lineage(mapping=mapping, keep_label=keep_label, table=table, next_topic_id=next_topic_id)
 
+
+@dataclass(frozen=True)
+class _Overlap:
+    """How the previous map's topics and the new build's share papers (what every matching step reads)."""
+
+    new_ids: list[int]
+    old_ids: list[int]
+    old_labels: dict[int, str]
+    old_of: np.ndarray  # per paper of the new build: its previous topic (-2: not on the previous map)
+    labels: np.ndarray  # per paper: the new build's provisional topic
+    overlap: np.ndarray  # [i, j]: papers in previous topic old_ids[i] and new topic new_ids[j]
+    old_shared: np.ndarray  # per previous topic: its papers the new build holds
+    new_shared: np.ndarray  # per new topic: its papers the previous map held
+    jaccard: np.ndarray
+    old_size: dict[int, int]  # each previous topic's size on the previous map
+    old_index: dict[int, int]
+    new_index: dict[int, int]
+
+
+def _overlaps(
+    previous: PreviousMap, doc_ids, labels: np.ndarray, labels_by_topic: dict[int, str]
+) -> _Overlap:
     doc_ids = np.asarray(doc_ids, dtype=object)
     labels = np.asarray(labels)
     new_ids = sorted(int(t) for t in labels_by_topic)
@@ -112,8 +147,6 @@ def match_topics(
     old_labels = dict(zip(old_ids, previous.topics["label"].astype(str), strict=True))
     old_of = np.array([previous.topic_of.get(d, -2) for d in doc_ids.tolist()])  # -2: not in previous
     shared = old_of != -2
-
-    # overlap[i, j]: papers in previous topic old_ids[i] and new topic new_ids[j]
     old_index = {t: i for i, t in enumerate(old_ids)}
     new_index = {t: j for j, t in enumerate(new_ids)}
     overlap = np.zeros((len(old_ids), len(new_ids)), dtype=np.int64)
@@ -121,38 +154,68 @@ def match_topics(
         if old in old_index and new in new_index:
             overlap[old_index[old], new_index[new]] += 1
     old_shared = np.array([(old_of == t).sum() for t in old_ids], dtype=np.int64)
-    # Each previous topic's size on the previous map (its papers this build dropped included).
     old_size = pd.Series(list(previous.topic_of.values()), dtype=np.int64).value_counts().to_dict()
     new_shared = np.array([((labels == t) & shared).sum() for t in new_ids], dtype=np.int64)
     union = old_shared[:, None] + new_shared[None, :] - overlap
     jaccard = np.divide(overlap, union, out=np.zeros(overlap.shape), where=union > 0)
+    return _Overlap(
+        new_ids,
+        old_ids,
+        old_labels,
+        old_of,
+        labels,
+        overlap,
+        old_shared,
+        new_shared,
+        jaccard,
+        old_size,
+        old_index,
+        new_index,
+    )
 
-    matched: dict[int, int] = {}  # new provisional id -> previous id
-    # First the plain cases: most of a previous topic's papers are in one new topic, and no other
-    # previous topic has as many papers there. Each new topic has at most one such claimant, so this
-    # is one-to-one; a best-total assignment could otherwise trade such a topic's id away.
+
+def _match_by_papers(ov: _Overlap) -> dict[int, int]:
+    """New provisional id -> previous id, by the papers they share.
+
+    First the plain cases: most of a previous topic's papers are in one new topic, and no other
+    previous topic has as many papers there. Each new topic has at most one such claimant, so this
+    is one-to-one; a best-total assignment could otherwise trade such a topic's id away. Then the
+    rest one-to-one (Hungarian) by Jaccard overlap of at least `MIN_JACCARD`.
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    overlap, old_ids, new_ids = ov.overlap, ov.old_ids, ov.new_ids
+    matched: dict[int, int] = {}
     for i, old in enumerate(old_ids):
-        if overlap.size and old_shared[i]:
+        if overlap.size and ov.old_shared[i]:
             j = int(overlap[i].argmax())
             rivals = np.delete(overlap[:, j], i)
-            if 2 * overlap[i, j] > old_shared[i] and (rivals.size == 0 or overlap[i, j] > rivals.max()):
+            if 2 * overlap[i, j] > ov.old_shared[i] and (rivals.size == 0 or overlap[i, j] > rivals.max()):
                 matched[new_ids[j]] = old
     rest_old = [i for i, old in enumerate(old_ids) if old not in matched.values()]
     rest_new = [j for j, new in enumerate(new_ids) if new not in matched]
     if rest_old and rest_new:
         # Only pairs that may match take part: a pair below the threshold would otherwise count
         # towards the best total, win it, and then be dropped.
-        sub = jaccard[np.ix_(rest_old, rest_new)]
+        sub = ov.jaccard[np.ix_(rest_old, rest_new)]
         rows, cols = linear_sum_assignment(-np.where(sub >= MIN_JACCARD, sub, 0.0))
         for i, j in zip(rows, cols, strict=True):
             if sub[i, j] >= MIN_JACCARD:
                 matched[new_ids[rest_new[j]]] = old_ids[rest_old[i]]
+    return matched
 
-    # Second round: content. Only topics with no overlap evidence elsewhere take part, so a
-    # topic whose papers visibly went to another topic is not "recognised" by its centroid.
-    centroid_sim = {}
-    free_new = [t for t in new_ids if t not in matched and t in centroids]
-    free_old = [t for t in old_ids if t not in matched.values() and t in previous.centroids]
+
+def _match_by_centroid(
+    ov: _Overlap, matched: dict[int, int], previous: PreviousMap, centroids: dict[int, np.ndarray]
+) -> dict[int, float]:
+    """Second round, by content (adds to `matched`): only topics with no overlap evidence elsewhere
+    take part, so a topic whose papers visibly went to another topic is not "recognised" by its
+    centroid. Returns the centroid similarity of each topic matched so."""
+    from scipy.optimize import linear_sum_assignment
+
+    centroid_sim: dict[int, float] = {}
+    free_new = [t for t in ov.new_ids if t not in matched and t in centroids]
+    free_old = [t for t in ov.old_ids if t not in matched.values() and t in previous.centroids]
     if free_new and free_old:
         similarity = np.array(
             [[float(previous.centroids[o] @ centroids[n]) for n in free_new] for o in free_old]
@@ -160,76 +223,56 @@ def match_topics(
         rows, cols = linear_sum_assignment(-np.where(similarity >= MIN_CENTROID_SIMILARITY, similarity, 0.0))
         for i, j in zip(rows, cols, strict=True):
             old, new = free_old[i], free_new[j]
-            went_elsewhere = overlap[old_index[old]].sum() - overlap[old_index[old], new_index[new]]
+            row = ov.overlap[ov.old_index[old]]
+            went_elsewhere = row.sum() - row[ov.new_index[new]]
             if similarity[i, j] >= MIN_CENTROID_SIMILARITY and went_elsewhere < MIN_PART:
                 matched[new] = old
                 centroid_sim[new] = similarity[i, j]
+    return centroid_sim
 
-    next_topic_id = max([previous.next_topic_id, *[t + 1 for t in old_ids]])
-    mapping = {-1: -1}
-    for new in new_ids:
-        if new in matched:
-            mapping[new] = matched[new]
-        else:
-            mapping[new] = next_topic_id
-            next_topic_id += 1
+
+def _lineage_table(ov: _Overlap, matched: dict[int, int], mapping: dict[int, int]) -> pd.DataFrame:
+    """One row a new topic (kept, grown, shrunk, split, merged, new) and one a previous topic gone."""
+    overlap, old_ids, new_ids = ov.overlap, ov.old_ids, ov.new_ids
 
     def parts(i: int) -> list[int]:
         """New topics (final ids) holding a substantial part of previous topic row i, largest first."""
         order = np.argsort(-overlap[i], kind="stable")
-        return [mapping[new_ids[j]] for j in order if _substantial(overlap, old_shared, new_shared, i, j)]
+        return [
+            mapping[new_ids[j]] for j in order if _substantial(overlap, ov.old_shared, ov.new_shared, i, j)
+        ]
 
     rows_out = []
     for new in new_ids:
-        final = mapping[new]
-        j = new_index[new]
+        j = ov.new_index[new]
         sources = [
             old_ids[i]
             for i in np.argsort(-overlap[:, j], kind="stable")
-            if _substantial(overlap, old_shared, new_shared, i, j)
+            if _substantial(overlap, ov.old_shared, ov.new_shared, i, j)
         ]
         if new in matched:
-            old = matched[new]
-            i = old_index[old]
-            others = [s for s in sources if s != old]
-            members = labels == new
-            gained = int((members & (old_of != old)).sum())
-            lost = int(((old_of == old) & ~members).sum())
-            if others:
-                status, previous_ids = "merged", [old, *others]
-            elif len(parts(i)) > 1:
-                status, previous_ids = "split", [old]
-            elif gained == lost == 0:
-                status, previous_ids = "kept", [old]
-            else:
-                status, previous_ids = ("grown" if gained > lost else "shrunk"), [old]
-            shared_papers = int(overlap[i, j])
+            status, previous_ids, shared_papers = _kept_status(ov, matched[new], new, sources, parts)
         else:
-            if len(sources) > 1:
-                status = "merged"
-            elif sources:
-                status = "split"
-            else:
-                status = "new"
+            status = "merged" if len(sources) > 1 else ("split" if sources else "new")
             previous_ids = sources
-            shared_papers = int(sum(overlap[old_index[s], j] for s in sources))
+            shared_papers = int(sum(overlap[ov.old_index[s], j] for s in sources))
         rows_out.append(
             {
-                "topic_id": final,
+                "topic_id": mapping[new],
                 "status": status,
                 "previous_topic_ids": previous_ids,
                 "successor_topic_ids": [],
                 # Every previous name involved, in the order of previous_topic_ids.
-                "previous_label": "; ".join(old_labels[t] for t in previous_ids),
+                "previous_label": "; ".join(ov.old_labels[t] for t in previous_ids),
                 "shared_papers": shared_papers,
-                "previous_sizes": [int(old_size.get(t, 0)) for t in previous_ids],
+                "previous_sizes": [int(ov.old_size.get(t, 0)) for t in previous_ids],
             }
         )
     kept_old = set(matched.values())
     for old in old_ids:
         if old in kept_old:
             continue
-        i = old_index[old]
+        i = ov.old_index[old]
         successors = parts(i) or [
             mapping[new_ids[j]] for j in np.argsort(-overlap[i], kind="stable")[:1] if overlap[i, j]
         ]
@@ -239,20 +282,48 @@ def match_topics(
                 "status": "gone",
                 "previous_topic_ids": [old],
                 "successor_topic_ids": successors,
-                "previous_label": old_labels[old],
-                "shared_papers": int(old_shared[i]),
-                "previous_sizes": [int(old_size.get(old, 0))],
+                "previous_label": ov.old_labels[old],
+                "shared_papers": int(ov.old_shared[i]),
+                "previous_sizes": [int(ov.old_size.get(old, 0))],
             }
         )
     table = pd.DataFrame(rows_out, columns=LINEAGE_COLUMNS)
-    table = table.sort_values(["status", "topic_id"], key=_status_order).reset_index(drop=True)
+    return table.sort_values(["status", "topic_id"], key=_status_order).reset_index(drop=True)
 
+
+def _kept_status(ov: _Overlap, old: int, new: int, sources: list[int], parts) -> tuple[str, list[int], int]:
+    """What happened to a previous topic whose id a new topic keeps: merged, split, kept, grown, shrunk."""
+    i, j = ov.old_index[old], ov.new_index[new]
+    others = [s for s in sources if s != old]
+    members = ov.labels == new
+    gained = int((members & (ov.old_of != old)).sum())
+    lost = int(((ov.old_of == old) & ~members).sum())
+    if others:
+        status, previous_ids = "merged", [old, *others]
+    elif len(parts(i)) > 1:
+        status, previous_ids = "split", [old]
+    elif gained == lost == 0:
+        status, previous_ids = "kept", [old]
+    else:
+        status, previous_ids = ("grown" if gained > lost else "shrunk"), [old]
+    return status, previous_ids, int(ov.overlap[i, j])
+
+
+def _kept_names(
+    ov: _Overlap,
+    matched: dict[int, int],
+    mapping: dict[int, int],
+    centroid_sim: dict[int, float],
+    previous: PreviousMap,
+    centroids: dict[int, np.ndarray],
+) -> dict[int, str]:
+    """Final id -> previous name, for matched topics whose content did not move."""
     keep_label = {}
     for new, old in matched.items():
-        i, j = old_index[old], new_index[new]
+        i, j = ov.old_index[old], ov.new_index[new]
         content_stayed = (
             centroid_sim.get(new, 1.0) >= NAME_CENTROID_SIMILARITY
-            and (new in centroid_sim or jaccard[i, j] >= NAME_JACCARD)
+            and (new in centroid_sim or ov.jaccard[i, j] >= NAME_JACCARD)
             and (
                 old not in previous.centroids
                 or new not in centroids
@@ -260,8 +331,8 @@ def match_topics(
             )
         )
         if content_stayed:
-            keep_label[mapping[new]] = old_labels[old]
-    return Lineage(mapping=mapping, keep_label=keep_label, table=table, next_topic_id=next_topic_id)
+            keep_label[mapping[new]] = ov.old_labels[old]
+    return keep_label
 
 
 def _substantial(overlap: np.ndarray, old_shared: np.ndarray, new_shared: np.ndarray, i: int, j: int) -> bool:
