@@ -66,7 +66,7 @@ def map_panel(
         )
     bottom[1].caption(
         "Click a point to open it · box :material/highlight_alt: or lasso :material/gesture: select (top right) "
-        "to list a group · drag to pan · click the map, then scroll to zoom (or hold Ctrl/⌘ and scroll) · "
+        "to list a group · drag to pan · hold Ctrl/⌘ and scroll to zoom (or click an empty spot, then scroll) · "
         "double-click to reset"
         + (
             " · theme names show on the whole map, topic names as you zoom in"

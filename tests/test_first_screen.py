@@ -270,3 +270,22 @@ def test_the_embedding_rate_leaves_out_the_models_preparation(monkeypatch):
     )
     assert report["computed"] == 40 and report["model_seconds"] >= 1.0
     assert report["abstracts_per_second"] > 40  # 40 abstracts in well under a second once the model is ready
+
+
+def test_the_zoom_hint_names_ctrl_first_so_a_first_click_need_not_open_a_paper(tmp_path, monkeypatch):
+    """On a dense map a first click lands on a paper: the page and the map's own hint tell the reader to
+    hold Ctrl/⌘ while scrolling first, and to click only an empty spot."""
+    from tests.helpers import REPO
+
+    write_map(tmp_path / "map", tiny_map(60))
+    monkeypatch.setenv("ATLAS_MAP", str(tmp_path / "map"))
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
+    at = start()
+    caption = " ".join(c.value for c in at.caption)
+    assert "hold Ctrl/⌘ and scroll to zoom (or click an empty spot, then scroll)" in caption
+    assert caption.index("Ctrl/⌘") < caption.index("click an empty spot")
+    script = (REPO / "app" / "map_component" / "map.js").read_text(encoding="utf-8")
+    assert (
+        'hint.textContent = "Hold Ctrl (⌘) and scroll to zoom (or click an empty spot of the map first)"'
+        in script
+    )

@@ -134,3 +134,18 @@ def test_a_smaller_token_budget_cuts_long_texts_only(onnx_encoder: OnnxEncoder, 
     vectors, reference = short.encode([TEXTS[0], LONG_TEXT]), onnx_encoder.encode([TEXTS[0], LONG_TEXT])
     np.testing.assert_array_equal(vectors[0], reference[0])  # under 128 tokens: nothing cut
     assert 0.5 < float(vectors[1] @ reference[1]) < 0.9999  # cut earlier: a different vector
+
+
+def test_a_first_build_takes_the_shipped_int8_model_instead_of_preparing_one(tmp_path, capsys):
+    """A fresh cache on a machine whose model key the repository ships (`assets/models/<key>/`) copies that
+    bundle: no export, no 1.3 GB peak, and the very bytes the committed maps were embedded with."""
+    import hashlib
+
+    from pipeline.embedding.onnx_build import BUILD_MESSAGE, REPO_MODELS, onnx_model_file
+
+    model = onnx_model_file(cache_dir=tmp_path / "cache")
+    shipped = REPO_MODELS / model.parent.name / "model.onnx"
+    assert shipped.is_file(), "this machine's model key is not among the shipped bundles"
+    assert BUILD_MESSAGE not in capsys.readouterr().err
+    assert hashlib.sha256(model.read_bytes()).digest() == hashlib.sha256(shipped.read_bytes()).digest()
+    assert not list(model.parent.glob(".*.partial"))

@@ -782,7 +782,7 @@ class AtlasMap {
     this.legend.hidden = true;
     const hint = document.createElement("div");
     hint.className = "atlas-map-hint";
-    hint.textContent = "Click the map to zoom with the wheel, or hold Ctrl (⌘) while scrolling";
+    hint.textContent = "Hold Ctrl (⌘) and scroll to zoom (or click an empty spot of the map first)";
     hint.hidden = true;
     this.root.append(this.legend, hint);
     this.handWheel(hint);
