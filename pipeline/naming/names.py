@@ -302,6 +302,20 @@ FILLER_WORDS = frozenset(
         "generation",
         "evaluation",
         "classification",
+        # verbs the abstracts use about their work, never an area's name
+        "recover",
+        "improve",
+        "reduce",
+        "learn",
+        "generate",
+        "predict",
+        "estimate",
+        "optimize",
+        "enable",
+        "allow",
+        "provide",
+        "capture",
+        "identify",
     }
 )
 # A lone hyphenated word ending so is half of a phrase ("Inference-time", "Transformer-based").
@@ -868,7 +882,11 @@ def _second_part(
         # No word of the name again, in any form ("Dialogue & dialog", "Question answering & answers").
         if stems & {w[:4] for w in name_key(phrase).split()} or candidate.precision < 0.5:
             continue
-        if " " not in phrase and (_ADJECTIVE_ENDING.search(phrase) or name_key(phrase) in _FILLER_KEYS):
+        if " " not in phrase and (
+            _ADJECTIVE_ENDING.search(phrase)
+            or phrase.lower().endswith("ly")
+            or name_key(phrase) in _FILLER_KEYS
+        ):
             continue
         if is_generic(phrase) or support(group, phrase) < PART_SUPPORT:
             continue
