@@ -107,9 +107,28 @@ def group_topic_list(
     return sorted(merged.values(), key=group_key)
 
 
+def _theme_records(manifest: dict) -> list[dict]:
+    """The manifest's `lineage.themes` records (`pipeline.modelling.theme_lineage`) that can be read."""
+    lineage = (manifest.get("lineage") or {}) if isinstance(manifest, dict) else {}
+    records = lineage.get("themes") if isinstance(lineage, dict) else None
+    readable = []
+    for record in records if isinstance(records, list) else []:
+        try:
+            readable.append(dict(record, theme_id=int(record["theme_id"])))
+        except (KeyError, TypeError, ValueError):
+            continue
+    return readable
+
+
+def _where_it_went(record: dict, names: dict[int, str]) -> str:
+    """What a gone theme's record says became of it, in the words the page shows."""
+    successors = [names[t] for t in record.get("successor_theme_ids") or [] if t in names]
+    where = "; most of its papers are now in " + ", ".join(f"“{n}”" for n in successors) if successors else ""
+    return f"gone since the last rebuild{where}"
+
+
 def gone_themes(manifest: dict, themes) -> dict[int, str]:
-    """Theme id -> what became of it, for themes a rebuild of this map no longer has
-    (the manifest's `lineage.themes` records, see `pipeline.theme_lineage`).
+    """Theme id -> what became of it, for themes a rebuild of this map no longer has.
 
     Examples:
         >>> import pandas as pd
@@ -118,24 +137,13 @@ def gone_themes(manifest: dict, themes) -> dict[int, str]:
         >>> gone_themes(manifest, pd.DataFrame({"theme_id": [2], "label": ["3D vision"]}))
         {5: 'theme 5 (“Point cloud”) is gone since the last rebuild; most of its papers are now in “3D vision”'}
     """
-    records = ((manifest.get("lineage") or {}) if isinstance(manifest, dict) else {}).get("themes") or []
     names = {} if themes is None else dict(zip(themes["theme_id"].astype(int), themes["label"].astype(str)))
-    gone = {}
-    for record in records:
-        if not isinstance(record, dict) or record.get("status") != "gone":
-            continue
-        try:
-            theme = int(record["theme_id"])
-        except (KeyError, TypeError, ValueError):
-            continue
-        successors = [names[t] for t in record.get("successor_theme_ids") or [] if t in names]
-        where = (
-            "; most of its papers are now in " + ", ".join(f"“{n}”" for n in successors) if successors else ""
-        )
-        gone[theme] = (
-            f"theme {theme} (“{str(record.get('previous_label') or '')[:60]}”) is gone since the last rebuild{where}"
-        )
-    return gone
+    return {
+        r["theme_id"]: f"theme {r['theme_id']} (“{str(r.get('previous_label') or '')[:60]}”) is "
+        + _where_it_went(r, names)
+        for r in _theme_records(manifest)
+        if r.get("status") == "gone"
+    }
 
 
 def theme_change_rows(manifest: dict, themes):
@@ -151,20 +159,19 @@ def theme_change_rows(manifest: dict, themes):
     """
     import pandas as pd
 
-    records = ((manifest.get("lineage") or {}) if isinstance(manifest, dict) else {}).get("themes") or []
-    gone = gone_themes(manifest, themes)
+    names = {} if themes is None else dict(zip(themes["theme_id"].astype(int), themes["label"].astype(str)))
     rows = []
-    for record in records:
-        if not isinstance(record, dict) or record.get("status") not in ("kept", "renamed", "new", "gone"):
-            continue
-        status = record["status"]
+    for record in _theme_records(manifest):
+        status = record.get("status")
         if status == "renamed":
             change = f"renamed (was “{str(record.get('previous_label') or '')[:60]}”)"
         elif status == "gone":
-            change = gone.get(int(record.get("theme_id", -1)), "gone").split(" is ", 1)[-1]
-        else:
+            change = _where_it_went(record, names)
+        elif status in ("kept", "new"):
             change = status
-        name = record.get("label") if status != "gone" else record.get("previous_label")
+        else:
+            continue
+        name = record.get("previous_label") if status == "gone" else record.get("label")
         rows.append({"Theme": str(name or ""), "What became of it": change})
     return pd.DataFrame(rows, columns=["Theme", "What became of it"])
 

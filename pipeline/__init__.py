@@ -54,12 +54,9 @@ def numeric_target() -> dict:
     Loads NumPy, Numba and threadpoolctl (the build has them); the manifest records the answer.
     """
     import numba
-    import numpy as np
     import threadpoolctl
+    from numpy._core._multiarray_umath import __cpu_features__ as features
 
-    features = np.__cpu_features__ if hasattr(np, "__cpu_features__") else {}
-    if not features:
-        from numpy._core._multiarray_umath import __cpu_features__ as features
     numpy_simd = next(
         (f for f in ("AVX512_SPR", "AVX512_ICL", "X86_V4", "X86_V3") if features.get(f)), "X86_V2"
     )

@@ -46,13 +46,12 @@ from pipeline.modelling.lineage import (
     match_topics,
     read_previous,
 )
-from pipeline.modelling.neighbours import topic_centroids
 from pipeline.modelling.sample_fit import SampleFit, fit_on_sample, place_rest
 from pipeline.modelling.theme_lineage import apply_theme_ids, match_themes
-from pipeline.modelling.themes import fit_themes
+from pipeline.modelling.themes import fit_themes, rename_topics_named_like_themes
 from pipeline.modelling.topics import WAS_UNASSIGNED, Topics, fit_topics, topic_stability
 from pipeline.naming.areas import area_votes
-from pipeline.naming.names import NAME_SUPPORT, name_groups, name_key, name_support
+from pipeline.naming.names import NAME_SUPPORT, name_support
 
 MIN_PAPERS = 10
 LIBRARIES = (
@@ -289,7 +288,9 @@ def build_map(
         quality = map_quality(fit.topics.labels, table["keywords"].tolist(), documents)
         quality["hdbscan_unassigned_share"] = round(fit.topics.hdbscan_unassigned / len(papers), 4)
         # How well KMeans runs with other seeds agree at the topic counts the build chose among.
-        quality["agreement_at_nearby_topic_counts"] = {str(k): v for k, v in fit.topics.cliffs.items()}
+        quality["agreement_at_nearby_topic_counts"] = {
+            str(k): v for k, v in fit.topics.count_agreement.items()
+        }
         quality["chosen_topic_count"] = fit.topics.chosen_count
         timer.lap("evaluate")
 
@@ -517,10 +518,12 @@ def fit_topic_model(
         fit = fit_on_sample(documents, embeddings, resolved, targets=targets)
     else:
         fit = SampleFit.of_all(fit_topics(documents, embeddings, resolved, targets=targets))
-    if fit.topics.cliffs:
+    if fit.topics.count_agreement:
         log(
             "agreement of re-clusterings at nearby topic counts: "
-            + ", ".join(f"{count} -> {agreement:.2f}" for count, agreement in fit.topics.cliffs.items())
+            + ", ".join(
+                f"{count} -> {agreement:.2f}" for count, agreement in fit.topics.count_agreement.items()
+            )
         )
     return fit
 
@@ -684,7 +687,9 @@ def group_into_themes(
         phrases=fit.topics.phrases,
         votes=area_votes(embeddings[rows], encode, encoder_name=encoder_name),
     )
-    rename_clashes(fit.topics, themes, fitted, embeddings[rows], rows)
+    fit.topics.table["label"] = rename_topics_named_like_themes(
+        fit.topics.table, themes, fitted, fit.topics.labels[rows], embeddings[rows], fit.topics.phrases
+    )
     size_of = dict(zip(fit.topics.table["topic_id"], fit.topics.table["size"], strict=True))
     themes["size"] = themes["topic_ids"].map(lambda ids: int(sum(size_of[t] for t in ids)))
     return themes, theme_of
@@ -692,61 +697,21 @@ def group_into_themes(
 
 def keep_theme_ids(previous_map: PreviousMap | None, papers, labels: np.ndarray, themes, theme_of):
     """Themes under the previous map's theme ids where their papers say they are the same theme
-    (`pipeline.theme_lineage`); the records of what became of each theme and the next free id."""
-    if previous_map is None or not previous_map.theme_labels:
-        start = previous_map.next_theme_id if previous_map is not None else 0
-        mapping = {int(t): start + int(t) for t in themes["theme_id"]}
-        records = (
-            []
-            if previous_map is None
-            else [
-                {"theme_id": mapping[int(t)], "status": "new", "label": str(label), "previous_label": None}
-                for t, label in zip(themes["theme_id"], themes["label"], strict=True)
-            ]
-        )
-        themes, theme_of = apply_theme_ids(themes, theme_of, mapping)
-        return themes, theme_of, records, start + len(mapping)
+    (`pipeline.modelling.theme_lineage`); the records of what became of each theme (none without a
+    previous map) and the next free id."""
+    previous = previous_map or PreviousMap(topic_of={}, topics=pd.DataFrame(), centroids={}, next_topic_id=0)
     mapping, records, next_id = match_themes(
         papers["doc_id"].astype(str).tolist(),
         labels,
         themes,
         theme_of,
-        previous_map.topic_of,
-        previous_map.theme_of or {},
-        previous_map.theme_labels,
-        previous_map.next_theme_id,
+        previous.topic_of,
+        previous.theme_of or {},
+        previous.theme_labels or {},
+        previous.next_theme_id,
     )
     themes, theme_of = apply_theme_ids(themes, theme_of, mapping)
-    return themes, theme_of, records, next_id
-
-
-def rename_clashes(
-    topics: Topics,
-    themes: pd.DataFrame,
-    documents: list[str],
-    embeddings: np.ndarray,
-    rows: np.ndarray,
-) -> None:
-    """Give topics named like a theme their best name that no theme and no other topic has (in place)."""
-    theme_keys = {name_key(n) for n in themes["label"]}
-    labels = topics.table["label"].astype(str)
-    clashing = labels.map(name_key).isin(theme_keys)
-    if not clashing.any():
-        return
-    groups = topics.labels[rows]
-    ids, centroids = topic_centroids(embeddings, groups)
-    others = set(labels[~clashing])
-    fresh = name_groups(
-        documents,
-        groups,
-        dict(zip(ids.tolist(), centroids)),
-        embeddings=embeddings,
-        counts=topics.phrases,
-        forbid=set(themes["label"]) | others,
-    )
-    topics.table.loc[clashing, "label"] = topics.table.loc[clashing, "topic_id"].map(
-        lambda t: fresh.get(int(t), f"Topic {t}")
-    )
+    return themes, theme_of, records if previous_map is not None else [], next_id
 
 
 def lay_out(

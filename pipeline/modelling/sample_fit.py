@@ -163,7 +163,7 @@ def fit_on_sample(
         reduced=fitted.reduced,
         phrases=fitted.phrases,
         notes=fitted.notes,
-        cliffs=fitted.cliffs,
+        count_agreement=fitted.count_agreement,
         chosen_count=fitted.chosen_count,
     )
     return SampleFit(topics, rows, rest, neighbours, similarities)

@@ -27,6 +27,7 @@ from pipeline.naming.names import (
     display_name,
     is_generic,
     keywords_of,
+    name_groups,
     name_key,
     name_support,
 )
@@ -216,7 +217,7 @@ def _theme_names(
         # A member topic named like the area is renamed afterwards (`rename_clashes`); another
         # topic's name is never taken.
         others = topic_keys - {name_key(topic_names[t]) for t in groups[g]}
-        return votes.name_for([rows_of(t) for t in groups[g]], taken | others)
+        return area_name(votes, [rows_of(t) for t in groups[g]], taken | others)
 
     def take(g: int, name: str, source: str) -> None:
         names[g] = name
@@ -367,3 +368,33 @@ def fit_themes(
         for theme, g in enumerate(order)
     ]
     return pd.DataFrame(table, columns=THEME_COLUMNS), theme_of
+
+
+def rename_topics_named_like_themes(
+    topics: pd.DataFrame,
+    themes: pd.DataFrame,
+    documents: list[str],
+    labels: np.ndarray,
+    embeddings: np.ndarray,
+    phrases: PhraseCounts | None = None,
+) -> pd.Series:
+    """The topics' names, where a theme took a topic's name (an area a topic is also called by) that
+    topic's best name no theme and no other topic has: a topic and a theme never share a name.
+
+    `documents`, `labels` and `embeddings` are the papers the names were chosen on, row for row.
+    """
+    theme_keys = {name_key(n) for n in themes["label"]}
+    names = topics["label"].astype(str)
+    clashing = names.map(name_key).isin(theme_keys)
+    if not clashing.any():
+        return names
+    centroids = dict(zip(topics["topic_id"].astype(int), topics["centroid"], strict=True))
+    fresh = name_groups(
+        documents,
+        labels,
+        centroids,
+        embeddings=embeddings,
+        counts=phrases,
+        forbid=set(themes["label"]) | set(names[~clashing]),
+    )
+    return names.where(~clashing, topics["topic_id"].map(lambda t: fresh.get(int(t), f"Topic {t}")))

@@ -77,9 +77,8 @@ class Topics:
     )
     phrases: PhraseCounts | None = None  # candidate name phrases per paper (reused to name themes)
     notes: list[str] = field(default_factory=list)  # what a user should hear about the names
-    cliffs: dict[int, float] = field(
-        default_factory=dict
-    )  # candidate topic count -> agreement of re-clusterings
+    # candidate topic count -> how well re-clusterings at that count agree (mean pairwise ARI)
+    count_agreement: dict[int, float] = field(default_factory=dict)
     chosen_count: int = 0  # the number of topics KMeans cut (before small ones were dissolved)
 
 
@@ -120,20 +119,21 @@ def fit_topics(
         key = dict(key, target_weight=TARGET_WEIGHT, targets=array_digest(umap_targets))
     else:
         targets = umap_targets = None
-    umap_model = UMAP(**settings, precomputed_knn=knn)
-    reduced, _ = cached_reduction(
-        f"umap{CLUSTER_DIMENSIONS}",
-        embeddings,
-        key,
-        lambda: umap_model.fit_transform(embeddings, y=umap_targets),
-    )
     if config.n_neighbors >= len(embeddings) / 3:
-        # A handful of papers: every paper is every other's UMAP neighbour and the reduction says
+        # A handful of papers: every paper is every other's UMAP neighbour and a reduction would say
         # nothing; the vectors themselves are the clustering space (unit rows: Euclidean ~ cosine).
         reduced = np.asarray(embeddings, dtype=np.float32)
+    else:
+        umap_model = UMAP(**settings, precomputed_knn=knn)
+        reduced, _ = cached_reduction(
+            f"umap{CLUSTER_DIMENSIONS}",
+            embeddings,
+            key,
+            lambda: umap_model.fit_transform(embeddings, y=umap_targets),
+        )
     if targets is not None:
         config = rebuild_topic_count(config, targets)
-    n_topics, cliffs = choose_topic_count(reduced, config)
+    n_topics, count_agreement = choose_topic_count(reduced, config)
     first_labels = partition(reduced, n_topics, config.min_topic_size, config.random_state)
     clusters = first_labels if targets is None else anchor_clusters(first_labels, targets)
     outlying = outliers(reduced, config, HDBSCAN)
@@ -179,7 +179,7 @@ def fit_topics(
         reduced=reduced,
         phrases=phrases,
         notes=[note] if note else [],
-        cliffs=cliffs,
+        count_agreement=count_agreement,
         chosen_count=int(n_topics),
     )
 

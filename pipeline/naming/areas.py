@@ -64,11 +64,6 @@ class AreaVotes:
     areas: list[Area]
     nearest: dict[str, np.ndarray]
 
-    def name_for(self, rows_per_topic: list[np.ndarray], taken: set[str] = frozenset()) -> str | None:
-        """The area name that holds for a group of topics (`area_name`), skipping names in `taken`
-        (names as `pipeline.naming.name_key` gives them)."""
-        return area_name(self, rows_per_topic, taken)
-
 
 def area_texts(areas: list[Area]) -> list[str]:
     """What is embedded for each area: its name and its line of words."""
