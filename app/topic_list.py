@@ -15,6 +15,7 @@ from app.session import on_topic_pick, widget_key
 from app.state import SORTS, ViewState
 from app.text import counted, markdown_literal
 from app.themes import group_topic_list, usable_themes
+from app.widgets import SIDE_WIDTH, wrapped_height
 
 SORT_NAMES = {"size": "Largest", "rising": "Rising"}
 MAX_HEIGHT = 600  # pixels; a longer grouped list scrolls inside its box
@@ -65,9 +66,10 @@ def topic_list(
     )
 
 
-def colour_dot(colour: str) -> str:
+def colour_dot(colour: str, row_height: int = 35) -> str:
     """A dot in `colour` (a hex colour of the map's palette) as an SVG data URL, for an image column: a
-    pandas Styler colouring a text dot cost 30-100 ms a rerun to send.
+    pandas Styler colouring a text dot cost 30-100 ms a rerun to send. The image is as tall as the row
+    (in proportion) so that the grid, which fits an image to the row's height, keeps the dot round.
 
     Examples:
         >>> colour_dot("#2f5fd0")[:60]
@@ -75,9 +77,10 @@ def colour_dot(colour: str) -> str:
     """
     if not re.fullmatch(r"#[0-9a-fA-F]{6}", colour):
         raise ValueError(f"not a palette colour: {colour!r}")
+    height = max(12, round(12 * row_height / 35))
     return (
-        "data:image/svg+xml;utf8,<svg xmlns='http://www.w3.org/2000/svg' width='12' height='12'>"
-        f"<circle cx='6' cy='6' r='5' fill='%23{colour[1:]}'/></svg>"
+        f"data:image/svg+xml;utf8,<svg xmlns='http://www.w3.org/2000/svg' width='12' height='{height}'>"
+        f"<circle cx='6' cy='{height / 2:g}' r='5' fill='%23{colour[1:]}'/></svg>"
     )
 
 
@@ -107,24 +110,27 @@ def _table(
     key: str,
 ) -> None:
     column = "In view" if filtered else "Papers"
+    topic_width = SIDE_WIDTH - 20 - 70 - (62 if growth is not None else 0)  # the rest of the panel
+    names = [data.label(t) for t in ids]
+    row_height = wrapped_height([(names, topic_width)])  # names whole, wrapped when long
     table = pd.DataFrame(
         {
-            "": [colour_dot(data.colours[t]) for t in ids],
-            "Topic": [data.label(t) for t in ids],
+            "": [colour_dot(data.colours[t], row_height) for t in ids],
+            "Topic": names,
             column: [int(counts[t + 1]) if filtered else data.sizes[t] for t in ids],
         }
     )
     config = {
         "": st.column_config.ImageColumn("", width=20),  # the topic's colour on the map
-        "Topic": st.column_config.TextColumn("Topic", width=155),
+        "Topic": st.column_config.TextColumn("Topic", width=topic_width),
         column: st.column_config.ProgressColumn(
-            column, format="%d", min_value=0, max_value=max(data.sizes.values()) or 1, width=90
+            column, format="%d", min_value=0, max_value=max(data.sizes.values()) or 1, width=70
         ),
     }
     if growth is not None:
         table["Growth"] = [growth_text(float(growth.get(t, np.nan)) if t != -1 else np.nan) for t in ids]
         config["Growth"] = st.column_config.TextColumn(
-            "Growth", width=70, help="Recent share of papers ÷ earlier share; – where it cannot be measured"
+            "Growth", width=62, help="Recent share of papers ÷ earlier share; – where it cannot be measured"
         )
     chosen = [ids.index(state.topic)] if state.topic in ids else []
     st.dataframe(
@@ -134,7 +140,7 @@ def _table(
         on_select=partial(on_topic_pick, key, ids),
         selection_mode="single-row",
         selection_default={"selection": {"rows": chosen}},
-        height=min(MAX_HEIGHT, 35 * (len(ids) + 1) + 3),
-        row_height=35,
+        height=min(MAX_HEIGHT, row_height * len(ids) + 38),
+        row_height=row_height,
         column_config=config,
     )

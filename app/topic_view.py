@@ -13,7 +13,7 @@ from app.data import MapData
 from app.session import on_topic_pick, on_topic_select_box, only_this_topic
 from app.text import counted, markdown_literal, plotly_escape
 from app.trends import has_venues, has_years, venue_counts, venue_figure, year_figure, year_shares
-from app.widgets import paper_table, topic_note
+from app.widgets import SIDE_WIDTH, paper_table, topic_note, wrapped_height
 
 
 def keyword_figure(keywords: list[str], weights: list[float], colour: str) -> go.Figure:
@@ -96,12 +96,29 @@ def topic_view(data: MapData, topic: int) -> None:
             config={"displayModeBar": False},
             key=f"keywords-{topic}",
         )
-    representatives = [data.row_of[d] for d in row["representative_doc_ids"] if d in data.row_of]
-    if representatives:
-        st.markdown("**Representative papers**")
-        paper_table(data, np.array(representatives, dtype=np.int64), "representatives", compact=True)
+    central = central_papers(data, topic)
+    if len(central):
+        st.markdown(f"**Most central papers** ({len(central)} of {size:,}, nearest the topic's centre first)")
+        paper_table(data, central, "representatives", compact=True)
     trends(data, topic)
     nearest_topics(data, topic)
+
+
+CENTRAL = 10  # papers listed for an opened topic
+
+
+def central_papers(data: MapData, topic: int, k: int = CENTRAL) -> np.ndarray:
+    """Rows of the topic's `k` papers nearest its centre: the build's representative papers first, then
+    the papers whose vectors are most like the mean of the topic's vectors (cosine), most like first."""
+    rows = np.flatnonzero(data.topic_ids == topic)
+    chosen = [data.row_of[d] for d in data.topics.loc[topic, "representative_doc_ids"] if d in data.row_of]
+    if len(rows) > len(chosen):
+        vectors = np.asarray(data.vectors[rows], dtype=np.float32)
+        centre = vectors.mean(axis=0)
+        order = rows[np.argsort(-(vectors @ centre), kind="stable")]
+        listed = set(chosen)
+        chosen += [int(r) for r in order[: k + len(listed)] if r not in listed]
+    return np.array(chosen[:k], dtype=np.int64)
 
 
 STABILITY_HELP = (
@@ -150,15 +167,21 @@ def nearest_topics(data: MapData, topic: int) -> None:
         }
     )
     key = f"nearest-topics-{topic}"
+    topic_width = SIDE_WIDTH - 60 - 80  # the rest of the panel: names whole, wrapped if long
+    row_height = wrapped_height([(table["Topic"].tolist(), topic_width)])
     st.dataframe(
         table,
         key=key,
         hide_index=True,
         on_select=partial(on_topic_pick, key, ids),
         selection_mode="single-row",
+        height=row_height * len(table) + 38,
+        row_height=row_height,
         column_config={
+            "Topic": st.column_config.TextColumn("Topic", width=topic_width),
+            "Papers": st.column_config.NumberColumn("Papers", format="%d", width=60),
             "Similarity": st.column_config.ProgressColumn(
-                "Similarity", format="%.2f", min_value=0.0, max_value=1.0
-            )
+                "Similarity", format="%.2f", min_value=0.0, max_value=1.0, width=80
+            ),
         },
     )

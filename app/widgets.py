@@ -13,6 +13,34 @@ from app import session
 from app.data import MapData, paper_places
 from app.session import on_row_pick
 
+SIDE_WIDTH = 300  # pixels the side panel's tables share out at 1400x900, after the row-select column
+CHAR_WIDTH = 7.4  # pixels a character of table text takes, on average (14 px Source Sans), rounded up
+MAX_LINES = 4  # a cell wraps onto at most this many lines; past that (rare) it ends in an ellipsis
+
+
+def wrapped_height(columns: list[tuple[list[str], int]]) -> int:
+    """A table's row height so that every cell's text shows whole: 35 px when each fits on one line,
+    else tall enough for the longest cell's lines (Streamlit wraps cell text only past 64 px rows).
+
+    `columns`: (the column's texts, its width in pixels).
+
+    Examples:
+        >>> wrapped_height([(["Depth"], 200)])
+        35
+        >>> wrapped_height([(["Degrees of freedom & manipulators"], 160)])
+        66
+        >>> wrapped_height([(["x" * 400], 100)])
+        94
+    """
+    lines = 1
+    for texts, width in columns:
+        per_line = max(1, int((width - 17) / CHAR_WIDTH))  # less the cell's padding
+        longest = max((len(str(t)) for t in texts), default=0)
+        lines = max(lines, -(-longest // per_line))
+    if lines == 1:
+        return 35
+    return max(66, 10 + 21 * min(lines, MAX_LINES))
+
 
 def paper_rows(data: MapData, rows: np.ndarray, extra: dict[str, list] | None = None) -> pd.DataFrame:
     """A readable table of papers: title, topic, where it is from (as the hover says it, never an input
@@ -61,18 +89,29 @@ def paper_table(
     if similarity is not None:
         extra["Similarity"] = similarity
     table = paper_rows(data, rows, extra)
-    if compact:
-        table = table[[c for c in ("Title", "Topic", "Similarity") if c in table.columns]]
+    if compact:  # beside the map: whole titles, wrapped; the topic only where the papers' topics differ
+        keep = ["Title", "Topic"] if len(set(table["Topic"])) > 1 else ["Title"]
+        table = table[[c for c in (*keep, "Similarity") if c in table.columns]]
     elif match is not None:  # how each paper matched, next to its title where a narrow table shows it
         table = table[["Title", *extra, *[c for c in table.columns if c != "Title" and c not in extra]]]
     opened = session.chosen("paper")
     here = opened if opened in doc_ids else ""
     key = f"{key_prefix}-{digest(doc_ids)}-{here}"
+    row_height = None
+    if compact:
+        topic_width = 95 if "Topic" in table.columns else 0
+        widths = {
+            "Title": SIDE_WIDTH - topic_width - (75 if similarity is not None else 0),
+            "Topic": topic_width or 1,
+        }
+        row_height = wrapped_height(
+            [(table[c].tolist(), widths[c]) for c in ("Title", "Topic") if c in table]
+        )
+    else:
+        widths = {"Title": 240 if similarity else 280, "Topic": 140}
     column_config = {
-        "Title": st.column_config.TextColumn(
-            "Title", width=(150 if similarity else 210) if compact else (240 if similarity else 280)
-        ),
-        "Topic": st.column_config.TextColumn("Topic", width=90 if compact else 140),
+        "Title": st.column_config.TextColumn("Title", width=widths["Title"]),
+        "Topic": st.column_config.TextColumn("Topic", width=widths["Topic"]),
         "Source": st.column_config.TextColumn("Source", width=110 if similarity is None else 90),
     }
     if match is not None:
@@ -95,7 +134,7 @@ def paper_table(
         )
     if similarity is not None:
         column_config["Similarity"] = st.column_config.ProgressColumn(
-            "Similarity", format="%.2f", min_value=0.0, max_value=1.0, width=70 if compact else 90
+            "Similarity", format="%.2f", min_value=0.0, max_value=1.0, width=75 if compact else 90
         )
     st.dataframe(
         table,
@@ -105,7 +144,8 @@ def paper_table(
         selection_mode="single-row",
         selection_default={"selection": {"rows": [doc_ids.index(here)] if here else []}},
         column_config=column_config,
-        height=height,
+        height=height if row_height is None or height != "auto" else row_height * len(table) + 38,
+        row_height=row_height,
     )
     if caption:
         st.caption(caption)
