@@ -139,9 +139,11 @@ def test_the_map_can_be_coloured_by_a_column_with_a_key_for_each_value(tiny_data
     assert years["code"] == expected  # row i's value, as a position in `values`
     key = view_state(tiny_data, np.ones(tiny_data.n, dtype=bool), **URLS, colour="year")["legend"]
     assert key == [
-        {"text": "2023", "colour": years["palette"][0]},
-        {"text": "2024", "colour": years["palette"][1]},
+        {"text": "2023", "colour": years["palette"][0], "pick": {"value": 0}, "on": False},
+        {"text": "2024", "colour": years["palette"][1], "pick": {"value": 1}, "on": False},
     ]
+    chosen = view_state(tiny_data, np.ones(tiny_data.n, dtype=bool), **URLS, colour="year", values=("2024",))
+    assert [entry["on"] for entry in chosen["legend"]] == [False, True]  # the chosen value is marked
 
 
 def test_topics_are_shades_of_their_theme_hue(tmp_path):
@@ -167,6 +169,9 @@ def test_topics_are_shades_of_their_theme_hue(tmp_path):
     assert abs((hue(0) - hue(2) + 180) % 360 - 180) > 40  # two themes: two hues
     key = view_state(data, np.ones(data.n, dtype=bool), **URLS)["legend"]
     assert [k["text"] for k in key] == ["Structures", "Learning"]  # the key names the themes' hues
+    assert [k["pick"] for k in key] == [{"theme": 0}, {"theme": 1}]  # a click shows that theme alone
+    chosen = view_state(data, np.ones(data.n, dtype=bool), **URLS, themes=(1,))["legend"]
+    assert [k["on"] for k in chosen] == [False, True]
 
 
 @pytest.mark.parametrize("n", [10_000, 81_646])

@@ -215,7 +215,7 @@ function shownState(inst) {
 
 function layout(inst, view, chart, state) {
   const next = {
-    height: view.height,
+    height: chartHeight(inst, view),
     margin: MARGIN,
     plot_bgcolor: "#fbfbfd",
     paper_bgcolor: "rgba(0,0,0,0)",
@@ -256,6 +256,7 @@ async function showChart(inst, view, name, drawKey) {
     Object.assign(update, { "xaxis.range": state.x, "yaxis.range": state.y });
   }
   if (state.dragmode && (chart.div.layout.dragmode || "pan") !== state.dragmode) update.dragmode = state.dragmode;
+  if (chart.div.layout.height !== chartHeight(inst, view)) update.height = chartHeight(inst, view); // the key's row changed
   if (name === "sub" && inst.context && !inst.contextShown) {
     update["images[0]"] = inst.context; // drawn while the other chart was shown
     inst.contextShown = true;
@@ -441,24 +442,67 @@ function placeMarks(inst) {
   });
 }
 
-// The key: theme hues (topics are shades of them) or the values of the column the map is coloured by.
+// The key, a row under the chart (never over it): theme hues (topics are shades of them) or the
+// values of the column the map is coloured by. Clicking an entry shows only its papers (the app sets
+// the Themes filter, or the column's filter, so the counts, the table and the link follow); clicking
+// it again, or "Show all", shows everything. An entry without a pick (missing values) is not a button.
 function drawLegend(inst, entries) {
   const key = JSON.stringify(entries || []);
   if (key === inst.legendKey) return;
   inst.legendKey = key;
   inst.legend.replaceChildren();
-  for (const entry of entries || []) {
-    const item = document.createElement("div");
+  const list = entries || [];
+  const isolated = list.some((entry) => entry.on);
+  for (const entry of list) {
+    const item = document.createElement(entry.pick ? "button" : "div");
     item.className = "atlas-legend-item";
+    if (entry.pick) {
+      item.type = "button";
+      item.setAttribute("aria-pressed", String(Boolean(entry.on)));
+      item.title = entry.on ? "Show all again" : "Show only these papers";
+      item.addEventListener("click", () => inst.trigger("legend", { ...entry.pick, map: inst.pointsUrl }));
+    }
+    item.classList.toggle("atlas-legend-on", Boolean(entry.on));
+    item.classList.toggle("atlas-legend-off", isolated && !entry.on);
     const swatch = document.createElement("span");
     swatch.className = "atlas-swatch";
     swatch.style.background = entry.colour;
     const text = document.createElement("span");
+    text.className = "atlas-legend-text";
     text.textContent = entry.text; // literal text, never markup
     item.append(swatch, text);
     inst.legend.appendChild(item);
   }
-  inst.legend.hidden = !(entries && entries.length);
+  const kind = list.map((entry) => entry.pick && Object.keys(entry.pick)[0]).find(Boolean);
+  if (isolated && kind) {
+    const all = document.createElement("button");
+    all.type = "button";
+    all.className = "atlas-legend-all";
+    all.textContent = "Show all";
+    all.addEventListener("click", () => inst.trigger("legend", { [kind]: null, map: inst.pointsUrl }));
+    inst.legend.appendChild(all);
+  }
+  inst.legend.hidden = list.length === 0;
+}
+
+// The charts' height: the map's, less the key's row under them.
+function chartHeight(inst, view) {
+  const legend = inst.legend.hidden ? 0 : Math.ceil(inst.legend.getBoundingClientRect().height);
+  return Math.max(120, view.height - legend);
+}
+
+// A narrower window wraps the key onto more lines: the shown chart gives it the room (the other
+// takes its height when it is shown, in showChart).
+function followLegend(inst) {
+  if (inst.legendWatch || !window.ResizeObserver) return;
+  inst.legendWatch = new ResizeObserver(() => {
+    const chart = inst.active ? inst.charts[inst.active] : null;
+    if (!chart || !chart.plotted || inst.busy || !inst.view) return;
+    const height = chartHeight(inst, inst.view);
+    if (chart.div.layout.height === height) return;
+    window.Plotly.relayout(chart.div, { height }).then(() => placeMarks(inst));
+  });
+  inst.legendWatch.observe(inst.legend);
 }
 
 // Rows of the papers a click or a box/lasso picked: on the "all" chart traces 0..G-1 hold every paper
@@ -507,7 +551,7 @@ function bindEvents(inst, chart) {
     scheduleContext(inst);
     rememberZoom(inst);
   });
-  // The hover box is drawn inside the chart, under the names: fade the names while it shows.
+  // The hover box is the chart's top layer, over the names (map.css); the names also fade while it shows.
   gd.on("plotly_hover", () => inst.marks.classList.add("atlas-hovering"));
   gd.on("plotly_unhover", () => inst.marks.classList.remove("atlas-hovering"));
 }
@@ -610,6 +654,7 @@ async function apply(inst, view) {
   inst.loading.hidden = true;
   // The points are redrawn only when what they show changed; an opened paper, its neighbours, the
   // names and the pin are marks over the chart and move without Plotly.
+  drawLegend(inst, view.legend);
   const name = inst.mask !== null ? "sub" : "all";
   const drawKey = name === "all" ? `${colourKey}|${view.height}` : `${colourKey}|${maskKey}|${view.search}|${view.height}`;
   await showChart(inst, view, name, drawKey);
@@ -618,6 +663,7 @@ async function apply(inst, view) {
     inst.reset = view.reset;
     ZOOM.inst = inst;
     wrapHistory();
+    followLegend(inst);
     rememberZoom(inst);
   }
   if (view.reset !== inst.reset) {
@@ -625,7 +671,6 @@ async function apply(inst, view) {
     await restoreZoom(inst, null);
     rememberZoom(inst);
   }
-  drawLegend(inst, view.legend);
   if (!inst.context || inst.contextStale) {
     inst.contextStale = false;
     if (inst.mask !== null) await drawContext(inst);
@@ -700,13 +745,14 @@ async function update(inst) {
 class AtlasMap {
   // the page elements
   /** @type {HTMLElement} */ root;
+  /** @type {HTMLElement} the charts and what lies over them, above the key's row */ stage;
   /** @type {{all: Chart, sub: Chart}} two charts in one place, one shown at a time */ charts;
   /** @type {HTMLElement} the shown chart's div */ gd;
   /** @type {"all"|"sub"|null} */ active = null;
   /** @type {HTMLElement} names, ring and pin over the chart */ marks;
   /** @type {HTMLElement} */ loading;
   /** @type {HTMLElement} */ error;
-  /** @type {HTMLElement} */ legend;
+  /** @type {HTMLElement} the key, a row under the charts */ legend;
   /** @type {HTMLElement} the opened paper's ring */ ring;
   /** @type {HTMLElement} the placed abstract's star */ pin;
   /** @type {HTMLElement[]} the opened paper's nearest papers' rings */ near = [];
@@ -714,6 +760,7 @@ class AtlasMap {
   /** @type {Map<string, number[]>} a name's look -> its measured [width, height] */ labelSizes = new Map();
   labelCount = 0;
   legendKey = undefined;
+  legendWatch = null; // a ResizeObserver: the key's row changed height
   // the map's points and what the view draws of them
   table = null; // the point table (prepare), per map
   pointsUrl = null; // the table's URL: names the map events come from
@@ -768,7 +815,10 @@ class AtlasMap {
     this.gd = charts.all.div;
     this.marks = document.createElement("div");
     this.marks.className = "atlas-map-marks";
-    this.root.append(charts.all.div, charts.sub.div, this.marks, this.loading, this.error);
+    this.stage = document.createElement("div");
+    this.stage.className = "atlas-map-stage";
+    this.stage.append(charts.all.div, charts.sub.div, this.marks, this.loading, this.error);
+    this.root.append(this.stage);
     parentElement.appendChild(this.root);
     this.ring = mark(this, "atlas-ring");
     this.pin = mark(this, "atlas-pin");
@@ -784,7 +834,8 @@ class AtlasMap {
     hint.className = "atlas-map-hint";
     hint.textContent = "Hold Ctrl (⌘) and scroll to zoom (or click an empty spot of the map first)";
     hint.hidden = true;
-    this.root.append(this.legend, hint);
+    this.stage.append(hint);
+    this.root.append(this.legend);
     this.handWheel(hint);
   }
 
@@ -849,6 +900,7 @@ export default function (component) {
     // Streamlit unmounted the map: free its WebGL contexts.
     for (const chart of Object.values(inst.charts)) if (window.Plotly && chart.plotted) window.Plotly.purge(chart.div);
     if (ZOOM.inst === inst) ZOOM.inst = null;
+    if (inst.legendWatch) inst.legendWatch.disconnect();
     inst.root.remove();
     INSTANCES.delete(parentElement);
   };
