@@ -248,3 +248,36 @@ def test_the_hover_box_is_drawn_over_the_names(page, keyed_app):
                 break
         page.mouse.move(2, 2)
     assert checked >= 3  # boxes over names were found and checked: the test can fail
+
+
+def test_the_placed_abstracts_tag_is_drawn_over_the_names(page, keyed_app):
+    """The pin (a placed abstract) moved onto a topic name, as placing an abstract there would: its star
+    and "Your abstract" tag show over the name, at the tag's centre and the star's."""
+    app, _ = keyed_app
+    open_app(page, app.url)
+    found = page.evaluate(
+        """() => {
+            const label = document.querySelector('.atlas-label:not([hidden]):not(.atlas-theme)');
+            const pin = document.querySelector('.atlas-pin');
+            pin.hidden = false;
+            const r = label.getBoundingClientRect(), base = pin.offsetParent.getBoundingClientRect();
+            pin.style.width = pin.style.height = '24px';
+            pin.style.transform = `translate(${r.left - base.left + 4}px, ${r.top - base.top - 4}px)`;
+            const tag = pin.querySelector('.atlas-pin-tag').getBoundingClientRect();
+            const star = pin.getBoundingClientRect();
+            const style = document.createElement('style');
+            style.textContent = '.atlas-map-marks, .atlas-map-marks * { pointer-events: auto !important; }';
+            document.head.appendChild(style);
+            const at = (x, y) => {
+                const hit = document.elementFromPoint(x, y);
+                return hit.closest('.atlas-pin') ? 'pin' : hit.closest('.atlas-label') ? 'name' : 'other';
+            };
+            const spots = [[tag.left + 4, tag.top + tag.height / 2], [star.left + 12, star.top + 12]];
+            const overlaps = spots.map(([x, y]) => x >= r.left && x <= r.right && y >= r.top && y <= r.bottom);
+            const top = spots.map(([x, y]) => at(x, y));
+            style.remove();
+            return {overlaps, top};
+        }"""
+    )
+    assert any(found["overlaps"]), found  # the pin lies over the name: the test can fail
+    assert found["top"] == ["pin", "pin"], found
