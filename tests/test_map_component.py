@@ -212,3 +212,26 @@ def test_a_far_off_paper_does_not_squeeze_the_opening_view():
     x_range, _ = view_ranges(xs, xs)
     assert x_range[1] < 10 and x_range[0] < -2
     assert view_ranges(np.array([0.0, 1.0]), np.array([5.0, 5.0]))[1] == [4.0, 6.0]  # flat: padded by 1
+
+
+def test_the_map_script_is_sent_without_its_comments_and_still_parses(tmp_path):
+    """Streamlit sends the component's inline code with every rerun: comments are dropped first, and the
+    script that is left is still valid JavaScript (checked with Node where it is installed)."""
+    import shutil
+    import subprocess
+
+    from app.map_component import HERE, compact_source
+
+    raw = (HERE / "map.js").read_text()
+    sent = compact_source(raw)
+    assert len(sent) < 0.8 * len(raw) and "//" not in sent.replace("://", "")
+    assert (
+        'hint.textContent = "Hold Ctrl (⌘) and scroll to zoom (or click an empty spot of the map first)"'
+        in sent
+    )
+    if shutil.which("node"):
+        (tmp_path / "map.mjs").write_text(sent)
+        checked = subprocess.run(
+            ["node", "--check", str(tmp_path / "map.mjs")], capture_output=True, text=True
+        )
+        assert checked.returncode == 0, checked.stderr

@@ -51,6 +51,7 @@ restores them from it on opening a link and on Back/Forward (see map.js, "zoom i
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -64,10 +65,40 @@ from app.map_component.payload import Pin, points_file, view_state
 KEY = "atlas_map"
 HERE = Path(__file__).resolve().parent
 
+
+def compact_source(text: str, *, css: bool = False) -> str:
+    r"""The component's script (or style sheet) without comments, indentation or blank lines.
+
+    Streamlit sends a component's inline code with every rerun (in the element's protobuf), so its
+    comments would cost bytes on every click. Only comments a line holds alone, or after code with
+    no open quote before them (`//` after a space, in the script), are dropped; lines stay lines,
+    so the script means what it did.
+
+    Examples:
+        >>> compact_source('  // a note\n  const a = "x // y"; // why\n\n  f(a);  // go\n')
+        'const a = "x // y";\nf(a);\n'
+        >>> compact_source("/* the map */\n.a {\n  top: 0; /* edge */\n}\n", css=True)
+        '.a {\ntop: 0;\n}\n'
+    """
+    if css:
+        text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    lines = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        for cut in [] if css else re.finditer(r"(^|\s)//(\s|$)", line):
+            head = line[: cut.start()]
+            if all(head.count(quote) % 2 == 0 for quote in "\"'`"):
+                line = head.rstrip()
+                break
+        if line:
+            lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
 _component = st.components.v2.component(
     "abstract_atlas.map",
-    js=(HERE / "map.js").read_text(),
-    css=(HERE / "map.css").read_text(),
+    js=compact_source((HERE / "map.js").read_text()),
+    css=compact_source((HERE / "map.css").read_text(), css=True),
     isolate_styles=False,  # Plotly.js has event and layout bugs inside a shadow root
 )
 
