@@ -143,12 +143,12 @@ def test_without_webgl_the_map_is_an_image_of_its_papers_with_names_and_a_notice
             page.mouse.wheel(0, -300)
             page.wait_for_timeout(120)
         page.keyboard.up("Control")
-        # the image drawn for the view now: twice its span (half a view around it, for panning)
+        # the image drawn for the view now: 1.5 times its span (a quarter of a view around it, for panning)
         page.wait_for_function(
             f"""(n) => {{
                 const gd = document.querySelector('{GRAPH}');
                 const span = gd.layout.xaxis.range[1] - gd.layout.xaxis.range[0];
-                return gd.dataset.atlasDensity > n && Math.abs(gd.layout.images[0].sizex - 2 * span) < 1e-6 * span;
+                return gd.dataset.atlasDensity > n && Math.abs(gd.layout.images[0].sizex - 1.5 * span) < 1e-6 * span;
             }}""",
             arg=before,
             timeout=30_000,

@@ -351,6 +351,7 @@ function scheduleContext(inst) {
 // selection) is drawn as SVG points that hover and click, at most FALLBACK_POINTS of them (an even
 // sample beyond, and the note under the map says how many). Names, ring and pin are as ever.
 const FALLBACK_POINTS = 5000;
+const DENSITY_PAD = 0.25; // the image reaches this share of the view beyond each edge
 const NO_WEBGL = "This browser has no WebGL: the map is an image; search hits and selections are drawn as points.";
 let webgl; // whether this page can have a WebGL context, asked once
 
@@ -473,6 +474,26 @@ function selectWithoutPoints(inst, chart, event) {
   inst.trigger("select", { rows, map: inst.pointsUrl });
 }
 
+// One paper on the image: a dot of `radius` px at (x, y), blended over what is there ("source over"
+// in the image's own pixels: for 81,646 papers a few times faster than filling canvas paths).
+function dot(image, x, y, radius, rgb, alpha) {
+  const { width, height, data } = image;
+  const x0 = Math.max(0, Math.round(x - radius)), x1 = Math.min(width, Math.round(x + radius));
+  const y0 = Math.max(0, Math.round(y - radius)), y1 = Math.min(height, Math.round(y + radius));
+  const round = radius > 1.6, r2 = radius * radius;
+  for (let py = y0; py < y1; py++) {
+    for (let px = x0; px < x1; px++) {
+      if (round && (px + 0.5 - x) ** 2 + (py + 0.5 - y) ** 2 > r2) continue;
+      const k = 4 * (py * width + px);
+      const under = (data[k + 3] / 255) * (1 - alpha), out = alpha + under;
+      data[k] = (rgb[0] * alpha + data[k] * under) / out;
+      data[k + 1] = (rgb[1] * alpha + data[k + 1] * under) / out;
+      data[k + 2] = (rgb[2] * alpha + data[k + 2] * under) / out;
+      data[k + 3] = out * 255;
+    }
+  }
+}
+
 function scheduleDensity(inst) {
   clearTimeout(inst.densityTimer);
   inst.densityTimer = setTimeout(() => {
@@ -481,8 +502,10 @@ function scheduleDensity(inst) {
   }, 150);
 }
 
-// Every paper in its colour on a 2-D canvas for the current view (and half a view around it, so a pan
-// shows papers until the image is redrawn), as the "all" chart's layout image in data coordinates.
+// Every paper in its colour on a 2-D canvas for the current view (and a quarter of a view around it,
+// so a pan shows papers until the image is redrawn), as the "all" chart's layout image in data
+// coordinates. At screen resolution: encoding the image costs most (81,646 papers: 30 ms for a view
+// of 1,100 x 700 px, 250 ms at twice the width and height).
 async function showDensity(inst) {
   const chart = inst.charts.all;
   if (inst.active !== "all" || !chart.plotted) return; // drawn when the whole map is shown
@@ -491,33 +514,28 @@ async function showDensity(inst) {
   const key = `${inst.colourKey}|${now.x}|${now.y}|${area.w}x${area.h}`;
   if (key === inst.densityKey) return;
   inst.densityKey = key;
+  const started = performance.now();
   const t = inst.table;
-  const padX = (now.x[1] - now.x[0]) / 2, padY = (now.y[1] - now.y[0]) / 2;
+  const padX = (now.x[1] - now.x[0]) * DENSITY_PAD, padY = (now.y[1] - now.y[0]) * DENSITY_PAD;
   const xr = [now.x[0] - padX, now.x[1] + padX], yr = [now.y[0] - padY, now.y[1] + padY];
-  const scale = Math.min(2, window.devicePixelRatio || 1);
-  const width = Math.min(4096, Math.max(1, Math.round(area.w * 2 * scale)));
-  const height = Math.min(4096, Math.max(1, Math.round(area.h * 2 * scale)));
+  const width = Math.max(1, Math.round(area.w * (1 + 2 * DENSITY_PAD)));
+  const height = Math.max(1, Math.round(area.h * (1 + 2 * DENSITY_PAD)));
   const canvas = document.createElement("canvas");
   canvas.width = width;
   canvas.height = height;
   const g = canvas.getContext("2d");
-  g.globalAlpha = t.n < 5000 ? 0.85 : t.n < 20000 ? 0.7 : 0.55; // overlapping papers add up: density
-  const r = Math.max(0.75, (t.size * 0.5 * width) / (area.w * 2));
+  const image = g.createImageData(width, height);
+  const alpha = t.n < 5000 ? 0.85 : t.n < 20000 ? 0.7 : 0.55; // overlapping papers add up: density
+  const radius = Math.max(0.75, t.size * 0.4);
   const sx = width / (xr[1] - xr[0]), sy = height / (yr[1] - yr[0]);
   for (const group of inst.groups) { // the unassigned grey first, the colours over it
-    g.fillStyle = group.colour;
-    g.beginPath();
+    g.fillStyle = group.colour; // the canvas reads the colour: "#rrggbb" back
+    const rgb = [1, 3, 5].map((k) => parseInt(g.fillStyle.slice(k, k + 2), 16));
     for (let j = 0; j < group.rows.length; j++) {
-      const px = (group.x[j] - xr[0]) * sx, py = (yr[1] - group.y[j]) * sy;
-      if (px < -r || py < -r || px > width + r || py > height + r) continue;
-      if (r <= 1.6) g.rect(px - r, py - r, 2 * r, 2 * r);
-      else {
-        g.moveTo(px + r, py);
-        g.arc(px, py, r, 0, 2 * Math.PI);
-      }
+      dot(image, (group.x[j] - xr[0]) * sx, (yr[1] - group.y[j]) * sy, radius, rgb, alpha);
     }
-    g.fill();
   }
+  g.putImageData(image, 0, 0);
   const blob = await new Promise((resolve) => canvas.toBlob(resolve, "image/png"));
   if (key !== inst.densityKey) return; // a newer view is being drawn
   const previous = inst.densityUrl;
@@ -533,6 +551,7 @@ async function showDensity(inst) {
     chart.syncing = false;
   }
   chart.div.dataset.atlasDensity = String(Number(chart.div.dataset.atlasDensity || 0) + 1); // for tests
+  chart.div.dataset.atlasDensityMs = String(Math.round(performance.now() - started)); // and benchmarks
   if (previous) URL.revokeObjectURL(previous);
 }
 
