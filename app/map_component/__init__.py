@@ -70,18 +70,18 @@ def compact_source(text: str, *, css: bool = False) -> str:
     r"""The component's script (or style sheet) without comments, indentation or blank lines.
 
     Streamlit sends a component's inline code with every rerun (in the element's protobuf), so its
-    comments would cost bytes on every click. Only comments a line holds alone, or after code with
-    no open quote before them (`//` after a space, in the script), are dropped; lines stay lines,
-    so the script means what it did.
+    comments would cost bytes on every click. In the script only doc comments at a line's start and
+    `//` comments a line holds alone, or after code with no open quote before them, are dropped;
+    lines stay lines, so the script means what it did.
 
     Examples:
-        >>> compact_source('  // a note\n  const a = "x // y"; // why\n\n  f(a);  // go\n')
-        'const a = "x // y";\nf(a);\n'
+        >>> compact_source('  // a note\n  const a = "x // y"; // why\n\n  /** @type {number} */ n;  // go\n')
+        'const a = "x // y";\nn;\n'
         >>> compact_source("/* the map */\n.a {\n  top: 0; /* edge */\n}\n", css=True)
         '.a {\ntop: 0;\n}\n'
     """
-    if css:
-        text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    # CSS comments anywhere; in the script, the doc comments (/** ... */) that start on a line
+    text = re.sub(r"/\*.*?\*/" if css else r"(?m)^\s*/\*\*.*?\*/", "", text, flags=re.S)
     lines = []
     for raw in text.splitlines():
         line = raw.strip()
