@@ -208,11 +208,12 @@ def test_without_webgl_search_hits_are_points_and_clicking_one_opens_the_paper(b
         page.context.close()
 
 
-def test_without_webgl_more_hits_than_points_say_how_many_are_drawn(browser, big_app):
+@pytest.mark.parametrize("width, height", [(1400, 900), (390, 844)])
+def test_without_webgl_more_hits_than_points_say_how_many_are_drawn(browser, big_app, width, height):
     app, papers = big_app
     hits = int(papers["title"].str.contains("survey").sum())
     assert hits > 5000
-    page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+    page = browser.new_context(viewport={"width": width, "height": height}).new_page()
     try:
         open_app(page, app.url)
         search_for(page, "survey")
@@ -223,6 +224,7 @@ def test_without_webgl_more_hits_than_points_say_how_many_are_drawn(browser, big
         plot = page.locator(f"{GRAPH} .nsewdrag").first.bounding_box()
         shown = page.locator(".atlas-map-note").bounding_box()
         assert shown["y"] >= plot["y"] + plot["height"] - 0.5  # under the plot, covering none of it
+        assert page.evaluate("document.documentElement.scrollWidth") <= width  # and within the page's width
     finally:
         page.context.close()
 
