@@ -335,6 +335,10 @@ def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
     st.session_state[key] = [chosen] if alone else []
     if alone and "theme" in value:
         st.session_state[SESSION_KEY["topics"]] = []  # the theme's papers, all of them
+        theme_of = dict(zip(data.topics["topic_id"].tolist(), data.topics["theme_id"].tolist(), strict=True))
+        topic = st.session_state.get(SESSION_KEY["topic"])
+        if topic is not None and theme_of.get(topic) != chosen:
+            st.session_state[SESSION_KEY["topic"]] = None  # an opened topic outside it would show nothing
 
 
 def turn_page(step: int) -> None:

@@ -58,6 +58,18 @@ def test_a_theme_shows_alone_and_again_shows_all(data):
     assert st.session_state[THEMES] == []
 
 
+def test_a_theme_closes_an_opened_topic_outside_it_and_keeps_one_inside(data):
+    topic = session.widget_key("topic")
+    st.session_state[topic] = 1  # "Diffusion models", in theme 0
+    click(data, theme=0)
+    assert st.session_state[topic] == 1
+    click(data, theme=1)
+    assert st.session_state[topic] is None  # it would show none of theme 1's papers
+    st.session_state[topic] = -1  # the unassigned papers: in no theme
+    click(data, theme=0)
+    assert st.session_state[topic] is None
+
+
 def test_a_value_of_the_colour_column_shows_alone_and_again_shows_all(data):
     key = session.filter_key("year")
     click(data, "year", value=1)
