@@ -314,6 +314,33 @@ def only_this_topic(topic: int, theme: int | None = None) -> None:
         st.session_state[SESSION_KEY["themes"]] = []
 
 
+def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
+    """The map's key was clicked: show only that theme (or, coloured by `colour`, only that value of
+    the column); the entry shown alone, clicked again, or "Show all" (a null pick): everything again."""
+    value = map_event("legend") or {}
+    pick = value.get("theme", value.get("value"))
+    if value.get("map") != points_url or not (pick is None or type(pick) is int):
+        return
+    if "theme" in value:
+        key, options = SESSION_KEY["themes"], [] if data.themes is None else data.themes["theme_id"].tolist()
+        chosen = pick if pick in options else None
+    elif "value" in value and colour in data.facets:
+        key, options = filter_key(colour), data.facets[colour]
+        chosen = options[pick] if pick is not None and 0 <= pick < len(options) else None
+    else:
+        return
+    if pick is not None and chosen is None:
+        return  # not an entry of this map's key
+    alone = chosen is not None and list(st.session_state.get(key) or []) != [chosen]
+    st.session_state[key] = [chosen] if alone else []
+    if alone and "theme" in value:
+        st.session_state[SESSION_KEY["topics"]] = []  # the theme's papers, all of them
+        theme_of = dict(zip(data.topics["topic_id"].tolist(), data.topics["theme_id"].tolist(), strict=True))
+        topic = st.session_state.get(SESSION_KEY["topic"])
+        if topic is not None and theme_of.get(topic) != chosen:
+            st.session_state[SESSION_KEY["topic"]] = None  # an opened topic outside it would show nothing
+
+
 def turn_page(step: int) -> None:
     st.session_state.page = max(0, st.session_state.get("page", 0) + step)
 
@@ -353,7 +380,7 @@ def remove_pin() -> None:
 
 # --------------------------------------------------------------------------- what panels keep between runs
 def map_event(name: str) -> dict | None:
-    """The live map's trigger value `name` ("click" or "select") inside an `on_*_change` callback."""
+    """The live map's trigger value `name` ("click", "select" or "legend") inside an `on_*_change` callback."""
     value = (st.session_state.get(MAP_COMPONENT) or {}).get(name)
     return value if isinstance(value, dict) else None
 

@@ -13,9 +13,11 @@ from tests.devserver import StreamlitServer
 from tests.helpers import GRAPH, POINTS, open_app, tiny_map, write_merged_map, write_tiny_map
 
 pytestmark = pytest.mark.browser  # the browser and page fixtures: tests/conftest.py
-# Installed before any page script: remembers every WebGL context the page creates.
+# Installed before any page script: remembers every WebGL context the page creates; `__liveWebgl()`
+# counts those not given back (map.js asks once whether WebGL works, and gives its probe's back at once).
 COUNT_WEBGL = """(() => {
     window.__webgl = [];
+    window.__liveWebgl = () => window.__webgl.filter((c) => !c.isContextLost()).length;
     const original = HTMLCanvasElement.prototype.getContext;
     HTMLCanvasElement.prototype.getContext = function (kind, ...rest) {
         const context = original.call(this, kind, ...rest);
@@ -332,10 +334,10 @@ def test_two_charts_and_their_webgl_setups_survive_searches_filters_and_fifty_in
         page.locator(topic_list).first.wait_for(timeout=30_000)  # drawn after the map on a busy machine
         page.evaluate(f'document.querySelector("{topic_list}").__original = true')
         assert (
-            page.evaluate("window.__webgl.length") == 2
+            page.evaluate("window.__liveWebgl()") == 2
         )  # Plotly's scattergl: a drawing and a selection layer
         search_for(page, "diffusion")  # the highlighted papers' chart is drawn on the first search
-        contexts = page.evaluate("window.__webgl.length")
+        contexts = page.evaluate("window.__liveWebgl()")
         canvases = page.evaluate(f"document.querySelectorAll('{charts} canvas').length")
         assert contexts == 4
         for words in ("policy", "graph"):  # more searches: highlights redrawn, no new chart
@@ -367,7 +369,7 @@ def test_two_charts_and_their_webgl_setups_survive_searches_filters_and_fifty_in
             search_for(page, ("diffusion", "policy", "clustering", "graph nodes", "")[turn % 5])
         assert page.evaluate(f"[...document.querySelectorAll('{charts}')].every((c) => c.__original)") is True
         assert page.evaluate(f"document.querySelectorAll('{charts}').length") == 2
-        assert page.evaluate("window.__webgl.length") == contexts
+        assert page.evaluate("window.__liveWebgl()") == contexts
         assert page.evaluate(f"document.querySelectorAll('{charts} canvas').length") == canvases
         assert x_range(page) == pytest.approx(zoomed)
     finally:

@@ -139,9 +139,11 @@ def test_the_map_can_be_coloured_by_a_column_with_a_key_for_each_value(tiny_data
     assert years["code"] == expected  # row i's value, as a position in `values`
     key = view_state(tiny_data, np.ones(tiny_data.n, dtype=bool), **URLS, colour="year")["legend"]
     assert key == [
-        {"text": "2023", "colour": years["palette"][0]},
-        {"text": "2024", "colour": years["palette"][1]},
+        {"text": "2023", "colour": years["palette"][0], "pick": {"value": 0}, "on": False},
+        {"text": "2024", "colour": years["palette"][1], "pick": {"value": 1}, "on": False},
     ]
+    chosen = view_state(tiny_data, np.ones(tiny_data.n, dtype=bool), **URLS, colour="year", values=("2024",))
+    assert [entry["on"] for entry in chosen["legend"]] == [False, True]  # the chosen value is marked
 
 
 def test_topics_are_shades_of_their_theme_hue(tmp_path):
@@ -167,6 +169,9 @@ def test_topics_are_shades_of_their_theme_hue(tmp_path):
     assert abs((hue(0) - hue(2) + 180) % 360 - 180) > 40  # two themes: two hues
     key = view_state(data, np.ones(data.n, dtype=bool), **URLS)["legend"]
     assert [k["text"] for k in key] == ["Structures", "Learning"]  # the key names the themes' hues
+    assert [k["pick"] for k in key] == [{"theme": 0}, {"theme": 1}]  # a click shows that theme alone
+    chosen = view_state(data, np.ones(data.n, dtype=bool), **URLS, themes=(1,))["legend"]
+    assert [k["on"] for k in chosen] == [False, True]
 
 
 @pytest.mark.parametrize("n", [10_000, 81_646])
@@ -207,3 +212,26 @@ def test_a_far_off_paper_does_not_squeeze_the_opening_view():
     x_range, _ = view_ranges(xs, xs)
     assert x_range[1] < 10 and x_range[0] < -2
     assert view_ranges(np.array([0.0, 1.0]), np.array([5.0, 5.0]))[1] == [4.0, 6.0]  # flat: padded by 1
+
+
+def test_the_map_script_is_sent_without_its_comments_and_still_parses(tmp_path):
+    """Streamlit sends the component's inline code with every rerun: comments are dropped first, and the
+    script that is left is still valid JavaScript (checked with Node where it is installed)."""
+    import shutil
+    import subprocess
+
+    from app.map_component import HERE, compact_source
+
+    raw = (HERE / "map.js").read_text()
+    sent = compact_source(raw)
+    assert len(sent) < 0.8 * len(raw) and "//" not in sent.replace("://", "")
+    assert (
+        'hint.textContent = "Hold Ctrl (⌘) and scroll to zoom (or click an empty spot of the map first)"'
+        in sent
+    )
+    if shutil.which("node"):
+        (tmp_path / "map.mjs").write_text(sent)
+        checked = subprocess.run(
+            ["node", "--check", str(tmp_path / "map.mjs")], capture_output=True, text=True
+        )
+        assert checked.returncode == 0, checked.stderr

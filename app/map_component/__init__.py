@@ -26,7 +26,8 @@ What the browser receives as the component's `data` on each rerun (`payload.view
     label_limit  at most this many topic names at once
     neighbours   rows of the opened paper's nearest papers (small rings), [] when none is open
     colour       the metadata column the points are coloured by, "" = by topic
-    legend       the map's key: [{text, colour}] (theme hues, or the column's values); [] = none
+    legend       the map's key, a row under the chart: [{text, colour, pick, on}] (theme hues, or the
+                 column's values; `payload.legend`); [] = none
     reset        a counter; when it changes the map returns to its opening view ("Reset view")
     clear        a counter; when it changes the box/lasso selection on the chart is dropped
     height       pixels
@@ -35,6 +36,9 @@ What comes back, as trigger values (each is seen by one rerun only):
 
     click        {"row": int, "map": points}: the reader clicked a paper
     select       {"rows": [int], "map": points}: a box or lasso selection (rows = [] when cleared)
+    legend       {"theme": id} or {"value": position in the colour column's values}, with "map": points:
+                 the reader clicked that entry of the key (show it alone; again: show all); {"theme": null}
+                 or {"value": null}: "Show all"
 
 `map` names the point table the event came from, so an event from a map that was just switched
 away from is ignored.
@@ -47,6 +51,7 @@ restores them from it on opening a link and on Back/Forward (see map.js, "zoom i
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -60,10 +65,40 @@ from app.map_component.payload import Pin, points_file, view_state
 KEY = "atlas_map"
 HERE = Path(__file__).resolve().parent
 
+
+def compact_source(text: str, *, css: bool = False) -> str:
+    r"""The component's script (or style sheet) without comments, indentation or blank lines.
+
+    Streamlit sends a component's inline code with every rerun (in the element's protobuf), so its
+    comments would cost bytes on every click. In the script only doc comments at a line's start and
+    `//` comments a line holds alone, or after code with no open quote before them, are dropped;
+    lines stay lines, so the script means what it did.
+
+    Examples:
+        >>> compact_source('  // a note\n  const a = "x // y"; // why\n\n  /** @type {number} */ n;  // go\n')
+        'const a = "x // y";\nn;\n'
+        >>> compact_source("/* the map */\n.a {\n  top: 0; /* edge */\n}\n", css=True)
+        '.a {\ntop: 0;\n}\n'
+    """
+    # CSS comments anywhere; in the script, the doc comments (/** ... */) that start on a line
+    text = re.sub(r"/\*.*?\*/" if css else r"(?m)^\s*/\*\*.*?\*/", "", text, flags=re.S)
+    lines = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        for cut in [] if css else re.finditer(r"(^|\s)//(\s|$)", line):
+            head = line[: cut.start()]
+            if all(head.count(quote) % 2 == 0 for quote in "\"'`"):
+                line = head.rstrip()
+                break
+        if line:
+            lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
 _component = st.components.v2.component(
     "abstract_atlas.map",
-    js=(HERE / "map.js").read_text(),
-    css=(HERE / "map.css").read_text(),
+    js=compact_source((HERE / "map.js").read_text()),
+    css=compact_source((HERE / "map.css").read_text(), css=True),
     isolate_styles=False,  # Plotly.js has event and layout bugs inside a shadow root
 )
 
@@ -115,10 +150,14 @@ def live_map(
     files_sent: set[str] | None = None,
     on_click: Callable[[], None],
     on_select: Callable[[], None],
+    on_legend: Callable[[], None] | None = None,
+    themes: tuple[int, ...] = (),
+    values: tuple[str, ...] = (),
     height: int = 640,
 ):
     """Mount (first run) or update (later runs) the map; read events with `app.session.map_event(name)`
-    in callbacks. `files_sent`: the files this session's browser already has (`app.session.files_sent`; None: none)."""
+    in callbacks. `files_sent`: the files this session's browser already has (`app.session.files_sent`; None: none).
+    `themes`, `values`: the chosen themes and the colour column's chosen values, marked in the key."""
     files_sent = set() if files_sent is None else files_sent
     points, points_data = served(*_points_file(data, token), files_sent)
     plotly, plotly_data = served(*_plotly_file(), files_sent)
@@ -136,13 +175,19 @@ def live_map(
         clear_selection=clear_selection,
         reset_zoom=reset_zoom,
         height=height,
+        themes=themes,
+        values=values,
     )
     # Only where static/ is read-only: the files themselves, in the first rerun that names them.
     payload.update({k: v for k, v in (("points_data", points_data), ("plotly_data", plotly_data)) if v})
+    legend_callback = (
+        {"on_legend_change": on_legend} if on_legend else {}
+    )  # None: clicks in the key change nothing
     return _component(
         key=KEY,
         data=payload,
         height=height,
         on_click_change=on_click,
         on_select_change=on_select,
+        **legend_callback,
     )

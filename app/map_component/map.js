@@ -215,7 +215,7 @@ function shownState(inst) {
 
 function layout(inst, view, chart, state) {
   const next = {
-    height: view.height,
+    height: chartHeight(inst, view),
     margin: MARGIN,
     plot_bgcolor: "#fbfbfd",
     paper_bgcolor: "rgba(0,0,0,0)",
@@ -226,7 +226,7 @@ function layout(inst, view, chart, state) {
     hovermode: "closest",
     hoverlabel: { bgcolor: "white", font: { size: 13, color: INK }, align: "left" },
     showlegend: false,
-    images: chart.name === "sub" && inst.context ? [inst.context] : [],
+    images: chart.name === "sub" ? (inst.context ? [inst.context] : []) : inst.fallback && inst.density ? [inst.density] : [],
   };
   if (state.selections) next.selections = state.selections;
   return next;
@@ -240,7 +240,8 @@ async function showChart(inst, view, name, drawKey) {
   const state = shownState(inst);
   if (!chart.plotted || drawKey !== chart.drawnKey) {
     const method = chart.plotted ? Plotly.react : Plotly.newPlot;
-    await method(chart.div, traces(inst, view, name), layout(inst, view, chart, state), CONFIG);
+    const drawn = inst.fallback ? fallbackTraces(inst, view, name) : traces(inst, view, name);
+    await method(chart.div, drawn, layout(inst, view, chart, state), CONFIG);
     if (name === "sub") inst.contextShown = Boolean(inst.context);
     if (!chart.plotted) {
       chart.plotted = true;
@@ -256,6 +257,7 @@ async function showChart(inst, view, name, drawKey) {
     Object.assign(update, { "xaxis.range": state.x, "yaxis.range": state.y });
   }
   if (state.dragmode && (chart.div.layout.dragmode || "pan") !== state.dragmode) update.dragmode = state.dragmode;
+  if (chart.div.layout.height !== chartHeight(inst, view)) update.height = chartHeight(inst, view); // the key's row changed
   if (name === "sub" && inst.context && !inst.contextShown) {
     update["images[0]"] = inst.context; // drawn while the other chart was shown
     inst.contextShown = true;
@@ -338,6 +340,219 @@ function scheduleContext(inst) {
     if (!inst.busy) drawContext(inst);
     else inst.contextStale = true;
   }, 150);
+}
+
+// ------------------------------------------------------------------ without WebGL
+// Chrome 139 and later no longer fall back to software WebGL by themselves: a browser may give the
+// page no WebGL at all. A map of more than 1,000 papers draws its points with WebGL (scattergl); in
+// such a browser every paper is drawn instead on a 2-D canvas, in its colour, and put into an SVG
+// chart as a layout image in data coordinates (zoom and pan carry it; it is redrawn sharp for the new
+// view), and what the reader asked for (search hits, a filter, an opened topic, a box or lasso
+// selection) is drawn as SVG points that hover and click, at most FALLBACK_POINTS of them (an even
+// sample beyond, and the note under the map says how many). Names, ring and pin are as ever.
+const FALLBACK_POINTS = 5000;
+const DENSITY_PAD = 0.25; // the image reaches this share of the view beyond each edge
+const NO_WEBGL = "This browser has no WebGL: the map is an image; search hits and selections are drawn as points.";
+let webgl; // whether this page can have a WebGL context, asked once
+
+function webglAvailable() {
+  if (webgl === undefined) {
+    const canvas = document.createElement("canvas");
+    const context = canvas.getContext("webgl2") || canvas.getContext("webgl");
+    webgl = Boolean(context);
+    const lose = context && context.getExtension("WEBGL_lose_context");
+    if (lose) lose.loseContext(); // the probe's context is given back at once
+  }
+  return webgl;
+}
+
+// A new point table: does this map need WebGL that the browser lacks?
+function startFallback(inst) {
+  clearTimeout(inst.densityTimer);
+  if (inst.densityUrl) URL.revokeObjectURL(inst.densityUrl); // the old map's charts are gone
+  Object.assign(inst, {
+    fallback: Boolean(inst.table.webgl) && !webglAvailable(),
+    density: null, densityUrl: null, densityKey: undefined, picked: [], colourOf: null, capped: {},
+  });
+  inst.noteText.textContent = inst.fallback ? NO_WEBGL : "";
+  showCapped(inst, "sub", 0);
+}
+
+// Rows `idx` of every per-point column of `columns` (an overlay: rows, x, y, title, ...).
+function sampleColumns(columns, idx) {
+  const n = columns.rows.length;
+  const out = {};
+  for (const [name, values] of Object.entries(columns)) {
+    out[name] = values && typeof values !== "string" && values.length === n ? idx.map((i) => values[i]) : values;
+  }
+  return out;
+}
+
+function evenSample(total, count) {
+  return Array.from({ length: count }, (_, k) => Math.floor((k * total) / count));
+}
+
+// The note under the map: the missing WebGL, and how many of the highlighted or selected papers are points.
+function showCapped(inst, what, total) {
+  inst.capped[what] = total > FALLBACK_POINTS ? total : 0;
+  const words = { sub: "highlighted", picked: "selected" };
+  const parts = Object.entries(inst.capped)
+    .filter(([, n]) => n)
+    .map(([kind, n]) => `${FALLBACK_POINTS.toLocaleString("en")} of the ${n.toLocaleString("en")} ${words[kind]} papers are drawn (an even sample).`);
+  inst.noteCount.textContent = parts.length ? " " + parts.join(" ") : "";
+  inst.note.hidden = !inst.fallback;
+}
+
+// The highlighted papers the "sub" chart draws as SVG points: all of them, or an even sample.
+function fallbackPoints(inst, sub) {
+  const total = sub.rows.length;
+  showCapped(inst, "sub", total);
+  return total > FALLBACK_POINTS ? sampleColumns(sub, evenSample(total, FALLBACK_POINTS)) : sub;
+}
+
+// The charts without WebGL: "sub" as ever, in SVG; "all" holds only the selected papers (its image
+// holds every paper).
+function fallbackTraces(inst, view, name) {
+  if (name === "sub") return traces(inst, view, name).map((trace) => ({ ...trace, type: "scatter" }));
+  const t = inst.table, rows = inst.picked;
+  if (!inst.colourOf || inst.colourOf.key !== inst.colourKey) {
+    const colour = new Array(t.n);
+    for (const g of inst.groups) for (const row of g.rows) colour[row] = g.colour;
+    inst.colourOf = { key: inst.colourKey, colour };
+  }
+  // No selection: one point at no place, as Plotly hides an empty trace, and with it box and lasso.
+  const none = rows.length === 0 ? [null] : null;
+  return [{
+    type: "scatter", name: "selected", mode: "markers", showlegend: false,
+    x: none || rows.map((i) => t.x[i]), y: none || rows.map((i) => t.y[i]),
+    text: rows.map((i) => t.title[i]), hovertext: rows.map((i) => t.detail[i]), hovertemplate: HOVER,
+    marker: { color: rows.map((i) => inst.colourOf.colour[i]), size: t.size * 1.25, opacity: 0.9, line: { width: 0.6, color: INK } },
+  }];
+}
+
+function pickedRows(inst, points) {
+  return (points || []).map((p) => inst.picked[p.pointIndex]).filter((row) => row !== undefined);
+}
+
+// Show `rows` (a box or lasso selection) as points on the "all" chart.
+async function showPicked(inst, rows) {
+  showCapped(inst, "picked", rows.length);
+  inst.picked = rows.length > FALLBACK_POINTS ? evenSample(rows.length, FALLBACK_POINTS).map((k) => rows[k]) : rows;
+  const chart = inst.charts.all;
+  if (!chart.plotted || !inst.view) return;
+  const [trace] = fallbackTraces(inst, inst.view, "all");
+  chart.syncing = true;
+  try {
+    const style = { x: [trace.x], y: [trace.y], text: [trace.text], hovertext: [trace.hovertext], "marker.color": [trace.marker.color] };
+    await window.Plotly.restyle(chart.div, style, [0]);
+  } finally {
+    chart.syncing = false;
+  }
+}
+
+// A box or lasso drawn without WebGL: the papers it holds, found by place (the chart draws only some
+// of them as points), among those in view.
+function selectWithoutPoints(inst, chart, event) {
+  const t = inst.table, mask = inst.mask;
+  let inside;
+  if (event.range) {
+    const [x0, x1] = [...event.range.x].sort((a, b) => a - b), [y0, y1] = [...event.range.y].sort((a, b) => a - b);
+    inside = (x, y) => x >= x0 && x <= x1 && y >= y0 && y <= y1;
+  } else {
+    const xs = event.lassoPoints.x, ys = event.lassoPoints.y;
+    inside = (x, y) => {
+      let odd = false;
+      for (let a = 0, b = xs.length - 1; a < xs.length; b = a++) {
+        if ((ys[a] > y) !== (ys[b] > y) && x < ((xs[b] - xs[a]) * (y - ys[a])) / (ys[b] - ys[a]) + xs[a]) odd = !odd;
+      }
+      return odd;
+    };
+  }
+  const rows = [];
+  for (let i = 0; i < t.n; i++) if ((!mask || mask[i]) && inside(t.x[i], t.y[i])) rows.push(i);
+  if (chart.name === "all") showPicked(inst, rows);
+  inst.trigger("select", { rows, map: inst.pointsUrl });
+}
+
+// One paper on the image: a dot of `radius` px at (x, y), blended over what is there ("source over"
+// in the image's own pixels: for 81,646 papers a few times faster than filling canvas paths).
+function dot(image, x, y, radius, rgb, alpha) {
+  const { width, height, data } = image;
+  const x0 = Math.max(0, Math.round(x - radius)), x1 = Math.min(width, Math.round(x + radius));
+  const y0 = Math.max(0, Math.round(y - radius)), y1 = Math.min(height, Math.round(y + radius));
+  const round = radius > 1.6, r2 = radius * radius;
+  for (let py = y0; py < y1; py++) {
+    for (let px = x0; px < x1; px++) {
+      if (round && (px + 0.5 - x) ** 2 + (py + 0.5 - y) ** 2 > r2) continue;
+      const k = 4 * (py * width + px);
+      const under = (data[k + 3] / 255) * (1 - alpha), out = alpha + under;
+      data[k] = (rgb[0] * alpha + data[k] * under) / out;
+      data[k + 1] = (rgb[1] * alpha + data[k + 1] * under) / out;
+      data[k + 2] = (rgb[2] * alpha + data[k + 2] * under) / out;
+      data[k + 3] = out * 255;
+    }
+  }
+}
+
+function scheduleDensity(inst) {
+  clearTimeout(inst.densityTimer);
+  inst.densityTimer = setTimeout(() => {
+    if (!inst.busy) showDensity(inst);
+    else inst.densityKey = undefined; // drawn when the view being applied is
+  }, 150);
+}
+
+// Every paper in its colour on a 2-D canvas for the current view (and a quarter of a view around it,
+// so a pan shows papers until the image is redrawn), as the "all" chart's layout image in data
+// coordinates. At screen resolution: encoding the image costs most (81,646 papers: 30 ms for a view
+// of 1,100 x 700 px, 250 ms at twice the width and height).
+async function showDensity(inst) {
+  const chart = inst.charts.all;
+  if (inst.active !== "all" || !chart.plotted) return; // drawn when the whole map is shown
+  const area = plotArea(chart.div), now = ranges(chart.div);
+  if (!area || !now) return;
+  const key = `${inst.colourKey}|${now.x}|${now.y}|${area.w}x${area.h}`;
+  if (key === inst.densityKey) return;
+  inst.densityKey = key;
+  const started = performance.now();
+  const t = inst.table;
+  const padX = (now.x[1] - now.x[0]) * DENSITY_PAD, padY = (now.y[1] - now.y[0]) * DENSITY_PAD;
+  const xr = [now.x[0] - padX, now.x[1] + padX], yr = [now.y[0] - padY, now.y[1] + padY];
+  const width = Math.max(1, Math.round(area.w * (1 + 2 * DENSITY_PAD)));
+  const height = Math.max(1, Math.round(area.h * (1 + 2 * DENSITY_PAD)));
+  const canvas = document.createElement("canvas");
+  canvas.width = width;
+  canvas.height = height;
+  const g = canvas.getContext("2d");
+  const image = g.createImageData(width, height);
+  const alpha = t.n < 5000 ? 0.85 : t.n < 20000 ? 0.7 : 0.55; // overlapping papers add up: density
+  const radius = Math.max(0.75, t.size * 0.4);
+  const sx = width / (xr[1] - xr[0]), sy = height / (yr[1] - yr[0]);
+  for (const group of inst.groups) { // the unassigned grey first, the colours over it
+    g.fillStyle = group.colour; // the canvas reads the colour: "#rrggbb" back
+    const rgb = [1, 3, 5].map((k) => parseInt(g.fillStyle.slice(k, k + 2), 16));
+    for (let j = 0; j < group.rows.length; j++) {
+      dot(image, (group.x[j] - xr[0]) * sx, (yr[1] - group.y[j]) * sy, radius, rgb, alpha);
+    }
+  }
+  g.putImageData(image, 0, 0);
+  const blob = await new Promise((resolve) => canvas.toBlob(resolve, "image/png"));
+  if (key !== inst.densityKey) return; // a newer view is being drawn
+  const previous = inst.densityUrl;
+  inst.densityUrl = URL.createObjectURL(blob);
+  inst.density = {
+    source: inst.densityUrl, xref: "x", yref: "y", x: xr[0], y: yr[1], sizex: xr[1] - xr[0], sizey: yr[1] - yr[0],
+    sizing: "stretch", layer: "below", opacity: 1,
+  };
+  chart.syncing = true;
+  try {
+    await window.Plotly.relayout(chart.div, { "images[0]": inst.density });
+  } finally {
+    chart.syncing = false;
+  }
+  chart.div.dataset.atlasDensity = String(Number(chart.div.dataset.atlasDensity || 0) + 1); // for tests
+  chart.div.dataset.atlasDensityMs = String(Math.round(performance.now() - started)); // and benchmarks
+  if (previous) URL.revokeObjectURL(previous);
 }
 
 // ------------------------------------------------------------------ names, ring and pin
@@ -441,29 +656,74 @@ function placeMarks(inst) {
   });
 }
 
-// The key: theme hues (topics are shades of them) or the values of the column the map is coloured by.
+// The key, a row under the chart (never over it): theme hues (topics are shades of them) or the
+// values of the column the map is coloured by. Clicking an entry shows only its papers (the app sets
+// the Themes filter, or the column's filter, so the counts, the table and the link follow); clicking
+// it again, or "Show all", shows everything. An entry without a pick (missing values) is not a button.
 function drawLegend(inst, entries) {
   const key = JSON.stringify(entries || []);
   if (key === inst.legendKey) return;
   inst.legendKey = key;
   inst.legend.replaceChildren();
-  for (const entry of entries || []) {
-    const item = document.createElement("div");
+  const list = entries || [];
+  const isolated = list.some((entry) => entry.on);
+  for (const entry of list) {
+    const item = document.createElement(entry.pick ? "button" : "div");
     item.className = "atlas-legend-item";
+    if (entry.pick) {
+      item.type = "button";
+      item.setAttribute("aria-pressed", String(Boolean(entry.on)));
+      item.title = entry.on ? "Show all again" : "Show only these papers";
+      item.addEventListener("click", () => inst.trigger("legend", { ...entry.pick, map: inst.pointsUrl }));
+    }
+    item.classList.toggle("atlas-legend-on", Boolean(entry.on));
+    item.classList.toggle("atlas-legend-off", isolated && !entry.on);
     const swatch = document.createElement("span");
     swatch.className = "atlas-swatch";
     swatch.style.background = entry.colour;
     const text = document.createElement("span");
+    text.className = "atlas-legend-text";
     text.textContent = entry.text; // literal text, never markup
     item.append(swatch, text);
     inst.legend.appendChild(item);
   }
-  inst.legend.hidden = !(entries && entries.length);
+  const kind = list.map((entry) => entry.pick && Object.keys(entry.pick)[0]).find(Boolean);
+  if (isolated && kind) {
+    const all = document.createElement("button");
+    all.type = "button";
+    all.className = "atlas-legend-all";
+    all.textContent = "Show all";
+    all.addEventListener("click", () => inst.trigger("legend", { [kind]: null, map: inst.pointsUrl }));
+    inst.legend.appendChild(all);
+  }
+  inst.legend.hidden = list.length === 0;
+}
+
+// The charts' height: the map's, less the key's row (and the note's) under them.
+function chartHeight(inst, view) {
+  const rows = [inst.legend, inst.note].map((el) => (el.hidden ? 0 : Math.ceil(el.getBoundingClientRect().height)));
+  return Math.max(120, view.height - rows[0] - rows[1]);
+}
+
+// A narrower window wraps the key onto more lines: the shown chart gives it the room (the other
+// takes its height when it is shown, in showChart).
+function followLegend(inst) {
+  if (inst.legendWatch || !window.ResizeObserver) return;
+  inst.legendWatch = new ResizeObserver(() => {
+    const chart = inst.active ? inst.charts[inst.active] : null;
+    if (!chart || !chart.plotted || inst.busy || !inst.view) return;
+    const height = chartHeight(inst, inst.view);
+    if (chart.div.layout.height === height) return;
+    window.Plotly.relayout(chart.div, { height }).then(() => placeMarks(inst));
+  });
+  inst.legendWatch.observe(inst.legend);
+  inst.legendWatch.observe(inst.note);
 }
 
 // Rows of the papers a click or a box/lasso picked: on the "all" chart traces 0..G-1 hold every paper
 // of a colour group; the "sub" chart's one trace holds the highlighted papers.
 function rowsOf(inst, chart, points) {
+  if (inst.fallback && chart.name === "all") return pickedRows(inst, points);
   const rows = [];
   for (const p of points || []) {
     if (chart.name === "sub") rows.push(inst.sub.rows[p.pointIndex]);
@@ -482,9 +742,11 @@ function bindEvents(inst, chart) {
   gd.on("plotly_selected", (event) => {
     // Plotly also fires this after programmatic redraws, without a range or lasso: not the reader's.
     if (inst.silent || !shown() || !event || (!event.range && !event.lassoPoints)) return;
+    if (inst.fallback) return selectWithoutPoints(inst, chart, event); // not every paper is a point: rows by place
     inst.trigger("select", { rows: rowsOf(inst, chart, event.points), map: inst.pointsUrl });
   });
   gd.on("plotly_deselect", () => {
+    if (!inst.silent && shown() && inst.fallback) showPicked(inst, []);
     if (!inst.silent && shown()) inst.trigger("select", { rows: [], map: inst.pointsUrl });
   });
   const follow = () => {
@@ -505,9 +767,10 @@ function bindEvents(inst, chart) {
     if (!moved || !shown()) return;
     follow();
     scheduleContext(inst);
+    if (inst.fallback) scheduleDensity(inst);
     rememberZoom(inst);
   });
-  // The hover box is drawn inside the chart, under the names: fade the names while it shows.
+  // The hover box is the chart's top layer, over the names (map.css); the names also fade while it shows.
   gd.on("plotly_hover", () => inst.marks.classList.add("atlas-hovering"));
   gd.on("plotly_unhover", () => inst.marks.classList.remove("atlas-hovering"));
 }
@@ -590,6 +853,7 @@ async function apply(inst, view) {
       table, pointsUrl: view.points, plotted: false, maskKey: undefined, colourKey: undefined,
       context: null, active: null,
     });
+    startFallback(inst); // no WebGL in this browser: an image of the papers instead of WebGL points
   }
   const colourKey = view.colour || "";
   const recoloured = colourKey !== inst.colourKey;
@@ -602,6 +866,7 @@ async function apply(inst, view) {
     if (maskKey !== inst.maskKey) inst.mask = decodeMask(view.mask, inst.table.n);
     const none = { rows: [], x: [], y: [], title: [], detail: [], colour: [] };
     inst.sub = inst.mask ? overlay(inst.groups, inst.mask) : none;
+    if (inst.fallback) inst.sub = fallbackPoints(inst, inst.sub);
     inst.maskKey = maskKey;
   }
   const clearing = inst.plotted && view.clear !== inst.clear; // "Clear selection" in the app
@@ -610,6 +875,7 @@ async function apply(inst, view) {
   inst.loading.hidden = true;
   // The points are redrawn only when what they show changed; an opened paper, its neighbours, the
   // names and the pin are marks over the chart and move without Plotly.
+  drawLegend(inst, view.legend);
   const name = inst.mask !== null ? "sub" : "all";
   const drawKey = name === "all" ? `${colourKey}|${view.height}` : `${colourKey}|${maskKey}|${view.search}|${view.height}`;
   await showChart(inst, view, name, drawKey);
@@ -618,6 +884,7 @@ async function apply(inst, view) {
     inst.reset = view.reset;
     ZOOM.inst = inst;
     wrapHistory();
+    followLegend(inst);
     rememberZoom(inst);
   }
   if (view.reset !== inst.reset) {
@@ -625,12 +892,13 @@ async function apply(inst, view) {
     await restoreZoom(inst, null);
     rememberZoom(inst);
   }
-  drawLegend(inst, view.legend);
   if (!inst.context || inst.contextStale) {
     inst.contextStale = false;
     if (inst.mask !== null) await drawContext(inst);
     else scheduleContext(inst); // ready before the first search needs it
   }
+  if (inst.fallback) await showDensity(inst);
+  if (clearing && inst.fallback) await showPicked(inst, []);
   if (clearing) {
     inst.silent = true; // our own clearing is not the reader's deselection
     try {
@@ -700,13 +968,14 @@ async function update(inst) {
 class AtlasMap {
   // the page elements
   /** @type {HTMLElement} */ root;
+  /** @type {HTMLElement} the charts and what lies over them, above the key's row */ stage;
   /** @type {{all: Chart, sub: Chart}} two charts in one place, one shown at a time */ charts;
   /** @type {HTMLElement} the shown chart's div */ gd;
   /** @type {"all"|"sub"|null} */ active = null;
   /** @type {HTMLElement} names, ring and pin over the chart */ marks;
   /** @type {HTMLElement} */ loading;
   /** @type {HTMLElement} */ error;
-  /** @type {HTMLElement} */ legend;
+  /** @type {HTMLElement} the key, a row under the charts */ legend;
   /** @type {HTMLElement} the opened paper's ring */ ring;
   /** @type {HTMLElement} the placed abstract's star */ pin;
   /** @type {HTMLElement[]} the opened paper's nearest papers' rings */ near = [];
@@ -714,6 +983,19 @@ class AtlasMap {
   /** @type {Map<string, number[]>} a name's look -> its measured [width, height] */ labelSizes = new Map();
   labelCount = 0;
   legendKey = undefined;
+  legendWatch = null; // a ResizeObserver: the key's (or the note's) row changed height
+  /** @type {HTMLElement} a row under the chart: why the map is an image (no WebGL) */ note;
+  /** @type {HTMLElement} */ noteText;
+  /** @type {HTMLElement} how many highlighted or selected papers are drawn, when not all */ noteCount;
+  // without WebGL (a map that needs it, in a browser that has none): see "without WebGL"
+  fallback = false;
+  density = null; // the "all" chart's image of every paper, a Plotly layout image
+  densityUrl = null;
+  densityKey = undefined; // the colouring and view it was drawn for
+  densityTimer = 0;
+  picked = []; // rows of the box or lasso selection drawn as points on the "all" chart
+  colourOf = null; // {key: colouring, colour: per row}
+  capped = {}; // "sub" / "picked" -> papers when more than FALLBACK_POINTS, else 0
   // the map's points and what the view draws of them
   table = null; // the point table (prepare), per map
   pointsUrl = null; // the table's URL: names the map events come from
@@ -768,7 +1050,10 @@ class AtlasMap {
     this.gd = charts.all.div;
     this.marks = document.createElement("div");
     this.marks.className = "atlas-map-marks";
-    this.root.append(charts.all.div, charts.sub.div, this.marks, this.loading, this.error);
+    this.stage = document.createElement("div");
+    this.stage.className = "atlas-map-stage";
+    this.stage.append(charts.all.div, charts.sub.div, this.marks, this.loading, this.error);
+    this.root.append(this.stage);
     parentElement.appendChild(this.root);
     this.ring = mark(this, "atlas-ring");
     this.pin = mark(this, "atlas-pin");
@@ -784,7 +1069,15 @@ class AtlasMap {
     hint.className = "atlas-map-hint";
     hint.textContent = "Hold Ctrl (⌘) and scroll to zoom (or click an empty spot of the map first)";
     hint.hidden = true;
-    this.root.append(this.legend, hint);
+    this.stage.append(hint);
+    this.note = document.createElement("div");
+    this.note.className = "atlas-map-note";
+    this.note.setAttribute("role", "note");
+    this.noteText = document.createElement("span");
+    this.noteCount = document.createElement("span");
+    this.note.append(this.noteText, this.noteCount);
+    this.note.hidden = true;
+    this.root.append(this.note, this.legend);
     this.handWheel(hint);
   }
 
@@ -849,6 +1142,7 @@ export default function (component) {
     // Streamlit unmounted the map: free its WebGL contexts.
     for (const chart of Object.values(inst.charts)) if (window.Plotly && chart.plotted) window.Plotly.purge(chart.div);
     if (ZOOM.inst === inst) ZOOM.inst = null;
+    if (inst.legendWatch) inst.legendWatch.disconnect();
     inst.root.remove();
     INSTANCES.delete(parentElement);
   };

@@ -167,14 +167,26 @@ def theme_labels(data: MapData, in_view: np.ndarray) -> list[dict]:
     return labels
 
 
-def legend(data: MapData, colour: str) -> list[dict]:
-    """The map's key: each theme's hue (topics are its shades), or each value of the column it is coloured by."""
+def legend(
+    data: MapData, colour: str, themes: tuple[int, ...] = (), values: tuple[str, ...] = ()
+) -> list[dict]:
+    """The map's key: each theme's hue (topics are its shades), or each value of the column it is coloured by.
+
+    An entry is {text, colour, pick, on}: `pick` is what clicking it shows alone ({"theme": id}, or
+    {"value": position in the column's values}; None: not clickable, the missing values' entry), `on`
+    whether the view shows it now by choice (`themes`: the chosen themes; `values`: the chosen values
+    of the colour column's filter).
+    """
     if colour:
-        values = list(data.facets[colour])
-        palette = value_colours(len(values))
-        entries = [{"text": shorten(v, 40), "colour": c} for v, c in zip(values, palette, strict=True)]
+        options = list(data.facets[colour])
+        palette = value_colours(len(options))
+        entries = [
+            {"text": shorten(v, 40), "colour": c, "pick": {"value": k}, "on": v in values}
+            for k, (v, c) in enumerate(zip(options, palette, strict=True))
+        ]
         if data.papers[colour].isna().any():
-            entries.append({"text": f"No {colour.replace('_', ' ')}", "colour": UNASSIGNED_COLOUR})
+            missing = f"No {colour.replace('_', ' ')}"
+            entries.append({"text": missing, "colour": UNASSIGNED_COLOUR, "pick": None, "on": False})
         return entries
     if data.themes is None or not len(data.themes) or "theme_id" not in data.topics.columns:
         return []
@@ -183,7 +195,15 @@ def legend(data: MapData, colour: str) -> list[dict]:
     for row in data.themes.sort_values("size", ascending=False).itertuples(index=False):
         topic = by_theme.get(row.theme_id)
         if topic is not None:
-            entries.append({"text": shorten(str(row.label), 40), "colour": data.colours[int(topic)]})
+            theme = int(row.theme_id)
+            entries.append(
+                {
+                    "text": shorten(str(row.label), 40),
+                    "colour": data.colours[int(topic)],
+                    "pick": {"theme": theme},
+                    "on": theme in themes,
+                }
+            )
     return entries
 
 
@@ -202,8 +222,12 @@ def view_state(
     clear_selection: int = 0,
     reset_zoom: int = 0,
     height: int = 640,
+    themes: tuple[int, ...] = (),
+    values: tuple[str, ...] = (),
 ) -> dict:
-    """Everything the map receives on a rerun: a few KB, whatever the size of the map."""
+    """Everything the map receives on a rerun: a few KB, whatever the size of the map.
+
+    `themes`, `values`: the chosen themes and chosen values of the colour column (marked in the key)."""
     return {
         "points": points_url,
         "plotly": plotly_url,
@@ -217,7 +241,7 @@ def view_state(
         "label_limit": label_limit(data.n, len(data.topic_order)),
         "neighbours": list(neighbours or []),
         "colour": colour,
-        "legend": legend(data, colour),
+        "legend": legend(data, colour, themes, values),
         "clear": clear_selection,
         "reset": reset_zoom,
         "height": height,

@@ -1,0 +1,105 @@
+"""A click in the map's key (`app.session.on_legend_pick`): which filter it sets, and which events it
+ignores (from another map, or naming what the key does not hold). The browser side: test_browser_legend."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+import streamlit as st
+
+from app import session
+from app.data import build_map_data
+from app.map_component import KEY
+from pipeline.mapfolder.store import write_map
+from tests.helpers import tiny_map
+
+MAP = "app/static/atlas/points-this.json.gz"
+THEMES = session.widget_key("themes")
+TOPICS = session.widget_key("topics")
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("legend") / "keyed"
+    atlas = tiny_map()
+    atlas.topics["theme_id"] = [1, 0, 0, 1]
+    write_map(folder, atlas)
+    pd.DataFrame(
+        {"theme_id": [0, 1], "label": ["Generative", "Structure"], "keywords": [["d"], ["g"]], "size": [26, 26],
+         "topic_ids": [[1, 2], [0, 3]], "x": [0.0, 0.0], "y": [1.5, -1.5]}
+    ).to_parquet(folder / "themes.parquet")  # fmt: skip
+    return build_map_data("keyed", folder)
+
+
+@pytest.fixture(autouse=True)
+def fresh_session():
+    for key in list(st.session_state):
+        del st.session_state[key]
+    yield
+    for key in list(st.session_state):
+        del st.session_state[key]
+
+
+def click(data, colour: str = "", **event) -> None:
+    st.session_state[KEY] = {"legend": {"map": MAP, **event}}
+    session.on_legend_pick(data, MAP, colour)
+
+
+def test_a_theme_shows_alone_and_again_shows_all(data):
+    st.session_state[TOPICS] = [1]
+    click(data, theme=1)
+    assert st.session_state[THEMES] == [1] and st.session_state[TOPICS] == []  # all of the theme's papers
+    click(data, theme=0)
+    assert st.session_state[THEMES] == [0]  # another theme takes its place
+    click(data, theme=0)
+    assert st.session_state[THEMES] == []  # the shown one again: every theme
+    click(data, theme=1)
+    click(data, theme=None)  # "Show all"
+    assert st.session_state[THEMES] == []
+
+
+def test_a_theme_closes_an_opened_topic_outside_it_and_keeps_one_inside(data):
+    topic = session.widget_key("topic")
+    st.session_state[topic] = 1  # "Diffusion models", in theme 0
+    click(data, theme=0)
+    assert st.session_state[topic] == 1
+    click(data, theme=1)
+    assert st.session_state[topic] is None  # it would show none of theme 1's papers
+    st.session_state[topic] = -1  # the unassigned papers: in no theme
+    click(data, theme=0)
+    assert st.session_state[topic] is None
+
+
+def test_a_value_of_the_colour_column_shows_alone_and_again_shows_all(data):
+    key = session.filter_key("year")
+    click(data, "year", value=1)
+    assert st.session_state[key] == ["2024"]
+    click(data, "year", value=1)
+    assert st.session_state[key] == []
+    click(data, "year", value=0)
+    click(data, "year", value=None)
+    assert st.session_state[key] == []
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"theme": 7},  # no such theme
+        {"theme": True},  # not a number
+        {"theme": "1"},
+        {"value": 5},  # no such value
+        {"value": -1},
+        {"other": 1},
+    ],
+)
+def test_what_the_key_does_not_hold_changes_nothing(data, event):
+    st.session_state[THEMES] = [1]
+    st.session_state[session.filter_key("year")] = ["2023"]
+    click(data, "year", **event)
+    assert st.session_state[THEMES] == [1] and st.session_state[session.filter_key("year")] == ["2023"]
+
+
+def test_a_click_from_another_map_changes_nothing(data):
+    st.session_state[KEY] = {"legend": {"map": "app/static/atlas/points-other.json.gz", "theme": 1}}
+    session.on_legend_pick(data, MAP, "")
+    assert THEMES not in st.session_state
