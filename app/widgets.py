@@ -14,8 +14,24 @@ from app.data import MapData, paper_places
 from app.session import on_row_pick
 
 SIDE_WIDTH = 300  # pixels the side panel's tables share out at 1400x900, after the row-select column
-CHAR_WIDTH = 7.4  # pixels a character of table text takes, on average (14 px Source Sans), rounded up
+CHAR_WIDTH = 6.8  # pixels a character of table text takes, on average (14 px Source Sans), rounded up
 MAX_LINES = 4  # a cell wraps onto at most this many lines; past that (rare) it ends in an ellipsis
+
+
+def wrapped_lines(text: str, per_line: int) -> int:
+    """Lines `text` takes when its words wrap at `per_line` characters (a longer word takes its own).
+
+    Examples:
+        >>> wrapped_lines("Path planning & multi-robot", 28), wrapped_lines("Path planning & multi-robot", 20)
+        (1, 2)
+    """
+    lines, used = 1, 0
+    for word in str(text).split():
+        if used and used + 1 + len(word) > per_line:
+            lines, used = lines + 1, len(word)
+        else:
+            used += len(word) + (1 if used else 0)
+    return lines
 
 
 def wrapped_height(columns: list[tuple[list[str], int]]) -> int:
@@ -29,14 +45,13 @@ def wrapped_height(columns: list[tuple[list[str], int]]) -> int:
         35
         >>> wrapped_height([(["Degrees of freedom & manipulators"], 160)])
         66
-        >>> wrapped_height([(["x" * 400], 100)])
+        >>> wrapped_height([(["x " * 200], 100)])
         94
     """
     lines = 1
     for texts, width in columns:
         per_line = max(1, int((width - 17) / CHAR_WIDTH))  # less the cell's padding
-        longest = max((len(str(t)) for t in texts), default=0)
-        lines = max(lines, -(-longest // per_line))
+        lines = max([lines, *(wrapped_lines(t, per_line) for t in texts)])
     if lines == 1:
         return 35
     return max(66, 10 + 21 * min(lines, MAX_LINES))
