@@ -246,8 +246,27 @@ def rerun_changed(from_sidebar: bool = False) -> None:
     if from_sidebar and "sidebar" in shown:
         shown["sidebar"] = (shown["sidebar"][0], now["sidebar"][1])
     changed = [part for part in PARTS if part in shown and shown[part] != now[part]]
+    if "sidebar" in changed:
+        st.session_state.push_sidebar = True
     if changed:
         st.rerun(changed)
+
+
+SIDEBAR_SETTINGS = ("search", "search_kind", "themes", "topics", "show_unassigned", "added_only", "filters")
+
+
+def push_sidebar() -> None:
+    """Before the sidebar's widgets are drawn in a rerun a step asked for: write their values again, so
+    each widget shows its value even where the browser still holds one the sidebar never drew back (a
+    search typed while the sidebar did not rerun, then cleared by Reset view)."""
+    if not st.session_state.pop("push_sidebar", False):
+        return
+    for name in SIDEBAR_SETTINGS:
+        prefix = SESSION_KEY[name]
+        keys = [k for k in st.session_state if str(k).startswith(prefix)] if SETTING[name].prefix else [prefix]
+        for key in keys:
+            if key in st.session_state:
+                st.session_state[key] = st.session_state[key]
 
 
 def navigated(params: dict[str, list[str]]) -> bool:
