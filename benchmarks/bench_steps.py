@@ -17,7 +17,8 @@ running and no element of the previous run left stale); the bytes and messages t
 over the WebSocket are counted.
 Medians of `--repeat` rounds. The same run measures the floor, a bare Streamlit page with only a
 Search box and a header, searched and cleared the same way, and with `--compare` another checkout of
-the app (a worktree of an earlier commit) on the same maps. Results are appended to `--out`
+the app (a worktree of an earlier commit) on the same maps; the rounds alternate (floor, this
+checkout, the other) so that a busy spell on the machine falls on all of them. Results are appended to `--out`
 (benchmarks/STEPS_RESULTS.md) with the load average.
 """
 
@@ -61,6 +62,15 @@ st.markdown(f"#### Papers · {len(words)}")
 """
 
 
+def press(page, locator):
+    """A click on `locator` at the place it is drawn now: the step, without Playwright's waiting for
+    the element to be ready (which would be timed with it)."""
+    locator.wait_for(timeout=60_000)
+    page.wait_for_function(IDLE, timeout=120_000)
+    box = locator.bounding_box()
+    return lambda: page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+
+
 def settle(page, action) -> None:
     """Do `action` (a step between the measured ones) and wait until Streamlit is idle again."""
     action()
@@ -95,7 +105,8 @@ def answered(page, action, received: list[int]) -> tuple[float, int]:
     return time.perf_counter() - started, sum(received) - before_bytes
 
 
-def one_round(browser, url: str, times: dict, sizes: dict, counts: dict) -> None:
+def one_round(browser, url: str, tally: Tally) -> None:
+    times, sizes, counts = tally.times, tally.sizes, tally.counts
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     received: list[int] = []
     page.on("websocket", lambda ws: ws.on("framereceived", lambda f: received.append(len(f))))
@@ -107,8 +118,8 @@ def one_round(browser, url: str, times: dict, sizes: dict, counts: dict) -> None
     box = page.get_by_role("textbox", name="Search")
 
     def search(text):
-        box.fill(text)
-        box.press("Enter")
+        box.fill(text)  # before the step, as on the bare page: the step is pressing Enter
+        return lambda: box.press("Enter")
 
     def record(step, action, redraw=True):
         messages = len(received)
@@ -117,13 +128,13 @@ def one_round(browser, url: str, times: dict, sizes: dict, counts: dict) -> None
         sizes[step].append(size)
         counts[step].append(len(received) - messages)
 
-    record("search", lambda: search("learning"))  # the first search: the highlights' chart is made
-    record("search again", lambda: search("graph"))
-    record("clear", lambda: search(""))  # the whole map again
+    record("search", search("learning"))  # the first search: the highlights' chart is made
+    record("search again", search("graph"))
+    record("clear", search(""))  # the whole map again
     page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect']").first.click()
     option = page.get_by_role("option").first
     option.wait_for(timeout=60_000)
-    record("filter", option.click)
+    record("filter", press(page, option))
     page.goto(url)  # the whole map again for the map-only steps
     page.wait_for_function(
         f"() => document.querySelector('{GRAPH}')?.dataset.atlasDraws >= 1", timeout=600_000
@@ -136,15 +147,16 @@ def one_round(browser, url: str, times: dict, sizes: dict, counts: dict) -> None
     settle(page, page.get_by_role("button", name="Back to the topic list").click)
     frame = page.locator("[data-testid='stDataFrame']").first.bounding_box()
     record("topic", lambda: page.mouse.click(frame["x"] + 12, frame["y"] + 52))  # the first row's checkbox
-    record("back", page.get_by_role("button", name="Back to the topic list").click)
+    record("back", press(page, page.get_by_role("button", name="Back to the topic list")))
     start_box(page)
     record("box", page.mouse.up, redraw=False)
     page.get_by_text("Selected on the map", exact=False).first.wait_for(timeout=60_000)
     page.close()
 
 
-def floor_round(browser, url: str, times: dict, sizes: dict, counts: dict) -> None:
+def floor_round(browser, url: str, tally: Tally) -> None:
     """Search and clear on the bare page, timed to idle the same way (no map to wait for: its header)."""
+    times, sizes, counts = tally.times, tally.sizes, tally.counts
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     received: list[int] = []
     page.on("websocket", lambda ws: ws.on("framereceived", lambda f: received.append(len(f))))
@@ -165,38 +177,34 @@ def floor_round(browser, url: str, times: dict, sizes: dict, counts: dict) -> No
     page.close()
 
 
-def measure(
-    browser, folder: Path | None, repeat: int, script: Path = REPO / "streamlit_app.py"
-) -> dict[str, tuple[float, float, float, list[float]]]:
-    """Medians over `repeat` rounds of each step: (seconds, KB, messages, every time). `folder` None:
-    the bare-page floor."""
-    if folder is None:
-        script = Path(tempfile.mkdtemp()) / "floor_app.py"
-        script.write_text(FLOOR_APP)
-    server = StreamlitServer(folder or REPO, Path(tempfile.mkdtemp()), timeout=300, script=script)
-    times: dict[str, list[float]] = {s: [] for s in STEPS}
-    sizes: dict[str, list[int]] = {s: [] for s in STEPS}
-    counts: dict[str, list[int]] = {s: [] for s in STEPS}
-    try:
-        for _ in range(repeat):
-            (one_round if folder is not None else floor_round)(browser, server.url, times, sizes, counts)
-    finally:
-        server.stop()
-    return {
-        s: (
-            statistics.median(times[s]),
-            statistics.median(sizes[s]) / 1000,
-            statistics.median(counts[s]),
-            times[s],
-        )
-        for s in STEPS
-        if times[s]
-    }
+class Tally:
+    """Each step's times, bytes and messages over the rounds of one app on one map."""
+
+    def __init__(self) -> None:
+        self.times: dict[str, list[float]] = {s: [] for s in STEPS}
+        self.sizes: dict[str, list[int]] = {s: [] for s in STEPS}
+        self.counts: dict[str, list[int]] = {s: [] for s in STEPS}
+
+    def medians(self) -> dict[str, tuple[float, float, float]]:
+        """(seconds, KB, messages) of each step measured."""
+        return {
+            s: (
+                statistics.median(self.times[s]),
+                statistics.median(self.sizes[s]) / 1000,
+                statistics.median(self.counts[s]),
+            )
+            for s in STEPS
+            if self.times[s]
+        }
+
+
+def serve(folder: Path, script: Path) -> StreamlitServer:
+    return StreamlitServer(folder, Path(tempfile.mkdtemp()), timeout=300, script=script)
 
 
 def cell(result: tuple, floor: float) -> str:
     """A step's median, its ratio to the bare page's rerun, KB and messages received."""
-    seconds, kb, messages, _ = result
+    seconds, kb, messages = result
     return f"{seconds:.2f} s · **{seconds / floor:.1f}×** · {kb:,.0f} KB · {messages:.0f} msgs"
 
 
@@ -225,18 +233,36 @@ def main(argv: list[str] | None = None) -> int:
             headless=True,
             args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
         )
-        floor = measure(browser, None, args.repeat)
-        bare = statistics.median(t for s in floor.values() for t in s[3])  # the bare page's rerun
-        cells = [cell(floor[s], bare) if s in floor else "–" for s in STEPS]
-        rows.append("| bare Streamlit page (floor) | – | " + " | ".join(cells) + " |")
-        for folder in args.maps:
-            papers = read_manifest(folder)["papers"]
-            for label, script in apps:
-                print(f"measuring {folder} ({papers:,} papers) with {label}...", file=sys.stderr)
-                result = measure(browser, folder, args.repeat, script)
-                rows.append(
-                    f"| {label} | {papers:,} | " + " | ".join(cell(result[s], bare) for s in STEPS) + " |"
-                )
+        floor_script = Path(tempfile.mkdtemp()) / "floor_app.py"
+        floor_script.write_text(FLOOR_APP)
+        floor_server, floor = serve(REPO, floor_script), Tally()
+        measured = []
+        try:
+            for folder in args.maps:
+                papers = read_manifest(folder)["papers"]
+                print(f"measuring {folder} ({papers:,} papers)...", file=sys.stderr)
+                servers = [(label, serve(folder, script), Tally()) for label, script in apps]
+                try:  # the apps' rounds alternate, with a round of the bare page's, so load falls on all
+                    for _ in range(args.repeat):
+                        floor_round(browser, floor_server.url, floor)
+                        for _, server, tally in servers:
+                            one_round(browser, server.url, tally)
+                finally:
+                    for _, server, _ in servers:
+                        server.stop()
+                measured += [(label, papers, tally.medians()) for label, _, tally in servers]
+        finally:
+            floor_server.stop()
+        bare = statistics.median(t for times in floor.times.values() for t in times)  # the bare page's rerun
+        rows.append(
+            "| bare Streamlit page (floor) | – | "
+            + " | ".join(cell(floor.medians()[s], bare) if floor.times[s] else "–" for s in STEPS)
+            + " |"
+        )
+        for label, papers, result in measured:
+            rows.append(
+                f"| {label} | {papers:,} | " + " | ".join(cell(result[s], bare) for s in STEPS) + " |"
+            )
         browser.close()
     lines = [
         f"## {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {load:.1f} before, "
