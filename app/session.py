@@ -17,6 +17,7 @@ their key from `widget_key(name)` / `filter_key(column)`. Other keys (all in `st
     parts_shown           what each part of the page (a keyed fragment) showed when last drawn
                           (`part_keys`): a step reruns only the parts it changed (`rerun_changed`)
     current_view          the papers in view for the last filters and search (`remembered`)
+    push_sidebar          set when a step reruns the sidebar: its widgets' values are written again first
     nearest_papers        the last opened paper's nearest papers (`remembered`)
     curation_notice       what the last edit did, shown once on the next run
     atlas_map, atlas_files_sent   the live map's events, and the files its browser already received

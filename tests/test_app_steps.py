@@ -84,3 +84,11 @@ def test_reset_view_reruns_every_part_it_changed(tiny):
     assert parts(at) == {"sidebar", "header", "map", "results"}
     assert at.text_input(key="w_search").value == ""
     assert "Showing the 60 papers of the map" in plain(at)
+
+
+def test_only_this_topic_reruns_the_sidebar_too_which_shows_the_filter(tiny):
+    at = start({"topic": "2"})
+    at.button(key="only_topic").click().run()
+    assert parts(at) == {"sidebar", "header", "map", "results"}
+    assert at.multiselect(key="w_topics").value == [2]
+    assert len(table(at)) == 13 and set(table(at)["Topic"]) == {"Reinforcement learning"}
