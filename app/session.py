@@ -264,7 +264,9 @@ def push_sidebar() -> None:
         return
     for name in SIDEBAR_SETTINGS:
         prefix = SESSION_KEY[name]
-        keys = [k for k in st.session_state if str(k).startswith(prefix)] if SETTING[name].prefix else [prefix]
+        keys = (
+            [k for k in st.session_state if str(k).startswith(prefix)] if SETTING[name].prefix else [prefix]
+        )
         for key in keys:
             if key in st.session_state:
                 st.session_state[key] = st.session_state[key]
