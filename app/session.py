@@ -240,8 +240,11 @@ def rerun_changed(from_sidebar: bool = False) -> None:
 
     A sidebar widget already shows its new value: then the sidebar reruns only when its shape changes
     (the search box's hint, the topics a theme offers, the unassigned switch). Nothing changed: the
-    widget's own part reruns (Streamlit's default).
+    widget's own part reruns (Streamlit's default). In the run of a Back or Forward in the browser (a
+    table's selection may fire as the view changes), the whole page reruns and follows the link.
     """
+    if _history_run():
+        return
     shown = st.session_state.get("parts_shown", {})
     now = part_keys()
     if from_sidebar and "sidebar" in shown:
@@ -272,6 +275,14 @@ def push_sidebar() -> None:
                 st.session_state[key] = st.session_state[key]
 
 
+def _history_run() -> bool:
+    """Whether this run is Streamlit's rerun for a Back or Forward in the browser's history."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return bool(ctx is not None and getattr(ctx, "is_history_navigation", False))
+
+
 def navigated(params: dict[str, list[str]]) -> bool:
     """Whether the reader went Back or Forward in the browser to a view other than the one shown.
 
@@ -280,10 +291,7 @@ def navigated(params: dict[str, list[str]]) -> bool:
     then follows the link. Only such runs count: an ordinary rerun may carry a query string a step
     old (the page sends it before the last run's new one arrives). The zoom (`view=`) does not count.
     """
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    if ctx is None or not getattr(ctx, "is_history_navigation", False):
+    if not _history_run():
         return False
     last = st.session_state.get("url_params")
     return last is not None and _without_zoom(params) != last

@@ -174,3 +174,31 @@ def test_a_filter_changes_the_header_map_and_table_and_reset_brings_the_sidebar_
     assert sidebar.get_by_role("textbox", name="Search").input_value() == ""
     assert sidebar.get_by_text("Show unassigned papers", exact=False).count() == 1
     assert sidebar.get_by_text("Diffusion models", exact=False).count() == 0  # the Topics filter is empty
+
+
+def test_two_forwards_in_a_row_land_on_the_view_of_the_link(page, tiny_app):
+    """The view changing under a table (a paper closed) can make it report a selection while Streamlit
+    reruns for Back or Forward: that run must still follow the link, not rerun a part of the old view.
+    Three sessions in a row: a warm server answers fast enough for the two to meet."""
+    app, folder = tiny_app
+    hits = int(read_map(folder).papers.abstract.str.contains("policy").sum())
+    for _ in range(3):
+        tab = page.context.new_page()
+        open_app(tab, app.url + "?q=diffusion&paper=doc0005")
+        tab.get_by_role("button", name="Back to the topic list").click()
+        tab.wait_for_function("() => location.search === '?q=diffusion'", timeout=30_000)
+        search_for(tab, "policy")
+        tab.wait_for_function("() => location.search === '?q=policy'", timeout=30_000)
+        for address in ("?q=diffusion", "?q=diffusion&paper=doc0005"):
+            tab.go_back()
+            tab.wait_for_function("(a) => location.search === a", arg=address, timeout=30_000)
+            tab.wait_for_timeout(1500)
+            idle(tab)
+        tab.go_forward()
+        tab.go_forward()
+        tab.wait_for_timeout(1500)
+        idle(tab)
+        assert tab.evaluate("location.search") == "?q=policy"
+        assert tab.get_by_role("textbox", name="Search").input_value() == "policy"
+        wait_for_header(tab, f"{hits} of the 60 papers of the map match the words “policy”")
+        tab.close()
