@@ -2,8 +2,9 @@
 
 Run with `streamlit run streamlit_app.py` (the committed seed map), `... -- --map DIR` or
 `ATLAS_MAP=DIR streamlit run streamlit_app.py` for another map folder. This file only composes the
-page; each panel lives in its own module under `app/`, the session state and its callbacks in
-`app/session.py`, and the live map component in `app/map_component/`.
+page, as parts that a step reruns on their own (sidebar, header, map, results: keyed fragments); each
+panel lives in its own module under `app/`, the session state and its callbacks (which pick the parts
+a step reruns) in `app/session.py`, and the live map component in `app/map_component/`.
 """
 
 from __future__ import annotations
@@ -30,9 +31,9 @@ from app.palette import colour_columns
 from app.paper_view import paper_view
 from app.papers_panel import papers_panel
 from app.placement import fit_panel
-from app.search import SearchResult, meaning_search, search_sentence, word_search
+from app.search import SearchResult, meaning_search, search_sentence, within, word_search
 from app.state import SORTS, ViewState, Vocabulary, normalise_params
-from app.text import markdown_literal, shorten
+from app.text import counted, markdown_literal, shorten
 from app.themes import gone_themes, topics_in_themes, usable_themes
 from app.topic_list import topic_list
 from app.topic_view import topic_view
@@ -78,6 +79,7 @@ def side_panel(
 class View:
     """What the page shows: the papers in view (best search match first) and what the header says."""
 
+    in_filter: np.ndarray  # bool per paper: passes the filters
     in_view: np.ndarray  # bool per paper: passes the filters and the search
     rows: np.ndarray  # the papers in view, best match first (map order without a search)
     search: SearchResult | None
@@ -89,29 +91,15 @@ def current_view(data: MapData, map_key: tuple, state: ViewState) -> View:
     """Apply the filters exactly (`app.filters`), then the search of the chosen kind (`app.search`)."""
     themes = usable_themes(data.topics, data.themes)
     within = topics_in_themes(data.topics, state.themes) if state.themes and themes is not None else None
-    topics = chosen_topics(state.topics, within)
     in_filter = filter_mask(
         data.topic_ids,
-        topics=topics,
+        topics=chosen_topics(state.topics, within),
         show_unassigned=state.show_unassigned,
         filters=state.filter_dict(),
         facet_text=data.facet_text,
     )
     if state.added_only and data.added is not None:
         in_filter &= data.added
-    theme_names = []
-    if themes is not None:
-        names = dict(zip(themes["theme_id"].astype(int), themes["label"]))
-        theme_names = [str(names[t]) for t in state.themes if t in names]
-    scope = scope_phrase(
-        int(in_filter.sum()),
-        topics=chosen_topics(state.topics, None) or (),
-        topic_names=data.labels,
-        theme_names=theme_names,
-        show_unassigned=state.show_unassigned,
-        filters=state.filter_dict(),
-        added_only=state.added_only and data.added is not None,
-    )
     result = run_search(data, map_key, state, in_filter)
     notices = result.notices if result is not None else ()
     if result is not None and result.kind == "words" and result.query.empty:  # nothing to search: say so
@@ -119,7 +107,52 @@ def current_view(data: MapData, map_key: tuple, state: ViewState) -> View:
     rows = np.flatnonzero(in_filter) if result is None else result.rows
     in_view = np.zeros(data.n, dtype=bool)
     in_view[rows] = True
-    return View(in_view, rows, result, search_sentence(result, scope), notices)
+    sentence = search_sentence(result, view_scope(data, state, int(in_filter.sum())))
+    return View(in_filter, in_view, rows, result, sentence, notices)
+
+
+def view_scope(data: MapData, state: ViewState, count: int, topics: tuple[int, ...] | None = None) -> str:
+    """What the `count` filtered papers are (`app.filters.scope_phrase`); `topics`: name these instead
+    of the chosen topics and themes."""
+    themes = usable_themes(data.topics, data.themes)
+    theme_names = []
+    if themes is not None:
+        names = dict(zip(themes["theme_id"].astype(int), themes["label"]))
+        theme_names = [str(names[t]) for t in state.themes if t in names]
+    return scope_phrase(
+        count,
+        topics=topics if topics is not None else chosen_topics(state.topics, None) or (),
+        topic_names=data.labels,
+        theme_names=theme_names,
+        show_unassigned=state.show_unassigned,
+        filters=state.filter_dict(),
+        added_only=state.added_only and data.added is not None,
+    )
+
+
+def header_sentence(data: MapData, state: ViewState, view: View) -> tuple[str, str]:
+    """The header's sentence follows what the page shows beside the map and under it: an opened topic's
+    papers (those the filters and search keep), else the papers picked on the map, else the view."""
+    if state.topic is not None and not (state.paper and state.paper in data.row_of):
+        in_topic = data.topic_ids == state.topic
+        scope = view_scope(data, state, int((view.in_filter & in_topic).sum()), topics=(state.topic,))
+        return search_sentence(None if view.search is None else within(view.search, in_topic), scope)
+    selection = session.selection()
+    if not selection:
+        return view.sentence
+    picked = counted(int(sum(view.in_view[data.row_of[d]] for d in selection)), "paper")
+    if len(view.rows) == data.n:
+        return "", f"Showing the {picked} you selected on the map"
+    number, rest = view.sentence
+    return number, f"{rest}; the table lists the {picked} of them you selected on the map"
+
+
+def page_view(data: MapData, map_key: tuple) -> tuple[ViewState, View]:
+    """The view state and the papers in view, worked out once for each choice of filters and search
+    (the parts of the page that rerun together share it)."""
+    state = session.current_state()
+    key = (map_key, session.view_key(state))
+    return state, session.remembered("current_view", key, lambda: current_view(data, map_key, state))
 
 
 def run_search(data: MapData, map_key: tuple, state: ViewState, in_filter: np.ndarray) -> SearchResult | None:
@@ -185,56 +218,63 @@ def main() -> None:
     session.open_view(params, data, vocabulary, gone)
     session.sanitise_state(data, vocabulary.theme_ids, vocabulary.sorts)
 
-    sidebar(data, catalog)
-    state = session.current_state()
     map_key = (ref.name, str(ref.path), token)
-    view = current_view(data, map_key, state)
-
-    header(data, view.sentence)
-    notices_panel(view.notices)
-    session.remember_outside(state)
-    map_and_side_panel(
+    with st.sidebar:
+        sidebar_part(data, catalog)
+    header_part(data, map_key)
+    map_part(
         data,
         map_key,
-        view.in_view,
-        len(view.rows) != data.n,
         rising if len(vocabulary.sorts) > 1 else None,
         ref.name if (len(catalog) > 1 or "map" in params) else None,
-        view.search,
     )
     fit_panel(data, map_key)
     changes_panel(data, map_key)
-    rows = papers_panel(data, view.rows, view.search)
-    downloads(data, rows, chosen_sentence(view.sentence, None if rows is view.rows else len(rows)))
+    results_part(data, map_key)
     about_panel(data)
 
 
-@st.fragment
-def map_and_side_panel(
-    data: MapData,
-    token: tuple,
-    in_view: np.ndarray,
-    filtered: bool,
-    rising,
-    map_name: str | None,
-    search: SearchResult | None,
-) -> None:
-    """The map and the panel beside it, and the link: what a map-only step changes.
+# The page's parts that steps rerun on their own (keyed fragments; `app.session.rerun_changed` picks
+# which). A part reruns with the arguments of its last call: it reads only the map from them, and
+# what it shows from the session state.
+@st.fragment(key="sidebar")
+def sidebar_part(data: MapData, catalog: list) -> None:
+    session.push_sidebar()
+    sidebar(data, catalog)
+    session.part_shown("sidebar")
 
-    A click on a point, a topic opened from the list, the colour or the topic list's order rerun only
-    this part (a fragment); a step that changes what else the page shows (filters, search, a box or
-    lasso selection for the papers table) reruns the whole page.
-    """
-    state = session.current_state()
-    if session.outside_changed(state):
-        st.rerun()  # e.g. "Only this topic" or a map selection: the header and the table change too
+
+@st.fragment(key="header")
+def header_part(data: MapData, map_key: tuple) -> None:
+    """The map's name, the sentence saying what the page shows, and the notices."""
+    state, view = page_view(data, map_key)
+    header(data, header_sentence(data, state, view))
+    notices_panel(view.notices)
+    session.part_shown("header")
+
+
+@st.fragment(key="map")
+def map_part(data: MapData, map_key: tuple, rising, map_name: str | None) -> None:
+    """The map and the panel beside it, and the link (every step that changes the view reruns this part)."""
+    state, view = page_view(data, map_key)
     left, right = st.columns([1.6, 1], gap="medium")
     with left:
-        map_panel(data, token, in_view, state, MAP_HEIGHT, search_active=search is not None)
+        map_panel(data, map_key, view.in_view, state, MAP_HEIGHT, search_active=view.search is not None)
     with right:
-        side_panel(data, state, in_view, filtered=filtered, rising=rising, search=search)
+        filtered = len(view.rows) != data.n
+        side_panel(data, state, view.in_view, filtered=filtered, rising=rising, search=view.search)
     params = normalise_params({key: st.query_params.get_all(key) for key in st.query_params})
     session.sync_url(state, map_name, params)
+    session.part_shown("map")
+
+
+@st.fragment(key="results")
+def results_part(data: MapData, map_key: tuple) -> None:
+    """The papers table (the map selection, else the papers in view) and the downloads."""
+    _, view = page_view(data, map_key)
+    rows = papers_panel(data, view.rows, view.search)
+    downloads(data, rows, chosen_sentence(view.sentence, None if rows is view.rows else len(rows)))
+    session.part_shown("results")
 
 
 main()

@@ -13,7 +13,10 @@ from pipeline.mapfolder.manifest import Manifest
 def about_panel(data: MapData) -> None:
     manifest = data.manifest
     quality = manifest.get("quality") or {}
-    with st.expander("About this map", icon=":material/info:"):
+    panel = st.expander("About this map", icon=":material/info:", key="about_panel", on_change="rerun")
+    with panel:
+        if not panel.open:  # its body is made only while it is open
+            return
         info = Manifest.from_dict(manifest)
         themes = len(data.themes) if data.themes is not None else 0
         st.markdown(

@@ -20,8 +20,13 @@ def changes_panel(data: MapData, map_key: tuple) -> None:
     `map_key` is the map's (name, path, signature): the table is worked out once per map."""
     if data.lineage is None or data.lineage.empty:
         return
-    rows, targets, summary = cached_changes(*map_key)  # a gone topic opens where most of its papers went
-    with st.expander("Changes since the previous build", icon=":material/history:"):
+    panel = st.expander(
+        "Changes since the previous build", icon=":material/history:", key="changes_panel", on_change="rerun"
+    )
+    with panel:
+        if not panel.open:  # its body is made only while it is open
+            return
+        rows, targets, summary = cached_changes(*map_key)  # a gone topic opens where most of its papers went
         previous = Manifest.from_dict(data.manifest).previous_name
         st.caption(
             f"Topics compared with the previous build{f' of {markdown_literal(previous)}' if previous else ''}"

@@ -22,87 +22,96 @@ SEARCH_HELP = (
 
 
 def sidebar(data: MapData, catalog: list[MapRef]) -> None:
-    with st.sidebar:
-        st.markdown("### :material/travel_explore: Abstract Atlas")
-        if len(catalog) > 1:
-            st.selectbox(
-                "Map",
-                [m.name for m in catalog],
-                key=session.MAP_CHOICE,
-                on_change=switch_map,
-                help="Maps found under assets/maps/ (and the one given with --map or ATLAS_MAP).",
-            )
-        st.text_input(
-            "Search",
-            key=widget_key("search"),
-            placeholder="Words in titles and abstracts"
-            if session.chosen("search_kind") != "meaning"
-            else "Describe what you are looking for",
-            help=SEARCH_HELP,
+    """The sidebar's widgets (drawn inside `st.sidebar` by the page); each change reruns only the parts
+    of the page it changes (`app.session.sidebar_changed`)."""
+    changed = {"on_change": session.sidebar_changed, "args": (data,)}
+    st.markdown("### :material/travel_explore: Abstract Atlas")
+    if len(catalog) > 1:
+        st.selectbox(
+            "Map",
+            [m.name for m in catalog],
+            key=session.MAP_CHOICE,
+            on_change=switch_map,
+            help="Maps found under assets/maps/ (and the one given with --map or ATLAS_MAP).",
         )
-        st.segmented_control(
-            "Search by",
-            KINDS,
-            key=widget_key("search_kind"),
-            required=True,
-            format_func=KIND_NAMES.get,
-            help=SEARCH_HELP,
-        )
-        themes = usable_themes(data.topics, data.themes)
-        if themes is not None:
-            ordered = sorted(themes.itertuples(), key=lambda r: (-int(r.size), int(r.theme_id)))
-            names = {int(r.theme_id): f"{r.label} ({int(r.size):,})" for r in ordered}
-            st.multiselect(
-                "Themes",
-                list(names),
-                key=widget_key("themes"),
-                placeholder="All themes",
-                select_all=False,
-                format_func=names.get,
-                help="Groups of related topics: choosing themes shows only their topics' papers.",
-            )
-        chosen_themes = list(session.chosen("themes"))
+    st.text_input(
+        "Search",
+        key=widget_key("search"),
+        **changed,
+        placeholder="Words in titles and abstracts"
+        if session.chosen("search_kind") != "meaning"
+        else "Describe what you are looking for",
+        help=SEARCH_HELP,
+    )
+    st.segmented_control(
+        "Search by",
+        KINDS,
+        key=widget_key("search_kind"),
+        **changed,
+        required=True,
+        format_func=KIND_NAMES.get,
+        help=SEARCH_HELP,
+    )
+    themes = usable_themes(data.topics, data.themes)
+    if themes is not None:
+        ordered = sorted(themes.itertuples(), key=lambda r: (-int(r.size), int(r.theme_id)))
+        names = {int(r.theme_id): f"{r.label} ({int(r.size):,})" for r in ordered}
         st.multiselect(
-            "Topics",
-            topic_options(data, chosen_themes),
-            key=widget_key("topics"),
-            placeholder="All topics in the chosen themes" if chosen_themes else "All topics",
-            select_all=False,  # no choice already means every topic
-            format_func=lambda t: f"{data.label(t)} ({data.sizes[t]:,})",
-            help="Choosing topics shows exactly their papers; choose “Unassigned” to include the "
-            "papers no topic claimed."
-            + (" Only the chosen themes' topics are offered." if chosen_themes else ""),
+            "Themes",
+            list(names),
+            key=widget_key("themes"),
+            **changed,
+            placeholder="All themes",
+            select_all=False,
+            format_func=names.get,
+            help="Groups of related topics: choosing themes shows only their topics' papers.",
         )
-        for column, values in data.facets.items():  # never input file names (`app.data.facet_columns`)
-            name = column.replace("_", " ")
-            st.multiselect(
-                markdown_literal(name.capitalize()),  # column names come from the data
-                values,
-                key=filter_key(column),
-                placeholder=f"Any {name}",
-                select_all=False,
-            )
-        # A map where every paper has a topic needs no such switch; in a topic or theme view the
-        # unassigned papers are chosen under Topics instead (the switch keeps its value meanwhile).
-        if data.sizes[-1] and not (session.chosen("topics") or chosen_themes):
-            st.toggle(
-                f"Show unassigned papers ({data.sizes[-1]:,})",
-                key=widget_key("show_unassigned"),
-                help="Papers the clustering left out of every topic, drawn in grey. With topics or "
-                "themes chosen, only their papers are shown: choose “Unassigned” under Topics to add them.",
-            )
-        if data.added is not None and data.added.any():  # only maps grown with `python -m pipeline add`
-            st.toggle(
-                f"Highlight papers added since the last build ({int(data.added.sum()):,})",
-                key=widget_key("added_only"),
-                help="Papers placed on this map by `python -m pipeline add` after its last full build: "
-                "only they stay in colour on the map and in the table; the rest stays as faint context.",
-            )
-        st.button("Reset view", on_click=reset_view, icon=":material/restart_alt:", width="stretch")
-        st.divider()
-        st.caption(
-            ":material/link: The address bar always holds a link to what you see: copy it to share this view."
+    chosen_themes = list(session.chosen("themes"))
+    st.multiselect(
+        "Topics",
+        topic_options(data, chosen_themes),
+        key=widget_key("topics"),
+        **changed,
+        placeholder="All topics in the chosen themes" if chosen_themes else "All topics",
+        select_all=False,  # no choice already means every topic
+        format_func=lambda t: f"{data.label(t)} ({data.sizes[t]:,})",
+        help="Choosing topics shows exactly their papers; choose “Unassigned” to include the "
+        "papers no topic claimed."
+        + (" Only the chosen themes' topics are offered." if chosen_themes else ""),
+    )
+    for column, values in data.facets.items():  # never input file names (`app.data.facet_columns`)
+        name = column.replace("_", " ")
+        st.multiselect(
+            markdown_literal(name.capitalize()),  # column names come from the data
+            values,
+            key=filter_key(column),
+            **changed,
+            placeholder=f"Any {name}",
+            select_all=False,
         )
+    # A map where every paper has a topic needs no such switch; in a topic or theme view the
+    # unassigned papers are chosen under Topics instead (the switch keeps its value meanwhile).
+    if data.sizes[-1] and not (session.chosen("topics") or chosen_themes):
+        st.toggle(
+            f"Show unassigned papers ({data.sizes[-1]:,})",
+            key=widget_key("show_unassigned"),
+            **changed,
+            help="Papers the clustering left out of every topic, drawn in grey. With topics or "
+            "themes chosen, only their papers are shown: choose “Unassigned” under Topics to add them.",
+        )
+    if data.added is not None and data.added.any():  # only maps grown with `python -m pipeline add`
+        st.toggle(
+            f"Highlight papers added since the last build ({int(data.added.sum()):,})",
+            key=widget_key("added_only"),
+            **changed,
+            help="Papers placed on this map by `python -m pipeline add` after its last full build: "
+            "only they stay in colour on the map and in the table; the rest stays as faint context.",
+        )
+    st.button("Reset view", on_click=reset_view, icon=":material/restart_alt:", width="stretch")
+    st.divider()
+    st.caption(
+        ":material/link: The address bar always holds a link to what you see: copy it to share this view."
+    )
 
 
 def header(data: MapData, sentence: tuple[str, str]) -> None:

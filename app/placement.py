@@ -19,7 +19,16 @@ from pipeline.modelling.place import NEIGHBOURS
 def fit_panel(data: MapData, map_key: tuple) -> None:
     """The expander; `map_key` is (name, path, signature), the map loader's cache key."""
     pin = session.pin()
-    with st.expander("Where does my paper fit?", expanded=bool(pin), icon=":material/push_pin:"):
+    panel = st.expander(
+        "Where does my paper fit?",
+        expanded=bool(pin),
+        icon=":material/push_pin:",
+        key="fit_panel",
+        on_change="rerun",
+    )
+    with panel:
+        if not panel.open:  # its body is made only while it is open
+            return
         with st.form("fit", border=False):
             st.text_area(
                 "Abstract",

@@ -12,7 +12,7 @@ says which kind of match it is.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -121,6 +121,30 @@ def meaning_search(
         percentile=np.asarray(pairs.percentile(similarity[rows].astype(np.float64)), dtype=np.float64),
         close=close,
         floor=floor,
+    )
+
+
+def within(result: SearchResult, keep: np.ndarray) -> SearchResult:
+    """The search's hits among the papers `keep` (a bool per paper) says, as a search of just those.
+
+    Examples:
+        >>> found = SearchResult("words", parse_query("a"), "a", np.array([3, 0, 2]), labels=("x", "y", "z"))
+        >>> within(found, np.array([False, True, True, True])).rows.tolist()
+        [3, 2]
+    """
+    kept = keep[result.rows]
+
+    def part(values):
+        return None if values is None else np.asarray(values)[kept]
+
+    return replace(
+        result,
+        rows=result.rows[kept],
+        similarity=part(result.similarity),
+        has_words=part(result.has_words),
+        labels=None if result.labels is None else tuple(part(np.array(result.labels, dtype=object))),
+        percentile=part(result.percentile),
+        close=None if result.close is None else int(kept[: result.close].sum()),
     )
 
 

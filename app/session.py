@@ -14,8 +14,10 @@ their key from `widget_key(name)` / `filter_key(column)`. Other keys (all in `st
     url_params            the query string the page last wrote or read (normalised): a different one on a
                           rerun means the reader went Back or Forward in the browser's history
     reset_zoom            a counter the map watches to return to the whole map ("Reset view")
-    outside_key           what the page outside the map and its side panel showed at the last full run
-                          (`outside_key`): a map-only step reruns just that fragment
+    parts_shown           what each part of the page (a keyed fragment) showed when last drawn
+                          (`part_keys`): a step reruns only the parts it changed (`rerun_changed`)
+    current_view          the papers in view for the last filters and search (`remembered`)
+    push_sidebar          set when a step reruns the sidebar: its widgets' values are written again first
     nearest_papers        the last opened paper's nearest papers (`remembered`)
     curation_notice       what the last edit did, shown once on the next run
     atlas_map, atlas_files_sent   the live map's events, and the files its browser already received
@@ -195,8 +197,8 @@ def topic_options(data: MapData, themes: list[int] | tuple[int, ...]) -> list[in
     return options + ([-1] if data.sizes.get(-1) else [])
 
 
-def outside_key(state: ViewState) -> tuple:
-    """What the page outside the map and its side panel shows: when it changes, the whole page reruns."""
+def view_key(state: ViewState) -> tuple:
+    """The settings that decide which papers are in view (filters and search): `current_view`'s key."""
     return (
         state.search,
         state.search_kind,
@@ -205,20 +207,80 @@ def outside_key(state: ViewState) -> tuple:
         state.filters,
         state.themes,
         state.added_only,
-        st.session_state.get("selection", ()),
-        st.session_state.get("page", 0),
-        st.session_state.get("pin") is not None,
     )
 
 
-def remember_outside(state: ViewState) -> None:
-    """Keep what the page outside the map showed at this full run (see `outside_changed`)."""
-    st.session_state.outside_key = outside_key(state)
+# --------------------------------------------------------------------------- which parts of the page rerun
+PARTS = ("sidebar", "header", "map", "results")  # the page's keyed fragments (streamlit_app.py)
 
 
-def outside_changed(state: ViewState) -> bool:
-    """Whether a step taken inside the map's fragment changed what the rest of the page shows."""
-    return outside_key(state) != st.session_state.get("outside_key")
+def part_keys() -> dict[str, tuple]:
+    """What each part of the page shows, as far as the session state decides it: a step reruns the
+    parts whose key it changed (`rerun_changed`). The sidebar's key is (its shape, its values)."""
+    state = current_state()
+    view = view_key(state)
+    selection = st.session_state.get("selection", ())
+    opened = state.topic if not state.paper else None  # the header names an opened topic (not a paper)
+    said = tuple(map(tuple, notices()))
+    return {
+        "sidebar": ((state.search_kind, state.themes, bool(state.topics or state.themes)), view),
+        "header": (view, opened, selection, said),
+        "map": (state, map_counters()),
+        "results": (view, selection, st.session_state.get("page", 0)),
+    }
+
+
+def part_shown(name: str) -> None:
+    """Keep what part `name` shows as it is drawn (see `rerun_changed`)."""
+    st.session_state.setdefault("parts_shown", {})[name] = part_keys()[name]
+
+
+def rerun_changed(from_sidebar: bool = False) -> None:
+    """In a step's callback: rerun only the parts of the page whose content the step changed.
+
+    A sidebar widget already shows its new value: then the sidebar reruns only when its shape changes
+    (the search box's hint, the topics a theme offers, the unassigned switch). Nothing changed: the
+    widget's own part reruns (Streamlit's default). In the run of a Back or Forward in the browser (a
+    table's selection may fire as the view changes), the whole page reruns and follows the link.
+    """
+    if _history_run():
+        return
+    shown = st.session_state.get("parts_shown", {})
+    now = part_keys()
+    if from_sidebar and "sidebar" in shown:
+        shown["sidebar"] = (shown["sidebar"][0], now["sidebar"][1])
+    changed = [part for part in PARTS if part in shown and shown[part] != now[part]]
+    if "sidebar" in changed:
+        st.session_state.push_sidebar = True
+    if changed:
+        st.rerun(changed)
+
+
+SIDEBAR_SETTINGS = ("search", "search_kind", "themes", "topics", "show_unassigned", "added_only", "filters")
+
+
+def push_sidebar() -> None:
+    """Before the sidebar's widgets are drawn in a rerun a step asked for: write their values again, so
+    each widget shows its value even where the browser still holds one the sidebar never drew back (a
+    search typed while the sidebar did not rerun, then cleared by Reset view)."""
+    if not st.session_state.pop("push_sidebar", False):
+        return
+    for name in SIDEBAR_SETTINGS:
+        prefix = SESSION_KEY[name]
+        keys = (
+            [k for k in st.session_state if str(k).startswith(prefix)] if SETTING[name].prefix else [prefix]
+        )
+        for key in keys:
+            if key in st.session_state:
+                st.session_state[key] = st.session_state[key]
+
+
+def _history_run() -> bool:
+    """Whether this run is Streamlit's rerun for a Back or Forward in the browser's history."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return bool(ctx is not None and getattr(ctx, "is_history_navigation", False))
 
 
 def navigated(params: dict[str, list[str]]) -> bool:
@@ -229,10 +291,7 @@ def navigated(params: dict[str, list[str]]) -> bool:
     then follows the link. Only such runs count: an ordinary rerun may carry a query string a step
     old (the page sends it before the last run's new one arrives). The zoom (`view=`) does not count.
     """
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    if ctx is None or not getattr(ctx, "is_history_navigation", False):
+    if not _history_run():
         return False
     last = st.session_state.get("url_params")
     return last is not None and _without_zoom(params) != last
@@ -253,13 +312,38 @@ def _without_zoom(params: dict[str, list[str]]) -> dict[str, list[str]]:
 
 
 # --------------------------------------------------------------------------- callbacks
-def open_paper(doc_id: str | None) -> None:
+# Each step's callback changes the session state, then reruns only the parts it changed.
+def _open_paper(doc_id: str | None) -> None:
     st.session_state[SESSION_KEY["paper"]] = doc_id
 
 
-def open_topic(topic: int | None) -> None:
+def _open_topic(topic: int | None) -> None:
     st.session_state[SESSION_KEY["topic"]] = topic
     st.session_state[SESSION_KEY["paper"]] = None
+
+
+def _clear_selection() -> None:
+    st.session_state.selection = ()
+    st.session_state.clear_selection = st.session_state.get("clear_selection", 0) + 1
+
+
+def open_paper(doc_id: str | None) -> None:
+    _open_paper(doc_id)
+    rerun_changed()
+
+
+def open_topic(topic: int | None) -> None:
+    _open_topic(topic)
+    rerun_changed()
+
+
+def sidebar_changed(data: MapData) -> None:
+    """A sidebar widget (search, filters) changed its value; topics outside the chosen themes are
+    dropped (the Topics filter offers only those inside)."""
+    known = set(topic_options(data, st.session_state.get(SESSION_KEY["themes"]) or []))
+    topics = st.session_state.get(SESSION_KEY["topics"]) or []
+    st.session_state[SESSION_KEY["topics"]] = [t for t in topics if t in known]
+    rerun_changed(from_sidebar=True)
 
 
 def _map_rows(name: str, data: MapData, points_url: str) -> list[int] | None:
@@ -285,11 +369,12 @@ def on_map_select(data: MapData, points_url: str) -> None:
         return
     st.session_state.selection = tuple(dict.fromkeys(str(data.doc_ids[r]) for r in rows))
     st.session_state.page = 0
+    rerun_changed()
 
 
 def clear_selection() -> None:
-    st.session_state.selection = ()
-    st.session_state.clear_selection = st.session_state.get("clear_selection", 0) + 1
+    _clear_selection()
+    rerun_changed()
 
 
 def on_row_pick(key: str, doc_ids: list[str]) -> None:
@@ -312,6 +397,7 @@ def only_this_topic(topic: int, theme: int | None = None) -> None:
     themes = st.session_state.get(SESSION_KEY["themes"]) or []
     if themes and topic != -1 and theme not in themes:
         st.session_state[SESSION_KEY["themes"]] = []
+    rerun_changed()
 
 
 def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
@@ -343,6 +429,7 @@ def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
 
 def turn_page(step: int) -> None:
     st.session_state.page = max(0, st.session_state.get("page", 0) + step)
+    rerun_changed()
 
 
 def reset_view() -> None:
@@ -358,16 +445,19 @@ def reset_view() -> None:
     st.session_state.notices = []
     st.session_state.link_info = []
     st.session_state.reset_zoom = st.session_state.get("reset_zoom", 0) + 1
-    clear_selection()
+    _clear_selection()
+    rerun_changed()
 
 
 def switch_map() -> None:
     st.session_state.initialised = None  # the next run starts the new map from its default view
+    st.rerun()  # the whole page, even from the sidebar's own part
 
 
 def dismiss_notices() -> None:
     st.session_state.notices = []
     st.session_state.link_info = []
+    rerun_changed()
 
 
 def request_placement() -> None:

@@ -1,6 +1,5 @@
-"""Each kind of step a reader takes, timed to page idle: search and filter (whole page) against the
-map-only steps (a click on a point, a topic opened from the list), which rerun only the map and the
-panel beside it.
+"""Each kind of step a reader takes, timed to page idle, each against a bare Streamlit page's rerun
+measured in the same run (its ratio: the target is 2.5× at most).
 
 Usage (from the repository root):
 
@@ -10,12 +9,16 @@ For each map a fresh `streamlit run` serves it and headless Chromium (1400x900),
 types a word and presses Enter (search; "learning"), then another ("graph": search again, with
 the highlights' chart already made), empties the box and presses Enter (clear: the whole map
 again), picks the first option of the sidebar's first filter (Themes or Topics) (filter), clicks a
-paper on the map (click), and opens the first topic of the topic list (topic). Each is timed from the
-action until the map has redrawn and Streamlit is idle again (the script not running and no element
-of the previous run left stale), and the bytes the page received over the WebSocket are counted.
+paper on the map (click), opens the first topic of the topic list (topic), goes back to the list
+(back), and drags a box over the middle of the map with the modebar's Box Select (box, timed from
+letting go of the mouse button). Each is timed from the action until the map has redrawn (a box:
+until the page received the step's first message) and Streamlit is idle again (the script not
+running and no element of the previous run left stale); the bytes and messages the page received
+over the WebSocket are counted.
 Medians of `--repeat` rounds. The same run measures the floor, a bare Streamlit page with only a
 Search box and a header, searched and cleared the same way, and with `--compare` another checkout of
-the app (a worktree of an earlier commit) on the same maps. Results are appended to `--out`
+the app (a worktree of an earlier commit) on the same maps; the rounds alternate (floor, this
+checkout, the other) so that a busy spell on the machine falls on all of them. Results are appended to `--out`
 (benchmarks/STEPS_RESULTS.md) with the load average.
 """
 
@@ -38,7 +41,17 @@ from tests.devserver import StreamlitServer  # noqa: E402
 from tests.test_browser import point_position  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
-STEPS = ("search", "search again", "clear", "filter", "click", "topic")
+STEPS = ("search", "search again", "clear", "filter", "click", "topic", "back", "box")
+NAMES = {
+    "search": "search",
+    "search again": "search again",
+    "clear": "clear the search",
+    "filter": "filter",
+    "click": "click a point",
+    "topic": "open a topic",
+    "back": "back to the list",
+    "box": "box selection",
+}
 # The floor: a bare Streamlit page (a Search box and a header that counts its letters), searched the same way.
 FLOOR_APP = """
 import streamlit as st
@@ -49,6 +62,15 @@ st.markdown(f"#### Papers · {len(words)}")
 """
 
 
+def press(page, locator):
+    """A click on `locator` at the place it is drawn now: the step, without Playwright's waiting for
+    the element to be ready (which would be timed with it)."""
+    locator.wait_for(timeout=60_000)
+    page.wait_for_function(IDLE, timeout=120_000)
+    box = locator.bounding_box()
+    return lambda: page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+
+
 def settle(page, action) -> None:
     """Do `action` (a step between the measured ones) and wait until Streamlit is idle again."""
     action()
@@ -56,7 +78,35 @@ def settle(page, action) -> None:
     page.wait_for_function(IDLE, timeout=120_000)
 
 
-def one_round(browser, url: str, times: dict, sizes: dict) -> None:
+def start_box(page) -> None:
+    """Choose the modebar's Box Select and drag a box over the middle fifth of the map, the mouse
+    button still down (the step is letting go of it)."""
+    page.locator(f"{GRAPH} .modebar-btn[data-val='select']").click()
+    area = page.locator(f"{GRAPH} .nsewdrag").first.bounding_box()
+    x0, y0 = area["x"] + 0.4 * area["width"], area["y"] + 0.4 * area["height"]
+    x1, y1 = area["x"] + 0.6 * area["width"], area["y"] + 0.6 * area["height"]
+    page.mouse.move(x0, y0)
+    page.mouse.down()
+    page.mouse.move((x0 + x1) / 2, (y0 + y1) / 2, steps=4)
+    page.mouse.move(x1, y1, steps=4)
+
+
+def answered(page, action, received: list[int]) -> tuple[float, int]:
+    """Seconds from the action until the page received a message and Streamlit is idle again, and the
+    bytes received (for a step that need not redraw the map)."""
+    before, before_bytes = len(received), sum(received)
+    started = time.perf_counter()
+    action()
+    while len(received) == before:
+        page.wait_for_timeout(5)
+        if time.perf_counter() - started > 120:
+            raise TimeoutError("the page received nothing")
+    page.wait_for_function(IDLE, timeout=120_000)
+    return time.perf_counter() - started, sum(received) - before_bytes
+
+
+def one_round(browser, url: str, tally: Tally) -> None:
+    times, sizes, counts = tally.times, tally.sizes, tally.counts
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     received: list[int] = []
     page.on("websocket", lambda ws: ws.on("framereceived", lambda f: received.append(len(f))))
@@ -68,21 +118,23 @@ def one_round(browser, url: str, times: dict, sizes: dict) -> None:
     box = page.get_by_role("textbox", name="Search")
 
     def search(text):
-        box.fill(text)
-        box.press("Enter")
+        box.fill(text)  # before the step, as on the bare page: the step is pressing Enter
+        return lambda: box.press("Enter")
 
-    def record(step, action):
-        seconds, size = rerun(page, action, received)
+    def record(step, action, redraw=True):
+        messages = len(received)
+        seconds, size = (rerun if redraw else answered)(page, action, received)
         times[step].append(seconds)
         sizes[step].append(size)
+        counts[step].append(len(received) - messages)
 
-    record("search", lambda: search("learning"))  # the first search: the highlights' chart is made
-    record("search again", lambda: search("graph"))
-    record("clear", lambda: search(""))  # the whole map again
+    record("search", search("learning"))  # the first search: the highlights' chart is made
+    record("search again", search("graph"))
+    record("clear", search(""))  # the whole map again
     page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect']").first.click()
     option = page.get_by_role("option").first
     option.wait_for(timeout=60_000)
-    record("filter", option.click)
+    record("filter", press(page, option))
     page.goto(url)  # the whole map again for the map-only steps
     page.wait_for_function(
         f"() => document.querySelector('{GRAPH}')?.dataset.atlasDraws >= 1", timeout=600_000
@@ -95,11 +147,16 @@ def one_round(browser, url: str, times: dict, sizes: dict) -> None:
     settle(page, page.get_by_role("button", name="Back to the topic list").click)
     frame = page.locator("[data-testid='stDataFrame']").first.bounding_box()
     record("topic", lambda: page.mouse.click(frame["x"] + 12, frame["y"] + 52))  # the first row's checkbox
+    record("back", press(page, page.get_by_role("button", name="Back to the topic list")))
+    start_box(page)
+    record("box", page.mouse.up, redraw=False)
+    page.get_by_text("Selected on the map", exact=False).first.wait_for(timeout=60_000)
     page.close()
 
 
-def floor_round(browser, url: str, times: dict, sizes: dict) -> None:
+def floor_round(browser, url: str, tally: Tally) -> None:
     """Search and clear on the bare page, timed to idle the same way (no map to wait for: its header)."""
+    times, sizes, counts = tally.times, tally.sizes, tally.counts
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     received: list[int] = []
     page.on("websocket", lambda ws: ws.on("framereceived", lambda f: received.append(len(f))))
@@ -109,32 +166,46 @@ def floor_round(browser, url: str, times: dict, sizes: dict) -> None:
     page.wait_for_function(IDLE, timeout=60_000)
     for step, text in (("search", "learning"), ("search again", "graph"), ("clear", "")):
         box.fill(text)
-        before = sum(received)
+        before, messages = sum(received), len(received)
         started = time.perf_counter()
         box.press("Enter")
         page.get_by_text(f"Papers · {len(text)}", exact=True).wait_for(timeout=60_000)
         page.wait_for_function(IDLE, timeout=60_000)
         times[step].append(time.perf_counter() - started)
         sizes[step].append(sum(received) - before)
+        counts[step].append(len(received) - messages)
     page.close()
 
 
-def measure(
-    browser, folder: Path | None, repeat: int, script: Path = REPO / "streamlit_app.py"
-) -> dict[str, tuple[float, float]]:
-    """Medians over `repeat` rounds of each step: (seconds, KB). `folder` None: the bare-page floor."""
-    if folder is None:
-        script = Path(tempfile.mkdtemp()) / "floor_app.py"
-        script.write_text(FLOOR_APP)
-    server = StreamlitServer(folder or REPO, Path(tempfile.mkdtemp()), timeout=300, script=script)
-    times: dict[str, list[float]] = {s: [] for s in STEPS}
-    sizes: dict[str, list[int]] = {s: [] for s in STEPS}
-    try:
-        for _ in range(repeat):
-            (one_round if folder is not None else floor_round)(browser, server.url, times, sizes)
-    finally:
-        server.stop()
-    return {s: (statistics.median(times[s]), statistics.median(sizes[s]) / 1000) for s in STEPS if times[s]}
+class Tally:
+    """Each step's times, bytes and messages over the rounds of one app on one map."""
+
+    def __init__(self) -> None:
+        self.times: dict[str, list[float]] = {s: [] for s in STEPS}
+        self.sizes: dict[str, list[int]] = {s: [] for s in STEPS}
+        self.counts: dict[str, list[int]] = {s: [] for s in STEPS}
+
+    def medians(self) -> dict[str, tuple[float, float, float]]:
+        """(seconds, KB, messages) of each step measured."""
+        return {
+            s: (
+                statistics.median(self.times[s]),
+                statistics.median(self.sizes[s]) / 1000,
+                statistics.median(self.counts[s]),
+            )
+            for s in STEPS
+            if self.times[s]
+        }
+
+
+def serve(folder: Path, script: Path) -> StreamlitServer:
+    return StreamlitServer(folder, Path(tempfile.mkdtemp()), timeout=300, script=script)
+
+
+def cell(result: tuple, floor: float) -> str:
+    """A step's median, its ratio to the bare page's rerun, KB and messages received."""
+    seconds, kb, messages = result
+    return f"{seconds:.2f} s · **{seconds / floor:.1f}×** · {kb:,.0f} KB · {messages:.0f} msgs"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -158,21 +229,40 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"]
+            executable_path=CHROMIUM,
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
         )
-        floor = measure(browser, None, args.repeat)
-        cells = [f"{floor[s][0]:.2f} s · {floor[s][1]:,.0f} KB" if s in floor else "–" for s in STEPS]
-        rows.append("| bare Streamlit page (floor) | – | " + " | ".join(cells) + " |")
-        for folder in args.maps:
-            papers = read_manifest(folder)["papers"]
-            for label, script in apps:
-                print(f"measuring {folder} ({papers:,} papers) with {label}...", file=sys.stderr)
-                result = measure(browser, folder, args.repeat, script)
-                rows.append(
-                    f"| {label} | {papers:,} | "
-                    + " | ".join(f"{result[s][0]:.2f} s · {result[s][1]:,.0f} KB" for s in STEPS)
-                    + " |"
-                )
+        floor_script = Path(tempfile.mkdtemp()) / "floor_app.py"
+        floor_script.write_text(FLOOR_APP)
+        floor_server, floor = serve(REPO, floor_script), Tally()
+        measured = []
+        try:
+            for folder in args.maps:
+                papers = read_manifest(folder)["papers"]
+                print(f"measuring {folder} ({papers:,} papers)...", file=sys.stderr)
+                servers = [(label, serve(folder, script), Tally()) for label, script in apps]
+                try:  # the apps' rounds alternate, with a round of the bare page's, so load falls on all
+                    for _ in range(args.repeat):
+                        floor_round(browser, floor_server.url, floor)
+                        for _, server, tally in servers:
+                            one_round(browser, server.url, tally)
+                finally:
+                    for _, server, _ in servers:
+                        server.stop()
+                measured += [(label, papers, tally.medians()) for label, _, tally in servers]
+        finally:
+            floor_server.stop()
+        bare = statistics.median(t for times in floor.times.values() for t in times)  # the bare page's rerun
+        rows.append(
+            "| bare Streamlit page (floor) | – | "
+            + " | ".join(cell(floor.medians()[s], bare) if floor.times[s] else "–" for s in STEPS)
+            + " |"
+        )
+        for label, papers, result in measured:
+            rows.append(
+                f"| {label} | {papers:,} | " + " | ".join(cell(result[s], bare) for s in STEPS) + " |"
+            )
         browser.close()
     lines = [
         f"## {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {load:.1f} before, "
@@ -180,12 +270,13 @@ def main(argv: list[str] | None = None) -> int:
         "",
         f"Command: `.venv/bin/python benchmarks/bench_steps.py --maps {' '.join(str(m) for m in args.maps)} "
         f"--repeat {args.repeat}{f' --compare {args.compare}' if args.compare else ''}`. Action until the map "
-        "has redrawn and Streamlit is idle (script not running, no stale element), median; and KB received "
-        "over the WebSocket.",
+        "has redrawn (a box selection: the page received its first message) and Streamlit is idle (script "
+        f"not running, no stale element), median; its ratio to the bare page's rerun ({bare:.3f} s, the "
+        "median of its searches and clears in this run; target ≤ 2.5×); KB and messages received over the "
+        "WebSocket.",
         "",
-        "| app | papers | search (whole page) | search again | clear the search (whole page) "
-        "| filter (whole page) | click a point (map + panel) | open a topic (map + panel) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| app | papers | " + " | ".join(NAMES[s] for s in STEPS) + " |",
+        "|---|---:|" + "---:|" * len(STEPS),
         *rows,
     ]
     append_results(args.out, lines)

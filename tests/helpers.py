@@ -248,12 +248,28 @@ def hostile_map(n: int = 7) -> AtlasMap:
 
 
 # --------------------------------------------------------------------------- the page, as AppTest sees it
-def start(params: dict | None = None) -> AppTest:
-    """The app run once, headless, with `params` as its query string."""
+def start(params: dict | None = None, panels: tuple[str, ...] = ()) -> AppTest:
+    """The app run once, headless, with `params` as its query string and the expanders keyed `panels`
+    open (a closed one's body is not made)."""
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update(params or {})
+    for key in panels:
+        at.session_state[key] = True
+    return at.run()
+
+
+def whole_page(at: AppTest) -> AppTest:
+    """The whole page again. After a step AppTest holds only the parts of the page the step reran (the
+    keyed fragments its callback named; a browser keeps the rest as it was): to reach a widget of a part
+    that did not rerun, run the page once more, from the same session state."""
+    return at.run()
+
+
+def open_panel(at: AppTest, key: str) -> AppTest:
+    """Open the expander with `key` as a reader's click does: its body is made only while it is open."""
+    at.session_state[key] = True
     return at.run()
 
 

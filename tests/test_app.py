@@ -15,6 +15,7 @@ from tests.helpers import (
     figure,
     live_map,
     map_doc_ids,
+    open_panel,
     page_bytes,
     plain,
     points,
@@ -25,6 +26,7 @@ from tests.helpers import (
     tiny_map,
     topic_table,
     url,
+    whole_page,
     write_tiny_map,
 )
 
@@ -77,8 +79,8 @@ def test_topic_filter_shows_exactly_its_papers_and_unassigned_ones_only_when_cho
         in plain(at)
     )
     assert url(at)["topics"] == ["1,-1"]
-    at.multiselect(key="w_topics").unselect(-1).run()
-    at.multiselect(key="w_f_year").select("2024").run()
+    whole_page(at).multiselect(key="w_topics").unselect(-1).run()
+    whole_page(at).multiselect(key="w_f_year").select("2024").run()
     in_2024 = int(((papers["topic_id"] == 1) & (papers["year"] == 2024)).sum())
     shown = table(at)
     assert len(shown) == in_2024 and set(shown["Year"]) == {2024}
@@ -93,7 +95,7 @@ def test_unassigned_switch_hides_them_from_the_whole_map(tiny):
     assert len(map_doc_ids(at)) == assigned and "Unassigned" not in set(table(at)["Topic"])
     assert f"Showing the {assigned} papers in a topic" in plain(at)
     assert url(at)["unassigned"] == ["hide"]
-    at.multiselect(key="w_topics").select(2).run()  # a topic view: the switch is not drawn...
+    whole_page(at).multiselect(key="w_topics").select(2).run()  # a topic view: the switch is not drawn...
     at.multiselect(key="w_topics").unselect(2).run()
     assert at.toggle(key="w_unassigned").value is False  # ...and keeps the reader's choice
 
@@ -105,7 +107,7 @@ def test_search_matches_whole_words_ranks_and_highlights(tiny):
     assert live_map(at)["search"] is True and map_doc_ids(at) == {"doc0001"}
     assert "1 of the 60 papers of the map matches the words “DIFFUSION study 1”" in plain(at)
     assert url(at)["q"] == ["DIFFUSION study 1"] and "kind" not in url(at)
-    at.text_input(key="w_search").input("diffusion").run()
+    whole_page(at).text_input(key="w_search").input("diffusion").run()
     expected = {f"doc{i:04d}" for i in range(60) if i % 4 == 1}  # every Diffusion paper, assigned or not
     assert map_doc_ids(at) == expected
     assert "15 of the 60 papers of the map match the words “diffusion”" in plain(at)
@@ -267,7 +269,7 @@ def test_hostile_titles_and_labels_are_shown_as_text(tmp_path, monkeypatch):
 def test_where_does_my_paper_fit_pins_an_abstract_without_storing_it(tiny, monkeypatch):
     monkeypatch.setattr("app.encoder.map_encoder", lambda manifest: FakeEncoder())
     before = sorted(p.name for p in tiny.iterdir())
-    at = start()
+    at = open_panel(start(), "fit_panel")
     at.text_area(key="fit_text").input("We propose a diffusion sampler that denoises faster than before.")
     [b for b in at.button if b.label == "Place on the map"][0].click().run()
     assert not at.exception
@@ -315,6 +317,8 @@ def test_a_broken_map_folder_shows_an_error_not_a_traceback(tmp_path, monkeypatc
 
 def test_about_this_map_shows_the_manifest(tiny):
     at = start()
+    assert not at.metric  # a closed panel's body is not made
+    open_panel(at, "about_panel")
     metrics = {m.label: m.value for m in at.metric}
     assert metrics == {
         "Unassigned share": "15.0%",
@@ -342,7 +346,7 @@ def test_big_views_page_the_table_send_little_per_rerun_and_export_everything(
     at.button(key="page_next").click().run()
     assert "Papers 51–100 of 1,500 · page 2 of 30" in texts(at)
     assert table(at)["Title"].iloc[0] == "Policy study 50"
-    at.text_input(key="w_search").input("policy").run()  # a new view starts again at page 1
+    whole_page(at).text_input(key="w_search").input("policy").run()  # a new view starts again at page 1
     assert "Papers 1–50 of" in texts(at) and table(at)["Title"].iloc[0] == "Policy study 2"
     assert page_bytes(at) < 60_000  # the whole page: map view state, topic list, one page of papers
 

@@ -26,6 +26,7 @@ from tests.helpers import (
     FakeEncoder,
     decode_mask,
     live_map,
+    open_panel,
     start,
     table,
     texts,
@@ -41,6 +42,8 @@ def use_map(monkeypatch, folder: Path, tmp_path: Path) -> None:
 
 
 def change_table(at) -> pd.DataFrame:
+    """The changes table, its panel opened as a reader's click does (a closed panel's body is not made)."""
+    open_panel(at, "changes_panel")
     [frame] = [df.value for df in at.dataframe if "Change" in df.value.columns]
     return frame
 
@@ -248,7 +251,7 @@ def test_merging_and_hiding_topics_of_a_rebuilt_map_keeps_the_page_and_says_what
     assert {r["topic"] for r in whole} == {"Graph neural networks", "Reinforcement learning", "Unassigned"}
     assert sum(r["topic"] == "Unassigned" for r in whole) == 21
     assert [e.label for e in at.expander if e.label == "About this map"]
-    assert "**Tiny test map** · 60 papers · 2 topics · 21 unassigned" in texts(at)
+    assert "**Tiny test map** · 60 papers · 2 topics · 21 unassigned" in texts(open_panel(at, "about_panel"))
 
 
 def test_a_change_row_of_a_topic_an_edit_merged_away_opens_where_its_papers_went(tmp_path, monkeypatch):
@@ -528,7 +531,7 @@ def test_placement_computes_the_maps_topic_profile_once(tmp_path, monkeypatch):
     monkeypatch.setattr("app.encoder.map_encoder", lambda manifest: FakeEncoder())
     write_map(tmp_path / "tiny", tiny_map())
     use_map(monkeypatch, tmp_path / "tiny", tmp_path)
-    at = start()
+    at = start(panels=("fit_panel",))
     for text, topic in [
         ("We propose a diffusion sampler that denoises faster than before.", "Diffusion models"),
         ("A policy gradient agent explores with a learned reward model.", "Reinforcement learning"),

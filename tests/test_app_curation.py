@@ -9,12 +9,12 @@ from streamlit.testing.v1 import AppTest
 
 from pipeline.mapfolder.files import CURATION
 from tests import helpers
-from tests.helpers import APP, texts
+from tests.helpers import texts
 
 
 def start(topic: int) -> AppTest:
     """The app with `topic` opened."""
-    return helpers.start({"topic": str(topic)})
+    return helpers.start({"topic": str(topic)}, panels=("edit_panel",))
 
 
 def button(at: AppTest, label: str):
@@ -95,7 +95,7 @@ def test_about_this_map_shows_the_agreement_at_the_topic_counts_the_build_tried(
     manifest["quality"]["agreement_at_nearby_topic_counts"] = {"8": 0.61, "9": 0.7, "10": 0.74, "12": 0.52}
     manifest["quality"]["chosen_topic_count"] = 10
     (tiny / "manifest.json").write_text(json.dumps(manifest))
-    at = AppTest.from_file(APP, default_timeout=60).run()
+    at = helpers.start(panels=("about_panel",))
     assert (
         "**Agreement of re-clusterings at nearby topic counts** · 8 topics → 0.61 · 9 topics → 0.70 · "
         "**10 topics → 0.74** · 12 topics → 0.52"

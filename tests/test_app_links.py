@@ -55,8 +55,11 @@ def tiny(tmp_path, monkeypatch) -> Path:
 
 
 def start(params: dict | None = None) -> AppTest:
+    """The page with every panel open (a closed one's body is not made), so all of its text is read."""
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update(params or {})
+    for panel in ("about_panel", "changes_panel", "fit_panel", "edit_panel"):
+        at.session_state[panel] = True
     return at.run()
 
 

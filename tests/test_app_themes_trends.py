@@ -238,7 +238,7 @@ def test_a_map_without_years_offers_no_rising_sort(seeds):
 def test_stability_shows_in_the_topic_view_and_about_panel(seeds):
     topics, _ = seed_themes()
     topic = topics.sort_values("topic_id").iloc[0]
-    at = start({"topic": str(int(topic["topic_id"]))})
+    at = start({"topic": str(int(topic["topic_id"]))}, panels=("about_panel",))
     shown = texts(at)
     assert (
         f"**Stability {topic['stability']:.2f}** · how reliably the topic comes back when the clustering is redone on 90% of the papers"
@@ -255,7 +255,7 @@ def test_stability_is_hidden_when_the_build_skipped_it(trends, tmp_path, monkeyp
     folder = tmp_path / "stable"
     write_map(folder, trend_map(stability=True))
     monkeypatch.setenv("ATLAS_MAP", str(folder))
-    at = start({"topic": "1"})
+    at = start({"topic": "1"}, panels=("about_panel",))
     assert "**Stability 0.42** · how reliably" in texts(at) and "· 5 runs · 0.25 s" in texts(at)
 
 

@@ -233,7 +233,7 @@ def test_about_says_what_the_embedding_speed_counts(tmp_path, monkeypatch):
     write_map(tmp_path / "speed", atlas)
     monkeypatch.setenv("ATLAS_MAP", str(tmp_path / "speed"))
     monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
-    at = start()
+    at = start(panels=("about_panel",))
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Embedding speed"] == "35.2 abstracts/s" and "Build speed" not in metrics
     assert (
@@ -249,7 +249,7 @@ def test_about_says_what_the_embedding_speed_counts(tmp_path, monkeypatch):
     }
     write_map(tmp_path / "cached", atlas)
     monkeypatch.setenv("ATLAS_MAP", str(tmp_path / "cached"))
-    at = start()
+    at = start(panels=("about_panel",))
     assert {m.label: m.value for m in at.metric}["Embedding speed"] == "–"
     assert "Embedding speed: none embedded, all vectors from the cache (1,657)." in plain(at)
 

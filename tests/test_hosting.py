@@ -207,7 +207,7 @@ def test_publishing_prunes_files_of_its_kind_that_no_rerun_named_for_an_hour(tmp
 
 
 def test_about_this_map_names_no_server_folder(tiny):  # noqa: F811
-    at = start()
+    at = start(panels=("about_panel",))
     captions = " ".join(c.value for c in at.caption)
     assert "folder tiny" in captions and str(tiny.parent) not in captions
 
@@ -298,7 +298,7 @@ def test_a_map_without_its_model_says_what_to_commit(tmp_path):
 
 
 def test_placing_on_a_map_without_its_model_says_why_in_the_panel(tiny):  # noqa: F811
-    at = start()
+    at = start(panels=("fit_panel",))
     at.text_area(key="fit_text").input("We propose a diffusion sampler that denoises faster than before.")
     [b for b in at.button if b.label == "Place on the map"][0].click().run()
     assert not at.exception

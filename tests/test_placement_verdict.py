@@ -64,8 +64,9 @@ def cli_add(folder, texts: list[str], tmp_path) -> str:
 
 
 def place_in_app(text: str) -> AppTest:
-    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=120).run()
-    at.text_area(key="fit_text").input(text)
+    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=120)
+    at.session_state["fit_panel"] = True  # the panel opened: a closed one's body is not made
+    at.run().text_area(key="fit_text").input(text)
     [b for b in at.button if b.label == "Place on the map"][0].click().run()
     assert not at.exception
     return at

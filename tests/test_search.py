@@ -27,7 +27,7 @@ from pipeline.mapfolder.search_index import (
 )
 from pipeline.mapfolder.store import read_map, write_map
 from pipeline.modelling.floors import MEANING_PERCENTILE
-from tests.helpers import REPO, SEEDS, FakeEncoder, tiny_map
+from tests.helpers import REPO, SEEDS, FakeEncoder, tiny_map, whole_page
 
 
 def frame(texts: list[str], titles: list[str] | None = None) -> pd.DataFrame:
@@ -436,7 +436,7 @@ def test_search_by_meaning_lists_every_paper_above_the_maps_own_floor_and_keeps_
     table = paper_frame(at)
     assert len(table) == NOT_CLOSE_SHOWN and set(table["Match"]) == {"not close"}
     assert (table["Closer than"] < MEANING_PERCENTILE).all()
-    at.segmented_control(key="w_search_kind").set_value("words").run()
+    whole_page(at).segmented_control(key="w_search_kind").set_value("words").run()
     assert "kind" not in at.query_params and at.query_params["q"] == "a sourdough recipe"
 
 
@@ -466,10 +466,12 @@ def test_search_by_meaning_without_a_model_falls_back_to_words_with_a_notice(tin
 def test_hostile_searches_in_the_app_show_a_notice_not_an_error(tiny_app):
     at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60).run()
     for query in ['NEAR( "open', "🙂", "*", "AND OR", "x" * 10_000, "扩散模型"]:
-        at.text_input(key="w_search").input(query).run()
+        whole_page(at).text_input(key="w_search").input(
+            query
+        ).run()  # the sidebar: a search does not rerun it
         assert not at.exception, query
         assert "Showing" in plain_text(at) or "match the words" in plain_text(at), query
-    at.text_input(key="w_search").input("🙂").run()
+    whole_page(at).text_input(key="w_search").input("🙂").run()
     assert "Left out '🙂'" in plain_text(at) and "Showing the 60 papers of the map" in plain_text(at)
 
 

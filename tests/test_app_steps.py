@@ -1,0 +1,94 @@
+"""Each step reruns only the parts of the page it changes (keyed fragments: sidebar, header, map,
+results). AppTest holds exactly what a run sent, so after a step it shows which parts reran."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import plain, start, table, write_tiny_map
+
+
+@pytest.fixture
+def tiny(tmp_path, monkeypatch):
+    folder = write_tiny_map(tmp_path / "tiny")
+    monkeypatch.setenv("ATLAS_MAP", str(folder))
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
+    return folder
+
+
+def parts(at) -> set[str]:
+    """The parts of the page the last run drew, by an element each always has."""
+    drawn = set()
+    if [t for t in at.text_input if t.key == "w_search"]:
+        drawn.add("sidebar")
+    if any(m.value.startswith("## ") for m in at.markdown):
+        drawn.add("header")
+    if [c for c in at.caption if "Click a point to open it" in c.value]:
+        drawn.add("map")
+    if any(m.value.startswith("#### Papers") or m.value.startswith("#### Selected") for m in at.markdown):
+        drawn.add("results")
+    return drawn
+
+
+def test_a_full_run_draws_every_part(tiny):
+    assert parts(start()) == {"sidebar", "header", "map", "results"}
+
+
+def test_a_search_reruns_the_header_map_and_table_but_not_the_sidebar(tiny):
+    at = start()
+    at.text_input(key="w_search").input("diffusion").run()
+    assert parts(at) == {"header", "map", "results"}
+    assert "15 of the 60 papers of the map match the words “diffusion”" in plain(at)
+    assert len(table(at)) == 15
+
+
+def test_a_filter_that_changes_the_sidebar_reruns_it_too(tiny):
+    at = start()
+    at.multiselect(key="w_topics").select(1).run()  # the unassigned switch is not drawn in a topic view
+    assert parts(at) == {"sidebar", "header", "map", "results"}
+    assert not [t for t in at.toggle if t.key == "w_unassigned"]
+    at.multiselect(key="w_f_year").select("2024").run()  # the sidebar already shows it
+    assert parts(at) == {"header", "map", "results"}
+
+
+def test_opening_a_topic_reruns_the_map_and_the_header_and_the_header_counts_its_papers(tiny):
+    at = start({"topic": "0"})
+    at.selectbox(key="topic-pick-0").select(2).run()
+    assert parts(at) == {"header", "map"}
+    assert "Showing the 13 papers in the topic “Reinforcement learning”" in plain(at)
+    at.button(key="back_to_list").click().run()
+    assert parts(at) == {"header", "map"}
+    assert "Showing the 60 papers of the map" in plain(at)
+
+
+def test_turning_the_table_page_reruns_only_the_table(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATLAS_MAP", str(write_tiny_map(tmp_path / "big", n=120)))
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "none"))
+    at = start()
+    at.button(key="page_next").click().run()
+    assert parts(at) == {"results"}
+    assert "Papers 51–100 of 120 · page 2 of 3" in plain(at)
+
+
+def test_a_topic_opened_during_a_search_says_how_many_of_its_papers_match(tiny):
+    at = start({"q": "diffusion", "topic": "1"})
+    assert "13 of the 13 papers in the topic “Diffusion models” match the words “diffusion”" in plain(at)
+    at = start({"q": "diffusion", "topic": "2"})
+    assert "0 of the 13 papers in the topic “Reinforcement learning” match the words “diffusion”" in plain(at)
+
+
+def test_reset_view_reruns_every_part_it_changed(tiny):
+    at = start({"q": "diffusion", "topics": "1"})
+    [reset] = [b for b in at.button if b.label == "Reset view"]
+    reset.click().run()
+    assert parts(at) == {"sidebar", "header", "map", "results"}
+    assert at.text_input(key="w_search").value == ""
+    assert "Showing the 60 papers of the map" in plain(at)
+
+
+def test_only_this_topic_reruns_the_sidebar_too_which_shows_the_filter(tiny):
+    at = start({"topic": "2"})
+    at.button(key="only_topic").click().run()
+    assert parts(at) == {"sidebar", "header", "map", "results"}
+    assert at.multiselect(key="w_topics").value == [2]
+    assert len(table(at)) == 13 and set(table(at)["Topic"]) == {"Reinforcement learning"}

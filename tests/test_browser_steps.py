@@ -1,0 +1,204 @@
+"""In a real browser, each step reruns only the parts of the page it changes (keyed fragments): what a
+reader sees stays whole and true. The header says what the page shows beside and under the map (an
+opened topic's papers, a box selection), every count checked against the map's own tables."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from pipeline.mapfolder.store import read_map
+from tests.devserver import StreamlitServer
+from tests.helpers import GRAPH, open_app, write_tiny_map
+
+pytestmark = pytest.mark.browser
+# The header's sentence: the one Markdown line saying what the page shows (app.controls.header).
+SENTENCE = re.compile(r"^(Showing the |None of |[\d,]+ of )")
+
+
+@pytest.fixture(scope="module")
+def tiny_app(tmp_path_factory):
+    root = tmp_path_factory.mktemp("browser-steps")
+    folder = write_tiny_map(root / "tiny")
+    app = StreamlitServer(folder, root / "no-other-maps", timeout=60)
+    yield app, folder
+    app.stop()
+
+
+def idle(page) -> None:
+    """Wait until Streamlit has finished the step (script not running, nothing of the last run stale)."""
+    page.wait_for_timeout(300)
+    page.wait_for_function(
+        """() => {
+            const app = document.querySelector('[data-testid="stApp"]');
+            return app && app.dataset.testScriptState === 'notRunning' && !document.querySelector('[data-stale="true"]');
+        }""",
+        timeout=30_000,
+    )
+
+
+def header(page) -> str:
+    """The header's sentence, as the reader sees it."""
+    texts = page.locator("[data-testid='stMain'] [data-testid='stMarkdown']").all_inner_texts()
+    [sentence] = [t.strip() for t in texts if SENTENCE.match(t.strip())]
+    return sentence
+
+
+def wait_for_header(page, text: str) -> None:
+    page.locator("[data-testid='stMain'] [data-testid='stMarkdown']", has_text=text).first.wait_for(
+        timeout=30_000
+    )
+    idle(page)
+    assert header(page) == text
+
+
+def search_for(page, words: str) -> None:
+    box = page.get_by_role("textbox", name="Search")
+    box.fill(words)
+    box.press("Enter")
+    idle(page)
+
+
+def open_first_listed_topic(page) -> str:
+    """Select the topic list's first row (as a reader does); the name of the topic it opened."""
+    frame = page.locator("[data-testid='stDataFrame']").first
+    frame.wait_for(timeout=30_000)
+    box = frame.bounding_box()
+    page.mouse.click(box["x"] + 12, box["y"] + 52)  # the first row's checkbox
+    page.get_by_role("button", name="Back to the topic list").wait_for(timeout=30_000)
+    idle(page)
+    return page.locator("[data-testid='stMain'] h4").first.inner_text()
+
+
+def drag_box(page, box: tuple[float, float, float, float]) -> None:
+    """A box selection with the modebar's Box Select over data coordinates (x0, y0, x1, y1)."""
+    page.locator(f"{GRAPH} .modebar-btn[data-val='select']").click()
+    corners = page.evaluate(
+        """([selector, x0, y0, x1, y1]) => {
+            const gd = document.querySelector(selector);
+            const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+            const r = gd.querySelector('.nsewdrag').getBoundingClientRect();
+            return [r.left + xa.l2p(x0), r.top + ya.l2p(y0), r.left + xa.l2p(x1), r.top + ya.l2p(y1)];
+        }""",
+        [GRAPH, *box],
+    )
+    page.mouse.move(corners[0], corners[1])
+    page.mouse.down()
+    page.mouse.move((corners[0] + corners[2]) / 2, (corners[1] + corners[3]) / 2, steps=5)
+    page.mouse.move(corners[2], corners[3], steps=5)
+    page.mouse.up()
+
+
+def test_opening_a_topic_from_the_list_the_header_counts_its_papers(page, tiny_app):
+    app, folder = tiny_app
+    topics = read_map(folder).topics.set_index("label")
+    open_app(page, app.url)
+    idle(page)
+    assert header(page) == "Showing the 60 papers of the map"
+    name = open_first_listed_topic(page)
+    size = int(topics.loc[name, "size"])  # topics.parquet's own count
+    wait_for_header(page, f"Showing the {size} papers in the topic “{name}”")
+    page.wait_for_function("() => location.href.includes('topic=')", timeout=30_000)
+    page.get_by_role("button", name="Back to the topic list").click()
+    wait_for_header(page, "Showing the 60 papers of the map")  # as before the topic was opened
+    page.wait_for_function("() => !location.href.includes('topic=')", timeout=30_000)
+
+
+def test_a_box_selection_the_header_counts_the_papers_the_table_lists(page, tiny_app):
+    app, folder = tiny_app
+    papers = read_map(folder).papers
+    box = (0.6, 0.6, 3.6, 3.6)  # data coordinates around topic 1's cluster at (2, 2)
+    inside = papers[papers.x.between(box[0], box[2]) & papers.y.between(box[1], box[3])]
+    assert 10 <= len(inside) < 60
+    open_app(page, app.url)
+    idle(page)
+    drag_box(page, box)
+    wait_for_header(page, f"Showing the {len(inside)} papers you selected on the map")
+    listed = page.locator("h4", has_text="Selected on the map").first.inner_text()
+    assert listed == f"Selected on the map · {len(inside)}"  # the table lists as many as the header says
+    page.get_by_role("button", name="Clear selection").click()
+    wait_for_header(page, "Showing the 60 papers of the map")
+
+
+def test_after_a_search_the_sidebar_stays_and_a_topic_opened_and_closed_keeps_the_search(page, tiny_app):
+    """A search reruns the header, the map and the table, not the sidebar: its widgets are still there
+    with what the reader chose; opening a topic keeps the search, and Back returns to the same header."""
+    app, folder = tiny_app
+    atlas = read_map(folder)
+    open_app(page, app.url)
+    idle(page)
+    search_for(page, "diffusion")
+    said = "15 of the 60 papers of the map match the words “diffusion”"
+    wait_for_header(page, said)
+    assert page.locator("h4", has_text="Papers · ").first.inner_text() == "Papers · 15 · best matches first"
+    sidebar = page.locator("[data-testid='stSidebar']")
+    assert sidebar.get_by_role("textbox", name="Search").input_value() == "diffusion"
+    assert sidebar.locator("[data-testid='stMultiSelect']").count() == 2  # Topics and Year (tiny map)
+    assert sidebar.get_by_role("button", name="Reset view").is_visible()
+
+    name = open_first_listed_topic(page)
+    topic = int(atlas.topics.set_index("label").loc[name, "topic_id"])
+    in_topic = atlas.papers.topic_id == topic
+    hits = int((in_topic & atlas.papers.abstract.str.contains("diffusion")).sum())
+    verb = "matches" if hits == 1 else "match"
+    wait_for_header(
+        page, f"{hits} of the {int(in_topic.sum())} papers in the topic “{name}” {verb} the words “diffusion”"
+    )
+    assert sidebar.get_by_role("textbox", name="Search").input_value() == "diffusion"  # the search stays
+    assert "q=diffusion" in page.evaluate("location.href")
+    page.get_by_role("button", name="Back to the topic list").click()
+    wait_for_header(page, said)  # the same header as before the topic was opened
+    assert page.locator("h4", has_text="Papers · ").first.inner_text() == "Papers · 15 · best matches first"
+
+
+def test_a_filter_changes_the_header_map_and_table_and_reset_brings_the_sidebar_back(page, tiny_app):
+    """A filter that changes the sidebar's shape (the unassigned switch goes in a topic view) reruns the
+    sidebar too; Reset view puts every widget back."""
+    app, folder = tiny_app
+    papers = read_map(folder).papers
+    diffusion = int((papers.topic_id == 1).sum())
+    open_app(page, app.url)
+    idle(page)
+    sidebar = page.locator("[data-testid='stSidebar']")
+    assert sidebar.get_by_text("Show unassigned papers", exact=False).count() == 1
+    sidebar.locator("[data-testid='stMultiSelect']").first.click()
+    page.get_by_role("option", name=f"Diffusion models ({diffusion})").click()
+    page.keyboard.press("Escape")
+    wait_for_header(page, f"Showing the {diffusion} papers in the topic “Diffusion models”")
+    assert sidebar.get_by_text("Show unassigned papers", exact=False).count() == 0  # in a topic view
+    assert page.locator("h4", has_text="Papers · ").first.inner_text() == f"Papers · {diffusion}"
+    search_for(page, "denoising")
+    sidebar.get_by_role("button", name="Reset view").click()
+    wait_for_header(page, "Showing the 60 papers of the map")
+    assert sidebar.get_by_role("textbox", name="Search").input_value() == ""
+    assert sidebar.get_by_text("Show unassigned papers", exact=False).count() == 1
+    assert sidebar.get_by_text("Diffusion models", exact=False).count() == 0  # the Topics filter is empty
+
+
+def test_two_forwards_in_a_row_land_on_the_view_of_the_link(page, tiny_app):
+    """The view changing under a table (a paper closed) can make it report a selection while Streamlit
+    reruns for Back or Forward: that run must still follow the link, not rerun a part of the old view.
+    Three sessions in a row: a warm server answers fast enough for the two to meet."""
+    app, folder = tiny_app
+    hits = int(read_map(folder).papers.abstract.str.contains("policy").sum())
+    for _ in range(3):
+        tab = page.context.new_page()
+        open_app(tab, app.url + "?q=diffusion&paper=doc0005")
+        tab.get_by_role("button", name="Back to the topic list").click()
+        tab.wait_for_function("() => location.search === '?q=diffusion'", timeout=30_000)
+        search_for(tab, "policy")
+        tab.wait_for_function("() => location.search === '?q=policy'", timeout=30_000)
+        for address in ("?q=diffusion", "?q=diffusion&paper=doc0005"):
+            tab.go_back()
+            tab.wait_for_function("(a) => location.search === a", arg=address, timeout=30_000)
+            tab.wait_for_timeout(1500)
+            idle(tab)
+        tab.go_forward()
+        tab.go_forward()
+        tab.wait_for_timeout(1500)
+        idle(tab)
+        assert tab.evaluate("location.search") == "?q=policy"
+        assert tab.get_by_role("textbox", name="Search").input_value() == "policy"
+        wait_for_header(tab, f"{hits} of the 60 papers of the map match the words “policy”")
+        tab.close()
