@@ -425,6 +425,7 @@ def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
         topic = st.session_state.get(SESSION_KEY["topic"])
         if topic is not None and theme_of.get(topic) != chosen:
             st.session_state[SESSION_KEY["topic"]] = None  # an opened topic outside it would show nothing
+    rerun_changed()  # the header, the table and the sidebar's filter follow
 
 
 def turn_page(step: int) -> None:
