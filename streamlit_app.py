@@ -130,13 +130,27 @@ def view_scope(data: MapData, state: ViewState, count: int, topics: tuple[int, .
     )
 
 
-def header_sentence(data: MapData, state: ViewState, view: View) -> tuple[str, str]:
-    """The header's sentence follows what the page shows beside the map and under it: an opened topic's
-    papers (those the filters and search keep), else the papers picked on the map, else the view."""
-    if state.topic is not None and not (state.paper and state.paper in data.row_of):
-        in_topic = data.topic_ids == state.topic
-        scope = view_scope(data, state, int((view.in_filter & in_topic).sum()), topics=(state.topic,))
-        return search_sentence(None if view.search is None else within(view.search, in_topic), scope)
+def opened_topic_view(data: MapData, state: ViewState, view: View) -> View:
+    """The view narrowed to the opened topic while the panel beside the map shows it (the map then
+    dims the rest): the header counts, and the papers table lists, the topic's papers in view."""
+    if state.topic is None or (state.paper and state.paper in data.row_of):
+        return view
+    in_topic = data.topic_ids == state.topic
+    search = None if view.search is None else within(view.search, in_topic)
+    scope = view_scope(data, state, int((view.in_filter & in_topic).sum()), topics=(state.topic,))
+    rows = view.rows[in_topic[view.rows]]
+    return replace(
+        view,
+        in_view=view.in_view & in_topic,
+        rows=rows,
+        search=search,
+        sentence=search_sentence(search, scope),
+    )
+
+
+def header_sentence(data: MapData, view: View) -> tuple[str, str]:
+    """The header's sentence follows what the page shows beside the map and under it: the papers
+    picked on the map, else the view (an opened topic's papers: `opened_topic_view`)."""
     selection = session.selection()
     if not selection:
         return view.sentence
@@ -248,7 +262,7 @@ def sidebar_part(data: MapData, catalog: list) -> None:
 def header_part(data: MapData, map_key: tuple) -> None:
     """The map's name, the sentence saying what the page shows, and the notices."""
     state, view = page_view(data, map_key)
-    header(data, header_sentence(data, state, view))
+    header(data, header_sentence(data, opened_topic_view(data, state, view)))
     notices_panel(view.notices)
     session.part_shown("header")
 
@@ -270,8 +284,10 @@ def map_part(data: MapData, map_key: tuple, rising, map_name: str | None) -> Non
 
 @st.fragment(key="results")
 def results_part(data: MapData, map_key: tuple) -> None:
-    """The papers table (the map selection, else the papers in view) and the downloads."""
-    _, view = page_view(data, map_key)
+    """The papers table (the map selection, else the papers in view, of the opened topic when one is
+    open) and the downloads."""
+    state, view = page_view(data, map_key)
+    view = opened_topic_view(data, state, view)
     rows = papers_panel(data, view.rows, view.search)
     downloads(data, rows, chosen_sentence(view.sentence, None if rows is view.rows else len(rows)))
     session.part_shown("results")

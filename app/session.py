@@ -226,7 +226,7 @@ def part_keys() -> dict[str, tuple]:
         "sidebar": ((state.search_kind, state.themes, bool(state.topics or state.themes)), view),
         "header": (view, opened, selection, said),
         "map": (state, map_counters()),
-        "results": (view, selection, st.session_state.get("page", 0)),
+        "results": (view, opened, selection, st.session_state.get("page", 0)),
     }
 
 

@@ -51,14 +51,18 @@ def test_a_filter_that_changes_the_sidebar_reruns_it_too(tiny):
     assert parts(at) == {"header", "map", "results"}
 
 
-def test_opening_a_topic_reruns_the_map_and_the_header_and_the_header_counts_its_papers(tiny):
+def test_opening_a_topic_reruns_the_map_header_and_table_which_count_and_list_its_papers(tiny):
     at = start({"topic": "0"})
     at.selectbox(key="topic-pick-0").select(2).run()
-    assert parts(at) == {"header", "map"}
+    assert parts(at) == {"header", "map", "results"}
     assert "Showing the 13 papers in the topic “Reinforcement learning”" in plain(at)
+    assert "#### Papers · 13" in plain(at)
+    listed = table(at)
+    assert len(listed) == 13 and set(listed["Topic"]) == {"Reinforcement learning"}
     at.button(key="back_to_list").click().run()
-    assert parts(at) == {"header", "map"}
-    assert "Showing the 60 papers of the map" in plain(at)
+    assert parts(at) == {"header", "map", "results"}
+    assert "Showing the 60 papers of the map" in plain(at) and len(table(at)) == 50  # a page of 60
+    assert "#### Papers · 60" in plain(at)
 
 
 def test_turning_the_table_page_reruns_only_the_table(tmp_path, monkeypatch):

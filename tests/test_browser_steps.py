@@ -100,6 +100,8 @@ def test_opening_a_topic_from_the_list_the_header_counts_its_papers(page, tiny_a
     size = int(topics.loc[name, "size"])  # topics.parquet's own count
     wait_for_header(page, f"Showing the {size} papers in the topic “{name}”")
     page.wait_for_function("() => location.href.includes('topic=')", timeout=30_000)
+    listed = page.locator("h4", has_text="Papers ·").first
+    assert listed.inner_text() == f"Papers · {size}"  # the table under the map lists the topic's papers
     page.get_by_role("button", name="Back to the topic list").click()
     wait_for_header(page, "Showing the 60 papers of the map")  # as before the topic was opened
     page.wait_for_function("() => !location.href.includes('topic=')", timeout=30_000)
