@@ -88,20 +88,49 @@ def topic_view(data: MapData, topic: int) -> None:
     row = data.topics.loc[topic]
     topic_note(data, topic)
     stability_line(row)
-    keywords, weights = list(row["keywords"]), list(row["keyword_weights"])
-    if keywords:
-        st.markdown("**Keywords**")
-        st.plotly_chart(
-            keyword_figure(keywords, weights, data.colours[topic]),
-            config={"displayModeBar": False},
-            key=f"keywords-{topic}",
-        )
     central = central_papers(data, topic)
     if len(central):
         st.markdown(f"**Most central papers** ({len(central)} of {size:,}, nearest the topic's centre first)")
         paper_table(data, central, "representatives", compact=True)
-    trends(data, topic)
+    charts(data, topic, row)
     nearest_topics(data, topic)
+
+
+TOPIC_TAB = "topic_tab"  # the session key of the chart tab shown (kept as the reader moves between topics)
+
+
+def charts(data: MapData, topic: int, row: pd.Series) -> None:
+    """The topic's keywords, and where the map has them its share over the years and its venues, as
+    tabs; only the open tab's chart is made and sent (each Plotly chart costs the browser ~0.1 s)."""
+    keywords, weights = list(row["keywords"]), list(row["keyword_weights"])
+    shares = year_shares(data.papers, topic) if has_years(data.papers) else None
+    venues = (
+        venue_counts(data.papers, topic)
+        if has_venues(data.papers) and data.papers["venue"].nunique() >= 2
+        else None
+    )
+    label = data.label(topic)
+    made = {
+        "Keywords": (lambda: keyword_figure(keywords, weights, data.colours[topic])) if keywords else None,
+        "Over the years": (lambda: year_figure(shares, label))
+        if shares is not None and len(shares) >= 2
+        else None,
+        "Venues": (lambda: venue_figure(venues, label)) if venues is not None and len(venues) else None,
+    }
+    made = {name: figure for name, figure in made.items() if figure is not None}
+    if not made:
+        return
+    if len(made) == 1:
+        name, figure = next(iter(made.items()))
+        st.markdown(f"**{name}**")
+        st.plotly_chart(figure(), config={"displayModeBar": False}, key=f"{name}-{topic}")
+        return
+    if st.session_state.get(TOPIC_TAB) not in made:
+        st.session_state.pop(TOPIC_TAB, None)  # a tab this topic has not: its first
+    for tab, (name, figure) in zip(st.tabs(list(made), key=TOPIC_TAB, on_change="rerun"), made.items()):
+        if tab.open:
+            with tab:
+                st.plotly_chart(figure(), config={"displayModeBar": False}, key=f"{name}-{topic}")
 
 
 CENTRAL = 10  # papers listed for an opened topic
@@ -133,22 +162,6 @@ def stability_line(row: pd.Series) -> None:
     if pd.isna(value):
         return
     st.markdown(f"**Stability {float(value):.2f}** · {STABILITY_HELP}")
-
-
-def trends(data: MapData, topic: int) -> None:
-    """The topic's share of each year's papers and its papers per venue, where the map has those columns."""
-    label = data.label(topic)
-    shares = year_shares(data.papers, topic) if has_years(data.papers) else None
-    if shares is not None and len(shares) >= 2:
-        st.markdown("**Over the years**")
-        st.plotly_chart(year_figure(shares, label), config={"displayModeBar": False}, key=f"years-{topic}")
-    if has_venues(data.papers) and data.papers["venue"].nunique() >= 2:
-        counts = venue_counts(data.papers, topic)
-        if len(counts):
-            st.markdown("**Venues**")
-            st.plotly_chart(
-                venue_figure(counts, label), config={"displayModeBar": False}, key=f"venues-{topic}"
-            )
 
 
 def nearest_topics(data: MapData, topic: int) -> None:

@@ -188,11 +188,14 @@ def test_a_map_without_themes_has_no_theme_ui_and_ignores_a_theme_link(trends):
 def test_the_topic_view_shows_yearly_shares_and_venues_where_the_map_has_them(trends):
     at = start({"topic": "3"})
     assert not at.exception
-    assert "**Over the years**" in texts(at) and "**Venues**" in texts(at)
-    years = figure(at, 1)["data"][0]
+    assert [t.label for t in at.tabs] == ["Keywords", "Over the years", "Venues"]
+    assert len(at.get("plotly_chart")) == 1  # only the open tab's chart is made: the keywords
+    at.session_state["topic_tab"] = "Over the years"  # as a click on the tab does
+    years = figure(at.run(), 0)["data"][0]
     assert years["x"] == [2020, 2021, 2022, 2023, 2024]
     assert years["y"][:3] == [0, 0, 0] and min(years["y"][3:]) > 0  # a 2023-24 topic
-    venues = figure(at, 2)["data"][0]
+    at.session_state["topic_tab"] = "Venues"
+    venues = figure(at.run(), 0)["data"][0]
     assert (
         venues["type"] == "bar" and sum(p for p, _ in venues["customdata"]) == 26
     )  # 30 papers, 4 unassigned
@@ -203,7 +206,7 @@ def test_the_topic_view_shows_yearly_shares_and_venues_where_the_map_has_them(tr
 def test_no_year_chart_without_years(seeds):
     at = start({"topic": "0"})
     assert not at.exception
-    assert "**Over the years**" not in texts(at) and "**Venues**" not in texts(at)
+    assert not at.tabs and "**Keywords**" in texts(at)
     assert len(at.get("plotly_chart")) == 1  # the keywords alone
 
 

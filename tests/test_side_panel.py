@@ -95,3 +95,22 @@ def test_the_side_panel_tables_show_every_column_and_whole_names(browser, tmp_pa
             room = (wrapped_height([(LONG_NAMES, width)]) - 10) // 21
             assert max(found["lines"]) <= room, (found["lines"], room)
     page.close()
+
+
+@pytest.mark.browser
+def test_a_topic_s_chart_tabs_draw_the_chart_of_the_tab_clicked(browser, tmp_path):
+    folder = long_named_map(tmp_path / "m")
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    with StreamlitServer(folder, tmp_path / "none", timeout=60) as app:
+        open_app(page, app.url + "?topic=0")
+        charts = page.locator('[data-testid="stPlotlyChart"]')
+        charts.first.wait_for(timeout=30_000)
+        assert charts.count() == 1 and "graph" in charts.first.inner_text()  # the keywords
+        page.get_by_role("tab", name="Over the years").click()
+        page.wait_for_function(
+            """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+                 .some((c) => c.innerText.includes('2024'))""",
+            timeout=30_000,
+        )
+        assert page.get_by_text("Showing the 26 papers in the topic").count() == 1  # the rest stayed
+    page.close()
