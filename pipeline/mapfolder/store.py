@@ -158,6 +158,21 @@ def checksum(embeddings_bytes: bytes, doc_ids: list[str]) -> str:
     return digest.hexdigest()
 
 
+def _file_digest(path: Path, chunk: int = 1 << 24):
+    """SHA-256 of a file read in 16 MB chunks (`checksum`'s first part, without the file in memory)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest
+
+
+def _checksum_from(digest, doc_ids: list[str]) -> str:
+    """`checksum` of embeddings bytes already hashed into `digest` (`_file_digest`)."""
+    digest.update("\n".join(doc_ids).encode("utf-8"))
+    return digest.hexdigest()
+
+
 def _npy_bytes(embeddings: np.ndarray) -> bytes:
     import io
 
@@ -263,12 +278,18 @@ def write_map(out: Path, atlas: AtlasMap, *, log: Callable[[str], None] | None =
                 shutil.rmtree(staging, ignore_errors=True)
 
 
-def read_map(folder: str | Path, *, verify: bool = True, curated: bool = True) -> AtlasMap:
+def read_map(
+    folder: str | Path, *, verify: bool = True, curated: bool = True, memory_map: bool = False
+) -> AtlasMap:
     """Load and check a map folder; a damaged or mismatched folder is a `UserError` naming the file.
 
     With `curated` (the default, for the app and exports) the map's edits are applied to its tables;
     a writer that rewrites the tables (`add`) reads them as built (`curated=False`). Either way
     `edits` holds the edits, which `write_map` writes back.
+
+    With `memory_map` the embeddings are a read-only `np.memmap` of embeddings.npy, as stored (float16
+    for a built map): pages the kernel reads on use and may drop, never the process's own memory. The
+    checksum is hashed from the file in chunks either way, never from a copy of it held whole.
     """
     folder = Path(folder)
     manifest = read_manifest(folder)
@@ -288,8 +309,8 @@ def read_map(folder: str | Path, *, verify: bool = True, curated: bool = True) -
     try:
         papers = pd.read_parquet(folder / PAPERS)
         topics = pd.read_parquet(folder / TOPICS)
-        npy = (folder / EMBEDDINGS).read_bytes()
-        embeddings = np.load(folder / EMBEDDINGS, allow_pickle=False)
+        npy_digest = _file_digest(folder / EMBEDDINGS) if verify else None
+        embeddings = np.load(folder / EMBEDDINGS, allow_pickle=False, mmap_mode="r" if memory_map else None)
         themes = pd.read_parquet(folder / THEMES) if (folder / THEMES).exists() else None
     except FileNotFoundError as exc:  # removed while we read
         missing = Path(exc.filename or folder)
@@ -311,7 +332,7 @@ def read_map(folder: str | Path, *, verify: bool = True, curated: bool = True) -
     check_topics(topics, folder / TOPICS)
     if themes is not None:
         check_themes(themes, folder / THEMES)
-    if verify and manifest.get("checksum") != checksum(npy, papers["doc_id"].tolist()):
+    if verify and manifest.get("checksum") != _checksum_from(npy_digest, papers["doc_id"].tolist()):
         raise UserError(f"{folder / EMBEDDINGS}: checksum does not match {PAPERS}; rebuild the map")
     topics["keywords"] = topics["keywords"].map(list)
     topics["keyword_weights"] = topics["keyword_weights"].map(list)
