@@ -430,6 +430,7 @@ function traces(inst, view, name) {
     inst.sampled = sampled !== null;
     const parts = sampled ? bySlot(t.n, sampled, g.code, g.slot, g.groups.length) : g.groups.map((group) => group.rows);
     inst.groups = g.groups.map((group, k) => drawnGroup(t, group.colour, parts[k])); // rowsOf reads these
+    inst.charts.all.div.atlasDrawn = inst.groups; // for tests and benchmarks: trace k, point j -> row
     return inst.groups.map((g) => ({
       type: kind, name: "papers", mode: "markers", x: g.x, y: g.y, visible: g.rows.length > 0,
       text: g.title, hovertext: g.detail, hovertemplate: HOVER, showlegend: false,
@@ -437,6 +438,7 @@ function traces(inst, view, name) {
     }));
   }
   const sub = (inst.sub = inst.mask ? overlay(inst, inst.mask, range) : inst.sub);
+  inst.charts.sub.div.atlasDrawn = [sub];
   const outline = view.search ? { width: small ? 1.2 : 0.6, color: INK } : plain;
   return [{
     type: kind, name: "highlight", mode: "markers", x: sub.x, y: sub.y, visible: true,
