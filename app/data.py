@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from app.state import Vocabulary
 from app.text import plotly_wrap
 from app.themes import theme_of_topic
 from pipeline.exports.export import BIDI_CHARACTERS, without_bidi_controls
-from pipeline.mapfolder.files import MANIFEST, MAP_FILES, TOPICS
+from pipeline.mapfolder.files import MANIFEST, MAP_FILES, PAPERS, TOPICS
 from pipeline.mapfolder.search_index import SearchIndex, index_for
 from pipeline.mapfolder.store import added_mask, read_map
 from pipeline.modelling.floors import PairSimilarities, map_pair_similarities
@@ -281,7 +282,8 @@ def build_map_data(name: str, path: Path) -> MapData:
     # papers left 260 MB resident for a 96 MB table. The system allocator gives them back.
     pa.set_memory_pool(pa.system_memory_pool())
     atlas = read_map(path, memory_map=True)
-    papers = shown_as_text(atlas.papers.reset_index(drop=True))
+    as_read = atlas.papers.reset_index(drop=True)
+    papers = shown_as_text(as_read)
     topics = (
         shown_as_text(atlas.topics)
         .sort_values(["size", "topic_id"], ascending=[False, True])
@@ -319,7 +321,10 @@ def build_map_data(name: str, path: Path) -> MapData:
     extra = [c for c in ("venue", "year", "authors") if c in papers.columns and c not in ("source",)]
     doc_ids = papers["doc_id"].astype(str).to_numpy(dtype=object)
     index_notes: list[str] = []
-    search_index = index_for(path, papers, log=index_notes.append)
+    # The papers as read from papers.parquet (no bidi control made visible): their fingerprint is the
+    # file's, kept beside the file's signature in the cache after the first load.
+    known = papers_fingerprint(Path(path), papers) if papers is as_read else None
+    search_index = index_for(path, papers, log=index_notes.append, fingerprint=known)
     return MapData(
         name=name,
         path=Path(path),
@@ -352,6 +357,37 @@ def build_map_data(name: str, path: Path) -> MapData:
             if "search index is" in note
         )[:1],
     )
+
+
+def papers_fingerprint(folder: Path, papers: pd.DataFrame) -> str:
+    """`paper_fingerprint(papers)` for the papers exactly as papers.parquet holds them (curation never
+    changes a doc_id, title or abstract), kept in the cache folder under the file's path, size and
+    modification time: computed once per papers.parquet, not at every load (3 s at a million papers)."""
+    import hashlib
+    import json
+
+    from pipeline.cache import cache_dir
+    from pipeline.mapfolder.search_index import paper_fingerprint
+
+    source = folder / PAPERS
+    stat = source.stat()
+    key = f"{source.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{len(papers)}"
+    kept = cache_dir() / "fingerprints" / f"{hashlib.blake2b(key.encode(), digest_size=12).hexdigest()}.json"
+    try:
+        record = json.loads(kept.read_text())
+        if record.get("key") == key and isinstance(record.get("fingerprint"), str):
+            return record["fingerprint"]
+    except (OSError, ValueError):
+        pass
+    fingerprint = paper_fingerprint(papers)
+    try:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        partial = kept.with_name(f".{kept.name}.{os.getpid()}")
+        partial.write_text(json.dumps({"key": key, "fingerprint": fingerprint}))
+        os.replace(partial, kept)
+    except OSError:  # no writable cache: computed again next time
+        pass
+    return fingerprint
 
 
 def topic_edits(path: Path, atlas) -> TopicEdits:

@@ -510,14 +510,17 @@ def cache_folder() -> Path:
     return cache_dir() / "search"
 
 
-def index_for(folder: Path | str, papers: pd.DataFrame, *, log=None) -> SearchIndex:
+def index_for(
+    folder: Path | str, papers: pd.DataFrame, *, log=None, fingerprint: str | None = None
+) -> SearchIndex:
     """The map's search index: its own `search.sqlite` when it matches `papers`, else one built once
     in the cache folder (older maps, or a map folder we may not write), else one in memory.
 
-    Never writes into the map folder.
+    `fingerprint`: `paper_fingerprint(papers)` when the caller knows it (hashing a million abstracts
+    takes 3 s). Never writes into the map folder.
     """
     own = Path(folder) / SEARCH_INDEX
-    fingerprint = paper_fingerprint(papers)
+    fingerprint = fingerprint or paper_fingerprint(papers)
     problem = verify_index(own, papers, fingerprint)
     if problem is None:
         return SearchIndex(own, len(papers))
