@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import re
@@ -21,7 +22,7 @@ from app.text import plotly_wrap
 from app.themes import theme_of_topic
 from pipeline.exports.export import BIDI_CHARACTERS, without_bidi_controls
 from pipeline.mapfolder.files import MANIFEST, MAP_FILES, PAPERS, TOPICS
-from pipeline.mapfolder.search_index import SearchIndex, index_for
+from pipeline.mapfolder.search_index import SearchIndex, index_for, paper_fingerprint
 from pipeline.mapfolder.store import added_mask, read_map
 from pipeline.modelling.floors import PairSimilarities, map_pair_similarities
 
@@ -283,7 +284,11 @@ def build_map_data(name: str, path: Path) -> MapData:
     pa.set_memory_pool(pa.system_memory_pool())
     atlas = read_map(path, memory_map=True)
     as_read = atlas.papers.reset_index(drop=True)
-    papers = shown_as_text(as_read)
+    facts = PaperFacts(Path(path), len(as_read))
+    with_bidi = facts.get("with_bidi")
+    if with_bidi is None:
+        with_bidi = facts.set("with_bidi", bidi_columns(as_read))
+    papers = shown_as_text(as_read, check=with_bidi)
     topics = (
         shown_as_text(atlas.topics)
         .sort_values(["size", "topic_id"], ascending=[False, True])
@@ -323,8 +328,11 @@ def build_map_data(name: str, path: Path) -> MapData:
     index_notes: list[str] = []
     # The papers as read from papers.parquet (no bidi control made visible): their fingerprint is the
     # file's, kept beside the file's signature in the cache after the first load.
-    known = papers_fingerprint(Path(path), papers) if papers is as_read else None
+    known = None
+    if papers is as_read:
+        known = facts.get("fingerprint") or facts.set("fingerprint", paper_fingerprint(papers))
     search_index = index_for(path, papers, log=index_notes.append, fingerprint=known)
+    facts.save()
     return MapData(
         name=name,
         path=Path(path),
@@ -359,35 +367,50 @@ def build_map_data(name: str, path: Path) -> MapData:
     )
 
 
-def papers_fingerprint(folder: Path, papers: pd.DataFrame) -> str:
-    """`paper_fingerprint(papers)` for the papers exactly as papers.parquet holds them (curation never
-    changes a doc_id, title or abstract), kept in the cache folder under the file's path, size and
-    modification time: computed once per papers.parquet, not at every load (3 s at a million papers)."""
-    import hashlib
-    import json
+class PaperFacts:
+    """What a load learns from papers.parquet's text and the next load of the same file reuses, kept in
+    the cache folder under the file's path, size and modification time: its search fingerprint
+    (`paper_fingerprint`: hashing a million abstracts takes 3 s) and the columns holding bidi controls
+    (`shown_as_text`: searching a million abstracts for them takes 3 s). Curation never changes a
+    doc_id, title or abstract, so the facts hold for every curated view of the file."""
 
-    from pipeline.cache import cache_dir
-    from pipeline.mapfolder.search_index import paper_fingerprint
+    def __init__(self, folder: Path, rows: int) -> None:
+        import hashlib
 
-    source = folder / PAPERS
-    stat = source.stat()
-    key = f"{source.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{len(papers)}"
-    kept = cache_dir() / "fingerprints" / f"{hashlib.blake2b(key.encode(), digest_size=12).hexdigest()}.json"
-    try:
-        record = json.loads(kept.read_text())
-        if record.get("key") == key and isinstance(record.get("fingerprint"), str):
-            return record["fingerprint"]
-    except (OSError, ValueError):
-        pass
-    fingerprint = paper_fingerprint(papers)
-    try:
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        partial = kept.with_name(f".{kept.name}.{os.getpid()}")
-        partial.write_text(json.dumps({"key": key, "fingerprint": fingerprint}))
-        os.replace(partial, kept)
-    except OSError:  # no writable cache: computed again next time
-        pass
-    return fingerprint
+        from pipeline.cache import cache_dir
+
+        source = folder / PAPERS
+        stat = source.stat()
+        self.key = f"{source.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{rows}"
+        digest = hashlib.blake2b(self.key.encode(), digest_size=12).hexdigest()
+        self.path = cache_dir() / "paper-facts" / f"{digest}.json"
+        self.known: dict = {}
+        self.changed = False
+        try:
+            record = json.loads(self.path.read_text())
+            if isinstance(record, dict) and record.get("key") == self.key:
+                self.known = record
+        except (OSError, ValueError):
+            pass
+
+    def get(self, name: str):
+        return self.known.get(name)
+
+    def set(self, name: str, value):
+        if self.known.get(name) != value:
+            self.known[name], self.changed = value, True
+        return value
+
+    def save(self) -> None:
+        if not self.changed:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            partial = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+            partial.write_text(json.dumps({**self.known, "key": self.key}))
+            os.replace(partial, self.path)
+        except OSError:  # no writable cache: learnt again next time
+            pass
 
 
 def topic_edits(path: Path, atlas) -> TopicEdits:
@@ -407,14 +430,28 @@ def topic_edits(path: Path, atlas) -> TopicEdits:
     return TopicEdits(moves, {topic: (names[topic], sizes[topic]) for topic in sizes})
 
 
-def shown_as_text(table: pd.DataFrame) -> pd.DataFrame:
+def shown_as_text(table: pd.DataFrame, check: list[str] | None = None) -> pd.DataFrame:
     """`table` with bidi control characters in its text cells (and lists of text) made visible and inert,
     so a title cannot reverse what follows it on the page (pipeline.exports.export.without_bidi_controls).
 
     Columns without such characters are `table`'s own (not copies): treat the result as read-only.
+    `check`: the only columns that may hold them, when known (`PaperFacts`); None = every column.
     """
-    changed = {}  # columns rewritten; the rest are shared with `table`, never copied (a map's text is most of its memory)
-    for column in table.columns:
+    changed = {  # columns rewritten; the rest are shared with `table`, never copied (a map's text is most of its memory)
+        column: table[column].map(_without_bidi) for column in bidi_columns(table, check)
+    }
+    return table.assign(**changed) if changed else table
+
+
+def bidi_columns(table: pd.DataFrame, check: list[str] | None = None) -> list[str]:
+    """The text columns of `table` (among `check`, when given) holding a bidi control character.
+
+    Examples:
+        >>> bidi_columns(pd.DataFrame({"a": ["x\u202ey", "z"], "b": ["plain", "text"], "n": [1, 2]}))
+        ['a']
+    """
+    found_in = []
+    for column in table.columns if check is None else [c for c in check if c in table.columns]:
         values = table[column]
         if not (values.dtype == object or pd.api.types.is_string_dtype(values)):
             continue
@@ -430,8 +467,8 @@ def shown_as_text(table: pd.DataFrame) -> pd.DataFrame:
             )
             found = any(control in text for control in BIDI_CHARACTERS)  # str.find: fast, unlike a regex
         if found:
-            changed[column] = values.map(_without_bidi)
-    return table.assign(**changed) if changed else table
+            found_in.append(column)
+    return found_in
 
 
 def _without_bidi(value: object) -> object:

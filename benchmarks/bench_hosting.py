@@ -167,7 +167,7 @@ def vm_hwm(pid: int) -> int:
 
 
 # ----------------------------------------------------------------------------- one map
-def measure(browser, python: Path, folder: Path, scratch: Path) -> dict:
+def measure(browser, python: Path, folder: Path, scratch: Path, app: Path = REPO) -> dict:
     (scratch / "cache").mkdir(parents=True)
     (scratch / "home").mkdir()
     box = Box()
@@ -175,7 +175,14 @@ def measure(browser, python: Path, folder: Path, scratch: Path) -> dict:
     log = (scratch / f"server-{folder.name}.log").open("w")
     started = time.perf_counter()
     server = StreamlitServer(
-        folder, scratch / "no-other-maps", python=python, env=env, log=log, timeout=300, preexec_fn=box.enter
+        folder,
+        scratch / "no-other-maps",
+        script=app / "streamlit_app.py",
+        python=python,
+        env=env,
+        log=log,
+        timeout=300,
+        preexec_fn=box.enter,
     )
     result: dict = {"map": folder.name, "start_s": round(time.perf_counter() - started, 2)}
     box.watch()
@@ -245,6 +252,12 @@ def main(argv: list[str] | None = None) -> int:
         "--big", type=Path, help="a real map of about 81,646 papers (default: a synthetic one)"
     )
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "HOSTING_RESULTS.md")
+    parser.add_argument(
+        "--app", type=Path, default=REPO, help="the checkout whose streamlit_app.py is served (before/after)"
+    )
+    parser.add_argument(
+        "--only-big", action="store_true", help="the 81,646-paper map alone, not the seed map"
+    )
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -258,7 +271,8 @@ def main(argv: list[str] | None = None) -> int:
                 executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"]
             )
             results = [
-                measure(browser, folder / "bin" / "python", m, scratch / m.name) for m in (SEED_MAP, big)
+                measure(browser, folder / "bin" / "python", m, scratch / m.name, args.app.resolve())
+                for m in ((big,) if args.only_big else (SEED_MAP, big))
             ]
             browser.close()
     finally:

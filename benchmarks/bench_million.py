@@ -61,8 +61,9 @@ def append_results(out: Path, lines: list[str]) -> None:
     print("\n".join(lines))
 
 
-def tree_rss_mb(pid: int) -> float:
-    """Resident memory of a process and all its descendants, in MB (from /proc)."""
+def tree_rss_mb(pid: int, field: str = "VmRSS:") -> float:
+    """Resident memory of a process and all its descendants, in MB (from /proc); `field` "RssAnon:"
+    for its anonymous part alone (without mapped files: vectors and abstracts the kernel may drop)."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -78,7 +79,7 @@ def tree_rss_mb(pid: int) -> float:
         todo += children.get(current, [])
         try:
             for line in Path(f"/proc/{current}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
+                if line.startswith(field):
                     total += int(line.split()[1])
         except OSError:
             pass
@@ -170,7 +171,28 @@ def measure(folder: Path, app: Path = REPO) -> dict:
                 f"document.querySelector('{GRAPH}')._fullData.filter(t => t.visible === true)"
                 ".reduce((n, t) => n + t.x.length, 0)"
             )
+            out["first_draw_ms"] = int(
+                page.evaluate(f"document.querySelector('{GRAPH}').dataset.atlasApplyMs")
+            )
             out["server_open_mb"] = tree_rss_mb(server.process.pid)
+            out["server_open_anon_mb"] = tree_rss_mb(server.process.pid, "RssAnon:")
+            page.wait_for_timeout(2000)
+            # One frame of a pan: the view moved by 2% (as a drag's step does), until drawn; median of 3.
+            frames = page.evaluate(
+                f"""async () => {{
+                const gd = document.querySelector('{GRAPH}'), out = [];
+                for (let k = 0; k < 3; k++) {{
+                    const x = gd.layout.xaxis.range, dx = (x[1] - x[0]) * 0.02, t0 = performance.now();
+                    await window.Plotly.relayout(gd, {{'xaxis.range': [x[0] + dx, x[1] + dx]}});
+                    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+                    out.push(performance.now() - t0);
+                    await new Promise((r) => setTimeout(r, 1500));
+                }}
+                return out.sort((a, b) => a - b)[1];
+            }}"""
+            )
+            out["pan_frame_ms"] = int(frames)
+            page.wait_for_function(IDLE, timeout=120_000)
             box = page.locator(f"{GRAPH} .nsewdrag").first.bounding_box()
             cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
             for name, move in (
@@ -226,6 +248,7 @@ def measure(folder: Path, app: Path = REPO) -> dict:
                 "performance.memory ? performance.memory.usedJSHeapSize / 1048576 : NaN"
             )
             out["server_after_mb"] = tree_rss_mb(server.process.pid)
+            out["server_after_anon_mb"] = tree_rss_mb(server.process.pid, "RssAnon:")
             out["errors"] = errors
             context.close()
     finally:

@@ -301,7 +301,7 @@ function sampleRows(t, mask, range, cap) {
 }
 
 function capOf(view) {
-  return view && view.draw_cap > 0 ? view.draw_cap : 200000;
+  return view && view.draw_cap > 0 ? view.draw_cap : 100000;
 }
 
 // Points of `rows` as a group to draw: typed x/y, and hover text made for these rows only.
