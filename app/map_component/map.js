@@ -542,7 +542,7 @@ async function drawContext(inst) {
   const sx = width / (xr[1] - xr[0]), sy = height / (yr[1] - yr[0]);
   const square = r <= 1.6; // dots of a pixel or three: squares look the same and draw far faster
   g.beginPath();
-  const sample = sampleRows(t, null, now, 2 * capOf(inst.view)); // a big map's faint rest: a sample of it
+  const sample = sampleRows(t, null, now, capOf(inst.view)); // a big map's faint rest: a sample of it
   for (let j = 0, count = sample ? sample.length : t.n; j < count; j++) {
     const i = sample ? sample[j] : j;
     const px = (t.x[i] - xr[0]) * sx, py = (yr[1] - t.y[i]) * sy;

@@ -209,9 +209,8 @@ def decode_points(raw: bytes) -> dict:
 
 def points_file(data: MapData) -> tuple[str, bytes]:
     """The point table as a gzip'd binary file (`encode_points`) and its name, its content's fingerprint."""
-    packed = gzip.compress(
-        encode_points(point_table(data)), compresslevel=3, mtime=0
-    )  # 17 MB at 1M papers, 0.8 s
+    # Level 1: 17.5 MB at a million papers in 0.6 s (level 6: 16.7 MB in 1.5 s).
+    packed = gzip.compress(encode_points(point_table(data)), compresslevel=1, mtime=0)
     return f"points-{hashlib.blake2b(packed, digest_size=10).hexdigest()}.bin.gz", packed
 
 
