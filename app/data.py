@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,8 +21,8 @@ from app.state import Vocabulary
 from app.text import plotly_wrap
 from app.themes import theme_of_topic
 from pipeline.exports.export import BIDI_CHARACTERS, without_bidi_controls
-from pipeline.mapfolder.files import MANIFEST, MAP_FILES, TOPICS
-from pipeline.mapfolder.search_index import SearchIndex, index_for
+from pipeline.mapfolder.files import MANIFEST, MAP_FILES, PAPERS, TOPICS
+from pipeline.mapfolder.search_index import SearchIndex, index_for, paper_fingerprint
 from pipeline.mapfolder.store import added_mask, read_map
 from pipeline.modelling.floors import PairSimilarities, map_pair_similarities
 
@@ -115,7 +117,7 @@ class MapData:
     manifest: dict
     papers: pd.DataFrame
     topics: pd.DataFrame  # indexed by topic_id, sorted by size (largest first)
-    vectors: np.ndarray  # float32 unit rows, row i = papers row i
+    vectors: np.ndarray  # unit rows as stored (float16, memory-mapped read-only), row i = papers row i
     search_index: SearchIndex  # the full-text index of titles and abstracts (pipeline.mapfolder.search_index)
     colour_index: np.ndarray  # position of each paper's colour in `palette` (unassigned last)
     palette: list[str]  # colours in topic_order, then the unassigned grey
@@ -275,14 +277,26 @@ def label_limit(n_papers: int, n_topics: int) -> int:
 
 def build_map_data(name: str, path: Path) -> MapData:
     """Read a map folder (raising `pipeline.UserError` when it is not one) and precompute for it."""
-    atlas = read_map(path)
-    papers = shown_as_text(atlas.papers.reset_index(drop=True))
+    import pyarrow as pa
+
+    # Arrow's default allocator (mimalloc) keeps the pages it freed: reading papers.parquet of 81,646
+    # papers left 260 MB resident for a 96 MB table. The system allocator gives them back.
+    pa.set_memory_pool(pa.system_memory_pool())
+    atlas = read_map(path, memory_map=True)
+    as_read = atlas.papers.reset_index(drop=True)
+    facts = PaperFacts(Path(path), len(as_read))
+    with_bidi = facts.get("with_bidi")
+    if with_bidi is None:
+        with_bidi = facts.set("with_bidi", bidi_columns(as_read))
+    papers = shown_as_text(as_read, check=with_bidi)
     topics = (
         shown_as_text(atlas.topics)
         .sort_values(["size", "topic_id"], ascending=[False, True])
         .set_index("topic_id", drop=False)
     )
-    vectors = np.ascontiguousarray(atlas.embeddings, dtype=np.float32)
+    # The stored float16 rows, memory-mapped: searches by meaning turn them into float32 a chunk at a
+    # time (`pipeline.modelling.neighbours.cosine_to`), never the whole map (1.5 GB at a million papers).
+    vectors = atlas.embeddings
     topic_ids = papers["topic_id"].to_numpy(dtype=np.int64)
     topic_order = topics["topic_id"].astype(int).tolist()
     labels = {int(t): str(label) for t, label in zip(topics["topic_id"], topics["label"], strict=True)}
@@ -300,7 +314,7 @@ def build_map_data(name: str, path: Path) -> MapData:
     centroids = np.zeros((len(topic_order), vectors.shape[1]), dtype=np.float32)
     for position, (start, end) in enumerate(zip(starts, ends)):
         if end > start:
-            centroids[position] = vectors[by_topic[start:end]].mean(axis=0)
+            centroids[position] = vectors[np.sort(by_topic[start:end])].mean(axis=0, dtype=np.float32)
     centroids /= np.clip(np.linalg.norm(centroids, axis=1, keepdims=True), 1e-12, None)
 
     lookup = np.full(span, len(topic_order), dtype=np.uint16)  # topic id + offset -> palette position
@@ -312,7 +326,13 @@ def build_map_data(name: str, path: Path) -> MapData:
     extra = [c for c in ("venue", "year", "authors") if c in papers.columns and c not in ("source",)]
     doc_ids = papers["doc_id"].astype(str).to_numpy(dtype=object)
     index_notes: list[str] = []
-    search_index = index_for(path, papers, log=index_notes.append)
+    # The papers as read from papers.parquet (no bidi control made visible): their fingerprint is the
+    # file's, kept beside the file's signature in the cache after the first load.
+    known = None
+    if papers is as_read:
+        known = facts.get("fingerprint") or facts.set("fingerprint", paper_fingerprint(papers))
+    search_index = index_for(path, papers, log=index_notes.append, fingerprint=known)
+    facts.save()
     return MapData(
         name=name,
         path=Path(path),
@@ -347,6 +367,52 @@ def build_map_data(name: str, path: Path) -> MapData:
     )
 
 
+class PaperFacts:
+    """What a load learns from papers.parquet's text and the next load of the same file reuses, kept in
+    the cache folder under the file's path, size and modification time: its search fingerprint
+    (`paper_fingerprint`: hashing a million abstracts takes 3 s) and the columns holding bidi controls
+    (`shown_as_text`: searching a million abstracts for them takes 3 s). Curation never changes a
+    doc_id, title or abstract, so the facts hold for every curated view of the file."""
+
+    def __init__(self, folder: Path, rows: int) -> None:
+        import hashlib
+
+        from pipeline.cache import cache_dir
+
+        source = folder / PAPERS
+        stat = source.stat()
+        self.key = f"{source.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{rows}"
+        digest = hashlib.blake2b(self.key.encode(), digest_size=12).hexdigest()
+        self.path = cache_dir() / "paper-facts" / f"{digest}.json"
+        self.known: dict = {}
+        self.changed = False
+        try:
+            record = json.loads(self.path.read_text())
+            if isinstance(record, dict) and record.get("key") == self.key:
+                self.known = record
+        except (OSError, ValueError):
+            pass
+
+    def get(self, name: str):
+        return self.known.get(name)
+
+    def set(self, name: str, value):
+        if self.known.get(name) != value:
+            self.known[name], self.changed = value, True
+        return value
+
+    def save(self) -> None:
+        if not self.changed:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            partial = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+            partial.write_text(json.dumps({**self.known, "key": self.key}))
+            os.replace(partial, self.path)
+        except OSError:  # no writable cache: learnt again next time
+            pass
+
+
 def topic_edits(path: Path, atlas) -> TopicEdits:
     """The merges and hides `read_map` applied to the map (`manifest.curation.applied`), with the
     topics as built (names with renames applied, sizes) that the lineage's story is told of."""
@@ -364,12 +430,28 @@ def topic_edits(path: Path, atlas) -> TopicEdits:
     return TopicEdits(moves, {topic: (names[topic], sizes[topic]) for topic in sizes})
 
 
-def shown_as_text(table: pd.DataFrame) -> pd.DataFrame:
+def shown_as_text(table: pd.DataFrame, check: list[str] | None = None) -> pd.DataFrame:
     """`table` with bidi control characters in its text cells (and lists of text) made visible and inert,
     so a title cannot reverse what follows it on the page (pipeline.exports.export.without_bidi_controls).
+
+    Columns without such characters are `table`'s own (not copies): treat the result as read-only.
+    `check`: the only columns that may hold them, when known (`PaperFacts`); None = every column.
     """
-    table = table.copy()
-    for column in table.columns:
+    changed = {  # columns rewritten; the rest are shared with `table`, never copied (a map's text is most of its memory)
+        column: table[column].map(_without_bidi) for column in bidi_columns(table, check)
+    }
+    return table.assign(**changed) if changed else table
+
+
+def bidi_columns(table: pd.DataFrame, check: list[str] | None = None) -> list[str]:
+    """The text columns of `table` (among `check`, when given) holding a bidi control character.
+
+    Examples:
+        >>> bidi_columns(pd.DataFrame({"a": ["x\u202ey", "z"], "b": ["plain", "text"], "n": [1, 2]}))
+        ['a']
+    """
+    found_in = []
+    for column in table.columns if check is None else [c for c in check if c in table.columns]:
         values = table[column]
         if not (values.dtype == object or pd.api.types.is_string_dtype(values)):
             continue
@@ -385,8 +467,8 @@ def shown_as_text(table: pd.DataFrame) -> pd.DataFrame:
             )
             found = any(control in text for control in BIDI_CHARACTERS)  # str.find: fast, unlike a regex
         if found:
-            table[column] = values.map(_without_bidi)
-    return table
+            found_in.append(column)
+    return found_in
 
 
 def _without_bidi(value: object) -> object:

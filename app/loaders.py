@@ -41,8 +41,10 @@ def cached_meaning(name: str, path: str, signature: tuple, query: str) -> np.nda
 
     Raises when the encoder cannot be loaded (nothing is cached then).
     """
+    from pipeline.modelling.neighbours import cosine_to
+
     data = load_map(name, path, signature)
-    return data.vectors @ encode_queries(data.manifest, [query])[0]
+    return cosine_to(data.vectors, encode_queries(data.manifest, [query])[0])
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)

@@ -15,11 +15,16 @@ def nearest_papers(data: MapData, row: int, k: int = NEIGHBOURS) -> tuple[np.nda
 
     The map rings them and the paper view lists them in the same run: the last answer is kept.
     """
-    from pipeline.modelling.neighbours import cosine_knn
+    from pipeline.modelling.neighbours import cosine_to
 
     def compute() -> tuple[np.ndarray, list[float]]:
-        neighbours, similarities = cosine_knn(data.vectors[row : row + 1], data.vectors, k + 1)
-        keep = neighbours[0] != row
-        return neighbours[0][keep][:k], [float(s) for s in similarities[0][keep][:k]]
+        scores = cosine_to(data.vectors, data.vectors[row])  # float32 chunks of the float16 rows
+        scores[row] = -np.inf  # not itself
+        take = min(k, len(scores) - 1)
+        if take <= 0:
+            return np.arange(0, dtype=np.int64), []
+        top = np.argpartition(-scores, take - 1)[:take]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return top.astype(np.int64), [float(s) for s in scores[top]]
 
     return session.remembered("nearest_papers", (data.name, data.n, id(data.vectors), row, k), compute)

@@ -4,13 +4,16 @@ Usage (from the repository root):
 
     .venv/bin/python benchmarks/bench_million.py                     # 1,000,000 papers
     .venv/bin/python benchmarks/bench_million.py --papers 200000 --out /tmp/r.md
+    .venv/bin/python benchmarks/bench_million.py --map /work/maps/synthetic-1000000   # a map already written
+    .venv/bin/python benchmarks/bench_million.py --map DIR --app /tmp/before   # another checkout's app (before/after)
 
 The map is synthetic (`bench_app.synthesise_map`: real abstracts from the shared corpus, repeated past
 its 81,671 rows, with synthetic topics, coordinates and 384-d embeddings), written once into
 `--synthetic-dir`. One `streamlit run` serves it; headless Chromium (software WebGL) opens it and:
 
 - first paint: from the request until the map has drawn (the component counts its draws);
-- points drawn: the papers in the chart's traces (every paper must be there);
+- points drawn: the papers in the chart's traces (a big map draws a sample of at most the draw cap
+  per view, `app.map_component.payload.DRAW_CAP`; an older checkout drew every paper);
 - pan and zoom: a drag and a Ctrl+wheel on the map, timed until the chart has moved;
 - search and filter reruns: Enter in Search / a click on the largest topic in the Topics filter,
   until the map has redrawn and Streamlit is idle again;
@@ -58,8 +61,9 @@ def append_results(out: Path, lines: list[str]) -> None:
     print("\n".join(lines))
 
 
-def tree_rss_mb(pid: int) -> float:
-    """Resident memory of a process and all its descendants, in MB (from /proc)."""
+def tree_rss_mb(pid: int, field: str = "VmRSS:") -> float:
+    """Resident memory of a process and all its descendants, in MB (from /proc); `field` "RssAnon:"
+    for its anonymous part alone (without mapped files: vectors and abstracts the kernel may drop)."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -75,7 +79,7 @@ def tree_rss_mb(pid: int) -> float:
         todo += children.get(current, [])
         try:
             for line in Path(f"/proc/{current}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
+                if line.startswith(field):
                     total += int(line.split()[1])
         except OSError:
             pass
@@ -111,13 +115,15 @@ def rerun(page, action, received: list[int]) -> tuple[float, int]:
     return time.perf_counter() - started, sum(received) - before_bytes
 
 
-def measure(folder: Path) -> dict:
+def measure(folder: Path, app: Path = REPO) -> dict:
     from playwright.sync_api import sync_playwright
 
     out: dict = {}
     log = open(Path(tempfile.gettempdir()) / "bench-million-server.log", "w")  # noqa: SIM115
     started = time.perf_counter()
-    server = StreamlitServer(folder, Path(tempfile.mkdtemp()), log=log, timeout=120)
+    server = StreamlitServer(
+        folder, Path(tempfile.mkdtemp()), script=app / "streamlit_app.py", log=log, timeout=120
+    )
     out["server_idle_mb"] = tree_rss_mb(server.process.pid)
     try:
         with sync_playwright() as playwright:
@@ -165,7 +171,28 @@ def measure(folder: Path) -> dict:
                 f"document.querySelector('{GRAPH}')._fullData.filter(t => t.visible === true)"
                 ".reduce((n, t) => n + t.x.length, 0)"
             )
+            out["first_draw_ms"] = int(
+                page.evaluate(f"document.querySelector('{GRAPH}').dataset.atlasApplyMs")
+            )
             out["server_open_mb"] = tree_rss_mb(server.process.pid)
+            out["server_open_anon_mb"] = tree_rss_mb(server.process.pid, "RssAnon:")
+            page.wait_for_timeout(2000)
+            # One frame of a pan: the view moved by 2% (as a drag's step does), until drawn; median of 3.
+            frames = page.evaluate(
+                f"""async () => {{
+                const gd = document.querySelector('{GRAPH}'), out = [];
+                for (let k = 0; k < 3; k++) {{
+                    const x = gd.layout.xaxis.range, dx = (x[1] - x[0]) * 0.02, t0 = performance.now();
+                    await window.Plotly.relayout(gd, {{'xaxis.range': [x[0] + dx, x[1] + dx]}});
+                    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+                    out.push(performance.now() - t0);
+                    await new Promise((r) => setTimeout(r, 1500));
+                }}
+                return out.sort((a, b) => a - b)[1];
+            }}"""
+            )
+            out["pan_frame_ms"] = int(frames)
+            page.wait_for_function(IDLE, timeout=120_000)
             box = page.locator(f"{GRAPH} .nsewdrag").first.bounding_box()
             cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
             for name, move in (
@@ -199,6 +226,8 @@ def measure(folder: Path) -> dict:
                     "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
                 )
                 out[name] = time.perf_counter() - t0
+                page.wait_for_timeout(2500)  # the view's new sample (drawn after a pan or zoom ends) settles
+                page.wait_for_function(IDLE, timeout=120_000)
             search = page.get_by_role("textbox", name="Search")
 
             def do_search():
@@ -219,6 +248,7 @@ def measure(folder: Path) -> dict:
                 "performance.memory ? performance.memory.usedJSHeapSize / 1048576 : NaN"
             )
             out["server_after_mb"] = tree_rss_mb(server.process.pid)
+            out["server_after_anon_mb"] = tree_rss_mb(server.process.pid, "RssAnon:")
             out["errors"] = errors
             context.close()
     finally:
@@ -235,22 +265,27 @@ def main(argv: list[str] | None = None) -> int:
         "--synthetic-dir", type=Path, default=Path(tempfile.gettempdir()) / "atlas-bench-maps"
     )
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "MILLION_RESULTS.md")
+    parser.add_argument("--map", type=Path, help="a map folder already written (no synthesis)")
+    parser.add_argument(
+        "--app", type=Path, default=REPO, help="the checkout whose streamlit_app.py is served"
+    )
     args = parser.parse_args(argv)
-    if not Path(CHROMIUM).exists() or not args.corpus.is_file():
+    if not Path(CHROMIUM).exists() or (args.map is None and not args.corpus.is_file()):
         print(f"error: needs {CHROMIUM} and the corpus {args.corpus}", file=sys.stderr)
         return 2
-    folder = args.synthetic_dir / f"synthetic-{args.papers}"
-    if not (folder / "manifest.json").is_file():
+    folder = args.map or args.synthetic_dir / f"synthetic-{args.papers}"
+    if args.map is None and not (folder / "manifest.json").is_file():
         t0 = time.perf_counter()
         synthesise_map(args.corpus, folder, args.papers)
         print(f"synthesised {folder} in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     load = os.getloadavg()[0]
-    result = measure(folder)
+    result = measure(folder, args.app.resolve())
     papers = read_manifest(folder)["papers"]
     lines = [
         f"## {papers:,} papers ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})",
         "",
-        f"Command: `.venv/bin/python benchmarks/bench_million.py --papers {args.papers}`. Machine: {platform.machine()}, "
+        f"Command: `.venv/bin/python benchmarks/bench_million.py {' '.join(argv if argv is not None else sys.argv[1:])}`"
+        f" (app of {args.app.resolve()}). Machine: {platform.machine()}, "
         f"{os.cpu_count()} cores (shared); load average before the run {load:.1f}.",
         "",
         "| measure | value |",

@@ -184,13 +184,28 @@ def decode_mask(text: str | None, n: int) -> np.ndarray:
     """What map.js does with a view's `mask` (`app.map_component.payload.encode_mask`): the papers in view.
 
     Examples:
-        >>> decode_mask("DQE=", 9).tolist()
+        >>> decode_mask("bDQE=", 9).tolist()
         [True, False, True, True, False, False, False, False, True]
+        >>> np.flatnonzero(decode_mask("d6Qc=", 1001)).tolist()
+        [1000]
     """
     if text is None:
         return np.ones(n, dtype=bool)
-    bits = np.frombuffer(base64.b64decode(text), dtype=np.uint8)
-    return np.unpackbits(bits, bitorder="little")[:n].astype(bool)
+    raw = base64.b64decode(text[1:])
+    if text[0] == "b":
+        return np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little")[:n].astype(bool)
+    assert text[0] == "d", text[:10]
+    mask = np.zeros(n, dtype=bool)
+    row, value, shift = -1, 0, 0
+    for byte in raw:
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte & 0x80:
+            continue
+        row += value
+        mask[row] = True
+        value = shift = 0
+    return mask
 
 
 # --------------------------------------------------------------------------- maps with hostile text
@@ -304,10 +319,19 @@ def walk(node) -> list:
 
 
 def points(at: AppTest) -> dict:
-    """The map's point table, read from the static file the browser downloads."""
-    return json.loads(
-        gzip.decompress((REPO / "static" / "atlas" / live_map(at)["points"].split("/")[-1]).read_bytes())
-    )
+    """The map's point table, read from the static file the browser downloads (`payload.decode_points`):
+    its header's fields, and each array as a list; `title` as the browser's hover shows each title
+    (map.js escapes and wraps them as `app.text.plotly_wrap` does)."""
+    from app.map_component.payload import decode_points
+    from app.text import plotly_wrap
+
+    name = live_map(at)["points"].split("/")[-1]
+    table = decode_points(gzip.decompress((REPO / "static" / "atlas" / name).read_bytes()))
+    out = {**table["meta"], **{k: v.tolist() for k, v in table["arrays"].items() if k != "title_bytes"}}
+    ends, block = table["arrays"]["title_end"].astype(np.int64), table["arrays"]["title_bytes"].tobytes()
+    starts = np.r_[0, ends[:-1]]
+    out["title"] = [plotly_wrap(block[a:b].decode("utf-8"), 64, 3) for a, b in zip(starts, ends, strict=True)]
+    return out
 
 
 def map_doc_ids(at: AppTest) -> set[str]:

@@ -223,12 +223,17 @@ def test_a_read_only_static_folder_sends_the_files_once_through_the_component(ti
     monkeypatch.setattr("app.map_component.publish", read_only_static)
     at = start()
     first = live_map(at)
-    table = json.loads(gzip.decompress(base64.b64decode(first["points_data"])))
-    assert table["n"] == 60 and first["points"].endswith(".json.gz")
+    from app.map_component.payload import decode_points
+
+    table = decode_points(gzip.decompress(base64.b64decode(first["points_data"])))
+    assert table["meta"]["n"] == 60 and first["points"].endswith(".bin.gz")
     assert gzip.decompress(base64.b64decode(first["plotly_data"])).startswith(b"/**")
+    assert b"export default function" in gzip.decompress(base64.b64decode(first["module_data"]))  # map.js
     at.text_input(key="w_search").input("diffusion").run()
     again = live_map(at)
-    assert "points_data" not in again and "plotly_data" not in again and again["points"] == first["points"]
+    assert (
+        not {"points_data", "plotly_data", "module_data"} & set(again) and again["points"] == first["points"]
+    )
 
 
 @pytest.mark.browser

@@ -15,6 +15,8 @@ from app.data import build_map_data
 from app.map_component.assets import PLOTLY_JS, plotly_bundle, publish
 from app.map_component.payload import (
     Pin,
+    decode_points,
+    draw_order,
     encode_mask,
     point_table,
     points_file,
@@ -25,7 +27,7 @@ from pipeline.mapfolder.store import write_map
 from tests.helpers import decode_mask, tiny_map, write_tiny_map
 
 URLS = {
-    "points_url": "app/static/atlas/points-x.json.gz",
+    "points_url": "app/static/atlas/points-x.bin.gz",
     "plotly_url": "app/static/atlas/plotly-y.min.js.gz",
 }
 
@@ -62,30 +64,48 @@ def test_masks_round_trip_through_their_bit_encoding(n):
         encoded = encode_mask(mask)
         assert np.array_equal(decode_mask(encoded, n), mask)
         if not mask.all():
-            assert len(encoded) <= 4 * ((n + 7) // 8 + 2) // 3 + 4  # one bit a paper, base64
+            assert len(encoded) <= 4 * ((n + 7) // 8 + 2) // 3 + 5  # at most one bit a paper, base64
+            if 0 < mask.sum() * 40 < n:  # a search's few hits: their gaps, a few bytes a hit
+                assert encoded[0] == "d" and len(encoded) <= 4 * (3 * int(mask.sum()) + 2) // 3 + 5
     assert encode_mask(np.ones(n, dtype=bool)) is None and decode_mask(None, n).all()
 
 
-def test_the_point_table_holds_every_paper_once_with_escaped_text(tiny_data):
-    table = point_table(tiny_data)
-    assert table["n"] == 60 and all(len(table[k]) == 60 for k in ("x", "y", "colour", "source", "title"))
-    assert table["title"][:3] == [
-        "&lt;img src=x onerror=alert(1)&gt;",
-        '&lt;a href="javascript:alert(1)"&gt;x&lt;/a&gt;',
-        "&lt;b&gt;bold&lt;/b&gt;",
-    ]
-    assert table["topic_names"][table["colour"][0]] == "&lt;i&gt;A&lt;/i&gt;"
-    assert "B &amp; C" in table["topic_names"] and table["topic_names"][-1] == "Unassigned"
-    assert table["palette"][-1] == "#9aa0a6" and table["webgl"] is False
+def test_the_point_file_holds_every_paper_once_and_names_escaped(tiny_data):
+    table = decode_points(gzip.decompress(points_file(tiny_data)[1]))
+    meta, arrays = table["meta"], table["arrays"]
+    assert meta["n"] == 60 and all(
+        len(arrays[k]) == 60 for k in ("x", "y", "colour", "source", "order", "title_end")
+    )
+    ends = arrays["title_end"].astype(int)
+    titles = [arrays["title_bytes"][a:b].tobytes().decode() for a, b in zip(np.r_[0, ends[:-1]], ends)]
+    assert titles == tiny_data.papers["title"].tolist()  # raw: map.js escapes each as it draws it
+    assert meta["topic_names"][arrays["colour"][0]] == "&lt;i&gt;A&lt;/i&gt;"
+    assert "B &amp; C" in meta["topic_names"] and meta["topic_names"][-1] == "Unassigned"
+    assert meta["palette"][-1] == "#9aa0a6" and meta["webgl"] is False
     unassigned = np.flatnonzero(tiny_data.topic_ids == -1)
-    assert {table["colour"][i] for i in unassigned} == {len(table["palette"]) - 1}
-    assert table["x"][5] == pytest.approx(float(tiny_data.papers["x"][5]), abs=1e-5)
+    assert {int(arrays["colour"][i]) for i in unassigned} == {len(meta["palette"]) - 1}
+    assert arrays["x"][5] == pytest.approx(float(tiny_data.papers["x"][5]), abs=1e-5)
+    assert sorted(arrays["order"].tolist()) == list(range(60))  # the draw order holds every row once
+
+
+def test_the_draw_order_keeps_sparse_places_and_thins_dense_ones():
+    """The first k rows of the draw order (what the browser draws of a big map zoomed out) hold every
+    paper of a sparse place and an even share of a dense one."""
+    rng = np.random.default_rng(1)
+    dense = rng.normal(0.25, 0.01, size=(20_000, 2))  # one crowded spot
+    sparse = rng.uniform(0.5, 1.0, size=(300, 2))  # a thin spread elsewhere
+    xy = np.vstack([dense, sparse]).astype(np.float32)
+    order = draw_order(xy[:, 0], xy[:, 1], [0.0, 1.0], [0.0, 1.0], cells=64)
+    first = order[:2_000]
+    assert np.isin(np.arange(20_000, 20_300), first).all()  # every sparse paper within the first 10%
+    assert (first < 20_000).sum() == 1_700  # the dense spot fills the rest, thinned
+    assert np.array_equal(order, draw_order(xy[:, 0], xy[:, 1], [0.0, 1.0], [0.0, 1.0], cells=64))
 
 
 def test_the_points_file_is_named_by_its_content(tiny_data, tmp_path):
     name, packed = points_file(tiny_data)
     assert points_file(tiny_data) == (name, packed)  # deterministic: the browser's cached copy stays valid
-    assert json.loads(gzip.decompress(packed))["n"] == 60
+    assert decode_points(gzip.decompress(packed))["meta"]["n"] == 60 and name.endswith(".bin.gz")
     url = publish(name, packed, tmp_path)
     assert url == f"app/static/atlas/{name}" and (tmp_path / name).read_bytes() == packed
     assert publish(name, b"ignored: same name, same content", tmp_path) == url
@@ -120,7 +140,7 @@ def test_view_state_says_what_changed_in_a_few_fields(tiny_data):
     )
     assert set(view) == {
         "points", "plotly", "n", "mask", "search", "paper", "pin", "topics", "themes", "label_limit", "clear", "height",
-        "neighbours", "colour", "legend", "reset",
+        "neighbours", "colour", "legend", "reset", "draw_cap",
     }  # fmt: skip
     assert np.array_equal(decode_mask(view["mask"], tiny_data.n), in_view)
     assert [t["text"] for t in view["topics"]] == ["B & C"] and view["topics"][0]["chosen"]
@@ -132,11 +152,11 @@ def test_view_state_says_what_changed_in_a_few_fields(tiny_data):
 
 def test_the_map_can_be_coloured_by_a_column_with_a_key_for_each_value(tiny_data):
     table = point_table(tiny_data)
-    years = table["colourings"]["year"]
-    assert set(table["colourings"]) == {"year"}  # the tiny map's filters (its sources are file names)
+    years = table["meta"]["colourings"]["year"]
+    assert set(table["meta"]["colourings"]) == {"year"}  # the tiny map's filters (its sources are file names)
     assert years["values"] == ["2023", "2024"] and len(years["palette"]) == 3  # and grey for missing
     expected = [int(str(y) == "2024") for y in tiny_data.papers["year"]]
-    assert years["code"] == expected  # row i's value, as a position in `values`
+    assert table["arrays"]["code:year"].tolist() == expected  # row i's value, as a position in `values`
     key = view_state(tiny_data, np.ones(tiny_data.n, dtype=bool), **URLS, colour="year")["legend"]
     assert key == [
         {"text": "2023", "colour": years["palette"][0], "pick": {"value": 0}, "on": False},
@@ -181,6 +201,8 @@ def test_a_rerun_sends_a_few_kb_at_any_size(tiny_data, n):
     for mask in (np.ones(n, dtype=bool), rng.random(n) < 0.5, rng.random(n) < 0.001):
         size = len(json.dumps(view_state(big, mask, **URLS, search_active=True, chosen_row=3)))
         assert size <= n / 8 * 4 / 3 + 3_000  # the mask's bits in base64, plus about 2 KB
+    hits = rng.random(n) < 0.001
+    assert len(json.dumps(view_state(big, hits, **URLS, search_active=True))) < 3_000  # a search: its rows
     assert len(json.dumps(view_state(big, rng.random(n) < 0.5, **URLS))) < 16_000
 
 
@@ -214,24 +236,18 @@ def test_a_far_off_paper_does_not_squeeze_the_opening_view():
     assert view_ranges(np.array([0.0, 1.0]), np.array([5.0, 5.0]))[1] == [4.0, 6.0]  # flat: padded by 1
 
 
-def test_the_map_script_is_sent_without_its_comments_and_still_parses(tmp_path):
-    """Streamlit sends the component's inline code with every rerun: comments are dropped first, and the
-    script that is left is still valid JavaScript (checked with Node where it is installed)."""
+def test_the_map_script_is_loaded_by_a_few_lines_and_parses(tmp_path):
+    """Streamlit sends a component's inline code with every rerun: the inline part is only the loader
+    (map.js comes once per page from its file), and map.js is valid JavaScript (checked with Node where
+    it is installed)."""
     import shutil
     import subprocess
 
-    from app.map_component import HERE, compact_source
+    from app.map_component import HERE, LOADER
 
-    raw = (HERE / "map.js").read_text()
-    sent = compact_source(raw)
-    assert len(sent) < 0.8 * len(raw) and "//" not in sent.replace("://", "")
-    assert (
-        'hint.textContent = "Hold Ctrl (⌘) and scroll to zoom (or click an empty spot of the map first)"'
-        in sent
-    )
+    assert len(LOADER) < 2_000
     if shutil.which("node"):
-        (tmp_path / "map.mjs").write_text(sent)
-        checked = subprocess.run(
-            ["node", "--check", str(tmp_path / "map.mjs")], capture_output=True, text=True
-        )
-        assert checked.returncode == 0, checked.stderr
+        for name, code in (("map.mjs", (HERE / "map.js").read_text()), ("loader.mjs", LOADER)):
+            (tmp_path / name).write_text(code)
+            checked = subprocess.run(["node", "--check", str(tmp_path / name)], capture_output=True, text=True)
+            assert checked.returncode == 0, checked.stderr

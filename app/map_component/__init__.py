@@ -7,16 +7,24 @@ content's fingerprint. Every rerun then sends only the view state below, a few K
 
 What the browser receives as the component's `data` on each rerun (`payload.view_state`):
 
-    points       "app/static/atlas/points-<fingerprint>.json.gz": the map's point table, gzip'd JSON
-                 (`payload.point_table`): n, x, y, colour (palette position per row), source
-                 (index into sources), sources, title (hover titles), palette, topic_names, range
-                 (opening x/y ranges), size (marker px), webgl, colourings ({column: {values, code
-                 per row, palette}} for the columns the map can be coloured by). Every text is
-                 Plotly-escaped. `source`/`sources` say where a paper is from (venue · year ·
-                 collection where the map has them, else the input's source).
+    points       "app/static/atlas/points-<fingerprint>.bin.gz": the map's point table, a gzip'd binary
+                 file (`payload.encode_points`): a JSON header (n, sources, palette, topic_names,
+                 range (opening x/y ranges), size (marker px), webgl, colourings ({column: {values,
+                 palette}})) and little-endian typed arrays decoded in place by the browser: x, y
+                 (float32), colour (uint16 palette position per row), source (uint32 index into
+                 sources), order (uint32: the density-biased draw order, `payload.draw_order`), titles
+                 as one UTF-8 block (title_bytes) with each row's end (title_end), and a uint16 code per
+                 row for each colouring (code:<column>). Names in the header are Plotly-escaped; titles
+                 are raw and escaped by the browser as it draws them (as `app.text.plotly_wrap`).
+                 `source`/`sources` say where a paper is from (venue · year · collection where the map
+                 has them, else the input's source).
     plotly       "app/static/atlas/plotly-<fingerprint>.min.js.gz": Plotly.js, loaded once per page
+    module       "app/static/atlas/map-<fingerprint>.js.gz": map.js itself, loaded once per page by the
+                 component's few-line script (`LOADER`)
     n            number of papers
-    mask         papers in view: base64 of one bit a row (little-endian in each byte), null = all
+    mask         papers in view, null = all: "b" + base64 of one bit a row (little-endian in each
+                 byte), or, when shorter (a search's hits), "d" + base64 of the gaps between the rows
+                 as LEB128 varints (`payload.encode_mask`)
     search       true when the mask comes from a search (hits are drawn larger, outlined)
     paper        row of the opened paper (ringed), or null
     pin          {x, y, topic} of a placed abstract (a star), or null
@@ -31,6 +39,9 @@ What the browser receives as the component's `data` on each rerun (`payload.view
     reset        a counter; when it changes the map returns to its opening view ("Reset view")
     clear        a counter; when it changes the box/lasso selection on the chart is dropped
     height       pixels
+    draw_cap     points drawn at most per view (`payload.draw_cap`; ATLAS_DRAW_CAP): a bigger map is
+                 drawn as the first papers in view in the draw order, every paper once few are in view;
+                 a search's hits are always drawn, every one
 
 What comes back, as trigger values (each is seen by one rerun only):
 
@@ -51,7 +62,6 @@ restores them from it on opening a link and on Back/Forward (see map.js, "zoom i
 from __future__ import annotations
 
 import base64
-import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -59,48 +69,60 @@ import numpy as np
 import streamlit as st
 
 from app.data import MapData
-from app.map_component.assets import URL_PREFIX, plotly_bundle, publish
+from app.map_component.assets import URL_PREFIX, module_bundle, plotly_bundle, publish
 from app.map_component.payload import Pin, points_file, view_state
 
 KEY = "atlas_map"
 HERE = Path(__file__).resolve().parent
 
-
-def compact_source(text: str, *, css: bool = False) -> str:
-    r"""The component's script (or style sheet) without comments, indentation or blank lines.
-
-    Streamlit sends a component's inline code with every rerun (in the element's protobuf), so its
-    comments would cost bytes on every click. In the script only doc comments at a line's start and
-    `//` comments a line holds alone, or after code with no open quote before them, are dropped;
-    lines stay lines, so the script means what it did.
-
-    Examples:
-        >>> compact_source('  // a note\n  const a = "x // y"; // why\n\n  /** @type {number} */ n;  // go\n')
-        'const a = "x // y";\nn;\n'
-        >>> compact_source("/* the map */\n.a {\n  top: 0; /* edge */\n}\n", css=True)
-        '.a {\ntop: 0;\n}\n'
-    """
-    # CSS comments anywhere; in the script, the doc comments (/** ... */) that start on a line
-    text = re.sub(r"/\*.*?\*/" if css else r"(?m)^\s*/\*\*.*?\*/", "", text, flags=re.S)
-    lines = []
-    for raw in text.splitlines():
-        line = raw.strip()
-        for cut in [] if css else re.finditer(r"(^|\s)//(\s|$)", line):
-            head = line[: cut.start()]
-            if all(head.count(quote) % 2 == 0 for quote in "\"'`"):
-                line = head.rstrip()
-                break
-        if line:
-            lines.append(line)
-    return "\n".join(lines) + "\n"
-
+# The component's own script is a few lines that load map.js once per page from its published file
+# (`module` in the data; its bytes in `module_data` where static/ is read-only): an inline script is
+# part of the element, sent again with every rerun (map.js is 48 KB).
+LOADER = """
+const MODULES = window.__atlasMapModules || (window.__atlasMapModules = new Map());
+export default function (component) {
+  const { data } = component;
+  let load = MODULES.get(data.module);
+  if (!load) {
+    load = (async () => {
+      const response = data.module_data
+        ? new Response(Uint8Array.from(atob(data.module_data), (c) => c.charCodeAt(0)))
+        : await fetch(data.module);
+      if (!response.ok) throw new Error(`${data.module}: HTTP ${response.status}`);
+      const code = await new Response(response.body.pipeThrough(new DecompressionStream("gzip"))).text();
+      const src = URL.createObjectURL(new Blob([code], { type: "text/javascript" }));
+      try {
+        return await import(src);
+      } finally {
+        URL.revokeObjectURL(src);
+      }
+    })();
+    load.catch(() => MODULES.delete(data.module)); // retried on the next rerun
+    MODULES.set(data.module, load);
+  }
+  let cleanup = null, gone = false;
+  load.then(
+    (module) => { if (!gone) cleanup = module.default(component); },
+    (error) => { component.parentElement.textContent = `The map could not be loaded: ${error.message}`; },
+  );
+  return () => {
+    gone = true;
+    if (cleanup) cleanup();
+  };
+}
+"""
 
 _component = st.components.v2.component(
     "abstract_atlas.map",
-    js=compact_source((HERE / "map.js").read_text()),
-    css=compact_source((HERE / "map.css").read_text(), css=True),
+    js=LOADER,
+    css=(HERE / "map.css").read_text(),
     isolate_styles=False,  # Plotly.js has event and layout bugs inside a shadow root
 )
+
+
+@st.cache_resource(show_spinner=False)
+def _module_file() -> tuple[str, bytes]:
+    return module_bundle()
 
 
 @st.cache_resource(show_spinner=False)
@@ -161,6 +183,7 @@ def live_map(
     files_sent = set() if files_sent is None else files_sent
     points, points_data = served(*_points_file(data, token), files_sent)
     plotly, plotly_data = served(*_plotly_file(), files_sent)
+    module, module_data = served(*_module_file(), files_sent)
     payload = view_state(
         data,
         in_view,
@@ -179,7 +202,9 @@ def live_map(
         values=values,
     )
     # Only where static/ is read-only: the files themselves, in the first rerun that names them.
-    payload.update({k: v for k, v in (("points_data", points_data), ("plotly_data", plotly_data)) if v})
+    payload["module"] = module
+    inline = (("points_data", points_data), ("plotly_data", plotly_data), ("module_data", module_data))
+    payload.update({k: v for k, v in inline if v})
     legend_callback = (
         {"on_legend_change": on_legend} if on_legend else {}
     )  # None: clicks in the key change nothing

@@ -1,4 +1,4 @@
-"""Files the live map's browser side downloads once: Plotly.js and each map's point table.
+"""Files the live map's browser side downloads once: Plotly.js, map.js and each map's point table.
 
 Streamlit serves `static/` beside the entry script at `app/static/…` (`[server] enableStaticServing`
 in .streamlit/config.toml). The files are written there on first use, named by a fingerprint of their
@@ -25,6 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 ASSET_DIR = REPO / "static" / "atlas"
 PLOTLY_JS = Path(__file__).resolve().parents[2] / "assets" / "plotly" / "plotly-gl2d.min.js"
+MAP_JS = Path(__file__).resolve().parent / "map.js"
 URL_PREFIX = "app/static/atlas/"  # relative to the page, so it also works under a base URL path
 STALE_SECONDS = 3600  # a published file no rerun has named for this long is pruned
 
@@ -56,7 +57,7 @@ def publish(name: str, content: bytes, folder: Path = ASSET_DIR) -> str:
 
 
 def prune(folder: Path, keep: str, stale_seconds: float = STALE_SECONDS) -> list[str]:
-    """Delete the files of `keep`'s kind (`points-`, `plotly-`) that no rerun has named for a while.
+    """Delete the files of `keep`'s kind (`points-`, `plotly-`, `map-`) that no rerun has named for a while.
 
     Returns:
         The names deleted.
@@ -80,3 +81,10 @@ def plotly_bundle() -> tuple[str, bytes]:
     bundle (assets/plotly/README.md), a third of the full one the `plotly` package ships."""
     packed = gzip.compress(PLOTLY_JS.read_bytes(), compresslevel=9, mtime=0)
     return f"plotly-{hashlib.blake2b(packed, digest_size=8).hexdigest()}.min.js.gz", packed
+
+
+def module_bundle() -> tuple[str, bytes]:
+    """map.js, gzip'd, and its file name: the live map's own code, loaded once per page (see `LOADER`
+    in app/map_component/__init__.py) rather than sent inline with every rerun."""
+    packed = gzip.compress(MAP_JS.read_bytes(), compresslevel=9, mtime=0)
+    return f"map-{hashlib.blake2b(packed, digest_size=8).hexdigest()}.js.gz", packed

@@ -115,67 +115,306 @@ function loadPlotly(url, inline) {
 }
 
 function loadTable(url, inline) {
-  return once(url, async () => prepare(JSON.parse(await gunzipText(url, inline))));
+  return once(url, async () => {
+    const response = inline
+      ? new Response(Uint8Array.from(atob(inline), (c) => c.charCodeAt(0)))
+      : await download(url);
+    const stream = response.body.pipeThrough(new DecompressionStream("gzip"));
+    return prepare(decodePoints(await new Response(stream).arrayBuffer()));
+  });
+}
+
+// The point file (app/map_component/payload.py, `encode_points`): "ATLASPT2", a uint32 header length,
+// a JSON header (names, palettes, ranges, and where each array is), then little-endian typed arrays,
+// each 8-byte aligned: read in place, never copied.
+const POINT_ARRAYS = { float32: Float32Array, uint8: Uint8Array, uint16: Uint16Array, uint32: Uint32Array };
+function decodePoints(buffer) {
+  const bytes = new Uint8Array(buffer);
+  if (new TextDecoder().decode(bytes.subarray(0, 8)) !== "ATLASPT2") throw new Error("not a point file of this version");
+  const length = new DataView(buffer).getUint32(8, true);
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + length)));
+  const start = 12 + length;
+  const arrays = {};
+  for (const [name, [kind, offset, count]] of Object.entries(header.arrays)) {
+    arrays[name] = new POINT_ARRAYS[kind](buffer, start + offset, count);
+  }
+  return { ...header, arrays };
+}
+
+// As app.text.plotly_escape and plotly_wrap: titles are untrusted text, escaped for Plotly's hover
+// (which reads a few tags and entities); <br> between wrapped lines is the one tag added.
+function plotlyEscape(text) {
+  return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
+}
+
+function plotlyWrap(text, width, maxLines) {
+  if (text.length <= width && !text.includes("\n")) return plotlyEscape(text);
+  const lines = [];
+  let line = "";
+  for (let word of text.split(/\s+/)) {
+    if (!word) continue;
+    while (word.length > width) {
+      if (line) {
+        lines.push(line);
+        line = "";
+      }
+      lines.push(word.slice(0, width));
+      word = word.slice(width);
+    }
+    if (!line) line = word;
+    else if (line.length + 1 + word.length <= width) line += " " + word;
+    else {
+      lines.push(line);
+      line = word;
+    }
+    if (lines.length > maxLines) break;
+  }
+  if (line) lines.push(line);
+  if (lines.length > maxLines) {
+    lines.length = maxLines;
+    lines[maxLines - 1] = lines[maxLines - 1].replace(/[ .,;:]+$/, "") + "…";
+  }
+  return lines.map(plotlyEscape).join("<br>");
+}
+
+/** Row i's title as stored (UTF-8 in one block). */
+function rawTitle(t, i) {
+  return t.decoder.decode(t.titleBytes.subarray(i ? t.titleEnd[i - 1] : 0, t.titleEnd[i]));
+}
+
+/** Row i's hover title, escaped and wrapped, made when first drawn and kept. */
+function hoverTitle(t, i) {
+  let title = t.titles[i];
+  if (title === undefined) title = t.titles[i] = plotlyWrap(rawTitle(t, i), 64, 3);
+  return title;
 }
 
 // Points grouped by colour, the unassigned (or missing-value) group first so the rest is drawn on top.
 // Every paper is drawn as one trace per colour group, a single marker colour each (Plotly converts a
 // colour per point slowly); the highlighted papers are one trace with a colour per point, as hex
 // strings, the cheapest form (a trace per group costs about 1 ms each to update, too much for a map of
-// 200 topics). Hover text is built once per map; groups once per colouring (by topic, or by a column).
-function prepare(table) {
-  const detail = new Array(table.n);
-  for (let i = 0; i < table.n; i++) detail[i] = table.topic_names[table.colour[i]] + "<br>" + table.sources[table.source[i]];
-  return { ...table, detail, groupings: new Map() };
+// 200 topics). Hover text is made for the points drawn, when first drawn; groups once per colouring.
+//
+// A big map is drawn as a sample (`sampleRows`): at most `draw_cap` points a view, taken in the point
+// file's draw order (a density-biased order: sparse places first keep every paper, dense ones are
+// thinned), among the papers in view, so a frame costs the same at any map size and zooming in shows
+// more until every paper in view is drawn. A search's hits are always drawn, all of them.
+function prepare(points) {
+  const a = points.arrays;
+  const table = {
+    ...points, x: a.x, y: a.y, colour: a.colour, source: a.source, order: a.order,
+    titleEnd: a.title_end, titleBytes: a.title_bytes, titles: new Array(points.n),
+    decoder: new TextDecoder(), groupings: new Map(),
+  };
+  delete table.arrays;
+  for (const [column, entry] of Object.entries(table.colourings)) entry.code = a[`code:${column}`];
+  return table;
 }
 
+function detailOf(t, i) {
+  return t.topic_names[t.colour[i]] + "<br>" + t.sources[t.source[i]];
+}
+
+// The colouring's groups: {colour, rows} in drawing order, and `slot[code]` = a code's group.
 function grouping(table, key) {
   if (table.groupings.has(key)) return table.groupings.get(key);
   const by = key && table.colourings[key] ? table.colourings[key] : null;
   const palette = by ? by.palette : table.palette;
   const code = by ? by.code : table.colour;
   const grey = palette.length - 1;
-  const members = palette.map(() => []);
-  for (let i = 0; i < table.n; i++) members[code[i]].push(i);
   const order = [grey, ...palette.keys()].filter((c, k) => k === 0 || c !== grey);
-  const groups = order.map((c) => {
-    const rows = members[c];
-    return {
-      colour: palette[c],
-      rows,
-      x: rows.map((i) => table.x[i]),
-      y: rows.map((i) => table.y[i]),
-      title: rows.map((i) => table.title[i]),
-      detail: rows.map((i) => table.detail[i]),
-    };
-  });
-  table.groupings.set(key, groups);
-  return groups;
+  const slot = new Uint32Array(palette.length);
+  order.forEach((c, k) => (slot[c] = k));
+  const groups = order.map((c) => ({ colour: palette[c], rows: null }));
+  const split = bySlot(table.n, null, code, slot, groups.length);
+  groups.forEach((g, k) => (g.rows = split[k]));
+  const result = { groups, code, slot, palette };
+  table.groupings.set(key, result);
+  return result;
 }
 
+// `rows` (every row when null) split by their code's slot, each part in the order given.
+function bySlot(n, rows, code, slot, slots) {
+  const count = new Uint32Array(slots);
+  const total = rows ? rows.length : n;
+  for (let j = 0; j < total; j++) count[slot[code[rows ? rows[j] : j]]]++;
+  const parts = Array.from(count, (c) => new Uint32Array(c));
+  const fill = new Uint32Array(slots);
+  for (let j = 0; j < total; j++) {
+    const i = rows ? rows[j] : j;
+    const k = slot[code[i]];
+    parts[k][fill[k]++] = i;
+  }
+  return parts;
+}
+
+// A view's mask (app/map_component/payload.py, `encode_mask`): "b" + the bits in base64, or "d" + the
+// gaps between its rows as LEB128 varints in base64; null = every paper. A Uint8Array (1 = in view)
+// with its rows in order as `rows`.
 function decodeMask(text, n) {
   if (text === null || text === undefined) return null;
-  const raw = atob(text);
+  const raw = atob(text.slice(1));
   const mask = new Uint8Array(n);
-  for (let i = 0; i < n; i++) mask[i] = (raw.charCodeAt(i >> 3) >> (i & 7)) & 1;
+  let rows;
+  if (text[0] === "d") {
+    const found = [];
+    let row = -1, value = 0, shift = 0;
+    for (let k = 0; k < raw.length; k++) {
+      const byte = raw.charCodeAt(k);
+      value += (byte & 0x7f) * 2 ** shift;
+      shift += 7;
+      if (byte & 0x80) continue;
+      row += value;
+      found.push(row);
+      value = shift = 0;
+    }
+    rows = Uint32Array.from(found);
+    for (const i of rows) mask[i] = 1;
+  } else {
+    let count = 0;
+    for (let i = 0; i < n; i++) count += mask[i] = (raw.charCodeAt(i >> 3) >> (i & 7)) & 1;
+    rows = new Uint32Array(count);
+    for (let i = 0, k = 0; i < n; i++) if (mask[i]) rows[k++] = i;
+  }
+  mask.rows = rows;
   return mask;
 }
 
-function overlay(groups, mask) {
-  const sub = { rows: [], x: [], y: [], title: [], detail: [], colour: [] };
-  groups.forEach((g) => {
-    const colour = g.colour; // hex strings: Plotly converts these faster than numbers on a colour scale
-    for (let j = 0; j < g.rows.length; j++) {
-      if (!mask[g.rows[j]]) continue;
-      sub.rows.push(g.rows[j]);
-      sub.x.push(g.x[j]);
-      sub.y.push(g.y[j]);
-      sub.title.push(g.title[j]);
-      sub.detail.push(g.detail[j]);
-      sub.colour.push(colour);
-    }
+// The rows to draw for the view `range` among `candidates` (a mask, or null for every paper): null
+// when all of them fit under `cap`; else the first `cap` papers in the draw order that are in the view
+// (widened by a fifth each side, so a small pan shows points at once).
+function sampleRows(t, mask, range, cap) {
+  const total = mask ? mask.rows.length : t.n;
+  if (total <= cap) return null;
+  const padX = (range.x[1] - range.x[0]) * 0.2, padY = (range.y[1] - range.y[0]) * 0.2;
+  const x0 = range.x[0] - padX, x1 = range.x[1] + padX, y0 = range.y[0] - padY, y1 = range.y[1] + padY;
+  const out = new Uint32Array(cap);
+  const { order, x, y } = t;
+  let k = 0;
+  for (let j = 0; j < t.n && k < cap; j++) {
+    const i = order[j];
+    if (mask && !mask[i]) continue;
+    const px = x[i], py = y[i];
+    if (px >= x0 && px <= x1 && py >= y0 && py <= y1) out[k++] = i;
+  }
+  return out.subarray(0, k);
+}
+
+function capOf(view) {
+  return view && view.draw_cap > 0 ? view.draw_cap : 100000;
+}
+
+// Points of `rows` as a group to draw: typed x/y, and hover text made for these rows only.
+function drawnGroup(t, colour, rows) {
+  const m = rows.length;
+  const x = new Float32Array(m), y = new Float32Array(m), title = new Array(m), detail = new Array(m);
+  for (let j = 0; j < m; j++) {
+    const i = rows[j];
+    x[j] = t.x[i];
+    y[j] = t.y[i];
+    title[j] = hoverTitle(t, i);
+    detail[j] = detailOf(t, i);
+  }
+  return { colour, rows, x, y, title, detail };
+}
+
+// The highlighted papers to draw (every one for a search; else sampled like the map), one trace with
+// a colour per point, grouped as the colouring is so the unassigned grey is drawn first.
+function overlay(inst, mask, range) {
+  const t = inst.table;
+  const g = grouping(t, inst.colourKey || "");
+  const sampled = inst.view && inst.view.search ? null : sampleRows(t, mask, range, capOf(inst.view));
+  const parts = bySlot(t.n, sampled || mask.rows, g.code, g.slot, g.groups.length);
+  const m = parts.reduce((total, part) => total + part.length, 0);
+  const rows = new Uint32Array(m);
+  const colour = new Array(m);
+  let k = 0;
+  parts.forEach((part, slot) => {
+    rows.set(part, k);
+    colour.fill(g.groups[slot].colour, k, k + part.length); // hex strings: cheaper than a colour scale
+    k += part.length;
   });
+  const sub = drawnGroup(t, null, rows);
+  sub.colour = colour;
+  sub.sampled = sampled !== null;
   return sub;
+}
+
+// What the shown chart draws of the papers, as a key: redrawn when it changes (`resample`).
+function sampleKey(inst, name) {
+  const t = inst.table;
+  const total = name === "all" ? t.n : inst.mask ? inst.mask.rows.length : 0;
+  if ((name === "sub" && inst.view && inst.view.search) || total <= capOf(inst.view)) return "every";
+  return `sample${inst.sampleGen}`;
+}
+
+// After a pan or zoom ends: the sample for the new view, drawn when it differs from the one drawn.
+function scheduleSample(inst) {
+  clearTimeout(inst.sampleTimer);
+  if (!inst.table || !inst.active || sampleKey(inst, inst.active) === "every") return;
+  inst.sampleTimer = setTimeout(() => resample(inst), 120);
+}
+
+async function resample(inst) {
+  if (inst.busy) {
+    scheduleSample(inst); // a view state is being drawn: try again when it is done
+    return;
+  }
+  const name = inst.active;
+  const chart = inst.charts[name];
+  const now = ranges(chart.div);
+  if (!now || !chart.plotted) return;
+  const key = `${now.x.join()},${now.y.join()}|${inst.colourKey}|${inst.maskKey}`;
+  if (chart.sampledFor === key) return;
+  inst.busy = true;
+  try {
+    inst.sampleGen += 1;
+    await showChart(inst, inst.view, name, drawKeyOf(inst, inst.view, name));
+    chart.sampledFor = key;
+    if (inst.context) await drawContext(inst);
+  } finally {
+    inst.busy = false;
+  }
+  if (inst.pending) update(inst);
+}
+
+function drawKeyOf(inst, view, name) {
+  const colourKey = view.colour || "";
+  const base = name === "all" ? `${colourKey}|${view.height}` : `${colourKey}|${inst.maskKey}|${view.search}|${view.height}`;
+  return `${base}|${sampleKey(inst, name)}`;
+}
+
+// Rows under a box or lasso drawn on a sampled chart: every candidate paper in the shape, not only
+// the ones drawn (null when the chart draws every candidate: Plotly's own points say it).
+function rowsInShape(inst, chart, event) {
+  const sampled = chart.name === "sub" ? inst.sub && inst.sub.sampled : inst.sampled;
+  if (!sampled || !event) return null;
+  const t = inst.table;
+  const mask = chart.name === "sub" ? inst.mask : null;
+  const rows = [];
+  if (event.range && event.range.x && event.range.y) {
+    const [x0, x1] = [Math.min(...event.range.x), Math.max(...event.range.x)];
+    const [y0, y1] = [Math.min(...event.range.y), Math.max(...event.range.y)];
+    for (let i = 0; i < t.n; i++) {
+      if (mask && !mask[i]) continue;
+      if (t.x[i] >= x0 && t.x[i] <= x1 && t.y[i] >= y0 && t.y[i] <= y1) rows.push(i);
+    }
+    return rows;
+  }
+  if (!event.lassoPoints || !event.lassoPoints.x) return null;
+  const px = event.lassoPoints.x, py = event.lassoPoints.y;
+  const x0 = Math.min(...px), x1 = Math.max(...px), y0 = Math.min(...py), y1 = Math.max(...py);
+  for (let i = 0; i < t.n; i++) {
+    if (mask && !mask[i]) continue;
+    const x = t.x[i], y = t.y[i];
+    if (x < x0 || x > x1 || y < y0 || y > y1) continue;
+    let inside = false;
+    for (let a = 0, b = px.length - 1; a < px.length; b = a++) {
+      if (py[a] > y !== py[b] > y && x < ((px[b] - px[a]) * (y - py[a])) / (py[b] - py[a]) + px[a]) inside = !inside;
+    }
+    if (inside) rows.push(i);
+  }
+  return rows;
 }
 
 function traces(inst, view, name) {
@@ -184,14 +423,22 @@ function traces(inst, view, name) {
   const small = t.n <= 2000;
   const opacity = t.n < 2000 ? 0.92 : t.n < 20000 ? 0.8 : 0.65;
   const plain = small ? { width: 0.8, color: "white" } : { width: 0 };
+  const range = shownState(inst);
   if (name === "all") {
+    const g = grouping(t, inst.colourKey || "");
+    const sampled = sampleRows(t, null, range, capOf(view));
+    inst.sampled = sampled !== null;
+    const parts = sampled ? bySlot(t.n, sampled, g.code, g.slot, g.groups.length) : g.groups.map((group) => group.rows);
+    inst.groups = g.groups.map((group, k) => drawnGroup(t, group.colour, parts[k])); // rowsOf reads these
+    inst.charts.all.div.atlasDrawn = inst.groups; // for tests and benchmarks: trace k, point j -> row
     return inst.groups.map((g) => ({
       type: kind, name: "papers", mode: "markers", x: g.x, y: g.y, visible: g.rows.length > 0,
       text: g.title, hovertext: g.detail, hovertemplate: HOVER, showlegend: false,
       marker: { color: g.colour, size: t.size, opacity, line: plain },
     }));
   }
-  const sub = inst.sub;
+  const sub = (inst.sub = inst.mask ? overlay(inst, inst.mask, range) : inst.sub);
+  inst.charts.sub.div.atlasDrawn = [sub];
   const outline = view.search ? { width: small ? 1.2 : 0.6, color: INK } : plain;
   return [{
     type: kind, name: "highlight", mode: "markers", x: sub.x, y: sub.y, visible: true,
@@ -297,7 +544,9 @@ async function drawContext(inst) {
   const sx = width / (xr[1] - xr[0]), sy = height / (yr[1] - yr[0]);
   const square = r <= 1.6; // dots of a pixel or three: squares look the same and draw far faster
   g.beginPath();
-  for (let i = 0; i < t.n; i++) {
+  const sample = sampleRows(t, null, now, capOf(inst.view)); // a big map's faint rest: a sample of it
+  for (let j = 0, count = sample ? sample.length : t.n; j < count; j++) {
+    const i = sample ? sample[j] : j;
     const px = (t.x[i] - xr[0]) * sx, py = (yr[1] - t.y[i]) * sy;
     if (px < -r || py < -r || px > width + r || py > height + r) continue;
     if (square) {
@@ -372,7 +621,7 @@ function startFallback(inst) {
   if (inst.densityUrl) URL.revokeObjectURL(inst.densityUrl); // the old map's charts are gone
   Object.assign(inst, {
     fallback: Boolean(inst.table.webgl) && !webglAvailable(),
-    density: null, densityUrl: null, densityKey: undefined, picked: [], colourOf: null, capped: {},
+    density: null, densityUrl: null, densityKey: undefined, picked: [], capped: {},
   });
   inst.noteText.textContent = inst.fallback ? NO_WEBGL : "";
   showCapped(inst, "sub", 0);
@@ -405,28 +654,31 @@ function showCapped(inst, what, total) {
 
 // The highlighted papers the "sub" chart draws as SVG points: all of them, or an even sample.
 function fallbackPoints(inst, sub) {
-  const total = sub.rows.length;
+  const total = inst.mask ? inst.mask.rows.length : sub.rows.length;
   showCapped(inst, "sub", total);
-  return total > FALLBACK_POINTS ? sampleColumns(sub, evenSample(total, FALLBACK_POINTS)) : sub;
+  const drawn = sub.rows.length;
+  return drawn > FALLBACK_POINTS ? sampleColumns(sub, evenSample(drawn, FALLBACK_POINTS)) : sub;
 }
 
-// The charts without WebGL: "sub" as ever, in SVG; "all" holds only the selected papers (its image
-// holds every paper).
+// The charts without WebGL: "sub" as ever, in SVG and capped; "all" holds only the selected papers
+// (its image holds every paper).
 function fallbackTraces(inst, view, name) {
-  if (name === "sub") return traces(inst, view, name).map((trace) => ({ ...trace, type: "scatter" }));
-  const t = inst.table, rows = inst.picked;
-  if (!inst.colourOf || inst.colourOf.key !== inst.colourKey) {
-    const colour = new Array(t.n);
-    for (const g of inst.groups) for (const row of g.rows) colour[row] = g.colour;
-    inst.colourOf = { key: inst.colourKey, colour };
+  const t = inst.table;
+  if (name === "sub") {
+    const [trace] = traces(inst, view, name); // takes the highlighted papers for the view (`inst.sub`)
+    const sub = (inst.sub = fallbackPoints(inst, inst.sub));
+    inst.charts.sub.div.atlasDrawn = [sub];
+    return [{ ...trace, type: "scatter", x: sub.x, y: sub.y, text: sub.title, hovertext: sub.detail, marker: { ...trace.marker, color: sub.colour } }];
   }
+  const rows = inst.picked;
+  const g = grouping(t, inst.colourKey || "");
   // No selection: one point at no place, as Plotly hides an empty trace, and with it box and lasso.
   const none = rows.length === 0 ? [null] : null;
   return [{
     type: "scatter", name: "selected", mode: "markers", showlegend: false,
     x: none || rows.map((i) => t.x[i]), y: none || rows.map((i) => t.y[i]),
-    text: rows.map((i) => t.title[i]), hovertext: rows.map((i) => t.detail[i]), hovertemplate: HOVER,
-    marker: { color: rows.map((i) => inst.colourOf.colour[i]), size: t.size * 1.25, opacity: 0.9, line: { width: 0.6, color: INK } },
+    text: rows.map((i) => hoverTitle(t, i)), hovertext: rows.map((i) => detailOf(t, i)), hovertemplate: HOVER,
+    marker: { color: rows.map((i) => g.palette[g.code[i]]), size: t.size * 1.25, opacity: 0.9, line: { width: 0.6, color: INK } },
   }];
 }
 
@@ -528,12 +780,10 @@ async function showDensity(inst) {
   const alpha = t.n < 5000 ? 0.85 : t.n < 20000 ? 0.7 : 0.55; // overlapping papers add up: density
   const radius = Math.max(0.75, t.size * 0.4);
   const sx = width / (xr[1] - xr[0]), sy = height / (yr[1] - yr[0]);
-  for (const group of inst.groups) { // the unassigned grey first, the colours over it
+  for (const group of grouping(t, inst.colourKey || "").groups) { // the unassigned grey first, the colours over it
     g.fillStyle = group.colour; // the canvas reads the colour: "#rrggbb" back
     const rgb = [1, 3, 5].map((k) => parseInt(g.fillStyle.slice(k, k + 2), 16));
-    for (let j = 0; j < group.rows.length; j++) {
-      dot(image, (group.x[j] - xr[0]) * sx, (yr[1] - group.y[j]) * sy, radius, rgb, alpha);
-    }
+    for (const i of group.rows) dot(image, (t.x[i] - xr[0]) * sx, (yr[1] - t.y[i]) * sy, radius, rgb, alpha);
   }
   g.putImageData(image, 0, 0);
   const blob = await new Promise((resolve) => canvas.toBlob(resolve, "image/png"));
@@ -743,7 +993,7 @@ function bindEvents(inst, chart) {
     // Plotly also fires this after programmatic redraws, without a range or lasso: not the reader's.
     if (inst.silent || !shown() || !event || (!event.range && !event.lassoPoints)) return;
     if (inst.fallback) return selectWithoutPoints(inst, chart, event); // not every paper is a point: rows by place
-    inst.trigger("select", { rows: rowsOf(inst, chart, event.points), map: inst.pointsUrl });
+    inst.trigger("select", { rows: rowsInShape(inst, chart, event) || rowsOf(inst, chart, event.points), map: inst.pointsUrl });
   });
   gd.on("plotly_deselect", () => {
     if (!inst.silent && shown() && inst.fallback) showPicked(inst, []);
@@ -767,7 +1017,8 @@ function bindEvents(inst, chart) {
     if (!moved || !shown()) return;
     follow();
     scheduleContext(inst);
-    if (inst.fallback) scheduleDensity(inst);
+    if (inst.fallback) scheduleDensity(inst); // the image for the new view
+    else scheduleSample(inst); // the points for the new view
     rememberZoom(inst);
   });
   // The hover box is the chart's top layer, over the names (map.css); the names also fade while it shows.
@@ -846,7 +1097,7 @@ async function apply(inst, view) {
     const table = await loadTable(view.points, view.points_data);
     for (const chart of Object.values(inst.charts)) {
       if (chart.plotted) Plotly.purge(chart.div); // another map: new charts, the old ones' contexts freed
-      Object.assign(chart, { plotted: false, drawnKey: undefined });
+      Object.assign(chart, { plotted: false, drawnKey: undefined, sampledFor: undefined });
     }
     inst.linkZoom = inst.plotted ? null : parseZoom(window.location.search); // the link's zoom, first map only
     Object.assign(inst, {
@@ -858,15 +1109,14 @@ async function apply(inst, view) {
   const colourKey = view.colour || "";
   const recoloured = colourKey !== inst.colourKey;
   if (recoloured) {
-    inst.groups = grouping(inst.table, colourKey);
+    grouping(inst.table, colourKey); // once per colouring; `traces` draws the view's points of it
     inst.colourKey = colourKey;
   }
   const maskKey = view.mask === null ? "all" : view.mask;
   if (maskKey !== inst.maskKey || recoloured) {
     if (maskKey !== inst.maskKey) inst.mask = decodeMask(view.mask, inst.table.n);
     const none = { rows: [], x: [], y: [], title: [], detail: [], colour: [] };
-    inst.sub = inst.mask ? overlay(inst.groups, inst.mask) : none;
-    if (inst.fallback) inst.sub = fallbackPoints(inst, inst.sub);
+    inst.sub = none; // the highlighted papers are taken for the view when drawn (`traces`)
     inst.maskKey = maskKey;
   }
   const clearing = inst.plotted && view.clear !== inst.clear; // "Clear selection" in the app
@@ -877,7 +1127,7 @@ async function apply(inst, view) {
   // names and the pin are marks over the chart and move without Plotly.
   drawLegend(inst, view.legend);
   const name = inst.mask !== null ? "sub" : "all";
-  const drawKey = name === "all" ? `${colourKey}|${view.height}` : `${colourKey}|${maskKey}|${view.search}|${view.height}`;
+  const drawKey = drawKeyOf(inst, view, name);
   await showChart(inst, view, name, drawKey);
   if (!inst.plotted) {
     inst.plotted = true;
@@ -994,7 +1244,6 @@ class AtlasMap {
   densityKey = undefined; // the colouring and view it was drawn for
   densityTimer = 0;
   picked = []; // rows of the box or lasso selection drawn as points on the "all" chart
-  colourOf = null; // {key: colouring, colour: per row}
   capped = {}; // "sub" / "picked" -> papers when more than FALLBACK_POINTS, else 0
   // the map's points and what the view draws of them
   table = null; // the point table (prepare), per map
@@ -1003,7 +1252,10 @@ class AtlasMap {
   groups = null; // points by colour group, for the colouring
   maskKey = undefined; // the mask drawn ("all" = none)
   mask = null; // Uint8Array, 1 = in view; null = every paper
-  sub = null; // the highlighted papers (overlay)
+  sub = null; // the highlighted papers drawn (overlay)
+  sampled = false; // the "all" chart draws a sample of the papers (sampleRows)
+  sampleGen = 0; // bumped by each resample after a pan or zoom
+  sampleTimer = 0;
   view = null; // the last view state received
   // the faint context image of the papers left out
   context = null; // its Plotly layout image, for the current zoom

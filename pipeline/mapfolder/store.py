@@ -158,6 +158,67 @@ def checksum(embeddings_bytes: bytes, doc_ids: list[str]) -> str:
     return digest.hexdigest()
 
 
+ABSTRACTS_BATCH = 20_000  # papers read at a time when the abstracts are copied out for memory-mapping
+
+
+def _papers_with_mapped_abstracts(path: Path) -> pd.DataFrame:
+    """papers.parquet with its `abstract` column read from an uncompressed Arrow copy of it in the cache
+    folder (written once per papers.parquet, 20,000 abstracts at a time), memory-mapped: a paper's
+    abstract is read from disk when it is shown or searched, and the map's memory stays its own.
+
+    The same table `pd.read_parquet` gives; read whole where the cache cannot be written.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pipeline.cache import cache_dir
+
+    source = pq.ParquetFile(path)
+    names = source.schema_arrow.names
+    if "abstract" not in names:
+        return pd.read_parquet(path)
+    stat = path.stat()
+    key = hashlib.blake2b(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode(), digest_size=12)
+    cached = cache_dir() / "abstracts" / f"{key.hexdigest()}.arrow"
+    schema = pa.schema([("abstract", pa.large_string())])
+    if not cached.is_file():
+        try:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            handle, partial = tempfile.mkstemp(prefix=f".{cached.name}.", dir=cached.parent)
+            try:
+                with os.fdopen(handle, "wb") as out, pa.ipc.new_file(out, schema) as writer:
+                    for batch in source.iter_batches(batch_size=ABSTRACTS_BATCH, columns=["abstract"]):
+                        column = batch.column(0).cast(pa.large_string())
+                        writer.write_batch(pa.record_batch([column], schema=schema))
+                os.replace(partial, cached)
+            finally:
+                Path(partial).unlink(missing_ok=True)
+        except OSError:  # no writable cache: the whole table in memory
+            return pd.read_parquet(path)
+    abstracts = pa.ipc.open_file(pa.memory_map(str(cached))).read_all().column(0)
+    if len(abstracts) != source.metadata.num_rows:  # not ours after all: read afresh
+        cached.unlink(missing_ok=True)
+        return pd.read_parquet(path)
+    papers = pd.read_parquet(path, columns=[c for c in names if c != "abstract"])
+    papers.insert(names.index("abstract"), "abstract", abstracts.to_pandas())  # no copy: Arrow's buffers
+    return papers
+
+
+def _file_digest(path: Path, chunk: int = 1 << 24):
+    """SHA-256 of a file read in 16 MB chunks (`checksum`'s first part, without the file in memory)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest
+
+
+def _checksum_from(digest, doc_ids: list[str]) -> str:
+    """`checksum` of embeddings bytes already hashed into `digest` (`_file_digest`)."""
+    digest.update("\n".join(doc_ids).encode("utf-8"))
+    return digest.hexdigest()
+
+
 def _npy_bytes(embeddings: np.ndarray) -> bytes:
     import io
 
@@ -263,12 +324,19 @@ def write_map(out: Path, atlas: AtlasMap, *, log: Callable[[str], None] | None =
                 shutil.rmtree(staging, ignore_errors=True)
 
 
-def read_map(folder: str | Path, *, verify: bool = True, curated: bool = True) -> AtlasMap:
+def read_map(
+    folder: str | Path, *, verify: bool = True, curated: bool = True, memory_map: bool = False
+) -> AtlasMap:
     """Load and check a map folder; a damaged or mismatched folder is a `UserError` naming the file.
 
     With `curated` (the default, for the app and exports) the map's edits are applied to its tables;
     a writer that rewrites the tables (`add`) reads them as built (`curated=False`). Either way
     `edits` holds the edits, which `write_map` writes back.
+
+    With `memory_map` the embeddings are a read-only `np.memmap` of embeddings.npy, as stored (float16
+    for a built map), and the abstracts a memory-mapped Arrow column (`_papers_with_mapped_abstracts`):
+    pages the kernel reads on use and may drop, never the process's own memory (a million abstracts are
+    1 GB). The checksum is hashed from the file in chunks either way, never from a copy held whole.
     """
     folder = Path(folder)
     manifest = read_manifest(folder)
@@ -286,10 +354,12 @@ def read_map(folder: str | Path, *, verify: bool = True, curated: bool = True) -
                 f"rebuild it with python -m pipeline build INPUT... --out {folder}"
             )
     try:
-        papers = pd.read_parquet(folder / PAPERS)
+        papers = (
+            _papers_with_mapped_abstracts(folder / PAPERS) if memory_map else pd.read_parquet(folder / PAPERS)
+        )
         topics = pd.read_parquet(folder / TOPICS)
-        npy = (folder / EMBEDDINGS).read_bytes()
-        embeddings = np.load(folder / EMBEDDINGS, allow_pickle=False)
+        npy_digest = _file_digest(folder / EMBEDDINGS) if verify else None
+        embeddings = np.load(folder / EMBEDDINGS, allow_pickle=False, mmap_mode="r" if memory_map else None)
         themes = pd.read_parquet(folder / THEMES) if (folder / THEMES).exists() else None
     except FileNotFoundError as exc:  # removed while we read
         missing = Path(exc.filename or folder)
@@ -311,7 +381,7 @@ def read_map(folder: str | Path, *, verify: bool = True, curated: bool = True) -
     check_topics(topics, folder / TOPICS)
     if themes is not None:
         check_themes(themes, folder / THEMES)
-    if verify and manifest.get("checksum") != checksum(npy, papers["doc_id"].tolist()):
+    if verify and manifest.get("checksum") != _checksum_from(npy_digest, papers["doc_id"].tolist()):
         raise UserError(f"{folder / EMBEDDINGS}: checksum does not match {PAPERS}; rebuild the map")
     topics["keywords"] = topics["keywords"].map(list)
     topics["keyword_weights"] = topics["keyword_weights"].map(list)

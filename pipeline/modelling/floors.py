@@ -116,13 +116,14 @@ def pair_similarities(
         >>> table.pairs, table.at(50.0), table.at(100.0)
         (6, 0.0, 1.0)
     """
-    vectors = np.asarray(embeddings, dtype=np.float32)
+    vectors = embeddings  # float16 or a memory map: only the sample is made float32
     n = len(vectors)
     if n < 2:
         return PairSimilarities(np.array([0.0, 100.0]), np.array([1.0, 1.0]), 0)
     if n > sample:
         rows = np.sort(np.random.default_rng(seed).choice(n, size=sample, replace=False))
         vectors = vectors[rows]
+    vectors = np.asarray(vectors, dtype=np.float32)
     similarity = vectors @ vectors.T
     upper = similarity[np.triu_indices(len(vectors), 1)]
     levels = np.array(LEVELS, dtype=np.float64)

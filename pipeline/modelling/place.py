@@ -12,7 +12,7 @@ from pipeline.modelling.floors import (
     PairSimilarities,
     pair_similarities,
 )
-from pipeline.modelling.neighbours import cosine_knn
+from pipeline.modelling.neighbours import cosine_to
 
 # The topic is decided by two kinds of evidence, added with equal weight:
 # - the vote of the NEIGHBOURS nearest papers, each weighted by a softmax of its similarity with
@@ -134,7 +134,7 @@ def topic_profile(
         >>> round(float(profile.typical[0]), 3), round(float(profile.close[0]), 3)  # each member vs the other
         (0.8, 0.8)
     """
-    vectors = np.asarray(embeddings, dtype=np.float32)
+    vectors = embeddings  # float16 or a memory map: one topic's members are made float32 at a time
     labels = np.asarray(topic_ids)
     ids = np.array(sorted(set(labels.tolist()) - {-1}), dtype=np.int64)
     centroids = np.zeros((len(ids), vectors.shape[1]), dtype=np.float32)
@@ -146,7 +146,7 @@ def topic_profile(
     starts = np.searchsorted(labels[order], ids)
     ends = np.searchsorted(labels[order], ids, side="right")
     for row, (start, end) in enumerate(zip(starts, ends, strict=True)):
-        members = vectors[order[start:end]]
+        members = np.asarray(vectors[order[start:end]], dtype=np.float32)
         total = members.sum(axis=0)
         centroids[row] = total / (np.linalg.norm(total) or 1.0)
         if len(members) == 1:
@@ -308,14 +308,18 @@ def place(
     if len(embeddings) == 0:
         raise ValueError("cannot place a paper on an empty map")
     query = np.asarray(vector, dtype=np.float32).reshape(-1)
-    corpus = np.asarray(embeddings, dtype=np.float32)
     labels = np.asarray(topic_ids)
-    profile = profile or topic_profile(corpus, labels)
-    rows, similarities = cosine_knn(query[None, :], corpus, k)
-    rows, similarities = rows[0], similarities[0]
+    profile = profile or topic_profile(embeddings, labels)
+    # One pass over the corpus in float32 chunks (it may be a float16 memory map): every paper's
+    # similarity, the k nearest taken from it.
+    every = cosine_to(embeddings, query)
+    k = min(k, len(every))
+    top = np.argpartition(-every, k - 1)[:k]
+    rows = top[np.argsort(-every[top], kind="stable")]
+    similarities = every[rows]
     to_centroids = profile.centroids @ query
     centroid_similarity = dict(zip(profile.topic_ids.tolist(), to_centroids.tolist(), strict=True))
-    nearest, fits_each, near_each = topic_reach(corpus @ query, labels, to_centroids, profile)
+    nearest, fits_each, near_each = topic_reach(every, labels, to_centroids, profile)
     neighbour_topics = labels[rows]
     scores = topic_scores(neighbour_topics, similarities, centroid_similarity)
     unassigned_share = scores.pop(-1, 0.0)
@@ -336,7 +340,7 @@ def place(
     home_rows, home_similarities = rows[home], similarities[home]
     if not len(home_rows):  # won on its centroid alone: sit among its own nearest members
         members = np.flatnonzero(labels == topic_id)
-        order, home_similarities = _top(corpus[members] @ query, POSITION_PAPERS)
+        order, home_similarities = _top(every[members], POSITION_PAPERS)
         home_rows = members[order]
     home_rows, home_similarities = home_rows[:POSITION_PAPERS], home_similarities[:POSITION_PAPERS]
     weights = evidence_weights(home_similarities, POSITION_TEMPERATURE)
