@@ -428,6 +428,17 @@ def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
     rerun_changed()  # the header, the table and the sidebar's filter follow
 
 
+TOPIC_TAB = "topic_tab"  # the chart tab an opened topic shows (Keywords, Over the years, Venues)
+
+
+def chart_tab(names: list[str]) -> str:
+    """The key of an opened topic's chart tabs; a tab chosen for another topic that this one has not
+    is forgotten (its first tab shows)."""
+    if st.session_state.get(TOPIC_TAB) not in names:
+        st.session_state.pop(TOPIC_TAB, None)
+    return TOPIC_TAB
+
+
 def turn_page(step: int) -> None:
     st.session_state.page = max(0, st.session_state.get("page", 0) + step)
     rerun_changed()

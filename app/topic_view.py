@@ -9,6 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from app import session
 from app.data import MapData
 from app.session import on_topic_pick, on_topic_select_box, only_this_topic
 from app.text import counted, markdown_literal, plotly_escape
@@ -96,9 +97,6 @@ def topic_view(data: MapData, topic: int) -> None:
     nearest_topics(data, topic)
 
 
-TOPIC_TAB = "topic_tab"  # the session key of the chart tab shown (kept as the reader moves between topics)
-
-
 def charts(data: MapData, topic: int, row: pd.Series) -> None:
     """The topic's keywords, and where the map has them its share over the years and its venues, as
     tabs; only the open tab's chart is made and sent (each Plotly chart costs the browser ~0.1 s)."""
@@ -125,9 +123,8 @@ def charts(data: MapData, topic: int, row: pd.Series) -> None:
         st.markdown(f"**{name}**")
         st.plotly_chart(figure(), config={"displayModeBar": False}, key=f"{name}-{topic}")
         return
-    if st.session_state.get(TOPIC_TAB) not in made:
-        st.session_state.pop(TOPIC_TAB, None)  # a tab this topic has not: its first
-    for tab, (name, figure) in zip(st.tabs(list(made), key=TOPIC_TAB, on_change="rerun"), made.items()):
+    key = session.chart_tab(list(made))  # the tab the reader chose, kept from topic to topic
+    for tab, (name, figure) in zip(st.tabs(list(made), key=key, on_change="rerun"), made.items()):
         if tab.open:
             with tab:
                 st.plotly_chart(figure(), config={"displayModeBar": False}, key=f"{name}-{topic}")
