@@ -140,7 +140,9 @@ def one_round(browser, url: str, tally: Tally) -> None:
         f"() => document.querySelector('{GRAPH}')?.dataset.atlasDraws >= 1", timeout=600_000
     )
     page.wait_for_function(IDLE, timeout=600_000)
-    row = page.evaluate(f"document.querySelector('{GRAPH}').atlasTable.groupings.get('').groups[1].rows[0]")
+    row = page.evaluate(  # a paper of the first topic, as either version of map.js keeps its groups
+        f"(g => (g.groups || g)[1].rows[0])(document.querySelector('{GRAPH}').atlasTable.groupings.get(''))"
+    )
     page.mouse.move(*point_position(page, row))
     page.wait_for_selector(".hoverlayer .hovertext", timeout=60_000)
     record("click", lambda: (page.mouse.down(), page.mouse.up()))
