@@ -14,7 +14,7 @@ from app.data import MapData, paper_places
 from app.session import on_row_pick
 
 SIDE_WIDTH = 300  # pixels the side panel's tables share out at 1400x900, after the row-select column
-CHAR_WIDTH = 6.8  # pixels a character of table text takes, on average (14 px Source Sans), rounded up
+CHAR_WIDTH = 6.3  # pixels a character of table text takes, on average (14 px Source Sans), rounded up
 MAX_LINES = 4  # a cell wraps onto at most this many lines; past that (rare) it ends in an ellipsis
 
 
