@@ -39,11 +39,13 @@ def place_abstract(data: MapData, map_key: tuple) -> None:
     except Exception as exc:  # a broken model must not take the page down
         session.set_pin({"error": f"The embedding model could not be loaded ({str(exc)[:160]})."})
         return
+    from pipeline.modelling.neighbours import cosine_to
     from pipeline.modelling.place import topic_reach
 
     profile = load_topic_profile(*map_key)
     spot = place(vector, data.vectors, data.papers[["x", "y"]].to_numpy(), data.topic_ids, profile=profile)
-    nearest, _, _ = topic_reach(data.vectors @ vector, data.topic_ids, profile.centroids @ vector, profile)
+    scores = cosine_to(data.vectors, vector)  # float32 chunks of the memory-mapped float16 rows
+    nearest, _, _ = topic_reach(scores, data.topic_ids, profile.centroids @ vector, profile)
     percentile = data.pairs.percentile(float(spot.similarities[0])) if data.pairs is not None else None
     session.set_pin(
         {
