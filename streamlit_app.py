@@ -131,8 +131,8 @@ def view_scope(data: MapData, state: ViewState, count: int, topics: tuple[int, .
 
 
 def opened_topic_view(data: MapData, state: ViewState, view: View) -> View:
-    """The view narrowed to the opened topic while the panel beside the map shows it (the map then
-    dims the rest): the header counts, and the papers table lists, the topic's papers in view."""
+    """The view narrowed to the opened topic while the panel beside the map shows it: the map dims the
+    rest, the header counts, and the papers table lists, the topic's papers in view."""
     if state.topic is None or (state.paper and state.paper in data.row_of):
         return view
     in_topic = data.topic_ids == state.topic
@@ -273,7 +273,8 @@ def map_part(data: MapData, map_key: tuple, rising, map_name: str | None) -> Non
     state, view = page_view(data, map_key)
     left, right = st.columns([1.6, 1], gap="medium")
     with left:
-        map_panel(data, map_key, view.in_view, state, MAP_HEIGHT, search_active=view.search is not None)
+        shown = opened_topic_view(data, state, view).in_view
+        map_panel(data, map_key, shown, state, MAP_HEIGHT, search_active=view.search is not None)
     with right:
         filtered = len(view.rows) != data.n
         side_panel(data, state, view.in_view, filtered=filtered, rising=rising, search=view.search)

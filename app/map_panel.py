@@ -31,13 +31,10 @@ def map_panel(
     clear_selection, reset_zoom = session.map_counters()
     url = points_url(data, token)
     chosen_row = data.row_of.get(state.paper) if state.paper else None
-    shown = in_view
-    if chosen_row is None and state.topic is not None:
-        shown = in_view & (data.topic_ids == state.topic)  # an opened topic stands out, the rest dimmed
     live_map(
         data,
         token,
-        shown,
+        in_view,  # an opened topic's papers only (`opened_topic_view`): it stands out, the rest dimmed
         # Added papers are highlighted like search hits: larger and outlined over the faint rest.
         search_active=search_active or state.added_only,
         chosen_topic=state.topic,

@@ -378,3 +378,14 @@ def open_app(page, url: str) -> None:
     page.wait_for_function(
         f"() => document.querySelector('{GRAPH}')?.dataset.atlasDraws >= 1", timeout=60_000
     )
+
+
+def draws(page) -> int:
+    """How many times the map has been drawn or redrawn (the component counts them on the graph)."""
+    return int(page.evaluate(f"document.querySelector('{GRAPH}').dataset.atlasDraws"))
+
+
+def wait_for_redraw(page, before: int) -> None:
+    page.wait_for_function(
+        f"() => document.querySelector('{GRAPH}').dataset.atlasDraws > {before}", timeout=30_000
+    )

@@ -10,7 +10,16 @@ import pytest
 
 from pipeline.mapfolder.store import read_map, write_map
 from tests.devserver import StreamlitServer
-from tests.helpers import GRAPH, POINTS, open_app, tiny_map, write_merged_map, write_tiny_map
+from tests.helpers import (
+    GRAPH,
+    POINTS,
+    draws,
+    open_app,
+    tiny_map,
+    wait_for_redraw,
+    write_merged_map,
+    write_tiny_map,
+)
 
 pytestmark = pytest.mark.browser  # the browser and page fixtures: tests/conftest.py
 # Installed before any page script: remembers every WebGL context the page creates; `__liveWebgl()`
@@ -46,17 +55,6 @@ def tiny_app(tmp_path_factory):
     app = App(folder, root / "no-other-maps")
     yield app, folder
     app.stop()
-
-
-def draws(page) -> int:
-    """How many times the map has been drawn or redrawn (the component counts them on the graph)."""
-    return int(page.evaluate(f"document.querySelector('{GRAPH}').dataset.atlasDraws"))
-
-
-def wait_for_redraw(page, before: int) -> None:
-    page.wait_for_function(
-        f"() => document.querySelector('{GRAPH}').dataset.atlasDraws > {before}", timeout=30_000
-    )
 
 
 def link(page) -> str:

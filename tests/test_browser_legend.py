@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.mapfolder.store import read_map, write_map
 from tests.devserver import StreamlitServer
-from tests.helpers import GRAPH, open_app, tiny_map
+from tests.helpers import GRAPH, draws, open_app, tiny_map, wait_for_redraw
 
 pytestmark = pytest.mark.browser  # the browser and page fixtures: tests/conftest.py
 THEMES = {0: "<b>Generative</b> models", 1: "Learning on structure"}
@@ -46,16 +46,6 @@ def keyed_app(tmp_path_factory):
     app = StreamlitServer(folder, root / "no-other-maps", timeout=60)
     yield app, read_map(folder)
     app.stop()
-
-
-def draws(page) -> int:
-    return int(page.evaluate(f"document.querySelector('{GRAPH}').dataset.atlasDraws"))
-
-
-def wait_for_redraw(page, before: int) -> None:
-    page.wait_for_function(
-        f"() => document.querySelector('{GRAPH}').dataset.atlasDraws > {before}", timeout=30_000
-    )
 
 
 def papers_heading(page) -> str:

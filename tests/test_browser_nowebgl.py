@@ -12,7 +12,7 @@ import pytest
 
 from pipeline.mapfolder.store import read_map, write_map
 from tests.devserver import StreamlitServer
-from tests.helpers import CHROMIUM, GRAPH, POINTS, open_app, tiny_map
+from tests.helpers import CHROMIUM, GRAPH, POINTS, draws, open_app, tiny_map
 
 pytestmark = pytest.mark.browser
 N = 6000  # over 1,000 papers: a map drawn with WebGL where there is WebGL
@@ -67,10 +67,6 @@ def big_app(tmp_path_factory):
     app = StreamlitServer(folder, root / "no-other-maps", timeout=90)
     yield app, read_map(folder).papers
     app.stop()
-
-
-def draws(page) -> int:
-    return int(page.evaluate(f"document.querySelector('{GRAPH}').dataset.atlasDraws"))
 
 
 def search_for(page, words: str) -> None:

@@ -249,5 +249,7 @@ def test_the_map_script_is_loaded_by_a_few_lines_and_parses(tmp_path):
     if shutil.which("node"):
         for name, code in (("map.mjs", (HERE / "map.js").read_text()), ("loader.mjs", LOADER)):
             (tmp_path / name).write_text(code)
-            checked = subprocess.run(["node", "--check", str(tmp_path / name)], capture_output=True, text=True)
+            checked = subprocess.run(
+                ["node", "--check", str(tmp_path / name)], capture_output=True, text=True
+            )
             assert checked.returncode == 0, checked.stderr
