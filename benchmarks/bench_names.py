@@ -6,7 +6,7 @@ For each dataset this builds a map with the current code and one with the code o
 (default: main before issue 21, `BEFORE`; its source is read with `git archive` and run in a
 child process), sharing one cache folder so the second build re-uses the embeddings and the UMAP
 reduction: the two maps have the same papers and the same topics, and differ in names and themes.
-Support is `pipeline.naming.names.name_support` through `pipeline.modelling.evaluate.name_figures`: the share of
+Support is `pipeline.naming.support.name_support` through `pipeline.modelling.evaluate.name_figures`: the share of
 a topic's papers (title and abstract) that use its name's words, and for a theme the same on its
 weakest member topic. Targets (issue 21): at most 15% of topic names under 25% support; theme
 weakest-member support median >= 25%, none under 5%. The manifest's quality figures (NPMI
@@ -121,7 +121,7 @@ def markdown(results: list[dict]) -> str:
         "`python benchmarks/bench_names.py` — each dataset built twice on the same papers and topics: with the"
         " code before issue 21 (`before`) and with the current code (`after`). *Support* of a name on a topic"
         " = share of the topic's papers (title + abstract) that use all the words of the name or of one of its"
-        " parts (`pipeline.naming.names.name_support`; acronyms the map defines count as their expansion)."
+        " parts (`pipeline.naming.support.name_support`; acronyms the map defines count as their expansion)."
         " Targets: at most 15% of topic names under 25% support; a theme's support on its weakest member topic"
         " ≥ 25% at the median and ≥ 5% for every theme. NPMI coherence and diversity are the manifest's"
         " quality figures (keywords) and must not drop.",

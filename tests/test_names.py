@@ -11,7 +11,8 @@ from pipeline.embedding.embed import load_encoder
 from pipeline.mapfolder.store import read_map
 from pipeline.modelling.evaluate import name_figures
 from pipeline.naming.areas import AREA_MAJORITY, area_share, area_votes
-from pipeline.naming.names import is_generic, name_key, name_support
+from pipeline.naming.names import is_generic, name_key
+from pipeline.naming.support import name_support
 
 # The LLM-safety abstracts of the seeds, by words of their own.
 SAFETY_PAPERS = ("SafetyAnalyst", "Vulnerability-Aware Alignment")

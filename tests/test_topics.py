@@ -21,7 +21,9 @@ from pipeline.modelling.topics import (
     topic_stability,
 )
 from pipeline.naming.areas import Area, AreaVotes
-from pipeline.naming.names import acronym_definitions, name_groups, name_support
+from pipeline.naming.names import name_groups
+from pipeline.naming.phrases import acronym_definitions
+from pipeline.naming.support import name_support
 
 
 @pytest.mark.parametrize("papers", [57, 2_000, 10_000, 80_000])

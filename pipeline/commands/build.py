@@ -51,7 +51,7 @@ from pipeline.modelling.theme_lineage import apply_theme_ids, match_themes
 from pipeline.modelling.themes import fit_themes, rename_topics_named_like_themes
 from pipeline.modelling.topics import WAS_UNASSIGNED, Topics, fit_topics, topic_stability
 from pipeline.naming.areas import area_votes
-from pipeline.naming.names import NAME_SUPPORT, name_support
+from pipeline.naming.support import NAME_SUPPORT, name_support
 
 MIN_PAPERS = 10
 LIBRARIES = (

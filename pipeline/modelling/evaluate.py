@@ -95,7 +95,8 @@ def name_figures(papers: pd.DataFrame, topics: pd.DataFrame, themes: pd.DataFram
     its name on its weakest member topic; their median (target: at least 25%) and least (at
     least 5%).
     """
-    from pipeline.naming.names import acronym_definitions, name_support
+    from pipeline.naming.phrases import acronym_definitions
+    from pipeline.naming.support import name_support
 
     acronyms = acronym_definitions(papers["abstract"].astype(str).tolist())
     titles = papers["title"].fillna("").astype(str) if "title" in papers.columns else ""

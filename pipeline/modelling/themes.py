@@ -19,18 +19,10 @@ import pandas as pd
 from scipy import sparse
 
 from pipeline.naming.areas import AreaVotes, area_name, area_share, plurality_area
-from pipeline.naming.names import NAME_SUPPORT as NAME_SUPPORT_FLOOR
-from pipeline.naming.names import (
-    PhraseCounts,
-    _shape_factor,
-    count_phrases,
-    display_name,
-    is_generic,
-    keywords_of,
-    name_groups,
-    name_key,
-    name_support,
-)
+from pipeline.naming.names import _shape_factor, display_name, is_generic, name_groups, name_key
+from pipeline.naming.phrases import PhraseCounts, count_phrases, keywords_of
+from pipeline.naming.support import NAME_SUPPORT as NAME_SUPPORT_FLOOR
+from pipeline.naming.support import name_support
 
 # name_source: "phrase" (its papers write it), "area" (a research area of pipeline/areas.tsv most of
 # its papers are closest to), "nearest area" (a third of them or more are), "topic" (its largest

@@ -19,12 +19,12 @@ import pandas as pd
 
 from pipeline.config import BuildConfig
 from pipeline.modelling.neighbours import cosine_knn, neighbour_graph, reassign_outliers, topic_centroids
-from pipeline.naming.names import (
+from pipeline.naming.names import name_groups
+from pipeline.naming.phrases import (
     ABSTRACT_STOP_WORDS,
     NO_WORDS_NOTE,
     PhraseCounts,
     count_phrases,
-    name_groups,
     vectorizer_for,
     vectorizers_for,
 )

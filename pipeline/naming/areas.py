@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.naming.names import name_key as normal
+from pipeline.naming.vocabulary import data_lines
 
 AREAS_FILE = Path(__file__).with_name("areas.tsv")
 # The areas' vectors under the packaged int8 model, shipped so that every machine names themes with
@@ -48,10 +49,10 @@ def read_areas(path: Path = AREAS_FILE) -> list[Area]:
         True
     """
     areas, grain = [], GRAINS[0]
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in data_lines(path):
         if line.startswith("# grain:"):
             grain = line.split(":", 1)[1].strip()
-        elif line.strip() and not line.startswith("#"):
+        elif not line.startswith("#"):
             name, description = line.split("\t", 1)
             areas.append(Area(name.strip(), description.strip(), grain))
     return areas

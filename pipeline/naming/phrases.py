@@ -1,0 +1,277 @@
+"""Candidate phrases for names: the 1-3-word phrases papers write, the acronyms they define, and
+which papers write which (counts and c-TF-IDF scores per group); term counters for BERTopic's
+keywords in English and in other scripts. The word lists are data files in `words/`."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
+
+from pipeline.naming.sentences import split_sentences
+from pipeline.naming.vocabulary import word_list
+
+# Words every abstract uses (`words/stop-words.txt`) and scikit-learn's English stop words: as
+# keywords they say nothing about a topic.
+ABSTRACT_STOP_WORDS = sorted(ENGLISH_STOP_WORDS | set(word_list("stop-words")))
+# A phrase may not start or end with these (`words/edge-words.txt`, and the stop words). Inside a
+# 3-word phrase only `_CONNECTORS` among them may appear; `NOT_ALONE` words may end one.
+_EDGE_WORDS = frozenset(ABSTRACT_STOP_WORDS) | frozenset(word_list("edge-words"))
+# Generic heads ("models", "learning") that end a phrase but are never one on their own.
+NOT_ALONE = frozenset(word_list("not-alone"))
+_CONNECTORS = frozenset(word_list("connectors"))
+
+TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
+# Punctuation that ends a phrase: a name never spans a comma, a bracket or a sentence end.
+_BREAK = re.compile(r"[.,;:!?()\[\]{}\"“”'’/|=<>+*%$&#@~^`\\]|\s-\s|\s–\s|\s—\s")
+_ACRONYM_DEFINITION = re.compile(r"((?:[A-Za-z][\w-]*\s+){1,6})\(\s*([A-Z][A-Za-z0-9-]*[A-Z][a-z]?s?)\s*\)")
+MAX_WORDS = 3
+
+
+def vectorizer_for(n_papers: int) -> CountVectorizer:
+    """1-2-gram counts without stop words for BERTopic's keywords; rare terms dropped in big corpora."""
+    return CountVectorizer(
+        stop_words=ABSTRACT_STOP_WORDS,
+        ngram_range=(1, 2),
+        min_df=max(1, min(10, round(n_papers / 2000))),
+        token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z0-9-]*[a-zA-Z0-9]\b",
+    )
+
+
+_LATIN_WORD = re.compile(r"\b[a-zA-Z][a-zA-Z0-9-]*[a-zA-Z0-9]\b")
+# Chinese and Japanese are written without spaces. Hiragana (particles, verb endings) and the
+# commonest Chinese function words and abstract boilerplate split a run of ideographs and katakana
+# into pieces that are mostly words ("扩散模型", "画像生成"); pieces over 12 characters are read as 2-4
+# character sequences.
+_IDEOGRAPHIC = "\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_TERM = re.compile(rf"[{_IDEOGRAPHIC}]+|[^\W\d_\u3040-\u309f{_IDEOGRAPHIC}](?:[\w-]*[^\W_])?")
+_CJK_FUNCTION = re.compile("|".join(map(re.escape, word_list("cjk-function-words"))))
+# Words every Russian abstract uses (`words/russian-stop-words.txt`; the English ones are in
+# ABSTRACT_STOP_WORDS).
+_OTHER_STOP_WORDS = frozenset(word_list("russian-stop-words"))
+NOT_ENGLISH_NOTE = (
+    "fewer than half the abstracts are English: topic keywords are words of any script, "
+    "and for Chinese and Japanese the pieces between particles and function words"
+)
+NO_WORDS_NOTE = (
+    "the abstracts have no words (only numbers or symbols): topics are named Topic 0, Topic 1, ... "
+    "and their keywords are the most telling tokens"
+)
+
+
+def any_script_terms(text: str) -> list[str]:
+    """Words of any alphabet, lower-cased, without common function words; Chinese and Japanese
+    split at particles and function words into word-like pieces.
+
+    Examples:
+        >>> any_script_terms("Мы изучаем оптимальный транспорт")
+        ['изучаем', 'оптимальный', 'транспорт']
+        >>> any_script_terms("我们研究扩散模型的图像生成问题")
+        ['扩散模型', '图像生成']
+        >>> any_script_terms("本研究では拡散モデルによる画像生成について")
+        ['拡散モデル', '画像生成']
+    """
+    terms = []
+    for run in _TERM.findall(text.lower()):
+        if re.match(rf"[{_IDEOGRAPHIC}]", run):
+            for piece in _CJK_FUNCTION.split(run):
+                if 2 <= len(piece) <= 12:
+                    terms.append(piece)
+                elif len(piece) > 12:
+                    terms.extend(piece[i : i + n] for n in (2, 3, 4) for i in range(len(piece) - n + 1))
+        elif run not in ENGLISH_STOP_WORDS and run not in _OTHER_STOP_WORDS:
+            terms.append(run)
+    return terms
+
+
+def vectorizers_for(documents: list[str]) -> list[tuple[CountVectorizer, str | None]]:
+    """Term counters to try in order, each with a notice for the user.
+
+    English corpora get `vectorizer_for`, unchanged. Where most abstracts are not English, words
+    of any script; where no abstract has a letter at all, any whitespace-separated token.
+    """
+    english = sum(1 for doc in documents if len(_LATIN_WORD.findall(doc)) >= 3)
+    candidates = []
+    if english * 2 >= len(documents):
+        candidates.append((vectorizer_for(len(documents)), None))
+    candidates.append((CountVectorizer(analyzer=any_script_terms), NOT_ENGLISH_NOTE))
+    candidates.append((CountVectorizer(token_pattern=r"\S+", lowercase=True), NO_WORDS_NOTE))
+    return candidates
+
+
+def _initials(words: list[str]) -> list[str]:
+    """Letters an acronym may take from words: the first of each, or of each hyphen part."""
+    whole = "".join(w[0] for w in words)
+    parts = "".join(p[0] for w in words for p in w.split("-") if p)
+    return [whole.lower(), parts.lower()]
+
+
+def acronym_definitions(documents: list[str]) -> dict[str, str]:
+    """Acronyms the papers define, lower-cased, with the expansion most papers give them.
+
+    "optimal transport (OT)" defines "ot" as "optimal transport": the acronym's capitals must be
+    the initials of the words just before the bracket (of their hyphen parts, too, so
+    "Multi-Modal Learning (MML)" counts). A plural acronym ("SNNs") is defined with its singular.
+
+    Examples:
+        >>> acronym_definitions(["Optimal transport (OT) is old.", "Spiking neural networks (SNNs) fire."])
+        {'ot': 'optimal transport', 'snn': 'spiking neural networks'}
+    """
+    found: dict[str, Counter] = {}
+    for doc in documents:
+        for match in _ACRONYM_DEFINITION.finditer(doc):
+            acronym = match.group(2)
+            letters = re.sub(r"s$", "", acronym) if re.search(r"[A-Z]s$", acronym) else acronym
+            letters = "".join(c for c in letters if c.isalpha() and c.isupper()).lower()
+            if len(letters) < 2:
+                continue
+            words = match.group(1).split()
+            for size in range(1, len(words) + 1):
+                tail = words[-size:]
+                if letters in _initials(tail):
+                    phrase = " ".join(w.lower() for w in tail)
+                    if tail[0].lower() not in _EDGE_WORDS or size == len(letters):
+                        found.setdefault(letters, Counter())[phrase] += 1
+                    break
+    return {acronym: forms.most_common(1)[0][0] for acronym, forms in sorted(found.items())}
+
+
+def _acronym_key(token: str) -> str | None:
+    """The lower-case letters of an acronym token ("SNNs" -> "snn", "OT" -> "ot"), else None."""
+    core = token[:-1] if len(token) > 2 and token.endswith("s") and token[-2].isupper() else token
+    if len(core) >= 2 and sum(c.isupper() for c in core) >= 2 and core[0].isupper():
+        return "".join(c for c in core if c.isalpha()).lower()
+    return None
+
+
+def _phrases(text: str, acronyms: dict[str, str]) -> list[str]:
+    """1-3-word lower-case phrases as the text writes them, within punctuation.
+
+    A phrase neither starts nor ends with a stop word; an acronym the map defines stands for its
+    expansion ("OT" -> "optimal transport"), so papers that only write the acronym count too.
+    """
+    result = []
+    for segment in _BREAK.split(text):
+        tokens = []
+        for token in TOKEN.findall(segment):
+            key = _acronym_key(token)
+            if key and key in acronyms:
+                result.append(acronyms[key])  # the acronym is a use of its expansion
+                tokens.append(None)  # and breaks phrases around it
+            else:
+                tokens.append(token.lower())
+        for size in range(1, MAX_WORDS + 1):
+            for start in range(len(tokens) - size + 1):
+                words = tokens[start : start + size]
+                if None in words or any(len(w) < 2 for w in words):
+                    continue
+                first, last = words[0], words[-1]
+                if first in _EDGE_WORDS or (size == 1 and first in NOT_ALONE):
+                    continue
+                if last in _EDGE_WORDS and last not in NOT_ALONE:
+                    continue
+                if size == 3 and words[1] in _EDGE_WORDS and words[1] not in _CONNECTORS:
+                    continue
+                result.append(" ".join(words))
+    return result
+
+
+@dataclass
+class PhraseCounts:
+    """Which papers use which candidate phrases: a binary papers x phrases matrix."""
+
+    matrix: sparse.csr_matrix  # papers x phrases, 1 where a paper uses the phrase
+    phrases: np.ndarray  # phrase strings, lower-case
+    acronyms: dict[str, str]  # acronym -> expansion the papers define
+    spelling: dict[str, str] | None = None  # how the corpus writes each word (see `word_case`)
+
+
+def count_phrases(documents: list[str], analyzer: Callable[[str], list[str]] | None = None) -> PhraseCounts:
+    """Candidate phrases of a corpus: those at least two papers use (a name is never one paper's term).
+
+    `analyzer` replaces the English phrase finder for corpora that are not English (see
+    `vectorizers_for`); where no term is shared by two papers, every term is a candidate.
+    """
+    acronyms = {} if analyzer else acronym_definitions(documents)
+    terms = analyzer or (lambda text: _phrases(text, acronyms))
+    try:
+        vectorizer = CountVectorizer(analyzer=terms, binary=True, min_df=min(2, len(documents)))
+        matrix = vectorizer.fit_transform(documents).tocsr()
+    except ValueError:  # no term two papers share
+        vectorizer = CountVectorizer(analyzer=terms, binary=True)
+        matrix = vectorizer.fit_transform(documents).tocsr()
+    return PhraseCounts(
+        matrix=matrix,
+        phrases=vectorizer.get_feature_names_out(),
+        acronyms=acronyms,
+        spelling=word_case(documents),
+    )
+
+
+def word_case(documents: list[str]) -> dict[str, str]:
+    """How the papers spell each word mid-sentence: lower case when they ever write it so.
+
+    Title Case in a definition ("Answer Set Programming (ASP)") then reads "Answer set
+    programming"; "Gaussian", "Wasserstein" and "LLM" keep their capitals.
+    """
+    forms: dict[str, Counter] = {}
+    for doc in documents:
+        # A definition's capitals mark where its acronym's letters come from, not proper nouns:
+        # the words before "(ASP)" are no evidence of spelling. Words with no evidence stay lower case.
+        doc = _ACRONYM_DEFINITION.sub(" ", doc)
+        for sentence in split_sentences(doc):
+            for i, token in enumerate(TOKEN.findall(sentence)):
+                if i == 0:
+                    continue  # a sentence's first word is capitalised whatever it is
+                forms.setdefault(token.lower(), Counter())[token] += 1
+    spelling = {}
+    for word, counts in forms.items():
+        if counts[word] > 0:
+            spelling[word] = word
+        else:
+            spelling[word] = counts.most_common(1)[0][0]
+    return spelling
+
+
+def lexical_scores(counts: PhraseCounts, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per group and phrase: share of the group's papers using it, c-TF-IDF, and its precision.
+
+    c-TF-IDF is BERTopic's class-based TF-IDF on document counts: a phrase's frequency in the
+    group times log(1 + average group size / its frequency in the corpus). Precision is the
+    share of all papers using the phrase that are in the group: high for a field's own term,
+    low for "language models" when every topic writes it.
+    """
+    group_ids = np.unique(groups)
+    indicator = sparse.csr_matrix(
+        (np.ones(len(groups)), (np.searchsorted(group_ids, groups), np.arange(len(groups)))),
+        shape=(len(group_ids), len(groups)),
+    )
+    df = np.asarray((indicator @ counts.matrix).todense(), dtype=np.float64)  # groups x phrases
+    sizes = np.bincount(np.searchsorted(group_ids, groups), minlength=len(group_ids)).astype(np.float64)
+    coverage = df / sizes[:, None]
+    total = df.sum(axis=0)
+    average = sizes.mean()
+    ctfidf = coverage * np.log1p(average / np.maximum(total, 1))[None, :]
+    precision = df / np.maximum(total, 1)[None, :]
+    return coverage, ctfidf, precision
+
+
+def keywords_of(counts: PhraseCounts, groups: np.ndarray, top_n: int = 10) -> dict[int, list[str]]:
+    """A group's top phrases by c-TF-IDF (for themes; topics keep BERTopic's keywords)."""
+    groups = np.asarray(groups)
+    keep = np.flatnonzero(groups != -1)
+    if not len(keep):
+        return {}
+    _, ctfidf, _ = lexical_scores(
+        PhraseCounts(counts.matrix[keep], counts.phrases, counts.acronyms), groups[keep]
+    )
+    result = {}
+    for row, group in enumerate(np.unique(groups[keep])):
+        order = np.argsort(-ctfidf[row], kind="stable")[:top_n]
+        result[int(group)] = [str(counts.phrases[i]) for i in order if ctfidf[row, i] > 0]
+    return result
