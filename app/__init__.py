@@ -4,7 +4,8 @@
   `topic_list`, `topic_view`, `paper_view`, `papers_panel`, `placement`, `changes_panel`,
   `curation_panel`, `downloads`, `about`.
 - Shared page elements and per-view helpers: `widgets` (the selectable paper table, a topic's note),
-  `nearest` (an opened paper's nearest papers), `pin` (placing a pasted abstract and its verdict).
+  `nearest` (an opened paper's nearest papers), `place` (placing a pasted abstract and its verdict).
+- What the page shows: `view` (the papers in view for the filters and search, the header's sentence).
 - View state: `state` (the `ViewState`, its link settings declared once in `state.SETTINGS`, and the
   URL round trip; pure), `session` (the only module touching Streamlit's session state; callbacks).
 - Pure helpers: `filters`, `search`, `changes` (changes since the previous build, with curation),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from app import session
 from app.data import MapData
 from app.text import markdown_literal
 from pipeline.mapfolder.manifest import Manifest
@@ -13,7 +14,7 @@ from pipeline.mapfolder.manifest import Manifest
 def about_panel(data: MapData) -> None:
     manifest = data.manifest
     quality = manifest.get("quality") or {}
-    panel = st.expander("About this map", icon=":material/info:", key="about_panel", on_change="rerun")
+    panel = st.expander("About this map", icon=":material/info:", key=session.ABOUT_PANEL, on_change="rerun")
     with panel:
         if not panel.open:  # its body is made only while it is open
             return

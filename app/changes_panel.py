@@ -6,27 +6,31 @@ from functools import partial
 
 import streamlit as st
 
+from app import session
 from app.data import MapData
-from app.loaders import cached_changes
+from app.loaders import MapKey, cached_changes
 from app.session import on_topic_pick
 from app.text import markdown_literal
 from app.themes import theme_change_rows
 from pipeline.mapfolder.manifest import Manifest
 
 
-def changes_panel(data: MapData, map_key: tuple) -> None:
+def changes_panel(data: MapData, map_key: MapKey) -> None:
     """A table of kept, grown, split, merged, new and gone topics; nothing for a map without lineage.
 
-    `map_key` is the map's (name, path, signature): the table is worked out once per map."""
+    `map_key` names the map for the loaders' caches: the table is worked out once per map."""
     if data.lineage is None or data.lineage.empty:
         return
     panel = st.expander(
-        "Changes since the previous build", icon=":material/history:", key="changes_panel", on_change="rerun"
+        "Changes since the previous build",
+        icon=":material/history:",
+        key=session.CHANGES_PANEL,
+        on_change="rerun",
     )
     with panel:
         if not panel.open:  # its body is made only while it is open
             return
-        rows, targets, summary = cached_changes(*map_key)  # a gone topic opens where most of its papers went
+        rows, targets, summary = cached_changes(map_key)  # a gone topic opens where most of its papers went
         previous = Manifest.from_dict(data.manifest).previous_name
         st.caption(
             f"Topics compared with the previous build{f' of {markdown_literal(previous)}' if previous else ''}"

@@ -63,7 +63,7 @@ def edit_panel(data: MapData, topic: int) -> None:
     if topic == -1 or not editing_allowed(data.path):
         return
     others = [t for t in data.topic_order if t != topic]
-    panel = st.expander("Edit this topic", icon=":material/edit:", key="edit_panel", on_change="rerun")
+    panel = st.expander("Edit this topic", icon=":material/edit:", key=session.EDIT_PANEL, on_change="rerun")
     with panel:
         if not panel.open:  # its body is made only while it is open
             return

@@ -3,74 +3,90 @@
 from __future__ import annotations
 
 import gc
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app.data import MapData, build_map_data
+from app.data import MapData, build_map_data, map_signature
 from app.encoder import encode_queries
 from app.trends import rising_scores
 from pipeline.mapfolder.search_index import WordHits
 
 
+@dataclass(frozen=True)
+class MapKey:
+    """Which map the page shows, as every loader below caches it: its name, its folder, and its
+    files' signature (`app.data.map_signature`: mtimes and sizes, so a rebuilt map loads afresh)."""
+
+    name: str
+    path: str
+    signature: tuple
+
+    @classmethod
+    def of(cls, name: str, folder: Path) -> MapKey:
+        """The key of the map folder `folder` as it is on disk now."""
+        return cls(name, str(folder), map_signature(folder))
+
+
 @st.cache_resource(show_spinner="Loading the map…", max_entries=4)
-def load_map(name: str, path: str, signature: tuple) -> MapData:
-    """The map and its precomputations; `signature` (file mtimes) makes a rebuilt map load afresh.
+def load_map(key: MapKey) -> MapData:
+    """The map and its precomputations; the key's signature makes a rebuilt map load afresh.
 
     The loaded map lives as long as the server: it is moved out of the garbage collector's view
     (`gc.freeze`), since Streamlit runs a full collection after every rerun and walking a large map's
     objects each time cost 80 ms a rerun at 81,646 papers (memory is still freed by reference counts).
     """
-    data = build_map_data(name, Path(path))
+    data = build_map_data(key.name, Path(key.path))
     gc.collect()
     gc.freeze()
     return data
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-def cached_word_search(name: str, path: str, signature: tuple, query: str) -> WordHits:
+def cached_word_search(key: MapKey, query: str) -> WordHits:
     """Papers holding every word of `query`, best first (`pipeline.mapfolder.search_index`)."""
-    return load_map(name, path, signature).search_index.search(query)
+    return load_map(key).search_index.search(query)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def cached_meaning(name: str, path: str, signature: tuple, query: str) -> np.ndarray:
+def cached_meaning(key: MapKey, query: str) -> np.ndarray:
     """Every paper's cosine similarity to `query`, embedded with the map's own encoder.
 
     Raises when the encoder cannot be loaded (nothing is cached then).
     """
     from pipeline.modelling.neighbours import cosine_to
 
-    data = load_map(name, path, signature)
+    data = load_map(key)
     return cosine_to(data.vectors, encode_queries(data.manifest, [query])[0])
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def load_topic_profile(name: str, path: str, signature: tuple):
+def load_topic_profile(key: MapKey):
     """The map's `pipeline.modelling.place.topic_profile`, computed once per map (a pass over its embeddings)
     on the first placement and shared by every later one, in every session."""
     from pipeline.modelling.place import topic_profile
 
-    data = load_map(name, path, signature)
+    data = load_map(key)
     return topic_profile(data.vectors, data.topic_ids, data.pairs)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def cached_rising(name: str, path: str, signature: tuple) -> pd.Series:
+def cached_rising(key: MapKey) -> pd.Series:
     """Each topic's growth over the most recent years (`app.trends.rising_scores`), once per map;
     all NaN when the map has no years to measure it by."""
-    return rising_scores(load_map(name, path, signature).papers)
+    return rising_scores(load_map(key).papers)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def cached_changes(name: str, path: str, signature: tuple) -> tuple[pd.DataFrame, list[int], str]:
+def cached_changes(key: MapKey) -> tuple[pd.DataFrame, list[int], str]:
     """The map's changes since its previous build (`app.changes.change_rows`), the topic each row opens
     (a gone topic: where most of its papers went) and the count of each kind of change, once per map."""
     from app.changes import change_rows, resolve_shared_topic
 
-    data = load_map(name, path, signature)
+    data = load_map(key)
     topics = data.topics.reset_index(drop=True)
     rows = change_rows(data.lineage, topics, data.topic_edits)
     edits = data.topic_edits

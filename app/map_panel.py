@@ -9,31 +9,32 @@ import streamlit as st
 
 from app import session
 from app.data import MapData
+from app.loaders import MapKey
 from app.map_component import live_map, points_url
 from app.map_component.payload import Pin
 from app.nearest import nearest_papers
 from app.palette import colour_columns
-from app.pin import pin_label
+from app.place import Placement, placement_label
 from app.state import ViewState
 from app.text import markdown_literal
 
 
 def map_panel(
     data: MapData,
-    token: tuple,
+    map_key: MapKey,
     in_view: np.ndarray,
     state: ViewState,
     height: int = 600,
     *,
     search_active: bool = False,
 ) -> None:
-    pin = session.pin()
+    placement = session.placement()
     clear_selection, reset_zoom = session.map_counters()
-    url = points_url(data, token)
+    url = points_url(data, map_key)
     chosen_row = data.row_of.get(state.paper) if state.paper else None
     live_map(
         data,
-        token,
+        map_key,
         in_view,  # an opened topic's papers only (`opened_topic_view`): it stands out, the rest dimmed
         # Added papers are highlighted like search hits: larger and outlined over the faint rest.
         search_active=search_active or state.added_only,
@@ -41,7 +42,11 @@ def map_panel(
         chosen_row=chosen_row,
         neighbours=nearest_papers(data, chosen_row)[0].tolist() if chosen_row is not None else [],
         colour=state.colour,
-        pin=Pin(pin["x"], pin["y"], pin_label(data, pin)) if pin and "x" in pin else None,
+        pin=(
+            Pin(placement.x, placement.y, placement_label(data, placement))
+            if isinstance(placement, Placement)
+            else None
+        ),
         clear_selection=clear_selection,
         reset_zoom=reset_zoom,
         files_sent=session.files_sent(),

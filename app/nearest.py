@@ -27,4 +27,4 @@ def nearest_papers(data: MapData, row: int, k: int = NEIGHBOURS) -> tuple[np.nda
         top = top[np.argsort(-scores[top], kind="stable")]
         return top.astype(np.int64), [float(s) for s in scores[top]]
 
-    return session.remembered("nearest_papers", (data.name, data.n, id(data.vectors), row, k), compute)
+    return session.remembered(session.NEAREST_PAPERS, (data.name, data.n, id(data.vectors), row, k), compute)

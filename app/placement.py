@@ -1,5 +1,5 @@
-"""'Where does my paper fit?': embed a pasted abstract with the map's model and pin it among its
-neighbours (the placing and its wording: `app.pin`)."""
+"""'Where does my paper fit?': embed a pasted abstract with the map's model and place it among its
+neighbours, pinned on the map (the placing and its wording: `app.place`)."""
 
 from __future__ import annotations
 
@@ -9,27 +9,28 @@ import streamlit as st
 
 from app import session
 from app.data import MapData
-from app.pin import place_abstract, verdict_message
-from app.session import remove_pin, request_placement
+from app.loaders import MapKey
+from app.place import PlacementError, place_abstract, verdict_message
+from app.session import remove_placement, request_placement
 from app.text import markdown_literal
 from app.widgets import paper_table
 from pipeline.modelling.place import NEIGHBOURS
 
 
-def fit_panel(data: MapData, map_key: tuple) -> None:
-    """The expander; `map_key` is (name, path, signature), the map loader's cache key."""
-    pin = session.pin()
+def placement_panel(data: MapData, map_key: MapKey) -> None:
+    """The expander; `map_key` names the map for the loaders' caches (its topic profile is made once)."""
+    placement = session.placement()
     panel = st.expander(
         "Where does my paper fit?",
-        expanded=bool(pin),
+        expanded=bool(placement),
         icon=":material/push_pin:",
-        key="fit_panel",
+        key=session.PLACEMENT_PANEL,
         on_change="rerun",
     )
     with panel:
         if not panel.open:  # its body is made only while it is open
             return
-        with st.form("fit", border=False):
+        with st.form(session.PLACEMENT_FORM, border=False):
             st.text_area(
                 "Abstract",
                 key=session.PASTED,
@@ -43,22 +44,27 @@ def fit_panel(data: MapData, map_key: tuple) -> None:
         if session.placement_requested():
             model = (data.manifest.get("model") or {}).get("name", "the map's model").split("/")[-1]
             with st.spinner(f"Embedding your abstract with {model} (the first time also loads the model)…"):
-                place_abstract(data, map_key)
+                session.set_placement(place_abstract(data, map_key, session.pasted_abstract()))
             st.rerun()  # draw the pin on the map above
-        if pin and "error" in pin:
-            st.warning(markdown_literal(pin["error"]))
-        elif pin:
-            kind, message = verdict_message(data, pin)
+        if isinstance(placement, PlacementError):
+            st.warning(markdown_literal(placement.message))
+        elif placement:
+            kind, message = verdict_message(data, placement)
             icon = ":material/push_pin:" if kind == "success" else ":material/explore_off:"
             {"success": st.success, "info": st.info, "warning": st.warning}[kind](message, icon=icon)
             st.markdown("**Nearest papers**")
             paper_table(
-                data, np.array(pin["rows"], dtype=np.int64), "fit-neighbours", similarity=pin["similarities"]
+                data,
+                np.array(placement.rows, dtype=np.int64),
+                "placement-neighbours",
+                similarity=list(placement.similarities),
             )
-            evidence_table(data, pd.DataFrame(pin["evidence"]))
-            st.button("Remove the pin", on_click=remove_pin, icon=":material/close:", key="remove_pin")
+            evidence_table(data, placement.evidence)
+            st.button(
+                "Remove the pin", on_click=remove_placement, icon=":material/close:", key="remove_placement"
+            )
             st.caption(
-                f"Embedded with {markdown_literal(pin['encoder'])}; the abstract is kept only in this "
+                f"Embedded with {markdown_literal(placement.encoder)}; the abstract is kept only in this "
                 "browser session. The verdict is the one `python -m pipeline add` gives."
             )
 
@@ -84,7 +90,7 @@ def evidence_table(data: MapData, evidence: pd.DataFrame) -> None:
     st.dataframe(
         table,
         hide_index=True,
-        key="fit-topics",
+        key="placement-topics",
         column_config={
             "Of the nearest papers": st.column_config.NumberColumn(
                 help=f"How many of the {NEIGHBOURS} nearest papers are in this topic"

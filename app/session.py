@@ -2,25 +2,8 @@
 
 The link settings' widget keys come from `app.state.SETTINGS` (one declaration a setting):
 `current_state`, `apply_state` and `reset_view` read and write them through it, and widgets take
-their key from `widget_key(name)` / `filter_key(column)`. Other keys (all in `st.session_state`):
-    selection             doc_ids picked on the map with box or lasso, in event order
-    clear_selection       a counter the map watches to drop its box/lasso when the selection is cleared
-    page, page_of         the papers table's page and the view it belongs to
-    pin                   the placed abstract (see app.pin), or {"error": ...}
-    fit_text, fit_pending the abstract pasted to place, and whether "Place on the map" was pressed
-    notices               link settings that were ignored, shown until dismissed
-    link_info             what became of a shared link's topic on a rebuilt map (plain text), likewise
-    map_choice, initialised   the chosen map, and the map whose view the widgets hold
-    url_params            the query string the page last wrote or read (normalised): a different one on a
-                          rerun means the reader went Back or Forward in the browser's history
-    reset_zoom            a counter the map watches to return to the whole map ("Reset view")
-    parts_shown           what each part of the page (a keyed fragment) showed when last drawn
-                          (`part_keys`): a step reruns only the parts it changed (`rerun_changed`)
-    current_view          the papers in view for the last filters and search (`remembered`)
-    push_sidebar          set when a step reruns the sidebar: its widgets' values are written again first
-    nearest_papers        the last opened paper's nearest papers (`remembered`)
-    curation_notice       what the last edit did, shown once on the next run
-    atlas_map, atlas_files_sent   the live map's events, and the files its browser already received
+their key from `widget_key(name)` / `filter_key(column)`. Every other key is one of the named
+constants below (the expanders' keys among them: a panel's open state lives in the session too).
 The shareable part of this is a `ViewState` (app.state), which `sync_url` keeps in the query string.
 """
 
@@ -35,6 +18,7 @@ from app.changes import follow_shared_topic
 from app.data import MapData
 from app.map_component import KEY as MAP_COMPONENT
 from app.palette import colour_columns
+from app.place import Placement, PlacementError
 from app.search import KINDS
 from app.state import (
     SESSION_KEY,
@@ -53,9 +37,36 @@ from app.state import (
 from app.themes import topics_in_themes
 
 FACET_PREFIX = SESSION_KEY["filters"]
+# The map and the view.
 MAP_CHOICE = "map_choice"  # the map selector's key: the chosen map's name
-PASTED = "fit_text"  # the placement panel's text area: the abstract to place
+INITIALISED = "initialised"  # the map whose view the widgets hold
+URL_PARAMS = "url_params"  # the query string the page last wrote or read (normalised): a different one
+#                            on a rerun means the reader went Back or Forward in the browser's history
+NOTICES = "notices"  # link settings that were ignored, shown until dismissed
+LINK_INFO = "link_info"  # what became of a shared link's topic on a rebuilt map (plain text), likewise
+# The live map and the papers table.
+SELECTION = "selection"  # doc_ids picked on the map with box or lasso, in event order
+CLEAR_SELECTION = "clear_selection"  # a counter the map watches to drop its box/lasso selection
+RESET_ZOOM = "reset_zoom"  # a counter the map watches to return to the whole map ("Reset view")
+FILES_SENT = "atlas_files_sent"  # the files this session's browser already received through the map
+TABLE_PAGE = "page"  # the papers table's page ...
+TABLE_PAGE_OF = "page_of"  # ... and the view it belongs to
+# Which parts of the page rerun, and what a run keeps for the next (`remembered`).
+PARTS_SHOWN = "parts_shown"  # what each part of the page (a keyed fragment) showed when last drawn
+PUSH_SIDEBAR = "push_sidebar"  # set when a step reruns the sidebar: its widgets' values are written again
+CURRENT_VIEW = "current_view"  # the papers in view for the last filters and search (`app.view.page_view`)
+NEAREST_PAPERS = "nearest_papers"  # the last opened paper's nearest papers (`app.nearest`)
+# Panels.
+TOPIC_TAB = "topic_tab"  # the chart tab an opened topic shows (Keywords, Over the years, Venues)
+PLACEMENT = "placement"  # the placed abstract: an `app.place.Placement`, or a `PlacementError`
+PLACEMENT_FORM = "placement_form"  # the placement panel's form ...
+PASTED = "placement_text"  # ... and its text area: the abstract to place
+PLACEMENT_REQUESTED = "placement_requested"  # "Place on the map" was pressed (asked once)
 EDIT_NOTICE = "curation_notice"  # what the last edit did (app.curation_panel), shown once on the next run
+PLACEMENT_PANEL = "placement_panel"  # the expanders' keys: whether each is open
+CHANGES_PANEL = "changes_panel"
+ABOUT_PANEL = "about_panel"
+EDIT_PANEL = "edit_panel"
 T = TypeVar("T")
 
 
@@ -108,17 +119,17 @@ def apply_state(state: ViewState, data: MapData) -> None:
     for setting in SETTINGS:
         if setting.in_state and setting.session:
             _write(setting, getattr(state, setting.name), data.facets)
-    st.session_state.selection = ()
-    st.session_state.pin = None
-    st.session_state.page = 0
+    st.session_state[SELECTION] = ()
+    st.session_state[PLACEMENT] = None
+    st.session_state[TABLE_PAGE] = 0
 
 
 def choose_map(params: dict[str, list[str]], names: list[str]) -> tuple[str, str | None]:
     """The map to show (a link's on the first run, else the reader's choice, else the first), and the
     name of the one chosen before when its folder is gone."""
-    first_run = "initialised" not in st.session_state
+    first_run = INITIALISED not in st.session_state
     if first_run:
-        st.session_state[MAP_CHOICE], st.session_state.notices = parse_map(params, names, names[0])
+        st.session_state[MAP_CHOICE], st.session_state[NOTICES] = parse_map(params, names, names[0])
     gone = None
     if st.session_state.get(MAP_CHOICE) not in names:
         gone = None if first_run else st.session_state.get(MAP_CHOICE)
@@ -129,30 +140,30 @@ def choose_map(params: dict[str, list[str]], names: list[str]) -> tuple[str, str
 def open_view(params: dict[str, list[str]], data: MapData, vocabulary: Vocabulary, gone: str | None) -> None:
     """Start the view: from the link on the first run, from the default view when another map was
     chosen, from the history entry on Back or Forward; say what a link asked for that is not here."""
-    first_run = "initialised" not in st.session_state
-    if st.session_state.get("initialised") == data.name and navigated(params):
+    first_run = INITIALISED not in st.session_state
+    if st.session_state.get(INITIALISED) == data.name and navigated(params):
         # Back or Forward in the browser: the view follows the history entry's link.
         state, notices = parse_view(params, vocabulary)
         apply_state(state, data)
-        st.session_state.notices = notices
-    if st.session_state.get("initialised") != data.name:
+        st.session_state[NOTICES] = notices
+    if st.session_state.get(INITIALISED) != data.name:
         # A link to a previous build's topic that is gone opens where its papers went, saying so.
         followed, link_info = follow_shared_topic(params, data.lineage, data.topics.reset_index(drop=True))
         state, notices = parse_view(followed, vocabulary) if first_run else (ViewState(), [])
         apply_state(state, data)
-        st.session_state.notices = st.session_state.get("notices", []) + notices if first_run else []
-        st.session_state.link_info = [link_info] if first_run and link_info else []
-        st.session_state.initialised = data.name
+        st.session_state[NOTICES] = st.session_state.get(NOTICES, []) + notices if first_run else []
+        st.session_state[LINK_INFO] = [link_info] if first_run and link_info else []
+        st.session_state[INITIALISED] = data.name
     if gone is not None:  # its folder was deleted or moved while this page was open
-        st.session_state.link_info = [
-            *st.session_state.get("link_info", []),
+        st.session_state[LINK_INFO] = [
+            *st.session_state.get(LINK_INFO, []),
             f"The map {gone!r} is no longer there (its folder was deleted or moved); showing {data.name!r}.",
         ]
 
 
 def notices() -> tuple[list[str], list[str]]:
     """The link settings that were ignored, and what became of a shared link's topic (plain text)."""
-    return st.session_state.get("notices") or [], st.session_state.get("link_info") or []
+    return st.session_state.get(NOTICES) or [], st.session_state.get(LINK_INFO) or []
 
 
 def sanitise_state(
@@ -186,7 +197,7 @@ def sanitise_state(
         st.session_state[key["colour"]] = ""
     if not data.vocabulary().has_added:
         st.session_state[key["added_only"]] = False
-    st.session_state.selection = tuple(d for d in st.session_state.get("selection", ()) if d in data.row_of)
+    st.session_state[SELECTION] = tuple(d for d in st.session_state.get(SELECTION, ()) if d in data.row_of)
 
 
 def topic_options(data: MapData, themes: list[int] | tuple[int, ...]) -> list[int]:
@@ -219,20 +230,20 @@ def part_keys() -> dict[str, tuple]:
     parts whose key it changed (`rerun_changed`). The sidebar's key is (its shape, its values)."""
     state = current_state()
     view = view_key(state)
-    selection = st.session_state.get("selection", ())
+    selection = st.session_state.get(SELECTION, ())
     opened = state.topic if not state.paper else None  # the header names an opened topic (not a paper)
     said = tuple(map(tuple, notices()))
     return {
         "sidebar": ((state.search_kind, state.themes, bool(state.topics or state.themes)), view),
         "header": (view, opened, selection, said),
         "map": (state, map_counters()),
-        "results": (view, opened, selection, st.session_state.get("page", 0)),
+        "results": (view, opened, selection, st.session_state.get(TABLE_PAGE, 0)),
     }
 
 
 def part_shown(name: str) -> None:
     """Keep what part `name` shows as it is drawn (see `rerun_changed`)."""
-    st.session_state.setdefault("parts_shown", {})[name] = part_keys()[name]
+    st.session_state.setdefault(PARTS_SHOWN, {})[name] = part_keys()[name]
 
 
 def rerun_changed(from_sidebar: bool = False) -> None:
@@ -245,13 +256,13 @@ def rerun_changed(from_sidebar: bool = False) -> None:
     """
     if _history_run():
         return
-    shown = st.session_state.get("parts_shown", {})
+    shown = st.session_state.get(PARTS_SHOWN, {})
     now = part_keys()
     if from_sidebar and "sidebar" in shown:
         shown["sidebar"] = (shown["sidebar"][0], now["sidebar"][1])
     changed = [part for part in PARTS if part in shown and shown[part] != now[part]]
     if "sidebar" in changed:
-        st.session_state.push_sidebar = True
+        st.session_state[PUSH_SIDEBAR] = True
     if changed:
         st.rerun(changed)
 
@@ -263,7 +274,7 @@ def push_sidebar() -> None:
     """Before the sidebar's widgets are drawn in a rerun a step asked for: write their values again, so
     each widget shows its value even where the browser still holds one the sidebar never drew back (a
     search typed while the sidebar did not rerun, then cleared by Reset view)."""
-    if not st.session_state.pop("push_sidebar", False):
+    if not st.session_state.pop(PUSH_SIDEBAR, False):
         return
     for name in SIDEBAR_SETTINGS:
         prefix = SESSION_KEY[name]
@@ -293,7 +304,7 @@ def navigated(params: dict[str, list[str]]) -> bool:
     """
     if not _history_run():
         return False
-    last = st.session_state.get("url_params")
+    last = st.session_state.get(URL_PARAMS)
     return last is not None and _without_zoom(params) != last
 
 
@@ -301,7 +312,7 @@ def sync_url(state: ViewState, map_name: str | None, params: dict[str, list[str]
     """Write the view into the query string when it changed (a new browser history entry, so Back
     undoes it); the map's zoom (`view=`), which the browser writes, is kept as it is."""
     wanted = normalise_params(to_params(state, map_name))
-    st.session_state.url_params = wanted
+    st.session_state[URL_PARAMS] = wanted
     if _without_zoom(params) != wanted:
         zoom = params.get(ZOOM_KEY)  # the browser corrects it to the current zoom (map.js, keepZoomInUrl)
         st.query_params.from_dict({**wanted, ZOOM_KEY: zoom} if zoom else wanted)
@@ -323,8 +334,8 @@ def _open_topic(topic: int | None) -> None:
 
 
 def _clear_selection() -> None:
-    st.session_state.selection = ()
-    st.session_state.clear_selection = st.session_state.get("clear_selection", 0) + 1
+    st.session_state[SELECTION] = ()
+    st.session_state[CLEAR_SELECTION] = st.session_state.get(CLEAR_SELECTION, 0) + 1
 
 
 def open_paper(doc_id: str | None) -> None:
@@ -367,8 +378,8 @@ def on_map_select(data: MapData, points_url: str) -> None:
     rows = _map_rows("select", data, points_url)
     if rows is None:
         return
-    st.session_state.selection = tuple(dict.fromkeys(str(data.doc_ids[r]) for r in rows))
-    st.session_state.page = 0
+    st.session_state[SELECTION] = tuple(dict.fromkeys(str(data.doc_ids[r]) for r in rows))
+    st.session_state[TABLE_PAGE] = 0
     rerun_changed()
 
 
@@ -428,9 +439,6 @@ def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
     rerun_changed()  # the header, the table and the sidebar's filter follow
 
 
-TOPIC_TAB = "topic_tab"  # the chart tab an opened topic shows (Keywords, Over the years, Venues)
-
-
 def chart_tab(names: list[str]) -> str:
     """The key of an opened topic's chart tabs; a tab chosen for another topic that this one has not
     is forgotten (its first tab shows)."""
@@ -440,7 +448,7 @@ def chart_tab(names: list[str]) -> str:
 
 
 def turn_page(step: int) -> None:
-    st.session_state.page = max(0, st.session_state.get("page", 0) + step)
+    st.session_state[TABLE_PAGE] = max(0, st.session_state.get(TABLE_PAGE, 0) + step)
     rerun_changed()
 
 
@@ -454,30 +462,30 @@ def reset_view() -> None:
                     st.session_state[key] = []
             else:
                 _write(setting, setting.default)
-    st.session_state.notices = []
-    st.session_state.link_info = []
-    st.session_state.reset_zoom = st.session_state.get("reset_zoom", 0) + 1
+    st.session_state[NOTICES] = []
+    st.session_state[LINK_INFO] = []
+    st.session_state[RESET_ZOOM] = st.session_state.get(RESET_ZOOM, 0) + 1
     _clear_selection()
     rerun_changed()
 
 
 def switch_map() -> None:
-    st.session_state.initialised = None  # the next run starts the new map from its default view
+    st.session_state[INITIALISED] = None  # the next run starts the new map from its default view
     st.rerun()  # the whole page, even from the sidebar's own part
 
 
 def dismiss_notices() -> None:
-    st.session_state.notices = []
-    st.session_state.link_info = []
+    st.session_state[NOTICES] = []
+    st.session_state[LINK_INFO] = []
     rerun_changed()
 
 
 def request_placement() -> None:
-    st.session_state.fit_pending = True
+    st.session_state[PLACEMENT_REQUESTED] = True
 
 
-def remove_pin() -> None:
-    st.session_state.pin = None
+def remove_placement() -> None:
+    st.session_state[PLACEMENT] = None
 
 
 # --------------------------------------------------------------------------- what panels keep between runs
@@ -489,38 +497,38 @@ def map_event(name: str) -> dict | None:
 
 def files_sent() -> set[str]:
     """Files this session's browser already received through the map component (read-only static/)."""
-    return st.session_state.setdefault("atlas_files_sent", set())
+    return st.session_state.setdefault(FILES_SENT, set())
 
 
 def map_counters() -> tuple[int, int]:
     """(clear selection, reset zoom): counters the live map watches."""
-    return st.session_state.get("clear_selection", 0), st.session_state.get("reset_zoom", 0)
+    return st.session_state.get(CLEAR_SELECTION, 0), st.session_state.get(RESET_ZOOM, 0)
 
 
 def selection() -> tuple[str, ...]:
     """doc_ids picked on the map with box or lasso, in event order."""
-    return st.session_state.get("selection") or ()
+    return st.session_state.get(SELECTION) or ()
 
 
 def table_page(view: object) -> int:
     """The papers table's page for `view` (what it lists): page 1 again when the view changed."""
-    if st.session_state.get("page_of") != view:
-        st.session_state.page_of = view
-        st.session_state.page = 0
-    return st.session_state.get("page", 0)
+    if st.session_state.get(TABLE_PAGE_OF) != view:
+        st.session_state[TABLE_PAGE_OF] = view
+        st.session_state[TABLE_PAGE] = 0
+    return st.session_state.get(TABLE_PAGE, 0)
 
 
 def set_table_page(page: int) -> None:
-    st.session_state.page = page
+    st.session_state[TABLE_PAGE] = page
 
 
-def pin() -> dict | None:
-    """The placed abstract (see app.placement), or {"error": ...}; None when there is none."""
-    return st.session_state.get("pin")
+def placement() -> Placement | PlacementError | None:
+    """The placed abstract (`app.place`), or why it was not placed; None when there is none."""
+    return st.session_state.get(PLACEMENT)
 
 
-def set_pin(value: dict | None) -> None:
-    st.session_state.pin = value
+def set_placement(value: Placement | PlacementError | None) -> None:
+    st.session_state[PLACEMENT] = value
 
 
 def pasted_abstract() -> str:
@@ -529,7 +537,7 @@ def pasted_abstract() -> str:
 
 def placement_requested() -> bool:
     """Whether "Place on the map" was pressed since the last run (asked once)."""
-    return bool(st.session_state.pop("fit_pending", False))
+    return bool(st.session_state.pop(PLACEMENT_REQUESTED, False))
 
 
 def remembered(name: str, key: object, compute: Callable[[], T]) -> T:

@@ -9,6 +9,7 @@ import shutil
 import pandas as pd
 import pytest
 
+from app import session
 from pipeline.mapfolder.store import read_map, write_map
 from tests.helpers import (
     FakeEncoder,
@@ -269,8 +270,8 @@ def test_hostile_titles_and_labels_are_shown_as_text(tmp_path, monkeypatch):
 def test_where_does_my_paper_fit_pins_an_abstract_without_storing_it(tiny, monkeypatch):
     monkeypatch.setattr("app.encoder.map_encoder", lambda manifest: FakeEncoder())
     before = sorted(p.name for p in tiny.iterdir())
-    at = open_panel(start(), "fit_panel")
-    at.text_area(key="fit_text").input("We propose a diffusion sampler that denoises faster than before.")
+    at = open_panel(start(), session.PLACEMENT_PANEL)
+    at.text_area(key=session.PASTED).input("We propose a diffusion sampler that denoises faster than before.")
     [b for b in at.button if b.label == "Place on the map"][0].click().run()
     assert not at.exception
     assert "Placed in **Diffusion models**" in at.success[0].value

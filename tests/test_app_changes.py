@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 from streamlit.elements.widgets.button import ButtonMixin
 
+from app import session
 from pipeline.exports.reading_list import markdown_text, tex_escape
 from pipeline.mapfolder.store import read_map, write_map
 from tests.helpers import (
@@ -255,13 +256,12 @@ def test_merging_and_hiding_topics_of_a_rebuilt_map_keeps_the_page_and_says_what
 
 
 def test_a_change_row_of_a_topic_an_edit_merged_away_opens_where_its_papers_went(tmp_path, monkeypatch):
-    from app.data import map_signature
-    from app.loaders import cached_changes
+    from app.loaders import MapKey, cached_changes
 
     folder = write_regrown_map(tmp_path / "rebuilt")
     curate(folder, "merge", "1", "--into", "0")
     curate(folder, "hide", "3")
-    rows, targets, summary = cached_changes("rebuilt", str(folder), map_signature(folder))
+    rows, targets, summary = cached_changes(MapKey.of("rebuilt", folder))
     opens = dict(zip(rows["topic_id"], targets, strict=True))
     assert opens == {0: 0, 1: 0, 2: 2, 3: None, 7: 2}
     assert summary == "1 kept, 1 grown, 1 merged, 1 shrunk, 1 gone"
@@ -531,12 +531,12 @@ def test_placement_computes_the_maps_topic_profile_once(tmp_path, monkeypatch):
     monkeypatch.setattr("app.encoder.map_encoder", lambda manifest: FakeEncoder())
     write_map(tmp_path / "tiny", tiny_map())
     use_map(monkeypatch, tmp_path / "tiny", tmp_path)
-    at = start(panels=("fit_panel",))
+    at = start(panels=(session.PLACEMENT_PANEL,))
     for text, topic in [
         ("We propose a diffusion sampler that denoises faster than before.", "Diffusion models"),
         ("A policy gradient agent explores with a learned reward model.", "Reinforcement learning"),
     ]:
-        at.text_area(key="fit_text").input(text)
+        at.text_area(key=session.PASTED).input(text)
         [b for b in at.button if b.label == "Place on the map"][0].click().run()
         assert not at.exception and f"Placed in **{topic}**" in at.success[0].value
     assert len(calls) == 1  # computed with the first placement, reused by the second

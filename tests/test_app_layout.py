@@ -1,5 +1,6 @@
 """The app's house rules, read from its sources: panels do not import panels, session state is touched
-only in `app/session.py`, and every link setting is declared once in `app.state.SETTINGS`."""
+only in `app/session.py` (every key a named constant there), and every link setting is declared once
+in `app.state.SETTINGS`."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ import ast
 import dataclasses
 from pathlib import Path
 
+import app.session
 import app.state
 from app.state import SETTINGS, ViewState, Vocabulary, parse_view, to_params
 
 APP = Path(__file__).resolve().parents[1] / "app"
 ENTRY = APP.parent / "streamlit_app.py"
 # The parts of the page `streamlit_app.py` composes; what they share lives in non-panel modules
-# (app.widgets, app.nearest, app.pin, app.session, ...).
+# (app.widgets, app.nearest, app.place, app.view, app.session, ...).
 PANELS = {
     "about",
     "changes_panel",
@@ -52,6 +54,42 @@ def test_session_state_is_touched_only_in_app_session():
     sources = [*APP.rglob("*.py"), ENTRY]
     touching = {p.relative_to(APP.parent).as_posix() for p in sources if "session_state" in p.read_text()}
     assert touching == {"app/session.py"}
+
+
+def inline_session_keys(source: str) -> list[str]:
+    """Keys spelled inline where the session state is read or written: `st.session_state.x`,
+    `st.session_state["x"]`, `st.session_state.get("x")` (and `pop`, `setdefault`)."""
+    accessors = {"get", "pop", "setdefault"}
+
+    def is_state(node: ast.AST) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr == "session_state"
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        method = node.func if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else None
+        if isinstance(node, ast.Attribute) and is_state(node.value) and node.attr not in accessors:
+            found.append(f"line {node.lineno}: session_state.{node.attr}")
+        elif (
+            isinstance(node, ast.Subscript) and is_state(node.value) and isinstance(node.slice, ast.Constant)
+        ):
+            found.append(f"line {node.lineno}: session_state[{node.slice.value!r}]")
+        elif method and is_state(method.value) and node.args and isinstance(node.args[0], ast.Constant):
+            found.append(f"line {node.lineno}: session_state.{method.attr}({node.args[0].value!r})")
+    return found
+
+
+def test_every_session_key_is_a_named_constant_of_app_session_and_none_is_used_twice():
+    assert inline_session_keys("st.session_state.page = st.session_state.get('page', 0)") == [
+        "line 1: session_state.page",
+        "line 1: session_state.get('page')",
+    ]
+    assert inline_session_keys((APP / "session.py").read_text()) == []
+    keys = [
+        v for k, v in vars(app.session).items() if k.isupper() and isinstance(v, str) and k != "FACET_PREFIX"
+    ]
+    settings = [s.session for s in SETTINGS if s.session]
+    assert len(keys) > 20 and len(set(keys + settings)) == len(keys) + len(settings)  # no key twice
+    assert not any(key.startswith(app.session.FACET_PREFIX) for key in keys)
 
 
 def test_every_view_setting_is_declared_once_with_its_url_and_session_key():

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app import session
 from app.text import highlighted_markdown, markdown_literal
 from pipeline.mapfolder.files import SEARCH_INDEX
 from pipeline.mapfolder.store import write_map
@@ -58,7 +59,7 @@ def start(params: dict | None = None) -> AppTest:
     """The page with every panel open (a closed one's body is not made), so all of its text is read."""
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update(params or {})
-    for panel in ("about_panel", "changes_panel", "fit_panel", "edit_panel"):
+    for panel in (session.ABOUT_PANEL, session.CHANGES_PANEL, session.PLACEMENT_PANEL, session.EDIT_PANEL):
         at.session_state[panel] = True
     return at.run()
 

@@ -303,8 +303,10 @@ def test_a_map_without_its_model_says_what_to_commit(tmp_path):
 
 
 def test_placing_on_a_map_without_its_model_says_why_in_the_panel(tiny):  # noqa: F811
-    at = start(panels=("fit_panel",))
-    at.text_area(key="fit_text").input("We propose a diffusion sampler that denoises faster than before.")
+    from app import session
+
+    at = start(panels=(session.PLACEMENT_PANEL,))
+    at.text_area(key=session.PASTED).input("We propose a diffusion sampler that denoises faster than before.")
     [b for b in at.button if b.label == "Place on the map"][0].click().run()
     assert not at.exception
     assert "does not record an int8 model" in at.warning[0].value

@@ -15,8 +15,9 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app import session
 from app.data import build_map_data
-from app.pin import pin_label, verdict_message
+from app.place import Placement, placement_label, verdict_message
 from pipeline.mapfolder.store import read_map, write_map
 from tests.helpers import REPO, ROOT, tiny_map
 
@@ -65,8 +66,8 @@ def cli_add(folder, texts: list[str], tmp_path) -> str:
 
 def place_in_app(text: str) -> AppTest:
     at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=120)
-    at.session_state["fit_panel"] = True  # the panel opened: a closed one's body is not made
-    at.run().text_area(key="fit_text").input(text)
+    at.session_state[session.PLACEMENT_PANEL] = True  # the panel opened: a closed one's body is not made
+    at.run().text_area(key=session.PASTED).input(text)
     [b for b in at.button if b.label == "Place on the map"][0].click().run()
     assert not at.exception
     return at
@@ -97,7 +98,7 @@ def test_a_cake_recipe_fits_no_topic_in_the_app_and_in_add(seed_copy_map, tmp_pa
     assert (evidence["To its centre"] < evidence["Its papers reach"]).all()  # the numbers behind the verdict
     # `add` on the same map says the same, with the same nearest similarity
     app_nearest = float(nearest["Similarity"].iloc[0])
-    assert at.session_state["pin"]["verdict"] == "outside every topic"
+    assert at.session_state[session.PLACEMENT].verdict == "outside every topic"
     before = read_map(seed_copy_map)
     [(topic, similarity, verdict)] = cli_verdicts(seed_copy_map, [CAKE], tmp_path)
     assert verdict == "outside every topic" and abs(similarity - app_nearest) < 0.006
@@ -157,7 +158,7 @@ def test_the_app_and_add_accept_and_refuse_the_same_texts_in_the_same_words(seed
     assert placement_problem(chinese) is None
     at = place_in_app(chinese)
     [(topic, similarity, verdict)] = cli_verdicts(seed_copy_map, [chinese], tmp_path)
-    assert at.session_state["pin"]["verdict"] == verdict
+    assert at.session_state[session.PLACEMENT].verdict == verdict
 
 
 @pytest.mark.slow  # the real model
@@ -169,19 +170,25 @@ def test_an_abstract_that_fits_is_placed_in_its_topic_by_both(seed_copy_map, tmp
     assert live_pin(at)["topic"] == topic
 
 
+def placed(topic: int, verdict: str, similarity: float) -> Placement:
+    """A placement in `topic` whose nearest paper is `similarity` similar, with no evidence table."""
+    return Placement(0.0, 0.0, topic, verdict, "fake", (0,), (similarity,), None, 0.5, pd.DataFrame())
+
+
 def test_wording_at_a_topic_edge_claims_no_close_fit(tmp_path):
     write_map(tmp_path / "tiny", tiny_map())
     data = build_map_data("tiny", tmp_path / "tiny")
-    edge = {"topic": 1, "verdict": "at the edge", "similarities": [0.5]}
+    edge = placed(1, "at the edge", 0.5)
     kind, message = verdict_message(data, edge)
     assert (
         kind == "info"
         and message.startswith("At the edge of **Diffusion models**")
         and "not a close fit" in message
     )
-    assert pin_label(data, edge) == "at the edge of Diffusion models"
-    fits = {"topic": 1, "verdict": "fits", "similarities": [0.9]}
-    assert verdict_message(data, fits)[0] == "success" and pin_label(data, fits) == "Diffusion models"
-    outside = {"topic": 1, "verdict": "outside every topic", "similarities": np.array([0.2]).tolist()}
+    assert placement_label(data, edge) == "at the edge of Diffusion models"
+    fits = placed(1, "fits", 0.9)
+    assert verdict_message(data, fits)[0] == "success" and placement_label(data, fits) == "Diffusion models"
+    outside = placed(1, "outside every topic", 0.2)
     kind, message = verdict_message(data, outside)
-    assert kind == "warning" and "Diffusion" not in message and pin_label(data, outside) == "no topic fits it"
+    assert kind == "warning" and "Diffusion" not in message
+    assert placement_label(data, outside) == "no topic fits it"

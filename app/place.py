@@ -1,24 +1,49 @@
-"""The placed abstract (the ★ on the map): placing it as `pipeline add` would, and saying where it landed.
+"""A placed abstract (the ★ on the map): placing it as `pipeline add` would, and saying where it landed.
 
-What the placement panel (`app.placement`) and the map (`app.map_panel`) share; nothing here draws.
+What the placement panel (`app.placement`) and the map (`app.map_panel`) share; nothing here draws or
+touches the session (the panel keeps the answer: `app.session.set_placement`).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from app import encoder as encoding
-from app import session
 from app.data import MapData
-from app.loaders import load_topic_profile
+from app.loaders import MapKey, load_topic_profile
 from app.text import markdown_literal
 from pipeline.modelling.floors import closeness
 from pipeline.modelling.place import EDGE, FITS, OUTSIDE
 
 
-def place_abstract(data: MapData, map_key: tuple) -> None:
-    """Embed the pasted abstract with the map's model and pin it; nothing is written anywhere.
+@dataclass(frozen=True)
+class Placement:
+    """Where a pasted abstract landed: `pipeline.modelling.place.place`'s answer as the app shows it."""
+
+    x: float
+    y: float
+    topic_id: int  # -1: among the unassigned papers
+    verdict: str  # FITS, EDGE or OUTSIDE (`pipeline.modelling.place.verdict`)
+    encoder: str  # what embedded it
+    rows: tuple[int, ...]  # its nearest papers, nearest first
+    similarities: tuple[float, ...]  # theirs to it
+    percentile: float | None  # the nearest paper is closer than this share of the map's pairs
+    fit_floor: float
+    evidence: pd.DataFrame = field(compare=False)  # `topic_evidence`: the numbers behind the verdict
+
+
+@dataclass(frozen=True)
+class PlacementError:
+    """Why a pasted abstract was not placed (plain text): a text `add` refuses, or no model."""
+
+    message: str
+
+
+def place_abstract(data: MapData, map_key: MapKey, text: str) -> Placement | PlacementError:
+    """Embed the pasted abstract with the map's model and place it; nothing is written anywhere.
 
     Placement and its verdict are `pipeline.modelling.place.place` and `Placement.verdict`, the same as
     `python -m pipeline add`, with the map's topic profile computed once per map; a text `add` would
@@ -26,42 +51,36 @@ def place_abstract(data: MapData, map_key: tuple) -> None:
     """
     from pipeline.modelling.place import place, placement_problem
 
-    text = session.pasted_abstract()
     problem = placement_problem(text)
     if problem:
-        session.set_pin({"error": problem})
-        return
+        return PlacementError(problem)
     try:
         vector = encoding.encode_queries(data.manifest, [text])[0]
     except encoding.EncoderUnavailable as exc:
-        session.set_pin({"error": str(exc)})
-        return
+        return PlacementError(str(exc))
     except Exception as exc:  # a broken model must not take the page down
-        session.set_pin({"error": f"The embedding model could not be loaded ({str(exc)[:160]})."})
-        return
+        return PlacementError(f"The embedding model could not be loaded ({str(exc)[:160]}).")
     from pipeline.modelling.neighbours import cosine_to
     from pipeline.modelling.place import topic_reach
 
-    profile = load_topic_profile(*map_key)
+    profile = load_topic_profile(map_key)
     spot = place(vector, data.vectors, data.papers[["x", "y"]].to_numpy(), data.topic_ids, profile=profile)
     scores = cosine_to(data.vectors, vector)  # float32 chunks of the memory-mapped float16 rows
     nearest, _, _ = topic_reach(scores, data.topic_ids, profile.centroids @ vector, profile)
     percentile = data.pairs.percentile(float(spot.similarities[0])) if data.pairs is not None else None
-    session.set_pin(
-        {
-            "x": spot.x,
-            "y": spot.y,
-            "topic": spot.topic_id,
-            "encoder": (data.manifest.get("model") or {}).get("encoder", "the map's model"),
-            "rows": spot.neighbour_rows.tolist(),
-            "similarities": spot.similarities.tolist(),
-            "verdict": spot.verdict,
-            "percentile": percentile,  # the nearest paper is closer than this share of the map's pairs
-            "fit_floor": profile.fit_floor,
-            "evidence": topic_evidence(
-                data.topic_ids[spot.neighbour_rows], spot.similarities, vector, profile, nearest
-            ).to_dict("list"),
-        }
+    return Placement(
+        x=spot.x,
+        y=spot.y,
+        topic_id=spot.topic_id,
+        verdict=spot.verdict,
+        encoder=(data.manifest.get("model") or {}).get("encoder", "the map's model"),
+        rows=tuple(spot.neighbour_rows.tolist()),
+        similarities=tuple(spot.similarities.tolist()),
+        percentile=percentile,
+        fit_floor=profile.fit_floor,
+        evidence=topic_evidence(
+            data.topic_ids[spot.neighbour_rows], spot.similarities, vector, profile, nearest
+        ),
     )
 
 
@@ -115,46 +134,46 @@ def topic_evidence(
     return table.sort_values("centre", ascending=False, kind="stable").reset_index(drop=True)
 
 
-def pin_label(data: MapData, pin: dict) -> str:
+def placement_label(data: MapData, placement: Placement) -> str:
     """What the ★ on the map says about the abstract: its topic only when it fits one."""
-    name = data.label(pin["topic"])
-    if pin["verdict"] == OUTSIDE:
+    name = data.label(placement.topic_id)
+    if placement.verdict == OUTSIDE:
         return "no topic fits it"
-    if pin["topic"] == -1:
+    if placement.topic_id == -1:
         return "among the unassigned papers"
-    return name if pin["verdict"] == FITS else f"at the edge of {name}"
+    return name if placement.verdict == FITS else f"at the edge of {name}"
 
 
-def verdict_message(data: MapData, pin: dict) -> tuple[str, str]:
+def verdict_message(data: MapData, placement: Placement) -> tuple[str, str]:
     """(kind, Markdown) of the sentence that gives the verdict; kind is "success" only for FITS."""
-    name = f"**{markdown_literal(data.label(pin['topic']))}**"
-    best = max(pin["similarities"], default=0.0)
-    percentile = pin.get("percentile")
+    name = f"**{markdown_literal(data.label(placement.topic_id))}**"
+    best = max(placement.similarities, default=0.0)
+    percentile = placement.percentile
     how_close = f" ({closeness(percentile)})" if percentile is not None else ""
-    if pin["verdict"] == OUTSIDE:
+    if placement.verdict == OUTSIDE:
         return "warning", (
             "**No topic of this map fits this abstract.** No topic has papers as close to it as the "
             f"topic's own papers are to each other: its nearest paper is only {best:.2f} similar{how_close}. "
             "It is not claimed for any topic; the ★ on the map sits by the papers it is least unlike, "
             "listed below."
         )
-    if pin["topic"] == -1:
+    if placement.topic_id == -1:
         return "info", (
             "Placed among **unassigned** papers (the ★ on the map): most of its nearest papers belong to "
             "no topic, so no topic is claimed for it."
         )
-    if pin["verdict"] == EDGE:
+    if placement.verdict == EDGE:
         return "info", (
-            f"At the edge of {name} (the ★ on the map): this is its nearest topic, but {edge_reason(pin)}, "
-            "so it is not a close fit."
+            f"At the edge of {name} (the ★ on the map): this is its nearest topic, but "
+            f"{edge_reason(placement)}, so it is not a close fit."
         )
     return "success", f"Placed in {name} (the ★ on the map), among the papers below."
 
 
-def edge_reason(pin: dict) -> str:
+def edge_reason(placement: Placement) -> str:
     """Which condition of a fit the placed abstract misses in its topic, from the evidence table."""
-    evidence = pd.DataFrame(pin.get("evidence") or {})
-    row = evidence[evidence["topic_id"] == pin["topic"]] if "topic_id" in evidence else evidence
+    evidence = placement.evidence
+    row = evidence[evidence["topic_id"] == placement.topic_id] if "topic_id" in evidence else evidence
     if len(row) and "centre" in row and float(row["centre"].iloc[0]) < float(row["typical"].iloc[0]):
         return "it sits farther from the topic's centre than 95% of the topic's own papers do"
     if len(row) and "nearest" in row and np.isfinite(row["nearest"].iloc[0]):
