@@ -275,7 +275,7 @@ def test_the_embedding_rate_leaves_out_the_models_preparation(monkeypatch):
 def test_the_zoom_hint_names_ctrl_first_so_a_first_click_need_not_open_a_paper(tmp_path, monkeypatch):
     """On a dense map a first click lands on a paper: the page and the map's own hint tell the reader to
     hold Ctrl/⌘ while scrolling first, and to click only an empty spot."""
-    from tests.helpers import REPO
+    from app.map_component.assets import map_script
 
     write_map(tmp_path / "map", tiny_map(60))
     monkeypatch.setenv("ATLAS_MAP", str(tmp_path / "map"))
@@ -284,7 +284,7 @@ def test_the_zoom_hint_names_ctrl_first_so_a_first_click_need_not_open_a_paper(t
     caption = " ".join(c.value for c in at.caption)
     assert "hold Ctrl/⌘ and scroll to zoom (or click an empty spot, then scroll)" in caption
     assert caption.index("Ctrl/⌘") < caption.index("click an empty spot")
-    script = (REPO / "app" / "map_component" / "map.js").read_text(encoding="utf-8")
+    script = map_script()  # the map's own code, as published
     assert (
         'hint.textContent = "Hold Ctrl (⌘) and scroll to zoom (or click an empty spot of the map first)"'
         in script

@@ -238,16 +238,17 @@ def test_a_far_off_paper_does_not_squeeze_the_opening_view():
 
 def test_the_map_script_is_loaded_by_a_few_lines_and_parses(tmp_path):
     """Streamlit sends a component's inline code with every rerun: the inline part is only the loader
-    (map.js comes once per page from its file), and map.js is valid JavaScript (checked with Node where
-    it is installed)."""
+    (map.js comes once per page from its file), and map.js, the files of js/ joined, is valid JavaScript
+    (checked with Node where it is installed)."""
     import shutil
     import subprocess
 
-    from app.map_component import HERE, LOADER
+    from app.map_component import LOADER
+    from app.map_component.assets import map_script
 
     assert len(LOADER) < 2_000
     if shutil.which("node"):
-        for name, code in (("map.mjs", (HERE / "map.js").read_text()), ("loader.mjs", LOADER)):
+        for name, code in (("map.mjs", map_script()), ("loader.mjs", LOADER)):
             (tmp_path / name).write_text(code)
             checked = subprocess.run(
                 ["node", "--check", str(tmp_path / name)], capture_output=True, text=True

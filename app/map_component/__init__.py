@@ -1,62 +1,18 @@
 """The live map: a Streamlit Custom Components v2 component of our own that draws with Plotly.js.
 
 Two Plotly charts per map live in the page across reruns, in one place, one shown at a time (every
-paper; the highlighted ones: see map.js). The browser downloads two files once (see `assets`):
+paper; the highlighted ones: see js/atlas_map.js). The browser downloads two files once (see `assets`):
 Plotly.js, the gl2d bundle committed in assets/plotly/, and the map's point table, named by its
-content's fingerprint. Every rerun then sends only the view state below, a few KB at any size.
+content's fingerprint. Every rerun then sends only the view state (`payload.ViewState`), a few KB at any size.
 
-What the browser receives as the component's `data` on each rerun (`payload.view_state`):
-
-    points       "app/static/atlas/points-<fingerprint>.bin.gz": the map's point table, a gzip'd binary
-                 file (`payload.encode_points`): a JSON header (n, sources, palette, topic_names,
-                 range (opening x/y ranges), size (marker px), webgl, colourings ({column: {values,
-                 palette}})) and little-endian typed arrays decoded in place by the browser: x, y
-                 (float32), colour (uint16 palette position per row), source (uint32 index into
-                 sources), order (uint32: the density-biased draw order, `payload.draw_order`), titles
-                 as one UTF-8 block (title_bytes) with each row's end (title_end), and a uint16 code per
-                 row for each colouring (code:<column>). Names in the header are Plotly-escaped; titles
-                 are raw and escaped by the browser as it draws them (as `app.text.plotly_wrap`).
-                 `source`/`sources` say where a paper is from (venue · year · collection where the map
-                 has them, else the input's source).
-    plotly       "app/static/atlas/plotly-<fingerprint>.min.js.gz": Plotly.js, loaded once per page
-    module       "app/static/atlas/map-<fingerprint>.js.gz": map.js itself, loaded once per page by the
-                 component's few-line script (`LOADER`)
-    n            number of papers
-    mask         papers in view, null = all: "b" + base64 of one bit a row (little-endian in each
-                 byte), or, when shorter (a search's hits), "d" + base64 of the gaps between the rows
-                 as LEB128 varints (`payload.encode_mask`)
-    search       true when the mask comes from a search (hits are drawn larger, outlined)
-    paper        row of the opened paper (ringed), or null
-    pin          {x, y, topic} of a placed abstract (a star), or null
-    topics       topic names to place, in priority order: [{text, x, y, colour, chosen}]
-    themes       theme names shown while most of the map is in view: [{text, x, y}]; [] without themes
-                 (names are raw text: the browser sets them with textContent, never as markup)
-    label_limit  at most this many topic names at once
-    neighbours   rows of the opened paper's nearest papers (small rings), [] when none is open
-    colour       the metadata column the points are coloured by, "" = by topic
-    legend       the map's key, a row under the chart: [{text, colour, pick, on}] (theme hues, or the
-                 column's values; `payload.legend`); [] = none
-    reset        a counter; when it changes the map returns to its opening view ("Reset view")
-    clear        a counter; when it changes the box/lasso selection on the chart is dropped
-    height       pixels
-    draw_cap     points drawn at most per view (`payload.draw_cap`; ATLAS_DRAW_CAP): a bigger map is
-                 drawn as the first papers in view in the draw order, every paper once few are in view;
-                 a search's hits are always drawn, every one
-
-What comes back, as trigger values (each is seen by one rerun only):
-
-    click        {"row": int, "map": points}: the reader clicked a paper
-    select       {"rows": [int], "map": points}: a box or lasso selection (rows = [] when cleared)
-    legend       {"theme": id} or {"value": position in the colour column's values}, with "map": points:
-                 the reader clicked that entry of the key (show it alone; again: show all); {"theme": null}
-                 or {"value": null}: "Show all"
-
-`map` names the point table the event came from, so an event from a map that was just switched
-away from is ignored.
+What the browser receives as the component's `data` on each rerun, and the events it sends back, are
+typed in `payload` (`ViewState`, `EVENTS`) and mirrored in js/protocol.js; docs/app.md ("The map
+component's protocol") says what each field means. The browser's code is js/, one file a concern,
+published as one file, map.js (`assets.map_script`).
 
 Zoom and pan never rerun the script: the browser keeps them in the address bar's `view=x0,x1,y0,y1`
 (replacing the current history entry, and carried over when Streamlit pushes the next one), and
-restores them from it on opening a link and on Back/Forward (see map.js, "zoom in the link").
+restores them from it on opening a link and on Back/Forward (see js/zoom.js).
 """
 
 from __future__ import annotations
@@ -77,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 
 # The component's own script is a few lines that load map.js once per page from its published file
 # (`module` in the data; its bytes in `module_data` where static/ is read-only): an inline script is
-# part of the element, sent again with every rerun (map.js is 48 KB).
+# part of the element, sent again with every rerun (map.js is 73 KB).
 LOADER = """
 const MODULES = window.__atlasMapModules || (window.__atlasMapModules = new Map());
 export default function (component) {

@@ -1,5 +1,8 @@
 """Files the live map's browser side downloads once: Plotly.js, map.js and each map's point table.
 
+map.js is made here (`map_script`): the constants shared with Python, generated, then the files of
+`js/` by concern, in the fixed order of `MAP_SCRIPT_FILES`, as one ES module.
+
 Streamlit serves `static/` beside the entry script at `app/static/…` (`[server] enableStaticServing`
 in .streamlit/config.toml). The files are written there on first use, named by a fingerprint of their
 content, so a browser caches each one and a rebuilt map gets a new name. `static/atlas/` is generated,
@@ -17,15 +20,33 @@ from __future__ import annotations
 import contextlib
 import gzip
 import hashlib
+import json
 import os
 import tempfile
 import time
 from pathlib import Path
 
+from app.map_component.payload import shared_constants
+
 REPO = Path(__file__).resolve().parents[2]
 ASSET_DIR = REPO / "static" / "atlas"
 PLOTLY_JS = Path(__file__).resolve().parents[2] / "assets" / "plotly" / "plotly-gl2d.min.js"
-MAP_JS = Path(__file__).resolve().parent / "map.js"
+MAP_JS_DIR = Path(__file__).resolve().parent / "js"
+# map.js's parts, in the order they are joined: each is a classic script (its names are shared by the
+# parts after it, as in one file) but the last, which exports the component.
+MAP_SCRIPT_FILES = (
+    "protocol.js",  # JSDoc types of the view state, the events and `SHARED` (payload.ViewState, EVENTS)
+    "load.js",  # downloads, the binary point file, titles, view masks
+    "sampling.js",  # colour groups and the draw-order sample of a big map
+    "charts.js",  # the two Plotly charts: traces, layout, showing one, their events
+    "context.js",  # the faint image of the papers left out
+    "fallback.js",  # without WebGL: an image of every paper, SVG points for what was asked
+    "marks.js",  # topic and theme names, the opened paper's ring, the pin
+    "legend.js",  # the key under the map
+    "zoom.js",  # the zoom in the link (view=x0,x1,y0,y1)
+    "atlas_map.js",  # the map's state and elements: the class AtlasMap, applying a view state
+    "entry.js",  # the component's default export
+)
 URL_PREFIX = "app/static/atlas/"  # relative to the page, so it also works under a base URL path
 STALE_SECONDS = 3600  # a published file no rerun has named for this long is pruned
 
@@ -83,8 +104,19 @@ def plotly_bundle() -> tuple[str, bytes]:
     return f"plotly-{hashlib.blake2b(packed, digest_size=8).hexdigest()}.min.js.gz", packed
 
 
+def map_script(files: tuple[str, ...] = MAP_SCRIPT_FILES) -> str:
+    """The live map's code as the browser runs it: `SHARED` (`payload.shared_constants`), then `files`
+    of `js/` joined in order (tests join a few of them to run their functions alone)."""
+    shared = json.dumps(shared_constants(), separators=(",", ":"))
+    parts = [
+        f"// Generated from app/map_component/payload.py, shared_constants\nconst SHARED = Object.freeze({shared});\n"
+    ]
+    parts += [f"// ---- js/{name}\n" + (MAP_JS_DIR / name).read_text(encoding="utf-8") for name in files]
+    return "\n".join(parts)
+
+
 def module_bundle() -> tuple[str, bytes]:
-    """map.js, gzip'd, and its file name: the live map's own code, loaded once per page (see `LOADER`
-    in app/map_component/__init__.py) rather than sent inline with every rerun."""
-    packed = gzip.compress(MAP_JS.read_bytes(), compresslevel=9, mtime=0)
+    """map.js (`map_script`), gzip'd, and its file name: the live map's own code, loaded once per page
+    (see `LOADER` in app/map_component/__init__.py) rather than sent inline with every rerun."""
+    packed = gzip.compress(map_script().encode("utf-8"), compresslevel=9, mtime=0)
     return f"map-{hashlib.blake2b(packed, digest_size=8).hexdigest()}.js.gz", packed

@@ -1,4 +1,10 @@
-"""What the live map sends to the browser: the point table once per map, then small view state per rerun."""
+"""What the live map sends to the browser: the point table once per map, then small view state per rerun.
+
+The component's protocol, both ways, is typed here once (`ViewState`, what Python sends on every rerun;
+`EVENTS`, what the browser sends back) and mirrored by the JSDoc typedefs of `js/protocol.js`
+(tests/test_map_script.py holds the two to each other and to docs/app.md). The constants both sides
+need are written here once too and generated into the browser's script (`shared_constants`).
+"""
 
 from __future__ import annotations
 
@@ -9,23 +15,138 @@ import json
 import os
 import struct
 from dataclasses import dataclass
+from typing import NotRequired, Required, TypedDict
 
 import numpy as np
 import pyarrow as pa
 
 from app.data import MapData, label_limit, paper_places, point_size
-from app.palette import UNASSIGNED_COLOUR, colour_columns, value_colours
+from app.palette import CONTEXT_COLOUR, UNASSIGNED_COLOUR, colour_columns, value_colours
+from app.state import ZOOM_KEY
 from app.text import plotly_escape, shorten
 
 POINTS_FORMAT = 2
-POINTS_MAGIC = b"ATLASPT2"
+POINTS_MAGIC = b"ATLASPT" + str(POINTS_FORMAT).encode()  # the point file's first 8 bytes
 SAMPLE_CELLS = 512  # squares a side of the opening view for the draw order (`draw_order`)
 SAMPLE_SEED = 0
-# Points drawn at most per view (`map.js`); ATLAS_DRAW_CAP overrides it. Software WebGL (SwiftShader)
+# Points drawn at most per view (js/sampling.js); ATLAS_DRAW_CAP overrides it. Software WebGL (SwiftShader)
 # redraws about 100,000 points a second while panning: a frame stays near a second at most.
 DRAW_CAP = 100_000
 WEBGL_ABOVE = 1000  # points; SVG is crisper and fully interactive below, WebGL keeps big maps fluid
 MAX_TOPIC_LABELS = 200  # candidates sent per rerun; the browser places as many as fit at the current zoom
+ZOOM_PARTS = ("x0", "x1", "y0", "y1")  # the zoom in the link: view=x0,x1,y0,y1 (`app.state.parse_zoom`)
+
+
+def shared_constants() -> dict:
+    """The constants the browser's script shares with Python, generated into it as `SHARED`
+    (`assets.map_script`; typed in js/protocol.js as `Shared`), so no JavaScript file writes them."""
+    return {
+        "zoom_key": ZOOM_KEY,
+        "zoom_parts": list(ZOOM_PARTS),
+        "draw_cap": DRAW_CAP,
+        "points_magic": POINTS_MAGIC.decode("ascii"),
+        "points_format": POINTS_FORMAT,
+        "context_colour": CONTEXT_COLOUR,
+    }
+
+
+# ------------------------------------------------------------------ the protocol, as types
+# Mirrored field by field by js/protocol.js and described in docs/app.md ("The map component's protocol").
+
+
+class PinMark(TypedDict):
+    """A placed abstract's star."""
+
+    x: float
+    y: float
+    topic: str
+
+
+class TopicName(TypedDict):
+    """A topic name to place on the map."""
+
+    text: str
+    x: float
+    y: float
+    colour: str
+    chosen: bool
+
+
+class ThemeName(TypedDict):
+    """A theme name, shown while most of the map is in view."""
+
+    text: str
+    x: float
+    y: float
+
+
+class KeyPick(TypedDict, total=False):
+    """What clicking an entry of the key shows alone: a theme, or a value of the colour column."""
+
+    theme: int
+    value: int
+
+
+class KeyEntry(TypedDict):
+    """An entry of the map's key (`legend`)."""
+
+    text: str
+    colour: str
+    pick: KeyPick | None
+    on: bool
+
+
+class ViewState(TypedDict):
+    """Everything the browser receives on a rerun (`view_state`, then `live_map` adds `module` and the
+    inline files); docs/app.md says what each field means."""
+
+    points: str
+    plotly: str
+    n: int
+    mask: str | None
+    search: bool
+    paper: int | None
+    pin: PinMark | None
+    topics: list[TopicName]
+    themes: list[ThemeName]
+    label_limit: int
+    neighbours: list[int]
+    colour: str
+    legend: list[KeyEntry]
+    clear: int
+    reset: int
+    height: int
+    draw_cap: int
+    module: NotRequired[str]
+    points_data: NotRequired[str]
+    plotly_data: NotRequired[str]
+    module_data: NotRequired[str]
+
+
+class ClickEvent(TypedDict):
+    """The reader clicked a paper."""
+
+    row: int
+    map: str
+
+
+class SelectEvent(TypedDict):
+    """A box or lasso selection (rows = [] when cleared)."""
+
+    rows: list[int]
+    map: str
+
+
+class LegendEvent(TypedDict, total=False):
+    """The reader clicked an entry of the key (a theme's id, or a position in the colour column's values),
+    or "Show all" (None)."""
+
+    theme: int | None
+    value: int | None
+    map: Required[str]
+
+
+EVENTS = {"click": ClickEvent, "select": SelectEvent, "legend": LegendEvent}  # trigger name -> its value
 
 
 @dataclass(frozen=True)
@@ -82,7 +203,7 @@ def colourings(data: MapData) -> dict:
 
 
 def draw_order(x: np.ndarray, y: np.ndarray, x_range, y_range, cells: int = SAMPLE_CELLS) -> np.ndarray:
-    """Every row once, in the order the browser draws a sample of the map from (`map.js`, `sampleRows`).
+    """Every row once, in the order the browser draws a sample of the map from (js/sampling.js, `sampleRows`).
 
     The opening view is cut into `cells` x `cells` squares; the first paper of every square comes first,
     then the second of every square, and so on (within a square, and among squares, in a seeded random
@@ -121,7 +242,7 @@ def point_table(data: MapData) -> dict:
 
     Row i of every array is row i of `papers.parquet`; the browser names a paper by that row. Titles
     are raw UTF-8 (`title_bytes`, row i from `title_end[i-1]` to `title_end[i]`): the browser escapes
-    and wraps each one for Plotly when it first draws it (`map.js`, `hoverTitle`), as `app.text.plotly_wrap` does.
+    and wraps each one for Plotly when it first draws it (js/load.js, `hoverTitle`), as `app.text.plotly_wrap` does.
     """
     x = data.papers["x"].to_numpy(dtype=np.float32)
     y = data.papers["y"].to_numpy(dtype=np.float32)
@@ -165,9 +286,11 @@ def point_table(data: MapData) -> dict:
 
 
 def encode_points(table: dict) -> bytes:
-    """The point table as one binary file (before gzip), decoded by `map.js` (`decodePoints`):
+    """The point table as one binary file (before gzip), decoded by js/load.js (`decodePoints`):
 
-        b"ATLASPT2"  uint32 header length  header (UTF-8 JSON, padded with spaces)  arrays
+        POINTS_MAGIC  uint32 header length  header (UTF-8 JSON, padded with spaces)  arrays
+
+    (`POINTS_MAGIC` is b"ATLASPT" and the format's number, 8 bytes.)
 
     The header is `meta` plus `arrays`: {name: [type, byte offset after the header, length]}; each
     array is little-endian, starts at a multiple of 8 bytes from the file's start and is one of
@@ -194,7 +317,7 @@ def encode_points(table: dict) -> bytes:
 
 
 def decode_points(raw: bytes) -> dict:
-    """`encode_points`'s file back to `meta` and arrays (what `map.js` reads; for tests and benchmarks)."""
+    """`encode_points`'s file back to `meta` and arrays (what js/load.js reads; for tests and benchmarks)."""
     if raw[: len(POINTS_MAGIC)] != POINTS_MAGIC:
         raise ValueError("not a point file")
     (length,) = struct.unpack_from("<I", raw, len(POINTS_MAGIC))
@@ -261,7 +384,7 @@ def _varints(values: np.ndarray) -> bytes:
     return out.tobytes()
 
 
-def topic_labels(data: MapData, in_view: np.ndarray, chosen: int | None = None) -> list[dict]:
+def topic_labels(data: MapData, in_view: np.ndarray, chosen: int | None = None) -> list[TopicName]:
     """Names of the topics that still have papers in view, the opened topic first, then by size.
 
     The browser places them greedily in this order, skipping any that would overlap one already
@@ -287,7 +410,7 @@ def topic_labels(data: MapData, in_view: np.ndarray, chosen: int | None = None) 
     ]
 
 
-def theme_labels(data: MapData, in_view: np.ndarray) -> list[dict]:
+def theme_labels(data: MapData, in_view: np.ndarray) -> list[ThemeName]:
     """Names of the map's themes (from themes.parquet) that hold papers in view, largest first."""
     if data.themes is None or not len(data.themes):
         return []
@@ -302,7 +425,7 @@ def theme_labels(data: MapData, in_view: np.ndarray) -> list[dict]:
 
 def legend(
     data: MapData, colour: str, themes: tuple[int, ...] = (), values: tuple[str, ...] = ()
-) -> list[dict]:
+) -> list[KeyEntry]:
     """The map's key: each theme's hue (topics are its shades), or each value of the column it is coloured by.
 
     An entry is {text, colour, pick, on}: `pick` is what clicking it shows alone ({"theme": id}, or
@@ -357,7 +480,7 @@ def view_state(
     height: int = 640,
     themes: tuple[int, ...] = (),
     values: tuple[str, ...] = (),
-) -> dict:
+) -> ViewState:
     """Everything the map receives on a rerun: a few KB, whatever the size of the map.
 
     `themes`, `values`: the chosen themes and chosen values of the colour column (marked in the key)."""
@@ -386,8 +509,8 @@ def draw_cap(environ=os.environ) -> int:
     """Points the browser draws at most per view (`DRAW_CAP`, or the ATLAS_DRAW_CAP environment variable).
 
     Examples:
-        >>> draw_cap({}), draw_cap({"ATLAS_DRAW_CAP": "500"}), draw_cap({"ATLAS_DRAW_CAP": "x"})
-        (100000, 500, 100000)
+        >>> draw_cap({}) == DRAW_CAP, draw_cap({"ATLAS_DRAW_CAP": "500"}), draw_cap({"ATLAS_DRAW_CAP": "x"}) == DRAW_CAP
+        (True, 500, True)
     """
     try:
         return max(1, int(environ.get("ATLAS_DRAW_CAP", DRAW_CAP)))

@@ -1,0 +1,318 @@
+// @ts-check
+// Abstract Atlas live map: one Plotly chart per map, drawn once from the map's point table and then
+// updated in place (Plotly.react) from the few KB of view state each Streamlit rerun sends
+// (`ViewState`, js/protocol.js; docs/app.md, "The map component's protocol").
+//
+// This file holds the map's state and elements (the class AtlasMap) and applies a view state; the
+// files before it in map.js (app/map_component/assets.py, MAP_SCRIPT_FILES) hold the work by concern,
+// as functions of the map (`inst`).
+//
+// Plotly recomputes every trace of a chart whenever any trace's data changes (a quarter of a second
+// for 81,646 papers), so the map is two charts in one place, one shown at a time: "all", every paper in
+// colour (a trace per colour group, redrawn only when the colouring changes), and "sub", with a filter
+// or search, only the highlighted papers (one trace). Clearing a search shows "all" again as it was;
+// the two follow each other's zoom, pan and drag tool when one takes the other's place. The shown one
+// carries the class atlas-map-graph. Everything else is cheaper outside Plotly's data:
+// the faint context of papers left out is an image drawn once per view, and topic and theme names,
+// the opened paper's ring and the pinned abstract are HTML elements over the chart, positioned with
+// its axes. Names are set with textContent: untrusted text shows as typed and never runs.
+
+/** @type {WeakMap<HTMLElement, AtlasMap>} */
+const INSTANCES = new WeakMap(); // parentElement -> this map's state, kept across reruns
+
+// One map on the page: its elements, what it shows and what it keeps between reruns (kept in
+// INSTANCES by the component's parent element, since Streamlit calls the default export again on
+// every rerun with the same element).
+class AtlasMap {
+  // the page elements
+  /** @type {HTMLElement} */ root;
+  /** @type {HTMLElement} the charts and what lies over them, above the key's row */ stage;
+  /** @type {{all: Chart, sub: Chart}} two charts in one place, one shown at a time */ charts;
+  /** @type {HTMLElement} the shown chart's div */ gd;
+  /** @type {"all"|"sub"|null} */ active = null;
+  /** @type {HTMLElement} names, ring and pin over the chart */ marks;
+  /** @type {HTMLElement} */ loading;
+  /** @type {HTMLElement} */ error;
+  /** @type {HTMLElement} the key, a row under the charts */ legend;
+  /** @type {HTMLElement} the opened paper's ring */ ring;
+  /** @type {HTMLElement} the placed abstract's star */ pin;
+  /** @type {HTMLElement[]} the opened paper's nearest papers' rings */ near = [];
+  /** @type {HTMLElement[]} topic and theme names */ labels = [];
+  /** @type {Map<string, number[]>} a name's look -> its measured [width, height] */ labelSizes = new Map();
+  labelCount = 0;
+  legendKey = undefined;
+  legendWatch = null; // a ResizeObserver: the key's (or the note's) row changed height
+  /** @type {HTMLElement} a row under the chart: why the map is an image (no WebGL) */ note;
+  /** @type {HTMLElement} */ noteText;
+  /** @type {HTMLElement} how many highlighted or selected papers are drawn, when not all */ noteCount;
+  // without WebGL (a map that needs it, in a browser that has none): see "without WebGL"
+  fallback = false;
+  density = null; // the "all" chart's image of every paper, a Plotly layout image
+  densityUrl = null;
+  densityKey = undefined; // the colouring and view it was drawn for
+  densityTimer = 0;
+  picked = []; // rows of the box or lasso selection drawn as points on the "all" chart
+  capped = {}; // "sub" / "picked" -> papers when more than FALLBACK_POINTS, else 0
+  // the map's points and what the view draws of them
+  table = null; // the point table (prepare), per map
+  pointsUrl = null; // the table's URL: names the map events come from
+  colourKey = undefined; // the colouring drawn: "" = by topic, else a column
+  groups = null; // points by colour group, for the colouring
+  maskKey = undefined; // the mask drawn ("all" = none)
+  mask = null; // Uint8Array, 1 = in view; null = every paper
+  sub = null; // the highlighted papers drawn (overlay)
+  sampled = false; // the "all" chart draws a sample of the papers (sampleRows)
+  sampleGen = 0; // bumped by each resample after a pan or zoom
+  sampleTimer = 0;
+  view = null; // the last view state received
+  // the faint context image of the papers left out
+  context = null; // its Plotly layout image, for the current zoom
+  contextUrl = null;
+  contextShown = false;
+  contextStale = false;
+  contextTimer = 0;
+  // what changed since the last view state
+  pending = null; // the newest view state not applied yet
+  busy = false; // a view state is being applied
+  plotted = false; // the map has been drawn once
+  draws = 0; // views applied, for tests and benchmarks
+  clear = undefined; // the "Clear selection" counter last seen
+  reset = undefined; // the "Reset view" counter last seen
+  silent = false; // our own clearing of a selection is under way
+  seenPaper = undefined; // the opened paper and pin already brought into sight
+  seenPin = null;
+  // zoom
+  linkZoom = null; // the link's view=, for the first map only
+  zoom = null; // the view= text for the current zoom (null: the opening view)
+  liveRanges = null; // a drag or wheel zoom's ranges while it is under way (plotly_relayouting)
+  frame = 0; // the animation frame that will place the names
+  // the wheel: scrolls the page until the reader clicks the map
+  wheel = false;
+  hintTimer = 0;
+  /** @type {Trigger} Streamlit's setTriggerValue */ trigger = () => {};
+
+  constructor(parentElement) {
+    this.root = document.createElement("div");
+    this.root.className = "atlas-map";
+    this.loading = document.createElement("div");
+    this.loading.className = "atlas-map-loading";
+    this.loading.textContent = "Loading the map…";
+    this.error = document.createElement("div");
+    this.error.className = "atlas-map-error";
+    this.error.hidden = true;
+    const charts = /** @type {{all: Chart, sub: Chart}} */ ({});
+    for (const name of ["all", "sub"]) {
+      const div = document.createElement("div");
+      div.className = `atlas-map-chart ${name === "all" ? "atlas-map-graph" : "atlas-map-idle"}`;
+      charts[name] = { name, div, plotted: false, drawnKey: undefined, syncing: false };
+    }
+    this.charts = charts;
+    this.gd = charts.all.div;
+    this.marks = document.createElement("div");
+    this.marks.className = "atlas-map-marks";
+    this.stage = document.createElement("div");
+    this.stage.className = "atlas-map-stage";
+    this.stage.append(charts.all.div, charts.sub.div, this.marks, this.loading, this.error);
+    this.root.append(this.stage);
+    parentElement.appendChild(this.root);
+    this.ring = mark(this, "atlas-ring");
+    this.pin = mark(this, "atlas-pin");
+    this.pin.textContent = "★";
+    const tag = mark(this, "atlas-pin-tag");
+    tag.textContent = "Your abstract";
+    this.pin.appendChild(tag);
+    this.ring.hidden = this.pin.hidden = true;
+    this.legend = document.createElement("div");
+    this.legend.className = "atlas-legend";
+    this.legend.hidden = true;
+    const hint = document.createElement("div");
+    hint.className = "atlas-map-hint";
+    hint.textContent = "Hold Ctrl (⌘) and scroll to zoom (or click an empty spot of the map first)";
+    hint.hidden = true;
+    this.stage.append(hint);
+    this.note = document.createElement("div");
+    this.note.className = "atlas-map-note";
+    this.note.setAttribute("role", "note");
+    this.noteText = document.createElement("span");
+    this.noteCount = document.createElement("span");
+    this.note.append(this.noteText, this.noteCount);
+    this.note.hidden = true;
+    this.root.append(this.note, this.legend);
+    this.handWheel(hint);
+  }
+
+  // The page's wheel scrolls the page until the reader clicks the map (or holds a modifier); the
+  // mouse leaving the map hands the wheel back to the page.
+  handWheel(hint) {
+    const root = this.root;
+    const activate = () => {
+      this.wheel = true;
+      hint.hidden = true;
+    };
+    root.addEventListener("pointerdown", activate, { capture: true });
+    root.addEventListener("mousedown", activate, { capture: true });
+    root.addEventListener("mouseleave", (event) => {
+      // Plotly covers the page with a "dragcover" while a click or drag is under way: not leaving
+      const to = /** @type {HTMLElement|null} */ (event.relatedTarget);
+      if (!(to && to.classList && to.classList.contains("dragcover"))) this.wheel = false;
+    });
+    document.addEventListener("pointerdown", (event) => {
+      if (!root.contains(/** @type {Node} */ (event.target))) this.wheel = false;
+    });
+    root.addEventListener(
+      "wheel",
+      (event) => {
+        if (this.wheel || event.ctrlKey || event.metaKey || event.altKey) return;
+        event.stopPropagation(); // Plotly never sees it; the page scrolls as usual
+        hint.hidden = false;
+        clearTimeout(this.hintTimer);
+        this.hintTimer = setTimeout(() => (hint.hidden = true), 1500);
+      },
+      { capture: true },
+    );
+  }
+
+  // Apply the newest view state, and any that arrives meanwhile, one at a time.
+  async update() {
+    if (this.busy) return; // the running loop picks up the newest view when it finishes
+    this.busy = true;
+    try {
+      while (this.pending) {
+        const view = this.pending;
+        this.pending = null;
+        const started = performance.now();
+        await this.apply(view);
+        const ms = String(Math.round(performance.now() - started)); // for benchmarks
+        for (const chart of Object.values(this.charts)) chart.div.dataset.atlasApplyMs = ms;
+      }
+      this.error.hidden = true;
+    } catch (error) {
+      this.error.textContent = `The map could not be drawn: ${error.message}`;
+      this.error.hidden = false;
+      console.error(error);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  // Draw one view state: load what it names, redraw the points only when what they show changed,
+  // and move the marks.
+  async apply(view) {
+    const Plotly = await loadPlotly(view.plotly, view.plotly_data);
+    if (this.pointsUrl !== view.points) {
+      const table = await loadTable(view.points, view.points_data);
+      for (const chart of Object.values(this.charts)) {
+        if (chart.plotted) Plotly.purge(chart.div); // another map: new charts, the old ones' contexts freed
+        Object.assign(chart, { plotted: false, drawnKey: undefined, sampledFor: undefined });
+      }
+      this.linkZoom = this.plotted ? null : parseZoom(window.location.search); // the link's zoom, first map only
+      Object.assign(this, {
+        table, pointsUrl: view.points, plotted: false, maskKey: undefined, colourKey: undefined,
+        context: null, active: null,
+      });
+      startFallback(this); // no WebGL in this browser: an image of the papers instead of WebGL points
+    }
+    const colourKey = view.colour || "";
+    const recoloured = colourKey !== this.colourKey;
+    if (recoloured) {
+      grouping(this.table, colourKey); // once per colouring; `traces` draws the view's points of it
+      this.colourKey = colourKey;
+    }
+    const maskKey = view.mask === null ? "all" : view.mask;
+    if (maskKey !== this.maskKey || recoloured) {
+      if (maskKey !== this.maskKey) this.mask = decodeMask(view.mask, this.table.n);
+      const none = { rows: [], x: [], y: [], title: [], detail: [], colour: [] };
+      this.sub = none; // the highlighted papers are taken for the view when drawn (`traces`)
+      this.maskKey = maskKey;
+    }
+    const clearing = this.plotted && view.clear !== this.clear; // "Clear selection" in the app
+    this.clear = view.clear;
+    this.view = view;
+    this.loading.hidden = true;
+    // The points are redrawn only when what they show changed; an opened paper, its neighbours, the
+    // names and the pin are marks over the chart and move without Plotly.
+    drawLegend(this, view.legend);
+    const name = this.mask !== null ? "sub" : "all";
+    const drawKey = drawKeyOf(this, view, name);
+    await showChart(this, view, name, drawKey);
+    if (!this.plotted) {
+      this.plotted = true;
+      this.reset = view.reset;
+      ZOOM.inst = this;
+      wrapHistory();
+      followLegend(this);
+      rememberZoom(this);
+    }
+    if (view.reset !== this.reset) {
+      this.reset = view.reset; // "Reset view" in the app: the whole map again
+      await restoreZoom(this, null);
+      rememberZoom(this);
+    }
+    if (!this.context || this.contextStale) {
+      this.contextStale = false;
+      if (this.mask !== null) await drawContext(this);
+      else scheduleContext(this); // ready before the first search needs it
+    }
+    if (this.fallback) await showDensity(this);
+    if (clearing && this.fallback) await showPicked(this, []);
+    if (clearing) {
+      this.silent = true; // our own clearing is not the reader's deselection
+      try {
+        for (const chart of Object.values(this.charts)) {
+          if (!chart.plotted) continue;
+          await Plotly.relayout(chart.div, { selections: [] });
+          await Plotly.restyle(chart.div, { selectedpoints: [null] });
+        }
+      } finally {
+        this.silent = false;
+      }
+    }
+    await this.keepInSight(view);
+    placeMarks(this);
+    this.draws += 1;
+    for (const chart of Object.values(this.charts)) chart.div.dataset.atlasDraws = String(this.draws);
+  }
+
+  // A newly opened paper or placed abstract outside the reader's view: widen the view to show it.
+  keepInSight(view) {
+    const t = this.table;
+    const spots = [];
+    if (view.paper !== null && view.paper !== undefined && view.paper !== this.seenPaper) {
+      spots.push([t.x[view.paper], t.y[view.paper]]);
+    }
+    const pinKey = view.pin ? `${view.pin.x},${view.pin.y}` : null;
+    if (view.pin && pinKey !== this.seenPin) spots.push([view.pin.x, view.pin.y]);
+    this.seenPaper = view.paper;
+    this.seenPin = pinKey;
+    const { x: xr, y: yr } = ranges(this.gd);
+    let moved = false;
+    for (const [x, y] of spots) {
+      const padX = (xr[1] - xr[0]) * 0.05, padY = (yr[1] - yr[0]) * 0.05;
+      if (x < xr[0]) [xr[0], moved] = [x - padX, true];
+      if (x > xr[1]) [xr[1], moved] = [x + padX, true];
+      if (y < yr[0]) [yr[0], moved] = [y - padY, true];
+      if (y > yr[1]) [yr[1], moved] = [y + padY, true];
+    }
+    return moved ? window.Plotly.relayout(this.gd, { "xaxis.range": xr, "yaxis.range": yr }) : null;
+  }
+
+  // Streamlit unmounted the map: free its WebGL contexts, and its elements.
+  destroy() {
+    for (const chart of Object.values(this.charts)) if (window.Plotly && chart.plotted) window.Plotly.purge(chart.div);
+    if (ZOOM.inst === this) ZOOM.inst = null;
+    if (this.legendWatch) this.legendWatch.disconnect();
+    this.root.remove();
+  }
+}
+
+// Streamlit folds its sidebar at 768 px and below ("auto"); fold it up to 800 px too, once a page.
+const NARROW = 800;
+function foldSidebar() {
+  if (window.atlasFolded || window.innerWidth > NARROW) return;
+  window.atlasFolded = true;
+  const sidebar = /** @type {HTMLElement|null} */ (document.querySelector('[data-testid="stSidebar"]'));
+  if (!sidebar || sidebar.dataset.collapsed !== "false") return;
+  const button = /** @type {HTMLElement|null} */ (sidebar.querySelector('[data-testid="stSidebarCollapseButton"] button'));
+  if (button) button.click();
+}
+

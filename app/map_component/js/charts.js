@@ -1,0 +1,215 @@
+// @ts-check
+// The charts: two Plotly charts in one place, one shown at a time (see atlas_map.js): their traces and
+// layout, showing one in the other's place, and their events.
+
+const INK = "#1f2937";
+
+const HOVER = "<b>%{text}</b><br>%{hovertext}<extra></extra>";
+const CONFIG = {
+  scrollZoom: true,
+  displaylogo: false,
+  displayModeBar: true,
+  responsive: true,
+  modeBarButtonsToRemove: ["autoScale2d", "toImage", "zoomIn2d", "zoomOut2d", "zoom2d", "sendChartToCloud", "sendDataToCloud"],
+  plotGlPixelRatio: 1, // software WebGL draws a third faster at screen resolution; dots look the same
+};
+
+const MARGIN = { l: 4, r: 4, t: 4, b: 4 }; // the charts' margins (axes are hidden: no automargin)
+
+// ------------------------------------------------------------------ what a chart shows (public API)
+// The axis ranges and drag tool come from `gd.layout`, which Plotly keeps up to date with the
+// reader's pan, zoom and tool choice (relayout), and while a drag or wheel zoom is under way from
+// the `plotly_relayouting` event's ranges (the layout catches up when it ends).
+
+/** The chart's x and y ranges now, or null before it is drawn. */
+function ranges(gd, live) {
+  const layout = gd && gd.layout;
+  if (!layout || !layout.xaxis || !layout.yaxis || !layout.xaxis.range || !layout.yaxis.range) return null;
+  const x = layout.xaxis.range.slice(), y = layout.yaxis.range.slice();
+  if (live) {
+    for (let k = 0; k < 2; k++) {
+      if (live[`xaxis.range[${k}]`] !== undefined) x[k] = live[`xaxis.range[${k}]`];
+      if (live[`yaxis.range[${k}]`] !== undefined) y[k] = live[`yaxis.range[${k}]`];
+    }
+  }
+  return { x, y };
+}
+
+// The plot area in pixels ({l, t, w, h}): Plotly has no public API for it (the chart's width follows
+// its container, and the area is what remains inside the margins), so this one read of Plotly's
+// computed layout stays.
+function plotArea(gd) {
+  const full = gd && gd._fullLayout;
+  return full && full._size ? full._size : null;
+}
+
+/** @param {AtlasMap} inst */
+function traces(inst, view, name) {
+  const t = inst.table;
+  const kind = t.webgl ? "scattergl" : "scatter";
+  const small = t.n <= 2000;
+  const opacity = t.n < 2000 ? 0.92 : t.n < 20000 ? 0.8 : 0.65;
+  const plain = small ? { width: 0.8, color: "white" } : { width: 0 };
+  const range = shownState(inst);
+  if (name === "all") {
+    const g = grouping(t, inst.colourKey || "");
+    const sampled = sampleRows(t, null, range, capOf(view));
+    inst.sampled = sampled !== null;
+    const parts = sampled ? bySlot(t.n, sampled, g.code, g.slot, g.groups.length) : g.groups.map((group) => group.rows);
+    inst.groups = g.groups.map((group, k) => drawnGroup(t, group.colour, parts[k])); // rowsOf reads these
+    inst.charts.all.div.atlasDrawn = inst.groups; // for tests and benchmarks: trace k, point j -> row
+    return inst.groups.map((g) => ({
+      type: kind, name: "papers", mode: "markers", x: g.x, y: g.y, visible: g.rows.length > 0,
+      text: g.title, hovertext: g.detail, hovertemplate: HOVER, showlegend: false,
+      marker: { color: g.colour, size: t.size, opacity, line: plain },
+    }));
+  }
+  const sub = (inst.sub = inst.mask ? overlay(inst, inst.mask, range) : inst.sub);
+  inst.charts.sub.div.atlasDrawn = [sub];
+  const outline = view.search ? { width: small ? 1.2 : 0.6, color: INK } : plain;
+  return [{
+    type: kind, name: "highlight", mode: "markers", x: sub.x, y: sub.y, visible: true,
+    text: sub.title, hovertext: sub.detail, hovertemplate: HOVER, showlegend: false,
+    marker: { color: sub.colour, size: t.size * (view.search ? 1.25 : 1), opacity, line: outline },
+  }];
+}
+
+// What the shown chart has that the other must take over when it takes its place: the reader's zoom
+// and pan (or a link's zoom, or the opening view), the drag tool, and a drawn box or lasso.
+/** @param {AtlasMap} inst */
+function shownState(inst) {
+  const shown = inst.active ? inst.charts[inst.active] : null;
+  const now = shown && shown.plotted ? ranges(shown.div) : null;
+  if (!now) {
+    const start = inst.linkZoom || inst.table.range;
+    return { x: start.x.slice(), y: start.y.slice(), dragmode: "pan", selections: undefined };
+  }
+  const { dragmode, selections } = shown.div.layout;
+  return { x: now.x, y: now.y, dragmode: dragmode || "pan", selections };
+}
+
+/** @param {AtlasMap} inst */
+function layout(inst, view, chart, state) {
+  const next = {
+    height: chartHeight(inst, view),
+    margin: MARGIN,
+    plot_bgcolor: "#fbfbfd",
+    paper_bgcolor: "rgba(0,0,0,0)",
+    xaxis: { visible: false, showgrid: false, zeroline: false, range: state.x },
+    yaxis: { visible: false, showgrid: false, zeroline: false, range: state.y },
+    dragmode: state.dragmode || "pan",
+    clickmode: "event",
+    hovermode: "closest",
+    hoverlabel: { bgcolor: "white", font: { size: 13, color: INK }, align: "left" },
+    showlegend: false,
+    images: chart.name === "sub" ? (inst.context ? [inst.context] : []) : inst.fallback && inst.density ? [inst.density] : [],
+  };
+  if (state.selections) next.selections = state.selections;
+  return next;
+}
+
+// Draw `name`'s chart for this view if what it shows changed, bring it to the shown chart's zoom and
+// drag tool, and show it in place of the other.
+/** @param {AtlasMap} inst */
+async function showChart(inst, view, name, drawKey) {
+  const Plotly = window.Plotly;
+  const chart = inst.charts[name];
+  const state = shownState(inst);
+  if (!chart.plotted || drawKey !== chart.drawnKey) {
+    const method = chart.plotted ? Plotly.react : Plotly.newPlot;
+    const drawn = inst.fallback ? fallbackTraces(inst, view, name) : traces(inst, view, name);
+    await method(chart.div, drawn, layout(inst, view, chart, state), CONFIG);
+    if (name === "sub") inst.contextShown = Boolean(inst.context);
+    if (!chart.plotted) {
+      chart.plotted = true;
+      chart.div.atlasTable = inst.table; // for tests and benchmarks: row -> position
+      bindEvents(inst, chart);
+    }
+    chart.drawnKey = drawKey;
+  }
+  const now = ranges(chart.div);
+  const differs = (a, b) => Math.abs(a[0] - b[0]) + Math.abs(a[1] - b[1]) > 1e-9 * (Math.abs(b[1] - b[0]) || 1);
+  const update = {};
+  if (differs(now.x, state.x) || differs(now.y, state.y)) {
+    Object.assign(update, { "xaxis.range": state.x, "yaxis.range": state.y });
+  }
+  if (state.dragmode && (chart.div.layout.dragmode || "pan") !== state.dragmode) update.dragmode = state.dragmode;
+  if (chart.div.layout.height !== chartHeight(inst, view)) update.height = chartHeight(inst, view); // the key's row changed
+  if (name === "sub" && inst.context && !inst.contextShown) {
+    update["images[0]"] = inst.context; // drawn while the other chart was shown
+    inst.contextShown = true;
+  }
+  if (Object.keys(update).length) {
+    chart.syncing = true; // our own move, not the reader's
+    try {
+      await Plotly.relayout(chart.div, update);
+    } finally {
+      chart.syncing = false;
+    }
+  }
+  inst.active = name;
+  inst.gd = chart.div;
+  for (const other of Object.values(inst.charts)) {
+    other.div.classList.toggle("atlas-map-graph", other === chart);
+    other.div.classList.toggle("atlas-map-idle", other !== chart);
+  }
+}
+
+// Rows of the papers a click or a box/lasso picked: on the "all" chart traces 0..G-1 hold every paper
+// of a colour group; the "sub" chart's one trace holds the highlighted papers.
+/** @param {AtlasMap} inst */
+function rowsOf(inst, chart, points) {
+  if (inst.fallback && chart.name === "all") return pickedRows(inst, points);
+  const rows = [];
+  for (const p of points || []) {
+    if (chart.name === "sub") rows.push(inst.sub.rows[p.pointIndex]);
+    else if (p.curveNumber < inst.groups.length) rows.push(inst.groups[p.curveNumber].rows[p.pointIndex]);
+  }
+  return rows;
+}
+
+/** @param {AtlasMap} inst */
+function bindEvents(inst, chart) {
+  const gd = chart.div;
+  const shown = () => inst.gd === gd && !chart.syncing; // the hidden chart's events are our own moves
+  gd.on("plotly_click", (event) => {
+    const rows = rowsOf(inst, chart, event && event.points ? event.points.slice(0, 1) : []);
+    if (rows.length) inst.trigger("click", { row: rows[0], map: inst.pointsUrl });
+  });
+  gd.on("plotly_selected", (event) => {
+    // Plotly also fires this after programmatic redraws, without a range or lasso: not the reader's.
+    if (inst.silent || !shown() || !event || (!event.range && !event.lassoPoints)) return;
+    if (inst.fallback) return selectWithoutPoints(inst, chart, event); // not every paper is a point: rows by place
+    inst.trigger("select", { rows: rowsInShape(inst, chart, event) || rowsOf(inst, chart, event.points), map: inst.pointsUrl });
+  });
+  gd.on("plotly_deselect", () => {
+    if (!inst.silent && shown() && inst.fallback) showPicked(inst, []);
+    if (!inst.silent && shown()) inst.trigger("select", { rows: [], map: inst.pointsUrl });
+  });
+  const follow = () => {
+    if (inst.frame) return;
+    inst.frame = requestAnimationFrame(() => {
+      inst.frame = 0;
+      placeMarks(inst);
+    });
+  };
+  gd.on("plotly_relayouting", (event) => {
+    // names, ring and pin move with a drag or a zoom as it happens, to the ranges under way
+    if (inst.gd === gd) inst.liveRanges = event || null;
+    follow();
+  });
+  gd.on("plotly_relayout", (event) => {
+    if (inst.gd === gd) inst.liveRanges = null; // the layout holds the ranges now
+    const moved = Object.keys(event || {}).some((k) => k.startsWith("xaxis") || k.startsWith("yaxis"));
+    if (!moved || !shown()) return;
+    follow();
+    scheduleContext(inst);
+    if (inst.fallback) scheduleDensity(inst); // the image for the new view
+    else scheduleSample(inst); // the points for the new view
+    rememberZoom(inst);
+  });
+  // The hover box is the chart's top layer, over the names (map.css); the names also fade while it shows.
+  gd.on("plotly_hover", () => inst.marks.classList.add("atlas-hovering"));
+  gd.on("plotly_unhover", () => inst.marks.classList.remove("atlas-hovering"));
+}
+

@@ -1,0 +1,204 @@
+// @ts-check
+// Loading: Plotly.js and the map's point table, each downloaded once a page (and kept in the browser's
+// Cache Storage); decoding the binary point file, its titles, and a view's mask of the papers in view.
+
+const LOADS = new Map(); // url -> Promise, shared by every instance on the page
+
+function once(url, load) {
+  if (!LOADS.has(url)) {
+    LOADS.set(
+      url,
+      load(url).catch((error) => {
+        LOADS.delete(url); // a failed download may be retried on the next rerun
+        throw error;
+      }),
+    );
+  }
+  return LOADS.get(url);
+}
+
+// Files are named by their content, so a copy kept in the browser's Cache Storage never goes stale:
+// a returning reader loads Plotly.js and the map's points without asking the server (Streamlit's
+// static files come without caching headers). Cache Storage needs a secure context; elsewhere, fetch.
+const CACHE = "abstract-atlas";
+const KEEP = 4; // files of each kind (plotly-, points-) kept; older ones are dropped
+
+async function download(url) {
+  const store = window.caches && window.isSecureContext ? await caches.open(CACHE).catch(() => null) : null;
+  const kept = store ? await store.match(url) : null;
+  if (kept) return kept;
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  if (!store) return response;
+  await store.put(url, response.clone()).catch(() => null);
+  const kind = url.split("/").pop().split("-")[0];
+  const same = (await store.keys()).filter((r) => r.url.split("/").pop().startsWith(kind + "-"));
+  for (const old of same.slice(0, Math.max(0, same.length - KEEP))) await store.delete(old);
+  return response;
+}
+
+// A downloaded file, un-gzip'd. `inline`: the file's bytes as base64, sent through the component where
+// static/ is read-only.
+async function gunzipped(url, inline) {
+  const response = inline
+    ? new Response(Uint8Array.from(atob(inline), (c) => c.charCodeAt(0)))
+    : await download(url);
+  return new Response(response.body.pipeThrough(new DecompressionStream("gzip")));
+}
+
+function loadPlotly(url, inline) {
+  if (window.Plotly) return Promise.resolve(window.Plotly);
+  return once(url, async () => {
+    const code = await (await gunzipped(url, inline)).text();
+    const src = URL.createObjectURL(new Blob([code], { type: "text/javascript" }));
+    await new Promise((resolve, reject) => {
+      const script = document.createElement("script");
+      script.src = src;
+      script.onload = resolve;
+      script.onerror = () => reject(new Error("Plotly.js did not load"));
+      document.head.appendChild(script);
+    });
+    URL.revokeObjectURL(src);
+    return window.Plotly;
+  });
+}
+
+/** @returns {Promise<PointTable>} */
+function loadTable(url, inline) {
+  return once(url, async () => prepare(decodePoints(await (await gunzipped(url, inline)).arrayBuffer())));
+}
+
+// The point file (app/map_component/payload.py, `encode_points`): its magic (`SHARED.points_magic`),
+// a uint32 header length, a JSON header (names, palettes, ranges, and where each array is), then
+// little-endian typed arrays, each 8-byte aligned: read in place, never copied.
+const POINT_ARRAYS = { float32: Float32Array, uint8: Uint8Array, uint16: Uint16Array, uint32: Uint32Array };
+/** @param {ArrayBuffer} buffer */
+function decodePoints(buffer) {
+  const bytes = new Uint8Array(buffer);
+  const magic = SHARED.points_magic.length;
+  if (new TextDecoder().decode(bytes.subarray(0, magic)) !== SHARED.points_magic) throw new Error("not a point file of this version");
+  const length = new DataView(buffer).getUint32(magic, true);
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(magic + 4, magic + 4 + length)));
+  const start = magic + 4 + length;
+  const arrays = {};
+  for (const [name, [kind, offset, count]] of Object.entries(header.arrays)) {
+    arrays[name] = new POINT_ARRAYS[kind](buffer, start + offset, count);
+  }
+  return { ...header, arrays };
+}
+
+// As app.text.plotly_escape and plotly_wrap: titles are untrusted text, escaped for Plotly's hover
+// (which reads a few tags and entities); <br> between wrapped lines is the one tag added.
+/** @param {string} text */
+function plotlyEscape(text) {
+  return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
+}
+
+/** @param {string} text @param {number} width @param {number} maxLines */
+function plotlyWrap(text, width, maxLines) {
+  if (text.length <= width && !text.includes("\n")) return plotlyEscape(text);
+  const lines = [];
+  let line = "";
+  for (let word of text.split(/\s+/)) {
+    if (!word) continue;
+    while (word.length > width) {
+      if (line) {
+        lines.push(line);
+        line = "";
+      }
+      lines.push(word.slice(0, width));
+      word = word.slice(width);
+    }
+    if (!line) line = word;
+    else if (line.length + 1 + word.length <= width) line += " " + word;
+    else {
+      lines.push(line);
+      line = word;
+    }
+    if (lines.length > maxLines) break;
+  }
+  if (line) lines.push(line);
+  if (lines.length > maxLines) {
+    lines.length = maxLines;
+    lines[maxLines - 1] = lines[maxLines - 1].replace(/[ .,;:]+$/, "") + "…";
+  }
+  return lines.map(plotlyEscape).join("<br>");
+}
+
+/** Row i's title as stored (UTF-8 in one block).
+ * @param {PointTable} t @param {number} i */
+function rawTitle(t, i) {
+  return t.decoder.decode(t.titleBytes.subarray(i ? t.titleEnd[i - 1] : 0, t.titleEnd[i]));
+}
+
+/** Row i's hover title, escaped and wrapped, made when first drawn and kept.
+ * @param {PointTable} t @param {number} i */
+function hoverTitle(t, i) {
+  let title = t.titles[i];
+  if (title === undefined) title = t.titles[i] = plotlyWrap(rawTitle(t, i), 64, 3);
+  return title;
+}
+
+/**
+ * The point table as the map draws from it (`prepare`): the file's header (names, palettes, the
+ * opening ranges, the marker size) and its arrays, with each row's hover title once made.
+ * @typedef {{
+ *   n: number, format: number, sources: string[], palette: string[], topic_names: string[],
+ *   range: Ranges, size: number, webgl: boolean,
+ *   colourings: Object<string, {values: string[], palette: string[], code: Uint16Array}>,
+ *   x: Float32Array, y: Float32Array, colour: Uint16Array, source: Uint32Array, order: Uint32Array,
+ *   titleEnd: Uint32Array, titleBytes: Uint8Array, titles: string[], decoder: TextDecoder,
+ *   groupings: Map<string, Grouping>,
+ * }} PointTable
+ */
+
+/** @returns {PointTable} */
+function prepare(points) {
+  const { arrays: a, ...header } = points;
+  const table = {
+    ...header, x: a.x, y: a.y, colour: a.colour, source: a.source, order: a.order,
+    titleEnd: a.title_end, titleBytes: a.title_bytes, titles: new Array(points.n),
+    decoder: new TextDecoder(), groupings: new Map(),
+  };
+  for (const [column, entry] of Object.entries(table.colourings)) entry.code = a[`code:${column}`];
+  return table;
+}
+
+/** @param {PointTable} t @param {number} i */
+function detailOf(t, i) {
+  return t.topic_names[t.colour[i]] + "<br>" + t.sources[t.source[i]];
+}
+
+// A view's mask (app/map_component/payload.py, `encode_mask`): "b" + the bits in base64, or "d" + the
+// gaps between its rows as LEB128 varints in base64; null = every paper. A Uint8Array (1 = in view)
+// with its rows in order as `rows`.
+/** @param {string|null|undefined} text @param {number} n @returns {Mask|null} */
+function decodeMask(text, n) {
+  if (text === null || text === undefined) return null;
+  const raw = atob(text.slice(1));
+  const mask = /** @type {Mask} */ (new Uint8Array(n));
+  let rows;
+  if (text[0] === "d") {
+    const found = [];
+    let row = -1, value = 0, shift = 0;
+    for (let k = 0; k < raw.length; k++) {
+      const byte = raw.charCodeAt(k);
+      value += (byte & 0x7f) * 2 ** shift;
+      shift += 7;
+      if (byte & 0x80) continue;
+      row += value;
+      found.push(row);
+      value = shift = 0;
+    }
+    rows = Uint32Array.from(found);
+    for (const i of rows) mask[i] = 1;
+  } else {
+    let count = 0;
+    for (let i = 0; i < n; i++) count += mask[i] = (raw.charCodeAt(i >> 3) >> (i & 7)) & 1;
+    rows = new Uint32Array(count);
+    for (let i = 0, k = 0; i < n; i++) if (mask[i]) rows[k++] = i;
+  }
+  mask.rows = rows;
+  return mask;
+}
+

@@ -1,0 +1,198 @@
+// @ts-check
+// Sampling: what a chart draws of the papers.
+//
+// Points are grouped by colour, the unassigned (or missing-value) group first so the rest is drawn on top.
+// Every paper is drawn as one trace per colour group, a single marker colour each (Plotly converts a
+// colour per point slowly); the highlighted papers are one trace with a colour per point, as hex
+// strings, the cheapest form (a trace per group costs about 1 ms each to update, too much for a map of
+// 200 topics). Hover text is made for the points drawn, when first drawn; groups once per colouring.
+//
+// A big map is drawn as a sample (`sampleRows`): at most `draw_cap` points a view, taken in the point
+// file's draw order (a density-biased order: sparse places first keep every paper, dense ones are
+// thinned), among the papers in view, so a frame costs the same at any map size and zooming in shows
+// more until every paper in view is drawn. A search's hits are always drawn, all of them.
+
+/** @typedef {{groups: {colour: string, rows: Uint32Array}[], code: Uint16Array, slot: Uint32Array, palette: string[]}} Grouping */
+/** @typedef {{colour: any, rows: Uint32Array|number[], x: Float32Array|number[], y: Float32Array|number[], title: string[], detail: string[], sampled?: boolean}} Drawn */
+
+// The colouring's groups: {colour, rows} in drawing order, and `slot[code]` = a code's group.
+/** @param {PointTable} table @param {string} key @returns {Grouping} */
+function grouping(table, key) {
+  if (table.groupings.has(key)) return table.groupings.get(key);
+  const by = key && table.colourings[key] ? table.colourings[key] : null;
+  const palette = by ? by.palette : table.palette;
+  const code = by ? by.code : table.colour;
+  const grey = palette.length - 1;
+  const order = [grey, ...palette.keys()].filter((c, k) => k === 0 || c !== grey);
+  const slot = new Uint32Array(palette.length);
+  order.forEach((c, k) => (slot[c] = k));
+  const groups = order.map((c) => ({ colour: palette[c], rows: null }));
+  const split = bySlot(table.n, null, code, slot, groups.length);
+  groups.forEach((g, k) => (g.rows = split[k]));
+  const result = { groups, code, slot, palette };
+  table.groupings.set(key, result);
+  return result;
+}
+
+// `rows` (every row when null) split by their code's slot, each part in the order given.
+/** @param {number} n @param {ArrayLike<number>|null} rows @param {ArrayLike<number>} code @param {Uint32Array} slot @param {number} slots */
+function bySlot(n, rows, code, slot, slots) {
+  const count = new Uint32Array(slots);
+  const total = rows ? rows.length : n;
+  for (let j = 0; j < total; j++) count[slot[code[rows ? rows[j] : j]]]++;
+  const parts = Array.from(count, (c) => new Uint32Array(c));
+  const fill = new Uint32Array(slots);
+  for (let j = 0; j < total; j++) {
+    const i = rows ? rows[j] : j;
+    const k = slot[code[i]];
+    parts[k][fill[k]++] = i;
+  }
+  return parts;
+}
+
+// The rows to draw for the view `range` among `candidates` (a mask, or null for every paper): null
+// when all of them fit under `cap`; else the first `cap` papers in the draw order that are in the view
+// (widened by a fifth each side, so a small pan shows points at once).
+/** @param {PointTable} t @param {Mask|null} mask @param {Ranges} range @param {number} cap @returns {Uint32Array|null} */
+function sampleRows(t, mask, range, cap) {
+  const total = mask ? mask.rows.length : t.n;
+  if (total <= cap) return null;
+  const padX = (range.x[1] - range.x[0]) * 0.2, padY = (range.y[1] - range.y[0]) * 0.2;
+  const x0 = range.x[0] - padX, x1 = range.x[1] + padX, y0 = range.y[0] - padY, y1 = range.y[1] + padY;
+  const out = new Uint32Array(cap);
+  const { order, x, y } = t;
+  let k = 0;
+  for (let j = 0; j < t.n && k < cap; j++) {
+    const i = order[j];
+    if (mask && !mask[i]) continue;
+    const px = x[i], py = y[i];
+    if (px >= x0 && px <= x1 && py >= y0 && py <= y1) out[k++] = i;
+  }
+  return out.subarray(0, k);
+}
+
+/** Points drawn at most per view: the view state's, or Python's default. @param {ViewState|null} view */
+function capOf(view) {
+  return view && view.draw_cap > 0 ? view.draw_cap : SHARED.draw_cap;
+}
+
+// Points of `rows` as a group to draw: typed x/y, and hover text made for these rows only.
+/** @param {PointTable} t @param {string|null} colour @param {Uint32Array} rows @returns {Drawn} */
+function drawnGroup(t, colour, rows) {
+  const m = rows.length;
+  const x = new Float32Array(m), y = new Float32Array(m), title = new Array(m), detail = new Array(m);
+  for (let j = 0; j < m; j++) {
+    const i = rows[j];
+    x[j] = t.x[i];
+    y[j] = t.y[i];
+    title[j] = hoverTitle(t, i);
+    detail[j] = detailOf(t, i);
+  }
+  return { colour, rows, x, y, title, detail };
+}
+
+// The highlighted papers to draw (every one for a search; else sampled like the map), one trace with
+// a colour per point, grouped as the colouring is so the unassigned grey is drawn first.
+/** @param {AtlasMap} inst */
+function overlay(inst, mask, range) {
+  const t = inst.table;
+  const g = grouping(t, inst.colourKey || "");
+  const sampled = inst.view && inst.view.search ? null : sampleRows(t, mask, range, capOf(inst.view));
+  const parts = bySlot(t.n, sampled || mask.rows, g.code, g.slot, g.groups.length);
+  const m = parts.reduce((total, part) => total + part.length, 0);
+  const rows = new Uint32Array(m);
+  const colour = new Array(m);
+  let k = 0;
+  parts.forEach((part, slot) => {
+    rows.set(part, k);
+    colour.fill(g.groups[slot].colour, k, k + part.length); // hex strings: cheaper than a colour scale
+    k += part.length;
+  });
+  const sub = drawnGroup(t, null, rows);
+  sub.colour = colour;
+  sub.sampled = sampled !== null;
+  return sub;
+}
+
+// What the shown chart draws of the papers, as a key: redrawn when it changes (`resample`).
+/** @param {AtlasMap} inst */
+function sampleKey(inst, name) {
+  const t = inst.table;
+  const total = name === "all" ? t.n : inst.mask ? inst.mask.rows.length : 0;
+  if ((name === "sub" && inst.view && inst.view.search) || total <= capOf(inst.view)) return "every";
+  return `sample${inst.sampleGen}`;
+}
+
+// After a pan or zoom ends: the sample for the new view, drawn when it differs from the one drawn.
+/** @param {AtlasMap} inst */
+function scheduleSample(inst) {
+  clearTimeout(inst.sampleTimer);
+  if (!inst.table || !inst.active || sampleKey(inst, inst.active) === "every") return;
+  inst.sampleTimer = setTimeout(() => resample(inst), 120);
+}
+
+/** @param {AtlasMap} inst */
+async function resample(inst) {
+  if (inst.busy) {
+    scheduleSample(inst); // a view state is being drawn: try again when it is done
+    return;
+  }
+  const name = inst.active;
+  const chart = inst.charts[name];
+  const now = ranges(chart.div);
+  if (!now || !chart.plotted) return;
+  const key = `${now.x.join()},${now.y.join()}|${inst.colourKey}|${inst.maskKey}`;
+  if (chart.sampledFor === key) return;
+  inst.busy = true;
+  try {
+    inst.sampleGen += 1;
+    await showChart(inst, inst.view, name, drawKeyOf(inst, inst.view, name));
+    chart.sampledFor = key;
+    if (inst.context) await drawContext(inst);
+  } finally {
+    inst.busy = false;
+  }
+  if (inst.pending) inst.update();
+}
+
+/** @param {AtlasMap} inst */
+function drawKeyOf(inst, view, name) {
+  const colourKey = view.colour || "";
+  const base = name === "all" ? `${colourKey}|${view.height}` : `${colourKey}|${inst.maskKey}|${view.search}|${view.height}`;
+  return `${base}|${sampleKey(inst, name)}`;
+}
+
+// Rows under a box or lasso drawn on a sampled chart: every candidate paper in the shape, not only
+// the ones drawn (null when the chart draws every candidate: Plotly's own points say it).
+/** @param {AtlasMap} inst */
+function rowsInShape(inst, chart, event) {
+  const sampled = chart.name === "sub" ? inst.sub && inst.sub.sampled : inst.sampled;
+  if (!sampled || !event) return null;
+  const t = inst.table;
+  const mask = chart.name === "sub" ? inst.mask : null;
+  const rows = [];
+  if (event.range && event.range.x && event.range.y) {
+    const [x0, x1] = [Math.min(...event.range.x), Math.max(...event.range.x)];
+    const [y0, y1] = [Math.min(...event.range.y), Math.max(...event.range.y)];
+    for (let i = 0; i < t.n; i++) {
+      if (mask && !mask[i]) continue;
+      if (t.x[i] >= x0 && t.x[i] <= x1 && t.y[i] >= y0 && t.y[i] <= y1) rows.push(i);
+    }
+    return rows;
+  }
+  if (!event.lassoPoints || !event.lassoPoints.x) return null;
+  const px = event.lassoPoints.x, py = event.lassoPoints.y;
+  const x0 = Math.min(...px), x1 = Math.max(...px), y0 = Math.min(...py), y1 = Math.max(...py);
+  for (let i = 0; i < t.n; i++) {
+    if (mask && !mask[i]) continue;
+    const x = t.x[i], y = t.y[i];
+    if (x < x0 || x > x1 || y < y0 || y > y1) continue;
+    let inside = false;
+    for (let a = 0, b = px.length - 1; a < px.length; b = a++) {
+      if (py[a] > y !== py[b] > y && x < ((px[b] - px[a]) * (y - py[a])) / (py[b] - py[a]) + px[a]) inside = !inside;
+    }
+    if (inside) rows.push(i);
+  }
+  return rows;
+}
+

@@ -1,0 +1,70 @@
+// @ts-check
+// The zoom in the link.
+// The reader's zoom and pan live in the address bar as view=x0,x1,y0,y1 (the key and its parts are
+// Python's: `SHARED.zoom_key`, `SHARED.zoom_parts`), written here without a rerun (replacing the
+// current history entry). Streamlit pushes a new entry, without it, whenever the
+// app writes the rest of the view into the query string: the wrapped pushState/replaceState carry the
+// current zoom over. Opening a link or stepping Back/Forward restores the entry's zoom.
+const ZOOM = { inst: null };
+
+/** @param {AtlasMap} inst */
+function zoomText(inst) {
+  const now = ranges(inst.gd);
+  if (!now) return null;
+  const t = inst.table;
+  const xr = now.x, yr = now.y;
+  const spanX = t.range.x[1] - t.range.x[0], spanY = t.range.y[1] - t.range.y[0];
+  const same = (a, b, span) => Math.abs(a - b) <= span * 1e-4;
+  if (same(xr[0], t.range.x[0], spanX) && same(xr[1], t.range.x[1], spanX) && same(yr[0], t.range.y[0], spanY) && same(yr[1], t.range.y[1], spanY)) {
+    return null; // the opening view: no need to say it
+  }
+  const digits = (span) => Math.max(0, Math.min(10, 4 - Math.floor(Math.log10(Math.max(Math.abs(span), 1e-12)))));
+  const dx = digits(xr[1] - xr[0]), dy = digits(yr[1] - yr[0]);
+  return [xr[0].toFixed(dx), xr[1].toFixed(dx), yr[0].toFixed(dy), yr[1].toFixed(dy)].join(",");
+}
+
+function parseZoom(search) {
+  const text = new URLSearchParams(search).get(SHARED.zoom_key);
+  if (!text) return null;
+  const v = text.split(",").map(Number);
+  if (v.length !== SHARED.zoom_parts.length || !v.every(Number.isFinite) || !(v[0] < v[1]) || !(v[2] < v[3])) return null;
+  return { x: [v[0], v[1]], y: [v[2], v[3]] };
+}
+
+function withZoom(url) {
+  const inst = ZOOM.inst;
+  if (!inst || !inst.plotted || url === undefined || url === null) return url;
+  const next = new URL(String(url), window.location.href);
+  const text = inst.zoom;
+  if (text) next.searchParams.set(SHARED.zoom_key, text);
+  else next.searchParams.delete(SHARED.zoom_key);
+  return next.pathname + next.search.replaceAll("%2C", ",") + next.hash;
+}
+
+function wrapHistory() {
+  if (window.history.atlasWrapped) return;
+  window.history.atlasWrapped = true;
+  for (const name of ["pushState", "replaceState"]) {
+    const original = window.history[name].bind(window.history);
+    window.history[name] = (state, title, url) => original(state, title, withZoom(url));
+  }
+  window.addEventListener("popstate", () => {
+    const inst = ZOOM.inst;
+    if (inst && inst.plotted) restoreZoom(inst, parseZoom(window.location.search));
+  });
+}
+
+/** @param {AtlasMap} inst */
+function rememberZoom(inst) {
+  inst.zoom = zoomText(inst);
+  const here = window.location.pathname + window.location.search + window.location.hash;
+  const wanted = withZoom(here);
+  if (wanted !== here) window.history.replaceState(window.history.state, "", wanted);
+}
+
+/** @param {AtlasMap} inst */
+function restoreZoom(inst, zoom) {
+  const range = zoom || inst.table.range;
+  return window.Plotly.relayout(inst.gd, { "xaxis.range": range.x.slice(), "yaxis.range": range.y.slice() });
+}
+
