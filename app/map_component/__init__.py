@@ -25,6 +25,7 @@ import numpy as np
 import streamlit as st
 
 from app.data import MapData
+from app.loaders import MapKey
 from app.map_component.assets import URL_PREFIX, module_bundle, plotly_bundle, publish
 from app.map_component.payload import Pin, points_file, view_state
 
@@ -87,7 +88,7 @@ def _plotly_file() -> tuple[str, bytes]:
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def _points_file(_data: MapData, token: tuple) -> tuple[str, bytes]:
+def _points_file(_data: MapData, token: MapKey) -> tuple[str, bytes]:
     """The map's point table file, made once per loaded map (`token` identifies the map)."""
     return points_file(_data)
 
@@ -107,14 +108,14 @@ def served(name: str, content: bytes, sent: set[str]) -> tuple[str, str | None]:
         return URL_PREFIX + name, base64.b64encode(content).decode("ascii")
 
 
-def points_url(data: MapData, token: tuple) -> str:
+def points_url(data: MapData, token: MapKey) -> str:
     """The URL that names the map's point table, and so the map its events come from."""
     return URL_PREFIX + _points_file(data, token)[0]
 
 
 def live_map(
     data: MapData,
-    token: tuple,
+    token: MapKey,
     in_view: np.ndarray,
     *,
     search_active: bool,
