@@ -52,7 +52,7 @@ def place_abstract(data: MapData, map_key: tuple) -> None:
             "x": spot.x,
             "y": spot.y,
             "topic": spot.topic_id,
-            "encoder": (data.manifest.get("model") or {}).get("encoder", "the map's model"),
+            "encoder": data.manifest.model.encoder or "the map's model",
             "rows": spot.neighbour_rows.tolist(),
             "similarities": spot.similarities.tolist(),
             "verdict": spot.verdict,
