@@ -13,23 +13,23 @@ from pipeline.mapfolder.manifest import Manifest
 
 def about_panel(data: MapData) -> None:
     manifest = data.manifest
-    quality = manifest.get("quality") or {}
+    quality = manifest.quality
     panel = st.expander("About this map", icon=":material/info:", key=session.ABOUT_PANEL, on_change="rerun")
     with panel:
         if not panel.open:  # its body is made only while it is open
             return
-        info = Manifest.from_dict(manifest)
         themes = len(data.themes) if data.themes is not None else 0
         st.markdown(
-            f"**{markdown_literal(info.name or data.name)}** · "
-            f"{manifest.get('papers', data.n):,} papers · {manifest.get('topics', len(data.topic_order)):,} "
+            f"**{markdown_literal(manifest.name or data.name)}** · "
+            f"{manifest.papers if manifest.holds('papers') else data.n:,} papers · "
+            f"{manifest.topics if manifest.holds('topics') else len(data.topic_order):,} "
             f"topics{f' in {themes:,} themes' if themes else ''} · "
-            f"{manifest.get('unassigned', data.sizes[-1]):,} unassigned"
+            f"{manifest.unassigned if manifest.holds('unassigned') else data.sizes[-1]:,} unassigned"
         )
         st.caption(
-            f"Model {markdown_literal(info.model_name or 'unknown')} · encoder "
-            f"{markdown_literal(info.encoder or 'unknown')} · built "
-            f"{markdown_literal(info.built_at or 'unknown')} · folder {markdown_literal(data.path.name)}"
+            f"Model {markdown_literal(manifest.model.name or 'unknown')} · encoder "
+            f"{markdown_literal(manifest.model.encoder or 'unknown')} · built "
+            f"{markdown_literal(manifest.built_at or 'unknown')} · folder {markdown_literal(data.path.name)}"
         )
         metrics = st.columns(5)
         metrics[0].metric("Unassigned share", _percent(quality.get("unassigned_share")))
@@ -50,13 +50,13 @@ def about_panel(data: MapData) -> None:
         st.caption(markdown_literal(speed_note))
         stability_summary(data)
         cliff_line(manifest)
-        timings = manifest.get("timings_seconds") or {}
+        timings = manifest.timings_seconds
         if timings:  # plain text lines: cheaper to draw than a table, and the panel is usually closed
             st.markdown(
                 "**Build timings** · "
                 + " · ".join(f"{markdown_literal(stage)} {_seconds(v)}" for stage, v in timings.items())
             )
-        config = manifest.get("config") or {}
+        config = manifest.config.settings
         if config:
             st.markdown(
                 "**Build settings** · "
@@ -64,21 +64,21 @@ def about_panel(data: MapData) -> None:
             )
 
 
-def embedding_speed(manifest: dict) -> tuple[str, str, str]:
+def embedding_speed(manifest: Manifest) -> tuple[str, str, str]:
     """The About metric's label and value for the build's embedding speed, and the sentence saying what
     it counts (a map that recorded no embedding block: the end-to-end build speed, said so).
 
     Examples:
-        >>> _, speed, note = embedding_speed({"embedding": {"computed": 300, "cached": 1357,
-        ...     "abstracts_per_second": 35.2, "model_seconds": 41.0}})
+        >>> _, speed, note = embedding_speed(Manifest(embedding={"computed": 300, "cached": 1357,
+        ...     "abstracts_per_second": 35.2, "model_seconds": 41.0}))
         >>> print(speed); print(note)  # doctest: +NORMALIZE_WHITESPACE
         35.2 abstracts/s
         Embedding speed: 300 abstracts embedded at 35.2 abstracts per second of embedding; 1,357 vectors
         came from the cache and the model's loading or one-time preparation (41.0 s) is not counted.
-        >>> embedding_speed({"embedding": {"computed": 0, "cached": 57}})
+        >>> embedding_speed(Manifest(embedding={"computed": 0, "cached": 57}))
         ('Embedding speed', '–', 'Embedding speed: none embedded, all vectors from the cache (57).')
     """
-    report = manifest.get("embedding") or {}
+    report = manifest.embedding
     computed, cached = report.get("computed"), report.get("cached")
     rate = report.get("abstracts_per_second")
     if computed == 0:
@@ -88,7 +88,7 @@ def embedding_speed(manifest: dict) -> tuple[str, str, str]:
             f"Embedding speed: none embedded, all vectors from the cache ({cached or 0:,}).",
         )
     if not isinstance(computed, int) or not rate:
-        total = manifest.get("abstracts_per_second")
+        total = manifest.abstracts_per_second
         if total:
             return (
                 "Build speed",
@@ -108,10 +108,10 @@ def embedding_speed(manifest: dict) -> tuple[str, str, str]:
     return "Embedding speed", f"{rate:,} abstracts/s", text
 
 
-def cliff_line(manifest: dict) -> None:
+def cliff_line(manifest: Manifest) -> None:
     """How well re-clusterings agree at the topic counts the build chose among (the chosen one marked)."""
-    agreement = (manifest.get("quality") or {}).get("agreement_at_nearby_topic_counts")
-    chosen = (manifest.get("quality") or {}).get("chosen_topic_count")
+    agreement = manifest.quality.get("agreement_at_nearby_topic_counts")
+    chosen = manifest.quality.get("chosen_topic_count")
     if not isinstance(agreement, dict) or len(agreement) < 2:
         return
     parts = []
@@ -131,7 +131,7 @@ def cliff_line(manifest: dict) -> None:
 
 def stability_summary(data: MapData) -> None:
     """The manifest's stability block and the topics' scores; nothing when the build skipped stability."""
-    block = data.manifest.get("stability")
+    block = data.manifest.stability
     scores = (
         pd.to_numeric(data.topics["stability"], errors="coerce").dropna()
         if "stability" in data.topics.columns

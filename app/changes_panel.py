@@ -12,7 +12,6 @@ from app.loaders import MapKey, cached_changes
 from app.session import on_topic_pick
 from app.text import markdown_literal
 from app.themes import theme_change_rows
-from pipeline.mapfolder.manifest import Manifest
 
 
 def changes_panel(data: MapData, map_key: MapKey) -> None:
@@ -31,7 +30,7 @@ def changes_panel(data: MapData, map_key: MapKey) -> None:
         if not panel.open:  # its body is made only while it is open
             return
         rows, targets, summary = cached_changes(map_key)  # a gone topic opens where most of its papers went
-        previous = Manifest.from_dict(data.manifest).previous_name
+        previous = data.manifest.previous_name
         st.caption(
             f"Topics compared with the previous build{f' of {markdown_literal(previous)}' if previous else ''}"
             f": {markdown_literal(summary)}. Topics that match keep their ids, so older links still open "

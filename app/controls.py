@@ -10,7 +10,6 @@ from app.search import KIND_NAMES, KINDS
 from app.session import dismiss_notices, filter_key, reset_view, switch_map, topic_options, widget_key
 from app.text import counted, markdown_literal, without_server_paths
 from app.themes import usable_themes
-from pipeline.mapfolder.manifest import Manifest
 
 SEARCH_HELP = (
     "**Words** (default): whole words in titles and abstracts, in any form (*rank* finds *ranking*, "
@@ -116,9 +115,9 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
 
 def header(data: MapData, sentence: tuple[str, str]) -> None:
     """The map's name and facts, then one sentence saying what the page counts (`app.search.search_sentence`)."""
-    manifest = Manifest.from_dict(data.manifest)
+    manifest = data.manifest
     st.markdown(f"## {markdown_literal(manifest.name or data.name)}")
-    model = manifest.model_name.split("/")[-1]
+    model = manifest.model.name.split("/")[-1]
     parts = [
         counted(data.n, "paper"),
         counted(len(data.topic_order), "topic"),

@@ -22,6 +22,7 @@ from app.text import plotly_wrap
 from app.themes import theme_of_topic
 from pipeline.exports.export import BIDI_CHARACTERS, without_bidi_controls
 from pipeline.mapfolder.files import MANIFEST, MAP_FILES, PAPERS, TOPICS
+from pipeline.mapfolder.manifest import Manifest
 from pipeline.mapfolder.search_index import SearchIndex, index_for, paper_fingerprint
 from pipeline.mapfolder.store import added_mask, read_map
 from pipeline.modelling.floors import PairSimilarities, map_pair_similarities
@@ -114,7 +115,7 @@ class MapData:
 
     name: str
     path: Path
-    manifest: dict
+    manifest: Manifest
     papers: pd.DataFrame
     topics: pd.DataFrame  # indexed by topic_id, sorted by size (largest first)
     vectors: np.ndarray  # unit rows as stored (float16, memory-mapped read-only), row i = papers row i
@@ -416,7 +417,7 @@ class PaperFacts:
 def topic_edits(path: Path, atlas) -> TopicEdits:
     """The merges and hides `read_map` applied to the map (`manifest.curation.applied`), with the
     topics as built (names with renames applied, sizes) that the lineage's story is told of."""
-    applied = set((atlas.manifest.get("curation") or {}).get("applied") or [])
+    applied = set(atlas.manifest.curation.applied if atlas.manifest.curation is not None else [])
     edits = [e for e in atlas.edits or [] if e.id in applied]
     moves = tuple((int(e.topic), e.action, int(e.into)) for e in edits if e.action in ("merge", "hide"))
     if not moves:

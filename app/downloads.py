@@ -10,7 +10,6 @@ from app.data import MapData
 from app.text import counted
 from pipeline.exports.export import export_frame, to_csv_bytes
 from pipeline.exports.reading_list import reading_list_bibtex, reading_list_markdown
-from pipeline.mapfolder.manifest import Manifest
 
 
 def downloads(data: MapData, rows: np.ndarray, chosen: str | None = None) -> None:
@@ -26,13 +25,13 @@ def downloads(data: MapData, rows: np.ndarray, chosen: str | None = None) -> Non
         return to_csv_bytes(export_frame(data.papers, topics, themes=data.themes))
 
     def view_markdown(rows=rows) -> bytes:
-        heading = f"Reading list from {Manifest.from_dict(data.manifest).name or data.name}"
+        heading = f"Reading list from {data.manifest.name or data.name}"
         return reading_list_markdown(data.papers.iloc[rows], topics, heading=heading, chosen=chosen).encode(
             "utf-8"
         )
 
     def view_bibtex(rows=rows) -> bytes:
-        heading = f"Reading list from {Manifest.from_dict(data.manifest).name or data.name}"
+        heading = f"Reading list from {data.manifest.name or data.name}"
         return reading_list_bibtex(data.papers.iloc[rows], heading=heading, chosen=chosen).encode("utf-8")
 
     buttons = [  # (column, label, data, file name, MIME type, icon, key, help); each made only on click

@@ -1,6 +1,6 @@
 """The map's own encoder in the app: its int8 ONNX bundle on ONNX Runtime, never torch.
 
-A map records the bundle its vectors came from (`manifest["model"]["bundle"]` and `["sha256"]`,
+A map records the bundle its vectors came from (`Manifest.model.bundle` and `.sha256`,
 written by `python -m pipeline build`). The app runs that very file, so a pasted abstract gets the
 vector the build would have given it. Bundles are looked up by name in `ATLAS_MODELS_DIR`, the
 repository's `assets/models/` (committed for hosting) and this machine's model cache.
@@ -37,13 +37,13 @@ def model_roots(environ: Mapping[str, str] = os.environ) -> list[Path]:
     return [*roots, MODELS_ROOT, cache / "onnx"]
 
 
-def bundle_folder(manifest: Mapping, environ: Mapping[str, str] = os.environ) -> Path:
+def bundle_folder(manifest: Manifest, environ: Mapping[str, str] = os.environ) -> Path:
     """The folder of the bundle a map was built with.
 
     Raises:
         EncoderUnavailable: If the map records no bundle, or none of `model_roots` holds it.
     """
-    key = Manifest.from_dict(manifest).bundle
+    key = manifest.model.bundle
     if not key:
         raise EncoderUnavailable(
             "This map does not record an int8 model (it is older, or was built with another embedder): "
@@ -78,13 +78,12 @@ def load_encoder_once(folder: str, max_tokens: int, sha256: str | None):
     return OnnxEncoder(bundle=folder, max_tokens=max_tokens, threads=1)
 
 
-def map_encoder(manifest: Mapping):
+def map_encoder(manifest: Manifest):
     """The encoder (`.name`, `.encode(list[str])`) that gives a map's own vectors."""
-    typed = Manifest.from_dict(manifest)
-    return load_encoder_once(str(bundle_folder(manifest)), typed.max_tokens, typed.sha256)
+    return load_encoder_once(str(bundle_folder(manifest)), manifest.max_tokens, manifest.model.sha256)
 
 
-def encode_queries(manifest: Mapping, texts: list[str]) -> np.ndarray:
+def encode_queries(manifest: Manifest, texts: list[str]) -> np.ndarray:
     """Unit float32 vectors of `texts` in the map's space, row i = texts[i].
 
     Raises:

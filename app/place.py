@@ -73,7 +73,7 @@ def place_abstract(data: MapData, map_key: MapKey, text: str) -> Placement | Pla
         y=spot.y,
         topic_id=spot.topic_id,
         verdict=spot.verdict,
-        encoder=(data.manifest.get("model") or {}).get("encoder", "the map's model"),
+        encoder=data.manifest.model.encoder or "the map's model",
         rows=tuple(spot.neighbour_rows.tolist()),
         similarities=tuple(spot.similarities.tolist()),
         percentile=percentile,

@@ -42,7 +42,7 @@ def placement_panel(data: MapData, map_key: MapKey) -> None:
                 "Place on the map", on_click=request_placement, icon=":material/push_pin:", type="primary"
             )
         if session.placement_requested():
-            model = (data.manifest.get("model") or {}).get("name", "the map's model").split("/")[-1]
+            model = (data.manifest.model.name or "the map's model").split("/")[-1]
             with st.spinner(f"Embedding your abstract with {model} (the first time also loads the model)…"):
                 session.set_placement(place_abstract(data, map_key, session.pasted_abstract()))
             st.rerun()  # draw the pin on the map above

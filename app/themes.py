@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from pipeline.mapfolder.manifest import Manifest
+
 THEME_KEY = "theme"
 UNGROUPED = "Other topics"  # heading for topics without a theme (maps built before themes)
 
@@ -107,12 +109,10 @@ def group_topic_list(
     return sorted(merged.values(), key=group_key)
 
 
-def _theme_records(manifest: dict) -> list[dict]:
+def _theme_records(manifest: Manifest) -> list[dict]:
     """The manifest's `lineage.themes` records (`pipeline.modelling.theme_lineage`) that can be read."""
-    lineage = (manifest.get("lineage") or {}) if isinstance(manifest, dict) else {}
-    records = lineage.get("themes") if isinstance(lineage, dict) else None
     readable = []
-    for record in records if isinstance(records, list) else []:
+    for record in manifest.lineage.themes:
         try:
             readable.append(dict(record, theme_id=int(record["theme_id"])))
         except (KeyError, TypeError, ValueError):
@@ -127,13 +127,13 @@ def _where_it_went(record: dict, names: dict[int, str]) -> str:
     return f"gone since the last rebuild{where}"
 
 
-def gone_themes(manifest: dict, themes) -> dict[int, str]:
+def gone_themes(manifest: Manifest, themes) -> dict[int, str]:
     """Theme id -> what became of it, for themes a rebuild of this map no longer has.
 
     Examples:
         >>> import pandas as pd
-        >>> manifest = {"lineage": {"themes": [{"theme_id": 5, "status": "gone", "previous_label": "Point cloud",
-        ...     "successor_theme_ids": [2]}]}}
+        >>> manifest = Manifest.from_dict({"lineage": {"themes": [{"theme_id": 5, "status": "gone",
+        ...     "previous_label": "Point cloud", "successor_theme_ids": [2]}]}})
         >>> gone_themes(manifest, pd.DataFrame({"theme_id": [2], "label": ["3D vision"]}))
         {5: 'theme 5 (“Point cloud”) is gone since the last rebuild; most of its papers are now in “3D vision”'}
     """
@@ -146,14 +146,15 @@ def gone_themes(manifest: dict, themes) -> dict[int, str]:
     }
 
 
-def theme_change_rows(manifest: dict, themes):
+def theme_change_rows(manifest: Manifest, themes):
     """One row per theme a rebuild kept, renamed, made or dissolved (the manifest's `lineage.themes`),
     with the words the change report shows; empty for a map built without a previous one.
 
     Examples:
         >>> import pandas as pd
-        >>> manifest = {"lineage": {"themes": [{"theme_id": 1, "status": "renamed", "label": "3D vision",
-        ...     "previous_label": "Point cloud"}, {"theme_id": 4, "status": "new", "label": "Robotics"}]}}
+        >>> manifest = Manifest.from_dict({"lineage": {"themes": [{"theme_id": 1, "status": "renamed",
+        ...     "label": "3D vision", "previous_label": "Point cloud"}, {"theme_id": 4, "status": "new",
+        ...     "label": "Robotics"}]}})
         >>> theme_change_rows(manifest, pd.DataFrame({"theme_id": [1, 4], "label": ["3D vision", "Robotics"]}))["What became of it"].tolist()
         ['renamed (was “Point cloud”)', 'new']
     """

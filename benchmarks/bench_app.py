@@ -50,7 +50,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from pipeline.mapfolder.files import SCHEMA_VERSION  # noqa: E402
-from pipeline.mapfolder.manifest import read_manifest  # noqa: E402
+from pipeline.mapfolder.manifest import Manifest, read_manifest  # noqa: E402
 from pipeline.mapfolder.store import AtlasMap, write_map  # noqa: E402
 from tests.devserver import StreamlitServer  # noqa: E402
 
@@ -182,7 +182,13 @@ def synthesise_map(corpus: Path, out: Path, n: int, seed: int = 0) -> Path:
         "synthetic": True,
     }
     write_map(
-        out, AtlasMap(papers=papers, topics=topics, embeddings=vectors.astype(np.float16), manifest=manifest)
+        out,
+        AtlasMap(
+            papers=papers,
+            topics=topics,
+            embeddings=vectors.astype(np.float16),
+            manifest=Manifest.from_dict(manifest),
+        ),
     )
     return out
 
@@ -536,7 +542,7 @@ def measure_maps(
     results = []
     for folder, synthetic in folders:
         manifest = read_manifest(folder)
-        print(f"measuring {folder} ({manifest['papers']:,} papers)...", file=sys.stderr)
+        print(f"measuring {folder} ({manifest.papers:,} papers)...", file=sys.stderr)
         timing = measure(browser, folder, args.repeat) | script_timings(folder, args.repeat)
         if not args.app_only:
             alone = measure(browser, folder, args.repeat, map_alone)
@@ -546,9 +552,9 @@ def measure_maps(
         results.append(
             {
                 "folder": folder,
-                "papers": manifest["papers"],
-                "topics": manifest["topics"],
-                "synthetic": synthetic or bool(manifest.get("synthetic")),
+                "papers": manifest.papers,
+                "topics": manifest.topics,
+                "synthetic": synthetic or manifest.synthetic,
                 **timing,
             }
         )

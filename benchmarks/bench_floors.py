@@ -82,7 +82,7 @@ def measure(folder: Path, held_out: int) -> list[str]:
     np.fill_diagonal(similarity, -2.0)
     nearest = similarity.max(axis=1)
     lines = [
-        f"### {manifest.get('name', folder.name)} ({len(vectors):,} papers, {len(names)} topics)",
+        f"### {manifest.name or folder.name} ({len(vectors):,} papers, {len(names)} topics)",
         "",
         "Pairs' similarity: "
         + ", ".join(f"{p:g}th {pairs.at(p):.3f}" for p in (50, 90, 95, 99, 99.9))
@@ -93,9 +93,7 @@ def measure(folder: Path, held_out: int) -> list[str]:
         "| query | kind | nearest paper | its share of pairs | listed as close |",
         "|---|---|---:|---:|---:|",
     ]
-    encoder = OnnxEncoder(
-        bundle=str(bundle_folder(manifest)), max_tokens=manifest["model"]["max_tokens"], threads=1
-    )
+    encoder = OnnxEncoder(bundle=str(bundle_folder(manifest)), max_tokens=manifest.max_tokens, threads=1)
     floor = pairs.at(MEANING_PERCENTILE)
     for kind, queries in QUERIES.items():
         for query, vector in zip(queries, encoder.encode(queries), strict=True):

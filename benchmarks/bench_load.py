@@ -55,9 +55,13 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+if TYPE_CHECKING:
+    from pipeline.mapfolder.manifest import Manifest
 
 from tests.devserver import StreamlitServer  # noqa: E402
 
@@ -346,12 +350,12 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
-def report(args, outcome: dict, manifest: dict, log_path: Path, load_before: float) -> str:
-    papers = manifest["papers"]
+def report(args, outcome: dict, manifest: Manifest, log_path: Path, load_before: float) -> str:
+    papers = manifest.papers
     kind = (
         " (a stand-in written by `bench_app.synthesise_map`: real titles and abstracts of the corpus, "
         "synthetic topics, coordinates and embeddings)"
-        if manifest.get("synthetic")
+        if manifest.synthetic
         else ""
     )
     results = outcome["results"]

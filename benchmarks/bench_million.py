@@ -280,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"synthesised {folder} in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     load = os.getloadavg()[0]
     result = measure(folder, args.app.resolve())
-    papers = read_manifest(folder)["papers"]
+    papers = read_manifest(folder).papers
     lines = [
         f"## {papers:,} papers ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})",
         "",

@@ -75,7 +75,7 @@ def build(source: Path, inputs: list[Path], out: Path, env: dict) -> float:
 def figures(folder: Path, seconds: float) -> dict:
     atlas = read_map(folder)
     result = name_figures(atlas.papers, atlas.topics, atlas.themes)
-    result["quality"] = {k: atlas.manifest["quality"].get(k) for k in ("coherence_npmi", "diversity")}
+    result["quality"] = {k: atlas.manifest.quality.get(k) for k in ("coherence_npmi", "diversity")}
     result["build_seconds"] = seconds
     return result
 

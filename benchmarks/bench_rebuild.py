@@ -113,7 +113,7 @@ def quality(atlas, fields: dict[str, str]) -> dict:
         "nmi": round(scores["nmi"], 4),
         "ari": round(scores["ari"], 4),
         "unassigned": round(float((labels == -1).mean()), 4),
-        "cliffs": atlas.manifest["quality"].get("agreement_at_nearby_topic_counts"),
+        "cliffs": atlas.manifest.quality.get("agreement_at_nearby_topic_counts"),
     }
 
 

@@ -241,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         measured = []
         try:
             for folder in args.maps:
-                papers = read_manifest(folder)["papers"]
+                papers = read_manifest(folder).papers
                 print(f"measuring {folder} ({papers:,} papers)...", file=sys.stderr)
                 servers = [(label, serve(folder, script), Tally()) for label, script in apps]
                 try:  # the apps' rounds alternate, with a round of the bare page's, so load falls on all

@@ -332,7 +332,6 @@ def run_build(args: argparse.Namespace) -> None:
 def run_export(args: argparse.Namespace) -> None:
     from pipeline.exports.export import export_frame, to_csv_bytes
     from pipeline.exports.reading_list import export_choice, reading_list_bibtex, reading_list_markdown
-    from pipeline.mapfolder.manifest import Manifest
     from pipeline.mapfolder.safe_output import output_target, write_output
     from pipeline.mapfolder.store import read_map
 
@@ -349,7 +348,7 @@ def run_export(args: argparse.Namespace) -> None:
             export_frame(atlas.papers, atlas.topics, topic_id=args.topic, themes=atlas.themes)
         )
     else:
-        heading = f"Reading list: {Manifest.from_dict(atlas.manifest).name or args.map.name}"
+        heading = f"Reading list: {atlas.manifest.name or args.map.name}"
         chosen = export_choice(args.topic, atlas.topics, len(papers))
         if kind == "md":
             payload = reading_list_markdown(papers, atlas.topics, heading=heading, chosen=chosen).encode(
@@ -373,7 +372,7 @@ def run_curate(args: argparse.Namespace) -> None:
     if args.action == "list":
         from pipeline.mapfolder.manifest import read_manifest
 
-        read_manifest(args.map)  # not a map folder: one error line
+        read_manifest(args.map, check=False)  # not a map folder: one error line
         print(list_edits(args.map))
         return
     fields = {

@@ -6,6 +6,7 @@ the page. Fixtures built on these live in `tests/conftest.py`; no test module im
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,6 +25,7 @@ import pandas as pd
 
 from app.state import normalise_params
 from pipeline.mapfolder.files import SCHEMA_VERSION
+from pipeline.mapfolder.manifest import LineageBlock, Manifest, PreviousBlock
 from pipeline.mapfolder.store import AtlasMap, write_map
 
 if TYPE_CHECKING:
@@ -141,7 +143,12 @@ def tiny_map(
         },
         "built_at": "2026-01-01T00:00:00Z",
     }
-    return AtlasMap(papers=papers, topics=topics, embeddings=vectors.astype(np.float16), manifest=manifest)
+    return AtlasMap(
+        papers=papers,
+        topics=topics,
+        embeddings=vectors.astype(np.float16),
+        manifest=Manifest.from_dict(manifest),
+    )
 
 
 def write_tiny_map(folder: Path, **options) -> Path:
@@ -172,10 +179,10 @@ def write_merged_map(folder: Path) -> Path:
             "previous_sizes": [[13], [30], [7, 6], [13], [6]],
         }
     )
-    atlas.manifest["lineage"] = {
-        "previous": {"name": "Tiny test map", "fingerprint": "f"},
-        "next_topic_id": 6,
-    }
+    atlas.manifest = replace(
+        atlas.manifest,
+        lineage=LineageBlock(previous=PreviousBlock(name="Tiny test map", fingerprint="f"), next_topic_id=6),
+    )
     write_map(folder, atlas)
     return folder
 
@@ -256,7 +263,7 @@ def hostile_map(n: int = 7) -> AtlasMap:
             "y": [1.0, 0.0],
         }
     )
-    manifest = {"schema_version": SCHEMA_VERSION, "name": "tiny", "papers": n, "topics": 2, "themes": 2}
+    manifest = Manifest(schema_version=SCHEMA_VERSION, name="tiny", papers=n, topics=2, themes=2)
     return AtlasMap(
         papers=papers, topics=topics, embeddings=vectors.astype(np.float16), manifest=manifest, themes=themes
     )

@@ -52,8 +52,8 @@ def test_add_places_new_abstracts_marks_them_and_keeps_the_map_valid(map_copy):
     assert result.returncode == 0, result.stderr
     after = read_map(map_copy)  # checksum verified: embeddings and papers still agree
     assert len(after.papers) == len(before.papers) + 4
-    assert after.manifest["papers"] == len(after.papers)
-    assert after.manifest["unassigned"] == int((after.papers["topic_id"] == -1).sum())
+    assert after.manifest.papers == len(after.papers)
+    assert after.manifest.unassigned == int((after.papers["topic_id"] == -1).sum())
     assert after.papers.iloc[: len(before.papers)]["doc_id"].tolist() == before.papers["doc_id"].tolist()
     mask = added_mask(after.papers)
     assert mask.sum() == 4 and mask[-4:].all()
@@ -69,8 +69,8 @@ def test_add_places_new_abstracts_marks_them_and_keeps_the_map_valid(map_copy):
     ot = new[new["title"].str.contains("Sinkhorn")].iloc[0]
     seed_ot = before.papers[before.papers["abstract"].str.contains("optimal transport", case=False)]
     assert ot["topic_id"] == seed_ot["topic_id"].value_counts().index[0]
-    record = after.manifest["added"][-1]
-    assert record["papers"] == 4 and record["skipped"] == len(
+    record = after.manifest.added[-1]
+    assert record.papers == 4 and record.skipped == len(
         read_map(SEED_MAP).papers[lambda p: p["source"] == seed_file.name]
     )
     assert "skipped" in result.stderr and "added 4 paper(s)" in result.stderr

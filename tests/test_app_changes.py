@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from streamlit.elements.widgets.button import ButtonMixin
 
 from app import session
 from pipeline.exports.reading_list import markdown_text, tex_escape
+from pipeline.mapfolder.manifest import LineageBlock, PreviousBlock
 from pipeline.mapfolder.store import read_map, write_map
 from tests.helpers import (
     EXTRA,
@@ -75,10 +77,10 @@ def rebuilt_tiny(tmp_path, monkeypatch) -> Path:
             "shared_papers": [13, 9, 12, 0, 4, 0],
         }
     )
-    atlas.manifest["lineage"] = {
-        "previous": {"name": "Tiny test map", "fingerprint": "f"},
-        "next_topic_id": 9,
-    }
+    atlas.manifest = replace(
+        atlas.manifest,
+        lineage=LineageBlock(previous=PreviousBlock(name="Tiny test map", fingerprint="f"), next_topic_id=9),
+    )
     folder = tmp_path / "rebuilt"
     write_map(folder, atlas)
     use_map(monkeypatch, folder, tmp_path)
@@ -194,10 +196,10 @@ def write_regrown_map(folder: Path) -> Path:
             "previous_sizes": [[13], [10], [8, 4], [20], [4]],
         }
     )
-    atlas.manifest["lineage"] = {
-        "previous": {"name": "Tiny test map", "fingerprint": "f"},
-        "next_topic_id": 8,
-    }
+    atlas.manifest = replace(
+        atlas.manifest,
+        lineage=LineageBlock(previous=PreviousBlock(name="Tiny test map", fingerprint="f"), next_topic_id=8),
+    )
     write_map(folder, atlas)
     return folder
 

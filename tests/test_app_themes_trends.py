@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -43,9 +44,13 @@ def trend_map(stability: bool = False):
     atlas.papers["venue"] = [("ICML", "NeurIPS", EVIL_VENUE)[i % 3] for i in range(120)]
     atlas.topics["stability"] = [0.91, 0.42, 0.77, 0.66] if stability else [np.nan] * 4
     if stability:
-        atlas.manifest["stability"] = {"runs": 5, "method": "90% subsamples", "seconds": 0.25}
+        atlas.manifest = replace(
+            atlas.manifest, stability={"runs": 5, "method": "90% subsamples", "seconds": 0.25}
+        )
     else:
-        atlas.manifest["stability"] = {"runs": 0, "method": "switched off (--no-stability)", "seconds": 0.0}
+        atlas.manifest = replace(
+            atlas.manifest, stability={"runs": 0, "method": "switched off (--no-stability)", "seconds": 0.0}
+        )
     return atlas
 
 
@@ -267,7 +272,7 @@ def test_a_link_to_a_theme_a_rebuild_dissolved_says_what_became_of_it(tmp_path, 
     atlas = read_map(SEED_MAP)
     themes = atlas.themes
     successor = int(themes["theme_id"].iloc[0])
-    atlas.manifest["lineage"]["themes"] = [
+    themes_record = [
         {
             "theme_id": successor,
             "status": "renamed",
@@ -282,6 +287,7 @@ def test_a_link_to_a_theme_a_rebuild_dissolved_says_what_became_of_it(tmp_path, 
             "successor_theme_ids": [successor],
         },
     ]
+    atlas.manifest = replace(atlas.manifest, lineage=replace(atlas.manifest.lineage, themes=themes_record))
     folder = tmp_path / "rebuilt"
     write_map(folder, atlas)
     monkeypatch.setenv("ATLAS_MAP", str(folder))

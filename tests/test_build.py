@@ -74,19 +74,17 @@ def test_seed_map_artifacts_follow_the_contract(seed_map):
     assert atlas.embeddings.shape == (57, 384)
     norms = np.linalg.norm(atlas.embeddings.astype(np.float32), axis=1)
     assert np.allclose(norms, 1, atol=1e-2)
-    assert manifest["name"] == "ICML 2025" and manifest["papers"] == 57 and manifest["topics"] == len(topics)
-    assert {"embed", "topics", "layout", "total"} <= set(manifest["timings_seconds"])
-    assert {"bertopic", "umap-learn", "hdbscan", "onnxruntime"} <= set(manifest["versions"])
-    assert {"unassigned_share", "coherence_npmi", "diversity", "largest_topic_share"} <= set(
-        manifest["quality"]
-    )
-    assert manifest["config"]["min_topic_size"] >= 2
+    assert manifest.name == "ICML 2025" and manifest.papers == 57 and manifest.topics == len(topics)
+    assert {"embed", "topics", "layout", "total"} <= set(manifest.timings_seconds)
+    assert {"bertopic", "umap-learn", "hdbscan", "onnxruntime"} <= set(manifest.versions)
+    assert {"unassigned_share", "coherence_npmi", "diversity", "largest_topic_share"} <= set(manifest.quality)
+    assert manifest.config.settings["min_topic_size"] >= 2
 
 
 def test_seed_map_has_themes_stability_and_centroids(seed_map):
     atlas = read_map(seed_map)
     papers, topics, themes, manifest = atlas.papers, atlas.topics, atlas.themes, atlas.manifest
-    assert manifest["schema_version"] == 2 and manifest["themes"] == len(themes)
+    assert manifest.schema_version == 2 and manifest.themes == len(themes)
     # A 57-paper map reads as a handful of themes, each holding whole topics.
     assert 2 <= len(themes) <= 5 < len(topics)
     assert sorted(sum(themes["topic_ids"], [])) == sorted(topics["topic_id"])
@@ -100,8 +98,8 @@ def test_seed_map_has_themes_stability_and_centroids(seed_map):
     assert not topics["label"].str.contains(" · ").any()
     assert topics["stability"].between(0, 1).all()
     # The reported seconds are the time the scoring took: within the build's own stability stage.
-    assert manifest["stability"]["runs"] == 10
-    assert 0 < manifest["stability"]["seconds"] <= manifest["timings_seconds"]["stability"]
+    assert manifest.stability["runs"] == 10
+    assert 0 < manifest.stability["seconds"] <= manifest.timings_seconds["stability"]
     vectors = atlas.embeddings.astype(np.float32)
     for row in topics.itertuples():
         assert row.centroid.shape == (384,) and abs(np.linalg.norm(row.centroid) - 1) < 1e-4
@@ -113,8 +111,8 @@ def test_stability_can_be_switched_off(seed_map, tmp_path):
     atlas = build_map(
         [SEEDS], tmp_path / "fast", BuildConfig(stability=False), progress=False, log=lambda m: None
     )
-    assert atlas.topics["stability"].isna().all() and atlas.manifest["stability"]["runs"] == 0
-    assert "stability" not in atlas.manifest["timings_seconds"]
+    assert atlas.topics["stability"].isna().all() and atlas.manifest.stability["runs"] == 0
+    assert "stability" not in atlas.manifest.timings_seconds
     # The flag changes nothing else: same topics and names as the default build.
     assert atlas.topics["label"].tolist() == read_map(seed_map).topics["label"].tolist()
 
@@ -144,8 +142,8 @@ def test_a_build_with_one_more_file_embeds_only_the_new_abstract(seed_map, seed_
         f'iterations and prove convergence rates for Wasserstein barycenters (run {nonce}).",2025\n'
     )
     atlas = build_map([seed_copy], tmp_path / "grown", progress=False, log=lambda m: None)
-    assert atlas.manifest["embedding"]["computed"] == 1
-    assert atlas.manifest["embedding"]["cached"] == 57
+    assert atlas.manifest.embedding["computed"] == 1
+    assert atlas.manifest.embedding["cached"] == 57
     assert len(atlas.papers) == 58
     assert atlas.papers.loc[atlas.papers["title"] == "Sinkhorn at scale", "year"].item() == 2025
 
@@ -219,7 +217,7 @@ def test_export_command_writes_the_seed_map_as_csv(seed_map, tmp_path):
 # ---- races and kills around the swap ----
 
 KILL_AT_SWAP = """
-import os, signal, sys
+import dataclasses, os, signal, sys
 from pipeline.mapfolder import lock, store
 from tests.helpers import hostile_map
 mode, out = sys.argv[1], sys.argv[2]
@@ -240,7 +238,7 @@ else:  # die right after the atomic exchange, before the old map is deleted
         real_rmtree(path, **kwargs)
     lock.shutil.rmtree = rmtree
 new = hostile_map()
-new.manifest["name"] = "new"
+new.manifest = dataclasses.replace(new.manifest, name="new")
 store.write_map(out, new)
 """
 
@@ -274,7 +272,7 @@ def test_a_build_killed_at_the_swap_never_loses_the_map(mode, tmp_path, capsys):
         )
         assert hashes(out) == before  # the previous map, whole
     else:
-        assert read_map(out).manifest["name"] == "new"  # swapped in whole; the old one left aside
+        assert read_map(out).manifest.name == "new"  # swapped in whole; the old one left aside
         assert list(tmp_path.glob(".map.tmp-*"))
         recover(out)
     assert sorted(p.name for p in tmp_path.iterdir()) == [

@@ -74,7 +74,7 @@ def test_cli_edits_show_in_the_map_and_its_exports_and_survive_a_rebuild(seed_ma
         raw = before.papers.set_index("doc_id")["topic_id"]
         assert (papers[raw == second] == first).all()
         assert (papers[raw == hidden] == -1).all()
-        assert atlas.manifest["unassigned"] == int((atlas.papers["topic_id"] == -1).sum())
+        assert atlas.manifest.unassigned == int((atlas.papers["topic_id"] == -1).sum())
         themes = atlas.themes.set_index("theme_id")
         assert themes.loc[theme, "label"] == "Curated theme"
         assert second not in themes.loc[theme, "topic_ids"]
@@ -97,7 +97,7 @@ def test_cli_edits_show_in_the_map_and_its_exports_and_survive_a_rebuild(seed_ma
     # The same input rebuilt in place: every topic is kept, so every edit applies again.
     rebuilt = build_map([SEEDS], out, progress=False, log=quiet)
     assert set(rebuilt.lineage["status"]) == {"kept"}
-    assert rebuilt.manifest["lineage"]["edits"] == {"applied": [1, 2, 3, 4, 5], "review": []}
+    assert rebuilt.manifest.lineage.edits == {"applied": [1, 2, 3, 4, 5], "review": []}
     assert [e.id for e in read_curation(out)] == [1, 2, 3, 4, 5]
     check(read_map(out))
     assert read_map(out, curated=False).topics["label"].tolist() == before.topics["label"].tolist()
@@ -117,11 +117,11 @@ def test_an_edit_whose_topic_is_gone_after_a_rebuild_is_kept_and_flagged_not_app
     rebuilt = build_map(inputs, out, progress=False, log=quiet)
     edits = {e.id: e for e in read_curation(out)}
     assert edits[1].review and f"topic {gone}" in edits[1].review and "gone" in edits[1].review
-    review = rebuilt.manifest["lineage"]["edits"]["review"]
+    review = rebuilt.manifest.lineage.edits["review"]
     assert [r["id"] for r in review if r["id"] == 1] == [1]
     atlas = read_map(out)
     assert "Renamed then removed" not in set(atlas.topics["label"])
-    assert 1 in atlas.manifest["curation"]["review"]
+    assert 1 in atlas.manifest.curation.review
     # The other edit is applied exactly when its topic kept its content.
     status = rebuilt.lineage.set_index("topic_id")["status"]
     if edits[2].review is None:

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.__main__ import main
+from pipeline.mapfolder.manifest import AddedBlock
 from pipeline.mapfolder.store import AtlasMap, read_map, write_map
 from tests.helpers import ROOT, hostile_map
 
@@ -102,7 +103,7 @@ def titles_and_names_ok(out: Path, n: int, notice: str, words: tuple[str, ...]) 
     assert atlas.papers["title"].str.len().between(1, 90).all()
     labels = atlas.topics["label"].tolist()
     assert labels and all(label.strip() and label != "Unnamed topic" for label in labels), labels
-    assert any(notice in note for note in atlas.manifest["notes"]), atlas.manifest["notes"]
+    assert any(notice in note for note in atlas.manifest.notes), atlas.manifest.notes
     assert any(word in " ".join(labels).lower() for word in words), labels
 
 
@@ -422,7 +423,7 @@ def case_number_only(user):
         atlas = read_map(out)
         assert len(atlas.papers) == 12
         assert all(label.startswith("Topic ") for label in atlas.topics["label"])
-        assert any("no words" in note for note in atlas.manifest["notes"]), atlas.manifest["notes"]
+        assert any("no words" in note for note in atlas.manifest.notes), atlas.manifest.notes
 
     return Setup([str(path)], check=check)
 
@@ -435,7 +436,7 @@ def case_out_inside_the_input_folder(user, previous):
     def check(out):
         atlas = read_map(out)
         assert len(atlas.papers) == 12 and set(atlas.papers["source"]) == {"papers.csv"}
-        assert any("skipped" in note and "map" in note for note in atlas.manifest["notes"])
+        assert any("skipped" in note and "map" in note for note in atlas.manifest.notes)
 
     return Setup([str(folder)], check=check)
 
@@ -703,7 +704,9 @@ def grown_map(folder: Path, n_added: int = 2) -> list[str]:
     """Rewrite the map in `folder` as if `add` had placed its last `n_added` papers; their doc_ids."""
     atlas = hostile_map()
     atlas.papers["added"] = [False] * (len(atlas.papers) - n_added) + [True] * n_added
-    atlas.manifest["added"] = [{"at": "2026-12-01T00:00:00Z", "inputs": ["more.csv"], "papers": n_added}]
+    atlas.manifest = replace(
+        atlas.manifest, added=[AddedBlock(at="2026-12-01T00:00:00Z", inputs=["more.csv"], papers=n_added)]
+    )
     write_map(folder, atlas)
     return atlas.papers["doc_id"].tolist()[-n_added:]
 
@@ -732,7 +735,7 @@ def writer_case_export_into_another_map(user, previous):
 def writer_case_export_over_an_input_of_the_map(user, previous):
     source = csv_of(user / "papers.csv", english())
     atlas = hostile_map()
-    atlas.manifest["inputs"] = [str(source)]
+    atlas.manifest = replace(atlas.manifest, inputs=[str(source)])
     write_map(previous, atlas)
     return Run(["export", str(previous), "--out", str(source)], ["papers.csv", "input of the map"])
 
@@ -753,8 +756,7 @@ def writer_case_export_over_a_relative_input_from_another_folder(user, previous)
     """A map built in `user` from `papers.csv`; the export runs elsewhere and names that file."""
     source = csv_of(user / "papers.csv", english())
     atlas = hostile_map()
-    atlas.manifest["inputs"] = ["papers.csv"]
-    atlas.manifest["input_folder"] = str(user)
+    atlas.manifest = replace(atlas.manifest, inputs=["papers.csv"], input_folder=str(user))
     write_map(previous, atlas)
     return Run(
         ["export", str(previous), "--out", str(source)],
@@ -767,7 +769,7 @@ def writer_case_export_over_an_input_of_an_older_map_built_beside_it(user, previ
     """No `input_folder` (maps before it): inputs relative to the map's parents are refused too."""
     source = csv_of(previous.parent / "seeds" / "papers.csv", english())
     atlas = hostile_map()
-    atlas.manifest["inputs"] = ["seeds/papers.csv"]
+    atlas.manifest = replace(atlas.manifest, inputs=["seeds/papers.csv"])
     write_map(previous, atlas)
     return Run(["export", str(previous), "--out", str(source)], ["papers.csv", "input of the map"], cwd=user)
 
@@ -775,9 +777,14 @@ def writer_case_export_over_an_input_of_an_older_map_built_beside_it(user, previ
 def writer_case_export_over_a_file_added_to_the_map(user, previous):
     source = csv_of(user / "more.csv", english(2))
     atlas = hostile_map()
-    atlas.manifest["added"] = [
-        {"at": "2026-12-01T00:00:00Z", "inputs": ["more.csv"], "input_folder": str(user)}
-    ]
+    atlas.manifest = replace(
+        atlas.manifest,
+        added=[
+            AddedBlock.from_dict(
+                {"at": "2026-12-01T00:00:00Z", "inputs": ["more.csv"], "input_folder": str(user)}
+            )
+        ],
+    )
     write_map(previous, atlas)
     return Run(["export", str(previous), "--out", str(source)], ["more.csv", "input of the map"])
 
@@ -785,7 +792,7 @@ def writer_case_export_over_a_file_added_to_the_map(user, previous):
 def writer_case_export_through_a_link_to_an_input(user, previous):
     source = csv_of(user / "papers.csv", english())
     atlas = hostile_map()
-    atlas.manifest["inputs"] = [str(source)]
+    atlas.manifest = replace(atlas.manifest, inputs=[str(source)])
     write_map(previous, atlas)
     (user / "link.csv").symlink_to(source)
     return Run(["export", str(previous), "--out", str(user / "link.csv")], ["input of the map"])
@@ -794,7 +801,7 @@ def writer_case_export_through_a_link_to_an_input(user, previous):
 def writer_case_export_over_a_hard_link_to_an_input(user, previous):
     source = csv_of(user / "papers.csv", english())
     atlas = hostile_map()
-    atlas.manifest["inputs"] = [str(source)]
+    atlas.manifest = replace(atlas.manifest, inputs=[str(source)])
     write_map(previous, atlas)
     os.link(source, user / "same.csv")
     return Run(["export", str(previous), "--out", str(user / "same.csv")], ["input of the map"])
@@ -1320,7 +1327,7 @@ def writer_case_rebuild_over_a_map_with_a_damaged_next_topic_id_notes_it(user, p
 
     def check(err):
         assert "lineage.next_topic_id" in err and "topic ids start afresh" in err
-        assert read_map(previous).manifest["lineage"]["next_topic_id"] >= 0
+        assert read_map(previous).manifest.lineage.next_topic_id >= 0
 
     return Run(["build", str(path), "--out", str(previous), "--quiet"], check=check, changes=(previous,))
 

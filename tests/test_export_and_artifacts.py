@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -97,7 +98,7 @@ def test_failed_write_leaves_previous_map_untouched(tmp_path, monkeypatch):
     write_map(out, hostile_map())
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     changed = hostile_map()
-    changed.manifest["name"] = "changed"
+    changed.manifest = replace(changed.manifest, name="changed")
 
     def crash(*args, **kwargs):
         raise OSError("disk full")

@@ -5,6 +5,7 @@ they count."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +27,7 @@ def test_a_single_unassigned_paper_is_one_paper_not_one_papers(tmp_path, monkeyp
         (atlas.papers["topic_id"] != -1) | (atlas.papers.index == 6), 0
     )
     atlas.topics["size"] = [int((atlas.papers["topic_id"] == t).sum()) for t in range(4)]
-    atlas.manifest["unassigned"] = 1
+    atlas.manifest = replace(atlas.manifest, unassigned=1)
     atlas.topics["theme_id"] = [0, 0, 1, 1]
     atlas.themes = pd.DataFrame(
         {
@@ -134,18 +135,18 @@ def test_a_rebuild_keeps_the_maps_name_and_the_last_line_says_how_to_open_it(tmp
 
     out = tmp_path / "map"
     atlas = tiny_map(60)
-    atlas.manifest["name"] = "My conference"
+    atlas.manifest = replace(atlas.manifest, name="My conference")
     write_map(out, atlas)
     lines: list[str] = []
     built = build_map(
         [SEEDS], out, BuildConfig(stability=False), progress=False, log=lines.append, previous=False
     )
-    assert built.manifest["name"] == "My conference"  # kept, not the seeds' collection name
+    assert built.manifest.name == "My conference"  # kept, not the seeds' collection name
     assert lines[-1] == f"open it with: streamlit run streamlit_app.py -- --map {out}"
     renamed = build_map(
         [SEEDS], out, BuildConfig(stability=False), name="Renamed", progress=False, log=lines.append
     )
-    assert renamed.manifest["name"] == "Renamed"
+    assert renamed.manifest.name == "Renamed"
 
 
 def test_the_readme_shows_how_to_name_a_map():
@@ -223,13 +224,16 @@ def test_the_export_commands_reading_lists_say_which_topic(tmp_path, capsys):
 # ------------------------------------------------------------------ 4. figures
 def test_about_says_what_the_embedding_speed_counts(tmp_path, monkeypatch):
     atlas = tiny_map(60)
-    atlas.manifest["embedding"] = {
-        "encoder": "synthetic",
-        "computed": 300,
-        "cached": 1357,
-        "abstracts_per_second": 35.2,
-        "model_seconds": 41.0,
-    }
+    atlas.manifest = replace(
+        atlas.manifest,
+        embedding={
+            "encoder": "synthetic",
+            "computed": 300,
+            "cached": 1357,
+            "abstracts_per_second": 35.2,
+            "model_seconds": 41.0,
+        },
+    )
     write_map(tmp_path / "speed", atlas)
     monkeypatch.setenv("ATLAS_MAP", str(tmp_path / "speed"))
     monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
@@ -241,12 +245,15 @@ def test_about_says_what_the_embedding_speed_counts(tmp_path, monkeypatch):
         "came from the cache and the model's loading or one-time preparation (41.0 s) is not counted."
     ) in plain(at)
 
-    atlas.manifest["embedding"] = {
-        "encoder": "synthetic",
-        "computed": 0,
-        "cached": 1657,
-        "abstracts_per_second": None,
-    }
+    atlas.manifest = replace(
+        atlas.manifest,
+        embedding={
+            "encoder": "synthetic",
+            "computed": 0,
+            "cached": 1657,
+            "abstracts_per_second": None,
+        },
+    )
     write_map(tmp_path / "cached", atlas)
     monkeypatch.setenv("ATLAS_MAP", str(tmp_path / "cached"))
     at = start(panels=("about_panel",))

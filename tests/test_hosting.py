@@ -74,8 +74,9 @@ def test_the_light_venv_has_no_build_stack_and_gives_the_maps_own_vectors(light_
         for module in pkgutil.iter_modules(app.__path__):
             importlib.import_module("app." + module.name)
         from app.encoder import encode_queries
+        from pipeline.mapfolder.manifest import read_manifest
         folder = {str(SEED_MAP)!r}
-        manifest = json.load(open(folder + "/manifest.json"))
+        manifest = read_manifest(folder)
         texts = pd.read_parquet(folder + "/papers.parquet")["abstract"].tolist()
         vectors = encode_queries(manifest, texts)
         stored = np.load(folder + "/embeddings.npy").astype(np.float32)
@@ -98,8 +99,9 @@ def test_the_light_venv_has_no_build_stack_and_gives_the_maps_own_vectors(light_
     assert not set(report["modules"]) & set(HEAVY)
     # The same encoder as the build's: on this machine, the same vectors as the full venv's encoder...
     from app.encoder import encode_queries
+    from pipeline.mapfolder.manifest import read_manifest
 
-    manifest = json.loads((SEED_MAP / "manifest.json").read_text())
+    manifest = read_manifest(SEED_MAP)
     texts = pd.read_parquet(SEED_MAP / "papers.parquet")["abstract"].tolist()
     light = np.asarray(report["vectors"], dtype=np.float32)
     assert np.abs(light - encode_queries(manifest, texts)).max() < 1e-5
@@ -294,12 +296,13 @@ def test_a_build_under_the_maps_folder_publishes_the_model_it_embedded_with(tmp_
 
 def test_a_map_without_its_model_says_what_to_commit(tmp_path):
     from app.encoder import EncoderUnavailable, bundle_folder
+    from pipeline.mapfolder.manifest import Manifest
 
-    manifest = {"model": {"bundle": "x86-ort0-0000"}}
+    manifest = Manifest.from_dict({"model": {"bundle": "x86-ort0-0000"}})
     with pytest.raises(EncoderUnavailable, match="commit the folder assets/models/x86-ort0-0000"):
         bundle_folder(manifest, {"ATLAS_CACHE_DIR": str(tmp_path)})
     with pytest.raises(EncoderUnavailable, match="rebuild it"):
-        bundle_folder({"model": {"encoder": "all-MiniLM-L6-v2/onnx-int8-x86"}}, {})
+        bundle_folder(Manifest.from_dict({"model": {"encoder": "all-MiniLM-L6-v2/onnx-int8-x86"}}), {})
 
 
 def test_placing_on_a_map_without_its_model_says_why_in_the_panel(tiny):  # noqa: F811

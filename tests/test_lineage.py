@@ -227,9 +227,9 @@ def test_rebuilding_the_seeds_with_new_abstracts_keeps_the_old_topic_ids_and_nam
     for row in lineage[lineage["status"] == "gone"].itertuples():
         assert row.topic_id not in set(after.topics["topic_id"]) and len(row.successor_topic_ids) > 0
     fresh = set(after.topics["topic_id"]) - set(before.topics["topic_id"])
-    assert all(t >= before.manifest["lineage"]["next_topic_id"] for t in fresh)
-    assert after.manifest["lineage"]["next_topic_id"] > max(after.topics["topic_id"])
-    assert after.manifest["lineage"]["previous"]["fingerprint"] == before.manifest["input_fingerprint"]
+    assert all(t >= before.manifest.lineage.next_topic_id for t in fresh)
+    assert after.manifest.lineage.next_topic_id > max(after.topics["topic_id"])
+    assert after.manifest.lineage.previous.fingerprint == before.manifest.input_fingerprint
     # the four new papers landed somewhere, and the change table says something about each topic
     rows = change_rows(lineage, after.topics)
     assert set(after.topics["topic_id"]) <= set(rows["topic_id"])
@@ -269,7 +269,7 @@ def test_a_gone_topic_link_opens_where_its_papers_went_on_a_real_rebuild(grown_m
         assert resolved.topic_id is None or resolved.topic_id in set(after.topics["topic_id"])
     kept_ids = set(after.topics["topic_id"]) & set(grown.topics["topic_id"])
     assert kept_ids, "some topics of the grown map survive on a third of its papers"
-    assert after.manifest["lineage"]["next_topic_id"] >= grown.manifest["lineage"]["next_topic_id"]
+    assert after.manifest.lineage.next_topic_id >= grown.manifest.lineage.next_topic_id
 
 
 def test_cli_previous_options_are_documented_and_a_bad_previous_is_one_error_line(tmp_path):

@@ -107,7 +107,7 @@ def test_a_cake_recipe_fits_no_topic_in_the_app_and_in_add(seed_copy_map, tmp_pa
     [cake] = after.papers[after.papers["abstract"] == CAKE].itertuples()
     assert topic == "Unassigned" and cake.topic_id == -1 and cake.added
     assert after.topics["size"].tolist() == before.topics["size"].tolist()
-    assert after.manifest["unassigned"] == before.manifest["unassigned"] + 1
+    assert after.manifest.unassigned == before.manifest.unassigned + 1
 
 
 # A LiDAR paper (our own words) the seed map's topics did not hold: `place` used to say it fits

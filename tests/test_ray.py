@@ -55,12 +55,12 @@ def assert_same_map(local, remote):
 def test_seeds_on_a_two_node_ray_cluster_give_the_local_map(cluster, tmp_path):
     local, remote = build_both([SEEDS], tmp_path, cluster)
     assert_same_map(local, remote)
-    report = remote.manifest["embedding"]
+    report = remote.manifest.embedding
     assert report["computed"] == 57 and report["ray"]["nodes"] == 2 and report["ray"]["cpus"] == 2
-    assert "ray" not in local.manifest["embedding"]
+    assert "ray" not in local.manifest.embedding
     # The vectors landed in the ordinary embedding cache: a second build computes nothing.
     again = build_map([SEEDS], tmp_path / "again", progress=False, log=quiet, ray_address=cluster.address)
-    assert again.manifest["embedding"]["computed"] == 0
+    assert again.manifest.embedding["computed"] == 0
     assert_same_map(local, read_map(tmp_path / "again"))
 
 

@@ -42,15 +42,14 @@ def rebuilds(seed_map, tmp_path_factory):
 
 def test_a_rebuild_carries_the_previous_settings_and_refit_does_not(rebuilds):
     before, carried, refitted = rebuilds
-    assert carried.manifest["lineage"]["refit"] is False
-    settings = carried.manifest["lineage"]["carried_settings"]
-    assert settings["min_topic_size"] == before.manifest["config"]["min_topic_size"]
-    assert carried.manifest["config"]["min_topic_size"] == before.manifest["config"]["min_topic_size"]
-    assert refitted.manifest["lineage"] == {
-        **refitted.manifest["lineage"],
-        "refit": True,
-        "carried_settings": {},
-    }
+    assert carried.manifest.lineage.refit is False
+    settings = carried.manifest.lineage.carried_settings
+    assert settings["min_topic_size"] == before.manifest.config.settings["min_topic_size"]
+    assert (
+        carried.manifest.config.settings["min_topic_size"]
+        == before.manifest.config.settings["min_topic_size"]
+    )
+    assert refitted.manifest.lineage.refit is True and refitted.manifest.lineage.carried_settings == {}
 
 
 def test_old_papers_stay_put_on_a_rebuild_and_move_on_a_refit(rebuilds):
@@ -69,11 +68,11 @@ def test_old_papers_stay_put_on_a_rebuild_and_move_on_a_refit(rebuilds):
 
 def test_the_manifest_reports_the_topic_count_the_build_cut(rebuilds):
     _, _, fresh = rebuilds
-    quality = fresh.manifest["quality"]
+    quality = fresh.manifest.quality
     # 61 papers: too few to choose a count by re-clustering agreement; the aim is cut as it is.
     assert quality["agreement_at_nearby_topic_counts"] == {}
-    assert quality["chosen_topic_count"] == fresh.manifest["config"]["n_topics"] == topic_count_for(61)
-    assert fresh.manifest["topics"] <= quality["chosen_topic_count"]  # small clusters are dissolved
+    assert quality["chosen_topic_count"] == fresh.manifest.config.settings["n_topics"] == topic_count_for(61)
+    assert fresh.manifest.topics <= quality["chosen_topic_count"]  # small clusters are dissolved
 
 
 def test_the_topic_count_is_the_one_whose_re_clusterings_agree_best():
@@ -102,7 +101,7 @@ def test_a_rebuild_into_the_same_folder_uses_the_map_there(seed_map, tmp_path):
     shutil.copytree(seed_map, out)
     before = read_map(out)
     after = build_map([SEEDS], out, progress=False, log=quiet)
-    assert after.manifest["lineage"]["refit"] is False
+    assert after.manifest.lineage.refit is False
     assert after.papers["topic_id"].tolist() == before.papers["topic_id"].tolist()
     assert np.median(moved(before, read_map(out))) < 0.08
 
@@ -133,7 +132,7 @@ def test_themes_keep_their_ids_across_a_rebuild_and_the_manifest_says_what_becam
     )
     kept = float((new.loc[old.index] == old).mean())
     assert kept >= 0.8, kept
-    records = carried.manifest["lineage"]["themes"]
+    records = carried.manifest.lineage.themes
     assert {r["theme_id"] for r in records if r["status"] != "gone"} == set(carried.themes["theme_id"])
     for record in records:
         if record["status"] == "kept":
@@ -143,6 +142,4 @@ def test_themes_keep_their_ids_across_a_rebuild_and_the_manifest_says_what_becam
             )
     previous_ids = set(before.themes["theme_id"])
     assert {r["theme_id"] for r in records if r["status"] in ("kept", "renamed", "gone")} <= previous_ids
-    assert (
-        carried.manifest["lineage"]["next_theme_id"] > max(previous_ids | set(carried.themes["theme_id"])) - 1
-    )
+    assert carried.manifest.lineage.next_theme_id > max(previous_ids | set(carried.themes["theme_id"])) - 1

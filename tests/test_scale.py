@@ -142,8 +142,8 @@ def test_fit_on_a_sample_matches_fit_on_all(corpus_file, tmp_path):
         [path], tmp_path / "sample", BuildConfig(fit_sample=300), encoder=encoder, progress=False, log=quiet
     )
     papers, topics = sampled.papers, sampled.topics
-    assert sampled.manifest["config"]["fit_sample"] == 300
-    assert whole.manifest["config"]["fit_sample"] == 0
+    assert sampled.manifest.config.settings["fit_sample"] == 300
+    assert whole.manifest.config.settings["fit_sample"] == 0
     # Every paper has a topic (or -1), sizes count every paper, topic 0 is the largest.
     assert topics["size"].sum() == (papers["topic_id"] != -1).sum()
     assert topics["size"].tolist() == sorted(topics["size"], reverse=True)

@@ -268,7 +268,7 @@ def test_a_built_map_holds_its_search_index(seed_map):
     from pipeline.modelling.floors import PairSimilarities, pair_similarities
 
     atlas = read_map(seed_map)
-    stored = PairSimilarities.from_manifest(atlas.manifest["similarity"])
+    stored = PairSimilarities.from_manifest(atlas.manifest.similarity)
     measured = pair_similarities(atlas.embeddings)
     assert stored is not None and np.allclose(stored.values, measured.values, atol=1e-3)
 

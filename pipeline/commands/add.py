@@ -15,7 +15,7 @@ import pandas as pd
 
 from pipeline import UserError
 from pipeline.mapfolder.lock import out_lock, recover
-from pipeline.mapfolder.manifest import Manifest, read_manifest
+from pipeline.mapfolder.manifest import AddedBlock, Manifest, read_manifest
 from pipeline.mapfolder.store import AtlasMap, added_mask, concat_papers, read_map, via_add_mask, write_map
 from pipeline.modelling.floors import map_pair_similarities
 from pipeline.modelling.place import TopicProfile, place, placement_problem, topic_profile, verdict
@@ -85,10 +85,8 @@ def place_new_papers(
         )
     embeddings = np.concatenate([atlas.embeddings, vectors.astype(atlas.embeddings.dtype)])
     manifest = dataclasses.replace(
-        Manifest.from_dict(atlas.manifest),
-        papers=len(combined),
-        unassigned=int((combined["topic_id"] == -1).sum()),
-    ).to_dict()
+        atlas.manifest, papers=len(combined), unassigned=int((combined["topic_id"] == -1).sum())
+    )
     report = pd.DataFrame(
         {
             "doc_id": placed["doc_id"].to_numpy(),
@@ -125,7 +123,9 @@ def add_papers(
     from pipeline.ingest import ingest
 
     folder = Path(folder)
-    read_manifest(folder)  # a folder that is not a map is refused before any lock file is made beside it
+    read_manifest(
+        folder, check=False
+    )  # a folder that is not a map is refused before any lock file is made beside it
     # The lock is held from reading the map to the swap: a build or another add cannot slip in between.
     with out_lock(folder, command="add"):
         for note in recover(folder):
@@ -151,10 +151,10 @@ def add_papers(
             empty = pd.DataFrame(columns=["doc_id", "title", "topic_id", "nearest_similarity"])
             return AddReport(0, skipped, 0, 0, previously_added, False, empty, refused)
 
-        manifest = Manifest.from_dict(atlas.manifest)
+        manifest = atlas.manifest
         vectors, _ = embed_texts(
             new["abstract"].tolist(),
-            embedder=manifest.embedder,
+            embedder=manifest.config.embedder,
             max_tokens=manifest.max_tokens,  # the map's own token budget
             use_cache=use_cache,
             progress=progress,
@@ -172,19 +172,17 @@ def add_papers(
         rebuild = (outside >= 2 and outside / len(new) >= REBUILD_OUTSIDE_SHARE) or (
             added_since_build / len(grown.papers) >= REBUILD_ADDED_SHARE
         )
-        record = {
-            "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "inputs": [str(p) for p in inputs],
-            "input_folder": os.getcwd(),
-            "papers": len(new),
-            "skipped": skipped,
-            "refused": refused,
-            "outside_topics": outside,
-            "unassigned": unassigned,
-        }
-        grown.manifest = dataclasses.replace(
-            Manifest.from_dict(grown.manifest), added=[*manifest.added, record]
-        ).to_dict()
+        record = AddedBlock(
+            at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            inputs=[str(p) for p in inputs],
+            input_folder=os.getcwd(),
+            papers=len(new),
+            skipped=skipped,
+            refused=refused,
+            outside_topics=outside,
+            unassigned=unassigned,
+        )
+        grown.manifest = dataclasses.replace(grown.manifest, added=[*manifest.added, record])
         write_map(folder, grown)
 
     names = dict(zip(atlas.topics["topic_id"].astype(int), atlas.topics["label"], strict=True))
@@ -210,22 +208,18 @@ def add_papers(
     return AddReport(len(new), skipped, outside, unassigned, added_since_build, rebuild, placements, refused)
 
 
-def rebuild_command(folder: Path, manifest: dict) -> str:
+def rebuild_command(folder: Path, manifest: Manifest) -> str:
     """The command that rebuilds the map in `folder` from its own inputs (kept papers added to it too).
 
     Examples:
-        >>> rebuild_command(Path("maps/m"), {"inputs": ["seeds"]})
+        >>> rebuild_command(Path("maps/m"), Manifest(inputs=["seeds"]))
         'python -m pipeline build seeds --out maps/m'
-        >>> rebuild_command(Path("maps/m"), {"inputs": ["gone.csv"]})
+        >>> rebuild_command(Path("maps/m"), Manifest(inputs=["gone.csv"]))
         'python -m pipeline build INPUT... --out maps/m'
     """
-    inputs = Manifest.from_dict(manifest).inputs
+    inputs = manifest.inputs
     shown = "INPUT..."
-    if (
-        isinstance(inputs, list)
-        and 0 < len(inputs) <= 3
-        and all(isinstance(p, str) and Path(p).exists() for p in inputs)  # as named from here
-    ):
+    if 0 < len(inputs) <= 3 and all(Path(p).exists() for p in inputs):  # as named from here
         shown = " ".join(shlex.quote(p) for p in inputs)
     return f"python -m pipeline build {shown} --out {shlex.quote(str(folder))}"
 

@@ -27,7 +27,14 @@ from pipeline.ingest import expand_inputs, ingest, read_bytes
 from pipeline.mapfolder.curation import Edit, carry_edits, read_curation
 from pipeline.mapfolder.files import EMBEDDINGS, MANIFEST, PAPERS, SCHEMA_VERSION, TOPIC_COLUMNS
 from pipeline.mapfolder.lock import out_lock
-from pipeline.mapfolder.manifest import Manifest, read_manifest
+from pipeline.mapfolder.manifest import (
+    ConfigBlock,
+    LineageBlock,
+    Manifest,
+    ModelBlock,
+    PreviousBlock,
+    read_manifest,
+)
 from pipeline.mapfolder.store import AtlasMap, check_out, concat_papers, read_added_papers, write_map
 from pipeline.modelling.evaluate import map_quality
 from pipeline.modelling.floors import pair_similarities
@@ -94,10 +101,9 @@ def is_current(inputs: list[str | Path], out: Path, config: BuildConfig) -> bool
     if not (Path(out) / MANIFEST).is_file():
         return False
     try:
-        manifest = read_manifest(out)
+        manifest = read_manifest(out, check=False)  # a mistyped field reads as its default
     except UserError:
         return False
-    manifest = Manifest.from_dict(manifest)
     return manifest.schema_version == SCHEMA_VERSION and manifest.input_fingerprint == input_fingerprint(
         inputs, config
     )
@@ -155,7 +161,7 @@ def name_in(out: Path) -> str | None:
     if not (Path(out) / MANIFEST).is_file():
         return None
     try:
-        return read_manifest(Path(out)).get("name") or None
+        return read_manifest(Path(out), check=False).name or None
     except (UserError, OSError, ValueError):
         return None
 
@@ -294,69 +300,128 @@ def build_map(
         quality["chosen_topic_count"] = fit.topics.chosen_count
         timer.lap("evaluate")
 
-        total = timer.total()
-        manifest = Manifest(
-            schema_version=SCHEMA_VERSION,
+        manifest = describe_build(
             name=name or kept_name or corpus_name(papers, inputs),
-            papers=len(papers),
-            topics=len(table),
-            themes=len(themes),
-            stability=stability_report,
+            inputs=inputs,
+            papers=papers,
+            topics=table,
+            themes=themes,
             unassigned=int((fit.topics.labels == -1).sum()),
-            inputs=[str(p) for p in expand_inputs(inputs)],
-            input_folder=os.getcwd(),  # where relative `inputs` are: exports never write over one
             notes=corpus.notes,
-            config=resolved.to_dict(),
-            model={
-                "name": MODEL_NAME,
-                "encoder": embedding_report["encoder"],
-                "max_tokens": resolved.max_tokens,
-                **bundle,
-            },
-            embedding=embedding_report,
-            versions=library_versions(),
+            resolved=resolved,
+            embeddings=embeddings,
+            embedding_report=embedding_report,
+            bundle=bundle,
             numeric=numeric,
-            timings_seconds=dict(timer.timings, total=total),
-            abstracts_per_second=round(len(papers) / total, 1) if total else None,
+            timer=timer,
             quality=quality,
-            # the map's own yardstick of closeness (pipeline.modelling.floors): the floors of search and placement
-            similarity=pair_similarities(embeddings.astype(np.float16)).to_manifest(),
-            input_fingerprint=fingerprint,
+            stability=stability_report,
+            fingerprint=fingerprint,
             kept_added=kept_added,
-            lineage={
-                "previous": None
-                if previous_map is None
-                else {"name": previous_map.name, "fingerprint": previous_map.fingerprint},
-                # Ids are never reused: the next new topic gets this id or higher.
-                "next_topic_id": lineage.next_topic_id
-                if lineage
-                else (int(table["topic_id"].max()) + 1 if len(table) else 0),
-                "next_theme_id": next_theme_id,
-                "themes": theme_records,
-                "refit": bool(refit) or previous_map is None,
-                "carried_settings": carried.settings,
-                "edits": {
-                    "applied": [e.id for e in edits if not e.review],
-                    "review": [{"id": e.id, "reason": e.review} for e in edits if e.review],
-                },
-            },
-            built_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            previous_map=previous_map,
+            lineage=lineage,
+            theme_records=theme_records,
+            next_theme_id=next_theme_id,
+            refit=refit,
+            carried=carried,
+            edits=edits,
         )
         atlas = AtlasMap(
             papers=papers,
             topics=table,
             embeddings=embeddings.astype(np.float16),
-            manifest=manifest.to_dict(),
+            manifest=manifest,
             lineage=None if lineage is None else lineage.table,
             themes=themes,
             edits=edits,
         )
         write_map(out, atlas, log=log)
         for line in build_summary(
-            len(table), len(themes), manifest.unassigned, len(papers), quality["unassigned_share"], out, total
+            len(table),
+            len(themes),
+            manifest.unassigned,
+            len(papers),
+            quality["unassigned_share"],
+            out,
+            timer.total(),
         ):
             log(line)
         return atlas
+
+
+def describe_build(
+    *,
+    name: str,
+    inputs: list[str | Path],
+    papers: pd.DataFrame,
+    topics: pd.DataFrame,
+    themes: pd.DataFrame,
+    unassigned: int,
+    notes: list[str],
+    resolved: BuildConfig,
+    embeddings: np.ndarray,
+    embedding_report: dict,
+    bundle: dict,
+    numeric: dict,
+    timer: StageTimer,
+    quality: dict,
+    stability: dict,
+    fingerprint: str,
+    kept_added: int,
+    previous_map: PreviousMap | None,
+    lineage: Lineage | None,
+    theme_records: list[dict],
+    next_theme_id: int,
+    refit: bool,
+    carried: Carried,
+    edits: list[Edit],
+) -> Manifest:
+    """How the map was made, as its manifest.json records it (`write_map` adds the checksum)."""
+    total = timer.total()
+    return Manifest(
+        schema_version=SCHEMA_VERSION,
+        name=name,
+        papers=len(papers),
+        topics=len(topics),
+        themes=len(themes),
+        stability=stability,
+        unassigned=unassigned,
+        inputs=[str(p) for p in expand_inputs(inputs)],
+        input_folder=os.getcwd(),  # where relative `inputs` are: exports never write over one
+        notes=notes,
+        config=ConfigBlock.from_dict(resolved.to_dict()),
+        model=ModelBlock(
+            name=MODEL_NAME, encoder=embedding_report["encoder"], max_tokens=resolved.max_tokens, **bundle
+        ),
+        embedding=embedding_report,
+        versions=library_versions(),
+        numeric=numeric,
+        timings_seconds=dict(timer.timings, total=total),
+        abstracts_per_second=round(len(papers) / total, 1) if total else None,
+        quality=quality,
+        # the map's own yardstick of closeness (pipeline.modelling.floors): the floors of search and placement
+        similarity=pair_similarities(embeddings.astype(np.float16)).to_manifest(),
+        input_fingerprint=fingerprint,
+        kept_added=kept_added,
+        lineage=LineageBlock(
+            previous=None
+            if previous_map is None
+            else PreviousBlock(name=previous_map.name, fingerprint=previous_map.fingerprint),
+            # Ids are never reused: the next new topic gets this id or higher.
+            next_topic_id=lineage.next_topic_id
+            if lineage
+            else (int(topics["topic_id"].max()) + 1 if len(topics) else 0),
+            next_theme_id=next_theme_id,
+            themes=theme_records,
+            refit=bool(refit) or previous_map is None,
+            carried_settings=carried.settings,
+            edits={
+                "applied": [e.id for e in edits if not e.review],
+                "review": [{"id": e.id, "reason": e.review} for e in edits if e.review],
+            },
+        ),
+        built_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    )
 
 
 # ---- the stages, in the order build_map calls them ----
@@ -475,8 +540,7 @@ def stored_vectors(folders: list[Path], resolved: BuildConfig, encoder) -> dict[
     known: dict[bytes, np.ndarray] = {}
     for folder in folders:
         try:
-            manifest = read_manifest(folder)
-            if (manifest.get("model") or {}).get("encoder") != wanted:
+            if read_manifest(folder, check=False).model.encoder != wanted:
                 continue
             abstracts = pd.read_parquet(folder / PAPERS, columns=["abstract"])["abstract"].tolist()
             vectors = np.load(folder / EMBEDDINGS, allow_pickle=False)

@@ -49,7 +49,7 @@ def load_encoder(embedder: str = "onnx-int8", max_tokens: int | None = None):
     """An encoder with `.name` and `.encode(list[str]) -> (n, 384) float32 unit rows`.
 
     `max_tokens` defaults to the build's default, so vectors match a map built with defaults;
-    pass a map's `manifest["model"]["max_tokens"]` to match that map.
+    pass a map's `Manifest.max_tokens` to match that map.
     """
     max_tokens = max_tokens or DEFAULT_MAX_TOKENS
     if embedder == "torch-fp32":

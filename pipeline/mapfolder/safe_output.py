@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from pipeline import UserError
+from pipeline.mapfolder.manifest import Manifest
 
 # A file name longer than this (in bytes) leaves no room for the temporary names written beside it
 # (`.<name>.tmp-<pid>-<random>`) within the 255 bytes most file systems allow.
@@ -53,22 +54,16 @@ def file_kind(mode: int) -> str | None:
     return None if stat.S_ISREG(mode) else "not a regular file"
 
 
-def map_inputs(map_folder: Path, manifest: dict) -> list[Path]:
+def map_inputs(map_folder: Path, manifest: Manifest) -> list[Path]:
     """Every path the map's manifest names as an input (its build's and each `add`'s), resolved against
     every folder it may have been relative to: the folder the build ran in (`input_folder`), this
     process's folder, and the map folder's own parents (maps written before `input_folder`)."""
-    raw: list[str] = []
-    inputs = manifest.get("inputs")
-    raw += [p for p in inputs if isinstance(p, str)] if isinstance(inputs, list) else []
-    bases: list[Path] = []
-    recorded = manifest.get("input_folder")
-    if isinstance(recorded, str) and recorded:
-        bases.append(Path(recorded))
-    for record in manifest.get("added") or []:
-        if isinstance(record, dict):
-            raw += [p for p in record.get("inputs") or [] if isinstance(p, str)]
-            if isinstance(record.get("input_folder"), str):
-                bases.append(Path(record["input_folder"]))
+    raw: list[str] = list(manifest.inputs)
+    bases: list[Path] = [Path(manifest.input_folder)] if manifest.input_folder else []
+    for record in manifest.added:
+        raw += record.inputs
+        if record.input_folder is not None:
+            bases.append(Path(record.input_folder))
     folder = Path(os.path.realpath(map_folder))
     bases += [Path.cwd(), *folder.parents]
     found: list[Path] = []
@@ -80,7 +75,7 @@ def map_inputs(map_folder: Path, manifest: dict) -> list[Path]:
     return list(dict.fromkeys(found))
 
 
-def output_target(out: Path, *, map_folder: Path | None = None, manifest: dict | None = None) -> Path:
+def output_target(out: Path, *, map_folder: Path | None = None, manifest: Manifest | None = None) -> Path:
     """The file `out` names (a symlink's target), or a `UserError` when writing it would replace
     anything the user did not hand over as an output:
 
@@ -113,7 +108,7 @@ def output_target(out: Path, *, map_folder: Path | None = None, manifest: dict |
             f"{shown}: --out is the lock file of the map {target.parent / (lock.group(1) if lock else '')}; "
             "give another file name"
         )
-    inputs = map_inputs(own, manifest or {}) if own is not None else []
+    inputs = map_inputs(own, manifest or Manifest()) if own is not None else []
     if target in inputs or (target.exists() and any(_same(target, p) for p in inputs)):
         raise UserError(f"{shown}: --out is an input of the map {map_folder}; give another file name")
     try:
@@ -138,7 +133,7 @@ def _same(a: Path, b: Path) -> bool:
 
 
 def write_output(
-    out: Path, payload: bytes, *, map_folder: Path | None = None, manifest: dict | None = None
+    out: Path, payload: bytes, *, map_folder: Path | None = None, manifest: Manifest | None = None
 ) -> Path:
     """Check `out` (`output_target`), then write `payload` to it whole; returns the path written."""
     target = output_target(out, map_folder=map_folder, manifest=manifest)

@@ -8,7 +8,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +36,7 @@ from pipeline.mapfolder.files import (
     holds_a_map,
 )
 from pipeline.mapfolder.lock import map_path, out_lock, recover, swap_in
-from pipeline.mapfolder.manifest import check_manifest, read_manifest
+from pipeline.mapfolder.manifest import CurationBlock, Manifest, read_manifest
 from pipeline.mapfolder.search_index import write_index
 from pipeline.mapfolder.table_checks import check_embeddings, check_papers, check_themes, check_topics
 
@@ -48,7 +48,7 @@ class AtlasMap:
     papers: pd.DataFrame
     topics: pd.DataFrame
     embeddings: np.ndarray
-    manifest: dict
+    manifest: Manifest
     lineage: pd.DataFrame | None = None  # see pipeline.lineage; None when there was no previous map
     themes: pd.DataFrame | None = None  # None for a map without themes.parquet
     edits: list[Edit] | None = None  # curation.json: a person's edits, written back by every writer
@@ -271,7 +271,7 @@ def check_out(out: Path, inputs: list[str | Path] = ()) -> None:
     except PermissionError:
         raise UserError(f"{out}: cannot read the --out folder (permission denied)") from None
     if entries and not holds_a_map(out) and MANIFEST in entries and set(entries) <= MAP_FILES:
-        read_manifest(out)  # a damaged map: say what is wrong with its manifest, not "not a map"
+        read_manifest(out, check=False)  # a damaged map: say what is wrong with its manifest, not "not a map"
     if entries and not holds_a_map(out):
         shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
         raise UserError(
@@ -313,8 +313,10 @@ def write_map(out: Path, atlas: AtlasMap, *, log: Callable[[str], None] | None =
             write_index(staging / SEARCH_INDEX, atlas.papers)  # whole: never carries a damaged index
             if atlas.edits:
                 write_curation(staging, atlas.edits)
-            manifest = dict(atlas.manifest, checksum=checksum(npy, atlas.papers["doc_id"].tolist()))
-            (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+            manifest = replace(atlas.manifest, checksum=checksum(npy, atlas.papers["doc_id"].tolist()))
+            (staging / MANIFEST).write_text(
+                json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False) + "\n"
+            )
             for name in os.listdir(staging):
                 with open(staging / name, "rb") as handle:
                     os.fsync(handle.fileno())
@@ -339,14 +341,8 @@ def read_map(
     1 GB). The checksum is hashed from the file in chunks either way, never from a copy held whole.
     """
     folder = Path(folder)
-    manifest = read_manifest(folder)
+    manifest = read_manifest(folder, schema=SCHEMA_VERSION)  # each field of its JSON type, or refused
     edits = read_curation(folder)
-    if manifest.get("schema_version") != SCHEMA_VERSION:
-        raise UserError(
-            f"{folder / MANIFEST}: schema_version {manifest.get('schema_version')!r} "
-            f"is not {SCHEMA_VERSION}; rebuild the map"
-        )
-    check_manifest(manifest, folder / MANIFEST)
     for name in (PAPERS, TOPICS, EMBEDDINGS):
         if not (folder / name).is_file():
             raise UserError(
@@ -381,7 +377,7 @@ def read_map(
     check_topics(topics, folder / TOPICS)
     if themes is not None:
         check_themes(themes, folder / THEMES)
-    if verify and manifest.get("checksum") != _checksum_from(npy_digest, papers["doc_id"].tolist()):
+    if verify and manifest.checksum != _checksum_from(npy_digest, papers["doc_id"].tolist()):
         raise UserError(f"{folder / EMBEDDINGS}: checksum does not match {PAPERS}; rebuild the map")
     topics["keywords"] = topics["keywords"].map(list)
     topics["keyword_weights"] = topics["keyword_weights"].map(list)
@@ -394,12 +390,12 @@ def read_map(
     if curated and edits:
         view = apply_edits(papers, topics, themes, edits)
         papers, topics, themes = view.papers, view.topics, view.themes
-        manifest = dict(
+        manifest = replace(
             manifest,
             topics=len(topics),
-            themes=len(themes) if themes is not None else manifest.get("themes"),
+            themes=len(themes) if themes is not None else manifest.themes,
             unassigned=int((papers["topic_id"] == -1).sum()),
-            curation={"edits": len(edits), "applied": list(view.applied), "review": list(view.review)},
+            curation=CurationBlock(edits=len(edits), applied=list(view.applied), review=list(view.review)),
         )
     return AtlasMap(
         papers=papers,

@@ -21,8 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from pipeline.mapfolder.manifest import Manifest
 
 PAIR_SAMPLE = 2_000  # papers whose pairs are measured (all pairs of a smaller map)
 PAIR_SEED = 0
@@ -131,9 +135,9 @@ def pair_similarities(
     return PairSimilarities(levels, np.maximum.accumulate(values), int(len(upper)))
 
 
-def map_pair_similarities(manifest: Mapping, embeddings: np.ndarray) -> PairSimilarities:
+def map_pair_similarities(manifest: Manifest, embeddings: np.ndarray) -> PairSimilarities:
     """The map's pair similarities: from its manifest when the build stored them, else measured now."""
-    return PairSimilarities.from_manifest(manifest.get("similarity")) or pair_similarities(embeddings)
+    return PairSimilarities.from_manifest(manifest.similarity) or pair_similarities(embeddings)
 
 
 def closeness(percentile: float) -> str:

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 
 from pipeline import UserError
-from pipeline.mapfolder.files import EMBEDDINGS, LINEAGE_COLUMNS, MANIFEST, PAPERS, TOPICS
-from pipeline.mapfolder.manifest import Manifest, check_manifest, read_manifest
+from pipeline.mapfolder.files import EMBEDDINGS, LINEAGE_COLUMNS, PAPERS, TOPICS
+from pipeline.mapfolder.manifest import read_manifest
 from pipeline.modelling.neighbours import topic_centroids
 
 STATUSES = ("kept", "grown", "shrunk", "split", "merged", "new", "gone")
@@ -375,8 +375,7 @@ def read_previous(folder: str | Path) -> PreviousMap:
     """The parts of a map folder lineage needs, read tolerantly (any schema version with
     papers.parquet and topics.parquet); a folder that is not a readable map is a `UserError`."""
     folder = Path(folder)
-    manifest = read_manifest(folder)
-    check_manifest(manifest, folder / MANIFEST)  # e.g. a damaged lineage.next_topic_id
+    manifest = read_manifest(folder)  # refused when damaged, e.g. a text lineage.next_topic_id
     try:
         papers = pd.read_parquet(folder / PAPERS, columns=["doc_id", "topic_id", "x", "y"])
         topics = pd.read_parquet(folder / TOPICS)
@@ -406,10 +405,9 @@ def read_previous(folder: str | Path) -> PreviousMap:
                 centroids = dict(zip(*topic_centroids(embeddings, labels)))
         except (OSError, ValueError):
             pass  # without vectors, matching falls back on shared papers alone
-    manifest = Manifest.from_dict(manifest)
-    next_topic_id = max([manifest.next_topic_id, *[t + 1 for t in ids], 0])
+    next_topic_id = max([manifest.lineage.next_topic_id, *[t + 1 for t in ids], 0])
     theme_of, theme_labels = previous_themes(folder, topics)
-    next_theme_id = max([int(manifest.lineage.get("next_theme_id") or 0), *[t + 1 for t in theme_labels], 0])
+    next_theme_id = max([manifest.lineage.next_theme_id, *[t + 1 for t in theme_labels], 0])
     return PreviousMap(
         theme_of=theme_of,
         theme_labels=theme_labels,
@@ -420,7 +418,7 @@ def read_previous(folder: str | Path) -> PreviousMap:
         next_topic_id=next_topic_id,
         name=manifest.name or None,
         fingerprint=manifest.input_fingerprint,
-        config=manifest.config or None,
+        config=manifest.config.settings or None,
         positions=dict(
             zip(
                 papers["doc_id"].astype(str),
