@@ -25,14 +25,17 @@ run: $(VENV)/.runtime
 	$(PY) -m pipeline build seeds --out $(SEED_MAP) --if-stale
 	$(PY) -m streamlit run streamlit_app.py
 
+# PYTEST_ARGS: more pytest options, e.g. `make test PYTEST_ARGS=--durations=25` (what .ci/run does).
+PYTEST_ARGS ?=
+
 test: $(VENV)/.dev /usr/bin/chromium
 	$(PY) -m ruff check .
-	$(PY) -m pytest tests pipeline app
+	$(PY) -m pytest tests pipeline app $(PYTEST_ARGS)
 
 # The fast tier: everything but the tests marked slow (the real model, a real build of the seeds, a
 # browser, Ray): under two minutes, on tiny synthetic maps and one shared fake encoder.
 test-fast: $(VENV)/.dev
-	$(PY) -m pytest tests pipeline app -m "not slow" -q
+	$(PY) -m pytest tests pipeline app -m "not slow" -q $(PYTEST_ARGS)
 
 lint: $(VENV)/.dev
 	$(PY) -m ruff check .

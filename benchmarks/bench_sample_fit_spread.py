@@ -32,12 +32,8 @@ from pipeline.config import BuildConfig  # noqa: E402
 from pipeline.modelling.layout import map_coordinates  # noqa: E402
 from pipeline.modelling.sample_fit import fit_on_sample, place_rest  # noqa: E402
 from pipeline.modelling.topics import fit_topics  # noqa: E402
-from tests.test_scale import (  # noqa: E402
-    BagOfWordsEncoder,
-    in_own_theme,
-    map_neighbours_of_own_theme,
-    synthetic_corpus,
-)
+from tests.helpers import FakeEncoder, synthetic_corpus  # noqa: E402
+from tests.test_scale import in_own_theme, map_neighbours_of_own_theme  # noqa: E402
 
 PAPERS, SAMPLE = 900, 300
 
@@ -45,7 +41,7 @@ PAPERS, SAMPLE = 900, 300
 def one_run(corpus_seed: int, umap_seed: int) -> dict:
     table = synthetic_corpus(PAPERS, seed=corpus_seed)
     documents = table["abstract"].tolist()
-    embeddings = BagOfWordsEncoder().encode(documents)
+    embeddings = FakeEncoder().encode(documents)
     started = time.perf_counter()
     whole = fit_topics(
         documents, embeddings, BuildConfig(fit_sample=0, random_state=umap_seed).resolve(PAPERS)

@@ -1,6 +1,7 @@
 """What the tests share, each once: paths, tiny synthetic maps (written with the pipeline's own
-`write_map`: no model, no download), one fake encoder, and the AppTest and browser helpers that read
-the page. Fixtures built on these live in `tests/conftest.py`; no test module imports another.
+`write_map`: no model, no download) and their themed variant, a synthetic corpus to build, the one
+fake encoder, and the AppTest and browser helpers that read the page. Fixtures built on these live in
+`tests/conftest.py`; no test module imports another.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ if str(Path(__file__).resolve().parent.parent) not in sys.path:  # `pytest` run 
 
 import base64
 import csv
+import functools
 import gzip
+import hashlib
 import io
 import json
 import re
@@ -44,23 +47,96 @@ def quiet(message: str) -> None:
 
 
 class FakeEncoder:
-    """Stands in for the packaged model on the tiny maps: a text about noise or diffusion points at
-    topic 1's direction (Diffusion models), one about a policy or reward at topic 2's (Reinforcement
-    learning), anything else at an unused direction. Use with
-    `monkeypatch.setattr("app.encoder.map_encoder", lambda manifest: FakeEncoder())`."""
+    """The one stand-in for the packaged model in every test (no model, no download): each text's
+    vector depends on that text alone.
 
-    name = "fake-encoder"
+    A text about noise or diffusion points exactly at topic 1's direction of the tiny maps (Diffusion
+    models), one about a policy or reward at topic 2's (Reinforcement learning). Any other text is a
+    bag of words: the normalised sum of a fixed random vector per word (seeded by the word's hash), so
+    texts sharing words are close (`synthetic_corpus` gives topics), distinct texts are far apart (rows
+    out of order are caught) and every vector is nearly orthogonal to the tiny maps' topics.
+    `seen` lists the texts it encoded, `calls` counts its calls.
 
-    def encode(self, texts):
+    Pass it as `build_map(..., encoder=FakeEncoder())`; in the app, with
+    `monkeypatch.setattr("app.encoder.map_encoder", lambda manifest: FakeEncoder())`; in place of the
+    packaged model anywhere (`add`), with `replace_packaged_model(monkeypatch, FakeEncoder())`."""
+
+    name = "test/fake-encoder"
+    ANCHORS = {1: ("noise", "diffusion"), 2: ("policy", "reward")}  # tiny-map topic -> its words
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.seen: list[str] = []
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        self.calls += 1
+        self.seen.extend(texts)
         vectors = np.zeros((len(texts), 384), dtype=np.float32)
         for row, text in enumerate(texts):
-            if "noise" in text or "diffusion" in text:
-                vectors[row, 1] = 1.0
-            elif "policy" in text or "reward" in text:
-                vectors[row, 2] = 1.0
-            else:
-                vectors[row, 200] = 1.0
+            topic = next((t for t, words in self.ANCHORS.items() if any(w in text for w in words)), None)
+            if topic is not None:
+                vectors[row, topic] = 1.0
+                continue
+            for word in text.lower().split():
+                vectors[row] += _word_vector(word)
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
         return vectors
+
+
+@functools.lru_cache(maxsize=65536)
+def _word_vector(word: str) -> np.ndarray:
+    seed = int.from_bytes(hashlib.sha256(word.encode()).digest()[:4], "little")
+    return np.random.default_rng(seed).standard_normal(384).astype(np.float32)
+
+
+def replace_packaged_model(monkeypatch, encoder) -> None:
+    """Make `encoder` what every embedding without a caller's encoder loads (`embed_texts`, so `add`
+    and a build's research areas): the packaged model is never loaded."""
+    from pipeline.embedding import embed
+
+    monkeypatch.setattr(embed, "load_encoder", lambda embedder, max_tokens: encoder)
+
+
+# A synthetic corpus whose abstracts are mostly words of one of six themes: built with `FakeEncoder`
+# (a bag of words for these), a map's topics follow the themes, and no model is loaded.
+WORD_THEMES = {
+    "optics": "laser photon lens optical waveguide refraction beam mirror prism spectrum",
+    "robots": "robot gripper arm joint actuator torque manipulator servo kinematics grasp",
+    "graphs": "graph vertex edge node spanning tree path coloring planar matching",
+    "proteins": "protein amino folding residue enzyme binding peptide structure ligand kinase",
+    "markets": "market price auction bidder trade demand supply equilibrium seller buyer",
+    "speech": "speech phoneme acoustic speaker voice prosody utterance pitch audio vowel",
+}
+FILLER = [
+    "we",
+    "study",
+    "a",
+    "new",
+    "result",
+    "for",
+    "the",
+    "data",
+    "and",
+    "show",
+    "that",
+    "it",
+    "works",
+    "well",
+    "in",
+    "practice",
+]
+
+
+def synthetic_corpus(n: int, seed: int = 7) -> pd.DataFrame:
+    """`n` abstracts (title "Paper i"), paper i mostly words of theme `i % 6` (its `theme` column)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n):
+        theme = list(WORD_THEMES)[i % len(WORD_THEMES)]
+        words = list(rng.choice(WORD_THEMES[theme].split(), size=12)) + list(rng.choice(FILLER, size=6))
+        rng.shuffle(words)
+        rows.append({"title": f"Paper {i}", "abstract": f"{' '.join(words)} (study {i}).", "theme": theme})
+    return pd.DataFrame(rows)
 
 
 TOPIC_WORDS = [
@@ -154,6 +230,30 @@ def tiny_map(
 def write_tiny_map(folder: Path, **options) -> Path:
     write_map(Path(folder), tiny_map(**options))
     return Path(folder)
+
+
+THEME_NAMES = ("<b>Generative</b> models", "Learning on structure")  # markup in a name stays text
+
+
+def themed_map(atlas: AtlasMap | None = None, names: tuple[str, str] = THEME_NAMES) -> AtlasMap:
+    """A tiny map (`atlas`, by default `tiny_map()`) with two themes: theme 0 (`names[0]`) holds topics
+    1 and 2 (Diffusion models, Reinforcement learning), theme 1 topics 0 and 3 (Graph neural networks,
+    Multi-view clustering); each theme's size is its topics' papers, as a build's."""
+    atlas = atlas if atlas is not None else tiny_map()
+    atlas.topics["theme_id"] = [1, 0, 0, 1]
+    size = dict(zip(atlas.topics["topic_id"].tolist(), atlas.topics["size"].tolist(), strict=True))
+    atlas.themes = pd.DataFrame(
+        {
+            "theme_id": [0, 1],
+            "label": list(names),
+            "keywords": [["diffusion"], ["graph"]],
+            "size": [size[1] + size[2], size[0] + size[3]],
+            "topic_ids": [[1, 2], [0, 3]],
+            "x": [0.0, 0.0],
+            "y": [1.5, -1.5],
+        }
+    )
+    return atlas
 
 
 def write_merged_map(folder: Path) -> Path:

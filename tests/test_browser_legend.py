@@ -6,36 +6,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from pipeline.mapfolder.store import read_map, write_map
 from tests.devserver import StreamlitServer
-from tests.helpers import GRAPH, draws, open_app, tiny_map, wait_for_redraw
+from tests.helpers import GRAPH, THEME_NAMES, draws, open_app, themed_map, wait_for_redraw
 
 pytestmark = pytest.mark.browser  # the browser and page fixtures: tests/conftest.py
-THEMES = {0: "<b>Generative</b> models", 1: "Learning on structure"}
+THEMES = dict(enumerate(THEME_NAMES))
 VENUES = ("ICML", "NeurIPS")
 
 
 def write_keyed_map(folder: Path) -> Path:
-    """The tiny map with two themes (topics 1 and 2; 0 and 3) and a venue column, missing for every
-    tenth paper (so the key coloured by venue has a "No venue" entry)."""
-    atlas = tiny_map()
-    atlas.topics["theme_id"] = [1, 0, 0, 1]
+    """The themed tiny map with a venue column, missing for every tenth paper (so the key coloured by
+    venue has a "No venue" entry)."""
+    atlas = themed_map()
     atlas.papers["venue"] = [None if i % 10 == 9 else VENUES[i % 2] for i in range(len(atlas.papers))]
     write_map(folder, atlas)
-    pd.DataFrame(
-        {
-            "theme_id": [0, 1],
-            "label": [THEMES[0], THEMES[1]],
-            "keywords": [["diffusion"], ["graph"]],
-            "size": [26, 26],
-            "topic_ids": [[1, 2], [0, 3]],
-            "x": [0.0, 0.0],
-            "y": [1.5, -1.5],
-        }
-    ).to_parquet(folder / "themes.parquet")
     return folder
 
 

@@ -12,11 +12,11 @@ import pytest
 
 from pipeline.mapfolder.store import read_map, write_map
 from tests.devserver import StreamlitServer
-from tests.helpers import CHROMIUM, GRAPH, POINTS, draws, open_app, tiny_map
+from tests.helpers import CHROMIUM, GRAPH, POINTS, draws, open_app, themed_map, tiny_map
 
 pytestmark = pytest.mark.browser
 N = 6000  # over 1,000 papers: a map drawn with WebGL where there is WebGL
-THEMES = ["Generative models", "Learning on structure"]
+THEMES = ("Generative models", "Learning on structure")
 NOTICE = "This browser has no WebGL: the map is an image; search hits and selections are drawn as points."
 NO_WEBGL = [
     "--no-sandbox",
@@ -50,20 +50,7 @@ def browser():
 def big_app(tmp_path_factory):
     root = tmp_path_factory.mktemp("no-webgl")
     folder = root / "big"
-    atlas = tiny_map(N, titles=[title(i) for i in range(N)])
-    atlas.topics["theme_id"] = [1, 0, 0, 1]
-    write_map(folder, atlas)
-    pd.DataFrame(
-        {
-            "theme_id": [0, 1],
-            "label": THEMES,
-            "keywords": [["diffusion"], ["graph"]],
-            "size": [2500, 2500],
-            "topic_ids": [[1, 2], [0, 3]],
-            "x": [0.0, 0.0],
-            "y": [1.5, -1.5],
-        }
-    ).to_parquet(folder / "themes.parquet")
+    write_map(folder, themed_map(tiny_map(N, titles=[title(i) for i in range(N)]), names=THEMES))
     app = StreamlitServer(folder, root / "no-other-maps", timeout=90)
     yield app, read_map(folder).papers
     app.stop()
@@ -127,7 +114,7 @@ def test_without_webgl_the_map_is_an_image_of_its_papers_with_names_and_a_notice
         assert image["ink"] > 0.02 * image["pixels"]  # not blank: thousands of papers drawn
         assert image["colours"] >= 4  # in their topics' colours
         names = page.locator(".atlas-theme:not([hidden])").all_text_contents()
-        assert sorted(names) == THEMES
+        assert sorted(names) == list(THEMES)
         assert page.locator(".atlas-label:not(.atlas-theme):not([hidden])").count() >= 2  # and topic names
 
         # zooming in redraws the image for the new view

@@ -21,7 +21,7 @@ from pipeline.commands.build import build_map, is_current
 from pipeline.config import BuildConfig
 from pipeline.embedding.embed import embed_texts
 from pipeline.mapfolder.store import read_map
-from tests.helpers import ROOT, SEEDS
+from tests.helpers import ROOT, SEEDS, FakeEncoder
 
 # The themes the owner named, how to recognise a paper about each, and words its topic's name may use
 # (adversarial robustness is how LLM safety shows up in these 57 abstracts).
@@ -148,30 +148,12 @@ def test_a_build_with_one_more_file_embeds_only_the_new_abstract(seed_map, seed_
     assert atlas.papers.loc[atlas.papers["title"] == "Sinkhorn at scale", "year"].item() == 2025
 
 
-class CountingEncoder:
-    name = "counting"
-
-    def __init__(self):
-        self.seen: list[str] = []
-
-    def encode(self, texts):
-        self.seen.extend(texts)
-        return np.stack([self.vector(text) for text in texts])
-
-    @staticmethod
-    def vector(text: str) -> np.ndarray:
-        """A distinct, deterministic unit vector per text, so rows in the wrong order are caught."""
-        seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
-        vector = np.random.default_rng(seed).standard_normal(384).astype(np.float32)
-        return vector / np.linalg.norm(vector)
-
-
 def test_embedding_cache_is_keyed_by_text(tmp_path, monkeypatch):
     monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "cache"))
-    encoder = CountingEncoder()
+    encoder = FakeEncoder()
     vectors, _ = embed_texts(["a", "b", "a"], encoder=encoder, progress=False)
     assert sorted(encoder.seen) == ["a", "b"]
-    expected = {t: CountingEncoder.vector(t) for t in "abc"}
+    expected = dict(zip("abc", FakeEncoder().encode(list("abc")), strict=True))
     assert np.allclose(vectors, [expected[t] for t in "aba"], atol=1e-3)
     encoder.seen.clear()
     vectors, report = embed_texts(["b", "c", "a"], encoder=encoder, progress=False)

@@ -17,7 +17,7 @@ from app.state import Vocabulary, parse_view
 from app.text import highlighted_markdown
 from pipeline.mapfolder.search_index import highlight, parse_query
 from pipeline.mapfolder.store import write_map
-from tests.helpers import plain, start, texts, tiny_map
+from tests.helpers import plain, start, texts, themed_map, tiny_map
 
 
 # ------------------------------------------------------------------ 1. words
@@ -28,19 +28,7 @@ def test_a_single_unassigned_paper_is_one_paper_not_one_papers(tmp_path, monkeyp
     )
     atlas.topics["size"] = [int((atlas.papers["topic_id"] == t).sum()) for t in range(4)]
     atlas.manifest = replace(atlas.manifest, unassigned=1)
-    atlas.topics["theme_id"] = [0, 0, 1, 1]
-    atlas.themes = pd.DataFrame(
-        {
-            "theme_id": [0, 1],
-            "label": ["Vision", "Learning"],
-            "keywords": [["a"], ["b"]],
-            "size": [int(atlas.topics["size"][:2].sum()), int(atlas.topics["size"][2:].sum())],
-            "topic_ids": [[0, 1], [2, 3]],
-            "x": [0.0, 1.0],
-            "y": [0.0, 1.0],
-        }
-    )
-    write_map(tmp_path / "one", atlas)
+    write_map(tmp_path / "one", themed_map(atlas))
     monkeypatch.setenv("ATLAS_MAP", str(tmp_path / "one"))
     monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
     at = start()

@@ -3,7 +3,6 @@ ignores (from another map, or naming what the key does not hold). The browser si
 
 from __future__ import annotations
 
-import pandas as pd
 import pytest
 import streamlit as st
 
@@ -11,7 +10,7 @@ from app import session
 from app.data import build_map_data
 from app.map_component import KEY
 from pipeline.mapfolder.store import write_map
-from tests.helpers import tiny_map
+from tests.helpers import themed_map
 
 MAP = "app/static/atlas/points-this.json.gz"
 THEMES = session.widget_key("themes")
@@ -21,13 +20,7 @@ TOPICS = session.widget_key("topics")
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     folder = tmp_path_factory.mktemp("legend") / "keyed"
-    atlas = tiny_map()
-    atlas.topics["theme_id"] = [1, 0, 0, 1]
-    write_map(folder, atlas)
-    pd.DataFrame(
-        {"theme_id": [0, 1], "label": ["Generative", "Structure"], "keywords": [["d"], ["g"]], "size": [26, 26],
-         "topic_ids": [[1, 2], [0, 3]], "x": [0.0, 0.0], "y": [1.5, -1.5]}
-    ).to_parquet(folder / "themes.parquet")  # fmt: skip
+    write_map(folder, themed_map(names=("Generative", "Structure")))
     return build_map_data("keyed", folder)
 
 

@@ -8,7 +8,6 @@ import hashlib
 import json
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from app.data import build_map_data
@@ -24,7 +23,7 @@ from app.map_component.payload import (
     view_state,
 )
 from pipeline.mapfolder.store import write_map
-from tests.helpers import decode_mask, tiny_map, write_tiny_map
+from tests.helpers import THEME_NAMES, decode_mask, themed_map, write_tiny_map
 
 URLS = {
     "points_url": "app/static/atlas/points-x.bin.gz",
@@ -169,14 +168,8 @@ def test_the_map_can_be_coloured_by_a_column_with_a_key_for_each_value(tiny_data
 def test_topics_are_shades_of_their_theme_hue(tmp_path):
     from app.palette import _srgb_to_lab
 
-    atlas = tiny_map()
-    atlas.topics["theme_id"] = [0, 0, 1, 1]  # two themes of two topics each
     folder = tmp_path / "themed"
-    write_map(folder, atlas)
-    pd.DataFrame(
-        {"theme_id": [0, 1], "label": ["Structures", "Learning"], "keywords": [["a"], ["b"]], "size": [30, 22],
-         "topic_ids": [[0, 1], [2, 3]], "x": [0.0, 0.0], "y": [2.0, -2.0]}
-    ).to_parquet(folder / "themes.parquet")  # fmt: skip
+    write_map(folder, themed_map())  # two themes of two topics each: 1 and 2, 0 and 3
     data = build_map_data("themed", folder)
 
     def hue(topic):
@@ -184,11 +177,11 @@ def test_topics_are_shades_of_their_theme_hue(tmp_path):
         _, a, b = _srgb_to_lab(rgb)[0]
         return np.degrees(np.arctan2(b, a))
 
-    assert data.colours[0] != data.colours[1] and abs(hue(0) - hue(1)) < 12  # one theme: one hue, two shades
-    assert data.colours[2] != data.colours[3] and abs(hue(2) - hue(3)) < 12
-    assert abs((hue(0) - hue(2) + 180) % 360 - 180) > 40  # two themes: two hues
+    assert data.colours[1] != data.colours[2] and abs(hue(1) - hue(2)) < 12  # one theme: one hue, two shades
+    assert data.colours[0] != data.colours[3] and abs(hue(0) - hue(3)) < 12
+    assert abs((hue(1) - hue(0) + 180) % 360 - 180) > 40  # two themes: two hues
     key = view_state(data, np.ones(data.n, dtype=bool), **URLS)["legend"]
-    assert [k["text"] for k in key] == ["Structures", "Learning"]  # the key names the themes' hues
+    assert [k["text"] for k in key] == list(THEME_NAMES)  # the key names the themes' hues
     assert [k["pick"] for k in key] == [{"theme": 0}, {"theme": 1}]  # a click shows that theme alone
     chosen = view_state(data, np.ones(data.n, dtype=bool), **URLS, themes=(1,))["legend"]
     assert [k["on"] for k in chosen] == [False, True]
@@ -207,20 +200,8 @@ def test_a_rerun_sends_a_few_kb_at_any_size(tiny_data, n):
 
 
 def test_theme_names_come_from_themes_parquet_and_follow_the_view(tmp_path):
-    atlas = tiny_map()
     folder = tmp_path / "themed"
-    write_map(folder, atlas)
-    pd.DataFrame(
-        {
-            "theme_id": [0, 1],
-            "label": ["Generative <models>", "Learning on structure"],
-            "keywords": [["diffusion"], ["graph"]],
-            "size": [26, 26],
-            "topic_ids": [[1, 2], [0, 3]],
-            "x": [0.0, 0.0],
-            "y": [1.0, -1.0],
-        }
-    ).to_parquet(folder / "themes.parquet")
+    write_map(folder, themed_map(names=("Generative <models>", "Learning on structure")))
     data = build_map_data("themed", folder)
     view = view_state(data, np.ones(data.n, dtype=bool), **URLS)
     assert [t["text"] for t in view["themes"]] == ["Generative <models>", "Learning on structure"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import subprocess
 import sys
@@ -15,65 +14,7 @@ from pipeline.commands.build import build_map
 from pipeline.config import DEFAULT_MAX_TOKENS, FIT_SAMPLE_ABOVE, FIT_SAMPLE_SIZE, BuildConfig
 from pipeline.embedding.embed import cache_name_for, embed_texts
 from pipeline.modelling.sample_fit import assign_rest, place_rest, sample_rows
-from tests.helpers import ROOT, quiet
-
-THEMES = {
-    "optics": "laser photon lens optical waveguide refraction beam mirror prism spectrum",
-    "robots": "robot gripper arm joint actuator torque manipulator servo kinematics grasp",
-    "graphs": "graph vertex edge node spanning tree path coloring planar matching",
-    "proteins": "protein amino folding residue enzyme binding peptide structure ligand kinase",
-    "markets": "market price auction bidder trade demand supply equilibrium seller buyer",
-    "speech": "speech phoneme acoustic speaker voice prosody utterance pitch audio vowel",
-}
-FILLER = [
-    "we",
-    "study",
-    "a",
-    "new",
-    "result",
-    "for",
-    "the",
-    "data",
-    "and",
-    "show",
-    "that",
-    "it",
-    "works",
-    "well",
-    "in",
-    "practice",
-]
-
-
-class BagOfWordsEncoder:
-    """A fake encoder: the normalised sum of a fixed random vector per word (no model needed)."""
-
-    name = "test/bag-of-words"
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        self.calls += 1
-        vectors = np.zeros((len(texts), 384), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in text.lower().split():
-                seed = int.from_bytes(hashlib.sha256(word.encode()).digest()[:4], "little")
-                vectors[row] += np.random.default_rng(seed).standard_normal(384).astype(np.float32)
-        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        return vectors
-
-
-def synthetic_corpus(n: int, seed: int = 7) -> pd.DataFrame:
-    """`n` abstracts, each mostly words of one of six themes."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for i in range(n):
-        theme = list(THEMES)[i % len(THEMES)]
-        words = list(rng.choice(THEMES[theme].split(), size=12)) + list(rng.choice(FILLER, size=6))
-        rng.shuffle(words)
-        rows.append({"title": f"Paper {i}", "abstract": f"{' '.join(words)} (study {i}).", "theme": theme})
-    return pd.DataFrame(rows)
+from tests.helpers import ROOT, FakeEncoder, quiet, synthetic_corpus
 
 
 def in_own_theme(papers: pd.DataFrame, table: pd.DataFrame) -> np.ndarray:
@@ -112,11 +53,11 @@ def private_cache(tmp_path_factory, monkeypatch):
 @pytest.mark.slow  # real pipeline builds (UMAP, HDBSCAN, names)
 def test_build_map_takes_a_callers_encoder(corpus_file, tmp_path):
     path, table = corpus_file
-    encoder = BagOfWordsEncoder()
+    encoder = FakeEncoder()
     atlas = build_map([path], tmp_path / "map", encoder=encoder, progress=False, log=quiet)
     assert encoder.calls > 0
     manifest = json.loads((tmp_path / "map" / "manifest.json").read_text())
-    assert manifest["model"]["encoder"] == "test/bag-of-words"
+    assert manifest["model"]["encoder"] == FakeEncoder.name
     assert manifest["embedding"]["computed"] == 900
     # The vectors are the fake's, and six word-themes give about six topics.
     np.testing.assert_allclose(
@@ -134,7 +75,7 @@ def test_build_map_takes_a_callers_encoder(corpus_file, tmp_path):
 @pytest.mark.slow  # real pipeline builds (UMAP, HDBSCAN, names)
 def test_fit_on_a_sample_matches_fit_on_all(corpus_file, tmp_path):
     path, table = corpus_file
-    encoder = BagOfWordsEncoder()
+    encoder = FakeEncoder()
     whole = build_map(
         [path], tmp_path / "all", BuildConfig(fit_sample=0), encoder=encoder, progress=False, log=quiet
     )
@@ -217,7 +158,7 @@ def test_max_tokens_keys_the_embedding_cache_and_the_manifest(corpus_file, tmp_p
     assert not cache_name_for("onnx-int8", 256).rsplit("-", 1)[1].startswith("t")
     assert cache_name_for("onnx-int8", None) == cache_name_for("onnx-int8", DEFAULT_MAX_TOKENS)
     assert BuildConfig(max_tokens=192).resolve(100).max_tokens == 192
-    encoder = BagOfWordsEncoder()
+    encoder = FakeEncoder()
     _, report = embed_texts(["a b", "c d"], encoder=encoder, progress=False)
     assert report["computed"] == 2
 
@@ -247,7 +188,7 @@ def test_umap_cache_keys_follow_the_constructor_settings(monkeypatch, tmp_path):
     """Changing a UMAP setting in the one place it lives changes the result, never a stale reuse."""
     from pipeline.modelling import layout
 
-    vectors = BagOfWordsEncoder().encode(synthetic_corpus(120)["abstract"].tolist())
+    vectors = FakeEncoder().encode(synthetic_corpus(120)["abstract"].tolist())
     first = layout.map_coordinates(vectors, n_neighbors=10, random_state=1)
     again = layout.map_coordinates(vectors, n_neighbors=10, random_state=1)
     np.testing.assert_array_equal(first, again)
