@@ -14,8 +14,8 @@ from app.data import build_map_data
 from app.loaders import MapKey
 from app.state import ViewState
 from app.view import current_view, header_sentence, opened_topic_view, view_scope
-from tests.helpers import write_tiny_map
-from tests.test_browser import write_themed_map
+from pipeline.mapfolder.store import write_map
+from tests.helpers import themed_map, write_tiny_map
 
 DIFFUSION = [i for i in range(60) if i % 4 == 1 and i % 7 != 6]  # topic 1, "Diffusion models": 13 papers
 SAYS_DIFFUSION = [i for i in range(60) if i % 4 == 1]  # their abstracts say "diffusion": 15 papers
@@ -49,7 +49,8 @@ def test_a_chosen_topic_shows_its_papers_named_by_the_topic(tiny):
 
 
 def test_a_chosen_theme_shows_its_topics_papers_named_by_the_theme(tmp_path):
-    folder = write_themed_map(tmp_path / "themed")  # theme 0: topics 1 and 2; theme 1: topics 0 and 3
+    folder = tmp_path / "themed"
+    write_map(folder, themed_map())  # theme 0: topics 1 and 2; theme 1: topics 0 and 3
     data = build_map_data("themed", folder)
     view = shown(data, MapKey.of("themed", folder), themes=(0,))
     members = [i for i in range(60) if i % 4 in (1, 2) and i % 7 != 6]
