@@ -15,7 +15,8 @@ coherence, diversity) are reported too: a change to names must not lower them.
 Datasets: `seeds` (the committed corpus), `eccv` and `acl` (every ECCV and ACL paper of the shared
 corpus, ../shared/corpus/ml_abstracts.parquet or --corpus / ATLAS_CORPUS; skipped without it),
 `sample-2000` and `corpus-10k` as in bench_pipeline.py. Results go to
-benchmarks/results/names-<dataset>.json; benchmarks/NAMES_RESULTS.md is rewritten from them.
+benchmarks/results/names-<dataset>.json; the part of benchmarks/NAMES_RESULTS.md under "Earlier round
+(issue 21)" is rewritten from them (bench_themes.py writes the part above it).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 import bench_pipeline  # noqa: E402
 
+from benchmarks.common import EARLIER_NAMES, NAMES_RESULTS, write_part  # noqa: E402
 from pipeline.mapfolder.store import read_map  # noqa: E402
 from pipeline.modelling.evaluate import name_figures  # noqa: E402
 
@@ -195,7 +197,11 @@ def main() -> None:
         for n in (*DATASETS, "sample-2000", "corpus-10k")
         if (RESULTS / f"names-{n}.json").exists()
     ]
-    (ROOT / "benchmarks" / "NAMES_RESULTS.md").write_text(markdown(results))
+    # Below bench_themes.py's tables of every theme, one heading level down.
+    earlier = "\n".join(
+        "#" + line if line.startswith("#") else line for line in markdown(results).splitlines()
+    )
+    write_part(NAMES_RESULTS, "\n" + earlier + "\n", EARLIER_NAMES, above=False)
 
 
 if __name__ == "__main__":

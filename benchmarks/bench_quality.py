@@ -25,8 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import pipeline  # noqa: E402  (first: the numeric code paths)
+from benchmarks.common import CORPUS, balanced_set, corpus_missing, random_set  # noqa: E402
 
-CORPUS = ROOT.parent / "shared" / "corpus" / "ml_abstracts.parquet"
 RESULTS = ROOT / "benchmarks" / "QUALITY_RESULTS.md"
 
 
@@ -37,14 +37,12 @@ def datasets(corpus):
         "sample-2000 (committed sample)",
         pd.read_parquet(ROOT / "benchmarks" / "data" / "sample_2000.parquet"),
     )
-    yield "random-4000 (seed 7)", corpus.sample(4000, random_state=7)
-    big = [g.sample(600, random_state=7) for _, g in corpus.groupby("field") if len(g) >= 1000]
-    yield "balanced-3000 (600 a field, 5 fields)", pd.concat(big)
+    yield "random-4000 (seed 7)", random_set(corpus, 4000, seed=7)
+    yield "balanced-3000 (600 a field, 5 fields)", balanced_set(corpus)
 
 
 def main() -> int:
-    if not CORPUS.exists():
-        print(f"error: {CORPUS} is missing: this benchmark needs the shared corpus", file=sys.stderr)
+    if corpus_missing():
         return 2
     os.environ.setdefault("ATLAS_CACHE_DIR", str(Path.home() / ".cache" / "abstract-atlas"))
     import numpy as np
