@@ -12,8 +12,9 @@ import pytest
 from pipeline.commands.build import build_map
 from pipeline.config import BuildConfig, topic_count_for
 from pipeline.mapfolder.store import read_map
-from pipeline.modelling.topics import choose_topic_count
-from tests.helpers import ROOT, SEEDS, quiet
+from pipeline.modelling.neighbours import neighbour_graph
+from pipeline.modelling.topics import choose_topic_count, cluster_space, topic_stability
+from tests.helpers import ROOT, SEEDS, FakeEncoder, quiet, synthetic_corpus
 
 EXTRA = ROOT / "tests" / "fixtures" / "extra_abstracts.csv"
 
@@ -96,14 +97,23 @@ def test_refit_is_a_documented_build_option(tmp_path):
     assert "--refit" in result.stdout and "afresh" in result.stdout
 
 
-def test_a_rebuild_into_the_same_folder_uses_the_map_there(seed_map, tmp_path):
+def test_a_rebuild_into_the_same_folder_uses_the_map_there_and_is_a_fixed_point(seed_map, tmp_path):
     out = tmp_path / "map"
     shutil.copytree(seed_map, out)
     before = read_map(out)
-    after = build_map([SEEDS], out, progress=False, log=quiet)
-    assert after.manifest.lineage.refit is False
-    assert after.papers["topic_id"].tolist() == before.papers["topic_id"].tolist()
-    assert np.median(moved(before, read_map(out))) < 0.08
+    for _ in range(2):  # twice in a row: the same map each time
+        lines: list[str] = []
+        after = build_map([SEEDS], out, progress=False, log=lines.append)
+        assert after.manifest.lineage.refit is False
+        assert any("nothing changed in the papers or options" in line for line in lines)
+        assert after.papers["topic_id"].tolist() == before.papers["topic_id"].tolist()
+        assert moved(before, read_map(out)).max() <= 1e-4
+        columns = ["topic_id", "label", "theme_id", "stability"]
+        assert after.topics[columns].to_dict("list") == before.topics[columns].to_dict("list")
+        assert (
+            after.themes[["theme_id", "label"]].values.tolist()
+            == before.themes[["theme_id", "label"]].values.tolist()
+        )
 
 
 def test_old_papers_outside_a_fit_sample_keep_their_previous_topic_where_the_sample_found_it():
@@ -143,3 +153,70 @@ def test_themes_keep_their_ids_across_a_rebuild_and_the_manifest_says_what_becam
     previous_ids = set(before.themes["theme_id"])
     assert {r["theme_id"] for r in records if r["status"] in ("kept", "renamed", "gone")} <= previous_ids
     assert carried.manifest.lineage.next_theme_id > max(previous_ids | set(carried.themes["theme_id"])) - 1
+
+
+# ---- a rebuild that changes nothing changes nothing (issue 35), on a synthetic corpus ----
+
+
+@pytest.fixture(scope="module")
+def synthetic_rebuilds(tmp_path_factory):
+    """A 300-paper synthetic map built fresh, then rebuilt twice into its folder from the same file,
+    then rebuilt with 30 more papers: (maps, build logs)."""
+    folder = tmp_path_factory.mktemp("synthetic")
+    table = synthetic_corpus(330, seed=11)
+    base, grown = folder / "base.csv", folder / "grown.csv"
+    table.iloc[:300].to_csv(base, index=False)
+    table.to_csv(grown, index=False)
+    encoder, maps, logs = FakeEncoder(), [], []
+    for inputs, out in (([base], "map"), ([base], "map"), ([base], "map"), ([grown], "grown")):
+        lines: list[str] = []
+        previous = folder / "map" if out == "grown" else None
+        maps.append(
+            build_map(
+                inputs, folder / out, encoder=encoder, previous=previous, progress=False, log=lines.append
+            )
+        )
+        logs.append(lines)
+    return maps, logs
+
+
+def test_rebuilding_the_same_papers_keeps_the_map_as_it_was(synthetic_rebuilds):
+    (first, second, third, _), logs = synthetic_rebuilds
+    assert not any("nothing changed" in line for line in logs[0])
+    for rebuilt, lines in ((second, logs[1]), (third, logs[2])):
+        assert any(
+            "nothing changed in the papers or options: topics and layout kept" in line for line in lines
+        ), lines
+        before = first.papers.set_index("doc_id")
+        after = rebuilt.papers.set_index("doc_id").loc[before.index]
+        assert after["topic_id"].tolist() == before["topic_id"].tolist()
+        span = np.linalg.norm(before[["x", "y"]].max().to_numpy() - before[["x", "y"]].min().to_numpy())
+        shift = np.linalg.norm(after[["x", "y"]].to_numpy() - before[["x", "y"]].to_numpy(), axis=1)
+        assert shift.max() <= 1e-4 * span
+        columns = ["topic_id", "label", "theme_id", "keywords", "size"]
+        assert rebuilt.topics[columns].to_dict("list") == first.topics[columns].to_dict("list")
+        np.testing.assert_allclose(rebuilt.topics["stability"], first.topics["stability"], atol=0.05)
+        assert (
+            rebuilt.themes[["theme_id", "label"]].values.tolist()
+            == first.themes[["theme_id", "label"]].values.tolist()
+        )
+        assert rebuilt.manifest.lineage.refit is False
+        assert set(rebuilt.lineage["status"]) == {"kept"}
+
+
+def test_a_rebuild_with_new_papers_fits_again_and_scores_stability_on_the_unsupervised_reduction(
+    synthetic_rebuilds,
+):
+    (first, _, _, grown), logs = synthetic_rebuilds
+    assert not any("nothing changed" in line for line in logs[3])
+    assert any("rebuilding on the previous map" in line for line in logs[3])
+    # Stability compares like with like: re-clusterings of the unsupervised reduction, as on the
+    # first build, not of one the previous topics supervised (where re-clusterings agree trivially
+    # and every topic scores about 1.00).
+    config = BuildConfig(**grown.manifest.config.settings)
+    vectors = grown.embeddings.astype(np.float32)
+    unsupervised = cluster_space(vectors, config, neighbour_graph(vectors, config.n_neighbors))
+    scores, _ = topic_stability(unsupervised, vectors, grown.papers["topic_id"].to_numpy(), config)
+    stored = grown.topics.set_index("topic_id")["stability"]
+    assert stored.to_dict() == pytest.approx(scores, abs=1e-9)
+    assert stored.median() < 0.99  # the issue's rebuild scored most topics 1.00

@@ -258,9 +258,11 @@ def build_map(
             )
         timer.lap("embed")
         resolved, carried = carry_previous(
-            config, resolved, previous_map, corpus.papers, refit=refit, log=log
+            config, resolved, previous_map, corpus.papers, refit=refit, log=log, embeddings=embeddings
         )
-        fit = fit_topic_model(documents, embeddings, resolved, log, targets=carried.targets)
+        fit = fit_topic_model(
+            documents, embeddings, resolved, log, targets=carried.targets, given=carried.labels
+        )
         for note in fit.topics.notes:  # e.g. how topics were named when the abstracts are not in English
             log(note)
             corpus.notes.append(note)
@@ -286,7 +288,7 @@ def build_map(
         edits = carry_curation(edits, previous_map, lineage, corpus.papers, fit.topics, themes, log)
         timer.lap("themes")
         log("laying out the 2-D map...")
-        coordinates = lay_out(fit, embeddings, resolved, previous_xy=carried.positions)
+        coordinates = lay_out(fit, embeddings, resolved, carried)
         timer.lap("layout")
         papers, table, themes = assemble_tables(
             corpus.papers, fit.topics, coordinates, themes, theme_of, stability
@@ -570,8 +572,10 @@ def fit_topic_model(
     log: Callable[[str], None],
     *,
     targets: np.ndarray | None = None,
+    given: np.ndarray | None = None,
 ) -> SampleFit:
-    """Topics for every paper: fitted on all papers, or on a sample with the rest assigned.
+    """Topics for every paper: fitted on all papers, or on a sample with the rest assigned (or,
+    with `given`, the previous map's topics described again: see `fit_topics`).
 
     Either way the result says which rows UMAP and HDBSCAN saw (`sample_rows`); the later
     stages read that instead of asking again whether the build fitted on a sample.
@@ -579,9 +583,9 @@ def fit_topic_model(
     log(f"finding topics (KMeans in a 10-D UMAP, smallest topic {resolved.min_topic_size} papers)...")
     if resolved.fit_sample:
         log(f"fitting on a sample of {resolved.fit_sample:,} papers, assigning the rest...")
-        fit = fit_on_sample(documents, embeddings, resolved, targets=targets)
+        fit = fit_on_sample(documents, embeddings, resolved, targets=targets, given=given)
     else:
-        fit = SampleFit.of_all(fit_topics(documents, embeddings, resolved, targets=targets))
+        fit = SampleFit.of_all(fit_topics(documents, embeddings, resolved, targets=targets, given=given))
     if fit.topics.count_agreement:
         log(
             "agreement of re-clusterings at nearby topic counts: "
@@ -628,6 +632,8 @@ class Carried:
     targets: np.ndarray | None = None  # previous topic id; -1 new paper, WAS_UNASSIGNED left out before
     positions: np.ndarray | None = None  # previous (x, y), NaN for new papers
     settings: dict = field(default_factory=dict)  # settings carried over, for the manifest
+    # previous topic id per paper when nothing changed (same papers, vectors, options): kept as they are
+    labels: np.ndarray | None = None
 
 
 # A rebuild keeps the previous map's topic size while the corpus stays within this factor of the
@@ -644,11 +650,15 @@ def carry_previous(
     *,
     refit: bool,
     log: Callable[[str], None],
+    embeddings: np.ndarray | None = None,
 ) -> tuple[BuildConfig, Carried]:
     """Keep what still holds from the previous map: its topic size settings (those the user did not
-    set), its topics as partial targets of the 5-D UMAP, and its positions as the 2-D map's start.
+    set), its topics as partial targets of the 10-D UMAP, and its positions as the 2-D map's start.
 
-    Without a previous map, or with `refit`, the build fits afresh.
+    When nothing changed (the previous map's very papers and stored `embeddings`, the same
+    resolved options) there is no evidence to change anything: its topics and positions are kept
+    as they are (`Carried.labels`), so a rebuild is a fixed point. Without a previous map, or
+    with `refit`, the build fits afresh.
     """
     if previous_map is None or refit:
         return resolved, Carried()
@@ -675,12 +685,46 @@ def carry_previous(
     targets[np.array([previous_map.topic_of.get(d) == -1 for d in doc_ids], dtype=bool)] = WAS_UNASSIGNED
     positions = previous_map.positions or {}
     xy = np.array([positions.get(d, (np.nan, np.nan)) for d in doc_ids], dtype=np.float64)
+    carried_settings = (
+        f", settings carried: {', '.join(f'{k} {v}' for k, v in settings.items())}" if settings else ""
+    )
+    if nothing_changed(previous_map, doc_ids, embeddings, resolved):
+        log(
+            "nothing changed in the papers or options: topics and layout kept"
+            + carried_settings
+            + "; --refit fits afresh"
+        )
+        labels = np.array([previous_map.topic_of[d] for d in doc_ids], dtype=np.int64)
+        return resolved, Carried(targets=targets, positions=xy, settings=settings, labels=labels)
     log(
         f"rebuilding on the previous map: {kept:,} of {len(doc_ids):,} papers keep their topic as a target"
-        + (f", settings carried: {', '.join(f'{k} {v}' for k, v in settings.items())}" if settings else "")
+        + carried_settings
         + " (--refit fits afresh)"
     )
     return resolved, Carried(targets=targets, positions=xy, settings=settings)
+
+
+def nothing_changed(
+    previous_map: PreviousMap, doc_ids: list[str], embeddings: np.ndarray | None, resolved: BuildConfig
+) -> bool:
+    """Whether this build has exactly the previous map's papers (doc ids), their stored vectors
+    and its resolved options: then a fit could only tell what the previous one told."""
+    if embeddings is None or previous_map.folder is None or not previous_map.positions:
+        return False
+    if len(doc_ids) != len(previous_map.topic_of) or set(doc_ids) != set(previous_map.topic_of):
+        return False
+    if (previous_map.config or {}) != resolved.to_dict():
+        return False
+    try:
+        stored = np.load(previous_map.folder / EMBEDDINGS, allow_pickle=False)
+        order = pd.read_parquet(previous_map.folder / PAPERS, columns=["doc_id"])["doc_id"].astype(str)
+    except (OSError, ValueError, KeyError):
+        return False
+    if stored.shape != embeddings.shape or len(order) != len(stored):
+        return False
+    row_of = {d: i for i, d in enumerate(order)}
+    ours = np.asarray(embeddings, dtype=np.float32).astype(np.float16)
+    return bool(np.array_equal(stored[[row_of[d] for d in doc_ids]].astype(np.float16), ours))
 
 
 def edits_for(out: Path, previous: str | Path | bool | None) -> list[Edit]:
@@ -724,9 +768,9 @@ def score_stability(
     """Each topic's stability over re-clustered subsamples of the fitted papers (or a note it was off)."""
     if not resolved.stability:
         return {}, {"runs": 0, "method": "switched off (--no-stability)", "seconds": 0.0}
-    log("scoring topic stability (re-clustering 90% subsamples)...")
+    log("scoring topic stability (re-clustering 90% subsamples of the unsupervised 10-D reduction)...")
     rows = fit.sample_rows
-    return topic_stability(fit.topics.reduced, embeddings[rows], fit.topics.labels[rows], resolved)
+    return topic_stability(fit.topics.unsupervised, embeddings[rows], fit.topics.labels[rows], resolved)
 
 
 def group_into_themes(
@@ -778,11 +822,13 @@ def keep_theme_ids(previous_map: PreviousMap | None, papers, labels: np.ndarray,
     return themes, theme_of, records if previous_map is not None else [], next_id
 
 
-def lay_out(
-    fit: SampleFit, embeddings: np.ndarray, resolved: BuildConfig, *, previous_xy: np.ndarray | None = None
-) -> np.ndarray:
+def lay_out(fit: SampleFit, embeddings: np.ndarray, resolved: BuildConfig, carried: Carried) -> np.ndarray:
     """2-D positions: UMAP of the fitted papers (started from the previous map's positions on a
-    rebuild), the rest (if any) at their neighbours' mean."""
+    rebuild), the rest (if any) at their neighbours' mean; the previous positions as they were when
+    nothing changed (`carry_previous`)."""
+    previous_xy = carried.positions
+    if carried.labels is not None:
+        return previous_xy.astype(np.float32)
     rows = fit.sample_rows
     init = None if previous_xy is None else initial_positions(embeddings[rows], previous_xy[rows])
     sample_xy = map_coordinates(

@@ -49,6 +49,7 @@ class PreviousMap:
     theme_of: dict[int, int] | None = None  # topic_id -> theme_id on the previous map
     theme_labels: dict[int, str] | None = None  # theme_id -> name on the previous map
     next_theme_id: int = 0  # the smallest theme id never used by this map or its ancestors
+    folder: Path | None = None  # where the previous map is (its stored vectors are read from there)
 
 
 @dataclass(frozen=True)
@@ -416,6 +417,7 @@ def read_previous(folder: str | Path) -> PreviousMap:
         topics=topics[["topic_id", "label"]].astype({"topic_id": int}),
         centroids=centroids,
         next_topic_id=next_topic_id,
+        folder=folder,
         name=manifest.name or None,
         fingerprint=manifest.input_fingerprint,
         config=manifest.config.settings or None,

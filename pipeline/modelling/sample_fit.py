@@ -111,8 +111,10 @@ def fit_on_sample(
     config: BuildConfig,
     *,
     targets: np.ndarray | None = None,
+    given: np.ndarray | None = None,
 ) -> SampleFit:
-    """Fit topics on `config.fit_sample` papers and assign the rest (`targets`: see `fit_topics`).
+    """Fit topics on `config.fit_sample` papers and assign the rest (`targets`, `given`: see
+    `fit_topics`; with `given` every paper keeps its given topic, the sample's and the rest's).
 
     `config` must be resolved for the whole corpus. The smallest topic and HDBSCAN's `min_samples`
     shrink with the sample's share of the corpus, so the sample finds the topics the whole corpus
@@ -134,8 +136,13 @@ def fit_on_sample(
         embeddings[rows],
         sample_config,
         targets=None if targets is None else np.asarray(targets)[rows],
+        given=None if given is None else np.asarray(given)[rows],
     )
-    labels = assign_rest(embeddings, rows, fitted.labels, k=config.reassign_neighbors, targets=targets)
+    if given is None:
+        labels = assign_rest(embeddings, rows, fitted.labels, k=config.reassign_neighbors, targets=targets)
+    else:  # the sample's topics under their fitted ids; the rest keep theirs too
+        fitted_id = dict(zip(np.asarray(given)[rows].tolist(), fitted.labels.tolist(), strict=True))
+        labels = np.array([fitted_id.get(t, -1) for t in np.asarray(given).tolist()], dtype=np.int64)
     rest = np.setdiff1d(np.arange(n_papers), rows, assume_unique=True)
     neighbours, similarities = cosine_knn(
         np.ascontiguousarray(embeddings[rest]), np.ascontiguousarray(embeddings[rows]), PLACE_NEIGHBOURS
@@ -161,6 +168,7 @@ def fit_on_sample(
         knn=fitted.knn,
         hdbscan_unassigned=outliers,
         reduced=fitted.reduced,
+        unsupervised=fitted.unsupervised,
         phrases=fitted.phrases,
         notes=fitted.notes,
         count_agreement=fitted.count_agreement,

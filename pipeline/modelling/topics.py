@@ -75,6 +75,9 @@ class Topics:
     reduced: np.ndarray | None = (
         None  # the 10-D UMAP reduction the topics were cut in (for `topic_stability`)
     )
+    # the 10-D reduction without the previous topics as targets (stability is scored on it; the
+    # same array as `reduced` on a first build; None on a rebuild with stability switched off)
+    unsupervised: np.ndarray | None = None
     phrases: PhraseCounts | None = None  # candidate name phrases per paper (reused to name themes)
     notes: list[str] = field(default_factory=list)  # what a user should hear about the names
     # candidate topic count -> how well re-clusterings at that count agree (mean pairwise ARI)
@@ -88,6 +91,7 @@ def fit_topics(
     config: BuildConfig,
     *,
     targets: np.ndarray | None = None,
+    given: np.ndarray | None = None,
 ) -> Topics:
     """Cluster papers into topics and describe each one; `config` must be resolved.
 
@@ -97,47 +101,36 @@ def fit_topics(
     left unassigned) makes the 5-D UMAP semi-supervised (categorical, weight `TARGET_WEIGHT`): old
     topics hold together where the new papers do not pull them apart, and papers without a target
     still form topics of their own. See `anchor_clusters` for what else a rebuild keeps.
+    `given` (a topic per paper, -1 unassigned) skips the clustering: a rebuild of exactly the
+    previous map's papers, vectors and options keeps its topics, and only describes them again.
     """
     from pipeline._fastimport import import_topic_libraries
-    from pipeline.cache import cache_dir, cached_reduction
+    from pipeline.cache import cache_dir
 
-    BERTopic, ClassTfidfTransformer, UMAP, HDBSCAN = import_topic_libraries(str(cache_dir()))
+    BERTopic, ClassTfidfTransformer, _, HDBSCAN = import_topic_libraries(str(cache_dir()))
     from bertopic.cluster import BaseCluster
     from bertopic.dimensionality import BaseDimensionalityReduction
 
-    from pipeline.modelling.layout import array_digest, umap_cache_key, umap_settings
-
     knn = neighbour_graph(embeddings, config.n_neighbors)
-    settings = umap_settings(
-        CLUSTER_DIMENSIONS, n_neighbors=config.n_neighbors, random_state=config.random_state
+    anchored = given is None and targets is not None and (np.asarray(targets) >= 0).any()
+    targets = np.asarray(targets, dtype=np.int64) if anchored else None
+    reduced = cluster_space(embeddings, config, knn, targets=targets)
+    # Stability is scored on the unsupervised reduction on every build, so scores compare like with
+    # like (a reduction supervised by the previous topics would make re-clusterings agree trivially).
+    unsupervised = (
+        reduced if targets is None else (cluster_space(embeddings, config, knn) if config.stability else None)
     )
-    key = umap_cache_key(settings, knn="exact")
-    if targets is not None and (np.asarray(targets) >= 0).any():
-        targets = np.asarray(targets, dtype=np.int64)
-        umap_targets = np.where(targets >= 0, targets, -1)  # UMAP's "no label" is -1
-        settings = dict(settings, target_metric="categorical", target_weight=TARGET_WEIGHT)
-        key = dict(key, target_weight=TARGET_WEIGHT, targets=array_digest(umap_targets))
-    else:
-        targets = umap_targets = None
-    if config.n_neighbors >= len(embeddings) / 3:
-        # A handful of papers: every paper is every other's UMAP neighbour and a reduction would say
-        # nothing; the vectors themselves are the clustering space (unit rows: Euclidean ~ cosine).
-        reduced = np.asarray(embeddings, dtype=np.float32)
-    else:
-        umap_model = UMAP(**settings, precomputed_knn=knn)
-        reduced, _ = cached_reduction(
-            f"umap{CLUSTER_DIMENSIONS}",
-            embeddings,
-            key,
-            lambda: umap_model.fit_transform(embeddings, y=umap_targets),
-        )
     if targets is not None:
         config = rebuild_topic_count(config, targets)
     n_topics, count_agreement = choose_topic_count(reduced, config)
-    first_labels = partition(reduced, n_topics, config.min_topic_size, config.random_state)
-    clusters = first_labels if targets is None else anchor_clusters(first_labels, targets)
-    outlying = outliers(reduced, config, HDBSCAN)
-    labels = np.where(outlying, -1, clusters)
+    if given is not None:  # nothing changed since the previous map: its topics are the evidence
+        labels = np.asarray(given, dtype=np.int64)
+        outlying = labels == -1
+    else:
+        first_labels = partition(reduced, n_topics, config.min_topic_size, config.random_state)
+        clusters = first_labels if targets is None else anchor_clusters(first_labels, targets)
+        outlying = outliers(reduced, config, HDBSCAN)
+        labels = np.where(outlying, -1, clusters)
     labels = _renumber_by_size(labels)
 
     # BERTopic's c-TF-IDF keywords run once, on the labels after reassignment. A counter that finds
@@ -177,11 +170,47 @@ def fit_topics(
         knn=knn,
         hdbscan_unassigned=int(outlying.sum()),
         reduced=reduced,
+        unsupervised=unsupervised,
         phrases=phrases,
         notes=[note] if note else [],
         count_agreement=count_agreement,
         chosen_count=int(n_topics),
     )
+
+
+def cluster_space(
+    embeddings: np.ndarray, config: BuildConfig, knn: tuple, *, targets: np.ndarray | None = None
+) -> np.ndarray:
+    """The 10-D clustering space: cosine UMAP over the exact neighbour graph `knn` (cached by
+    `pipeline.cache.cached_reduction`); `targets` (previous topic per paper, -1 none) make it
+    semi-supervised (categorical, weight `TARGET_WEIGHT`). A handful of papers are their own space.
+    """
+    from pipeline._fastimport import import_topic_libraries
+    from pipeline.cache import cache_dir, cached_reduction
+    from pipeline.modelling.layout import array_digest, umap_cache_key, umap_settings
+
+    if config.n_neighbors >= len(embeddings) / 3:
+        # A handful of papers: every paper is every other's UMAP neighbour and a reduction would say
+        # nothing; the vectors themselves are the clustering space (unit rows: Euclidean ~ cosine).
+        return np.asarray(embeddings, dtype=np.float32)
+    UMAP = import_topic_libraries(str(cache_dir()))[2]
+    settings = umap_settings(
+        CLUSTER_DIMENSIONS, n_neighbors=config.n_neighbors, random_state=config.random_state
+    )
+    key = umap_cache_key(settings, knn="exact")
+    umap_targets = None
+    if targets is not None:
+        umap_targets = np.where(targets >= 0, targets, -1)  # UMAP's "no label" is -1
+        settings = dict(settings, target_metric="categorical", target_weight=TARGET_WEIGHT)
+        key = dict(key, target_weight=TARGET_WEIGHT, targets=array_digest(umap_targets))
+    umap_model = UMAP(**settings, precomputed_knn=knn)
+    reduced, _ = cached_reduction(
+        f"umap{CLUSTER_DIMENSIONS}",
+        embeddings,
+        key,
+        lambda: umap_model.fit_transform(embeddings, y=umap_targets),
+    )
+    return reduced
 
 
 def anchor_clusters(labels: np.ndarray, targets: np.ndarray) -> np.ndarray:
@@ -251,26 +280,28 @@ def partition(reduced: np.ndarray, n_topics: int, min_topic_size: int, seed: int
 
 
 def rebuild_topic_count(config: BuildConfig, targets: np.ndarray) -> BuildConfig:
-    """A rebuild's topic count: room for every previous topic and for new ones in proportion to
-    the new papers (their share of the map times the count a map of this size aims at).
+    """A rebuild's topic count, not re-picked: the previous map's count plus room for new topics in
+    proportion to the new papers (their share of the map times the count a map of this size aims at).
 
     Clusters made mostly of one previous topic's papers are joined back into it (`anchor_clusters`),
     so the extra room costs an unchanged corpus nothing, while papers of an area the previous map did
-    not have get topics of their own instead of being spread over the old ones.
+    not have get topics of their own instead of being spread over the old ones. Choosing the count
+    again by re-clustering agreement could give the same papers another count, so a rebuild never
+    does (`--refit` does).
 
     Examples:
         >>> config = BuildConfig().resolve(1_200)  # aims at 21 topics
         >>> targets = np.concatenate([np.repeat(np.arange(20), 45), np.full(300, -1)])  # 20 old topics, 25% new
         >>> rebuild_topic_count(config, targets).n_topics
         26
+        >>> rebuild_topic_count(config, np.repeat(np.arange(18), 60)).n_topics  # no new paper: 18 again
+        18
     """
     targets = np.asarray(targets)
     previous = len(set(targets[targets >= 0].tolist()))
     new_share = float((targets == -1).mean()) if len(targets) else 0.0
     count = previous + math.ceil(config.n_topics * new_share)
-    if count <= config.n_topics:
-        return config
-    return replace(config, n_topics=min(count, len(targets) // 3 or 1), choose_n_topics=False)
+    return replace(config, n_topics=max(1, min(count, len(targets) // 3 or 1)), choose_n_topics=False)
 
 
 def choose_topic_count(reduced: np.ndarray, config: BuildConfig) -> tuple[int, dict[int, float]]:
@@ -346,7 +377,9 @@ def topic_stability(
     """How reliably each topic comes back when the clustering is redone on 90% of the papers.
 
     Each run draws `share` of the papers (its own seed) and cuts their 10-D reduction into as
-    many topics with KMeans (its own seed), as the build does; a topic's score in a run
+    many topics with KMeans (its own seed), as the build does. The reduction is the unsupervised
+    one on every build (`Topics.unsupervised`): a rebuild's reduction supervised by the previous
+    topics would make re-clusterings agree by construction, so scores of two builds compare; a topic's score in a run
     is the best Jaccard overlap of its members (among the drawn papers) with any cluster of the
     run, and its stability the mean over runs (Hennig's clusterwise bootstrap). UMAP is not
     refitted: it costs far more than KMeans, and it is the clustering whose choices vary. Ten
@@ -384,7 +417,7 @@ def topic_stability(
     scores = {topic: round(totals[topic] / max(1, drawn[topic]), 4) for topic in topic_ids}
     report = {
         "runs": runs,
-        "method": f"KMeans on {share:.0%} subsamples of the 10-D UMAP reduction; "
+        "method": f"KMeans on {share:.0%} subsamples of the unsupervised 10-D UMAP reduction; "
         "a topic's score is the mean best Jaccard match of its members",
         "seconds": round(time.perf_counter() - started, 3),
     }
