@@ -89,21 +89,29 @@ def _shades(base: str, count: int) -> list[str]:
 def theme_topic_colours(topic_ids_by_size: list[int], theme_of: dict[int, int]) -> dict[int, str]:
     """Colour per topic as a shade of its theme's hue, so the map shows themes at a glance; -1 is grey.
 
-    Themes get the most distinct hues (largest theme first, by its largest topic), each theme's topics
-    shades of that hue from dark (largest) to light. Topics without a theme (-1) get hues of their own.
+    A theme's hue follows its id, not its rank: theme `h` takes the palette's colour number `h`
+    (`distinct_colours` picks each colour from the earlier ones only, so colour `h` is the same
+    however many there are). A theme that keeps its id (`pipeline.modelling.theme_lineage`) keeps
+    its colour through curation and rebuilds, whatever other themes grow, shrink or go. Its topics
+    are shades of that hue by topic id, from dark (the lowest id: on a first build, the largest
+    topic) to light. Topics without a theme (-1) get hues after every theme's, by topic id.
 
     Examples:
         >>> colours = theme_topic_colours([0, 1, 2], {0: 5, 1: 7, 2: 5})
-        >>> colours[0] != colours[2], colours[1] == distinct_colours(2)[1], colours[-1]
+        >>> colours[0] != colours[2], colours[1] == distinct_colours(8)[7], colours[-1]
         (True, True, '#9aa0a6')
+        >>> theme_topic_colours([1, 0], {0: 3, 1: 0})[1] == distinct_colours(1)[0]  # theme 0's hue, whatever its rank
+        True
     """
-    groups: dict[object, list[int]] = {}
-    for topic in topic_ids_by_size:
-        theme = theme_of.get(topic, -1)
-        groups.setdefault(theme if theme != -1 else ("own", topic), []).append(topic)
-    hues = distinct_colours(len(groups))
+    topics = [int(t) for t in topic_ids_by_size if int(t) != -1]
+    theme_ids = sorted({theme_of.get(t, -1) for t in topics} - {-1})
+    first_own = max(theme_ids) + 1 if theme_ids else 0
+    own = sorted(t for t in topics if theme_of.get(t, -1) == -1)
+    palette = distinct_colours(first_own + len(own))
+    groups = [(palette[h], sorted(t for t in topics if theme_of.get(t, -1) == h)) for h in theme_ids]
+    groups += [(palette[first_own + rank], [topic]) for rank, topic in enumerate(own)]
     colours = {}
-    for hue, members in zip(hues, groups.values(), strict=True):
+    for hue, members in groups:
         colours.update(zip(members, _shades(hue, len(members)), strict=True))
     colours[-1] = UNASSIGNED_COLOUR
     return colours

@@ -10,7 +10,7 @@ import pytest
 
 from app.data import facet_columns, map_catalog, requested_map
 from app.filters import chosen_topics, filter_mask
-from app.palette import UNASSIGNED_COLOUR, _srgb_to_lab, distinct_colours, topic_colours
+from app.palette import UNASSIGNED_COLOUR, _srgb_to_lab, distinct_colours, theme_topic_colours, topic_colours
 from app.state import ViewState, Vocabulary, normalise_params, parse_map, parse_view, to_params
 from app.text import markdown_literal, plotly_escape
 from pipeline.modelling.place import place
@@ -192,6 +192,18 @@ def test_palette_stays_distinct_for_sixty_topics_and_keeps_grey_for_unassigned()
     assert len(set(colours)) == 60 and closest > 12
     assert min(np.hypot(lab[:, 1], lab[:, 2])) > 25  # no greys: grey means unassigned
     assert topic_colours([4, 2])[-1] == UNASSIGNED_COLOUR
+
+
+def test_a_theme_keeps_its_colour_by_its_id_whatever_other_themes_do():
+    """Issue 35: a theme that keeps its papers keeps its colour through curation and rebuilds."""
+    before = theme_topic_colours([0, 1, 2, 3, 4], {0: 0, 1: 1, 2: 0, 3: 2, 4: 3})
+    # A rebuild: theme 1 is gone (its topic merged into theme 3), theme 3 grew past theme 0, a new
+    # theme 6 and a topic of no theme arrived; themes 0 and 2 kept their topics.
+    after = theme_topic_colours([4, 0, 2, 3, 7, 8], {4: 3, 0: 0, 2: 0, 3: 2, 7: 6})
+    for topic in (0, 2, 3):
+        assert after[topic] == before[topic]
+    assert len({after[t] for t in (4, 0, 3, 7, 8)}) == 5  # every theme and the lone topic told apart
+    assert after[-1] == UNASSIGNED_COLOUR
 
 
 def test_untrusted_text_is_escaped_for_plotly_and_markdown():
