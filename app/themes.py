@@ -124,7 +124,8 @@ def _where_it_went(record: dict, names: dict[int, str]) -> str:
     """What a gone theme's record says became of it, in the words the page shows."""
     successors = [names[t] for t in record.get("successor_theme_ids") or [] if t in names]
     where = "; most of its papers are now in " + ", ".join(f"“{n}”" for n in successors) if successors else ""
-    return f"gone since the last rebuild{where}"
+    since = "an earlier rebuild" if record.get("status") == "gone earlier" else "the last rebuild"
+    return f"gone since {since}{where}"
 
 
 def gone_themes(manifest: Manifest, themes) -> dict[int, str]:
@@ -142,7 +143,7 @@ def gone_themes(manifest: Manifest, themes) -> dict[int, str]:
         r["theme_id"]: f"theme {r['theme_id']} (“{str(r.get('previous_label') or '')[:60]}”) is "
         + _where_it_went(r, names)
         for r in _theme_records(manifest)
-        if r.get("status") == "gone"
+        if r.get("status") in ("gone", "gone earlier")
     }
 
 
@@ -170,6 +171,8 @@ def theme_change_rows(manifest: Manifest, themes):
             change = _where_it_went(record, names)
         elif status in ("kept", "new"):
             change = status
+        elif status == "back":
+            change = f"back (gone before the last rebuild, as “{str(record.get('previous_label') or '')[:60]}”)"
         else:
             continue
         name = record.get("previous_label") if status == "gone" else record.get("label")

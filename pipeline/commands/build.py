@@ -283,7 +283,9 @@ def build_map(
             statuses = pd.Series([r["status"] for r in theme_records]).value_counts()
             log(
                 "themes matched to the previous map: "
-                + ", ".join(f"{statuses[s]} {s}" for s in ("kept", "renamed", "new", "gone") if s in statuses)
+                + ", ".join(
+                    f"{statuses[s]} {s}" for s in ("kept", "renamed", "back", "new", "gone") if s in statuses
+                )
             )
         edits = carry_curation(edits, previous_map, lineage, corpus.papers, fit.topics, themes, log)
         timer.lap("themes")
@@ -817,6 +819,7 @@ def keep_theme_ids(previous_map: PreviousMap | None, papers, labels: np.ndarray,
         previous.theme_of or {},
         previous.theme_labels or {},
         previous.next_theme_id,
+        previous.gone_themes,
     )
     themes, theme_of = apply_theme_ids(themes, theme_of, mapping)
     return themes, theme_of, records if previous_map is not None else [], next_id

@@ -13,6 +13,7 @@ from pipeline import UserError
 from pipeline.mapfolder.files import EMBEDDINGS, LINEAGE_COLUMNS, PAPERS, TOPICS
 from pipeline.mapfolder.manifest import read_manifest
 from pipeline.modelling.neighbours import topic_centroids
+from pipeline.modelling.theme_lineage import gone_identities
 
 STATUSES = ("kept", "grown", "shrunk", "split", "merged", "new", "gone")
 
@@ -50,6 +51,7 @@ class PreviousMap:
     theme_labels: dict[int, str] | None = None  # theme_id -> name on the previous map
     next_theme_id: int = 0  # the smallest theme id never used by this map or its ancestors
     folder: Path | None = None  # where the previous map is (its stored vectors are read from there)
+    gone_themes: dict[int, dict] | None = None  # theme_id -> {"label", "topic_ids"} of themes gone by then
 
 
 @dataclass(frozen=True)
@@ -408,11 +410,13 @@ def read_previous(folder: str | Path) -> PreviousMap:
             pass  # without vectors, matching falls back on shared papers alone
     next_topic_id = max([manifest.lineage.next_topic_id, *[t + 1 for t in ids], 0])
     theme_of, theme_labels = previous_themes(folder, topics)
-    next_theme_id = max([manifest.lineage.next_theme_id, *[t + 1 for t in theme_labels], 0])
+    gone_themes = gone_identities(manifest.lineage.themes)
+    next_theme_id = max([manifest.lineage.next_theme_id, *[t + 1 for t in [*theme_labels, *gone_themes]], 0])
     return PreviousMap(
         theme_of=theme_of,
         theme_labels=theme_labels,
         next_theme_id=next_theme_id,
+        gone_themes=gone_themes,
         topic_of=dict(zip(papers["doc_id"].astype(str), labels.tolist(), strict=True)),
         topics=topics[["topic_id", "label"]].astype({"topic_id": int}),
         centroids=centroids,
