@@ -172,7 +172,9 @@ def theme_change_rows(manifest: Manifest, themes):
         elif status in ("kept", "new"):
             change = status
         elif status == "back":
-            change = f"back (gone before the last rebuild, as “{str(record.get('previous_label') or '')[:60]}”)"
+            change = (
+                f"back (gone before the last rebuild, as “{str(record.get('previous_label') or '')[:60]}”)"
+            )
         else:
             continue
         name = record.get("previous_label") if status == "gone" else record.get("label")
