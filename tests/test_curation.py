@@ -320,3 +320,20 @@ def test_a_damaged_edit_file_is_a_user_error_naming_it(tmp_path):
     )
     with pytest.raises(UserError, match=CURATION):
         read_curation(tmp_path)
+
+
+def test_a_curated_rename_of_a_topic_whose_content_moved_is_flagged_for_review():
+    previous = {"a": 0, "b": 0, "c": 1}
+    lineage = lineage_rows([(0, "kept", []), (1, "kept", [])])
+    edits = [Edit(1, "rename", topic=0, name="Flow"), Edit(2, "rename", topic=1, name="Kept")]
+    carried = carry_edits(
+        edits,
+        lineage=lineage,
+        previous_topic_of=previous,
+        doc_ids=list("abc"),
+        labels=np.array([0, 0, 1]),
+        themes=None,
+        content_moved={0: "2 of 10 keywords still"},
+    )
+    assert "content moved (2 of 10 keywords still)" in carried[0].review
+    assert carried[1].review is None

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import shutil
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from pipeline.commands.build import build_map
@@ -220,3 +222,44 @@ def test_a_rebuild_with_new_papers_fits_again_and_scores_stability_on_the_unsupe
     stored = grown.topics.set_index("topic_id")["stability"]
     assert stored.to_dict() == pytest.approx(scores, abs=1e-9)
     assert stored.median() < 0.99  # the issue's rebuild scored most topics 1.00
+
+
+def test_a_kept_topic_whose_content_moved_is_named_again_and_its_curated_name_flagged(
+    synthetic_rebuilds, tmp_path
+):
+    """Issue 35 ("Flow" kept its name while its papers became relighting): the previous map says
+    topic 0 was "Flow" about flow and motion; its papers now write other words, so the rebuild
+    names it afresh, says so in the log, and flags a person's rename of it for review."""
+    from pipeline.mapfolder.curation import Edit, read_curation, write_curation
+    from pipeline.mapfolder.files import TOPICS
+
+    (first, *_), _ = synthetic_rebuilds
+    out = tmp_path / "map"
+    base = Path(first.manifest["inputs"][0])
+    shutil.copytree(base.parent / "map", out)
+    table = pd.read_parquet(out / TOPICS)
+    table["label"] = table["label"].where(table["topic_id"] != 0, "Flow")
+    table["keywords"] = [
+        ["flow", "optical", "motion", "frames"] if t == 0 else list(k)
+        for t, k in zip(table["topic_id"], table["keywords"], strict=True)
+    ]
+    table.to_parquet(out / TOPICS, index=False)
+    write_curation(
+        out, [Edit(1, "rename", topic=0, name="Flow (curated)"), Edit(2, "rename", topic=1, name="Fine")]
+    )
+    lines: list[str] = []
+    rebuilt = build_map(
+        [Path(first.manifest["inputs"][0])],
+        out,
+        encoder=BagOfWordsEncoder(),
+        progress=False,
+        log=lines.append,
+    )
+    names = dict(zip(rebuilt.topics["topic_id"], rebuilt.topics["label"], strict=True))
+    assert names[0] == dict(zip(first.topics["topic_id"], first.topics["label"], strict=True))[0] != "Flow"
+    assert any("topic 0 “Flow” is now" in line and "content moved (0 of 4 keywords" in line for line in lines)
+    review = {e.id: e.review for e in read_curation(out)}
+    assert "content moved" in review[1] and review[2] is None
+    assert (
+        rebuilt.lineage.set_index("topic_id").loc[0, "previous_label"] == "Flow"
+    )  # the change report's "Renamed from"

@@ -50,6 +50,7 @@ from pipeline.modelling.lineage import (
     Lineage,
     PreviousMap,
     apply_lineage,
+    content_moved,
     match_topics,
     read_previous,
 )
@@ -604,7 +605,10 @@ def keep_topic_ids(
     """Give matching topics the previous map's ids and names (in place); the lineage, if any.
 
     Ids and names are settled here, before anything else reads a topic id. A previous name is kept
-    only while it still holds for the topic's papers (`pipeline.naming.name_support`).
+    only while it still holds for the topic's papers (`pipeline.naming.name_support`) and its content
+    did not move (`pipeline.modelling.lineage.content_moved`: most of its keywords or central papers
+    changed); else the topic takes the name the build derived for it (`name_groups`), and the log
+    says so.
     """
     if previous_map is None:
         return None
@@ -617,13 +621,29 @@ def keep_topic_ids(
     )
     provisional_of = {final: provisional for provisional, final in lineage.mapping.items()}
     acronyms = topics.phrases.acronyms if topics.phrases is not None else {}
+    moved = content_moved(
+        previous_map, papers["doc_id"].tolist(), topics.labels, topics.table, lineage.mapping
+    )
+    lineage = replace(lineage, moved=moved)
 
     def holds(final: int, name: str) -> bool:
+        if final in moved:  # most of its keywords or central papers changed: the fresh name stands
+            return False
         rows = np.flatnonzero(topics.labels == provisional_of[final])
         return name_support(name, [documents[i] for i in rows], acronyms) >= NAME_SUPPORT
 
     topics.labels, topics.table = apply_lineage(topics.labels, topics.table, lineage, holds)
     log(lineage_summary(lineage.table))
+    names = dict(zip(topics.table["topic_id"].astype(int), topics.table["label"].astype(str), strict=True))
+    old_names = dict(
+        zip(previous_map.topics["topic_id"].astype(int), previous_map.topics["label"].astype(str))
+    )
+    for final, why in sorted(moved.items()):
+        if names.get(final) == old_names.get(final):
+            continue
+        log(
+            f"topic {final} “{old_names.get(final, '')}” is now “{names.get(final, '')}”: its content moved ({why})"
+        )
     return lineage
 
 
@@ -755,6 +775,7 @@ def carry_curation(
         labels=topics.labels,
         themes=themes,
         names=dict(zip(topics.table["topic_id"].astype(int), topics.table["label"].astype(str), strict=True)),
+        content_moved=None if lineage is None else lineage.moved,
     )
     flagged = [e for e in carried if e.review]
     log(

@@ -383,6 +383,7 @@ def carry_edits(
     labels: np.ndarray,
     themes: pd.DataFrame | None,
     names: dict[int, str] | None = None,
+    content_moved: dict[int, str] | None = None,
 ) -> list[Edit]:
     """The previous map's edits for the rebuilt map: each one still applied where its topics kept
     their content, else kept with a `review` note saying what happened (never silently dropped).
@@ -395,6 +396,8 @@ def carry_edits(
         themes: the rebuilt map's themes (theme edits follow the theme holding their topics).
         names: the rebuilt map's topic names; a rename to a name another topic now has is flagged
             (two topics never share a name).
+        content_moved: topic id -> why its content moved (`pipeline.modelling.lineage.content_moved`); a
+            rename of such a topic is flagged: the name a person gave may no longer fit.
     """
     import numpy as np
 
@@ -440,6 +443,9 @@ def carry_edits(
                 if t != edit.topic and label.casefold() == edit.name.casefold()
             ]
             reasons += [f'topic {t} is now called "{edit.name}" too' for t in taken]
+        if edit.action == "rename" and edit.topic in (content_moved or {}):
+            why = content_moved[edit.topic]
+            reasons.append(f"topic {edit.topic}'s content moved ({why}): does the name still fit?")
         carried.append(dataclasses.replace(edit, review="; ".join(reasons)) if reasons else edit)
     return carried
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +29,9 @@ MIN_CENTROID_SIMILARITY = 0.85
 NAME_CENTROID_SIMILARITY = 0.9
 # ...or fewer than half of its shared papers are still together.
 NAME_JACCARD = 0.5
+# A kept topic's content moved (its name is derived again) when fewer than this share of its previous
+# keywords, or of its previous central papers, are still its own.
+SAME_CONTENT = 0.5
 # Part of a previous topic counts as having gone somewhere (split, merged) when it is at least
 # MIN_PART papers and either this share of the topic's shared papers or most of the receiving topic's.
 PART_SHARE = 0.25
@@ -40,7 +43,7 @@ class PreviousMap:
     """What a rebuild needs of the previous map: memberships, topic names and centroids."""
 
     topic_of: dict[str, int]  # doc_id -> topic_id (-1 unassigned)
-    topics: pd.DataFrame  # topic_id, label
+    topics: pd.DataFrame  # topic_id, label (and, where the map has them, keywords, representative_doc_ids)
     centroids: dict[int, np.ndarray]  # topic_id -> unit centroid
     next_topic_id: int  # the smallest id never used by this map or its ancestors
     name: str | None = None
@@ -69,6 +72,9 @@ class Lineage:
     keep_label: dict[int, str]
     table: pd.DataFrame
     next_topic_id: int
+    # final topic id -> why its content moved (most keywords or central papers changed): its name is
+    # derived again, and a curated rename of it is flagged for review (`content_moved`)
+    moved: dict[int, str] = field(default_factory=dict)
 
 
 def match_topics(
@@ -338,6 +344,58 @@ def _kept_names(
     return keep_label
 
 
+def content_moved(
+    previous: PreviousMap, doc_ids, labels: np.ndarray, table: pd.DataFrame, mapping: dict[int, int]
+) -> dict[int, str]:
+    """Final topic id -> why, for topics that keep a previous id but whose content moved: fewer than
+    `SAME_CONTENT` of the previous keywords are still among its keywords, or fewer than
+    `SAME_CONTENT` of its previous central papers (those the new build holds) are still in it.
+
+    `labels` and `table` (topic_id, keywords) are the new build's, under provisional ids; `mapping`
+    is `Lineage.mapping`. A previous map without keywords or central papers says nothing moved.
+
+    Examples:
+        >>> before = PreviousMap(topic_of={"a": 7, "b": 7, "c": 7}, topics=pd.DataFrame({"topic_id": [7],
+        ...     "label": ["Flow"], "keywords": [["flow", "optical", "motion", "frames"]],
+        ...     "representative_doc_ids": [["a", "b"]]}), centroids={}, next_topic_id=8)
+        >>> now = pd.DataFrame({"topic_id": [0], "keywords": [["relighting", "nerf", "flow", "rendering"]]})
+        >>> content_moved(before, ["a", "b", "c"], np.array([0, 0, 0]), now, {-1: -1, 0: 7})
+        {7: '1 of 4 keywords and 2 of 2 central papers still'}
+    """
+    columns = set(previous.topics.columns)
+    if not columns & {"keywords", "representative_doc_ids"}:
+        return {}
+    doc_ids = np.asarray(doc_ids, dtype=object)
+    row_of = {d: i for i, d in enumerate(doc_ids.tolist())}
+    labels = np.asarray(labels)
+    before = previous.topics.set_index(previous.topics["topic_id"].astype(int))
+    keywords_now = dict(zip(table["topic_id"].astype(int), table["keywords"], strict=True))
+    moved = {}
+    for provisional, final in mapping.items():
+        if final == -1 or final not in before.index or provisional not in keywords_now:
+            continue
+        reasons, parts = [], []
+        old_words = [str(w) for w in _listed(before, final, "keywords")]
+        if len(old_words):
+            shared = len(set(old_words) & {str(w) for w in keywords_now[provisional]})
+            parts.append(f"{shared} of {len(old_words)} keywords")
+            reasons.append(shared < SAME_CONTENT * len(old_words))
+        held = [row_of[d] for d in _listed(before, final, "representative_doc_ids") if d in row_of]
+        if held:
+            still = int((labels[held] == provisional).sum())
+            parts.append(f"{still} of {len(held)} central papers")
+            reasons.append(still < SAME_CONTENT * len(held))
+        if any(reasons):
+            moved[final] = " and ".join(parts) + " still"
+    return moved
+
+
+def _listed(table: pd.DataFrame, row: int, column: str) -> list:
+    """A list cell of `table` (keywords, central papers) as a list; empty when missing or not a list."""
+    value = table.at[row, column] if column in table.columns else None
+    return list(value) if isinstance(value, list | tuple | np.ndarray) else []
+
+
 def _substantial(overlap: np.ndarray, old_shared: np.ndarray, new_shared: np.ndarray, i: int, j: int) -> bool:
     """Whether previous topic i sent a real part of itself to new topic j: at least MIN_PART papers
     that are a PART_SHARE of topic i, or that make up most of topic j's shared papers."""
@@ -418,7 +476,9 @@ def read_previous(folder: str | Path) -> PreviousMap:
         next_theme_id=next_theme_id,
         gone_themes=gone_themes,
         topic_of=dict(zip(papers["doc_id"].astype(str), labels.tolist(), strict=True)),
-        topics=topics[["topic_id", "label"]].astype({"topic_id": int}),
+        topics=topics[
+            [c for c in ("topic_id", "label", "keywords", "representative_doc_ids") if c in topics.columns]
+        ].astype({"topic_id": int}),
         centroids=centroids,
         next_topic_id=next_topic_id,
         folder=folder,
