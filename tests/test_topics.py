@@ -324,3 +324,28 @@ def test_cosine_knn_blocks_give_the_same_answer():
     whole = cosine_knn(vectors, vectors, 5, chunk=1000)
     blocked = cosine_knn(vectors, vectors, 5, chunk=16)
     assert (whole[0] == blocked[0]).all() and np.allclose(whole[1], blocked[1])
+
+
+def test_unassigned_papers_in_a_dense_group_become_a_topic_and_scattered_ones_stay_unassigned():
+    """Issue 35: unassigned means "fits no topic", not "small". A synthetic corpus: three topics of
+    60 papers, 8 papers of a line of work of their own (each other's nearest neighbours) and 6
+    papers scattered at random, all unassigned as HDBSCAN might leave them."""
+    from pipeline.modelling.neighbours import neighbour_graph
+    from pipeline.modelling.topics import adopt_dense_groups, dense_group_size
+
+    rng = np.random.default_rng(5)
+    directions = rng.normal(size=(5, 64))
+    topics = [d + 0.35 * rng.normal(size=(60, 64)) for d in directions[:3]]
+    group = directions[3] + 0.2 * rng.normal(size=(8, 64))
+    scattered = rng.normal(size=(6, 64))
+    # A tight group left out next to topic 0's centre, within its spread: it joins topic 0.
+    near_topic = directions[0] + 0.3 * rng.normal(size=64) + 0.05 * rng.normal(size=(8, 64))
+    vectors = np.concatenate([*topics, group, scattered, near_topic]).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    labels = np.concatenate([np.repeat([0, 1, 2], 60), np.full(8 + 6 + 8, -1)])
+    size = dense_group_size(22)
+    after = adopt_dense_groups(labels, neighbour_graph(vectors, 15)[0], vectors, size)
+    assert after[:180].tolist() == labels[:180].tolist()  # topics untouched
+    assert set(after[180:188].tolist()) == {3}  # the group: a topic of its own
+    assert (after[188:194] == -1).all()  # scattered papers fit no topic and stay unassigned
+    assert set(after[194:].tolist()) == {0}  # the left-out part of topic 0 joins it

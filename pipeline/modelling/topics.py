@@ -48,6 +48,11 @@ COUNT_SAMPLE = 5_000
 # group: it stays unassigned, up to `MAX_UNASSIGNED` of the papers (the most outlying first).
 OUTLIER_SCORE = 0.8
 MAX_UNASSIGNED = 0.03
+# Unassigned means "fits no topic", not "small": this many unassigned papers (or the smallest topic
+# size if smaller, never fewer than MIN_DENSE_GROUP) that are each other's nearest neighbours are a
+# line of work: a topic of their own, or part of the nearest topic when they sit within its spread.
+DENSE_GROUP = 8
+MIN_DENSE_GROUP = 5
 
 # Older imports (`from pipeline.topics import cosine_knn`) keep working.
 __all__ = [
@@ -131,6 +136,7 @@ def fit_topics(
         clusters = first_labels if targets is None else anchor_clusters(first_labels, targets)
         outlying = outliers(reduced, config, HDBSCAN)
         labels = np.where(outlying, -1, clusters)
+        labels = adopt_dense_groups(labels, knn[0], embeddings, dense_group_size(config.min_topic_size))
     labels = _renumber_by_size(labels)
 
     # BERTopic's c-TF-IDF keywords run once, on the labels after reassignment. A counter that finds
@@ -243,6 +249,98 @@ def anchor_clusters(labels: np.ndarray, targets: np.ndarray) -> np.ndarray:
         labels[(labels == -1) & (targets == topic)] = cluster_id
     # A paper no topic held before stays out of the old topics; it may still found or join a new one.
     labels[(targets == WAS_UNASSIGNED) & np.isin(labels, list(home.values()))] = -1
+    return labels
+
+
+def dense_group_size(min_topic_size: int) -> int:
+    """The fewest unassigned papers that make a group (`DENSE_GROUP`, `MIN_DENSE_GROUP`).
+
+    Examples:
+        >>> dense_group_size(22), dense_group_size(6), dense_group_size(3)
+        (8, 6, 5)
+    """
+    return max(MIN_DENSE_GROUP, min(DENSE_GROUP, min_topic_size))
+
+
+def dense_groups(labels: np.ndarray, neighbours: np.ndarray, size: int) -> list[np.ndarray]:
+    """Groups of unassigned papers that are each other's nearest neighbours: connected parts of the
+    mutual (`size` - 1)-nearest-neighbour graph among unassigned papers (`neighbours`: each paper's
+    nearest papers, itself first), keeping the papers at least half of whose neighbours are in the
+    group (apart from every topic), of at least `size` papers. Each group's rows, sorted, largest first.
+
+    Examples:
+        >>> near = np.array([[0, 1, 2], [1, 0, 2], [2, 1, 0], [3, 4, 0], [4, 3, 0]])
+        >>> [g.tolist() for g in dense_groups(np.array([-1, -1, -1, -1, 5]), near, 3)]
+        [[0, 1, 2]]
+    """
+    labels = np.asarray(labels)
+    loose = labels == -1
+    if loose.sum() < size:
+        return []
+    k = min(
+        size - 1, neighbours.shape[1] - 1
+    )  # a group of `size` papers: each one's k nearest are the others
+    near = neighbours[:, 1 : k + 1]
+    parent = {int(i): int(i) for i in np.flatnonzero(loose)}
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i in parent:
+        for j in near[i].tolist():
+            if j in parent and i in near[j]:
+                parent[root(i)] = root(j)
+    parts: dict[int, list[int]] = {}
+    for i in parent:
+        parts.setdefault(root(i), []).append(i)
+    groups = []
+    for members in parts.values():
+        # A paper joined through one mutual neighbour but whose neighbours are mostly elsewhere is not
+        # of the group; what is left is a group when it is still large enough.
+        members = [m for m in members if np.isin(near[m], members).mean() >= 0.5]
+        if len(members) >= size:
+            groups.append(np.array(sorted(members), dtype=np.int64))
+    return sorted(groups, key=lambda g: (-len(g), int(g[0])))
+
+
+def adopt_dense_groups(
+    labels: np.ndarray, neighbours: np.ndarray, embeddings: np.ndarray, size: int
+) -> np.ndarray:
+    """Unassigned papers in a dense group (`dense_groups`) join the nearest topic when the group's
+    centroid is as close to that topic's centroid as its typical member (the median member's
+    similarity), else become a topic of their own (the next free id). The rest stay unassigned.
+
+    Examples:
+        >>> vectors = np.array([[1, 0, 0], [0.99, 0.1, 0], [0.99, 0, 0.1], [0, 1, 0], [0, 0.99, 0.1], [0.1, 0.99, 0]])
+        >>> vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        >>> near = np.array([[0, 1, 2], [1, 0, 2], [2, 0, 1], [3, 4, 5], [4, 3, 5], [5, 3, 4]])
+        >>> adopt_dense_groups(np.array([0, 0, 0, -1, -1, -1]), near, vectors, 3).tolist()
+        [0, 0, 0, 1, 1, 1]
+    """
+    labels = np.asarray(labels).copy()
+    groups = dense_groups(labels, neighbours, size)
+    if not groups:
+        return labels
+    vectors = np.asarray(embeddings, dtype=np.float32)
+    topic_ids, centroids = topic_centroids(vectors, labels)
+    spread = {
+        int(t): float(np.median(vectors[labels == t] @ c)) for t, c in zip(topic_ids.tolist(), centroids)
+    }
+    next_id = int(labels.max()) + 1
+    for members in groups:
+        centre = vectors[members].mean(axis=0)
+        centre /= np.linalg.norm(centre) or 1.0
+        if len(topic_ids):
+            similarity = centroids @ centre
+            nearest = int(np.argmax(similarity))
+            if similarity[nearest] >= spread[int(topic_ids[nearest])]:
+                labels[members] = int(topic_ids[nearest])
+                continue
+        labels[members] = next_id
+        next_id += 1
     return labels
 
 
