@@ -8,8 +8,13 @@ fresh fit whose ids are matched by lineage) and once as it does now (the default
 map's settings and reductions carried). A third scenario adds a new area on purpose: the base
 leaves one field out and the +33% papers all come from it, so they should form new topics.
 
+Also: the identical rebuild (the base map rebuilt twice into its folder from the same input:
+papers keeping their topic, names equal, the largest layout shift, the largest stability change),
+and on every base map the unassigned papers that sit in dense groups (`dense_groups`: each other's
+nearest neighbours, apart from every topic; the goal is none).
+
 Reported per rebuild: share of old papers (assigned before) that keep their topic id, median
-displacement of old papers as a share of the map's extent (diagonal of the old map's bounding
+(p90, max) displacement of old papers as a share of the map's extent (diagonal of the old map's bounding
 box), topics, NMI/ARI against the venue-level `field` (held out: the fit never sees it), and the
 unassigned share; for the fresh fits the same quality figures. Real encoder (int8 ONNX
 all-MiniLM-L6-v2) through the pipeline's cache: set ATLAS_CACHE_DIR to reuse it between runs.
@@ -88,6 +93,61 @@ def old_paper_changes(before, after) -> dict:
         "theme_ids_kept": round(themes_kept, 4),
         "moved_median": round(float(np.median(moved)), 4),
         "moved_p90": round(float(np.quantile(moved, 0.9)), 4),
+        "moved_max": round(float(moved.max()), 4),
+    }
+
+
+def identical_rebuild(base_file: Path, base_map: Path, work: Path, config) -> dict:
+    """The base map rebuilt twice into (a copy of) its folder from the same input and options."""
+    import shutil
+
+    from pipeline.commands.build import build_map
+    from pipeline.mapfolder.store import read_map
+
+    out = work / "identical"
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree(base_map, out)
+    before = read_map(out)
+    result = {}
+    for run in (1, 2):
+        lines: list[str] = []
+        started = time.perf_counter()
+        build_map([base_file], out, config, progress=False, log=lines.append)
+        after = read_map(out)
+        changes = old_paper_changes(before, after)
+        names = dict(zip(before.topics["topic_id"], before.topics["label"], strict=True))
+        stability = (
+            after.topics.set_index("topic_id")["stability"] - before.topics.set_index("topic_id")["stability"]
+        )
+        result[f"run {run}"] = {
+            "ids_kept": changes["ids_kept"],
+            "theme_ids_kept": changes["theme_ids_kept"],
+            "names_equal": names == dict(zip(after.topics["topic_id"], after.topics["label"], strict=True)),
+            "moved_max": changes["moved_max"],
+            "stability_change_max": round(float(stability.abs().max()), 4)
+            if stability.notna().any()
+            else None,
+            "kept_as_it_was": any("nothing changed" in line for line in lines),
+            "seconds": round(time.perf_counter() - started, 1),
+        }
+        before = after
+    return result
+
+
+def unassigned_in_groups(atlas) -> dict:
+    """Unassigned papers of a map, and how many of them sit in dense groups (`dense_groups`)."""
+    from pipeline.modelling.neighbours import neighbour_graph
+    from pipeline.modelling.topics import dense_group_size, dense_groups
+
+    labels = atlas.papers["topic_id"].to_numpy()
+    size = dense_group_size(int(atlas.manifest["config"]["min_topic_size"]))
+    neighbours = neighbour_graph(atlas.embeddings.astype(np.float32), size)[0]
+    groups = dense_groups(labels, neighbours, size)
+    return {
+        "unassigned": int((labels == -1).sum()),
+        "unassigned_share": round(float((labels == -1).mean()), 4),
+        "in_dense_groups": int(sum(len(g) for g in groups)),
+        "dense_groups": len(groups),
     }
 
 
@@ -124,7 +184,8 @@ def run(corpus: Path, base_size: int, seed: int) -> dict:
     from pipeline.mapfolder.store import read_map
 
     plain = BuildConfig(stability=False)
-    rows = []
+    stable = BuildConfig()  # the identical rebuild also compares stability scores
+    rows, identical, groups = [], {}, {}
     with tempfile.TemporaryDirectory() as work:
         work = Path(work)
         for scenario, (base, extras) in scenarios(corpus, base_size, seed).items():
@@ -133,6 +194,12 @@ def run(corpus: Path, base_size: int, seed: int) -> dict:
             base_map = work / scenario / "base-map"
             build_map([base_file], base_map, config, progress=False, log=lambda m: None)
             before = read_map(base_map)
+            groups[scenario] = unassigned_in_groups(before)
+            if scenario == "same population":
+                stable_map = work / scenario / "base-map-stability"
+                build_map([base_file], stable_map, stable, progress=False, log=lambda m: None)
+                identical = identical_rebuild(base_file, stable_map, work, stable)
+                print(json.dumps({"identical": identical, "groups": groups}), file=sys.stderr, flush=True)
             for grown_by, extra in extras.items():
                 extra_file = write_input(extra, work / scenario, f"extra{grown_by}")
                 papers = ingest([base_file, extra_file]).papers
@@ -187,7 +254,14 @@ def run(corpus: Path, base_size: int, seed: int) -> dict:
                     }
                 rows.append(result)
                 print(json.dumps(result), file=sys.stderr, flush=True)
-    return {"rows": rows, "load": [round(x, 2) for x in os.getloadavg()], "base": base_size, "seed": seed}
+    return {
+        "rows": rows,
+        "identical": identical,
+        "unassigned_groups": groups,
+        "load": [round(x, 2) for x in os.getloadavg()],
+        "base": base_size,
+        "seed": seed,
+    }
 
 
 def render(runs: list[dict]) -> str:
@@ -205,14 +279,14 @@ def render(runs: list[dict]) -> str:
         "",
         "- ids kept: share of the old papers (assigned before) whose topic id is unchanged; theme ids kept:",
         "  the same for their theme id (themes are formed afresh and matched by `pipeline/modelling/theme_lineage.py`).",
-        "- moved: median (p90) displacement of old papers as a share of the old map's bounding-box diagonal.",
+        "- moved: median (p90, max) displacement of old papers as a share of the old map's bounding-box diagonal.",
         "- NMI/ARI against the venue-level `field`, which no fit sees (held out); unassigned share.",
         "- new papers in new topics: share of the added papers in a topic id the base map did not have.",
         "- new papers' map neighbours new: mean share of an added paper's 10 nearest papers on the 2-D map",
         "  that are added papers too (high when the new area forms a region of its own).",
         "- base map: the map being rebuilt, scored on its own papers.",
         "",
-        "| scenario | papers | rebuild | ids kept | theme ids kept | moved median (p90) | topics | NMI | ARI | unassigned | new papers in new topics | new topics | new papers' map neighbours new | s |",
+        "| scenario | papers | rebuild | ids kept | theme ids kept | moved median (p90, max) | topics | NMI | ARI | unassigned | new papers in new topics | new topics | new papers' map neighbours new | s |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     rows = [dict(r, seed=run["seed"]) for run in runs for r in run["rows"]]
@@ -226,7 +300,7 @@ def render(runs: list[dict]) -> str:
         for mode in ("before (--refit)", "after"):
             m = r[mode]
             lines.append(
-                f"| {label} | | {mode} | {m['ids_kept']:.1%} | {m.get('theme_ids_kept', float('nan')):.1%} | {m['moved_median']:.3f} ({m['moved_p90']:.3f}) | "
+                f"| {label} | | {mode} | {m['ids_kept']:.1%} | {m.get('theme_ids_kept', float('nan')):.1%} | {m['moved_median']:.3f} ({m['moved_p90']:.3f}, {m.get('moved_max', float('nan')):.3f}) | "
                 f"{m['topics']} | {m['nmi']} | {m['ari']} | {m['unassigned']:.1%} | {m['new_papers_in_new_topics']:.1%} | "
                 f"{m['new_topics']} | {m['new_papers_together']:.1%} | {m['seconds']} |"
             )
@@ -237,6 +311,41 @@ def render(runs: list[dict]) -> str:
     ]
     for r in rows:
         lines.append(f"- {r['scenario']} {r['grown_by']} (sample {r['seed']}): {r['fresh']['cliffs']}")
+    lines += [
+        "",
+        "## The identical rebuild",
+        "",
+        "The base map of the *same population* scenario (built with stability on), rebuilt twice into its",
+        "folder from the same input and options: share of papers keeping their topic and theme id, whether",
+        "every topic name is equal, the largest layout shift (share of the span) and the largest change of a",
+        "topic's stability score; *kept* says the build found nothing changed and kept the topics and layout.",
+        "",
+        "| sample | run | ids kept | theme ids kept | names equal | largest shift | largest stability change | kept | s |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for run in runs:
+        for name, r in (run.get("identical") or {}).items():
+            lines.append(
+                f"| {run['seed']} | {name} | {r['ids_kept']:.1%} | {r['theme_ids_kept']:.1%} | {r['names_equal']} | "
+                f"{r['moved_max']:.4f} | {r['stability_change_max']} | {r['kept_as_it_was']} | {r['seconds']} |"
+            )
+    lines += [
+        "",
+        "## Unassigned papers in dense groups",
+        "",
+        "On each base map: unassigned papers, and those of them in a group of at least 8 (or the smallest",
+        "topic size if smaller, at least 5) that are each other's nearest neighbours and apart from every",
+        "topic (`pipeline.modelling.topics.dense_groups`). Goal: none; the unassigned share at most 3%.",
+        "",
+        "| sample | map | unassigned | share | in dense groups | groups |",
+        "|---|---|---|---|---|---|",
+    ]
+    for run in runs:
+        for name, g in (run.get("unassigned_groups") or {}).items():
+            lines.append(
+                f"| {run['seed']} | {name} | {g['unassigned']} | {g['unassigned_share']:.1%} | "
+                f"{g['in_dense_groups']} | {g['dense_groups']} |"
+            )
     lines += [""]
     for run in runs:
         lines.append(f"Load average after the sample {run['seed']} run (1, 5, 15 min): {run['load']}.")

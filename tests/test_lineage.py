@@ -338,48 +338,35 @@ def test_a_theme_that_is_gone_and_comes_back_takes_its_old_id_again():
     """Issue 35: theme 5 gone after one rebuild, back after the next, is theme 5 again (`?theme=5`)."""
     from pipeline.modelling.theme_lineage import gone_identities, match_themes
 
-    doc_ids = ["a", "b", "c", "d"]
+    def rebuild(themes, theme_of, previous_theme_of, previous_labels, next_id, records=()):
+        """Three papers' worth of topics 1, 3, 4 (their ids last), themed anew and matched."""
+        return match_themes(
+            ["a", "b", "c", "d"],
+            np.array([1, 1, 3, 4]),
+            themes,
+            theme_of,
+            {"a": 1, "b": 1, "c": 3, "d": 4},
+            previous_theme_of,
+            previous_labels,
+            next_id,
+            gone_identities(list(records)),
+        )
+
     # The previous map: topics 3 and 4 made theme 5, topic 1 theme 2; theme 5's topics then joined theme 2.
-    themes = pd.DataFrame({"theme_id": [0], "label": ["Vision"], "topic_ids": [[1, 3, 4]]})
-    _, records, next_id = match_themes(
-        doc_ids,
-        np.array([1, 1, 3, 4]),
-        themes,
-        {1: 0, 3: 0, 4: 0},
-        {"a": 1, "b": 1, "c": 3, "d": 4},
-        {1: 2, 3: 5, 4: 5},
-        {2: "Vision", 5: "Video"},
-        6,
-    )
+    one_theme = pd.DataFrame({"theme_id": [0], "label": ["Vision"], "topic_ids": [[1, 3, 4]]})
+    all_in_0 = {1: 0, 3: 0, 4: 0}
+    _, records, next_id = rebuild(one_theme, all_in_0, {1: 2, 3: 5, 4: 5}, {2: "Vision", 5: "Video"}, 6)
     gone = {r["theme_id"]: r for r in records if r["status"] == "gone"}
     assert set(gone) == {5} and gone[5]["topic_ids"] == [3, 4]
     # A rebuild of that map, still without it: theme 5 is remembered as gone earlier.
-    _, records, next_id = match_themes(
-        doc_ids,
-        np.array([1, 1, 3, 4]),
-        themes,
-        {1: 0, 3: 0, 4: 0},
-        {"a": 1, "b": 1, "c": 3, "d": 4},
-        {1: 2, 3: 2, 4: 2},
-        {2: "Vision"},
-        next_id,
-        gone_identities(records),
-    )
+    _, records, next_id = rebuild(one_theme, all_in_0, {1: 2, 3: 2, 4: 2}, {2: "Vision"}, next_id, records)
     assert [(r["theme_id"], r["status"]) for r in records] == [(2, "kept"), (5, "gone earlier")]
     # The next rebuild draws topics 3 and 4 as a theme of their own again: it is theme 5.
-    themes = pd.DataFrame(
+    two_themes = pd.DataFrame(
         {"theme_id": [0, 1], "label": ["Vision", "Video understanding"], "topic_ids": [[1], [3, 4]]}
     )
-    mapping, records, _ = match_themes(
-        doc_ids,
-        np.array([1, 1, 3, 4]),
-        themes,
-        {1: 0, 3: 1, 4: 1},
-        {"a": 1, "b": 1, "c": 3, "d": 4},
-        {1: 2, 3: 2, 4: 2},
-        {2: "Vision"},
-        next_id,
-        gone_identities(records),
+    mapping, records, _ = rebuild(
+        two_themes, {1: 0, 3: 1, 4: 1}, {1: 2, 3: 2, 4: 2}, {2: "Vision"}, next_id, records
     )
     assert mapping == {0: 2, 1: 5}
     back = next(r for r in records if r["theme_id"] == 5)
