@@ -235,10 +235,12 @@ def test_a_kept_topic_whose_content_moved_is_named_again_and_its_curated_name_fl
 
     (first, *_), _ = synthetic_rebuilds
     out = tmp_path / "map"
-    base = Path(first.manifest["inputs"][0])
+    base = Path(first.manifest.inputs[0])
     shutil.copytree(base.parent / "map", out)
     table = pd.read_parquet(out / TOPICS)
     table["label"] = table["label"].where(table["topic_id"] != 0, "Flow")
+    # Topic 2's name came from a map before this one (its content stayed): an unchanged rebuild keeps it.
+    table["label"] = table["label"].where(table["topic_id"] != 2, "A name from an earlier build")
     table["keywords"] = [
         ["flow", "optical", "motion", "frames"] if t == 0 else list(k)
         for t, k in zip(table["topic_id"], table["keywords"], strict=True)
@@ -249,14 +251,15 @@ def test_a_kept_topic_whose_content_moved_is_named_again_and_its_curated_name_fl
     )
     lines: list[str] = []
     rebuilt = build_map(
-        [Path(first.manifest["inputs"][0])],
+        [base],
         out,
-        encoder=BagOfWordsEncoder(),
+        encoder=FakeEncoder(),
         progress=False,
         log=lines.append,
     )
     names = dict(zip(rebuilt.topics["topic_id"], rebuilt.topics["label"], strict=True))
     assert names[0] == dict(zip(first.topics["topic_id"], first.topics["label"], strict=True))[0] != "Flow"
+    assert names[2] == "A name from an earlier build"
     assert any("topic 0 “Flow” is now" in line and "content moved (0 of 4 keywords" in line for line in lines)
     review = {e.id: e.review for e in read_curation(out)}
     assert "content moved" in review[1] and review[2] is None

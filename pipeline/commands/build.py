@@ -280,6 +280,10 @@ def build_map(
         themes, theme_of, theme_records, next_theme_id = keep_theme_ids(
             previous_map, corpus.papers, fit.topics.labels, themes, theme_of
         )
+        if carried.labels is not None:  # nothing changed: every name as it was
+            themes, theme_records = names_as_they_were(
+                previous_map, fit.topics, themes, theme_records, moved=lineage.moved
+            )
         if theme_records:
             statuses = pd.Series([r["status"] for r in theme_records]).value_counts()
             log(
@@ -844,6 +848,38 @@ def keep_theme_ids(previous_map: PreviousMap | None, papers, labels: np.ndarray,
     )
     themes, theme_of = apply_theme_ids(themes, theme_of, mapping)
     return themes, theme_of, records if previous_map is not None else [], next_id
+
+
+def names_as_they_were(
+    previous_map: PreviousMap, topics: Topics, themes, records: list[dict], *, moved: dict[int, str]
+):
+    """The previous map's topic and theme names (in place for `topics`; the themes table and theme
+    records returned), for a rebuild that changed nothing (`carry_previous`).
+
+    Names derived again from the same topics can still differ: the previous names may have been
+    kept from maps before it, and which topic a theme's name displaces depends on the names the
+    themes were grouped with. Its topics and their ids being the previous map's, so are its names,
+    but for a topic whose keywords the naming code now finds other than the map says (`moved`).
+    """
+    topic_names = {
+        int(t): str(label)
+        for t, label in zip(previous_map.topics["topic_id"], previous_map.topics["label"], strict=True)
+        if int(t) not in moved
+    }
+    topics.table["label"] = [
+        topic_names.get(int(t), label) for t, label in zip(topics.table["topic_id"], topics.table["label"])
+    ]
+    theme_names = previous_map.theme_labels or {}
+    themes = themes.assign(
+        label=[theme_names.get(int(t), label) for t, label in zip(themes["theme_id"], themes["label"])]
+    )
+    records = [
+        dict(r, label=theme_names[r["theme_id"]], status="kept")
+        if r["status"] == "renamed" and r["theme_id"] in theme_names
+        else r
+        for r in records
+    ]
+    return themes, records
 
 
 def lay_out(fit: SampleFit, embeddings: np.ndarray, resolved: BuildConfig, carried: Carried) -> np.ndarray:
