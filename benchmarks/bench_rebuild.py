@@ -140,7 +140,7 @@ def unassigned_in_groups(atlas) -> dict:
     from pipeline.modelling.topics import dense_group_size, dense_groups
 
     labels = atlas.papers["topic_id"].to_numpy()
-    size = dense_group_size(int(atlas.manifest["config"]["min_topic_size"]))
+    size = dense_group_size(int(atlas.manifest.config.settings["min_topic_size"]))
     neighbours = neighbour_graph(atlas.embeddings.astype(np.float32), size)[0]
     groups = dense_groups(labels, neighbours, size)
     return {
