@@ -598,7 +598,7 @@ def keep_topic_ids(
     """Give matching topics the previous map's ids and names (in place); the lineage, if any.
 
     Ids and names are settled here, before anything else reads a topic id. A previous name is kept
-    only while it still holds for the topic's papers (`pipeline.naming.name_support`).
+    only while it still holds for the topic's papers (`pipeline.naming.support.name_support`).
     """
     if previous_map is None:
         return None

@@ -18,14 +18,12 @@ import numpy as np
 import pandas as pd
 
 from pipeline.config import BuildConfig
-from pipeline.modelling.neighbours import cosine_knn, neighbour_graph, reassign_outliers, topic_centroids
+from pipeline.modelling.neighbours import neighbour_graph, topic_centroids
 from pipeline.naming.names import name_groups
 from pipeline.naming.phrases import (
-    ABSTRACT_STOP_WORDS,
     NO_WORDS_NOTE,
     PhraseCounts,
     count_phrases,
-    vectorizer_for,
     vectorizers_for,
 )
 
@@ -48,19 +46,6 @@ COUNT_SAMPLE = 5_000
 # group: it stays unassigned, up to `MAX_UNASSIGNED` of the papers (the most outlying first).
 OUTLIER_SCORE = 0.8
 MAX_UNASSIGNED = 0.03
-
-# Older imports (`from pipeline.topics import cosine_knn`) keep working.
-__all__ = [
-    "ABSTRACT_STOP_WORDS",
-    "Topics",
-    "cosine_knn",
-    "describe_topics",
-    "fit_topics",
-    "neighbour_graph",
-    "reassign_outliers",
-    "topic_stability",
-    "vectorizer_for",
-]
 
 
 @dataclass
