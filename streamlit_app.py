@@ -31,11 +31,12 @@ from app.papers_panel import papers_panel
 from app.placement import placement_panel
 from app.search import SearchResult
 from app.state import ViewState, normalise_params
-from app.text import markdown_literal, shorten
+from app.text import markdown_literal
 from app.topic_list import topic_list
 from app.topic_view import topic_view
 from app.view import header_sentence, opened_topic_view, page_view, view_vocabulary
 from pipeline import UserError
+from pipeline.text import shorten
 
 MAP_HEIGHT = 600  # pixels: the map, and beside it the topic list or the opened paper or topic
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from pipeline.text import and_list
+
 CHANGE_COLUMNS = ["topic_id", "Topic", "Change", "Papers", "Shared with the previous map"]
 # Most telling first: what disappeared or was reorganised, then what is new, then the quiet rest.
 STATUS_ORDER = {"gone": 0, "split": 1, "merged": 2, "new": 3, "grown": 4, "shrunk": 5, "kept": 6}
@@ -70,8 +72,7 @@ def _names(topics: pd.DataFrame) -> dict[int, str]:
 
 
 def _quoted(ids: list[int], names: dict[int, str]) -> str:
-    parts = [f"“{names[t]}”" if t in names else f"topic {t}" for t in ids]
-    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return and_list(f"“{names[t]}”" if t in names else f"topic {t}" for t in ids)
 
 
 def _before(lineage: pd.DataFrame) -> tuple[dict[int, str], dict[int, int]]:
@@ -97,11 +98,10 @@ def _before(lineage: pd.DataFrame) -> tuple[dict[int, str], dict[int, int]]:
 
 
 def _with_sizes(ids: list[int], names: dict[int, str], sizes: dict[int, int]) -> str:
-    parts = [
+    return and_list(
         (f"“{names[t]}”" if t in names else f"topic {t}") + (f" ({sizes[t]:,} papers)" if t in sizes else "")
         for t in ids
-    ]
-    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    )
 
 
 @dataclass(frozen=True)

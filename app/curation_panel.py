@@ -1,7 +1,7 @@
 """'Edit this topic': rename, annotate, merge or hide a topic and rename its theme, where editing is on.
 
 Editing is off unless the app is started with `ATLAS_EDITING=1` (a hosted map stays read-only by
-default) and the map folder is writable. Every edit goes through `pipeline.mapfolder.curation.edit_map`, the
+default) and the map folder is writable. Every edit goes through `pipeline.commands.curate.edit_map`, the
 same call as `python -m pipeline curate`: it holds the map folder's lock, checks the edit (a bad
 one is shown as an error and changes nothing) and replaces `curation.json`; the map then reloads
 because its signature (see `app.data.map_signature`) includes that file.

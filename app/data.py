@@ -9,7 +9,6 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +17,6 @@ import pandas as pd
 from app.changes import TopicEdits
 from app.palette import theme_topic_colours
 from app.state import Vocabulary
-from app.text import plotly_wrap
 from app.themes import theme_of_topic
 from pipeline.exports.export import BIDI_CHARACTERS, without_bidi_controls
 from pipeline.mapfolder.files import MANIFEST, MAP_FILES, PAPERS, TOPICS
@@ -169,17 +167,6 @@ class MapData:
 
     def label(self, topic_id: int) -> str:
         return self.labels.get(int(topic_id), f"Topic {topic_id}")
-
-    @cached_property
-    def hover_title(self) -> np.ndarray:
-        """Plotly-escaped titles wrapped with <br>: made when the point table is (once per map), not at load."""
-        titles = self.papers["title"].fillna("").astype(str).tolist()
-        return np.array([plotly_wrap(t, 64, 3) for t in titles], dtype=object)
-
-    @cached_property
-    def draw_order(self) -> np.ndarray:
-        """Rows with unassigned papers first, so topics are drawn on top."""
-        return np.argsort(self.colour_index != len(self.topic_order), kind="stable")
 
 
 def facet_columns(papers: pd.DataFrame, max_values: int = MAX_FACET_VALUES) -> dict[str, tuple[str, ...]]:

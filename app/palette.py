@@ -54,14 +54,6 @@ def distinct_colours(n: int) -> tuple[str, ...]:
     return tuple(chosen)
 
 
-def topic_colours(topic_ids_by_size: list[int]) -> dict[int, str]:
-    """Colour per topic, the most distinct colours going to the largest topics; -1 is grey."""
-    palette = distinct_colours(len(topic_ids_by_size))
-    colours = {topic: palette[rank] for rank, topic in enumerate(topic_ids_by_size)}
-    colours[-1] = UNASSIGNED_COLOUR
-    return colours
-
-
 def _lab_to_srgb(lab: np.ndarray) -> np.ndarray:
     """sRGB rows in [0, 1] of CIELAB (D65) rows, clipped to the displayable range (inverse of `_srgb_to_lab`)."""
     fy = (lab[:, 0] + 16) / 116

@@ -11,10 +11,11 @@ from app.data import MapData, paper_places
 from app.nearest import nearest_papers
 from app.search import SearchResult
 from app.session import open_topic
-from app.text import highlighted_markdown, markdown_literal, shorten
+from app.text import highlighted_markdown, markdown_literal
 from app.widgets import paper_table
 from pipeline.mapfolder.search_index import highlight
 from pipeline.modelling.floors import closeness
+from pipeline.text import shorten
 
 
 def paper_view(data: MapData, row: int, search: SearchResult | None = None) -> None:

@@ -17,8 +17,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from app.text import counted
-from pipeline.mapfolder.search_index import Query, WordHits, parse_query
+from pipeline.mapfolder.query import Query, parse_query
+from pipeline.mapfolder.search_index import WordHits
 from pipeline.modelling.floors import MEANING_PERCENTILE, PairSimilarities, closeness
+from pipeline.text import shorten
 
 KINDS = ("words", "meaning")  # the first is the default
 KIND_NAMES = {"words": "Words", "meaning": "Meaning"}
@@ -177,7 +179,7 @@ def search_sentence(result: SearchResult | None, scope: str) -> tuple[str, str]:
     if result is None:
         return "", f"Showing {scope}"
     shown = quoted_inside(result.query.shown()) if result.kind == "words" else " ".join(result.text.split())
-    shown = shown if len(shown) <= 80 else shown[:79] + "…"
+    shown = shorten(shown, 80)
     count = len(result.rows)
     if result.kind == "words":
         verb = "matches" if count == 1 else "match"

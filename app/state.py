@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, fields
 
 from app.search import KINDS
 from app.themes import THEME_KEY, parse_themes, theme_params
+from pipeline.text import and_list, shorten
 
 MAX_SEARCH_CHARS = 300
 MAP_KEY = "map"  # which map: read by `parse_map`, before the view
@@ -220,17 +221,11 @@ def _read_themes(link: _Link, key: str) -> tuple[int, ...]:
         if outside:
             one = len(outside) == 1
             link.ignore(
-                f"Ignored {'topic' if one else 'topics'} {_and_list(outside)}: "
+                f"Ignored {'topic' if one else 'topics'} {and_list(outside)}: "
                 f"{'it is' if one else 'they are'} not in the chosen {'theme' if len(themes) == 1 else 'themes'}."
             )
             link.values["topics"] = tuple(t for t in topics if t not in outside)
     return themes
-
-
-def _and_list(values: list[int]) -> str:
-    """'4', '4 and 7', '4, 7 and 9'."""
-    shown = [str(v) for v in values]
-    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
 def _read_sort(link: _Link, key: str) -> str:
@@ -372,7 +367,6 @@ SETTING = {setting.name: setting for setting in SETTINGS}
 URL_KEY = {setting.name: setting.url for setting in SETTINGS}
 SESSION_KEY = {setting.name: setting.session for setting in SETTINGS if setting.session}
 VIEW_KEYS = tuple(setting.url for setting in SETTINGS if not setting.prefix)
-FILTER_PREFIX = URL_KEY["filters"]
 ZOOM_KEY = URL_KEY["zoom"]
 
 
@@ -459,5 +453,4 @@ def _show_list(values: list[str], limit: int = 10) -> str:
 
 def _show(value: str, limit: int = 40) -> str:
     """Quote a user-supplied value for a notice, cut short so a hostile link cannot flood the page."""
-    value = value if len(value) <= limit else value[: limit - 1] + "…"
-    return repr(value)
+    return repr(shorten(value, limit))

@@ -104,17 +104,6 @@ def markdown_literal(text: object) -> str:
     return _MARKDOWN_SPECIALS.sub(r"\\\1", flat)
 
 
-def shorten(text: object, limit: int) -> str:
-    """Cut `text` to at most `limit` characters, ending with an ellipsis when cut.
-
-    Examples:
-        >>> shorten("papercopilot/paperlists:iclr/iclr2024.json", 20)
-        'papercopilot/paperl…'
-    """
-    text = str(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def highlighted_markdown(pieces: list[tuple[str, bool]], colour: str = "orange") -> str:
     """Markdown showing text exactly as written, with the flagged pieces bold on a coloured background.
 

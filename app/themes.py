@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.mapfolder.manifest import Manifest
+from pipeline.text import shorten
 
 THEME_KEY = "theme"
 UNGROUPED = "Other topics"  # heading for topics without a theme (maps built before themes)
@@ -216,7 +217,7 @@ def parse_themes(
                 chosen.append(number)
     notices = list(dict.fromkeys(notices_gone))
     if bad:
-        shown = ", ".join(repr(b if len(b) <= 40 else b[:39] + "…") for b in sorted(set(bad))[:10])
+        shown = ", ".join(repr(shorten(b, 40)) for b in sorted(set(bad))[:10])
         what = "theme {}: not a theme" if len(set(bad)) == 1 else "themes {}: not themes"
         notices.append(f"Ignored {what.format(shown)} of this map.")
     return tuple(chosen), notices

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from app.text import plotly_escape, shorten
+from app.text import plotly_escape
+from pipeline.text import shorten
 
 YEAR, VENUE = "year", "venue"
 MIN_YEAR_PAPERS = 5  # years with fewer papers in the whole map give shares too noisy to draw

@@ -19,7 +19,8 @@ except ImportError:  # pragma: no cover
 from app.data import MapData, label_limit, point_size
 from app.map_component.payload import view_ranges
 from app.palette import CONTEXT_COLOUR
-from app.text import plotly_escape, plotly_wrap, shorten
+from app.text import plotly_escape, plotly_wrap
+from pipeline.text import shorten
 
 WEBGL_ABOVE = 1000  # points; SVG is crisper and fully interactive below, WebGL keeps big maps fluid
 MAP_HEIGHT = 640
@@ -91,6 +92,25 @@ def hover_detail(data: MapData) -> np.ndarray:
     return cached
 
 
+def hover_titles(data: MapData) -> np.ndarray:
+    """Plotly-escaped titles wrapped with <br>, once per map (what the app's MapData used to carry)."""
+    cached = getattr(data, "_baseline_titles", None)
+    if cached is None:
+        titles = data.papers["title"].fillna("").astype(str).tolist()
+        cached = np.array([plotly_wrap(t, 64, 3) for t in titles], dtype=object)
+        data._baseline_titles = cached
+    return cached
+
+
+def draw_order(data: MapData) -> np.ndarray:
+    """Rows with unassigned papers first, so topics are drawn on top; once per map."""
+    cached = getattr(data, "_baseline_order", None)
+    if cached is None:
+        cached = np.argsort(data.colour_index != len(data.topic_order), kind="stable")
+        data._baseline_order = cached
+    return cached
+
+
 def discrete_colorscale(colours: list[str]) -> list[list]:
     """A Plotly colorscale mapping value i + 0.5 (cmin 0, cmax len) to `colours[i]`, with no blending.
 
@@ -157,7 +177,8 @@ def map_figure(
             }
         )
 
-    rows = data.draw_order[in_view[data.draw_order]]
+    order = draw_order(data)
+    rows = order[in_view[order]]
     if len(rows):
         outline = {"width": 0.8, "color": "white"} if n <= 2000 else {"width": 0}
         if search_active:
@@ -170,7 +191,7 @@ def map_figure(
                 "mode": "markers",
                 "name": "papers",
                 "customdata": data.papers["doc_id"].to_numpy()[rows],
-                "text": data.hover_title[rows],
+                "text": hover_titles(data)[rows],
                 "hovertext": hover_detail(data)[rows],
                 "hovertemplate": HOVER,
                 "showlegend": False,

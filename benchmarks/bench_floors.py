@@ -1,4 +1,4 @@
-"""The floors of search by meaning and placement, measured on maps (`pipeline/floors.py`).
+"""The floors of search by meaning and placement, measured on maps (`pipeline/modelling/floors.py`).
 
 For each map: the percentiles of its pairs' similarity (what the floors are made of) and of each
 paper's nearest-paper similarity; for a list of in-domain and off-topic queries, the nearest paper's

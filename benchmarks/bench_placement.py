@@ -27,8 +27,8 @@ sys.path.insert(0, str(ROOT))
 
 import pipeline.modelling.place as place_module  # noqa: E402
 from pipeline.mapfolder.store import read_map  # noqa: E402
+from pipeline.modelling.neighbours import cosine_knn  # noqa: E402
 from pipeline.modelling.place import NEIGHBOURS, place  # noqa: E402
-from pipeline.modelling.topics import cosine_knn  # noqa: E402
 
 MAPS = {
     "seeds (57)": (ROOT / "assets" / "maps" / "seeds", ROOT / "seeds"),

@@ -2,7 +2,7 @@
 
 Needs the shared corpus (../shared/corpus/ml_abstracts.parquet; exits when it is absent). On three
 maps of it, in one run, with the same vectors (the build's int8 encoder, float16 as stored):
-- **Abstract Atlas**: the build's own topics (`pipeline.topics.fit_topics`: KMeans in a 10-D
+- **Abstract Atlas**: the build's own topics (`pipeline.modelling.topics.fit_topics`: KMeans in a 10-D
   cosine UMAP, the number of topics chosen by the build, never from the labels);
 - **previous build**: HDBSCAN leaf clusters on a 5-D UMAP with outliers reassigned (the partition
   before this round), at its own count;

@@ -1,10 +1,11 @@
 """Abstract Atlas offline pipeline: abstract files in, topic-map artifact folder out.
 
-Where things live: `__main__` (CLI) -> `build.build_map`, which calls the stages in order:
-`ingest` -> `embed` -> `topics` (on all papers, or `sample_fit` on a sample) -> `lineage` (ids kept
-across rebuilds) -> `themes` -> `layout` -> `evaluate` -> `artifacts` (the map folder: write, lock,
-read). `add`/`place` put new papers on a map, `export`/`reading_list` write it out. The full table
-is in docs/architecture.md.
+Where things live: `__main__` (CLI) -> `commands.build.build_map`, which calls the stages in order:
+`ingest` -> `embedding.embed` -> `modelling.topics` (on all papers, or `modelling.sample_fit` on a
+sample) -> `modelling.lineage` (ids kept across rebuilds) -> `modelling.themes` -> `modelling.layout`
+-> `modelling.evaluate` -> `mapfolder.store` (the map folder: write, read; its lock `mapfolder.lock`).
+`commands.add`/`modelling.place` put new papers on a map, `exports.export`/`exports.reading_list`
+write it out. The full table is in docs/architecture.md.
 """
 
 import os

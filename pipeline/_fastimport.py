@@ -43,7 +43,7 @@ def import_topic_libraries(cache_root: str):
     import sklearn  # noqa: F401  (scipy must see the real torch state while importing)
     import umap
 
-    # Both UMAP runs get an exact neighbour graph without a search index (`topics.neighbour_graph`);
+    # Both UMAP runs get an exact neighbour graph without a search index (`neighbours.neighbour_graph`);
     # UMAP warns that `transform` is then unavailable, which nothing here calls.
     warnings.filterwarnings("ignore", message=r"precomputed_knn\[2\]", category=UserWarning)
     if "bertopic" not in sys.modules:

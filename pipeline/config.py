@@ -15,7 +15,7 @@ DEFAULT_MAX_TOKENS = 192
 # all-MiniLM-L6-v2 has 512 position embeddings.
 MAX_TOKENS_LIMIT = 512
 # Past FIT_SAMPLE_ABOVE papers, topics and the map are fitted on FIT_SAMPLE_SIZE of them and the
-# rest assigned (see pipeline/sample_fit.py and benchmarks/RESULTS.md for the measurements).
+# rest assigned (see pipeline/modelling/sample_fit.py and benchmarks/RESULTS.md for the measurements).
 FIT_SAMPLE_ABOVE = 40_000
 FIT_SAMPLE_SIZE = 25_000
 

@@ -19,6 +19,7 @@ import pandas as pd
 from pipeline import UserError
 from pipeline.mapfolder import bounded_json
 from pipeline.naming.sentences import first_sentence
+from pipeline.text import shorten
 
 SUPPORTED = (".txt", ".csv", ".tsv", ".jsonl", ".parquet")
 MAX_TITLE = 90
@@ -108,16 +109,6 @@ def _method_name(abstract: str) -> tuple[str, str] | None:
     return None
 
 
-def _shorten(text: str, limit: int) -> str:
-    text = text.strip()
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    if " " in cut[limit // 2 :]:
-        cut = cut[: cut.rindex(" ")]
-    return cut.rstrip(" ,;:-–—(") + "…"
-
-
 def derive_title(abstract: str) -> str:
     """A short readable display title (<= 90 characters) for an abstract that came without one.
 
@@ -137,12 +128,12 @@ def derive_title(abstract: str) -> str:
         name, after = named
         what = re.split(r";\s", first_sentence(after), maxsplit=1)[0].rstrip(".。")
         if len(name) + 2 >= MAX_TITLE or not what:
-            return _shorten(name, MAX_TITLE)
+            return shorten(name, MAX_TITLE, at_word=True)
         relative = re.match(r"(?:which|that)\s+", what)
         if relative:  # "SMAAT, which improves ..." reads best as "SMAAT improves ..."
-            return _shorten(name + " " + what[relative.end() :], MAX_TITLE)
-        return name + ": " + _shorten(what, MAX_TITLE - len(name) - 2)
-    return _shorten(_strip_markup(first_sentence(text).rstrip(".。")), MAX_TITLE)
+            return shorten(name + " " + what[relative.end() :], MAX_TITLE, at_word=True)
+        return name + ": " + shorten(what, MAX_TITLE - len(name) - 2, at_word=True)
+    return shorten(_strip_markup(first_sentence(text).rstrip(".。")), MAX_TITLE, at_word=True)
 
 
 def read_bytes(path: Path) -> bytes:
@@ -331,7 +322,7 @@ READERS = {
 
 
 def is_map_folder(folder: Path) -> bool:
-    """A folder `python -m pipeline build` wrote (`pipeline.artifacts.holds_a_map`): its own
+    """A folder `python -m pipeline build` wrote (`pipeline.mapfolder.store.holds_a_map`): its own
     papers.parquet is output, not input."""
     from pipeline.mapfolder.files import PAPERS, holds_a_map
 

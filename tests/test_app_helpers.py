@@ -10,7 +10,7 @@ import pytest
 
 from app.data import facet_columns, map_catalog, requested_map
 from app.filters import chosen_topics, filter_mask
-from app.palette import UNASSIGNED_COLOUR, _srgb_to_lab, distinct_colours, theme_topic_colours, topic_colours
+from app.palette import UNASSIGNED_COLOUR, _srgb_to_lab, distinct_colours, theme_topic_colours
 from app.state import ViewState, Vocabulary, normalise_params, parse_map, parse_view, to_params
 from app.text import markdown_literal, plotly_escape
 from pipeline.modelling.place import place
@@ -191,7 +191,7 @@ def test_palette_stays_distinct_for_sixty_topics_and_keeps_grey_for_unassigned()
     closest = min(np.linalg.norm(a - b) for a, b in itertools.combinations(lab, 2))
     assert len(set(colours)) == 60 and closest > 12
     assert min(np.hypot(lab[:, 1], lab[:, 2])) > 25  # no greys: grey means unassigned
-    assert topic_colours([4, 2])[-1] == UNASSIGNED_COLOUR
+    assert theme_topic_colours([4, 2], {})[-1] == UNASSIGNED_COLOUR
 
 
 def test_a_theme_keeps_its_colour_by_its_id_whatever_other_themes_do():

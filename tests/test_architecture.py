@@ -1,10 +1,13 @@
 """The house rules, read from the code's own imports (every import, including those made inside a
 function): no import circles in `pipeline`, no upward imports between its packages, `pipeline` never
-imports the app or Streamlit, and the pure modules never import Streamlit. See docs/architecture.md."""
+imports the app or Streamlit, and the pure modules never import Streamlit. And docs/architecture.md,
+the map of where things live, names every module of `pipeline/` and `app/` and no file that is not
+there."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -15,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # itself and units of lower layers; units of one layer never import each other.
 LAYERS = [
     ["pipeline"],  # the package itself: `UserError` and the version
-    ["pipeline.config", "pipeline.cache", "pipeline._fastimport"],
+    ["pipeline.config", "pipeline.cache", "pipeline._fastimport", "pipeline.text"],
     ["pipeline.naming", "pipeline.embedding"],
     ["pipeline.mapfolder"],
     ["pipeline.ingest", "pipeline.modelling"],
@@ -218,3 +221,91 @@ def test_the_checks_see_a_circle_closed_inside_a_function(tmp_path):
     found = imported(tmp_path / "a.py", "pipeline.mapfolder.files", {"pipeline.mapfolder.store"})
     graph = {"pipeline.mapfolder.files": found, "pipeline.mapfolder.store": {"pipeline.mapfolder.files"}}
     assert cycles(graph) == [["pipeline.mapfolder.files", "pipeline.mapfolder.store"]]
+
+
+# ------------------------------------------------------------------ docs/architecture.md
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+NAMED_FILE = re.compile(r"`([\w./-]+\.(?:py|js))`")
+# Where a named path may start besides the repository root: the doc writes pipeline's modules
+# relative to `pipeline/` (`naming/names.py`).
+PATH_ROOTS = ("", "pipeline/")
+SEARCHED = ("pipeline", "app", "tests", "benchmarks")
+
+
+def documented_modules() -> list[Path]:
+    """What the doc must name: every Python module of `pipeline/` and `app/` (a package's
+    `__init__.py` only when it holds more than its docstring) and every script of the map component."""
+    found = []
+    for package in ("pipeline", "app"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            body = ast.parse(path.read_text(encoding="utf-8")).body
+            if path.name == "__init__.py" and all(
+                isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) for node in body
+            ):
+                continue
+            found.append(path)
+    return found + sorted((ROOT / "app" / "map_component" / "js").glob("*.js"))
+
+
+def named_files(text: str, root: Path = ROOT) -> tuple[set[Path], list[str]]:
+    """The files a doc names in backquotes (`name.py`, `name.js`), and the names that are no file.
+
+    A name with a folder is read from the repository root or from `pipeline/`; a bare name is in the
+    folder of the path named last before it on the same line ("`embedding/onnx_build.py`,
+    `onnx_encoder.py`"), else it must be the only file of that name in the code.
+
+    Examples:
+        >>> named_files("`pipeline/nowhere.py`")[1]
+        ['pipeline/nowhere.py']
+    """
+    by_name: dict[str, list[Path]] = {}
+    for folder in SEARCHED:
+        for path in (root / folder).rglob("*"):
+            by_name.setdefault(path.name, []).append(path)
+    for path in root.glob("*.py"):
+        by_name.setdefault(path.name, []).append(path)
+    named, stale = set(), []
+    for line in text.splitlines():
+        folder = None
+        for name in NAMED_FILE.findall(line):
+            if "/" in name:
+                found = next(
+                    (root / start / name for start in PATH_ROOTS if (root / start / name).is_file()), None
+                )
+            elif folder is not None and (folder / name).is_file():
+                found = folder / name
+            else:
+                matches = by_name.get(name, [])
+                found = matches[0] if len(matches) == 1 else None
+            if found is None:
+                stale.append(name)
+                continue
+            named.add(found.resolve())
+            if "/" in name:
+                folder = found.parent
+    return named, stale
+
+
+def test_the_architecture_doc_names_every_module():
+    named, _ = named_files(ARCHITECTURE.read_text(encoding="utf-8"))
+    missing = [str(p.relative_to(ROOT)) for p in documented_modules() if p.resolve() not in named]
+    assert missing == [], "docs/architecture.md does not say where these live"
+
+
+def test_the_architecture_doc_names_no_file_that_is_not_there():
+    _, stale = named_files(ARCHITECTURE.read_text(encoding="utf-8"))
+    assert stale == [], "docs/architecture.md names files that do not exist (or, bare, more than one)"
+
+
+def test_the_doc_check_sees_a_missing_and_a_stale_name(tmp_path):
+    """The check is not vacuous: a module the doc leaves out is missing, a moved one is stale, a bare
+    name is read in the folder of the path before it."""
+    (tmp_path / "pipeline" / "naming").mkdir(parents=True)
+    for name in ("names.py", "support.py", "other.py"):
+        (tmp_path / "pipeline" / "naming" / name).write_text("")
+    for folder in SEARCHED[1:]:
+        (tmp_path / folder).mkdir()
+    doc = "| `naming/names.py`, `support.py` | `pipeline/names.py` |"
+    named, stale = named_files(doc, tmp_path)
+    assert named == {(tmp_path / "pipeline" / "naming" / n).resolve() for n in ("names.py", "support.py")}
+    assert stale == ["pipeline/names.py"]

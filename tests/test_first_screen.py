@@ -15,7 +15,8 @@ import pytest
 from app.search import SearchResult, search_sentence
 from app.state import Vocabulary, parse_view
 from app.text import highlighted_markdown
-from pipeline.mapfolder.search_index import highlight, parse_query
+from pipeline.mapfolder.query import parse_query
+from pipeline.mapfolder.search_index import highlight
 from pipeline.mapfolder.store import write_map
 from tests.helpers import plain, start, texts, themed_map, tiny_map
 

@@ -15,12 +15,12 @@ from streamlit.testing.v1 import AppTest
 from app.search import NOT_CLOSE_SHOWN
 from pipeline.ingest import ingest
 from pipeline.mapfolder.files import SEARCH_INDEX
+from pipeline.mapfolder.query import parse_query
 from pipeline.mapfolder.search_index import (
     SearchIndex,
     highlight,
     index_for,
     paper_fingerprint,
-    parse_query,
     read_meta,
     verify_index,
     write_index,

@@ -11,15 +11,9 @@ import pytest
 
 from pipeline.config import BuildConfig
 from pipeline.modelling.evaluate import map_quality, npmi_coherence, topic_diversity
-from pipeline.modelling.neighbours import topic_centroids
+from pipeline.modelling.neighbours import cosine_knn, neighbour_graph, reassign_outliers, topic_centroids
 from pipeline.modelling.themes import fit_themes, theme_count
-from pipeline.modelling.topics import (
-    _renumber_by_size,
-    cosine_knn,
-    neighbour_graph,
-    reassign_outliers,
-    topic_stability,
-)
+from pipeline.modelling.topics import _renumber_by_size, topic_stability
 from pipeline.naming.areas import Area, AreaVotes
 from pipeline.naming.names import name_groups
 from pipeline.naming.phrases import acronym_definitions

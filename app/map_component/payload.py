@@ -23,7 +23,8 @@ import pyarrow as pa
 from app.data import MapData, label_limit, paper_places, point_size
 from app.palette import CONTEXT_COLOUR, UNASSIGNED_COLOUR, colour_columns, value_colours
 from app.state import ZOOM_KEY
-from app.text import plotly_escape, shorten
+from app.text import plotly_escape
+from pipeline.text import shorten
 
 POINTS_FORMAT = 2
 POINTS_MAGIC = b"ATLASPT" + str(POINTS_FORMAT).encode()  # the point file's first 8 bytes

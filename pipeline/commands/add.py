@@ -19,6 +19,7 @@ from pipeline.mapfolder.manifest import AddedBlock, Manifest, read_manifest
 from pipeline.mapfolder.store import AtlasMap, added_mask, concat_papers, read_map, via_add_mask, write_map
 from pipeline.modelling.floors import map_pair_similarities
 from pipeline.modelling.place import TopicProfile, place, placement_problem, topic_profile, verdict
+from pipeline.text import shorten
 
 # Recommend a full rebuild when at least this share of the new papers fits no topic (and at least
 # two do), or when papers added since the last full build reach this share of the map: past
@@ -143,7 +144,7 @@ def add_papers(
         problems = [placement_problem(text) for text in new["abstract"].astype(str)]
         for title, problem in zip(new["title"].astype(str), problems, strict=True):
             if problem:
-                log(f"  {_short(title)} -> not placed: {problem}")
+                log(f"  {shorten(' '.join(str(title).split()), 70)} -> not placed: {problem}")
         refused = sum(p is not None for p in problems)
         new = new[[p is None for p in problems]].reset_index(drop=True)
         if new.empty:
@@ -189,7 +190,9 @@ def add_papers(
     for row in placements.itertuples():
         where = names.get(int(row.topic_id), "Unassigned")
         fit = verdict(row.fits_topic, row.fits_any)
-        log(f"  {_short(row.title)} -> {where} (nearest paper {row.nearest_similarity:.2f}; {fit})")
+        log(
+            f"  {shorten(' '.join(str(row.title).split()), 70)} -> {where} (nearest paper {row.nearest_similarity:.2f}; {fit})"
+        )
     log(
         f"added {len(new):,} paper(s) to {folder}: {len(new) - outside:,} within a topic's reach, "
         f"{outside:,} outside every topic (stored unassigned), {unassigned:,} unassigned in all"
@@ -222,8 +225,3 @@ def rebuild_command(folder: Path, manifest: Manifest) -> str:
     if 0 < len(inputs) <= 3 and all(Path(p).exists() for p in inputs):  # as named from here
         shown = " ".join(shlex.quote(p) for p in inputs)
     return f"python -m pipeline build {shown} --out {shlex.quote(str(folder))}"
-
-
-def _short(text: str, limit: int = 70) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -609,7 +609,7 @@ def keep_topic_ids(
     """Give matching topics the previous map's ids and names (in place); the lineage, if any.
 
     Ids and names are settled here, before anything else reads a topic id. A previous name is kept
-    only while it still holds for the topic's papers (`pipeline.naming.name_support`) and its content
+    only while it still holds for the topic's papers (`pipeline.naming.support.name_support`) and its content
     did not move (`pipeline.modelling.lineage.content_moved`: most of its keywords or central papers
     changed); else the topic takes the name the build derived for it (`name_groups`), and the log
     says so.

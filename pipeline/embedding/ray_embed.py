@@ -1,7 +1,7 @@
 """The embedding stage as a Ray Data job on an existing Ray cluster (`build --ray ADDRESS`).
 
 Only the texts not already in the local embedding cache travel. The driver cuts them into the same
-length-sorted batches a local build encodes (`pipeline.embed.sort_batches`); each batch is one Ray
+length-sorted batches a local build encodes (`pipeline.embedding.embed.sort_batches`); each batch is one Ray
 Data row, so every encoder sees exactly the batches it would see locally and the vectors are
 bit-identical to a local build on the same kind of CPU. Each actor loads the packaged model once
 (a class-based `map_batches` UDF) and embeds batch after batch; vectors stream back to the driver,
@@ -55,7 +55,7 @@ class EmbedBatches:
 
 
 class RayCompute:
-    """`compute(texts, on_batch)` for `pipeline.embed.embed_texts`, on a Ray cluster."""
+    """`compute(texts, on_batch)` for `pipeline.embedding.embed.embed_texts`, on a Ray cluster."""
 
     def __init__(
         self, address: str, config: BuildConfig, log: Callable[[str], None], option: str = "--ray"

@@ -71,7 +71,9 @@ def export_frame(
         theme=rows["topic_id"].map(theme_names).fillna(""),
     )
     leading = list(LEADING)
-    if "note" in topics.columns:  # a curator's notes (pipeline/curation.py), after the topic's theme
+    if (
+        "note" in topics.columns
+    ):  # a curator's notes (pipeline/mapfolder/curation.py), after the topic's theme
         notes = dict(zip(topics["topic_id"], topics["note"].fillna("")))
         table = table.assign(topic_note=rows["topic_id"].map(notes).fillna(""))
         leading.insert(leading.index("theme") + 1, "topic_note")

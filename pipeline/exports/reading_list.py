@@ -11,6 +11,7 @@ import pandas as pd
 
 from pipeline.exports.export import without_bidi_controls
 from pipeline.naming.sentences import first_sentence
+from pipeline.text import shorten
 
 SUMMARY_CHARACTERS = 200
 # Markdown: CommonMark lets any ASCII punctuation be backslash-escaped; these are the ones that
@@ -63,10 +64,7 @@ def summary(abstract: str, limit: int = SUMMARY_CHARACTERS) -> str:
     """
     text = one_line(abstract)
     first = first_sentence(text)
-    if len(first) <= limit:
-        return first
-    cut = first[: limit - 1].rsplit(" ", 1)[0].rstrip(",;: ")
-    return cut + "…"
+    return shorten(first, limit, at_word=True)
 
 
 def markdown_text(text: object) -> str:
@@ -137,7 +135,7 @@ def reading_list_markdown(
     for topic in order:
         name = "Unassigned" if topic == -1 else names.get(topic, f"Topic {topic}")
         lines += [f"## {markdown_text(name)} ({sizes[topic]:,})", ""]
-        if notes.get(topic):  # a curator's note (pipeline/curation.py), as plain text
+        if notes.get(topic):  # a curator's note (pipeline/mapfolder/curation.py), as plain text
             lines += [f"> {markdown_text(notes[topic])}", ""]
         for paper in papers[papers["topic_id"].astype(int) == topic].itertuples(index=False):
             line = f"- **{markdown_text(paper.title)}**: {markdown_text(summary(paper.abstract))}"

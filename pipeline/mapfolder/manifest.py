@@ -19,6 +19,7 @@ from pipeline import UserError
 from pipeline.embedding.model import LEGACY_MAX_TOKENS
 from pipeline.mapfolder.files import MANIFEST, MAX_TOPIC_ID
 from pipeline.mapfolder.lock import leftovers
+from pipeline.text import shorten
 
 
 @dataclass(frozen=True)
@@ -157,7 +158,7 @@ def _refuse(path: Path | None, key: str, value: object, kind: Kind) -> None:
     if path is None:
         return  # read leniently: the field takes its default
     shown = json.dumps(value, ensure_ascii=False, default=str)
-    shown = shown if len(shown) <= 40 else shown[:39] + "…"
+    shown = shorten(shown, 40)
     raise UserError(f"{path}: damaged manifest ({key} is {shown}, not {kind.said}); rebuild the map")
 
 

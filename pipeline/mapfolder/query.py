@@ -29,6 +29,8 @@ import threading
 import unicodedata
 from dataclasses import dataclass
 
+from pipeline.text import and_list, shorten
+
 EXACT_TOKENIZER = "unicode61 remove_diacritics 2"  # whole words as written, case and accents folded
 PORTER_TOKENIZER = "porter " + EXACT_TOKENIZER
 MAX_TERMS = 32  # words and phrases used from one query; the rest is ignored with a notice
@@ -209,13 +211,13 @@ def parse_query(text: str) -> Query:
         dangling.append("NOT")
     groups = [g for i, g in enumerate(groups) if g not in groups[:i]]  # "a a" is "a"
     if left_out:
-        shown = ", ".join(repr(p if len(p) <= 20 else p[:19] + "…") for p in dict.fromkeys(left_out))
+        shown = ", ".join(repr(shorten(p, 20)) for p in dict.fromkeys(left_out))
         notices.append(f"Left out {shown}: it has no letters or digits to search for.")
     if literal:
         shown = ", ".join(f"{typed!r} as {words!r}" for typed, words in dict.fromkeys(literal))
         notices.append(f"Searched {shown}: only -word, OR, NOT, quotes and a final * are operators here.")
     if dangling:
-        shown = " and ".join(dict.fromkeys(dangling))
+        shown = and_list(dict.fromkeys(dangling))
         notices.append(f"Left out {shown}: it needs a word on each side (OR) or after it (NOT).")
     if excluded and not groups:
         notices.append("Every paper without the excluded words is shown: nothing else was asked for.")
@@ -314,33 +316,17 @@ def inflection_bases(word: str) -> set[str]:
     return {word, *first, *(base for stripped in first for base in _strip_once(stripped))}
 
 
-def same_word(written: str, typed: str, stems: tuple[str, str] | None = None) -> bool:
-    """Whether the written token is the typed one or one of its inflections (or the typed word one of
-    the written one's): same Porter stem and a common base (`inflection_bases`). `stems` are the two
-    words' Porter stems when known.
-
-    Examples:
-        >>> [same_word(w, "rank") for w in ("ranking", "ranked", "ranks", "rank", "random")]
-        [True, True, True, True, False]
-        >>> [same_word(w, "transformer") for w in ("transformers", "transform", "transforms")]
-        [True, False, False]
-        >>> same_word("posing", "pose"), same_word("proposed", "pose"), same_word("seed", "see")
-        (True, False, False)
-    """
-    if written == typed:
-        return True
-    stems = stems or tuple(porter_stems([written, typed]))
-    if stems[0] != stems[1]:
-        return False
-    return bool(inflection_bases(written) & inflection_bases(typed))
-
-
 def forms_among(typed: str, candidates: list[str]) -> list[str]:
-    """The candidates that are `typed` or one of its word forms (`same_word`), typed form first.
+    """The candidates that are `typed` or one of its inflections (or `typed` one of theirs): the same
+    Porter stem and a common base (`inflection_bases`); the typed form first.
 
     Examples:
         >>> forms_among("transformer", ["transform", "transformers", "transformer", "transformation"])
         ['transformer', 'transformers']
+        >>> forms_among("rank", ["ranking", "ranked", "ranks", "rank", "random"])
+        ['rank', 'ranking', 'ranked', 'ranks']
+        >>> forms_among("pose", ["posing", "proposed"]), forms_among("see", ["seed"])
+        (['posing'], [])
     """
     candidates = list(dict.fromkeys(candidates))
     if not candidates:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pipeline import UserError
 from pipeline.mapfolder.manifest import Manifest
+from pipeline.text import shorten
 
 # A file name longer than this (in bytes) leaves no room for the temporary names written beside it
 # (`.<name>.tmp-<pid>-<random>`) within the 255 bytes most file systems allow.
@@ -43,7 +44,7 @@ def check_name_length(path: Path, what: str = "--out") -> None:
 def shown_path(path: object, limit: int = 120) -> str:
     """A path for an `error:` line: on one line (line breaks shown as \\n), cut when very long."""
     text = str(path).replace("\r", "\\r").replace("\n", "\\n")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shorten(text, limit)
 
 
 def file_kind(mode: int) -> str | None:

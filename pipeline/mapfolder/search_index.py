@@ -36,18 +36,15 @@ import numpy as np
 import pandas as pd
 
 from pipeline.mapfolder.files import SEARCH_INDEX
-from pipeline.mapfolder.query import (  # noqa: F401  (Term, has_word_characters and the limits are used by importers)
+from pipeline.mapfolder.query import (
     EXACT_TOKENIZER,
     MARK_CLOSE,
     MARK_OPEN,
     MAX_PHRASE_FORMS,
-    MAX_QUERY_CHARS,
-    MAX_TERMS,
     SPACELESS_RUN,
     Query,
     Term,
     forms_among,
-    has_word_characters,
     parse_query,
     tokens,
     vocabulary_prefix,

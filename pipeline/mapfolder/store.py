@@ -49,7 +49,7 @@ class AtlasMap:
     topics: pd.DataFrame
     embeddings: np.ndarray
     manifest: Manifest
-    lineage: pd.DataFrame | None = None  # see pipeline.lineage; None when there was no previous map
+    lineage: pd.DataFrame | None = None  # see pipeline.modelling.lineage; None when there was no previous map
     themes: pd.DataFrame | None = None  # None for a map without themes.parquet
     edits: list[Edit] | None = None  # curation.json: a person's edits, written back by every writer
 

@@ -1,4 +1,4 @@
-"""One check of every map table's types and ranges on read (`pipeline.artifacts.read_map` calls it).
+"""One check of every map table's types and ranges on read (`pipeline.mapfolder.store.read_map` calls it).
 
 A map folder may have been damaged by hand, by a disk, or by another program: a null keyword list,
 a null doc id, coordinates stored as text, a 1-D embeddings file, a topic id of 2**40 (the app sizes
@@ -153,7 +153,7 @@ def check_themes(themes: pd.DataFrame, path: Path) -> None:
 
 
 def check_previous(papers: pd.DataFrame, topics: pd.DataFrame, folder: Path) -> None:
-    """The columns a rebuild reads from its previous map (`pipeline.lineage.read_previous`)."""
+    """The columns a rebuild reads from its previous map (`pipeline.modelling.lineage.read_previous`)."""
     path = folder / "papers.parquet"
     _text(papers, "doc_id", path)
     _whole(papers, "topic_id", path, UNASSIGNED, MAX_TABLE_ID)

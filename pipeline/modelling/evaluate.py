@@ -87,7 +87,7 @@ def agreement(labels: np.ndarray, truth: list) -> dict:
 
 
 def name_figures(papers: pd.DataFrame, topics: pd.DataFrame, themes: pd.DataFrame | None) -> dict:
-    """How far a map's names hold, by `pipeline.naming.name_support` on each topic's papers
+    """How far a map's names hold, by `pipeline.naming.support.name_support` on each topic's papers
     (title and abstract; acronyms the map's abstracts define count as their expansion).
 
     Topics: each name's support on its own papers, and the share of topics whose name fewer than

@@ -104,7 +104,7 @@ def map_coordinates(
 ) -> np.ndarray:
     """2-D UMAP of the embeddings (cosine), reusing the clustering stage's neighbour graph.
 
-    `knn` is a `pipeline.topics.neighbour_graph`; without it UMAP finds the neighbours itself.
+    `knn` is a `pipeline.modelling.neighbours.neighbour_graph`; without it UMAP finds the neighbours itself.
     `init` (n, 2) starts the layout from given positions (a rebuild starts from the previous map's,
     see `initial_positions`), with `INIT_EPOCHS` epochs, so old papers stay near where they were.
 

@@ -199,22 +199,6 @@ def topic_reach(
     return nearest, fits, near | fits
 
 
-def fits_any_topic(vectors: np.ndarray, profile: TopicProfile) -> np.ndarray:
-    """Whether each unit row reaches some topic's typical member-centroid similarity (one of the
-    conditions of `topic_reach`; `place` decides with all of them).
-
-    Examples:
-        >>> profile = TopicProfile(np.array([0]), np.array([[1.0, 0.0]]), np.array([0.8]))
-        >>> fits_any_topic(np.array([[0.9, 0.436], [0.5, 0.866]]), profile).tolist()
-        [True, False]
-    """
-    if not len(profile.topic_ids):
-        return np.zeros(len(vectors), dtype=bool)
-    return ((np.asarray(vectors, dtype=np.float32) @ profile.centroids.T) >= profile.typical[None, :]).any(
-        axis=1
-    )
-
-
 def verdict(fits_topic: bool | None, fits_any: bool) -> str:
     """The one rule for what a placement claims, shared by `pipeline add` and the app.
 
@@ -330,7 +314,7 @@ def place(
     if topic_id in centroid_similarity:
         fits = bool(fits_each[int(np.flatnonzero(profile.topic_ids == topic_id)[0])])
     fits_any = bool(near_each.any())
-    # As in the build (`pipeline.topics.reassign_outliers`): among unassigned papers, a paper joins
+    # As in the build (`pipeline.modelling.neighbours.reassign_outliers`): among unassigned papers, a paper joins
     # a topic only with a third of the neighbour vote or when it fits the topic.
     if (unassigned_share > 2 / 3 and not fits) or not fits_any:  # outside every topic: unassigned
         topic_id, fits = -1, None

@@ -1,6 +1,6 @@
 """Theme ids that last: a rebuild's themes take the previous map's theme ids through their papers.
 
-Themes are formed afresh on every build (`pipeline.themes`), numbered by size. A link such as
+Themes are formed afresh on every build (`pipeline.modelling.themes`), numbered by size. A link such as
 `?theme=5` and a theme's colour must keep their meaning across rebuilds, so each new theme takes the
 id of the previous theme most of its old papers were in, when those papers are most of the new
 theme's old papers or most of the previous theme's papers (largest overlaps first, each id once).

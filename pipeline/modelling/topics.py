@@ -18,14 +18,12 @@ import numpy as np
 import pandas as pd
 
 from pipeline.config import BuildConfig
-from pipeline.modelling.neighbours import cosine_knn, neighbour_graph, reassign_outliers, topic_centroids
+from pipeline.modelling.neighbours import neighbour_graph, topic_centroids
 from pipeline.naming.names import name_groups
 from pipeline.naming.phrases import (
-    ABSTRACT_STOP_WORDS,
     NO_WORDS_NOTE,
     PhraseCounts,
     count_phrases,
-    vectorizer_for,
     vectorizers_for,
 )
 
@@ -53,19 +51,6 @@ MAX_UNASSIGNED = 0.03
 # line of work: a topic of their own, or part of the nearest topic when they sit within its spread.
 DENSE_GROUP = 8
 MIN_DENSE_GROUP = 5
-
-# Older imports (`from pipeline.topics import cosine_knn`) keep working.
-__all__ = [
-    "ABSTRACT_STOP_WORDS",
-    "Topics",
-    "cosine_knn",
-    "describe_topics",
-    "fit_topics",
-    "neighbour_graph",
-    "reassign_outliers",
-    "topic_stability",
-    "vectorizer_for",
-]
 
 
 @dataclass

@@ -39,7 +39,6 @@ class AtlasMap {
   /** @type {HTMLElement[]} the opened paper's nearest papers' rings */ near = [];
   /** @type {HTMLElement[]} topic and theme names */ labels = [];
   /** @type {Map<string, number[]>} a name's look -> its measured [width, height] */ labelSizes = new Map();
-  labelCount = 0;
   legendKey = undefined;
   legendWatch = null; // a ResizeObserver: the key's (or the note's) row changed height
   /** @type {HTMLElement} a row under the chart: why the map is an image (no WebGL) */ note;

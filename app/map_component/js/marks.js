@@ -76,7 +76,6 @@ function placeMarks(inst) {
     el.style.transform = `translate(${Math.round(left)}px, ${Math.round(top)}px)`;
   });
   for (let i = looks.length; i < inst.labels.length; i++) inst.labels[i].hidden = true;
-  inst.labelCount = placed.length;
   // the opened paper's ring and the placed abstract's star
   const paper = view.paper === null || view.paper === undefined ? null : [t.x[view.paper], t.y[view.paper]];
   for (const [el, spot, radius] of [
