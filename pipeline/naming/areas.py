@@ -31,6 +31,9 @@ GRAINS = ("specific", "broad", "field")  # tried in this order: the most precise
 AREA_MAJORITY = 0.5
 # ...and at least this share of each member topic's papers are.
 AREA_HOLDS = 1 / 3
+# A paper is close to the areas of a grain that are among its this many nearest (a theme's name holds
+# for the papers close to its area).
+CLOSE = 3
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,10 @@ class AreaVotes:
 
     areas: list[Area]
     nearest: dict[str, np.ndarray]
+    # Per area, the field-grain area its description is closest to (its own index for a field).
+    field_of: np.ndarray | None = None
+    # Per paper and grain, its `CLOSE` nearest areas (nearest first).
+    close: dict[str, np.ndarray] | None = None
 
 
 def area_texts(areas: list[Area]) -> list[str]:
@@ -107,12 +114,16 @@ def area_votes(
         vectors = np.asarray(encode(area_texts(areas)), dtype=np.float32)
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
     scores = np.asarray(embeddings, dtype=np.float32) @ vectors.T
-    nearest = {}
+    nearest, close = {}, {}
     for grain in GRAINS:
         columns = np.array([i for i, a in enumerate(areas) if a.grain == grain], dtype=np.int64)
         if len(columns):
-            nearest[grain] = columns[np.argmax(scores[:, columns], axis=1)]
-    return AreaVotes(areas, nearest)
+            ranked = np.argsort(-scores[:, columns], axis=1, kind="stable")[:, :CLOSE]
+            close[grain] = columns[ranked]
+            nearest[grain] = close[grain][:, 0]
+    fields = np.array([i for i, a in enumerate(areas) if a.grain == "field"], dtype=np.int64)
+    field_of = fields[np.argmax(vectors @ vectors[fields].T, axis=1)] if len(fields) else None
+    return AreaVotes(areas, nearest, field_of, close)
 
 
 def area_name(
