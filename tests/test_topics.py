@@ -381,3 +381,34 @@ def test_unassigned_papers_in_a_dense_group_become_a_topic_and_scattered_ones_st
     assert set(after[180:188].tolist()) == {3}  # the group: a topic of its own
     assert (after[188:194] == -1).all()  # scattered papers fit no topic and stay unassigned
     assert set(after[194:].tolist()) == {0}  # the left-out part of topic 0 joins it
+
+
+def test_a_small_line_of_work_is_a_topic_not_dissolved_into_an_unrelated_one():
+    """Issue 35: eight papers of their own line of work (crowd counting on ECCV) form a KMeans cluster
+    smaller than the smallest topic size. They are each other's nearest neighbours and apart from
+    every topic, so they are a topic of their own: never dissolved into the nearest unrelated topic
+    nor left unassigned."""
+    from pipeline.modelling.topics import fit_topics
+
+    rng = np.random.default_rng(11)
+    directions = np.eye(48)[:5] * 3
+    vectors = clustered_vectors(rng, directions, 50, 0.35)[: 4 * 50]
+    group = clustered_vectors(rng, directions[4:], 8, 0.15)
+    vectors = np.concatenate([vectors, group]).astype(np.float32)
+    words = [
+        "optimal transport plans",
+        "spiking neurons fire",
+        "robot grasping fingers",
+        "protein folding energy",
+    ]
+    documents = [f"We study {words[i // 50]} in paper {i}." for i in range(200)]
+    documents += [f"Crowd counting with density maps, paper {i}." for i in range(8)]
+    config = BuildConfig(n_topics=5, min_topic_size=15, stability=False).resolve(len(vectors))
+    topics = fit_topics(documents, vectors, config)
+    labels = topics.labels
+    group_topic = set(labels[200:].tolist())
+    assert len(group_topic) == 1 and -1 not in group_topic, labels[200:]
+    (topic,) = group_topic
+    assert (labels[:200] != topic).all()  # no other paper was put with them: a topic of their own
+    name = topics.table.set_index("topic_id").loc[topic, "label"]
+    assert "crowd counting" in name.lower() or "density maps" in name.lower(), name
