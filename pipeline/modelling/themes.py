@@ -259,16 +259,21 @@ def contrast(used: np.ndarray, theme_of_paper: np.ndarray, n_themes: int) -> tup
     assigned = theme_of_paper >= 0
     sizes = np.maximum(np.bincount(theme_of_paper[assigned], minlength=n_themes), 1)
     inside = np.bincount(theme_of_paper[assigned & used], minlength=n_themes) / sizes
+    return inside, _sibling_share(inside)
+
+
+def _sibling_share(inside: np.ndarray) -> np.ndarray:
+    """Per theme, the largest of the other themes' shares in `inside`."""
     order = np.argsort(-inside, kind="stable")
-    best, second = inside[order[0]], inside[order[1]] if n_themes > 1 else 0.0
-    sibling = np.where(np.arange(n_themes) == order[0], second, best)
-    return inside, sibling
+    second = inside[order[1]] if len(inside) > 1 else 0.0
+    return np.where(np.arange(len(inside)) == order[0], second, inside[order[0]])
 
 
 def _phrase_parts(
     phrases: PhraseCounts, theme_of_paper: np.ndarray, n_themes: int, allowed: Callable[[str], bool]
-) -> dict[int, list[tuple[float, Part]]]:
-    """Per theme, its phrases that may name it, scored by `contrast` (inside minus sibling share)."""
+) -> dict[int, list[tuple[float, float, Part]]]:
+    """Per theme, its phrases that may name it: (contrast, inside / sibling share, part), for every
+    phrase a theme's papers write at least `CANDIDATE_SHARE` of the time and more than any sibling's."""
     matrix, forms = _key_matrix(phrases)
     assigned = np.flatnonzero(theme_of_paper >= 0)
     indicator = sparse.csr_matrix(
@@ -280,14 +285,11 @@ def _phrase_parts(
     useful = np.flatnonzero(np.asarray((shares >= CANDIDATE_SHARE).sum(axis=0)).ravel() >= 1)
     inside_all = np.asarray(shares[:, useful].todense())
     columns = matrix.tocsc()
-    found: dict[int, list[tuple[float, Part]]] = {g: [] for g in range(n_themes)}
+    found: dict[int, list[tuple[float, float, Part]]] = {g: [] for g in range(n_themes)}
     for j, k in enumerate(useful.tolist()):
         form = forms[k]
         inside = inside_all[:, j]
-        order = np.argsort(-inside, kind="stable")
-        sibling = np.where(
-            np.arange(n_themes) == order[0], inside[order[1]] if n_themes > 1 else 0.0, inside[order[0]]
-        )
+        sibling = _sibling_share(inside)
         fits = np.flatnonzero((inside >= CANDIDATE_SHARE) & (inside > sibling))
         if not len(fits) or not allowed(form):
             continue
@@ -307,13 +309,13 @@ def _area_parts(
     n_themes: int,
     rows_of_theme: list[np.ndarray],
     rows_of_members: list[list[np.ndarray]],
-) -> dict[int, list[tuple[float, Part]]]:
+) -> dict[int, list[tuple[float, float, Part]]]:
     """Per theme, the research areas that may name it, scored by `contrast` on the papers close to
     each area (among their `CLOSE` nearest of its grain). Never the map's own field (the area most
     of the map is nearest to, `OWN_FIELD`); a field's name only for a theme most of whose papers are
     nearest to that field on a map that is not; never an area of a field few of the theme's papers
     are nearest to (`OTHER_FIELD`)."""
-    found: dict[int, list[tuple[float, Part]]] = {g: [] for g in range(n_themes)}
+    found: dict[int, list[tuple[float, float, Part]]] = {g: [] for g in range(n_themes)}
     assigned = theme_of_paper >= 0
     fields = votes.nearest.get("field")
     theme_field = [
