@@ -144,3 +144,23 @@ def test_a_rebuild_flags_a_theme_rename_another_rebuilt_theme_is_now_called():
     edit = Edit(1, "rename-theme", theme=0, theme_topics=(0, 1), name="generative")
     carried = carry_edits([edit], lineage=None, previous_topic_of={}, doc_ids=[], labels=[], themes=themes)
     assert carried[0].review == 'theme 1 is now called "generative" too'
+
+
+def test_curate_refused_by_a_running_add_says_what_runs_and_what_to_do(folder, capsys):
+    import subprocess
+    import sys
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from pipeline.mapfolder.lock import out_lock\n"
+         f"with out_lock({str(folder)!r}, command='add'):\n    print('held', flush=True); sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1],
+    )  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert main(["curate", str(folder), "rename", "0", "A new name"]) == 2
+        line = one_error_line(capsys)
+        assert f"cannot edit now: an add (pid {holder.pid}) is writing this map" in line
+        assert "run this edit again when it has finished" in line and "build" not in line
+    finally:
+        holder.communicate("")
+    assert not (folder / CURATION).exists()

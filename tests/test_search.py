@@ -237,6 +237,29 @@ HOSTILE_QUERIES = [
 ]
 
 
+@pytest.mark.parametrize(
+    "text, left_out",
+    [
+        ("*", "'*'"),
+        ("**", "'**'"),
+        ("* *", "'*'"),
+        ('""', "'\"\"'"),
+        ("-*", "'-*'"),
+        ("AND", "AND"),
+        ("AND AND", "AND"),
+    ],
+)
+def test_a_search_with_nothing_to_look_for_says_what_was_left_out(text, left_out):
+    query = parse_query(text)
+    assert query.empty  # every paper is shown, with the line saying why
+    assert len(query.notices) == 1 and query.notices[0].startswith(f"Left out {left_out}:"), query.notices
+
+
+def test_an_and_between_two_words_is_a_space_and_a_dangling_one_is_said():
+    assert parse_query("graph AND pose").shown() == "graph pose" and not parse_query("graph AND pose").notices
+    assert parse_query("graph AND").notices[0].startswith("Left out AND:")
+
+
 def test_any_query_gives_a_result_or_a_plain_notice_never_an_error(seed_papers, tmp_path):
     index = index_of(seed_papers, tmp_path)
     rng = random.Random(0)
@@ -471,8 +494,9 @@ def test_hostile_searches_in_the_app_show_a_notice_not_an_error(tiny_app):
         ).run()  # the sidebar: a search does not rerun it
         assert not at.exception, query
         assert "Showing" in plain_text(at) or "match the words" in plain_text(at), query
-    whole_page(at).text_input(key="w_search").input("🙂").run()
-    assert "Left out '🙂'" in plain_text(at) and "Showing the 60 papers of the map" in plain_text(at)
+    for query, left_out in (("🙂", "Left out '🙂'"), ("*", "Left out '*'"), ("AND", "Left out AND")):
+        whole_page(at).text_input(key="w_search").input(query).run()
+        assert left_out in plain_text(at) and "Showing the 60 papers of the map" in plain_text(at), query
 
 
 def test_the_paper_fingerprint_is_the_sha256_of_every_record_in_order():

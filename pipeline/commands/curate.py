@@ -44,7 +44,7 @@ def edit_map(
 
     folder = Path(folder)
     read_map(folder, verify=False)  # a folder that is not a readable map is refused before the lock
-    with out_lock(folder):
+    with out_lock(folder, command="edit"):  # refused while a build or add writes: "cannot edit now"
         atlas = read_map(folder, verify=False, curated=action not in ("accept", "drop"))
         edits = list(atlas.edits or [])
         if action in ("accept", "drop"):

@@ -51,7 +51,8 @@ TEMPORARY = re.compile(r"^\.curation\.json\.[A-Za-z0-9_]{6,}$")
 @dataclasses.dataclass(frozen=True)
 class Edit:
     """One edit. `topic` is the edited topic (None for a theme edit); `theme_topics` anchors a theme
-    edit to the theme's topics when it was made, since theme ids are renumbered by every build."""
+    edit to the theme's topics when it was made: theme ids are kept across rebuilds (`theme_lineage`),
+    but the edit follows the rebuilt theme holding most of those topics."""
 
     id: int
     action: str
