@@ -351,6 +351,33 @@ def test_a_forged_index_is_not_trusted_and_no_writer_carries_it(tmp_path, monkey
     assert SearchIndex(folder / SEARCH_INDEX, 60).search("zyzzyva").rows.tolist() == []
 
 
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "INSERT INTO words (rowid, title, abstract) VALUES (3, 'zzzqqq', '')",  # over a paper's own row id
+        "INSERT INTO grams (rowid, text) VALUES (3, 'zzzqqq')",
+        b"garbage" * 200,  # the file replaced by something that is no index
+        b"",
+    ],
+    ids=["word row at an existing rowid", "substring row at an existing rowid", "garbage", "empty file"],
+)
+def test_damage_its_meta_cannot_show_is_caught_on_open_and_said(tmp_path, monkeypatch, damage):
+    monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "map"
+    write_map(folder, tiny_map())
+    papers = read_map(folder).papers
+    if isinstance(damage, bytes):
+        (folder / SEARCH_INDEX).write_bytes(damage)
+    else:
+        _forge(folder / SEARCH_INDEX, damage)
+    assert verify_index(folder / SEARCH_INDEX, papers).startswith("damaged")
+    notes = []
+    index = index_for(folder, papers, log=notes.append)
+    assert index.path != folder / SEARCH_INDEX and index.search("zzzqqq").rows.tolist() == []
+    assert len(index.search("diffusion").rows) == 15
+    assert any("the search index is damaged" in n for n in notes), notes
+
+
 def test_a_dropped_index_table_is_a_notice_and_the_next_writer_rebuilds_it(tmp_path, monkeypatch):
     monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "cache"))
     folder = tmp_path / "map"
