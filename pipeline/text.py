@@ -52,6 +52,9 @@ def and_list(items: Iterable[object]) -> str:
 
 # ---- names: one line of visible text ----
 
+# Unicode's bidirectional controls (Bidi_Control): shown as U+FFFD wherever text is shown or exported
+# (`pipeline.exports.export.without_bidi_controls`), never obeyed.
+BIDI_CHARACTERS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 # Joiners shape the letters around them (Persian, Indic scripts, emoji sequences): kept in a name.
 JOINERS = frozenset("\u200c\u200d")
 # Letters drawn as nothing: the Hangul fillers and the blank Braille pattern.
@@ -123,7 +126,7 @@ def name_key(name: str) -> str:
 def plain_name(name: str, fallback: str) -> str:
     """A name read from a map's tables, fit to show: as written when it is one (`name_problem`),
     else with line breaks as spaces and invisible characters left out, or `fallback` when nothing
-    visible is left.
+    visible is left. A bidi control (U+202E) is shown as U+FFFD, as everywhere text is shown.
 
     Examples:
         >>> plain_name("Diffusion\\u2028models", "Topic 1")
@@ -133,6 +136,10 @@ def plain_name(name: str, fallback: str) -> str:
     """
     if name_problem(name) is None:
         return name
-    kept = "".join(" " if char.isspace() else char for char in name if not is_hidden(char) or char.isspace())
+    kept = "".join(
+        " " if char.isspace() else "\ufffd" if char in BIDI_CHARACTERS else char
+        for char in name
+        if not is_hidden(char) or char.isspace() or char in BIDI_CHARACTERS
+    )
     kept = " ".join(kept.split())
     return kept if kept and name_problem(kept) is None else fallback

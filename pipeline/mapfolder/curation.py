@@ -235,7 +235,7 @@ def same_name(first: str, second: str) -> bool:
 
 def shown_name(label: object, fallback: str) -> str:
     """A topic's or theme's name read from a map's tables, fit to show on one line: as built, or with
-    its line breaks and invisible characters taken out, or `fallback` ("Topic 4") when nothing
+    its line breaks and invisible characters taken out (a bidi control shown as U+FFFD), or `fallback` ("Topic 4") when nothing
     visible is left or it reads as "Unassigned"."""
     name = plain_name(str(label), fallback)
     return fallback if is_unassigned(name) else name
