@@ -708,9 +708,14 @@ def carry_previous(
                 and config.min_topic_size is not None  # derived from the size the user set
             )
             if not chosen_by_user and isinstance(value, int) and value > 0:
-                settings[name] = min(value, len(doc_ids) - 1)
+                value = min(value, len(doc_ids) - 1)
+                try:  # only a setting this build could have been given: never an error about an option not given
+                    replace(resolved, **settings, **{name: value}).validate(len(doc_ids))
+                except UserError as exc:
+                    log(f"note: the previous map's {name} {value} is not carried ({exc})")
+                    continue
+                settings[name] = value
         resolved = replace(resolved, **settings)
-        resolved.validate(len(doc_ids))
     # Previous topic per paper; new papers -1, old papers the previous map left unassigned WAS_UNASSIGNED.
     targets = np.array([previous_map.topic_of.get(d, -1) for d in doc_ids], dtype=np.int64)
     targets[np.array([previous_map.topic_of.get(d) == -1 for d in doc_ids], dtype=bool)] = WAS_UNASSIGNED

@@ -16,9 +16,17 @@ import pandas as pd
 
 from pipeline import UserError
 from pipeline.mapfolder.curation import TEMPORARY as CURATION_TEMPORARY
-from pipeline.mapfolder.curation import Edit, apply_edits, read_curation, write_curation
+from pipeline.mapfolder.curation import (
+    CuratedView,
+    Edit,
+    apply_edits,
+    read_curation,
+    shared_name,
+    write_curation,
+)
 from pipeline.mapfolder.files import (
     BUILT_COLUMNS,
+    CURATION,
     EMBEDDINGS,
     LINEAGE,
     LINEAGE_COLUMNS,
@@ -389,6 +397,11 @@ def read_map(
         themes["topic_ids"] = themes["topic_ids"].map(lambda ids: [int(i) for i in ids])
     if curated and edits:
         view = apply_edits(papers, topics, themes, edits)
+        clash = shared_name(view)  # e.g. two renames to "Same" written by hand
+        if clash and not shared_name(CuratedView(papers, topics, themes)):
+            raise UserError(
+                f"{folder / CURATION}: damaged edit file ({clash}); fix it or remove it to drop the edits"
+            )
         papers, topics, themes = view.papers, view.topics, view.themes
         manifest = replace(
             manifest,
