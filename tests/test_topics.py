@@ -412,3 +412,35 @@ def test_a_small_line_of_work_is_a_topic_not_dissolved_into_an_unrelated_one():
     assert (labels[:200] != topic).all()  # no other paper was put with them: a topic of their own
     name = topics.table.set_index("topic_id").loc[topic, "label"]
     assert "crowd counting" in name.lower() or "density maps" in name.lower(), name
+
+
+def test_a_rebuild_keeps_the_previous_themes_unless_the_papers_call_for_new_ones():
+    """Issue 35: four topics at the corners of a square (two groupings into pairs of neighbours hold
+    together about as well) and a new fifth topic. A rebuild keeps the previous pairs and puts the
+    new topic with its nearest theme; a previous grouping of opposite corners, which holds together
+    far worse, is drawn afresh."""
+    rng = np.random.default_rng(2)
+    corners = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]])
+    directions = np.zeros((5, 8))
+    directions[:4, :2] = corners
+    directions[:4, 2] = 2.0
+    directions[4] = directions[0] + [0, 0, 0, 0.08, 0, 0, 0, 0]  # a new topic beside topic 0
+    vectors = clustered_vectors(rng, directions * 2, 20, 0.05)
+    labels = np.repeat(np.arange(5), 20)
+    documents = [f"paper {i} on subject {t}" for i, t in enumerate(labels)]
+    ids, centroids = topic_centroids(vectors, labels)
+    topics = pd.DataFrame(
+        {"topic_id": ids, "label": [f"Subject {t}" for t in ids], "centroid": list(centroids)}
+    )
+
+    def grouping(previous):
+        _, theme_of = fit_themes(documents, vectors, labels, topics, n_themes=2, previous_theme_of=previous)
+        return sorted(sorted(t for t in theme_of if theme_of[t] == h) for h in set(theme_of.values()))
+
+    fresh = grouping(None)
+    assert fresh in ([[0, 1, 4], [2, 3]], [[0, 3, 4], [1, 2]])  # neighbours, whichever Ward cuts
+    other = [[0, 3], [1, 2]] if fresh[0][:2] == [0, 1] else [[0, 1], [2, 3]]
+    previous = {t: h for h, members in enumerate(other) for t in members}
+    kept = grouping(previous)
+    assert sorted(kept) == sorted([sorted([*g, 4]) if 0 in g else g for g in other])
+    assert grouping({0: 0, 2: 0, 1: 1, 3: 1}) == fresh  # opposite corners: drawn afresh

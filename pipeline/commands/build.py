@@ -281,6 +281,7 @@ def build_map(
             encode_phrases,
             embedding_report["encoder"],
             kept_names(lineage, fit.topics),
+            previous_theme_of=None if previous_map is None or refit else previous_map.theme_of,
         )
         themes, theme_of, theme_records, next_theme_id = keep_theme_ids(
             previous_map, corpus.papers, fit.topics.labels, themes, theme_of
@@ -825,8 +826,11 @@ def group_into_themes(
     encode: Callable[[list[str]], np.ndarray],
     encoder_name: str,
     kept: dict[int, str] | None = None,
+    previous_theme_of: dict[int, int] | None = None,
 ):
     """Themes from the final topic ids, named on the fitted papers; sizes count every paper.
+    `previous_theme_of` (a rebuild's previous topic -> theme) keeps the previous grouping where the
+    papers do not call for a new one (`fit_themes`).
 
     Then each theme's topics are named among themselves (`name_topics_among_siblings`): a topic's
     name tells it apart from its siblings, and a topic and a theme never share a name. `kept` are
@@ -841,6 +845,7 @@ def group_into_themes(
         fit.topics.table,
         phrases=fit.topics.phrases,
         votes=area_votes(embeddings[rows], encode, encoder_name=encoder_name),
+        previous_theme_of=previous_theme_of,
     )
     fit.topics.table["label"] = name_topics_among_siblings(
         fit.topics.table,

@@ -66,6 +66,12 @@ AREA_NEAREST = 0.2
 TWO_PARTS = 0.8
 # Candidates per theme kept for pairing into two-part names.
 SHORTLIST = 12
+# A rebuild keeps the previous grouping while it is within this much of a fresh one's cohesion (the
+# papers' silhouette by theme): new papers redraw the themes only when they call for it.
+KEEP_SLACK = 0.005
+# A rebuild's new topic joins its nearest theme when its cosine to the theme's centre is at least
+# this share of the theme's least typical topic's.
+JOIN_SPREAD = 0.9
 # Papers whose silhouette decides whether a big theme's halves are apart (a seeded sample).
 SPLIT_SAMPLE = 2_000
 
@@ -231,6 +237,42 @@ def group_topics(
     ]
     scores = [_silhouette(embeddings, [rows_of(g) for g in cut], seed) for cut in cuts]
     return cuts[int(np.argmax(scores))]
+
+
+def keep_previous_groups(
+    topic_ids: list[int],
+    centroids: np.ndarray,
+    sizes: np.ndarray,
+    previous_theme_of: dict[int, int],
+) -> list[list[int]] | None:
+    """A rebuild's themes: each topic that kept its id stays with the topics it was grouped with,
+    and a new topic joins the theme whose centre is nearest when it is nearly as close to it as that
+    theme's own least typical topic (`JOIN_SPREAD` of its cosine), else it starts a theme of its own. New papers change only the
+    themes they join; None when no topic kept its id (the themes are drawn afresh).
+
+    Examples:
+        >>> keep_previous_groups([3, 4, 9], np.eye(2)[[0, 1, 0]], np.array([10, 10, 5]), {3: 0, 4: 1})
+        [[0, 2], [1]]
+    """
+    index = {t: i for i, t in enumerate(topic_ids)}
+    kept: dict[int, list[int]] = {}
+    for topic, theme in previous_theme_of.items():
+        if topic in index:
+            kept.setdefault(int(theme), []).append(index[topic])
+    if not kept:
+        return None
+    groups = [sorted(members) for _, members in sorted(kept.items())]
+    weights = np.asarray(sizes, dtype=np.float64)
+    for topic in [i for i, t in enumerate(topic_ids) if t not in previous_theme_of]:
+        centres = np.stack([(weights[g, None] * centroids[g]).sum(axis=0) for g in groups])
+        centres /= np.maximum(np.linalg.norm(centres, axis=1, keepdims=True), 1e-12)
+        nearest = int(np.argmax(centres @ centroids[topic]))
+        spread = float((centroids[groups[nearest]] @ centres[nearest]).min())
+        if float(centroids[topic] @ centres[nearest]) >= JOIN_SPREAD * spread:
+            groups[nearest] = sorted([*groups[nearest], topic])
+        else:
+            groups.append([topic])
+    return sorted(groups, key=lambda g: g[0])
 
 
 # ---- naming: among the siblings ----
@@ -522,8 +564,14 @@ def fit_themes(
     phrases: PhraseCounts | None = None,
     n_themes: int | None = None,
     votes: AreaVotes | None = None,
+    previous_theme_of: dict[int, int] | None = None,
 ) -> tuple[pd.DataFrame, dict[int, int]]:
     """Group the final topics into themes (`group_topics`) and name each among its siblings (`name_themes`).
+
+    On a rebuild, `previous_theme_of` (topic id -> theme id of the previous map) keeps the previous
+    grouping for the topics that kept their ids (`keep_previous_groups`) unless a fresh grouping
+    holds together better by more than `KEEP_SLACK` (a map whose themes were drawn by older rules
+    is regrouped; one drawn by these is kept).
 
     `votes` (`pipeline.naming.areas.area_votes` of these papers) adds the shipped research-area names
     to the candidates; without it only the phrases the papers write can name a theme.
@@ -549,6 +597,14 @@ def fit_themes(
     sizes = np.array([len(r) for r in topic_rows], dtype=np.float64)
     vectors = np.asarray(embeddings, dtype=np.float32)
     groups = group_topics(centroids, sizes, n_themes or theme_count(len(topic_ids)), vectors, topic_rows)
+    kept = keep_previous_groups(topic_ids, centroids, sizes, previous_theme_of or {})
+    if kept is not None and kept != groups:
+
+        def cohesion(cut: list[list[int]]) -> float:
+            return _silhouette(vectors, [np.concatenate([topic_rows[t] for t in g]) for g in cut], 0)
+
+        if cohesion(kept) >= cohesion(groups) - KEEP_SLACK:  # the papers do not call for new themes
+            groups = kept
     spelling = phrases.spelling or {}
     names = name_themes(
         groups,
