@@ -247,7 +247,8 @@ def keep_previous_groups(
 ) -> list[list[int]] | None:
     """A rebuild's themes: each topic that kept its id stays with the topics it was grouped with,
     and a new topic joins the theme whose centre is nearest when it is nearly as close to it as that
-    theme's own least typical topic (`JOIN_SPREAD` of its cosine), else it starts a theme of its own. New papers change only the
+    theme's own least typical topic (`JOIN_SPREAD` of its cosine); the new topics that join none are
+    a new area, grouped among themselves (Ward, as many topics a theme as the map has). New papers change only the
     themes they join; None when no topic kept its id (the themes are drawn afresh).
 
     Examples:
@@ -263,15 +264,21 @@ def keep_previous_groups(
         return None
     groups = [sorted(members) for _, members in sorted(kept.items())]
     weights = np.asarray(sizes, dtype=np.float64)
+    centres = np.stack([(weights[g, None] * centroids[g]).sum(axis=0) for g in groups])
+    centres /= np.maximum(np.linalg.norm(centres, axis=1, keepdims=True), 1e-12)
+    spread = [float((centroids[g] @ centres[i]).min()) for i, g in enumerate(groups)]
+    apart = []
     for topic in [i for i, t in enumerate(topic_ids) if t not in previous_theme_of]:
-        centres = np.stack([(weights[g, None] * centroids[g]).sum(axis=0) for g in groups])
-        centres /= np.maximum(np.linalg.norm(centres, axis=1, keepdims=True), 1e-12)
         nearest = int(np.argmax(centres @ centroids[topic]))
-        spread = float((centroids[groups[nearest]] @ centres[nearest]).min())
-        if float(centroids[topic] @ centres[nearest]) >= JOIN_SPREAD * spread:
+        if float(centroids[topic] @ centres[nearest]) >= JOIN_SPREAD * spread[nearest]:
             groups[nearest] = sorted([*groups[nearest], topic])
         else:
-            groups.append([topic])
+            apart.append(topic)
+    if apart:  # a new area: its topics grouped among themselves, as many a theme as the map has
+        per_theme = sum(len(g) for g in groups) / len(groups)
+        count = max(1, round(len(apart) / per_theme))
+        cut = group_topics(centroids[apart], weights[apart], count)
+        groups += [[apart[i] for i in g] for g in cut]
     return sorted(groups, key=lambda g: g[0])
 
 
