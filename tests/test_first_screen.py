@@ -116,6 +116,48 @@ def test_a_map_is_named_by_its_venue_and_year_else_its_folder_else_its_file_stem
     assert corpus_name(ingest([bare]).papers, [bare]) == "abstracts"
 
 
+def test_a_derived_name_follows_the_inputs_and_a_given_one_stays(tmp_path):
+    """ECCV 2020, rebuilt with ECCV 2022 papers, is "ECCV 2020–2022" (as manifest.json says, and
+    where it says so); a name given with `--name` stays through later rebuilds."""
+    import json
+
+    from pipeline.commands.build import build_map
+    from pipeline.config import BuildConfig
+    from tests.helpers import FakeEncoder, synthetic_corpus
+
+    corpus = synthetic_corpus(90).assign(venue="ECCV", year=[2020] * 60 + [2022] * 30)
+    first, later = tmp_path / "eccv2020.csv", tmp_path / "eccv2022.csv"
+    corpus.iloc[:60].to_csv(first, index=False)
+    corpus.iloc[60:].to_csv(later, index=False)
+    out, config = tmp_path / "map", BuildConfig(stability=False)
+
+    def build(inputs, **options) -> dict:
+        build_map(
+            inputs, out, config, encoder=FakeEncoder(), progress=False, log=lambda line: None, **options
+        )
+        written = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+        return {key: written[key] for key in ("name", "name_source")}
+
+    assert build([first]) == {"name": "ECCV 2020", "name_source": "derived"}
+    assert build([first, later]) == {"name": "ECCV 2020–2022", "name_source": "derived"}  # derived again
+    assert build([first, later], name="My ECCV") == {"name": "My ECCV", "name_source": "given"}
+    assert build([first]) == {"name": "My ECCV", "name_source": "given"}  # a given name stays
+
+
+def test_an_older_maps_name_is_derived_when_its_inputs_derive_it(tmp_path):
+    """A map written before `name_source`: its name is taken as derived when its own inputs give it."""
+    from pipeline.commands.build import given_name_in
+
+    inputs = tmp_path / "eccv2020.csv"
+    inputs.write_text("abstract\n", encoding="utf-8")
+    for name, kept in (("ECCV 2020", None), ("My conference", "My conference")):
+        atlas = tiny_map(60)
+        atlas.papers = atlas.papers.assign(venue="ECCV", year=2020)
+        atlas.manifest = replace(atlas.manifest, name=name, name_source=None, inputs=[str(inputs)])
+        write_map(tmp_path / name, atlas)
+        assert given_name_in(tmp_path / name) == kept
+
+
 @pytest.mark.slow  # two real builds of the seeds (the real model, unless its vectors are cached)
 def test_a_rebuild_keeps_the_maps_name_and_the_last_line_says_how_to_open_it(tmp_path):
     from pipeline.commands.build import build_map

@@ -28,6 +28,8 @@ from pipeline.mapfolder.curation import Edit, carry_edits, read_curation
 from pipeline.mapfolder.files import EMBEDDINGS, MANIFEST, PAPERS, SCHEMA_VERSION, TOPIC_COLUMNS
 from pipeline.mapfolder.lock import out_lock
 from pipeline.mapfolder.manifest import (
+    NAME_DERIVED,
+    NAME_GIVEN,
     ConfigBlock,
     LineageBlock,
     Manifest,
@@ -157,14 +159,39 @@ def _years(papers) -> str:
     return str(first) if first == last else f"{first}–{last}"
 
 
-def name_in(out: Path) -> str | None:
-    """The name of the map already in `out` (a rebuild keeps it), None when there is none to read."""
-    if not (Path(out) / MANIFEST).is_file():
+def given_name_in(out: Path) -> str | None:
+    """The name given (`--name`) to the map already in `out`, which a rebuild keeps; None when the
+    map's name was derived from its inputs (a rebuild derives it again) or there is no map to read.
+
+    A map written before `name_source` was recorded: its name was derived when it is what its own
+    inputs derive (`corpus_name` of its papers and the files it was built from).
+    """
+    folder = Path(out)
+    if not (folder / MANIFEST).is_file():
         return None
     try:
-        return read_manifest(Path(out), check=False).name or None
+        manifest = read_manifest(folder, check=False)
+        if not manifest.name or manifest.name_source == NAME_DERIVED:
+            return None
+        if manifest.name_source is None and manifest.name in derived_names_of(folder, manifest):
+            return None
+        return manifest.name
     except (UserError, OSError, ValueError):
         return None
+
+
+def derived_names_of(folder: Path, manifest: Manifest) -> set[str]:
+    """The names the inputs of the map in `folder` derive: from its files, or their one folder."""
+    import pyarrow.parquet as pq
+
+    wanted = {"collection", "venue", "year"}
+    columns = [c for c in pq.read_schema(folder / PAPERS).names if c in wanted]
+    papers = pd.read_parquet(folder / PAPERS, columns=columns or ["doc_id"])
+    base = Path(manifest.input_folder or ".")
+    files = [base / p for p in manifest.inputs]
+    parents = {f.parent for f in files}
+    candidates = [files] + ([[parents.pop()]] if len(parents) == 1 else [])
+    return {corpus_name(papers, inputs) for inputs in candidates if inputs}
 
 
 def build_summary(
@@ -225,7 +252,7 @@ def build_map(
 
             check_ray(ray_address, ray_option)
         fingerprint = input_fingerprint(inputs, config)
-        kept_name = name_in(out)  # a rebuild keeps the map's name unless `name` is given
+        given_name = name or given_name_in(out)  # a given name stays; a derived one is derived again
         deferred: list[str] = []  # said once the input is known good: a bad input gets one error line only
         previous_map = previous_for(out, previous, deferred.append)
         edits = edits_for(out, previous)  # a damaged edit file stops the build before any work
@@ -315,7 +342,8 @@ def build_map(
         timer.lap("evaluate")
 
         manifest = describe_build(
-            name=name or kept_name or corpus_name(papers, inputs),
+            name=given_name or corpus_name(papers, inputs),
+            name_source=NAME_GIVEN if given_name else NAME_DERIVED,
             inputs=inputs,
             papers=papers,
             topics=table,
@@ -366,6 +394,7 @@ def build_map(
 def describe_build(
     *,
     name: str,
+    name_source: str,
     inputs: list[str | Path],
     papers: pd.DataFrame,
     topics: pd.DataFrame,
@@ -395,6 +424,7 @@ def describe_build(
     return Manifest(
         schema_version=SCHEMA_VERSION,
         name=name,
+        name_source=name_source,
         papers=len(papers),
         topics=len(topics),
         themes=len(themes),
