@@ -116,6 +116,41 @@ def test_a_map_is_named_by_its_venue_and_year_else_its_folder_else_its_file_stem
     assert corpus_name(ingest([bare]).papers, [bare]) == "abstracts"
 
 
+def test_the_builds_last_line_is_a_command_that_works_as_printed_without_an_active_venv(
+    tmp_path, monkeypatch
+):
+    import os
+    import shlex
+    import subprocess
+
+    from pipeline.commands.build import build_map
+    from pipeline.config import BuildConfig
+    from tests.helpers import FakeEncoder, synthetic_corpus
+
+    monkeypatch.chdir(tmp_path)  # a folder of the user's, not the repository
+    synthetic_corpus(60)[["title", "abstract"]].to_csv("papers.csv", index=False)
+    lines: list[str] = []
+    build_map(
+        ["papers.csv"],
+        Path("maps/mine"),
+        BuildConfig(stability=False),
+        encoder=FakeEncoder(),
+        progress=False,
+        log=lines.append,
+    )
+    said = lines[-1]
+    assert said.startswith("open it with: ") and not said.startswith("open it with: streamlit ")
+    command = shlex.split(said.removeprefix("open it with: "))
+    assert command[1:4] == ["-m", "streamlit", "run"] and command[5:] == ["--", "--map", "maps/mine"]
+    assert Path(command[4]).is_file() and Path(command[4]).name == "streamlit_app.py"  # from here
+    assert (Path(command[-1]) / "manifest.json").is_file()
+    # no virtual environment active, streamlit not on PATH: the printed interpreter still runs it
+    bare = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    bare["PATH"] = "/usr/bin:/bin"
+    ran = subprocess.run([*command[:4], "--help"], capture_output=True, text=True, env=bare, timeout=120)
+    assert ran.returncode == 0 and "Usage" in ran.stdout, ran.stderr[-500:]
+
+
 def test_a_derived_name_follows_the_inputs_and_a_given_one_stays(tmp_path):
     """ECCV 2020, rebuilt with ECCV 2022 papers, is "ECCV 2020–2022" (as manifest.json says, and
     where it says so); a name given with `--name` stays through later rebuilds."""
@@ -160,7 +195,7 @@ def test_an_older_maps_name_is_derived_when_its_inputs_derive_it(tmp_path):
 
 @pytest.mark.slow  # two real builds of the seeds (the real model, unless its vectors are cached)
 def test_a_rebuild_keeps_the_maps_name_and_the_last_line_says_how_to_open_it(tmp_path):
-    from pipeline.commands.build import build_map
+    from pipeline.commands.build import build_map, open_command
     from pipeline.config import BuildConfig
     from tests.helpers import SEEDS
 
@@ -173,7 +208,7 @@ def test_a_rebuild_keeps_the_maps_name_and_the_last_line_says_how_to_open_it(tmp
         [SEEDS], out, BuildConfig(stability=False), progress=False, log=lines.append, previous=False
     )
     assert built.manifest.name == "My conference"  # kept, not the seeds' collection name
-    assert lines[-1] == f"open it with: streamlit run streamlit_app.py -- --map {out}"
+    assert lines[-1] == f"open it with: {open_command(out)}"
     renamed = build_map(
         [SEEDS], out, BuildConfig(stability=False), name="Renamed", progress=False, log=lines.append
     )

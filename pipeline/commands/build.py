@@ -197,19 +197,47 @@ def derived_names_of(folder: Path, manifest: Manifest) -> set[str]:
 def build_summary(
     topics: int, themes: int, unassigned: int, papers: int, share: float, out: Path, seconds: float
 ) -> list[str]:
-    """The build's last lines: what the map holds, then how to open it.
+    """The build's last lines: what the map holds, then how to open it (`open_command`).
 
     Examples:
         >>> for line in build_summary(31, 12, 139, 1357, 0.1024, Path("maps/eccv"), 80.2):
-        ...     print(line)
+        ...     print(line)  # doctest: +ELLIPSIS
         31 topics in 12 themes, 139 of 1,357 papers unassigned (10.2%); map written to maps/eccv in 80.2 s
-        open it with: streamlit run streamlit_app.py -- --map maps/eccv
+        open it with: ... -m streamlit run ...streamlit_app.py -- --map maps/eccv
     """
     return [
         f"{topics:,} topics in {themes:,} themes, {unassigned:,} of {papers:,} papers unassigned "
         f"({share:.1%}); map written to {out} in {seconds:.1f} s",
-        f"open it with: streamlit run streamlit_app.py -- --map {shlex.quote(str(out))}",
+        f"open it with: {open_command(out)}",
     ]
+
+
+APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
+
+
+def open_command(out: Path, *, python: str | None = None, here: Path | None = None) -> str:
+    """The command that opens the map `out`, working as printed in the folder the build ran in (`here`):
+    this interpreter (`python`, by default the one running, so no virtual environment need be active
+    and `streamlit` need not be on PATH) runs Streamlit on this repository's app.
+
+    Examples:
+        >>> open_command(Path("maps/eccv"), python="/work/.venv/bin/python", here=APP.parent)
+        '/work/.venv/bin/python -m streamlit run streamlit_app.py -- --map maps/eccv'
+        >>> open_command(Path("my map"), python=str(APP.parent / ".venv/bin/python"), here=APP.parent)
+        ".venv/bin/python -m streamlit run streamlit_app.py -- --map 'my map'"
+    """
+    here = Path(os.path.abspath(here or Path.cwd()))
+
+    def shown(path: str | Path) -> str:  # relative to `here` when inside it; never resolved (a venv's
+        full = Path(os.path.abspath(path))  # python is a link to the base interpreter)
+        inside = full.is_relative_to(here)
+        return str(full.relative_to(here)) if inside else str(full)
+
+    interpreter = shown(python or sys.executable)
+    if "/" not in interpreter:  # a bare name is looked up on PATH: ./python is the one here
+        interpreter = f"./{interpreter}"
+    command = [interpreter, "-m", "streamlit", "run", shown(APP), "--", "--map", str(out)]
+    return " ".join(shlex.quote(part) for part in command)
 
 
 def build_map(
