@@ -151,6 +151,22 @@ def test_the_builds_last_line_is_a_command_that_works_as_printed_without_an_acti
     assert ran.returncode == 0 and "Usage" in ran.stdout, ran.stderr[-500:]
 
 
+def test_a_build_inside_the_map_it_replaced_prints_whole_paths(monkeypatch):
+    """`--out .` from inside the map: the current folder is gone after the swap, so "--map ." would
+    name it; the command names the new map and the app by their whole paths."""
+    import os
+    import sys
+
+    from pipeline.commands.build import APP, build_summary
+
+    def gone():
+        raise FileNotFoundError(2, "No such file or directory")
+
+    monkeypatch.setattr(os, "getcwd", gone)
+    line = build_summary(3, 1, 0, 12, 0.0, Path("."), 1.0, Path("/maps/mine"))[-1]
+    assert line == f"open it with: {sys.executable} -m streamlit run {APP} -- --map /maps/mine"
+
+
 def test_a_derived_name_follows_the_inputs_and_a_given_one_stays(tmp_path):
     """ECCV 2020, rebuilt with ECCV 2022 papers, is "ECCV 2020–2022" (as manifest.json says, and
     where it says so); a name given with `--name` stays through later rebuilds."""
@@ -208,7 +224,7 @@ def test_a_rebuild_keeps_the_maps_name_and_the_last_line_says_how_to_open_it(tmp
         [SEEDS], out, BuildConfig(stability=False), progress=False, log=lines.append, previous=False
     )
     assert built.manifest.name == "My conference"  # kept, not the seeds' collection name
-    assert lines[-1] == f"open it with: {open_command(out)}"
+    assert lines[-1] == f"open it with: {open_command(out, here=Path.cwd())}"
     renamed = build_map(
         [SEEDS], out, BuildConfig(stability=False), name="Renamed", progress=False, log=lines.append
     )

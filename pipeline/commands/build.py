@@ -195,9 +195,18 @@ def derived_names_of(folder: Path, manifest: Manifest) -> set[str]:
 
 
 def build_summary(
-    topics: int, themes: int, unassigned: int, papers: int, share: float, out: Path, seconds: float
+    topics: int,
+    themes: int,
+    unassigned: int,
+    papers: int,
+    share: float,
+    out: Path,
+    seconds: float,
+    whole_out: Path | None = None,
 ) -> list[str]:
-    """The build's last lines: what the map holds, then how to open it (`open_command`).
+    """The build's last lines: what the map holds, then how to open it (`open_command`, from the current
+    folder; with whole paths when that folder is gone, e.g. `--out .` inside the map it replaced, whose
+    whole path `whole_out` is).
 
     Examples:
         >>> for line in build_summary(31, 12, 139, 1357, 0.1024, Path("maps/eccv"), 80.2):
@@ -205,18 +214,22 @@ def build_summary(
         31 topics in 12 themes, 139 of 1,357 papers unassigned (10.2%); map written to maps/eccv in 80.2 s
         open it with: ... -m streamlit run ...streamlit_app.py -- --map maps/eccv
     """
+    try:
+        command = open_command(out, here=Path(os.getcwd()))
+    except FileNotFoundError:  # the current folder was replaced: relative paths would name the old one
+        command = open_command(whole_out or out, here=None)
     return [
         f"{topics:,} topics in {themes:,} themes, {unassigned:,} of {papers:,} papers unassigned "
         f"({share:.1%}); map written to {out} in {seconds:.1f} s",
-        f"open it with: {open_command(out)}",
+        f"open it with: {command}",
     ]
 
 
 APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
 
 
-def open_command(out: Path, *, python: str | None = None, here: Path | None = None) -> str:
-    """The command that opens the map `out`, working as printed in the folder the build ran in (`here`):
+def open_command(out: Path, *, here: Path | None, python: str | None = None) -> str:
+    """The command that opens the map `out`, working as printed in the folder `here` (None: whole paths):
     this interpreter (`python`, by default the one running, so no virtual environment need be active
     and `streamlit` need not be on PATH) runs Streamlit on this repository's app.
 
@@ -226,11 +239,10 @@ def open_command(out: Path, *, python: str | None = None, here: Path | None = No
         >>> open_command(Path("my map"), python=str(APP.parent / ".venv/bin/python"), here=APP.parent)
         ".venv/bin/python -m streamlit run streamlit_app.py -- --map 'my map'"
     """
-    here = Path(os.path.abspath(here or Path.cwd()))
 
     def shown(path: str | Path) -> str:  # relative to `here` when inside it; never resolved (a venv's
         full = Path(os.path.abspath(path))  # python is a link to the base interpreter)
-        inside = full.is_relative_to(here)
+        inside = here is not None and full.is_relative_to(here)
         return str(full.relative_to(here)) if inside else str(full)
 
     interpreter = shown(python or sys.executable)
@@ -271,6 +283,7 @@ def build_map(
         >>> build_map(["seeds"], "maps/icml")  # doctest: +SKIP
     """
     out = Path(out)
+    whole_out = Path(os.path.abspath(out))  # while the current folder exists (it may be the map replaced)
     config = config or BuildConfig()
     check_out(out, inputs)  # never replace an input, a folder of inputs, or a folder that is not a map
     with out_lock(out, command="build"):
@@ -414,6 +427,7 @@ def build_map(
             quality["unassigned_share"],
             out,
             timer.total(),
+            whole_out,
         ):
             log(line)
         return atlas
