@@ -60,8 +60,38 @@ def about_panel(data: MapData) -> None:
         if config:
             st.markdown(
                 "**Build settings** · "
-                + " · ".join(f"{markdown_literal(k)} = {markdown_literal(v)}" for k, v in config.items())
+                + " · ".join(
+                    topic_count_setting(manifest, v)
+                    if k == "n_topics"
+                    else f"{markdown_literal(k)} = {markdown_literal(v)}"
+                    for k, v in config.items()
+                )
             )
+
+
+def topic_count_setting(manifest: Manifest, asked: object) -> str:
+    """The topic count as asked and as it came out: the count asked for (or derived from the map's size),
+    the count KMeans cut (chosen by re-clustering agreement when the build could choose) and the topics
+    on the map (after small clusters were dissolved and the map's merges and hidden topics).
+
+    Examples:
+        >>> from pipeline.mapfolder.manifest import ConfigBlock
+        >>> made = Manifest(topics=18, quality={"chosen_topic_count": 20}, config=ConfigBlock.from_dict(
+        ...     {"n_topics": 22, "choose_n_topics": True}))
+        >>> topic_count_setting(made, 22)
+        'n_topics = 22 asked: 20 chosen by re-clustering agreement, 18 topics on the map'
+        >>> topic_count_setting(Manifest(topics=22, quality={"chosen_topic_count": 22}), 22)
+        'n_topics = 22 asked: 22 cut, 22 topics on the map'
+        >>> topic_count_setting(Manifest(topics=4), 4)  # an older map: the count cut was not kept
+        'n_topics = 4 asked, 4 topics on the map'
+    """
+    cut = manifest.quality.get("chosen_topic_count")
+    chose = manifest.config.settings.get("choose_n_topics") is True
+    came = f"{manifest.topics:,} {'topic' if manifest.topics == 1 else 'topics'} on the map"
+    if not isinstance(cut, int) or isinstance(cut, bool):
+        return f"n_topics = {markdown_literal(asked)} asked, {came}"
+    how = "chosen by re-clustering agreement" if chose else "cut"
+    return f"n_topics = {markdown_literal(asked)} asked: {cut:,} {how}, {came}"
 
 
 def embedding_speed(manifest: Manifest) -> tuple[str, str, str]:

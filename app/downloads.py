@@ -34,10 +34,12 @@ def downloads(data: MapData, rows: np.ndarray, chosen: str | None = None) -> Non
         heading = f"Reading list from {data.manifest.name or data.name}"
         return reading_list_bibtex(data.papers.iloc[rows], heading=heading, chosen=chosen).encode("utf-8")
 
+    one = len(rows) == 1  # "this paper", never "these 1 papers"
+    these = "this paper" if one else f"these {counted(len(rows), 'paper')}"
     buttons = [  # (column, label, data, file name, MIME type, icon, key, help); each made only on click
         (
             left,
-            f"Download these {len(rows):,} papers (CSV)",
+            f"Download {these} (CSV)",
             view_csv,
             f"{data.name}-view.csv",
             "text/csv",
@@ -57,7 +59,7 @@ def downloads(data: MapData, rows: np.ndarray, chosen: str | None = None) -> Non
         ),
         (
             left,
-            f"Reading list of these {len(rows):,} (Markdown)",
+            f"Reading list of {'this paper' if one else f'these {len(rows):,}'} (Markdown)",
             view_markdown,
             f"{data.name}-reading-list.md",
             "text/markdown",
@@ -67,7 +69,7 @@ def downloads(data: MapData, rows: np.ndarray, chosen: str | None = None) -> Non
         ),
         (
             right,
-            f"These {len(rows):,} as BibTeX",
+            f"{'This paper' if one else f'These {len(rows):,}'} as BibTeX",
             view_bibtex,
             f"{data.name}-reading-list.bib",
             "application/x-bibtex",
@@ -76,6 +78,9 @@ def downloads(data: MapData, rows: np.ndarray, chosen: str | None = None) -> Non
             "One entry a paper: title, authors, year, venue and url where the map has them.",
         ),
     ]
+    if not len(rows):  # nothing in view: no button offers an empty file, only the whole map's
+        buttons = [button for button in buttons if button[6] == "download_map"]
+        left.caption(":material/download: No papers in view to download.")
     for column, label, make, file_name, mime, icon, key, help_text in buttons:
         column.download_button(
             label,
@@ -86,7 +91,6 @@ def downloads(data: MapData, rows: np.ndarray, chosen: str | None = None) -> Non
             key=key,
             width="stretch",
             on_click="ignore",
-            disabled=key != "download_map" and not len(rows),  # the whole map is never empty
             help=help_text,
         )
 

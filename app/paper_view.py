@@ -82,8 +82,13 @@ def match_line(search: SearchResult, row: int) -> None:
         also = " It also holds every word of the search." if search.has_words[at] else ""
         how = f"{closeness(float(search.percentile[at]))}, " if search.percentile is not None else ""
         if search.close is not None and at >= search.close:
+            verdict = (
+                "Related in meaning, not close"
+                if search.match_labels()[at] == "related"
+                else "Not close in meaning"
+            )
             st.caption(
-                f":material/psychology: Not close in meaning: {how}similarity {similarity:.2f} to your search. "
+                f":material/psychology: {verdict}: {how}similarity {similarity:.2f} to your search. "
                 "It is listed because nothing on this map is close to it."
             )
             return

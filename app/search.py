@@ -4,9 +4,10 @@ Words: `pipeline.mapfolder.search_index` finds whole words, "phrases", prefix*, 
 titles and abstracts, the words as typed first, then their other forms, best BM25 match first.
 Meaning: the query is embedded with the encoder the map was built with (`app.encoder.encode_queries`,
 the same one "Where does my paper fit?" uses) and the papers in view are ranked by cosine
-similarity; every paper closer to the query than 90% of the map's pairs of papers are to each other
-is a hit (`pipeline.modelling.floors`), and when none is, the nearest few are shown as "not close". Each hit
-says which kind of match it is.
+similarity; every paper closer to the query than 99.5% of the map's pairs of papers are to each other
+is a hit (`pipeline.modelling.floors`), the papers beyond them still closer than 90% are counted as
+related, and when none is close the nearest few are shown as "related" or "not close". Each hit says
+which kind of match it is.
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ import numpy as np
 from app.text import counted
 from pipeline.mapfolder.query import Query, parse_query
 from pipeline.mapfolder.search_index import WordHits
-from pipeline.modelling.floors import MEANING_PERCENTILE, PairSimilarities, closeness
+from pipeline.modelling.floors import CLOSE_PERCENTILE, RELATED_PERCENTILE, PairSimilarities, closeness
 from pipeline.text import shorten
 
 KINDS = ("words", "meaning")  # the first is the default
 KIND_NAMES = {"words": "Words", "meaning": "Meaning"}
-NOT_CLOSE_SHOWN = 5  # when nothing is close in meaning: the nearest this many, labelled "not close"
+NOT_CLOSE_SHOWN = 5  # when nothing is close in meaning: the nearest this many, "related" or "not close"
 SHORT_QUERY_WORDS = 2  # a search by meaning of at most this many words suggests searching by words
 
 
@@ -44,6 +45,7 @@ class SearchResult:
     )
     percentile: np.ndarray | None = None  # meaning: each hit is closer than this % of the map's pairs
     close: int | None = None  # meaning: the first `close` rows are close; the rest are the nearest, not close
+    related: np.ndarray | None = None  # meaning: the papers not close but related, closest first (not listed)
     floor: float | None = (
         None  # meaning: the similarity a paper needs to be close (`pipeline.modelling.floors`)
     )
@@ -54,8 +56,11 @@ class SearchResult:
             return list(self.labels) if self.labels is not None else ["words"] * len(self.rows)
         words = self.has_words if self.has_words is not None else np.zeros(len(self.rows), dtype=bool)
         close = len(self.rows) if self.close is None else self.close
+        shares = self.percentile if self.percentile is not None else np.zeros(len(self.rows))
         return [
-            ("meaning + words" if w else "meaning") if i < close else "not close"
+            ("meaning + words" if w else "meaning")
+            if i < close
+            else ("related" if shares[i] >= RELATED_PERCENTILE else "not close")
             for i, w in enumerate(words.tolist())
         ]
 
@@ -75,31 +80,33 @@ def word_search(hits: WordHits, in_filter: np.ndarray, text: str) -> SearchResul
 def meaning_search(
     similarity: np.ndarray, in_filter: np.ndarray, word_rows: np.ndarray, text: str, pairs: PairSimilarities
 ) -> SearchResult:
-    """Every filtered paper close in meaning to the query, closest first; when none is, the nearest
-    `NOT_CLOSE_SHOWN`, labelled "not close".
+    """Every filtered paper close in meaning to the query, closest first, and the papers beyond them
+    that are related; when none is close, the nearest `NOT_CLOSE_SHOWN`, labelled "related" or "not close".
 
-    Close means closer to the query than `MEANING_PERCENTILE`% of the map's pairs of papers are to each
-    other (`pairs`, `pipeline.modelling.floors`): a floor each map sets by its own similarities, not a fixed
-    number. `similarity` is every paper's cosine similarity to the query, `word_rows` the papers that
-    hold every word of it (to say which hits are also word matches).
+    Close means closer to the query than `CLOSE_PERCENTILE`% of the map's pairs of papers are to each
+    other, related closer than `RELATED_PERCENTILE`% (`pairs`, `pipeline.modelling.floors`): floors each
+    map sets by its own similarities, not fixed numbers. `similarity` is every paper's cosine similarity
+    to the query, `word_rows` the papers that hold every word of it (to say which hits are also word matches).
 
     Examples:
         >>> from pipeline.modelling.floors import PairSimilarities
-        >>> pairs = PairSimilarities(np.array([0.0, 90.0, 100.0]), np.array([0.0, 0.3, 0.9]), 10)
-        >>> similarity = np.array([0.1, 0.5, 0.35, 0.8])
-        >>> found = meaning_search(similarity, np.array([True, True, True, False]), np.array([2]), "q", pairs)
+        >>> pairs = PairSimilarities(np.array([0.0, 90.0, 99.5, 100.0]), np.array([0.0, 0.3, 0.6, 0.9]), 10)
+        >>> similarity = np.array([0.1, 0.7, 0.35, 0.8, 0.62])
+        >>> found = meaning_search(similarity, np.array([True, True, True, False, True]), np.array([4]), "q", pairs)
         >>> found.rows.tolist(), [round(float(s), 2) for s in found.similarity], found.match_labels()
-        ([1, 2], [0.5, 0.35], ['meaning', 'meaning + words'])
-        >>> found.percentile.round(1).tolist(), found.notices[0][:40]
-        ([93.3, 90.8], 'Search by meaning compares descriptions:')
-        >>> far = meaning_search(similarity * 0.1, np.ones(4, bool), np.array([], int), "what a recipe", pairs)
-        >>> far.close, far.rows.tolist(), far.match_labels()[0]
-        (0, [3, 1, 2, 0], 'not close')
+        ([1, 4], [0.7, 0.62], ['meaning', 'meaning + words'])
+        >>> found.percentile.round(1).tolist(), found.related.tolist(), found.notices[0][:40]
+        ([99.7, 99.5], [2], 'Search by meaning compares descriptions:')
+        >>> far = meaning_search(similarity * 0.5, np.ones(5, bool), np.array([], int), "what a recipe", pairs)
+        >>> far.close, far.rows.tolist(), far.match_labels()
+        (0, [3, 1, 4, 2, 0], ['related', 'related', 'related', 'not close', 'not close'])
     """
-    floor = pairs.at(MEANING_PERCENTILE)
+    floor, related_floor = pairs.at(CLOSE_PERCENTILE), pairs.at(RELATED_PERCENTILE)
     candidates = np.flatnonzero(in_filter & (similarity >= floor))
     close = len(candidates)
-    if not close:  # nothing is close: the nearest few, said to be not close
+    related = np.flatnonzero(in_filter & (similarity >= related_floor) & (similarity < floor))
+    related = related[np.argsort(-similarity[related], kind="stable")]
+    if not close:  # nothing is close: the nearest few, said to be related or not close
         candidates = np.flatnonzero(in_filter)
     order = np.argsort(-similarity[candidates], kind="stable")
     rows = candidates[order] if close else candidates[order][:NOT_CLOSE_SHOWN]
@@ -122,6 +129,7 @@ def meaning_search(
         notices=notices,
         percentile=np.asarray(pairs.percentile(similarity[rows].astype(np.float64)), dtype=np.float64),
         close=close,
+        related=related,
         floor=floor,
     )
 
@@ -147,6 +155,7 @@ def within(result: SearchResult, keep: np.ndarray) -> SearchResult:
         labels=None if result.labels is None else tuple(part(np.array(result.labels, dtype=object))),
         percentile=part(result.percentile),
         close=None if result.close is None else int(kept[: result.close].sum()),
+        related=None if result.related is None else result.related[keep[result.related]],
     )
 
 
@@ -185,15 +194,27 @@ def search_sentence(result: SearchResult | None, scope: str) -> tuple[str, str]:
         verb = "matches" if count == 1 else "match"
         return f"{count:,}", f"of {scope} {verb} the words “{shown}”"
     close = count if result.close is None else result.close
+    related = 0 if result.related is None else len(result.related)
     if not close:
+        if related:
+            return "None", (
+                f"of {scope} is close in meaning to “{shown}”; {related:,} "
+                f"{'is' if related == 1 else 'are'} related ({closeness(RELATED_PERCENTILE)}): "
+                "the nearest are listed below"
+            )
         nearest = (
             f": the nearest (listed below as not close) is {closeness(float(result.percentile[0]))}"
             if result.percentile is not None and len(result.percentile)
             else ""
         )
         return "None", f"of {scope} is close in meaning to “{shown}”{nearest}"
+    more = (
+        f"; {related:,} more {'is' if related == 1 else 'are'} related ({closeness(RELATED_PERCENTILE)})"
+        if related
+        else ""
+    )
     return (
         f"{close:,}",
         f"of {scope} {'is' if close == 1 else 'are'} close in meaning to “{shown}”, each "
-        f"{closeness(MEANING_PERCENTILE)}",
+        f"{closeness(CLOSE_PERCENTILE)}{more}",
     )

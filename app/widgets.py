@@ -135,7 +135,8 @@ def paper_table(
             width=110,
             help="How the paper matched the search. Words: exact word (as typed), word form (another "
             "form of it: ranking for rank), phrase, prefix or substring. Meaning: meaning (and + words when "
-            "it also holds every word), or not close (nothing on this map is; these are the nearest).",
+            "it also holds every word); when nothing on this map is close, the nearest are listed as related "
+            "(closer than 90% of the map's pairs of papers) or not close.",
         )
     if closeness is not None:
         column_config["Closer than"] = st.column_config.ProgressColumn(

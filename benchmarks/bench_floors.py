@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 from app.encoder import bundle_folder  # noqa: E402
 from pipeline.embedding.onnx_encoder import OnnxEncoder  # noqa: E402
 from pipeline.mapfolder.store import read_map  # noqa: E402
-from pipeline.modelling.floors import MEANING_PERCENTILE, PLACEMENT_PERCENTILE, pair_similarities  # noqa: E402
+from pipeline.modelling.floors import CLOSE_PERCENTILE, PLACEMENT_PERCENTILE, pair_similarities  # noqa: E402
 from pipeline.modelling.place import place, topic_profile  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "FLOORS_RESULTS.md"
@@ -87,14 +87,14 @@ def measure(folder: Path, held_out: int) -> list[str]:
         "Pairs' similarity: "
         + ", ".join(f"{p:g}th {pairs.at(p):.3f}" for p in (50, 90, 95, 99, 99.9))
         + f". Each paper's nearest paper: 5th percentile {np.percentile(nearest, 5):.3f}, "
-        f"median {np.median(nearest):.3f}. Floors: meaning {pairs.at(MEANING_PERCENTILE):.3f} "
-        f"({MEANING_PERCENTILE:g}th), placement {pairs.at(PLACEMENT_PERCENTILE):.3f} ({PLACEMENT_PERCENTILE:g}th).",
+        f"median {np.median(nearest):.3f}. Floors: meaning {pairs.at(CLOSE_PERCENTILE):.3f} "
+        f"({CLOSE_PERCENTILE:g}th), placement {pairs.at(PLACEMENT_PERCENTILE):.3f} ({PLACEMENT_PERCENTILE:g}th).",
         "",
         "| query | kind | nearest paper | its share of pairs | listed as close |",
         "|---|---|---:|---:|---:|",
     ]
     encoder = OnnxEncoder(bundle=str(bundle_folder(manifest)), max_tokens=manifest.max_tokens, threads=1)
-    floor = pairs.at(MEANING_PERCENTILE)
+    floor = pairs.at(CLOSE_PERCENTILE)
     for kind, queries in QUERIES.items():
         for query, vector in zip(queries, encoder.encode(queries), strict=True):
             scores = vectors @ vector

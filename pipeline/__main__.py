@@ -81,7 +81,7 @@ def add_build_parser(commands) -> None:
     )
     build.add_argument(
         "--name",
-        help="the map's name, shown in the app (default: the name the map in --out already has; else the input's one venue and year, e.g. \"ECCV 2020\"; else the one input folder's name; else the files' stems)",
+        help="the map's name, shown in the app and kept by later rebuilds (default: the name given to the map in --out earlier; else derived from the inputs at every build: their one venue and years, e.g. \"ECCV 2020–2022\"; else the one input folder's name; else the files' stems)",
     )
     _embedding_options(build, defaults)
     _fitting_options(build, defaults)

@@ -247,6 +247,23 @@ def test_map_selection_fills_the_paper_table(tiny):
     assert live_map(at)["clear"] == before + 1  # the map drops its box or lasso too
 
 
+def test_downloads_say_this_paper_for_one_and_offer_no_empty_file(tiny):
+    at = start()
+    at.session_state["selection"] = ("doc0003",)
+    at.run()
+    assert [b.label for b in at.get("download_button")] == [
+        "Download this paper (CSV)",
+        "Reading list of this paper (Markdown)",
+        "Download the whole map · 60 (CSV)",
+        "This paper as BibTeX",
+    ]
+    at.session_state["selection"] = None
+    at.text_input(key="w_search").input("zebrafish").run()  # no paper writes it
+    assert "0 of the 60 papers of the map match the words “zebrafish”" in texts(at).replace("**", "")
+    assert [b.label for b in at.get("download_button")] == ["Download the whole map · 60 (CSV)"]
+    assert "No papers in view to download." in texts(at)
+
+
 def test_hostile_titles_and_labels_are_shown_as_text(tmp_path, monkeypatch):
     titles = [HOSTILE, MARKUP] + [f"Paper {i}" for i in range(2, 60)]
     folder = write_tiny_map(tmp_path / "tiny", titles=titles, labels=["<b>Bold</b> topic", "B", "C", "D"])

@@ -94,9 +94,14 @@ def test_about_this_map_shows_the_agreement_at_the_topic_counts_the_build_tried(
     manifest = json.loads((tiny / "manifest.json").read_text())
     manifest["quality"]["agreement_at_nearby_topic_counts"] = {"8": 0.61, "9": 0.7, "10": 0.74, "12": 0.52}
     manifest["quality"]["chosen_topic_count"] = 10
+    manifest["config"].update(n_topics=9, choose_n_topics=True)
     (tiny / "manifest.json").write_text(json.dumps(manifest))
     at = helpers.start(panels=("about_panel",))
     assert (
         "**Agreement of re-clusterings at nearby topic counts** · 8 topics → 0.61 · 9 topics → 0.70 · "
         "**10 topics → 0.74** · 12 topics → 0.52"
     ) in texts(at)
+    # the settings say what was asked and what came out, not "n_topics = 9" on a map of 4 topics
+    settings = [line for line in texts(at).splitlines() if line.startswith("**Build settings**")]
+    assert "n_topics = 9 asked: 10 chosen by re-clustering agreement, 4 topics on the map" in settings[0]
+    assert "n_topics = 9 ·" not in settings[0]

@@ -165,6 +165,23 @@ def test_bad_edits_get_one_error_line_exit_2_and_change_nothing(seed_map_copy):
         assert (out / CURATION).read_bytes() == saved, args
 
 
+def test_merging_a_topic_already_merged_names_the_edit_that_merged_it(tmp_path):
+    from pipeline.mapfolder.store import write_map
+    from tests.helpers import tiny_map
+
+    out = tmp_path / "map"
+    write_map(out, tiny_map(60))
+    assert curate(out, "merge", "3", "--into", "0").returncode == 0
+    again = curate(out, "merge", "3", "--into", "1")
+    assert again.returncode == 2
+    assert again.stderr.strip() == (
+        f"error: {out}: no topic 3 to merge: edit #1 already merged it into topic 0 (topics are 0, 1, 2; "
+        "drop edit #1 to undo it)"
+    )
+    into = curate(out, "merge", "1", "--into", "3")  # the merged topic as the receiving one
+    assert "no topic 3 to merge into: edit #1 already merged it into topic 0" in into.stderr
+
+
 @pytest.mark.parametrize(
     "content, words",
     [

@@ -116,9 +116,102 @@ def test_a_map_is_named_by_its_venue_and_year_else_its_folder_else_its_file_stem
     assert corpus_name(ingest([bare]).papers, [bare]) == "abstracts"
 
 
+def test_the_builds_last_line_is_a_command_that_works_as_printed_without_an_active_venv(
+    tmp_path, monkeypatch
+):
+    import os
+    import shlex
+    import subprocess
+
+    from pipeline.commands.build import build_map
+    from pipeline.config import BuildConfig
+    from tests.helpers import FakeEncoder, synthetic_corpus
+
+    monkeypatch.chdir(tmp_path)  # a folder of the user's, not the repository
+    synthetic_corpus(60)[["title", "abstract"]].to_csv("papers.csv", index=False)
+    lines: list[str] = []
+    build_map(
+        ["papers.csv"],
+        Path("maps/mine"),
+        BuildConfig(stability=False),
+        encoder=FakeEncoder(),
+        progress=False,
+        log=lines.append,
+    )
+    said = lines[-1]
+    assert said.startswith("open it with: ") and not said.startswith("open it with: streamlit ")
+    command = shlex.split(said.removeprefix("open it with: "))
+    assert command[1:4] == ["-m", "streamlit", "run"] and command[5:] == ["--", "--map", "maps/mine"]
+    assert Path(command[4]).is_file() and Path(command[4]).name == "streamlit_app.py"  # from here
+    assert (Path(command[-1]) / "manifest.json").is_file()
+    # no virtual environment active, streamlit not on PATH: the printed interpreter still runs it
+    bare = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    bare["PATH"] = "/usr/bin:/bin"
+    ran = subprocess.run([*command[:4], "--help"], capture_output=True, text=True, env=bare, timeout=120)
+    assert ran.returncode == 0 and "Usage" in ran.stdout, ran.stderr[-500:]
+
+
+def test_a_build_inside_the_map_it_replaced_prints_whole_paths(monkeypatch):
+    """`--out .` from inside the map: the current folder is gone after the swap, so "--map ." would
+    name it; the command names the new map and the app by their whole paths."""
+    import os
+    import sys
+
+    from pipeline.commands.build import APP, build_summary
+
+    def gone():
+        raise FileNotFoundError(2, "No such file or directory")
+
+    monkeypatch.setattr(os, "getcwd", gone)
+    line = build_summary(3, 1, 0, 12, 0.0, Path("."), 1.0, Path("/maps/mine"))[-1]
+    assert line == f"open it with: {sys.executable} -m streamlit run {APP} -- --map /maps/mine"
+
+
+def test_a_derived_name_follows_the_inputs_and_a_given_one_stays(tmp_path):
+    """ECCV 2020, rebuilt with ECCV 2022 papers, is "ECCV 2020–2022" (as manifest.json says, and
+    where it says so); a name given with `--name` stays through later rebuilds."""
+    import json
+
+    from pipeline.commands.build import build_map
+    from pipeline.config import BuildConfig
+    from tests.helpers import FakeEncoder, synthetic_corpus
+
+    corpus = synthetic_corpus(90).assign(venue="ECCV", year=[2020] * 60 + [2022] * 30)
+    first, later = tmp_path / "eccv2020.csv", tmp_path / "eccv2022.csv"
+    corpus.iloc[:60].to_csv(first, index=False)
+    corpus.iloc[60:].to_csv(later, index=False)
+    out, config = tmp_path / "map", BuildConfig(stability=False)
+
+    def build(inputs, **options) -> dict:
+        build_map(
+            inputs, out, config, encoder=FakeEncoder(), progress=False, log=lambda line: None, **options
+        )
+        written = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+        return {key: written[key] for key in ("name", "name_source")}
+
+    assert build([first]) == {"name": "ECCV 2020", "name_source": "derived"}
+    assert build([first, later]) == {"name": "ECCV 2020–2022", "name_source": "derived"}  # derived again
+    assert build([first, later], name="My ECCV") == {"name": "My ECCV", "name_source": "given"}
+    assert build([first]) == {"name": "My ECCV", "name_source": "given"}  # a given name stays
+
+
+def test_an_older_maps_name_is_derived_when_its_inputs_derive_it(tmp_path):
+    """A map written before `name_source`: its name is taken as derived when its own inputs give it."""
+    from pipeline.commands.build import given_name_in
+
+    inputs = tmp_path / "eccv2020.csv"
+    inputs.write_text("abstract\n", encoding="utf-8")
+    for name, kept in (("ECCV 2020", None), ("My conference", "My conference")):
+        atlas = tiny_map(60)
+        atlas.papers = atlas.papers.assign(venue="ECCV", year=2020)
+        atlas.manifest = replace(atlas.manifest, name=name, name_source=None, inputs=[str(inputs)])
+        write_map(tmp_path / name, atlas)
+        assert given_name_in(tmp_path / name) == kept
+
+
 @pytest.mark.slow  # two real builds of the seeds (the real model, unless its vectors are cached)
 def test_a_rebuild_keeps_the_maps_name_and_the_last_line_says_how_to_open_it(tmp_path):
-    from pipeline.commands.build import build_map
+    from pipeline.commands.build import build_map, open_command
     from pipeline.config import BuildConfig
     from tests.helpers import SEEDS
 
@@ -131,7 +224,7 @@ def test_a_rebuild_keeps_the_maps_name_and_the_last_line_says_how_to_open_it(tmp
         [SEEDS], out, BuildConfig(stability=False), progress=False, log=lines.append, previous=False
     )
     assert built.manifest.name == "My conference"  # kept, not the seeds' collection name
-    assert lines[-1] == f"open it with: streamlit run streamlit_app.py -- --map {out}"
+    assert lines[-1] == f"open it with: {open_command(out, here=Path.cwd())}"
     renamed = build_map(
         [SEEDS], out, BuildConfig(stability=False), name="Renamed", progress=False, log=lines.append
     )

@@ -26,7 +26,7 @@ from pipeline.mapfolder.search_index import (
     write_index,
 )
 from pipeline.mapfolder.store import read_map, write_map
-from pipeline.modelling.floors import MEANING_PERCENTILE
+from pipeline.modelling.floors import CLOSE_PERCENTILE, RELATED_PERCENTILE
 from tests.helpers import REPO, SEEDS, FakeEncoder, tiny_map, whole_page
 
 
@@ -463,18 +463,20 @@ def test_search_by_meaning_lists_every_paper_above_the_maps_own_floor_and_keeps_
     vectors = atlas.embeddings.astype(np.float32)
     similarity = vectors[:, 1]  # the query's direction
     pairs = all_pairs(vectors)
-    floor = np.percentile(pairs, MEANING_PERCENTILE)  # the map's own: 90% of its pairs are less similar
+    floor = np.percentile(pairs, CLOSE_PERCENTILE)  # the map's own: 99.5% of its pairs are less similar
+    related_floor = np.percentile(pairs, RELATED_PERCENTILE)  # ... and 90% of them
     expected = [i for i in np.argsort(-similarity, kind="stable") if similarity[i] >= floor]
     assert len(expected) > 10  # every one of them: the old search stopped at 2% of the map (10 papers)
+    assert not ((similarity >= related_floor) & (similarity < floor)).any()  # the fake's topics: none between
     assert table["Title"].tolist() == atlas.papers["title"].iloc[expected].tolist()  # none holds the words
     assert set(table["Match"]) == {"meaning"} and table["Similarity"].is_monotonic_decreasing
     assert set(atlas.papers["topic_id"].iloc[expected]) <= {1, -1}  # the Diffusion papers
     # how close, as a reader can read it: closer than this share of the map's pairs
     shares = [100 * float((pairs < s).mean()) for s in similarity[expected]]
-    assert np.allclose(table["Closer than"], shares, atol=0.6) and (table["Closer than"] >= 90).all()
+    assert np.allclose(table["Closer than"], shares, atol=0.6) and (table["Closer than"] >= 99.5).all()
     assert (
         f"{len(expected)} of the 60 papers of the map are close in meaning to “removing noise step by step”, "
-        "each closer than 90% of pairs on this map" in plain_text(at)
+        "each closer than 99.5% of pairs on this map\n" in plain_text(at)  # and no related papers
     )
     at.session_state["paper"] = atlas.papers["doc_id"].iloc[expected[0]]
     at.run()
@@ -485,9 +487,43 @@ def test_search_by_meaning_lists_every_paper_above_the_maps_own_floor_and_keeps_
     assert "None of the 60 papers of the map is close in meaning to “a sourdough recipe”" in plain_text(at)
     table = paper_frame(at)
     assert len(table) == NOT_CLOSE_SHOWN and set(table["Match"]) == {"not close"}
-    assert (table["Closer than"] < MEANING_PERCENTILE).all()
+    assert (table["Closer than"] < RELATED_PERCENTILE).all()
     whole_page(at).segmented_control(key="w_search_kind").set_value("words").run()
     assert "kind" not in at.query_params and at.query_params["q"] == "a sourdough recipe"
+
+
+@pytest.mark.slow  # the map's own int8 model
+def test_a_narrow_question_on_the_seed_map_lists_few_close_papers_and_counts_the_related(monkeypatch):
+    """On the committed seed map with its own encoder: a narrow question's close list is short and on
+    its subject, and the header says how many more papers are related."""
+    monkeypatch.setenv("ATLAS_MAP", str(REPO / "assets" / "maps" / "seeds"))
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(REPO / "no-other-maps"))
+    from app.loaders import cached_meaning
+
+    cached_meaning.clear()
+    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=120)
+    at.query_params.update({"q": "multi-view clustering", "kind": "meaning"})
+    at.run()
+    assert not at.exception
+    said = re.search(
+        r"(\d+) of the 57 papers of the map are close in meaning to “multi-view clustering”, each closer "
+        r"than 99\.5% of pairs on this map; (\d+) more (?:is|are) related \(closer than 90% of pairs on this map\)",
+        plain_text(at),
+    )
+    assert said, plain_text(at)[:400]
+    close, related = int(said.group(1)), int(said.group(2))
+    assert 1 <= close <= 5 and related >= 1
+    table = paper_frame(at)
+    assert len(table) == close and set(table["Match"]) <= {"meaning", "meaning + words"}
+    papers = read_map(REPO / "assets" / "maps" / "seeds").papers
+    written = (papers["title"] + " " + papers["abstract"]).str.lower().set_axis(papers["title"])
+    assert written[table["Title"]].str.contains(r"multi-?view").all()  # every close paper is on it
+    # an off-domain question is still refused
+    at.text_input(key="w_search").input("a sourdough recipe").run()
+    assert (
+        "None of the 57 papers of the map is close in meaning to “a sourdough recipe”: the nearest"
+        in plain_text(at)
+    )
 
 
 def test_a_one_or_two_word_search_by_meaning_suggests_words(tiny_app):

@@ -123,7 +123,33 @@ def test_keywords_and_names_are_words_the_papers_write(written_map):
     assert hyphenated, "the seeds write multi-view, few-shot, ...: some keyword keeps its hyphen"
     for row in atlas.topics.itertuples():
         for keyword in row.keywords:
-            assert keyword in text_of[row.topic_id], (row.label, keyword)
+            assert written_as_a_word(keyword, text_of[row.topic_id]), (row.label, keyword)
+
+
+def written_as_a_word(keyword: str, text: str) -> bool:
+    """Whether `text` writes `keyword` whole: not as the end of a hyphenated word ("gram" of "n-gram")."""
+    return re.search(rf"(?<![\w-]){re.escape(keyword)}(?![\w-])", text) is not None
+
+
+def test_keywords_are_words_the_papers_write_never_the_part_after_a_hyphen(tmp_path):
+    """ "n-gram", "2-gram" and "3-dim" are keywords as written; "gram" and "dim" (which no paper writes as
+    a word) are not."""
+    from tests.helpers import FakeEncoder, synthetic_corpus
+
+    corpus = synthetic_corpus(120)
+    speech, graphs = corpus["theme"] == "speech", corpus["theme"] == "graphs"
+    corpus.loc[speech, "abstract"] += " A 2-gram and n-gram model beats 3-gram counts."
+    corpus.loc[graphs, "abstract"] += " Each vertex has 3-dim and 2-dim coordinates."
+    corpus[["title", "abstract"]].to_csv(tmp_path / "papers.csv", index=False)
+    build_map(
+        [tmp_path / "papers.csv"], tmp_path / "map", encoder=FakeEncoder(), progress=False, log=lambda m: None
+    )
+    atlas = read_map(tmp_path / "map")
+    keywords = {k for ks in atlas.topics["keywords"] for k in ks for k in k.split()}
+    assert {"n-gram", "3-dim"} <= keywords and not {"gram", "dim"} & keywords, sorted(keywords)
+    for row in atlas.topics.itertuples():
+        text = " ".join(atlas.papers.loc[atlas.papers["topic_id"] == row.topic_id, "abstract"]).lower()
+        assert all(written_as_a_word(keyword, text) for keyword in row.keywords), (row.label, row.keywords)
 
 
 def test_summaries_do_not_cut_at_abbreviations():

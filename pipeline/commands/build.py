@@ -28,6 +28,8 @@ from pipeline.mapfolder.curation import Edit, carry_edits, read_curation
 from pipeline.mapfolder.files import EMBEDDINGS, MANIFEST, PAPERS, SCHEMA_VERSION, TOPIC_COLUMNS
 from pipeline.mapfolder.lock import out_lock
 from pipeline.mapfolder.manifest import (
+    NAME_DERIVED,
+    NAME_GIVEN,
     ConfigBlock,
     LineageBlock,
     Manifest,
@@ -157,32 +159,97 @@ def _years(papers) -> str:
     return str(first) if first == last else f"{first}–{last}"
 
 
-def name_in(out: Path) -> str | None:
-    """The name of the map already in `out` (a rebuild keeps it), None when there is none to read."""
-    if not (Path(out) / MANIFEST).is_file():
+def given_name_in(out: Path) -> str | None:
+    """The name given (`--name`) to the map already in `out`, which a rebuild keeps; None when the
+    map's name was derived from its inputs (a rebuild derives it again) or there is no map to read.
+
+    A map written before `name_source` was recorded: its name was derived when it is what its own
+    inputs derive (`corpus_name` of its papers and the files it was built from).
+    """
+    folder = Path(out)
+    if not (folder / MANIFEST).is_file():
         return None
     try:
-        return read_manifest(Path(out), check=False).name or None
+        manifest = read_manifest(folder, check=False)
+        if not manifest.name or manifest.name_source == NAME_DERIVED:
+            return None
+        if manifest.name_source is None and manifest.name in derived_names_of(folder, manifest):
+            return None
+        return manifest.name
     except (UserError, OSError, ValueError):
         return None
 
 
+def derived_names_of(folder: Path, manifest: Manifest) -> set[str]:
+    """The names the inputs of the map in `folder` derive: from its files, or their one folder."""
+    import pyarrow.parquet as pq
+
+    wanted = {"collection", "venue", "year"}
+    columns = [c for c in pq.read_schema(folder / PAPERS).names if c in wanted]
+    papers = pd.read_parquet(folder / PAPERS, columns=columns or ["doc_id"])
+    base = Path(manifest.input_folder or ".")
+    files = [base / p for p in manifest.inputs]
+    parents = {f.parent for f in files}
+    candidates = [files] + ([[parents.pop()]] if len(parents) == 1 else [])
+    return {corpus_name(papers, inputs) for inputs in candidates if inputs}
+
+
 def build_summary(
-    topics: int, themes: int, unassigned: int, papers: int, share: float, out: Path, seconds: float
+    topics: int,
+    themes: int,
+    unassigned: int,
+    papers: int,
+    share: float,
+    out: Path,
+    seconds: float,
+    whole_out: Path | None = None,
 ) -> list[str]:
-    """The build's last lines: what the map holds, then how to open it.
+    """The build's last lines: what the map holds, then how to open it (`open_command`, from the current
+    folder; with whole paths when that folder is gone, e.g. `--out .` inside the map it replaced, whose
+    whole path `whole_out` is).
 
     Examples:
         >>> for line in build_summary(31, 12, 139, 1357, 0.1024, Path("maps/eccv"), 80.2):
-        ...     print(line)
+        ...     print(line)  # doctest: +ELLIPSIS
         31 topics in 12 themes, 139 of 1,357 papers unassigned (10.2%); map written to maps/eccv in 80.2 s
-        open it with: streamlit run streamlit_app.py -- --map maps/eccv
+        open it with: ... -m streamlit run ...streamlit_app.py -- --map maps/eccv
     """
+    try:
+        command = open_command(out, here=Path(os.getcwd()))
+    except FileNotFoundError:  # the current folder was replaced: relative paths would name the old one
+        command = open_command(whole_out or out, here=None)
     return [
         f"{topics:,} topics in {themes:,} themes, {unassigned:,} of {papers:,} papers unassigned "
         f"({share:.1%}); map written to {out} in {seconds:.1f} s",
-        f"open it with: streamlit run streamlit_app.py -- --map {shlex.quote(str(out))}",
+        f"open it with: {command}",
     ]
+
+
+APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
+
+
+def open_command(out: Path, *, here: Path | None, python: str | None = None) -> str:
+    """The command that opens the map `out`, working as printed in the folder `here` (None: whole paths):
+    this interpreter (`python`, by default the one running, so no virtual environment need be active
+    and `streamlit` need not be on PATH) runs Streamlit on this repository's app.
+
+    Examples:
+        >>> open_command(Path("maps/eccv"), python="/work/.venv/bin/python", here=APP.parent)
+        '/work/.venv/bin/python -m streamlit run streamlit_app.py -- --map maps/eccv'
+        >>> open_command(Path("my map"), python=str(APP.parent / ".venv/bin/python"), here=APP.parent)
+        ".venv/bin/python -m streamlit run streamlit_app.py -- --map 'my map'"
+    """
+
+    def shown(path: str | Path) -> str:  # relative to `here` when inside it; never resolved (a venv's
+        full = Path(os.path.abspath(path))  # python is a link to the base interpreter)
+        inside = here is not None and full.is_relative_to(here)
+        return str(full.relative_to(here)) if inside else str(full)
+
+    interpreter = shown(python or sys.executable)
+    if "/" not in interpreter:  # a bare name is looked up on PATH: ./python is the one here
+        interpreter = f"./{interpreter}"
+    command = [interpreter, "-m", "streamlit", "run", shown(APP), "--", "--map", str(out)]
+    return " ".join(shlex.quote(part) for part in command)
 
 
 def build_map(
@@ -216,6 +283,7 @@ def build_map(
         >>> build_map(["seeds"], "maps/icml")  # doctest: +SKIP
     """
     out = Path(out)
+    whole_out = Path(os.path.abspath(out))  # while the current folder exists (it may be the map replaced)
     config = config or BuildConfig()
     check_out(out, inputs)  # never replace an input, a folder of inputs, or a folder that is not a map
     with out_lock(out, command="build"):
@@ -225,7 +293,7 @@ def build_map(
 
             check_ray(ray_address, ray_option)
         fingerprint = input_fingerprint(inputs, config)
-        kept_name = name_in(out)  # a rebuild keeps the map's name unless `name` is given
+        given_name = name or given_name_in(out)  # a given name stays; a derived one is derived again
         deferred: list[str] = []  # said once the input is known good: a bad input gets one error line only
         previous_map = previous_for(out, previous, deferred.append)
         edits = edits_for(out, previous)  # a damaged edit file stops the build before any work
@@ -316,7 +384,8 @@ def build_map(
         timer.lap("evaluate")
 
         manifest = describe_build(
-            name=name or kept_name or corpus_name(papers, inputs),
+            name=given_name or corpus_name(papers, inputs),
+            name_source=NAME_GIVEN if given_name else NAME_DERIVED,
             inputs=inputs,
             papers=papers,
             topics=table,
@@ -359,6 +428,7 @@ def build_map(
             quality["unassigned_share"],
             out,
             timer.total(),
+            whole_out,
         ):
             log(line)
         return atlas
@@ -367,6 +437,7 @@ def build_map(
 def describe_build(
     *,
     name: str,
+    name_source: str,
     inputs: list[str | Path],
     papers: pd.DataFrame,
     topics: pd.DataFrame,
@@ -396,6 +467,7 @@ def describe_build(
     return Manifest(
         schema_version=SCHEMA_VERSION,
         name=name,
+        name_source=name_source,
         papers=len(papers),
         topics=len(topics),
         themes=len(themes),

@@ -75,6 +75,10 @@ class Edit:
             row["theme_topics"] = list(self.theme_topics)
         return row
 
+    def did(self) -> str:
+        """What a merge or hide did to its topic, after "edit #3 already": "merged it into topic 4"."""
+        return f"merged it into topic {self.into}" if self.action == "merge" else "hid it"
+
     def describe(self) -> str:
         """One line saying what the edit does, e.g. `#3 rename topic 4 to "Optimal transport"`."""
         if self.action == "rename":
@@ -270,7 +274,10 @@ def new_edit(
     def known(topic_id: int | None, role: str) -> int:
         if topic_id not in topics:
             shown = ", ".join(str(t) for t in sorted(topics)) or "none"
-            raise UserError(f"no topic {topic_id} to {role} (topics are {shown})")
+            taken = _taken_by(edits, topic_id)
+            said = f": edit #{taken.id} already {taken.did()}" if taken else ""
+            undo = f"; drop edit #{taken.id} to undo it" if taken else ""
+            raise UserError(f"no topic {topic_id} to {role}{said} (topics are {shown}{undo})")
         return int(topic_id)
 
     fields: dict = {}
@@ -309,6 +316,20 @@ def new_edit(
     return Edit(
         id=number, action=action, made_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **fields
     )
+
+
+def _taken_by(edits: list[Edit], topic_id: int | None) -> Edit | None:
+    """The applied edit that merged or hid the topic `topic_id`, if one did.
+
+    Examples:
+        >>> merged = Edit(id=3, action="merge", topic=16, into=4)
+        >>> _taken_by([merged], 16).did(), _taken_by([merged], 5)
+        ('merged it into topic 4', None)
+    """
+    for edit in reversed(edits):
+        if edit.topic == topic_id and edit.action in ("merge", "hide") and not edit.review:
+            return edit
+    return None
 
 
 def shared_name(view: CuratedView) -> str | None:

@@ -261,6 +261,9 @@ class CurationBlock(Block):
     review: list[int] = entry(LIST, factory=list)
 
 
+NAME_GIVEN, NAME_DERIVED = "given", "derived"  # `Manifest.name_source`
+
+
 @dataclass(frozen=True)
 class Manifest(Block):
     """manifest.json (schema 2) typed: each field with its one default.
@@ -279,6 +282,8 @@ class Manifest(Block):
 
     schema_version: int | None = entry(WHOLE)  # SCHEMA_VERSION for a map this code can read
     name: str = entry(TEXT, "")
+    # NAME_GIVEN (`--name`) or NAME_DERIVED (from the inputs: derived again by a rebuild); None: older maps
+    name_source: str | None = entry(TEXT)
     papers: int = entry(WHOLE, 0, nullable=False)
     topics: int = entry(WHOLE, 0, nullable=False)
     themes: int | None = entry(WHOLE, nullable=False)

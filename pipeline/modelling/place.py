@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.modelling.floors import (
-    MEANING_PERCENTILE,
     PLACEMENT_PERCENTILE,
+    RELATED_PERCENTILE,
     PairSimilarities,
     pair_similarities,
 )
@@ -37,7 +37,7 @@ POSITION_PAPERS = 5
 # below), AND that nearest paper is closer than PLACEMENT_PERCENTILE% of the map's pairs of papers
 # (`pipeline.modelling.floors`: an absolute floor, for maps whose topics are so wide that anything is typical).
 # It is "at the edge" when it is within some topic's centroid range with a paper of it closer than
-# MEANING_PERCENTILE% of pairs (what search by meaning calls close), else "outside every topic",
+# RELATED_PERCENTILE% of pairs (what search by meaning calls related), else "outside every topic",
 # and then it is unassigned: no topic is claimed for it.
 TYPICAL_QUANTILE = 0.05
 CLOSE_SAMPLE = 300  # members of a big topic whose nearest fellow member is measured (seeded)
@@ -56,7 +56,7 @@ class TopicProfile:
     typical: np.ndarray  # (t,) the TYPICAL_QUANTILE of member-centroid similarity (leave-one-out)
     close: np.ndarray | None = None  # (t,) the TYPICAL_QUANTILE of members' nearest fellow member similarity
     fit_floor: float = 0.0  # a topic's nearest paper must be this similar to fit (PLACEMENT_PERCENTILE)
-    near_floor: float = 0.0  # ... and this similar to be "at the edge" of it (MEANING_PERCENTILE)
+    near_floor: float = 0.0  # ... and this similar to be "at the edge" of it (RELATED_PERCENTILE)
 
 
 @dataclass(frozen=True)
@@ -168,7 +168,7 @@ def topic_profile(
         typical=typical,
         close=close,
         fit_floor=pairs.at(PLACEMENT_PERCENTILE),
-        near_floor=pairs.at(MEANING_PERCENTILE),
+        near_floor=pairs.at(RELATED_PERCENTILE),
     )
 
 

@@ -26,7 +26,13 @@ _EDGE_WORDS = frozenset(ABSTRACT_STOP_WORDS) | frozenset(word_list("edge-words")
 NOT_ALONE = frozenset(word_list("not-alone"))
 _CONNECTORS = frozenset(word_list("connectors"))
 
-TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
+# A word as the papers write it: hyphenated words whole ("n-gram", "3-dim", "6-DoF"), never the part
+# after a hyphen ("gram" of "2-gram", "means" of "𝑘-means"), which no paper writes as a word. `WORD`
+# (two characters or more) is the keyword counter's token pattern. `TOKEN` finds the words of a
+# phrase and what stops one: the letters after a digit ("D" of "3D", too short to be a word) and the
+# part after a hyphen the word before is not written in these letters ("-means" of "𝑘-means").
+WORD = r"(?<![\w-])(?:[0-9]+-)*[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9]\b"
+TOKEN = re.compile(r"-?(?:[0-9]+-)*[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
 # Punctuation that ends a phrase: a name never spans a comma, a bracket or a sentence end.
 _BREAK = re.compile(r"[.,;:!?()\[\]{}\"“”'’/|=<>+*%$&#@~^`\\]|\s-\s|\s–\s|\s—\s")
 _ACRONYM_DEFINITION = re.compile(r"((?:[A-Za-z][\w-]*\s+){1,6})\(\s*([A-Z][A-Za-z0-9-]*[A-Z][a-z]?s?)\s*\)")
@@ -34,16 +40,22 @@ MAX_WORDS = 3
 
 
 def vectorizer_for(n_papers: int) -> CountVectorizer:
-    """1-2-gram counts without stop words for BERTopic's keywords; rare terms dropped in big corpora."""
+    """1-2-gram counts without stop words for BERTopic's keywords; rare terms dropped in big corpora.
+
+    Examples:
+        >>> counter = vectorizer_for(10).build_analyzer()
+        >>> counter("2-gram and n-gram models of 3-dim and 3D shapes")
+        ['2-gram', 'n-gram', 'models', '3-dim', 'shapes', '2-gram n-gram', 'n-gram models', 'models 3-dim', '3-dim shapes']
+    """
     return CountVectorizer(
         stop_words=ABSTRACT_STOP_WORDS,
         ngram_range=(1, 2),
         min_df=max(1, min(10, round(n_papers / 2000))),
-        token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z0-9-]*[a-zA-Z0-9]\b",
+        token_pattern=WORD,
     )
 
 
-_LATIN_WORD = re.compile(r"\b[a-zA-Z][a-zA-Z0-9-]*[a-zA-Z0-9]\b")
+_LATIN_WORD = re.compile(WORD)
 # Chinese and Japanese are written without spaces. Hiragana (particles, verb endings) and the
 # commonest Chinese function words and abstract boilerplate split a run of ideographs and katakana
 # into pieces that are mostly words ("扩散模型", "画像生成"); pieces over 12 characters are read as 2-4
@@ -160,7 +172,9 @@ def _phrases(text: str, acronyms: dict[str, str]) -> list[str]:
         tokens = []
         for token in TOKEN.findall(segment):
             key = _acronym_key(token)
-            if key and key in acronyms:
+            if token.startswith("-"):  # the part after a hyphen ("-means" of "𝑘-means"): not a word
+                tokens.append(None)
+            elif key and key in acronyms:
                 result.append(acronyms[key])  # the acronym is a use of its expansion
                 tokens.append(None)  # and breaks phrases around it
             else:
@@ -226,8 +240,8 @@ def word_case(documents: list[str]) -> dict[str, str]:
         doc = _ACRONYM_DEFINITION.sub(" ", doc)
         for sentence in split_sentences(doc):
             for i, token in enumerate(TOKEN.findall(sentence)):
-                if i == 0:
-                    continue  # a sentence's first word is capitalised whatever it is
+                if i == 0 or token.startswith("-"):
+                    continue  # a sentence's first word is capitalised whatever it is; "-means" is no word
                 forms.setdefault(token.lower(), Counter())[token] += 1
     spelling = {}
     for word, counts in forms.items():
