@@ -43,7 +43,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import pipeline  # noqa: E402, F401  (first: the numeric code paths)
-from pipeline.mapfolder.manifest import Manifest  # noqa: E402
 from benchmarks.common import (  # noqa: E402
     CORPUS,
     EARLIER_NAMES,
@@ -53,6 +52,7 @@ from benchmarks.common import (  # noqa: E402
     random_set,
     write_part,
 )
+from pipeline.mapfolder.manifest import Manifest  # noqa: E402
 
 MAPS_DIR = Path("/work/bench-maps")
 CORPUS_COLUMNS = ["title", "abstract", "venue", "year", "field"]
