@@ -23,9 +23,10 @@ AUTOLINK = re.compile(
     r"(?:[a-z][a-z0-9+.-]*://|(?:mailto|xmpp|javascript|data|tel):|www\.)\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
     re.IGNORECASE,
 )
-# A dot between a word and a letter: "evil.com/login" and "bit.ly/x", which markdown-it's linkify turns
-# into live links with no scheme at all, have it backslash-escaped (rendered as the dot it is).
-DOMAIN_DOT = re.compile(r"(?<=\w)(\.)(?=[^\W\d_])")
+# A dot between a word and two or more letters, as before a domain's last part: "evil.com/login" and
+# "bit.ly/x", which markdown-it's linkify turns into live links with no scheme at all, have it
+# backslash-escaped (rendered as the dot it is); "e.g." and "Fig. 2" are left as written.
+DOMAIN_DOT = re.compile(r"(?<=\w)(\.)(?=[^\W\d_]{2})")
 # Control characters (C0, DEL, C1) a reading list never carries raw: shown as U+FFFD, as in exports.
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # TeX: the ten characters with a special meaning, in one pass so replacements are not re-escaped.
