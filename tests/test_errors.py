@@ -785,6 +785,33 @@ def writer_case_export_over_a_file_added_to_the_map(user, previous):
     return Run(["export", str(previous), "--out", str(source)], ["more.csv", "input of the map"])
 
 
+def writer_case_export_into_a_staging_folder_name(user, previous):
+    out = previous.parent / ".map.tmp-999999-abcd" / "mine.csv"  # a later build of the map removes it
+    return Run(["export", str(previous), "--out", str(out)], [".map.tmp-999999-abcd", "later build removes"])
+
+
+def writer_case_export_into_a_backup_folder_name_at_any_depth(user, previous):
+    out = user / ".exp.old-999999" / "deeper" / "mine.csv"
+    return Run(["export", str(previous), "--out", str(out)], [".exp.old-999999", "is inside"])
+
+
+def writer_case_export_onto_a_lock_file_name_of_no_map(user, previous):
+    out = user / ".notes.lock"  # a writer creating the map `notes` would lock (and empty) this file
+    return Run(["export", str(previous), "--out", str(out)], [".notes.lock", "lock file"])
+
+
+def writer_case_export_into_a_staging_folder_through_a_link(user, previous):
+    (user / ".maps.tmp-999999-x").mkdir()
+    (user / "link").symlink_to(user / ".maps.tmp-999999-x")
+    return Run(["export", str(previous), "--out", str(user / "link" / "mine.csv")], [".maps.tmp-999999-x"])
+
+
+def writer_case_build_into_a_backup_folder_name(user, previous):
+    path = csv_of(user / "papers.csv", english())
+    out = previous.parent / ".map.old-999999"
+    return Run(["build", str(path), "--out", str(out), "--quiet"], [".map.old-999999", "give another name"])
+
+
 def writer_case_export_through_a_link_to_an_input(user, previous):
     source = csv_of(user / "papers.csv", english())
     atlas = hostile_map()

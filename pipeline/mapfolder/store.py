@@ -228,10 +228,12 @@ def _npy_bytes(embeddings: np.ndarray) -> bytes:
 
 
 def validate_out(out: Path) -> None:
-    """Refuse an --out that is an existing file or sits in something that is not a folder."""
-    from pipeline.mapfolder.safe_output import check_name_length
+    """Refuse an --out that is an existing file, sits in something that is not a folder, or is (or
+    lies inside) a name a map writer owns (`check_not_build_owned`)."""
+    from pipeline.mapfolder.safe_output import check_name_length, check_not_build_owned
 
     check_name_length(out)
+    check_not_build_owned(out)
     if out.exists() and not out.is_dir():
         raise UserError(f"{out}: --out is an existing file; give a folder for the map")
     for parent in out.parents:
