@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from pipeline import UserError
+from pipeline import UnreadableOutput, UserError
 
 EXPORT_FORMATS = ("csv", "md", "bib")
 EXPORT_EXTENSIONS = {".csv": "csv", ".md": "md", ".markdown": "md", ".bib": "bib"}
@@ -387,11 +387,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = make_parser().parse_args(argv)
         {"build": run_build, "export": run_export, "add": run_add, "curate": run_curate}[args.command](args)
-    except UserError as exc:
+    except (UserError, UnreadableOutput) as exc:
         # One line whatever the message holds: a file or topic name with a line break is shown as \n.
         message = str(exc).replace("\r", "\\r").replace("\n", "\\n")
         print(f"error: {message}", file=sys.stderr)
-        return 2
+        return 2 if isinstance(exc, UserError) else 1  # a map its own reader refuses: a bug
     except KeyboardInterrupt:
         print("error: interrupted; any previous map is untouched", file=sys.stderr)
         return 130

@@ -537,6 +537,48 @@ def test_bad_option_values_name_the_option(options, expected, tmp_path, capsys):
     assert not (tmp_path / "m").exists()
 
 
+def test_a_map_its_own_reader_refuses_is_never_swapped_in(tmp_path, capsys, monkeypatch):
+    """A build reads its output back before the swap: a map the reader refuses (here ids past the one
+    limit, as a bug would write them) is one `error:` line, exit 1, and the previous map stays."""
+    import pipeline.commands.build as build
+    from pipeline.mapfolder.files import MAX_TOPIC_ID
+
+    previous = tmp_path / "map"
+    write_map(previous, hostile_map())
+    assemble = build.assemble_tables
+
+    def wrong_ids(*args, **kwargs):
+        papers, topics, themes = assemble(*args, **kwargs)
+        papers["topic_id"] = papers["topic_id"].where(papers["topic_id"] < 0, MAX_TOPIC_ID + 1)
+        return papers, topics, themes
+
+    monkeypatch.setattr(build, "assemble_tables", wrong_ids)
+    path = csv_of(tmp_path / "user" / "papers.csv", english())
+    before = file_hashes(tmp_path, skip_name=".map.lock")
+    code = main(["build", str(path), "--out", str(previous), "--quiet"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and [line for line in err if line.startswith(("error: ", "Traceback"))] == err[-1:], err
+    assert "would not be readable" in err[-1] and "topic_id" in err[-1] and ".tmp-" not in err[-1]
+    assert file_hashes(tmp_path, skip_name=".map.lock") == before
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".map.") and p.name != ".map.lock"]
+
+
+def test_a_rebuild_whose_new_topics_would_pass_the_id_limit_says_so(tmp_path, capsys):
+    """Ids are checked where they are made: a history that used them all is exit 2, nothing written."""
+    from pipeline.mapfolder.files import MAX_TOPIC_ID
+
+    previous = tmp_path / "map"
+    write_map(previous, hostile_map())
+    _damaged_lineage(previous, MAX_TOPIC_ID)  # within the limit; the new topics would pass it
+    path = csv_of(tmp_path / "user" / "papers.csv", english())
+    before = file_hashes(tmp_path)
+    code = main(["build", str(path), "--out", str(tmp_path / "m2"), "--previous", str(previous), "--quiet"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and [line for line in err if line.startswith(("error: ", "Traceback"))] == err[-1:], err
+    assert "no topic ids are left" in err[-1] and "--no-previous" in err[-1]
+    assert file_hashes(tmp_path) == before and not (tmp_path / "m2").exists()
+
+
 def test_export_of_a_folder_that_is_not_a_map(tmp_path, capsys):
     code = main(["export", str(tmp_path), "--out", str(tmp_path / "x.csv")])
     err = capsys.readouterr().err.strip()
@@ -1342,6 +1384,38 @@ def writer_case_previous_whose_lineage_is_a_list(user, previous):
     path = csv_of(user / "papers.csv", english())
     args = ["build", str(path), "--out", str(user / "m2"), "--previous", str(previous), "--quiet"]
     return Run(args, ["manifest.json", "lineage", "an object"])
+
+
+def writer_case_rebuild_over_a_map_whose_next_topic_id_is_past_the_id_limit_notes_it(user, previous):
+    _damaged_lineage(previous, 2**21)  # a whole number past the one id limit (2**20) the tables check
+    path = csv_of(user / "papers.csv", english())
+
+    def check(err):
+        assert "lineage.next_topic_id" in err and "topic ids start afresh" in err
+        rebuilt = read_map(previous)  # what it published, its own reader opens
+        assert rebuilt.topics["topic_id"].max() < len(rebuilt.topics)
+
+    return Run(["build", str(path), "--out", str(previous), "--quiet"], check=check, changes=(previous,))
+
+
+def writer_case_previous_with_a_next_theme_id_past_the_id_limit(user, previous):
+    manifest = json.loads((previous / "manifest.json").read_text())
+    manifest["lineage"] = {"previous": None, "next_theme_id": 2**21}
+    (previous / "manifest.json").write_text(json.dumps(manifest))
+    path = csv_of(user / "papers.csv", english())
+    args = ["build", str(path), "--out", str(user / "m2"), "--previous", str(previous), "--quiet"]
+    return Run(args, ["manifest.json", "lineage.next_theme_id"])
+
+
+def writer_case_previous_with_a_gone_theme_id_past_the_id_limit(user, previous):
+    manifest = json.loads((previous / "manifest.json").read_text())
+    manifest["lineage"] = {
+        "themes": [{"theme_id": 2**40, "status": "gone", "label": "Old", "topic_ids": [0]}]
+    }
+    (previous / "manifest.json").write_text(json.dumps(manifest))
+    path = csv_of(user / "papers.csv", english())
+    args = ["build", str(path), "--out", str(user / "m2"), "--previous", str(previous), "--quiet"]
+    return Run(args, ["manifest.json", "lineage.themes"])
 
 
 def writer_case_rebuild_over_a_map_with_a_damaged_next_topic_id_notes_it(user, previous):

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pipeline import UserError
+from pipeline import UnreadableOutput, UserError
 from pipeline.mapfolder.curation import TEMPORARY as CURATION_TEMPORARY
 from pipeline.mapfolder.curation import Edit, apply_edits, read_curation, write_curation
 from pipeline.mapfolder.files import (
@@ -322,10 +322,24 @@ def write_map(out: Path, atlas: AtlasMap, *, log: Callable[[str], None] | None =
             for name in os.listdir(staging):
                 with open(staging / name, "rb") as handle:
                     os.fsync(handle.fileno())
+            read_back(staging, out)
             swap_in(staging, out)
         finally:
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
+
+
+def read_back(staging: Path, out: Path) -> None:
+    """Read the map in `staging` as every reader will (`read_map`: checksum, table checks, curation
+    applied) before it replaces `out`; a refusal is `UnreadableOutput` and `out` stays as it was."""
+    try:
+        read_map(staging)
+    except UserError as exc:
+        said = str(exc).replace(str(staging), str(out))
+        raise UnreadableOutput(
+            f"{out}: the map just written would not be readable ({said}); the previous map is untouched. "
+            "This is a bug: please report it"
+        ) from None
 
 
 def read_map(

@@ -18,10 +18,8 @@ import numpy as np
 import pandas as pd
 
 from pipeline import UserError
+from pipeline.mapfolder.files import MAX_TOPIC_ID
 
-# Topic and theme ids are small whole numbers that grow by the new topics of each rebuild; anything
-# near this is damage (the app keeps per-id arrays, so 2**40 would ask for terabytes).
-MAX_TABLE_ID = 2**20
 UNASSIGNED = -1
 
 
@@ -109,7 +107,7 @@ def check_papers(papers: pd.DataFrame, path: Path) -> None:
     if duplicated.any():
         shown = papers["doc_id"][duplicated].iloc[0]
         raise _refuse(path, "doc_id", f"holds {shown!r} twice")
-    _whole(papers, "topic_id", path, UNASSIGNED, MAX_TABLE_ID)
+    _whole(papers, "topic_id", path, UNASSIGNED, MAX_TOPIC_ID)
     _coordinates(papers, path)
     for column in papers.columns:  # metadata stored as categoricals: plain values, as written
         if isinstance(papers[column].dtype, pd.CategoricalDtype):
@@ -117,7 +115,7 @@ def check_papers(papers: pd.DataFrame, path: Path) -> None:
 
 
 def check_topics(topics: pd.DataFrame, path: Path) -> None:
-    _whole(topics, "topic_id", path, 0, MAX_TABLE_ID)
+    _whole(topics, "topic_id", path, 0, MAX_TOPIC_ID)
     if topics["topic_id"].duplicated().any():
         raise _refuse(
             path,
@@ -131,7 +129,7 @@ def check_topics(topics: pd.DataFrame, path: Path) -> None:
     _whole(topics, "size", path, 0, 2**62)
     _coordinates(topics, path)
     if "theme_id" in topics.columns and topics["theme_id"].notna().all():
-        _whole(topics, "theme_id", path, UNASSIGNED, MAX_TABLE_ID)
+        _whole(topics, "theme_id", path, UNASSIGNED, MAX_TOPIC_ID)
     if "stability" in topics.columns:
         stability = topics["stability"]
         numbers = pd.to_numeric(stability, errors="coerce")
@@ -142,12 +140,12 @@ def check_topics(topics: pd.DataFrame, path: Path) -> None:
 
 
 def check_themes(themes: pd.DataFrame, path: Path) -> None:
-    _whole(themes, "theme_id", path, 0, MAX_TABLE_ID)
+    _whole(themes, "theme_id", path, 0, MAX_TOPIC_ID)
     _text(themes, "label", path)
     _lists(themes, "keywords", path, str)
     _lists(themes, "topic_ids", path, _INTS)
-    if any(not 0 <= int(t) <= MAX_TABLE_ID for ids in themes["topic_ids"] for t in ids):
-        raise _refuse(path, "topic_ids", f"holds a topic id outside 0..{MAX_TABLE_ID}")
+    if any(not 0 <= int(t) <= MAX_TOPIC_ID for ids in themes["topic_ids"] for t in ids):
+        raise _refuse(path, "topic_ids", f"holds a topic id outside 0..{MAX_TOPIC_ID}")
     _whole(themes, "size", path, 0, 2**62)
     _coordinates(themes, path)
 
@@ -156,10 +154,10 @@ def check_previous(papers: pd.DataFrame, topics: pd.DataFrame, folder: Path) -> 
     """The columns a rebuild reads from its previous map (`pipeline.modelling.lineage.read_previous`)."""
     path = folder / "papers.parquet"
     _text(papers, "doc_id", path)
-    _whole(papers, "topic_id", path, UNASSIGNED, MAX_TABLE_ID)
+    _whole(papers, "topic_id", path, UNASSIGNED, MAX_TOPIC_ID)
     _coordinates(papers, path, tuple(c for c in ("x", "y") if c in papers.columns))
     path = folder / "topics.parquet"
-    _whole(topics, "topic_id", path, 0, MAX_TABLE_ID)
+    _whole(topics, "topic_id", path, 0, MAX_TOPIC_ID)
     _text(topics, "label", path)
     for column, kind in (("keywords", str), ("representative_doc_ids", str), ("centroid", _NUMBERS)):
         if column in topics.columns:

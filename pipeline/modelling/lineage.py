@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline import UserError
-from pipeline.mapfolder.files import EMBEDDINGS, LINEAGE_COLUMNS, PAPERS, TOPICS
+from pipeline.mapfolder.files import EMBEDDINGS, LINEAGE_COLUMNS, MAX_TOPIC_ID, PAPERS, TOPICS, new_id
 from pipeline.mapfolder.manifest import read_manifest
 from pipeline.modelling.neighbours import topic_centroids
 from pipeline.modelling.theme_lineage import gone_identities
@@ -121,7 +121,7 @@ def match_topics(
         if new in matched:
             mapping[new] = matched[new]
         else:
-            mapping[new] = next_topic_id
+            mapping[new] = new_id(next_topic_id, "topic")
             next_topic_id += 1
     table = _lineage_table(ov, matched, mapping)
     keep_label = _kept_names(ov, matched, mapping, centroid_sim, previous, centroids)
@@ -470,6 +470,11 @@ def read_previous(folder: str | Path) -> PreviousMap:
     theme_of, theme_labels = previous_themes(folder, topics)
     gone_themes = gone_identities(manifest.lineage.themes)
     next_theme_id = max([manifest.lineage.next_theme_id, *[t + 1 for t in [*theme_labels, *gone_themes]], 0])
+    if max(next_topic_id, next_theme_id) > MAX_TOPIC_ID + 1:  # theme ids of lineage records, unchecked above
+        raise UserError(
+            f"{folder / 'manifest.json'}: damaged manifest (a theme id of lineage.themes beyond {MAX_TOPIC_ID:,}); "
+            "rebuild the map"
+        )
     return PreviousMap(
         theme_of=theme_of,
         theme_labels=theme_labels,
