@@ -1007,13 +1007,18 @@ def writer_case_add_with_a_deeply_nested_manifest(user, previous):
     return Run(["add", str(previous), str(path), "--quiet"], ["manifest.json", "nested"])
 
 
-def writer_case_rebuild_over_a_map_whose_manifest_overflows(user, previous):
+def writer_case_rebuild_over_a_map_whose_manifest_overflows_notes_it(user, previous):
     manifest = json.loads((previous / "manifest.json").read_text())
     manifest["papers"] = 1
     text = json.dumps(manifest).replace('"papers": 1', '"papers": 1e400')
     write(previous / "manifest.json", text)
     path = csv_of(user / "papers.csv", english())
-    return Run(["build", str(path), "--out", str(previous), "--quiet"], ["manifest.json", "1e400"])
+
+    def check(err):  # a damaged map in --out is about to be replaced: a note, and the build goes on
+        assert "note:" in err and "1e400" in err and "topic ids start afresh" in err
+        assert len(read_map(previous).papers) == 12
+
+    return Run(["build", str(path), "--out", str(previous), "--quiet"], check=check, changes=(previous,))
 
 
 def writer_case_curate_list_with_a_deeply_nested_edit_file(user, previous):
@@ -1078,6 +1083,42 @@ def writer_case_export_of_a_map_with_a_one_dimensional_embeddings_file(user, pre
 
     np.save(previous / "embeddings.npy", np.zeros(7, dtype=np.float32))
     return _export_refuses(previous, user, "embeddings.npy", "1-D")
+
+
+def _vectors(previous: Path, change: Callable) -> None:
+    """Rewrite embeddings.npy (and the checksum, so the vectors are all that is wrong)."""
+    import numpy as np
+
+    vectors = np.load(previous / "embeddings.npy")
+    np.save(previous / "embeddings.npy", change(vectors))
+    _damage(previous, "papers.parquet", lambda table: None)
+
+
+def _nan_row(vectors):
+    vectors[2, 5] = float("nan")
+    return vectors
+
+
+def writer_case_export_of_a_map_with_a_nan_vector(user, previous):
+    _vectors(previous, _nan_row)
+    return _export_refuses(previous, user, "embeddings.npy", "row 3", "NaN")
+
+
+def writer_case_export_of_a_map_with_vectors_of_another_width(user, previous):
+    _vectors(previous, lambda vectors: vectors[:, :10].copy())
+    return _export_refuses(previous, user, "embeddings.npy", "10 numbers", "384")
+
+
+def writer_case_export_of_a_map_with_a_centroid_of_another_width(user, previous):
+    import numpy as np
+
+    _damage(previous, "topics.parquet", _set("centroid", 1, np.ones(10, dtype=np.float32)))
+    return _export_refuses(previous, user, "topics.parquet", "centroid", "row 2")
+
+
+def writer_case_export_of_a_map_with_a_coordinate_of_3_3e38(user, previous):
+    _damage(previous, "papers.parquet", _set("x", 0, 3.3e38))
+    return _export_refuses(previous, user, "papers.parquet", "'x'", "3.3e+38")
 
 
 def writer_case_export_of_a_map_with_a_theme_holding_no_topic_list(user, previous):
@@ -1499,3 +1540,46 @@ def test_writers_and_readers_catalogue(case, tmp_path, capsys, monkeypatch):
     assert not [p for p in previous.parent.iterdir() if p.name.startswith(".map.") and p.name != lock]
     if run.no_lock is not None:
         assert not [p.name for p in run.no_lock.iterdir() if p.name.endswith(".lock")]
+
+
+# ---- a rebuild over a damaged map in --out: a note, and the build goes on (issue 36) ----
+
+
+@pytest.fixture(scope="module")
+def built_map(tmp_path_factory) -> tuple[Path, Path]:
+    """A map built from `english()` and its input: a rebuild of the same papers carries everything."""
+    base = tmp_path_factory.mktemp("built")
+    path = csv_of(base / "papers.csv", english())
+    assert main(["build", str(path), "--out", str(base / "map"), "--quiet"]) == 0
+    return path, base / "map"
+
+
+def _pad_manifest(previous: Path, text: str) -> None:
+    manifest = (previous / "manifest.json").read_text().rstrip()
+    write(previous / "manifest.json", manifest[:-1] + f', "pad": {text}}}')
+
+
+PREVIOUS_DAMAGE = {
+    "nan_vector": lambda previous: _vectors(previous, _nan_row),
+    "vectors_57_by_10": lambda previous: _vectors(previous, lambda v: v[:, :10].copy()),
+    "centroid_of_10": lambda previous: _damage(previous, "topics.parquet", _set("centroid", 0, [1.0] * 10)),
+    "x_of_3_3e38": lambda previous: _damage(previous, "papers.parquet", _set("x", 0, 3.3e38)),
+    "manifest_too_deep": lambda previous: _pad_manifest(previous, "[" * 100 + "]" * 100),
+    "manifest_with_1e400": lambda previous: _pad_manifest(previous, "1e400"),
+    "manifest_over_64_mb": lambda previous: _pad_manifest(previous, '"' + "x" * (65 << 20) + '"'),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(PREVIOUS_DAMAGE))
+def test_a_rebuild_over_a_damaged_map_notes_it_and_goes_on(damage, built_map, tmp_path, capsys):
+    path, template = built_map
+    previous = tmp_path / "map"
+    shutil.copytree(template, previous)
+    PREVIOUS_DAMAGE[damage](previous)
+    code = main(["build", str(path), "--out", str(previous), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "Traceback" not in err and "note:" in err, err
+    rebuilt = read_map(previous)  # readable, every vector finite and of the model's width
+    assert len(rebuilt.papers) == 12 and rebuilt.embeddings.shape == (12, 384)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".map.") and p.name != ".map.lock"]

@@ -36,6 +36,7 @@ from pipeline.mapfolder.manifest import (
     read_manifest,
 )
 from pipeline.mapfolder.store import AtlasMap, check_out, concat_papers, read_added_papers, write_map
+from pipeline.mapfolder.table_checks import check_embeddings
 from pipeline.modelling.evaluate import map_quality
 from pipeline.modelling.floors import pair_similarities
 from pipeline.modelling.layout import (
@@ -238,7 +239,7 @@ def build_map(
             documents,
             resolved,
             known=stored_vectors(
-                [out] if previous in (None, True, False) else [Path(previous), out], resolved, encoder
+                [out] if previous in (None, True, False) else [Path(previous), out], resolved, encoder, log
             ),
             use_cache=use_cache,
             progress=progress,
@@ -537,13 +538,16 @@ def embed_corpus(
     return embeddings, report, encode_phrases
 
 
-def stored_vectors(folders: list[Path], resolved: BuildConfig, encoder) -> dict[bytes, np.ndarray]:
+def stored_vectors(
+    folders: list[Path], resolved: BuildConfig, encoder, log: Callable[[str], None] = lambda message: None
+) -> dict[bytes, np.ndarray]:
     """Text key -> vector of every abstract the maps in `folders` store, when they were embedded by
     the encoder this build uses (same name, so same model, variant and token budget); else nothing.
 
     A rebuild of the same abstracts on a machine of another CPU kind then starts from the very
     vectors the map was built with (int8 kernels differ in the last bits between AVX2 and AVX-512
-    VNNI machines), so `make map` reproduces the committed seed map everywhere.
+    VNNI machines), so `make map` reproduces the committed seed map everywhere. Vectors that are
+    not the model's finite vectors, one a paper (`check_embeddings`), are noted and not used.
     """
     wanted = encoder.name if encoder is not None else cache_name_for(resolved.embedder, resolved.max_tokens)
     known: dict[bytes, np.ndarray] = {}
@@ -555,7 +559,12 @@ def stored_vectors(folders: list[Path], resolved: BuildConfig, encoder) -> dict[
             vectors = np.load(folder / EMBEDDINGS, allow_pickle=False)
         except (UserError, OSError, ValueError, KeyError, TypeError):
             continue  # no map there, or not one this build can use: embed as usual
-        if vectors.ndim != 2 or len(vectors) != len(abstracts):
+        try:
+            check_embeddings(vectors, len(abstracts), folder / EMBEDDINGS)
+        except UserError as exc:
+            log(
+                f"note: {str(exc).removesuffix('; rebuild the map')}: not used, its abstracts are embedded again"
+            )
             continue
         for text, vector in zip(abstracts, vectors, strict=True):
             known.setdefault(text_key(str(text)), np.asarray(vector, dtype=np.float32))

@@ -250,8 +250,9 @@ def _inside(path: Path, folder: Path) -> bool:
 def check_out(out: Path, inputs: list[str | Path] = ()) -> None:
     """Refuse an --out whose replacement would destroy anything the user did not hand us as output.
 
-    --out may be new, an empty folder, or a folder holding a map; never an input, a folder
-    that contains an input, or any other folder (a folder of notes would lose its notes).
+    --out may be new, an empty folder, or a folder holding a map (a damaged one too: only a map's
+    files, its manifest unreadable); never an input, a folder that contains an input, or any other
+    folder (a folder of notes would lose its notes).
     """
     out = Path(out)
     validate_out(out)
@@ -272,9 +273,8 @@ def check_out(out: Path, inputs: list[str | Path] = ()) -> None:
         entries = sorted(p.name for p in out.iterdir())
     except PermissionError:
         raise UserError(f"{out}: cannot read the --out folder (permission denied)") from None
-    if entries and not holds_a_map(out) and MANIFEST in entries and set(entries) <= MAP_FILES:
-        read_manifest(out, check=False)  # a damaged map: say what is wrong with its manifest, not "not a map"
-    if entries and not holds_a_map(out):
+    damaged = MANIFEST in entries and set(entries) <= MAP_FILES  # a map whose manifest may not read
+    if entries and not damaged and not holds_a_map(out):
         shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
         raise UserError(
             f"{out}: --out is a folder that is not a map (it holds {shown}); "

@@ -18,9 +18,12 @@ import numpy as np
 import pandas as pd
 
 from pipeline import UserError
+from pipeline.embedding.model import DIMENSIONS
 from pipeline.mapfolder.files import MAX_TOPIC_ID
 
 UNASSIGNED = -1
+# A layout's coordinates are tens at most; a million is damage (3.3e38 overflows the layout's squares).
+MAX_COORDINATE = 1e6
 
 
 def _refuse(path: Path, column: str, what: str) -> UserError:
@@ -72,6 +75,10 @@ def _coordinates(frame: pd.DataFrame, path: Path, columns: tuple[str, ...] = ("x
         numbers = values.to_numpy(dtype=np.float64, na_value=np.nan)
         if not np.isfinite(numbers).all():
             raise _refuse(path, column, "holds an empty, infinite or NaN coordinate")
+        if len(numbers) and np.abs(numbers).max() > MAX_COORDINATE:
+            raise _refuse(
+                path, column, f"holds {numbers[np.abs(numbers).argmax()]:g}, outside ±{MAX_COORDINATE:g}"
+            )
 
 
 def _lists(frame: pd.DataFrame, column: str, path: Path, kind: type | tuple[type, ...]) -> None:
@@ -136,7 +143,17 @@ def check_topics(topics: pd.DataFrame, path: Path) -> None:
         if pd.api.types.is_bool_dtype(stability) or (numbers.isna() & stability.notna()).any():
             raise _refuse(path, "stability", f"holds {stability.dtype} values where numbers belong")
     if "centroid" in topics.columns:
-        _lists(topics, "centroid", path, _NUMBERS)
+        _centroids(topics, path)
+
+
+def _centroids(topics: pd.DataFrame, path: Path) -> None:
+    """Every centroid a finite vector of the model's width, like the papers' vectors."""
+    _lists(topics, "centroid", path, _NUMBERS)
+    for row, cell in enumerate(topics["centroid"].tolist(), 1):
+        vector = np.asarray(cell, dtype=np.float64)
+        if vector.shape != (DIMENSIONS,) or not np.isfinite(vector).all():
+            said = f"{len(vector)} numbers" if vector.shape != (DIMENSIONS,) else "an infinite or NaN number"
+            raise _refuse(path, "centroid", f"holds {said} in row {row}, not a vector of {DIMENSIONS}")
 
 
 def check_themes(themes: pd.DataFrame, path: Path) -> None:
@@ -159,12 +176,18 @@ def check_previous(papers: pd.DataFrame, topics: pd.DataFrame, folder: Path) -> 
     path = folder / "topics.parquet"
     _whole(topics, "topic_id", path, 0, MAX_TOPIC_ID)
     _text(topics, "label", path)
-    for column, kind in (("keywords", str), ("representative_doc_ids", str), ("centroid", _NUMBERS)):
+    for column in ("keywords", "representative_doc_ids"):
         if column in topics.columns:
-            _lists(topics, column, path, kind)
+            _lists(topics, column, path, str)
+    if "centroid" in topics.columns:
+        _centroids(topics, path)
+
+
+VECTOR_ROWS_AT_A_TIME = 1 << 16  # rows checked at once for NaN: memory stays small on a million papers
 
 
 def check_embeddings(embeddings: np.ndarray, papers: int, path: Path) -> None:
+    """One row a paper, each a finite vector of the packaged model's width (`DIMENSIONS`)."""
     if embeddings.ndim != 2:
         raise UserError(
             f"{path}: a {embeddings.ndim}-D array of shape {embeddings.shape}, not one row a paper; rebuild the map"
@@ -172,4 +195,13 @@ def check_embeddings(embeddings: np.ndarray, papers: int, path: Path) -> None:
     if embeddings.dtype.kind != "f":
         raise UserError(f"{path}: holds {embeddings.dtype} values, not floats; rebuild the map")
     if len(embeddings) != papers:
-        raise UserError(f"{path}: {len(embeddings)} rows for {papers} papers")
+        raise UserError(f"{path}: {len(embeddings)} rows for {papers} papers; rebuild the map")
+    if embeddings.shape[1] != DIMENSIONS:
+        raise UserError(
+            f"{path}: vectors of {embeddings.shape[1]} numbers, not the model's {DIMENSIONS}; rebuild the map"
+        )
+    for start in range(0, len(embeddings), VECTOR_ROWS_AT_A_TIME):
+        finite = np.isfinite(embeddings[start : start + VECTOR_ROWS_AT_A_TIME]).all(axis=1)
+        if not finite.all():
+            row = start + int(np.flatnonzero(~finite)[0])
+            raise UserError(f"{path}: row {row + 1} holds an infinite or NaN number; rebuild the map")

@@ -446,7 +446,7 @@ def read_previous(folder: str | Path) -> PreviousMap:
         raise UserError(f"{folder}: unreadable previous map ({str(exc)[:120]})") from None
     if not {"topic_id", "label"} <= set(topics.columns):
         raise UserError(f"{folder / TOPICS}: missing topic_id or label")
-    from pipeline.mapfolder.table_checks import check_previous
+    from pipeline.mapfolder.table_checks import check_embeddings, check_previous
 
     check_previous(papers, topics, folder)  # null ids, text coordinates, huge or negative topic ids
     try:
@@ -462,9 +462,9 @@ def read_previous(folder: str | Path) -> PreviousMap:
     else:
         try:
             embeddings = np.load(folder / EMBEDDINGS, allow_pickle=False)
-            if len(embeddings) == len(papers):
-                centroids = dict(zip(*topic_centroids(embeddings, labels)))
-        except (OSError, ValueError):
+            check_embeddings(embeddings, len(papers), folder / EMBEDDINGS)
+            centroids = dict(zip(*topic_centroids(embeddings, labels)))
+        except (OSError, ValueError, UserError):
             pass  # without vectors, matching falls back on shared papers alone
     next_topic_id = max([manifest.lineage.next_topic_id, *[t + 1 for t in ids], 0])
     theme_of, theme_labels = previous_themes(folder, topics)
