@@ -403,17 +403,7 @@ def read_map(
     if themes is not None:
         themes["keywords"] = themes["keywords"].map(list)
         themes["topic_ids"] = themes["topic_ids"].map(lambda ids: [int(i) for i in ids])
-    if curated and edits:
-        view = apply_edits(papers, topics, themes, edits)
-        papers, topics, themes = view.papers, view.topics, view.themes
-        manifest = replace(
-            manifest,
-            topics=len(topics),
-            themes=len(themes) if themes is not None else manifest.themes,
-            unassigned=int((papers["topic_id"] == -1).sum()),
-            curation=CurationBlock(edits=len(edits), applied=list(view.applied), review=list(view.review)),
-        )
-    return AtlasMap(
+    atlas = AtlasMap(
         papers=papers,
         topics=topics,
         embeddings=embeddings,
@@ -422,6 +412,24 @@ def read_map(
         themes=themes,
         edits=edits,
     )
+    return curated_view(atlas) if curated else atlas
+
+
+def curated_view(atlas: AtlasMap) -> AtlasMap:
+    """The map as its curator sees it (`apply_edits`: renames, merges, hidden topics), the one view
+    every reader answers from: the app, exports, and `add`'s verdicts (it stores the built tables).
+    The map itself when it has no edits."""
+    if not atlas.edits:
+        return atlas
+    view = apply_edits(atlas.papers, atlas.topics, atlas.themes, atlas.edits)
+    manifest = replace(
+        atlas.manifest,
+        topics=len(view.topics),
+        themes=len(view.themes) if view.themes is not None else atlas.manifest.themes,
+        unassigned=int((view.papers["topic_id"] == -1).sum()),
+        curation=CurationBlock(edits=len(atlas.edits), applied=list(view.applied), review=list(view.review)),
+    )
+    return replace(atlas, papers=view.papers, topics=view.topics, themes=view.themes, manifest=manifest)
 
 
 def read_added_papers(folder: str | Path) -> pd.DataFrame:
