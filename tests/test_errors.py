@@ -1121,6 +1121,29 @@ def writer_case_export_of_a_map_with_a_coordinate_of_3_3e38(user, previous):
     return _export_refuses(previous, user, "papers.parquet", "'x'", "3.3e+38")
 
 
+def writer_case_export_of_a_map_whose_paper_names_a_topic_that_is_gone(user, previous):
+    _damage(previous, "topics.parquet", lambda t: t.drop(index=0, inplace=True))  # topic 0's row gone
+    return _export_refuses(previous, user, "papers.parquet", "topic_id", "holds 0", "does not hold")
+
+
+def writer_case_export_of_a_map_with_fewer_keyword_weights_than_keywords(user, previous):
+    def shorter(table):
+        table["keyword_weights"] = [list(w)[:-1] for w in table["keyword_weights"]]
+
+    _damage(previous, "topics.parquet", shorter)
+    return _export_refuses(previous, user, "topics.parquet", "keyword_weights", "for 2 keywords")
+
+
+def writer_case_export_of_a_map_whose_theme_holds_a_topic_that_is_gone(user, previous):
+    _damage(previous, "themes.parquet", _set("topic_ids", 0, [0, 99]))
+    return _export_refuses(previous, user, "themes.parquet", "topic_ids", "topic 99")
+
+
+def writer_case_export_of_a_map_whose_topic_names_a_theme_that_is_gone(user, previous):
+    _damage(previous, "topics.parquet", _set("theme_id", 0, 77))
+    return _export_refuses(previous, user, "topics.parquet", "theme_id", "77")
+
+
 def writer_case_export_of_a_map_with_a_theme_holding_no_topic_list(user, previous):
     _damage(previous, "themes.parquet", _set("topic_ids", 0, None))
     return _export_refuses(previous, user, "themes.parquet", "topic_ids")

@@ -38,7 +38,13 @@ from pipeline.mapfolder.files import (
 from pipeline.mapfolder.lock import map_path, out_lock, recover, swap_in
 from pipeline.mapfolder.manifest import CurationBlock, Manifest, read_manifest
 from pipeline.mapfolder.search_index import write_index
-from pipeline.mapfolder.table_checks import check_embeddings, check_papers, check_themes, check_topics
+from pipeline.mapfolder.table_checks import (
+    check_embeddings,
+    check_papers,
+    check_references,
+    check_themes,
+    check_topics,
+)
 
 
 @dataclass
@@ -393,6 +399,7 @@ def read_map(
     check_topics(topics, folder / TOPICS)
     if themes is not None:
         check_themes(themes, folder / THEMES)
+    check_references(papers, topics, themes, folder)  # each table's ids name rows the others hold
     if verify and manifest.checksum != _checksum_from(npy_digest, papers["doc_id"].tolist()):
         raise UserError(f"{folder / EMBEDDINGS}: checksum does not match {PAPERS}; rebuild the map")
     topics["keywords"] = topics["keywords"].map(list)

@@ -167,6 +167,55 @@ def check_themes(themes: pd.DataFrame, path: Path) -> None:
     _coordinates(themes, path)
 
 
+def check_references(
+    papers: pd.DataFrame, topics: pd.DataFrame, themes: pd.DataFrame | None, folder: Path
+) -> None:
+    """What one table says of another holds: each paper's topic is a row of topics.parquet (or -1),
+    each topic has one weight a keyword, each theme's topics and each topic's theme exist. Damage of
+    this kind reads as valid table by table ("Placed in Topic 0" for a topic that is gone)."""
+    known = topics["topic_id"].to_numpy(dtype=np.int64)
+    labels = papers["topic_id"].to_numpy(dtype=np.int64)
+    stray = ~np.isin(labels, known) & (labels != UNASSIGNED)
+    if stray.any():
+        row = int(np.flatnonzero(stray)[0])
+        raise _refuse(
+            folder / "papers.parquet",
+            "topic_id",
+            f"holds {int(labels[row])} in row {row + 1}, a topic topics.parquet does not hold",
+        )
+    for row, (words, weights) in enumerate(
+        zip(topics["keywords"], topics["keyword_weights"], strict=True), 1
+    ):
+        if len(words) != len(weights):
+            raise _refuse(
+                folder / "topics.parquet",
+                "keyword_weights",
+                f"holds {len(weights)} weights for {len(words)} keywords in row {row}",
+            )
+    if themes is None:
+        return
+    theme_ids = set(themes["theme_id"].tolist())
+    topic_ids = set(known.tolist())
+    for row, ids in enumerate(themes["topic_ids"], 1):
+        gone = [int(t) for t in ids if int(t) not in topic_ids]
+        if gone:
+            raise _refuse(
+                folder / "themes.parquet",
+                "topic_ids",
+                f"holds topic {gone[0]} in row {row}, which is not a topic",
+            )
+    if "theme_id" in topics.columns and topics["theme_id"].notna().all():
+        stray_themes = [
+            int(t) for t in topics["theme_id"] if int(t) != UNASSIGNED and int(t) not in theme_ids
+        ]
+        if stray_themes:
+            raise _refuse(
+                folder / "topics.parquet",
+                "theme_id",
+                f"holds {stray_themes[0]}, a theme themes.parquet does not hold",
+            )
+
+
 def check_previous(papers: pd.DataFrame, topics: pd.DataFrame, folder: Path) -> None:
     """The columns a rebuild reads from its previous map (`pipeline.modelling.lineage.read_previous`)."""
     path = folder / "papers.parquet"
