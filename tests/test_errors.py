@@ -986,6 +986,44 @@ def _curation(previous: Path, edits_json: str) -> None:
     write(previous / "curation.json", '{"format": "abstract-atlas curation 1", "edits": ' + edits_json + "}")
 
 
+def _edit_folder(previous: Path) -> None:
+    """A folder where the map's curation.json belongs, holding a file of the user's."""
+    write(previous / "curation.json" / "mine.txt", "my notes")
+
+
+def writer_case_curate_rename_when_the_edit_file_is_a_folder(user, previous):
+    _edit_folder(previous)
+    return Run(["curate", str(previous), "rename", "0", "Mine"], ["curation.json", "is a folder"])
+
+
+def writer_case_curate_list_when_the_edit_file_is_a_folder(user, previous):
+    _edit_folder(previous)
+    return Run(["curate", str(previous), "list"], ["curation.json", "is a folder"])
+
+
+def writer_case_export_when_the_edit_file_is_a_folder(user, previous):
+    _edit_folder(previous)
+    return Run(["export", str(previous), "--out", str(user / "x.csv")], ["curation.json", "is a folder"])
+
+
+def writer_case_rebuild_when_the_edit_file_is_a_folder_keeps_the_folder(user, previous):
+    _edit_folder(previous)
+    path = csv_of(user / "papers.csv", english())
+    return Run(["build", str(path), "--out", str(previous), "--quiet"], ["curation.json", "is a folder"])
+
+
+def writer_case_add_of_a_parquet_whose_title_is_categorical(user, previous):
+    path = user / "more.parquet"
+    titles = pd.Categorical(["Title a", None])
+    pq.write_table(pa.Table.from_pandas(pd.DataFrame({"abstract": english(2), "title": titles})), path)
+
+    def check(err):
+        titles = added_rows(previous)["title"].tolist()
+        assert "Title a" in titles and all(isinstance(t, str) and t for t in titles), titles
+
+    return Run(["add", str(previous), str(path), "--quiet"], check=check, changes=(previous,))
+
+
 def writer_case_export_with_a_deeply_nested_edit_file(user, previous):
     _curation(previous, "[" * 50_000 + "]" * 50_000)
     return Run(["export", str(previous), "--out", str(user / "x.csv")], ["curation.json", "nested"])
@@ -1606,3 +1644,95 @@ def test_a_rebuild_over_a_damaged_map_notes_it_and_goes_on(damage, built_map, tm
     rebuilt = read_map(previous)  # readable, every vector finite and of the model's width
     assert len(rebuilt.papers) == 12 and rebuilt.embeddings.shape == (12, 384)
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".map.") and p.name != ".map.lock"]
+
+
+# ---- paths the system would refuse as too long: one error line from every command (issue 36) ----
+
+LONG = "/".join(["d" * 200] * 21)  # 4,220 bytes: past the 4,096 Linux allows a path
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["build", "{long}", "--out", "{map}2"],
+        ["build", "{input}", "--out", "{long}"],
+        ["build", "{input}", "--out", "{map}2", "--previous", "{long}"],
+        ["add", "{long}", "{input}"],
+        ["add", "{map}", "{long}"],
+        ["export", "{long}", "--out", "{map}.csv"],
+        ["export", "{map}", "--out", "{long}.csv"],
+        ["curate", "{long}", "list"],
+        ["curate", "{long}", "rename", "0", "X"],
+        ["build", "{input}", "--out", "{map}2/" + "n" * 256],  # one name past 255 bytes
+    ],
+    ids=lambda args: " ".join(args),
+)
+def test_a_path_too_long_for_the_system_is_one_error_line(args, tmp_path, capsys):
+    previous = tmp_path / "map"
+    write_map(previous, hostile_map())
+    path = csv_of(tmp_path / "papers.csv", english())
+    given = [a.format(long=tmp_path / LONG, map=previous, input=path) for a in args]
+    before = file_hashes(tmp_path)
+    code = main(given)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("error: "), err
+    assert "bytes long" in err[0] and len(err[0]) < 300, err[0]
+    assert file_hashes(tmp_path) == before
+
+
+def test_an_input_is_hashed_for_its_fingerprint_in_chunks_never_whole(tmp_path, monkeypatch, capsys):
+    """A huge input (a sparse file: no disk used) is fingerprinted 16 MB at a time, and a binary one
+    is refused from its first bytes; no read of it asks for more than a chunk."""
+    import pipeline.ingest as ingest
+    import pipeline.mapfolder.store as store
+    from pipeline.commands.build import input_fingerprint
+    from pipeline.config import BuildConfig
+
+    huge = tmp_path / "huge.txt"
+    with open(huge, "wb") as handle:
+        handle.truncate(3 << 30)  # 3 GB of zeros
+    sizes = []
+
+    class Spy:
+        def __init__(self, handle):
+            self.handle = handle
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.handle.close()
+
+        def read(self, size=-1):
+            sizes.append(size)
+            if len(sizes) > 3:  # a few chunks prove the point; the rest of the 3 GB is not needed
+                return b""
+            return self.handle.read(size)
+
+    real_open = open
+    monkeypatch.setattr(
+        store, "open", lambda path, mode="r", *a, **k: Spy(real_open(path, mode, *a, **k)), raising=False
+    )
+    monkeypatch.setattr(ingest, "read_bytes", lambda path: pytest.fail(f"{path} read whole"))
+    input_fingerprint([huge], BuildConfig())
+    assert sizes and all(0 < size <= store.FILE_CHUNK for size in sizes), sizes
+    code = main(["build", str(huge), "--out", str(tmp_path / "m"), "--quiet"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err[-1].startswith("error: ") and "binary" in err[-1], err
+
+
+def test_the_fingerprint_hashes_the_same_bytes_as_before(tmp_path):
+    """Hashed in chunks, the fingerprint is the one maps already record (their --if-stale holds)."""
+    import hashlib
+
+    from pipeline import __version__
+    from pipeline.commands.build import input_fingerprint
+    from pipeline.config import BuildConfig
+    from pipeline.mapfolder.files import SCHEMA_VERSION
+
+    path = csv_of(tmp_path / "papers.csv", english())
+    config = BuildConfig()
+    digest = hashlib.sha256(json.dumps(config.to_dict(), sort_keys=True).encode())
+    digest.update(f"schema {SCHEMA_VERSION} pipeline {__version__}".encode())
+    digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    assert input_fingerprint([path], config) == digest.hexdigest()

@@ -23,7 +23,7 @@ from pipeline import UserError, __version__, numeric_target
 from pipeline.config import BuildConfig
 from pipeline.embedding.embed import cache_name_for, embed_texts, text_key
 from pipeline.embedding.model import MODEL_NAME
-from pipeline.ingest import expand_inputs, ingest, read_bytes
+from pipeline.ingest import expand_inputs, ingest, unreadable
 from pipeline.mapfolder.curation import Edit, carry_edits, read_curation
 from pipeline.mapfolder.files import EMBEDDINGS, MANIFEST, PAPERS, SCHEMA_VERSION, TOPIC_COLUMNS
 from pipeline.mapfolder.lock import out_lock
@@ -35,7 +35,14 @@ from pipeline.mapfolder.manifest import (
     PreviousBlock,
     read_manifest,
 )
-from pipeline.mapfolder.store import AtlasMap, check_out, concat_papers, read_added_papers, write_map
+from pipeline.mapfolder.store import (
+    AtlasMap,
+    check_out,
+    concat_papers,
+    file_digest,
+    read_added_papers,
+    write_map,
+)
 from pipeline.mapfolder.table_checks import check_embeddings
 from pipeline.modelling.evaluate import map_quality
 from pipeline.modelling.floors import pair_similarities
@@ -90,11 +97,16 @@ def library_versions() -> dict[str, str]:
 
 
 def input_fingerprint(inputs: list[str | Path], config: BuildConfig) -> str:
-    """Hash of the input files' bytes and the requested config: equal means the map is current."""
+    """Hash of the input files' bytes and the requested config: equal means the map is current.
+    Each file is hashed in chunks (`file_digest`): a 3 GB input is never held whole for it."""
     digest = hashlib.sha256(json.dumps(config.to_dict(), sort_keys=True).encode())
     digest.update(f"schema {SCHEMA_VERSION} pipeline {__version__}".encode())
     for path in sorted(expand_inputs(inputs), key=lambda p: p.name):
-        digest.update(path.name.encode() + b"\0" + read_bytes(path))
+        digest.update(path.name.encode() + b"\0")
+        try:
+            file_digest(path, digest)
+        except OSError as exc:
+            raise unreadable(path, exc) from None
     return digest.hexdigest()
 
 

@@ -30,6 +30,31 @@ _KINDS = (
 )
 
 
+# A path (made absolute) longer than this leaves no room for what a writer puts beside or inside it
+# (`.<name>.tmp-<pid>-<random>/search.sqlite-journal`) within the 4,096 bytes Linux allows a path;
+# one name within it may have 255 bytes.
+MAX_PATH_BYTES = 4096 - 96
+MAX_PART_BYTES = 255
+
+
+def path_problem(path: str | Path) -> str | None:
+    """Why the system would refuse `path` as too long ("File name too long"), or None.
+
+    Examples:
+        >>> path_problem("maps/" + "d" * 300)
+        'a name in it is 300 bytes long; at most 255 are allowed'
+        >>> path_problem("maps/seeds") is None
+        True
+    """
+    longest = max((len(os.fsencode(part)) for part in Path(path).parts), default=0)
+    if longest > MAX_PART_BYTES:
+        return f"a name in it is {longest} bytes long; at most {MAX_PART_BYTES} are allowed"
+    size = len(os.fsencode(os.path.abspath(path)))
+    if size > MAX_PATH_BYTES:
+        return f"the path is {size:,} bytes long; give one of at most {MAX_PATH_BYTES:,}"
+    return None
+
+
 def check_name_length(path: Path, what: str = "--out") -> None:
     """Refuse a name too long to write beside (one `UserError`, not an OSError later)."""
     size = len(os.fsencode(Path(path).name))

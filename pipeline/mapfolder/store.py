@@ -210,9 +210,13 @@ def _papers_with_mapped_abstracts(path: Path) -> pd.DataFrame:
     return papers
 
 
-def _file_digest(path: Path, chunk: int = 1 << 24):
-    """SHA-256 of a file read in 16 MB chunks (`checksum`'s first part, without the file in memory)."""
-    digest = hashlib.sha256()
+FILE_CHUNK = 1 << 24  # bytes hashed at a time: a file of any size is hashed in 16 MB of memory
+
+
+def file_digest(path: Path, digest=None, chunk: int = FILE_CHUNK):
+    """`digest` (a new SHA-256 by default) updated with a file's bytes, read in 16 MB chunks, never
+    the file whole in memory (`checksum`'s first part; a build's input fingerprint)."""
+    digest = digest if digest is not None else hashlib.sha256()
     with open(path, "rb") as handle:
         while block := handle.read(chunk):
             digest.update(block)
@@ -220,7 +224,7 @@ def _file_digest(path: Path, chunk: int = 1 << 24):
 
 
 def _checksum_from(digest, doc_ids: list[str]) -> str:
-    """`checksum` of embeddings bytes already hashed into `digest` (`_file_digest`)."""
+    """`checksum` of embeddings bytes already hashed into `digest` (`file_digest`)."""
     digest.update("\n".join(doc_ids).encode("utf-8"))
     return digest.hexdigest()
 
@@ -376,7 +380,7 @@ def read_map(
             _papers_with_mapped_abstracts(folder / PAPERS) if memory_map else pd.read_parquet(folder / PAPERS)
         )
         topics = pd.read_parquet(folder / TOPICS)
-        npy_digest = _file_digest(folder / EMBEDDINGS) if verify else None
+        npy_digest = file_digest(folder / EMBEDDINGS) if verify else None
         embeddings = np.load(folder / EMBEDDINGS, allow_pickle=False, mmap_mode="r" if memory_map else None)
         themes = pd.read_parquet(folder / THEMES) if (folder / THEMES).exists() else None
     except FileNotFoundError as exc:  # removed while we read
