@@ -18,12 +18,13 @@ from app.changes import TopicEdits
 from app.palette import theme_topic_colours
 from app.state import Vocabulary
 from app.themes import theme_of_topic
-from pipeline.exports.export import BIDI_CHARACTERS, without_bidi_controls
+from pipeline.exports.export import without_bidi_controls
 from pipeline.mapfolder.files import MANIFEST, MAP_FILES, PAPERS, TOPICS
 from pipeline.mapfolder.manifest import Manifest
 from pipeline.mapfolder.search_index import SearchIndex, index_for, paper_fingerprint
 from pipeline.mapfolder.store import added_mask, read_map
 from pipeline.modelling.floors import PairSimilarities, map_pair_similarities
+from pipeline.text import BIDI_CHARACTERS
 
 REPO = Path(__file__).resolve().parent.parent
 MAPS_ROOT = REPO / "assets" / "maps"

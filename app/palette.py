@@ -67,15 +67,36 @@ def _lab_to_srgb(lab: np.ndarray) -> np.ndarray:
 
 
 def _shades(base: str, count: int) -> list[str]:
-    """`count` shades of one hue, from darker to lighter around `base` (same hue angle in CIELAB)."""
-    rgb = np.array([[int(base[i : i + 2], 16) / 255 for i in (1, 3, 5)]])
-    lightness, a, b = _srgb_to_lab(rgb)[0]
+    """`count` colours of one theme around `base`: lightness from darker to lighter, and, past two,
+    the hue turned by up to `HUE_STEP` degrees either way in four steps taken in a stride, so topics
+    next to each other in lightness differ in hue too. The topics of a big theme stay told apart
+    (eight of one theme differ pairwise by more than 10 in CIELAB on every theme hue of the
+    palette) while the theme still reads as one colour family.
+
+    Examples:
+        >>> shades = _shades("#1f6fd1", 8)
+        >>> lab = _srgb_to_lab(np.array([[int(c[i : i + 2], 16) / 255 for i in (1, 3, 5)] for c in shades]))
+        >>> bool(min(np.linalg.norm(lab[i] - lab[j]) for i in range(8) for j in range(i)) > 10)
+        True
+    """
     if count == 1:
         return [base]
+    rgb = np.array([[int(base[i : i + 2], 16) / 255 for i in (1, 3, 5)]])
+    lightness, a, b = _srgb_to_lab(rgb)[0]
+    chroma, angle = np.hypot(a, b), np.arctan2(b, a)
     steps = np.linspace(-1, 1, count)
-    spread = min(16.0, 6.0 * count)  # two shades differ by 12 L*, eight by 4 L* (still visible side by side)
-    rows = [[np.clip(lightness + spread * s, 32, 78), a * (1 - 0.18 * s), b * (1 - 0.18 * s)] for s in steps]
+    spread = min(20.0, 6.0 * count)  # two shades differ by 12 L*, eight by 6 L* and a hue step
+    turns = np.linspace(-1, 1, min(4, count)) if count > 2 else np.zeros(1)
+    rows = []
+    for i, s in enumerate(steps):
+        turn = angle + np.radians(HUE_STEP) * turns[(i * (len(turns) // 2 + 1)) % len(turns)]
+        c = chroma * (1 - 0.15 * s)
+        rows.append([np.clip(lightness + spread * s, 30, 80), c * np.cos(turn), c * np.sin(turn)])
     return [_hex(c) for c in _lab_to_srgb(np.array(rows))]
+
+
+# How far a theme's topics turn from its hue, either way (degrees in CIELAB's a*b* plane).
+HUE_STEP = 36.0
 
 
 def theme_topic_colours(topic_ids_by_size: list[int], theme_of: dict[int, int]) -> dict[int, str]:

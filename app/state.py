@@ -34,6 +34,7 @@ Query string keys (what they mean):
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 
@@ -393,21 +394,32 @@ def parse_view(params: Mapping[str, list[str]], vocabulary: Vocabulary) -> tuple
     return ViewState(**link.values), link.notices
 
 
+# The zoom's grammar, one for the server and the browser (sent to map.js as `SHARED.zoom_number` and
+# `SHARED.zoom_min_span`): each of the four parts an ASCII decimal number (no "1_0", no fullwidth
+# digits, no spaces, no "0x10"), each range at least ZOOM_MIN_SPAN wide (the map writes ranges with
+# at most ten decimals, so a narrower one would be written back as a range of nothing).
+ZOOM_NUMBER = r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
+ZOOM_MIN_SPAN = 1e-6
+_ZOOM_NUMBER = re.compile(ZOOM_NUMBER)
+
+
 def parse_zoom(text: str) -> tuple[float, float, float, float] | None:
-    """The map ranges in a `view=` value, or None when it is not four finite numbers with x0 < x1, y0 < y1.
+    """The map ranges in a `view=` value, or None when it is not four ASCII decimal numbers, finite,
+    with x0 < x1 and y0 < y1 each at least `ZOOM_MIN_SPAN` apart (js/zoom.js `parseZoomText` agrees).
 
     Examples:
         >>> parse_zoom("-1.5,2,0,3.25"), parse_zoom("1,0,0,1"), parse_zoom("nan,1,0,1")
         ((-1.5, 2.0, 0.0, 3.25), None, None)
+        >>> parse_zoom("1_0,20,0,1"), parse_zoom("０,1,0,1"), parse_zoom("0,1e-300,0,1e-300")
+        (None, None, None)
     """
-    try:
-        numbers = tuple(float(v) for v in text.split(","))
-    except ValueError:
+    parts = text.split(",")
+    if len(parts) != 4 or not all(_ZOOM_NUMBER.fullmatch(part) for part in parts):
         return None
-    if len(numbers) != 4 or not all(math.isfinite(v) for v in numbers):
+    x0, x1, y0, y1 = numbers = tuple(float(part) for part in parts)
+    if not all(math.isfinite(v) for v in numbers):
         return None
-    x0, x1, y0, y1 = numbers
-    return numbers if x0 < x1 and y0 < y1 else None
+    return numbers if x1 - x0 >= ZOOM_MIN_SPAN and y1 - y0 >= ZOOM_MIN_SPAN else None
 
 
 def to_params(state: ViewState, map_name: str | None = None) -> dict[str, str | list[str]]:

@@ -1,5 +1,8 @@
 """How well the map's topics split a field the way its people do, side by side with two baselines.
 
+(The theme level above the topics, cohesion and NMI against Ward and KMeans at the same count, is
+measured by `benchmarks/bench_themes.py`, which reruns the theme stage on built maps in seconds.)
+
 Needs the shared corpus (../shared/corpus/ml_abstracts.parquet; exits when it is absent). On three
 maps of it, in one run, with the same vectors (the build's int8 encoder, float16 as stored):
 - **Abstract Atlas**: the build's own topics (`pipeline.modelling.topics.fit_topics`: KMeans in a 10-D

@@ -43,6 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import pipeline  # noqa: E402, F401  (first: the numeric code paths)
+from pipeline.mapfolder.manifest import Manifest  # noqa: E402
 from benchmarks.common import (  # noqa: E402
     CORPUS,
     EARLIER_NAMES,
@@ -123,7 +124,7 @@ class BuiltMap:
     themes: object  # the themes measured: theme_id, label, size, topic_ids, name_source, name_share
     theme_of: dict[int, int]  # topic id -> theme id
     vectors: object  # float32 paper vectors, as the build fitted on them
-    manifest: dict
+    manifest: Manifest
     theme_seconds: float | None = None  # time of the theme stage (--from-maps), else None
 
 
@@ -195,14 +196,14 @@ def rerun_themes(name: str, folder: Path) -> BuiltMap:
     fit = SampleFit.of_all(
         Topics(labels=labels, table=table, knn=None, hdbscan_unassigned=0, phrases=phrases)
     )
-    config = manifest["config"]
+    config = manifest.config.settings
 
     def encode(texts):  # the build's phrase encoder: the map's embedder, through the embedding cache
         return embed_texts(
             texts, embedder=config["embedder"], max_tokens=config["max_tokens"], progress=False
         )[0]
 
-    themes, theme_of = group_into_themes(fit, documents, vectors, encode, manifest["model"]["encoder"])
+    themes, theme_of = group_into_themes(fit, documents, vectors, encode, manifest.model.encoder)
     seconds = time.perf_counter() - started
     table["theme_id"] = table["topic_id"].map(theme_of).fillna(-1).astype("int64")
     return BuiltMap(name, papers, table, themes, theme_of, vectors, manifest, round(seconds, 2))
@@ -219,7 +220,7 @@ def cluster_space(built: BuiltMap):
     from pipeline.modelling.neighbours import neighbour_graph
     from pipeline.modelling.topics import CLUSTER_DIMENSIONS
 
-    config = built.manifest["config"]
+    config = built.manifest.config.settings
     vectors = built.vectors
     if config["n_neighbors"] >= len(vectors) / 3:  # as fit_topics: a handful of papers is not reduced
         return np.asarray(vectors, dtype=np.float32)

@@ -44,14 +44,6 @@ def topic_number(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a topic number, got {text!r}") from None
 
 
-def edit_number(text: str) -> int:
-    """An edit's number as `curate list` shows it (a hand-written file may use 0 or negative ones)."""
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an edit number, got {text!r}") from None
-
-
 def path_text(text: str) -> str:
     """An argparse type for every path on the command line (inputs kept as typed): one the system
     can open, said in one line when it is too long (never `OSError: File name too long` later)."""
@@ -70,6 +62,7 @@ def path_argument(text: str) -> Path:
 
 SEED_MAX = 2**32 - 1  # UMAP and NumPy take seeds in [0, 2**32 - 1]
 positive_int, non_negative_int, seed_value = whole_number(1), whole_number(0), whole_number(0, SEED_MAX)
+edit_number = positive_int  # an edit's number as `curate list` shows it: edits are numbered from 1
 
 
 def make_parser() -> Parser:
@@ -408,9 +401,11 @@ def main(argv: list[str] | None = None) -> int:
         args = make_parser().parse_args(argv)
         {"build": run_build, "export": run_export, "add": run_add, "curate": run_curate}[args.command](args)
     except (UserError, UnreadableOutput) as exc:
-        # One line whatever the message holds: a file or topic name with a line break is shown as \n.
-        message = str(exc).replace("\r", "\\r").replace("\n", "\\n")
-        print(f"error: {message}", file=sys.stderr)
+        # One line whatever the message holds: a file or topic name with a line break is shown as \n,
+        # U+2028 or U+202E as \u2028, \u202e (`pipeline.text.shown_plainly`).
+        from pipeline.text import shown_plainly
+
+        print(f"error: {shown_plainly(exc)}", file=sys.stderr)
         return 2 if isinstance(exc, UserError) else 1  # a map its own reader refuses: a bug
     except KeyboardInterrupt:
         print("error: interrupted; any previous map is untouched", file=sys.stderr)

@@ -227,3 +227,24 @@ def test_map_catalog_puts_the_requested_or_seeds_map_first(tmp_path):
     ]
     assert requested_map(["--map", "x"], {"ATLAS_MAP": "y"}).name == "x"
     assert requested_map([], {}) is None
+
+
+def test_the_topics_of_a_big_theme_stay_told_apart_and_read_as_their_theme():
+    """Issue 39: eight topics of one theme get colours a reader tells apart (CIELAB distance over 10
+    between any two), each nearer its own theme's hue than the next theme's."""
+    colours = theme_topic_colours(list(range(10)), {t: 0 if t < 8 else 1 for t in range(10)})
+    lab = {
+        t: _srgb_to_lab(np.array([[int(colours[t][i : i + 2], 16) / 255 for i in (1, 3, 5)]]))[0]
+        for t in range(10)
+    }
+    assert min(np.linalg.norm(lab[i] - lab[j]) for i in range(8) for j in range(i)) > 10
+    hue = {t: np.degrees(np.arctan2(lab[t][2], lab[t][1])) for t in range(10)}
+    own = distinct_colours(2)
+    theme_hue = [
+        np.degrees(
+            np.arctan2(*_srgb_to_lab(np.array([[int(c[i : i + 2], 16) / 255 for i in (1, 3, 5)]]))[0][[2, 1]])
+        )
+        for c in own
+    ]
+    for t in range(8):
+        assert abs((hue[t] - theme_hue[0] + 180) % 360 - 180) < abs((hue[t] - theme_hue[1] + 180) % 360 - 180)

@@ -1266,17 +1266,16 @@ def writer_case_export_with_a_hand_written_hide_into_itself(user, previous):
     return Run(["export", str(previous), "--out", str(user / "x.csv")], ["curation.json", "into itself"])
 
 
-def writer_case_curate_drops_an_edit_with_a_negative_id(user, previous):
+def writer_case_curate_refuses_an_edit_file_with_a_negative_id(user, previous):
+    # edits are numbered from 1 (`curate list`, `accept N`, `drop N`): -3 is damage, named with its file
     _curation(previous, '[{"id": -3, "action": "note", "topic": 1, "text": "hand-written"}]')
-
-    def check(err):
-        assert "dropped #-3" in err and json.loads((previous / "curation.json").read_text())["edits"] == []
-
-    return Run(["curate", str(previous), "drop", "-3"], check=check, changes=(previous,))
+    return Run(
+        ["curate", str(previous), "list"], ["curation.json", "'id' must be a whole number of at least 1"]
+    )
 
 
-def writer_case_curate_drop_of_an_unknown_negative_id(user, previous):
-    return Run(["curate", str(previous), "drop", "-7"], ["no edit #-7"])
+def writer_case_curate_drop_of_a_negative_id(user, previous):
+    return Run(["curate", str(previous), "drop", "-7"], ["at least 1, got -7"])
 
 
 def writer_case_build_into_a_folder_inside_a_map(user, previous):

@@ -31,7 +31,7 @@ from app.map_component.payload import (
     shared_constants,
     view_state,
 )
-from app.state import parse_zoom
+from app.state import Vocabulary, parse_view, parse_zoom
 from app.text import plotly_wrap
 from tests.helpers import REPO, write_tiny_map
 
@@ -294,10 +294,21 @@ def test_a_view_mask_decodes_in_the_browser_as_it_was_encoded(pure, name):
 ZOOMS = [
     "-1.5,2,0,3.25", "1,0,0,1", "0,1,1,1", "nan,1,0,1", "inf,1,0,1", "1,2,3", "1,2,3,4,5", "a,b,c,d",
     " 1, 2 ,3,4", "1e3,2e3,-1e-3,1e-3", "0.000001,0.000002,5,6", "", "1;2;3;4",
+    # one grammar (ASCII decimal numbers): what Number() or float() alone read differently
+    "1_0,20,0,1", "\uff10,\uff11,0,1", "0x10,0x20,0,1", ",1,0,1", "1,2,3,4 ", "+1,2,3,4", ".5,5.,1E2,1e+3",
+    "Infinity,1,0,1", "1e999,1,0,1", "0,1e-300,0,1e-300", "0,0.0000009,0,1", "-0,1,-.5,0",
 ]  # fmt: skip
-# Known differences, kept out: JavaScript's Number reads "0x10" and "" (as 0) where Python's float
-# does not, and Python's float reads "1_0" where Number does not; the server then says a link's
-# `view=` is malformed that the browser still follows.
+
+
+@pytest.mark.parametrize(
+    "text", ["1_0,20,0,1", "\uff11,\uff12,0,1", "0x1,0x2,0,1", "0,1e-300,0,1e-300", ",1,0,1", " 1,2,3,4"]
+)
+def test_a_zoom_outside_the_one_grammar_is_refused_with_the_visible_notice(text):
+    # what the map (js/zoom.js) drops, the server names: ASCII decimal numbers, ranges the map can write back
+    assert parse_zoom(text) is None
+    _, notices = parse_view({"view": [text]}, Vocabulary(topic_ids=frozenset({0})))
+    assert len(notices) == 1 and notices[0].startswith("Ignored view=") and "four numbers" in notices[0]
+    assert parse_view({"view": ["0,1,-2,2.5"]}, Vocabulary(topic_ids=frozenset({0})))[1] == []
 
 
 @pytest.mark.browser

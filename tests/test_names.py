@@ -10,9 +10,9 @@ import pytest
 from pipeline.embedding.embed import load_encoder
 from pipeline.mapfolder.store import read_map
 from pipeline.modelling.evaluate import name_figures
-from pipeline.naming.areas import AREA_MAJORITY, area_share, area_votes
+from pipeline.naming.areas import area_votes
 from pipeline.naming.names import is_generic, name_key
-from pipeline.naming.support import name_support
+from pipeline.naming.support import uses_name
 
 # The LLM-safety abstracts of the seeds, by words of their own.
 SAFETY_PAPERS = ("SafetyAnalyst", "Vulnerability-Aware Alignment")
@@ -29,29 +29,39 @@ def test_theme_and_topic_names_hold_on_the_seed_map(seed_map):
     assert atlas.themes["label"].str.lower().is_unique
 
 
-def test_every_theme_name_is_its_own_and_holds_as_its_source_says(seed_map):
-    """A theme is named by a phrase each of its topics writes, or by a research area most of its papers
-    are closest to (checked here again with the map's own vectors and encoder); never a list, never a
-    generic word, never a topic's name."""
+def test_every_theme_name_is_its_own_and_holds_as_its_share_says(seed_map):
+    """A theme is named by at most two parts, each a phrase its papers write or a research area they
+    are close to (checked here again with the map's own vectors and encoder): never a list, never
+    generic, never a member topic's name, never the map's own field; `name_share` is the smallest
+    share of a member topic's papers the name speaks for."""
     atlas = read_map(seed_map)
     papers, topics, themes = atlas.papers, atlas.topics, atlas.themes
     topic_keys = {name_key(n) for n in topics["label"]}
-    votes = area_votes(np.asarray(atlas.embeddings, dtype=np.float32), load_encoder().encode)
-    theme_of_topic = dict(zip(topics["topic_id"], topics["theme_id"], strict=True))
+    vectors = np.asarray(atlas.embeddings, dtype=np.float32)  # the build's own area vectors, as it votes
+    votes = area_votes(vectors, load_encoder().encode, encoder_name=atlas.manifest.model.encoder)
+    areas = {a.name: i for i, a in enumerate(votes.areas)}
+    documents = papers["abstract"].tolist()
+    fields = votes.nearest["field"]
+    own_field = {votes.areas[a].name for a in set(fields.tolist()) if (fields == a).mean() > 0.5}
     for row in themes.itertuples():
-        assert ";" not in row.label and " & " not in row.label and len(row.label) <= 40, row.label
-        assert not is_generic(row.label) and name_key(row.label) not in topic_keys, row.label
-        rows = np.flatnonzero(papers["topic_id"].map(theme_of_topic).fillna(-1).to_numpy() == row.theme_id)
-        if row.name_source == "area":
-            assert area_share(votes, rows, row.label) == pytest.approx(row.name_share, abs=1e-3)
-            assert row.name_share >= AREA_MAJORITY, (row.label, row.name_share)
-        elif row.name_source == "nearest area":
-            assert area_share(votes, rows, row.label) >= 1 / 3, row.label
-        else:
-            documents = papers["abstract"].tolist()
-            for topic in row.topic_ids:
-                own = [documents[i] for i in np.flatnonzero(papers["topic_id"].to_numpy() == topic)]
-                assert name_support(row.label, own) >= 0.25, (row.label, topic)
+        parts = row.label.split(" & ")
+        assert ";" not in row.label and len(parts) <= 2 and len(row.label) <= 60, row.label
+        assert not own_field & {p.capitalize() for p in parts}, row.label
+        shares = []
+        for topic in row.topic_ids:
+            rows = np.flatnonzero(papers["topic_id"].to_numpy() == topic)
+            used = np.zeros(len(rows), dtype=bool)
+            for part in parts:
+                assert not is_generic(part) and name_key(part) not in topic_keys, row.label
+                area = next((a for name, a in areas.items() if name.lower() == part.lower()), None)
+                if area is None:
+                    used |= uses_name(part, [documents[i] for i in rows])
+                else:
+                    grain = votes.areas[area].grain
+                    close = votes.close[grain] if grain != "field" else votes.nearest[grain][:, None]
+                    used |= (close[rows] == area).any(axis=1)
+            shares.append(used.mean())
+        assert min(shares) == pytest.approx(row.name_share, abs=1e-3), row.label
     for name in topics["label"]:
         assert not is_generic(name), name
         for part in name.split(" & "):

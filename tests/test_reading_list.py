@@ -306,4 +306,48 @@ def test_bidi_controls_are_shown_not_obeyed_in_every_export():
     ]
     for output in outputs:
         assert not re.search("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]", output)
-        assert "invoice\ufffdgpj.exe" in output
+        assert "invoice\ufffdgpj.exe" in output.replace("\\.", ".")  # Markdown escapes a dot before a letter
+
+
+BARE_DOMAINS = [
+    "Log in at evil.com/login now",
+    "bit.ly/x",
+    "(see EXAMPLE.ORG)",
+    "sub.evil.co.uk/a?b=c",
+    "//evil.com/x",
+]
+
+
+def test_bare_domains_in_titles_stay_text_under_linkify_and_read_as_written():
+    from markdown_it import MarkdownIt
+
+    papers = pd.DataFrame(
+        {"title": BARE_DOMAINS, "abstract": ["Mirror at evil.com/x. More."] * 5, "topic_id": [1] * 5}
+    )
+    text = reading_list_markdown(papers, pd.DataFrame({"topic_id": [1], "label": ["bit.ly/t"]}))
+    html = MarkdownIt("gfm-like", {"linkify": True}).render(text)  # the linkifier that links bare domains
+    assert "<a " not in html, html
+    shown = re.sub(r"<[^>]+>", "", html)  # the rendered text: each title exactly as written
+    for title in [*BARE_DOMAINS, "bit.ly/t", "Mirror at evil.com/x."]:
+        assert title in shown, title
+    plain = MarkdownIt("gfm-like", {"linkify": True}).render("evil.com/login")
+    assert "<a " in plain  # the renderer does link a bare domain left as it is
+
+
+def test_reading_lists_never_carry_a_control_character_raw():
+    controls = "".join(map(chr, [*range(0x00, 0x09), *range(0x0E, 0x20), 0x7F, *range(0x80, 0xA0)]))
+    papers = pd.DataFrame(
+        {
+            "doc_id": ["d1"],
+            "title": [f"Nul\x00title{controls}end"],
+            "abstract": ["An\x00abstract\x1b[31m here. More."],
+            "topic_id": [0],
+            "venue": ["ICML\x00"],
+            "authors": ["Ada\x07 Lovelace"],
+            "year": [2024],
+        }
+    )
+    topics = pd.DataFrame({"topic_id": [0], "label": ["T"], "note": ["a\x00note"]})
+    for output in (reading_list_markdown(papers, topics, chosen="q\x00"), reading_list_bibtex(papers)):
+        assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", output), repr(output)
+        assert "Nul\ufffdtitle" in output

@@ -266,3 +266,27 @@ def test_a_kept_topic_whose_content_moved_is_named_again_and_its_curated_name_fl
     assert (
         rebuilt.lineage.set_index("topic_id").loc[0, "previous_label"] == "Flow"
     )  # the change report's "Renamed from"
+
+
+def test_a_previous_setting_no_build_could_be_given_is_not_carried_and_is_noted():
+    # a previous map's min_topic_size 1 (written by hand or an older version) is no reason to stop a
+    # rebuild with an error about --min-topic-size, an option the user never gave
+    from pipeline.commands.build import carry_previous
+    from pipeline.modelling.lineage import PreviousMap
+
+    papers = pd.DataFrame({"doc_id": [f"d{i}" for i in range(40)]})
+    previous = PreviousMap(
+        topic_of={f"d{i}": i % 2 for i in range(40)},
+        topics=pd.DataFrame({"topic_id": [0, 1], "label": ["A", "B"]}),
+        centroids={},
+        next_topic_id=2,
+        config={"min_topic_size": 1, "min_samples": 2, "n_neighbors": 9},
+    )
+    config = BuildConfig()
+    said: list[str] = []
+    resolved, carried = carry_previous(
+        config, config.resolve(len(papers)), previous, papers, refit=False, log=said.append
+    )
+    assert carried.settings == {"min_samples": 2, "n_neighbors": 9}
+    assert resolved.min_topic_size == config.resolve(len(papers)).min_topic_size
+    assert any("min_topic_size 1 is not carried" in line for line in said), said

@@ -237,6 +237,29 @@ HOSTILE_QUERIES = [
 ]
 
 
+@pytest.mark.parametrize(
+    "text, left_out",
+    [
+        ("*", "'*'"),
+        ("**", "'**'"),
+        ("* *", "'*'"),
+        ('""', "'\"\"'"),
+        ("-*", "'-*'"),
+        ("AND", "AND"),
+        ("AND AND", "AND"),
+    ],
+)
+def test_a_search_with_nothing_to_look_for_says_what_was_left_out(text, left_out):
+    query = parse_query(text)
+    assert query.empty  # every paper is shown, with the line saying why
+    assert len(query.notices) == 1 and query.notices[0].startswith(f"Left out {left_out}:"), query.notices
+
+
+def test_an_and_between_two_words_is_a_space_and_a_dangling_one_is_said():
+    assert parse_query("graph AND pose").shown() == "graph pose" and not parse_query("graph AND pose").notices
+    assert parse_query("graph AND").notices[0].startswith("Left out AND:")
+
+
 def test_any_query_gives_a_result_or_a_plain_notice_never_an_error(seed_papers, tmp_path):
     index = index_of(seed_papers, tmp_path)
     rng = random.Random(0)
@@ -326,6 +349,33 @@ def test_a_forged_index_is_not_trusted_and_no_writer_carries_it(tmp_path, monkey
     _forge(folder / SEARCH_INDEX, "INSERT INTO words (rowid, title, abstract) VALUES (3, 'zyzzyva', '')")
     write_map(folder, read_map(folder, curated=False))  # what `add` and a rebuild do
     assert SearchIndex(folder / SEARCH_INDEX, 60).search("zyzzyva").rows.tolist() == []
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "INSERT INTO words (rowid, title, abstract) VALUES (3, 'zzzqqq', '')",  # over a paper's own row id
+        "INSERT INTO grams (rowid, text) VALUES (3, 'zzzqqq')",
+        b"garbage" * 200,  # the file replaced by something that is no index
+        b"",
+    ],
+    ids=["word row at an existing rowid", "substring row at an existing rowid", "garbage", "empty file"],
+)
+def test_damage_its_meta_cannot_show_is_caught_on_open_and_said(tmp_path, monkeypatch, damage):
+    monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "map"
+    write_map(folder, tiny_map())
+    papers = read_map(folder).papers
+    if isinstance(damage, bytes):
+        (folder / SEARCH_INDEX).write_bytes(damage)
+    else:
+        _forge(folder / SEARCH_INDEX, damage)
+    assert verify_index(folder / SEARCH_INDEX, papers).startswith("damaged")
+    notes = []
+    index = index_for(folder, papers, log=notes.append)
+    assert index.path != folder / SEARCH_INDEX and index.search("zzzqqq").rows.tolist() == []
+    assert len(index.search("diffusion").rows) == 15
+    assert any("the search index is damaged" in n for n in notes), notes
 
 
 def test_a_dropped_index_table_is_a_notice_and_the_next_writer_rebuilds_it(tmp_path, monkeypatch):
@@ -471,8 +521,9 @@ def test_hostile_searches_in_the_app_show_a_notice_not_an_error(tiny_app):
         ).run()  # the sidebar: a search does not rerun it
         assert not at.exception, query
         assert "Showing" in plain_text(at) or "match the words" in plain_text(at), query
-    whole_page(at).text_input(key="w_search").input("🙂").run()
-    assert "Left out '🙂'" in plain_text(at) and "Showing the 60 papers of the map" in plain_text(at)
+    for query, left_out in (("🙂", "Left out '🙂'"), ("*", "Left out '*'"), ("AND", "Left out AND")):
+        whole_page(at).text_input(key="w_search").input(query).run()
+        assert left_out in plain_text(at) and "Showing the 60 papers of the map" in plain_text(at), query
 
 
 def test_the_paper_fingerprint_is_the_sha256_of_every_record_in_order():

@@ -192,9 +192,24 @@ def test_themes_merge_topics_that_share_a_phrase_and_are_named_by_it():
     assert min(support.values()) == 1.0  # each theme's name holds for every paper of its topics
 
 
-def test_topics_that_share_no_vocabulary_stand_alone_under_an_area_name_of_their_own():
-    """Close centroids alone never merge topics, and a theme of one topic is named after its area,
-    never after the topic itself."""
+def votes_at(grains: dict[str, list], per_topic: int = 20) -> AreaVotes:
+    """Area votes where the papers of topic t are nearest (and close) to `grains[grain][t]` at each
+    grain: one area, or a list the topic's papers cycle through."""
+    cycles = {g: [[a] if isinstance(a, str) else a for a in areas] for g, areas in grains.items()}
+    vocabulary = [Area(n, "", g) for g, areas in cycles.items() for n in dict.fromkeys(sum(areas, []))]
+    index = {(a.grain, a.name): i for i, a in enumerate(vocabulary)}
+    nearest = {
+        g: np.array(
+            [index[g, areas[t][i % len(areas[t])]] for t in range(len(areas)) for i in range(per_topic)]
+        )
+        for g, areas in cycles.items()
+    }
+    return AreaVotes(vocabulary, nearest, close={g: v[:, None] for g, v in nearest.items()})
+
+
+def test_grouping_follows_the_vectors_whatever_the_words():
+    """Issue 39: themes are a partition of the topics drawn from their vectors, never merged or kept
+    apart to suit a name: two pairs of close topics that share no word form two themes."""
     themes, theme_of, _ = themes_of(
         [
             "Sinkhorn barycenters converge fast.",
@@ -204,48 +219,71 @@ def test_topics_that_share_no_vocabulary_stand_alone_under_an_area_name_of_their
         ],
         ["Sinkhorn barycenters", "Spiking neurons", "Robot grasping", "Protein folding"],
         n_themes=2,
-        votes=votes_for(["Optimal transport", "Computational neuroscience", "Grasping", "Protein structure"]),
     )
-    assert len(themes) == 4 and len(set(theme_of.values())) == 4
-    assert sorted(themes["label"]) == [
-        "Computational neuroscience",
-        "Grasping",
-        "Optimal transport",
-        "Protein structure",
-    ]
-    assert set(themes["name_source"]) == {"area"} and themes["name_share"].min() == 1.0
+    assert theme_of[0] == theme_of[1] != theme_of[2] == theme_of[3]
+    assert sorted(sum(themes["topic_ids"], [])) == [0, 1, 2, 3]  # each topic in exactly one theme
 
 
-def test_close_topics_the_papers_place_in_one_area_form_a_theme_named_after_it():
-    """A quarter of each topic writes "body models": too little for a phrase, but the papers of both
-    are closest to one research area, so they form one theme under that area's name (never a list)."""
+def test_a_theme_is_named_by_the_area_that_tells_it_apart_never_by_the_map_s_own_field():
+    """Every paper is nearest to "Computer vision", the map's own field: it names no theme (the old
+    rule named a theme by the area most of its papers are closest to, and here only the field holds
+    for most). Each pair of topics is told apart by its own broad area, which 40% of each of its
+    topics' papers are nearest to and no paper of the other pair."""
+    spread = ["Robot learning", "Optimization", "Speech processing"]
+    votes = votes_at(
+        {
+            "field": ["Computer vision"] * 4,
+            "broad": [["3D vision"] * 2 + spread] * 2 + [["Video understanding"] * 2 + spread] * 2,
+        }
+    )
     themes, theme_of, _ = themes_of(
-        [
-            ["Human pose estimation from images."] * 3 + ["Pose estimation with body models."],
-            ["Garment shape recovery."] * 3 + ["Garment shape with body models."],
-            "Sinkhorn barycenters converge fast.",
-            "Spiking neurons fire in cortex.",
-        ],
-        ["Pose estimation", "Garment shape", "Sinkhorn barycenters", "Spiking neurons"],
-        n_themes=3,
-        votes=votes_for(
-            ["Human body modelling", "Human body modelling", "Optimal transport", "Neuroscience"]
-        ),
+        ["Depth maps here.", "Point clouds here.", "Action clips here.", "Tracking clips here."],
+        ["Depth maps", "Point clouds", "Action clips", "Tracking clips"],
+        n_themes=2,
+        votes=votes,
     )
-    assert theme_of[0] == theme_of[1] and len(themes) == 3
-    assert themes.loc[themes["topic_ids"].map(len) == 2, "label"].item() == "Human body modelling"
-    assert not themes["label"].str.contains(";|&").any()
+    assert sorted(themes["label"]) == ["3D vision", "Video understanding"]
+    assert "Computer vision" not in set(themes["label"])
+    assert set(themes["name_source"]) == {"area"} and themes["name_share"].tolist() == [0.4, 0.4]
 
 
-def test_unrelated_topics_are_never_glued_into_a_theme_to_reach_the_count():
-    """Areas disagree and no phrase is shared: four themes, although two were asked for."""
+def test_a_field_names_a_theme_only_on_a_map_of_several_fields():
+    """On a map of two fields, the theme of each field's papers may take the field's name."""
+    votes = votes_at(
+        {"field": ["Robotics", "Robotics", "Natural language processing", "Natural language processing"]}
+    )
     themes, _, _ = themes_of(
-        ["Sinkhorn barycenters.", "Spiking neurons.", "Robot grasping.", "Protein folding."],
-        ["Sinkhorn barycenters", "Spiking neurons", "Robot grasping", "Protein folding"],
-        n_themes=1,
-        votes=votes_for(["A", "B", "C", "D"]),
+        ["Robot arms here.", "Robot legs here.", "Parsing text here.", "Translating text here."],
+        ["Robot arms", "Robot legs", "Parsing text", "Translating text"],
+        n_themes=2,
+        votes=votes,
     )
-    assert len(themes) == 4
+    assert sorted(themes["label"]) == ["Natural language processing", "Robotics"]
+
+
+def test_a_theme_of_more_than_a_third_of_a_map_is_split_while_its_halves_are_apart():
+    """Twelve topics: six of them (60% of the papers) in one tight region made of two sub-regions,
+    six scattered. Cut at six themes, the region would be one theme; it is split along its tree."""
+    from pipeline.modelling.themes import MAX_THEME_SHARE, group_topics
+
+    rng = np.random.default_rng(7)
+    base = np.eye(32)
+    region = [4 * base[0] + 1.2 * base[1 + (t % 2)] + 0.2 * base[10 + t] for t in range(6)]
+    others = [4 * base[20 + t] for t in range(6)]
+    sizes = np.array([30] * 6 + [20] * 6)
+    vectors = np.concatenate(
+        [c / np.linalg.norm(c) + 0.02 * rng.normal(size=(n, 32)) for c, n in zip(region + others, sizes)]
+    ).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    labels = np.repeat(np.arange(12), sizes)
+    rows = [np.flatnonzero(labels == t) for t in range(12)]
+    _, centroids = topic_centroids(vectors, labels)
+    groups = group_topics(centroids, sizes, 6, vectors, rows)
+    assert sorted(sum(groups, [])) == list(range(12))
+    assert max(sizes[g].sum() for g in groups) <= MAX_THEME_SHARE * sizes.sum()
+    # Without the papers (no measure of apart) the same tree cut at six keeps the region whole.
+    whole = group_topics(centroids, sizes, 6)
+    assert max(sizes[g].sum() for g in whole) > MAX_THEME_SHARE * sizes.sum()
 
 
 def test_a_topic_name_that_misses_most_papers_takes_a_second_part():
@@ -343,3 +381,66 @@ def test_unassigned_papers_in_a_dense_group_become_a_topic_and_scattered_ones_st
     assert set(after[180:188].tolist()) == {3}  # the group: a topic of its own
     assert (after[188:194] == -1).all()  # scattered papers fit no topic and stay unassigned
     assert set(after[194:].tolist()) == {0}  # the left-out part of topic 0 joins it
+
+
+def test_a_small_line_of_work_is_a_topic_not_dissolved_into_an_unrelated_one():
+    """Issue 35: eight papers of their own line of work (crowd counting on ECCV) form a KMeans cluster
+    smaller than the smallest topic size. They are each other's nearest neighbours and apart from
+    every topic, so they are a topic of their own: never dissolved into the nearest unrelated topic
+    nor left unassigned."""
+    from pipeline.modelling.topics import fit_topics
+
+    rng = np.random.default_rng(11)
+    directions = np.eye(48)[:5] * 3
+    vectors = clustered_vectors(rng, directions, 50, 0.35)[: 4 * 50]
+    group = clustered_vectors(rng, directions[4:], 8, 0.15)
+    vectors = np.concatenate([vectors, group]).astype(np.float32)
+    words = [
+        "optimal transport plans",
+        "spiking neurons fire",
+        "robot grasping fingers",
+        "protein folding energy",
+    ]
+    documents = [f"We study {words[i // 50]} in paper {i}." for i in range(200)]
+    documents += [f"Crowd counting with density maps, paper {i}." for i in range(8)]
+    config = BuildConfig(n_topics=5, min_topic_size=15, stability=False).resolve(len(vectors))
+    topics = fit_topics(documents, vectors, config)
+    labels = topics.labels
+    group_topic = set(labels[200:].tolist())
+    assert len(group_topic) == 1 and -1 not in group_topic, labels[200:]
+    (topic,) = group_topic
+    assert (labels[:200] != topic).all()  # no other paper was put with them: a topic of their own
+    name = topics.table.set_index("topic_id").loc[topic, "label"]
+    assert "crowd counting" in name.lower() or "density maps" in name.lower(), name
+
+
+def test_a_rebuild_keeps_the_previous_themes_unless_the_papers_call_for_new_ones():
+    """Issue 35: four topics at the corners of a square (two groupings into pairs of neighbours hold
+    together about as well) and a new fifth topic. A rebuild keeps the previous pairs and puts the
+    new topic with its nearest theme; a previous grouping of opposite corners, which holds together
+    far worse, is drawn afresh."""
+    rng = np.random.default_rng(2)
+    corners = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]])
+    directions = np.zeros((5, 8))
+    directions[:4, :2] = corners
+    directions[:4, 2] = 2.0
+    directions[4] = directions[0] + [0, 0, 0, 0.08, 0, 0, 0, 0]  # a new topic beside topic 0
+    vectors = clustered_vectors(rng, directions * 2, 20, 0.05)
+    labels = np.repeat(np.arange(5), 20)
+    documents = [f"paper {i} on subject {t}" for i, t in enumerate(labels)]
+    ids, centroids = topic_centroids(vectors, labels)
+    topics = pd.DataFrame(
+        {"topic_id": ids, "label": [f"Subject {t}" for t in ids], "centroid": list(centroids)}
+    )
+
+    def grouping(previous):
+        _, theme_of = fit_themes(documents, vectors, labels, topics, n_themes=2, previous_theme_of=previous)
+        return sorted(sorted(t for t in theme_of if theme_of[t] == h) for h in set(theme_of.values()))
+
+    fresh = grouping(None)
+    assert fresh in ([[0, 1, 4], [2, 3]], [[0, 3, 4], [1, 2]])  # neighbours, whichever Ward cuts
+    other = [[0, 3], [1, 2]] if fresh[0][:2] == [0, 1] else [[0, 1], [2, 3]]
+    previous = {t: h for h, members in enumerate(other) for t in members}
+    kept = grouping(previous)
+    assert sorted(kept) == sorted([sorted([*g, 4]) if 0 in g else g for g in other])
+    assert grouping({0: 0, 2: 0, 1: 1, 3: 1}) == fresh  # opposite corners: drawn afresh

@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from app.data import MapData, label_limit, paper_places, point_size
 from app.palette import CONTEXT_COLOUR, UNASSIGNED_COLOUR, colour_columns, value_colours
-from app.state import ZOOM_KEY
+from app.state import ZOOM_KEY, ZOOM_MIN_SPAN, ZOOM_NUMBER
 from app.text import plotly_escape
 from pipeline.text import shorten
 
@@ -44,6 +44,8 @@ def shared_constants() -> dict:
     return {
         "zoom_key": ZOOM_KEY,
         "zoom_parts": list(ZOOM_PARTS),
+        "zoom_number": ZOOM_NUMBER,
+        "zoom_min_span": ZOOM_MIN_SPAN,
         "draw_cap": DRAW_CAP,
         "points_magic": POINTS_MAGIC.decode("ascii"),
         "points_format": POINTS_FORMAT,

@@ -64,7 +64,7 @@ from pipeline.modelling.lineage import (
 )
 from pipeline.modelling.sample_fit import SampleFit, fit_on_sample, place_rest
 from pipeline.modelling.theme_lineage import apply_theme_ids, match_themes
-from pipeline.modelling.themes import fit_themes, rename_topics_named_like_themes
+from pipeline.modelling.themes import fit_themes, name_topics_among_siblings
 from pipeline.modelling.topics import WAS_UNASSIGNED, Topics, fit_topics, topic_stability
 from pipeline.naming.areas import area_votes
 from pipeline.naming.support import NAME_SUPPORT, name_support
@@ -288,7 +288,13 @@ def build_map(
         if resolved.stability:
             timer.lap("stability")
         themes, theme_of = group_into_themes(
-            fit, documents, embeddings, encode_phrases, embedding_report["encoder"]
+            fit,
+            documents,
+            embeddings,
+            encode_phrases,
+            embedding_report["encoder"],
+            kept_names(lineage, fit.topics),
+            previous_theme_of=None if previous_map is None or refit else previous_map.theme_of,
         )
         themes, theme_of, theme_records, next_theme_id = keep_theme_ids(
             previous_map, corpus.papers, fit.topics.labels, themes, theme_of
@@ -724,9 +730,14 @@ def carry_previous(
                 and config.min_topic_size is not None  # derived from the size the user set
             )
             if not chosen_by_user and isinstance(value, int) and value > 0:
-                settings[name] = min(value, len(doc_ids) - 1)
+                value = min(value, len(doc_ids) - 1)
+                try:  # only a setting this build could have been given: never an error about an option not given
+                    replace(resolved, **settings, **{name: value}).validate(len(doc_ids))
+                except UserError as exc:
+                    log(f"note: the previous map's {name} {value} is not carried ({exc})")
+                    continue
+                settings[name] = value
         resolved = replace(resolved, **settings)
-        resolved.validate(len(doc_ids))
     # Previous topic per paper; new papers -1, old papers the previous map left unassigned WAS_UNASSIGNED.
     targets = np.array([previous_map.topic_of.get(d, -1) for d in doc_ids], dtype=np.int64)
     targets[np.array([previous_map.topic_of.get(d) == -1 for d in doc_ids], dtype=bool)] = WAS_UNASSIGNED
@@ -821,17 +832,30 @@ def score_stability(
     return topic_stability(fit.topics.unsupervised, embeddings[rows], fit.topics.labels[rows], resolved)
 
 
+def kept_names(lineage: Lineage | None, topics: Topics) -> dict[int, str]:
+    """The topic names `keep_topic_ids` carried from the previous map (those that still hold)."""
+    if lineage is None:
+        return {}
+    labels = dict(zip(topics.table["topic_id"].astype(int), topics.table["label"].astype(str), strict=True))
+    return {t: name for t, name in lineage.keep_label.items() if labels.get(t) == name}
+
+
 def group_into_themes(
     fit: SampleFit,
     documents: list[str],
     embeddings: np.ndarray,
     encode: Callable[[list[str]], np.ndarray],
     encoder_name: str,
+    kept: dict[int, str] | None = None,
+    previous_theme_of: dict[int, int] | None = None,
 ):
-    """Themes from the final topic ids and names, named on the fitted papers; sizes count every paper.
+    """Themes from the final topic ids, named on the fitted papers; sizes count every paper.
+    `previous_theme_of` (a rebuild's previous topic -> theme) keeps the previous grouping where the
+    papers do not call for a new one (`fit_themes`).
 
-    A topic whose name a theme took (themes are named after areas, and a topic may be one) is
-    renamed with its best other phrase: a topic and a theme never share a name.
+    Then each theme's topics are named among themselves (`name_topics_among_siblings`): a topic's
+    name tells it apart from its siblings, and a topic and a theme never share a name. `kept` are
+    the names a rebuild keeps from the previous map (`keep_topic_ids`), which stay where free.
     """
     rows = fit.sample_rows
     fitted = [documents[i] for i in rows]
@@ -842,9 +866,16 @@ def group_into_themes(
         fit.topics.table,
         phrases=fit.topics.phrases,
         votes=area_votes(embeddings[rows], encode, encoder_name=encoder_name),
+        previous_theme_of=previous_theme_of,
     )
-    fit.topics.table["label"] = rename_topics_named_like_themes(
-        fit.topics.table, themes, fitted, fit.topics.labels[rows], embeddings[rows], fit.topics.phrases
+    fit.topics.table["label"] = name_topics_among_siblings(
+        fit.topics.table,
+        themes,
+        fitted,
+        fit.topics.labels[rows],
+        embeddings[rows],
+        fit.topics.phrases,
+        kept,
     )
     size_of = dict(zip(fit.topics.table["topic_id"], fit.topics.table["size"], strict=True))
     themes["size"] = themes["topic_ids"].map(lambda ids: int(sum(size_of[t] for t in ids)))

@@ -18,6 +18,7 @@ from pipeline.mapfolder.curation import (
 from pipeline.mapfolder.files import CURATION
 from pipeline.mapfolder.lock import out_lock
 from pipeline.mapfolder.store import read_map
+from pipeline.text import shown_plainly
 
 
 def edit_map(
@@ -43,7 +44,7 @@ def edit_map(
 
     folder = Path(folder)
     read_map(folder, verify=False)  # a folder that is not a readable map is refused before the lock
-    with out_lock(folder):
+    with out_lock(folder, command="edit"):  # refused while a build or add writes: "cannot edit now"
         atlas = read_map(folder, verify=False, curated=action not in ("accept", "drop"))
         edits = list(atlas.edits or [])
         if action in ("accept", "drop"):
@@ -88,11 +89,12 @@ def edit_map(
 
 
 def list_edits(folder: str | Path) -> str:
-    """The map's edits, one line each, flagged ones with the reason (read-only)."""
+    """The map's edits, one line each, flagged ones with the reason (read-only); line breaks and
+    invisible characters (a note's line break, a bidi control U+202E) written as escapes."""
     edits = read_curation(folder)
     if not edits:
         return f"{folder}: no edits"
     flagged = sum(1 for e in edits if e.review)
-    lines = [e.describe() for e in edits]
+    lines = [shown_plainly(e.describe()) for e in edits]
     lines.append(f"{len(edits)} edit(s), {flagged} waiting for review (accept with `curate DIR accept N`)")
     return "\n".join(lines)

@@ -6,14 +6,15 @@ import re
 
 import pandas as pd
 
+from pipeline.text import BIDI_CHARACTERS
+
 # OWASP CSV-injection guidance: a spreadsheet treats cells starting with these as formulas.
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 LEADING = ["doc_id", "title", "abstract", "topic_id", "topic", "topic_keywords", "theme", "source"]
 POSITION = ["x", "y"]  # where the paper is on the 2-D map, after the leading columns: enough to re-plot it
 INTERNAL = {"x", "y", "theme_id"}
-# Unicode's bidirectional controls (Bidi_Control): an abstract's U+202E can make "exe.pdf" show as
-# "fdp.exe". Wherever the product shows or exports text they become U+FFFD, visible and inert.
-BIDI_CHARACTERS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+# Unicode's bidirectional controls (`pipeline.text.BIDI_CHARACTERS`): an abstract's U+202E can make
+# "exe.pdf" show as "fdp.exe". Wherever the product shows or exports text they become U+FFFD, visible and inert.
 BIDI_CONTROLS = re.compile(f"[{BIDI_CHARACTERS}]")
 
 

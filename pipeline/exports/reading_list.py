@@ -23,6 +23,11 @@ AUTOLINK = re.compile(
     r"(?:[a-z][a-z0-9+.-]*://|(?:mailto|xmpp|javascript|data|tel):|www\.)\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
     re.IGNORECASE,
 )
+# A dot between a word and a letter: "evil.com/login" and "bit.ly/x", which markdown-it's linkify turns
+# into live links with no scheme at all, have it backslash-escaped (rendered as the dot it is).
+DOMAIN_DOT = re.compile(r"(?<=\w)(\.)(?=[^\W\d_])")
+# Control characters (C0, DEL, C1) a reading list never carries raw: shown as U+FFFD, as in exports.
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # TeX: the ten characters with a special meaning, in one pass so replacements are not re-escaped.
 # Braces become commands, not \{ and \}: BibTeX counts a brace even after a backslash, so a
 # single `}` in a title would end the field (and let the rest of the title add fields of its own).
@@ -47,8 +52,16 @@ URL_MARKUP = {c: f"%{ord(c):02X}" for c in '\\(){}<>`"|^'}
 
 
 def one_line(text: object) -> str:
-    """Whitespace (newlines included) collapsed to single spaces; bidi controls shown, not obeyed."""
-    return without_bidi_controls(" ".join(str(text).split())) if _present(text) else ""
+    """Whitespace (newlines included) collapsed to single spaces; bidi controls and other control
+    characters (a NUL) shown as U+FFFD, not obeyed.
+
+    Examples:
+        >>> one_line("a\\x00b\\n c")
+        'a\ufffdb c'
+    """
+    if not _present(text):
+        return ""
+    return CONTROL.sub("\ufffd", without_bidi_controls(" ".join(str(text).split())))
 
 
 def summary(abstract: str, limit: int = SUMMARY_CHARACTERS) -> str:
@@ -70,19 +83,27 @@ def summary(abstract: str, limit: int = SUMMARY_CHARACTERS) -> str:
 def markdown_text(text: object) -> str:
     """Plain text safe inside a Markdown line: no markup, links or HTML can come out of it.
 
-    URLs and e-mail addresses are shown as code, which no viewer turns into a link.
+    URLs and e-mail addresses are shown as code, which no viewer turns into a link; in a bare domain
+    ("evil.com/login") the dot is escaped, so linkify leaves it text.
 
     Examples:
         >>> markdown_text("<b>x</b> *and* [y](z)")
         '\\\\<b\\\\>x\\\\</b\\\\> \\\\*and\\\\* \\\\[y\\\\](z)'
         >>> markdown_text("Mail ada@example.org or see https://x.org/a_b")
         'Mail `ada@example.org` or see `https://x.org/a_b`'
+        >>> markdown_text("Log in at evil.com/login")
+        'Log in at evil\\\\.com/login'
     """
     text, parts, at = one_line(text), [], 0
     for match in AUTOLINK.finditer(text):
-        parts += [MARKDOWN_SPECIAL.sub(r"\\\1", text[at : match.start()]), _code(match.group(0))]
+        parts += [_plain_markdown(text[at : match.start()]), _code(match.group(0))]
         at = match.end()
-    return "".join([*parts, MARKDOWN_SPECIAL.sub(r"\\\1", text[at:])])
+    return "".join([*parts, _plain_markdown(text[at:])])
+
+
+def _plain_markdown(text: str) -> str:
+    """Text outside a code span: markup characters and the dots of bare domains backslash-escaped."""
+    return DOMAIN_DOT.sub(r"\\\1", MARKDOWN_SPECIAL.sub(r"\\\1", text))
 
 
 def _code(text: str) -> str:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from pipeline import UserError
 from pipeline.mapfolder.files import CURATION
+from pipeline.text import name_key, name_problem, plain_name, shown_plainly
 
 if TYPE_CHECKING:  # numpy and pandas load on first use: `python -m pipeline --help` stays instant
     import numpy as np
@@ -31,12 +32,13 @@ if TYPE_CHECKING:  # numpy and pandas load on first use: `python -m pipeline --h
 FORMAT = "abstract-atlas curation 1"
 ACTIONS = ("rename", "rename-theme", "merge", "hide", "note")
 UNASSIGNED = -1
+UNASSIGNED_NAME = "Unassigned"  # the page's name for papers outside every topic
 MAX_NAME = 80
 MAX_NOTE = 2_000
 # Characters Markdown or HTML would read as markup (a name is shown in Markdown lists, Plotly labels
-# and exports); control characters and line breaks would break a one-line name.
-MARKUP = re.compile(r"[<>\[\]`*_|\\{}]|[\x00-\x1f\x7f]|^[#=+\-]")
-NOTE_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# and exports); line breaks and invisible characters are `pipeline.text.name_problem`'s.
+MARKUP = re.compile(r"[<>\[\]`*_|\\{}]|^[#=+\-]")
+NOTE_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # An edited topic whose papers are less than this share still together after a rebuild (Jaccard over
 # the papers both builds hold) has moved: the same bar the lineage uses before keeping a topic's name.
 MIN_STILL_TOGETHER = 0.5
@@ -49,7 +51,8 @@ TEMPORARY = re.compile(r"^\.curation\.json\.[A-Za-z0-9_]{6,}$")
 @dataclasses.dataclass(frozen=True)
 class Edit:
     """One edit. `topic` is the edited topic (None for a theme edit); `theme_topics` anchors a theme
-    edit to the theme's topics when it was made, since theme ids are renumbered by every build."""
+    edit to the theme's topics when it was made: theme ids are kept across rebuilds (`theme_lineage`),
+    but the edit follows the rebuilt theme holding most of those topics."""
 
     id: int
     action: str
@@ -140,25 +143,27 @@ def _edit_from_json(row: object, path: Path, number: int) -> Edit:
     if row.get("action") not in ACTIONS:
         raise UserError(f"{where}: action must be one of {', '.join(ACTIONS)}, not {row.get('action')!r}")
 
-    def whole(key: str, required: bool) -> int | None:
+    def whole(key: str, required: bool, low: int = 0) -> int | None:
+        """A whole number of at least `low`: edit numbers from 1, topic and theme ids from 0, the
+        receiving topic of a hide from -1 (unassigned)."""
         value = row.get(key)
         if value is None and not required:
             return None
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise UserError(f"{where}: {key!r} must be a whole number, not {value!r}")
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            raise UserError(f"{key!r} must be a whole number of at least {low}, not {value!r}")
         return value
 
     action = row["action"]
     try:
         edit = Edit(
-            id=whole("id", True),
+            id=whole("id", True, low=1),
             action=action,
             topic=whole("topic", action != "rename-theme"),
             theme=whole("theme", action == "rename-theme"),
             theme_topics=tuple(int(t) for t in row.get("theme_topics", ())),
             name=check_name(row.get("name"), "name") if action in ("rename", "rename-theme") else None,
             text=check_note(row.get("text") or "") if action == "note" else None,
-            into=whole("into", action in ("merge", "hide")),
+            into=whole("into", action in ("merge", "hide"), low=UNASSIGNED),
             made_at=str(row.get("made_at", "")),
             review=None if row.get("review") is None else str(row["review"]),
         )
@@ -200,7 +205,10 @@ def write_curation(folder: str | Path, edits: list[Edit]) -> None:
 
 
 def check_name(name: object, what: str = "name") -> str:
-    """A name, stripped; refused when empty, too long, or holding markup.
+    """A name, stripped; refused when empty, too long, not one line of visible text (a line break,
+    a control or an invisible character, or nothing visible: `pipeline.text.name_problem`), read as
+    "Unassigned", or holding markup. The one rule for every name a person gives: `curate`, the app's
+    edit panel and `curation.json` as read.
 
     Examples:
         >>> check_name("  Optimal transport ")
@@ -209,16 +217,40 @@ def check_name(name: object, what: str = "name") -> str:
     if not isinstance(name, str) or not name.strip():
         raise UserError(f"the {what} is empty; give a name")
     name = name.strip()
+    shown = shown_plainly(name)
     if len(name) > MAX_NAME:
         raise UserError(f"the {what} is {len(name)} characters long; at most {MAX_NAME}")
-    if name.casefold() == "unassigned":  # the page's name for papers outside every topic
-        raise UserError(f'the {what} "{name}" is the name of the papers outside every topic; give another')
+    problem = name_problem(name)
+    if problem:
+        raise UserError(f'the {what} "{shown}" holds {problem}; give one line of plain text')
+    if is_unassigned(name):
+        raise UserError(
+            f'the {what} "{shown}" reads as "{UNASSIGNED_NAME}", the name of the papers outside every topic; give another'
+        )
     if MARKUP.search(name):
         raise UserError(
-            f'the {what} "{name}" holds markup (< > [ ] ` * _ | \\ {{ }}, a line break, or a leading # = + -); '
+            f'the {what} "{shown}" holds markup (< > [ ] ` * _ | \\ {{ }} or a leading # = + -); '
             "give plain text"
         )
     return name
+
+
+def is_unassigned(name: str) -> bool:
+    """Whether `name` reads as "Unassigned" (fullwidth, other case, with invisible characters)."""
+    return name_key(name) == name_key(UNASSIGNED_NAME)
+
+
+def same_name(first: str, second: str) -> bool:
+    """Whether two names read the same (`pipeline.text.name_key`): two topics never share one."""
+    return name_key(first) == name_key(second)
+
+
+def shown_name(label: object, fallback: str) -> str:
+    """A topic's or theme's name read from a map's tables, fit to show on one line: as built, or with
+    its line breaks and invisible characters taken out (a bidi control shown as U+FFFD), or `fallback` ("Topic 4") when nothing
+    visible is left or it reads as "Unassigned"."""
+    name = plain_name(str(label), fallback)
+    return fallback if is_unassigned(name) else name
 
 
 def check_note(text: object) -> str:
@@ -299,16 +331,19 @@ def shared_name(view: CuratedView) -> str | None:
     for what, table, key in tables:
         seen: dict[str, int] = {}
         for other, label in zip(table[key].astype(int), table["label"].astype(str), strict=True):
-            if label.casefold() in seen:
-                return f'{what}s {seen[label.casefold()]} and {other} would both be called "{label}"'
-            seen[label.casefold()] = other
+            key = name_key(label)
+            if key in seen:
+                return f'{what}s {seen[key]} and {other} would both be called "{shown_plainly(label)}"'
+            seen[key] = other
     return None
 
 
 def _unique(name: str, labels: pd.Series, ids: pd.Series, own: int | None, what: str) -> str:
     for other, label in zip(ids.astype(int), labels.astype(str), strict=True):
-        if other != own and label.casefold() == name.casefold():
-            raise UserError(f'{what} {other} is already called "{label}"; two {what}s cannot share a name')
+        if other != own and same_name(label, name):
+            raise UserError(
+                f'{what} {other} is already called "{shown_plainly(label)}"; two {what}s cannot share a name'
+            )
     return name
 
 
@@ -449,11 +484,7 @@ def carry_edits(
         targets = [edit.topic] + ([edit.into] if edit.into not in (None, UNASSIGNED) else [])
         reasons = [r for r in (moved(int(t)) for t in targets) if r]
         if edit.action == "rename" and names:
-            taken = [
-                t
-                for t, label in names.items()
-                if t != edit.topic and label.casefold() == edit.name.casefold()
-            ]
+            taken = [t for t, label in names.items() if t != edit.topic and same_name(label, edit.name)]
             reasons += [f'topic {t} is now called "{edit.name}" too' for t in taken]
         if edit.action == "rename" and edit.topic in (content_moved or {}):
             why = content_moved[edit.topic]
@@ -476,4 +507,10 @@ def _follow_theme(edit: Edit, themes: pd.DataFrame | None) -> Edit:
     if best is None or best_score < MIN_STILL_TOGETHER:
         held = ", ".join(map(str, edit.theme_topics))
         return dataclasses.replace(edit, review=f"no rebuilt theme holds most of its topics ({held})")
-    return dataclasses.replace(edit, theme=best[0], theme_topics=best[1])
+    taken = [
+        int(t)
+        for t, label in zip(themes["theme_id"], themes["label"], strict=True)
+        if int(t) != best[0] and same_name(str(label), edit.name or "")
+    ]
+    review = "; ".join(f'theme {t} is now called "{edit.name}" too' for t in taken) or None
+    return dataclasses.replace(edit, theme=best[0], theme_topics=best[1], review=review)

@@ -37,6 +37,10 @@ def _pid_alive(pid: int) -> bool:
 def out_lock(out: Path, command: str = "build"):
     """Hold the lock of map folder `out` (`.<name>.lock` next to it) or fail at once.
 
+    `command` is what the writer does, as a noun and a verb: "build", "add", "edit" (`curate`); a
+    refused writer is told "cannot edit now: an add (pid 42) is writing this map; run this edit
+    again when it has finished".
+
     Every writer of a map folder (`build`, `add`) holds it from the moment it reads the map until
     its swap, so no writer ever replaces a map another one changed in between (a lost update).
     A second writer fails fast, naming its own `command` and the first one's, rather than waiting

@@ -160,6 +160,7 @@ def parse_query(text: str) -> Query:
     literal: list[tuple[str, str]] = []  # (as typed, as searched)
     dangling: list[str] = []
     joining = negating = False  # the previous piece was OR / NOT
+    anding: str | None = None  # an AND (or &&) waiting for a word after it
     count = 0
     for match in _QUERY_PIECE.finditer(text):
         minus, phrase, bare = match.group(1), match.group(2), match.group(3)
@@ -169,8 +170,11 @@ def parse_query(text: str) -> Query:
             else:
                 dangling.append(bare)
             continue
-        if bare is not None and bare in ("AND", "&&"):
-            continue  # what a space means already
+        if bare is not None and bare in ("AND", "&&"):  # what a space means already, between two words
+            if not (groups or excluded) or anding:
+                dangling.append(bare)
+            anding = bare
+            continue
         if bare is not None and bare == "NOT":
             if negating:
                 dangling.append(bare)
@@ -179,6 +183,7 @@ def parse_query(text: str) -> Query:
         exclude = bool(minus) or negating
         if bare is not None and bare.startswith("-") and has_word_characters(bare[1:]):
             exclude, bare = True, bare.lstrip("-")
+        typed = f'{minus}"{phrase}"' if phrase is not None else bare  # as typed, for the notice
         piece = " ".join((phrase if phrase is not None else bare).split())
         prefix = False
         if bare is not None:
@@ -186,9 +191,8 @@ def parse_query(text: str) -> Query:
             piece = piece.strip("*") if prefix or not has_word_characters(piece) else piece
             if _OPERATOR_LOOK.search(piece) and has_word_characters(piece):
                 literal.append((bare, " ".join(tokens(piece)) or piece))
-        if not has_word_characters(piece):
-            if piece.strip():
-                left_out.append(piece)
+        if not has_word_characters(piece):  # "*", "**", '""', "-", an emoji
+            left_out.append(typed)
             negating = False
             continue
         terms = _piece_term(piece, prefix)
@@ -205,6 +209,9 @@ def parse_query(text: str) -> Query:
         else:
             groups.extend([t] for t in terms)
         joining = negating = False
+        anding = None
+    if anding and anding not in dangling:
+        dangling.append(anding)
     if joining:
         dangling.append("OR")
     if negating:
@@ -218,7 +225,7 @@ def parse_query(text: str) -> Query:
         notices.append(f"Searched {shown}: only -word, OR, NOT, quotes and a final * are operators here.")
     if dangling:
         shown = and_list(dict.fromkeys(dangling))
-        notices.append(f"Left out {shown}: it needs a word on each side (OR) or after it (NOT).")
+        notices.append(f"Left out {shown}: it needs a word on each side (AND, OR) or after it (NOT).")
     if excluded and not groups:
         notices.append("Every paper without the excluded words is shown: nothing else was asked for.")
     return Query(tuple(tuple(g) for g in groups), tuple(excluded), tuple(notices))

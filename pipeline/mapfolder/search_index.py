@@ -10,7 +10,8 @@ The index is `search.sqlite` in the map folder (`pipeline.mapfolder.files.SEARCH
             for "transformer").
     grams   FTS5 trigram, with content: only the runs of scripts written without spaces (Chinese,
             Japanese, Thai, ...) of the papers that have any, searched as substrings.
-    meta    the index version, the tokenizer and a fingerprint of the papers it was built from.
+    meta    the index version, the tokenizer, a fingerprint of the papers it was built from and a
+            digest of its own rows (`contents`), so a row forged over a paper's row id is caught.
 
 Queries never reach FTS5 as typed: `pipeline.mapfolder.query.parse_query` reads words, "quoted phrases",
 prefix*, -excluded words, OR and NOT, and says what it read differently from how it was typed. Papers
@@ -50,7 +51,8 @@ from pipeline.mapfolder.query import (
     vocabulary_prefix,
 )
 
-INDEX_VERSION = 2  # 2: words as written (no Porter stems in the index), word forms chosen per query
+INDEX_VERSION = 3  # 2: words as written (no Porter stems in the index), word forms chosen per query;
+# 3: a digest of its own rows in meta (`contents`), checked on open
 WORD_TOKENIZER = EXACT_TOKENIZER
 TITLE_WEIGHT = 4.0  # a word in the title counts as much for BM25 as four in the abstract
 BATCH = 2_000  # papers inserted per statement batch
@@ -183,6 +185,23 @@ def _set_meta(connection: sqlite3.Connection, papers: pd.DataFrame) -> None:
     )
 
 
+# The tables FTS5 keeps an index in (`words` is contentless: no text table of its own): what the
+# index's `contents` digest covers, so a row forged over a paper's own row id is caught on open.
+SHADOW_TABLES = (
+    "words_data", "words_idx", "words_docsize", "grams_data", "grams_idx", "grams_content", "grams_docsize",
+)  # fmt: skip
+
+
+def contents_digest(connection: sqlite3.Connection) -> str:
+    """A SHA-256 of every row of the index's own tables (`SHADOW_TABLES`), in row order."""
+    digest = hashlib.sha256()
+    for table in SHADOW_TABLES:
+        digest.update(table.encode() + b"\0")
+        for row in connection.execute(f"SELECT * FROM {table} ORDER BY 1"):  # noqa: S608 (our names)
+            digest.update(repr(row).encode() + b"\n")
+    return digest.hexdigest()
+
+
 def read_meta(path: Path) -> dict[str, str]:
     """The index's meta table, or {} when `path` is not a readable index."""
     try:
@@ -217,6 +236,7 @@ def write_index(path: Path, papers: pd.DataFrame) -> None:
             _set_meta(connection, papers)
         connection.execute("INSERT INTO words (words) VALUES ('optimize')")
         connection.execute("INSERT INTO grams (grams) VALUES ('optimize')")
+        connection.execute("INSERT INTO meta VALUES ('contents', ?)", (contents_digest(connection),))
         connection.commit()
         connection.execute("VACUUM")
 
@@ -231,8 +251,8 @@ def verify_index(path: Path, papers: pd.DataFrame, fingerprint: str | None = Non
     if not Path(path).is_file():
         return "missing"
     meta = read_meta(path)
-    if not meta:
-        return "unreadable"
+    if not meta:  # garbage in its place, or a file that is no index: damage, said like any other
+        return "damaged (not a readable index)"
     if not _matches(meta, papers, fingerprint or paper_fingerprint(papers)):
         return "built from other papers"
     try:
@@ -241,11 +261,14 @@ def verify_index(path: Path, papers: pd.DataFrame, fingerprint: str | None = Non
                 "SELECT count(*), min(id), max(id) FROM words_docsize"
             ).fetchone()
             (grams,) = connection.execute("SELECT max(id) FROM grams_content").fetchone()
+            contents = contents_digest(connection)
     except sqlite3.Error as exc:
         return f"damaged ({str(exc)[:60]})"
     n = len(papers)
     if count != n or (n and (low != 0 or high != n - 1)) or (grams is not None and not 0 <= grams < n):
         return f"damaged (it holds {count:,} rows for {n:,} papers)"
+    if contents != meta.get("contents"):
+        return "damaged (its rows are not the ones written for these papers)"
     return None
 
 
@@ -522,7 +545,7 @@ def index_for(
     if problem is None:
         return SearchIndex(own, len(papers))
     cached = cache_folder() / f"{fingerprint[:32]}-v{INDEX_VERSION}.sqlite"
-    if problem != "missing" and own.is_file() and _matches(read_meta(own), papers, fingerprint) and log:
+    if problem.startswith("damaged") and log:  # garbage, or damage behind a meta table that matches
         log(f"{own}: the search index is {problem}; searching with one built afresh until the map is rebuilt")
     if verify_index(cached, papers, fingerprint) is None:
         return SearchIndex(cached, len(papers))

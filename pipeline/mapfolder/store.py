@@ -16,9 +16,17 @@ import pandas as pd
 
 from pipeline import UnreadableOutput, UserError
 from pipeline.mapfolder.curation import TEMPORARY as CURATION_TEMPORARY
-from pipeline.mapfolder.curation import Edit, apply_edits, read_curation, write_curation
+from pipeline.mapfolder.curation import (
+    CuratedView,
+    Edit,
+    apply_edits,
+    read_curation,
+    shared_name,
+    write_curation,
+)
 from pipeline.mapfolder.files import (
     BUILT_COLUMNS,
+    CURATION,
     EMBEDDINGS,
     LINEAGE,
     LINEAGE_COLUMNS,
@@ -423,16 +431,23 @@ def read_map(
         themes=themes,
         edits=edits,
     )
-    return curated_view(atlas) if curated else atlas
+    return curated_view(atlas, folder) if curated else atlas
 
 
-def curated_view(atlas: AtlasMap) -> AtlasMap:
+def curated_view(atlas: AtlasMap, folder: Path | None = None) -> AtlasMap:
     """The map as its curator sees it (`apply_edits`: renames, merges, hidden topics), the one view
     every reader answers from: the app, exports, and `add`'s verdicts (it stores the built tables).
-    The map itself when it has no edits."""
+    The map itself when it has no edits. Edits that would give two topics (or themes) one name, e.g.
+    two renames to "Same" written by hand, are a `UserError` naming the edit file (in `folder`)."""
     if not atlas.edits:
         return atlas
     view = apply_edits(atlas.papers, atlas.topics, atlas.themes, atlas.edits)
+    clash = shared_name(view)
+    if clash and not shared_name(CuratedView(atlas.papers, atlas.topics, atlas.themes)):
+        raise UserError(
+            f"{Path(folder) / CURATION if folder is not None else CURATION}: damaged edit file ({clash}); "
+            "fix it or remove it to drop the edits"
+        )
     manifest = replace(
         atlas.manifest,
         topics=len(view.topics),

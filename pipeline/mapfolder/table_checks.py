@@ -19,6 +19,7 @@ import pandas as pd
 
 from pipeline import UserError
 from pipeline.embedding.model import DIMENSIONS
+from pipeline.mapfolder.curation import shown_name
 from pipeline.mapfolder.files import MAX_TOPIC_ID
 
 UNASSIGNED = -1
@@ -49,6 +50,14 @@ def _text(frame: pd.DataFrame, column: str, path: Path, *, nulls: bool = False) 
         kinds = sorted({type(v).__name__ for v in values if not isinstance(v, str)}) or [str(values.dtype)]
         raise _refuse(path, column, f"holds {', '.join(kinds)} where text belongs")
     frame[column] = values
+
+
+def _names(frame: pd.DataFrame, word: str, ids: str) -> None:
+    """Names as a page can show them: a line break or an invisible character taken out, a name with
+    nothing visible (or reading as "Unassigned") shown as "Topic 4" (`curation.shown_name`)."""
+    frame["label"] = [
+        shown_name(label, f"{word} {int(i)}") for i, label in zip(frame[ids], frame["label"], strict=True)
+    ]
 
 
 def _whole(frame: pd.DataFrame, column: str, path: Path, low: int, high: int) -> None:
@@ -130,6 +139,7 @@ def check_topics(topics: pd.DataFrame, path: Path) -> None:
             f"holds {int(topics['topic_id'][topics['topic_id'].duplicated()].iloc[0])} twice",
         )
     _text(topics, "label", path)
+    _names(topics, "Topic", "topic_id")
     _lists(topics, "keywords", path, str)
     _lists(topics, "keyword_weights", path, _NUMBERS)
     _lists(topics, "representative_doc_ids", path, str)
@@ -159,6 +169,7 @@ def _centroids(topics: pd.DataFrame, path: Path) -> None:
 def check_themes(themes: pd.DataFrame, path: Path) -> None:
     _whole(themes, "theme_id", path, 0, MAX_TOPIC_ID)
     _text(themes, "label", path)
+    _names(themes, "Theme", "theme_id")
     _lists(themes, "keywords", path, str)
     _lists(themes, "topic_ids", path, _INTS)
     if any(not 0 <= int(t) <= MAX_TOPIC_ID for ids in themes["topic_ids"] for t in ids):
@@ -225,6 +236,7 @@ def check_previous(papers: pd.DataFrame, topics: pd.DataFrame, folder: Path) -> 
     path = folder / "topics.parquet"
     _whole(topics, "topic_id", path, 0, MAX_TOPIC_ID)
     _text(topics, "label", path)
+    _names(topics, "Topic", "topic_id")
     for column in ("keywords", "representative_doc_ids"):
         if column in topics.columns:
             _lists(topics, column, path, str)

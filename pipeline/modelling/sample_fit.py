@@ -15,7 +15,7 @@ import numpy as np
 
 from pipeline.config import BuildConfig
 from pipeline.modelling.neighbours import cosine_knn, reassign_outliers, topic_centroids
-from pipeline.modelling.topics import WAS_UNASSIGNED, Topics, fit_topics
+from pipeline.modelling.topics import MAX_UNASSIGNED, WAS_UNASSIGNED, Topics, fit_topics
 
 # Neighbours whose positions average into a placed paper's map position.
 PLACE_NEIGHBOURS = 10
@@ -73,14 +73,40 @@ def assign_rest(
     """
     labels = np.full(len(embeddings), -1, dtype=np.int64)
     labels[rows] = sample_labels
-    if targets is None:
-        return reassign_outliers(embeddings, labels, k=k)
-    targets = np.asarray(targets)
     rest = np.setdiff1d(np.arange(len(embeddings)), rows, assume_unique=True)
+    if targets is None:
+        return within_unassigned_share(embeddings, reassign_outliers(embeddings, labels, k=k), rest)
+    targets = np.asarray(targets)
     for previous, label in previous_homes(sample_labels, targets[rows]).items():
         labels[rest[targets[rest] == previous]] = label
-    labels = reassign_outliers(embeddings, labels, k=k)
+    labels = within_unassigned_share(embeddings, reassign_outliers(embeddings, labels, k=k), rest)
     labels[rest[targets[rest] == WAS_UNASSIGNED]] = -1  # unassigned before, and the sample did not see it
+    return labels
+
+
+def within_unassigned_share(embeddings: np.ndarray, labels: np.ndarray, rest: np.ndarray) -> np.ndarray:
+    """At most `MAX_UNASSIGNED` of the map unassigned, as on a map fitted on all its papers: papers
+    outside the sample whose neighbours' votes were split stay unassigned only while they are the
+    least typical of their nearest topic (lowest cosine to its centroid), within what the sample's
+    own unassigned papers leave of the share; the rest join the topic whose centroid is nearest.
+
+    Examples:
+        >>> vectors = np.eye(2, dtype=np.float32)[[0] * 40 + [1] * 40 + [0, 1] * 5]
+        >>> labels = np.array([0] * 40 + [1] * 40 + [-1] * 10)  # 10 of 90 unassigned; 3% is 2
+        >>> after = within_unassigned_share(vectors, labels, np.arange(80, 90))
+        >>> int((after == -1).sum()), sorted(set(after[80:].tolist()))
+        (2, [-1, 0, 1])
+    """
+    labels = labels.copy()
+    loose = rest[labels[rest] == -1]
+    budget = int(MAX_UNASSIGNED * len(labels)) - int((np.delete(labels, rest) == -1).sum())
+    if len(loose) <= max(budget, 0) or not (labels != -1).any():
+        return labels
+    topic_ids, centroids = topic_centroids(embeddings, labels)
+    similarity = np.asarray(embeddings[loose], dtype=np.float32) @ centroids.T
+    nearest, closeness = np.argmax(similarity, axis=1), similarity.max(axis=1)
+    joining = np.argsort(-closeness, kind="stable")[: len(loose) - max(budget, 0)]  # the most typical join
+    labels[loose[joining]] = topic_ids[nearest[joining]]
     return labels
 
 

@@ -1,41 +1,79 @@
-"""Themes: a coarser level above topics, grouping topics that share vocabulary, named by what they share.
+"""Themes: a nested partition of the topics drawn from the papers' vectors, each named among its siblings.
 
-A theme is a group of topics a researcher would call one area, and its name must hold for every
-one of its topics. Topics are merged closest first (by centroid), but only when the merged group
-still has a phrase that at least `NAME_SUPPORT` of each member topic's papers write and that is
-distinctive for it (written at least `DISTINCT` times as often inside as outside); a pair of close
-topics that share some distinctive vocabulary without such a phrase may form a small theme named by
-its members ("Pose estimation & body models"). A topic that shares nothing stands alone, under its
-own name. See `pipeline.naming.name_support` for how a name's support is measured.
+Grouping comes first, from the data alone. Topics are merged by Ward's criterion on their centroids,
+each topic weighing as many papers as it holds (`ward_merges`: the merge that least raises the
+papers' spread around their theme's centre goes first), and the tree is cut at `theme_count` themes.
+On a map of 6+ themes a theme holding more than `MAX_THEME_SHARE` of the papers is split along its
+tree while its two halves are apart (their papers' silhouette is positive), and of the two trees
+(topics weighing their papers, or one each) the cut whose themes hold together better is kept
+(`group_topics`); docs/names.md has the rule and its measure. A name never joins or parts topics.
+
+Names come after (`name_themes`). Candidates are the phrases the theme's papers write (theme-level
+c-TF-IDF against the rest of the map) and the shipped research areas its papers are closest to.
+Each is scored by how much more the theme's own papers support it than the papers of its most
+similar sibling theme do (`contrast`), and must hold for every member topic (at least `HOLDS` of
+each topic's papers write it or are closest to it). Where no single name holds for every member,
+two parts that together do ("3D reconstruction & depth estimation"). Never the map's own field (an
+area most of the map is closest to: "Computer vision" on a vision conference), never an area of a
+field few of the theme's papers belong to, never generic, never a member topic's name; a theme of
+one topic takes a name at least as broad as its topic's.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from pipeline.naming.areas import AreaVotes, area_name, area_share, plurality_area
-from pipeline.naming.names import _shape_factor, display_name, is_generic, name_groups, name_key
+from pipeline.naming.areas import AreaVotes
+from pipeline.naming.names import (
+    _may_stand_alone,
+    _shape_factor,
+    as_in_text,
+    display_name,
+    is_generic,
+    name_groups,
+    name_key,
+)
 from pipeline.naming.phrases import PhraseCounts, count_phrases, keywords_of
-from pipeline.naming.support import NAME_SUPPORT as NAME_SUPPORT_FLOOR
-from pipeline.naming.support import name_support
+from pipeline.naming.support import NAME_SUPPORT, uses_name
 
-# name_source: "phrase" (its papers write it), "area" (a research area of pipeline/areas.tsv most of
-# its papers are closest to), "nearest area" (a third of them or more are), "topic" (its largest
-# topic's); name_share: how far it holds (see `fit_themes`).
+# name_source: "phrase" (its papers write it), "area" (a research area of naming/areas.tsv its papers
+# are closest to), "phrase and area" (a name of two parts, one of each); name_share: the smallest
+# share of a member topic's papers that write the name or are closest to its area (see `name_themes`).
 THEME_COLUMNS = ["theme_id", "label", "keywords", "size", "topic_ids", "name_source", "name_share"]
-# A theme's name is written by at least this share of each member topic's papers...
-NAME_SUPPORT = 0.3
-# Only phrases at least this share of two topics write can join or name a group.
-SHARED = 0.2
-# Distinctive: a group's phrase is used by each member this many times as often as by other papers.
-DISTINCT = 2.0
-# ...and checked with `name_support` on each member topic's papers: at least this share use it.
-HOLDS = NAME_SUPPORT_FLOOR
+# A name holds for a member topic when at least this share of its papers write it (or are closest
+# to its area): the same floor as a topic's own name.
+HOLDS = NAME_SUPPORT
+# On a map of at least `SPLIT_FROM` themes, a theme with more than this share of the papers is split
+# along its tree while its halves are apart.
+MAX_THEME_SHARE = 1 / 3
+SPLIT_FROM = 6
+# A candidate is used by at least this share of the theme's papers...
+CANDIDATE_SHARE = 0.1
+# ...at least this many times as often as by the papers of any sibling theme.
+DISTINCT = 1.25
+# An area more than half the map's papers are nearest to is the map's own field: it names no theme.
+OWN_FIELD = 0.5
+# An area is a candidate only when at least this share of one member topic's papers are nearest to it.
+AREA_NEAREST = 0.2
+# A name of two parts counts this much of its contrast against a name of one part.
+TWO_PARTS = 0.8
+# Candidates per theme kept for pairing into two-part names.
+SHORTLIST = 12
+# A rebuild keeps the previous grouping while it is within this much of a fresh one's cohesion (the
+# papers' silhouette by theme): new papers redraw the themes only when they call for it.
+KEEP_SLACK = 0.005
+# A rebuild's new topic joins its nearest theme when its cosine to the theme's centre is at least
+# this share of the theme's least typical topic's.
+JOIN_SPREAD = 0.9
+# Papers whose silhouette decides whether a big theme's halves are apart (a seeded sample).
+SPLIT_SAMPLE = 2_000
 
 
 def theme_count(n_topics: int) -> int:
@@ -43,8 +81,7 @@ def theme_count(n_topics: int) -> int:
 
     A reader takes in about seven names at a glance, and √ keeps the two levels balanced (as
     many themes as topics a theme). Every theme should hold two topics on average, so a tiny
-    map gets few: 10 topics -> 5 themes, 30 -> 8, 55 -> 11, 100 -> 15, 180 and up -> 20. Topics
-    that share no vocabulary are not merged to reach it (see `group_topics`).
+    map gets few: 10 topics -> 5 themes, 30 -> 8, 55 -> 11, 100 -> 15, 180 and up -> 20.
 
     Examples:
         >>> [theme_count(n) for n in (1, 3, 8, 10, 30, 55, 100, 400)]
@@ -55,8 +92,299 @@ def theme_count(n_topics: int) -> int:
     return max(1, min(20, math.ceil(1.5 * math.sqrt(n_topics) - 0.5), n_topics // 2))
 
 
+# ---- grouping: from the papers' vectors only ----
+
+
+def ward_merges(centroids: np.ndarray, sizes: np.ndarray) -> list[tuple[int, int]]:
+    """Ward's agglomerative merges of the topics, each topic weighing its papers: the pair whose
+    merge least raises the papers' within-group sum of squares first (Lance-Williams on the
+    weighted centroids). Clusters are numbered as scipy numbers them: topics 0..n-1, and the cluster
+    made by merge s is n + s.
+
+    Examples:
+        >>> ward_merges(np.array([[0.0, 0], [0, 0.1], [5, 5]]), np.array([10, 10, 10]))
+        [(0, 1), (2, 3)]
+    """
+    n = len(centroids)
+    means = np.asarray(centroids, dtype=np.float64).copy()
+    weight = np.maximum(np.asarray(sizes, dtype=np.float64), 1.0)
+    squared = ((means[:, None, :] - means[None, :, :]) ** 2).sum(axis=2)
+    cost = np.outer(weight, weight) / (weight[:, None] + weight[None, :]) * squared
+    np.fill_diagonal(cost, np.inf)
+    node = list(range(n))  # the cluster each slot holds
+    alive = np.ones(n, dtype=bool)
+    merges = []
+    for step in range(n - 1):
+        masked = np.where(alive[:, None] & alive[None, :], cost, np.inf)
+        a, b = sorted(divmod(int(np.argmin(masked)), n))  # ties: the lowest slots, as np.argmin finds them
+        merges.append((min(node[a], node[b]), max(node[a], node[b])))
+        total = weight[a] + weight[b]
+        means[a] = (weight[a] * means[a] + weight[b] * means[b]) / total
+        weight[a] = total
+        node[a] = n + step
+        alive[b] = False
+        others = np.flatnonzero(alive & (np.arange(n) != a))
+        spread = ((means[others] - means[a]) ** 2).sum(axis=1)
+        cost[a, others] = cost[others, a] = weight[others] * total / (weight[others] + total) * spread
+    return merges
+
+
+def _members(merges: list[tuple[int, int]], n: int) -> dict[int, list[int]]:
+    """Topic indices under every cluster of the tree."""
+    members = {t: [t] for t in range(n)}
+    for step, (a, b) in enumerate(merges):
+        members[n + step] = members[a] + members[b]
+    return members
+
+
+def cut_tree(
+    merges: list[tuple[int, int]],
+    n: int,
+    n_themes: int,
+    sizes: np.ndarray,
+    apart: Callable[[list[int], list[int]], bool] | None = None,
+) -> list[list[int]]:
+    """The tree cut at `n_themes` clusters (the last merges undone first), then, on a cut of
+    `SPLIT_FROM` or more, any cluster over `MAX_THEME_SHARE` of the papers split into its two
+    halves while `apart` says they are apart: a nested partition, each topic in one cluster.
+
+    Examples:
+        >>> merges = ward_merges(np.array([[0.0, 0], [0, 0.1], [5, 5], [5, 5.2]]), np.ones(4))
+        >>> cut_tree(merges, 4, 2, np.ones(4))
+        [[0, 1], [2, 3]]
+    """
+    members = _members(merges, n)
+    children = {n + step: pair for step, pair in enumerate(merges)}
+    clusters = {2 * n - 2} if n > 1 else {0}
+    for step in range(len(merges) - 1, -1, -1):
+        if len(clusters) >= max(1, n_themes):
+            break
+        clusters.remove(n + step)
+        clusters.update(merges[step])
+    total = float(np.sum(sizes))
+    refused: set[int] = set()
+    while len(clusters) >= SPLIT_FROM and apart is not None:
+        big = [
+            c
+            for c in clusters
+            if c in children and c not in refused and sizes[members[c]].sum() > MAX_THEME_SHARE * total
+        ]
+        if not big:
+            break
+        cluster = max(big, key=lambda c: sizes[members[c]].sum())
+        left, right = children[cluster]
+        if apart(members[left], members[right]):
+            clusters.remove(cluster)
+            clusters.update((left, right))
+        else:
+            refused.add(cluster)
+    return sorted((sorted(members[c]) for c in clusters), key=lambda m: m[0])
+
+
+def _silhouette(embeddings: np.ndarray, rows: list[np.ndarray], seed: int) -> float:
+    """The papers' mean cosine silhouette, grouped as `rows` says (a seeded sample of at most
+    `SPLIT_SAMPLE` papers); 1.0 when there are fewer than two groups to compare."""
+    from sklearn.metrics import silhouette_score
+
+    rows = [r for r in rows if len(r)]
+    if len(rows) < 2:
+        return 1.0
+    everyone = np.concatenate(rows)
+    labels = np.concatenate([np.full(len(r), i) for i, r in enumerate(rows)])
+    if len(everyone) > SPLIT_SAMPLE:
+        keep = np.sort(np.random.default_rng(seed).choice(len(everyone), SPLIT_SAMPLE, replace=False))
+        everyone, labels = everyone[keep], labels[keep]
+    if len(set(labels.tolist())) < 2 or len(everyone) <= len(set(labels.tolist())):
+        return 1.0
+    return float(silhouette_score(embeddings[everyone], labels, metric="cosine"))
+
+
+def group_topics(
+    centroids: np.ndarray,
+    sizes: np.ndarray,
+    n_themes: int,
+    embeddings: np.ndarray | None = None,
+    topic_rows: list[np.ndarray] | None = None,
+    seed: int = 0,
+) -> list[list[int]]:
+    """Topic indices per theme, from the vectors alone (names play no part).
+
+    Two Ward trees of the topic centroids are cut at `n_themes` (`cut_tree`): one where each topic
+    weighs its papers, one where each weighs one (scipy's Ward on the centroids). With the papers'
+    `embeddings` and each topic's `topic_rows`, a big theme is split while its halves are apart (their
+    papers' silhouette is positive), and the cut whose themes hold together better (the papers'
+    cosine silhouette by theme) is kept: big topics do not decide alone, nor do small ones.
+
+    Examples:
+        >>> group_topics(np.eye(3)[[0, 0, 1]] + [[0, 0.1, 0], [0, 0, 0], [0, 0, 0]], np.array([10, 10, 10]), 2)
+        [[0, 1], [2]]
+    """
+    if len(centroids) <= 1:
+        return [list(range(len(centroids)))] if len(centroids) else []
+    sizes = np.asarray(sizes, dtype=np.float64)
+    if embeddings is None or topic_rows is None:
+        return cut_tree(ward_merges(centroids, sizes), len(centroids), n_themes, sizes)
+
+    def rows_of(topics: list[int]) -> np.ndarray:
+        return np.concatenate([topic_rows[t] for t in topics])
+
+    def apart(left: list[int], right: list[int]) -> bool:
+        return _silhouette(embeddings, [rows_of(left), rows_of(right)], seed) > 0.0
+
+    cuts = [
+        cut_tree(ward_merges(centroids, weights), len(centroids), n_themes, sizes, apart)
+        for weights in (sizes, np.ones(len(sizes)))
+    ]
+    scores = [_silhouette(embeddings, [rows_of(g) for g in cut], seed) for cut in cuts]
+    return cuts[int(np.argmax(scores))]
+
+
+def keep_previous_groups(
+    topic_ids: list[int],
+    centroids: np.ndarray,
+    sizes: np.ndarray,
+    previous_theme_of: dict[int, int],
+) -> list[list[int]] | None:
+    """A rebuild's themes: each topic that kept its id stays with the topics it was grouped with,
+    and a new topic joins the theme whose centre is nearest when it is nearly as close to it as that
+    theme's own least typical topic (`JOIN_SPREAD` of its cosine), else it starts a theme of its own. New papers change only the
+    themes they join; None when no topic kept its id (the themes are drawn afresh).
+
+    Examples:
+        >>> keep_previous_groups([3, 4, 9], np.eye(2)[[0, 1, 0]], np.array([10, 10, 5]), {3: 0, 4: 1})
+        [[0, 2], [1]]
+    """
+    index = {t: i for i, t in enumerate(topic_ids)}
+    kept: dict[int, list[int]] = {}
+    for topic, theme in previous_theme_of.items():
+        if topic in index:
+            kept.setdefault(int(theme), []).append(index[topic])
+    if not kept:
+        return None
+    groups = [sorted(members) for _, members in sorted(kept.items())]
+    weights = np.asarray(sizes, dtype=np.float64)
+    for topic in [i for i, t in enumerate(topic_ids) if t not in previous_theme_of]:
+        centres = np.stack([(weights[g, None] * centroids[g]).sum(axis=0) for g in groups])
+        centres /= np.maximum(np.linalg.norm(centres, axis=1, keepdims=True), 1e-12)
+        nearest = int(np.argmax(centres @ centroids[topic]))
+        spread = float((centroids[groups[nearest]] @ centres[nearest]).min())
+        if float(centroids[topic] @ centres[nearest]) >= JOIN_SPREAD * spread:
+            groups[nearest] = sorted([*groups[nearest], topic])
+        else:
+            groups.append([topic])
+    return sorted(groups, key=lambda g: g[0])
+
+
+# ---- naming: among the siblings ----
+
+
+@dataclass(frozen=True)
+class Part:
+    """One candidate part of a theme's name, and which papers it speaks for."""
+
+    name: str  # as displayed
+    key: str  # `name_key`, for distinctness
+    source: str  # "phrase" or "area"
+    used: np.ndarray  # bool per paper: writes the phrase / is close to the area (`areas.CLOSE`)
+    shape: float = 1.0  # `_shape_factor`: two- and three-word phrases name an area best
+
+
+def contrast(used: np.ndarray, theme_of_paper: np.ndarray, n_themes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per theme, the share of its papers `used` speaks for, and the largest such share among the
+    other themes (its most similar sibling on this name).
+
+    Examples:
+        >>> inside, sibling = contrast(np.array([1, 1, 0, 1, 0, 0], bool), np.array([0, 0, 1, 1, 2, 2]), 3)
+        >>> inside.tolist(), sibling.tolist()
+        ([1.0, 0.5, 0.0], [0.5, 1.0, 1.0])
+    """
+    assigned = theme_of_paper >= 0
+    sizes = np.maximum(np.bincount(theme_of_paper[assigned], minlength=n_themes), 1)
+    inside = np.bincount(theme_of_paper[assigned & used], minlength=n_themes) / sizes
+    return inside, _sibling_share(inside)
+
+
+def _sibling_share(inside: np.ndarray) -> np.ndarray:
+    """Per theme, the largest of the other themes' shares in `inside`."""
+    order = np.argsort(-inside, kind="stable")
+    second = inside[order[1]] if len(inside) > 1 else 0.0
+    return np.where(np.arange(len(inside)) == order[0], second, inside[order[0]])
+
+
+def _phrase_parts(
+    phrases: PhraseCounts, theme_of_paper: np.ndarray, n_themes: int, allowed: Callable[[str], bool]
+) -> dict[int, list[tuple[float, float, Part]]]:
+    """Per theme, its phrases that may name it: (contrast, inside / sibling share, part), for every
+    phrase a theme's papers write at least `CANDIDATE_SHARE` of the time and more than any sibling's."""
+    matrix, forms = _key_matrix(phrases)
+    assigned = np.flatnonzero(theme_of_paper >= 0)
+    indicator = sparse.csr_matrix(
+        (np.ones(len(assigned)), (theme_of_paper[assigned], assigned)), shape=(n_themes, len(theme_of_paper))
+    )
+    sizes = np.maximum(np.bincount(theme_of_paper[assigned], minlength=n_themes), 1).astype(np.float64)
+    shares = sparse.diags(1 / sizes) @ (indicator @ matrix).tocsc()
+    # Only phrases some theme writes enough are candidates: the rest never become dense.
+    useful = np.flatnonzero(np.asarray((shares >= CANDIDATE_SHARE).sum(axis=0)).ravel() >= 1)
+    inside_all = np.asarray(shares[:, useful].todense())
+    columns = matrix.tocsc()
+    found: dict[int, list[tuple[float, float, Part]]] = {g: [] for g in range(n_themes)}
+    for j, k in enumerate(useful.tolist()):
+        form = forms[k]
+        inside = inside_all[:, j]
+        sibling = _sibling_share(inside)
+        fits = np.flatnonzero((inside >= CANDIDATE_SHARE) & (inside > sibling))
+        if not len(fits) or not allowed(form):
+            continue
+        used = np.zeros(len(theme_of_paper), dtype=bool)
+        used[columns[:, k].indices] = True
+        part = Part(
+            display_name(form, phrases.spelling or {}), name_key(form), "phrase", used, _shape_factor(form)
+        )
+        for g in fits.tolist():
+            found[g].append(((inside[g] - sibling[g]) * part.shape, inside[g] / max(sibling[g], 1e-9), part))
+    return found
+
+
+def _area_parts(
+    votes: AreaVotes,
+    theme_of_paper: np.ndarray,
+    n_themes: int,
+    rows_of_theme: list[np.ndarray],
+    rows_of_members: list[list[np.ndarray]],
+) -> dict[int, list[tuple[float, float, Part]]]:
+    """Per theme, the research areas that may name it, scored by `contrast` on the papers close to
+    each area (among their `CLOSE` nearest of its grain). Never the map's own field (the area most
+    of the map is nearest to, `OWN_FIELD`); a field's name only for a theme most of whose papers are
+    nearest to that field on a map that is not; never an area of a field few of the theme's papers
+    are nearest to (`OTHER_FIELD`)."""
+    found: dict[int, list[tuple[float, float, Part]]] = {g: [] for g in range(n_themes)}
+    assigned = theme_of_paper >= 0
+    fields = votes.nearest.get("field")
+    theme_field = [
+        None if fields is None else Counter(fields[r].tolist()).most_common(1)[0][0] for r in rows_of_theme
+    ]
+    for grain, nearest in votes.nearest.items():
+        # A field is one of a dozen: a paper is in the field it is nearest to, not in its three nearest.
+        close = votes.close[grain] if votes.close and grain != "field" else nearest[:, None]
+        for area in np.unique(close[assigned]).tolist():
+            if (nearest[assigned] == area).mean() > OWN_FIELD:
+                continue
+            used = (close == area).any(axis=1)
+            inside, sibling = contrast(used, theme_of_paper, n_themes)
+            name = votes.areas[area].name
+            part = Part(name, name_key(name), "area", used)
+            for g in np.flatnonzero(inside >= CANDIDATE_SHARE).tolist():
+                if grain == "field" and theme_field[g] != area:
+                    continue
+                if max((nearest[r] == area).mean() for r in rows_of_members[g]) < AREA_NEAREST:
+                    continue  # the area is not the nearest of a real share of any member's papers
+                found[g].append((inside[g] - sibling[g], inside[g] / max(sibling[g], 1e-9), part))
+    return found
+
+
 def _key_matrix(counts: PhraseCounts) -> tuple[sparse.csr_matrix, list[str]]:
-    """Papers x phrase keys (plural and singular forms as one key), and each key's commonest form."""
+    """Papers x phrase keys (plural and singular forms as one key, 1 where the paper writes it), and
+    each key's commonest form."""
     keys = [name_key(p) for p in counts.phrases]
     unique = sorted(set(keys))
     column = {k: i for i, k in enumerate(unique)}
@@ -74,181 +402,157 @@ def _key_matrix(counts: PhraseCounts) -> tuple[sparse.csr_matrix, list[str]]:
     return matrix, [form[k][1] for k in unique]
 
 
-def group_topics(
-    coverage: np.ndarray,
-    inside: np.ndarray,
-    sizes: np.ndarray,
-    centroids: np.ndarray,
+@dataclass(frozen=True)
+class Option:
+    """A theme's candidate name: one or two parts, how far it holds, how well it tells the theme apart."""
+
+    parts: tuple[Part, ...]
+    score: float  # contrast, two parts discounted by `TWO_PARTS`
+    least: float  # the smallest share of a member topic's papers it speaks for
+
+    @property
+    def name(self) -> str:
+        first, *rest = self.parts
+        return " & ".join([first.name, *(as_in_text(p.name, {}) for p in rest)])
+
+    @property
+    def source(self) -> str:
+        sources = {p.source for p in self.parts}
+        return "phrase and area" if len(sources) == 2 else sources.pop()
+
+
+def _options(
+    parts: list[tuple[float, float, Part]],
+    members: list[np.ndarray],
+    theme_of_paper: np.ndarray,
+    g: int,
     n_themes: int,
-    nameable: np.ndarray | None = None,
-    area_holds: Callable[[list[int]], bool] | None = None,
-) -> list[list[int]]:
-    """Topic indices per theme: closest groups merged first, only while the merged group has a name.
+    floor: float,
+) -> list[Option]:
+    """A theme's candidate names, best first: one part that holds for every member (`HOLDS`) and
+    tells the theme apart (`DISTINCT`); else two such parts that together hold; else one part that
+    holds and is used more inside than by any sibling; else whatever holds furthest. A theme of one
+    topic asks each name to speak for at least `floor` of its papers (its topic's name's share).
 
-    Groups merge closest first (by mean centroid similarity, average linkage) while there are more
-    than `n_themes`, and only where a name holds for every member: a `nameable` phrase each member
-    writes (`NAME_SUPPORT`, distinctive), or a research area of the vocabulary the papers confirm
-    (`area_holds`, see `pipeline.areas.area_name`). Unrelated topics are never glued together to
-    reach `n_themes`: merging stops when nothing more may merge.
+    `parts` are (contrast, inside / sibling share, part), every one used more inside than outside."""
+    theme_rows = np.concatenate(members) if members else np.array([], dtype=np.int64)
 
-    Args:
-        coverage: topics x phrases, share of each topic's papers writing the phrase.
-        inside: topics x phrases, how many of each topic's papers write it.
-        sizes: papers per topic.
-        centroids: unit topic centroids (rows).
-        n_themes: stop merging at this many groups.
-        nameable: per phrase, whether it may name a theme (all when None).
-        area_holds: topic indices -> whether an area name holds for them (none when None).
+    def least(used: np.ndarray) -> float:
+        return min(float(used[rows].mean()) for rows in members if len(rows))
 
-    Examples:
-        >>> coverage = np.array([[0.9, 0.0], [0.8, 0.0], [0.0, 0.7]])
-        >>> group_topics(coverage, coverage * 10, np.array([10, 10, 10]), np.eye(3), 1)
-        [[0, 1], [2]]
-    """
-    total_uses = inside.sum(axis=0)
-    total = sizes.sum()
-    nameable = np.ones(coverage.shape[1], dtype=bool) if nameable is None else nameable
-    groups: list[list[int]] = [[t] for t in range(len(sizes))]
+    def holds(option: Option, used: np.ndarray) -> bool:
+        return option.least >= HOLDS and float(used[theme_rows].mean()) >= floor
 
-    def allowed(members: list[int]) -> bool:
-        least = coverage[members].min(axis=0)
-        outside = (total_uses - inside[members].sum(axis=0)) / max(1, total - sizes[members].sum())
-        if bool(((least >= DISTINCT * outside) & nameable & (least >= NAME_SUPPORT)).any()):
-            return True
-        return area_holds is not None and area_holds(members)
-
-    # Sums of centroid similarities between groups: merging i and j adds j's row to i's, so the
-    # mean similarity (average linkage) of any two groups is one division away.
-    sums = (centroids @ centroids.T).astype(np.float64)
-    refused: set[tuple[tuple[int, ...], tuple[int, ...]]] = set()
-    while len(groups) > n_themes:
-        counts = np.array([len(g) for g in groups], dtype=np.float64)
-        mean = sums / np.outer(counts, counts)
-        i_index, j_index = np.triu_indices(len(groups), k=1)
-        order = np.lexsort((j_index, i_index, -mean[i_index, j_index]))
-        merge = None
-        for k in order:
-            i, j = int(i_index[k]), int(j_index[k])
-            pair = (tuple(groups[i]), tuple(groups[j]))
-            if pair in refused:
+    ranked = sorted(parts, key=lambda c: -c[0])
+    singles = [(Option((p,), s, least(p.used)), ratio) for s, ratio, p in ranked]
+    best = [o for o, ratio in singles if ratio >= DISTINCT and holds(o, o.parts[0].used)]
+    if best:
+        return best
+    shortlist = [p for _, ratio, p in ranked if ratio >= DISTINCT][:SHORTLIST]
+    pairs = []
+    for i, p in enumerate(shortlist):
+        for q in shortlist[i + 1 :]:
+            if set(p.key.split()) & set(q.key.split()):
                 continue
-            if allowed(groups[i] + groups[j]):
-                merge = (i, j)
-                break
-            refused.add(pair)
-        if merge is None:
-            break
-        i, j = merge
-        groups[i] = groups[i] + groups[j]
-        del groups[j]
-        sums[i, :] += sums[j, :]
-        sums[:, i] += sums[:, j]
-        sums = np.delete(np.delete(sums, j, axis=0), j, axis=1)
-    return groups
+            union = p.used | q.used
+            inside, sibling = contrast(union, theme_of_paper, n_themes)
+            if inside[g] < DISTINCT * sibling[g]:
+                continue
+            first, second = (p, q) if p.used[theme_rows].mean() >= q.used[theme_rows].mean() else (q, p)
+            option = Option(
+                (first, second), (inside[g] - sibling[g]) * TWO_PARTS * min(p.shape, q.shape), least(union)
+            )
+            if holds(option, union):
+                pairs.append(option)
+    if pairs:
+        return sorted(pairs, key=lambda o: -o.score)
+    holding = [o for o, _ in singles if holds(o, o.parts[0].used)]
+    return holding or sorted((o for o, _ in singles), key=lambda o: (-o.least, -o.score))
 
 
-def _nameable(forms: list[str]) -> np.ndarray:
-    """Phrases that may name a theme: two or three words. A lone word that several topics share
-    ("Object", "Neural", "Human") is a fragment of their names, not the name of an area.
-
-    Examples:
-        >>> _nameable(["neural", "point cloud", "video"]).tolist()
-        [False, True, False]
-    """
-    return np.array([" " in f for f in forms], dtype=bool)
-
-
-def _theme_names(
+def name_themes(
     groups: list[list[int]],
-    coverage: np.ndarray,
-    inside: np.ndarray,
-    sizes: np.ndarray,
-    forms: list[str],
-    nameable: np.ndarray,
+    topic_rows: list[np.ndarray],
     topic_names: list[str],
-    spelling: dict[str, str],
-    support: Callable[[int, str], float],
-    rows_of: Callable[[int], np.ndarray],
+    n_papers: int,
+    phrases: PhraseCounts,
     votes: AreaVotes | None,
-) -> tuple[list[str], list[str]]:
-    """A distinct name of its own per group, never one of the map's topic names nor a generic word.
+    documents: list[str],
+    may_name: Callable[[str], bool],
+) -> list[tuple[str, str, float]]:
+    """Per group of topics, a name that tells it apart from its siblings: (name, source, share).
 
-    First source, for a group of topics: the best phrase every member writes (`NAME_SUPPORT`,
-    distinctive, checked with `support`: topic index and name -> share of the topic's papers using
-    it). Second source, and the first for a theme of one topic: a research area of the shipped
-    vocabulary the papers confirm (`pipeline.areas.area_name`). Last, the area most of the theme's
-    papers are closest to (`rows_of`: topic index -> its papers' rows).
-
-    Returns:
-        The names, and where each came from: "phrase", "area", "nearest area" or "topic".
+    The most confident theme chooses first; no two themes share a part of a name. `share` is the
+    smallest share of a member topic's papers the name speaks for (papers using its words, by
+    `uses_name`, or closest to its area), so a name that holds says so and one that does not, too.
     """
-    total_uses = inside.sum(axis=0)
-    total = sizes.sum()
-    topic_keys = {name_key(n) for n in topic_names}
-    shape = np.array([_shape_factor(f) for f in forms])
-    options: dict[int, list[tuple[float, int]]] = {}
+    n_themes = len(groups)
+    theme_of_paper = np.full(n_papers, -1, dtype=np.int64)
     for g, members in enumerate(groups):
-        least = coverage[members].min(axis=0)
-        uses = inside[members].sum(axis=0)
-        outside = (total_uses - uses) / max(1, total - sizes[members].sum())
-        precision = uses / np.maximum(total_uses, 1)
-        fits = np.flatnonzero(nameable & (least >= NAME_SUPPORT) & (least >= DISTINCT * outside))
-        scored = [
-            (least[k] * math.sqrt(precision[k]) * shape[k], int(k))
-            for k in fits
-            if name_key(forms[k]) not in topic_keys and not is_generic(forms[k])
-        ]
-        options[g] = sorted(scored, reverse=True)
-    names: dict[int, str] = {}
-    sources: dict[int, str] = {}
+        for t in members:
+            theme_of_paper[topic_rows[t]] = g
+    rows_of_theme = [np.concatenate([topic_rows[t] for t in members]) for members in groups]
+    found = _phrase_parts(phrases, theme_of_paper, n_themes, may_name)
+    if votes is not None:
+        for g, parts in _area_parts(
+            votes, theme_of_paper, n_themes, rows_of_theme, [[topic_rows[t] for t in m] for m in groups]
+        ).items():
+            found[g].extend(parts)
+    choices = {}
+    for g, members in enumerate(groups):
+        # A theme of one topic takes a name at least as broad as its topic's.
+        floor = 0.0
+        if len(members) == 1:
+            floor = float(
+                uses_name(
+                    topic_names[members[0]], [documents[i] for i in topic_rows[members[0]]], phrases.acronyms
+                ).mean()
+            )
+        member_keys = {name_key(topic_names[t]) for t in members}
+        parts = [c for c in found[g] if c[2].key not in member_keys]
+        choices[g] = _options(parts, [topic_rows[t] for t in members], theme_of_paper, g, n_themes, floor)
     taken: set[str] = set()
-
-    def area(g: int) -> str | None:
-        if votes is None:
-            return None
-        # A member topic named like the area is renamed afterwards (`rename_clashes`); another
-        # topic's name is never taken.
-        others = topic_keys - {name_key(topic_names[t]) for t in groups[g]}
-        return area_name(votes, [rows_of(t) for t in groups[g]], taken | others)
-
-    def take(g: int, name: str, source: str) -> None:
-        names[g] = name
-        sources[g] = source
-        taken.add(name_key(name))
-
-    # Groups of topics by a phrase they all write, the most confident first; then by an area.
-    for g in sorted(options, key=lambda g: -(options[g][0][0] if options[g] else 0.0)):
-        if len(groups[g]) == 1:
+    named: dict[int, Option | None] = {}
+    order = sorted(range(n_themes), key=lambda g: (-(choices[g][0].score if choices[g] else -1.0), g))
+    for g in order:
+        named[g] = next((o for o in choices[g] if not {p.key for p in o.parts} & taken), None)
+        if named[g] is not None:
+            taken.update(p.key for p in named[g].parts)
+    result = []
+    for g, members in enumerate(groups):
+        option = named[g]
+        if (
+            option is None
+        ):  # nothing the papers write or an area tells it apart: its largest topic's first part
+            largest = max(members, key=lambda t: len(topic_rows[t]))
+            result.append((topic_names[largest].split(" & ")[0], "topic", 0.0))
             continue
-        for _, k in options[g]:
-            name = display_name(forms[k], spelling)
-            if name_key(forms[k]) not in taken and all(support(t, name) >= HOLDS for t in groups[g]):
-                take(g, name, "phrase")
-                break
-    for g in sorted(range(len(groups)), key=lambda g: (-sizes[groups[g]].sum(), g)):
-        if g in names:
-            continue
-        name, source = area(g), "area"
-        if name is None and len(groups[g]) == 1:
-            source = "phrase"
-            for _, k in options[g]:
-                phrase = display_name(forms[k], spelling)
-                if name_key(forms[k]) not in taken and support(groups[g][0], phrase) >= HOLDS:
-                    name = phrase
-                    break
-        if name is None and votes is not None:
-            source = "nearest area"
-            others = topic_keys - {name_key(topic_names[t]) for t in groups[g]}
-            name = plurality_area(votes, np.concatenate([rows_of(t) for t in groups[g]]), taken | others)
-        if name is None:
-            # Nothing names the group but its largest topic: the first part of that topic's name
-            # ("Regret bounds" for "Regret bounds & guarantees"), or the name itself.
-            source = "topic"
-            largest = topic_names[max(groups[g], key=lambda t: sizes[t])]
-            first = largest.split(" & ")[0]
-            name = first if name_key(first) not in taken else largest
-        take(g, name, source)
-    return [names[g] for g in range(len(groups))], [sources[g] for g in range(len(groups))]
+        result.append(
+            (option.name, option.source, round(_share(option, members, topic_rows, documents, phrases), 4))
+        )
+    return result
+
+
+def _share(
+    option: Option,
+    members: list[int],
+    topic_rows: list[np.ndarray],
+    documents: list[str],
+    phrases: PhraseCounts,
+) -> float:
+    """The smallest share of a member topic's papers that use the name's words (`uses_name`) or are
+    closest to its area."""
+    shares = []
+    for t in members:
+        rows = topic_rows[t]
+        used = np.zeros(len(rows), dtype=bool)
+        for part in option.parts:
+            if part.source == "area":
+                used |= part.used[rows]
+            else:
+                used |= uses_name(part.name, [documents[i] for i in rows], phrases.acronyms)
+        shares.append(float(used.mean()) if len(rows) else 0.0)
+    return min(shares, default=0.0)
 
 
 def fit_themes(
@@ -260,18 +564,24 @@ def fit_themes(
     phrases: PhraseCounts | None = None,
     n_themes: int | None = None,
     votes: AreaVotes | None = None,
+    previous_theme_of: dict[int, int] | None = None,
 ) -> tuple[pd.DataFrame, dict[int, int]]:
-    """Group the final topics into themes and name each one.
+    """Group the final topics into themes (`group_topics`) and name each among its siblings (`name_themes`).
 
-    `votes` (`pipeline.areas.area_votes` of these papers) lets the shipped research-area names
-    join and name themes where the papers confirm them; without it only shared phrases do.
+    On a rebuild, `previous_theme_of` (topic id -> theme id of the previous map) keeps the previous
+    grouping for the topics that kept their ids (`keep_previous_groups`) unless a fresh grouping
+    holds together better by more than `KEEP_SLACK` (a map whose themes were drawn by older rules
+    is regrouped; one drawn by these is kept).
+
+    `votes` (`pipeline.naming.areas.area_votes` of these papers) adds the shipped research-area names
+    to the candidates; without it only the phrases the papers write can name a theme.
 
     Runs after topic ids are final (renumbered, or matched to a previous map), so it reads only
     `labels` and the topics table (`topic_id`, `label`, `centroid`).
 
     Returns:
-        The themes table (theme_id, label, keywords, size, topic_ids; theme 0 the largest) and
-        topic id -> theme id.
+        The themes table (theme_id, label, keywords, size, topic_ids, name_source, name_share;
+        theme 0 the largest) and topic id -> theme id.
     """
     labels = np.asarray(labels)
     if topics.empty:
@@ -281,67 +591,31 @@ def fit_themes(
     centroids = np.stack([np.asarray(c, dtype=np.float32) for c in topics["centroid"]])
     centroids /= np.maximum(np.linalg.norm(centroids, axis=1, keepdims=True), 1e-12)
     phrases = phrases or count_phrases(documents)
-    matrix, forms = _key_matrix(phrases)
     index_of = {t: i for i, t in enumerate(topic_ids)}
-    rows = np.array([index_of.get(int(t), -1) for t in labels.tolist()])
-    assigned = np.flatnonzero(rows != -1)
-    indicator = sparse.csr_matrix(
-        (np.ones(len(assigned)), (rows[assigned], assigned)), shape=(len(topic_ids), len(labels))
-    )
-    sizes = np.bincount(rows[assigned], minlength=len(topic_ids)).astype(np.float64)
-    # Only phrases two topics share can join or name a group: the rest is dropped before the
-    # topics x phrases table is made dense (a big corpus has hundreds of thousands of phrases).
-    counts = (indicator @ matrix).tocsc().astype(np.float64)
-    shares = sparse.diags(1 / np.maximum(sizes, 1)) @ counts
-    useful = np.flatnonzero(np.asarray((shares >= SHARED).sum(axis=0)).ravel() >= 2)
-    inside = np.asarray(counts[:, useful].todense())
-    coverage = inside / np.maximum(sizes, 1)[:, None]
-    nameable = _nameable([forms[k] for k in useful])
+    rows = np.array([index_of.get(int(t), -1) for t in labels.tolist()], dtype=np.int64)
     topic_rows = [np.flatnonzero(rows == t) for t in range(len(topic_ids))]
-    holds: dict[tuple[int, ...], bool] = {}
+    sizes = np.array([len(r) for r in topic_rows], dtype=np.float64)
+    vectors = np.asarray(embeddings, dtype=np.float32)
+    groups = group_topics(centroids, sizes, n_themes or theme_count(len(topic_ids)), vectors, topic_rows)
+    kept = keep_previous_groups(topic_ids, centroids, sizes, previous_theme_of or {})
+    if kept is not None and kept != groups:
 
-    def area_holds(members: list[int]) -> bool:
-        key = tuple(sorted(members))
-        if key not in holds:
-            holds[key] = area_name(votes, [topic_rows[t] for t in key]) is not None
-        return holds[key]
+        def cohesion(cut: list[list[int]]) -> float:
+            return _silhouette(vectors, [np.concatenate([topic_rows[t] for t in g]) for g in cut], 0)
 
-    groups = group_topics(
-        coverage,
-        inside,
-        sizes,
-        centroids,
-        n_themes or theme_count(len(topic_ids)),
-        nameable,
-        area_holds if votes is not None else None,
-    )
-    names, sources = _theme_names(
+        if cohesion(kept) >= cohesion(groups) - KEEP_SLACK:  # the papers do not call for new themes
+            groups = kept
+    spelling = phrases.spelling or {}
+    names = name_themes(
         groups,
-        coverage,
-        inside,
-        sizes,
-        [forms[k] for k in useful],
-        nameable,
+        topic_rows,
         topic_names,
-        phrases.spelling or {},
-        lambda t, name: name_support(name, [documents[i] for i in topic_rows[t]], phrases.acronyms),
-        lambda t: topic_rows[t],
+        len(labels),
+        phrases,
         votes,
+        documents,
+        lambda form: _may_stand_alone(form, spelling) and not is_generic(form),
     )
-
-    def share(g: int) -> float:
-        """How far the name holds: the share of the theme's papers closest to its area, or the
-        smallest share of a member topic's papers writing it."""
-        if sources[g] in ("area", "nearest area"):
-            return round(area_share(votes, np.concatenate([topic_rows[t] for t in groups[g]]), names[g]), 4)
-        return round(
-            min(
-                name_support(names[g], [documents[i] for i in topic_rows[t]], phrases.acronyms)
-                for t in groups[g]
-            ),
-            4,
-        )
-
     # Theme 0 is the one with the most papers, as with topics.
     order = sorted(range(len(groups)), key=lambda g: (-sizes[groups[g]].sum(), min(groups[g])))
     theme_of = {topic_ids[t]: theme for theme, g in enumerate(order) for t in groups[g]}
@@ -350,43 +624,49 @@ def fit_themes(
     table = [
         {
             "theme_id": theme,
-            "label": names[g],
+            "label": names[g][0],
             "keywords": keywords.get(theme, []),
             "size": int((paper_themes == theme).sum()),
             "topic_ids": sorted(topic_ids[t] for t in groups[g]),
-            "name_source": sources[g],
-            "name_share": share(g),
+            "name_source": names[g][1],
+            "name_share": names[g][2],
         }
         for theme, g in enumerate(order)
     ]
     return pd.DataFrame(table, columns=THEME_COLUMNS), theme_of
 
 
-def rename_topics_named_like_themes(
+def name_topics_among_siblings(
     topics: pd.DataFrame,
     themes: pd.DataFrame,
     documents: list[str],
     labels: np.ndarray,
     embeddings: np.ndarray,
     phrases: PhraseCounts | None = None,
+    kept: dict[int, str] | None = None,
 ) -> pd.Series:
-    """The topics' names, where a theme took a topic's name (an area a topic is also called by) that
-    topic's best name no theme and no other topic has: a topic and a theme never share a name.
+    """The topics' names, each telling its topic apart from the other topics of its theme.
 
-    `documents`, `labels` and `embeddings` are the papers the names were chosen on, row for row.
+    Topics are named again on the whole map (`name_groups`), each name written at least
+    `names.SIBLING_LIFT` times as often by its topic's papers as by any sibling topic's; no topic
+    takes a theme's name or another topic's. `kept` (topic id -> name) are names a rebuild carries
+    from the previous map: they stay where no theme has taken them. `documents`, `labels` and
+    `embeddings` are the papers the names were chosen on, row for row.
     """
-    theme_keys = {name_key(n) for n in themes["label"]}
-    names = topics["label"].astype(str)
-    clashing = names.map(name_key).isin(theme_keys)
-    if not clashing.any():
-        return names
+    kept = {
+        t: n for t, n in (kept or {}).items() if name_key(n) not in {name_key(x) for x in themes["label"]}
+    }
     centroids = dict(zip(topics["topic_id"].astype(int), topics["centroid"], strict=True))
+    siblings = {
+        int(t): [int(s) for s in members if s != t] for members in themes["topic_ids"] for t in members
+    }
     fresh = name_groups(
         documents,
         labels,
         centroids,
         embeddings=embeddings,
         counts=phrases,
-        forbid=set(themes["label"]) | set(names[~clashing]),
+        forbid=set(themes["label"].astype(str)) | set(kept.values()),
+        siblings=siblings,
     )
-    return names.where(~clashing, topics["topic_id"].map(lambda t: fresh.get(int(t), f"Topic {t}")))
+    return topics["topic_id"].map(lambda t: kept.get(int(t)) or fresh.get(int(t), f"Topic {t}"))

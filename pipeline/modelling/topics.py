@@ -117,11 +117,14 @@ def fit_topics(
         labels = np.asarray(given, dtype=np.int64)
         outlying = labels == -1
     else:
-        first_labels = partition(reduced, n_topics, config.min_topic_size, config.random_state)
+        first_labels = partition(
+            reduced, n_topics, config.min_topic_size, config.random_state, dissolve=False
+        )
         clusters = first_labels if targets is None else anchor_clusters(first_labels, targets)
         outlying = outliers(reduced, config, HDBSCAN)
-        labels = np.where(outlying, -1, clusters)
-        labels = adopt_dense_groups(labels, knn[0], embeddings, dense_group_size(config.min_topic_size))
+        labels = settle_small_clusters(
+            np.where(outlying, -1, clusters), outlying, reduced, knn[0], embeddings, config.min_topic_size
+        )
     labels = _renumber_by_size(labels)
 
     # BERTopic's c-TF-IDF keywords run once, on the labels after reassignment. A counter that finds
@@ -329,14 +332,45 @@ def adopt_dense_groups(
     return labels
 
 
-def partition(reduced: np.ndarray, n_topics: int, min_topic_size: int, seed: int) -> np.ndarray:
+def settle_small_clusters(
+    labels: np.ndarray,
+    outlying: np.ndarray,
+    reduced: np.ndarray,
+    neighbours: np.ndarray,
+    embeddings: np.ndarray,
+    min_topic_size: int,
+) -> np.ndarray:
+    """Papers left at -1: those of KMeans clusters too small to be topics, and HDBSCAN's outliers.
+
+    A dense group among them (`adopt_dense_groups`: each other's nearest neighbours, apart from
+    every topic) is a topic of its own or joins its nearest topic, so a small line of work (eight
+    crowd-counting papers) is never dissolved into an unrelated topic nor called unassigned. The rest
+    of a small cluster's papers go to the nearest topic in the clustering space, as before; outliers
+    stay unassigned.
+    """
+    labels = adopt_dense_groups(labels, neighbours, embeddings, dense_group_size(min_topic_size))
+    loose = np.flatnonzero((labels == -1) & ~np.asarray(outlying))
+    topic_ids = np.unique(labels[labels != -1])
+    if len(loose) and len(topic_ids):
+        points = np.asarray(reduced, dtype=np.float64)
+        centres = np.stack([points[labels == t].mean(axis=0) for t in topic_ids])
+        distances = ((points[loose, None, :] - centres[None, :, :]) ** 2).sum(axis=2)
+        labels[loose] = topic_ids[np.argmin(distances, axis=1)]
+    return labels
+
+
+def partition(
+    reduced: np.ndarray, n_topics: int, min_topic_size: int, seed: int, *, dissolve: bool = True
+) -> np.ndarray:
     """KMeans topics of the clustering space; a cluster smaller than `min_topic_size` is dissolved
-    into the nearest remaining ones. One thread: the same papers give the same topics on any machine.
+    into the nearest remaining ones (with `dissolve` False its papers are left at -1, for the
+    caller to decide: see `settle_small_clusters`). One thread: the same papers give the same
+    topics on any machine.
 
     Examples:
-        >>> points = np.array([[0.0, 0], [0, 0.1], [0.1, 0], [5, 5], [5, 5.1], [5.1, 5]])
-        >>> partition(points, 2, 2, 0).tolist()
-        [1, 1, 1, 0, 0, 0]
+        >>> points = np.array([[0.0, 0], [0, 0.1], [0.1, 0], [5, 5], [5, 5.1], [5.1, 5], [9, 9]])
+        >>> partition(points, 3, 2, 0).tolist(), partition(points, 3, 2, 0, dissolve=False).tolist()
+        ([1, 1, 1, 0, 0, 0, 0], [1, 1, 1, 0, 0, 0, -1])
     """
     from sklearn.cluster import KMeans
     from threadpoolctl import threadpool_limits
@@ -349,6 +383,11 @@ def partition(reduced: np.ndarray, n_topics: int, min_topic_size: int, seed: int
         model = KMeans(n_clusters=n_topics, n_init=10, random_state=seed).fit(points)
     labels = model.labels_.astype(np.int64)
     centres = model.cluster_centers_
+    if not dissolve:
+        sizes = np.bincount(labels, minlength=len(centres))
+        if (sizes >= min_topic_size).any():
+            labels[sizes[labels] < min_topic_size] = -1
+        return labels
     while True:
         sizes = np.bincount(labels, minlength=len(centres))
         small = np.flatnonzero((sizes > 0) & (sizes < min_topic_size))

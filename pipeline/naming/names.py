@@ -67,38 +67,59 @@ _GENERIC_KEYS = frozenset(name_key(w + end) for w in GENERIC_NAMES for end in ("
 _FILLER_KEYS = frozenset(name_key(w + end) for w in FILLER_WORDS for end in ("", "s"))
 
 
+_CONNECTOR_WORDS = frozenset(word_list("connectors"))
+# What papers are measured on (benchmarks, datasets, metrics): no part of a name.
+_MEASURES = frozenset(word_list("datasets-and-metrics"))
+
+
 def is_generic(phrase: str) -> bool:
-    """Whether a phrase is too generic ("Neural networks") or too partial ("Inference-time") to name an area.
+    """Whether a phrase is too generic ("Neural networks"), too partial ("Inference-time") or about a
+    benchmark or metric rather than an area ("COCO", "Top-1 accuracy") to name one.
 
     Examples:
-        >>> [is_generic(p) for p in ("Neural networks", "inference-time", "Diffusion models", "safety")]
-        [True, True, False, False]
+        >>> [is_generic(p) for p in ("Neural networks", "inference-time", "Diffusion models", "safety", "KITTI")]
+        [True, True, False, False, True]
     """
     key = name_key(phrase)
-    return key in _GENERIC_KEYS or (" " not in key and bool(_FRAGMENT_SUFFIX.search(key)))
+    lower = phrase.lower()
+    return (
+        key in _GENERIC_KEYS
+        or (" " not in key and bool(_FRAGMENT_SUFFIX.search(key)))
+        or lower in _MEASURES
+        or any(word in _MEASURES for word in lower.split())
+    )
 
 
+# A topic's name is written at least this many times as often by its papers as by any sibling
+# topic's (the other topics of its theme): it tells the topic apart from them.
+SIBLING_LIFT = 1.5
 # A name is written at least this many times as often in its group as in the whole map; a lone
 # word, which every field writes in some sense, at least `WORD_LIFT` times.
 NAME_LIFT = 2.0
 WORD_LIFT = 3.0
-# A lone word names an area when it is an area's noun ("Clustering", "Localization", "Robotics",
-# "Haptics") or an acronym the papers write ("SLAM"); "Convex", "Vector", "Presents" do not.
-_AREA_NOUN = re.compile(r"(ing|tion|sion|ics|ity|sis|ment|ance|ence|graphy|logy|ness)$")
+# A lone word names an area only when it is an area's noun (`words/area-nouns.txt`: "Clustering",
+# "Robotics", "Segmentation") or an acronym the papers write ("SLAM"); "Visual", "Flow", "Face" do not.
+AREA_NOUNS = frozenset(word_list("area-nouns"))
+# Words a fragment is made of (`words/weak-words.txt`), compared by `name_key`.
+_WEAK_KEYS = frozenset(name_key(w + end) for w in word_list("weak-words") for end in ("", "s"))
 
 
 def _may_stand_alone(phrase: str, spelling: dict[str, str]) -> bool:
-    """Whether a phrase may be a name (or a name's part) on its own: any phrase of two or three
-    words, and a lone word only as `_AREA_NOUN` says.
+    """Whether a phrase may be a name (or a name's part) on its own: a phrase of two or three words
+    unless every word is a weak one ("Target domain", "Video frames"), and a lone word only as
+    `AREA_NOUNS` says or as an acronym.
 
     Examples:
-        >>> [_may_stand_alone(p, {"slam": "SLAM"}) for p in ("clustering", "convex", "slam", "point clouds")]
-        [True, False, True, True]
+        >>> [_may_stand_alone(p, {"slam": "SLAM"}) for p in ("clustering", "convex", "slam", "point clouds", "flow")]
+        [True, False, True, True, False]
+        >>> [_may_stand_alone(p, {}) for p in ("target domain", "image and text", "video object segmentation")]
+        [False, False, True]
     """
     if " " in phrase.strip():
-        return True
+        words = [w for w in phrase.lower().split() if w not in _CONNECTOR_WORDS]
+        return not all(name_key(w) in _WEAK_KEYS for w in words)
     written = spelling.get(phrase.lower(), phrase)
-    return bool(_AREA_NOUN.search(phrase.lower())) or (written.isupper() and len(written) >= 2)
+    return phrase.lower() in AREA_NOUNS or (written.isupper() and len(written) >= 2)
 
 
 def _shape_factor(phrase: str) -> float:
@@ -130,6 +151,7 @@ def name_groups(
     avoid: dict[int, set[str]] | None = None,
     forbid: set[str] | None = None,
     shortlist: int = 30,
+    siblings: dict[int, list[int]] | None = None,
 ) -> dict[int, str]:
     """A distinct name for each group of papers (topic or theme), from the phrases its papers use.
 
@@ -149,6 +171,9 @@ def name_groups(
         counts: `count_phrases(documents)`, when the caller already has it.
         avoid: phrases (lower case) per group id to use only as a last resort.
         forbid: names no group may take (a map's theme names, which its topics never repeat).
+        siblings: group id -> the ids of the groups it must be told apart from (the other topics
+            of its theme): a name is written at least `SIBLING_LIFT` times as often by the
+            group's papers as by any sibling's, where the group writes any such phrase.
 
     Returns:
         group id -> name, e.g. {0: "Optimal transport", 1: "Diffusion models"}.
@@ -180,6 +205,7 @@ def name_groups(
     lexical *= shape[None, :]
     generic = np.array([is_generic(p) for p in counts.phrases], dtype=bool)
     single = np.array([" " not in p for p in counts.phrases], dtype=bool)
+    alone = np.array([_may_stand_alone(str(p), spelling) for p in counts.phrases], dtype=bool)
     shortlists: dict[int, np.ndarray] = {}
     for row in range(len(group_ids)):
         used_by = coverage[row] * sizes[row]
@@ -188,9 +214,21 @@ def name_groups(
         share = sizes[row] / max(1, sizes.sum())
         lift = precision[row] / max(share, 1e-12)
         distinctive = lift >= np.minimum(np.where(single, WORD_LIFT, NAME_LIFT), 0.5 / max(share, 1e-12))
-        eligible = np.flatnonzero((used_by >= min(2, sizes[row])) & ~generic & distinctive)
+        apart = np.ones(len(counts.phrases), dtype=bool)
+        sibling_rows = np.searchsorted(
+            group_ids, [g for g in (siblings or {}).get(int(group_ids[row]), []) if g in group_ids]
+        )
+        if len(sibling_rows):
+            apart = coverage[row] >= SIBLING_LIFT * coverage[sibling_rows].max(axis=0)
+        eligible = np.flatnonzero((used_by >= min(2, sizes[row])) & ~generic & distinctive & apart)
         if not len(eligible):  # nothing distinctive enough: the best of what the group writes
+            eligible = np.flatnonzero((used_by >= min(2, sizes[row])) & ~generic & apart)
+        if not len(eligible):
             eligible = np.flatnonzero((used_by >= min(2, sizes[row])) & ~generic)
+        if alone[
+            eligible
+        ].any():  # a lone word that names no area ("Paths", "Visual") only when nothing else is left
+            eligible = eligible[alone[eligible]]
         shortlists[row] = eligible[np.argsort(-lexical[row, eligible], kind="stable")[:shortlist]]
     closeness = _closeness(counts, shortlists, group_ids, groups_kept, centroids, embeddings_kept)
     options: dict[int, list[Candidate]] = {}
@@ -331,10 +369,14 @@ def _second_part(
         # No word of the name again, in any form ("Dialogue & dialog", "Question answering & answers").
         if stems & {w[:4] for w in name_key(phrase).split()} or candidate.precision < 0.5:
             continue
-        if " " not in phrase and (
-            _ADJECTIVE_ENDING.search(phrase)
-            or phrase.lower().endswith("ly")
-            or name_key(phrase) in _FILLER_KEYS
+        if (
+            not candidate.alone
+            or " " not in phrase
+            and (
+                _ADJECTIVE_ENDING.search(phrase)
+                or phrase.lower().endswith("ly")
+                or name_key(phrase) in _FILLER_KEYS
+            )
         ):
             continue
         if is_generic(phrase) or support(group, phrase) < PART_SUPPORT:

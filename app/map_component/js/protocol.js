@@ -9,6 +9,8 @@
  * @typedef {Object} Shared
  * @property {string} zoom_key the link's key of the zoom (`view`)
  * @property {string[]} zoom_parts its numbers, in order: x0, x1, y0, y1
+ * @property {string} zoom_number the grammar of each number (a regular expression: ASCII decimals only)
+ * @property {number} zoom_min_span the narrowest range a zoom may have
  * @property {number} draw_cap points drawn at most per view when the view state names none
  * @property {string} points_magic the point file's first 8 bytes ("ATLASPT" and its format)
  * @property {number} points_format the point file's format

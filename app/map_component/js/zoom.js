@@ -20,14 +20,24 @@ function zoomText(inst) {
   }
   const digits = (span) => Math.max(0, Math.min(10, 4 - Math.floor(Math.log10(Math.max(Math.abs(span), 1e-12)))));
   const dx = digits(xr[1] - xr[0]), dy = digits(yr[1] - yr[0]);
-  return [xr[0].toFixed(dx), xr[1].toFixed(dx), yr[0].toFixed(dy), yr[1].toFixed(dy)].join(",");
+  const text = [xr[0].toFixed(dx), xr[1].toFixed(dx), yr[0].toFixed(dy), yr[1].toFixed(dy)].join(",");
+  return parseZoomText(text) ? text : null; // never a link the server (and this parser) would refuse
 }
 
 function parseZoom(search) {
   const text = new URLSearchParams(search).get(SHARED.zoom_key);
-  if (!text) return null;
-  const v = text.split(",").map(Number);
-  if (v.length !== SHARED.zoom_parts.length || !v.every(Number.isFinite) || !(v[0] < v[1]) || !(v[2] < v[3])) return null;
+  return text ? parseZoomText(text) : null;
+}
+
+// The zoom's grammar is Python's (`app.state.parse_zoom`): four ASCII decimal numbers
+// (`SHARED.zoom_number`; Number() alone would read "", " 1" and "0x10"), finite, each range at least
+// `SHARED.zoom_min_span` wide.
+function parseZoomText(text) {
+  const number = new RegExp(`^(?:${SHARED.zoom_number})$`);
+  const parts = text.split(",");
+  if (parts.length !== SHARED.zoom_parts.length || !parts.every((part) => number.test(part))) return null;
+  const v = parts.map(Number);
+  if (!v.every(Number.isFinite) || !(v[1] - v[0] >= SHARED.zoom_min_span) || !(v[3] - v[2] >= SHARED.zoom_min_span)) return null;
   return { x: [v[0], v[1]], y: [v[2], v[3]] };
 }
 
