@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from pipeline import UserError
+from pipeline import UnreadableOutput, UserError
 
 EXPORT_FORMATS = ("csv", "md", "bib")
 EXPORT_EXTENSIONS = {".csv": "csv", ".md": "md", ".markdown": "md", ".bib": "bib"}
@@ -44,6 +44,22 @@ def topic_number(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a topic number, got {text!r}") from None
 
 
+def path_text(text: str) -> str:
+    """An argparse type for every path on the command line (inputs kept as typed): one the system
+    can open, said in one line when it is too long (never `OSError: File name too long` later)."""
+    from pipeline.mapfolder.safe_output import path_problem, shown_path
+
+    problem = path_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(f"{shown_path(text, 60)}: {problem}")
+    return text
+
+
+def path_argument(text: str) -> Path:
+    """`path_text` as a `Path` (map folders and outputs)."""
+    return Path(path_text(text))
+
+
 SEED_MAX = 2**32 - 1  # UMAP and NumPy take seeds in [0, 2**32 - 1]
 positive_int, non_negative_int, seed_value = whole_number(1), whole_number(0), whole_number(0, SEED_MAX)
 edit_number = positive_int  # an edit's number as `curate list` shows it: edits are numbered from 1
@@ -75,9 +91,11 @@ def add_build_parser(commands) -> None:
         description="Build a topic map from abstract files and folders (seed .txt, .csv, .tsv, .jsonl, "
         ".parquet). Tables need an 'abstract' column (any case) and may have 'title'; other columns are kept.",
     )
-    build.add_argument("inputs", nargs="+", metavar="INPUT", help="files or folders (walked recursively)")
     build.add_argument(
-        "--out", required=True, type=Path, metavar="DIR", help="map folder to write (replaced whole)"
+        "inputs", nargs="+", type=path_text, metavar="INPUT", help="files or folders (walked recursively)"
+    )
+    build.add_argument(
+        "--out", required=True, type=path_argument, metavar="DIR", help="map folder to write (replaced whole)"
     )
     build.add_argument(
         "--name",
@@ -196,7 +214,7 @@ def _rebuild_options(build: argparse.ArgumentParser) -> None:
     lineage = build.add_mutually_exclusive_group()
     lineage.add_argument(
         "--previous",
-        type=Path,
+        type=path_argument,
         metavar="DIR",
         help="map whose topic ids (and names, unless the content moved) matching topics keep; "
         "default: the map already in --out, if any. The map records what changed in lineage.parquet",
@@ -216,9 +234,9 @@ def add_export_parser(commands) -> None:
         description="Write a map's papers (or one topic's) as a spreadsheet-safe UTF-8 CSV, a Markdown "
         "reading list (titles, one-line summaries, links from a 'url' column, grouped by topic) or BibTeX.",
     )
-    export.add_argument("map", type=Path, metavar="DIR", help="a map folder written by build")
+    export.add_argument("map", type=path_argument, metavar="DIR", help="a map folder written by build")
     export.add_argument(
-        "--out", required=True, type=Path, metavar="FILE", help="file to write (.csv, .md or .bib)"
+        "--out", required=True, type=path_argument, metavar="FILE", help="file to write (.csv, .md or .bib)"
     )
     export.add_argument(
         "--format",
@@ -239,9 +257,11 @@ def add_add_parser(commands) -> None:
         "existing topics and recommends a full rebuild when many fit none.",
     )
     add.add_argument(
-        "map", type=Path, metavar="DIR", help="a map folder written by build (rewritten in place)"
+        "map", type=path_argument, metavar="DIR", help="a map folder written by build (rewritten in place)"
     )
-    add.add_argument("inputs", nargs="+", metavar="FILE", help="abstract files or folders, as for build")
+    add.add_argument(
+        "inputs", nargs="+", type=path_text, metavar="FILE", help="abstract files or folders, as for build"
+    )
     add.add_argument("--no-cache", action="store_true", help="embed everything again, ignoring the cache")
     add.add_argument("--quiet", action="store_true", help="no progress bars")
 
@@ -258,7 +278,7 @@ def add_curate_parser(commands) -> None:
         "and exports show, and applied again by every rebuild through the stable topic ids; an edit whose "
         "topic's content moved in a rebuild is kept and flagged for review instead.",
     )
-    curate.add_argument("map", type=Path, metavar="DIR", help="a map folder written by build")
+    curate.add_argument("map", type=path_argument, metavar="DIR", help="a map folder written by build")
     actions = curate.add_subparsers(dest="action", required=True, parser_class=Parser, metavar="ACTION")
     actions.add_parser("list", help="show the map's edits, flagged ones with the reason")
     rename = actions.add_parser("rename", help="rename a topic: rename TOPIC NAME")
@@ -380,13 +400,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = make_parser().parse_args(argv)
         {"build": run_build, "export": run_export, "add": run_add, "curate": run_curate}[args.command](args)
-    except UserError as exc:
+    except (UserError, UnreadableOutput) as exc:
         # One line whatever the message holds: a file or topic name with a line break is shown as \n,
         # U+2028 or U+202E as \u2028, \u202e (`pipeline.text.shown_plainly`).
         from pipeline.text import shown_plainly
 
         print(f"error: {shown_plainly(exc)}", file=sys.stderr)
-        return 2
+        return 2 if isinstance(exc, UserError) else 1  # a map its own reader refuses: a bug
     except KeyboardInterrupt:
         print("error: interrupted; any previous map is untouched", file=sys.stderr)
         return 130

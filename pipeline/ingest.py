@@ -140,12 +140,17 @@ def read_bytes(path: Path) -> bytes:
     """A file's bytes; a file we may not read is a `UserError` naming it, not a traceback."""
     try:
         return path.read_bytes()
-    except PermissionError:
-        raise UserError(f"{path}: cannot read the file (permission denied)") from None
-    except IsADirectoryError:
-        raise UserError(f"{path}: is a folder, not a file") from None
     except OSError as exc:
-        raise UserError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+        raise unreadable(path, exc) from None
+
+
+def unreadable(path: Path, exc: OSError) -> UserError:
+    """The one `error:` line for an input file the system would not let us read."""
+    if isinstance(exc, PermissionError):
+        return UserError(f"{path}: cannot read the file (permission denied)")
+    if isinstance(exc, IsADirectoryError):
+        return UserError(f"{path}: is a folder, not a file")
+    return UserError(f"{path}: cannot read the file ({exc.strerror or exc})")
 
 
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
@@ -188,7 +193,15 @@ def decode_text(data: bytes, path: Path) -> str:
 
 
 def _read_text(path: Path) -> str:
-    """File contents as text, refusing empty, whitespace-only, binary and non-UTF-8 files."""
+    """File contents as text, refusing empty, whitespace-only, binary and non-UTF-8 files (binary
+    ones from their first 8 KB, before the rest is read: a 3 GB binary file is never read whole)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(8192)
+    except OSError as exc:
+        raise unreadable(path, exc) from None
+    if b"\x00" in head and not head.startswith(_UTF16_BOMS):
+        decode_text(head, path)  # refuses it: binary data, or UTF-16 without a byte-order mark
     data = read_bytes(path)
     if not data:
         raise UserError(f"{path}: file is empty")

@@ -31,7 +31,11 @@ PATH = Path("maps/m/manifest.json")
         ({"abstracts_per_second": "fast"}, "abstracts_per_second", "a number"),
         ({"name": 5}, "name", "text"),
         ({"lineage": [1, 2]}, "lineage", "an object"),
-        ({"lineage": {"next_topic_id": 2**40}}, "lineage.next_topic_id", "a whole number"),
+        (
+            {"lineage": {"next_topic_id": 2**40}},
+            "lineage.next_topic_id",
+            "a whole number from 0 to 1,048,577",
+        ),
         ({"lineage": {"previous": {"name": 3}}}, "lineage.previous.name", "text"),
         ({"lineage": {"refit": "yes"}}, "lineage.refit", "true or false"),
         ({"model": {"encoder": ["x"]}}, "model.encoder", "text"),
@@ -47,6 +51,16 @@ def test_a_field_of_the_wrong_type_is_refused_naming_it(raw, field, kind):
     message = str(refused.value)
     assert message.startswith(f"{PATH}: damaged manifest ({field} is ")
     assert f"not {kind}); rebuild the map" in message
+
+
+@pytest.mark.parametrize("field", ["next_topic_id", "next_theme_id"])
+def test_next_ids_are_read_within_the_one_id_limit_the_tables_use(field):
+    from pipeline.mapfolder.files import MAX_TOPIC_ID
+
+    fits = Manifest.from_dict({"schema_version": 2, "lineage": {field: MAX_TOPIC_ID + 1}}, PATH)
+    assert getattr(fits.lineage, field) == MAX_TOPIC_ID + 1  # ids up to MAX_TOPIC_ID were used
+    with pytest.raises(UserError, match=f"lineage.{field} is {MAX_TOPIC_ID + 2}, not a whole number from 0"):
+        Manifest.from_dict({"schema_version": 2, "lineage": {field: MAX_TOPIC_ID + 2}}, PATH)
 
 
 @pytest.mark.parametrize("field", ["papers", "topics", "themes", "unassigned", "kept_added"])

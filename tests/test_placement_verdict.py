@@ -192,3 +192,49 @@ def test_wording_at_a_topic_edge_claims_no_close_fit(tmp_path):
     kind, message = verdict_message(data, outside)
     assert kind == "warning" and "Diffusion" not in message
     assert placement_label(data, outside) == "no topic fits it"
+
+
+DIFFUSION = "We propose a diffusion sampler that denoises faster than before."  # topic 1 of the tiny map
+
+
+@pytest.mark.parametrize(
+    "edits",
+    [
+        [("hide", {"topic": 1})],
+        [("merge", {"topic": 1, "into": 3})],
+        [("rename", {"topic": 1, "name": "Denoising samplers"})],
+    ],
+    ids=["hidden", "merged", "renamed"],
+)
+def test_add_on_a_curated_map_gives_the_apps_verdict_and_name(edits, tiny, tmp_path, monkeypatch, capsys):
+    """The app and `add` answer from the same curated map: a hidden or merged topic is no answer of
+    either, a renamed one is named as curated, and `add` stores the topic the app named."""
+    from pipeline.__main__ import main
+    from pipeline.commands.curate import edit_map
+    from tests.helpers import FakeEncoder, open_panel, replace_packaged_model, start
+
+    for action, fields in edits:
+        edit_map(tiny, action, **fields)
+    monkeypatch.setattr("app.encoder.map_encoder", lambda manifest: FakeEncoder())
+    at = open_panel(start(), session.PLACEMENT_PANEL)
+    at.text_area(key=session.PASTED).input(DIFFUSION)
+    [b for b in at.button if b.label == "Place on the map"][0].click().run()
+    assert not at.exception
+    app = at.session_state[session.PLACEMENT]
+    shown = read_map(tiny)  # curated, as the app reads it
+    app_topic = dict(zip(shown.topics["topic_id"], shown.topics["label"], strict=True)).get(
+        app.topic_id, "Unassigned"
+    )
+
+    replace_packaged_model(monkeypatch, FakeEncoder())
+    source = tmp_path / "new.jsonl"
+    source.write_text(json.dumps({"title": "T0", "abstract": DIFFUSION}) + "\n")
+    capsys.readouterr()
+    assert main(["add", str(tiny), str(source), "--quiet"]) == 0
+    [(topic, verdict)] = re.findall(
+        r"^  T0 -> (.+) \(nearest paper [\d.]+; (.+)\)$", capsys.readouterr().err, re.M
+    )
+    assert (topic, verdict) == (app_topic, app.verdict)
+    assert "Diffusion models" not in topic  # hidden, merged away or renamed: never the fitted name
+    stored = read_map(tiny, curated=False).papers.set_index("abstract").loc[DIFFUSION, "topic_id"]
+    assert stored == app.topic_id  # a topic the curated map shows (or unassigned)

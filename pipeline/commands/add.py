@@ -16,7 +16,15 @@ import pandas as pd
 from pipeline import UserError
 from pipeline.mapfolder.lock import out_lock, recover
 from pipeline.mapfolder.manifest import AddedBlock, Manifest, read_manifest
-from pipeline.mapfolder.store import AtlasMap, added_mask, concat_papers, read_map, via_add_mask, write_map
+from pipeline.mapfolder.store import (
+    AtlasMap,
+    added_mask,
+    concat_papers,
+    curated_view,
+    read_map,
+    via_add_mask,
+    write_map,
+)
 from pipeline.modelling.floors import map_pair_similarities
 from pipeline.modelling.place import TopicProfile, place, placement_problem, topic_profile, verdict
 from pipeline.text import shorten
@@ -53,14 +61,16 @@ def place_new_papers(
 
     Each paper is placed on the map as it was before this call (order does not matter), with the
     same `pipeline.modelling.place.place` and the same topic profile the app uses (its floors from the map's own
-    pair similarities, `pipeline.modelling.floors.map_pair_similarities`); a paper outside every topic is stored
-    unassigned (-1). Topic sizes and the manifest's counts follow.
+    pair similarities, `pipeline.modelling.floors.map_pair_similarities`), on the map as the app
+    shows it (`curated_view`: hidden topics, merges): the verdict is the app's, and the topic stored
+    is one the curated map shows. A paper outside every topic is stored unassigned (-1). Topic sizes
+    and the manifest's counts follow. `atlas` is the map as built (`read_map(curated=False)`).
     Returns the new map and one row a new paper describing its placement.
     """
     papers, topics = atlas.papers, atlas.topics
     corpus = atlas.embeddings.astype(np.float32)
     xy = papers[["x", "y"]].to_numpy(dtype=np.float64)
-    labels = papers["topic_id"].to_numpy(dtype=np.int64)
+    labels = curated_view(atlas).papers["topic_id"].to_numpy(dtype=np.int64)
     profile = profile or topic_profile(corpus, labels, map_pair_similarities(atlas.manifest, corpus))
     spots = [place(vector, corpus, xy, labels, profile=profile) for vector in vectors]
     placed = new.copy()
@@ -186,7 +196,8 @@ def add_papers(
         grown.manifest = dataclasses.replace(grown.manifest, added=[*manifest.added, record])
         write_map(folder, grown)
 
-    names = dict(zip(atlas.topics["topic_id"].astype(int), atlas.topics["label"], strict=True))
+    shown = curated_view(atlas).topics  # the names the app shows (curated renames)
+    names = dict(zip(shown["topic_id"].astype(int), shown["label"], strict=True))
     for row in placements.itertuples():
         where = names.get(int(row.topic_id), "Unassigned")
         fit = verdict(row.fits_topic, row.fits_any)

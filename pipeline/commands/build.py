@@ -23,7 +23,7 @@ from pipeline import UserError, __version__, numeric_target
 from pipeline.config import BuildConfig
 from pipeline.embedding.embed import cache_name_for, embed_texts, text_key
 from pipeline.embedding.model import MODEL_NAME
-from pipeline.ingest import expand_inputs, ingest, read_bytes
+from pipeline.ingest import expand_inputs, ingest, unreadable
 from pipeline.mapfolder.curation import Edit, carry_edits, read_curation
 from pipeline.mapfolder.files import EMBEDDINGS, MANIFEST, PAPERS, SCHEMA_VERSION, TOPIC_COLUMNS
 from pipeline.mapfolder.lock import out_lock
@@ -37,7 +37,15 @@ from pipeline.mapfolder.manifest import (
     PreviousBlock,
     read_manifest,
 )
-from pipeline.mapfolder.store import AtlasMap, check_out, concat_papers, read_added_papers, write_map
+from pipeline.mapfolder.store import (
+    AtlasMap,
+    check_out,
+    concat_papers,
+    file_digest,
+    read_added_papers,
+    write_map,
+)
+from pipeline.mapfolder.table_checks import check_embeddings
 from pipeline.modelling.evaluate import map_quality
 from pipeline.modelling.floors import pair_similarities
 from pipeline.modelling.layout import (
@@ -91,11 +99,16 @@ def library_versions() -> dict[str, str]:
 
 
 def input_fingerprint(inputs: list[str | Path], config: BuildConfig) -> str:
-    """Hash of the input files' bytes and the requested config: equal means the map is current."""
+    """Hash of the input files' bytes and the requested config: equal means the map is current.
+    Each file is hashed in chunks (`file_digest`): a 3 GB input is never held whole for it."""
     digest = hashlib.sha256(json.dumps(config.to_dict(), sort_keys=True).encode())
     digest.update(f"schema {SCHEMA_VERSION} pipeline {__version__}".encode())
     for path in sorted(expand_inputs(inputs), key=lambda p: p.name):
-        digest.update(path.name.encode() + b"\0" + read_bytes(path))
+        digest.update(path.name.encode() + b"\0")
+        try:
+            file_digest(path, digest)
+        except OSError as exc:
+            raise unreadable(path, exc) from None
     return digest.hexdigest()
 
 
@@ -306,7 +319,7 @@ def build_map(
             documents,
             resolved,
             known=stored_vectors(
-                [out] if previous in (None, True, False) else [Path(previous), out], resolved, encoder
+                [out] if previous in (None, True, False) else [Path(previous), out], resolved, encoder, log
             ),
             use_cache=use_cache,
             progress=progress,
@@ -615,13 +628,16 @@ def embed_corpus(
     return embeddings, report, encode_phrases
 
 
-def stored_vectors(folders: list[Path], resolved: BuildConfig, encoder) -> dict[bytes, np.ndarray]:
+def stored_vectors(
+    folders: list[Path], resolved: BuildConfig, encoder, log: Callable[[str], None] = lambda message: None
+) -> dict[bytes, np.ndarray]:
     """Text key -> vector of every abstract the maps in `folders` store, when they were embedded by
     the encoder this build uses (same name, so same model, variant and token budget); else nothing.
 
     A rebuild of the same abstracts on a machine of another CPU kind then starts from the very
     vectors the map was built with (int8 kernels differ in the last bits between AVX2 and AVX-512
-    VNNI machines), so `make map` reproduces the committed seed map everywhere.
+    VNNI machines), so `make map` reproduces the committed seed map everywhere. Vectors that are
+    not the model's finite vectors, one a paper (`check_embeddings`), are noted and not used.
     """
     wanted = encoder.name if encoder is not None else cache_name_for(resolved.embedder, resolved.max_tokens)
     known: dict[bytes, np.ndarray] = {}
@@ -633,7 +649,12 @@ def stored_vectors(folders: list[Path], resolved: BuildConfig, encoder) -> dict[
             vectors = np.load(folder / EMBEDDINGS, allow_pickle=False)
         except (UserError, OSError, ValueError, KeyError, TypeError):
             continue  # no map there, or not one this build can use: embed as usual
-        if vectors.ndim != 2 or len(vectors) != len(abstracts):
+        try:
+            check_embeddings(vectors, len(abstracts), folder / EMBEDDINGS)
+        except UserError as exc:
+            log(
+                f"note: {str(exc).removesuffix('; rebuild the map')}: not used, its abstracts are embedded again"
+            )
             continue
         for text, vector in zip(abstracts, vectors, strict=True):
             known.setdefault(text_key(str(text)), np.asarray(vector, dtype=np.float32))

@@ -103,11 +103,23 @@ class Edit:
 
 
 def read_curation(folder: str | Path) -> list[Edit]:
-    """The map's edits in order ([] when it has none); a damaged file is a `UserError` naming it."""
-    path = Path(folder) / CURATION
-    if not path.is_file():
-        return []
+    """The map's edits in order ([] when it has none); a damaged file, or a `curation.json` that is
+    not a file (a folder, a link to nothing, a pipe), is a `UserError` naming it."""
     from pipeline.mapfolder.bounded_json import read_json_file
+    from pipeline.mapfolder.safe_output import file_kind
+
+    path = Path(folder) / CURATION
+    if not os.path.lexists(path):
+        return []
+    try:
+        kind = file_kind(os.stat(path).st_mode)
+    except OSError as exc:
+        kind = "a link to nothing" if isinstance(exc, FileNotFoundError) else f"unreadable ({exc.strerror})"
+    if kind:
+        raise UserError(
+            f"{path} is {kind}, not the map's file of edits; move it out of the map folder "
+            "(a map's edits are a JSON file)"
+        )
 
     try:
         document = read_json_file(path, "damaged edit file")  # bounded: depth, numbers, size

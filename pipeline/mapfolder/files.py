@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pipeline import UserError
+
 SCHEMA_VERSION = 2
 PAPERS, TOPICS, EMBEDDINGS, MANIFEST = "papers.parquet", "topics.parquet", "embeddings.npy", "manifest.json"
 LINEAGE = "lineage.parquet"  # optional: present when the build matched its topics to a previous map
@@ -44,12 +46,32 @@ LINEAGE_COLUMNS = [
 ]
 # Columns a build computes afresh: the rest of a kept paper's row (title, source, metadata) is its own.
 BUILT_COLUMNS = ["topic_id", "x", "y", "added", "via_add"]
-MAX_TOPIC_ID = 2**31 - 1  # topic ids are stored as int64; anything near this is damage, not a history
+# The one limit of topic and theme ids: small whole numbers that grow by the new topics of each
+# rebuild. Checked where ids are made (`new_id`, for lineage and theme lineage), where a manifest's
+# `lineage.next_topic_id` and `next_theme_id` are read (`pipeline.mapfolder.manifest`) and where a
+# map's tables are read (`pipeline.mapfolder.table_checks`). Anything above is damage, not a
+# history: the app keeps per-id arrays, so 2**40 would ask for terabytes.
+MAX_TOPIC_ID = 2**20
+
+
+def new_id(next_id: int, what: str = "topic") -> int:
+    """`next_id` as the id of a new topic (or theme), or a `UserError` when the map's history has
+    used every id up to `MAX_TOPIC_ID` (a build never writes an id its readers refuse).
+
+    Examples:
+        >>> new_id(12)
+        12
+    """
+    if not 0 <= next_id <= MAX_TOPIC_ID:
+        raise UserError(
+            f"no {what} ids are left: ids run up to {MAX_TOPIC_ID:,} and the previous maps have used them "
+            f"all; build with --no-previous to number {what}s afresh"
+        )
+    return next_id
 
 
 def holds_a_map(folder: Path) -> bool:
     """Whether `folder` holds a map we wrote: a manifest.json that is a JSON object with a schema_version."""
-    from pipeline import UserError
     from pipeline.mapfolder.bounded_json import read_json_file
 
     try:

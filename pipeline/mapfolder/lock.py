@@ -128,6 +128,23 @@ def lock_path(out: Path) -> Path:
     return out.parent / f".{out.name}.lock"
 
 
+# Names a writer of map folders owns beside a map: its lock `.<name>.lock`, its staging folder
+# `.<name>.tmp-<pid>-<random>` and its backup `.<name>.old-<pid>`. `recover` removes staging and
+# backup folders of dead writers, so a user's file in one would be lost: no output is ever written
+# at such a name, or inside one (`pipeline.mapfolder.safe_output.check_not_build_owned`).
+_BUILD_OWNED = re.compile(r"^\..+\.(?:lock|(?:tmp|old)-.*)$", re.DOTALL)
+
+
+def build_owned(name: str) -> bool:
+    """Whether a file or folder name is one a map writer owns (lock, staging, backup).
+
+    Examples:
+        >>> [build_owned(n) for n in (".exp.lock", ".exp.tmp-99-ab", ".exp.old-7", "exp", ".exp.csv")]
+        [True, True, True, False, False]
+    """
+    return bool(_BUILD_OWNED.match(name))
+
+
 def _a(command: str) -> str:
     return f"an {command}" if command[:1] in "aeiou" else f"a {command}"
 

@@ -31,9 +31,14 @@ class Kind:
     fits: Callable[[object], bool]
 
 
+MAX_WHOLE = 2**62  # counts and sizes: far above any map, within int64
 WHOLE = Kind(
-    "a whole number",
-    lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_TOPIC_ID,
+    "a whole number", lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_WHOLE
+)
+# The next free topic or theme id: ids run from 0 to `MAX_TOPIC_ID`, the one limit every reader checks.
+NEXT_ID = Kind(
+    f"a whole number from 0 to {MAX_TOPIC_ID + 1:,}",
+    lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_TOPIC_ID + 1,
 )
 NUMBER = Kind("a number", lambda v: isinstance(v, int | float) and not isinstance(v, bool))
 TEXT = Kind("text", lambda v: isinstance(v, str))
@@ -228,8 +233,8 @@ class LineageBlock(Block):
     """`lineage`: how the map's ids and settings follow from the previous map's."""
 
     previous: PreviousBlock | None = entry(PreviousBlock)  # null: numbered afresh
-    next_topic_id: int = entry(WHOLE, 0)  # ids below it were used and are never given to a new topic
-    next_theme_id: int = entry(WHOLE, 0)
+    next_topic_id: int = entry(NEXT_ID, 0)  # ids below it were used and are never given to a new topic
+    next_theme_id: int = entry(NEXT_ID, 0)
     themes: list[dict] = entry(LIST, factory=list, items=OBJECT)  # `pipeline.modelling.theme_lineage` records
     refit: bool = entry(TRUTH, False)  # fitted afresh (True) or the previous map's settings carried
     carried_settings: dict = entry(OBJECT, factory=dict)

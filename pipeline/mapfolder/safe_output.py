@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import stat
 import tempfile
 from pathlib import Path
@@ -22,7 +21,6 @@ from pipeline.text import shorten
 # A file name longer than this (in bytes) leaves no room for the temporary names written beside it
 # (`.<name>.tmp-<pid>-<random>`) within the 255 bytes most file systems allow.
 MAX_NAME_BYTES = 200
-LOCK_NAME = re.compile(r"^\.(.+)\.lock$")
 _KINDS = (
     (stat.S_ISFIFO, "a named pipe (FIFO)"),
     (stat.S_ISCHR, "a character device"),
@@ -32,6 +30,31 @@ _KINDS = (
 )
 
 
+# A path (made absolute) longer than this leaves no room for what a writer puts beside or inside it
+# (`.<name>.tmp-<pid>-<random>/search.sqlite-journal`) within the 4,096 bytes Linux allows a path;
+# one name within it may have 255 bytes.
+MAX_PATH_BYTES = 4096 - 96
+MAX_PART_BYTES = 255
+
+
+def path_problem(path: str | Path) -> str | None:
+    """Why the system would refuse `path` as too long ("File name too long"), or None.
+
+    Examples:
+        >>> path_problem("maps/" + "d" * 300)
+        'a name in it is 300 bytes long; at most 255 are allowed'
+        >>> path_problem("maps/seeds") is None
+        True
+    """
+    longest = max((len(os.fsencode(part)) for part in Path(path).parts), default=0)
+    if longest > MAX_PART_BYTES:
+        return f"a name in it is {longest} bytes long; at most {MAX_PART_BYTES} are allowed"
+    size = len(os.fsencode(os.path.abspath(path)))
+    if size > MAX_PATH_BYTES:
+        return f"the path is {size:,} bytes long; give one of at most {MAX_PATH_BYTES:,}"
+    return None
+
+
 def check_name_length(path: Path, what: str = "--out") -> None:
     """Refuse a name too long to write beside (one `UserError`, not an OSError later)."""
     size = len(os.fsencode(Path(path).name))
@@ -39,6 +62,24 @@ def check_name_length(path: Path, what: str = "--out") -> None:
         raise UserError(
             f"{shown_path(path)}: {what} name is {size} bytes long; give one of at most {MAX_NAME_BYTES}"
         )
+
+
+def check_not_build_owned(path: Path, what: str = "--out") -> None:
+    """Refuse a `path` that is, or lies inside, a name a map writer owns (`lock.build_owned`: a lock
+    file, a staging or backup folder), as given or with links followed: a later build removes such
+    folders, and a lock file is what keeps two writers apart."""
+    from pipeline.mapfolder.lock import build_owned
+
+    path = Path(path)
+    for candidate in dict.fromkeys([Path(os.path.abspath(path)), Path(os.path.realpath(path))]):
+        for part in [candidate, *candidate.parents]:
+            if build_owned(part.name):
+                where = "is" if part == candidate else "is inside"
+                raise UserError(
+                    f"{shown_path(path)}: {what} {where} {shown_path(part.name, 60)}, a name a map writer keeps "
+                    "for itself (a map's lock file .NAME.lock, or a build's .NAME.tmp-* or .NAME.old-* "
+                    "folder, which a later build removes); give another name"
+                )
 
 
 def shown_path(path: object, limit: int = 120) -> str:
@@ -80,15 +121,16 @@ def output_target(out: Path, *, map_folder: Path | None = None, manifest: Manife
     """The file `out` names (a symlink's target), or a `UserError` when writing it would replace
     anything the user did not hand over as an output:
 
-    a folder; a file inside a map folder or the map's lock file (`.<name>.lock` beside a map);
-    an input of the map; a named pipe, device or socket; a read-only file.
+    a folder; a file inside a map folder; a name a map writer owns, or a path inside one (a lock
+    file, a staging or backup folder: `check_not_build_owned`); an input of the map; a named pipe,
+    device or socket; a read-only file.
     """
     from pipeline.mapfolder.files import holds_a_map
-    from pipeline.mapfolder.lock import lock_path
 
     out = Path(out)
     shown = shown_path(out)
     check_name_length(out)
+    check_not_build_owned(out)
     if out.is_dir():
         raise UserError(f"{shown}: --out is a folder; give a file name (.csv, .md or .bib)")
     if out.is_symlink() and not out.exists():
@@ -103,12 +145,6 @@ def output_target(out: Path, *, map_folder: Path | None = None, manifest: Manife
             raise UserError(
                 f"{shown}: --out is inside the map folder {folder}; write the export outside any map folder"
             )
-    lock = LOCK_NAME.match(target.name)
-    if (own is not None and target == lock_path(own)) or (lock and (target.parent / lock.group(1)).exists()):
-        raise UserError(
-            f"{shown}: --out is the lock file of the map {target.parent / (lock.group(1) if lock else '')}; "
-            "give another file name"
-        )
     inputs = map_inputs(own, manifest or Manifest()) if own is not None else []
     if target in inputs or (target.exists() and any(_same(target, p) for p in inputs)):
         raise UserError(f"{shown}: --out is an input of the map {map_folder}; give another file name")

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pipeline import UserError
+from pipeline import UnreadableOutput, UserError
 from pipeline.mapfolder.curation import TEMPORARY as CURATION_TEMPORARY
 from pipeline.mapfolder.curation import (
     CuratedView,
@@ -46,7 +46,13 @@ from pipeline.mapfolder.files import (
 from pipeline.mapfolder.lock import map_path, out_lock, recover, swap_in
 from pipeline.mapfolder.manifest import CurationBlock, Manifest, read_manifest
 from pipeline.mapfolder.search_index import write_index
-from pipeline.mapfolder.table_checks import check_embeddings, check_papers, check_themes, check_topics
+from pipeline.mapfolder.table_checks import (
+    check_embeddings,
+    check_papers,
+    check_references,
+    check_themes,
+    check_topics,
+)
 
 
 @dataclass
@@ -212,9 +218,13 @@ def _papers_with_mapped_abstracts(path: Path) -> pd.DataFrame:
     return papers
 
 
-def _file_digest(path: Path, chunk: int = 1 << 24):
-    """SHA-256 of a file read in 16 MB chunks (`checksum`'s first part, without the file in memory)."""
-    digest = hashlib.sha256()
+FILE_CHUNK = 1 << 24  # bytes hashed at a time: a file of any size is hashed in 16 MB of memory
+
+
+def file_digest(path: Path, digest=None, chunk: int = FILE_CHUNK):
+    """`digest` (a new SHA-256 by default) updated with a file's bytes, read in 16 MB chunks, never
+    the file whole in memory (`checksum`'s first part; a build's input fingerprint)."""
+    digest = digest if digest is not None else hashlib.sha256()
     with open(path, "rb") as handle:
         while block := handle.read(chunk):
             digest.update(block)
@@ -222,7 +232,7 @@ def _file_digest(path: Path, chunk: int = 1 << 24):
 
 
 def _checksum_from(digest, doc_ids: list[str]) -> str:
-    """`checksum` of embeddings bytes already hashed into `digest` (`_file_digest`)."""
+    """`checksum` of embeddings bytes already hashed into `digest` (`file_digest`)."""
     digest.update("\n".join(doc_ids).encode("utf-8"))
     return digest.hexdigest()
 
@@ -236,10 +246,12 @@ def _npy_bytes(embeddings: np.ndarray) -> bytes:
 
 
 def validate_out(out: Path) -> None:
-    """Refuse an --out that is an existing file or sits in something that is not a folder."""
-    from pipeline.mapfolder.safe_output import check_name_length
+    """Refuse an --out that is an existing file, sits in something that is not a folder, or is (or
+    lies inside) a name a map writer owns (`check_not_build_owned`)."""
+    from pipeline.mapfolder.safe_output import check_name_length, check_not_build_owned
 
     check_name_length(out)
+    check_not_build_owned(out)
     if out.exists() and not out.is_dir():
         raise UserError(f"{out}: --out is an existing file; give a folder for the map")
     for parent in out.parents:
@@ -256,8 +268,9 @@ def _inside(path: Path, folder: Path) -> bool:
 def check_out(out: Path, inputs: list[str | Path] = ()) -> None:
     """Refuse an --out whose replacement would destroy anything the user did not hand us as output.
 
-    --out may be new, an empty folder, or a folder holding a map; never an input, a folder
-    that contains an input, or any other folder (a folder of notes would lose its notes).
+    --out may be new, an empty folder, or a folder holding a map (a damaged one too: only a map's
+    files, its manifest unreadable); never an input, a folder that contains an input, or any other
+    folder (a folder of notes would lose its notes).
     """
     out = Path(out)
     validate_out(out)
@@ -278,9 +291,8 @@ def check_out(out: Path, inputs: list[str | Path] = ()) -> None:
         entries = sorted(p.name for p in out.iterdir())
     except PermissionError:
         raise UserError(f"{out}: cannot read the --out folder (permission denied)") from None
-    if entries and not holds_a_map(out) and MANIFEST in entries and set(entries) <= MAP_FILES:
-        read_manifest(out, check=False)  # a damaged map: say what is wrong with its manifest, not "not a map"
-    if entries and not holds_a_map(out):
+    damaged = MANIFEST in entries and set(entries) <= MAP_FILES  # a map whose manifest may not read
+    if entries and not damaged and not holds_a_map(out):
         shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
         raise UserError(
             f"{out}: --out is a folder that is not a map (it holds {shown}); "
@@ -328,10 +340,24 @@ def write_map(out: Path, atlas: AtlasMap, *, log: Callable[[str], None] | None =
             for name in os.listdir(staging):
                 with open(staging / name, "rb") as handle:
                     os.fsync(handle.fileno())
+            read_back(staging, out)
             swap_in(staging, out)
         finally:
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
+
+
+def read_back(staging: Path, out: Path) -> None:
+    """Read the map in `staging` as every reader will (`read_map`: checksum, table checks, curation
+    applied) before it replaces `out`; a refusal is `UnreadableOutput` and `out` stays as it was."""
+    try:
+        read_map(staging)
+    except UserError as exc:
+        said = str(exc).replace(str(staging), str(out))
+        raise UnreadableOutput(
+            f"{out}: the map just written would not be readable ({said}); the previous map is untouched. "
+            "This is a bug: please report it"
+        ) from None
 
 
 def read_map(
@@ -362,7 +388,7 @@ def read_map(
             _papers_with_mapped_abstracts(folder / PAPERS) if memory_map else pd.read_parquet(folder / PAPERS)
         )
         topics = pd.read_parquet(folder / TOPICS)
-        npy_digest = _file_digest(folder / EMBEDDINGS) if verify else None
+        npy_digest = file_digest(folder / EMBEDDINGS) if verify else None
         embeddings = np.load(folder / EMBEDDINGS, allow_pickle=False, mmap_mode="r" if memory_map else None)
         themes = pd.read_parquet(folder / THEMES) if (folder / THEMES).exists() else None
     except FileNotFoundError as exc:  # removed while we read
@@ -385,6 +411,7 @@ def read_map(
     check_topics(topics, folder / TOPICS)
     if themes is not None:
         check_themes(themes, folder / THEMES)
+    check_references(papers, topics, themes, folder)  # each table's ids name rows the others hold
     if verify and manifest.checksum != _checksum_from(npy_digest, papers["doc_id"].tolist()):
         raise UserError(f"{folder / EMBEDDINGS}: checksum does not match {PAPERS}; rebuild the map")
     topics["keywords"] = topics["keywords"].map(list)
@@ -395,22 +422,7 @@ def read_map(
     if themes is not None:
         themes["keywords"] = themes["keywords"].map(list)
         themes["topic_ids"] = themes["topic_ids"].map(lambda ids: [int(i) for i in ids])
-    if curated and edits:
-        view = apply_edits(papers, topics, themes, edits)
-        clash = shared_name(view)  # e.g. two renames to "Same" written by hand
-        if clash and not shared_name(CuratedView(papers, topics, themes)):
-            raise UserError(
-                f"{folder / CURATION}: damaged edit file ({clash}); fix it or remove it to drop the edits"
-            )
-        papers, topics, themes = view.papers, view.topics, view.themes
-        manifest = replace(
-            manifest,
-            topics=len(topics),
-            themes=len(themes) if themes is not None else manifest.themes,
-            unassigned=int((papers["topic_id"] == -1).sum()),
-            curation=CurationBlock(edits=len(edits), applied=list(view.applied), review=list(view.review)),
-        )
-    return AtlasMap(
+    atlas = AtlasMap(
         papers=papers,
         topics=topics,
         embeddings=embeddings,
@@ -419,6 +431,31 @@ def read_map(
         themes=themes,
         edits=edits,
     )
+    return curated_view(atlas, folder) if curated else atlas
+
+
+def curated_view(atlas: AtlasMap, folder: Path | None = None) -> AtlasMap:
+    """The map as its curator sees it (`apply_edits`: renames, merges, hidden topics), the one view
+    every reader answers from: the app, exports, and `add`'s verdicts (it stores the built tables).
+    The map itself when it has no edits. Edits that would give two topics (or themes) one name, e.g.
+    two renames to "Same" written by hand, are a `UserError` naming the edit file (in `folder`)."""
+    if not atlas.edits:
+        return atlas
+    view = apply_edits(atlas.papers, atlas.topics, atlas.themes, atlas.edits)
+    clash = shared_name(view)
+    if clash and not shared_name(CuratedView(atlas.papers, atlas.topics, atlas.themes)):
+        raise UserError(
+            f"{Path(folder) / CURATION if folder is not None else CURATION}: damaged edit file ({clash}); "
+            "fix it or remove it to drop the edits"
+        )
+    manifest = replace(
+        atlas.manifest,
+        topics=len(view.topics),
+        themes=len(view.themes) if view.themes is not None else atlas.manifest.themes,
+        unassigned=int((view.papers["topic_id"] == -1).sum()),
+        curation=CurationBlock(edits=len(atlas.edits), applied=list(view.applied), review=list(view.review)),
+    )
+    return replace(atlas, papers=view.papers, topics=view.topics, themes=view.themes, manifest=manifest)
 
 
 def read_added_papers(folder: str | Path) -> pd.DataFrame:

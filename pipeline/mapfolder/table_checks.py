@@ -18,12 +18,13 @@ import numpy as np
 import pandas as pd
 
 from pipeline import UserError
+from pipeline.embedding.model import DIMENSIONS
 from pipeline.mapfolder.curation import shown_name
+from pipeline.mapfolder.files import MAX_TOPIC_ID
 
-# Topic and theme ids are small whole numbers that grow by the new topics of each rebuild; anything
-# near this is damage (the app keeps per-id arrays, so 2**40 would ask for terabytes).
-MAX_TABLE_ID = 2**20
 UNASSIGNED = -1
+# A layout's coordinates are tens at most; a million is damage (3.3e38 overflows the layout's squares).
+MAX_COORDINATE = 1e6
 
 
 def _refuse(path: Path, column: str, what: str) -> UserError:
@@ -83,6 +84,10 @@ def _coordinates(frame: pd.DataFrame, path: Path, columns: tuple[str, ...] = ("x
         numbers = values.to_numpy(dtype=np.float64, na_value=np.nan)
         if not np.isfinite(numbers).all():
             raise _refuse(path, column, "holds an empty, infinite or NaN coordinate")
+        if len(numbers) and np.abs(numbers).max() > MAX_COORDINATE:
+            raise _refuse(
+                path, column, f"holds {numbers[np.abs(numbers).argmax()]:g}, outside ±{MAX_COORDINATE:g}"
+            )
 
 
 def _lists(frame: pd.DataFrame, column: str, path: Path, kind: type | tuple[type, ...]) -> None:
@@ -118,7 +123,7 @@ def check_papers(papers: pd.DataFrame, path: Path) -> None:
     if duplicated.any():
         shown = papers["doc_id"][duplicated].iloc[0]
         raise _refuse(path, "doc_id", f"holds {shown!r} twice")
-    _whole(papers, "topic_id", path, UNASSIGNED, MAX_TABLE_ID)
+    _whole(papers, "topic_id", path, UNASSIGNED, MAX_TOPIC_ID)
     _coordinates(papers, path)
     for column in papers.columns:  # metadata stored as categoricals: plain values, as written
         if isinstance(papers[column].dtype, pd.CategoricalDtype):
@@ -126,7 +131,7 @@ def check_papers(papers: pd.DataFrame, path: Path) -> None:
 
 
 def check_topics(topics: pd.DataFrame, path: Path) -> None:
-    _whole(topics, "topic_id", path, 0, MAX_TABLE_ID)
+    _whole(topics, "topic_id", path, 0, MAX_TOPIC_ID)
     if topics["topic_id"].duplicated().any():
         raise _refuse(
             path,
@@ -141,44 +146,109 @@ def check_topics(topics: pd.DataFrame, path: Path) -> None:
     _whole(topics, "size", path, 0, 2**62)
     _coordinates(topics, path)
     if "theme_id" in topics.columns and topics["theme_id"].notna().all():
-        _whole(topics, "theme_id", path, UNASSIGNED, MAX_TABLE_ID)
+        _whole(topics, "theme_id", path, UNASSIGNED, MAX_TOPIC_ID)
     if "stability" in topics.columns:
         stability = topics["stability"]
         numbers = pd.to_numeric(stability, errors="coerce")
         if pd.api.types.is_bool_dtype(stability) or (numbers.isna() & stability.notna()).any():
             raise _refuse(path, "stability", f"holds {stability.dtype} values where numbers belong")
     if "centroid" in topics.columns:
-        _lists(topics, "centroid", path, _NUMBERS)
+        _centroids(topics, path)
+
+
+def _centroids(topics: pd.DataFrame, path: Path) -> None:
+    """Every centroid a finite vector of the model's width, like the papers' vectors."""
+    _lists(topics, "centroid", path, _NUMBERS)
+    for row, cell in enumerate(topics["centroid"].tolist(), 1):
+        vector = np.asarray(cell, dtype=np.float64)
+        if vector.shape != (DIMENSIONS,) or not np.isfinite(vector).all():
+            said = f"{len(vector)} numbers" if vector.shape != (DIMENSIONS,) else "an infinite or NaN number"
+            raise _refuse(path, "centroid", f"holds {said} in row {row}, not a vector of {DIMENSIONS}")
 
 
 def check_themes(themes: pd.DataFrame, path: Path) -> None:
-    _whole(themes, "theme_id", path, 0, MAX_TABLE_ID)
+    _whole(themes, "theme_id", path, 0, MAX_TOPIC_ID)
     _text(themes, "label", path)
     _names(themes, "Theme", "theme_id")
     _lists(themes, "keywords", path, str)
     _lists(themes, "topic_ids", path, _INTS)
-    if any(not 0 <= int(t) <= MAX_TABLE_ID for ids in themes["topic_ids"] for t in ids):
-        raise _refuse(path, "topic_ids", f"holds a topic id outside 0..{MAX_TABLE_ID}")
+    if any(not 0 <= int(t) <= MAX_TOPIC_ID for ids in themes["topic_ids"] for t in ids):
+        raise _refuse(path, "topic_ids", f"holds a topic id outside 0..{MAX_TOPIC_ID}")
     _whole(themes, "size", path, 0, 2**62)
     _coordinates(themes, path)
+
+
+def check_references(
+    papers: pd.DataFrame, topics: pd.DataFrame, themes: pd.DataFrame | None, folder: Path
+) -> None:
+    """What one table says of another holds: each paper's topic is a row of topics.parquet (or -1),
+    each topic has one weight a keyword, each theme's topics and each topic's theme exist. Damage of
+    this kind reads as valid table by table ("Placed in Topic 0" for a topic that is gone)."""
+    known = topics["topic_id"].to_numpy(dtype=np.int64)
+    labels = papers["topic_id"].to_numpy(dtype=np.int64)
+    stray = ~np.isin(labels, known) & (labels != UNASSIGNED)
+    if stray.any():
+        row = int(np.flatnonzero(stray)[0])
+        raise _refuse(
+            folder / "papers.parquet",
+            "topic_id",
+            f"holds {int(labels[row])} in row {row + 1}, a topic topics.parquet does not hold",
+        )
+    for row, (words, weights) in enumerate(
+        zip(topics["keywords"], topics["keyword_weights"], strict=True), 1
+    ):
+        if len(words) != len(weights):
+            raise _refuse(
+                folder / "topics.parquet",
+                "keyword_weights",
+                f"holds {len(weights)} weights for {len(words)} keywords in row {row}",
+            )
+    if themes is None:
+        return
+    theme_ids = set(themes["theme_id"].tolist())
+    topic_ids = set(known.tolist())
+    for row, ids in enumerate(themes["topic_ids"], 1):
+        gone = [int(t) for t in ids if int(t) not in topic_ids]
+        if gone:
+            raise _refuse(
+                folder / "themes.parquet",
+                "topic_ids",
+                f"holds topic {gone[0]} in row {row}, which is not a topic",
+            )
+    if "theme_id" in topics.columns and topics["theme_id"].notna().all():
+        stray_themes = [
+            int(t) for t in topics["theme_id"] if int(t) != UNASSIGNED and int(t) not in theme_ids
+        ]
+        if stray_themes:
+            raise _refuse(
+                folder / "topics.parquet",
+                "theme_id",
+                f"holds {stray_themes[0]}, a theme themes.parquet does not hold",
+            )
 
 
 def check_previous(papers: pd.DataFrame, topics: pd.DataFrame, folder: Path) -> None:
     """The columns a rebuild reads from its previous map (`pipeline.modelling.lineage.read_previous`)."""
     path = folder / "papers.parquet"
     _text(papers, "doc_id", path)
-    _whole(papers, "topic_id", path, UNASSIGNED, MAX_TABLE_ID)
+    _whole(papers, "topic_id", path, UNASSIGNED, MAX_TOPIC_ID)
     _coordinates(papers, path, tuple(c for c in ("x", "y") if c in papers.columns))
     path = folder / "topics.parquet"
-    _whole(topics, "topic_id", path, 0, MAX_TABLE_ID)
+    _whole(topics, "topic_id", path, 0, MAX_TOPIC_ID)
     _text(topics, "label", path)
     _names(topics, "Topic", "topic_id")
-    for column, kind in (("keywords", str), ("representative_doc_ids", str), ("centroid", _NUMBERS)):
+    for column in ("keywords", "representative_doc_ids"):
         if column in topics.columns:
-            _lists(topics, column, path, kind)
+            _lists(topics, column, path, str)
+    if "centroid" in topics.columns:
+        _centroids(topics, path)
+
+
+VECTOR_ROWS_AT_A_TIME = 1 << 16  # rows checked at once for NaN: memory stays small on a million papers
 
 
 def check_embeddings(embeddings: np.ndarray, papers: int, path: Path) -> None:
+    """One row a paper, each a finite vector of the packaged model's width (`DIMENSIONS`)."""
     if embeddings.ndim != 2:
         raise UserError(
             f"{path}: a {embeddings.ndim}-D array of shape {embeddings.shape}, not one row a paper; rebuild the map"
@@ -186,4 +256,13 @@ def check_embeddings(embeddings: np.ndarray, papers: int, path: Path) -> None:
     if embeddings.dtype.kind != "f":
         raise UserError(f"{path}: holds {embeddings.dtype} values, not floats; rebuild the map")
     if len(embeddings) != papers:
-        raise UserError(f"{path}: {len(embeddings)} rows for {papers} papers")
+        raise UserError(f"{path}: {len(embeddings)} rows for {papers} papers; rebuild the map")
+    if embeddings.shape[1] != DIMENSIONS:
+        raise UserError(
+            f"{path}: vectors of {embeddings.shape[1]} numbers, not the model's {DIMENSIONS}; rebuild the map"
+        )
+    for start in range(0, len(embeddings), VECTOR_ROWS_AT_A_TIME):
+        finite = np.isfinite(embeddings[start : start + VECTOR_ROWS_AT_A_TIME]).all(axis=1)
+        if not finite.all():
+            row = start + int(np.flatnonzero(~finite)[0])
+            raise UserError(f"{path}: row {row + 1} holds an infinite or NaN number; rebuild the map")

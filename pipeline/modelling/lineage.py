@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline import UserError
-from pipeline.mapfolder.files import EMBEDDINGS, LINEAGE_COLUMNS, PAPERS, TOPICS
+from pipeline.mapfolder.files import EMBEDDINGS, LINEAGE_COLUMNS, MAX_TOPIC_ID, PAPERS, TOPICS, new_id
 from pipeline.mapfolder.manifest import read_manifest
 from pipeline.modelling.neighbours import topic_centroids
 from pipeline.modelling.theme_lineage import gone_identities
@@ -121,7 +121,7 @@ def match_topics(
         if new in matched:
             mapping[new] = matched[new]
         else:
-            mapping[new] = next_topic_id
+            mapping[new] = new_id(next_topic_id, "topic")
             next_topic_id += 1
     table = _lineage_table(ov, matched, mapping)
     keep_label = _kept_names(ov, matched, mapping, centroid_sim, previous, centroids)
@@ -446,7 +446,7 @@ def read_previous(folder: str | Path) -> PreviousMap:
         raise UserError(f"{folder}: unreadable previous map ({str(exc)[:120]})") from None
     if not {"topic_id", "label"} <= set(topics.columns):
         raise UserError(f"{folder / TOPICS}: missing topic_id or label")
-    from pipeline.mapfolder.table_checks import check_previous
+    from pipeline.mapfolder.table_checks import check_embeddings, check_previous
 
     check_previous(papers, topics, folder)  # null ids, text coordinates, huge or negative topic ids
     try:
@@ -462,14 +462,19 @@ def read_previous(folder: str | Path) -> PreviousMap:
     else:
         try:
             embeddings = np.load(folder / EMBEDDINGS, allow_pickle=False)
-            if len(embeddings) == len(papers):
-                centroids = dict(zip(*topic_centroids(embeddings, labels)))
-        except (OSError, ValueError):
+            check_embeddings(embeddings, len(papers), folder / EMBEDDINGS)
+            centroids = dict(zip(*topic_centroids(embeddings, labels)))
+        except (OSError, ValueError, UserError):
             pass  # without vectors, matching falls back on shared papers alone
     next_topic_id = max([manifest.lineage.next_topic_id, *[t + 1 for t in ids], 0])
     theme_of, theme_labels = previous_themes(folder, topics)
     gone_themes = gone_identities(manifest.lineage.themes)
     next_theme_id = max([manifest.lineage.next_theme_id, *[t + 1 for t in [*theme_labels, *gone_themes]], 0])
+    if max(next_topic_id, next_theme_id) > MAX_TOPIC_ID + 1:  # theme ids of lineage records, unchecked above
+        raise UserError(
+            f"{folder / 'manifest.json'}: damaged manifest (a theme id of lineage.themes beyond {MAX_TOPIC_ID:,}); "
+            "rebuild the map"
+        )
     return PreviousMap(
         theme_of=theme_of,
         theme_labels=theme_labels,

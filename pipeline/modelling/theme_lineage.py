@@ -20,6 +20,8 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
+from pipeline.mapfolder.files import new_id
+
 # A new theme takes a previous theme's id when their shared papers are at least this share of the
 # new theme's old papers or of the previous theme's papers.
 KEEP_SHARE = 0.5
@@ -67,7 +69,7 @@ def match_themes(
     next_id = max([next_theme_id, *[t + 1 for t in [*previous_labels, *gone_themes]]], default=0)
     for new in themes["theme_id"].astype(int).tolist():
         if new not in mapping:
-            mapping[new] = next_id
+            mapping[new] = new_id(next_id, "theme")
             next_id += 1
     label_of = dict(zip(themes["theme_id"].astype(int), themes["label"].astype(str), strict=True))
     records = []
