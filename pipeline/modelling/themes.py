@@ -438,7 +438,8 @@ def _options(
 ) -> list[Option]:
     """A theme's candidate names, best first: one part that holds for every member (`HOLDS`) and
     tells the theme apart (`DISTINCT`); else two such parts that together hold; else one part that
-    holds and is used more inside than by any sibling; else whatever holds furthest. A theme of one
+    holds and is used more inside than by any sibling; else whatever holds furthest and speaks for
+    most of the theme. A theme of one
     topic asks each name to speak for at least `floor` of its papers (its topic's name's share).
 
     `parts` are (contrast, inside / sibling share, part), every one used more inside than outside."""
@@ -474,7 +475,12 @@ def _options(
     if pairs:
         return sorted(pairs, key=lambda o: -o.score)
     holding = [o for o, _ in singles if holds(o, o.parts[0].used)]
-    return holding or sorted((o for o, _ in singles), key=lambda o: (-o.least, -o.score))
+    # Nothing holds for every member: the name that holds furthest, then the one that speaks for
+    # most of the theme's papers (not a corner of it with a high contrast).
+    return holding or sorted(
+        (o for o, _ in singles),
+        key=lambda o: (-round(o.least, 2), -float(o.parts[0].used[theme_rows].mean())),
+    )
 
 
 def name_themes(
