@@ -10,7 +10,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.naming.phrases import NOT_ALONE, PhraseCounts, count_phrases, lexical_scores, word_case
+from pipeline.naming.phrases import (
+    CONNECTORS,
+    NOT_ALONE,
+    PhraseCounts,
+    count_phrases,
+    lexical_scores,
+    word_case,
+)
 from pipeline.naming.support import NAME_SUPPORT, uses_name
 from pipeline.naming.vocabulary import word_list
 
@@ -67,7 +74,6 @@ _GENERIC_KEYS = frozenset(name_key(w + end) for w in GENERIC_NAMES for end in ("
 _FILLER_KEYS = frozenset(name_key(w + end) for w in FILLER_WORDS for end in ("", "s"))
 
 
-_CONNECTOR_WORDS = frozenset(word_list("connectors"))
 # What papers are measured on (benchmarks, datasets, metrics): no part of a name.
 _MEASURES = frozenset(word_list("datasets-and-metrics"))
 
@@ -116,7 +122,7 @@ def _may_stand_alone(phrase: str, spelling: dict[str, str]) -> bool:
         [False, False, True]
     """
     if " " in phrase.strip():
-        words = [w for w in phrase.lower().split() if w not in _CONNECTOR_WORDS]
+        words = [w for w in phrase.lower().split() if w not in CONNECTORS]
         return not all(name_key(w) in _WEAK_KEYS for w in words)
     written = spelling.get(phrase.lower(), phrase)
     return phrase.lower() in AREA_NOUNS or (written.isupper() and len(written) >= 2)
@@ -242,7 +248,7 @@ def name_groups(
                 float(scores[i]),
                 float(coverage[row, best[i]]),
                 float(precision[row, best[i]]),
-                _may_stand_alone(str(counts.phrases[best[i]]), spelling),
+                bool(alone[best[i]]),
             )
             for i in order
         ]

@@ -20,11 +20,11 @@ from pipeline.naming.vocabulary import word_list
 # keywords they say nothing about a topic.
 ABSTRACT_STOP_WORDS = sorted(ENGLISH_STOP_WORDS | set(word_list("stop-words")))
 # A phrase may not start or end with these (`words/edge-words.txt`, and the stop words). Inside a
-# 3-word phrase only `_CONNECTORS` among them may appear; `NOT_ALONE` words may end one.
+# 3-word phrase only `CONNECTORS` among them may appear; `NOT_ALONE` words may end one.
 _EDGE_WORDS = frozenset(ABSTRACT_STOP_WORDS) | frozenset(word_list("edge-words"))
 # Generic heads ("models", "learning") that end a phrase but are never one on their own.
 NOT_ALONE = frozenset(word_list("not-alone"))
-_CONNECTORS = frozenset(word_list("connectors"))
+CONNECTORS = frozenset(word_list("connectors"))
 
 # A word as the papers write it: hyphenated words whole ("n-gram", "3-dim", "6-DoF"), never the part
 # after a hyphen ("gram" of "2-gram", "means" of "𝑘-means"), which no paper writes as a word. `WORD`
@@ -189,7 +189,7 @@ def _phrases(text: str, acronyms: dict[str, str]) -> list[str]:
                     continue
                 if last in _EDGE_WORDS and last not in NOT_ALONE:
                     continue
-                if size == 3 and words[1] in _EDGE_WORDS and words[1] not in _CONNECTORS:
+                if size == 3 and words[1] in _EDGE_WORDS and words[1] not in CONNECTORS:
                     continue
                 result.append(" ".join(words))
     return result
