@@ -206,6 +206,7 @@ def group_topics(
     embeddings: np.ndarray | None = None,
     topic_rows: list[np.ndarray] | None = None,
     seed: int = 0,
+    previous: list[list[int]] | None = None,
 ) -> list[list[int]]:
     """Topic indices per theme, from the vectors alone (names play no part).
 
@@ -213,7 +214,9 @@ def group_topics(
     weighs its papers, one where each weighs one (scipy's Ward on the centroids). With the papers'
     `embeddings` and each topic's `topic_rows`, a big theme is split while its halves are apart (their
     papers' silhouette is positive), and the cut whose themes hold together better (the papers'
-    cosine silhouette by theme) is kept: big topics do not decide alone, nor do small ones.
+    cosine silhouette by theme) is kept: big topics do not decide alone, nor do small ones. A
+    rebuild's `previous` grouping (`keep_previous_groups`) is kept instead while it holds together
+    within `KEEP_SLACK` of the better cut.
 
     Examples:
         >>> group_topics(np.eye(3)[[0, 0, 1]] + [[0, 0.1, 0], [0, 0, 0], [0, 0, 0]], np.array([10, 10, 10]), 2)
@@ -231,12 +234,18 @@ def group_topics(
     def apart(left: list[int], right: list[int]) -> bool:
         return _silhouette(embeddings, [rows_of(left), rows_of(right)], seed) > 0.0
 
+    def cohesion(cut: list[list[int]]) -> float:
+        return _silhouette(embeddings, [rows_of(g) for g in cut], seed)
+
     cuts = [
         cut_tree(ward_merges(centroids, weights), len(centroids), n_themes, sizes, apart)
         for weights in (sizes, np.ones(len(sizes)))
     ]
-    scores = [_silhouette(embeddings, [rows_of(g) for g in cut], seed) for cut in cuts]
-    return cuts[int(np.argmax(scores))]
+    scores = [cohesion(cut) for cut in cuts]
+    best = cuts[int(np.argmax(scores))]
+    if previous is not None and previous != best and cohesion(previous) >= max(scores) - KEEP_SLACK:
+        return previous  # a rebuild: the papers do not call for new themes
+    return best
 
 
 def keep_previous_groups(
@@ -583,8 +592,8 @@ def fit_themes(
 
     On a rebuild, `previous_theme_of` (topic id -> theme id of the previous map) keeps the previous
     grouping for the topics that kept their ids (`keep_previous_groups`) unless a fresh grouping
-    holds together better by more than `KEEP_SLACK` (a map whose themes were drawn by older rules
-    is regrouped; one drawn by these is kept).
+    holds together better by more than `KEEP_SLACK` (`group_topics`: a map whose themes were drawn
+    by older rules is regrouped; one drawn by these is kept).
 
     `votes` (`pipeline.naming.areas.area_votes` of these papers) adds the shipped research-area names
     to the candidates; without it only the phrases the papers write can name a theme.
@@ -609,15 +618,14 @@ def fit_themes(
     topic_rows = [np.flatnonzero(rows == t) for t in range(len(topic_ids))]
     sizes = np.array([len(r) for r in topic_rows], dtype=np.float64)
     vectors = np.asarray(embeddings, dtype=np.float32)
-    groups = group_topics(centroids, sizes, n_themes or theme_count(len(topic_ids)), vectors, topic_rows)
-    kept = keep_previous_groups(topic_ids, centroids, sizes, previous_theme_of or {})
-    if kept is not None and kept != groups:
-
-        def cohesion(cut: list[list[int]]) -> float:
-            return _silhouette(vectors, [np.concatenate([topic_rows[t] for t in g]) for g in cut], 0)
-
-        if cohesion(kept) >= cohesion(groups) - KEEP_SLACK:  # the papers do not call for new themes
-            groups = kept
+    groups = group_topics(
+        centroids,
+        sizes,
+        n_themes or theme_count(len(topic_ids)),
+        vectors,
+        topic_rows,
+        previous=keep_previous_groups(topic_ids, centroids, sizes, previous_theme_of or {}),
+    )
     spelling = phrases.spelling or {}
     names = name_themes(
         groups,
