@@ -306,20 +306,16 @@ def test_the_export_commands_reading_lists_say_which_topic(tmp_path, capsys):
 # ------------------------------------------------------------------ 4. figures
 def test_about_says_what_the_embedding_speed_counts(tmp_path, monkeypatch):
     atlas = tiny_map(60)
-    atlas.manifest = replace(
-        atlas.manifest,
-        embedding={
-            "encoder": "synthetic",
-            "computed": 300,
-            "cached": 1357,
-            "abstracts_per_second": 35.2,
-            "model_seconds": 41.0,
-        },
-    )
-    write_map(tmp_path / "speed", atlas)
-    monkeypatch.setenv("ATLAS_MAP", str(tmp_path / "speed"))
     monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
-    at = start(panels=("about_panel",))
+
+    def about(name: str, **embedding):
+        """The About panel of the tiny map with this embedding report."""
+        atlas.manifest = replace(atlas.manifest, embedding={"encoder": "synthetic", **embedding})
+        write_map(tmp_path / name, atlas)
+        monkeypatch.setenv("ATLAS_MAP", str(tmp_path / name))
+        return start(panels=("about_panel",))
+
+    at = about("speed", computed=300, cached=1357, abstracts_per_second=35.2, model_seconds=41.0)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Embedding speed"] == "35.2 abstracts/s" and "Build speed" not in metrics
     assert (
@@ -327,18 +323,7 @@ def test_about_says_what_the_embedding_speed_counts(tmp_path, monkeypatch):
         "came from the cache and the model's loading or one-time preparation (41.0 s) is not counted."
     ) in plain(at)
 
-    atlas.manifest = replace(
-        atlas.manifest,
-        embedding={
-            "encoder": "synthetic",
-            "computed": 0,
-            "cached": 1657,
-            "abstracts_per_second": None,
-        },
-    )
-    write_map(tmp_path / "cached", atlas)
-    monkeypatch.setenv("ATLAS_MAP", str(tmp_path / "cached"))
-    at = start(panels=("about_panel",))
+    at = about("cached", computed=0, cached=1657, abstracts_per_second=None)
     assert {m.label: m.value for m in at.metric}["Embedding speed"] == "–"
     assert "Embedding speed: none embedded, all vectors from the cache (1,657)." in plain(at)
 
