@@ -34,7 +34,14 @@ from app.state import ViewState, normalise_params
 from app.text import markdown_literal
 from app.topic_list import topic_list
 from app.topic_view import topic_view
-from app.view import header_sentence, opened_topic_view, page_view, view_vocabulary
+from app.view import (
+    counted_in_view,
+    header_sentence,
+    opened_topic_view,
+    page_view,
+    selected_rows,
+    view_vocabulary,
+)
 from pipeline import UserError
 from pipeline.text import shorten
 
@@ -133,7 +140,8 @@ def sidebar_part(data: MapData, catalog: list) -> None:
 def header_part(data: MapData, map_key: MapKey) -> None:
     """The map's name, the sentence saying what the page shows, and the notices."""
     state, view = page_view(data, map_key)
-    header(data, header_sentence(data, opened_topic_view(data, state, view), session.selection()))
+    selected = selected_rows(data, map_key, state)
+    header(data, header_sentence(data, opened_topic_view(data, state, view), selected))
     notices_panel(view.notices)
     session.part_shown("header")
 
@@ -147,8 +155,10 @@ def map_part(data: MapData, map_key: MapKey, rising, map_name: str | None) -> No
         shown = opened_topic_view(data, state, view).in_view
         map_panel(data, map_key, shown, state, MAP_HEIGHT, search_active=view.search is not None)
     with right:
-        filtered = len(view.rows) != data.n
-        side_panel(data, state, view.in_view, filtered=filtered, rising=rising, search=view.search)
+        selected = selected_rows(data, map_key, state)  # the list counts what the table lists
+        filtered = len(view.rows) != data.n or selected is not None
+        counted = counted_in_view(view, selected)
+        side_panel(data, state, counted, filtered=filtered, rising=rising, search=view.search)
     params = normalise_params({key: st.query_params.get_all(key) for key in st.query_params})
     session.sync_url(state, map_name, params)
     session.part_shown("map")
@@ -160,7 +170,7 @@ def results_part(data: MapData, map_key: MapKey) -> None:
     open) and the downloads."""
     state, view = page_view(data, map_key)
     view = opened_topic_view(data, state, view)
-    rows = papers_panel(data, view.rows, view.search)
+    rows = papers_panel(data, view.rows, view.search, selected_rows(data, map_key, state))
     downloads(data, rows, chosen_sentence(view.sentence, None if rows is view.rows else len(rows)))
     session.part_shown("results")
 

@@ -51,10 +51,11 @@ def map_panel(
         reset_zoom=reset_zoom,
         files_sent=session.files_sent(),
         on_click=partial(session.on_map_click, data, url),
-        on_select=partial(session.on_map_select, data, url),
+        on_select=partial(session.on_map_select, url),
         on_legend=partial(session.on_legend_pick, data, url, state.colour),
         themes=state.themes,
         values=state.filter_dict().get(state.colour, ()) if state.colour else (),
+        selection=state.selection,
         height=height,
     )
     columns = colour_columns(data.facets)

@@ -29,26 +29,31 @@ def page_of(count: int, page: int, size: int = PAGE_ROWS) -> tuple[int, int, int
     return page, page * size, min(count, (page + 1) * size)
 
 
-def papers_panel(data: MapData, view_rows: np.ndarray, search: SearchResult | None = None) -> np.ndarray:
-    """The papers table: the map selection when there is one, else every paper in view, a page at a time.
+def papers_panel(
+    data: MapData,
+    view_rows: np.ndarray,
+    search: SearchResult | None = None,
+    selected: np.ndarray | None = None,
+) -> np.ndarray:
+    """The papers table: the papers in view the map selection holds when there is one (`selected`:
+    rows, in view or not), else every paper in view, a page at a time.
 
     `view_rows` come best search match first; with a search each row says how it matched.
     """
-    selection = session.selection()
     in_view = np.zeros(data.n, dtype=bool)
     in_view[view_rows] = True
-    if selection:
-        picked = [d for d in selection if in_view[data.row_of[d]]]
-        rows = np.array([data.row_of[d] for d in picked], dtype=np.int64)
+    if selected is not None:
+        rows = selected[in_view[selected]]
         heading, action = st.columns([3, 1], vertical_alignment="bottom")
         heading.markdown(f"#### Selected on the map · {len(rows):,}")
         action.button(
             "Clear selection", on_click=clear_selection, icon=":material/deselect:", width="stretch"
         )
-        if len(picked) < len(selection):
-            hidden = len(selection) - len(picked)
+        if len(rows) < len(selected):
+            hidden = len(selected) - len(rows)
             st.caption(
-                f"{counted(hidden, 'selected paper is', 'selected papers are')} hidden by the current filters."
+                f"{counted(hidden, 'paper')} inside the selection {'is' if hidden == 1 else 'are'} "
+                "hidden by the current filters and search."
             )
     else:
         rows = view_rows
@@ -61,7 +66,7 @@ def papers_panel(data: MapData, view_rows: np.ndarray, search: SearchResult | No
     page, start, end = page_of(len(rows), session.table_page(view))  # a new view starts at page 1
     session.set_table_page(page)
     match = similarity = closeness = None
-    if search is not None and not selection:
+    if search is not None and selected is None:
         match = search.match_labels()[start:end]
         if search.similarity is not None:
             similarity = [float(v) for v in search.similarity[start:end]]

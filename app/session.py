@@ -20,6 +20,7 @@ from app.map_component import KEY as MAP_COMPONENT
 from app.palette import colour_columns
 from app.place import Placement, PlacementError
 from app.search import KINDS
+from app.selection import selection_text
 from app.state import (
     SESSION_KEY,
     SETTING,
@@ -31,6 +32,7 @@ from app.state import (
     Vocabulary,
     normalise_params,
     parse_map,
+    parse_selection,
     parse_view,
     to_params,
 )
@@ -45,7 +47,6 @@ URL_PARAMS = "url_params"  # the query string the page last wrote or read (norma
 NOTICES = "notices"  # link settings that were ignored, shown until dismissed
 LINK_INFO = "link_info"  # what became of a shared link's topic on a rebuilt map (plain text), likewise
 # The live map and the papers table.
-SELECTION = "selection"  # doc_ids picked on the map with box or lasso, in event order
 CLEAR_SELECTION = "clear_selection"  # a counter the map watches to drop its box/lasso selection
 RESET_ZOOM = "reset_zoom"  # a counter the map watches to return to the whole map ("Reset view")
 FILES_SENT = "atlas_files_sent"  # the files this session's browser already received through the map
@@ -55,6 +56,7 @@ TABLE_PAGE_OF = "page_of"  # ... and the view it belongs to
 PARTS_SHOWN = "parts_shown"  # what each part of the page (a keyed fragment) showed when last drawn
 PUSH_SIDEBAR = "push_sidebar"  # set when a step reruns the sidebar: its widgets' values are written again
 CURRENT_VIEW = "current_view"  # the papers in view for the last filters and search (`app.view.page_view`)
+SELECTED_ROWS = "selected_rows"  # the rows the last box or lasso selection holds (`app.view.selected_rows`)
 NEAREST_PAPERS = "nearest_papers"  # the last opened paper's nearest papers (`app.nearest`)
 # Panels.
 TOPIC_TAB = "topic_tab"  # the chart tab an opened topic shows (Keywords, Over the years, Venues)
@@ -119,7 +121,6 @@ def apply_state(state: ViewState, data: MapData) -> None:
     for setting in SETTINGS:
         if setting.in_state and setting.session:
             _write(setting, getattr(state, setting.name), data.facets)
-    st.session_state[SELECTION] = ()
     st.session_state[PLACEMENT] = None
     st.session_state[TABLE_PAGE] = 0
 
@@ -197,7 +198,8 @@ def sanitise_state(
         st.session_state[key["colour"]] = ""
     if not data.vocabulary().has_added:
         st.session_state[key["added_only"]] = False
-    st.session_state[SELECTION] = tuple(d for d in st.session_state.get(SELECTION, ()) if d in data.row_of)
+    if parse_selection(st.session_state.get(key["selection"]) or "") is None:
+        st.session_state[key["selection"]] = ""
 
 
 def topic_options(data: MapData, themes: list[int] | tuple[int, ...]) -> list[int]:
@@ -230,8 +232,8 @@ def part_keys() -> dict[str, tuple]:
     parts whose key it changed (`rerun_changed`). The sidebar's key is (its shape, its values)."""
     state = current_state()
     view = view_key(state)
-    selection = st.session_state.get(SELECTION, ())
-    opened = state.topic if not state.paper else None  # the header names an opened topic (not a paper)
+    selection = state.selection
+    opened = state.topic  # the header counts an opened topic's papers, a paper opened from it too
     said = tuple(map(tuple, notices()))
     return {
         "sidebar": ((state.search_kind, state.themes, bool(state.topics or state.themes)), view),
@@ -334,7 +336,7 @@ def _open_topic(topic: int | None) -> None:
 
 
 def _clear_selection() -> None:
-    st.session_state[SELECTION] = ()
+    st.session_state[SESSION_KEY["selection"]] = ""
     st.session_state[CLEAR_SELECTION] = st.session_state.get(CLEAR_SELECTION, 0) + 1
 
 
@@ -357,28 +359,21 @@ def sidebar_changed(data: MapData) -> None:
     rerun_changed(from_sidebar=True)
 
 
-def _map_rows(name: str, data: MapData, points_url: str) -> list[int] | None:
-    """Rows an event of the live map names, or None when it came from another map or is malformed."""
-    value = map_event(name)
-    if not value or value.get("map") != points_url:
-        return None
-    rows = value.get("rows") if name == "select" else [value.get("row")]
-    if not isinstance(rows, list):
-        return None
-    return [r for r in rows if isinstance(r, int) and 0 <= r < data.n]
-
-
 def on_map_click(data: MapData, points_url: str) -> None:
-    rows = _map_rows("click", data, points_url)
-    if rows:
-        open_paper(str(data.doc_ids[rows[0]]))
+    """A paper clicked on the map (an event of another map, or a row out of range, is ignored)."""
+    value = map_event("click")
+    row = value.get("row") if value and value.get("map") == points_url else None
+    if isinstance(row, int) and 0 <= row < data.n:
+        open_paper(str(data.doc_ids[row]))
 
 
-def on_map_select(data: MapData, points_url: str) -> None:
-    rows = _map_rows("select", data, points_url)
-    if rows is None:
+def on_map_select(points_url: str) -> None:
+    """A box or lasso drawn on the map (or cleared): kept as the link writes it (`app.selection`)."""
+    value = map_event("select")
+    if not value or value.get("map") != points_url:
         return
-    st.session_state[SELECTION] = tuple(dict.fromkeys(str(data.doc_ids[r]) for r in rows))
+    shape = value.get("shape")
+    st.session_state[SESSION_KEY["selection"]] = selection_text(shape) if isinstance(shape, dict) else ""
     st.session_state[TABLE_PAGE] = 0
     rerun_changed()
 
@@ -503,11 +498,6 @@ def files_sent() -> set[str]:
 def map_counters() -> tuple[int, int]:
     """(clear selection, reset zoom): counters the live map watches."""
     return st.session_state.get(CLEAR_SELECTION, 0), st.session_state.get(RESET_ZOOM, 0)
-
-
-def selection() -> tuple[str, ...]:
-    """doc_ids picked on the map with box or lasso, in event order."""
-    return st.session_state.get(SELECTION) or ()
 
 
 def table_page(view: object) -> int:

@@ -27,6 +27,8 @@ Query string keys (what they mean):
                         highlighted on the map (maps with such papers only)
     colour=year         colour the map by a metadata column with few values (see `app.palette.colour_columns`)
                         instead of by topic (topics are shades of their theme's hue)
+    select=box:x0,x1,y0,y1  the papers picked on the map with box select (or select=lasso:x0,y0,x1,y1,...
+                        with lasso select): the papers table lists them, the header and topic list count them
     view=x0,x1,y0,y1    the map's zoom and pan (its x and y ranges); written by the map in the browser as
                         the reader zooms, restored from the link, dropped by "Reset view"
 """
@@ -62,6 +64,7 @@ class ViewState:
     sort: str = SORTS[0]
     added_only: bool = False  # only papers added since the last full build
     colour: str = ""  # metadata column the map is coloured by; empty: by topic
+    selection: str = ""  # a box or lasso drawn on the map, as the link writes it (`parse_selection`)
 
     def filter_dict(self) -> dict[str, tuple[str, ...]]:
         return dict(self.filters)
@@ -257,6 +260,17 @@ def _read_colour(link: _Link, key: str) -> str:
     return colour
 
 
+def _read_selection(link: _Link, key: str) -> str:
+    raw = link.last(key).strip()
+    if raw and parse_selection(raw) is None:
+        link.ignore(
+            f"Ignored {key}={_show(shorten(raw, 40))}: use box:x0,x1,y0,y1 or lasso:x0,y0,x1,y1,... "
+            "(three corners at least)."
+        )
+        return ""
+    return raw
+
+
 def _check_zoom(link: _Link, key: str) -> None:
     """The zoom is the browser's (map.js): the server only says when a link's value is malformed."""
     raw = link.last(key)
@@ -360,6 +374,9 @@ SETTINGS = (
         state=bool,
     ),
     LinkSetting("colour", "colour", "w_colour", _read_colour, lambda s: s.colour or None, state=_or("")),
+    LinkSetting(
+        "selection", "select", "selection", _read_selection, lambda s: s.selection or None, state=_strip
+    ),
     # The map's zoom and pan: owned by the map in the browser (map.js); the server only checks and keeps it.
     LinkSetting("zoom", "view", None, _check_zoom, in_state=False),
 )
@@ -401,6 +418,52 @@ def parse_view(params: Mapping[str, list[str]], vocabulary: Vocabulary) -> tuple
 ZOOM_NUMBER = r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
 ZOOM_MIN_SPAN = 1e-6
 _ZOOM_NUMBER = re.compile(ZOOM_NUMBER)
+
+
+# A box or lasso selection in the link (`app.selection`): select=box:x0,x1,y0,y1 or
+# select=lasso:x0,y0,x1,y1,... (at least three corners, at most MAX_CORNERS), numbers as in the zoom.
+SELECTION_KINDS = ("box", "lasso")
+MAX_CORNERS = 64  # a lasso's corners in a link; a hand-drawn one has one a mouse move
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A selection's outline: a box (xs = (x0, x1), ys = (y0, y1), each in order) or a lasso's corners."""
+
+    kind: str
+    xs: tuple[float, ...]
+    ys: tuple[float, ...]
+
+
+def parse_selection(text: str) -> Shape | None:
+    """The shape a `select=` value describes (see `app.selection`), or None when it is not one.
+
+    Examples:
+        >>> parse_selection("box:1,0,-2,3")
+        Shape(kind='box', xs=(0.0, 1.0), ys=(-2.0, 3.0))
+        >>> parse_selection("lasso:0,0,1,0,0,1").xs
+        (0.0, 1.0, 0.0)
+        >>> parse_selection("box:1,1,0,1"), parse_selection("lasso:0,0,1,1"), parse_selection("ring:0,1,0,1")
+        (None, None, None)
+    """
+    kind, _, rest = text.partition(":")
+    parts = rest.split(",")
+    if kind not in SELECTION_KINDS or not all(_ZOOM_NUMBER.fullmatch(p) for p in parts):
+        return None
+    numbers = [float(p) for p in parts]
+    if not all(math.isfinite(v) for v in numbers):
+        return None
+    if kind == "box":
+        if len(numbers) != 4:
+            return None
+        x0, x1, y0, y1 = numbers
+        xs, ys = (min(x0, x1), max(x0, x1)), (min(y0, y1), max(y0, y1))
+        if xs[0] == xs[1] or ys[0] == ys[1]:
+            return None
+        return Shape("box", xs, ys)
+    if len(numbers) % 2 or len(numbers) < 6 or len(numbers) > 2 * MAX_CORNERS:
+        return None
+    return Shape("lasso", tuple(numbers[0::2]), tuple(numbers[1::2]))
 
 
 def parse_zoom(text: str) -> tuple[float, float, float, float] | None:

@@ -19,7 +19,8 @@ from app.filters import chosen_topics, filter_mask, scope_phrase
 from app.loaders import MapKey, cached_meaning, cached_word_search
 from app.palette import colour_columns
 from app.search import SearchResult, meaning_search, search_sentence, within, word_search
-from app.state import SORTS, ViewState, Vocabulary
+from app.selection import rows_inside
+from app.state import SORTS, ViewState, Vocabulary, parse_selection
 from app.text import counted
 from app.themes import gone_themes, topics_in_themes, usable_themes
 
@@ -81,8 +82,9 @@ def view_scope(data: MapData, state: ViewState, count: int, topics: tuple[int, .
 
 def opened_topic_view(data: MapData, state: ViewState, view: View) -> View:
     """The view narrowed to the opened topic while the panel beside the map shows it: the map dims the
-    rest, the header counts, and the papers table lists, the topic's papers in view."""
-    if state.topic is None or (state.paper and state.paper in data.row_of):
+    rest, the header counts, and the papers table lists, the topic's papers in view (a paper opened
+    from it too: the panel leads back to the topic)."""
+    if state.topic is None:
         return view
     in_topic = data.topic_ids == state.topic
     search = None if view.search is None else within(view.search, in_topic)
@@ -97,13 +99,33 @@ def opened_topic_view(data: MapData, state: ViewState, view: View) -> View:
     )
 
 
-def header_sentence(data: MapData, view: View, selection: tuple[str, ...] = ()) -> tuple[str, str]:
+def selected_rows(data: MapData, map_key: MapKey, state: ViewState) -> np.ndarray | None:
+    """Rows of the papers the map's box or lasso selection holds (`app.selection`), in view or not;
+    None without a selection."""
+    shape = parse_selection(state.selection) if state.selection else None
+    if shape is None:
+        return None
+    key = (map_key, state.selection)
+    x, y = data.papers["x"].to_numpy(dtype=np.float32), data.papers["y"].to_numpy(dtype=np.float32)
+    return session.remembered(session.SELECTED_ROWS, key, lambda: rows_inside(shape, x, y))
+
+
+def counted_in_view(view: View, selected: np.ndarray | None) -> np.ndarray:
+    """What the topic list counts: the papers in view, or those of them the map's selection holds."""
+    if selected is None:
+        return view.in_view
+    mask = np.zeros_like(view.in_view)
+    mask[selected] = True
+    return view.in_view & mask
+
+
+def header_sentence(data: MapData, view: View, selected: np.ndarray | None = None) -> tuple[str, str]:
     """The header's sentence follows what the page shows beside the map and under it: the papers
-    picked on the map (`selection`, doc_ids), else the view (an opened topic's papers:
+    picked on the map (`selected`, rows), else the view (an opened topic's papers:
     `opened_topic_view`)."""
-    if not selection:
+    if selected is None:
         return view.sentence
-    picked = counted(int(sum(view.in_view[data.row_of[d]] for d in selection)), "paper")
+    picked = counted(int(view.in_view[selected].sum()), "paper")
     if len(view.rows) == data.n:
         return "", f"Showing the {picked} you selected on the map"
     number, rest = view.sentence

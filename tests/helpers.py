@@ -315,6 +315,26 @@ def decode_mask(text: str | None, n: int) -> np.ndarray:
     return mask
 
 
+def box_around(papers: pd.DataFrame, doc_ids) -> tuple[str, list[str]]:
+    """A box selection (`select=box:x0,x1,y0,y1`) just around the papers `doc_ids`, and the doc_ids
+    of every paper inside it, in row order, found by plain comparisons (a box's edges belong to it).
+
+    Examples:
+        >>> papers = pd.DataFrame({"doc_id": ["a", "b", "c"], "x": [0.0, 1.0, 5.0], "y": [0.0, 1.0, 5.0]})
+        >>> box_around(papers, ["a", "b"])
+        ('box:-0.005,1.005,-0.005,1.005', ['a', 'b'])
+    """
+    picked = papers[papers["doc_id"].isin(list(doc_ids))]
+    x, y = papers["x"].to_numpy(dtype=np.float32), papers["y"].to_numpy(dtype=np.float32)
+    pad = 1e-3 * max(float(np.ptp(x)), float(np.ptp(y)), 1e-3)
+    box = [float(picked["x"].min()) - pad, float(picked["x"].max()) + pad]
+    box += [float(picked["y"].min()) - pad, float(picked["y"].max()) + pad]
+    text = "box:" + ",".join(f"{v:.6g}" for v in box)
+    x0, x1, y0, y1 = (float(v) for v in text[4:].split(","))
+    inside = (x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)
+    return text, papers["doc_id"][inside].astype(str).tolist()
+
+
 # --------------------------------------------------------------------------- maps with hostile text
 HOSTILE_CELLS = ['=HYPERLINK("http://evil","x")', "+1+1", "-2+3", "@SUM(A1)", "\tcmd", "\rcmd", "fine"]
 
@@ -439,6 +459,16 @@ def points(at: AppTest) -> dict:
     starts = np.r_[0, ends[:-1]]
     out["title"] = [plotly_wrap(block[a:b].decode("utf-8"), 64, 3) for a, b in zip(starts, ends, strict=True)]
     return out
+
+
+def select_box(at: AppTest, doc_ids, papers: pd.DataFrame | None = None) -> list[str]:
+    """Draw a box just around `doc_ids` on the page's map (`box_around`; `papers`: the map's papers,
+    the tiny map's by default), as the map's select event leaves it, and run the page; the doc_ids
+    inside the box, in row order."""
+    text, inside = box_around(tiny_map().papers if papers is None else papers, doc_ids)
+    at.session_state["selection"] = text
+    at.run()
+    return inside
 
 
 def map_doc_ids(at: AppTest) -> set[str]:

@@ -21,6 +21,7 @@ from tests.helpers import (
     plain,
     points,
     rows_of,
+    select_box,
     start,
     table,
     texts,
@@ -170,8 +171,8 @@ def test_view_is_restored_from_query_params(tiny):
         at.session_state["w_unassigned"] is False
     )  # kept for the whole-map view (no switch in a topic view)
     assert at.multiselect(key="w_f_year").value == ["2023"]
-    papers = table(at)
-    assert set(papers["Topic"]) == {"Graph neural networks", "Multi-view clustering"}
+    papers = table(at)  # the opened paper's topic's papers: its panel leads back to the topic
+    assert set(papers["Topic"]) == {"Multi-view clustering"}
     assert set(papers["Year"]) == {2023}
     assert "#### Clustering :orange-background[**study**] 7" in texts(at)  # the searched word, highlighted
     assert {k: v[-1] for k, v in url(at).items()} == params  # unchanged: the link reproduces itself
@@ -236,28 +237,47 @@ def test_export_downloads_the_current_view_and_the_whole_map_spreadsheet_safe(
 
 def test_map_selection_fills_the_paper_table(tiny):
     at = start()
-    at.session_state["selection"] = ("doc0003", "doc0001", "doc0042")
-    at.run()
-    assert "#### Selected on the map · 3" in texts(at)
-    assert table(at)["Title"].tolist() == ["Clustering study 3", "Diffusion study 1", "Policy study 42"]
-    assert [b.label for b in at.get("download_button")][0] == "Download these 3 papers (CSV)"
+    inside = select_box(at, ("doc0003", "doc0001"))
+    titles = tiny_map().papers.set_index("doc_id").loc[inside, "title"].tolist()
+    assert 2 <= len(inside) < 60 and f"#### Selected on the map · {len(inside)}" in texts(at)
+    assert table(at)["Title"].tolist() == titles  # in the map's order
+    assert [b.label for b in at.get("download_button")][0] == f"Download these {len(inside)} papers (CSV)"
+    assert url(at)["select"] == [at.session_state["selection"]]  # the link keeps the selection
     before = live_map(at)["clear"]
     [b for b in at.button if b.label == "Clear selection"][0].click().run()
     assert len(table(at)) == 50 and "Papers · 60" in texts(at)
     assert live_map(at)["clear"] == before + 1  # the map drops its box or lasso too
 
 
+def test_the_topic_list_counts_the_papers_a_selection_holds(tiny):
+    at = start()
+    inside = select_box(at, ("doc0003", "doc0001", "doc0042"))
+    atlas = tiny_map()
+    per_topic = atlas.papers.set_index("doc_id").loc[inside, "topic_id"].value_counts()
+    names = dict(zip(atlas.topics["topic_id"], atlas.topics["label"], strict=True)) | {-1: "Unassigned"}
+    listed = topic_table(at)
+    assert list(listed.columns)[-1] == "In view"
+    assert dict(zip(listed["Topic"], listed["In view"], strict=True)) == {
+        name: int(per_topic.get(topic, 0)) for topic, name in names.items()
+    }
+
+
+def test_a_paper_opened_from_a_topic_keeps_the_header_on_the_topic(tiny):
+    at = start({"topic": "1", "paper": "doc0001"})
+    assert "Showing the 13 papers in the topic “Diffusion models”" in texts(at).replace("**", "")
+    assert "Back to Diffusion models" in [b.label for b in at.button]
+
+
 def test_downloads_say_this_paper_for_one_and_offer_no_empty_file(tiny):
     at = start()
-    at.session_state["selection"] = ("doc0003",)
-    at.run()
+    assert select_box(at, ("doc0003",)) == ["doc0003"]
     assert [b.label for b in at.get("download_button")] == [
         "Download this paper (CSV)",
         "Reading list of this paper (Markdown)",
         "Download the whole map · 60 (CSV)",
         "This paper as BibTeX",
     ]
-    at.session_state["selection"] = None
+    at.session_state["selection"] = ""
     at.text_input(key="w_search").input("zebrafish").run()  # no paper writes it
     assert "0 of the 60 papers of the map match the words “zebrafish”" in texts(at).replace("**", "")
     assert [b.label for b in at.get("download_button")] == ["Download the whole map · 60 (CSV)"]

@@ -5,6 +5,7 @@ opened topic's papers, a box selection), every count checked against the map's o
 from __future__ import annotations
 
 import re
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 
@@ -121,6 +122,60 @@ def test_a_box_selection_the_header_counts_the_papers_the_table_lists(page, tiny
     assert listed == f"Selected on the map · {len(inside)}"  # the table lists as many as the header says
     page.get_by_role("button", name="Clear selection").click()
     wait_for_header(page, "Showing the 60 papers of the map")
+
+
+def drawn_selection(page) -> dict | None:
+    """The box or lasso the map draws (Plotly's layout selection), or None."""
+    return page.evaluate(f"(document.querySelector('{GRAPH}').layout.selections || [])[0] || null")
+
+
+def test_a_box_selection_is_in_the_link_and_the_link_draws_it_again(page, tiny_app, browser):
+    app, folder = tiny_app
+    papers = read_map(folder).papers
+    box = (0.6, 0.6, 3.6, 3.6)
+    inside = papers[papers.x.between(box[0], box[2]) & papers.y.between(box[1], box[3])]
+    open_app(page, app.url)
+    idle(page)
+    drag_box(page, box)
+    wait_for_header(page, f"Showing the {len(inside)} papers you selected on the map")
+    page.wait_for_function("() => location.search.includes('select=box')", timeout=30_000)
+    link = page.url
+    [written] = parse_qs(urlparse(link).query)["select"]
+    x0, x1, y0, y1 = (float(v) for v in written.removeprefix("box:").split(","))  # as drawn, six digits
+    assert (papers.x.between(x0, x1) & papers.y.between(y0, y1)).sum() == len(inside)
+    # The copied link, in a new page: the same papers, counted the same, and the box drawn on the map.
+    other = browser.new_page(viewport={"width": 1400, "height": 900})
+    try:
+        open_app(other, link)
+        wait_for_header(other, f"Showing the {len(inside)} papers you selected on the map")
+        listed = other.locator("h4", has_text="Selected on the map").first.inner_text()
+        assert listed == f"Selected on the map · {len(inside)}"
+        drawn = drawn_selection(other)
+        assert drawn["type"] == "rect" and [drawn[k] for k in ("x0", "x1", "y0", "y1")] == [x0, x1, y0, y1]
+        # Cleared, then Back in the browser's history: the selection, on the map too, comes back.
+        other.get_by_role("button", name="Clear selection").click()
+        wait_for_header(other, "Showing the 60 papers of the map")
+        other.wait_for_function("() => !location.search.includes('select=')", timeout=30_000)
+        assert drawn_selection(other) is None
+        other.go_back()
+        wait_for_header(other, f"Showing the {len(inside)} papers you selected on the map")
+        assert drawn_selection(other)["type"] == "rect"
+    finally:
+        other.close()
+
+
+def test_a_lasso_in_a_link_is_drawn_and_holds_the_papers_inside_it(page, tiny_app):
+    app, folder = tiny_app
+    papers = read_map(folder).papers
+    corners = [(0.6, 0.6), (3.6, 0.6), (0.6, 3.6)]  # a triangle over topic 1's cluster at (2, 2)
+    x, y = papers.x.to_numpy(), papers.y.to_numpy()
+    inside = (x >= 0.6) & (y >= 0.6) & (x + y <= 4.2)  # the triangle's three sides
+    assert 3 <= inside.sum() < 60
+    text = "lasso:" + ",".join(f"{v:g}" for corner in corners for v in corner)
+    open_app(page, f"{app.url}?select={text}")
+    wait_for_header(page, f"Showing the {int(inside.sum())} papers you selected on the map")
+    drawn = drawn_selection(page)
+    assert drawn["type"] == "path" and drawn["path"].startswith("M0.6,0.6L3.6,0.6L0.6,3.6")
 
 
 def test_after_a_search_the_sidebar_stays_and_a_topic_opened_and_closed_keeps_the_search(page, tiny_app):

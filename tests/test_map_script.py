@@ -31,7 +31,8 @@ from app.map_component.payload import (
     shared_constants,
     view_state,
 )
-from app.state import Vocabulary, parse_view, parse_zoom
+from app.selection import rows_inside
+from app.state import Vocabulary, parse_selection, parse_view, parse_zoom
 from app.text import plotly_wrap
 from tests.helpers import REPO, write_tiny_map
 
@@ -138,7 +139,7 @@ def test_a_view_state_is_what_the_protocol_says(data):
     plain = view_state(data, everything, **urls)
     some = view_state(
         data, np.arange(data.n) % 5 == 0, **urls, search_active=True, chosen_row=3, chosen_topic=1,
-        neighbours=[4, 5], colour="year", pin=payload.Pin(0.5, -0.25, "B"), themes=(0,), values=("2024",),
+        neighbours=[4, 5], colour="year", pin=payload.Pin(0.5, -0.25, "B"), themes=(0,), values=("2024",), selection="lasso:0,0,1,0,0.5,1",
     )  # fmt: skip
     for state in (plain, some):
         assert conforms(state, ViewState), state
@@ -152,7 +153,10 @@ def test_every_event_the_app_reads_is_typed():
     for name, typed in EVENTS.items():
         assert "map" in required_keys(typed), name  # names the point table it came from
     assert conforms({"row": 3, "map": "p"}, EVENTS["click"])
-    assert conforms({"rows": [], "map": "p"}, EVENTS["select"])
+    assert conforms({"shape": None, "map": "p"}, EVENTS["select"])
+    assert conforms({"shape": {"box": [0, 1, 0.5, 2]}, "map": "p"}, EVENTS["select"])
+    assert conforms({"shape": {"lasso": {"x": [0, 1, 0], "y": [0, 0, 1]}}, "map": "p"}, EVENTS["select"])
+    assert not conforms({"rows": [1], "map": "p"}, EVENTS["select"])
     assert conforms({"theme": None, "map": "p"}, EVENTS["legend"])
     assert not conforms({"row": 3}, EVENTS["click"])
 
@@ -350,3 +354,25 @@ def test_the_browser_samples_the_first_papers_in_view_in_the_draw_order(pure, da
     inside = (x >= x0 - pad_x) & (x <= x1 + pad_x) & (y >= y0 - pad_y) & (y <= y1 + pad_y)
     expected = order[(mask & inside)[order]][:cap]
     assert got == expected.tolist() and 0 < len(got) <= cap
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(
+    "text",
+    ["box:-1,1,-1,1", "box:0.5,-2,3,-0.25", "lasso:-2,-2,2,-2,0,2", "lasso:-3,-3,3,-3,3,3,0,0,-3,3"],
+)
+def test_a_selection_holds_the_same_papers_in_the_browser_as_on_the_server(pure, data, text):
+    """`rowsInOutline` (the points a no-WebGL map draws for a selection) against `app.selection.rows_inside`
+    (what the table lists), on the decoded table, for the outline the link's text describes."""
+    table = point_table(data)
+    outline = payload.outline(text)
+    got = run(
+        pure,
+        """([b64, outline]) => {
+            const t = prepare(decodePoints(Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)).buffer));
+            return rowsInOutline(t, null, outline);
+        }""",
+        [base64.b64encode(encode_points(table)).decode(), outline],
+    )
+    expected = rows_inside(parse_selection(text), table["arrays"]["x"], table["arrays"]["y"])
+    assert got == expected.tolist() and 0 < len(got) < data.n

@@ -12,10 +12,11 @@ import pytest
 
 from app.data import build_map_data
 from app.loaders import MapKey
-from app.state import ViewState
+from app.selection import rows_inside
+from app.state import ViewState, parse_selection
 from app.view import current_view, header_sentence, opened_topic_view, view_scope
 from pipeline.mapfolder.store import write_map
-from tests.helpers import themed_map, write_tiny_map
+from tests.helpers import box_around, themed_map, write_tiny_map
 
 DIFFUSION = [i for i in range(60) if i % 4 == 1 and i % 7 != 6]  # topic 1, "Diffusion models": 13 papers
 SAYS_DIFFUSION = [i for i in range(60) if i % 4 == 1]  # their abstracts say "diffusion": 15 papers
@@ -98,22 +99,31 @@ def test_an_opened_topic_narrows_the_header_the_map_and_the_table_to_its_papers(
     assert view.in_filter.all()  # the filters still pass every paper: the topic is what is open
     plain = shown(data, key, topic=3)
     assert header_sentence(data, plain) == ("", "Showing the 13 papers in the topic “Multi-view clustering”")
-    # a paper opened from the topic shows beside the map instead: the whole view again
+    # a paper opened from the topic (its panel leads back to it): still the topic's papers
     paper = shown(data, key, search="diffusion", topic=1, paper="doc0001")
-    assert header_sentence(data, paper)[0] == "15" and paper.in_view.sum() == 15
+    assert header_sentence(data, paper) == header_sentence(data, view) and paper.in_view.sum() == 13
 
 
 def test_papers_selected_on_the_map_are_what_the_header_counts(tiny):
     data, key = tiny
     whole = shown(data, key)
-    assert header_sentence(data, whole, ("doc0003", "doc0001")) == (
+    rows = lambda *doc_ids: np.array([data.row_of[d] for d in doc_ids])  # noqa: E731
+    assert header_sentence(data, whole, rows("doc0003", "doc0001")) == (
         "",
         "Showing the 2 papers you selected on the map",
     )
     searched = shown(data, key, search="diffusion")
-    picked = ("doc0001", "doc0002")  # one says "diffusion", one does not (it is out of view)
+    picked = rows("doc0001", "doc0002")  # one says "diffusion", one does not (it is out of view)
     assert header_sentence(data, searched, picked) == (
         "15",
         "of the 60 papers of the map match the words “diffusion”; the table lists the 1 paper of them you "
         "selected on the map",
     )
+
+
+def test_a_box_in_the_link_holds_the_papers_inside_it(tiny):
+    data, _ = tiny
+    text, inside = box_around(data.papers, ["doc0003", "doc0001", "doc0042"])
+    x, y = data.papers["x"].to_numpy(dtype=np.float32), data.papers["y"].to_numpy(dtype=np.float32)
+    assert [data.doc_ids[r] for r in rows_inside(parse_selection(text), x, y)] == inside
+    assert {"doc0003", "doc0001", "doc0042"} <= set(inside)

@@ -132,11 +132,13 @@ def live_map(
     on_legend: Callable[[], None] | None = None,
     themes: tuple[int, ...] = (),
     values: tuple[str, ...] = (),
+    selection: str = "",
     height: int = 640,
 ):
     """Mount (first run) or update (later runs) the map; read events with `app.session.map_event(name)`
     in callbacks. `files_sent`: the files this session's browser already has (`app.session.files_sent`; None: none).
-    `themes`, `values`: the chosen themes and the colour column's chosen values, marked in the key."""
+    `themes`, `values`: the chosen themes and the colour column's chosen values, marked in the key;
+    `selection`: the box or lasso selection, as the link writes it (drawn on the map)."""
     files_sent = set() if files_sent is None else files_sent
     points, points_data = served(*_points_file(data, token), files_sent)
     plotly, plotly_data = served(*_plotly_file(), files_sent)
@@ -157,6 +159,7 @@ def live_map(
         height=height,
         themes=themes,
         values=values,
+        selection=selection,
     )
     # Only where static/ is read-only: the files themselves, in the first rerun that names them.
     payload["module"] = module

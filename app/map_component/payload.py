@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from app.data import MapData, label_limit, paper_places, point_size
 from app.palette import CONTEXT_COLOUR, UNASSIGNED_COLOUR, colour_columns, value_colours
-from app.state import ZOOM_KEY, ZOOM_MIN_SPAN, ZOOM_NUMBER
+from app.state import ZOOM_KEY, ZOOM_MIN_SPAN, ZOOM_NUMBER, parse_selection
 from app.text import plotly_escape
 from pipeline.text import shorten
 
@@ -99,6 +99,20 @@ class KeyEntry(TypedDict):
     on: bool
 
 
+class LassoPath(TypedDict):
+    """A lasso's corners, in order."""
+
+    x: list[float]
+    y: list[float]
+
+
+class Outline(TypedDict, total=False):
+    """A box (its x range, then its y range) or a lasso drawn on the map (`app.selection`)."""
+
+    box: list[float]
+    lasso: LassoPath
+
+
 class ViewState(TypedDict):
     """Everything the browser receives on a rerun (`view_state`, then `live_map` adds `module` and the
     inline files); docs/app.md says what each field means."""
@@ -120,6 +134,7 @@ class ViewState(TypedDict):
     reset: int
     height: int
     draw_cap: int
+    selection: Outline | None
     module: NotRequired[str]
     points_data: NotRequired[str]
     plotly_data: NotRequired[str]
@@ -134,9 +149,9 @@ class ClickEvent(TypedDict):
 
 
 class SelectEvent(TypedDict):
-    """A box or lasso selection (rows = [] when cleared)."""
+    """A box or lasso selection (shape = None when cleared)."""
 
-    rows: list[int]
+    shape: Outline | None
     map: str
 
 
@@ -483,10 +498,12 @@ def view_state(
     height: int = 640,
     themes: tuple[int, ...] = (),
     values: tuple[str, ...] = (),
+    selection: str = "",
 ) -> ViewState:
     """Everything the map receives on a rerun: a few KB, whatever the size of the map.
 
-    `themes`, `values`: the chosen themes and chosen values of the colour column (marked in the key)."""
+    `themes`, `values`: the chosen themes and chosen values of the colour column (marked in the key);
+    `selection`: the box or lasso selection as the link writes it (`app.state.parse_selection`)."""
     return {
         "points": points_url,
         "plotly": plotly_url,
@@ -505,7 +522,23 @@ def view_state(
         "reset": reset_zoom,
         "height": height,
         "draw_cap": draw_cap(),
+        "selection": outline(selection),
     }
+
+
+def outline(selection: str) -> Outline | None:
+    """A `select=` value as the browser draws it (js/charts.js, `showSelection`); None: no selection.
+
+    Examples:
+        >>> outline("box:0,1,2,3"), outline("lasso:0,0,1,0,0,1"), outline("")
+        ({'box': [0.0, 1.0, 2.0, 3.0]}, {'lasso': {'x': [0.0, 1.0, 0.0], 'y': [0.0, 0.0, 1.0]}}, None)
+    """
+    shape = parse_selection(selection) if selection else None
+    if shape is None:
+        return None
+    if shape.kind == "box":
+        return {"box": [*shape.xs, *shape.ys]}
+    return {"lasso": {"x": list(shape.xs), "y": list(shape.ys)}}
 
 
 def draw_cap(environ=os.environ) -> int:

@@ -78,6 +78,7 @@ class AtlasMap {
   clear = undefined; // the "Clear selection" counter last seen
   reset = undefined; // the "Reset view" counter last seen
   silent = false; // our own clearing of a selection is under way
+  /** @type {string|undefined} the selection drawn, as JSON of its `Outline` ("null": none) */ selectionKey;
   seenPaper = undefined; // the opened paper and pin already brought into sight
   seenPin = null;
   // zoom
@@ -266,6 +267,7 @@ class AtlasMap {
         this.silent = false;
       }
     }
+    await showSelection(this, view.selection);
     await this.keepInSight(view);
     placeMarks(this);
     this.draws += 1;

@@ -179,12 +179,19 @@ function bindEvents(inst, chart) {
   gd.on("plotly_selected", (event) => {
     // Plotly also fires this after programmatic redraws, without a range or lasso: not the reader's.
     if (inst.silent || !shown() || !event || (!event.range && !event.lassoPoints)) return;
-    if (inst.fallback) return selectWithoutPoints(inst, chart, event); // not every paper is a point: rows by place
-    inst.trigger("select", { rows: rowsInShape(inst, chart, event) || rowsOf(inst, chart, event.points), map: inst.pointsUrl });
+    // The server finds the papers the outline holds (app/selection.py) and draws it back written as
+    // the link keeps it (`showSelection`); without WebGL not every paper is a point: drawn by place.
+    const outline = outlineOf(event);
+    inst.selectionKey = JSON.stringify(outline);
+    if (inst.fallback && chart.name === "all" && outline) showPicked(inst, rowsInOutline(inst.table, null, outline));
+    inst.trigger("select", { shape: outline, map: inst.pointsUrl });
   });
   gd.on("plotly_deselect", () => {
     if (!inst.silent && shown() && inst.fallback) showPicked(inst, []);
-    if (!inst.silent && shown()) inst.trigger("select", { rows: [], map: inst.pointsUrl });
+    if (!inst.silent && shown()) {
+      inst.selectionKey = "null";
+      inst.trigger("select", { shape: null, map: inst.pointsUrl });
+    }
   });
   const follow = () => {
     if (inst.frame) return;
@@ -213,3 +220,34 @@ function bindEvents(inst, chart) {
   gd.on("plotly_unhover", () => inst.marks.classList.remove("atlas-hovering"));
 }
 
+
+// The selection the view holds (`ViewState.selection`: the reader's, written as the link keeps it, or a
+// link's), drawn on the shown chart where it differs from what is drawn; none: the drawn one dropped.
+/** @param {AtlasMap} inst @param {Outline|null} outline */
+async function showSelection(inst, outline) {
+  const key = JSON.stringify(outline);
+  if (key === inst.selectionKey || !inst.gd) return;
+  inst.selectionKey = key;
+  const drawn = (inst.gd.layout.selections || [])[0];
+  if (!outline && !drawn) return;
+  inst.silent = true; // our own drawing is not the reader's selection
+  try {
+    await window.Plotly.relayout(inst.gd, { selections: outline ? [selectionShape(outline)] : [] });
+    if (!outline) await window.Plotly.restyle(inst.gd, { selectedpoints: [null] });
+  } finally {
+    inst.silent = false;
+  }
+  if (inst.fallback) await showPicked(inst, outline ? rowsInOutline(inst.table, null, outline) : []);
+}
+
+// An outline as a Plotly layout selection: a rectangle, or a closed path through the lasso's corners.
+/** @param {Outline} outline */
+function selectionShape(outline) {
+  const line = { xref: "x", yref: "y" };
+  if (outline.box) {
+    const [x0, x1, y0, y1] = outline.box;
+    return { ...line, type: "rect", x0, x1, y0, y1 };
+  }
+  const { x, y } = outline.lasso;
+  return { ...line, type: "path", path: "M" + x.map((v, k) => `${v},${y[k]}`).join("L") + "Z" };
+}

@@ -116,31 +116,6 @@ async function showPicked(inst, rows) {
   }
 }
 
-// A box or lasso drawn without WebGL: the papers it holds, found by place (the chart draws only some
-// of them as points), among those in view.
-/** @param {AtlasMap} inst */
-function selectWithoutPoints(inst, chart, event) {
-  const t = inst.table, mask = inst.mask;
-  let inside;
-  if (event.range) {
-    const [x0, x1] = [...event.range.x].sort((a, b) => a - b), [y0, y1] = [...event.range.y].sort((a, b) => a - b);
-    inside = (x, y) => x >= x0 && x <= x1 && y >= y0 && y <= y1;
-  } else {
-    const xs = event.lassoPoints.x, ys = event.lassoPoints.y;
-    inside = (x, y) => {
-      let odd = false;
-      for (let a = 0, b = xs.length - 1; a < xs.length; b = a++) {
-        if ((ys[a] > y) !== (ys[b] > y) && x < ((xs[b] - xs[a]) * (y - ys[a])) / (ys[b] - ys[a]) + xs[a]) odd = !odd;
-      }
-      return odd;
-    };
-  }
-  const rows = [];
-  for (let i = 0; i < t.n; i++) if ((!mask || mask[i]) && inside(t.x[i], t.y[i])) rows.push(i);
-  if (chart.name === "all") showPicked(inst, rows);
-  inst.trigger("select", { rows, map: inst.pointsUrl });
-}
-
 // One paper on the image: a dot of `radius` px at (x, y), blended over what is there ("source over"
 // in the image's own pixels: for 81,646 papers a few times faster than filling canvas paths).
 function dot(image, x, y, radius, rgb, alpha) {

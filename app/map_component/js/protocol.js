@@ -79,6 +79,7 @@
  * @property {number} reset
  * @property {number} height
  * @property {number} draw_cap
+ * @property {Outline|null} selection
  * @property {string} [module]
  * @property {string} [points_data]
  * @property {string} [plotly_data]
@@ -93,9 +94,23 @@
  */
 
 /**
- * A box or lasso selection (rows = [] when cleared).
+ * A lasso's corners, in order.
+ * @typedef {Object} LassoPath
+ * @property {number[]} x
+ * @property {number[]} y
+ */
+
+/**
+ * A box (its x range, then its y range) or a lasso drawn on the map.
+ * @typedef {Object} Outline
+ * @property {number[]} [box]
+ * @property {LassoPath} [lasso]
+ */
+
+/**
+ * A box or lasso selection (shape = null when cleared).
  * @typedef {Object} SelectEvent
- * @property {number[]} rows
+ * @property {Outline|null} shape
  * @property {string} map
  */
 

@@ -162,37 +162,36 @@ function drawKeyOf(inst, view, name) {
   return `${base}|${sampleKey(inst, name)}`;
 }
 
-// Rows under a box or lasso drawn on a sampled chart: every candidate paper in the shape, not only
-// the ones drawn (null when the chart draws every candidate: Plotly's own points say it).
-/** @param {AtlasMap} inst */
-function rowsInShape(inst, chart, event) {
-  const sampled = chart.name === "sub" ? inst.sub && inst.sub.sampled : inst.sampled;
-  if (!sampled || !event) return null;
-  const t = inst.table;
-  const mask = chart.name === "sub" ? inst.mask : null;
-  const rows = [];
-  if (event.range && event.range.x && event.range.y) {
-    const [x0, x1] = [Math.min(...event.range.x), Math.max(...event.range.x)];
-    const [y0, y1] = [Math.min(...event.range.y), Math.max(...event.range.y)];
-    for (let i = 0; i < t.n; i++) {
-      if (mask && !mask[i]) continue;
-      if (t.x[i] >= x0 && t.x[i] <= x1 && t.y[i] >= y0 && t.y[i] <= y1) rows.push(i);
-    }
-    return rows;
-  }
-  if (!event.lassoPoints || !event.lassoPoints.x) return null;
-  const px = event.lassoPoints.x, py = event.lassoPoints.y;
-  const x0 = Math.min(...px), x1 = Math.max(...px), y0 = Math.min(...py), y1 = Math.max(...py);
-  for (let i = 0; i < t.n; i++) {
-    if (mask && !mask[i]) continue;
-    const x = t.x[i], y = t.y[i];
-    if (x < x0 || x > x1 || y < y0 || y > y1) continue;
-    let inside = false;
-    for (let a = 0, b = px.length - 1; a < px.length; b = a++) {
-      if (py[a] > y !== py[b] > y && x < ((px[b] - px[a]) * (y - py[a])) / (py[b] - py[a]) + px[a]) inside = !inside;
-    }
-    if (inside) rows.push(i);
-  }
-  return rows;
+// A box or lasso the reader drew, as the map's events carry it (`Outline`), or null.
+/** @returns {Outline|null} */
+function outlineOf(event) {
+  if (event && event.range && event.range.x && event.range.y) return { box: [...event.range.x, ...event.range.y] };
+  if (event && event.lassoPoints && event.lassoPoints.x) return { lasso: { x: [...event.lassoPoints.x], y: [...event.lassoPoints.y] } };
+  return null;
 }
 
+// Rows of the papers an outline holds, among those of `mask` (all: null), found by place: the rule
+// of app/selection.py `rows_inside` (a box's edges belong to it; a lasso by the even-odd rule).
+/** @param {PointTable} t @param {Outline} outline @returns {number[]} */
+function rowsInOutline(t, mask, outline) {
+  let inside;
+  if (outline.box) {
+    const [ax, bx, ay, by] = outline.box;
+    const [x0, x1, y0, y1] = [Math.min(ax, bx), Math.max(ax, bx), Math.min(ay, by), Math.max(ay, by)];
+    inside = (x, y) => x >= x0 && x <= x1 && y >= y0 && y <= y1;
+  } else {
+    const px = outline.lasso.x, py = outline.lasso.y;
+    const x0 = Math.min(...px), x1 = Math.max(...px), y0 = Math.min(...py), y1 = Math.max(...py);
+    inside = (x, y) => {
+      if (x < x0 || x > x1 || y < y0 || y > y1) return false;
+      let odd = false;
+      for (let a = 0, b = px.length - 1; a < px.length; b = a++) {
+        if (py[a] > y !== py[b] > y && x < ((px[b] - px[a]) * (y - py[a])) / (py[b] - py[a]) + px[a]) odd = !odd;
+      }
+      return odd;
+    };
+  }
+  const rows = [];
+  for (let i = 0; i < t.n; i++) if ((!mask || mask[i]) && inside(t.x[i], t.y[i])) rows.push(i);
+  return rows;
+}
