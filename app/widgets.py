@@ -16,6 +16,10 @@ from app.session import on_row_pick
 
 SIDE_WIDTH = 300  # pixels the side panel's tables share out at 1400x900, after the row-select column
 MATCH_WIDTH = 110  # the papers table's "Match" column (how a paper matched a search)
+# The papers table on a phone: its title ("Paper") and topic columns fit a 360 px phone's page (less the
+# row-select column), and their cells wrap onto up to NARROW_LINES lines.
+NARROW_WIDTHS = {"Paper": 180, "Topic": 110}
+NARROW_LINES = 8
 MAX_LINES = 4  # a cell wraps onto at most this many lines; past that (rare) it ends in an ellipsis
 # Pixels each character of table text takes (14 px Source Sans, Streamlit's font, as Chromium measures
 # it), rounded up to half a pixel: a text's width is at most the sum of its characters'.
@@ -137,8 +141,11 @@ def paper_table(
     compact: bool = False,
     match: list[str] | None = None,
     closeness: list[float] | None = None,
+    narrow: bool = False,
 ) -> None:
     """A selectable table of papers; choosing a row opens that paper.
+
+    `narrow` keeps the title and topic only, in columns that fit a phone's width.
 
     `compact` keeps only title, topic and similarity, for the narrow detail panel; `match` says how
     each paper matched a search (a "Match" column). The table keeps its key (so it is not
@@ -151,6 +158,8 @@ def paper_table(
     if similarity is not None:
         extra["Similarity"] = similarity
     table = paper_rows(data, rows, extra)
+    if narrow:
+        return narrow_paper_table(table, doc_ids, key_prefix, height)
     if compact:  # beside the map: whole titles, wrapped; the topic only where the papers' topics differ
         keep = ["Title", "Topic"] if len(set(table["Topic"])) > 1 else ["Title"]
         table = table[[c for c in (*keep, "Similarity") if c in table.columns]]
@@ -216,6 +225,29 @@ def paper_table(
     )
     if caption:
         st.caption(caption)
+
+
+def narrow_paper_table(table: pd.DataFrame, doc_ids: list[str], key_prefix: str, height: int | str) -> None:
+    """`paper_table`'s form for a phone's width: the title (headed "Paper") and the topic only, each
+    whole, wrapped."""
+    narrow = table[["Title", "Topic"]].rename(columns={"Title": "Paper"})
+    opened = session.chosen("paper")
+    here = opened if opened in doc_ids else ""
+    key = f"{key_prefix}-{digest(doc_ids)}-{here}"
+    row_height = wrapped_height(
+        [(narrow[c].tolist(), width) for c, width in NARROW_WIDTHS.items()], max_lines=NARROW_LINES
+    )
+    st.dataframe(
+        narrow,
+        key=key,
+        hide_index=True,
+        on_select=partial(on_row_pick, key, doc_ids),
+        selection_mode="single-row",
+        selection_default={"selection": {"rows": [doc_ids.index(here)] if here else []}},
+        column_config={c: st.column_config.TextColumn(c, width=w) for c, w in NARROW_WIDTHS.items()},
+        height=table_height(height, row_height, len(narrow)),
+        row_height=row_height,
+    )
 
 
 def table_height(height: int | str, row_height: int | None, rows: int) -> int | str:

@@ -123,20 +123,33 @@ PAINTED_COLUMN = """([frame, name]) => {
         cells.push({painted: own.map((r) => r.text.trim()).join(' '), whole, lines: own.length,
                     value: cell ? cell.textContent : null});
     }
-    return {cells, rowHeight};
+    const scroller = frame.querySelector('.dvn-scroller');
+    return {cells, rowHeight, inBox: clip.x0 >= 0 && clip.x1 <= canvas.clientWidth + 0.5,
+            scrolls: scroller.scrollWidth > scroller.clientWidth + 1};
 }"""
 
 
-def painted_column(page, frame, name: str) -> list[dict]:
+def painted_column(page, frame, name: str, *, in_box: bool = False) -> list[dict]:
     """The cells of the column `name` of the table `frame` (a locator of its stDataFrame) that show
     entirely in the table's box, top to bottom: `painted`, the strings the grid painted in the cell
     joined by spaces (its lines when it wraps); `whole`, whether each of them lies inside its clip
     (nothing cut off at a side, the top or the bottom); `value`, the cell's text in the grid's
-    accessible table (the whole value)."""
+    accessible table (the whole value). `in_box`: assert the column lies inside the table's box, and
+    the table needs no scrolling sideways."""
     page.wait_for_timeout(500)  # the grid's last painting
     shown = frame.evaluate(PAINTED_COLUMN.replace("([frame, name])", "(frame, name)"), name)
     assert "error" not in shown, shown
+    if in_box:
+        assert shown["inBox"] and not shown["scrolls"], (name, shown)
     return shown["cells"]
+
+
+def papers_table(page):
+    """The papers table under the map, in the form the page shows (app/papers_panel.py has two)."""
+    table = page.locator(".st-key-papers-table [data-testid='stDataFrame']:visible")
+    table.first.wait_for(timeout=30_000)
+    assert table.count() == 1
+    return table.first
 
 
 def corner_map(folder: Path) -> Path:
@@ -234,7 +247,7 @@ def test_every_paper_title_in_the_papers_table_reads_whole_at_1400_by_900(browse
     page.add_init_script(PAINT_LOG)
     try:
         open_app(page, servers(SEED_MAP).url)
-        table = page.locator("[data-testid='stDataFrame']", has=page.locator("th", has_text="Title")).last
+        table = papers_table(page)
         table.scroll_into_view_if_needed()
         cells = painted_column(page, table, "Title")
         assert len(cells) >= 5, cells  # most of the box's rows show whole
@@ -265,5 +278,38 @@ def test_every_cell_of_the_changes_table_reads_whole_at_1400_by_900(browser, ser
             for cell in cells:
                 assert cell["whole"] and cell["painted"] == cell["value"], (column, cell)
         assert any("merged into it" in c["value"] for c in cells)  # the long ones are there
+    finally:
+        context.close()
+
+
+def test_on_a_phone_the_papers_table_shows_titles_and_topics_whole_without_scrolling_sideways(
+    browser, servers
+):
+    """At 390x844 the papers table is the title and the topic only, in columns that fit the screen,
+    each cell whole (wrapped), and selecting a row opens that paper."""
+    papers = read_map(SEED_MAP).papers
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.add_init_script(PAINT_LOG)
+    try:
+        open_app(page, servers(SEED_MAP).url)
+        table = papers_table(page)
+        table.scroll_into_view_if_needed()
+        headers = table.locator("th[role='columnheader']").all_text_contents()
+        assert headers == ["Paper", "Topic"]  # the title, and its topic
+        box = table.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390
+        titles = painted_column(page, table, "Paper", in_box=True)
+        topics = painted_column(page, table, "Topic", in_box=True)
+        assert len(titles) >= 3 and len(topics) == len(titles)
+        assert [c["value"] for c in titles] == papers["title"].tolist()[: len(titles)]
+        for cell in titles + topics:
+            assert cell["whole"] and cell["painted"] == cell["value"], cell
+        first = table.locator("td[aria-colindex='1']").first.text_content()
+        grid = table.locator("canvas[data-testid='data-grid-canvas']").bounding_box()
+        page.mouse.click(grid["x"] + 16, grid["y"] + 36 + 20)  # the first row's select box
+        page.wait_for_function("() => location.href.includes('paper=')", timeout=30_000)
+        doc_id = papers.loc[papers["title"] == first, "doc_id"].iloc[0]
+        assert f"paper={doc_id}" in page.evaluate("location.href")
     finally:
         context.close()
