@@ -59,9 +59,10 @@ def map_panel(
         height=height,
     )
     columns = colour_columns(data.facets)
-    bottom = st.columns([1, 2.2], vertical_alignment="center")
+    bottom = st.columns([1.3, 2], vertical_alignment="center")  # the chosen option reads whole
     if columns:
-        names = {"": "Topics (shades of their theme)" if data.themes is not None else "Topics"}
+        # Topics, each a shade of its theme's hue on a map with themes
+        names = {"": "Themes and topics" if data.themes is not None else "Topics"}
         names |= {c: markdown_literal(c.replace("_", " ").capitalize()) for c in columns}
         bottom[0].selectbox(
             "Colour by",

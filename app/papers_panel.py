@@ -72,16 +72,22 @@ def papers_panel(
             similarity = [float(v) for v in search.similarity[start:end]]
         if search.percentile is not None:
             closeness = [float(v) for v in search.percentile[start:end]]
-    paper_table(
-        data,
-        rows[start:end],
-        f"papers-p{page}",
-        height=420,
-        caption=None,
-        match=match,
-        similarity=similarity,
-        closeness=closeness,
-    )
+    # Two forms of the table; the page's stylesheet (app/map_component/map.css) shows the one that fits:
+    # every column, or, narrower than 600 px (phones), the title and topic in columns that fit it.
+    with st.container(key="papers-table"):
+        for form in ("wide", "narrow"):
+            with st.container(key=f"papers-{form}"):
+                paper_table(
+                    data,
+                    rows[start:end],
+                    f"papers-p{page}" + ("-narrow" if form == "narrow" else ""),
+                    height=420,
+                    caption=None,
+                    match=match,
+                    similarity=similarity,
+                    closeness=closeness,
+                    narrow=form == "narrow",
+                )
     if len(rows) > PAGE_ROWS:
         pages = math.ceil(len(rows) / PAGE_ROWS)
         back, where, forward = st.columns([1, 3, 1], vertical_alignment="center")

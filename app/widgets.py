@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from functools import partial
 
 import numpy as np
@@ -14,47 +15,97 @@ from app.data import MapData, paper_places
 from app.session import on_row_pick
 
 SIDE_WIDTH = 300  # pixels the side panel's tables share out at 1400x900, after the row-select column
-CHAR_WIDTH = 6.3  # pixels a character of table text takes, on average (14 px Source Sans), rounded up
+MATCH_WIDTH = 110  # the papers table's "Match" column (how a paper matched a search)
+# The papers table on a phone: its title ("Paper") and topic columns fit a 360 px phone's page (less the
+# row-select column), and their cells wrap onto up to NARROW_LINES lines.
+NARROW_WIDTHS = {"Paper": 180, "Topic": 110}
+NARROW_LINES = 8
 MAX_LINES = 4  # a cell wraps onto at most this many lines; past that (rare) it ends in an ellipsis
+# Pixels each character of table text takes (14 px Source Sans, Streamlit's font, as Chromium measures
+# it), rounded up to half a pixel: a text's width is at most the sum of its characters'.
+CHAR_PIXELS = {
+    **dict.fromkeys(" ", 3.0),
+    **dict.fromkeys("',.:;ij|‘’", 3.5),
+    **dict.fromkeys("Il", 4.0),
+    **dict.fromkeys("!()-[]f{}", 4.5),
+    **dict.fromkeys("/\\rt", 5.0),
+    **dict.fromkeys('"*?sz“”', 6.0),
+    **dict.fromkeys("cx", 6.5),
+    **dict.fromkeys("#$+0123456789<=>FJLY^_ekvy~–", 7.0),
+    **dict.fromkeys("ESTVXag", 7.5),
+    **dict.fromkeys("ACPRZ`bdhnopqu", 8.0),
+    **dict.fromkeys("BK", 8.5),
+    **dict.fromkeys("&DG", 9.0),
+    **dict.fromkeys("HNOQU", 9.5),
+    **dict.fromkeys("Mw", 10.5),
+    **dict.fromkeys("W", 11.0),
+    **dict.fromkeys("—", 11.5),
+    **dict.fromkeys("%@m", 12.0),
+    **dict.fromkeys("…", 13.5),
+}
+WIDE_CHARACTER = 14.0  # any other character, unless an accented letter of the table: an em (CJK take one)
 
 
-def wrapped_lines(text: str, per_line: int) -> int:
-    """Lines `text` takes when its words wrap at `per_line` characters (a longer word takes its own).
+def text_width(text: str) -> float:
+    """Pixels `text` takes in a table cell, at most (an accented letter as its base letter).
 
     Examples:
-        >>> wrapped_lines("Path planning & multi-robot", 28), wrapped_lines("Path planning & multi-robot", 20)
+        >>> text_width("Depth"), text_width("Café"), text_width("日本")
+        (37.0, 27.0, 28.0)
+    """
+    total = 0.0
+    for ch in str(text):
+        width = CHAR_PIXELS.get(ch)
+        if width is None:
+            width = CHAR_PIXELS.get(unicodedata.normalize("NFKD", ch)[:1], WIDE_CHARACTER)
+        total += width
+    return total
+
+
+def wrapped_lines(text: str, room: float) -> int:
+    """Lines `text` takes when its words wrap at its spaces within `room` pixels (a longer word takes
+    its own lines).
+
+    Examples:
+        >>> wrapped_lines("Path planning & multi-robot", 190), wrapped_lines("Path planning & multi-robot", 120)
         (1, 2)
     """
-    lines, used = 1, 0
+    space = CHAR_PIXELS[" "]
+    lines, used = 1, 0.0
     for word in str(text).split():
-        if used and used + 1 + len(word) > per_line:
-            lines, used = lines + 1, len(word)
+        width = text_width(word)
+        if used and used + space + width > room:
+            lines, used = lines + 1, width
         else:
-            used += len(word) + (1 if used else 0)
+            used += width + (space if used else 0.0)
+        while used > room and room > 0:  # a word wider than a line goes on over the next
+            lines, used = lines + 1, used - room
     return lines
 
 
-def wrapped_height(columns: list[tuple[list[str], int]]) -> int:
+def wrapped_height(columns: list[tuple[list[str], int]], max_lines: int = MAX_LINES) -> int:
     """A table's row height so that every cell's text shows whole: 35 px when each fits on one line,
-    else tall enough for the longest cell's lines (Streamlit wraps cell text only past 64 px rows).
+    else tall enough for the longest cell's lines, up to `max_lines` (Streamlit wraps cell text only
+    past 64 px rows).
 
-    `columns`: (the column's texts, its width in pixels).
+    `columns`: (the column's texts, its width in pixels; a wider column, as Streamlit stretches them to
+    fill the table, only takes fewer lines).
 
     Examples:
         >>> wrapped_height([(["Depth"], 200)])
         35
         >>> wrapped_height([(["Degrees of freedom & manipulators"], 160)])
         66
-        >>> wrapped_height([(["x " * 200], 100)])
-        94
+        >>> wrapped_height([(["x " * 200], 100)]), wrapped_height([(["x " * 200], 100)], max_lines=8)
+        (94, 178)
     """
     lines = 1
     for texts, width in columns:
-        per_line = max(1, int((width - 17) / CHAR_WIDTH))  # less the cell's padding
-        lines = max([lines, *(wrapped_lines(t, per_line) for t in texts)])
+        room = width - 17  # less the cell's padding
+        lines = max([lines, *(wrapped_lines(t, room) for t in texts)])
     if lines == 1:
         return 35
-    return max(66, 10 + 21 * min(lines, MAX_LINES))
+    return max(66, 10 + 21 * min(lines, max_lines))
 
 
 def paper_rows(data: MapData, rows: np.ndarray, extra: dict[str, list] | None = None) -> pd.DataFrame:
@@ -90,8 +141,11 @@ def paper_table(
     compact: bool = False,
     match: list[str] | None = None,
     closeness: list[float] | None = None,
+    narrow: bool = False,
 ) -> None:
     """A selectable table of papers; choosing a row opens that paper.
+
+    `narrow` keeps the title and topic only, in columns that fit a phone's width.
 
     `compact` keeps only title, topic and similarity, for the narrow detail panel; `match` says how
     each paper matched a search (a "Match" column). The table keeps its key (so it is not
@@ -104,6 +158,8 @@ def paper_table(
     if similarity is not None:
         extra["Similarity"] = similarity
     table = paper_rows(data, rows, extra)
+    if narrow:
+        return narrow_paper_table(table, doc_ids, key_prefix, height)
     if compact:  # beside the map: whole titles, wrapped; the topic only where the papers' topics differ
         keep = ["Title", "Topic"] if len(set(table["Topic"])) > 1 else ["Title"]
         table = table[[c for c in (*keep, "Similarity") if c in table.columns]]
@@ -122,8 +178,12 @@ def paper_table(
         row_height = wrapped_height(
             [(table[c].tolist(), widths[c]) for c in ("Title", "Topic") if c in table]
         )
-    else:
-        widths = {"Title": 240 if similarity else 280, "Topic": 140}
+    else:  # whole titles and topics, wrapped: at 1400x900 the columns are stretched to the page's width
+        widths = {"Title": 340 if similarity else 400, "Topic": 160}
+        row_height = wrapped_height(
+            [(table["Title"].tolist(), widths["Title"]), (table["Topic"].tolist(), widths["Topic"])]
+            + ([(table["Match"].tolist(), MATCH_WIDTH)] if "Match" in table else [])
+        )
     column_config = {
         "Title": st.column_config.TextColumn("Title", width=widths["Title"]),
         "Topic": st.column_config.TextColumn("Topic", width=widths["Topic"]),
@@ -132,7 +192,7 @@ def paper_table(
     if match is not None:
         column_config["Match"] = st.column_config.TextColumn(
             "Match",
-            width=110,
+            width=MATCH_WIDTH,
             help="How the paper matched the search. Words: exact word (as typed), word form (another "
             "form of it: ranking for rank), phrase, prefix or substring. Meaning: meaning (and + words when "
             "it also holds every word); when nothing on this map is close, the nearest are listed as related "
@@ -160,11 +220,50 @@ def paper_table(
         selection_mode="single-row",
         selection_default={"selection": {"rows": [doc_ids.index(here)] if here else []}},
         column_config=column_config,
-        height=height if row_height is None or height != "auto" else row_height * len(table) + 38,
+        height=table_height(height, row_height, len(table)),
         row_height=row_height,
     )
     if caption:
         st.caption(caption)
+
+
+def narrow_paper_table(table: pd.DataFrame, doc_ids: list[str], key_prefix: str, height: int | str) -> None:
+    """`paper_table`'s form for a phone's width: the title (headed "Paper") and the topic only, each
+    whole, wrapped."""
+    narrow = table[["Title", "Topic"]].rename(columns={"Title": "Paper"})
+    opened = session.chosen("paper")
+    here = opened if opened in doc_ids else ""
+    key = f"{key_prefix}-{digest(doc_ids)}-{here}"
+    row_height = wrapped_height(
+        [(narrow[c].tolist(), width) for c, width in NARROW_WIDTHS.items()], max_lines=NARROW_LINES
+    )
+    st.dataframe(
+        narrow,
+        key=key,
+        hide_index=True,
+        on_select=partial(on_row_pick, key, doc_ids),
+        selection_mode="single-row",
+        selection_default={"selection": {"rows": [doc_ids.index(here)] if here else []}},
+        column_config={c: st.column_config.TextColumn(c, width=w) for c, w in NARROW_WIDTHS.items()},
+        height=table_height(height, row_height, len(narrow)),
+        row_height=row_height,
+    )
+
+
+def table_height(height: int | str, row_height: int | None, rows: int) -> int | str:
+    """A paper table's height: "auto" is every row of `row_height`; a height in pixels stays for one-line
+    rows, and grows to at most 600 pixels for wrapped ones (more rows in sight), never past every row.
+
+    Examples:
+        >>> table_height(420, 35, 50), table_height(420, 66, 50), table_height(420, 66, 3), table_height("auto", 66, 3)
+        (420, 600, 236, 236)
+    """
+    if row_height is None:
+        return height
+    every = row_height * rows + 38
+    if height == "auto":
+        return every
+    return int(height) if row_height == 35 else min(every, max(int(height), 600))
 
 
 def topic_note(data: MapData, topic: int) -> None:

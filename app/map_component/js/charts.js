@@ -14,7 +14,9 @@ const CONFIG = {
   plotGlPixelRatio: 1, // software WebGL draws a third faster at screen resolution; dots look the same
 };
 
-const MARGIN = { l: 4, r: 4, t: 4, b: 4 }; // the charts' margins (axes are hidden: no automargin)
+// The charts' margins (axes are hidden: no automargin). The top one is the toolbar's strip: Plotly puts
+// its modebar at the chart's top right, and there it would cover the papers drawn in that corner.
+const MARGIN = { l: 4, r: 4, t: 30, b: 4 };
 
 // ------------------------------------------------------------------ what a chart shows (public API)
 // The axis ranges and drag tool come from `gd.layout`, which Plotly keeps up to date with the
