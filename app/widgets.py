@@ -1,4 +1,4 @@
-"""Page elements more than one panel shows: the selectable paper table and a topic's note."""
+"""Page elements more than one panel shows: the selectable paper table."""
 
 from __future__ import annotations
 
@@ -165,13 +165,3 @@ def paper_table(
     )
     if caption:
         st.caption(caption)
-
-
-def topic_note(data: MapData, topic: int) -> None:
-    """A curator's note on the topic, shown as plain text (never rendered as Markdown or HTML)."""
-    if topic == -1 or "note" not in data.topics.columns:
-        return
-    note = str(data.topics.loc[topic].get("note") or "")
-    if note:
-        st.markdown("**Note**")
-        st.text(note)
