@@ -154,7 +154,9 @@ def one_round(browser, url: str, tally: Tally) -> None:
         record("back", press(page, page.locator(".atlas-panel-topic .atlas-back")))
     else:  # ... or, in a checkout from before it, the topic list's table
         frame = page.locator("[data-testid='stDataFrame']").first.bounding_box()
-        record("topic", lambda: page.mouse.click(frame["x"] + 12, frame["y"] + 52))  # the first row's checkbox
+        record(
+            "topic", lambda: page.mouse.click(frame["x"] + 12, frame["y"] + 52)
+        )  # the first row's checkbox
         record("back", press(page, page.get_by_role("button", name="Back to the topic list")))
     start_box(page)
     record("box", page.mouse.up, redraw=False)
