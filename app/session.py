@@ -418,11 +418,11 @@ def _panel_event(name: str, points_url: str) -> dict | None:
 
 
 def on_panel_topic(data: MapData, points_url: str) -> None:
-    """The topic panel opened a topic, or went back to the list (a click, a key, or Back or Forward
-    in the browser): the header, the papers table and the link follow; the map already shows it.
+    """The topic panel opened a topic, or went back to the list (a click or a key): the header, the
+    papers table and the link follow; the map already shows it.
 
-    The panel wrote the address bar itself (a new history entry, or the one Back or Forward landed
-    on) as the server writes it: kept as the query string, so Streamlit adds no entry of its own."""
+    The panel wrote the address bar itself (a new history entry) as the server writes it: kept as the
+    query string, so Streamlit adds no entry of its own."""
     value = _panel_event("topic", points_url)
     if value is None:
         return

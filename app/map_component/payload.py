@@ -251,8 +251,8 @@ class LegendEvent(TypedDict, total=False):
 
 
 class TopicEvent(TypedDict):
-    """The panel opened a topic (None: back to the list), from a click, a key, or Back/Forward in the
-    browser; `query` is the address bar's query string it wrote, for the server to keep."""
+    """The panel opened a topic (None: back to the list), from a click or a key; `query` is the address
+    bar's query string it wrote, for the server to keep."""
 
     topic: int | None
     query: str

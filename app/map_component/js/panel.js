@@ -5,6 +5,8 @@
 // Back to the list, Escape and the browser's Back and Forward are answered here without the server,
 // which only hears which topic is open (a "topic" event: the header, the papers table and the link
 // follow) and is asked for what only it does ("Only this topic", opening a paper, the list's order).
+// Back and Forward in the browser show the entry's topic at once too, but Streamlit's own popstate
+// handler, registered before this one, still reruns the whole page for them (it follows the link).
 // Every text is set with textContent: names, keywords, venues and titles are untrusted.
 
 /** @type {{map: AtlasMap|null, panel: TopicPanel|null}} the page's map and panel, which find each other */
@@ -207,7 +209,8 @@ class TopicPanel {
   }
 
   /** Open a topic (null: back to the list) as the reader asked: a new history entry, the map dimmed,
-   * the server told. @param {number|null} topic @param {{focus?: boolean, push?: boolean}} how */
+   * the server told (not on Back or Forward: Streamlit's rerun follows the link).
+   * @param {number|null} topic @param {{focus?: boolean, push?: boolean}} how */
   open(topic, how = {}) {
     if (topic !== null && !this.byId.has(topic)) return;
     const from = this.topic;
@@ -217,7 +220,7 @@ class TopicPanel {
       HISTORY.push(window.history.state, "", window.location.pathname + (query ? `?${query}` : "") + window.location.hash);
     }
     this.show();
-    this.trigger("topic", { topic, query, map: this.view ? this.view.points : "" });
+    if (how.push !== false) this.trigger("topic", { topic, query, map: this.view ? this.view.points : "" });
     if (how.focus) {
       const target = topic !== null
         ? this.topicView.querySelector(".atlas-back")
@@ -426,13 +429,14 @@ async function mapTable(url) {
 }
 
 // Back and Forward in the browser between entries that differ only in the opened topic (and the
-// zoom) are answered here: Streamlit's own handler, which would rerun the whole page, is not called
-// (this listener, capturing at the window, runs before it). Others are left to Streamlit.
+// zoom): the panel and the map show the entry's topic at once. Streamlit's own handler runs too, and
+// reruns the whole page with the entry's link (listeners on the window run in the order they were
+// added, capturing or not, in Chromium 156: measured), so the server follows without an event.
 function watchHistory() {
   if (HISTORY.watching) return;
   HISTORY.watching = true;
   wrapHistory();
-  window.addEventListener("popstate", (event) => {
+  window.addEventListener("popstate", () => {
     const before = HISTORY.search, now = window.location.search;
     HISTORY.search = now;
     const panel = LINK.panel;
@@ -442,11 +446,6 @@ function watchHistory() {
     const raw = params.get(SHARED.topic_key);
     const topic = raw === null ? null : Number(raw);
     if (topic !== null && !(Number.isInteger(topic) && panel.byId.has(topic) && String(topic) === raw.trim())) return;
-    event.stopImmediatePropagation();
-    const query = linkQuery(params);
-    HISTORY.replace(window.history.state, "", window.location.pathname + (query ? `?${query}` : "") + window.location.hash);
-    panel.open(topic, { push: false });
-    const inst = ZOOM.inst;
-    if (inst && inst.plotted) restoreZoom(inst, parseZoom(window.location.search));
-  }, { capture: true });
+    panel.open(topic, { push: false }); // the zoom: zoom.js's own listener
+  });
 }

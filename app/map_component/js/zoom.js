@@ -54,12 +54,11 @@ function withZoom(url) {
 // The history as the map and the panel use it: the query string of the entry shown (the panel tells a
 // Back or Forward between two of its own entries from others: js/panel.js, `watchHistory`, which alone
 // follows it on Back and Forward), and
-// pushState/replaceState unwrapped (the panel writes the query exactly as the server would).
+// pushState unwrapped (the panel writes the query exactly as the server would).
 const HISTORY = {
   /** @type {string|null} */ search: null,
   watching: false,
   /** @type {(state: any, title: string, url: string) => void} */ push: (s, t, u) => window.history.pushState(s, t, u),
-  /** @type {(state: any, title: string, url: string) => void} */ replace: (s, t, u) => window.history.replaceState(s, t, u),
 };
 
 function wrapHistory() {
@@ -72,7 +71,7 @@ function wrapHistory() {
       original(state, title, url);
       HISTORY.search = window.location.search;
     };
-    HISTORY[name === "pushState" ? "push" : "replace"] = unwrapped;
+    if (name === "pushState") HISTORY.push = unwrapped;
     window.history[name] = (state, title, url) => unwrapped(state, title, withZoom(url));
   }
   window.addEventListener("popstate", () => {
