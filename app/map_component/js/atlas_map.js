@@ -281,8 +281,8 @@ class AtlasMap {
   // other papers are; drawn again from the last view state the server sent.
   /** @param {SummaryTopic|null} topic */
   focusTopic(topic) {
-    const rank = topic ? topic.rank : null;
-    if (rank === (this.focus ? this.focus.rank : null)) return;
+    const key = (focus) => (focus ? `${focus.rank}|${focus.label ? focus.label.text : ""}` : null);
+    if (key(topic && { rank: topic.rank, label: topic.x === null ? null : { text: topic.name } }) === key(this.focus)) return;
     this.focus = topic && {
       rank: topic.rank,
       label: topic.x === null || topic.y === null ? null : { text: topic.name, x: topic.x, y: topic.y, colour: topic.colour, chosen: true },

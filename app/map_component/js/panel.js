@@ -115,6 +115,7 @@ class TopicPanel {
       this.summaryUrl = data.summary;
       this.byId = new Map(this.summary.topics.map((t) => [t.id, t]));
       this.listKey = undefined;
+      this.topicView.dataset.topic = ""; // a rebuilt or edited map: the opened topic drawn again
     }
     this.loading.hidden = true;
     if (data.mask !== null && this.countsKey !== `${data.points}|${data.mask}`) {
