@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -21,10 +22,11 @@ from app import session
 from app.about import about_panel
 from app.changes_panel import changes_panel
 from app.controls import header, no_map_page, notices_panel, sidebar
-from app.curation_panel import edit_notice, edit_panel
+from app.curation_panel import edit_notice, edit_panel, editing_allowed
 from app.data import MapData, map_catalog, maps_root, requested_map
 from app.downloads import chosen_sentence, downloads
 from app.loaders import MapKey, cached_rising, load_map
+from app.map_component import live_panel, points_url
 from app.map_panel import map_panel
 from app.paper_view import paper_view
 from app.papers_panel import papers_panel
@@ -32,8 +34,6 @@ from app.placement import placement_panel
 from app.search import SearchResult
 from app.state import ViewState, normalise_params
 from app.text import markdown_literal
-from app.topic_list import topic_list
-from app.topic_view import topic_view
 from app.view import (
     counted_in_view,
     header_sentence,
@@ -49,36 +49,63 @@ MAP_HEIGHT = 600  # pixels: the map, and beside it the topic list or the opened 
 
 
 def side_panel(
-    data: MapData, state: ViewState, in_view: np.ndarray, filtered: bool, rising, search: SearchResult | None
+    data: MapData,
+    map_key: MapKey,
+    state: ViewState,
+    in_view: np.ndarray,
+    filtered: bool,
+    rising,
+    search: SearchResult | None,
+    sent_before_map: set[str],
 ) -> None:
-    """Beside the map: the opened paper, else the opened topic, else the topic list.
+    """Beside the map: the opened paper, else the topic panel (the topic list, or the opened topic),
+    which the browser draws and answers itself (`app.map_component.live_panel`).
 
-    An opened view scrolls inside a box as tall as the map, so at 1400×900 it is read without losing
-    the map; its first line leads back (to the topic a paper was opened from, or to the list).
+    An opened paper scrolls inside a box as tall as the map, so at 1400×900 it is read without losing
+    the map; its first line leads back (to the topic it was opened from, or to the list).
     """
     edit_notice()
     paper = state.paper if state.paper and state.paper in data.row_of else None
-    if paper is None and state.topic is None:
-        topic_list(data, in_view, state, filtered=filtered, rising=rising)
+    if paper is None:
+        url = points_url(data, map_key)
+        editing = state.topic is not None and editing_allowed(data.path)
+        live_panel(
+            data,
+            map_key,
+            in_view,
+            rising=rising,
+            topic=state.topic,
+            sort=state.sort,
+            themes=state.themes,
+            filtered=filtered,
+            files_sent=session.files_sent(),
+            sent_before_map=sent_before_map,
+            on_topic=partial(session.on_panel_topic, data, url),
+            on_only=partial(session.on_panel_only, data, url),
+            on_click=partial(session.on_panel_click, data, url),
+            on_sort=partial(session.on_panel_sort, url),
+            height=MAP_HEIGHT - (40 if editing else 0),
+        )
+        # Where editing is on, the edit forms follow the opened topic: the map's part reruns for it.
+        session.panel_shown(state.topic, shown=not editing_allowed(data.path))
+        if editing:
+            edit_panel(data, state.topic)
         return
-    if paper is not None and state.topic is not None:
+    session.panel_shown(None, shown=False)
+    if state.topic is not None:
         back = f"Back to {shorten(data.label(state.topic), 40)}"
     else:
         back = "Back to the topic list"
     st.button(
         markdown_literal(back),
-        on_click=session.open_paper if paper is not None else session.open_topic,
+        on_click=session.open_paper,
         args=(None,),
         icon=":material/arrow_back:",
         type="tertiary",
         key="back_to_list",
     )
     with st.container(height=MAP_HEIGHT - 40, border=False):
-        if paper is not None:
-            paper_view(data, data.row_of[paper], search)
-        else:
-            topic_view(data, state.topic)
-            edit_panel(data, state.topic)  # where editing is on
+        paper_view(data, data.row_of[paper], search)
 
 
 def main() -> None:
@@ -151,14 +178,17 @@ def map_part(data: MapData, map_key: MapKey, rising, map_name: str | None) -> No
     """The map and the panel beside it, and the link (every step that changes the view reruns this part)."""
     state, view = page_view(data, map_key)
     left, right = st.columns([1.6, 1], gap="medium")
+    sent_before_map = set(session.files_sent())
+    # An opened topic's papers stand out on the map, the rest dimmed: the panel tells it (js/panel.js);
+    # while a paper opened from the topic takes the panel's place, the server narrows the map to it.
+    shown = opened_topic_view(data, state, view).in_view if state.paper else view.in_view
     with left:
-        shown = opened_topic_view(data, state, view).in_view
         map_panel(data, map_key, shown, state, MAP_HEIGHT, search_active=view.search is not None)
     with right:
         selected = selected_rows(data, map_key, state)  # the list counts what the table lists
         filtered = len(view.rows) != data.n or selected is not None
         counted = counted_in_view(view, selected)
-        side_panel(data, state, counted, filtered=filtered, rising=rising, search=view.search)
+        side_panel(data, map_key, state, counted, filtered, rising, view.search, sent_before_map)
     params = normalise_params({key: st.query_params.get_all(key) for key in st.query_params})
     session.sync_url(state, map_name, params)
     session.part_shown("map")

@@ -35,7 +35,7 @@ def map_panel(
     live_map(
         data,
         map_key,
-        in_view,  # an opened topic's papers only (`opened_topic_view`): it stands out, the rest dimmed
+        in_view,  # the papers in view; an opened topic narrows them in the browser (js/panel.js)
         # Added papers are highlighted like search hits: larger and outlined over the faint rest.
         search_active=search_active or state.added_only,
         chosen_topic=state.topic,

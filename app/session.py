@@ -10,13 +10,16 @@ The shareable part of this is a `ViewState` (app.state), which `sync_url` keeps 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TypeVar
+from urllib.parse import parse_qsl
 
 import streamlit as st
 
 from app.changes import follow_shared_topic
 from app.data import MapData
 from app.map_component import KEY as MAP_COMPONENT
+from app.map_component import PANEL_KEY
 from app.palette import colour_columns
 from app.place import Placement, PlacementError
 from app.search import KINDS
@@ -59,7 +62,8 @@ CURRENT_VIEW = "current_view"  # the papers in view for the last filters and sea
 SELECTED_ROWS = "selected_rows"  # the rows the last box or lasso selection holds (`app.view.selected_rows`)
 NEAREST_PAPERS = "nearest_papers"  # the last opened paper's nearest papers (`app.nearest`)
 # Panels.
-TOPIC_TAB = "topic_tab"  # the chart tab an opened topic shows (Keywords, Over the years, Venues)
+PANEL_TOPIC = "panel_topic"  # the topic the browser's topic panel shows (absent: no panel, a paper is open,
+#                              or editing is on): the map's part need not rerun when the panel opens it
 PLACEMENT = "placement"  # the placed abstract: an `app.place.Placement`, or a `PlacementError`
 PLACEMENT_FORM = "placement_form"  # the placement panel's form ...
 PASTED = "placement_text"  # ... and its text area: the abstract to place
@@ -235,10 +239,12 @@ def part_keys() -> dict[str, tuple]:
     selection = state.selection
     opened = state.topic  # the header counts an opened topic's papers, a paper opened from it too
     said = tuple(map(tuple, notices()))
+    # The topic panel opens and closes topics in the browser: the map's part shows them already.
+    in_panel = PANEL_TOPIC in st.session_state and st.session_state[PANEL_TOPIC] == state.topic
     return {
         "sidebar": ((state.search_kind, state.themes, bool(state.topics or state.themes)), view),
         "header": (view, opened, selection, said),
-        "map": (state, map_counters()),
+        "map": (replace(state, topic="in the panel") if in_panel else state, map_counters()),
         "results": (view, opened, selection, st.session_state.get(TABLE_PAGE, 0)),
     }
 
@@ -393,8 +399,64 @@ def on_topic_pick(key: str, topic_ids: list[int]) -> None:
     open_topic(topic_ids[rows[0]] if rows else None)
 
 
-def on_topic_select_box(key: str) -> None:
-    open_topic(st.session_state[key])
+def panel_shown(topic: int | None, shown: bool) -> None:
+    """As the map's part draws: the topic panel shows `topic` (`shown`), or there is no panel."""
+    if shown:
+        st.session_state[PANEL_TOPIC] = topic
+    else:
+        st.session_state.pop(PANEL_TOPIC, None)
+
+
+def _panel_event(name: str, points_url: str) -> dict | None:
+    value = map_event(name, PANEL_KEY)
+    return value if value and value.get("map") == points_url else None
+
+
+def on_panel_topic(data: MapData, points_url: str) -> None:
+    """The topic panel opened a topic, or went back to the list (a click or a key): the header, the
+    papers table and the link follow; the map already shows it.
+
+    The panel wrote the address bar itself (a new history entry) as the server writes it: kept as the
+    query string, so Streamlit adds no entry of its own."""
+    value = _panel_event("topic", points_url)
+    if value is None:
+        return
+    topic, query = value.get("topic"), value.get("query")
+    if (topic is not None and (type(topic) is not int or topic not in data.vocabulary().topic_ids)) or not (
+        isinstance(query, str) and len(query) < 10_000
+    ):
+        return
+    _open_topic(topic)
+    if PANEL_TOPIC in st.session_state:
+        st.session_state[PANEL_TOPIC] = topic
+    params: dict[str, list[str]] = {}
+    for key, item in parse_qsl(query, keep_blank_values=True):
+        params.setdefault(key, []).append(item)
+    st.session_state[URL_PARAMS] = _without_zoom(params)
+    st.query_params.from_dict(params)
+    rerun_changed()
+
+
+def on_panel_only(data: MapData, points_url: str) -> None:
+    value = _panel_event("only", points_url)
+    topic = value.get("topic") if value else None
+    if type(topic) is int and topic in data.vocabulary().topic_ids:
+        only_this_topic(topic, data.topic_themes().get(topic))
+
+
+def on_panel_sort(points_url: str) -> None:
+    value = _panel_event("sort", points_url)
+    if value and value.get("sort") in SORTS:
+        st.session_state[SESSION_KEY["sort"]] = value["sort"]
+        rerun_changed()
+
+
+def on_panel_click(data: MapData, points_url: str) -> None:
+    """A paper of the opened topic's lists, clicked in the panel: opened as a point click opens it."""
+    value = _panel_event("click", points_url)
+    row = value.get("row") if value else None
+    if type(row) is int and 0 <= row < data.n:
+        open_paper(str(data.doc_ids[row]))
 
 
 def only_this_topic(topic: int, theme: int | None = None) -> None:
@@ -432,14 +494,6 @@ def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
         if topic is not None and theme_of.get(topic) != chosen:
             st.session_state[SESSION_KEY["topic"]] = None  # an opened topic outside it would show nothing
     rerun_changed()  # the header, the table and the sidebar's filter follow
-
-
-def chart_tab(names: list[str]) -> str:
-    """The key of an opened topic's chart tabs; a tab chosen for another topic that this one has not
-    is forgotten (its first tab shows)."""
-    if st.session_state.get(TOPIC_TAB) not in names:
-        st.session_state.pop(TOPIC_TAB, None)
-    return TOPIC_TAB
 
 
 def turn_page(step: int) -> None:
@@ -484,9 +538,10 @@ def remove_placement() -> None:
 
 
 # --------------------------------------------------------------------------- what panels keep between runs
-def map_event(name: str) -> dict | None:
-    """The live map's trigger value `name` ("click", "select" or "legend") inside an `on_*_change` callback."""
-    value = (st.session_state.get(MAP_COMPONENT) or {}).get(name)
+def map_event(name: str, component: str = MAP_COMPONENT) -> dict | None:
+    """The live map's trigger value `name` ("click", "select" or "legend"; the topic panel's, `PANEL_KEY`:
+    "topic", "only", "sort" or "click") inside an `on_*_change` callback."""
+    value = (st.session_state.get(component) or {}).get(name)
     return value if isinstance(value, dict) else None
 
 

@@ -1,12 +1,10 @@
-"""A topic over the years and across venues: shares, counts, a "rising" score, and their Plotly charts."""
+"""A topic over the years and across venues: shares, counts and a "rising" score (the topic panel draws
+their charts, js/panel.js)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-
-from app.text import plotly_escape
-from pipeline.text import shorten
 
 YEAR, VENUE = "year", "venue"
 MIN_YEAR_PAPERS = 5  # years with fewer papers in the whole map give shares too noisy to draw
@@ -60,11 +58,25 @@ def year_shares(
     return table[["year", "papers", "total", "share"]]
 
 
-def venue_counts(papers: pd.DataFrame, topic_id: int, *, top: int = 12) -> pd.DataFrame:
+def venue_names(papers: pd.DataFrame) -> pd.Series:
+    """Each paper's venue as `venue_counts` counts it ("Unknown venue" where missing or blank).
+
+    Examples:
+        >>> venue_names(pd.DataFrame({"venue": ["ICML", None, " "]})).tolist()
+        ['ICML', 'Unknown venue', 'Unknown venue']
+    """
+    return papers[VENUE].map(
+        lambda v: "Unknown venue" if v is None or v != v or str(v).strip() == "" else str(v)
+    )
+
+
+def venue_counts(
+    papers: pd.DataFrame, topic_id: int, *, top: int = 12, names: pd.Series | None = None
+) -> pd.DataFrame:
     """A topic's papers per venue, most first (ties A-Z), with each venue's total and the topic's share of it.
 
     Venues past the `top` are summed as "Other venues". The share (papers / total) is what compares:
-    a big venue holds many papers of every topic.
+    a big venue holds many papers of every topic. `names`: `venue_names(papers)`, made once for many topics.
 
     Returns:
         Columns venue (str), papers (int), total (the venue's papers in the whole map) and share;
@@ -77,9 +89,7 @@ def venue_counts(papers: pd.DataFrame, topic_id: int, *, top: int = 12) -> pd.Da
     """
     if VENUE not in papers.columns:
         return pd.DataFrame(columns=["venue", "papers", "total", "share"])
-    every = papers[VENUE].map(
-        lambda v: "Unknown venue" if v is None or v != v or str(v).strip() == "" else str(v)
-    )
+    every = venue_names(papers) if names is None else names  # `names`: made once for many topics
     totals = every.value_counts()
     counts = every[papers["topic_id"] == topic_id].value_counts()
     counts = counts.iloc[
@@ -136,65 +146,3 @@ def rising_scores(
         earlier_share = max((in_earlier & (topic == t)).sum(), 0.5) / earlier_total
         scores[t] = float(recent_share / earlier_share)
     return pd.Series(scores, name="rising", dtype=float).rename_axis("topic_id")
-
-
-def year_figure(shares: pd.DataFrame, topic_label: str):
-    """A line chart of a topic's yearly share of papers; names are escaped, hover shows counts."""
-    import plotly.graph_objects as go
-
-    name = plotly_escape(shorten(topic_label, 60))
-    # Every year from the first to the last: a year without enough papers is a gap in the line, not
-    # a straight stroke across it.
-    years = list(range(int(shares["year"].min()), int(shares["year"].max()) + 1)) if len(shares) else []
-    known = shares.set_index("year") if len(shares) else shares
-    share = [float(known.at[y, "share"]) * 100 if y in known.index else None for y in years]
-    figure = go.Figure(
-        go.Scatter(
-            x=years,
-            y=[None if v is None else round(v, 2) for v in share],
-            customdata=[
-                [int(known.at[y, "papers"]), int(known.at[y, "total"])] if y in known.index else [0, 0]
-                for y in years
-            ],
-            mode="lines+markers",
-            connectgaps=False,
-            name=name,
-            hovertemplate="%{x}: %{y:.1f}% of papers (%{customdata[0]} of %{customdata[1]})<extra></extra>",
-        )
-    )
-    figure.update_layout(
-        title={"text": f"{name}: share of each year's papers"},
-        xaxis={"title": "Year", "tickformat": "d", "dtick": 1 if len(years) <= 12 else None},
-        yaxis={"title": "% of that year's papers", "rangemode": "tozero"},
-        height=280,
-        margin={"l": 50, "r": 10, "t": 40, "b": 40},
-        showlegend=False,
-    )
-    return figure
-
-
-def venue_figure(counts: pd.DataFrame, topic_label: str):
-    """A horizontal bar chart of a topic's papers per venue; venue names are untrusted and escaped."""
-    import plotly.graph_objects as go
-
-    name = plotly_escape(shorten(topic_label, 60))
-    venues = [plotly_escape(shorten(v, 40)) for v in counts["venue"]]
-    figure = go.Figure(
-        go.Bar(
-            x=(counts["share"] * 100).round(2).tolist()[::-1],
-            y=venues[::-1],
-            customdata=counts[["papers", "total"]].to_numpy().tolist()[::-1],
-            orientation="h",
-            hovertemplate="%{y}: %{x:.1f}% of its papers (%{customdata[0]} of %{customdata[1]})<extra></extra>",
-        )
-    )
-    figure.update_layout(
-        title={"text": f"{name}: share of each venue's papers"},
-        xaxis={"title": "% of the venue's papers", "rangemode": "tozero"},
-        height=max(200, 60 + 22 * len(venues)),
-        margin={"l": 10, "r": 10, "t": 40, "b": 40},
-        showlegend=False,
-    )
-    # Tick labels render Plotly's pseudo-HTML as hover text does: hence the escaping above.
-    figure.update_yaxes(automargin=True)
-    return figure

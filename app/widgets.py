@@ -1,4 +1,4 @@
-"""Page elements more than one panel shows: the selectable paper table and a topic's note."""
+"""Page elements more than one panel shows: the selectable paper table."""
 
 from __future__ import annotations
 
@@ -264,13 +264,3 @@ def table_height(height: int | str, row_height: int | None, rows: int) -> int | 
     if height == "auto":
         return every
     return int(height) if row_height == 35 else min(every, max(int(height), 600))
-
-
-def topic_note(data: MapData, topic: int) -> None:
-    """A curator's note on the topic, shown as plain text (never rendered as Markdown or HTML)."""
-    if topic == -1 or "note" not in data.topics.columns:
-        return
-    note = str(data.topics.loc[topic].get("note") or "")
-    if note:
-        st.markdown("**Note**")
-        st.text(note)

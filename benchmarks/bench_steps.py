@@ -147,9 +147,17 @@ def one_round(browser, url: str, tally: Tally) -> None:
     page.wait_for_selector(".hoverlayer .hovertext", timeout=60_000)
     record("click", lambda: (page.mouse.down(), page.mouse.up()))
     settle(page, page.get_by_role("button", name="Back to the topic list").click)
-    frame = page.locator("[data-testid='stDataFrame']").first.bounding_box()
-    record("topic", lambda: page.mouse.click(frame["x"] + 12, frame["y"] + 52))  # the first row's checkbox
-    record("back", press(page, page.get_by_role("button", name="Back to the topic list")))
+    panel = page.locator(".atlas-panel-list .atlas-topic")  # the topic panel (js/panel.js) ...
+    page.wait_for_timeout(500)
+    if panel.count():
+        record("topic", press(page, panel.first))
+        record("back", press(page, page.locator(".atlas-panel-topic .atlas-back")))
+    else:  # ... or, in a checkout from before it, the topic list's table
+        frame = page.locator("[data-testid='stDataFrame']").first.bounding_box()
+        record(
+            "topic", lambda: page.mouse.click(frame["x"] + 12, frame["y"] + 52)
+        )  # the first row's checkbox
+        record("back", press(page, page.get_by_role("button", name="Back to the topic list")))
     start_box(page)
     record("box", page.mouse.up, redraw=False)
     page.get_by_text("Selected on the map", exact=False).first.wait_for(timeout=60_000)

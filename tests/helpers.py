@@ -422,10 +422,30 @@ def table(at: AppTest, first_column: str = "Title", index: int = -1):
     return frames[index]
 
 
-def topic_table(at: AppTest):
-    return [
-        df.value for df in at.dataframe if "Topic" in df.value.columns and "Title" not in df.value.columns
-    ][0]
+def topic_table(at: AppTest) -> pd.DataFrame:
+    """The topic list as the panel beside the map draws it (js/panel.js, from its state and the map's
+    summary file): Topic names in order, their Papers (or In view, under a filter), and Growth when
+    ordered by it. tests/test_browser_panel.py holds the drawn list to the same tables."""
+    state, summary = live_panel(at), panel_summary(at)
+    by_id = {t["id"]: t for t in summary["topics"]}
+    rising = state["sort"] == "rising" and "rising" in summary["lists"]
+    sections = summary["lists"]["rising" if rising else "size"]
+    ids = [
+        t
+        for s in sections
+        if s["theme"] is None or not state["themes"] or s["theme"] in state["themes"]
+        for t in s["topics"]
+    ]
+    table = pd.DataFrame({"Topic": [by_id[t]["name"] for t in ids]})
+    if state["filtered"]:
+        colour = np.asarray(points(at)["colour"])
+        mask = decode_mask(state["mask"], len(colour))
+        table["In view"] = [int((mask & (colour == by_id[t]["rank"])).sum()) for t in ids]
+    else:
+        table["Papers"] = [by_id[t]["size"] for t in ids]
+    if rising:
+        table["Growth"] = ["–" if by_id[t]["growth"] is None else f"×{by_id[t]['growth']:.2f}" for t in ids]
+    return table
 
 
 def figure(at: AppTest, index: int = 0) -> dict:
@@ -434,8 +454,24 @@ def figure(at: AppTest, index: int = 0) -> dict:
 
 def live_map(at: AppTest) -> dict:
     """The view state the live map component received on the last run (its `data`)."""
-    [element] = [e for e in walk(at._tree) if getattr(e, "type", "") == "bidi_component"]
-    return json.loads(element.proto.json)
+    [view] = [data for data in _component_data(at) if "summary" not in data]
+    return view
+
+
+def live_panel(at: AppTest) -> dict | None:
+    """The state the topic panel beside the map received on the last run (None: no panel, a paper is open)."""
+    found = [data for data in _component_data(at) if "summary" in data]
+    return found[0] if found else None
+
+
+def panel_summary(at: AppTest) -> dict:
+    """The topic panel's summary file (`app.topic_summary`), read from the static file the browser downloads."""
+    name = live_panel(at)["summary"].split("/")[-1]
+    return json.loads(gzip.decompress((REPO / "static" / "atlas" / name).read_bytes()))
+
+
+def _component_data(at: AppTest) -> list[dict]:
+    return [json.loads(e.proto.json) for e in walk(at._tree) if getattr(e, "type", "") == "bidi_component"]
 
 
 def walk(node) -> list:
@@ -526,3 +562,11 @@ def wait_for_redraw(page, before: int) -> None:
     page.wait_for_function(
         f"() => document.querySelector('{GRAPH}').dataset.atlasDraws > {before}", timeout=30_000
     )
+
+
+def opened_topic(at: AppTest) -> str | None:
+    """The name of the topic the panel beside the map has open (None: the topic list; no panel: a paper)."""
+    state = live_panel(at)
+    if state is None or state["topic"] is None:
+        return None
+    return next(t["name"] for t in panel_summary(at)["topics"] if t["id"] == state["topic"])

@@ -13,11 +13,12 @@ from app import session
 from pipeline.mapfolder.store import read_map, write_map
 from tests.helpers import (
     FakeEncoder,
-    figure,
     live_map,
+    live_panel,
     map_doc_ids,
     open_panel,
     page_bytes,
+    panel_summary,
     plain,
     points,
     rows_of,
@@ -124,22 +125,22 @@ def test_search_matches_whole_words_ranks_and_highlights(tiny):
 
 
 def test_topic_view_shows_keywords_representatives_and_nearest_topics(tiny):
-    at = start({"topic": "0"})  # the topic view beside the map, its picker switching topics
-    at.selectbox(key="topic-pick-0").select(2).run()
-    assert "#### Reinforcement learning" in texts(at)
-    assert "13 papers · 21.7% of the map" in texts(at)
-    keywords = figure(at, 0)["data"][0]
-    assert keywords["type"] == "bar" and keywords["y"][-1] == "policy"
-    central = table(at, index=0)  # beside the map, above the papers table: representatives first
-    assert central["Title"].tolist()[:3] == ["Policy study 2", "Policy study 10", "Policy study 14"]
-    assert len(central) == 10 and all(t.startswith("Policy study") for t in central["Title"])
-    nearest = [
-        df.value for df in at.dataframe if "Similarity" in df.value.columns and "Title" not in df.value
-    ][0]
-    assert len(nearest) == 3 and "Reinforcement learning" not in set(nearest["Topic"])
-    assert url(at)["topic"] == ["2"]
-    first = live_map(at)["topics"][0]
-    assert first["text"] == "Reinforcement learning" and first["chosen"]  # named first, drawn in bold
+    at = start(
+        {"topic": "2"}
+    )  # the panel beside the map opens the link's topic (tests/test_browser_panel.py)
+    assert live_panel(at)["topic"] == 2 and url(at)["topic"] == ["2"]
+    [topic] = [t for t in panel_summary(at)["topics"] if t["id"] == 2]
+    assert topic["name"] == "Reinforcement learning" and topic["size"] == 13
+    assert topic["keywords"][0] == "policy"  # the strongest keyword first
+    titles = [p["title"] for p in topic["central"]]  # representatives first
+    assert titles[:3] == ["Policy study 2", "Policy study 10", "Policy study 14"]
+    assert len(titles) == 10 and all(t.startswith("Policy study") for t in titles)
+    nearest = [n["id"] for n in topic["nearest"]]
+    assert len(nearest) == 3 and 2 not in nearest
+    assert [n["similarity"] for n in topic["nearest"]] == sorted(
+        (n["similarity"] for n in topic["nearest"]), reverse=True
+    )
+    assert "Showing the 13 papers in the topic “Reinforcement learning”" in plain(at)  # the server's header
 
 
 def test_paper_view_shows_abstract_topic_and_nearest_papers(tiny):
@@ -332,7 +333,7 @@ def test_several_maps_offer_a_selector_and_the_map_is_in_the_url(tmp_path, monke
     assert topic_table(at)["Topic"].tolist()[0] == "Other A"
     assert url(at)["map"] == ["other"]
     again = start({"map": "other", "topic": "1"})
-    assert "#### Other B" in texts(again)
+    assert live_panel(again)["topic"] == 1 and "papers in the topic “Other B”" in texts(again)
 
 
 def test_a_rebuilt_map_is_reloaded(tiny):

@@ -30,6 +30,7 @@ from tests.helpers import (
     decode_mask,
     live_map,
     open_panel,
+    opened_topic,
     select_box,
     start,
     table,
@@ -129,7 +130,7 @@ def test_a_merge_names_both_topics_and_a_link_to_the_renamed_id_says_so(tmp_path
         assert name in panel
 
     at = start({"topic": "2"})  # an old link to Segmentation
-    assert not at.exception and "#### Object detection" in texts(at)
+    assert not at.exception and opened_topic(at) == "Object detection"
     assert [i.replace("\\", "") for i in infos(at)] == [
         "Topic 2 from this link was “Segmentation” before the map was rebuilt; it is now “Object detection” "
         "(“Object detection” merged into it)."
@@ -154,7 +155,7 @@ def test_a_link_to_a_gone_topic_opens_where_its_papers_went_and_says_so(rebuilt_
         "Topic 7 \\(“Bandit \\<b\\>exploration\\</b\\>”\\) from this link is gone since the map was rebuilt\\: "
         "its papers are now in “Reinforcement learning”, shown here\\."
     ]  # plain text: every markup character escaped
-    assert "#### Reinforcement learning" in texts(at)  # the successor's topic view is open
+    assert opened_topic(at) == "Reinforcement learning"  # the successor's topic view is open
     first = live_map(at)["topics"][0]
     assert first["text"] == "Reinforcement learning" and first["chosen"]  # named first on the map
     assert url(at) == {"q": ["study"], "topic": ["2"]}  # the address bar now links to the successor
@@ -164,7 +165,7 @@ def test_a_link_to_a_gone_topic_opens_where_its_papers_went_and_says_so(rebuilt_
     at = start({"topic": "8"})
     assert not at.exception and infos(at) and "“Sparse coding”" in infos(at)[0]
     assert "no longer in one topic" in infos(at)[0]
-    assert "#### Topics" in texts(at) and "topic" not in url(at)  # the topic list beside the map
+    assert opened_topic(at) is None and "topic" not in url(at)  # the topic list beside the map
 
     # An id neither this map nor its lineage knows: ignored with a visible notice, as before.
     at = start({"topic": "42"})
@@ -173,7 +174,7 @@ def test_a_link_to_a_gone_topic_opens_where_its_papers_went_and_says_so(rebuilt_
 
     # This map's own topics open as they are, with no notice.
     at = start({"topic": "3"})
-    assert not at.info and not at.warning and "#### Multi-view clustering" in texts(at).replace("\\", "")
+    assert not at.info and not at.warning and opened_topic(at) == "Multi-view clustering"
 
 
 # --------------------------------------------------------------------------- a rebuilt map, then curated
@@ -341,7 +342,7 @@ def test_a_real_rebuild_shows_its_changes_and_old_links_still_open_a_topic(grown
         at = start({"topic": str(topic)})
         assert not at.exception and not at.warning
         opened = int(url(at)["topic"][0])
-        assert opened in names and f"#### {names[opened]}" in texts(at).replace("\\", "")
+        assert opened in names and opened_topic(at) == names[opened]
         # a notice exactly when the link's topic changed: another topic opened, or it was renamed
         unchanged = opened == topic and names[opened] == old_names[topic]
         assert unchanged != bool(infos(at)), (topic, old_names[topic], names[opened])

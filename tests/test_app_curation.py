@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from pipeline.mapfolder.files import CURATION
 from tests import helpers
-from tests.helpers import texts
+from tests.helpers import opened_topic, panel_summary, texts, topic_table
 
 
 def start(topic: int) -> AppTest:
@@ -28,7 +28,7 @@ def field(widgets, label: str):
 def test_editing_is_off_unless_switched_on(tiny, monkeypatch):
     monkeypatch.delenv("ATLAS_EDITING", raising=False)
     at = start(2)
-    assert "#### Reinforcement learning" in texts(at)
+    assert opened_topic(at) == "Reinforcement learning"
     assert not [e for e in at.expander if e.label == "Edit this topic"]
     assert not [b for b in at.button if b.label == "Rename topic"]
 
@@ -38,19 +38,18 @@ def test_rename_note_and_merge_from_the_app_are_saved_and_shown(tiny, monkeypatc
     at = start(2)
     field(at.text_input, "Name").input("Curated RL")
     button(at, "Rename topic").click().run()
-    assert "#### Curated RL" in texts(at)
+    assert opened_topic(at) == "Curated RL"
     assert [s.value for s in at.success if "rename topic 2" in s.value]
     field(at.text_area, "Note").input("Mostly <b>policy</b> papers")
     button(at, "Save note").click().run()
-    assert "Mostly <b>policy</b> papers" in [t.value for t in at.text]  # shown as text, not HTML
+    notes = [t["note"] for t in panel_summary(at)["topics"] if t["id"] == 2]
+    assert notes == ["Mostly <b>policy</b> papers"]  # as written: the panel shows it as text, not HTML
     edits = json.loads((tiny / CURATION).read_text())["edits"]
     assert [(e["action"], e["topic"]) for e in edits] == [("rename", 2), ("note", 2)]
 
     field(at.selectbox, "Merge into").set_value(0)
     button(at, "Merge topic").click().run()
-    topics = [
-        df.value for df in at.dataframe if "Topic" in df.value.columns and "Title" not in df.value.columns
-    ][0]
+    topics = topic_table(at)  # the topic list beside the map
     assert "Curated RL" not in set(topics["Topic"])
     sizes = dict(zip(topics["Topic"], topics["Papers"]))
     assert sizes["Graph neural networks"] == 26  # 13 + the merged topic's 13
@@ -69,7 +68,7 @@ def test_a_bad_name_from_the_app_is_refused_and_changes_nothing(tiny, monkeypatc
     button(at, "Rename topic").click().run()
     assert [e.value for e in at.error if "markup" in e.value]
     assert not (tiny / CURATION).exists()
-    assert "#### Reinforcement learning" in texts(at)
+    assert opened_topic(at) == "Reinforcement learning"
 
 
 def test_an_edit_flagged_by_a_rebuild_can_be_accepted_from_the_app(tiny, monkeypatch):
@@ -83,10 +82,10 @@ def test_an_edit_flagged_by_a_rebuild_can_be_accepted_from_the_app(tiny, monkeyp
     }
     (tiny / CURATION).write_text(json.dumps({"format": "abstract-atlas curation 1", "edits": [flagged]}))
     at = start(2)
-    assert "#### Reinforcement learning" in texts(at)  # a flagged edit is not applied
+    assert opened_topic(at) == "Reinforcement learning"  # a flagged edit is not applied
     assert [w.value for w in at.warning if "split by the rebuild" in w.value]
     button(at, "Accept").click().run()
-    assert "#### Curated RL" in texts(at)
+    assert opened_topic(at) == "Curated RL"
     assert "review" not in json.loads((tiny / CURATION).read_text())["edits"][0]
 
 

@@ -26,8 +26,6 @@ PANELS = {
     "papers_panel",
     "paper_view",
     "placement",
-    "topic_list",
-    "topic_view",
 }
 
 

@@ -51,18 +51,14 @@ def test_a_filter_that_changes_the_sidebar_reruns_it_too(tiny):
     assert parts(at) == {"header", "map", "results"}
 
 
-def test_opening_a_topic_reruns_the_map_header_and_table_which_count_and_list_its_papers(tiny):
-    at = start({"topic": "0"})
-    at.selectbox(key="topic-pick-0").select(2).run()
-    assert parts(at) == {"header", "map", "results"}
+def test_an_opened_topic_s_header_and_table_count_and_list_its_papers(tiny):
+    """The topic panel opens topics in the browser (tests/test_browser_panel.py); the server's parts that
+    depend on it (tests/test_panel_events.py: the header and the table, not the map) follow."""
+    at = start({"topic": "2"})
     assert "Showing the 13 papers in the topic “Reinforcement learning”" in plain(at)
     assert "#### Papers · 13" in plain(at)
     listed = table(at)
     assert len(listed) == 13 and set(listed["Topic"]) == {"Reinforcement learning"}
-    at.button(key="back_to_list").click().run()
-    assert parts(at) == {"header", "map", "results"}
-    assert "Showing the 60 papers of the map" in plain(at) and len(table(at)) == 50  # a page of 60
-    assert "#### Papers · 60" in plain(at)
 
 
 def test_turning_the_table_page_reruns_only_the_table(tmp_path, monkeypatch):
@@ -88,11 +84,3 @@ def test_reset_view_reruns_every_part_it_changed(tiny):
     assert parts(at) == {"sidebar", "header", "map", "results"}
     assert at.text_input(key="w_search").value == ""
     assert "Showing the 60 papers of the map" in plain(at)
-
-
-def test_only_this_topic_reruns_the_sidebar_too_which_shows_the_filter(tiny):
-    at = start({"topic": "2"})
-    at.button(key="only_topic").click().run()
-    assert parts(at) == {"sidebar", "header", "map", "results"}
-    assert at.multiselect(key="w_topics").value == [2]
-    assert len(table(at)) == 13 and set(table(at)["Topic"]) == {"Reinforcement learning"}

@@ -14,7 +14,19 @@ import pytest
 
 from app.text import markdown_literal
 from pipeline.mapfolder.store import read_map, write_map
-from tests.helpers import REPO, decode_mask, figure, live_map, rows_of, start, texts, tiny_map, url
+from tests.helpers import (
+    REPO,
+    decode_mask,
+    live_map,
+    live_panel,
+    panel_summary,
+    rows_of,
+    start,
+    texts,
+    tiny_map,
+    topic_table,
+    url,
+)
 
 SEED_MAP = REPO / "assets" / "maps" / "seeds"
 EVIL_VENUE = "<b>Evil</b> venue"
@@ -63,9 +75,29 @@ def trends(tmp_path, monkeypatch) -> Path:
     return folder
 
 
+def sections(at) -> list[tuple[dict, pd.DataFrame]]:
+    """The topic list as the panel beside the map draws it (`tests.helpers.topic_table`), a section a
+    heading (a theme, or Unassigned; one without a heading on a map without themes)."""
+    state, summary = live_panel(at), panel_summary(at)
+    table = topic_table(at)
+    rising = state["sort"] == "rising" and "rising" in summary["lists"]
+    shown = [
+        s
+        for s in summary["lists"]["rising" if rising else "size"]
+        if s["theme"] is None or not state["themes"] or s["theme"] in state["themes"]
+    ]
+    out, start_row = [], 0
+    for section in shown:
+        out.append(
+            (section, table.iloc[start_row : start_row + len(section["topics"])].reset_index(drop=True))
+        )
+        start_row += len(section["topics"])
+    return out
+
+
 def topic_lists(at) -> list[pd.DataFrame]:
-    """The topic list's tables (one per theme where the map has themes), top to bottom."""
-    return [df.value for df in at.dataframe if list(df.value.columns)[:2] == ["", "Topic"]]
+    """The topic list's sections (one per theme where the map has themes), top to bottom."""
+    return [frame for _, frame in sections(at)]
 
 
 def listed_topics(at) -> list[str]:
@@ -73,11 +105,12 @@ def listed_topics(at) -> list[str]:
 
 
 def group_headers(at) -> list[str]:
-    """The theme headings of the topic list: "**name** · N papers" (and "· M in view" when filtered)."""
+    """The theme headings of the topic list, as "**name** · N papers" (and "· M in view" when filtered)."""
     return [
-        m.value
-        for m in at.markdown
-        if re.fullmatch(r"\*\*.+\*\* · [\d,]+ papers( · [\d,]+ in view)?", m.value)
+        f"**{markdown_literal(s['name'])}** · {s['size']:,} papers"
+        + (f" · {int(frame['In view'].sum()):,} in view" if "In view" in frame else "")
+        for s, frame in sections(at)
+        if s["name"] is not None
     ]
 
 
@@ -190,36 +223,39 @@ def test_a_map_without_themes_has_no_theme_ui_and_ignores_a_theme_link(trends):
 
 
 # --------------------------------------------------------------------------- trends
+def opened(at, topic: int) -> dict:
+    """An opened topic as the panel reads it (its entry in the map's summary file)."""
+    assert live_panel(at)["topic"] == topic
+    [entry] = [t for t in panel_summary(at)["topics"] if t["id"] == topic]
+    return entry
+
+
 def test_the_topic_view_shows_yearly_shares_and_venues_where_the_map_has_them(trends):
     at = start({"topic": "3"})
     assert not at.exception
-    assert [t.label for t in at.tabs] == ["Keywords", "Over the years", "Venues"]
-    assert len(at.get("plotly_chart")) == 1  # only the open tab's chart is made: the keywords
-    at.session_state["topic_tab"] = "Over the years"  # as a click on the tab does
-    years = figure(at.run(), 0)["data"][0]
-    assert years["x"] == [2020, 2021, 2022, 2023, 2024]
-    assert years["y"][:3] == [0, 0, 0] and min(years["y"][3:]) > 0  # a 2023-24 topic
-    at.session_state["topic_tab"] = "Venues"
-    venues = figure(at.run(), 0)["data"][0]
-    assert (
-        venues["type"] == "bar" and sum(p for p, _ in venues["customdata"]) == 26
-    )  # 30 papers, 4 unassigned
-    assert venues["x"] == [round(100 * p / t, 2) for p, t in venues["customdata"]]  # % of each venue's papers
-    assert "&lt;b&gt;Evil&lt;/b&gt; venue" in venues["y"] and EVIL_VENUE not in venues["y"]
+    topic = opened(at, 3)
+    assert topic["keywords"]  # the three tabs: Keywords, Over the years, Venues (js/panel.js)
+    years = topic["years"]
+    assert [y["year"] for y in years] == [2020, 2021, 2022, 2023, 2024]
+    assert [y["share"] for y in years[:3]] == [0, 0, 0] and min(y["share"] for y in years[3:]) > 0  # 2023-24
+    venues = topic["venues"]
+    assert sum(v["papers"] for v in venues) == 26  # 30 papers, 4 unassigned
+    assert all(v["share"] == round(v["papers"] / v["total"], 4) for v in venues)  # of each venue's papers
+    assert EVIL_VENUE in {v["venue"] for v in venues}  # as written: the panel shows it as text
 
 
 def test_no_year_chart_without_years(seeds):
     at = start({"topic": "0"})
     assert not at.exception
-    assert not at.tabs and "**Keywords**" in texts(at)
-    assert len(at.get("plotly_chart")) == 1  # the keywords alone
+    topic = opened(at, 0)
+    assert topic["keywords"] and not topic["years"]  # the keywords alone
 
 
 def test_rising_sorts_topics_by_growth_and_lives_in_the_url(trends):
     at = start()
     by_size = listed_topics(at)
     assert "Growth" not in topic_lists(at)[0].columns
-    at.segmented_control(key="w_sort").set_value("rising").run()
+    at = start({"sort": "rising"})  # the panel's Rising button (a "sort" event: tests/test_app_steps.py)
     rising = listed_topics(at)
     assert rising[0] == "Multi-view clustering" and rising[-2:] == ["Graph neural networks", "Unassigned"]
     assert rising != by_size
@@ -227,10 +263,7 @@ def test_rising_sorts_topics_by_growth_and_lives_in_the_url(trends):
     scores = [float(g.lstrip("×")) for g in growth[:4]]  # shown as "×1.25"
     assert scores[:3] == sorted(scores[:3], reverse=True) and scores[3] == 0  # no recent papers
     assert growth[-1] == "–" and "None" not in growth  # unassigned papers have no growth score
-    assert url(at)["sort"] == ["rising"]
-
-    at = start({"sort": "rising"})  # the link opens the same order
-    assert not at.warning and listed_topics(at) == rising
+    assert url(at)["sort"] == ["rising"] and not at.warning  # the link reproduces itself
     at = start({"sort": "fastest"})
     assert "sort\\=\\'fastest\\'" in at.warning[0].value and listed_topics(at) == by_size
 
@@ -248,9 +281,9 @@ def test_stability_shows_in_the_topic_view_and_about_panel(seeds):
     topic = topics.sort_values("topic_id").iloc[0]
     at = start({"topic": str(int(topic["topic_id"]))}, panels=("about_panel",))
     shown = texts(at)
-    assert (
-        f"**Stability {topic['stability']:.2f}** · how reliably the topic comes back when the clustering is redone on 90% of the papers"
-        in shown
+    assert opened(at, int(topic["topic_id"]))["stability"] == round(float(topic["stability"]), 4)
+    assert panel_summary(at)["stability_help"].startswith(
+        "how reliably the topic comes back when the clustering is redone on 90% of the papers"
     )
     runs = json.loads((SEED_MAP / "manifest.json").read_text())["stability"]["runs"]
     assert f"· {runs} runs ·" in shown and "**Topic stability**" in shown
@@ -259,12 +292,12 @@ def test_stability_shows_in_the_topic_view_and_about_panel(seeds):
 def test_stability_is_hidden_when_the_build_skipped_it(trends, tmp_path, monkeypatch):
     at = start({"topic": "1"})
     assert not at.exception
-    assert "Stability" not in texts(at)
+    assert opened(at, 1)["stability"] is None
     folder = tmp_path / "stable"
     write_map(folder, trend_map(stability=True))
     monkeypatch.setenv("ATLAS_MAP", str(folder))
     at = start({"topic": "1"}, panels=("about_panel",))
-    assert "**Stability 0.42** · how reliably" in texts(at) and "· 5 runs · 0.25 s" in texts(at)
+    assert opened(at, 1)["stability"] == 0.42 and "· 5 runs · 0.25 s" in texts(at)
 
 
 def test_a_link_to_a_theme_a_rebuild_dissolved_says_what_became_of_it(tmp_path, monkeypatch):

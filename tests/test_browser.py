@@ -330,7 +330,7 @@ def test_two_charts_and_their_webgl_setups_survive_searches_filters_and_fifty_in
     try:
         open_app(page, webgl_app.url)
         page.evaluate(f"document.querySelectorAll('{charts}').forEach((c) => (c.__original = true))")
-        topic_list = "[data-testid='stDataFrame']"  # the topic list beside the map, the page's first table
+        topic_list = ".atlas-panel"  # the topic panel beside the map
         page.locator(topic_list).first.wait_for(timeout=30_000)  # drawn after the map on a busy machine
         page.evaluate(f'document.querySelector("{topic_list}").__original = true')
         assert (

@@ -138,6 +138,18 @@ def test_without_webgl_the_map_is_an_image_of_its_papers_with_names_and_a_notice
         )
         zoomed = page.evaluate(READ_IMAGE, GRAPH)
         assert zoomed["sizex"] < image["sizex"] * 0.7 and zoomed["ink"] > 0.02 * zoomed["pixels"]
+
+        # the topic panel beside the map is the same without WebGL: its list, and a topic opened from it
+        topics = papers["topic_id"].value_counts()
+        counts = page.locator(".atlas-panel-list .atlas-topic-count").all_inner_texts()
+        assert sorted(int(c.replace(",", "")) for c in counts) == sorted(topics.tolist())
+        page.locator(".atlas-panel-list .atlas-topic").first.click()
+        page.locator(".atlas-panel-topic h4").wait_for(timeout=30_000)
+        name = page.locator(".atlas-panel-topic h4").inner_text()
+        page.wait_for_function("() => location.search.includes('topic=')", timeout=30_000)
+        page.locator("[data-testid='stMarkdown']", has_text=f"papers in the topic “{name}”").first.wait_for(
+            timeout=30_000
+        )
     finally:
         page.context.close()
 

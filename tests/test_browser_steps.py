@@ -62,14 +62,13 @@ def search_for(page, words: str) -> None:
 
 
 def open_first_listed_topic(page) -> str:
-    """Select the topic list's first row (as a reader does); the name of the topic it opened."""
-    frame = page.locator("[data-testid='stDataFrame']").first
-    frame.wait_for(timeout=30_000)
-    box = frame.bounding_box()
-    page.mouse.click(box["x"] + 12, box["y"] + 52)  # the first row's checkbox
-    page.get_by_role("button", name="Back to the topic list").wait_for(timeout=30_000)
+    """Click the topic list's first topic (as a reader does); the name of the topic it opened."""
+    first = page.locator(".atlas-panel-list .atlas-topic").first
+    first.wait_for(timeout=30_000)
+    first.click()
+    page.locator(".atlas-panel-topic .atlas-back").wait_for(timeout=30_000)
     idle(page)
-    return page.locator("[data-testid='stMain'] h4").first.inner_text()
+    return page.locator(".atlas-panel-topic h4").inner_text()
 
 
 def drag_box(page, box: tuple[float, float, float, float]) -> None:

@@ -18,7 +18,7 @@ from app.text import highlighted_markdown
 from pipeline.mapfolder.query import parse_query
 from pipeline.mapfolder.search_index import highlight
 from pipeline.mapfolder.store import write_map
-from tests.helpers import plain, select_box, start, texts, themed_map, tiny_map
+from tests.helpers import live_panel, panel_summary, plain, select_box, start, texts, themed_map, tiny_map
 
 
 # ------------------------------------------------------------------ 1. words
@@ -33,10 +33,13 @@ def test_a_single_unassigned_paper_is_one_paper_not_one_papers(tmp_path, monkeyp
     monkeypatch.setenv("ATLAS_MAP", str(tmp_path / "one"))
     monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
     at = start()
-    assert "**Unassigned** · 1 paper" in texts(at)
+    unassigned = [s for s in panel_summary(at)["lists"]["size"] if s["name"] == "Unassigned"]
+    assert unassigned == [
+        {"theme": None, "name": "Unassigned", "size": 1, "topics": [-1]}
+    ]  # "1 paper" (panel.js)
     assert "1 papers" not in texts(at) and "1 papers" not in plain(at)
     at = start({"topic": "-1"})
-    assert "1 paper · 1.7% of the map" in texts(at)
+    assert live_panel(at)["topic"] == -1 and "Showing the 1 paper " in plain(at)
 
 
 def test_topics_outside_the_chosen_theme_are_ignored_in_a_proper_sentence():

@@ -36,8 +36,11 @@ from app.state import Vocabulary, parse_selection, parse_view, parse_zoom
 from app.text import plotly_wrap
 from tests.helpers import REPO, write_tiny_map
 
-PROTOCOL_TYPES = ("PinMark", "TopicName", "ThemeName", "KeyPick", "KeyEntry", "ViewState")
-EVENT_TYPES = ("ClickEvent", "SelectEvent", "LegendEvent")
+PROTOCOL_TYPES = ("PinMark", "TopicName", "ThemeName", "KeyPick", "KeyEntry", "ViewState", "PanelState")
+SUMMARY_TYPES = (
+    "CentralPaper", "NearTopic", "YearShare", "VenueCount", "SummaryTopic", "ListSection", "TopicLists", "Summary"
+)  # fmt: skip
+EVENT_TYPES = ("ClickEvent", "SelectEvent", "LegendEvent", "TopicEvent", "OnlyEvent", "SortEvent")
 # The files a test page loads alone: the pure functions, no page elements (every file but the last is
 # a classic script, so their names are the page's globals).
 PURE = ("protocol.js", "load.js", "sampling.js", "zoom.js")
@@ -84,7 +87,7 @@ def python_fields(typed) -> dict[str, str]:
     return {(name if name in required else f"[{name}]"): jsdoc(hint) for name, hint in hints.items()}
 
 
-@pytest.mark.parametrize("name", PROTOCOL_TYPES + EVENT_TYPES)
+@pytest.mark.parametrize("name", PROTOCOL_TYPES + SUMMARY_TYPES + EVENT_TYPES)
 def test_each_protocol_type_is_the_same_in_python_and_javascript(name):
     assert jsdoc_typedefs()[name] == python_fields(getattr(payload, name))
 
@@ -93,7 +96,8 @@ def test_the_events_and_the_shared_constants_are_typed_alike():
     typedefs = jsdoc_typedefs()
     assert typedefs["Events"] == {name: typed.__name__ for name, typed in EVENTS.items()}
     assert typedefs["Shared"] == {key: jsdoc(type(value)) for key, value in shared_constants().items()} | {
-        "zoom_parts": "string[]"
+        "zoom_parts": "string[]",
+        "link_order": "string[]",
     }
 
 
@@ -149,6 +153,30 @@ def test_a_view_state_is_what_the_protocol_says(data):
     assert some["legend"] and all(conforms(entry, payload.KeyEntry) for entry in some["legend"])
 
 
+def test_the_panel_s_state_and_summary_are_what_the_protocol_says(data):
+    """`PanelState` with and without a mask and a topic, and the map's `Summary` file, read back as
+    the browser reads it (JSON, gunzip'd)."""
+    import gzip
+    import json
+
+    from app.topic_summary import topic_summary
+    from app.trends import rising_scores
+
+    for mask, topic in ((np.ones(data.n, dtype=bool), None), (np.arange(data.n) % 3 == 0, 1)):
+        state = payload.panel_state(
+            mask, summary_url="s", points_url="p", plotly_url="q", topic=topic, sort="size", themes=(0,),
+            filtered=not mask.all(), height=600,
+        )  # fmt: skip
+        assert conforms(state, payload.PanelState) and set(state) == required_keys(payload.PanelState)
+    summary = topic_summary(data, rising_scores(data.papers))
+    name, packed = payload.summary_file(summary)
+    assert name.startswith("summary-") and conforms(json.loads(gzip.decompress(packed)), payload.Summary)
+    assert [t["id"] for t in summary["topics"]] == [*data.topic_order, *([-1] if data.sizes.get(-1) else [])]
+    assert [t["rank"] for t in summary["topics"]][: len(data.topic_order)] == list(
+        range(len(data.topic_order))
+    )
+
+
 def test_every_event_the_app_reads_is_typed():
     for name, typed in EVENTS.items():
         assert "map" in required_keys(typed), name  # names the point table it came from
@@ -172,6 +200,7 @@ def docs_table(heading: str) -> list[str]:
 def test_docs_describe_every_field_and_event():
     assert docs_table("**What the browser receives**") == list(typing.get_type_hints(ViewState))
     assert docs_table("**What comes back**") == list(EVENTS)
+    assert docs_table("What the panel receives") == list(typing.get_type_hints(payload.PanelState))
 
 
 def test_map_js_is_every_file_of_js_once_and_writes_no_constant_python_owns():

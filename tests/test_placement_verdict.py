@@ -19,7 +19,7 @@ from app import session
 from app.data import build_map_data
 from app.place import Placement, placement_label, verdict_message
 from pipeline.mapfolder.store import read_map, write_map
-from tests.helpers import REPO, ROOT, tiny_map
+from tests.helpers import REPO, ROOT, live_map, tiny_map
 
 SEED_MAP = ROOT / "assets" / "maps" / "seeds"
 CAKE = (
@@ -74,13 +74,7 @@ def place_in_app(text: str) -> AppTest:
 
 
 def live_pin(at: AppTest) -> dict:
-    def walk(node):
-        for child in getattr(node, "children", {}).values():
-            yield child
-            yield from walk(child)
-
-    [element] = [e for e in walk(at._tree) if getattr(e, "type", "") == "bidi_component"]
-    return json.loads(element.proto.json)["pin"]
+    return live_map(at)["pin"]
 
 
 @pytest.mark.slow  # the real model

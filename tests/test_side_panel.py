@@ -1,5 +1,5 @@
-"""The side panel reads whole: names and titles are not cut, every column shows, an opened topic lists
-its ten most central papers."""
+"""The topic panel beside the map reads whole: names are not cut, every count shows, an opened topic
+lists its ten most central papers and draws the chart of the tab chosen."""
 
 from __future__ import annotations
 
@@ -7,11 +7,10 @@ import numpy as np
 import pytest
 
 from app.data import build_map_data
-from app.topic_view import CENTRAL, central_papers
-from app.widgets import SIDE_WIDTH, wrapped_height
+from app.topic_summary import CENTRAL, central_papers, topic_summary
 from pipeline.mapfolder.store import write_map
 from tests.devserver import StreamlitServer
-from tests.helpers import open_app, start, table, tiny_map
+from tests.helpers import open_app, tiny_map
 
 LONG_NAMES = [
     "Person re-identification & person search",
@@ -31,7 +30,7 @@ def long_named_map(folder, n: int = 120):
     return folder
 
 
-def test_an_opened_topic_lists_its_ten_most_central_papers_representatives_first(tmp_path, monkeypatch):
+def test_an_opened_topic_lists_its_ten_most_central_papers_representatives_first(tmp_path):
     data = build_map_data("m", long_named_map(tmp_path / "m"))
     topic = 0
     rows = central_papers(data, topic)
@@ -45,72 +44,52 @@ def test_an_opened_topic_lists_its_ten_most_central_papers_representatives_first
     assert (np.diff(closeness) <= 1e-6).all()  # most like the topic's centre first
     others = sorted(set(members) - set(rows) - set(representatives))
     assert closeness.min() >= (data.vectors[others] @ centre).max() - 1e-6
-
-    monkeypatch.setenv("ATLAS_MAP", str(tmp_path / "m"))
-    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "none"))
-    at = start({"topic": str(topic)})
-    listed = table(at, index=0)
-    assert listed["Title"].tolist() == data.papers["title"].iloc[rows].tolist()
-    assert "**Most central papers** (10 of " in " ".join(m.value for m in at.markdown)
+    # What the panel lists (the map's summary file): those rows, with their titles as written.
+    [entry] = [t for t in topic_summary(data, None)["topics"] if t["id"] == topic]
+    assert [p["row"] for p in entry["central"]] == rows.tolist()
+    assert [p["title"] for p in entry["central"]] == data.papers["title"].iloc[rows].tolist()
 
 
-# The grid draws on a canvas: measure each name in the grid's own font, against the room its cell has.
-FITS = """([names, width]) => {
-  const grids = [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stDataFrame"]')]
-    .filter((g) => g.getBoundingClientRect().left > 700);  // beside the map
-  const font = getComputedStyle(grids[0]).fontFamily;
-  const ctx = document.createElement("canvas").getContext("2d");
-  ctx.font = `14px ${font}`;
-  return {
-    overflowing: grids.filter((g) => {
-      const s = g.querySelector(".dvn-scroller");
-      return s && s.scrollWidth > s.clientWidth + 1;
-    }).length,
-    grids: grids.length,
-    lines: names.map((name) => {  // greedy word wrap, as the grid wraps
-      let lines = 1, line = "";
-      for (const word of name.split(" ")) {
-        const next = line ? `${line} ${word}` : word;
-        if (line && ctx.measureText(next).width > width - 17) { lines += 1; line = word; } else line = next;
-      }
-      return lines;
-    }),
-  };
-}"""
+# Each name in the panel (the topic list, the nearest topics): whole, inside its row.
+NAMES = """() => [...document.querySelectorAll('.atlas-panel .atlas-topic-name')]
+  .filter((el) => el.offsetParent !== null)
+  .map((el) => ({text: el.textContent, inside: el.scrollWidth <= el.clientWidth + 1,
+                 right: el.closest('.atlas-topic').getBoundingClientRect().right,
+                 panel: el.closest('.atlas-panel').getBoundingClientRect().right}))"""
 
 
 @pytest.mark.browser
-@pytest.mark.parametrize("query", ["?sort=rising", "?topic=0", "?paper=doc0004"])
-def test_the_side_panel_tables_show_every_column_and_whole_names(browser, tmp_path, query):
+@pytest.mark.parametrize("query", ["?sort=rising", "?topic=0"])
+def test_the_topic_panel_shows_whole_names_and_every_count(browser, tmp_path, query):
     folder = long_named_map(tmp_path / "m")
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     with StreamlitServer(folder, tmp_path / "none", timeout=60) as app:
         open_app(page, app.url + query)
-        page.wait_for_timeout(1500)
-        width = SIDE_WIDTH - 20 - 70 - 62 if query == "?sort=rising" else SIDE_WIDTH - 60 - 80
-        found = page.evaluate(FITS, [LONG_NAMES, width])
-        assert found["grids"] >= 1
-        assert found["overflowing"] == 0  # Growth, Papers and Similarity are all in sight
-        if query != "?paper=doc0004":  # the topic list's or the nearest topics' names, whole
-            room = (wrapped_height([(LONG_NAMES, width)]) - 10) // 21
-            assert max(found["lines"]) <= room, (found["lines"], room)
+        page.locator(".atlas-panel .atlas-topic:visible").first.wait_for(timeout=30_000)
+        names = page.evaluate(NAMES)
+        assert {n["text"] for n in names} <= {*LONG_NAMES, "Unassigned"} and len(names) >= 3
+        assert all(n["inside"] and n["right"] <= n["panel"] + 1 for n in names)
+        if query == "?sort=rising":  # each growth score in sight, beside its topic
+            scores = page.locator(".atlas-panel-list .atlas-topic-growth").all_inner_texts()
+            assert len(scores) == len(names) and all(s.startswith("×") or s == "–" for s in scores)
+            assert page.get_by_role("button", name="Rising").get_attribute("aria-pressed") == "true"
     page.close()
 
 
 @pytest.mark.browser
 def test_a_topic_s_chart_tabs_draw_the_chart_of_the_tab_clicked(browser, tmp_path):
     folder = long_named_map(tmp_path / "m")
+    data = build_map_data("m", folder)
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     with StreamlitServer(folder, tmp_path / "none", timeout=60) as app:
         open_app(page, app.url + "?topic=0")
-        charts = page.locator('[data-testid="stPlotlyChart"]')
-        charts.first.wait_for(timeout=30_000)
-        assert charts.count() == 1 and "graph" in charts.first.inner_text()  # the keywords
+        panel = page.locator(".atlas-panel-topic")
+        panel.locator(".atlas-bars").wait_for(timeout=30_000)
+        keywords = panel.locator(".atlas-bar-label").all_inner_texts()
+        assert keywords == [str(k) for k in data.topics.loc[0, "keywords"]]  # the keywords, strongest first
         page.get_by_role("tab", name="Over the years").click()
-        page.wait_for_function(
-            """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
-                 .some((c) => c.innerText.includes('2024'))""",
-            timeout=30_000,
-        )
+        panel.locator(".atlas-year-chart .main-svg").first.wait_for(timeout=30_000)
+        assert "2024" in panel.locator(".atlas-year-chart").inner_text()
+        assert page.get_by_role("tab", name="Over the years").get_attribute("aria-selected") == "true"
         assert page.get_by_text("Showing the 26 papers in the topic").count() == 1  # the rest stayed
     page.close()

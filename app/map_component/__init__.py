@@ -27,9 +27,11 @@ import streamlit as st
 from app.data import MapData
 from app.loaders import MapKey
 from app.map_component.assets import URL_PREFIX, module_bundle, plotly_bundle, publish
-from app.map_component.payload import Pin, points_file, view_state
+from app.map_component.payload import Pin, panel_state, points_file, summary_file, view_state
+from app.topic_summary import topic_summary
 
 KEY = "atlas_map"
+PANEL_KEY = "atlas_panel"  # the topic panel beside the map: the same component, a second instance
 HERE = Path(__file__).resolve().parent
 
 # The component's own script is a few lines that load map.js once per page from its published file
@@ -91,6 +93,13 @@ def _plotly_file() -> tuple[str, bytes]:
 def _points_file(_data: MapData, token: MapKey) -> tuple[str, bytes]:
     """The map's point table file, made once per loaded map (`token` identifies the map)."""
     return points_file(_data)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _summary_file(_data: MapData, token: MapKey, _rising) -> tuple[str, bytes]:
+    """The topic panel's summary file, made once per loaded map (`token` identifies the map; `_rising`:
+    its growth scores, None where the list offers no "Rising" order)."""
+    return summary_file(topic_summary(_data, _rising))
 
 
 def served(name: str, content: bytes, sent: set[str]) -> tuple[str, str | None]:
@@ -170,9 +179,64 @@ def live_map(
     )  # None: clicks in the key change nothing
     return _component(
         key=KEY,
+        # the map's cell of the page: the panel beside it draws itself in another (`live_panel`)
         data=payload,
         height=height,
         on_click_change=on_click,
         on_select_change=on_select,
         **legend_callback,
+    )
+
+
+def live_panel(
+    data: MapData,
+    token: MapKey,
+    in_view: np.ndarray,
+    *,
+    rising,
+    topic: int | None,
+    sort: str,
+    themes: tuple[int, ...],
+    filtered: bool,
+    files_sent: set[str],
+    sent_before_map: set[str],
+    on_topic: Callable[[], None],
+    on_only: Callable[[], None],
+    on_click: Callable[[], None],
+    on_sort: Callable[[], None],
+    height: int,
+):
+    """Mount or update the topic panel beside the map (js/panel.js): the topic list and an opened
+    topic, drawn in the browser from the map's summary file; `in_view`: the papers in view before an
+    opened topic narrows them. Its events: "topic" (opened or closed), "only" ("Only this topic"),
+    "sort" (the list's order) and "click" (a central paper opened), read with `app.session.map_event(name, PANEL_KEY)`.
+
+    Where static/ is read-only, `sent_before_map` (the files the session had received before this run's
+    map) sends the panel Plotly.js and map.js in the same run as the map: either may load first."""
+    summary, summary_data = served(*_summary_file(data, token, rising), files_sent)
+    points = points_url(data, token)  # the panel waits for the map's copy of the table (its bytes)
+    plotly, plotly_data = served(*_plotly_file(), set(sent_before_map))
+    module, module_data = served(*_module_file(), set(sent_before_map))
+    payload = panel_state(
+        in_view,
+        summary_url=summary,
+        points_url=points,
+        plotly_url=plotly,
+        topic=topic,
+        sort=sort,
+        themes=themes,
+        filtered=filtered,
+        height=height,
+    )
+    payload["module"] = module
+    inline = (("summary_data", summary_data), ("plotly_data", plotly_data), ("module_data", module_data))
+    payload.update({k: v for k, v in inline if v})
+    return _component(
+        key=PANEL_KEY,
+        data=payload,
+        height=height,
+        on_topic_change=on_topic,
+        on_only_change=on_only,
+        on_click_change=on_click,
+        on_sort_change=on_sort,
     )

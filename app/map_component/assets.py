@@ -1,4 +1,5 @@
-"""Files the live map's browser side downloads once: Plotly.js, map.js and each map's point table.
+"""Files the live map's browser side downloads once: Plotly.js, map.js, each map's point table and its
+topic panel's summary.
 
 map.js is made here (`map_script`): the constants shared with Python, generated, then the files of
 `js/` by concern, in the fixed order of `MAP_SCRIPT_FILES`, as one ES module.
@@ -45,6 +46,7 @@ MAP_SCRIPT_FILES = (
     "legend.js",  # the key under the map
     "zoom.js",  # the zoom in the link (view=x0,x1,y0,y1)
     "atlas_map.js",  # the map's state and elements: the class AtlasMap, applying a view state
+    "panel.js",  # the topic panel beside the map: the list and an opened topic (the class TopicPanel)
     "entry.js",  # the component's default export
 )
 URL_PREFIX = "app/static/atlas/"  # relative to the page, so it also works under a base URL path
@@ -78,7 +80,7 @@ def publish(name: str, content: bytes, folder: Path = ASSET_DIR) -> str:
 
 
 def prune(folder: Path, keep: str, stale_seconds: float = STALE_SECONDS) -> list[str]:
-    """Delete the files of `keep`'s kind (`points-`, `plotly-`, `map-`) that no rerun has named for a while.
+    """Delete the files of `keep`'s kind (`points-`, `summary-`, `plotly-`, `map-`) that no rerun has named for a while.
 
     Returns:
         The names deleted.

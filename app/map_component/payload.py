@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from app.data import MapData, label_limit, paper_places, point_size
 from app.palette import CONTEXT_COLOUR, UNASSIGNED_COLOUR, colour_columns, value_colours
-from app.state import ZOOM_KEY, ZOOM_MIN_SPAN, ZOOM_NUMBER, parse_selection
+from app.state import MAP_KEY, SETTINGS, URL_KEY, ZOOM_KEY, ZOOM_MIN_SPAN, ZOOM_NUMBER, parse_selection
 from app.text import plotly_escape
 from pipeline.text import shorten
 
@@ -50,6 +50,8 @@ def shared_constants() -> dict:
         "points_magic": POINTS_MAGIC.decode("ascii"),
         "points_format": POINTS_FORMAT,
         "context_colour": CONTEXT_COLOUR,
+        "link_order": [MAP_KEY, *(setting.url for setting in SETTINGS)],
+        "topic_key": URL_KEY["topic"],
     }
 
 
@@ -141,6 +143,105 @@ class ViewState(TypedDict):
     module_data: NotRequired[str]
 
 
+class PanelState(TypedDict):
+    """Everything the topic panel beside the map receives on a rerun (`panel_state`, then `live_panel`
+    adds `module` and the inline files); docs/app.md says what each field means."""
+
+    summary: str
+    points: str
+    plotly: str
+    mask: str | None
+    topic: int | None
+    sort: str
+    themes: list[int]
+    filtered: bool
+    height: int
+    module: NotRequired[str]
+    summary_data: NotRequired[str]
+    plotly_data: NotRequired[str]
+    module_data: NotRequired[str]
+
+
+class CentralPaper(TypedDict):
+    """One of a topic's papers nearest its centre: its row in the point table and its title."""
+
+    row: int
+    title: str
+
+
+class NearTopic(TypedDict):
+    """A topic near another (cosine between their centres)."""
+
+    id: int
+    similarity: float
+
+
+class YearShare(TypedDict):
+    """A topic's papers in one year, and their share of the map's papers that year (`app.trends.year_shares`)."""
+
+    year: int
+    papers: int
+    total: int
+    share: float
+
+
+class VenueCount(TypedDict):
+    """A topic's papers at one venue, and their share of the venue's papers (`app.trends.venue_counts`)."""
+
+    venue: str
+    papers: int
+    total: int
+    share: float
+
+
+class SummaryTopic(TypedDict):
+    """One topic (or the unassigned papers, id -1) as the panel shows it (`app.topic_summary`)."""
+
+    id: int
+    rank: int
+    name: str
+    size: int
+    colour: str
+    theme: int | None
+    x: float | None
+    y: float | None
+    keywords: list[str]
+    weights: list[float]
+    central: list[CentralPaper]
+    nearest: list[NearTopic]
+    stability: float | None
+    growth: float | None
+    note: str
+    years: list[YearShare]
+    venues: list[VenueCount]
+
+
+class ListSection(TypedDict):
+    """A heading of the topic list (a theme, or the unassigned papers) and its topics in order; one
+    section without a name on a map without themes."""
+
+    theme: int | None
+    name: str | None
+    size: int
+    topics: list[int]
+
+
+class TopicLists(TypedDict):
+    """The topic list in each order it offers: by size, and by growth where the map has years."""
+
+    size: list[ListSection]
+    rising: NotRequired[list[ListSection]]
+
+
+class Summary(TypedDict):
+    """The per-map file the panel reads (`app.topic_summary.topic_summary`), sent once per map."""
+
+    n: int
+    topics: list[SummaryTopic]
+    lists: TopicLists
+    stability_help: str
+
+
 class ClickEvent(TypedDict):
     """The reader clicked a paper."""
 
@@ -164,7 +265,38 @@ class LegendEvent(TypedDict, total=False):
     map: Required[str]
 
 
-EVENTS = {"click": ClickEvent, "select": SelectEvent, "legend": LegendEvent}  # trigger name -> its value
+class TopicEvent(TypedDict):
+    """The panel opened a topic (None: back to the list), from a click or a key; `query` is the address
+    bar's query string it wrote, for the server to keep."""
+
+    topic: int | None
+    query: str
+    map: str
+
+
+class OnlyEvent(TypedDict):
+    """The panel's "Only this topic"."""
+
+    topic: int
+    map: str
+
+
+class SortEvent(TypedDict):
+    """The panel's list order chosen ("size" or "rising")."""
+
+    sort: str
+    map: str
+
+
+# trigger name -> its value (the map sends click, select and legend; the panel click, topic, only and sort)
+EVENTS = {
+    "click": ClickEvent,
+    "select": SelectEvent,
+    "legend": LegendEvent,
+    "topic": TopicEvent,
+    "only": OnlyEvent,
+    "sort": SortEvent,
+}
 
 
 @dataclass(frozen=True)
@@ -346,6 +478,41 @@ def decode_points(raw: bytes) -> dict:
         for name, (kind, offset, count) in header.pop("arrays").items()
     }
     return {"meta": header, "arrays": arrays}
+
+
+def summary_file(summary: Summary) -> tuple[str, bytes]:
+    """The topic panel's summary (`app.topic_summary`) as a gzip'd JSON file and its name, its
+    content's fingerprint."""
+    raw = json.dumps(summary, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    packed = gzip.compress(raw, compresslevel=6, mtime=0)
+    return f"summary-{hashlib.blake2b(packed, digest_size=10).hexdigest()}.json.gz", packed
+
+
+def panel_state(
+    in_view: np.ndarray,
+    *,
+    summary_url: str,
+    points_url: str,
+    plotly_url: str,
+    topic: int | None,
+    sort: str,
+    themes: tuple[int, ...],
+    filtered: bool,
+    height: int,
+) -> PanelState:
+    """Everything the topic panel receives on a rerun: the view's mask (the panel counts each topic's
+    papers in view itself), the opened topic, the list's order and the chosen themes."""
+    return {
+        "summary": summary_url,
+        "points": points_url,
+        "plotly": plotly_url,
+        "mask": encode_mask(in_view),
+        "topic": topic,
+        "sort": sort,
+        "themes": [int(t) for t in themes],
+        "filtered": bool(filtered),
+        "height": height,
+    }
 
 
 def points_file(data: MapData) -> tuple[str, bytes]:

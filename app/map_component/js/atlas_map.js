@@ -63,7 +63,9 @@ class AtlasMap {
   sampled = false; // the "all" chart draws a sample of the papers (sampleRows)
   sampleGen = 0; // bumped by each resample after a pan or zoom
   sampleTimer = 0;
-  view = null; // the last view state received
+  view = null; // the last view state applied (with an opened topic's names: `focused`)
+  received = null; // the last view state received from the server
+  /** @type {{rank: number, label: TopicName|null}|null} the topic the panel opened: the rest is dimmed */ focus = null;
   // the faint context image of the papers left out
   context = null; // its Plotly layout image, for the current zoom
   contextUrl = null;
@@ -218,15 +220,18 @@ class AtlasMap {
       grouping(this.table, colourKey); // once per colouring; `traces` draws the view's points of it
       this.colourKey = colourKey;
     }
-    const maskKey = view.mask === null ? "all" : view.mask;
+    this.received = view;
+    const focus = this.focus;
+    const maskKey = (view.mask === null ? "all" : view.mask) + (focus ? `|topic ${focus.rank}` : "");
     if (maskKey !== this.maskKey || recoloured) {
-      if (maskKey !== this.maskKey) this.mask = decodeMask(view.mask, this.table.n);
+      if (maskKey !== this.maskKey) this.mask = focusMask(decodeMask(view.mask, this.table.n), this.table, focus);
       const none = { rows: [], x: [], y: [], title: [], detail: [], colour: [] };
       this.sub = none; // the highlighted papers are taken for the view when drawn (`traces`)
       this.maskKey = maskKey;
     }
     const clearing = this.plotted && view.clear !== this.clear; // "Clear selection" in the app
     this.clear = view.clear;
+    view = focused(view, focus);
     this.view = view;
     this.loading.hidden = true;
     // The points are redrawn only when what they show changed; an opened paper, its neighbours, the
@@ -274,6 +279,21 @@ class AtlasMap {
     for (const chart of Object.values(this.charts)) chart.div.dataset.atlasDraws = String(this.draws);
   }
 
+  // The panel opened a topic (null: closed it): its papers stand out, the rest dimmed, as the view's
+  // other papers are; drawn again from the last view state the server sent.
+  /** @param {SummaryTopic|null} topic */
+  focusTopic(topic) {
+    const key = (focus) => (focus ? `${focus.rank}|${focus.label ? focus.label.text : ""}` : null);
+    if (key(topic && { rank: topic.rank, label: topic.x === null ? null : { text: topic.name } }) === key(this.focus)) return;
+    this.focus = topic && {
+      rank: topic.rank,
+      label: topic.x === null || topic.y === null ? null : { text: topic.name, x: topic.x, y: topic.y, colour: topic.colour, chosen: true },
+    };
+    if (!this.received) return;
+    if (!this.pending) this.pending = this.received;
+    this.update();
+  }
+
   // A newly opened paper or placed abstract outside the reader's view: widen the view to show it.
   keepInSight(view) {
     const t = this.table;
@@ -304,6 +324,28 @@ class AtlasMap {
     if (this.legendWatch) this.legendWatch.disconnect();
     this.root.remove();
   }
+}
+
+// The papers of the view in the opened topic (its colour rank in the point table) only.
+/** @param {Mask|null} base @param {PointTable} t @param {{rank: number}|null} focus @returns {Mask|null} */
+function focusMask(base, t, focus) {
+  if (!focus) return base;
+  const mask = /** @type {Mask} */ (new Uint8Array(t.n));
+  const rows = [];
+  for (let i = 0; i < t.n; i++) {
+    if (t.colour[i] === focus.rank && (!base || base[i])) {
+      mask[i] = 1;
+      rows.push(i);
+    }
+  }
+  mask.rows = Uint32Array.from(rows);
+  return mask;
+}
+
+// The view state as drawn while a topic is open: its name alone on the map (no theme names).
+/** @param {ViewState} view @param {{label: TopicName|null}|null} focus @returns {ViewState} */
+function focused(view, focus) {
+  return focus ? { ...view, topics: focus.label ? [focus.label] : [], themes: [] } : view;
 }
 
 // Streamlit folds its sidebar at 768 px and below ("auto"); fold it up to 800 px too, once a page.

@@ -15,6 +15,8 @@
  * @property {string} points_magic the point file's first 8 bytes ("ATLASPT" and its format)
  * @property {number} points_format the point file's format
  * @property {string} context_colour the faint colour of the papers left out
+ * @property {string[]} link_order the link's keys in the order the server writes them ("f." for the filters)
+ * @property {string} topic_key the link's key of the opened topic
  */
 
 /**
@@ -87,6 +89,103 @@
  */
 
 /**
+ * Everything the topic panel receives on a rerun (payload.py, `PanelState`).
+ * @typedef {Object} PanelState
+ * @property {string} summary
+ * @property {string} points
+ * @property {string} plotly
+ * @property {string|null} mask
+ * @property {number|null} topic
+ * @property {string} sort
+ * @property {number[]} themes
+ * @property {boolean} filtered
+ * @property {number} height
+ * @property {string} [module]
+ * @property {string} [summary_data]
+ * @property {string} [plotly_data]
+ * @property {string} [module_data]
+ */
+
+/**
+ * One of a topic's papers nearest its centre.
+ * @typedef {Object} CentralPaper
+ * @property {number} row
+ * @property {string} title
+ */
+
+/**
+ * A topic near another.
+ * @typedef {Object} NearTopic
+ * @property {number} id
+ * @property {number} similarity
+ */
+
+/**
+ * A topic's papers in one year.
+ * @typedef {Object} YearShare
+ * @property {number} year
+ * @property {number} papers
+ * @property {number} total
+ * @property {number} share
+ */
+
+/**
+ * A topic's papers at one venue.
+ * @typedef {Object} VenueCount
+ * @property {string} venue
+ * @property {number} papers
+ * @property {number} total
+ * @property {number} share
+ */
+
+/**
+ * One topic (or the unassigned papers, id -1) as the panel shows it (payload.py, `SummaryTopic`).
+ * @typedef {Object} SummaryTopic
+ * @property {number} id
+ * @property {number} rank
+ * @property {string} name
+ * @property {number} size
+ * @property {string} colour
+ * @property {number|null} theme
+ * @property {number|null} x
+ * @property {number|null} y
+ * @property {string[]} keywords
+ * @property {number[]} weights
+ * @property {CentralPaper[]} central
+ * @property {NearTopic[]} nearest
+ * @property {number|null} stability
+ * @property {number|null} growth
+ * @property {string} note
+ * @property {YearShare[]} years
+ * @property {VenueCount[]} venues
+ */
+
+/**
+ * A heading of the topic list and its topics in order.
+ * @typedef {Object} ListSection
+ * @property {number|null} theme
+ * @property {string|null} name
+ * @property {number} size
+ * @property {number[]} topics
+ */
+
+/**
+ * The topic list in each order it offers.
+ * @typedef {Object} TopicLists
+ * @property {ListSection[]} size
+ * @property {ListSection[]} [rising]
+ */
+
+/**
+ * The per-map file the panel reads (payload.py, `Summary`), sent once per map.
+ * @typedef {Object} Summary
+ * @property {number} n
+ * @property {SummaryTopic[]} topics
+ * @property {TopicLists} lists
+ * @property {string} stability_help
+ */
+
+/**
  * The reader clicked a paper.
  * @typedef {Object} ClickEvent
  * @property {number} row
@@ -123,11 +222,36 @@
  */
 
 /**
- * What the map sends back, by trigger name (payload.py, `EVENTS`).
+ * The panel opened a topic (null: back to the list); `query`: the query string it wrote.
+ * @typedef {Object} TopicEvent
+ * @property {number|null} topic
+ * @property {string} query
+ * @property {string} map
+ */
+
+/**
+ * The panel's "Only this topic".
+ * @typedef {Object} OnlyEvent
+ * @property {number} topic
+ * @property {string} map
+ */
+
+/**
+ * The panel's list order chosen.
+ * @typedef {Object} SortEvent
+ * @property {string} sort
+ * @property {string} map
+ */
+
+/**
+ * What the map and the panel send back, by trigger name (payload.py, `EVENTS`).
  * @typedef {Object} Events
  * @property {ClickEvent} click
  * @property {SelectEvent} select
  * @property {LegendEvent} legend
+ * @property {TopicEvent} topic
+ * @property {OnlyEvent} only
+ * @property {SortEvent} sort
  */
 
 /** Streamlit's setTriggerValue, for the map's events only.

@@ -51,12 +51,28 @@ function withZoom(url) {
   return next.pathname + next.search.replaceAll("%2C", ",") + next.hash;
 }
 
+// The history as the map and the panel use it: the query string of the entry shown (the panel tells a
+// Back or Forward between two of its own entries from others: js/panel.js, `watchHistory`, which alone
+// follows it on Back and Forward), and
+// pushState unwrapped (the panel writes the query exactly as the server would).
+const HISTORY = {
+  /** @type {string|null} */ search: null,
+  watching: false,
+  /** @type {(state: any, title: string, url: string) => void} */ push: (s, t, u) => window.history.pushState(s, t, u),
+};
+
 function wrapHistory() {
   if (window.history.atlasWrapped) return;
   window.history.atlasWrapped = true;
+  HISTORY.search = window.location.search;
   for (const name of ["pushState", "replaceState"]) {
     const original = window.history[name].bind(window.history);
-    window.history[name] = (state, title, url) => original(state, title, withZoom(url));
+    const unwrapped = (state, title, url) => {
+      original(state, title, url);
+      HISTORY.search = window.location.search;
+    };
+    if (name === "pushState") HISTORY.push = unwrapped;
+    window.history[name] = (state, title, url) => unwrapped(state, title, withZoom(url));
   }
   window.addEventListener("popstate", () => {
     const inst = ZOOM.inst;

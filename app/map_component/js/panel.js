@@ -1,0 +1,452 @@
+// @ts-check
+// The topic panel beside the map: the topic list and an opened topic, drawn in the browser from the
+// map's summary file (`Summary`, app/topic_summary.py; sent once per map) and the view's mask. It is
+// the same component as the map, a second instance (`PanelState`, js/protocol.js): opening a topic,
+// Back to the list, Escape and the browser's Back and Forward are answered here without the server,
+// which only hears which topic is open (a "topic" event: the header, the papers table and the link
+// follow) and is asked for what only it does ("Only this topic", opening a paper, the list's order).
+// Back and Forward in the browser show the entry's topic at once too, but Streamlit's own popstate
+// handler, registered before this one, still reruns the whole page for them (it follows the link).
+// Every text is set with textContent: names, keywords, venues and titles are untrusted.
+
+/** @type {{map: AtlasMap|null, panel: TopicPanel|null}} the page's map and panel, which find each other */
+const LINK = { map: null, panel: null };
+
+/** As Python's urllib.parse.quote_plus: what the server's query string looks like (Streamlit writes it). */
+/** @param {string} text */
+function pyQuote(text) {
+  return encodeURIComponent(text)
+    .replace(/[!'()*]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase())
+    .replaceAll("%20", "+");
+}
+
+// A query string as the server writes it (`app.state.to_params`, then Streamlit's urlencode): the
+// keys in the link's order (`SHARED.link_order`; "f." stands for every filter key), the zoom last.
+/** @param {URLSearchParams} params */
+function linkQuery(params) {
+  const order = (key) => {
+    const k = SHARED.link_order.indexOf(key.startsWith("f.") ? "f." : key);
+    return k === -1 ? SHARED.link_order.length : k;
+  };
+  const pairs = [...params.entries()].map((pair, i) => [...pair, i]);
+  pairs.sort((a, b) => order(a[0]) - order(b[0]) || a[2] - b[2]);
+  return pairs.map(([key, value]) => `${pyQuote(key)}=${pyQuote(value)}`).join("&");
+}
+
+/** The address bar's query with the opened topic set (null: none). @param {number|null} topic */
+function queryWithTopic(topic) {
+  const params = new URLSearchParams(window.location.search);
+  if (topic === null) params.delete(SHARED.topic_key);
+  else params.set(SHARED.topic_key, String(topic));
+  return linkQuery(params);
+}
+
+/** Whether two query strings differ in at most the opened topic and the zoom. */
+function onlyTopicDiffers(a, b) {
+  const rest = (search) => {
+    const params = new URLSearchParams(search);
+    params.delete(SHARED.topic_key);
+    params.delete(SHARED.zoom_key);
+    return linkQuery(params);
+  };
+  return rest(a) === rest(b);
+}
+
+/** @param {string} tag @param {string} [className] @param {string} [text] */
+function element(tag, className, text) {
+  const el = document.createElement(tag);
+  if (className) el.className = className;
+  if (text !== undefined) el.textContent = text; // literal text, never markup
+  return el;
+}
+
+/** @param {number} n @param {string} noun */
+function counted(n, noun) {
+  return `${n.toLocaleString("en-US")} ${noun}${n === 1 ? "" : "s"}`;
+}
+
+class TopicPanel {
+  /** @type {HTMLElement} */ root;
+  /** @type {HTMLElement} the topic list */ listView;
+  /** @type {HTMLElement} an opened topic */ topicView;
+  /** @type {Summary|null} */ summary = null;
+  summaryUrl = null;
+  /** @type {Map<number, SummaryTopic>} */ byId = new Map();
+  /** @type {PanelState|null} the last state the server sent */ view = null;
+  /** @type {number|null} the topic shown (null: the list) */ topic = null;
+  serverTopic = undefined; // the topic the server last sent: a new one is followed
+  /** @type {Int32Array|null} papers in view by colour rank (null: every paper) */ counts = null;
+  countsKey = undefined;
+  table = null; // the map's point table (the colours count the papers in view), shared with the map
+  listKey = undefined;
+  chartTab = "Keywords"; // the chart an opened topic shows, kept from topic to topic
+  /** @type {Trigger} */ trigger = () => {};
+  /** @type {Promise<void>} the updates, one after another */ ready = Promise.resolve();
+  /** @type {HTMLElement} */ loading;
+  /** @type {(event: KeyboardEvent) => void} */ onKey;
+
+  constructor(parentElement) {
+    this.root = element("div", "atlas-panel");
+    this.listView = element("section", "atlas-panel-list");
+    this.listView.setAttribute("aria-label", "Topics");
+    this.topicView = element("section", "atlas-panel-topic");
+    this.topicView.setAttribute("aria-label", "Opened topic");
+    this.topicView.hidden = true;
+    this.loading = element("div", "atlas-map-loading", "Loading the topics…");
+    this.root.append(this.loading, this.listView, this.topicView);
+    parentElement.appendChild(this.root);
+    this.onKey = (event) => {
+      if (event.key !== "Escape" || this.topic === null || event.defaultPrevented) return;
+      const target = /** @type {HTMLElement} */ (event.target);
+      if (target && target.closest && target.closest("input, textarea, select, [contenteditable], [role='dialog'], [role='listbox']")) return;
+      event.preventDefault();
+      this.open(null, { focus: true });
+    };
+    document.addEventListener("keydown", this.onKey);
+    watchHistory();
+  }
+
+  /** @param {PanelState} data */
+  async update(data) {
+    this.view = data;
+    if (this.summaryUrl !== data.summary) {
+      const response = await gunzipped(data.summary, data.summary_data);
+      this.summary = /** @type {Summary} */ (await response.json());
+      this.summaryUrl = data.summary;
+      this.byId = new Map(this.summary.topics.map((t) => [t.id, t]));
+      this.listKey = undefined;
+      this.topicView.dataset.topic = ""; // a rebuilt or edited map: the opened topic drawn again
+    }
+    this.loading.hidden = true;
+    if (data.mask !== null && this.countsKey !== `${data.points}|${data.mask}`) {
+      this.table = await mapTable(data.points);
+      const mask = decodeMask(data.mask, this.table.n);
+      const counts = new Int32Array(this.table.palette.length);
+      for (const i of mask.rows) counts[this.table.colour[i]] += 1;
+      this.counts = counts;
+      this.countsKey = `${data.points}|${data.mask}`;
+    } else if (data.mask === null) {
+      this.counts = null;
+      this.countsKey = null;
+    }
+    if (data.topic !== this.serverTopic) {
+      this.serverTopic = data.topic; // the server opened or closed a topic (a link, a filter): follow it
+      this.topic = data.topic !== null && this.byId.has(data.topic) ? data.topic : null;
+    }
+    this.drawList();
+    this.show();
+  }
+
+  // The list: under theme headings where the map has them, by size or growth, each topic's papers in
+  // view counted where a filter or search narrows the view.
+  drawList() {
+    const data = this.view, summary = this.summary;
+    if (!data || !summary) return;
+    const key = `${this.summaryUrl}|${data.sort}|${data.themes.join()}|${this.countsKey}|${data.filtered}`;
+    if (key === this.listKey) return;
+    this.listKey = key;
+    const view = this.listView;
+    view.replaceChildren(element("h4", "atlas-panel-title", "Topics"));
+    const rising = summary.lists.rising;
+    if (rising) {
+      const order = element("div", "atlas-order");
+      order.setAttribute("role", "group");
+      order.setAttribute("aria-label", "Order topics by");
+      for (const [sort, text] of [["size", "Largest"], ["rising", "Rising"]]) {
+        const button = element("button", "atlas-order-button", text);
+        button.setAttribute("type", "button");
+        button.setAttribute("aria-pressed", String(data.sort === sort));
+        button.title = sort === "size" ? "Most papers first" : "The topic's share of papers in the most recent years divided by its share in the years before, highest first (×1.0 = steady)";
+        if (data.sort !== sort) button.addEventListener("click", () => this.trigger("sort", { sort, map: data.points }));
+        order.appendChild(button);
+      }
+      view.appendChild(order);
+    }
+    const growth = data.sort === "rising" && rising;
+    const sections = (growth ? rising : summary.lists.size).filter(
+      (s) => s.theme === null || data.themes.length === 0 || data.themes.includes(s.theme),
+    );
+    const list = element("div", "atlas-topic-sections");
+    const inView = (topic) => (this.counts ? this.counts[topic.rank] : topic.size);
+    const biggest = Math.max(1, ...summary.topics.map((t) => t.size));
+    for (const section of sections) {
+      const group = element("div", "atlas-topic-section");
+      const topics = section.topics.map((id) => this.byId.get(id)).filter(Boolean);
+      if (section.name !== null) {
+        const shown = topics.reduce((sum, t) => sum + inView(t), 0);
+        const head = element("div", "atlas-section-head");
+        head.append(element("strong", "", section.name));
+        head.append(` · ${counted(section.size, "paper")}` + (data.filtered ? ` · ${shown.toLocaleString("en-US")} in view` : ""));
+        group.appendChild(head);
+      }
+      const items = element("ul", "atlas-topic-list");
+      items.setAttribute("aria-label", section.name === null ? "Topics" : section.name);
+      for (const topic of topics) {
+        const count = data.filtered ? inView(topic) : topic.size;
+        const item = element("li");
+        const button = element("button", "atlas-topic");
+        button.setAttribute("type", "button");
+        button.dataset.topic = String(topic.id);
+        const said = data.filtered ? `${count.toLocaleString("en-US")} in view` : counted(count, "paper");
+        const score = growth ? `, growth ${growthText(topic.growth)}` : "";
+        button.setAttribute("aria-label", `${topic.name}, ${said}${score}`);
+        const dot = element("span", "atlas-dot");
+        dot.style.background = topic.colour;
+        const bar = element("span", "atlas-topic-count", count.toLocaleString("en-US"));
+        bar.style.setProperty("--share", String(Math.min(1, count / biggest)));
+        button.append(dot, element("span", "atlas-topic-name", topic.name), bar);
+        if (growth) button.append(element("span", "atlas-topic-growth", growthText(topic.growth)));
+        button.addEventListener("click", () => this.open(topic.id, { focus: true }));
+        item.appendChild(button);
+        items.appendChild(item);
+      }
+      group.appendChild(items);
+      list.appendChild(group);
+    }
+    view.appendChild(list);
+    const column = data.filtered ? "In view" : "Papers";
+    view.appendChild(element("p", "atlas-caption",
+      `Select a topic to open it. Counts: ${column.toLowerCase()}.` + (growth ? " Growth: recent share of papers ÷ earlier share (×1.0 = steady)." : "")));
+  }
+
+  /** Open a topic (null: back to the list) as the reader asked: a new history entry, the map dimmed,
+   * the server told (not on Back or Forward: Streamlit's rerun follows the link).
+   * @param {number|null} topic @param {{focus?: boolean, push?: boolean}} how */
+  open(topic, how = {}) {
+    if (topic !== null && !this.byId.has(topic)) return;
+    const from = this.topic;
+    this.topic = topic;
+    const query = queryWithTopic(topic);
+    if (how.push !== false) {
+      HISTORY.push(window.history.state, "", window.location.pathname + (query ? `?${query}` : "") + window.location.hash);
+    }
+    this.show();
+    if (how.push !== false) this.trigger("topic", { topic, query, map: this.view ? this.view.points : "" });
+    if (how.focus) {
+      const target = topic !== null
+        ? this.topicView.querySelector(".atlas-back")
+        : this.listView.querySelector(`.atlas-topic[data-topic="${from}"]`);
+      if (target) /** @type {HTMLElement} */ (target).focus();
+    }
+  }
+
+  // Show the list or the opened topic, and dim the map's other papers.
+  show() {
+    const topic = this.topic === null ? null : this.byId.get(this.topic) || null;
+    this.listView.hidden = topic !== null;
+    this.topicView.hidden = topic === null;
+    if (topic && this.topicView.dataset.topic !== String(topic.id)) this.drawTopic(topic);
+    if (!topic) this.topicView.dataset.topic = "";
+    if (LINK.map) LINK.map.focusTopic(topic);
+  }
+
+  /** @param {SummaryTopic} topic */
+  drawTopic(topic) {
+    const view = this.topicView, summary = /** @type {Summary} */ (this.summary);
+    view.dataset.topic = String(topic.id);
+    const back = element("button", "atlas-back", "← Back to the topic list");
+    back.setAttribute("type", "button");
+    back.addEventListener("click", () => this.open(null, { focus: true }));
+    const share = summary.n ? topic.size / summary.n : 0;
+    const only = element("button", "atlas-only", "Only this topic");
+    only.setAttribute("type", "button");
+    only.title = "Filter the map and the table to this topic's papers.";
+    only.addEventListener("click", () => this.trigger("only", { topic: topic.id, map: this.view ? this.view.points : "" }));
+    const body = element("div", "atlas-topic-body");
+    view.replaceChildren(back, body);
+    body.append(
+      element("h4", "atlas-panel-title", topic.name),
+      element("p", "atlas-caption", `${counted(topic.size, "paper")} · ${(share * 100).toFixed(1)}% of the map` + (topic.id !== -1 ? ` · topic ${topic.id}` : "")),
+      only,
+    );
+    if (topic.id === -1) {
+      body.append(element("p", "atlas-info", "Unassigned papers are those no topic claimed: too far from every cluster. They stay on the map in grey."));
+      this.drawUnassigned(body, topic);
+      return;
+    }
+    if (topic.note) body.append(element("p", "atlas-subhead", "Note"), element("p", "atlas-note", topic.note));
+    if (topic.stability !== null) {
+      const line = element("p", "atlas-stability");
+      line.append(element("strong", "", `Stability ${topic.stability.toFixed(2)}`), ` · ${summary.stability_help}`);
+      body.append(line);
+    }
+    if (topic.central.length) {
+      body.append(element("p", "atlas-subhead", `Most central papers (${topic.central.length} of ${topic.size.toLocaleString("en-US")}, nearest the topic's centre first)`));
+      body.append(this.paperList(topic.central.map((p) => [p.row, p.title])));
+    }
+    this.drawCharts(body, topic);
+    if (topic.nearest.length) {
+      body.append(element("p", "atlas-subhead", "Nearest topics"));
+      const list = element("ul", "atlas-near-list");
+      list.setAttribute("aria-label", "Nearest topics");
+      for (const near of topic.nearest) {
+        const other = this.byId.get(near.id);
+        if (!other) continue;
+        const button = element("button", "atlas-topic");
+        button.setAttribute("type", "button");
+        button.dataset.topic = String(other.id);
+        button.setAttribute("aria-label", `${other.name}, ${counted(other.size, "paper")}, similarity ${near.similarity.toFixed(2)}`);
+        const dot = element("span", "atlas-dot");
+        dot.style.background = other.colour;
+        button.append(dot, element("span", "atlas-topic-name", other.name),
+          element("span", "atlas-topic-count", other.size.toLocaleString("en-US")),
+          element("span", "atlas-topic-growth", near.similarity.toFixed(2)));
+        button.addEventListener("click", () => this.open(other.id, { focus: true }));
+        const item = element("li");
+        item.appendChild(button);
+        list.appendChild(item);
+      }
+      body.append(list);
+    }
+  }
+
+  /** Papers as buttons that open them (the server opens a paper). @param {[number, string][]} papers */
+  paperList(papers) {
+    const list = element("ol", "atlas-paper-list");
+    for (const [row, title] of papers) {
+      const button = element("button", "atlas-paper", title);
+      button.setAttribute("type", "button");
+      button.addEventListener("click", () => this.trigger("click", { row, map: this.view ? this.view.points : "" }));
+      const item = element("li");
+      item.appendChild(button);
+      list.appendChild(item);
+    }
+    return list;
+  }
+
+  /** The first 50 unassigned papers, from the point table's titles. @param {HTMLElement} body @param {SummaryTopic} topic */
+  async drawUnassigned(body, topic) {
+    if (!this.view) return;
+    const table = await mapTable(this.view.points);
+    const rows = [];
+    for (let i = 0; i < table.n && rows.length < 50; i++) if (table.colour[i] === topic.rank) rows.push(i);
+    body.append(this.paperList(rows.map((i) => [i, rawTitle(table, i)])));
+  }
+
+  // The keywords, and where the map has them the years and venues, as tabs: the chosen one drawn.
+  /** @param {HTMLElement} body @param {SummaryTopic} topic */
+  drawCharts(body, topic) {
+    const tabs = [];
+    if (topic.keywords.length) tabs.push("Keywords");
+    if (topic.years.length >= 2) tabs.push("Over the years");
+    if (topic.venues.length) tabs.push("Venues");
+    if (!tabs.length) return;
+    if (!tabs.includes(this.chartTab)) this.chartTab = tabs[0];
+    const bar = element("div", "atlas-tabs");
+    bar.setAttribute("role", "tablist");
+    const panel = element("div", "atlas-tab-panel");
+    panel.setAttribute("role", "tabpanel");
+    const draw = () => {
+      for (const button of bar.children) button.setAttribute("aria-selected", String(button.textContent === this.chartTab));
+      panel.replaceChildren();
+      if (this.chartTab === "Keywords") panel.append(bars(topic.keywords, topic.weights, topic.colour, (w) => w.toFixed(3), "weight (c-TF-IDF)"));
+      else if (this.chartTab === "Venues") panel.append(element("p", "atlas-chart-title", "Share of each venue's papers"), bars(topic.venues.map((v) => v.venue), topic.venues.map((v) => v.share * 100), topic.colour, (s, k) => `${s.toFixed(1)}% (${topic.venues[k].papers} of ${topic.venues[k].total})`, "% of the venue's papers"));
+      else yearChart(panel, topic);
+    };
+    for (const name of tabs) {
+      const button = element("button", "atlas-tab", name);
+      button.setAttribute("type", "button");
+      button.setAttribute("role", "tab");
+      button.addEventListener("click", () => {
+        this.chartTab = name;
+        draw();
+      });
+      bar.appendChild(button);
+    }
+    body.append(bar, panel);
+    draw();
+  }
+
+  destroy() {
+    document.removeEventListener("keydown", this.onKey);
+    if (LINK.panel === this) LINK.panel = null;
+    if (LINK.map) LINK.map.focusTopic(null);
+    this.root.remove();
+  }
+}
+
+/** @param {number|null} score */
+function growthText(score) {
+  return score === null ? "–" : `×${score.toFixed(2)}`;
+}
+
+/** Horizontal bars in HTML (texts as typed): `values` against `labels`, the largest the full width. */
+function bars(labels, values, colour, said, axis) {
+  const chart = element("div", "atlas-bars");
+  chart.setAttribute("role", "list");
+  const top = Math.max(...values, 1e-12);
+  labels.forEach((label, k) => {
+    const row = element("div", "atlas-bar-row");
+    row.setAttribute("role", "listitem");
+    const fill = element("span", "atlas-bar");
+    fill.style.width = `${(100 * values[k]) / top}%`;
+    fill.style.background = colour;
+    const track = element("span", "atlas-bar-track");
+    track.appendChild(fill);
+    row.append(element("span", "atlas-bar-label", label), track, element("span", "atlas-bar-value", said(values[k], k)));
+    chart.appendChild(row);
+  });
+  chart.appendChild(element("div", "atlas-bar-axis", axis));
+  return chart;
+}
+
+// A topic's share of each year's papers, a Plotly line (a year without enough papers is a gap). The
+// title is HTML, so no name goes through Plotly's pseudo-HTML.
+/** @param {HTMLElement} panel @param {SummaryTopic} topic */
+async function yearChart(panel, topic) {
+  panel.append(element("p", "atlas-chart-title", "Share of each year's papers"));
+  const div = element("div", "atlas-year-chart");
+  panel.append(div);
+  const Plotly = await plotlyReady();
+  const known = new Map(topic.years.map((y) => [y.year, y]));
+  const first = topic.years[0].year, last = topic.years[topic.years.length - 1].year;
+  const years = [];
+  for (let y = first; y <= last; y++) years.push(y);
+  await Plotly.newPlot(div, [{
+    type: "scatter", mode: "lines+markers", connectgaps: false, x: years,
+    y: years.map((y) => (known.has(y) ? Math.round(known.get(y).share * 10000) / 100 : null)),
+    customdata: years.map((y) => (known.has(y) ? [known.get(y).papers, known.get(y).total] : [0, 0])),
+    line: { color: topic.colour }, marker: { color: topic.colour },
+    hovertemplate: "%{x}: %{y:.1f}% of papers (%{customdata[0]} of %{customdata[1]})<extra></extra>",
+  }], {
+    height: 240, margin: { l: 50, r: 10, t: 10, b: 40 }, showlegend: false,
+    xaxis: { title: { text: "Year" }, tickformat: "d", dtick: years.length <= 12 ? 1 : undefined },
+    yaxis: { title: { text: "% of that year's papers" }, rangemode: "tozero" },
+    paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "white",
+  }, { displayModeBar: false, responsive: true });
+}
+
+/** Plotly.js as the map loaded it (its bytes may have come through the map's instance). */
+async function plotlyReady() {
+  while (!window.Plotly) await new Promise((resolve) => setTimeout(resolve, 50));
+  return window.Plotly;
+}
+
+/** The map's point table, once the map's instance has started loading it (it may carry its bytes). */
+/** @param {string} url @returns {Promise<PointTable>} */
+async function mapTable(url) {
+  while (!LOADS.has(url)) await new Promise((resolve) => setTimeout(resolve, 50));
+  return LOADS.get(url);
+}
+
+// Back and Forward in the browser between entries that differ only in the opened topic (and the
+// zoom): the panel and the map show the entry's topic at once. Streamlit's own handler runs too, and
+// reruns the whole page with the entry's link (listeners on the window run in the order they were
+// added, capturing or not, in Chromium 156: measured), so the server follows without an event.
+function watchHistory() {
+  if (HISTORY.watching) return;
+  HISTORY.watching = true;
+  wrapHistory();
+  window.addEventListener("popstate", () => {
+    const before = HISTORY.search, now = window.location.search;
+    HISTORY.search = now;
+    const panel = LINK.panel;
+    if (!panel || !panel.summary || before === null || !onlyTopicDiffers(before, now)) return;
+    const params = new URLSearchParams(now);
+    if (params.has("paper")) return;
+    const raw = params.get(SHARED.topic_key);
+    const topic = raw === null ? null : Number(raw);
+    if (topic !== null && !(Number.isInteger(topic) && panel.byId.has(topic) && String(topic) === raw.trim())) return;
+    panel.open(topic, { push: false }); // the zoom: zoom.js's own listener
+  });
+}

@@ -1,0 +1,250 @@
+"""In a real browser, the topic panel beside the map (js/panel.js): the list's counts, an opened topic's
+name, size, share, keywords and central titles, each against the map's own tables; opening and closing a
+topic with the mouse and the keyboard, Back and Forward, links, a phone's width. None of these steps
+redraws the map's part of the page: the map's charts are the same elements, its draws counted."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.data import build_map_data
+from app.topic_summary import central_papers
+from pipeline.mapfolder.store import write_map
+from tests.devserver import StreamlitServer
+from tests.helpers import GRAPH, draws, open_app, themed_map
+
+pytestmark = pytest.mark.browser
+LIST = ".atlas-panel-list"
+OPENED = ".atlas-panel-topic"
+
+
+@pytest.fixture(scope="module")
+def panel_app(tmp_path_factory):
+    root = tmp_path_factory.mktemp("browser-panel")
+    folder = root / "themed"
+    write_map(folder, themed_map())
+    app = StreamlitServer(folder, root / "no-other-maps", timeout=60)
+    yield app, build_map_data("themed", folder)
+    app.stop()
+
+
+def idle(page) -> None:
+    page.wait_for_timeout(300)
+    page.wait_for_function(
+        """() => {
+            const app = document.querySelector('[data-testid="stApp"]');
+            return app && app.dataset.testScriptState === 'notRunning' && !document.querySelector('[data-stale="true"]');
+        }""",
+        timeout=30_000,
+    )
+
+
+def listed(page) -> list[tuple[str, str]]:
+    """The list's topics as the reader sees them: (name, count)."""
+    page.locator(f"{LIST} .atlas-topic").first.wait_for(timeout=30_000)
+    names = page.locator(f"{LIST} .atlas-topic-name").all_inner_texts()
+    counts = page.locator(f"{LIST} .atlas-topic-count").all_inner_texts()
+    return list(zip(names, counts, strict=True))
+
+
+def header(page) -> str:
+    texts = page.locator("[data-testid='stMain'] [data-testid='stMarkdown']").all_inner_texts()
+    return next(
+        t.strip() for t in texts if t.strip().startswith(("Showing the ", "None of ")) or " of the " in t
+    )
+
+
+def wait_for_header(page, text: str) -> None:
+    page.locator("[data-testid='stMain'] [data-testid='stMarkdown']", has_text=text).first.wait_for(
+        timeout=30_000
+    )
+    idle(page)
+
+
+def opened_as_shown(page) -> dict:
+    panel = page.locator(OPENED)
+    panel.locator(".atlas-bars").wait_for(timeout=30_000)
+    return {
+        "name": panel.locator("h4").inner_text(),
+        "caption": panel.locator(".atlas-caption").first.inner_text(),
+        "keywords": panel.locator(".atlas-bar-label").all_inner_texts(),
+        "central": panel.locator(".atlas-paper").all_text_contents(),
+    }
+
+
+def expected(data, topic: int) -> dict:
+    size = data.sizes[topic]
+    return {
+        "name": data.label(topic),
+        "caption": f"{size} papers · {100 * size / data.n:.1f}% of the map · topic {topic}",
+        "keywords": [str(k) for k in data.topics.loc[topic, "keywords"]],
+        "central": data.papers["title"].iloc[central_papers(data, topic)].tolist(),
+    }
+
+
+def test_the_list_counts_each_topic_s_papers_and_those_in_view_under_a_filter(page, panel_app):
+    app, data = panel_app
+    open_app(page, app.url)
+    sizes = data.topics["size"].to_dict()
+    shown = listed(page)
+    assert sorted(shown) == sorted(
+        [(data.label(t), str(sizes[t])) for t in data.topic_order] + [("Unassigned", str(data.sizes[-1]))]
+    )
+    heads = page.locator(f"{LIST} .atlas-section-head").all_inner_texts()
+    themes = data.themes.set_index("theme_id")
+    assert {h.split(" · ")[0] for h in heads} == {*themes["label"], "Unassigned"}  # names as written
+    assert any(h.startswith("<b>Generative</b> models · ") for h in heads)
+
+    open_app(page, app.url + "?f.year=2024")  # a filter: each topic's papers in view, from papers.parquet
+    year = data.papers["year"].astype(str) == "2024"
+    in_view = {data.label(t): int((year & (data.topic_ids == t)).sum()) for t in [*data.topic_order, -1]}
+    page.locator(f"{LIST} .atlas-section-head", has_text="in view").first.wait_for(timeout=30_000)
+    assert dict((n, int(c)) for n, c in listed(page)) == in_view
+    for head in page.locator(f"{LIST} .atlas-section-head").all_inner_texts():
+        label = head.split(" · ")[0]
+        members = (
+            [-1]
+            if label == "Unassigned"
+            else [int(t) for t in themes.loc[themes["label"] == label].iloc[0]["topic_ids"]]
+        )
+        assert head.endswith(f" · {sum(in_view[data.label(t)] for t in members)} in view"), head
+
+
+def test_an_opened_topic_is_the_map_s_own_and_opening_it_redraws_only_the_map_s_highlight(page, panel_app):
+    app, data = panel_app
+    open_app(page, app.url)
+    idle(page)
+    page.evaluate("document.querySelectorAll('.atlas-map-chart').forEach((c) => (c.__original = true))")
+    page.evaluate("document.querySelector('[data-testid=\"stSidebar\"] input').__original = true")
+    before = draws(page)
+    topic = data.topic_order[0]
+    page.locator(f"{LIST} .atlas-topic[data-topic='{topic}']").click()
+    assert opened_as_shown(page) == expected(data, topic)
+    page.wait_for_function("(t) => location.search === `?topic=${t}`", arg=topic, timeout=30_000)
+    wait_for_header(page, f"Showing the {data.sizes[topic]} papers in the topic “{data.label(topic)}”")
+    assert page.locator("h4", has_text="Papers ·").first.inner_text() == f"Papers · {data.sizes[topic]}"
+    highlighted = page.evaluate(
+        f"document.querySelector('{GRAPH}')._fullData.filter((t) => t.name === 'highlight' && t.visible)"
+        ".reduce((n, t) => n + t.x.length, 0)"
+    )
+    assert highlighted == data.sizes[topic]  # the topic stands out on the map, the rest dimmed
+    assert draws(page) == before + 1  # the browser redrew the highlight itself ...
+    kept = page.evaluate(
+        "[...document.querySelectorAll('.atlas-map-chart')].map((c) => c.__original === true)"
+    )
+    assert kept == [True, True]  # ... in the map's own two charts
+    sidebar_kept = page.evaluate("document.querySelector('[data-testid=\"stSidebar\"] input').__original")
+    assert sidebar_kept is True  # the sidebar was not drawn again
+
+    near = page.locator(f"{OPENED} .atlas-near-list .atlas-topic").first  # a nearest topic opens in place
+    other = int(near.get_attribute("data-topic"))
+    near.click()
+    assert opened_as_shown(page) == expected(data, other)
+    page.wait_for_function("(t) => location.search === `?topic=${t}`", arg=other, timeout=30_000)
+    page.get_by_role("button", name="Back to the topic list").click()
+    page.locator(f"{LIST} .atlas-topic").first.wait_for(timeout=30_000)
+    page.wait_for_function("() => location.search === ''", timeout=30_000)
+    wait_for_header(page, f"Showing the {data.n} papers of the map")
+
+
+def test_the_keyboard_opens_and_closes_a_topic(page, panel_app):
+    app, data = panel_app
+    open_app(page, app.url)
+    idle(page)
+    for _ in range(80):  # Tab from the page's start to the list
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.classList.contains('atlas-topic')"):
+            break
+    focused = page.evaluate(
+        "[document.activeElement.dataset.topic, document.activeElement.getAttribute('aria-label')]"
+    )
+    topic = int(focused[0])
+    assert focused[1] == f"{data.label(topic)}, {data.sizes[topic]} papers"  # a screen reader's name
+    page.keyboard.press("Enter")
+    assert opened_as_shown(page)["name"] == data.label(topic)
+    assert page.evaluate("document.activeElement.classList.contains('atlas-back')")  # focus on the way back
+    page.wait_for_function("(t) => location.search === `?topic=${t}`", arg=topic, timeout=30_000)
+    page.keyboard.press("Escape")
+    page.locator(f"{LIST} .atlas-topic").first.wait_for(timeout=30_000)
+    assert page.evaluate("document.activeElement.dataset.topic") == str(topic)  # back on its line
+    page.wait_for_function("() => location.search === ''", timeout=30_000)
+
+
+def test_back_and_forward_restore_the_list_and_the_topic_and_a_link_opens_it(page, panel_app):
+    app, data = panel_app
+    topic = data.topic_order[1]
+    open_app(page, app.url + f"?topic={topic}")  # a link opens the topic
+    assert opened_as_shown(page) == expected(data, topic)
+    page.get_by_role("button", name="Back to the topic list").click()
+    page.wait_for_function("() => location.search === ''", timeout=30_000)
+    idle(page)
+    entries = page.evaluate("history.length")
+    page.locator(f"{LIST} .atlas-topic[data-topic='{data.topic_order[0]}']").click()
+    page.wait_for_function(
+        "(t) => location.search === `?topic=${t}`", arg=data.topic_order[0], timeout=30_000
+    )
+    idle(page)
+    assert page.evaluate("history.length") == entries + 1  # one entry a step: the server adds none
+    page.go_back()
+    page.locator(f"{LIST} .atlas-topic").first.wait_for(timeout=30_000)
+    assert page.evaluate("location.search") == ""
+    wait_for_header(page, f"Showing the {data.n} papers of the map")
+    page.go_back()
+    assert opened_as_shown(page)["name"] == data.label(topic)
+    assert page.evaluate("location.search") == f"?topic={topic}"
+    wait_for_header(page, f"Showing the {data.sizes[topic]} papers in the topic “{data.label(topic)}”")
+    page.go_forward()
+    page.go_forward()
+    assert opened_as_shown(page)["name"] == data.label(data.topic_order[0])
+    wait_for_header(page, f"papers in the topic “{data.label(data.topic_order[0])}”")
+    assert page.evaluate("location.search") == f"?topic={data.topic_order[0]}"
+    # The server knows it: a search now keeps the topic in the link and the header.
+    box = page.get_by_role("textbox", name="Search")
+    box.fill("diffusion")
+    box.press("Enter")
+    page.wait_for_function("() => location.search.includes('q=diffusion')", timeout=30_000)
+    assert f"topic={data.topic_order[0]}" in page.evaluate("location.search")
+
+
+def test_at_a_phone_s_width_the_panel_is_under_the_map_and_reads_whole(browser, panel_app):
+    app, data = panel_app
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    try:
+        open_app(page, app.url)
+        listed(page)
+        panel = page.locator(".atlas-panel").bounding_box()
+        graph = page.locator(GRAPH).bounding_box()
+        assert panel["y"] >= graph["y"] + graph["height"] - 1 and panel["x"] >= 0  # under the map
+        assert panel["x"] + panel["width"] <= 390
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        cut = page.evaluate(
+            "[...document.querySelectorAll('.atlas-panel-list .atlas-topic-name')]"
+            ".filter((el) => el.scrollWidth > el.clientWidth + 1).length"
+        )
+        assert cut == 0
+        topic = data.topic_order[0]
+        page.locator(f"{LIST} .atlas-topic[data-topic='{topic}']").click()
+        assert opened_as_shown(page) == expected(data, topic)
+        width = page.locator(OPENED).bounding_box()["width"]
+        assert panel["width"] - 8 <= width <= panel["width"]  # the panel's whole width
+    finally:
+        context.close()
+
+
+def test_the_unassigned_papers_open_as_a_topic_of_their_own(page, panel_app):
+    app, data = panel_app
+    open_app(page, app.url)
+    page.locator(f"{LIST} .atlas-topic[data-topic='-1']").click()
+    panel = page.locator(OPENED)
+    panel.locator(".atlas-info").wait_for(timeout=30_000)
+    size = data.sizes[-1]
+    assert panel.locator("h4").inner_text() == "Unassigned"
+    assert (
+        panel.locator(".atlas-caption").first.inner_text()
+        == f"{size} papers · {100 * size / data.n:.1f}% of the map"
+    )
+    rows = np.flatnonzero(data.topic_ids == -1)[:50]
+    panel.locator(".atlas-paper").first.wait_for(timeout=30_000)
+    assert panel.locator(".atlas-paper").all_text_contents() == data.papers["title"].iloc[rows].tolist()

@@ -1,0 +1,99 @@
+"""The topic panel's events (`app.session.on_panel_*`): what each changes in the session, which parts
+of the page it reruns (the header and the table follow an opened topic; the map's part, which the
+browser already changed, does not), and which events it ignores. The browser side: test_browser_panel."""
+
+from __future__ import annotations
+
+import pytest
+import streamlit as st
+
+from app import session
+from app.data import build_map_data
+from app.map_component import PANEL_KEY
+from pipeline.mapfolder.store import write_map
+from tests.helpers import themed_map
+
+MAP = "app/static/atlas/points-this.bin.gz"
+TOPIC, TOPICS, SORT = (session.widget_key(n) for n in ("topic", "topics", "sort"))
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("panel") / "themed"
+    write_map(folder, themed_map(names=("Generative", "Structure")))
+    return build_map_data("themed", folder)
+
+
+@pytest.fixture(autouse=True)
+def fresh_session():
+    for key in list(st.session_state):
+        del st.session_state[key]
+    yield
+    for key in list(st.session_state):
+        del st.session_state[key]
+
+
+def send(name: str, **event) -> None:
+    st.session_state[PANEL_KEY] = {name: {"map": MAP, **event}}
+
+
+def test_opening_a_topic_in_the_panel_changes_the_header_and_table_keys_not_the_map_s(data):
+    st.session_state[TOPIC] = None
+    session.panel_shown(None, shown=True)
+    before = session.part_keys()
+    send("topic", topic=1, query="q=diffusion&topic=1")
+    session.on_panel_topic(data, MAP)
+    after = session.part_keys()
+    assert st.session_state[TOPIC] == 1
+    assert after["map"] == before["map"]  # the browser shows it already: the map's part does not rerun
+    assert after["header"] != before["header"] and after["results"] != before["results"]
+    assert st.session_state[session.URL_PARAMS] == {"q": ["diffusion"], "topic": ["1"]}  # the link it wrote
+    send("topic", topic=None, query="q=diffusion")
+    session.on_panel_topic(data, MAP)
+    assert st.session_state[TOPIC] is None and session.part_keys()["map"] == before["map"]
+
+
+def test_a_topic_closed_by_the_server_reruns_the_map_s_part(data):
+    st.session_state[TOPIC] = 1
+    session.panel_shown(1, shown=True)
+    shown = session.part_keys()["map"]
+    st.session_state[TOPIC] = None  # e.g. a theme picked in the map's key closed it
+    assert session.part_keys()["map"] != shown
+    session.panel_shown(None, shown=False)  # no panel (a paper open, or editing on): the map follows it
+    st.session_state[TOPIC] = 2
+    assert session.part_keys()["map"] != shown
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"topic": 99, "query": "topic=99"},  # not a topic of this map
+        {"topic": "1", "query": "topic=1"},
+        {"topic": True, "query": ""},
+        {"topic": 1, "query": None},
+        {"topic": 1, "query": "topic=1", "map": "app/static/atlas/points-other.bin.gz"},  # another map's
+    ],
+)
+def test_malformed_or_foreign_panel_events_change_nothing(data, event):
+    st.session_state[TOPIC] = None
+    send("topic", **event)
+    session.on_panel_topic(data, MAP)
+    assert st.session_state[TOPIC] is None and session.URL_PARAMS not in st.session_state
+
+
+def test_only_this_topic_order_and_a_central_paper(data):
+    send("only", topic=1)
+    session.on_panel_only(data, MAP)
+    assert st.session_state[TOPICS] == [1]
+    send("only", topic=42)
+    session.on_panel_only(data, MAP)
+    assert st.session_state[TOPICS] == [1]
+    send("sort", sort="rising")
+    session.on_panel_sort(MAP)
+    assert st.session_state[SORT] == "rising"
+    send("sort", sort="fastest")
+    session.on_panel_sort(MAP)
+    assert st.session_state[SORT] == "rising"
+    send("click", row=5)
+    session.on_panel_click(data, MAP)
+    assert st.session_state[session.widget_key("paper")] == str(data.doc_ids[5])
