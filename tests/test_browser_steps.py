@@ -175,6 +175,15 @@ def test_a_lasso_in_a_link_is_drawn_and_holds_the_papers_inside_it(page, tiny_ap
     wait_for_header(page, f"Showing the {int(inside.sum())} papers you selected on the map")
     drawn = drawn_selection(page)
     assert drawn["type"] == "path" and drawn["path"].startswith("M0.6,0.6L3.6,0.6L0.6,3.6")
+    # The topic list beside the map counts the selected papers, as the header and the table do.
+    topics = read_map(folder).topics.set_index("topic_id")["label"].to_dict() | {-1: "Unassigned"}
+    per_topic = papers[inside]["topic_id"].value_counts()
+    panel = page.locator(".atlas-panel .atlas-topic-list").first
+    panel.locator(".atlas-topic").first.wait_for(timeout=30_000)
+    names = panel.locator(".atlas-topic-name").all_inner_texts()
+    counts = panel.locator(".atlas-topic-count").all_inner_texts()
+    want = {name: str(int(per_topic.get(topic, 0))) for topic, name in topics.items()}
+    assert dict(zip(names, counts, strict=True)) == {name: want[name] for name in names} and len(names) >= 4
 
 
 def test_after_a_search_the_sidebar_stays_and_a_topic_opened_and_closed_keeps_the_search(page, tiny_app):
