@@ -91,6 +91,14 @@ def test_the_list_counts_each_topic_s_papers_and_those_in_view_under_a_filter(pa
     assert sorted(shown) == sorted(
         [(data.label(t), str(sizes[t])) for t in data.topic_order] + [("Unassigned", str(data.sizes[-1]))]
     )
+    # Laid out as the page's style says (map.css): each entry a row, its name, then its count apart from it.
+    first = page.locator(f"{LIST} .atlas-topic").first
+    assert first.evaluate("e => getComputedStyle(e).display") == "flex"
+    name, count = (
+        first.locator(".atlas-topic-name").bounding_box(),
+        first.locator(".atlas-topic-count").bounding_box(),
+    )
+    assert count["x"] >= name["x"] + name["width"] and abs(count["y"] - name["y"]) < name["height"]
     heads = page.locator(f"{LIST} .atlas-section-head").all_inner_texts()
     themes = data.themes.set_index("theme_id")
     assert {h.split(" · ")[0] for h in heads} == {*themes["label"], "Unassigned"}  # names as written
