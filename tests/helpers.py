@@ -545,6 +545,18 @@ GRAPH = ".atlas-map-graph"  # the map's shown chart
 POINTS = f"{GRAPH} .scatterlayer .trace path.point"
 
 
+def idle(page) -> None:
+    """Wait until Streamlit has finished the step (script not running, nothing of the last run stale)."""
+    page.wait_for_timeout(300)
+    page.wait_for_function(
+        """() => {
+            const app = document.querySelector('[data-testid="stApp"]');
+            return app && app.dataset.testScriptState === 'notRunning' && !document.querySelector('[data-stale="true"]');
+        }""",
+        timeout=30_000,
+    )
+
+
 def open_app(page, url: str) -> None:
     """Open the app and wait until the map has been drawn."""
     page.goto(url)

@@ -12,7 +12,7 @@ from app.data import build_map_data
 from app.topic_summary import central_papers
 from pipeline.mapfolder.store import write_map
 from tests.devserver import StreamlitServer
-from tests.helpers import GRAPH, draws, open_app, themed_map
+from tests.helpers import GRAPH, draws, idle, open_app, themed_map
 
 pytestmark = pytest.mark.browser
 LIST = ".atlas-panel-list"
@@ -27,17 +27,6 @@ def panel_app(tmp_path_factory):
     app = StreamlitServer(folder, root / "no-other-maps", timeout=60)
     yield app, build_map_data("themed", folder)
     app.stop()
-
-
-def idle(page) -> None:
-    page.wait_for_timeout(300)
-    page.wait_for_function(
-        """() => {
-            const app = document.querySelector('[data-testid="stApp"]');
-            return app && app.dataset.testScriptState === 'notRunning' && !document.querySelector('[data-stale="true"]');
-        }""",
-        timeout=30_000,
-    )
 
 
 def listed(page) -> list[tuple[str, str]]:

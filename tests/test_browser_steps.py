@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.mapfolder.store import read_map
 from tests.devserver import StreamlitServer
-from tests.helpers import GRAPH, open_app, write_tiny_map
+from tests.helpers import GRAPH, idle, open_app, write_tiny_map
 
 pytestmark = pytest.mark.browser
 # The header's sentence: the one Markdown line saying what the page shows (app.controls.header).
@@ -25,18 +25,6 @@ def tiny_app(tmp_path_factory):
     app = StreamlitServer(folder, root / "no-other-maps", timeout=60)
     yield app, folder
     app.stop()
-
-
-def idle(page) -> None:
-    """Wait until Streamlit has finished the step (script not running, nothing of the last run stale)."""
-    page.wait_for_timeout(300)
-    page.wait_for_function(
-        """() => {
-            const app = document.querySelector('[data-testid="stApp"]');
-            return app && app.dataset.testScriptState === 'notRunning' && !document.querySelector('[data-stale="true"]');
-        }""",
-        timeout=30_000,
-    )
 
 
 def header(page) -> str:
