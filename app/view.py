@@ -105,9 +105,9 @@ def selected_rows(data: MapData, map_key: MapKey, state: ViewState) -> np.ndarra
     shape = parse_selection(state.selection) if state.selection else None
     if shape is None:
         return None
-    key = (map_key, state.selection)
-    x, y = data.papers["x"].to_numpy(dtype=np.float32), data.papers["y"].to_numpy(dtype=np.float32)
-    return session.remembered(session.SELECTED_ROWS, key, lambda: rows_inside(shape, x, y))
+    papers = data.papers
+    inside = lambda: rows_inside(shape, papers["x"].to_numpy(np.float32), papers["y"].to_numpy(np.float32))  # noqa: E731
+    return session.remembered(session.SELECTED_ROWS, (map_key, state.selection), inside)
 
 
 def counted_in_view(view: View, selected: np.ndarray | None) -> np.ndarray:

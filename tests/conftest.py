@@ -136,3 +136,16 @@ def page(browser):
     page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
     yield page
     context.close()
+
+
+@pytest.fixture
+def fresh_session():
+    """An empty Streamlit session state before and after the test (tests that call the session's
+    callbacks directly, outside an AppTest run)."""
+    import streamlit as st
+
+    for key in list(st.session_state):
+        del st.session_state[key]
+    yield
+    for key in list(st.session_state):
+        del st.session_state[key]

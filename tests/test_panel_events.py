@@ -24,13 +24,7 @@ def data(tmp_path_factory):
     return build_map_data("themed", folder)
 
 
-@pytest.fixture(autouse=True)
-def fresh_session():
-    for key in list(st.session_state):
-        del st.session_state[key]
-    yield
-    for key in list(st.session_state):
-        del st.session_state[key]
+pytestmark = pytest.mark.usefixtures("fresh_session")  # each test starts from an empty session
 
 
 def send(name: str, **event) -> None:

@@ -117,6 +117,14 @@ def served(name: str, content: bytes, sent: set[str]) -> tuple[str, str | None]:
         return URL_PREFIX + name, base64.b64encode(content).decode("ascii")
 
 
+def with_files(payload: dict, module: str, **inline: str | None) -> dict:
+    """A component's data with map.js's URL, and, only where static/ is read-only, the files themselves
+    (base64, `served`) in the first rerun that names them."""
+    payload["module"] = module
+    payload.update({name: value for name, value in inline.items() if value})
+    return payload
+
+
 def points_url(data: MapData, token: MapKey) -> str:
     """The URL that names the map's point table, and so the map its events come from."""
     return URL_PREFIX + _points_file(data, token)[0]
@@ -170,10 +178,7 @@ def live_map(
         values=values,
         selection=selection,
     )
-    # Only where static/ is read-only: the files themselves, in the first rerun that names them.
-    payload["module"] = module
-    inline = (("points_data", points_data), ("plotly_data", plotly_data), ("module_data", module_data))
-    payload.update({k: v for k, v in inline if v})
+    with_files(payload, module, points_data=points_data, plotly_data=plotly_data, module_data=module_data)
     legend_callback = (
         {"on_legend_change": on_legend} if on_legend else {}
     )  # None: clicks in the key change nothing
@@ -228,9 +233,7 @@ def live_panel(
         filtered=filtered,
         height=height,
     )
-    payload["module"] = module
-    inline = (("summary_data", summary_data), ("plotly_data", plotly_data), ("module_data", module_data))
-    payload.update({k: v for k, v in inline if v})
+    with_files(payload, module, summary_data=summary_data, plotly_data=plotly_data, module_data=module_data)
     return _component(
         key=PANEL_KEY,
         data=payload,
