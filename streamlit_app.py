@@ -150,6 +150,7 @@ def main() -> None:
     placement_panel(data, map_key)
     changes_panel(data, map_key)
     results_part(data, map_key)
+    downloads_part(data, map_key)
     about_panel(data)
 
 
@@ -196,13 +197,23 @@ def map_part(data: MapData, map_key: MapKey, rising, map_name: str | None) -> No
 
 @st.fragment(key="results")
 def results_part(data: MapData, map_key: MapKey) -> None:
-    """The papers table (the map selection, else the papers in view, of the opened topic when one is
-    open) and the downloads."""
+    """The papers table: the map selection, else the papers in view; the browser narrows it to an
+    opened topic, pages and sorts it (js/table.js), so opening a topic does not rerun this part."""
+    state, view = page_view(data, map_key)
+    selected = selected_rows(data, map_key, state)
+    papers_panel(data, map_key, view.in_view, view.search, selected, state.topic)
+    session.part_shown("results")
+
+
+@st.fragment(key="downloads")
+def downloads_part(data: MapData, map_key: MapKey) -> None:
+    """The downloads of exactly what the table lists (of the opened topic when one is open)."""
     state, view = page_view(data, map_key)
     view = opened_topic_view(data, state, view)
-    rows = papers_panel(data, view.rows, view.search, selected_rows(data, map_key, state))
-    downloads(data, rows, chosen_sentence(view.sentence, None if rows is view.rows else len(rows)))
-    session.part_shown("results")
+    selected = selected_rows(data, map_key, state)
+    rows = view.rows if selected is None else selected[view.in_view[selected]]
+    downloads(data, rows, chosen_sentence(view.sentence, None if selected is None else len(rows)))
+    session.part_shown("downloads")
 
 
 main()

@@ -19,7 +19,7 @@ import streamlit as st
 from app.changes import follow_shared_topic
 from app.data import MapData
 from app.map_component import KEY as MAP_COMPONENT
-from app.map_component import PANEL_KEY
+from app.map_component import PANEL_KEY, TABLE_KEY
 from app.palette import colour_columns
 from app.place import Placement, PlacementError
 from app.search import KINDS
@@ -49,12 +49,10 @@ URL_PARAMS = "url_params"  # the query string the page last wrote or read (norma
 #                            on a rerun means the reader went Back or Forward in the browser's history
 NOTICES = "notices"  # link settings that were ignored, shown until dismissed
 LINK_INFO = "link_info"  # what became of a shared link's topic on a rebuilt map (plain text), likewise
-# The live map and the papers table.
+# The live map.
 CLEAR_SELECTION = "clear_selection"  # a counter the map watches to drop its box/lasso selection
 RESET_ZOOM = "reset_zoom"  # a counter the map watches to return to the whole map ("Reset view")
 FILES_SENT = "atlas_files_sent"  # the files this session's browser already received through the map
-TABLE_PAGE = "page"  # the papers table's page ...
-TABLE_PAGE_OF = "page_of"  # ... and the view it belongs to
 # Which parts of the page rerun, and what a run keeps for the next (`remembered`).
 PARTS_SHOWN = "parts_shown"  # what each part of the page (a keyed fragment) showed when last drawn
 PUSH_SIDEBAR = "push_sidebar"  # set when a step reruns the sidebar: its widgets' values are written again
@@ -126,7 +124,6 @@ def apply_state(state: ViewState, data: MapData) -> None:
         if setting.in_state and setting.session:
             _write(setting, getattr(state, setting.name), data.facets)
     st.session_state[PLACEMENT] = None
-    st.session_state[TABLE_PAGE] = 0
 
 
 def choose_map(params: dict[str, list[str]], names: list[str]) -> tuple[str, str | None]:
@@ -228,7 +225,7 @@ def view_key(state: ViewState) -> tuple:
 
 
 # --------------------------------------------------------------------------- which parts of the page rerun
-PARTS = ("sidebar", "header", "map", "results")  # the page's keyed fragments (streamlit_app.py)
+PARTS = ("sidebar", "header", "map", "results", "downloads")  # the page's keyed fragments (streamlit_app.py)
 
 
 def part_keys() -> dict[str, tuple]:
@@ -245,7 +242,9 @@ def part_keys() -> dict[str, tuple]:
         "sidebar": ((state.search_kind, state.themes, bool(state.topics or state.themes)), view),
         "header": (view, opened, selection, said),
         "map": (replace(state, topic="in the panel") if in_panel else state, map_counters()),
-        "results": (view, opened, selection, st.session_state.get(TABLE_PAGE, 0)),
+        # The papers table narrows to an opened topic, pages and sorts in the browser (js/table.js).
+        "results": (view, selection),
+        "downloads": (view, opened, selection),
     }
 
 
@@ -380,13 +379,27 @@ def on_map_select(points_url: str) -> None:
         return
     shape = value.get("shape")
     st.session_state[SESSION_KEY["selection"]] = selection_text(shape) if isinstance(shape, dict) else ""
-    st.session_state[TABLE_PAGE] = 0
     rerun_changed()
 
 
 def clear_selection() -> None:
     _clear_selection()
     rerun_changed()
+
+
+def on_table_click(data: MapData, points_url: str) -> None:
+    """A row of the papers table clicked (or chosen with the keyboard): that paper opened."""
+    value = map_event("click", TABLE_KEY)
+    row = value.get("row") if value and value.get("map") == points_url else None
+    if type(row) is int and 0 <= row < data.n:
+        open_paper(str(data.doc_ids[row]))
+
+
+def on_table_clear(points_url: str) -> None:
+    """The papers table's "Clear selection"."""
+    value = map_event("clear", TABLE_KEY)
+    if value and value.get("map") == points_url:
+        clear_selection()
 
 
 def on_row_pick(key: str, doc_ids: list[str]) -> None:
@@ -496,11 +509,6 @@ def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
     rerun_changed()  # the header, the table and the sidebar's filter follow
 
 
-def turn_page(step: int) -> None:
-    st.session_state[TABLE_PAGE] = max(0, st.session_state.get(TABLE_PAGE, 0) + step)
-    rerun_changed()
-
-
 def reset_view() -> None:
     """Every link setting back to its default (but the topic list's order), notices dismissed, the
     map back to its opening view, the selection dropped."""
@@ -540,7 +548,8 @@ def remove_placement() -> None:
 # --------------------------------------------------------------------------- what panels keep between runs
 def map_event(name: str, component: str = MAP_COMPONENT) -> dict | None:
     """The live map's trigger value `name` ("click", "select" or "legend"; the topic panel's, `PANEL_KEY`:
-    "topic", "only", "sort" or "click") inside an `on_*_change` callback."""
+    "topic", "only", "sort" or "click"; the papers table's, `TABLE_KEY`: "click" or "clear") inside an
+    `on_*_change` callback."""
     value = (st.session_state.get(component) or {}).get(name)
     return value if isinstance(value, dict) else None
 
@@ -553,18 +562,6 @@ def files_sent() -> set[str]:
 def map_counters() -> tuple[int, int]:
     """(clear selection, reset zoom): counters the live map watches."""
     return st.session_state.get(CLEAR_SELECTION, 0), st.session_state.get(RESET_ZOOM, 0)
-
-
-def table_page(view: object) -> int:
-    """The papers table's page for `view` (what it lists): page 1 again when the view changed."""
-    if st.session_state.get(TABLE_PAGE_OF) != view:
-        st.session_state[TABLE_PAGE_OF] = view
-        st.session_state[TABLE_PAGE] = 0
-    return st.session_state.get(TABLE_PAGE, 0)
-
-
-def set_table_page(page: int) -> None:
-    st.session_state[TABLE_PAGE] = page
 
 
 def placement() -> Placement | PlacementError | None:

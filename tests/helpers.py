@@ -416,10 +416,116 @@ def open_panel(at: AppTest, key: str) -> AppTest:
 
 
 def table(at: AppTest, first_column: str = "Title", index: int = -1):
-    """The `index`-th dataframe whose first column is `first_column` (paper tables start with Title; the
-    papers table is the last on the page, under the map and the panel beside it)."""
+    """The papers table's first page as js/table.js draws it (`papers_table`); with `first_column`
+    other than "Title" or an `index`, the `index`-th Streamlit dataframe whose first column that is
+    (the opened paper's nearest papers, the placement panel's tables)."""
+    if first_column == "Title" and index == -1:
+        return papers_table(at)["page"]
     frames = [df.value for df in at.dataframe if list(df.value.columns)[:1] == [first_column]]
     return frames[index]
+
+
+def table_state(at: AppTest) -> dict | None:
+    """The state the papers table under the map received on the last run (None: its part did not run)."""
+    found = [data for data in _component_data(at) if "table" in data]
+    return found[0] if found else None
+
+
+def papers_table(at: AppTest) -> dict:
+    """What the papers table (js/table.js) shows for the state it received, worked out as the browser
+    does from that state, the map's point table and the table file: `heading` (its title line),
+    `notice` (the selection's hidden papers, or the empty view's message), `caption` (under it),
+    `rows` (every listed paper: a DataFrame of the columns it shows, in order) and `page` (its first
+    50). tests/test_browser_table.py holds the drawn table to this, cell by cell."""
+    from app.map_component.payload import decode_points
+
+    state = table_state(at)
+    assert state is not None, "the papers table's part did not run"
+    raw = state.get("table_data")
+    name = state["table"].split("/")[-1]
+    packed = base64.b64decode(raw) if raw else (REPO / "static" / "atlas" / name).read_bytes()
+    file = decode_points(gzip.decompress(packed))
+    columns, arrays = file["meta"]["columns"], file["arrays"]
+    point_table = points(at, state["points"])
+    n = point_table["n"]
+    in_view = decode_mask(state["mask"], n)
+    if state["ranked"]:
+        order = varint_values(base64.b64decode(state["ranked"]))
+    else:
+        order = np.flatnonzero(in_view).tolist()
+    topics = [t["name"] for t in file["meta"]["topics"]]
+    ids = [t["id"] for t in file["meta"]["topics"]]
+    rank = ids.index(state["topic"]) if state["topic"] is not None else None
+    colour = point_table["colour"]
+    titles = point_table["raw_title"]  # as stored: the table shows them unescaped
+    if state["selection"]:
+        selected = decode_mask(state["selected"], n)
+        inside = np.flatnonzero(selected).tolist()
+        listed = [i for i in inside if in_view[i] and (rank is None or colour[i] == rank)]
+        positions = [-1] * len(listed)
+    else:
+        inside = []
+        listed, positions = [], []
+        for k, i in enumerate(order):
+            if rank is None or colour[i] == rank:
+                listed.append(i)
+                positions.append(k)
+    frame = {"Title": [titles[i] for i in listed]}
+    if not state["selection"]:
+        for extra in state["extras"]:
+            if "codes" in extra:
+                codes = np.frombuffer(base64.b64decode(extra["codes"]), dtype=np.uint8)
+                frame[extra["name"]] = [extra["values"][codes[k]] for k in positions]
+            else:
+                numbers = np.frombuffer(base64.b64decode(extra["numbers"]), dtype="<f4")
+                frame[extra["name"]] = [float(numbers[k]) for k in positions]
+    frame["Topic"] = [topics[colour[i]] for i in listed]
+    for k, column in enumerate(columns):
+        if "values" in column:
+            codes = arrays[f"col{k}"]
+            frame[column["name"]] = [column["values"][codes[i]] for i in listed]
+        else:
+            ends = arrays[f"col{k}:ends"].astype(np.int64)
+            block = arrays[f"col{k}:bytes"].tobytes()
+            frame[column["name"]] = [block[(ends[i - 1] if i else 0) : ends[i]].decode() for i in listed]
+    rows = pd.DataFrame(frame)
+    count = len(rows)
+    notice = None
+    if state["selection"]:
+        heading = f"Selected on the map · {count:,}"
+        hidden = len(inside) - count
+        if hidden > 0:
+            notice = (
+                f"{hidden:,} paper{'s' if hidden != 1 else ''} inside the selection "
+                f"{'is' if hidden == 1 else 'are'} hidden by the current filters and search."
+            )
+    else:
+        heading = f"Papers · {count:,}" + (" · best matches first" if state["extras"] and count > 1 else "")
+    if not count:
+        notice = "No papers match the current filters and search."
+    size = state["page_rows"]
+    if count > size:
+        pages = -(-count // size)
+        caption = (
+            f"Papers 1–{size:,} of {count:,} · page 1 of {pages:,}. Select a row to read the paper; "
+            "the CSV download below has them all."
+        )
+    else:
+        caption = "Select a row to read the paper." if count else None
+    return {"heading": heading, "notice": notice, "caption": caption, "rows": rows, "page": rows.head(size)}
+
+
+def varint_values(raw: bytes) -> list[int]:
+    """Unsigned LEB128 varints (`app.map_component.payload.varints`) back to numbers."""
+    values, value, shift = [], 0, 0
+    for byte in raw:
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte & 0x80:
+            continue
+        values.append(value)
+        value = shift = 0
+    return values
 
 
 def topic_table(at: AppTest) -> pd.DataFrame:
@@ -454,7 +560,7 @@ def figure(at: AppTest, index: int = 0) -> dict:
 
 def live_map(at: AppTest) -> dict:
     """The view state the live map component received on the last run (its `data`)."""
-    [view] = [data for data in _component_data(at) if "summary" not in data]
+    [view] = [data for data in _component_data(at) if "summary" not in data and "table" not in data]
     return view
 
 
@@ -481,19 +587,21 @@ def walk(node) -> list:
     return found
 
 
-def points(at: AppTest) -> dict:
-    """The map's point table, read from the static file the browser downloads (`payload.decode_points`):
-    its header's fields, and each array as a list; `title` as the browser's hover shows each title
-    (map.js escapes and wraps them as `app.text.plotly_wrap` does)."""
+def points(at: AppTest, url: str | None = None) -> dict:
+    """The map's point table (`url`: named by the papers table's state; by default the map's), read from
+    the static file the browser downloads (`payload.decode_points`): its header's fields, and each
+    array as a list; `title` as the browser's hover shows each title (map.js escapes and wraps them as
+    `app.text.plotly_wrap` does), `raw_title` as stored (the papers table shows it so)."""
     from app.map_component.payload import decode_points
     from app.text import plotly_wrap
 
-    name = live_map(at)["points"].split("/")[-1]
+    name = (url or live_map(at)["points"]).split("/")[-1]
     table = decode_points(gzip.decompress((REPO / "static" / "atlas" / name).read_bytes()))
     out = {**table["meta"], **{k: v.tolist() for k, v in table["arrays"].items() if k != "title_bytes"}}
     ends, block = table["arrays"]["title_end"].astype(np.int64), table["arrays"]["title_bytes"].tobytes()
     starts = np.r_[0, ends[:-1]]
-    out["title"] = [plotly_wrap(block[a:b].decode("utf-8"), 64, 3) for a, b in zip(starts, ends, strict=True)]
+    out["raw_title"] = [block[a:b].decode("utf-8") for a, b in zip(starts, ends, strict=True)]
+    out["title"] = [plotly_wrap(title, 64, 3) for title in out["raw_title"]]
     return out
 
 

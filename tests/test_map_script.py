@@ -36,11 +36,14 @@ from app.state import Vocabulary, parse_selection, parse_view, parse_zoom
 from app.text import plotly_wrap
 from tests.helpers import REPO, write_tiny_map
 
-PROTOCOL_TYPES = ("PinMark", "TopicName", "ThemeName", "KeyPick", "KeyEntry", "ViewState", "PanelState")
+PROTOCOL_TYPES = (
+    "PinMark", "TopicName", "ThemeName", "KeyPick", "KeyEntry", "ViewState", "PanelState", "TableColumn",
+    "TableTopic", "ExtraColumn", "TableState",
+)  # fmt: skip
 SUMMARY_TYPES = (
     "CentralPaper", "NearTopic", "YearShare", "VenueCount", "SummaryTopic", "ListSection", "TopicLists", "Summary"
 )  # fmt: skip
-EVENT_TYPES = ("ClickEvent", "SelectEvent", "LegendEvent", "TopicEvent", "OnlyEvent", "SortEvent")
+EVENT_TYPES = ("ClickEvent", "SelectEvent", "LegendEvent", "TopicEvent", "OnlyEvent", "SortEvent", "ClearEvent")
 # The files a test page loads alone: the pure functions, no page elements (every file but the last is
 # a classic script, so their names are the page's globals).
 PURE = ("protocol.js", "load.js", "sampling.js", "zoom.js")
@@ -177,6 +180,30 @@ def test_the_panel_s_state_and_summary_are_what_the_protocol_says(data):
     )
 
 
+def test_the_table_s_state_and_file_are_what_the_protocol_says(data):
+    """`TableState` for the whole map, a search by words (ranked, how each matched) and a selection,
+    and the table file read back as the browser reads it."""
+    import gzip
+
+    from app.map_component.table import table_file, table_state
+    from app.search import word_search
+
+    words = word_search(data.search_index.search("paper"), np.ones(data.n, dtype=bool), "paper")
+    for mask, search, selected in (
+        (np.ones(data.n, dtype=bool), None, None),
+        (np.zeros(data.n, dtype=bool) | np.isin(np.arange(data.n), words.rows), words, None),
+        (np.ones(data.n, dtype=bool), None, np.arange(0, data.n, 7)),
+    ):
+        state = table_state(data, mask, search, selected, table_url="t", points_url="p", topic=None)
+        assert conforms(state, payload.TableState) and set(state) == required_keys(payload.TableState)
+        assert all(conforms(extra, payload.ExtraColumn) for extra in state["extras"])
+    name, packed = table_file(data)
+    file = payload.decode_points(gzip.decompress(packed))
+    assert name.startswith("table-") and file["meta"]["n"] == data.n
+    assert all(conforms(c, payload.TableColumn) for c in file["meta"]["columns"])
+    assert sorted(file["arrays"]["title_rank"].tolist()) == list(range(data.n))
+
+
 def test_every_event_the_app_reads_is_typed():
     for name, typed in EVENTS.items():
         assert "map" in required_keys(typed), name  # names the point table it came from
@@ -201,6 +228,7 @@ def test_docs_describe_every_field_and_event():
     assert docs_table("**What the browser receives**") == list(typing.get_type_hints(ViewState))
     assert docs_table("**What comes back**") == list(EVENTS)
     assert docs_table("What the panel receives") == list(typing.get_type_hints(payload.PanelState))
+    assert docs_table("What the table receives") == list(typing.get_type_hints(payload.TableState))
 
 
 def test_map_js_is_every_file_of_js_once_and_writes_no_constant_python_owns():

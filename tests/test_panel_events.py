@@ -9,12 +9,14 @@ import streamlit as st
 
 from app import session
 from app.data import build_map_data
-from app.map_component import PANEL_KEY
+from app.map_component import PANEL_KEY, TABLE_KEY
 from pipeline.mapfolder.store import write_map
 from tests.helpers import themed_map
 
 MAP = "app/static/atlas/points-this.bin.gz"
-TOPIC, TOPICS, SORT = (session.widget_key(n) for n in ("topic", "topics", "sort"))
+TOPIC, TOPICS, SORT, PAPER, SELECTION = (
+    session.widget_key(n) for n in ("topic", "topics", "sort", "paper", "selection")
+)
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +42,8 @@ def test_opening_a_topic_in_the_panel_changes_the_header_and_table_keys_not_the_
     after = session.part_keys()
     assert st.session_state[TOPIC] == 1
     assert after["map"] == before["map"]  # the browser shows it already: the map's part does not rerun
-    assert after["header"] != before["header"] and after["results"] != before["results"]
+    assert after["header"] != before["header"] and after["downloads"] != before["downloads"]
+    assert after["results"] == before["results"]  # the papers table narrows to it in the browser
     assert st.session_state[session.URL_PARAMS] == {"q": ["diffusion"], "topic": ["1"]}  # the link it wrote
     send("topic", topic=None, query="q=diffusion")
     session.on_panel_topic(data, MAP)
@@ -91,3 +94,28 @@ def test_only_this_topic_order_and_a_central_paper(data):
     send("click", row=5)
     session.on_panel_click(data, MAP)
     assert st.session_state[session.widget_key("paper")] == str(data.doc_ids[5])
+
+
+def test_a_row_of_the_papers_table_opens_its_paper_and_other_maps_rows_are_ignored(data):
+    st.session_state[PAPER] = None
+    st.session_state[TABLE_KEY] = {"click": {"map": "app/static/atlas/points-other.bin.gz", "row": 3}}
+    session.on_table_click(data, MAP)
+    assert st.session_state[PAPER] is None  # a stale event of another map's table
+    for row in (-1, data.n, "3", 2.0):
+        st.session_state[TABLE_KEY] = {"click": {"map": MAP, "row": row}}
+        session.on_table_click(data, MAP)
+        assert st.session_state[PAPER] is None, row
+    st.session_state[TABLE_KEY] = {"click": {"map": MAP, "row": 3}}
+    session.on_table_click(data, MAP)
+    assert st.session_state[PAPER] == str(data.doc_ids[3])
+
+
+def test_the_papers_table_s_clear_selection_drops_the_selection(data):
+    st.session_state[SELECTION] = "box:0,1,0,1"
+    st.session_state[TABLE_KEY] = {"clear": {"map": "app/static/atlas/points-other.bin.gz"}}
+    session.on_table_clear(MAP)
+    assert st.session_state[SELECTION] == "box:0,1,0,1"
+    cleared = session.map_counters()[0]
+    st.session_state[TABLE_KEY] = {"clear": {"map": MAP}}
+    session.on_table_clear(MAP)
+    assert st.session_state[SELECTION] == "" and session.map_counters()[0] == cleared + 1

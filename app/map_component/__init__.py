@@ -28,10 +28,13 @@ from app.data import MapData
 from app.loaders import MapKey
 from app.map_component.assets import URL_PREFIX, module_bundle, plotly_bundle, publish
 from app.map_component.payload import Pin, panel_state, points_file, summary_file, view_state
+from app.map_component.table import table_file, table_state
+from app.search import SearchResult
 from app.topic_summary import topic_summary
 
 KEY = "atlas_map"
 PANEL_KEY = "atlas_panel"  # the topic panel beside the map: the same component, a second instance
+TABLE_KEY = "atlas_table"  # the papers table under the map: a third instance
 HERE = Path(__file__).resolve().parent
 
 # The component's own script is a few lines that load map.js once per page from its published file
@@ -100,6 +103,12 @@ def _summary_file(_data: MapData, token: MapKey, _rising) -> tuple[str, bytes]:
     """The topic panel's summary file, made once per loaded map (`token` identifies the map; `_rising`:
     its growth scores, None where the list offers no "Rising" order)."""
     return summary_file(topic_summary(_data, _rising))
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _table_file(_data: MapData, token: MapKey) -> tuple[str, bytes]:
+    """The papers table's columns file, made once per loaded map (`token` identifies the map)."""
+    return table_file(_data)
 
 
 def served(name: str, content: bytes, sent: set[str]) -> tuple[str, str | None]:
@@ -243,3 +252,30 @@ def live_panel(
         on_click_change=on_click,
         on_sort_change=on_sort,
     )
+
+
+def live_table(
+    data: MapData,
+    token: MapKey,
+    in_view: np.ndarray,
+    search: SearchResult | None,
+    selected: np.ndarray | None,
+    *,
+    topic: int | None,
+    files_sent: set[str],
+    on_click: Callable[[], None],
+    on_clear: Callable[[], None],
+):
+    """Mount or update the papers table under the map (js/table.js, `app.map_component.table`): the
+    papers in view (`in_view`, before an opened topic narrows them), best match first under `search`,
+    or those of them the map's selection holds (`selected`: rows, None without one). Its events:
+    "click" (a row opened) and "clear" ("Clear selection"), read with
+    `app.session.map_event(name, TABLE_KEY)`. It draws after the map (it waits for the map's point
+    table), so the map's run has sent map.js already where static/ is read-only."""
+    table, table_data = served(*_table_file(data, token), files_sent)
+    module, module_data = served(*_module_file(), files_sent)
+    payload = table_state(
+        data, in_view, search, selected, table_url=table, points_url=points_url(data, token), topic=topic
+    )
+    with_files(payload, module, table_data=table_data, module_data=module_data)
+    return _component(key=TABLE_KEY, data=payload, on_click_change=on_click, on_clear_change=on_clear)

@@ -47,6 +47,7 @@ MAP_SCRIPT_FILES = (
     "zoom.js",  # the zoom in the link (view=x0,x1,y0,y1)
     "atlas_map.js",  # the map's state and elements: the class AtlasMap, applying a view state
     "panel.js",  # the topic panel beside the map: the list and an opened topic (the class TopicPanel)
+    "table.js",  # the papers table under the map (the class PapersTable)
     "entry.js",  # the component's default export
 )
 URL_PREFIX = "app/static/atlas/"  # relative to the page, so it also works under a base URL path

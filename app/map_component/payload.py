@@ -162,6 +162,50 @@ class PanelState(TypedDict):
     module_data: NotRequired[str]
 
 
+class TableColumn(TypedDict):
+    """One column of the table file: its header, and either its distinct values in sort order (a
+    paper's `codes` index them; "" = none) or, for a column of nearly unique texts (authors), each
+    paper's text as UTF-8 (`bytes` and `ends`, like the point table's titles) and its `rank` in sort order."""
+
+    name: str
+    values: NotRequired[list[str]]
+
+
+class TableTopic(TypedDict):
+    """A topic as the table names it, by its position in the map's palette (the point table's `colour`)."""
+
+    id: int
+    name: str
+
+
+class ExtraColumn(TypedDict):
+    """A column a search adds, one value per ranked row: "Match" (how the paper matched: `values`
+    indexed by `codes`), "Closer than" (% of the map's pairs) or "Similarity" (float32 values)."""
+
+    name: str
+    values: NotRequired[list[str]]
+    codes: NotRequired[str]  # base64 of one byte a ranked row
+    numbers: NotRequired[str]  # base64 of little-endian float32, one a ranked row
+
+
+class TableState(TypedDict):
+    """Everything the papers table receives on a rerun (`app.map_component.table.table_state`, then `live_table` adds `module`
+    and the inline files); docs/app.md says what each field means."""
+
+    table: str
+    points: str
+    mask: str | None
+    ranked: str | None
+    extras: list[ExtraColumn]
+    selected: str | None
+    selection: bool
+    topic: int | None
+    page_rows: int
+    module: NotRequired[str]
+    table_data: NotRequired[str]
+    module_data: NotRequired[str]
+
+
 class CentralPaper(TypedDict):
     """One of a topic's papers nearest its centre: its row in the point table and its title."""
 
@@ -274,6 +318,12 @@ class TopicEvent(TypedDict):
     map: str
 
 
+class ClearEvent(TypedDict):
+    """The papers table's "Clear selection"."""
+
+    map: str
+
+
 class OnlyEvent(TypedDict):
     """The panel's "Only this topic"."""
 
@@ -288,7 +338,8 @@ class SortEvent(TypedDict):
     map: str
 
 
-# trigger name -> its value (the map sends click, select and legend; the panel click, topic, only and sort)
+# trigger name -> its value (the map sends click, select and legend; the panel click, topic, only and
+# sort; the papers table click and clear)
 EVENTS = {
     "click": ClickEvent,
     "select": SelectEvent,
@@ -296,6 +347,7 @@ EVENTS = {
     "topic": TopicEvent,
     "only": OnlyEvent,
     "sort": SortEvent,
+    "clear": ClearEvent,
 }
 
 
@@ -543,16 +595,16 @@ def encode_mask(mask: np.ndarray) -> str | None:
     rows = np.flatnonzero(mask)
     gaps = np.diff(rows, prepend=-1).astype(np.uint64)
     if len(gaps) * 5 < (len(mask) + 7) // 8:  # few rows: their gaps are surely the shorter
-        return "d" + base64.b64encode(_varints(gaps)).decode("ascii")
+        return "d" + base64.b64encode(varints(gaps)).decode("ascii")
     bits = np.packbits(mask, bitorder="little").tobytes()
     if len(gaps) <= len(bits):
-        deltas = _varints(gaps)
+        deltas = varints(gaps)
         if len(deltas) < len(bits):
             return "d" + base64.b64encode(deltas).decode("ascii")
     return "b" + base64.b64encode(bits).decode("ascii")
 
 
-def _varints(values: np.ndarray) -> bytes:
+def varints(values: np.ndarray) -> bytes:
     """Unsigned LEB128 of each value (7 bits a byte, low first, high bit = more to come), vectorised."""
     values = values.astype(np.uint64)
     length = np.ones(len(values), dtype=np.int64)

@@ -2,11 +2,12 @@
 // The component's entry point, the one export of map.js: Streamlit calls it on every rerun with the
 // same parent element, so the map (AtlasMap) is made once and kept.
 
-/** @param {{data: ViewState|PanelState, parentElement: HTMLElement, setTriggerValue: Trigger}} component */
+/** @param {{data: ViewState|PanelState|TableState, parentElement: HTMLElement, setTriggerValue: Trigger}} component */
 export default function (component) {
   foldSidebar();
   const { data, parentElement, setTriggerValue } = component;
   if ("summary" in data) return panelEntry(data, parentElement, setTriggerValue);
+  if ("table" in data) return tableEntry(data, parentElement, setTriggerValue); // js/table.js
   let inst = INSTANCES.get(parentElement);
   if (!inst) {
     inst = new AtlasMap(parentElement);

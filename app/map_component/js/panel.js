@@ -9,8 +9,10 @@
 // handler, registered before this one, still reruns the whole page for them (it follows the link).
 // Every text is set with textContent: names, keywords, venues and titles are untrusted.
 
-/** @type {{map: AtlasMap|null, panel: TopicPanel|null}} the page's map and panel, which find each other */
-const LINK = { map: null, panel: null };
+/** The page's map, topic panel and papers table, which find each other, and the opened topic as the
+ * browser shows it (the panel opens it; the table lists its papers).
+ * @type {{map: AtlasMap|null, panel: TopicPanel|null, table: PapersTable|null, topic: number|null|undefined}} */
+const LINK = { map: null, panel: null, table: null, topic: undefined };
 
 /** As Python's urllib.parse.quote_plus: what the server's query string looks like (Streamlit writes it). */
 /** @param {string} text */
@@ -238,6 +240,10 @@ class TopicPanel {
     if (topic && this.topicView.dataset.topic !== String(topic.id)) this.drawTopic(topic);
     if (!topic) this.topicView.dataset.topic = "";
     if (LINK.map) LINK.map.focusTopic(topic);
+    if (LINK.topic !== this.topic) {
+      LINK.topic = this.topic;
+      if (LINK.table) LINK.table.showTopic();
+    }
   }
 
   /** @param {SummaryTopic} topic */

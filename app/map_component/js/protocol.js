@@ -107,6 +107,46 @@
  */
 
 /**
+ * One column of the papers table's file (payload.py, `TableColumn`).
+ * @typedef {Object} TableColumn
+ * @property {string} name
+ * @property {string[]} [values]
+ */
+
+/**
+ * A topic as the papers table names it, by palette position (payload.py, `TableTopic`).
+ * @typedef {Object} TableTopic
+ * @property {number} id
+ * @property {string} name
+ */
+
+/**
+ * A column a search adds to the papers table, one value a ranked row (payload.py, `ExtraColumn`).
+ * @typedef {Object} ExtraColumn
+ * @property {string} name
+ * @property {string[]} [values]
+ * @property {string} [codes]
+ * @property {string} [numbers]
+ */
+
+/**
+ * Everything the papers table receives on a rerun (payload.py, `TableState`).
+ * @typedef {Object} TableState
+ * @property {string} table
+ * @property {string} points
+ * @property {string|null} mask
+ * @property {string|null} ranked
+ * @property {ExtraColumn[]} extras
+ * @property {string|null} selected
+ * @property {boolean} selection
+ * @property {number|null} topic
+ * @property {number} page_rows
+ * @property {string} [module]
+ * @property {string} [table_data]
+ * @property {string} [module_data]
+ */
+
+/**
  * One of a topic's papers nearest its centre.
  * @typedef {Object} CentralPaper
  * @property {number} row
@@ -230,6 +270,12 @@
  */
 
 /**
+ * The papers table's "Clear selection".
+ * @typedef {Object} ClearEvent
+ * @property {string} map
+ */
+
+/**
  * The panel's "Only this topic".
  * @typedef {Object} OnlyEvent
  * @property {number} topic
@@ -244,7 +290,7 @@
  */
 
 /**
- * What the map and the panel send back, by trigger name (payload.py, `EVENTS`).
+ * What the map, the panel and the papers table send back, by trigger name (payload.py, `EVENTS`).
  * @typedef {Object} Events
  * @property {ClickEvent} click
  * @property {SelectEvent} select
@@ -252,6 +298,7 @@
  * @property {TopicEvent} topic
  * @property {OnlyEvent} only
  * @property {SortEvent} sort
+ * @property {ClearEvent} clear
  */
 
 /** Streamlit's setTriggerValue, for the map's events only.

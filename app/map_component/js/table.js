@@ -1,0 +1,375 @@
+// @ts-check
+// The papers table under the map: the papers in view (best match first under a search), or those of
+// them the map's selection holds, 50 a page, drawn in the browser from the map's point table (titles,
+// topics) and the table file (sources and metadata, once per map: app/map_component/table.py). It is
+// the map's component again, a third instance (`TableState`). An opened topic narrows it here
+// (`LINK.topic`, set by the topic panel), and turning a page or sorting by a column never reaches the
+// server; a row chosen (click, or Enter on its title) opens the paper there, as a point click does.
+// Every text is set with textContent: titles, names and venues are untrusted.
+
+/**
+ * The table file, decoded: its columns after Title and Topic, the topics by palette position, each
+ * title's rank in sort order.
+ * @typedef {{name: string, values?: string[], codes?: Uint32Array, ends?: Uint32Array, bytes?: Uint8Array, rank?: Uint32Array}} FileColumn
+ * @typedef {{n: number, columns: FileColumn[], topics: {id: number, name: string}[], titleRank: Uint32Array}} TableFile
+ */
+
+/** @param {string} url @param {string|undefined} inline @returns {Promise<TableFile>} */
+function loadColumns(url, inline) {
+  return once(url, async () => {
+    const file = decodePoints(await (await gunzipped(url, inline)).arrayBuffer());
+    const a = file.arrays;
+    const columns = file.columns.map((column, k) => ({
+      ...column,
+      codes: a[`col${k}`], ends: a[`col${k}:ends`], bytes: a[`col${k}:bytes`], rank: a[`col${k}:rank`],
+    }));
+    return { n: file.n, columns, topics: file.topics, titleRank: a.title_rank };
+  });
+}
+
+const TEXT = new TextDecoder();
+
+/** A column's text for paper i. @param {FileColumn} column @param {number} i */
+function columnText(column, i) {
+  if (column.values) return column.values[/** @type {Uint32Array} */ (column.codes)[i]];
+  const ends = /** @type {Uint32Array} */ (column.ends);
+  return TEXT.decode(/** @type {Uint8Array} */ (column.bytes).subarray(i ? ends[i - 1] : 0, ends[i]));
+}
+
+/** Unsigned LEB128 varints in base64 (payload.varints): the rows a search ranks, best first. @param {string} text */
+function decodeVarints(text) {
+  const raw = atob(text);
+  const out = [];
+  let value = 0, shift = 0;
+  for (let k = 0; k < raw.length; k++) {
+    const byte = raw.charCodeAt(k);
+    value += (byte & 0x7f) * 2 ** shift;
+    shift += 7;
+    if (byte & 0x80) continue;
+    out.push(value);
+    value = shift = 0;
+  }
+  return Uint32Array.from(out);
+}
+
+/** @param {string} text @param {typeof Uint8Array|typeof Float32Array} Kind */
+function decodeArray(text, Kind) {
+  const bytes = Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+  return new Kind(bytes.buffer, 0, bytes.byteLength / Kind.BYTES_PER_ELEMENT);
+}
+
+/**
+ * One column as the table draws it: its header, each listed row's text, its sort key, and how its
+ * cell looks ("text", or a bar for a number in [0, top]).
+ * @typedef {{name: string, text: (i: number, k: number) => string, key: (i: number, k: number) => number,
+ *   bar?: {value: (k: number) => number, top: number}, phone?: string}} Column
+ */
+
+class PapersTable {
+  /** @type {HTMLElement} */ root;
+  /** @type {TableState|null} the last state the server sent */ view = null;
+  /** @type {PointTable|null} */ points = null;
+  /** @type {TableFile|null} */ file = null;
+  decodedKey = undefined;
+  /** @type {Uint32Array} the view's rows, in their order (best match first under a search) */ rows = new Uint32Array(0);
+  /** @type {Uint8Array|null} the selection's rows (1 = inside), null without one */ selected = null;
+  /** @type {{name: string, values?: string[], codes?: Uint8Array, numbers?: Float32Array}[]} */ extras = [];
+  serverTopic = undefined;
+  page = 0;
+  /** @type {{column: string, descending: boolean}|null} */ sort = null;
+  listingKey = "";
+  /** @type {number|null} the row last opened from here */ opened = null;
+  /** @type {Trigger} */ trigger = () => {};
+  /** @type {Promise<void>} */ ready = Promise.resolve();
+
+  constructor(parentElement) {
+    this.root = element("section", "atlas-table");
+    this.root.setAttribute("aria-label", "Papers");
+    this.loading = element("div", "atlas-map-loading", "Loading the papers…");
+    this.root.append(this.loading);
+    parentElement.appendChild(this.root);
+  }
+
+  /** @param {TableState} data */
+  async update(data) {
+    const [points, file] = await Promise.all([mapTable(data.points), loadColumns(data.table, data.table_data)]);
+    this.view = data;
+    this.points = points;
+    this.file = file;
+    const key = [data.table, data.mask, data.ranked, data.selected, data.selection].join("|");
+    if (key !== this.decodedKey) {
+      const mask = decodeMask(data.mask, points.n);
+      this.rows = data.ranked ? decodeVarints(data.ranked) : mask ? mask.rows : Uint32Array.from({ length: points.n }, (_, i) => i);
+      this.selected = data.selection ? decodeMask(data.selected, points.n) || new Uint8Array(points.n).fill(1) : null;
+      this.inView = mask;
+      this.extras = data.extras.map((extra) => ({
+        name: extra.name, values: extra.values,
+        codes: extra.codes !== undefined ? decodeArray(extra.codes, Uint8Array) : undefined,
+        numbers: extra.numbers !== undefined ? decodeArray(extra.numbers, Float32Array) : undefined,
+      }));
+      this.decodedKey = key;
+    }
+    if (data.topic !== this.serverTopic) {
+      this.serverTopic = data.topic; // the server opened or closed a topic (a link, a filter): follow it
+      LINK.topic = data.topic;
+    }
+    this.loading.hidden = true;
+    this.draw();
+  }
+
+  /** The topic panel opened or closed a topic: the table lists its papers. */
+  showTopic() {
+    if (this.view) this.draw();
+  }
+
+  /** The papers listed: [rows, their positions in the view's order (for a search's columns)]. */
+  listing() {
+    const t = /** @type {PointTable} */ (this.points), file = /** @type {TableFile} */ (this.file);
+    const topic = LINK.topic;
+    const rank = topic === null || topic === undefined ? -1 : file.topics.findIndex((entry) => entry.id === topic);
+    const rows = [], positions = [];
+    if (this.selected) {
+      // The selection's papers in view, in map order (tests: the table lists what the header counts).
+      const inView = this.inView;
+      let inside = 0;
+      for (let i = 0; i < t.n; i++) {
+        if (!this.selected[i]) continue;
+        inside += 1;
+        if ((inView && !inView[i]) || (rank !== -1 && t.colour[i] !== rank)) continue;
+        rows.push(i);
+        positions.push(-1);
+      }
+      return { rows, positions, inside };
+    }
+    this.rows.forEach((i, k) => {
+      if (rank !== -1 && t.colour[i] !== rank) return;
+      rows.push(i);
+      positions.push(k);
+    });
+    return { rows, positions, inside: 0 };
+  }
+
+  /** @returns {Column[]} the columns in order: Title, how a search matched, Topic, Source, metadata */
+  columns() {
+    const t = /** @type {PointTable} */ (this.points), file = /** @type {TableFile} */ (this.file);
+    const topicNames = file.topics.map((entry) => entry.name);
+    const byName = topicNames.map((_, k) => k).sort((a, b) => collate(topicNames[a], topicNames[b]));
+    const topicKey = new Uint32Array(topicNames.length);
+    byName.forEach((k, position) => (topicKey[k] = position));
+    /** @type {Column[]} */
+    const columns = [{ name: "Title", phone: "Paper", text: (i) => rawTitle(t, i), key: (i) => file.titleRank[i] }];
+    if (!this.selected) {
+      for (const extra of this.extras) {
+        if (extra.codes) {
+          const codes = extra.codes, values = /** @type {string[]} */ (extra.values);
+          columns.push({ name: extra.name, text: (_, k) => values[codes[k]], key: (_, k) => codes[k] });
+        } else {
+          const numbers = /** @type {Float32Array} */ (extra.numbers);
+          const percent = extra.name === "Closer than";
+          columns.push({
+            name: extra.name,
+            text: (_, k) => (percent ? `${numbers[k].toFixed(1)}% of pairs` : numbers[k].toFixed(2)),
+            key: (_, k) => numbers[k],
+            bar: { value: (k) => numbers[k], top: percent ? 100 : 1 },
+          });
+        }
+      }
+    }
+    columns.push({ name: "Topic", text: (i) => topicNames[t.colour[i]], key: (i) => topicKey[t.colour[i]] });
+    for (const column of file.columns) {
+      const codes = column.codes, rank = column.rank;
+      columns.push({
+        name: column.name,
+        text: (i) => columnText(column, i),
+        key: codes ? (i) => codes[i] : (i) => /** @type {Uint32Array} */ (rank)[i],
+      });
+    }
+    return columns;
+  }
+
+  draw() {
+    if (!this.view || !this.points || !this.file) return;
+    const { rows, positions, inside } = this.listing();
+    const columns = this.columns();
+    const sorted = this.sort && columns.find((c) => c.name === this.sort.column);
+    const order = sorted ? sortedOrder(rows, positions, sorted, this.sort.descending) : null;
+    const key = `${this.decodedKey}|${LINK.topic}|${this.sort && this.sort.column}|${this.sort && this.sort.descending}`;
+    if (key !== this.listingKey) {
+      this.page = 0; // a new listing starts at its first page
+      this.listingKey = key;
+    }
+    const size = this.view.page_rows, count = rows.length;
+    const pages = Math.max(1, Math.ceil(count / size));
+    this.page = Math.min(Math.max(this.page, 0), pages - 1);
+    const start = this.page * size, end = Math.min(count, start + size);
+
+    const parts = [];
+    const head = element("div", "atlas-table-head");
+    if (this.selected) {
+      head.append(element("h4", "atlas-table-title", `Selected on the map · ${count.toLocaleString("en-US")}`));
+      const clear = element("button", "atlas-table-button", "Clear selection");
+      clear.setAttribute("type", "button");
+      clear.addEventListener("click", () => this.trigger("clear", { map: this.view ? this.view.points : "" }));
+      head.append(clear);
+      parts.push(head);
+      const hidden = inside - count;
+      if (hidden > 0) {
+        parts.push(element("p", "atlas-caption", `${counted(hidden, "paper")} inside the selection ${hidden === 1 ? "is" : "are"} hidden by the current filters and search.`));
+      }
+    } else {
+      let said = `Papers · ${count.toLocaleString("en-US")}`;
+      if (sorted) said += ` · by ${sorted.name.toLowerCase()}, ${this.sort.descending ? "descending" : "ascending"}`;
+      else if (this.extras.length && count > 1) said += " · best matches first";
+      head.append(element("h4", "atlas-table-title", said));
+      parts.push(head);
+    }
+    if (!count) {
+      parts.push(element("p", "atlas-info", "No papers match the current filters and search."));
+      this.root.replaceChildren(this.loading, ...parts);
+      return;
+    }
+    const table = element("table", "atlas-papers");
+    table.setAttribute("aria-label", this.selected ? "Papers selected on the map" : "Papers");
+    table.setAttribute("aria-rowcount", String(count + 1));
+    const header = element("tr");
+    for (const column of columns) {
+      const cell = element("th");
+      cell.setAttribute("scope", "col");
+      cell.dataset.column = column.name;
+      const button = element("button", "atlas-sort");
+      button.setAttribute("type", "button");
+      button.dataset.column = column.name;
+      if (column.phone) button.append(element("span", "atlas-wide-head", column.name), element("span", "atlas-phone-head", column.phone));
+      else button.textContent = column.name;
+      const state = sorted === column ? (this.sort.descending ? "descending" : "ascending") : "none";
+      cell.setAttribute("aria-sort", state);
+      button.title = state === "ascending" ? `Sorted by ${column.name.toLowerCase()}: click for descending` : state === "descending" ? "Click for the table's own order" : `Sort by ${column.name.toLowerCase()}`;
+      button.addEventListener("click", () => this.sortBy(column.name));
+      cell.append(button);
+      header.append(cell);
+    }
+    const thead = element("thead");
+    thead.append(header);
+    const body = element("tbody");
+    for (let j = start; j < end; j++) {
+      const k = order ? order[j] : j;
+      const i = rows[k], position = positions[k];
+      const tr = element("tr");
+      tr.dataset.row = String(i);
+      tr.setAttribute("aria-rowindex", String(j + 2));
+      if (i === this.opened) tr.setAttribute("aria-selected", "true");
+      columns.forEach((column, c) => {
+        const cell = element("td");
+        const text = column.text(i, position);
+        if (c === 0) {
+          const open = element("button", "atlas-row-title", text);
+          open.setAttribute("type", "button");
+          cell.append(open);
+        } else if (column.bar) {
+          const bar = element("span", "atlas-cell-bar");
+          bar.style.setProperty("--share", String(Math.max(0, Math.min(1, column.bar.value(position) / column.bar.top))));
+          cell.append(bar, element("span", "atlas-cell-number", text));
+        } else {
+          cell.textContent = text;
+        }
+        cell.dataset.column = column.name;
+        tr.append(cell);
+      });
+      tr.addEventListener("click", () => this.openRow(i));
+      body.append(tr);
+    }
+    table.append(thead, body);
+    const scroller = element("div", "atlas-table-scroll");
+    scroller.append(table);
+    parts.push(scroller);
+    if (count > size) {
+      const pager = element("div", "atlas-pager");
+      const back = element("button", "atlas-table-button", "← Previous");
+      back.setAttribute("type", "button");
+      back.disabled = this.page === 0;
+      back.addEventListener("click", () => this.turn(-1));
+      const forward = element("button", "atlas-table-button", "Next →");
+      forward.setAttribute("type", "button");
+      forward.disabled = this.page >= pages - 1;
+      forward.addEventListener("click", () => this.turn(1));
+      const where = element("p", "atlas-caption", `Papers ${(start + 1).toLocaleString("en-US")}–${end.toLocaleString("en-US")} of ${count.toLocaleString("en-US")} · page ${(this.page + 1).toLocaleString("en-US")} of ${pages.toLocaleString("en-US")}. Select a row to read the paper; the CSV download below has them all.`);
+      pager.append(back, where, forward);
+      parts.push(pager);
+    } else {
+      parts.push(element("p", "atlas-caption", "Select a row to read the paper."));
+    }
+    this.root.replaceChildren(this.loading, ...parts);
+  }
+
+  /** @param {number} step */
+  turn(step) {
+    this.page += step;
+    this.draw();
+    const title = this.root.querySelector(".atlas-table-title");
+    if (title) title.scrollIntoView({ block: "nearest" });
+  }
+
+  /** By this column ascending, then descending, then the table's own order again. @param {string} name */
+  sortBy(name) {
+    if (!this.sort || this.sort.column !== name) this.sort = { column: name, descending: false };
+    else if (!this.sort.descending) this.sort = { column: name, descending: true };
+    else this.sort = null;
+    this.draw();
+    const button = [...this.root.querySelectorAll(".atlas-sort")].find((b) => /** @type {HTMLElement} */ (b).dataset.column === name);
+    if (button) /** @type {HTMLElement} */ (button).focus();
+  }
+
+  /** @param {number} row */
+  openRow(row) {
+    this.opened = row;
+    for (const tr of this.root.querySelectorAll("tr[aria-selected]")) tr.removeAttribute("aria-selected");
+    const tr = this.root.querySelector(`tr[data-row="${row}"]`);
+    if (tr) tr.setAttribute("aria-selected", "true");
+    this.trigger("click", { row, map: this.view ? this.view.points : "" });
+  }
+
+  destroy() {
+    if (LINK.table === this) LINK.table = null;
+    this.root.remove();
+  }
+}
+
+const COLLATOR = new Intl.Collator("en", { sensitivity: "base", numeric: true });
+/** @param {string} a @param {string} b */
+function collate(a, b) {
+  return COLLATOR.compare(a, b) || (a < b ? -1 : a > b ? 1 : 0);
+}
+
+/** The listed rows' order by a column (ties in the table's own order). @param {number[]} rows
+ * @param {number[]} positions @param {Column} column @param {boolean} descending */
+function sortedOrder(rows, positions, column, descending) {
+  const keys = new Float64Array(rows.length);
+  for (let k = 0; k < rows.length; k++) keys[k] = column.key(rows[k], positions[k]);
+  const order = Uint32Array.from({ length: rows.length }, (_, k) => k);
+  const sign = descending ? -1 : 1;
+  return order.sort((a, b) => sign * (keys[a] - keys[b]) || a - b);
+}
+
+/** @type {WeakMap<HTMLElement, PapersTable>} */
+const TABLES = new WeakMap(); // parentElement -> the papers table, kept across reruns
+
+/** @param {TableState} data @param {HTMLElement} parentElement @param {Trigger} setTriggerValue */
+function tableEntry(data, parentElement, setTriggerValue) {
+  let table = TABLES.get(parentElement);
+  if (!table) {
+    table = new PapersTable(parentElement);
+    TABLES.set(parentElement, table);
+  }
+  LINK.table = table;
+  table.trigger = setTriggerValue;
+  const shown = table;
+  table.ready = table.ready.then(() => shown.update(data)).catch((error) => {
+    shown.loading.hidden = false;
+    shown.loading.textContent = `The papers could not be shown: ${error.message}`;
+    console.error(error);
+  });
+  return () => {
+    shown.destroy();
+    TABLES.delete(parentElement);
+  };
+}
