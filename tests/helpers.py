@@ -446,8 +446,8 @@ def papers_table(at: AppTest) -> dict:
     packed = base64.b64decode(raw) if raw else (REPO / "static" / "atlas" / name).read_bytes()
     file = decode_points(gzip.decompress(packed))
     columns, arrays = file["meta"]["columns"], file["arrays"]
-    point_table = points(at, state["points"])
-    n = point_table["n"]
+    point_file = _point_file(state["points"])
+    n = point_file["meta"]["n"]
     in_view = decode_mask(state["mask"], n)
     if state["ranked"]:
         order = varint_values(base64.b64decode(state["ranked"]))
@@ -456,8 +456,8 @@ def papers_table(at: AppTest) -> dict:
     topics = [t["name"] for t in file["meta"]["topics"]]
     ids = [t["id"] for t in file["meta"]["topics"]]
     rank = ids.index(state["topic"]) if state["topic"] is not None else None
-    colour = point_table["colour"]
-    titles = point_table["raw_title"]  # as stored: the table shows them unescaped
+    colour = point_file["arrays"]["colour"]
+    titles = _stored_titles(point_file)  # as stored: the table shows them unescaped
     if state["selection"]:
         selected = decode_mask(state["selected"], n)
         inside = np.flatnonzero(selected).tolist()
@@ -587,22 +587,29 @@ def walk(node) -> list:
     return found
 
 
-def points(at: AppTest, url: str | None = None) -> dict:
-    """The map's point table (`url`: named by the papers table's state; by default the map's), read from
-    the static file the browser downloads (`payload.decode_points`): its header's fields, and each
+def points(at: AppTest) -> dict:
+    """The map's point table, read from the static file the browser downloads (`payload.decode_points`): its header's fields, and each
     array as a list; `title` as the browser's hover shows each title (map.js escapes and wraps them as
-    `app.text.plotly_wrap` does), `raw_title` as stored (the papers table shows it so)."""
-    from app.map_component.payload import decode_points
+    `app.text.plotly_wrap` does)."""
     from app.text import plotly_wrap
 
-    name = (url or live_map(at)["points"]).split("/")[-1]
-    table = decode_points(gzip.decompress((REPO / "static" / "atlas" / name).read_bytes()))
+    table = _point_file(live_map(at)["points"])
     out = {**table["meta"], **{k: v.tolist() for k, v in table["arrays"].items() if k != "title_bytes"}}
+    out["title"] = [plotly_wrap(title, 64, 3) for title in _stored_titles(table)]
+    return out
+
+
+def _point_file(url: str) -> dict:
+    from app.map_component.payload import decode_points
+
+    return decode_points(gzip.decompress((REPO / "static" / "atlas" / url.split("/")[-1]).read_bytes()))
+
+
+def _stored_titles(table: dict) -> list[str]:
+    """The point table's titles as stored (UTF-8 in one block)."""
     ends, block = table["arrays"]["title_end"].astype(np.int64), table["arrays"]["title_bytes"].tobytes()
     starts = np.r_[0, ends[:-1]]
-    out["raw_title"] = [block[a:b].decode("utf-8") for a, b in zip(starts, ends, strict=True)]
-    out["title"] = [plotly_wrap(title, 64, 3) for title in out["raw_title"]]
-    return out
+    return [block[a:b].decode("utf-8") for a, b in zip(starts, ends, strict=True)]
 
 
 def select_box(at: AppTest, doc_ids, papers: pd.DataFrame | None = None) -> list[str]:

@@ -43,7 +43,15 @@ PROTOCOL_TYPES = (
 SUMMARY_TYPES = (
     "CentralPaper", "NearTopic", "YearShare", "VenueCount", "SummaryTopic", "ListSection", "TopicLists", "Summary"
 )  # fmt: skip
-EVENT_TYPES = ("ClickEvent", "SelectEvent", "LegendEvent", "TopicEvent", "OnlyEvent", "SortEvent", "ClearEvent")
+EVENT_TYPES = (
+    "ClickEvent",
+    "SelectEvent",
+    "LegendEvent",
+    "TopicEvent",
+    "OnlyEvent",
+    "SortEvent",
+    "ClearEvent",
+)
 # The files a test page loads alone: the pure functions, no page elements (every file but the last is
 # a classic script, so their names are the page's globals).
 PURE = ("protocol.js", "load.js", "sampling.js", "zoom.js")

@@ -27,7 +27,7 @@ from pipeline.mapfolder.search_index import (
 )
 from pipeline.mapfolder.store import read_map, write_map
 from pipeline.modelling.floors import CLOSE_PERCENTILE, RELATED_PERCENTILE
-from tests.helpers import REPO, SEEDS, FakeEncoder, tiny_map, whole_page
+from tests.helpers import REPO, SEEDS, FakeEncoder, papers_table, tiny_map, whole_page
 
 
 def frame(texts: list[str], titles: list[str] | None = None) -> pd.DataFrame:
@@ -444,7 +444,7 @@ def plain_text(at: AppTest) -> str:
 
 
 def paper_frame(at: AppTest) -> pd.DataFrame:
-    return [df.value for df in at.dataframe if list(df.value.columns)[:1] == ["Title"]][0]
+    return papers_table(at)["page"]
 
 
 def all_pairs(vectors: np.ndarray) -> np.ndarray:
