@@ -10,7 +10,8 @@ types a word and presses Enter (search; "learning"), then another ("graph": sear
 the highlights' chart already made), empties the box and presses Enter (clear: the whole map
 again), picks the first option of the sidebar's first filter (Themes or Topics) (filter), clicks a
 paper on the map (click), opens the first topic of the topic list (topic), goes back to the list
-(back), and drags a box over the middle of the map with the modebar's Box Select (box, timed from
+(back), turns the papers table to its second page (page: until it says "page 2 of"), clicks the
+first entry of the map's key (key: that theme alone; clicked again after), and drags a box over the middle of the map with the modebar's Box Select (box, timed from
 letting go of the mouse button). Each is timed from the action until the map has redrawn (a box:
 until the page received the step's first message) and Streamlit is idle again (the script not
 running and no element of the previous run left stale); the bytes and messages the page received
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -41,7 +43,7 @@ from tests.devserver import StreamlitServer  # noqa: E402
 from tests.test_browser import point_position  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
-STEPS = ("search", "search again", "clear", "filter", "click", "topic", "back", "box")
+STEPS = ("search", "search again", "clear", "filter", "click", "topic", "back", "page", "key", "box")
 NAMES = {
     "search": "search",
     "search again": "search again",
@@ -50,6 +52,8 @@ NAMES = {
     "click": "click a point",
     "topic": "open a topic",
     "back": "back to the list",
+    "page": "next page of the table",
+    "key": "click in the key",
     "box": "box selection",
 }
 # The floor: a bare Streamlit page (a Search box and a header that counts its letters), searched the same way.
@@ -91,6 +95,20 @@ def start_box(page) -> None:
     page.mouse.move(x1, y1, steps=4)
 
 
+def shown(page, action, text: str) -> float:
+    """Seconds from the action until an element of the page says `text` and Streamlit is idle (for a
+    step the browser may answer without a message)."""
+    started = time.perf_counter()
+    action()
+    page.wait_for_function(
+        "(text) => [...document.querySelectorAll('p')].some((p) => p.textContent.includes(text))",
+        arg=text,
+        timeout=120_000,
+    )
+    page.wait_for_function(IDLE, timeout=120_000)
+    return time.perf_counter() - started
+
+
 def answered(page, action, received: list[int]) -> tuple[float, int]:
     """Seconds from the action until the page received a message and Streamlit is idle again, and the
     bytes received (for a step that need not redraw the map)."""
@@ -121,9 +139,12 @@ def one_round(browser, url: str, tally: Tally) -> None:
         box.fill(text)  # before the step, as on the bare page: the step is pressing Enter
         return lambda: box.press("Enter")
 
-    def record(step, action, redraw=True):
-        messages = len(received)
-        seconds, size = (rerun if redraw else answered)(page, action, received)
+    def record(step, action, redraw=True, until=None):
+        messages, before = len(received), sum(received)
+        if until is not None:
+            seconds, size = shown(page, action, until), sum(received) - before
+        else:
+            seconds, size = (rerun if redraw else answered)(page, action, received)
         times[step].append(seconds)
         sizes[step].append(size)
         counts[step].append(len(received) - messages)
@@ -158,6 +179,11 @@ def one_round(browser, url: str, tally: Tally) -> None:
             "topic", lambda: page.mouse.click(frame["x"] + 12, frame["y"] + 52)
         )  # the first row's checkbox
         record("back", press(page, page.get_by_role("button", name="Back to the topic list")))
+    record("page", press(page, page.get_by_role("button", name=re.compile(r"^Next"))), until="page 2 of")
+    entry = page.locator(".atlas-legend button.atlas-legend-item")
+    if entry.count():  # a map with themes: its key's entries show one theme alone
+        record("key", press(page, entry.first))
+        settle(page, press(page, entry.first))  # every theme again
     start_box(page)
     record("box", page.mouse.up, redraw=False)
     page.get_by_text("Selected on the map", exact=False).first.wait_for(timeout=60_000)
