@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from app.data import build_map_data
 from pipeline.mapfolder.store import read_map, write_map
 from tests.devserver import StreamlitServer
 from tests.helpers import GRAPH, SEED_MAP, open_app, themed_map, tiny_map, write_merged_map
@@ -123,33 +124,52 @@ PAINTED_COLUMN = """([frame, name]) => {
         cells.push({painted: own.map((r) => r.text.trim()).join(' '), whole, lines: own.length,
                     value: cell ? cell.textContent : null});
     }
-    const scroller = frame.querySelector('.dvn-scroller');
-    return {cells, rowHeight, inBox: clip.x0 >= 0 && clip.x1 <= canvas.clientWidth + 0.5,
-            scrolls: scroller.scrollWidth > scroller.clientWidth + 1};
+    return {cells, rowHeight};
 }"""
 
 
-def painted_column(page, frame, name: str, *, in_box: bool = False) -> list[dict]:
+def painted_column(page, frame, name: str) -> list[dict]:
     """The cells of the column `name` of the table `frame` (a locator of its stDataFrame) that show
     entirely in the table's box, top to bottom: `painted`, the strings the grid painted in the cell
     joined by spaces (its lines when it wraps); `whole`, whether each of them lies inside its clip
     (nothing cut off at a side, the top or the bottom); `value`, the cell's text in the grid's
-    accessible table (the whole value). `in_box`: assert the column lies inside the table's box, and
-    the table needs no scrolling sideways."""
+    accessible table (the whole value)."""
     page.wait_for_timeout(500)  # the grid's last painting
     shown = frame.evaluate(PAINTED_COLUMN.replace("([frame, name])", "(frame, name)"), name)
     assert "error" not in shown, shown
-    if in_box:
-        assert shown["inBox"] and not shown["scrolls"], (name, shown)
     return shown["cells"]
 
 
+# Each Title and Topic cell of the papers table (js/table.js, an HTML table) as the reader sees it: its
+# text (the title's button's), whether it is shown (its column not hidden), whether its text fits its
+# box whole (nothing scrolled out of it sideways or below, no ellipsis, the title's button inside its
+# cell) and whether the cell lies inside the table's scrolling box.
+TABLE_CELLS = """(root) => {
+    const box = root.querySelector('.atlas-table-scroll').getBoundingClientRect();
+    return [...root.querySelectorAll('.atlas-papers tbody td')].map((td) => {
+        const inner = td.querySelector('.atlas-row-title') || td;
+        const cell = td.getBoundingClientRect(), own = inner.getBoundingClientRect();
+        const fits = (e) => e.scrollWidth <= e.clientWidth && e.scrollHeight <= e.clientHeight;
+        return {
+            column: td.dataset.column, text: inner.textContent, shown: cell.width > 0 && cell.height > 0,
+            whole: fits(td) && fits(inner) && own.left >= cell.left - 0.5 && own.right <= cell.right + 0.5
+                && getComputedStyle(inner).textOverflow !== 'ellipsis' && getComputedStyle(td).textOverflow !== 'ellipsis',
+            inBox: cell.left >= box.left - 0.5 && cell.right <= box.right + 0.5,
+        };
+    });
+}"""
+
+
 def papers_table(page):
-    """The papers table under the map, in the form the page shows (app/papers_panel.py has two)."""
-    table = page.locator(".st-key-papers-table [data-testid='stDataFrame']:visible")
-    table.first.wait_for(timeout=30_000)
-    assert table.count() == 1
-    return table.first
+    """The papers table under the map (js/table.js), once its rows are drawn."""
+    table = page.locator(".atlas-table")
+    table.locator(".atlas-papers tbody tr").first.wait_for(timeout=30_000)
+    table.scroll_into_view_if_needed()
+    return table
+
+
+def shown_cells(table, column: str) -> list[dict]:
+    return [cell for cell in table.evaluate(TABLE_CELLS) if cell["column"] == column]
 
 
 def corner_map(folder: Path) -> Path:
@@ -236,25 +256,30 @@ def test_the_chosen_colour_option_reads_whole_in_its_box(page, servers, tmp_path
         assert shown["text"] in options  # the whole option's text, no ellipsis
 
 
-def test_every_paper_title_in_the_papers_table_reads_whole_at_1400_by_900(browser, servers):
+def test_every_title_and_topic_in_the_papers_table_reads_whole_at_1400_by_900(browser, servers):
     """The seed map's titles are long (up to 89 characters, ending in "…" where the pipeline cut a
-    first sentence): each shown in the papers table is painted whole, wrapped onto lines at its
-    spaces, and reads as papers.parquet has it, byte for byte."""
-    titles = read_map(SEED_MAP).papers["title"].tolist()
-    assert all(t == " ".join(t.split()) for t in titles)  # single spaces: lines joined by one are the title
+    first sentence): each on the table's first page shows whole, wrapped onto lines, inside the table's
+    box, and reads as papers.parquet has it, byte for byte; so does each paper's topic."""
+    data = build_map_data("seeds", SEED_MAP)
+    papers = read_map(SEED_MAP).papers
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
-    page.add_init_script(PAINT_LOG)
     try:
         open_app(page, servers(SEED_MAP).url)
         table = papers_table(page)
-        table.scroll_into_view_if_needed()
-        cells = painted_column(page, table, "Title")
-        assert len(cells) >= 5, cells  # most of the box's rows show whole
-        assert [c["value"] for c in cells] == titles[: len(cells)]  # the map's papers, in order
-        for cell, title in zip(cells, titles, strict=False):
-            assert cell["whole"] and cell["painted"] == title, (cell, title)
-        assert any(c["lines"] > 1 for c in cells)  # long titles wrap
+        titles, topics = shown_cells(table, "Title"), shown_cells(table, "Topic")
+        rows = min(len(papers), 50)
+        assert len(titles) == len(topics) == rows
+        assert [c["text"] for c in titles] == papers["title"].tolist()[:rows]  # the map's papers, in order
+        names = [data.label(int(t)) for t in papers["topic_id"].tolist()[:rows]]
+        assert [c["text"] for c in topics] == names
+        for cell in titles + topics:
+            assert cell["shown"] and cell["whole"] and cell["inBox"], cell
+        heights = table.evaluate(
+            "(root) => [...root.querySelectorAll('tbody td[data-column=\"Title\"] .atlas-row-title')]"
+            ".map((b) => b.offsetHeight / parseFloat(getComputedStyle(b).lineHeight))"
+        )
+        assert max(heights) >= 1.9  # long titles wrap onto a second line
     finally:
         context.close()
 
@@ -285,31 +310,32 @@ def test_every_cell_of_the_changes_table_reads_whole_at_1400_by_900(browser, ser
 def test_on_a_phone_the_papers_table_shows_titles_and_topics_whole_without_scrolling_sideways(
     browser, servers
 ):
-    """At 390x844 the papers table is the title and the topic only, in columns that fit the screen,
-    each cell whole (wrapped), and selecting a row opens that paper."""
+    """At 390x844 the papers table is the title (headed "Paper") and the topic only, each cell whole
+    (wrapped) inside the screen, the page not scrolling sideways; tapping a row opens that paper."""
     papers = read_map(SEED_MAP).papers
     context = browser.new_context(viewport={"width": 390, "height": 844})
     page = context.new_page()
-    page.add_init_script(PAINT_LOG)
     try:
         open_app(page, servers(SEED_MAP).url)
         table = papers_table(page)
-        table.scroll_into_view_if_needed()
-        headers = table.locator("th[role='columnheader']").all_text_contents()
-        assert headers == ["Paper", "Topic"]  # the title, and its topic
-        box = table.bounding_box()
+        headers = table.locator(".atlas-papers th:visible").all_inner_texts()
+        assert [h.strip() for h in headers] == ["Paper", "Topic"]  # the title, and its topic
+        cells = table.evaluate(TABLE_CELLS)
+        assert {c["column"] for c in cells if c["shown"]} == {"Title", "Topic"}
+        assert {c["column"] for c in cells if not c["shown"]} >= {"Source"}  # the rest are hidden
+        titles = [c for c in cells if c["column"] == "Title"]
+        assert [c["text"] for c in titles] == papers["title"].tolist()[: len(titles)]
+        for cell in cells:
+            if cell["shown"]:
+                assert cell["whole"] and cell["inBox"], cell
+        box = table.locator(".atlas-table-scroll").bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= 390
-        titles = painted_column(page, table, "Paper", in_box=True)
-        topics = painted_column(page, table, "Topic", in_box=True)
-        assert len(titles) >= 3 and len(topics) == len(titles)
-        assert [c["value"] for c in titles] == papers["title"].tolist()[: len(titles)]
-        for cell in titles + topics:
-            assert cell["whole"] and cell["painted"] == cell["value"], cell
-        first = table.locator("td[aria-colindex='1']").first.text_content()
-        grid = table.locator("canvas[data-testid='data-grid-canvas']").bounding_box()
-        page.mouse.click(grid["x"] + 16, grid["y"] + 36 + 20)  # the first row's select box
+        assert table.locator(".atlas-table-scroll").evaluate("(e) => e.scrollWidth <= e.clientWidth")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        first = table.locator(".atlas-papers tbody tr").first
+        row = int(first.get_attribute("data-row"))
+        first.locator("td[data-column='Topic']").click()
         page.wait_for_function("() => location.href.includes('paper=')", timeout=30_000)
-        doc_id = papers.loc[papers["title"] == first, "doc_id"].iloc[0]
-        assert f"paper={doc_id}" in page.evaluate("location.href")
+        assert f"paper={papers['doc_id'].iloc[row]}" in page.evaluate("location.href")
     finally:
         context.close()

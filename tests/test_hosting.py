@@ -268,6 +268,11 @@ def test_the_map_draws_when_static_is_read_only(page, tmp_path):
         )  # the search's rerun, not the old header
         # the rerun, without the files, redraws the map: the 15 matches as points (the rest dimmed beneath)
         page.wait_for_function(f"document.querySelectorAll({POINTS!r}).length === 15", timeout=30_000)
+        # the papers table decoded its file from the component's data (`table_data`): the 15, drawn
+        page.wait_for_function(
+            "document.querySelectorAll('.atlas-papers tbody tr').length === 15", timeout=30_000
+        )
+        assert page.locator(".atlas-papers tbody td[data-column='Title']").first.text_content()
 
 
 @pytest.mark.slow

@@ -1,0 +1,286 @@
+"""In a real browser, the papers table under the map (js/table.js): what it draws, cell by cell, against
+what the app sent it (`papers_table`, the same link run in AppTest): pages, a search's order and how each
+paper matched, sorting by title, an opened topic, a selection, a row opening its paper, hostile text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.data import build_map_data
+from pipeline.mapfolder.store import write_map
+from tests.devserver import StreamlitServer
+from tests.helpers import box_around, hostile_map, idle, open_app, papers_table, start, tiny_map
+
+pytestmark = pytest.mark.browser
+TABLE = ".atlas-table"
+
+# What the table shows: its heading, the notice and caption, its column heads, and every cell's text
+# (textContent: as set, nothing collapsed), each row with the map row it lists.
+DRAWN = """() => {
+    const root = document.querySelector('.atlas-table');
+    const kids = [...root.children], at = kids.findIndex((e) => e.matches('.atlas-table-scroll'));
+    const before = (at < 0 ? kids : kids.slice(0, at)).filter((e) => e.matches('.atlas-caption, .atlas-info'));
+    const after = at < 0 ? [] : kids.slice(at + 1).map((e) => (e.matches('.atlas-caption') ? e : e.querySelector('.atlas-caption')));
+    const body = [...root.querySelectorAll('.atlas-papers tbody tr')];
+    return {
+        heading: root.querySelector('.atlas-table-title')?.textContent ?? null,
+        notice: before.length ? before[0].textContent : null,
+        caption: after.filter(Boolean).length ? after.filter(Boolean)[0].textContent : null,
+        columns: [...root.querySelectorAll('.atlas-papers th')].map((th) => th.dataset.column),
+        rows: body.map((tr) => [...tr.cells].map((td) => td.textContent)),
+        mapRows: body.map((tr) => Number(tr.dataset.row)),
+    };
+}"""
+
+
+def titles_map(folder: Path) -> Path:
+    """The tiny map with 120 papers, every third title starting in lower case (a plain sort would put
+    them after every capital)."""
+    atlas = tiny_map(120)
+    atlas.papers["title"] = [t.lower() if i % 3 == 0 else t for i, t in enumerate(atlas.papers["title"])]
+    write_map(folder, atlas)
+    return folder
+
+
+HOSTILE_TITLES = [
+    "<b>bold</b> & <i>not</i>",
+    "&amp; &lt;em&gt; stays as written",
+    "right\u202eto\u202cleft \u2067isolate\u2069",
+    '<img src=x onerror="window.__pwned = 1">',
+    "two  spaces\nand a line",
+    '=HYPERLINK("http://evil","x")',
+    "<script>window.__pwned = 2</script>",
+]
+HOSTILE_VENUES = [
+    "<u>ICML</u>",
+    "&amp;",
+    "\u202eSPIRUEN",
+    "<svg onload=window.__pwned=3>",
+    "-ICML",
+    "",
+    "a<br>b",
+]
+
+
+@pytest.fixture(scope="module")
+def maps(tmp_path_factory):
+    """The two maps (120 papers with mixed-case titles; a hostile one), each served once a module."""
+    root = tmp_path_factory.mktemp("browser-table")
+    folders = {"titles": titles_map(root / "titles")}
+    atlas = hostile_map()
+    atlas.papers["title"] = HOSTILE_TITLES
+    atlas.papers["venue"] = HOSTILE_VENUES
+    atlas.topics["label"] = ["<b>Evil</b> topic &amp;", "Optimal transport"]
+    write_map(root / "hostile", atlas)
+    folders["hostile"] = root / "hostile"
+    servers = {
+        name: StreamlitServer(folder, root / "no-other-maps", timeout=90) for name, folder in folders.items()
+    }
+    yield {name: (servers[name], folder) for name, folder in folders.items()}
+    for server in servers.values():
+        server.stop()
+
+
+def mirror(folder: Path, params: dict | None = None) -> dict:
+    """What the table must show for this link: the app run once in AppTest (`papers_table`)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ATLAS_MAP", str(folder))
+        patch.setenv("ATLAS_MAPS_DIR", str(folder.parent / "no-other-maps"))
+        return papers_table(start(params))
+
+
+def cells(frame) -> list[list[str]]:
+    """A mirror's rows as the table writes them: numbers as js/table.js formats them."""
+    out = []
+    for row in frame.itertuples(index=False):
+        line = []
+        for name, value in zip(frame.columns, row, strict=True):
+            if isinstance(value, float):
+                value = f"{value:.1f}% of pairs" if name == "Closer than" else f"{value:.2f}"
+            line.append(value)
+        out.append(line)
+    return out
+
+
+def drawn(page, heading: str | None = None) -> dict:
+    """The table as drawn, once its heading is `heading` (when given) and Streamlit is idle."""
+    page.locator(f"{TABLE} .atlas-table-title").first.wait_for(timeout=30_000)
+    if heading is not None:
+        page.wait_for_function(
+            "(h) => document.querySelector('.atlas-table .atlas-table-title')?.textContent === h",
+            arg=heading,
+            timeout=30_000,
+        )
+    idle(page)
+    return page.evaluate(DRAWN)
+
+
+def test_each_page_shows_the_cells_the_app_sent_byte_for_byte(page, maps):
+    app, folder = maps["titles"]
+    want = mirror(folder)
+    rows, count = want["rows"], len(want["rows"])
+    assert count == 120 and want["heading"] == "Papers · 120"
+    open_app(page, app.url)
+    shown = drawn(page, want["heading"])
+    assert shown["columns"] == list(rows.columns)
+    assert (shown["notice"], shown["caption"]) == (want["notice"], want["caption"])
+    assert shown["rows"] == cells(want["page"])  # 50 rows, every cell
+    previous = page.get_by_role("button", name="← Previous", exact=True)
+    assert previous.is_disabled()
+    page.get_by_role("button", name="Next →", exact=True).click()
+    shown = drawn(page)
+    assert shown["heading"] == want["heading"]
+    assert shown["caption"] == want["caption"].replace("Papers 1–50", "Papers 51–100").replace(
+        "page 1 of", "page 2 of"
+    )
+    assert shown["rows"] == cells(rows.iloc[50:100])
+    assert previous.is_enabled()
+    page.get_by_role("button", name="Next →", exact=True).click()
+    shown = drawn(page)
+    assert shown["rows"] == cells(rows.iloc[100:])  # the last page's 20
+    assert page.get_by_role("button", name="Next →", exact=True).is_disabled()
+    previous.click()
+    assert drawn(page)["rows"] == cells(rows.iloc[50:100])
+
+
+def test_a_search_link_lists_best_matches_first_with_how_each_matched(page, maps):
+    app, folder = maps["titles"]
+    want = mirror(folder, {"q": "diffusion"})
+    assert want["heading"].endswith(" · best matches first") and "Match" in want["rows"].columns
+    open_app(page, app.url + "?q=diffusion")
+    shown = drawn(page, want["heading"])
+    assert shown["columns"] == list(want["rows"].columns)
+    match = shown["columns"].index("Match")
+    assert [r[match] for r in shown["rows"]] == want["page"]["Match"].tolist()
+    assert shown["rows"] == cells(want["page"])
+    assert (shown["notice"], shown["caption"]) == (want["notice"], want["caption"])
+
+
+def sort_state(page) -> str:
+    return page.locator(f"{TABLE} th[data-column='Title']").get_attribute("aria-sort")
+
+
+def test_sorting_by_title_ascending_descending_and_back_to_the_table_s_order(page, maps):
+    app, folder = maps["titles"]
+    want = mirror(folder)
+    titles = want["rows"]["Title"].tolist()
+    ordered = sorted(titles, key=lambda t: (t.casefold(), t))  # table.py's title_rank
+    assert ordered != sorted(titles)  # the lower-case titles sort among the others, not after them
+    open_app(page, app.url)
+    drawn(page, want["heading"])
+    assert sort_state(page) == "none"
+    sort = page.locator(f"{TABLE} th[data-column='Title'] button")
+    sort.click()
+    shown = drawn(page, "Papers · 120 · by title, ascending")
+    assert [r[0] for r in shown["rows"]] == ordered[:50] and sort_state(page) == "ascending"
+    page.get_by_role("button", name="Next →", exact=True).click()
+    assert [r[0] for r in drawn(page)["rows"]] == ordered[50:100]  # the order goes on across pages
+    sort.click()
+    shown = drawn(page, "Papers · 120 · by title, descending")
+    assert [r[0] for r in shown["rows"]] == ordered[::-1][:50] and sort_state(page) == "descending"
+    assert "page 1 of 3" in shown["caption"]  # a new order starts at its first page
+    sort.click()
+    shown = drawn(page, "Papers · 120")
+    assert shown["rows"] == cells(want["page"]) and sort_state(page) == "none"
+
+
+def test_an_opened_topic_lists_exactly_its_papers_and_back_lists_them_all(page, maps):
+    app, folder = maps["titles"]
+    data = build_map_data("titles", folder)
+    want = mirror(folder)
+    topic = data.topic_order[0]
+    size = int(data.topics.set_index("topic_id").loc[topic, "size"])  # topics.parquet's own count
+    members = want["rows"][want["rows"]["Topic"] == data.label(topic)]
+    assert len(members) == size and 0 < size < 50
+    open_app(page, app.url)
+    drawn(page, want["heading"])
+    page.locator(f".atlas-panel-list .atlas-topic[data-topic='{topic}']").click()
+    shown = drawn(page, f"Papers · {size}")
+    assert shown["rows"] == cells(members)  # its papers, in the map's order, and no other
+    assert shown["caption"] == "Select a row to read the paper."
+    page.get_by_role("button", name="Back to the topic list").click()
+    shown = drawn(page, want["heading"])
+    assert shown["rows"] == cells(want["page"]) and shown["caption"] == want["caption"]
+
+
+def opened_title(page) -> str:
+    """The title of the paper open beside the map (app/paper_view.py's heading)."""
+    heading = page.locator("[data-testid='stMarkdownContainer'] h4").first
+    heading.wait_for(timeout=30_000)
+    return heading.text_content()
+
+
+def test_a_row_clicked_or_its_title_chosen_with_the_keyboard_opens_that_paper(page, maps):
+    app, folder = maps["titles"]
+    papers = build_map_data("titles", folder).papers
+    open_app(page, app.url)
+    shown = drawn(page, "Papers · 120")
+    row, k = shown["mapRows"][7], 7
+    page.locator(f"{TABLE} tbody tr").nth(k).locator("td[data-column='Topic']").click()
+    page.wait_for_function(
+        "(id) => location.search.includes(`paper=${id}`)", arg=papers["doc_id"].iloc[row], timeout=30_000
+    )
+    idle(page)
+    assert opened_title(page) == papers["title"].iloc[row] == shown["rows"][k][0]
+    assert page.locator(f"{TABLE} tbody tr").nth(k).get_attribute("aria-selected") == "true"
+
+    open_app(page, app.url)
+    shown = drawn(page, "Papers · 120")
+    page.locator(f"{TABLE} th[data-column='Title'] button").focus()
+    for _ in range(20):  # Tab from the column heads to the first row's title
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.classList.contains('atlas-row-title')"):
+            break
+    first = page.evaluate("document.activeElement.closest('tr').dataset.row")
+    assert int(first) == shown["mapRows"][0]
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "(id) => location.search.includes(`paper=${id}`)",
+        arg=papers["doc_id"].iloc[int(first)],
+        timeout=30_000,
+    )
+    idle(page)
+    assert opened_title(page) == papers["title"].iloc[int(first)] == shown["rows"][0][0]
+
+
+def test_hostile_titles_venues_and_topic_names_show_as_written_and_make_no_element(page, maps):
+    app, folder = maps["hostile"]
+    data = build_map_data("hostile", folder)  # the map's text as the app shows it (bidi controls made inert)
+    want = mirror(folder)
+    open_app(page, app.url)
+    shown = drawn(page, want["heading"])
+    assert shown["rows"] == cells(want["page"]) and len(shown["rows"]) == len(HOSTILE_TITLES)
+    columns = shown["columns"]
+    by_row = dict(zip(shown["mapRows"], shown["rows"], strict=True))
+    for row in range(len(HOSTILE_TITLES)):
+        cells_of = dict(zip(columns, by_row[row], strict=True))
+        assert cells_of["Title"] == data.papers["title"].iloc[row]
+        assert cells_of["Venue"] == data.papers["venue"].iloc[row]
+        assert cells_of["Topic"] == data.label(int(data.topic_ids[row]))
+    assert by_row[0][0] == HOSTILE_TITLES[0] and "\u202e" not in by_row[2][0]
+    made = page.evaluate(
+        "[...document.querySelectorAll('.atlas-table *')].map((e) => e.localName)"
+        ".filter((n) => !['section', 'div', 'h4', 'p', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'button', 'span'].includes(n))"
+    )
+    assert made == []  # no <b>, <img>, <script>, <svg>, <br> ... from the text
+    assert page.evaluate("window.__pwned === undefined")
+
+
+def test_a_selection_link_lists_the_selection_and_clear_selection_empties_it(page, maps):
+    app, folder = maps["titles"]
+    papers = build_map_data("titles", folder).papers
+    around = papers["doc_id"][papers["topic_id"] == 1].iloc[:6]
+    box, inside = box_around(papers, around)
+    want = mirror(folder, {"select": box})
+    assert want["heading"] == f"Selected on the map · {len(inside)}" and len(inside) >= 6
+    assert want["rows"]["Title"].tolist() == papers.set_index("doc_id").loc[inside, "title"].tolist()
+    open_app(page, f"{app.url}?select={box}")
+    shown = drawn(page, want["heading"])
+    assert shown["rows"] == cells(want["page"])
+    assert (shown["notice"], shown["caption"]) == (want["notice"], want["caption"])
+    page.get_by_role("button", name="Clear selection").click()
+    shown = drawn(page, "Papers · 120")
+    page.wait_for_function("() => !location.search.includes('select=')", timeout=30_000)
+    assert shown["rows"] == cells(mirror(folder)["page"])
