@@ -10,8 +10,8 @@ types a word and presses Enter (search; "learning"), then another ("graph": sear
 the highlights' chart already made), empties the box and presses Enter (clear: the whole map
 again), picks the first option of the sidebar's first filter (Themes or Topics) (filter), clicks a
 paper on the map (click), opens the first topic of the topic list (topic), goes back to the list
-(back), turns the papers table to its second page (page: until it says "page 2 of"), clicks the
-first entry of the map's key (key: that theme alone; clicked again after), and drags a box over the middle of the map with the modebar's Box Select (box, timed from
+(back), clicks the first entry of the map's key (key, on a map with themes: that theme alone; clicked
+again after), turns the papers table to its second page (page: until it says "page 2 of"), and drags a box over the middle of the map with the modebar's Box Select (box, timed from
 letting go of the mouse button). Each is timed from the action until the map has redrawn (a box:
 until the page received the step's first message) and Streamlit is idle again (the script not
 running and no element of the previous run left stale); the bytes and messages the page received
@@ -43,7 +43,7 @@ from tests.devserver import StreamlitServer  # noqa: E402
 from tests.test_browser import point_position  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
-STEPS = ("search", "search again", "clear", "filter", "click", "topic", "back", "page", "key", "box")
+STEPS = ("search", "search again", "clear", "filter", "click", "topic", "back", "key", "page", "box")
 NAMES = {
     "search": "search",
     "search again": "search again",
@@ -179,11 +179,14 @@ def one_round(browser, url: str, tally: Tally) -> None:
             "topic", lambda: page.mouse.click(frame["x"] + 12, frame["y"] + 52)
         )  # the first row's checkbox
         record("back", press(page, page.get_by_role("button", name="Back to the topic list")))
-    record("page", press(page, page.get_by_role("button", name=re.compile(r"^Next"))), until="page 2 of")
     entry = page.locator(".atlas-legend button.atlas-legend-item")
     if entry.count():  # a map with themes: its key's entries show one theme alone
         record("key", press(page, entry.first))
         settle(page, press(page, entry.first))  # every theme again
+    forward = page.get_by_role("button", name=re.compile(r"^Next"))
+    forward.scroll_into_view_if_needed()  # the table is under the map
+    record("page", press(page, forward), until="page 2 of")
+    page.locator(GRAPH).scroll_into_view_if_needed()  # the map in sight again for the box
     start_box(page)
     record("box", page.mouse.up, redraw=False)
     page.get_by_text("Selected on the map", exact=False).first.wait_for(timeout=60_000)
@@ -297,7 +300,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         for label, papers, result in measured:
             rows.append(
-                f"| {label} | {papers:,} | " + " | ".join(cell(result[s], bare) for s in STEPS) + " |"
+                f"| {label} | {papers:,} | "
+                + " | ".join(cell(result[s], bare) if s in result else "–" for s in STEPS)
+                + " |"
             )
         browser.close()
     lines = [
