@@ -12,7 +12,7 @@ import pytest
 
 from pipeline.mapfolder.store import read_map, write_map
 from tests.devserver import StreamlitServer
-from tests.helpers import CHROMIUM, GRAPH, POINTS, draws, open_app, themed_map, tiny_map
+from tests.helpers import CHROMIUM, GRAPH, POINTS, TOPIC_WORDS, draws, open_app, themed_map, tiny_map
 
 pytestmark = pytest.mark.browser
 N = 6000  # over 1,000 papers: a map drawn with WebGL where there is WebGL
@@ -143,9 +143,18 @@ def test_without_webgl_the_map_is_an_image_of_its_papers_with_names_and_a_notice
         topics = papers["topic_id"].value_counts()
         counts = page.locator(".atlas-panel-list .atlas-topic-count").all_inner_texts()
         assert sorted(int(c.replace(",", "")) for c in counts) == sorted(topics.tolist())
-        page.locator(".atlas-panel-list .atlas-topic").first.click()
+        first = page.locator(".atlas-panel-list .atlas-topic").first
+        topic = int(first.get_attribute("data-topic"))
+        first.click()
         page.locator(".atlas-panel-topic h4").wait_for(timeout=30_000)
         name = page.locator(".atlas-panel-topic h4").inner_text()
+        chart = page.locator(".atlas-panel-topic .atlas-bars")  # its keywords: Plotly bars, SVG
+        chart.locator(".ytick text").first.wait_for(timeout=30_000)
+        bars = chart.evaluate(
+            "(gd) => [gd._fullData.map((t) => t.type), gd.querySelectorAll('.point path').length]"
+        )
+        assert bars == [["bar"], len(TOPIC_WORDS[topic][1])]
+        assert chart.locator(".ytick text").all_text_contents() == TOPIC_WORDS[topic][1]
         page.wait_for_function("() => location.search.includes('topic=')", timeout=30_000)
         page.locator("[data-testid='stMarkdown']", has_text=f"papers in the topic “{name}”").first.wait_for(
             timeout=30_000

@@ -1,15 +1,19 @@
 """In a real browser, the topic panel beside the map (js/panel.js): the list's counts, an opened topic's
-name, size, share, keywords and central titles, each against the map's own tables; opening and closing a
-topic with the mouse and the keyboard, Back and Forward, links, a phone's width. None of these steps
-redraws the map's part of the page: the map's charts are the same elements, its draws counted."""
+name, size, share, keywords and central titles, and its keyword and venue charts (Plotly bars: names,
+values, counts, the list a screen reader reads), each against the map's own tables, markup in a keyword
+or venue shown as typed; opening and closing a topic with the mouse and the keyboard, Back and Forward,
+links, a phone's width. None of these steps redraws the map's part of the page: the map's charts are the
+same elements, its draws counted."""
 
 from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
 import pytest
 
 from app.data import build_map_data
-from app.topic_summary import central_papers
+from app.topic_summary import central_papers, topic_summary
 from pipeline.mapfolder.store import write_map
 from tests.devserver import StreamlitServer
 from tests.helpers import GRAPH, draws, idle, open_app, themed_map
@@ -19,11 +23,26 @@ LIST = ".atlas-panel-list"
 OPENED = ".atlas-panel-topic"
 
 
+# Venues by paper (i % 3): markup and an entity, to be shown as typed, and a name longer than a bar's label.
+VENUES = ("<b>x</b>", "&amp;", "Proceedings of the International Conference on Learning Representations")
+BAR_LABEL = 28  # js/panel.js: a longer name is shortened beside its bar, whole in its hover and the list
+
+
+def panel_map():
+    """The themed tiny map with venues, and markup and an entity in each topic's first two keywords."""
+    atlas = themed_map()
+    atlas.papers["venue"] = [VENUES[i % 3] for i in range(len(atlas.papers))]
+    atlas.topics["keywords"] = [
+        [f"<b>{a}</b>", f"{b} &amp; co", *rest] for a, b, *rest in atlas.topics["keywords"]
+    ]
+    return atlas
+
+
 @pytest.fixture(scope="module")
 def panel_app(tmp_path_factory):
     root = tmp_path_factory.mktemp("browser-panel")
     folder = root / "themed"
-    write_map(folder, themed_map())
+    write_map(folder, panel_map())
     app = StreamlitServer(folder, root / "no-other-maps", timeout=60)
     yield app, build_map_data("themed", folder)
     app.stop()
@@ -51,13 +70,62 @@ def wait_for_header(page, text: str) -> None:
     idle(page)
 
 
+TICKS = """(gd) => [...gd.querySelectorAll('.ytick text')]
+    .map((t) => [t.getBoundingClientRect().y, t.textContent]).sort((a, b) => a[0] - b[0]).map((t) => t[1])"""
+
+
+def bars_as_drawn(page) -> dict:
+    """The opened topic's bar chart as Plotly drew it: each bar's name beside it (the SVG's tick texts,
+    top to bottom), length, text beside it and hover (shown by moving the mouse onto it, top to
+    bottom), its colour, its title, and the list a screen reader reads instead of the drawing."""
+    panel = page.locator(OPENED)
+    panel.locator(".atlas-bars .ytick text").first.wait_for(timeout=30_000)
+    chart = panel.locator(".atlas-bars")
+    drawn = chart.evaluate(
+        f"""(gd) => ({{
+            ticks: ({TICKS})(gd),
+            texts: [...gd.querySelectorAll('.point')].map((p) => p.querySelector('.bartext').textContent),
+            traces: gd._fullData.map((t) => [t.type, t.orientation, t.x, t.y]),
+            colour: gd._fullData[0].marker.color,
+            hidden: gd.getAttribute('aria-hidden'),
+        }})"""
+    )
+    hovers = []
+    for bar in sorted(chart.locator(".point path").all(), key=lambda b: b.bounding_box()["y"]):
+        bar.scroll_into_view_if_needed()  # the panel scrolls: a hover needs the bar in sight
+        box = bar.bounding_box()
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        shown = page.wait_for_function(
+            """([gd, before]) => {
+                const tips = gd.querySelectorAll('.hoverlayer .hovertext');
+                return tips.length === 1 && tips[0].textContent !== before ? tips[0].textContent : null;
+            }""",
+            arg=[chart.element_handle(), hovers[-1] if hovers else ""],
+            timeout=10_000,
+        )
+        hovers.append(shown.json_value())
+    page.mouse.move(0, 0)
+    titles = panel.locator(".atlas-tab-panel .atlas-chart-title").all_inner_texts()
+    return {
+        **drawn,
+        "hovers": hovers,
+        "title": titles[0] if titles else "",
+        "read": panel.locator(".atlas-tab-panel .atlas-chart-data li").all_text_contents(),
+    }
+
+
+def short(name: str) -> str:
+    """A name as js/panel.js writes it beside its bar."""
+    return name if len(name) <= BAR_LABEL else name[: BAR_LABEL - 1].rstrip() + "…"
+
+
 def opened_as_shown(page) -> dict:
     panel = page.locator(OPENED)
-    panel.locator(".atlas-bars").wait_for(timeout=30_000)
+    panel.locator(".atlas-bars .ytick text").first.wait_for(timeout=30_000)
     return {
         "name": panel.locator("h4").inner_text(),
         "caption": panel.locator(".atlas-caption").first.inner_text(),
-        "keywords": panel.locator(".atlas-bar-label").all_inner_texts(),
+        "keywords": panel.locator(".atlas-bars").evaluate(TICKS),
         "central": panel.locator(".atlas-paper").all_text_contents(),
     }
 
@@ -67,7 +135,7 @@ def expected(data, topic: int) -> dict:
     return {
         "name": data.label(topic),
         "caption": f"{size} papers · {100 * size / data.n:.1f}% of the map · topic {topic}",
-        "keywords": [str(k) for k in data.topics.loc[topic, "keywords"]],
+        "keywords": [short(str(k)) for k in data.topics.loc[topic, "keywords"]],
         "central": data.papers["title"].iloc[central_papers(data, topic)].tolist(),
     }
 
@@ -143,6 +211,64 @@ def test_an_opened_topic_is_the_map_s_own_and_opening_it_redraws_only_the_map_s_
     page.locator(f"{LIST} .atlas-topic").first.wait_for(timeout=30_000)
     page.wait_for_function("() => location.search === ''", timeout=30_000)
     wait_for_header(page, f"Showing the {data.n} papers of the map")
+
+
+def fixed(x: float, places: int) -> str:
+    """As JavaScript's toFixed: the exact value rounded half up (Python's format rounds half to even)."""
+    return str(Decimal(x).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
+
+
+def test_an_opened_topic_s_keywords_and_venues_are_plotly_bars_of_its_summary(page, panel_app):
+    app, data = panel_app
+    topic = data.topic_order[0]
+    entry = next(t for t in topic_summary(data, None)["topics"] if t["id"] == topic)
+    open_app(page, app.url + f"?topic={topic}")
+    keywords = bars_as_drawn(page)
+    said = [f"{k}: {fixed(w, 3)}" for k, w in zip(entry["keywords"], entry["weights"], strict=True)]
+    assert entry["keywords"][0].startswith("<b>") and "&amp;" in entry["keywords"][1]  # typed so, shown so
+    assert keywords == {
+        "ticks": [short(k) for k in entry["keywords"]],
+        "texts": [fixed(w, 3) for w in entry["weights"]],
+        "traces": [["bar", "h", entry["weights"], list(range(len(entry["weights"])))]],
+        "colour": entry["colour"],
+        "hidden": "true",
+        "hovers": said,
+        "title": "",
+        "read": said,
+    }
+    list_name = page.locator(f"{OPENED} .atlas-chart-data").get_attribute("aria-label")
+    assert list_name == "Keywords, weight (c-TF-IDF)"
+
+    page.get_by_role("tab", name="Venues").click()
+    page.locator(f"{OPENED} .atlas-chart-title", has_text="Share of each venue's papers").wait_for()
+    venues = bars_as_drawn(page)
+    shares = [fixed(v["share"] * 100, 1) + "%" for v in entry["venues"]]
+    said = [
+        f"{v['venue']}: {s} ({v['papers']} of {v['total']})"
+        for v, s in zip(entry["venues"], shares, strict=True)
+    ]
+    assert {v["venue"] for v in entry["venues"]} == set(VENUES)
+    assert venues == {
+        "ticks": [short(v["venue"]) for v in entry["venues"]],
+        "texts": shares,
+        "traces": [["bar", "h", [v["share"] * 100 for v in entry["venues"]], list(range(len(VENUES)))]],
+        "colour": entry["colour"],
+        "hidden": "true",
+        "hovers": said,
+        "title": "Share of each venue's papers",
+        "read": said,
+    }
+    assert short(VENUES[2]) != VENUES[2] and "<b>x</b>" in venues["ticks"] and "&amp;" in venues["ticks"]
+    bold = page.locator(f"{OPENED} .atlas-bars").evaluate(
+        "(gd) => gd.querySelectorAll('tspan[style*=bold]').length"
+    )
+    assert bold == 0  # markup in a name is never Plotly's markup
+    # Each venue's papers in the topic and in the map, counted from papers.parquet.
+    venue, topic_ids = data.papers["venue"], data.topic_ids
+    assert [(v["papers"], v["total"]) for v in entry["venues"]] == [
+        (int(((venue == v["venue"]) & (topic_ids == topic)).sum()), int((venue == v["venue"]).sum()))
+        for v in entry["venues"]
+    ]
 
 
 def test_the_keyboard_opens_and_closes_a_topic(page, panel_app):

@@ -6,6 +6,7 @@ import dataclasses
 import gzip
 import hashlib
 import json
+import re
 
 import numpy as np
 import pytest
@@ -113,16 +114,17 @@ def test_the_points_file_is_named_by_its_content(tiny_data, tmp_path):
     assert points_file(other)[0] != name  # a rebuilt map gets a new file
 
 
-def test_plotly_is_the_committed_gl2d_bundle_unchanged():
+def test_plotly_is_the_committed_bundle_unchanged():
     """The map's Plotly.js is the file assets/plotly/README.md names, byte for byte, and it has the traces
-    the map draws with."""
+    the map and the topic panel draw with (scatter, scattergl; bar)."""
     name, packed = plotly_bundle()
     code = gzip.decompress(packed)
     readme = (PLOTLY_JS.parent / "README.md").read_text()
     assert hashlib.sha256(code).hexdigest() in readme
     assert name.startswith("plotly-") and name.endswith(".min.js.gz")
-    assert b"plotly.js (gl2d - minified) v3.7.0" in code[:200]
-    assert b'"scattergl"' in code and len(packed) < 600_000
+    assert b"plotly.js (scatter, scattergl, bar - minified) v3.7.0" in code[:200]
+    traces = re.findall(rb'moduleType:"trace",name:"(\w+)"', code)
+    assert traces == [b"scatter", b"scattergl", b"bar"] and len(packed) < 600_000
 
 
 def test_view_state_says_what_changed_in_a_few_fields(tiny_data):

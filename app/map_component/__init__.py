@@ -2,8 +2,8 @@
 
 Two Plotly charts per map live in the page across reruns, in one place, one shown at a time (every
 paper; the highlighted ones: see js/atlas_map.js). The browser downloads two files once (see `assets`):
-Plotly.js, the gl2d bundle committed in assets/plotly/, and the map's point table, named by its
-content's fingerprint. Every rerun then sends only the view state (`payload.ViewState`), a few KB at any size.
+Plotly.js, the partial bundle committed in assets/plotly/ (scatter, scattergl, bar), and the map's
+point table, named by its content's fingerprint. Every rerun then sends only the view state (`payload.ViewState`), a few KB at any size.
 
 What the browser receives as the component's `data` on each rerun, and the events it sends back, are
 typed in `payload` (`ViewState`, `EVENTS`) and mirrored in js/protocol.js; docs/app.md ("The map

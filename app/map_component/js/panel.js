@@ -345,8 +345,13 @@ class TopicPanel {
     const draw = () => {
       for (const button of bar.children) button.setAttribute("aria-selected", String(button.textContent === this.chartTab));
       panel.replaceChildren();
-      if (this.chartTab === "Keywords") panel.append(bars(topic.keywords, topic.weights, topic.colour, (w) => w.toFixed(3), "weight (c-TF-IDF)"));
-      else if (this.chartTab === "Venues") panel.append(element("p", "atlas-chart-title", "Share of each venue's papers"), bars(topic.venues.map((v) => v.venue), topic.venues.map((v) => v.share * 100), topic.colour, (s, k) => `${s.toFixed(1)}% (${topic.venues[k].papers} of ${topic.venues[k].total})`, "% of the venue's papers"));
+      if (this.chartTab === "Keywords") {
+        barChart(panel, "", topic.keywords, topic.weights, topic.colour, (w) => w.toFixed(3), () => "", "weight (c-TF-IDF)");
+      } else if (this.chartTab === "Venues") {
+        const venues = topic.venues;
+        barChart(panel, "Share of each venue's papers", venues.map((v) => v.venue), venues.map((v) => v.share * 100), topic.colour,
+          (s) => `${s.toFixed(1)}%`, (k) => ` (${venues[k].papers} of ${venues[k].total})`, "% of the venue's papers");
+      }
       else yearChart(panel, topic);
     };
     for (const name of tabs) {
@@ -376,24 +381,63 @@ function growthText(score) {
   return score === null ? "–" : `×${score.toFixed(2)}`;
 }
 
-/** Horizontal bars in HTML (texts as typed): `values` against `labels`, the largest the full width. */
-function bars(labels, values, colour, said, axis) {
-  const chart = element("div", "atlas-bars");
-  chart.setAttribute("role", "list");
+const BAR_LABEL = 28; // characters of a name beside its bar; the whole name in the hover and the list
+
+/** The charts drawn so far: those no longer in the page are purged (their resize listener, their state). */
+const CHARTS = new Set();
+/** @param {any} Plotly @param {HTMLElement} div */
+function tracked(Plotly, div) {
+  for (const old of CHARTS) {
+    if (old.isConnected) continue;
+    Plotly.purge(old);
+    CHARTS.delete(old);
+  }
+  CHARTS.add(div);
+}
+
+/** A chart's data for a screen reader, one item a bar or point (the drawing itself is hidden from it).
+ * @param {string} name @param {string[]} items */
+function chartData(name, items) {
+  const list = element("ul", "atlas-chart-data");
+  list.setAttribute("aria-label", name);
+  for (const item of items) list.appendChild(element("li", "", item));
+  return list;
+}
+
+// Horizontal Plotly bars, the first on top: `values` against `labels`, each bar's value as `said`
+// says it beside it and with `more` in its hover. The names are untrusted text and Plotly reads tags
+// and entities in tick labels and hovers: each is escaped (`plotlyEscape`, as the map's titles) and
+// shortened to BAR_LABEL characters beside its bar. The bars are placed at 0, 1, 2, … with the names
+// as their ticks' text, so two names alike when shortened stay two bars. The title is HTML.
+/** @param {HTMLElement} panel @param {string} title @param {string[]} labels @param {number[]} values
+ * @param {string} colour @param {(value: number) => string} said @param {(k: number) => string} more
+ * @param {string} axis */
+async function barChart(panel, title, labels, values, colour, said, more, axis) {
+  if (title) panel.append(element("p", "atlas-chart-title", title));
+  const texts = values.map((v) => said(v));
+  panel.append(chartData(title || `Keywords, ${axis}`, labels.map((label, k) => `${label}: ${texts[k]}${more(k)}`)));
+  const div = element("div", "atlas-bars");
+  div.setAttribute("aria-hidden", "true");
+  panel.append(div);
+  const Plotly = await plotlyReady();
+  tracked(Plotly, div);
+  const short = (label) => (label.length > BAR_LABEL ? label.slice(0, BAR_LABEL - 1).trimEnd() + "…" : label);
+  const rows = labels.map((_, k) => k);
   const top = Math.max(...values, 1e-12);
-  labels.forEach((label, k) => {
-    const row = element("div", "atlas-bar-row");
-    row.setAttribute("role", "listitem");
-    const fill = element("span", "atlas-bar");
-    fill.style.width = `${(100 * values[k]) / top}%`;
-    fill.style.background = colour;
-    const track = element("span", "atlas-bar-track");
-    track.appendChild(fill);
-    row.append(element("span", "atlas-bar-label", label), track, element("span", "atlas-bar-value", said(values[k], k)));
-    chart.appendChild(row);
-  });
-  chart.appendChild(element("div", "atlas-bar-axis", axis));
-  return chart;
+  await Plotly.newPlot(div, [{
+    type: "bar", orientation: "h", x: values, y: rows, marker: { color: colour },
+    text: texts, textposition: "outside", cliponaxis: false,
+    customdata: labels.map((label, k) => [plotlyEscape(label), plotlyEscape(texts[k] + more(k))]),
+    hovertemplate: "%{customdata[0]}: %{customdata[1]}<extra></extra>",
+  }], {
+    height: 40 + 22 * labels.length, margin: { l: 10, r: 10, t: 4, b: 36 }, showlegend: false, bargap: 0.25,
+    xaxis: { title: { text: axis, standoff: 4 }, range: [0, top * 1.3], fixedrange: true, zeroline: false },
+    yaxis: {
+      tickmode: "array", tickvals: rows, ticktext: labels.map((label) => plotlyEscape(short(label))),
+      range: [labels.length - 0.5, -0.5], fixedrange: true, automargin: true, showgrid: false,
+    },
+    font: { size: 12 }, paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
+  }, { displayModeBar: false, responsive: true });
 }
 
 // A topic's share of each year's papers, a Plotly line (a year without enough papers is a gap). The
@@ -401,9 +445,13 @@ function bars(labels, values, colour, said, axis) {
 /** @param {HTMLElement} panel @param {SummaryTopic} topic */
 async function yearChart(panel, topic) {
   panel.append(element("p", "atlas-chart-title", "Share of each year's papers"));
+  panel.append(chartData("Share of each year's papers", topic.years.map(
+    (y) => `${y.year}: ${(y.share * 100).toFixed(1)}% (${y.papers} of ${y.total})`)));
   const div = element("div", "atlas-year-chart");
+  div.setAttribute("aria-hidden", "true");
   panel.append(div);
   const Plotly = await plotlyReady();
+  tracked(Plotly, div);
   const known = new Map(topic.years.map((y) => [y.year, y]));
   const first = topic.years[0].year, last = topic.years[topic.years.length - 1].year;
   const years = [];
