@@ -42,28 +42,47 @@ HERE = Path(__file__).resolve().parent
 # part of the element, sent again with every rerun (map.js is 73 KB).
 LOADER = """
 const MODULES = window.__atlasMapModules || (window.__atlasMapModules = new Map());
+// Where static/ is read-only, map.js's bytes come with one instance's data only (the first the server
+// drew in that session), and fetching the file fails: another instance that mounts first waits for them.
+function start(data) {
+  const kept = MODULES.get(data.module);
+  if (kept && (kept.inline || !data.module_data)) return kept.load;
+  const load = (async () => {
+    const response = data.module_data
+      ? new Response(Uint8Array.from(atob(data.module_data), (c) => c.charCodeAt(0)))
+      : await fetch(data.module);
+    if (!response.ok) throw new Error(`${data.module}: HTTP ${response.status}`);
+    const code = await new Response(response.body.pipeThrough(new DecompressionStream("gzip"))).text();
+    const src = URL.createObjectURL(new Blob([code], { type: "text/javascript" }));
+    try {
+      return await import(src);
+    } finally {
+      URL.revokeObjectURL(src);
+    }
+  })();
+  const entry = { load, inline: Boolean(data.module_data) };
+  load.catch(() => {
+    if (MODULES.get(data.module) === entry) MODULES.delete(data.module); // retried on the next rerun
+  });
+  MODULES.set(data.module, entry);
+  return load;
+}
+async function loaded(data) {
+  try {
+    return await start(data);
+  } catch (error) {
+    for (let wait = 0; !data.module_data && wait < 100; wait++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const kept = MODULES.get(data.module);
+      if (kept && kept.inline) return kept.load;
+    }
+    throw error;
+  }
+}
 export default function (component) {
   const { data } = component;
-  let load = MODULES.get(data.module);
-  if (!load) {
-    load = (async () => {
-      const response = data.module_data
-        ? new Response(Uint8Array.from(atob(data.module_data), (c) => c.charCodeAt(0)))
-        : await fetch(data.module);
-      if (!response.ok) throw new Error(`${data.module}: HTTP ${response.status}`);
-      const code = await new Response(response.body.pipeThrough(new DecompressionStream("gzip"))).text();
-      const src = URL.createObjectURL(new Blob([code], { type: "text/javascript" }));
-      try {
-        return await import(src);
-      } finally {
-        URL.revokeObjectURL(src);
-      }
-    })();
-    load.catch(() => MODULES.delete(data.module)); // retried on the next rerun
-    MODULES.set(data.module, load);
-  }
   let cleanup = null, gone = false;
-  load.then(
+  loaded(data).then(
     (module) => { if (!gone) cleanup = module.default(component); },
     (error) => { component.parentElement.textContent = `The map could not be loaded: ${error.message}`; },
   );
