@@ -6,8 +6,8 @@
 export default function (component) {
   foldSidebar();
   const { data, parentElement, setTriggerValue } = component;
-  if ("summary" in data) return panelEntry(data, parentElement, setTriggerValue);
-  if ("table" in data) return tableEntry(data, parentElement, setTriggerValue); // js/table.js
+  if ("summary" in data) return partEntry("panel", data, parentElement, setTriggerValue);
+  if ("table" in data) return partEntry("table", data, parentElement, setTriggerValue);
   let inst = INSTANCES.get(parentElement);
   if (!inst) {
     inst = new AtlasMap(parentElement);
@@ -26,28 +26,29 @@ export default function (component) {
   };
 }
 
-/** @type {WeakMap<HTMLElement, TopicPanel>} */
-const PANELS = new WeakMap(); // parentElement -> the topic panel, kept across reruns
+/** @type {WeakMap<HTMLElement, TopicPanel|PapersTable>} */
+const PARTS = new WeakMap(); // parentElement -> the topic panel or the papers table, kept across reruns
 
-// The second instance: the topic panel beside the map (js/panel.js).
-/** @param {PanelState} data @param {HTMLElement} parentElement @param {Trigger} setTriggerValue */
-function panelEntry(data, parentElement, setTriggerValue) {
-  let panel = PANELS.get(parentElement);
-  if (!panel) {
-    panel = new TopicPanel(parentElement);
-    PANELS.set(parentElement, panel);
+// The other instances: the topic panel beside the map (js/panel.js) and the papers table under it
+// (js/table.js), each made once, updated one update after another, an error said in its place.
+/** @param {"panel"|"table"} kind @param {PanelState|TableState} data @param {HTMLElement} parentElement @param {Trigger} setTriggerValue */
+function partEntry(kind, data, parentElement, setTriggerValue) {
+  let part = PARTS.get(parentElement);
+  if (!part) {
+    part = kind === "panel" ? new TopicPanel(parentElement) : new PapersTable(parentElement);
+    PARTS.set(parentElement, part);
   }
-  LINK.panel = panel;
-  panel.trigger = setTriggerValue;
-  panel.root.style.height = `${data.height}px`;
-  const shown = panel;
-  panel.ready = panel.ready.then(() => shown.update(data)).catch((error) => {
+  LINK[kind] = part;
+  part.trigger = setTriggerValue;
+  if ("height" in data) part.root.style.height = `${data.height}px`;
+  const shown = part;
+  part.ready = part.ready.then(() => shown.update(/** @type {any} */ (data))).catch((error) => {
     shown.loading.hidden = false;
-    shown.loading.textContent = `The topics could not be shown: ${error.message}`;
+    shown.loading.textContent = `The ${kind === "panel" ? "topics" : "papers"} could not be shown: ${error.message}`;
     console.error(error);
   });
   return () => {
     shown.destroy();
-    PANELS.delete(parentElement);
+    PARTS.delete(parentElement);
   };
 }

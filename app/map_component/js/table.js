@@ -11,7 +11,7 @@
  * The table file, decoded: its columns after Title and Topic, the topics by palette position, each
  * title's rank in sort order.
  * @typedef {{name: string, values?: string[], codes?: Uint32Array, ends?: Uint32Array, bytes?: Uint8Array, rank?: Uint32Array}} FileColumn
- * @typedef {{n: number, columns: FileColumn[], topics: {id: number, name: string}[], titleRank: Uint32Array}} TableFile
+ * @typedef {{n: number, columns: FileColumn[], topics: {id: number, name: string}[], topicKey: Uint32Array, titleRank: Uint32Array}} TableFile
  */
 
 /** @param {string} url @param {string|undefined} inline @returns {Promise<TableFile>} */
@@ -23,7 +23,10 @@ function loadColumns(url, inline) {
       ...column,
       codes: a[`col${k}`], ends: a[`col${k}:ends`], bytes: a[`col${k}:bytes`], rank: a[`col${k}:rank`],
     }));
-    return { n: file.n, columns, topics: file.topics, titleRank: a.title_rank };
+    const names = file.topics.map((entry) => entry.name);
+    const topicKey = new Uint32Array(names.length); // each palette position's place among the names
+    names.map((_, k) => k).sort((x, y) => collate(names[x], names[y])).forEach((k, place) => (topicKey[k] = place));
+    return { n: file.n, columns, topics: file.topics, topicKey, titleRank: a.title_rank };
   });
 }
 
@@ -152,10 +155,7 @@ class PapersTable {
   /** @returns {Column[]} the columns in order: Title, how a search matched, Topic, Source, metadata */
   columns() {
     const t = /** @type {PointTable} */ (this.points), file = /** @type {TableFile} */ (this.file);
-    const topicNames = file.topics.map((entry) => entry.name);
-    const byName = topicNames.map((_, k) => k).sort((a, b) => collate(topicNames[a], topicNames[b]));
-    const topicKey = new Uint32Array(topicNames.length);
-    byName.forEach((k, position) => (topicKey[k] = position));
+    const topicNames = file.topics.map((entry) => entry.name), topicKey = file.topicKey;
     /** @type {Column[]} */
     const columns = [{ name: "Title", phone: "Paper", text: (i) => rawTitle(t, i), key: (i) => file.titleRank[i] }];
     if (!this.selected) {
@@ -348,28 +348,4 @@ function sortedOrder(rows, positions, column, descending) {
   const order = Uint32Array.from({ length: rows.length }, (_, k) => k);
   const sign = descending ? -1 : 1;
   return order.sort((a, b) => sign * (keys[a] - keys[b]) || a - b);
-}
-
-/** @type {WeakMap<HTMLElement, PapersTable>} */
-const TABLES = new WeakMap(); // parentElement -> the papers table, kept across reruns
-
-/** @param {TableState} data @param {HTMLElement} parentElement @param {Trigger} setTriggerValue */
-function tableEntry(data, parentElement, setTriggerValue) {
-  let table = TABLES.get(parentElement);
-  if (!table) {
-    table = new PapersTable(parentElement);
-    TABLES.set(parentElement, table);
-  }
-  LINK.table = table;
-  table.trigger = setTriggerValue;
-  const shown = table;
-  table.ready = table.ready.then(() => shown.update(data)).catch((error) => {
-    shown.loading.hidden = false;
-    shown.loading.textContent = `The papers could not be shown: ${error.message}`;
-    console.error(error);
-  });
-  return () => {
-    shown.destroy();
-    TABLES.delete(parentElement);
-  };
 }
