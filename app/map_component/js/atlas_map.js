@@ -10,7 +10,8 @@
 // Plotly recomputes every trace of a chart whenever any trace's data changes (a quarter of a second
 // for 81,646 papers), so the map is two charts in one place, one shown at a time: "all", every paper in
 // colour (a trace per colour group, redrawn only when the colouring changes), and "sub", with a filter
-// or search, only the highlighted papers (one trace). Clearing a search shows "all" again as it was;
+// or search, only the highlighted papers (one trace; made ahead, hidden, after the first drawing:
+// `warmChart`). Clearing a search shows "all" again as it was;
 // the two follow each other's zoom, pan and drag tool when one takes the other's place. The shown one
 // carries the class atlas-map-graph. Everything else is cheaper outside Plotly's data:
 // the faint context of papers left out is an image drawn once per view, and topic and theme names,
@@ -275,6 +276,7 @@ class AtlasMap {
     await showSelection(this, view.selection);
     await this.keepInSight(view);
     placeMarks(this);
+    await warmChart(this, view);
     this.draws += 1;
     for (const chart of Object.values(this.charts)) chart.div.dataset.atlasDraws = String(this.draws);
   }

@@ -157,6 +157,25 @@ async function showChart(inst, view, name, drawKey) {
   }
 }
 
+// The highlighted papers' chart made ahead, hidden and with one paper, right after the map's first
+// drawing (in the next task: the map is painted first): Plotly builds its WebGL programs on a first
+// point, several times a redraw's work, which the reader's first search or opened topic would wait for.
+/** @param {AtlasMap} inst @param {ViewState} view */
+async function warmChart(inst, view) {
+  const chart = inst.charts.sub, t = inst.table;
+  if (chart.plotted) return;
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  const one = {
+    type: t.webgl ? "scattergl" : "scatter", mode: "markers", x: [t.x[0]], y: [t.y[0]], hoverinfo: "skip",
+    marker: { color: INK, size: t.size, opacity: 0.8, line: t.n <= 2000 ? { width: 0.8, color: "white" } : { width: 0 } },
+  };
+  await window.Plotly.newPlot(chart.div, [one], layout(inst, view, chart, shownState(inst)), CONFIG);
+  inst.contextShown = Boolean(inst.context);
+  chart.plotted = true;
+  chart.div.atlasTable = inst.table;
+  bindEvents(inst, chart);
+}
+
 // Rows of the papers a click or a box/lasso picked: on the "all" chart traces 0..G-1 hold every paper
 // of a colour group; the "sub" chart's one trace holds the highlighted papers.
 /** @param {AtlasMap} inst */

@@ -221,9 +221,10 @@ class TopicPanel {
     const query = queryWithTopic(topic);
     if (how.push !== false) {
       HISTORY.push(window.history.state, "", window.location.pathname + (query ? `?${query}` : "") + window.location.hash);
+      // Told first: the server works out its answer (the header, the downloads) while the browser draws.
+      this.trigger("topic", { topic, query, map: this.view ? this.view.points : "" });
     }
     this.show();
-    if (how.push !== false) this.trigger("topic", { topic, query, map: this.view ? this.view.points : "" });
     if (how.focus) {
       const target = topic !== null
         ? this.topicView.querySelector(".atlas-back")
@@ -470,9 +471,11 @@ async function yearChart(panel, topic) {
   }, { displayModeBar: false, responsive: true });
 }
 
-/** Plotly.js as the map loaded it (its bytes may have come through the map's instance). */
+/** Plotly.js as the map loaded it (its bytes may have come through the map's instance), in a later
+ * task than the step's own: a chart below the map's is drawn once the map has been. */
 async function plotlyReady() {
   while (!window.Plotly) await new Promise((resolve) => setTimeout(resolve, 50));
+  await new Promise((resolve) => setTimeout(resolve, 0));
   return window.Plotly;
 }
 
