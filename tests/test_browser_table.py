@@ -5,13 +5,16 @@ paper matched, sorting by title, an opened topic, a selection, a row opening its
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import parse_qs
 
+import numpy as np
 import pytest
 
 from app.data import build_map_data
 from pipeline.mapfolder.store import write_map
 from tests.devserver import StreamlitServer
 from tests.helpers import box_around, hostile_map, idle, open_app, papers_table, start, tiny_map
+from tests.test_browser import point_position
 
 pytestmark = pytest.mark.browser
 TABLE = ".atlas-table"
@@ -243,6 +246,43 @@ def test_a_row_clicked_or_its_title_chosen_with_the_keyboard_opens_that_paper(pa
     )
     idle(page)
     assert opened_title(page) == papers["title"].iloc[int(first)] == shown["rows"][0][0]
+
+
+def marked(page) -> list[int]:
+    """The map rows of the table's rows marked as the paper open beside the map."""
+    return page.evaluate(
+        f"[...document.querySelectorAll('{TABLE} tbody tr[aria-selected=true]')].map((tr) => Number(tr.dataset.row))"
+    )
+
+
+def test_the_paper_opened_on_the_map_or_by_a_link_is_marked_in_the_table(page, maps):
+    app, folder = maps["titles"]
+    papers = build_map_data("titles", folder).papers
+    open_app(page, app.url)
+    shown = drawn(page, "Papers · 120")
+    assert marked(page) == []
+    row = shown["mapRows"][4]
+    page.mouse.move(*point_position(page, row))
+    page.wait_for_selector(".hoverlayer .hovertext", timeout=10_000)
+    page.mouse.down()
+    page.mouse.up()
+    page.wait_for_function("() => location.search.includes('paper=')", timeout=30_000)
+    idle(page)
+    doc_id = parse_qs(page.evaluate("location.search.slice(1)"))["paper"][0]
+    opened = int(
+        np.flatnonzero(papers["doc_id"].to_numpy() == doc_id)[0]
+    )  # the nearest paper under the mouse
+    assert opened_title(page) == papers["title"].iloc[opened]
+    assert marked(page) == ([opened] if opened in shown["mapRows"] else [])
+    page.get_by_role("button", name="Back to the topic list").click()
+    page.wait_for_function("() => !location.search.includes('paper=')", timeout=30_000)
+    idle(page)
+    assert marked(page) == []
+
+    open_app(page, app.url + f"?paper={papers['doc_id'].iloc[row]}")  # a shared link to a paper
+    drawn(page, "Papers · 120")
+    assert opened_title(page) == papers["title"].iloc[row]
+    assert marked(page) == [row]
 
 
 def test_hostile_titles_venues_and_topic_names_show_as_written_and_make_no_element(page, maps):

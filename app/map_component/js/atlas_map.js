@@ -222,6 +222,7 @@ class AtlasMap {
       this.colourKey = colourKey;
     }
     this.received = view;
+    if (LINK.table) LINK.table.markOpened(view.paper ?? null); // the table marks the paper opened here
     const focus = this.focus;
     const maskKey = (view.mask === null ? "all" : view.mask) + (focus ? `|topic ${focus.rank}` : "");
     if (maskKey !== this.maskKey || recoloured) {

@@ -117,7 +117,19 @@ class PapersTable {
       LINK.topic = data.topic;
     }
     this.loading.hidden = true;
+    const map = LINK.map && LINK.map.received;
+    if (map && map.points === data.points) this.opened = map.paper ?? null; // the paper open beside the map
     this.draw();
+  }
+
+  /** The paper open beside the map (null: none), however it was opened: its row marked where listed.
+   * @param {number|null} row */
+  markOpened(row) {
+    if (row === this.opened) return;
+    this.opened = row;
+    for (const tr of this.root.querySelectorAll("tr[aria-selected]")) tr.removeAttribute("aria-selected");
+    const tr = row === null ? null : this.root.querySelector(`tr[data-row="${row}"]`);
+    if (tr) tr.setAttribute("aria-selected", "true");
   }
 
   /** The topic panel opened or closed a topic: the table lists its papers. */
@@ -321,10 +333,7 @@ class PapersTable {
 
   /** @param {number} row */
   openRow(row) {
-    this.opened = row;
-    for (const tr of this.root.querySelectorAll("tr[aria-selected]")) tr.removeAttribute("aria-selected");
-    const tr = this.root.querySelector(`tr[data-row="${row}"]`);
-    if (tr) tr.setAttribute("aria-selected", "true");
+    this.markOpened(row);
     this.trigger("click", { row, map: this.view ? this.view.points : "" });
   }
 
