@@ -249,7 +249,7 @@ async function showSelection(inst, outline) {
   const key = JSON.stringify(outline);
   if (key === inst.selectionKey || !inst.gd) return;
   inst.selectionKey = key;
-  const drawn = (inst.gd.layout.selections || [])[0];
+  const drawn = (/** @type {any} */ (inst.gd).layout.selections || [])[0];
   if (!outline && !drawn) return;
   inst.silent = true; // our own drawing is not the reader's selection
   try {

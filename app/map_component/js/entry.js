@@ -38,7 +38,8 @@ function partEntry(kind, data, parentElement, setTriggerValue) {
     part = kind === "panel" ? new TopicPanel(parentElement) : new PapersTable(parentElement);
     PARTS.set(parentElement, part);
   }
-  LINK[kind] = part;
+  if (part instanceof TopicPanel) LINK.panel = part;
+  else LINK.table = part;
   part.trigger = setTriggerValue;
   if ("height" in data) part.root.style.height = `${data.height}px`;
   const shown = part;

@@ -107,8 +107,8 @@ class PapersTable {
       this.inView = mask;
       this.extras = data.extras.map((extra) => ({
         name: extra.name, values: extra.values,
-        codes: extra.codes !== undefined ? decodeArray(extra.codes, Uint8Array) : undefined,
-        numbers: extra.numbers !== undefined ? decodeArray(extra.numbers, Float32Array) : undefined,
+        codes: extra.codes !== undefined ? /** @type {Uint8Array} */ (decodeArray(extra.codes, Uint8Array)) : undefined,
+        numbers: extra.numbers !== undefined ? /** @type {Float32Array} */ (decodeArray(extra.numbers, Float32Array)) : undefined,
       }));
       this.decodedKey = key;
     }
@@ -296,11 +296,11 @@ class PapersTable {
     parts.push(scroller);
     if (count > size) {
       const pager = element("div", "atlas-pager");
-      const back = element("button", "atlas-table-button", "← Previous");
+      const back = /** @type {HTMLButtonElement} */ (element("button", "atlas-table-button", "← Previous"));
       back.setAttribute("type", "button");
       back.disabled = this.page === 0;
       back.addEventListener("click", () => this.turn(-1));
-      const forward = element("button", "atlas-table-button", "Next →");
+      const forward = /** @type {HTMLButtonElement} */ (element("button", "atlas-table-button", "Next →"));
       forward.setAttribute("type", "button");
       forward.disabled = this.page >= pages - 1;
       forward.addEventListener("click", () => this.turn(1));
