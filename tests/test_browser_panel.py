@@ -213,6 +213,46 @@ def test_an_opened_topic_is_the_map_s_own_and_opening_it_redraws_only_the_map_s_
     wait_for_header(page, f"Showing the {data.n} papers of the map")
 
 
+# What the page sent, and what it had drawn then: whether the panel showed an opened topic at each
+# message; and whether a bar chart was drawn in the panel's out-of-sight box (js/panel.js, warmBars).
+WATCH_SENDS = """
+window.__sends = [];
+const send = WebSocket.prototype.send;
+WebSocket.prototype.send = function (data) {
+  const opened = document.querySelector('.atlas-panel-topic');
+  window.__sends.push(opened ? !opened.hidden : null);
+  return send.call(this, data);
+};
+new MutationObserver(() => {
+  if (document.querySelector('.atlas-warm .bars .point')) window.__warmed = true;
+}).observe(document, { childList: true, subtree: true });
+"""
+
+
+def test_the_server_is_told_of_an_opened_topic_before_the_page_draws_it_and_the_first_bars_come_quick(
+    page, panel_app
+):
+    app, data = panel_app
+    page.add_init_script(WATCH_SENDS)
+    open_app(page, app.url)
+    idle(page)
+    # Plotly's first bar chart of the page was drawn out of sight while the page was idle, and removed.
+    page.wait_for_function("() => window.__warmed === true && !document.querySelector('.atlas-warm')")
+    assert page.locator(".atlas-panel .js-plotly-plot").count() == 0
+    page.evaluate("window.__sends = []")
+    topic = data.topic_order[0]
+    page.locator(f"{LIST} .atlas-topic[data-topic='{topic}']").click()
+    assert opened_as_shown(page) == expected(data, topic)
+    wait_for_header(page, f"Showing the {data.sizes[topic]} papers in the topic “{data.label(topic)}”")
+    # The step's one message left before the browser drew the topic (and dimmed the map): the server
+    # works out the header and the downloads meanwhile.
+    assert page.evaluate("window.__sends") == [False]
+    page.keyboard.press("Escape")
+    page.locator(f"{LIST} .atlas-topic").first.wait_for(timeout=30_000)
+    wait_for_header(page, f"Showing the {data.n} papers of the map")
+    assert page.evaluate("window.__sends") == [False, True]  # Back told while the topic was still shown
+
+
 def fixed(x: float, places: int) -> str:
     """As JavaScript's toFixed: the exact value rounded half up (Python's format rounds half to even)."""
     return str(Decimal(x).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))

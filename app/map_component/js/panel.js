@@ -30,7 +30,7 @@ function linkQuery(params) {
     const k = SHARED.link_order.indexOf(key.startsWith("f.") ? "f." : key);
     return k === -1 ? SHARED.link_order.length : k;
   };
-  const pairs = [...params.entries()].map((pair, i) => [...pair, i]);
+  const pairs = [...params.entries()].map(([key, value], i) => /** @type {[string, string, number]} */ ([key, value, i]));
   pairs.sort((a, b) => order(a[0]) - order(b[0]) || a[2] - b[2]);
   return pairs.map(([key, value]) => `${pyQuote(key)}=${pyQuote(value)}`).join("&");
 }
@@ -137,6 +137,7 @@ class TopicPanel {
     }
     this.drawList();
     this.show();
+    warmBars(this);
   }
 
   // The list: under theme headings where the map has them, by size or growth, each topic's papers in
@@ -219,18 +220,29 @@ class TopicPanel {
     const from = this.topic;
     this.topic = topic;
     const query = queryWithTopic(topic);
-    if (how.push !== false) {
-      HISTORY.push(window.history.state, "", window.location.pathname + (query ? `?${query}` : "") + window.location.hash);
-      // Told first: the server works out its answer (the header, the downloads) while the browser draws.
-      this.trigger("topic", { topic, query, map: this.view ? this.view.points : "" });
+    if (how.push === false) {
+      this.shown(from, how.focus);
+      return;
     }
+    HISTORY.push(window.history.state, "", window.location.pathname + (query ? `?${query}` : "") + window.location.hash);
+    // Told first: Streamlit sends the event in a task of its own (its widget manager's flush), so
+    // the panel and the map draw in the task after it, while the server works out its answer (the
+    // header, the downloads); drawn in this one, the map's redraw would hold the message back.
+    this.trigger("topic", { topic, query, map: this.view ? this.view.points : "" });
+    setTimeout(() => {
+      if (this.topic === topic) this.shown(from, how.focus);
+    }, 0);
+  }
+
+  /** The topic just opened drawn (`show`), the focus on its Back button, or on the topic closed.
+   * @param {number|null} from @param {boolean|undefined} focus */
+  shown(from, focus) {
     this.show();
-    if (how.focus) {
-      const target = topic !== null
-        ? this.topicView.querySelector(".atlas-back")
-        : this.listView.querySelector(`.atlas-topic[data-topic="${from}"]`);
-      if (target) /** @type {HTMLElement} */ (target).focus();
-    }
+    if (!focus) return;
+    const target = this.topic !== null
+      ? this.topicView.querySelector(".atlas-back")
+      : this.listView.querySelector(`.atlas-topic[data-topic="${from}"]`);
+    if (target) /** @type {HTMLElement} */ (target).focus();
   }
 
   // Show the list or the opened topic, and dim the map's other papers.
@@ -394,6 +406,28 @@ function tracked(Plotly, div) {
     CHARTS.delete(old);
   }
   CHARTS.add(div);
+}
+
+/** Plotly's first bar chart in a page takes 60–70 ms more than the next ones (headless Chromium, 5,000
+ * papers: the first opened topic's keywords): one is drawn out of sight and purged once per page,
+ * when the browser is idle after the panel's first drawing, so that the reader's first topic does not
+ * wait for it. @type {Promise<void>|null} */
+let BARS_WARMED = null;
+/** @param {TopicPanel} part */
+function warmBars(part) {
+  const topic = part.summary && part.summary.topics.find((t) => t.keywords.length);
+  if (BARS_WARMED || !topic) return;
+  const idle = window.requestIdleCallback || ((run) => setTimeout(run, 200));
+  BARS_WARMED = new Promise((resolve) => idle(() => resolve(), { timeout: 2000 })).then(async () => {
+    const box = element("div", "atlas-warm");
+    box.setAttribute("aria-hidden", "true");
+    box.style.width = `${part.root.clientWidth || 300}px`;
+    part.root.appendChild(box);
+    await barChart(box, "", topic.keywords, topic.weights, topic.colour, (w) => w.toFixed(3), () => "", "weight (c-TF-IDF)");
+    const div = box.querySelector(".atlas-bars");
+    if (div && window.Plotly) window.Plotly.purge(div);
+    box.remove();
+  }).catch((error) => console.error(error));
 }
 
 /** A chart's data for a screen reader, one item a bar or point (the drawing itself is hidden from it).
