@@ -26,7 +26,7 @@ from app.curation_panel import edit_notice, edit_panel, editing_allowed
 from app.data import MapData, map_catalog, maps_root, requested_map
 from app.downloads import chosen_sentence, downloads
 from app.loaders import MapKey, cached_rising, load_map
-from app.map_component import live_panel, points_url
+from app.map_component import PANEL_KEY, live_panel, points_url
 from app.map_panel import map_panel
 from app.paper_view import paper_view
 from app.papers_panel import papers_panel
@@ -82,7 +82,7 @@ def side_panel(
             sent_before_map=sent_before_map,
             on_topic=partial(session.on_panel_topic, data, url),
             on_only=partial(session.on_panel_only, data, url),
-            on_click=partial(session.on_panel_click, data, url),
+            on_click=partial(session.on_paper_click, data, url, PANEL_KEY),
             on_sort=partial(session.on_panel_sort, url),
             height=MAP_HEIGHT - (40 if editing else 0),
         )
@@ -105,7 +105,7 @@ def side_panel(
         key="back_to_list",
     )
     with st.container(height=MAP_HEIGHT - 40, border=False):
-        paper_view(data, data.row_of[paper], search)
+        paper_view(data, map_key, data.row_of[paper], search)
 
 
 def main() -> None:

@@ -50,7 +50,7 @@ def map_panel(
         clear_selection=clear_selection,
         reset_zoom=reset_zoom,
         files_sent=session.files_sent(),
-        on_click=partial(session.on_map_click, data, url),
+        on_click=partial(session.on_paper_click, data, url),
         on_select=partial(session.on_map_select, url),
         on_legend=partial(session.on_legend_pick, data, url, state.colour),
         themes=state.themes,

@@ -3,22 +3,25 @@ highlighted) and nearest papers."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pandas as pd
 import streamlit as st
 
+from app import session
 from app.data import MapData, paper_places
+from app.loaders import MapKey
+from app.map_component import NEAREST_KEY, live_nearest, points_url
 from app.nearest import nearest_papers
 from app.search import SearchResult
-from app.session import open_topic
 from app.text import highlighted_markdown, markdown_literal
-from app.widgets import paper_table
 from pipeline.mapfolder.search_index import highlight
 from pipeline.modelling.floors import closeness
 from pipeline.text import shorten
 
 
-def paper_view(data: MapData, row: int, search: SearchResult | None = None) -> None:
+def paper_view(data: MapData, map_key: MapKey, row: int, search: SearchResult | None = None) -> None:
     paper = data.papers.iloc[row]
     topic = int(data.topic_ids[row])
     words = search.query if search is not None and search.kind == "words" else None
@@ -35,7 +38,7 @@ def paper_view(data: MapData, row: int, search: SearchResult | None = None) -> N
     topic_line[0].markdown(f"**Topic:** {markdown_literal(data.label(topic))}")
     topic_line[1].button(
         "Open topic",
-        on_click=open_topic,
+        on_click=session.open_topic,
         args=(topic,),
         icon=":material/hub:",
         key="paper_open_topic",
@@ -66,7 +69,9 @@ def paper_view(data: MapData, row: int, search: SearchResult | None = None) -> N
             st.text(str(paper["abstract"]))
     st.markdown("**Nearest papers** (ringed on the map)")
     rows, similarities = nearest_papers(data, row)
-    paper_table(data, rows, "neighbours", similarity=similarities, compact=True)
+    url = points_url(data, map_key)
+    click = partial(session.on_paper_click, data, url, NEAREST_KEY)
+    live_nearest(data, map_key, rows, similarities, files_sent=session.files_sent(), on_click=click)
 
 
 def match_line(search: SearchResult, row: int) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 from app import session
 from app.data import MapData
 from app.loaders import MapKey
-from app.map_component import live_table, points_url
+from app.map_component import TABLE_KEY, live_table, points_url
 from app.search import SearchResult
 
 
@@ -34,6 +34,6 @@ def papers_panel(
         selected,
         topic=topic,
         files_sent=session.files_sent(),
-        on_click=partial(session.on_table_click, data, url),
+        on_click=partial(session.on_paper_click, data, url, TABLE_KEY),
         on_clear=partial(session.on_table_clear, url),
     )

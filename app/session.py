@@ -364,11 +364,14 @@ def sidebar_changed(data: MapData) -> None:
     rerun_changed(from_sidebar=True)
 
 
-def on_map_click(data: MapData, points_url: str) -> None:
-    """A paper clicked on the map (an event of another map, or a row out of range, is ignored)."""
-    value = map_event("click")
+def on_paper_click(data: MapData, points_url: str, component: str = MAP_COMPONENT) -> None:
+    """A paper clicked: a point on the map, or, by `component`, a row of the papers table
+    (`TABLE_KEY`), a paper of the topic panel's lists (`PANEL_KEY`) or of an opened paper's nearest
+    (`NEAREST_KEY`), or chosen there with the keyboard. An event of another map, or a row out of
+    range, is ignored."""
+    value = map_event("click", component)
     row = value.get("row") if value and value.get("map") == points_url else None
-    if isinstance(row, int) and 0 <= row < data.n:
+    if type(row) is int and 0 <= row < data.n:
         open_paper(str(data.doc_ids[row]))
 
 
@@ -385,14 +388,6 @@ def on_map_select(points_url: str) -> None:
 def clear_selection() -> None:
     _clear_selection()
     rerun_changed()
-
-
-def on_table_click(data: MapData, points_url: str) -> None:
-    """A row of the papers table clicked (or chosen with the keyboard): that paper opened."""
-    value = map_event("click", TABLE_KEY)
-    row = value.get("row") if value and value.get("map") == points_url else None
-    if type(row) is int and 0 <= row < data.n:
-        open_paper(str(data.doc_ids[row]))
 
 
 def on_table_clear(points_url: str) -> None:
@@ -462,14 +457,6 @@ def on_panel_sort(points_url: str) -> None:
     if value and value.get("sort") in SORTS:
         st.session_state[SESSION_KEY["sort"]] = value["sort"]
         rerun_changed()
-
-
-def on_panel_click(data: MapData, points_url: str) -> None:
-    """A paper of the opened topic's lists, clicked in the panel: opened as a point click opens it."""
-    value = _panel_event("click", points_url)
-    row = value.get("row") if value else None
-    if type(row) is int and 0 <= row < data.n:
-        open_paper(str(data.doc_ids[row]))
 
 
 def only_this_topic(topic: int, theme: int | None = None) -> None:
@@ -548,8 +535,8 @@ def remove_placement() -> None:
 # --------------------------------------------------------------------------- what panels keep between runs
 def map_event(name: str, component: str = MAP_COMPONENT) -> dict | None:
     """The live map's trigger value `name` ("click", "select" or "legend"; the topic panel's, `PANEL_KEY`:
-    "topic", "only", "sort" or "click"; the papers table's, `TABLE_KEY`: "click" or "clear") inside an
-    `on_*_change` callback."""
+    "topic", "only", "sort" or "click"; the papers table's, `TABLE_KEY`: "click" or "clear"; an opened
+    paper's nearest papers', `NEAREST_KEY`: "click") inside an `on_*_change` callback."""
     value = (st.session_state.get(component) or {}).get(name)
     return value if isinstance(value, dict) else None
 

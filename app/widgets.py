@@ -14,7 +14,6 @@ from app import session
 from app.data import MapData, paper_places
 from app.session import on_row_pick
 
-SIDE_WIDTH = 300  # pixels the side panel's tables share out at 1400x900, after the row-select column
 MATCH_WIDTH = 110  # the papers table's "Match" column (how a paper matched a search)
 # The papers table on a phone: its title ("Paper") and topic columns fit a 360 px phone's page (less the
 # row-select column), and their cells wrap onto up to NARROW_LINES lines.
@@ -138,7 +137,6 @@ def paper_table(
     height: int | str = "auto",
     similarity: list[float] | None = None,
     caption: str | None = None,
-    compact: bool = False,
     match: list[str] | None = None,
     closeness: list[float] | None = None,
     narrow: bool = False,
@@ -147,8 +145,7 @@ def paper_table(
 
     `narrow` keeps the title and topic only, in columns that fit a phone's width.
 
-    `compact` keeps only title, topic and similarity, for the narrow detail panel; `match` says how
-    each paper matched a search (a "Match" column). The table keeps its key (so it is not
+    `match` says how each paper matched a search (a "Match" column). The table keeps its key (so it is not
     remounted) unless its rows change or the opened paper is one of them.
     """
     doc_ids = data.doc_ids[rows].tolist()
@@ -160,30 +157,17 @@ def paper_table(
     table = paper_rows(data, rows, extra)
     if narrow:
         return narrow_paper_table(table, doc_ids, key_prefix, height)
-    if compact:  # beside the map: whole titles, wrapped; the topic only where the papers' topics differ
-        keep = ["Title", "Topic"] if len(set(table["Topic"])) > 1 else ["Title"]
-        table = table[[c for c in (*keep, "Similarity") if c in table.columns]]
-    elif match is not None:  # how each paper matched, next to its title where a narrow table shows it
+    if match is not None:  # how each paper matched, next to its title where a narrow table shows it
         table = table[["Title", *extra, *[c for c in table.columns if c != "Title" and c not in extra]]]
     opened = session.chosen("paper")
     here = opened if opened in doc_ids else ""
     key = f"{key_prefix}-{digest(doc_ids)}-{here}"
-    row_height = None
-    if compact:
-        topic_width = 95 if "Topic" in table.columns else 0
-        widths = {
-            "Title": SIDE_WIDTH - topic_width - (75 if similarity is not None else 0),
-            "Topic": topic_width or 1,
-        }
-        row_height = wrapped_height(
-            [(table[c].tolist(), widths[c]) for c in ("Title", "Topic") if c in table]
-        )
-    else:  # whole titles and topics, wrapped: at 1400x900 the columns are stretched to the page's width
-        widths = {"Title": 340 if similarity else 400, "Topic": 160}
-        row_height = wrapped_height(
-            [(table["Title"].tolist(), widths["Title"]), (table["Topic"].tolist(), widths["Topic"])]
-            + ([(table["Match"].tolist(), MATCH_WIDTH)] if "Match" in table else [])
-        )
+    # whole titles and topics, wrapped: at 1400x900 the columns are stretched to the page's width
+    widths = {"Title": 340 if similarity else 400, "Topic": 160}
+    row_height = wrapped_height(
+        [(table["Title"].tolist(), widths["Title"]), (table["Topic"].tolist(), widths["Topic"])]
+        + ([(table["Match"].tolist(), MATCH_WIDTH)] if "Match" in table else [])
+    )
     column_config = {
         "Title": st.column_config.TextColumn("Title", width=widths["Title"]),
         "Topic": st.column_config.TextColumn("Topic", width=widths["Topic"]),
@@ -210,7 +194,7 @@ def paper_table(
         )
     if similarity is not None:
         column_config["Similarity"] = st.column_config.ProgressColumn(
-            "Similarity", format="%.2f", min_value=0.0, max_value=1.0, width=75 if compact else 90
+            "Similarity", format="%.2f", min_value=0.0, max_value=1.0, width=90
         )
     st.dataframe(
         table,

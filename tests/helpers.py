@@ -418,7 +418,7 @@ def open_panel(at: AppTest, key: str) -> AppTest:
 def table(at: AppTest, first_column: str = "Title", index: int = -1):
     """The papers table's first page as js/table.js draws it (`papers_table`); with `first_column`
     other than "Title" or an `index`, the `index`-th Streamlit dataframe whose first column that is
-    (the opened paper's nearest papers, the placement panel's tables)."""
+    (the placement panel's tables)."""
     if first_column == "Title" and index == -1:
         return papers_table(at)["page"]
     frames = [df.value for df in at.dataframe if list(df.value.columns)[:1] == [first_column]]
@@ -560,8 +560,14 @@ def figure(at: AppTest, index: int = 0) -> dict:
 
 def live_map(at: AppTest) -> dict:
     """The view state the live map component received on the last run (its `data`)."""
-    [view] = [data for data in _component_data(at) if "summary" not in data and "table" not in data]
+    [view] = [data for data in _component_data(at) if not {"summary", "table", "nearest"} & set(data)]
     return view
+
+
+def live_nearest(at: AppTest) -> list[dict] | None:
+    """The opened paper's nearest papers as js/nearest.js received them on the last run (None: none shown)."""
+    found = [data for data in _component_data(at) if "nearest" in data]
+    return found[0]["nearest"] if found else None
 
 
 def live_panel(at: AppTest) -> dict | None:

@@ -10,10 +10,13 @@ import pandas as pd
 import pytest
 
 from app import session
+from app.data import build_map_data
+from app.nearest import nearest_papers
 from pipeline.mapfolder.store import read_map, write_map
 from tests.helpers import (
     FakeEncoder,
     live_map,
+    live_nearest,
     live_panel,
     map_doc_ids,
     open_panel,
@@ -148,12 +151,24 @@ def test_paper_view_shows_abstract_topic_and_nearest_papers(tiny):
     at = start({"paper": "doc0005"})
     assert "#### Diffusion study 5" in texts(at)
     assert "We study diffusion with denoising in paper 5. Costs are $O(n)$." in [t.value for t in at.text]
-    neighbours = table(at, index=0)
-    assert len(neighbours) == 8 and "doc0005" not in neighbours["Title"].tolist()
-    assert set(neighbours["Topic"]) <= {"Diffusion models", "Unassigned"}
-    assert neighbours["Similarity"].is_monotonic_decreasing
+    nearest = live_nearest(at)  # drawn by js/nearest.js: row, title as written, topic where they differ
+    data = build_map_data("tiny", tiny)
+    rows, similarity = nearest_papers(data, 5)
+    topics = {data.label(int(t)) for t in data.topic_ids[rows]}
+    assert len(nearest) == 8 and 5 not in [n["row"] for n in nearest]
+    assert nearest == [
+        {
+            "row": int(row),
+            "title": data.papers["title"].iloc[row],
+            "topic": data.label(int(data.topic_ids[row])) if len(topics) > 1 else None,
+            "similarity": round(s, 4),
+        }
+        for row, s in zip(rows, similarity, strict=True)
+    ]
+    assert topics <= {"Diffusion models", "Unassigned"}
+    assert [n["similarity"] for n in nearest] == sorted((n["similarity"] for n in nearest), reverse=True)
     assert live_map(at)["paper"] == 5  # the opened paper's row, ringed on the map
-    assert len(live_map(at)["neighbours"]) == 8 and 5 not in live_map(at)["neighbours"]  # ringed too
+    assert live_map(at)["neighbours"] == [n["row"] for n in nearest]  # the same papers ringed
 
 
 def test_view_is_restored_from_query_params(tiny):

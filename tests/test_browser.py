@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import csv
 import io
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import pytest
 
+from app.data import build_map_data
+from app.nearest import nearest_papers
 from pipeline.mapfolder.store import read_map, write_map
 from tests.devserver import StreamlitServer
 from tests.helpers import (
@@ -305,6 +308,10 @@ def test_hostile_titles_and_topic_names_show_as_typed_and_run_no_script(page, tm
         assert page.evaluate("[...document.scripts].some(s => s.textContent.includes('__xss'))") is False
         assert page.locator("b[onmouseover], a[href^='javascript']").count() == 0
         assert page.locator(f"{GRAPH} b:text-is('bold')").count() == 0
+        page.locator(f"{NEAREST} .atlas-near-title").first.wait_for(timeout=30_000)
+        listed = page.locator(f"{NEAREST} .atlas-near-title").all_text_contents()
+        assert [t for t in listed if t in titles[:6]]  # the nearest papers' hostile titles, as typed
+        assert page.locator(f"{NEAREST} img, {NEAREST} b, {NEAREST} script, {NEAREST} a").count() == 0
     finally:
         app.stop()
 
@@ -403,6 +410,7 @@ def themed_app(tmp_path_factory):
     root = tmp_path_factory.mktemp("themed")
     write_map(root / "themed", themed_map())  # topics 1 and 2, 0 and 3 in two themes
     app = App(root / "themed", root / "no-other-maps")
+    app.folder = root / "themed"
     yield app
     app.stop()
 
@@ -551,6 +559,53 @@ def test_an_opened_paper_and_topic_are_read_beside_the_map_at_1400_by_900(browse
         page.wait_for_function("() => !location.search.includes('topic=')")
     finally:
         context.close()
+
+
+NEAREST = ".atlas-nearest"  # an opened paper's nearest papers (js/nearest.js)
+
+
+def test_an_opened_paper_s_nearest_papers_are_listed_from_the_map_and_each_opens(page, themed_app):
+    data = build_map_data("themed", themed_app.folder)
+    open_app(page, themed_app.url + "?paper=doc0009")
+    heading(page, "Diffusion study 9")
+    rows, similarity = nearest_papers(data, 9)
+    differ = len(set(data.topic_ids[rows])) > 1
+    buttons = page.locator(f"{NEAREST} .atlas-paper")
+    buttons.first.wait_for(timeout=30_000)
+    shown = [
+        (
+            b.locator(".atlas-near-title").text_content(),
+            b.locator(".atlas-near-topic").all_text_contents(),
+            b.locator(".atlas-near-similarity").text_content(),
+            b.get_attribute("aria-label"),
+        )
+        for b in buttons.all()
+    ]
+    expected = []
+    for row, s in zip(rows, similarity, strict=True):
+        title, topic = data.papers["title"].iloc[row], data.label(int(data.topic_ids[row]))
+        said = str(Decimal(round(s, 4)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))  # as toFixed(2)
+        expected.append(
+            (
+                title,
+                [topic] if differ else [],
+                said,
+                f"{title}{f', {topic}' if differ else ''}, similarity {said}",
+            )
+        )
+    assert shown == expected  # nearest first, each title as written, its similarity as the map holds it
+    # the same papers ringed on the map
+    assert page.locator(".atlas-near:not([hidden])").count() == len(rows)
+    buttons.nth(1).focus()  # the keyboard opens one as a click does
+    page.keyboard.press("Enter")
+    second = data.doc_ids[rows[1]]
+    wait_for_link(page, f"paper={second}")
+    heading(page, str(data.papers["title"].iloc[rows[1]]))
+    page.wait_for_function(
+        "(title) => !document.querySelector('.atlas-nearest') || ![...document.querySelectorAll"
+        "('.atlas-nearest .atlas-near-title')].some((t) => t.textContent === title)",
+        arg=str(data.papers["title"].iloc[rows[1]]),
+    )  # its own nearest papers now, which it is not one of
 
 
 def test_back_and_forward_step_through_views(page, themed_app):

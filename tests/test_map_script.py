@@ -38,7 +38,7 @@ from tests.helpers import REPO, write_tiny_map
 
 PROTOCOL_TYPES = (
     "PinMark", "TopicName", "ThemeName", "KeyPick", "KeyEntry", "ViewState", "PanelState", "TableColumn",
-    "TableTopic", "ExtraColumn", "TableState",
+    "TableTopic", "ExtraColumn", "TableState", "NearPaper", "NearestState",
 )  # fmt: skip
 SUMMARY_TYPES = (
     "CentralPaper", "NearTopic", "YearShare", "VenueCount", "SummaryTopic", "ListSection", "TopicLists", "Summary"
@@ -212,6 +212,20 @@ def test_the_table_s_state_and_file_are_what_the_protocol_says(data):
     assert sorted(file["arrays"]["title_rank"].tolist()) == list(range(data.n))
 
 
+def test_the_nearest_papers_state_is_what_the_protocol_says(data):
+    """`NearestState` for a paper whose nearest papers share its topic and one whose do not."""
+    from app.nearest import nearest_papers
+
+    for row in range(data.n):
+        rows, similarity = nearest_papers(data, row)
+        state = payload.nearest_state(data, rows, similarity, points_url="p")
+        assert conforms(state, payload.NearestState) and set(state) == required_keys(payload.NearestState)
+        assert all(conforms(paper, payload.NearPaper) for paper in state["nearest"])
+        assert [paper["row"] for paper in state["nearest"]] == rows.tolist()
+        named = {paper["topic"] for paper in state["nearest"]}
+        assert named == {None} if len(set(data.topic_ids[rows])) == 1 else None not in named
+
+
 def test_every_event_the_app_reads_is_typed():
     for name, typed in EVENTS.items():
         assert "map" in required_keys(typed), name  # names the point table it came from
@@ -237,6 +251,7 @@ def test_docs_describe_every_field_and_event():
     assert docs_table("**What comes back**") == list(EVENTS)
     assert docs_table("What the panel receives") == list(typing.get_type_hints(payload.PanelState))
     assert docs_table("What the table receives") == list(typing.get_type_hints(payload.TableState))
+    assert docs_table("What the nearest papers receive") == list(typing.get_type_hints(payload.NearestState))
 
 
 def test_map_js_is_every_file_of_js_once_and_writes_no_constant_python_owns():

@@ -27,7 +27,7 @@ import streamlit as st
 from app.data import MapData
 from app.loaders import MapKey
 from app.map_component.assets import URL_PREFIX, module_bundle, plotly_bundle, publish
-from app.map_component.payload import Pin, panel_state, points_file, summary_file, view_state
+from app.map_component.payload import Pin, nearest_state, panel_state, points_file, summary_file, view_state
 from app.map_component.table import table_file, table_state
 from app.search import SearchResult
 from app.topic_summary import topic_summary
@@ -35,6 +35,7 @@ from app.topic_summary import topic_summary
 KEY = "atlas_map"
 PANEL_KEY = "atlas_panel"  # the topic panel beside the map: the same component, a second instance
 TABLE_KEY = "atlas_table"  # the papers table under the map: a third instance
+NEAREST_KEY = "atlas_nearest"  # an opened paper's nearest papers beside the map: a fourth
 HERE = Path(__file__).resolve().parent
 
 # The component's own script is a few lines that load map.js once per page from its published file
@@ -298,3 +299,23 @@ def live_table(
     )
     with_files(payload, module, table_data=table_data, module_data=module_data)
     return _component(key=TABLE_KEY, data=payload, on_click_change=on_click, on_clear_change=on_clear)
+
+
+def live_nearest(
+    data: MapData,
+    token: MapKey,
+    rows: np.ndarray,
+    similarity: list[float],
+    *,
+    files_sent: set[str],
+    on_click: Callable[[], None],
+):
+    """Mount or update an opened paper's nearest papers beside the map (js/nearest.js): a list of
+    buttons, nearest first, each a title (with its topic where their topics differ) and its
+    similarity. Its event: "click" (a paper opened), read with `app.session.map_event("click",
+    NEAREST_KEY)`. Drawn after the map in the same run, so the map's has sent map.js already where
+    static/ is read-only."""
+    module, module_data = served(*_module_file(), files_sent)
+    payload = nearest_state(data, rows, similarity, points_url=points_url(data, token))
+    with_files(payload, module, module_data=module_data)
+    return _component(key=NEAREST_KEY, data=payload, on_click_change=on_click)

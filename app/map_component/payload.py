@@ -162,6 +162,26 @@ class PanelState(TypedDict):
     module_data: NotRequired[str]
 
 
+class NearPaper(TypedDict):
+    """One of an opened paper's nearest papers: its row, title, similarity, and its topic's name where
+    the nearest papers' topics differ (else null: the topic line above them says it)."""
+
+    row: int
+    title: str
+    topic: str | None
+    similarity: float
+
+
+class NearestState(TypedDict):
+    """Everything the opened paper's nearest papers receive on a rerun (`nearest_state`, then
+    `live_nearest` adds `module` and its inline file); docs/app.md says what each field means."""
+
+    nearest: list[NearPaper]
+    points: str
+    module: NotRequired[str]
+    module_data: NotRequired[str]
+
+
 class TableColumn(TypedDict):
     """One column of the table file: its header, and either its distinct values in sort order (a
     paper's `codes` index them; "" = none) or, for a column of nearly unique texts (authors), each
@@ -564,6 +584,28 @@ def panel_state(
         "themes": [int(t) for t in themes],
         "filtered": bool(filtered),
         "height": height,
+    }
+
+
+def nearest_state(
+    data: MapData, rows: np.ndarray, similarity: list[float], *, points_url: str
+) -> NearestState:
+    """The opened paper's nearest papers (`app.nearest.nearest_papers`), nearest first, as the list
+    beside the map shows them: titles as written, each topic's name only where their topics differ."""
+    topics = [data.label(int(t)) for t in data.topic_ids[rows]]
+    differ = len(set(topics)) > 1
+    titles = data.papers["title"].iloc[rows].astype(str).tolist()
+    return {
+        "nearest": [
+            {
+                "row": int(row),
+                "title": title,
+                "topic": topic if differ else None,
+                "similarity": round(float(s), 4),
+            }
+            for row, title, topic, s in zip(rows, titles, topics, similarity, strict=True)
+        ],
+        "points": points_url,
     }
 
 

@@ -147,6 +147,24 @@
  */
 
 /**
+ * One of an opened paper's nearest papers (payload.py, `NearPaper`).
+ * @typedef {Object} NearPaper
+ * @property {number} row
+ * @property {string} title
+ * @property {string|null} topic
+ * @property {number} similarity
+ */
+
+/**
+ * Everything an opened paper's nearest papers receive on a rerun (payload.py, `NearestState`).
+ * @typedef {Object} NearestState
+ * @property {NearPaper[]} nearest
+ * @property {string} points
+ * @property {string} [module]
+ * @property {string} [module_data]
+ */
+
+/**
  * One of a topic's papers nearest its centre.
  * @typedef {Object} CentralPaper
  * @property {number} row
