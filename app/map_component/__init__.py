@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 import streamlit as st
@@ -36,7 +35,6 @@ KEY = "atlas_map"
 PANEL_KEY = "atlas_panel"  # the topic panel beside the map: the same component, a second instance
 TABLE_KEY = "atlas_table"  # the papers table under the map: a third instance
 NEAREST_KEY = "atlas_nearest"  # an opened paper's nearest papers beside the map: a fourth
-HERE = Path(__file__).resolve().parent
 
 # The component's own script is a few lines that load map.js once per page from its published file
 # (`module` in the data; its bytes in `module_data` where static/ is read-only): an inline script is
@@ -96,8 +94,7 @@ export default function (component) {
 
 _component = st.components.v2.component(
     "abstract_atlas.map",
-    js=LOADER,
-    css=(HERE / "map.css").read_text(),
+    js=LOADER,  # map.css comes with map.js, once a page (`assets.style_script`)
     isolate_styles=False,  # Plotly.js has event and layout bugs inside a shadow root
 )
 

@@ -120,8 +120,22 @@ def map_script(files: tuple[str, ...] = MAP_SCRIPT_FILES) -> str:
     return "\n".join(parts)
 
 
+def style_script() -> str:
+    """map.css as map.js adds it to the page, once: a component's own `css` comes again inside every
+    element of every rerun (13 KB for each of the map's instances)."""
+    css = json.dumps((MAP_JS_DIR.parent / "map.css").read_text(encoding="utf-8"))
+    return (
+        "// Generated from app/map_component/map.css\n"
+        'if (!document.getElementById("atlas-style")) {\n'
+        '  const style = Object.assign(document.createElement("style"), { id: "atlas-style", textContent: '
+        + css
+        + " });\n  document.head.appendChild(style);\n}\n"
+    )
+
+
 def module_bundle() -> tuple[str, bytes]:
-    """map.js (`map_script`), gzip'd, and its file name: the live map's own code, loaded once per page
-    (see `LOADER` in app/map_component/__init__.py) rather than sent inline with every rerun."""
-    packed = gzip.compress(map_script().encode("utf-8"), compresslevel=9, mtime=0)
+    """map.js (`map_script`, after `style_script`), gzip'd, and its file name: the live map's own code
+    and style, loaded once per page (see `LOADER` in app/map_component/__init__.py) rather than sent
+    inline with every rerun."""
+    packed = gzip.compress((style_script() + map_script()).encode("utf-8"), compresslevel=9, mtime=0)
     return f"map-{hashlib.blake2b(packed, digest_size=8).hexdigest()}.js.gz", packed
