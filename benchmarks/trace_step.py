@@ -1,0 +1,130 @@
+"""Where the browser's time goes in one step: a Chrome trace of the step on a freshly loaded page,
+the page's main thread's time by trace event, its long tasks and what ran in them, and the other
+threads' time (the GPU process's SwiftShader among them).
+
+Usage (from the repository root):
+
+    .venv/bin/python benchmarks/trace_step.py --map DIR --step {search,topic,click,filter}
+
+The step is taken as `bench_steps.py` takes it (headless Chromium at 1400x900, after first paint):
+"learning" typed and Enter pressed; the topic list's first topic clicked; a paper of the first
+topic clicked on the map; the sidebar's first filter's first option picked. The trace runs from the
+action until the map has redrawn and Streamlit is idle. Nothing is written: it prints. Tracing slows
+the page, so the step's time here is longer than bench_steps' (read it beside a bench_steps run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from benchmarks.bench_million import GRAPH, IDLE, draws  # noqa: E402
+from tests.devserver import StreamlitServer  # noqa: E402
+from tests.test_browser import point_position  # noqa: E402
+
+CATEGORIES = ["devtools.timeline", "disabled-by-default-devtools.timeline", "v8.execute", "gpu"]
+
+
+def prepare(page, step: str):
+    """Get the page ready for `step` and return the action that takes it."""
+    if step == "search":
+        box = page.get_by_role("textbox", name="Search")
+        box.fill("learning")
+        return lambda: box.press("Enter")
+    if step == "topic":
+        box = page.locator(".atlas-panel-list .atlas-topic").first.bounding_box()
+    elif step == "click":
+        row = page.evaluate(
+            f"(g => g.groups[1].rows[0])(document.querySelector('{GRAPH}').atlasTable.groupings.get(''))"
+        )
+        page.mouse.move(*point_position(page, row))
+        page.wait_for_selector(".hoverlayer .hovertext", timeout=60_000)
+        return lambda: (page.mouse.down(), page.mouse.up())
+    else:
+        page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect']").first.click()
+        option = page.get_by_role("option").first
+        option.wait_for(timeout=60_000)
+        page.wait_for_function(IDLE)
+        box = option.bounding_box()
+    return lambda: page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+
+
+def report(trace: dict) -> None:
+    events = trace["traceEvents"]
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    main = sorted(
+        (e for e in events if e.get("ph") == "X" and names.get((e["pid"], e["tid"])) == "CrRendererMain"),
+        key=lambda e: e["ts"],
+    )
+    total, count = collections.Counter(), collections.Counter()
+    for e in main:
+        total[e["name"]] += e.get("dur", 0) / 1000
+        count[e["name"]] += 1
+    print("main thread, ms by event:")
+    for name, ms in total.most_common(14):
+        print(f"  {ms:7.1f} ms {count[name]:4d}× {name}")
+    start = main[0]["ts"]
+    print("long tasks (over 8 ms) and what took over 4 ms in them:")
+    for task in main:
+        if task["name"] != "RunTask" or task.get("dur", 0) <= 8000:
+            continue
+        print(f"  at {(task['ts'] - start) / 1000:4.0f} ms: {task['dur'] / 1000:3.0f} ms")
+        for inner in main:
+            inside = task["ts"] <= inner["ts"] <= task["ts"] + task["dur"] and inner is not task
+            if inside and inner.get("dur", 0) > 4000 and inner["name"] != "RunTask":
+                data = inner.get("args", {}).get("data", {})
+                what = data.get("functionName") or data.get("url", "")[-40:] or data.get("type", "")
+                print(
+                    f"      +{(inner['ts'] - task['ts']) / 1000:3.0f} {inner['dur'] / 1000:3.0f} ms {inner['name']} {what}"
+                )
+    other = collections.Counter()
+    for e in events:
+        thread = names.get((e.get("pid"), e.get("tid")))
+        if e.get("ph") == "X" and thread and thread != "CrRendererMain":
+            other[thread] += e.get("dur", 0) / 1000
+    print("other threads, ms:", ", ".join(f"{name} {ms:.0f}" for name, ms in other.most_common(5)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--map", type=Path, required=True, metavar="DIR")
+    parser.add_argument("--step", choices=("search", "topic", "click", "filter"), required=True)
+    args = parser.parse_args(argv)
+    from playwright.sync_api import sync_playwright
+
+    flags = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+    with StreamlitServer(args.map, Path(tempfile.mkdtemp()), timeout=300) as server, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=flags)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(server.url)
+        page.wait_for_function(
+            f"() => document.querySelector('{GRAPH}')?.dataset.atlasDraws >= 1", timeout=600_000
+        )
+        page.wait_for_function(IDLE, timeout=600_000)
+        page.wait_for_timeout(1500)  # the charts made ahead while the page is idle
+        action = prepare(page, args.step)
+        browser.start_tracing(page=page, categories=CATEGORIES)
+        before = draws(page)
+        started = time.perf_counter()
+        action()
+        page.wait_for_function(f"() => document.querySelector('{GRAPH}').dataset.atlasDraws > {before}")
+        page.wait_for_timeout(30)
+        page.wait_for_function(IDLE)
+        seconds = time.perf_counter() - started
+        trace = json.loads(browser.stop_tracing())
+        browser.close()
+    print(f"{args.step} on {args.map.name}: {seconds:.3f} s to idle, traced")
+    report(trace)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
