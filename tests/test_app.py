@@ -30,10 +30,10 @@ from tests.helpers import (
     start,
     table,
     texts,
-    walk,
     tiny_map,
     topic_table,
     url,
+    walk,
     whole_page,
     write_tiny_map,
 )
