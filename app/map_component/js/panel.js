@@ -408,8 +408,8 @@ function tracked(Plotly, div) {
   CHARTS.add(div);
 }
 
-/** Plotly's first bar chart in a page takes 60–70 ms more than the next ones (headless Chromium, 5,000
- * papers: the first opened topic's keywords): one is drawn out of sight and purged once per page,
+/** Plotly's first bar chart in a page takes twice as long as the next ones (headless Chromium, 5,000
+ * papers, the first opened topic's keywords: 70 ms, 32 ms once one had been drawn): one is drawn out of sight and purged once per page,
  * when the browser is idle after the panel's first drawing, so that the reader's first topic does not
  * wait for it. @type {Promise<void>|null} */
 let BARS_WARMED = null;
