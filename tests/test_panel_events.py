@@ -9,7 +9,8 @@ import streamlit as st
 
 from app import session
 from app.data import build_map_data
-from app.map_component import PANEL_KEY, TABLE_KEY
+from app.map_component import KEY as MAP_KEY
+from app.map_component import NEAREST_KEY, PANEL_KEY, TABLE_KEY
 from pipeline.mapfolder.store import write_map
 from tests.helpers import themed_map
 
@@ -92,21 +93,26 @@ def test_only_this_topic_order_and_a_central_paper(data):
     session.on_panel_sort(MAP)
     assert st.session_state[SORT] == "rising"
     send("click", row=5)
-    session.on_panel_click(data, MAP)
+    session.on_paper_click(data, MAP, PANEL_KEY)
     assert st.session_state[session.widget_key("paper")] == str(data.doc_ids[5])
 
 
-def test_a_row_of_the_papers_table_opens_its_paper_and_other_maps_rows_are_ignored(data):
+@pytest.mark.parametrize("component", [MAP_KEY, TABLE_KEY, PANEL_KEY, NEAREST_KEY])
+def test_a_paper_clicked_anywhere_opens_and_other_maps_rows_are_ignored(data, component):
+    """A point on the map, a row of the papers table, a paper of the panel's lists or of an opened
+    paper's nearest: one handler (`on_paper_click`), reading the event of its own instance only."""
     st.session_state[PAPER] = None
-    st.session_state[TABLE_KEY] = {"click": {"map": "app/static/atlas/points-other.bin.gz", "row": 3}}
-    session.on_table_click(data, MAP)
-    assert st.session_state[PAPER] is None  # a stale event of another map's table
-    for row in (-1, data.n, "3", 2.0):
-        st.session_state[TABLE_KEY] = {"click": {"map": MAP, "row": row}}
-        session.on_table_click(data, MAP)
+    st.session_state[component] = {"click": {"map": "app/static/atlas/points-other.bin.gz", "row": 3}}
+    session.on_paper_click(data, MAP, component)
+    assert st.session_state[PAPER] is None  # a stale event of another map's
+    for row in (-1, data.n, "3", 2.0, True):
+        st.session_state[component] = {"click": {"map": MAP, "row": row}}
+        session.on_paper_click(data, MAP, component)
         assert st.session_state[PAPER] is None, row
-    st.session_state[TABLE_KEY] = {"click": {"map": MAP, "row": 3}}
-    session.on_table_click(data, MAP)
+    other = next(key for key in (MAP_KEY, TABLE_KEY) if key != component)
+    st.session_state[other] = {"click": {"map": MAP, "row": 4}}  # another instance's event: not this one's
+    st.session_state[component] = {"click": {"map": MAP, "row": 3}}
+    session.on_paper_click(data, MAP, component)
     assert st.session_state[PAPER] == str(data.doc_ids[3])
 
 
