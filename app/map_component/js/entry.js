@@ -37,7 +37,7 @@ const PARTS = new WeakMap(); // parentElement -> the topic panel, the papers tab
 function partEntry(kind, data, parentElement, setTriggerValue) {
   let part = PARTS.get(parentElement);
   if (!part) {
-    part = kind === "panel" ? new TopicPanel(parentElement) : kind === "table" ? new PapersTable(parentElement) : new NearestPapers(parentElement);
+    part = new { panel: TopicPanel, table: PapersTable, nearest: NearestPapers }[kind](parentElement);
     PARTS.set(parentElement, part);
   }
   if (part instanceof TopicPanel) LINK.panel = part;

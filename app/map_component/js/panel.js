@@ -411,23 +411,29 @@ function tracked(Plotly, div) {
 /** Plotly's first bar chart in a page takes twice as long as the next ones (headless Chromium, 5,000
  * papers, the first opened topic's keywords: 70 ms, 32 ms once one had been drawn): one is drawn out of sight and purged once per page,
  * when the browser is idle after the panel's first drawing, so that the reader's first topic does not
- * wait for it. @type {Promise<void>|null} */
-let BARS_WARMED = null;
+ * wait for it. */
+let BARS_WARMED = false;
 /** @param {TopicPanel} part */
 function warmBars(part) {
   const topic = part.summary && part.summary.topics.find((t) => t.keywords.length);
   if (BARS_WARMED || !topic) return;
+  BARS_WARMED = true;
   const idle = window.requestIdleCallback || ((run) => setTimeout(run, 200));
-  BARS_WARMED = new Promise((resolve) => idle(() => resolve(), { timeout: 2000 })).then(async () => {
+  idle(async () => {
     const box = element("div", "atlas-warm");
     box.setAttribute("aria-hidden", "true");
     box.style.width = `${part.root.clientWidth || 300}px`;
     part.root.appendChild(box);
-    await barChart(box, "", topic.keywords, topic.weights, topic.colour, (w) => w.toFixed(3), () => "", "weight (c-TF-IDF)");
-    const div = box.querySelector(".atlas-bars");
-    if (div && window.Plotly) window.Plotly.purge(div);
-    box.remove();
-  }).catch((error) => console.error(error));
+    try {
+      await barChart(box, "", topic.keywords, topic.weights, topic.colour, (w) => w.toFixed(3), () => "", "weight (c-TF-IDF)");
+      const div = box.querySelector(".atlas-bars");
+      if (div && window.Plotly) window.Plotly.purge(div);
+    } catch (error) {
+      console.error(error);
+    } finally {
+      box.remove();
+    }
+  }, { timeout: 2000 });
 }
 
 /** A chart's data for a screen reader, one item a bar or point (the drawing itself is hidden from it).
