@@ -13,7 +13,7 @@ paper on the map (click), opens the first topic of the topic list (topic), goes 
 (back), clicks the first entry of the map's key (key, on a map with themes: that theme alone; clicked
 again after), turns the papers table to its second page (page: until it says "page 2 of"), and drags a box over the middle of the map with the modebar's Box Select (box, timed from
 letting go of the mouse button). Each is timed from the action until the map has redrawn (a box:
-until the page received the step's first message), the server has answered any message the page
+has taken the server's answer in, the drawn box among it), the server has answered any message the page
 sent for it (a step the browser draws itself may still tell the server), and Streamlit is idle
 again (the script not running and no element of the previous run left stale); the bytes and
 messages the page received over the WebSocket are counted.
@@ -147,20 +147,6 @@ def redrawn(page, action, wire: Wire) -> tuple[float, int]:
     return time.perf_counter() - started, sum(wire.received) - before_bytes
 
 
-def answered(page, action, received: list[int]) -> tuple[float, int]:
-    """Seconds from the action until the page received a message and Streamlit is idle again, and the
-    bytes received (for a step that need not redraw the map)."""
-    before, before_bytes = len(received), sum(received)
-    started = time.perf_counter()
-    action()
-    while len(received) == before:
-        page.wait_for_timeout(5)
-        if time.perf_counter() - started > 120:
-            raise TimeoutError("the page received nothing")
-    page.wait_for_function(IDLE, timeout=120_000)
-    return time.perf_counter() - started, sum(received) - before_bytes
-
-
 def one_round(browser, url: str, tally: Tally) -> None:
     times, sizes, counts = tally.times, tally.sizes, tally.counts
     page = browser.new_page(viewport={"width": 1400, "height": 900})
@@ -177,12 +163,12 @@ def one_round(browser, url: str, tally: Tally) -> None:
         box.fill(text)  # before the step, as on the bare page: the step is pressing Enter
         return lambda: box.press("Enter")
 
-    def record(step, action, redraw=True, until=None):
+    def record(step, action, until=None):
         messages, before = len(received), sum(received)
         if until is not None:
             seconds, size = shown(page, action, until), sum(received) - before
         else:
-            seconds, size = redrawn(page, action, wire) if redraw else answered(page, action, received)
+            seconds, size = redrawn(page, action, wire)
         times[step].append(seconds)
         sizes[step].append(size)
         counts[step].append(len(received) - messages)
@@ -226,7 +212,7 @@ def one_round(browser, url: str, tally: Tally) -> None:
     record("page", press(page, forward), until="page 2 of")
     page.locator(GRAPH).scroll_into_view_if_needed()  # the map in sight again for the box
     start_box(page)
-    record("box", page.mouse.up, redraw=False)
+    record("box", page.mouse.up)
     page.get_by_text("Selected on the map", exact=False).first.wait_for(timeout=60_000)
     page.close()
 

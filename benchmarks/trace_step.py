@@ -4,12 +4,13 @@ threads' time (the GPU process's SwiftShader among them).
 
 Usage (from the repository root):
 
-    .venv/bin/python benchmarks/trace_step.py --map DIR --step {search,topic,click,filter}
+    .venv/bin/python benchmarks/trace_step.py --map DIR --step {search,topic,click,filter,box}
 
 The step is taken as `bench_steps.py` takes it (headless Chromium at 1400x900, after first paint):
 "learning" typed and Enter pressed; the topic list's first topic clicked; a paper of the first
-topic clicked on the map; the sidebar's first filter's first option picked. The trace runs from the
-action until the map has redrawn and Streamlit is idle. Nothing is written: it prints. Tracing slows
+topic clicked on the map; the sidebar's first filter's first option picked; a box dragged over the
+middle fifth of the map, let go. The trace runs from the action until the map has redrawn (a box:
+until the page has received a message) and Streamlit is idle. Nothing is written: it prints. Tracing slows
 the page, so the step's time here is longer than bench_steps' (read it beside a bench_steps run).
 """
 
@@ -27,6 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.bench_million import GRAPH, IDLE, draws  # noqa: E402
+from benchmarks.bench_steps import Wire, start_box  # noqa: E402
 from tests.devserver import StreamlitServer  # noqa: E402
 from tests.test_browser import point_position  # noqa: E402
 
@@ -39,6 +41,9 @@ def prepare(page, step: str):
         box = page.get_by_role("textbox", name="Search")
         box.fill("learning")
         return lambda: box.press("Enter")
+    if step == "box":
+        start_box(page)
+        return page.mouse.up
     if step == "topic":
         box = page.locator(".atlas-panel-list .atlas-topic").first.bounding_box()
     elif step == "click":
@@ -96,7 +101,7 @@ def report(trace: dict) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--map", type=Path, required=True, metavar="DIR")
-    parser.add_argument("--step", choices=("search", "topic", "click", "filter"), required=True)
+    parser.add_argument("--step", choices=("search", "topic", "click", "filter", "box"), required=True)
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -104,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     with StreamlitServer(args.map, Path(tempfile.mkdtemp()), timeout=300) as server, sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=flags)
         page = browser.new_page(viewport={"width": 1400, "height": 900})
+        wire = Wire(page)
         page.goto(server.url)
         page.wait_for_function(
             f"() => document.querySelector('{GRAPH}')?.dataset.atlasDraws >= 1", timeout=600_000
@@ -114,8 +120,13 @@ def main(argv: list[str] | None = None) -> int:
         browser.start_tracing(page=page, categories=CATEGORIES)
         before = draws(page)
         started = time.perf_counter()
+        received = len(wire.received)
         action()
-        page.wait_for_function(f"() => document.querySelector('{GRAPH}').dataset.atlasDraws > {before}")
+        if args.step == "box":
+            while len(wire.received) == received:
+                page.wait_for_timeout(5)
+        else:
+            page.wait_for_function(f"() => document.querySelector('{GRAPH}').dataset.atlasDraws > {before}")
         page.wait_for_timeout(30)
         page.wait_for_function(IDLE)
         seconds = time.perf_counter() - started

@@ -31,8 +31,8 @@ from app.map_component.payload import (
     shared_constants,
     view_state,
 )
-from app.selection import rows_inside
-from app.state import Vocabulary, parse_selection, parse_view, parse_zoom
+from app.selection import rows_inside, selection_text
+from app.state import MAX_CORNERS, Vocabulary, parse_selection, parse_view, parse_zoom
 from app.text import plotly_wrap
 from tests.helpers import REPO, write_tiny_map
 
@@ -434,6 +434,32 @@ def test_the_browser_samples_the_first_papers_in_view_in_the_draw_order(pure, da
     inside = (x >= x0 - pad_x) & (x <= x1 + pad_x) & (y >= y0 - pad_y) & (y <= y1 + pad_y)
     expected = order[(mask & inside)[order]][:cap]
     assert got == expected.tolist() and 0 < len(got) <= cap
+
+
+_RNG = np.random.default_rng(5)
+_LONG = _RNG.normal(0, 7, (2, 200)) * 1e3  # a hand-drawn lasso: a corner a mouse move, long decimals
+DRAWN = [
+    {"range": {"x": [0.123456789, 1.98765432], "y": [-3.14159265, 2.71828182]}},
+    {"range": {"x": [5.5, -0.25], "y": [12345678.9, 0.000123456789]}},  # reversed; exponent; tiny
+    {"lassoPoints": {"x": [0.3333333333, 2.6666666, 0.1], "y": [0.1, 0.2, 2.9999999]}},
+    {"lassoPoints": {"x": _LONG[0].tolist(), "y": _LONG[1].tolist()}},  # thinned to MAX_CORNERS
+]
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("event", DRAWN, ids=["box", "reversed box", "lasso", "long lasso"])
+def test_the_browser_writes_a_drawn_selection_as_the_server_draws_it_back(pure, event):
+    """The outline the map sends for a box or lasso (`outlineOf`) is the one the server's answer
+    carries back (`payload.outline` of the link's `select=`): equal, the map need not select again."""
+    got = run(pure, "(event) => outlineOf(event)", event)
+    box, lasso = event.get("range"), event.get("lassoPoints")
+    reported = {"box": [*box["x"], *box["y"]]} if box else {"lasso": lasso}  # as the map sent it before
+    assert got == payload.outline(selection_text(got)) == payload.outline(selection_text(reported))
+    assert (
+        len(got["lasso"]["x"]) == min(len(lasso["x"]), MAX_CORNERS)
+        if lasso
+        else got["box"] == sorted(got["box"][:2]) + sorted(got["box"][2:])
+    )
 
 
 @pytest.mark.browser

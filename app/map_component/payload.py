@@ -22,7 +22,16 @@ import pyarrow as pa
 
 from app.data import MapData, label_limit, paper_places, point_size
 from app.palette import CONTEXT_COLOUR, UNASSIGNED_COLOUR, colour_columns, value_colours
-from app.state import MAP_KEY, SETTINGS, URL_KEY, ZOOM_KEY, ZOOM_MIN_SPAN, ZOOM_NUMBER, parse_selection
+from app.state import (
+    MAP_KEY,
+    MAX_CORNERS,
+    SETTINGS,
+    URL_KEY,
+    ZOOM_KEY,
+    ZOOM_MIN_SPAN,
+    ZOOM_NUMBER,
+    parse_selection,
+)
 from app.text import plotly_escape
 from pipeline.text import shorten
 
@@ -52,6 +61,7 @@ def shared_constants() -> dict:
         "context_colour": CONTEXT_COLOUR,
         "link_order": [MAP_KEY, *(setting.url for setting in SETTINGS)],
         "topic_key": URL_KEY["topic"],
+        "max_corners": MAX_CORNERS,
     }
 
 

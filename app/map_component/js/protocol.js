@@ -17,6 +17,7 @@
  * @property {string} context_colour the faint colour of the papers left out
  * @property {string[]} link_order the link's keys in the order the server writes them ("f." for the filters)
  * @property {string} topic_key the link's key of the opened topic
+ * @property {number} max_corners a lasso's corners in a link at most
  */
 
 /**
