@@ -99,6 +99,22 @@ def browser_pid(user_data: Path) -> int | None:
     return None
 
 
+# One frame of a pan on the whole map: the view moved by 2% (as a drag's step does) until two frames
+# have passed, in ms; the median of three, a second and a half apart (a pan's end draws a new sample).
+PAN_FRAME = f"""async () => {{
+    const gd = document.querySelector('{GRAPH}'), out = [];
+    const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    for (let k = 0; k < 3; k++) {{
+        const x = gd.layout.xaxis.range, dx = (x[1] - x[0]) * 0.02, t0 = performance.now();
+        await window.Plotly.relayout(gd, {{'xaxis.range': [x[0] + dx, x[1] + dx]}});
+        await frames();
+        out.push(performance.now() - t0);
+        await new Promise((r) => setTimeout(r, 1500));
+    }}
+    return out.sort((a, b) => a - b)[1];
+}}"""
+
+
 def draws(page) -> int:
     return int(page.evaluate(f"document.querySelector('{GRAPH}').dataset.atlasDraws || 0"))
 
@@ -177,20 +193,7 @@ def measure(folder: Path, app: Path = REPO) -> dict:
             out["server_open_mb"] = tree_rss_mb(server.process.pid)
             out["server_open_anon_mb"] = tree_rss_mb(server.process.pid, "RssAnon:")
             page.wait_for_timeout(2000)
-            # One frame of a pan: the view moved by 2% (as a drag's step does), until drawn; median of 3.
-            frames = page.evaluate(
-                f"""async () => {{
-                const gd = document.querySelector('{GRAPH}'), out = [];
-                for (let k = 0; k < 3; k++) {{
-                    const x = gd.layout.xaxis.range, dx = (x[1] - x[0]) * 0.02, t0 = performance.now();
-                    await window.Plotly.relayout(gd, {{'xaxis.range': [x[0] + dx, x[1] + dx]}});
-                    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-                    out.push(performance.now() - t0);
-                    await new Promise((r) => setTimeout(r, 1500));
-                }}
-                return out.sort((a, b) => a - b)[1];
-            }}"""
-            )
+            frames = page.evaluate(PAN_FRAME)
             out["pan_frame_ms"] = int(frames)
             page.wait_for_function(IDLE, timeout=120_000)
             box = page.locator(f"{GRAPH} .nsewdrag").first.bounding_box()

@@ -11,7 +11,9 @@ the highlights' chart already made), empties the box and presses Enter (clear: t
 again), picks the first option of the sidebar's first filter (Themes or Topics) (filter), clicks a
 paper on the map (click), opens the first topic of the topic list (topic), goes back to the list
 (back), clicks the first entry of the map's key (key, on a map with themes: that theme alone; clicked
-again after), turns the papers table to its second page (page: until it says "page 2 of"), and drags a box over the middle of the map with the modebar's Box Select (box, timed from
+again after), turns the papers table to its second page (page: until it says "page 2 of"), pans the whole map by 2%
+three times (pan frame: until two frames have passed, timed in the page, the median of the three), and
+drags a box over the middle of the map with the modebar's Box Select (box, timed from
 letting go of the mouse button). Each is timed from the action until the map has redrawn (a box:
 has taken the server's answer in, the drawn box among it), the server has answered any message the page
 sent for it (a step the browser draws itself may still tell the server), and Streamlit is idle
@@ -38,13 +40,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks.bench_million import GRAPH, IDLE, append_results, draws  # noqa: E402
+from benchmarks.bench_million import GRAPH, IDLE, PAN_FRAME, append_results, draws  # noqa: E402
 from pipeline.mapfolder.manifest import read_manifest  # noqa: E402
 from tests.devserver import StreamlitServer  # noqa: E402
 from tests.test_browser import point_position  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
-STEPS = ("search", "search again", "clear", "filter", "click", "topic", "back", "key", "page", "box")
+STEPS = ("search", "search again", "clear", "filter", "click", "topic", "back", "key", "page", "pan", "box")
 NAMES = {
     "search": "search",
     "search again": "search again",
@@ -55,6 +57,7 @@ NAMES = {
     "back": "back to the list",
     "page": "next page of the table",
     "key": "click in the key",
+    "pan": "pan frame",
     "box": "box selection",
 }
 # The floor: a bare Streamlit page (a Search box and a header that counts its letters), searched the same way.
@@ -210,7 +213,10 @@ def one_round(browser, url: str, tally: Tally) -> None:
     forward = page.get_by_role("button", name=re.compile(r"^Next"))
     forward.scroll_into_view_if_needed()  # the table is under the map
     record("page", press(page, forward), until="page 2 of")
-    page.locator(GRAPH).scroll_into_view_if_needed()  # the map in sight again for the box
+    page.locator(GRAPH).scroll_into_view_if_needed()  # the map in sight again for the pan and the box
+    times["pan"].append(page.evaluate(PAN_FRAME) / 1000)
+    sizes["pan"].append(0)
+    counts["pan"].append(0)
     start_box(page)
     record("box", page.mouse.up)
     page.get_by_text("Selected on the map", exact=False).first.wait_for(timeout=60_000)
