@@ -9,7 +9,7 @@
 //
 // Plotly recomputes every trace of a chart whenever any trace's data changes (a quarter of a second
 // for 81,646 papers), so the map is two charts in one place, one shown at a time: "all", every paper in
-// colour (a trace per colour group, redrawn only when the colouring changes), and "sub", with a filter
+// colour (one trace, a colour per point, redrawn only when the colouring changes), and "sub", with a filter
 // or search, only the highlighted papers (one trace; made ahead, hidden, after the first drawing:
 // `warmChart`). Clearing a search shows "all" again as it was;
 // the two follow each other's zoom, pan and drag tool when one takes the other's place. The shown one
@@ -57,7 +57,7 @@ class AtlasMap {
   table = null; // the point table (prepare), per map
   pointsUrl = null; // the table's URL: names the map events come from
   colourKey = undefined; // the colouring drawn: "" = by topic, else a column
-  groups = null; // points by colour group, for the colouring
+  /** @type {Drawn|null} the papers the "all" chart draws, in its order */ every = null;
   maskKey = undefined; // the mask drawn ("all" = none)
   mask = null; // Uint8Array, 1 = in view; null = every paper
   sub = null; // the highlighted papers drawn (overlay)

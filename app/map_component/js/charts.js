@@ -54,17 +54,15 @@ function traces(inst, view, name) {
   const plain = small ? { width: 0.8, color: "white" } : { width: 0 };
   const range = shownState(inst);
   if (name === "all") {
-    const g = grouping(t, inst.colourKey || "");
     const sampled = sampleRows(t, null, range, capOf(view));
     inst.sampled = sampled !== null;
-    const parts = sampled ? bySlot(t.n, sampled, g.code, g.slot, g.groups.length) : g.groups.map((group) => group.rows);
-    inst.groups = g.groups.map((group, k) => drawnGroup(t, group.colour, parts[k])); // rowsOf reads these
-    inst.charts.all.div.atlasDrawn = inst.groups; // for tests and benchmarks: trace k, point j -> row
-    return inst.groups.map((g) => ({
-      type: kind, name: "papers", mode: "markers", x: g.x, y: g.y, visible: g.rows.length > 0,
-      text: g.title, hovertext: g.detail, hovertemplate: HOVER, showlegend: false,
-      marker: { color: g.colour, size: t.size, opacity, line: plain },
-    }));
+    const every = (inst.every = painted(inst, sampled)); // rowsOf reads it
+    inst.charts.all.div.atlasDrawn = [every]; // for tests and benchmarks: point j -> row
+    return [{
+      type: kind, name: "papers", mode: "markers", x: every.x, y: every.y, visible: every.rows.length > 0,
+      text: every.title, hovertext: every.detail, hovertemplate: HOVER, showlegend: false,
+      marker: { color: every.colour, size: t.size, opacity, line: plain },
+    }];
   }
   const sub = (inst.sub = inst.mask ? overlay(inst, inst.mask, range) : inst.sub);
   inst.charts.sub.div.atlasDrawn = [sub];
@@ -176,15 +174,15 @@ async function warmChart(inst, view) {
   bindEvents(inst, chart);
 }
 
-// Rows of the papers a click or a box/lasso picked: on the "all" chart traces 0..G-1 hold every paper
-// of a colour group; the "sub" chart's one trace holds the highlighted papers.
+// Rows of the papers a click or a box/lasso picked: the "all" chart's one trace holds every paper
+// drawn, the "sub" chart's the highlighted papers.
 /** @param {AtlasMap} inst */
 function rowsOf(inst, chart, points) {
   if (inst.fallback && chart.name === "all") return pickedRows(inst, points);
   const rows = [];
   for (const p of points || []) {
     if (chart.name === "sub") rows.push(inst.sub.rows[p.pointIndex]);
-    else if (p.curveNumber < inst.groups.length) rows.push(inst.groups[p.curveNumber].rows[p.pointIndex]);
+    else if (p.curveNumber === 0 && inst.every) rows.push(inst.every.rows[p.pointIndex]);
   }
   return rows;
 }

@@ -2,10 +2,10 @@
 // Sampling: what a chart draws of the papers.
 //
 // Points are grouped by colour, the unassigned (or missing-value) group first so the rest is drawn on top.
-// Every paper is drawn as one trace per colour group, a single marker colour each (Plotly converts a
-// colour per point slowly); the highlighted papers are one trace with a colour per point, as hex
-// strings, the cheapest form (a trace per group costs about 1 ms each to update, too much for a map of
-// 200 topics). Hover text is made for the points drawn, when first drawn; groups once per colouring.
+// Every paper, and the highlighted papers, are each one trace with a colour per point, as hex strings,
+// the cheapest form: a trace per colour group costs each redraw, pan frame and box selection a
+// WebGL batch per group, too much for a map of 200 topics (benchmarks/STEPS_RESULTS.md, slice 5).
+// Hover text is made for the points drawn, when first drawn; groups once per colouring.
 //
 // A big map is drawn as a sample (`sampleRows`): at most `draw_cap` points a view, taken in the point
 // file's draw order (a density-biased order: sparse places first keep every paper, dense ones are
@@ -76,40 +76,36 @@ function capOf(view) {
   return view && view.draw_cap > 0 ? view.draw_cap : SHARED.draw_cap;
 }
 
-// Points of `rows` as a group to draw: typed x/y, and hover text made for these rows only.
-/** @param {PointTable} t @param {string|null} colour @param {Uint32Array} rows @returns {Drawn} */
-function drawnGroup(t, colour, rows) {
-  const m = rows.length;
-  const x = new Float32Array(m), y = new Float32Array(m), title = new Array(m), detail = new Array(m);
-  for (let j = 0; j < m; j++) {
-    const i = rows[j];
-    x[j] = t.x[i];
-    y[j] = t.y[i];
-    title[j] = hoverTitle(t, i);
-    detail[j] = detailOf(t, i);
-  }
-  return { colour, rows, x, y, title, detail };
-}
-
-// The highlighted papers to draw (every one for a search; else sampled like the map), one trace with
-// a colour per point, grouped as the colouring is so the unassigned grey is drawn first.
-/** @param {AtlasMap} inst */
-function overlay(inst, mask, range) {
+// Papers `rows` (every paper when null) to draw as one trace: grouped as the colouring is, so that
+// the unassigned grey is drawn first, under the rest; typed x/y, a colour per point, and hover text
+// made for these rows only.
+/** @param {AtlasMap} inst @param {ArrayLike<number>|null} rows @returns {Drawn} */
+function painted(inst, rows) {
   const t = inst.table;
   const g = grouping(t, inst.colourKey || "");
-  const sampled = inst.view && inst.view.search ? null : sampleRows(t, mask, range, capOf(inst.view));
-  const parts = bySlot(t.n, sampled || mask.rows, g.code, g.slot, g.groups.length);
+  const parts = rows ? bySlot(t.n, rows, g.code, g.slot, g.groups.length) : g.groups.map((group) => group.rows);
   const m = parts.reduce((total, part) => total + part.length, 0);
-  const rows = new Uint32Array(m);
-  const colour = new Array(m);
-  let k = 0;
+  const drawn = { rows: new Uint32Array(m), x: new Float32Array(m), y: new Float32Array(m), colour: new Array(m), title: new Array(m), detail: new Array(m) };
+  let j = 0;
   parts.forEach((part, slot) => {
-    rows.set(part, k);
-    colour.fill(g.groups[slot].colour, k, k + part.length); // hex strings: cheaper than a colour scale
-    k += part.length;
+    for (const i of part) {
+      drawn.rows[j] = i;
+      drawn.x[j] = t.x[i];
+      drawn.y[j] = t.y[i];
+      drawn.colour[j] = g.groups[slot].colour; // hex strings: cheaper than a colour scale
+      drawn.title[j] = hoverTitle(t, i);
+      drawn.detail[j] = detailOf(t, i);
+      j += 1;
+    }
   });
-  const sub = drawnGroup(t, null, rows);
-  sub.colour = colour;
+  return drawn;
+}
+
+// The highlighted papers to draw (every one for a search; else sampled like the map).
+/** @param {AtlasMap} inst */
+function overlay(inst, mask, range) {
+  const sampled = inst.view && inst.view.search ? null : sampleRows(inst.table, mask, range, capOf(inst.view));
+  const sub = painted(inst, sampled || mask.rows);
   sub.sampled = sampled !== null;
   return sub;
 }
