@@ -341,8 +341,9 @@ def main(argv: list[str] | None = None) -> int:
         "",
         f"Command: `.venv/bin/python benchmarks/bench_steps.py --maps {' '.join(str(m) for m in args.maps)} "
         f"--repeat {args.repeat}{f' --compare {args.compare}' if args.compare else ''}`. Action until the map "
-        "has redrawn (a box selection: the page received its first message) and Streamlit is idle (script "
-        f"not running, no stale element), median; its ratio to the bare page's rerun ({bare:.3f} s, the "
+        "has redrawn (a box selection: has taken the server's answer in), the server answered and Streamlit "
+        "is idle (script not running, no stale element), median (a pan frame: two frames after the move, "
+        f"timed in the page); its ratio to the bare page's rerun ({bare:.3f} s, the "
         "median of its searches and clears in this run; target ≤ 2.5×); KB and messages received over the "
         "WebSocket.",
         "",
