@@ -3,8 +3,9 @@
 //
 // Points are grouped by colour, the unassigned (or missing-value) group first so the rest is drawn on top.
 // Every paper, and the highlighted papers, are each one trace with a colour per point, as hex strings,
-// the cheapest form: a trace per colour group costs each redraw, pan frame and box selection a
-// WebGL batch per group, too much for a map of 200 topics (benchmarks/STEPS_RESULTS.md, slice 5).
+// the cheapest form: with a trace per colour group, a box selection, and every frame while one is
+// drawn, cost a WebGL batch per group, three to five times one trace's at 81,646 papers in 180
+// topics (benchmarks/STEPS_RESULTS.md, slice 5).
 // Hover text is made for the points drawn, when first drawn; groups once per colouring.
 //
 // A big map is drawn as a sample (`sampleRows`): at most `draw_cap` points a view, taken in the point
