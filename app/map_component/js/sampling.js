@@ -6,7 +6,7 @@
 // the cheapest form: with a trace per colour group, a box selection, and every frame while one is
 // drawn, cost a WebGL batch per group, three to five times one trace's at 81,646 papers in 180
 // topics (benchmarks/STEPS_RESULTS.md, slice 5).
-// Hover text is made for the points drawn, when first drawn; groups once per colouring.
+// Hover text is made for a point when it is first hovered; groups once per colouring.
 //
 // A big map is drawn as a sample (`sampleRows`): at most `draw_cap` points a view, taken in the point
 // file's draw order (a density-biased order: sparse places first keep every paper, dense ones are
@@ -79,27 +79,46 @@ function capOf(view) {
 
 // Papers `rows` (every paper when null) to draw as one trace: grouped as the colouring is, so that
 // the unassigned grey is drawn first, under the rest; typed x/y, a colour per point, and hover text
-// made for these rows only.
+// made only for the points hovered (`lazyTexts`).
 /** @param {AtlasMap} inst @param {ArrayLike<number>|null} rows @returns {Drawn} */
 function painted(inst, rows) {
   const t = inst.table;
   const g = grouping(t, inst.colourKey || "");
   const parts = rows ? bySlot(t.n, rows, g.code, g.slot, g.groups.length) : g.groups.map((group) => group.rows);
   const m = parts.reduce((total, part) => total + part.length, 0);
-  const drawn = { rows: new Uint32Array(m), x: new Float32Array(m), y: new Float32Array(m), colour: new Array(m), title: new Array(m), detail: new Array(m) };
+  const order = new Uint32Array(m), x = new Float32Array(m), y = new Float32Array(m), colour = new Array(m);
   let j = 0;
   parts.forEach((part, slot) => {
     for (const i of part) {
-      drawn.rows[j] = i;
-      drawn.x[j] = t.x[i];
-      drawn.y[j] = t.y[i];
-      drawn.colour[j] = g.groups[slot].colour; // hex strings: cheaper than a colour scale
-      drawn.title[j] = hoverTitle(t, i);
-      drawn.detail[j] = detailOf(t, i);
+      order[j] = i;
+      x[j] = t.x[i];
+      y[j] = t.y[i];
+      colour[j] = g.groups[slot].colour; // hex strings: cheaper than a colour scale
       j += 1;
     }
   });
-  return drawn;
+  const title = lazyTexts(m, (k) => hoverTitle(t, order[k])), detail = lazyTexts(m, (k) => detailOf(t, order[k]));
+  return { rows: order, x, y, colour, title, detail };
+}
+
+// `m` texts, each made when first read and kept: Plotly's WebGL scatter reads a point's hover text
+// only when it is hovered, so a drawing makes none (making every title up front was 0.73 s of a
+// first search's 370,000 hits at a million papers). Plotly's SVG scatter reads them all, as before.
+/** @param {number} m @param {(k: number) => string} make @returns {string[]} */
+function lazyTexts(m, make) {
+  const index = (/** @type {string|symbol} */ key) => {
+    if (typeof key !== "string") return -1;
+    const k = Number(key);
+    return Number.isInteger(k) && k >= 0 && k < m && String(k) === key ? k : -1;
+  };
+  return new Proxy(new Array(m), {
+    get(made, key, receiver) {
+      const k = index(key);
+      if (k === -1) return Reflect.get(made, key, receiver);
+      return made[k] === undefined ? (made[k] = make(k)) : made[k];
+    },
+    has: (made, key) => index(key) !== -1 || Reflect.has(made, key),
+  });
 }
 
 // The highlighted papers to draw (every one for a search; else sampled like the map).
