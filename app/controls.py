@@ -88,16 +88,7 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
             placeholder=f"Any {name}",
             select_all=False,
         )
-    # A map where every paper has a topic needs no such switch; in a topic or theme view the
-    # unassigned papers are chosen under Topics instead (the switch keeps its value meanwhile).
-    if data.sizes[-1] and not (session.chosen("topics") or chosen_themes):
-        st.toggle(
-            f"Show unassigned papers ({data.sizes[-1]:,})",
-            key=widget_key("show_unassigned"),
-            **changed,
-            help="Papers the clustering left out of every topic, drawn in grey. With topics or "
-            "themes chosen, only their papers are shown: choose “Unassigned” under Topics to add them.",
-        )
+    unassigned_switch(data)
     if data.added is not None and data.added.any():  # only maps grown with `python -m pipeline add`
         st.toggle(
             f"Highlight papers added since the last build ({int(data.added.sum()):,})",
@@ -111,6 +102,26 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
     st.caption(
         ":material/link: The address bar always holds a link to what you see: copy it to share this view."
     )
+
+
+@st.fragment(key="unassigned")
+def unassigned_switch(data: MapData) -> None:
+    """The unassigned papers' switch: a part of the page of its own inside the sidebar's, so that choosing
+    the first topic or theme, which hides it, reruns only it and not the whole sidebar (0.1 s of that
+    filter at 5,000 papers: benchmarks/STEPS_RESULTS.md, slice 5)."""
+    # A map where every paper has a topic needs no such switch; in a topic or theme view the
+    # unassigned papers are chosen under Topics instead (the switch keeps its value meanwhile).
+    key = session.keep_unassigned_switch()
+    if data.sizes[-1] and not (session.chosen("topics") or session.chosen("themes")):
+        st.toggle(
+            f"Show unassigned papers ({data.sizes[-1]:,})",
+            key=key,
+            on_change=session.sidebar_changed,
+            args=(data,),
+            help="Papers the clustering left out of every topic, drawn in grey. With topics or "
+            "themes chosen, only their papers are shown: choose “Unassigned” under Topics to add them.",
+        )
+    session.part_shown("unassigned")
 
 
 def header(data: MapData, sentence: tuple[str, str]) -> None:

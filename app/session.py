@@ -203,6 +203,14 @@ def sanitise_state(
         st.session_state[key["selection"]] = ""
 
 
+def keep_unassigned_switch() -> str:
+    """The unassigned switch's widget key, its value written again first: so, in each run of its part,
+    the switch keeps its value through the runs that do not draw it (Streamlit drops a widget's value then)."""
+    key = SESSION_KEY["show_unassigned"]
+    st.session_state[key] = bool(st.session_state.get(key, True))
+    return key
+
+
 def topic_options(data: MapData, themes: list[int] | tuple[int, ...]) -> list[int]:
     """What the Topics filter offers: the topics of the chosen themes (all without), largest first,
     then "Unassigned" (-1) when the map has such papers."""
@@ -225,7 +233,8 @@ def view_key(state: ViewState) -> tuple:
 
 
 # --------------------------------------------------------------------------- which parts of the page rerun
-PARTS = ("sidebar", "header", "map", "results", "downloads")  # the page's keyed fragments (streamlit_app.py)
+# The page's keyed fragments (streamlit_app.py; "unassigned", the sidebar's switch, is inside "sidebar").
+PARTS = ("sidebar", "unassigned", "header", "map", "results", "downloads")
 
 
 def part_keys() -> dict[str, tuple]:
@@ -239,7 +248,8 @@ def part_keys() -> dict[str, tuple]:
     # The topic panel opens and closes topics in the browser: the map's part shows them already.
     in_panel = PANEL_TOPIC in st.session_state and st.session_state[PANEL_TOPIC] == state.topic
     return {
-        "sidebar": ((state.search_kind, state.themes, bool(state.topics or state.themes)), view),
+        "sidebar": ((state.search_kind, state.themes), view),
+        "unassigned": (bool(state.topics or state.themes),),  # hidden in a topic or theme view
         "header": (view, opened, selection, said),
         "map": (replace(state, topic="in the panel") if in_panel else state, map_counters()),
         # The papers table narrows to an opened topic, pages and sorts in the browser (js/table.js).
@@ -257,7 +267,8 @@ def rerun_changed(from_sidebar: bool = False) -> None:
     """In a step's callback: rerun only the parts of the page whose content the step changed.
 
     A sidebar widget already shows its new value: then the sidebar reruns only when its shape changes
-    (the search box's hint, the topics a theme offers, the unassigned switch). Nothing changed: the
+    (the search box's hint, the topics a theme offers); the unassigned switch, which a topic or theme
+    view hides, is a part of its own inside it. Nothing changed: the
     widget's own part reruns (Streamlit's default). In the run of a Back or Forward in the browser (a
     table's selection may fire as the view changes), the whole page reruns and follows the link.
     """
@@ -270,6 +281,7 @@ def rerun_changed(from_sidebar: bool = False) -> None:
     changed = [part for part in PARTS if part in shown and shown[part] != now[part]]
     if "sidebar" in changed:
         st.session_state[PUSH_SIDEBAR] = True
+        changed = [part for part in changed if part != "unassigned"]  # drawn again inside the sidebar
     if changed:
         st.rerun(changed)
 

@@ -79,7 +79,7 @@ def test_topic_filter_shows_exactly_its_papers_and_unassigned_ones_only_when_cho
     assert len(map_doc_ids(at)) == in_topic
     assert f"Showing the {in_topic} papers in the topic “Diffusion models”" in plain(at)
     assert not [t for t in at.toggle if t.key == "w_unassigned"]  # in a topic view: "Unassigned" under Topics
-    at.multiselect(key="w_topics").select(-1).run()  # the reader asks for the unassigned papers
+    whole_page(at).multiselect(key="w_topics").select(-1).run()  # the reader asks for the unassigned papers
     shown = table(at)
     assert len(shown) == in_topic + unassigned and set(shown["Topic"]) == {"Diffusion models", "Unassigned"}
     assert (
@@ -104,7 +104,7 @@ def test_unassigned_switch_hides_them_from_the_whole_map(tiny):
     assert f"Showing the {assigned} papers in a topic" in plain(at)
     assert url(at)["unassigned"] == ["hide"]
     whole_page(at).multiselect(key="w_topics").select(2).run()  # a topic view: the switch is not drawn...
-    at.multiselect(key="w_topics").unselect(2).run()
+    whole_page(at).multiselect(key="w_topics").unselect(2).run()
     assert at.toggle(key="w_unassigned").value is False  # ...and keeps the reader's choice
 
 

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import papers_table, plain, start, table, table_state, write_tiny_map
+from pipeline.mapfolder.store import write_map
+from tests.helpers import (
+    papers_table,
+    plain,
+    start,
+    table,
+    table_state,
+    themed_map,
+    whole_page,
+    write_tiny_map,
+)
 
 
 @pytest.fixture
@@ -44,13 +54,33 @@ def test_a_search_reruns_the_header_map_and_table_but_not_the_sidebar(tiny):
     assert len(table(at)) == 15
 
 
-def test_a_filter_that_changes_the_sidebar_reruns_it_too(tiny):
+def test_the_first_topic_chosen_hides_the_unassigned_switch_without_rerunning_the_sidebar(tiny):
     at = start()
-    at.multiselect(key="w_topics").select(1).run()  # the unassigned switch is not drawn in a topic view
+    at.toggle(key="w_unassigned").set_value(False).run()
+    whole_page(at).multiselect(key="w_topics").select(
+        1
+    ).run()  # the unassigned switch is not drawn in a topic view
+    assert parts(at) == {"header", "map", "results", "downloads"}  # and the switch's own part
+    assert not [t for t in at.toggle if t.key == "w_unassigned"]
+    assert "Showing the 13 papers in the topic “Diffusion models”" in plain(at)
+    whole_page(at).multiselect(key="w_f_year").select("2024").run()  # the sidebar already shows it
+    assert parts(at) == {"header", "map", "results", "downloads"}
+    whole_page(at).multiselect(key="w_topics").unselect(1).run()  # every topic again: the switch is back...
+    assert at.toggle(key="w_unassigned").value is False  # ...as the reader left it
+    assert "papers in a topic with year 2024" in plain(at)
+
+
+def test_choosing_a_theme_reruns_the_sidebar_for_the_topics_it_offers(tmp_path, monkeypatch):
+    folder = tmp_path / "themed"
+    write_map(folder, themed_map())
+    monkeypatch.setenv("ATLAS_MAP", str(folder))
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
+    at = start()
+    at.multiselect(key="w_themes").select(0).run()  # theme 0: topics 1 and 2
     assert parts(at) == {"sidebar", "header", "map", "results", "downloads"}
     assert not [t for t in at.toggle if t.key == "w_unassigned"]
-    at.multiselect(key="w_f_year").select("2024").run()  # the sidebar already shows it
-    assert parts(at) == {"header", "map", "results", "downloads"}
+    offered = ["Diffusion models (13)", "Reinforcement learning (13)", "Unassigned (8)"]
+    assert at.multiselect(key="w_topics").options == offered  # the theme's topics only
 
 
 def test_an_opened_topic_s_header_and_table_count_and_list_its_papers(tiny):
