@@ -2,10 +2,10 @@
 
 Run with `streamlit run streamlit_app.py` (the committed seed map), `... -- --map DIR` or
 `ATLAS_MAP=DIR streamlit run streamlit_app.py` for another map folder. This file only composes the
-page, as parts that a step reruns on their own (sidebar, header, map, results: keyed fragments); each
-panel lives in its own module under `app/`, what the page shows (the papers in view and the header's
-sentence) in `app/view.py`, the session state and its callbacks (which pick the parts a step reruns)
-in `app/session.py`, and the live map component in `app/map_component/`.
+page, as parts that a step reruns on their own (sidebar, header, map, results, downloads: keyed
+fragments); each panel lives in its own module under `app/`, what the page shows (the papers in view
+and the header's sentence) in `app/view.py`, the session state and its callbacks (which pick the parts
+a step reruns) in `app/session.py`, and the live map component in `app/map_component/`.
 """
 
 from __future__ import annotations
