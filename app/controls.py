@@ -107,7 +107,7 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
 @st.fragment(key="unassigned")
 def unassigned_switch(data: MapData) -> None:
     """The unassigned papers' switch: a part of the page of its own inside the sidebar's, so that choosing
-    the first topic or theme, which hides it, reruns only it and not the whole sidebar (0.1 s of that
+    the first topic or theme, which hides it, reruns only it and not the whole sidebar (0.15 s of that
     filter at 5,000 papers: benchmarks/STEPS_RESULTS.md, slice 5)."""
     # A map where every paper has a topic needs no such switch; in a topic or theme view the
     # unassigned papers are chosen under Topics instead (the switch keeps its value meanwhile).

@@ -182,8 +182,7 @@ def sanitise_state(
     st.session_state[key["topics"]] = [t for t in st.session_state.get(key["topics"], []) if t in known]
     if st.session_state.get(key["search_kind"]) not in KINDS:
         st.session_state[key["search_kind"]] = KINDS[0]
-    # Set on every run, so the switch keeps its value through runs that do not draw it (topic views).
-    st.session_state[key["show_unassigned"]] = bool(st.session_state.get(key["show_unassigned"], True))
+    # The unassigned switch keeps its value in its own part (`keep_unassigned_switch`), in every run.
     if st.session_state.get(key["sort"]) not in sorts:
         st.session_state[key["sort"]] = SORTS[0]
     for column, values in data.facets.items():
@@ -204,8 +203,9 @@ def sanitise_state(
 
 
 def keep_unassigned_switch() -> str:
-    """The unassigned switch's widget key, its value written again first: so, in each run of its part,
-    the switch keeps its value through the runs that do not draw it (Streamlit drops a widget's value then)."""
+    """The unassigned switch's widget key, its value written again first. Its part runs in every run of
+    the page and of the sidebar, and alone: so the switch keeps its value through the runs that do not
+    draw it (topic and theme views; Streamlit drops a widget's value then)."""
     key = SESSION_KEY["show_unassigned"]
     st.session_state[key] = bool(st.session_state.get(key, True))
     return key

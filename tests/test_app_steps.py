@@ -57,9 +57,8 @@ def test_a_search_reruns_the_header_map_and_table_but_not_the_sidebar(tiny):
 def test_the_first_topic_chosen_hides_the_unassigned_switch_without_rerunning_the_sidebar(tiny):
     at = start()
     at.toggle(key="w_unassigned").set_value(False).run()
-    whole_page(at).multiselect(key="w_topics").select(
-        1
-    ).run()  # the unassigned switch is not drawn in a topic view
+    # The unassigned switch is not drawn in a topic view.
+    whole_page(at).multiselect(key="w_topics").select(1).run()
     assert parts(at) == {"header", "map", "results", "downloads"}  # and the switch's own part
     assert not [t for t in at.toggle if t.key == "w_unassigned"]
     assert "Showing the 13 papers in the topic “Diffusion models”" in plain(at)
