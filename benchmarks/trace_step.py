@@ -10,7 +10,7 @@ The step is taken as `bench_steps.py` takes it (headless Chromium at 1400x900, a
 "learning" typed and Enter pressed; the topic list's first topic clicked; a paper of the first
 topic clicked on the map; the sidebar's first filter's first option picked; a box dragged over the
 middle fifth of the map, let go. The trace runs from the action until the map has redrawn (a box:
-until the page has received a message) and Streamlit is idle. Nothing is written: it prints. Tracing slows
+has taken the server's answer in) and Streamlit is idle. Nothing is written: it prints. Tracing slows
 the page, so the step's time here is longer than bench_steps' (read it beside a bench_steps run).
 """
 
@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.bench_million import GRAPH, IDLE, draws  # noqa: E402
-from benchmarks.bench_steps import Wire, start_box  # noqa: E402
+from benchmarks.bench_steps import start_box  # noqa: E402
 from tests.devserver import StreamlitServer  # noqa: E402
 from tests.test_browser import point_position  # noqa: E402
 
@@ -109,7 +109,6 @@ def main(argv: list[str] | None = None) -> int:
     with StreamlitServer(args.map, Path(tempfile.mkdtemp()), timeout=300) as server, sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=flags)
         page = browser.new_page(viewport={"width": 1400, "height": 900})
-        wire = Wire(page)
         page.goto(server.url)
         page.wait_for_function(
             f"() => document.querySelector('{GRAPH}')?.dataset.atlasDraws >= 1", timeout=600_000
@@ -120,13 +119,8 @@ def main(argv: list[str] | None = None) -> int:
         browser.start_tracing(page=page, categories=CATEGORIES)
         before = draws(page)
         started = time.perf_counter()
-        received = len(wire.received)
         action()
-        if args.step == "box":
-            while len(wire.received) == received:
-                page.wait_for_timeout(5)
-        else:
-            page.wait_for_function(f"() => document.querySelector('{GRAPH}').dataset.atlasDraws > {before}")
+        page.wait_for_function(f"() => document.querySelector('{GRAPH}').dataset.atlasDraws > {before}")
         page.wait_for_timeout(30)
         page.wait_for_function(IDLE)
         seconds = time.perf_counter() - started
