@@ -11,7 +11,13 @@ import pytest
 
 from pipeline.config import BuildConfig
 from pipeline.modelling.evaluate import map_quality, npmi_coherence, topic_diversity
-from pipeline.modelling.neighbours import cosine_knn, neighbour_graph, reassign_outliers, topic_centroids
+from pipeline.modelling.neighbours import (
+    cosine_knn,
+    cosine_to,
+    neighbour_graph,
+    reassign_outliers,
+    topic_centroids,
+)
 from pipeline.modelling.themes import fit_themes, theme_count
 from pipeline.modelling.topics import _renumber_by_size, topic_stability
 from pipeline.naming.areas import Area, AreaVotes
@@ -356,6 +362,22 @@ def test_cosine_knn_blocks_give_the_same_answer():
     whole = cosine_knn(vectors, vectors, 5, chunk=1000)
     blocked = cosine_knn(vectors, vectors, 5, chunk=16)
     assert (whole[0] == blocked[0]).all() and np.allclose(whole[1], blocked[1])
+
+
+def test_scores_over_float16_rows_are_those_of_numpy_s_own_cast(tmp_path):
+    """Every finite float16 value (subnormals, both zeros, the largest) widens to the same float32,
+    so a nearest-papers scan scores a memory-mapped map exactly as a float32 copy of it would."""
+    every = np.arange(2**16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    finite = every[np.isfinite(every)]
+    rows = finite[: len(finite) // 64 * 64].reshape(-1, 64)  # 992 rows, across blocks of 100
+    query = np.random.default_rng(2).normal(size=64).astype(np.float32)
+    stored = np.lib.format.open_memmap(tmp_path / "v.npy", mode="w+", dtype=np.float16, shape=rows.shape)
+    stored[:] = rows
+    cast = np.concatenate(
+        [rows[start : start + 100].astype(np.float32) @ query for start in range(0, len(rows), 100)]
+    )
+    for corpus in (rows, stored):
+        assert cosine_to(corpus, query, chunk=100).tobytes() == cast.tobytes()
 
 
 def test_unassigned_papers_in_a_dense_group_become_a_topic_and_scattered_ones_stay_unassigned():

@@ -6,7 +6,9 @@ from collections import Counter
 
 import numpy as np
 
-SCORE_ROWS = 4_096  # corpus rows turned to float32 at a time by `cosine_to` (6 MB at 384-d: stays in cache)
+SCORE_ROWS = (
+    1_024  # corpus rows widened to float32 at a time by `cosine_to` (1.5 MB at 384-d: stays in cache)
+)
 
 
 def cosine_to(corpus: np.ndarray, query: np.ndarray, chunk: int = SCORE_ROWS) -> np.ndarray:
@@ -21,9 +23,40 @@ def cosine_to(corpus: np.ndarray, query: np.ndarray, chunk: int = SCORE_ROWS) ->
     """
     query = np.asarray(query, dtype=np.float32).reshape(-1)
     out = np.empty(len(corpus), dtype=np.float32)
+    if corpus.dtype != np.float16:
+        for start in range(0, len(corpus), chunk):
+            out[start : start + chunk] = np.asarray(corpus[start : start + chunk], dtype=np.float32) @ query
+        return out
+    buffer = np.empty((min(chunk, len(corpus)), corpus.shape[1]), dtype=np.uint32)
     for start in range(0, len(corpus), chunk):
-        out[start : start + chunk] = np.asarray(corpus[start : start + chunk], dtype=np.float32) @ query
+        rows = corpus[start : start + chunk]
+        out[start : start + len(rows)] = _widen(rows.view(np.uint16), buffer[: len(rows)]) @ query
     return out
+
+
+def _widen(half: np.ndarray, bits: np.ndarray) -> np.ndarray:
+    """The float32 values of finite float16 bit patterns `half`, written into the uint32 array `bits`.
+
+    Exactly `half.view(float16).astype(float32)`, subnormals included, about five times faster than
+    numpy's own cast (which dominated a click's nearest-papers scan: 0.85 s of 1.28 s at a million
+    papers). The sign moves to bit 31, exponent and mantissa three bits right of the float32 places
+    (an arithmetic shift; the sign it smears into bits 28-30 is masked off), and multiplying by
+    2**112 rebiases the exponent (15 to 127) and scales subnormals into range. Infinities and NaNs
+    would come out finite: embeddings have none.
+
+    Examples:
+        >>> half = np.array([0.0, -0.0, 1.0, -0.99951, 6e-08, -6.1e-05, 65504.0], dtype=np.float16)
+        >>> bits = np.empty(half.shape, dtype=np.uint32)
+        >>> bool((_widen(half.view(np.uint16), bits) == half.astype(np.float32)).all())
+        True
+    """
+    np.left_shift(half, 16, out=bits, dtype=np.uint32)
+    signed = bits.view(np.int32)
+    np.right_shift(signed, 3, out=signed)
+    np.bitwise_and(bits, 0x8FFFE000, out=bits)
+    values = bits.view(np.float32)
+    values *= np.float32(2.0**112)
+    return values
 
 
 def cosine_knn(queries: np.ndarray, corpus: np.ndarray, k: int, chunk: int | None = None):
