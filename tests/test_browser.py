@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
+import struct
+import zlib
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from app.data import build_map_data
 from app.nearest import nearest_papers
+from app.palette import CONTEXT_COLOUR
 from pipeline.mapfolder.store import read_map, write_map
 from tests.devserver import StreamlitServer
 from tests.helpers import (
@@ -179,6 +184,73 @@ def click_paper(page, row: int) -> None:
     page.mouse.down()
     page.mouse.up()
     wait_for_link(page, f"paper=doc{row:04d}")
+
+
+# The faint image under a search's hits, decoded as the browser shows it: its colour and opacity at
+# each of `spots` (data coordinates), as [r, g, b, a].
+READ_CONTEXT = """async ([graph, spots]) => {
+    const gd = document.querySelector(graph);
+    const image = gd.layout.images[0];
+    const img = new Image();
+    img.src = image.source;
+    await img.decode();
+    const canvas = document.createElement('canvas');
+    canvas.width = img.naturalWidth;
+    canvas.height = img.naturalHeight;
+    const g = canvas.getContext('2d');
+    g.drawImage(img, 0, 0);
+    const data = g.getImageData(0, 0, canvas.width, canvas.height).data;
+    return spots.map(([x, y]) => {
+        const px = Math.floor(((x - image.x) / image.sizex) * canvas.width);
+        const py = Math.floor(((image.y - y) / image.sizey) * canvas.height);
+        const at = (py * canvas.width + px) * 4;
+        return Array.from(data.slice(at, at + 4));
+    });
+}"""
+
+PNG_BYTES = """async (graph) => {
+    const blob = await (await fetch(document.querySelector(graph).layout.images[0].source)).blob();
+    return await new Promise((resolve) => {
+        const reader = new FileReader();
+        reader.onload = () => resolve(String(reader.result).split(',')[1]);
+        reader.readAsDataURL(blob);
+    });
+}"""
+
+
+def test_the_papers_a_search_leaves_out_are_drawn_faintly_in_their_places(page, tiny_app):
+    app, folder = tiny_app
+    open_app(page, app.url)
+    search_for(page, "diffusion")
+    papers = read_map(folder).papers
+    spots = papers[["x", "y"]].to_numpy()
+    corner = [
+        float(spots[:, 0].min() - 0.02 * np.ptp(spots[:, 0])),
+        float(spots[:, 1].max() + 0.02 * np.ptp(spots[:, 1])),
+    ]
+    shown = page.evaluate(READ_CONTEXT, [GRAPH, [*spots.tolist(), corner]])
+    *at_papers, at_corner = shown
+    context = [int(CONTEXT_COLOUR[k : k + 2], 16) for k in (1, 3, 5)]
+    for rgba in at_papers:  # every paper's place, in the context colour at 0.8 (fewer than 5,000 papers)
+        assert all(abs(a - b) <= 2 for a, b in zip(rgba, [*context, 204], strict=True)), rgba
+    assert at_corner[3] == 0  # and nothing where no paper is
+    # A valid PNG to the letter, as stricter decoders than Chromium's read it (every chunk's CRC, the
+    # zlib stream's Adler-32 and end): what Firefox and Safari would refuse shows nothing there.
+    png = base64.b64decode(page.evaluate(PNG_BYTES, GRAPH))
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    at, chunks = 8, {}
+    while at < len(png):
+        (length,) = struct.unpack(">I", png[at : at + 4])
+        kind, body = png[at + 4 : at + 8], png[at + 8 : at + 8 + length]
+        assert struct.unpack(">I", png[at + 8 + length : at + 12 + length])[0] == zlib.crc32(kind + body), (
+            kind
+        )
+        chunks[kind] = chunks.get(kind, b"") + body
+        at += 12 + length
+    width, height = struct.unpack(">II", chunks[b"IHDR"][:8])
+    assert list(chunks) == [b"IHDR", b"IDAT", b"IEND"] and len(zlib.decompress(chunks[b"IDAT"])) == height * (
+        4 * width + 1
+    )
 
 
 def test_clicking_a_point_opens_the_paper(page, tiny_app):
