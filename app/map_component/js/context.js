@@ -51,8 +51,9 @@ async function drawContext(inst) {
 }
 
 // A dot of radius `r` px at (x, y) in the opacity plane `cover`, its edge smoothed over a pixel,
-// where it is more opaque than what is there. Written pixel by pixel: the canvas's own paths, read
-// back, took 0.1-0.2 s for the 100,000 dots of a big map's view.
+// where it is more opaque than what is there: the dots' union, one flat grey (fallback.js `dot` blends
+// coloured dots over each other instead, so that density shows). Written pixel by pixel: the canvas's
+// own paths, read back, took 0.1-0.2 s for the 100,000 dots of a big map's view.
 /** @param {Uint8ClampedArray} cover @param {number} width @param {number} height @param {number} x @param {number} y @param {number} r @param {number} level */
 function disc(cover, width, height, x, y, r, level) {
   const x0 = Math.max(0, Math.floor(x - r - 0.5)), x1 = Math.min(width, Math.ceil(x + r + 0.5));
@@ -80,8 +81,7 @@ function scheduleContext(inst) {
   }, 150);
 }
 
-
-// A canvas's pixels as a PNG, uncompressed (zlib's stored blocks): 40 ms for a view of 1,400 x 800
+// An image's pixels as a PNG, uncompressed (zlib's stored blocks): 40 ms for a view of 1,400 x 800
 // px where the canvas's own encoder (`toBlob`) took 190 ms of the main thread, a tenth of a first
 // search at a million papers. The image lives in this page only, so its size (4 bytes a pixel) costs
 // no transfer.
