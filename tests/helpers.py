@@ -663,6 +663,23 @@ def rows_of(data) -> list[dict]:
 # --------------------------------------------------------------------------- the page in Chromium
 CHROMIUM = "/usr/bin/chromium"
 GRAPH = ".atlas-map-graph"  # the map's shown chart
+# The shown chart's layout image (the faint rest under a search, or the no-WebGL map's image) decoded
+# as the browser shows it: a JavaScript function, `chartImage(graph)`, for a page script to start with.
+# It gives {image (the layout entry), width, height, data (RGBA bytes)}, or null when there is none.
+CHART_IMAGE_JS = """async function chartImage(graph) {
+    const image = (document.querySelector(graph).layout.images || [])[0];
+    if (!image) return null;
+    const img = new Image();
+    img.src = image.source;
+    await img.decode();
+    const canvas = document.createElement('canvas');
+    canvas.width = img.naturalWidth;
+    canvas.height = img.naturalHeight;
+    const g = canvas.getContext('2d');
+    g.drawImage(img, 0, 0);
+    return {image, width: canvas.width, height: canvas.height, data: g.getImageData(0, 0, canvas.width, canvas.height).data};
+}
+"""
 POINTS = f"{GRAPH} .scatterlayer .trace path.point"
 
 

@@ -19,6 +19,7 @@ from app.palette import CONTEXT_COLOUR
 from pipeline.mapfolder.store import read_map, write_map
 from tests.devserver import StreamlitServer
 from tests.helpers import (
+    CHART_IMAGE_JS,
     GRAPH,
     POINTS,
     THEME_NAMES,
@@ -188,25 +189,19 @@ def click_paper(page, row: int) -> None:
 
 # The faint image under a search's hits, decoded as the browser shows it: its colour and opacity at
 # each of `spots` (data coordinates), as [r, g, b, a].
-READ_CONTEXT = """async ([graph, spots]) => {
-    const gd = document.querySelector(graph);
-    const image = gd.layout.images[0];
-    const img = new Image();
-    img.src = image.source;
-    await img.decode();
-    const canvas = document.createElement('canvas');
-    canvas.width = img.naturalWidth;
-    canvas.height = img.naturalHeight;
-    const g = canvas.getContext('2d');
-    g.drawImage(img, 0, 0);
-    const data = g.getImageData(0, 0, canvas.width, canvas.height).data;
+READ_CONTEXT = (
+    "async ([graph, spots]) => {\n"
+    + CHART_IMAGE_JS
+    + """
+    const {image, width, height, data} = await chartImage(graph);
     return spots.map(([x, y]) => {
-        const px = Math.floor(((x - image.x) / image.sizex) * canvas.width);
-        const py = Math.floor(((image.y - y) / image.sizey) * canvas.height);
-        const at = (py * canvas.width + px) * 4;
+        const px = Math.floor(((x - image.x) / image.sizex) * width);
+        const py = Math.floor(((image.y - y) / image.sizey) * height);
+        const at = (py * width + px) * 4;
         return Array.from(data.slice(at, at + 4));
     });
 }"""
+)
 
 PNG_BYTES = """async (graph) => {
     const blob = await (await fetch(document.querySelector(graph).layout.images[0].source)).blob();
@@ -238,19 +233,23 @@ def test_the_papers_a_search_leaves_out_are_drawn_faintly_in_their_places(page, 
     # zlib stream's Adler-32 and end): what Firefox and Safari would refuse shows nothing there.
     png = base64.b64decode(page.evaluate(PNG_BYTES, GRAPH))
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    at, chunks = 8, {}
-    while at < len(png):
-        (length,) = struct.unpack(">I", png[at : at + 4])
-        kind, body = png[at + 4 : at + 8], png[at + 8 : at + 8 + length]
-        assert struct.unpack(">I", png[at + 8 + length : at + 12 + length])[0] == zlib.crc32(kind + body), (
-            kind
-        )
-        chunks[kind] = chunks.get(kind, b"") + body
-        at += 12 + length
+    chunks = png_chunks(png[8:])
     width, height = struct.unpack(">II", chunks[b"IHDR"][:8])
-    assert list(chunks) == [b"IHDR", b"IDAT", b"IEND"] and len(zlib.decompress(chunks[b"IDAT"])) == height * (
-        4 * width + 1
-    )
+    assert list(chunks) == [b"IHDR", b"IDAT", b"IEND"]
+    assert len(zlib.decompress(chunks[b"IDAT"])) == height * (4 * width + 1)
+
+
+def png_chunks(body: bytes) -> dict[bytes, bytes]:
+    """A PNG's chunks after its signature, by kind (IDAT's parts joined), each one's CRC checked."""
+    at, chunks = 0, {}
+    while at < len(body):
+        (length,) = struct.unpack(">I", body[at : at + 4])
+        kind, data = body[at + 4 : at + 8], body[at + 8 : at + 8 + length]
+        (crc,) = struct.unpack(">I", body[at + 8 + length : at + 12 + length])
+        assert crc == zlib.crc32(kind + data), kind
+        chunks[kind] = chunks.get(kind, b"") + data
+        at += 12 + length
+    return chunks
 
 
 def test_clicking_a_point_opens_the_paper(page, tiny_app):

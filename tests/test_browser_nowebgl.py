@@ -12,7 +12,17 @@ import pytest
 
 from pipeline.mapfolder.store import read_map, write_map
 from tests.devserver import StreamlitServer
-from tests.helpers import CHROMIUM, GRAPH, POINTS, TOPIC_WORDS, draws, open_app, themed_map, tiny_map
+from tests.helpers import (
+    CHART_IMAGE_JS,
+    CHROMIUM,
+    GRAPH,
+    POINTS,
+    TOPIC_WORDS,
+    draws,
+    open_app,
+    themed_map,
+    tiny_map,
+)
 
 pytestmark = pytest.mark.browser
 N = 6000  # over 1,000 papers: a map drawn with WebGL where there is WebGL
@@ -67,19 +77,13 @@ def search_for(page, words: str) -> None:
 
 
 # The chart's image of the papers, read back: its pixels that hold ink, and its distinct colours.
-READ_IMAGE = """async (graph) => {
-    const gd = document.querySelector(graph);
-    const image = (gd.layout.images || [])[0];
-    if (!image) return null;
-    const img = new Image();
-    img.src = image.source;
-    await img.decode();
-    const canvas = document.createElement('canvas');
-    canvas.width = img.naturalWidth;
-    canvas.height = img.naturalHeight;
-    const g = canvas.getContext('2d');
-    g.drawImage(img, 0, 0);
-    const data = g.getImageData(0, 0, canvas.width, canvas.height).data;
+READ_IMAGE = (
+    "async (graph) => {\n"
+    + CHART_IMAGE_JS
+    + """
+    const read = await chartImage(graph);
+    if (!read) return null;
+    const {image, data} = read;
     let ink = 0;
     const colours = new Set();
     for (let i = 0; i < data.length; i += 4) {
@@ -88,9 +92,10 @@ READ_IMAGE = """async (graph) => {
         colours.add(`${data[i] >> 5},${data[i + 1] >> 5},${data[i + 2] >> 5}`);
     }
     const shown = document.querySelector(graph + ' .layer-below image, ' + graph + ' image');
-    return {ink, pixels: canvas.width * canvas.height, colours: colours.size, xref: image.xref, x: image.x,
+    return {ink, pixels: read.width * read.height, colours: colours.size, xref: image.xref, x: image.x,
             sizex: image.sizex, inPage: Boolean(shown)};
 }"""
+)
 
 
 def test_without_webgl_the_map_is_an_image_of_its_papers_with_names_and_a_notice(browser, big_app):
