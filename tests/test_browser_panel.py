@@ -77,7 +77,8 @@ TICKS = """(gd) => [...gd.querySelectorAll('.ytick text')]
 def bars_as_drawn(page) -> dict:
     """The opened topic's bar chart as Plotly drew it: each bar's name beside it (the SVG's tick texts,
     top to bottom), length, text beside it and hover (shown by moving the mouse onto it, top to
-    bottom), its colour, its title, and the list a screen reader reads instead of the drawing."""
+    bottom), its colour, its title, the list a screen reader reads instead of the drawing, and the
+    names not wholly in sight beside the bars (`cut`)."""
     panel = page.locator(OPENED)
     panel.locator(".atlas-bars .ytick text").first.wait_for(timeout=30_000)
     chart = panel.locator(".atlas-bars")
@@ -88,6 +89,11 @@ def bars_as_drawn(page) -> dict:
             traces: gd._fullData.map((t) => [t.type, t.orientation, t.x, t.y]),
             colour: gd._fullData[0].marker.color,
             hidden: gd.getAttribute('aria-hidden'),
+            // names cut off: beyond the chart's left edge, or reaching into its bars' area
+            cut: [...gd.querySelectorAll('.ytick text')].filter((t) => {{
+                const name = t.getBoundingClientRect(), chart = gd.getBoundingClientRect();
+                return name.left < chart.left || name.right > chart.left + gd._fullLayout._size.l;
+            }}).map((t) => t.textContent),
         }})"""
     )
     hovers = []
@@ -272,6 +278,7 @@ def test_an_opened_topic_s_keywords_and_venues_are_plotly_bars_of_its_summary(pa
         "traces": [["bar", "h", entry["weights"], list(range(len(entry["weights"])))]],
         "colour": entry["colour"],
         "hidden": "true",
+        "cut": [],
         "hovers": said,
         "title": "",
         "read": said,
@@ -294,6 +301,7 @@ def test_an_opened_topic_s_keywords_and_venues_are_plotly_bars_of_its_summary(pa
         "traces": [["bar", "h", [v["share"] * 100 for v in entry["venues"]], list(range(len(VENUES)))]],
         "colour": entry["colour"],
         "hidden": "true",
+        "cut": [],
         "hovers": said,
         "title": "Share of each venue's papers",
         "read": said,
