@@ -103,7 +103,8 @@ DONE = "() => window.__done > 0"
 
 # ----------------------------------------------------------------------------- synthetic maps
 def synthesise_map(corpus: Path, out: Path, n: int, seed: int = 0) -> Path:
-    """A map of `n` real abstracts with synthetic topics (about sqrt(n)/1.6 Gaussian blobs, 12% unassigned)."""
+    """A map of `n` real abstracts with synthetic topics (about sqrt(n)/1.6 Gaussian blobs, 12% unassigned),
+    grouped into themes of about five topics (so the sidebar's first filter is Themes and the map has a key)."""
     rng = np.random.default_rng(seed)
     table = pd.read_parquet(corpus)
     # Past the table's size (the million-paper map) abstracts repeat: the app's costs do not depend on them.
@@ -165,11 +166,25 @@ def synthesise_map(corpus: Path, out: Path, n: int, seed: int = 0) -> Path:
             ],
         }
     )
+    n_themes = max(2, n_topics // 5)
+    topics["theme_id"] = topics["topic_id"] % n_themes
+    themes = pd.DataFrame(
+        {
+            "theme_id": range(n_themes),
+            "label": [f"{words[(3 * k) % len(words)].capitalize()} area {k}" for k in range(n_themes)],
+            "keywords": [[words[(3 * k + j) % len(words)] for j in range(8)] for k in range(n_themes)],
+            "size": [int(topics.loc[topics["theme_id"] == k, "size"].sum()) for k in range(n_themes)],
+            "topic_ids": [topics.loc[topics["theme_id"] == k, "topic_id"].tolist() for k in range(n_themes)],
+            "x": [float(centres[topics["theme_id"] == k, 0].mean()) for k in range(n_themes)],
+            "y": [float(centres[topics["theme_id"] == k, 1].mean()) for k in range(n_themes)],
+        }
+    )
     manifest = {
         "schema_version": SCHEMA_VERSION,
         "name": f"Synthetic {n:,} (benchmark only)",
         "papers": n,
         "topics": n_topics,
+        "themes": n_themes,
         "unassigned": int(unassigned.sum()),
         "config": {"embedder": "onnx-int8"},
         "model": {"name": "sentence-transformers/all-MiniLM-L6-v2", "encoder": "synthetic random vectors"},
@@ -186,6 +201,7 @@ def synthesise_map(corpus: Path, out: Path, n: int, seed: int = 0) -> Path:
         AtlasMap(
             papers=papers,
             topics=topics,
+            themes=themes,
             embeddings=vectors.astype(np.float16),
             manifest=Manifest.from_dict(manifest),
         ),

@@ -8,8 +8,8 @@ Usage (from the repository root):
 For each map a fresh `streamlit run` serves it and headless Chromium (1400x900), after first paint:
 types a word and presses Enter (search; "learning"), then another ("graph": search again, with
 the highlights' chart already made), empties the box and presses Enter (clear: the whole map
-again), picks the first option of the sidebar's first filter (Themes or Topics) (filter), clicks a
-paper on the map (click), opens the first topic of the topic list (topic), goes back to the list
+again), picks the first option of the sidebar's first filter (Themes or Topics) (filter), goes Back
+in the browser (the whole map again, as the link before the filter), clicks a paper on the map (click), opens the first topic of the topic list (topic), goes back to the list
 (back), clicks the first entry of the map's key (key, on a map with themes: that theme alone; clicked
 again after), turns the papers table to its second page (page: until it says "page 2 of"), pans the whole map by 2%
 three times (pan frame: until two frames have passed, timed in the page, the median of the three), and
@@ -20,7 +20,9 @@ sent for it (a step the browser draws itself may still tell the server), and Str
 again (the script not running and no element of the previous run left stale); the bytes and
 messages the page received over the WebSocket are counted.
 Medians of `--repeat` rounds. The same run measures the floor, a bare Streamlit page with only a
-Search box and a header, searched and cleared the same way, and with `--compare` another checkout of
+Search box and a header, searched and cleared the same way (the steps' ratios are to this rerun), and
+for each map a filter's floor: the first option picked in the bare page's sidebar multiselect of as many
+options as the map's first filter, until the page counts it. With `--compare` another checkout of
 the app (a worktree of an earlier commit) on the same maps; the rounds alternate (floor, this
 checkout, the other) so that a busy spell on the machine falls on all of them. Results are appended to `--out`
 (benchmarks/STEPS_RESULTS.md) with the load average.
@@ -37,21 +39,39 @@ import tempfile
 import time
 from pathlib import Path
 
+import pandas as pd
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from app.themes import usable_themes  # noqa: E402
 from benchmarks.bench_million import GRAPH, IDLE, PAN_FRAME, append_results, draws  # noqa: E402
+from pipeline.mapfolder.files import THEMES, TOPICS  # noqa: E402
 from pipeline.mapfolder.manifest import read_manifest  # noqa: E402
 from tests.devserver import StreamlitServer  # noqa: E402
 from tests.test_browser import point_position  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
-STEPS = ("search", "search again", "clear", "filter", "click", "topic", "back", "key", "page", "pan", "box")
+STEPS = (
+    "search",
+    "search again",
+    "clear",
+    "filter",
+    "history",
+    "click",
+    "topic",
+    "back",
+    "key",
+    "page",
+    "pan",
+    "box",
+)
 NAMES = {
     "search": "search",
     "search again": "search again",
     "clear": "clear the search",
     "filter": "filter",
+    "history": "Back in the browser",
     "click": "click a point",
     "topic": "open a topic",
     "back": "back to the list",
@@ -60,14 +80,21 @@ NAMES = {
     "pan": "pan frame",
     "box": "box selection",
 }
-# The floor: a bare Streamlit page (a Search box and a header that counts its letters), searched the same way.
+# The floor: a bare Streamlit page (a Search box and a header that counts its letters), searched the same
+# way; and, for a filter, the sidebar's multiselect alone (as many options as the map's first filter, the
+# link's `options`) and a line that counts the options chosen.
 FLOOR_APP = """
 import streamlit as st
 
 st.set_page_config(layout="wide")
 words = st.text_input("Search")
 st.markdown(f"#### Papers · {len(words)}")
+with st.sidebar:
+    n = int(st.query_params.get("options", "0"))
+    chosen = st.multiselect("Topics", range(n), format_func=lambda t: f"Topic {t} ({7 * t:,})", select_all=False)
+st.markdown(f"Chosen · {len(chosen)}")
 """
+MULTISELECT = "[data-testid='stSidebar'] [data-testid='stMultiSelect']"
 
 
 def press(page, locator):
@@ -179,10 +206,13 @@ def one_round(browser, url: str, tally: Tally) -> None:
     record("search", search("learning"))  # the first search: the highlights' chart is made
     record("search again", search("graph"))
     record("clear", search(""))  # the whole map again
-    page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect']").first.click()
+    page.locator(MULTISELECT).first.click()
     option = page.get_by_role("option").first
     option.wait_for(timeout=60_000)
     record("filter", press(page, option))
+    page.keyboard.press("Escape")  # the filter's list closed
+    page.wait_for_function(IDLE, timeout=120_000)
+    record("history", page.go_back)  # the whole map again, as the link before the filter says
     page.goto(url)  # the whole map again for the map-only steps
     page.wait_for_function(
         f"() => document.querySelector('{GRAPH}')?.dataset.atlasDraws >= 1", timeout=600_000
@@ -223,13 +253,15 @@ def one_round(browser, url: str, tally: Tally) -> None:
     page.close()
 
 
-def floor_round(browser, url: str, tally: Tally) -> None:
-    """Search and clear on the bare page, timed to idle the same way (no map to wait for: its header)."""
+def floor_round(browser, url: str, tally: Tally, options: int, picked: Tally) -> None:
+    """Search and clear on the bare page, timed to idle the same way (no map to wait for: its header);
+    then the first of `options` picked in its sidebar's multiselect (until the page counts it), into
+    `picked`."""
     times, sizes, counts = tally.times, tally.sizes, tally.counts
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     wire = Wire(page)
     received = wire.received
-    page.goto(url)
+    page.goto(f"{url}?options={options}")
     box = page.get_by_role("textbox", name="Search")
     box.wait_for(timeout=60_000)
     page.wait_for_function(IDLE, timeout=60_000)
@@ -243,6 +275,13 @@ def floor_round(browser, url: str, tally: Tally) -> None:
         times[step].append(time.perf_counter() - started)
         sizes[step].append(sum(received) - before)
         counts[step].append(len(received) - messages)
+    page.locator(MULTISELECT).first.click()
+    option = page.get_by_role("option").first
+    option.wait_for(timeout=60_000)
+    before, messages = sum(received), len(received)
+    picked.times["filter"].append(shown(page, press(page, option), "Chosen · 1"))
+    picked.sizes["filter"].append(sum(received) - before)
+    picked.counts["filter"].append(len(received) - messages)
     page.close()
 
 
@@ -265,6 +304,16 @@ class Tally:
             for s in STEPS
             if self.times[s]
         }
+
+
+def filter_options(folder: Path) -> int:
+    """How many options the map's first sidebar filter offers: its themes, else its topics and
+    "Unassigned" (as `app.controls.sidebar` draws them)."""
+    topics = pd.read_parquet(folder / TOPICS)
+    themes = pd.read_parquet(folder / THEMES) if (folder / THEMES).exists() else None
+    if usable_themes(topics, themes) is not None:
+        return len(themes)
+    return len(topics) + (1 if read_manifest(folder).unassigned else 0)
 
 
 def serve(folder: Path, script: Path) -> StreamlitServer:
@@ -305,29 +354,38 @@ def main(argv: list[str] | None = None) -> int:
         floor_script = Path(tempfile.mkdtemp()) / "floor_app.py"
         floor_script.write_text(FLOOR_APP)
         floor_server, floor = serve(REPO, floor_script), Tally()
-        measured = []
+        measured, filter_floors = [], []
         try:
             for folder in args.maps:
-                papers = read_manifest(folder).papers
+                papers, options = read_manifest(folder).papers, filter_options(folder)
                 print(f"measuring {folder} ({papers:,} papers)...", file=sys.stderr)
                 servers = [(label, serve(folder, script), Tally()) for label, script in apps]
+                picked = Tally()  # the bare page's multiselect, with this map's number of options
                 try:  # the apps' rounds alternate, with a round of the bare page's, so load falls on all
                     for _ in range(args.repeat):
-                        floor_round(browser, floor_server.url, floor)
+                        floor_round(browser, floor_server.url, floor, options, picked)
                         for _, server, tally in servers:
                             one_round(browser, server.url, tally)
                 finally:
                     for _, server, _ in servers:
                         server.stop()
                 measured += [(label, papers, tally.medians()) for label, _, tally in servers]
+                filter_floors.append((papers, options, picked.medians()["filter"]))
         finally:
             floor_server.stop()
-        bare = statistics.median(t for times in floor.times.values() for t in times)  # the bare page's rerun
+        reruns = ("search", "search again", "clear")
+        bare = statistics.median(t for s in reruns for t in floor.times[s])  # the bare page's rerun
         rows.append(
             "| bare Streamlit page (floor) | – | "
-            + " | ".join(cell(floor.medians()[s], bare) if floor.times[s] else "–" for s in STEPS)
+            + " | ".join(cell(floor.medians()[s], bare) if s in reruns else "–" for s in STEPS)
             + " |"
         )
+        for papers, options, result in filter_floors:
+            rows.append(
+                f"| bare page, its sidebar's multiselect of {options:,} options (a filter's floor) | {papers:,} | "
+                + " | ".join(cell(result, bare) if s == "filter" else "–" for s in STEPS)
+                + " |"
+            )
         for label, papers, result in measured:
             rows.append(
                 f"| {label} | {papers:,} | "
