@@ -65,19 +65,7 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
             format_func=names.get,
             help="Groups of related topics: choosing themes shows only their topics' papers.",
         )
-    chosen_themes = list(session.chosen("themes"))
-    st.multiselect(
-        "Topics",
-        topic_options(data, chosen_themes),
-        key=widget_key("topics"),
-        **changed,
-        placeholder="All topics in the chosen themes" if chosen_themes else "All topics",
-        select_all=False,  # no choice already means every topic
-        format_func=lambda t: f"{data.label(t)} ({data.sizes[t]:,})",
-        help="Choosing topics shows exactly their papers; choose “Unassigned” to include the "
-        "papers no topic claimed."
-        + (" Only the chosen themes' topics are offered." if chosen_themes else ""),
-    )
+    topics_filter(data)
     for column, values in data.facets.items():  # never input file names (`app.data.facet_columns`)
         name = column.replace("_", " ")
         st.multiselect(
@@ -102,6 +90,28 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
     st.caption(
         ":material/link: The address bar always holds a link to what you see: copy it to share this view."
     )
+
+
+@st.fragment(key="topics")
+def topics_filter(data: MapData) -> None:
+    """The Topics filter: a part of the page of its own inside the sidebar's, so that choosing a theme,
+    which changes the topics it offers, reruns only it and not the whole sidebar (its other widgets
+    drawn again by React: benchmarks/STEPS_RESULTS.md, slice 7)."""
+    chosen_themes = list(session.chosen("themes"))
+    st.multiselect(
+        "Topics",
+        topic_options(data, chosen_themes),
+        key=widget_key("topics"),
+        on_change=session.sidebar_changed,
+        args=(data,),
+        placeholder="All topics in the chosen themes" if chosen_themes else "All topics",
+        select_all=False,  # no choice already means every topic
+        format_func=lambda t: f"{data.label(t)} ({data.sizes[t]:,})",
+        help="Choosing topics shows exactly their papers; choose “Unassigned” to include the "
+        "papers no topic claimed."
+        + (" Only the chosen themes' topics are offered." if chosen_themes else ""),
+    )
+    session.part_shown("topics")
 
 
 @st.fragment(key="unassigned")

@@ -233,8 +233,10 @@ def view_key(state: ViewState) -> tuple:
 
 
 # --------------------------------------------------------------------------- which parts of the page rerun
-# The page's keyed fragments (streamlit_app.py; "unassigned", the sidebar's switch, is inside "sidebar").
-PARTS = ("sidebar", "unassigned", "header", "map", "results", "downloads")
+# The page's keyed fragments (streamlit_app.py; "topics" and "unassigned", the sidebar's Topics filter and
+# switch, are inside "sidebar").
+PARTS = ("sidebar", "topics", "unassigned", "header", "map", "results", "downloads")
+INSIDE_SIDEBAR = ("topics", "unassigned")
 
 
 def part_keys() -> dict[str, tuple]:
@@ -248,7 +250,8 @@ def part_keys() -> dict[str, tuple]:
     # The topic panel opens and closes topics in the browser: the map's part shows them already.
     in_panel = PANEL_TOPIC in st.session_state and st.session_state[PANEL_TOPIC] == state.topic
     return {
-        "sidebar": ((state.search_kind, state.themes), view),
+        "sidebar": ((state.search_kind,), view),
+        "topics": ((state.themes,), state.topics),  # the topics offered are the chosen themes'
         "unassigned": (bool(state.topics or state.themes),),  # hidden in a topic or theme view
         "header": (view, opened, selection, said),
         "map": (replace(state, topic="in the panel") if in_panel else state, map_counters()),
@@ -267,8 +270,8 @@ def rerun_changed(from_sidebar: bool = False) -> None:
     """In a step's callback: rerun only the parts of the page whose content the step changed.
 
     A sidebar widget already shows its new value: then the sidebar reruns only when its shape changes
-    (the search box's hint, the topics a theme offers); the unassigned switch, which a topic or theme
-    view hides, is a part of its own inside it. Nothing changed: the
+    (the search box's hint); the Topics filter, whose topics are the chosen themes', and the unassigned
+    switch, which a topic or theme view hides, are parts of their own inside it. Nothing changed: the
     widget's own part reruns (Streamlit's default). In the run of a Back or Forward in the browser (a
     table's selection may fire as the view changes), the whole page reruns and follows the link.
     """
@@ -276,12 +279,14 @@ def rerun_changed(from_sidebar: bool = False) -> None:
         return
     shown = st.session_state.get(PARTS_SHOWN, {})
     now = part_keys()
-    if from_sidebar and "sidebar" in shown:
-        shown["sidebar"] = (shown["sidebar"][0], now["sidebar"][1])
+    if from_sidebar:  # (shape, value): the widgets show their values already
+        for part in ("sidebar", "topics"):
+            if part in shown:
+                shown[part] = (shown[part][0], now[part][1])
     changed = [part for part in PARTS if part in shown and shown[part] != now[part]]
     if "sidebar" in changed:
         st.session_state[PUSH_SIDEBAR] = True
-        changed = [part for part in changed if part != "unassigned"]  # drawn again inside the sidebar
+        changed = [part for part in changed if part not in INSIDE_SIDEBAR]  # drawn again inside the sidebar
     if changed:
         st.rerun(changed)
 

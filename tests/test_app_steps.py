@@ -1,5 +1,5 @@
-"""Each step reruns only the parts of the page it changes (keyed fragments: sidebar, header, map,
-results, downloads). AppTest holds exactly what a run sent, so after a step it shows which parts reran."""
+"""Each step reruns only the parts of the page it changes (keyed fragments: sidebar, the Topics filter
+inside it, header, map, results, downloads). AppTest holds exactly what a run sent, so after a step it shows which parts reran."""
 
 from __future__ import annotations
 
@@ -31,6 +31,8 @@ def parts(at) -> set[str]:
     drawn = set()
     if [t for t in at.text_input if t.key == "w_search"]:
         drawn.add("sidebar")
+    if [m for m in at.multiselect if m.key == "w_topics"]:
+        drawn.add("topics")  # the Topics filter, a part inside the sidebar's
     if any(m.value.startswith("## ") for m in at.markdown):
         drawn.add("header")
     if [c for c in at.caption if "Click a point to open it" in c.value]:
@@ -43,7 +45,7 @@ def parts(at) -> set[str]:
 
 
 def test_a_full_run_draws_every_part(tiny):
-    assert parts(start()) == {"sidebar", "header", "map", "results", "downloads"}
+    assert parts(start()) == {"sidebar", "topics", "header", "map", "results", "downloads"}
 
 
 def test_a_search_reruns_the_header_map_and_table_but_not_the_sidebar(tiny):
@@ -69,17 +71,27 @@ def test_the_first_topic_chosen_hides_the_unassigned_switch_without_rerunning_th
     assert "papers in a topic with year 2024" in plain(at)
 
 
-def test_choosing_a_theme_reruns_the_sidebar_for_the_topics_it_offers(tmp_path, monkeypatch):
+def test_choosing_a_theme_reruns_the_topics_filter_for_the_topics_it_offers_not_the_sidebar(
+    tmp_path, monkeypatch
+):
     folder = tmp_path / "themed"
     write_map(folder, themed_map())
     monkeypatch.setenv("ATLAS_MAP", str(folder))
     monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
     at = start()
+    whole_page(at).multiselect(key="w_topics").select(3).run()  # a topic outside theme 0
+    at = whole_page(at)
     at.multiselect(key="w_themes").select(0).run()  # theme 0: topics 1 and 2
-    assert parts(at) == {"sidebar", "header", "map", "results", "downloads"}
+    assert parts(at) == {"topics", "header", "map", "results", "downloads"}
     assert not [t for t in at.toggle if t.key == "w_unassigned"]
+    topics = at.multiselect(key="w_topics")
     offered = ["Diffusion models (13)", "Reinforcement learning (13)", "Unassigned (8)"]
-    assert at.multiselect(key="w_topics").options == offered  # the theme's topics only
+    assert topics.options == offered and topics.value == []  # the theme's topics only; topic 3 dropped
+    assert topics.placeholder == "All topics in the chosen themes"
+    assert "Showing the 26 papers in the theme" in plain(at)
+    whole_page(at).multiselect(key="w_themes").unselect(0).run()  # every theme: every topic offered again
+    assert parts(at) == {"topics", "header", "map", "results", "downloads"}
+    assert len(at.multiselect(key="w_topics").options) == 5
 
 
 def test_an_opened_topic_s_header_and_table_count_and_list_its_papers(tiny):
@@ -103,6 +115,6 @@ def test_reset_view_reruns_every_part_it_changed(tiny):
     at = start({"q": "diffusion", "topics": "1"})
     [reset] = [b for b in at.button if b.label == "Reset view"]
     reset.click().run()
-    assert parts(at) == {"sidebar", "header", "map", "results", "downloads"}
+    assert parts(at) == {"sidebar", "topics", "header", "map", "results", "downloads"}
     assert at.text_input(key="w_search").value == ""
     assert "Showing the 60 papers of the map" in plain(at)
