@@ -1,7 +1,7 @@
 """In a real browser, the topic panel beside the map (js/panel.js): the list's counts, an opened topic's
-name, size, share, keywords and central titles, and its keyword and venue charts (Plotly bars: names,
-values, counts, the list a screen reader reads), each against the map's own tables, markup in a keyword
-or venue shown as typed; opening and closing a topic with the mouse and the keyboard, Back and Forward,
+name, size, share, keywords and central titles, its keywords' bars (the page's own list) and its venue
+chart (Plotly bars: names, values, counts, the list a screen reader reads), each against the map's own
+tables, markup in a keyword or venue shown as typed; opening and closing a topic with the mouse and the keyboard, Back and Forward,
 links, a phone's width. None of these steps redraws the map's part of the page: the map's charts are the
 same elements, its draws counted."""
 
@@ -26,14 +26,17 @@ OPENED = ".atlas-panel-topic"
 # Venues by paper (i % 3): markup and an entity, to be shown as typed, and a name longer than a bar's label.
 VENUES = ("<b>x</b>", "&amp;", "Proceedings of the International Conference on Learning Representations")
 BAR_LABEL = 28  # js/panel.js: a longer name is shortened beside its bar, whole in its hover and the list
+LONG_KEYWORD = "with a tail of words far too long to be written whole beside its bar"
 
 
 def panel_map():
-    """The themed tiny map with venues, and markup and an entity in each topic's first two keywords."""
+    """The themed tiny map with venues, markup and an entity in each topic's first two keywords, and a
+    third too long for its room beside the bars."""
     atlas = themed_map()
     atlas.papers["venue"] = [VENUES[i % 3] for i in range(len(atlas.papers))]
     atlas.topics["keywords"] = [
-        [f"<b>{a}</b>", f"{b} &amp; co", *rest] for a, b, *rest in atlas.topics["keywords"]
+        [f"<b>{a}</b>", f"{b} &amp; co", f"{c} {LONG_KEYWORD}", *rest]
+        for a, b, c, *rest in atlas.topics["keywords"]
     ]
     return atlas
 
@@ -125,13 +128,40 @@ def short(name: str) -> str:
     return name if len(name) <= BAR_LABEL else name[: BAR_LABEL - 1].rstrip() + "…"
 
 
+def keywords_as_drawn(page) -> dict:
+    """The opened topic's keywords as the page draws them: each line's name, the bar's length as a share
+    of the longest and its colour, the weight beside it; the names wider than their room (cut short by
+    an ellipsis), whether each has its whole name as its tooltip, the bars' least room (a share of the
+    list's width); what a screen reader reads."""
+    panel = page.locator(OPENED)
+    panel.locator(".atlas-keyword").first.wait_for(timeout=30_000)
+    return panel.locator(".atlas-keywords").evaluate(
+        r"""(list) => {
+            const lines = [...list.querySelectorAll('.atlas-keyword')];
+            const widths = lines.map((l) => l.querySelector('.atlas-keyword-bar').getBoundingClientRect().width);
+            const names = lines.map((l) => l.querySelector('.atlas-keyword-name'));
+            return {
+                names: names.map((n) => n.textContent),
+                shares: widths.map((w) => w / Math.max(...widths)),
+                colours: [...new Set(lines.map((l) => getComputedStyle(l.querySelector('.atlas-keyword-bar')).backgroundColor))],
+                weights: lines.map((l) => l.querySelector('.atlas-keyword-weight').textContent),
+                cut: names.filter((n) => n.scrollWidth > n.clientWidth).map((n) => n.textContent),
+                room: Math.min(...lines.map((l) => l.querySelector('.atlas-keyword-track').clientWidth)) / list.clientWidth,
+                tooltips: names.every((n) => n.title === n.textContent),
+                markup: list.querySelectorAll('.atlas-keyword-name *').length,
+                read: [list.getAttribute('aria-label'), lines.map((l) => l.innerText.replace(/\s+/g, ' ').trim())],
+            };
+        }"""
+    )
+
+
 def opened_as_shown(page) -> dict:
     panel = page.locator(OPENED)
-    panel.locator(".atlas-bars .ytick text").first.wait_for(timeout=30_000)
+    panel.locator(".atlas-keyword").first.wait_for(timeout=30_000)
     return {
         "name": panel.locator("h4").inner_text(),
         "caption": panel.locator(".atlas-caption").first.inner_text(),
-        "keywords": panel.locator(".atlas-bars").evaluate(TICKS),
+        "keywords": panel.locator(".atlas-keyword-name").all_text_contents(),
         "central": panel.locator(".atlas-paper").all_text_contents(),
     }
 
@@ -141,7 +171,7 @@ def expected(data, topic: int) -> dict:
     return {
         "name": data.label(topic),
         "caption": f"{size} papers · {100 * size / data.n:.1f}% of the map · topic {topic}",
-        "keywords": [short(str(k)) for k in data.topics.loc[topic, "keywords"]],
+        "keywords": [str(k) for k in data.topics.loc[topic, "keywords"]],
         "central": data.papers["title"].iloc[central_papers(data, topic)].tolist(),
     }
 
@@ -219,8 +249,7 @@ def test_an_opened_topic_is_the_map_s_own_and_opening_it_redraws_only_the_map_s_
     wait_for_header(page, f"Showing the {data.n} papers of the map")
 
 
-# What the page sent, and what it had drawn then: whether the panel showed an opened topic at each
-# message; and whether a bar chart was drawn in the panel's out-of-sight box (js/panel.js, warmBars).
+# What the page sent, and what it had drawn then: whether the panel showed an opened topic at each message.
 WATCH_SENDS = """
 window.__sends = [];
 const send = WebSocket.prototype.send;
@@ -229,22 +258,14 @@ WebSocket.prototype.send = function (data) {
   window.__sends.push(opened ? !opened.hidden : null);
   return send.call(this, data);
 };
-new MutationObserver(() => {
-  if (document.querySelector('.atlas-warm .bars .point')) window.__warmed = true;
-}).observe(document, { childList: true, subtree: true });
 """
 
 
-def test_the_server_is_told_of_an_opened_topic_before_the_page_draws_it_and_the_first_bars_come_quick(
-    page, panel_app
-):
+def test_the_server_is_told_of_an_opened_topic_before_the_page_draws_it(page, panel_app):
     app, data = panel_app
     page.add_init_script(WATCH_SENDS)
     open_app(page, app.url)
     idle(page)
-    # Plotly's first bar chart of the page was drawn out of sight while the page was idle, and removed.
-    page.wait_for_function("() => window.__warmed === true && !document.querySelector('.atlas-warm')")
-    assert page.locator(".atlas-panel .js-plotly-plot").count() == 0
     page.evaluate("window.__sends = []")
     topic = data.topic_order[0]
     page.locator(f"{LIST} .atlas-topic[data-topic='{topic}']").click()
@@ -264,27 +285,34 @@ def fixed(x: float, places: int) -> str:
     return str(Decimal(x).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
 
 
-def test_an_opened_topic_s_keywords_and_venues_are_plotly_bars_of_its_summary(page, panel_app):
+def rgb(colour: str) -> str:
+    """A #rrggbb colour as the browser's computed style writes it."""
+    r, g, b = (int(colour[k : k + 2], 16) for k in (1, 3, 5))
+    return f"rgb({r}, {g}, {b})"
+
+
+def test_an_opened_topic_s_keywords_are_bars_and_its_venues_plotly_bars_of_its_summary(page, panel_app):
     app, data = panel_app
     topic = data.topic_order[0]
     entry = next(t for t in topic_summary(data, None)["topics"] if t["id"] == topic)
     open_app(page, app.url + f"?topic={topic}")
-    keywords = bars_as_drawn(page)
-    said = [f"{k}: {fixed(w, 3)}" for k, w in zip(entry["keywords"], entry["weights"], strict=True)]
+    keywords = keywords_as_drawn(page)
+    assert keywords.pop("room") > 0.2  # ... and the bars keep their room
+    weights = [fixed(w, 3) for w in entry["weights"]]
     assert entry["keywords"][0].startswith("<b>") and "&amp;" in entry["keywords"][1]  # typed so, shown so
     assert keywords == {
-        "ticks": [short(k) for k in entry["keywords"]],
-        "texts": [fixed(w, 3) for w in entry["weights"]],
-        "traces": [["bar", "h", entry["weights"], list(range(len(entry["weights"])))]],
-        "colour": entry["colour"],
-        "hidden": "true",
-        "cut": [],
-        "hovers": said,
-        "title": "",
-        "read": said,
+        "names": entry["keywords"],
+        "shares": pytest.approx([w / max(entry["weights"]) for w in entry["weights"]], abs=0.01),
+        "colours": [rgb(entry["colour"])],
+        "weights": weights,
+        "cut": [entry["keywords"][2]],  # cut short by an ellipsis, whole in its tooltip ...
+        "tooltips": True,
+        "markup": 0,
+        "read": [
+            "Keywords, weight (c-TF-IDF)",
+            [f"{k} {w}" for k, w in zip(entry["keywords"], weights, strict=True)],
+        ],
     }
-    list_name = page.locator(f"{OPENED} .atlas-chart-data").get_attribute("aria-label")
-    assert list_name == "Keywords, weight (c-TF-IDF)"
 
     page.get_by_role("tab", name="Venues").click()
     page.locator(f"{OPENED} .atlas-chart-title", has_text="Share of each venue's papers").wait_for()
