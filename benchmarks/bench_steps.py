@@ -3,7 +3,8 @@ measured in the same run (its ratio: the target is 2.5× at most).
 
 Usage (from the repository root):
 
-    .venv/bin/python benchmarks/bench_steps.py --maps DIR [DIR ...] [--repeat 3] [--compare CHECKOUT] [--out FILE]
+    .venv/bin/python benchmarks/bench_steps.py --maps DIR [DIR ...] [--repeat 3] [--uncomposited]
+        [--compare CHECKOUT] [--out FILE]
 
 For each map a fresh `streamlit run` serves it and headless Chromium (1400x900), after first paint:
 types a word and presses Enter (search; "learning"), then another ("graph": search again, with
@@ -22,7 +23,9 @@ messages the page received over the WebSocket are counted.
 Medians of `--repeat` rounds. The same run measures the floor, a bare Streamlit page with only a
 Search box and a header, searched and cleared the same way (the steps' ratios are to this rerun), and
 for each map a filter's floor: the first option picked in the bare page's sidebar multiselect of as many
-options as the map's first filter, until the page counts it. With `--compare` another checkout of
+options as the map's first filter, until the page counts it. With `--uncomposited` this checkout
+again, its map's WebGL canvases drawn but left out of the page's frames (`UNCOMPOSITED`: what the
+steps take without this GPU-less machine's read-back of them). With `--compare` another checkout of
 the app (a worktree of an earlier commit) on the same maps; the rounds alternate (floor, this
 checkout, the other) so that a busy spell on the machine falls on all of them. Results are appended to `--out`
 (benchmarks/STEPS_RESULTS.md) with the load average.
@@ -177,16 +180,29 @@ def redrawn(page, action, wire: Wire) -> tuple[float, int]:
     return time.perf_counter() - started, sum(wire.received) - before_bytes
 
 
-def one_round(browser, url: str, tally: Tally) -> None:
-    times, sizes, counts = tally.times, tally.sizes, tally.counts
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
-    wire = Wire(page)
-    received = wire.received
+# `--uncomposited`: the map's WebGL canvases drawn but left out of the page's frames, so that a step no
+# longer pays this machine's software compositor to read them back (`GLES2::ReadPixels`, which a GPU
+# does not pay): what the steps would take with the map composited for free.
+UNCOMPOSITED = ".atlas-map-chart canvas { visibility: hidden !important; }"
+
+
+def opened(page, url: str, uncomposited: bool) -> None:
+    """`url` opened and drawn, Streamlit idle."""
     page.goto(url)
     page.wait_for_function(
         f"() => document.querySelector('{GRAPH}')?.dataset.atlasDraws >= 1", timeout=600_000
     )
     page.wait_for_function(IDLE, timeout=600_000)
+    if uncomposited:
+        page.add_style_tag(content=UNCOMPOSITED)
+
+
+def one_round(browser, url: str, tally: Tally, uncomposited: bool = False) -> None:
+    times, sizes, counts = tally.times, tally.sizes, tally.counts
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    wire = Wire(page)
+    received = wire.received
+    opened(page, url, uncomposited)
     box = page.get_by_role("textbox", name="Search")
 
     def search(text):
@@ -213,11 +229,7 @@ def one_round(browser, url: str, tally: Tally) -> None:
     page.keyboard.press("Escape")  # the filter's list closed
     page.wait_for_function(IDLE, timeout=120_000)
     record("history", page.go_back)  # the whole map again, as the link before the filter says
-    page.goto(url)  # the whole map again for the map-only steps
-    page.wait_for_function(
-        f"() => document.querySelector('{GRAPH}')?.dataset.atlasDraws >= 1", timeout=600_000
-    )
-    page.wait_for_function(IDLE, timeout=600_000)
+    opened(page, url, uncomposited)  # the whole map again for the map-only steps
     row = page.evaluate(  # a paper of the first topic, as either version of map.js keeps its groups
         f"(g => (g.groups || g)[1].rows[0])(document.querySelector('{GRAPH}').atlasTable.groupings.get(''))"
     )
@@ -336,14 +348,21 @@ def main(argv: list[str] | None = None) -> int:
         metavar="CHECKOUT",
         help="another checkout of the app (e.g. a worktree of an earlier commit), measured in the same run",
     )
+    parser.add_argument(
+        "--uncomposited",
+        action="store_true",
+        help="also this checkout with the map's canvases left out of the page's frames (no read-back)",
+    )
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "STEPS_RESULTS.md")
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
     load = os.getloadavg()[0]
-    apps = [("this checkout", REPO / "streamlit_app.py")]
+    apps = [("this checkout", REPO / "streamlit_app.py", False)]
+    if args.uncomposited:
+        apps.append(("this checkout, the map's canvases not composited", REPO / "streamlit_app.py", True))
     if args.compare:
-        apps.append((f"`{args.compare}`", args.compare.resolve() / "streamlit_app.py"))
+        apps.append((f"`{args.compare}`", args.compare.resolve() / "streamlit_app.py", False))
     rows = []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
@@ -359,17 +378,17 @@ def main(argv: list[str] | None = None) -> int:
             for folder in args.maps:
                 papers, options = read_manifest(folder).papers, filter_options(folder)
                 print(f"measuring {folder} ({papers:,} papers)...", file=sys.stderr)
-                servers = [(label, serve(folder, script), Tally()) for label, script in apps]
+                servers = [(label, serve(folder, script), Tally(), hide) for label, script, hide in apps]
                 picked = Tally()  # the bare page's multiselect, with this map's number of options
                 try:  # the apps' rounds alternate, with a round of the bare page's, so load falls on all
                     for _ in range(args.repeat):
                         floor_round(browser, floor_server.url, floor, options, picked)
-                        for _, server, tally in servers:
-                            one_round(browser, server.url, tally)
+                        for _, server, tally, hide in servers:
+                            one_round(browser, server.url, tally, hide)
                 finally:
-                    for _, server, _ in servers:
+                    for _, server, _, _ in servers:
                         server.stop()
-                measured += [(label, papers, tally.medians()) for label, _, tally in servers]
+                measured += [(label, papers, tally.medians()) for label, _, tally, _ in servers]
                 filter_floors.append((papers, options, picked.medians()["filter"]))
         finally:
             floor_server.stop()
@@ -398,7 +417,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{os.getloadavg()[0]:.1f} after (2 shared cores)",
         "",
         f"Command: `.venv/bin/python benchmarks/bench_steps.py --maps {' '.join(str(m) for m in args.maps)} "
-        f"--repeat {args.repeat}{f' --compare {args.compare}' if args.compare else ''}`. Action until the map "
+        f"--repeat {args.repeat}{' --uncomposited' if args.uncomposited else ''}"
+        f"{f' --compare {args.compare}' if args.compare else ''}`. Action until the map "
         "has redrawn (a box selection: has taken the server's answer in), the server answered and Streamlit "
         "is idle (script not running, no stale element), median (a pan frame: two frames after the move, "
         f"timed in the page); its ratio to the bare page's rerun ({bare:.3f} s, the "
