@@ -393,8 +393,8 @@ function growthText(score) {
 }
 
 const BAR_LABEL = 28; // characters of a name beside its bar; the whole name in the hover and the list
-// The bars' font, Plotly's own family: the names' margin is measured in it (`textWidth`), not left to
-// Plotly's automargin, which draws a chart twice (a third of the step's time on opening a topic).
+// The venue bars' font, Plotly's own family: the names' margin is measured in it (`textWidth`), not left
+// to Plotly's automargin, which draws a chart twice.
 const BAR_FONT = { size: 12, family: '"Open Sans", verdana, arial, sans-serif' };
 
 /** @type {CanvasRenderingContext2D|null} */
@@ -431,8 +431,8 @@ function chartData(name, items) {
 const KEYWORD_FONT = { size: 14, family: '"Source Sans", "Source Sans Pro", sans-serif' }; // .atlas-panel's
 
 // The keywords, strongest first: each one's name, a bar as long as its weight against the strongest's,
-// and its weight, as a list the page draws itself (a Plotly chart here took 30 ms of every topic opened,
-// a sixth of the step at 81,646 papers). The names' column is as wide as the widest, up to 55% of the
+// and its weight, as a list the page draws itself (a Plotly chart here took 30 ms of the page's main
+// thread for every topic opened). The names' column is as wide as the widest, up to 55% of the
 // panel: a longer name is cut short by an ellipsis, whole in its tooltip. A screen reader reads the
 // list as it is; names are text, never markup.
 /** @param {HTMLElement} panel @param {SummaryTopic} topic */
@@ -445,12 +445,12 @@ function keywordBars(panel, topic) {
   topic.keywords.forEach((word, k) => {
     const name = element("span", "atlas-keyword-name", word);
     name.title = word;
-    const bar = element("span", "atlas-keyword-bar");
-    bar.setAttribute("aria-hidden", "true");
+    const track = element("span", "atlas-keyword-track"), bar = element("span", "atlas-keyword-bar");
+    track.setAttribute("aria-hidden", "true");
     bar.style.width = `${(100 * Math.max(0, topic.weights[k])) / top}%`;
+    track.appendChild(bar);
     const item = element("li", "atlas-keyword");
-    item.append(name, element("span", "atlas-keyword-track"), element("span", "atlas-keyword-weight", topic.weights[k].toFixed(3)));
-    /** @type {HTMLElement} */ (item.children[1]).appendChild(bar);
+    item.append(name, track, element("span", "atlas-keyword-weight", topic.weights[k].toFixed(3)));
     list.appendChild(item);
   });
   panel.append(list, element("p", "atlas-caption", "Weight (c-TF-IDF): how often the topic's papers use the word, weighed against how often all the map's papers do."));
