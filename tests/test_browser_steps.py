@@ -9,9 +9,10 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from pipeline.mapfolder.store import read_map
+from app.data import build_map_data
+from pipeline.mapfolder.store import read_map, write_map
 from tests.devserver import StreamlitServer
-from tests.helpers import GRAPH, idle, open_app, write_tiny_map
+from tests.helpers import GRAPH, idle, open_app, themed_map, write_tiny_map
 
 pytestmark = pytest.mark.browser
 # The header's sentence: the one Markdown line saying what the page shows (app.controls.header).
@@ -273,3 +274,42 @@ def test_two_forwards_in_a_row_land_on_the_view_of_the_link(page, tiny_app):
         assert tab.get_by_role("textbox", name="Search").input_value() == "policy"
         wait_for_header(tab, f"{hits} of the 60 papers of the map match the words “policy”")
         tab.close()
+
+
+def chips(page, label: str) -> list[str]:
+    """The options a sidebar multiselect shows chosen, as the reader sees them."""
+    widget = page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect']").filter(has_text=label)
+    return [tag.get_attribute("aria-label") for tag in widget.locator("[data-tag]").all()]
+
+
+def choose(page, label: str, option: str) -> None:
+    """Pick `option` in the sidebar's multiselect `label`, as a reader does, and close its list."""
+    widget = page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect']").filter(has_text=label)
+    widget.click()
+    page.get_by_role("option", name=option, exact=True).click()
+    page.keyboard.press("Escape")
+    idle(page)
+
+
+def test_a_theme_chosen_drops_the_topics_outside_it_from_the_topics_filter_as_shown(page, tmp_path):
+    """The Topics filter reruns alone when a theme is chosen (app.controls.topics_filter): a topic chosen
+    before, outside the theme, leaves the filter the reader sees, not only the server's state."""
+    write_map(tmp_path / "themed", themed_map())
+    data = build_map_data("themed", tmp_path / "themed")
+    outside = 0  # "Graph neural networks", a topic of theme 1
+    theme = data.themes.set_index("theme_id").loc[0]
+    topic_option = f"{data.label(outside)} ({data.sizes[outside]:,})"
+    theme_option = f"{theme['label']} ({int(theme['size']):,})"
+    with StreamlitServer(tmp_path / "themed", tmp_path / "none", timeout=60) as app:
+        open_app(page, app.url)
+        idle(page)
+        choose(page, "Topics", topic_option)
+        wait_for_header(
+            page, f"Showing the {data.sizes[outside]} papers in the topic “{data.label(outside)}”"
+        )
+        assert chips(page, "Topics") == [topic_option]
+        choose(page, "Themes", theme_option)
+        wait_for_header(page, f"Showing the {int(theme['size'])} papers in the theme “{theme['label']}”")
+        assert chips(page, "Topics") == []  # dropped where the reader sees it too
+        assert chips(page, "Themes") == [theme_option]
+        assert "topics=" not in page.evaluate("location.search")
