@@ -159,7 +159,7 @@ def main() -> None:
 # what it shows from the session state.
 @st.fragment(key="sidebar")
 def sidebar_part(data: MapData, catalog: list) -> None:
-    session.push_widgets("sidebar")
+    session.push_sidebar()
     sidebar(data, catalog)
     session.part_shown("sidebar")
 

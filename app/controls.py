@@ -51,8 +51,20 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
         format_func=KIND_NAMES.get,
         help=SEARCH_HELP,
     )
-    if usable_themes(data.topics, data.themes) is not None:
-        themes_filter(data)
+    themes = usable_themes(data.topics, data.themes)
+    if themes is not None:
+        ordered = sorted(themes.itertuples(), key=lambda r: (-int(r.size), int(r.theme_id)))
+        names = {int(r.theme_id): f"{r.label} ({int(r.size):,})" for r in ordered}
+        st.multiselect(
+            "Themes",
+            list(names),
+            key=widget_key("themes"),
+            **changed,
+            placeholder="All themes",
+            select_all=False,
+            format_func=names.get,
+            help="Groups of related topics: choosing themes shows only their topics' papers.",
+        )
     topics_filter(data)
     for column, values in data.facets.items():  # never input file names (`app.data.facet_columns`)
         name = column.replace("_", " ")
@@ -80,34 +92,11 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
     )
 
 
-@st.fragment(key="themes")
-def themes_filter(data: MapData) -> None:
-    """The Themes filter: a part of the page of its own inside the sidebar's, so that a click in the map's
-    key, which chooses a theme, reruns it (and the Topics filter) and not the whole sidebar."""
-    session.push_widgets("themes")
-    themes = usable_themes(data.topics, data.themes)
-    ordered = sorted(themes.itertuples(), key=lambda r: (-int(r.size), int(r.theme_id)))
-    names = {int(r.theme_id): f"{r.label} ({int(r.size):,})" for r in ordered}
-    st.multiselect(
-        "Themes",
-        list(names),
-        key=widget_key("themes"),
-        on_change=session.sidebar_changed,
-        args=(data,),
-        placeholder="All themes",
-        select_all=False,
-        format_func=names.get,
-        help="Groups of related topics: choosing themes shows only their topics' papers.",
-    )
-    session.part_shown("themes")
-
-
 @st.fragment(key="topics")
 def topics_filter(data: MapData) -> None:
     """The Topics filter: a part of the page of its own inside the sidebar's, so that choosing a theme,
     which changes the topics it offers, reruns only it and not the whole sidebar (its other widgets
     drawn again by React: benchmarks/STEPS_RESULTS.md, slice 7)."""
-    session.push_widgets("topics")
     chosen_themes = list(session.chosen("themes"))
     st.multiselect(
         "Topics",

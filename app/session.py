@@ -55,7 +55,7 @@ RESET_ZOOM = "reset_zoom"  # a counter the map watches to return to the whole ma
 FILES_SENT = "atlas_files_sent"  # the files this session's browser already received through the map
 # Which parts of the page rerun, and what a run keeps for the next (`remembered`).
 PARTS_SHOWN = "parts_shown"  # what each part of the page (a keyed fragment) showed when last drawn
-PUSH = "push_parts"  # the sidebar's parts a step reruns: their widgets' values are written again first
+PUSH_SIDEBAR = "push_sidebar"  # set when a step reruns the sidebar: its widgets' values are written again
 CURRENT_VIEW = "current_view"  # the papers in view for the last filters and search (`app.view.page_view`)
 SELECTED_ROWS = "selected_rows"  # the rows the last box or lasso selection holds (`app.view.selected_rows`)
 NEAREST_PAPERS = "nearest_papers"  # the last opened paper's nearest papers (`app.nearest`)
@@ -233,10 +233,10 @@ def view_key(state: ViewState) -> tuple:
 
 
 # --------------------------------------------------------------------------- which parts of the page rerun
-# The page's keyed fragments (streamlit_app.py; "themes", "topics" and "unassigned", the sidebar's Themes
-# and Topics filters and its unassigned switch, are inside "sidebar").
-PARTS = ("sidebar", "themes", "topics", "unassigned", "header", "map", "results", "downloads")
-INSIDE_SIDEBAR = ("themes", "topics", "unassigned")
+# The page's keyed fragments (streamlit_app.py; "topics" and "unassigned", the sidebar's Topics filter and
+# switch, are inside "sidebar").
+PARTS = ("sidebar", "topics", "unassigned", "header", "map", "results", "downloads")
+INSIDE_SIDEBAR = ("topics", "unassigned")
 
 
 def part_keys() -> dict[str, tuple]:
@@ -250,9 +250,7 @@ def part_keys() -> dict[str, tuple]:
     # The topic panel opens and closes topics in the browser: the map's part shows them already.
     in_panel = PANEL_TOPIC in st.session_state and st.session_state[PANEL_TOPIC] == state.topic
     return {
-        # (shape, values): the values of the widgets the sidebar draws itself, not its parts'
-        "sidebar": ((state.search_kind,), view_key(replace(state, themes=(), topics=()))),
-        "themes": ((), state.themes),
+        "sidebar": ((state.search_kind,), view),
         "topics": ((state.themes,), state.topics),  # the topics offered are the chosen themes'
         "unassigned": (bool(state.topics or state.themes),),  # hidden in a topic or theme view
         "header": (view, opened, selection, said),
@@ -272,10 +270,8 @@ def rerun_changed(from_sidebar: bool = False) -> None:
     """In a step's callback: rerun only the parts of the page whose content the step changed.
 
     A sidebar widget already shows its new value: then the sidebar reruns only when its shape changes
-    (the search box's hint); the Themes filter (which the map's key sets), the Topics filter, whose
-    topics are the chosen themes', and the unassigned switch, which a topic or theme view hides, are
-    parts of their own inside it. A part of the sidebar a step reruns writes its widgets' values again
-    first (`push_widgets`). Nothing changed: the
+    (the search box's hint); the Topics filter, whose topics are the chosen themes', and the unassigned
+    switch, which a topic or theme view hides, are parts of their own inside it. Nothing changed: the
     widget's own part reruns (Streamlit's default). In the run of a Back or Forward in the browser (a
     table's selection may fire as the view changes), the whole page reruns and follows the link.
     """
@@ -284,31 +280,27 @@ def rerun_changed(from_sidebar: bool = False) -> None:
     shown = st.session_state.get(PARTS_SHOWN, {})
     now = part_keys()
     if from_sidebar:  # (shape, value): the widgets show their values already
-        for part in PART_SETTINGS:
+        for part in ("sidebar", "topics"):
             if part in shown:
                 shown[part] = (shown[part][0], now[part][1])
     changed = [part for part in PARTS if part in shown and shown[part] != now[part]]
     if "sidebar" in changed:
+        st.session_state[PUSH_SIDEBAR] = True
         changed = [part for part in changed if part not in INSIDE_SIDEBAR]  # drawn again inside the sidebar
-    st.session_state[PUSH] = {part for part in changed if part in PART_SETTINGS}
     if changed:
         st.rerun(changed)
 
 
 SIDEBAR_SETTINGS = ("search", "search_kind", "themes", "topics", "show_unassigned", "added_only", "filters")
-PART_SETTINGS = {"sidebar": SIDEBAR_SETTINGS, "themes": ("themes",), "topics": ("topics",)}  # pushed
 
 
-def push_widgets(part: str) -> None:
-    """Before the widgets of the sidebar's `part` are drawn in a rerun a step asked for: write their values
-    again, so each widget shows its value even where the browser still holds one the part never drew
-    back (a search typed while the sidebar did not rerun, then cleared by Reset view). The sidebar's
-    push covers the parts inside it."""
-    pending = st.session_state.get(PUSH, set())
-    if part not in pending:
+def push_sidebar() -> None:
+    """Before the sidebar's widgets are drawn in a rerun a step asked for: write their values again, so
+    each widget shows its value even where the browser still holds one the sidebar never drew back (a
+    search typed while the sidebar did not rerun, then cleared by Reset view)."""
+    if not st.session_state.pop(PUSH_SIDEBAR, False):
         return
-    pending.discard(part)
-    for name in PART_SETTINGS[part]:
+    for name in SIDEBAR_SETTINGS:
         prefix = SESSION_KEY[name]
         keys = (
             [k for k in st.session_state if str(k).startswith(prefix)] if SETTING[name].prefix else [prefix]

@@ -258,24 +258,3 @@ def test_the_placed_abstracts_tag_is_drawn_over_the_names(page, keyed_app):
     )
     assert any(found["overlaps"]), found  # the pin lies over the name: the test can fail
     assert found["top"] == ["pin", "pin"], found
-
-
-def test_a_theme_chosen_in_the_sidebar_and_shown_all_again_from_the_key_leaves_the_themes_filter_empty(
-    page, keyed_app
-):
-    """The Themes filter, a part of its own, writes its value again when the key reruns it: the browser
-    never keeps a theme the server has dropped (the filter was last drawn empty, before the reader chose)."""
-    app, atlas = keyed_app
-    open_app(page, app.url)
-    themes = page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect']").first
-    themes.click()
-    page.get_by_role("option", name=THEMES[1], exact=False).first.click()
-    page.keyboard.press("Escape")
-    page.wait_for_function("() => new URLSearchParams(location.search).get('theme') === '1'", timeout=30_000)
-    assert [tag.get_attribute("aria-label") for tag in themes.locator("[data-tag]").all()][0].startswith(
-        THEMES[1]
-    )
-    page.locator(".atlas-legend-item.atlas-legend-on").click()  # the theme shown alone, clicked: all again
-    page.wait_for_function("() => !new URLSearchParams(location.search).has('theme')", timeout=30_000)
-    wait_for_heading(page, f"Papers · {len(atlas.papers)}")
-    assert themes.locator("[data-tag]").count() == 0

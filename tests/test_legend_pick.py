@@ -90,13 +90,3 @@ def test_a_click_from_another_map_changes_nothing(data):
     st.session_state[KEY] = {"legend": {"map": "app/static/atlas/points-other.json.gz", "theme": 1}}
     session.on_legend_pick(data, MAP, "")
     assert THEMES not in st.session_state
-
-
-def test_a_theme_picked_in_the_key_reruns_the_themes_and_topics_filters_not_the_whole_sidebar(data):
-    before = session.part_keys()
-    click(data, theme=1)
-    after = session.part_keys()
-    assert after["sidebar"] == before["sidebar"]  # its search box and other filters show the same
-    assert after["themes"] != before["themes"] and after["topics"] != before["topics"]
-    click(data, "year", value=1)  # a value of the colour column: the sidebar's own filter shows it
-    assert session.part_keys()["sidebar"] != after["sidebar"]
