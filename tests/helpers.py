@@ -703,6 +703,33 @@ def open_app(page, url: str) -> None:
     )
 
 
+class Received:
+    """The elements the page receives from the server, decoded from its WebSocket's messages (Streamlit's
+    `ForwardMsg`): for each new element, (its place: "sidebar" or "main", its kind, its label). Watch a
+    page before opening it; `take()` gives what came since the last call."""
+
+    def __init__(self, page) -> None:
+        self.elements: list[tuple[str, str, str]] = []
+        page.on("websocket", lambda socket: socket.on("framereceived", self._got))
+
+    def _got(self, frame) -> None:
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        message = ForwardMsg()
+        message.ParseFromString(frame if isinstance(frame, bytes) else frame.encode("latin-1"))
+        delta = message.delta if message.WhichOneof("type") == "delta" else None
+        if delta is None or delta.WhichOneof("type") != "new_element":
+            return
+        element = delta.new_element
+        kind = element.WhichOneof("type")
+        place = "sidebar" if message.metadata.delta_path[:1] == [1] else "main"
+        self.elements.append((place, kind, getattr(getattr(element, kind), "label", "")))
+
+    def take(self) -> list[tuple[str, str, str]]:
+        taken, self.elements = self.elements, []
+        return taken
+
+
 def draws(page) -> int:
     """How many times the map has been drawn or redrawn (the component counts them on the graph)."""
     return int(page.evaluate(f"document.querySelector('{GRAPH}').dataset.atlasDraws"))

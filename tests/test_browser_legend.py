@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.mapfolder.store import read_map, write_map
 from tests.devserver import StreamlitServer
-from tests.helpers import GRAPH, THEME_NAMES, draws, open_app, themed_map, wait_for_redraw
+from tests.helpers import GRAPH, THEME_NAMES, Received, draws, idle, open_app, themed_map, wait_for_redraw
 
 pytestmark = pytest.mark.browser  # the browser and page fixtures: tests/conftest.py
 THEMES = dict(enumerate(THEME_NAMES))
@@ -101,12 +101,15 @@ def test_clicking_a_theme_in_the_key_shows_only_its_papers_and_again_shows_all(p
     app, atlas = keyed_app
     theme_of = dict(zip(atlas.topics["topic_id"], atlas.topics["theme_id"], strict=True))
     counts = atlas.papers["topic_id"].map(theme_of).value_counts()  # unassigned papers are in no theme
+    received = Received(page)
     open_app(page, app.url)
+    idle(page)
     assert [e["text"] for e in key_entries(page)] == [THEMES[0], THEMES[1]]  # as typed, not markup
     assert papers_heading(page) == f"Papers · {len(atlas.papers)}"
 
     for theme, entry in ((1, 1), (0, 0)):  # one theme, then the other in its place
         before = draws(page)
+        received.take()  # what came before the click
         page.locator(".atlas-legend-item").nth(entry).click()
         page.wait_for_function(
             "(id) => new URLSearchParams(location.search).get('theme') === String(id)",
@@ -125,7 +128,10 @@ def test_clicking_a_theme_in_the_key_shows_only_its_papers_and_again_shows_all(p
         )
         assert shown == counts[theme]  # the map draws exactly the theme's papers in colour
         sidebar = page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect']").first
-        assert THEMES[theme] in sidebar.inner_text()  # the Themes filter holds it
+        assert THEMES[theme] in sidebar.inner_text()  # the Themes filter holds it ...
+        idle(page)
+        drawn = [(kind, label) for place, kind, label in received.take() if place == "sidebar"]
+        assert ("multiselect", "Themes") in drawn  # ... drawn again with it, as the server holds it
 
     page.locator(".atlas-legend-item.atlas-legend-on").click()  # the isolated entry again: all
     page.wait_for_function("() => !new URLSearchParams(location.search).has('theme')", timeout=30_000)
@@ -258,3 +264,24 @@ def test_the_placed_abstracts_tag_is_drawn_over_the_names(page, keyed_app):
     )
     assert any(found["overlaps"]), found  # the pin lies over the name: the test can fail
     assert found["top"] == ["pin", "pin"], found
+
+
+def test_a_theme_chosen_in_the_sidebar_and_shown_all_again_from_the_key_leaves_the_themes_filter_empty(
+    page, keyed_app
+):
+    """The sidebar writes the Themes filter's value again when the key reruns it: the browser
+    never keeps a theme the server has dropped (the filter was last drawn empty, before the reader chose)."""
+    app, atlas = keyed_app
+    open_app(page, app.url)
+    themes = page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect']").first
+    themes.click()
+    page.get_by_role("option", name=THEMES[1], exact=False).first.click()
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => new URLSearchParams(location.search).get('theme') === '1'", timeout=30_000)
+    assert [tag.get_attribute("aria-label") for tag in themes.locator("[data-tag]").all()][0].startswith(
+        THEMES[1]
+    )
+    page.locator(".atlas-legend-item.atlas-legend-on").click()  # the theme shown alone, clicked: all again
+    page.wait_for_function("() => !new URLSearchParams(location.search).has('theme')", timeout=30_000)
+    wait_for_heading(page, f"Papers · {len(atlas.papers)}")
+    assert themes.locator("[data-tag]").count() == 0

@@ -16,7 +16,7 @@ from app.data import build_map_data
 from app.topic_summary import central_papers, topic_summary
 from pipeline.mapfolder.store import write_map
 from tests.devserver import StreamlitServer
-from tests.helpers import GRAPH, draws, idle, open_app, themed_map
+from tests.helpers import GRAPH, Received, draws, idle, open_app, themed_map
 
 pytestmark = pytest.mark.browser
 LIST = ".atlas-panel-list"
@@ -214,10 +214,11 @@ def test_the_list_counts_each_topic_s_papers_and_those_in_view_under_a_filter(pa
 
 def test_an_opened_topic_is_the_map_s_own_and_opening_it_redraws_only_the_map_s_highlight(page, panel_app):
     app, data = panel_app
+    received = Received(page)
     open_app(page, app.url)
     idle(page)
     page.evaluate("document.querySelectorAll('.atlas-map-chart').forEach((c) => (c.__original = true))")
-    page.evaluate("document.querySelector('[data-testid=\"stSidebar\"] input').__original = true")
+    received.take()
     before = draws(page)
     topic = data.topic_order[0]
     page.locator(f"{LIST} .atlas-topic[data-topic='{topic}']").click()
@@ -235,8 +236,9 @@ def test_an_opened_topic_is_the_map_s_own_and_opening_it_redraws_only_the_map_s_
         "[...document.querySelectorAll('.atlas-map-chart')].map((c) => c.__original === true)"
     )
     assert kept == [True, True]  # ... in the map's own two charts
-    sidebar_kept = page.evaluate("document.querySelector('[data-testid=\"stSidebar\"] input').__original")
-    assert sidebar_kept is True  # the sidebar was not drawn again
+    drawn = {(place, kind) for place, kind, _ in received.take()}
+    assert ("main", "markdown") in drawn  # the header's sentence was drawn again ...
+    assert {place for place, _ in drawn} == {"main"}  # ... and nothing in the sidebar
 
     near = page.locator(f"{OPENED} .atlas-near-list .atlas-topic").first  # a nearest topic opens in place
     other = int(near.get_attribute("data-topic"))
