@@ -10,10 +10,11 @@ For each map a fresh `streamlit run` serves it and headless Chromium (1400x900),
 types a word and presses Enter (search; "learning"), then another ("graph": search again, with
 the highlights' chart already made), empties the box and presses Enter (clear: the whole map
 again), picks the first option of the sidebar's first filter (Themes or Topics) (filter), goes Back
-in the browser (the whole map again, as the link before the filter), clicks a paper on the map (click), opens the first topic of the topic list (topic), goes back to the list
-(back), clicks the first entry of the map's key (key, on a map with themes: that theme alone; clicked
-again after), turns the papers table to its second page (page: until it says "page 2 of"), pans the whole map by 2%
-three times (pan frame: until two frames have passed, timed in the page, the median of the three), and
+in the browser (history: the whole map again, as the link before the filter), clicks a paper on the
+map (click), opens the first topic of the topic list (topic), goes back to the list with the panel's
+button (back), clicks the first entry of the map's key (key, on a map with themes: that theme alone;
+clicked again after), turns the papers table to its second page (page: until it says "page 2 of"),
+pans the whole map by 2% three times (pan frame: until two frames have passed, timed in the page, the median of the three), and
 drags a box over the middle of the map with the modebar's Box Select (box, timed from
 letting go of the mouse button). Each is timed from the action until the map has redrawn (a box:
 has taken the server's answer in, the drawn box among it), the server has answered any message the page
