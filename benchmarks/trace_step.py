@@ -4,13 +4,13 @@ threads' time (the GPU process's SwiftShader among them).
 
 Usage (from the repository root):
 
-    .venv/bin/python benchmarks/trace_step.py --map DIR --step {search,topic,click,filter,box}
+    .venv/bin/python benchmarks/trace_step.py --map DIR --step {search,topic,click,filter,history,box}
 
 The step is taken as `bench_steps.py` takes it (headless Chromium at 1400x900, after first paint):
 "learning" typed and Enter pressed; the topic list's first topic clicked; a paper of the first
 topic clicked on the map; the sidebar's first filter's first option picked; a box dragged over the
-middle fifth of the map, let go. The trace runs from the action until the map has redrawn (a box:
-has taken the server's answer in) and Streamlit is idle. Nothing is written: it prints. Tracing slows
+middle fifth of the map, let go; Back in the browser after that filter. The trace runs from the
+action until the map has redrawn (a box: has taken the server's answer in) and Streamlit is idle. Nothing is written: it prints. Tracing slows
 the page, so the step's time here is longer than bench_steps' (read it beside a bench_steps run).
 """
 
@@ -44,6 +44,15 @@ def prepare(page, step: str):
     if step == "box":
         start_box(page)
         return page.mouse.up
+    if step == "history":  # Back in the browser after a filter, as bench_steps takes it
+        filtering = prepare(page, "filter")
+        before = draws(page)
+        filtering()
+        page.wait_for_function(f"() => document.querySelector('{GRAPH}').dataset.atlasDraws > {before}")
+        page.keyboard.press("Escape")
+        page.wait_for_timeout(300)
+        page.wait_for_function(IDLE)
+        return page.go_back
     if step == "topic":
         box = page.locator(".atlas-panel-list .atlas-topic").first.bounding_box()
     elif step == "click":
@@ -101,7 +110,9 @@ def report(trace: dict) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--map", type=Path, required=True, metavar="DIR")
-    parser.add_argument("--step", choices=("search", "topic", "click", "filter", "box"), required=True)
+    parser.add_argument(
+        "--step", choices=("search", "topic", "click", "filter", "history", "box"), required=True
+    )
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
