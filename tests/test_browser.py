@@ -24,6 +24,7 @@ from tests.helpers import (
     POINTS,
     THEME_NAMES,
     draws,
+    idle,
     open_app,
     themed_map,
     tiny_map,
@@ -733,6 +734,38 @@ def test_zoom_and_pan_are_in_the_link_and_reset_view_resets_them(page, themed_ap
         arg=opening,
     )
     other.close()
+
+
+def test_back_and_forward_lay_the_map_out_again_only_where_the_zoom_differs(page, themed_app):
+    """Back and Forward show each entry's zoom (js/zoom.js, `restoreZoom`); between entries that differ
+    only in what they show, the map is not laid out again (its faint image and sample stay)."""
+    open_app(page, themed_app.url)
+    idle(page)
+    opening = x_range(page)
+    search_for(page, "diffusion")  # a new entry, the same zoom
+    wait_for_link(page, "q=diffusion")
+    idle(page)
+    page.evaluate(
+        """() => { window.__relayouts = 0;
+        document.querySelectorAll('.atlas-map-chart').forEach((c) => c.on('plotly_relayout', () => window.__relayouts++)); }"""
+    )
+    before = draws(page)
+    page.go_back()  # the whole map again, the zoom unchanged
+    wait_for_redraw(page, before)
+    idle(page)
+    assert "q=" not in link(page) and x_range(page) == opening
+    assert page.evaluate("window.__relayouts") == 0  # nothing laid out again
+    zoom_in(page, 4)  # the first entry now keeps a zoom; the second has none
+    wait_for_link(page, "view=")
+    zoomed = x_range(page)
+    page.evaluate("window.__relayouts = 0")
+    page.go_forward()  # the search again, at the opening view
+    page.wait_for_function("() => location.search.includes('q=diffusion')", timeout=30_000)
+    page.wait_for_function(
+        f"(opening) => Math.abs(document.querySelector('{GRAPH}')._fullLayout.xaxis.range[0] - opening[0]) < 1e-9",
+        arg=opening,
+    )
+    assert page.evaluate("window.__relayouts") >= 1 and zoomed != opening
 
 
 @pytest.mark.parametrize("width, height", [(800, 900), (390, 844)])
