@@ -4,14 +4,15 @@ threads' time (the GPU process's SwiftShader among them).
 
 Usage (from the repository root):
 
-    .venv/bin/python benchmarks/trace_step.py --map DIR --step {search,topic,click,filter,history,box}
+    .venv/bin/python benchmarks/trace_step.py --map DIR --step {search,topic,click,filter,history,key,box}
 
 The step is taken as `bench_steps.py` takes it (headless Chromium at 1400x900, after first paint):
 "learning" typed and Enter pressed; the topic list's first topic clicked; a paper of the first
 topic clicked on the map; the sidebar's first filter's first option picked; a box dragged over the
-middle fifth of the map, let go; Back in the browser after that filter. The trace runs from the
-action until the map has redrawn (a box: has taken the server's answer in) and Streamlit is idle. Nothing is written: it prints. Tracing slows
-the page, so the step's time here is longer than bench_steps' (read it beside a bench_steps run).
+middle fifth of the map, let go; Back in the browser after that filter; the key's first entry
+clicked. The trace runs from the action until the map has redrawn (a box: has taken the server's
+answer in) and Streamlit is idle. Nothing is written: it prints. Tracing slows the page, so the
+step's time here is longer than bench_steps' (read it beside a bench_steps run).
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ def prepare(page, step: str):
         return page.go_back
     if step == "topic":
         box = page.locator(".atlas-panel-list .atlas-topic").first.bounding_box()
+    elif step == "key":
+        box = page.locator(".atlas-legend button.atlas-legend-item").first.bounding_box()
     elif step == "click":
         row = page.evaluate(
             f"(g => g.groups[1].rows[0])(document.querySelector('{GRAPH}').atlasTable.groupings.get(''))"
@@ -111,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--map", type=Path, required=True, metavar="DIR")
     parser.add_argument(
-        "--step", choices=("search", "topic", "click", "filter", "history", "box"), required=True
+        "--step", choices=("search", "topic", "click", "filter", "history", "key", "box"), required=True
     )
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
