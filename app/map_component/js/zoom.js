@@ -7,17 +7,20 @@
 // current zoom over. Opening a link or stepping Back/Forward restores the entry's zoom.
 const ZOOM = { inst: null };
 
+/** Whether the view `a` shows `b`, to the link's own precision: each end within a ten-thousandth of
+ * `b`'s span (`zoomText` writes four digits of the span).
+ * @param {{x: number[], y: number[]}} a @param {{x: number[], y: number[]}} b */
+function sameZoom(a, b) {
+  const near = (u, v) => Math.abs(u[0] - v[0]) <= Math.abs(v[1] - v[0]) * 1e-4 && Math.abs(u[1] - v[1]) <= Math.abs(v[1] - v[0]) * 1e-4;
+  return near(a.x, b.x) && near(a.y, b.y);
+}
+
 /** @param {AtlasMap} inst */
 function zoomText(inst) {
   const now = ranges(inst.gd);
   if (!now) return null;
-  const t = inst.table;
+  if (sameZoom(now, inst.table.range)) return null; // the opening view: no need to say it
   const xr = now.x, yr = now.y;
-  const spanX = t.range.x[1] - t.range.x[0], spanY = t.range.y[1] - t.range.y[0];
-  const same = (a, b, span) => Math.abs(a - b) <= span * 1e-4;
-  if (same(xr[0], t.range.x[0], spanX) && same(xr[1], t.range.x[1], spanX) && same(yr[0], t.range.y[0], spanY) && same(yr[1], t.range.y[1], spanY)) {
-    return null; // the opening view: no need to say it
-  }
   const digits = (span) => Math.max(0, Math.min(10, 4 - Math.floor(Math.log10(Math.max(Math.abs(span), 1e-12)))));
   const dx = digits(xr[1] - xr[0]), dy = digits(yr[1] - yr[0]);
   const text = [xr[0].toFixed(dx), xr[1].toFixed(dx), yr[0].toFixed(dy), yr[1].toFixed(dy)].join(",");
@@ -88,15 +91,14 @@ function rememberZoom(inst) {
   if (wanted !== here) window.history.replaceState(window.history.state, "", wanted);
 }
 
-// The zoom `zoom` (none: the opening view) on the shown chart. Where the chart shows it already, to the
-// link's own precision (a ten-thousandth of the span, as `zoomText` writes it), nothing is laid out
-// again: Back or Forward between views that differ only in what they show (a filter, an opened topic)
-// would otherwise draw the faint image and the sample for an unmoved view again (70 ms at 81,646 papers).
+// The zoom `zoom` (none: the opening view) on the shown chart. Where the chart shows it already
+// (`sameZoom`), nothing is laid out again: Back or Forward between views that differ only in what they
+// show (a filter, an opened topic) would otherwise draw the faint image and the sample for an unmoved
+// view again (70 ms at 81,646 papers).
 /** @param {AtlasMap} inst @param {{x: number[], y: number[]}|null} zoom */
 function restoreZoom(inst, zoom) {
   const range = zoom || inst.table.range, now = ranges(inst.gd);
-  const near = (a, b) => Math.abs(a[0] - b[0]) <= Math.abs(b[1] - b[0]) * 1e-4 && Math.abs(a[1] - b[1]) <= Math.abs(b[1] - b[0]) * 1e-4;
-  if (now && near(now.x, range.x) && near(now.y, range.y)) return Promise.resolve();
+  if (now && sameZoom(now, range)) return Promise.resolve();
   return window.Plotly.relayout(inst.gd, { "xaxis.range": range.x.slice(), "yaxis.range": range.y.slice() });
 }
 
