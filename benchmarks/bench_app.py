@@ -168,15 +168,16 @@ def synthesise_map(corpus: Path, out: Path, n: int, seed: int = 0) -> Path:
     )
     n_themes = max(2, n_topics // 5)
     topics["theme_id"] = topics["topic_id"] % n_themes
+    members = [topics[topics["theme_id"] == k] for k in range(n_themes)]  # each theme's topics
     themes = pd.DataFrame(
         {
             "theme_id": range(n_themes),
             "label": [f"{words[(3 * k) % len(words)].capitalize()} area {k}" for k in range(n_themes)],
             "keywords": [[words[(3 * k + j) % len(words)] for j in range(8)] for k in range(n_themes)],
-            "size": [int(topics.loc[topics["theme_id"] == k, "size"].sum()) for k in range(n_themes)],
-            "topic_ids": [topics.loc[topics["theme_id"] == k, "topic_id"].tolist() for k in range(n_themes)],
-            "x": [float(centres[topics["theme_id"] == k, 0].mean()) for k in range(n_themes)],
-            "y": [float(centres[topics["theme_id"] == k, 1].mean()) for k in range(n_themes)],
+            "size": [int(m["size"].sum()) for m in members],
+            "topic_ids": [m["topic_id"].tolist() for m in members],
+            "x": [float(m["x"].mean()) for m in members],
+            "y": [float(m["y"].mean()) for m in members],
         }
     )
     manifest = {

@@ -101,6 +101,14 @@ st.markdown(f"Chosen · {len(chosen)}")
 MULTISELECT = "[data-testid='stSidebar'] [data-testid='stMultiSelect']"
 
 
+def first_filter_option(page):
+    """The sidebar's first filter opened: its first option, ready to be picked (the filter step)."""
+    page.locator(MULTISELECT).first.click()
+    option = page.get_by_role("option").first
+    option.wait_for(timeout=60_000)
+    return option
+
+
 def press(page, locator):
     """A click on `locator` at the place it is drawn now: the step, without Playwright's waiting for
     the element to be ready (which would be timed with it)."""
@@ -223,10 +231,7 @@ def one_round(browser, url: str, tally: Tally, uncomposited: bool = False) -> No
     record("search", search("learning"))  # the first search: the highlights' chart is made
     record("search again", search("graph"))
     record("clear", search(""))  # the whole map again
-    page.locator(MULTISELECT).first.click()
-    option = page.get_by_role("option").first
-    option.wait_for(timeout=60_000)
-    record("filter", press(page, option))
+    record("filter", press(page, first_filter_option(page)))
     page.keyboard.press("Escape")  # the filter's list closed
     page.wait_for_function(IDLE, timeout=120_000)
     record("history", page.go_back)  # the whole map again, as the link before the filter says
@@ -288,9 +293,7 @@ def floor_round(browser, url: str, tally: Tally, options: int, picked: Tally) ->
         times[step].append(time.perf_counter() - started)
         sizes[step].append(sum(received) - before)
         counts[step].append(len(received) - messages)
-    page.locator(MULTISELECT).first.click()
-    option = page.get_by_role("option").first
-    option.wait_for(timeout=60_000)
+    option = first_filter_option(page)
     before, messages = sum(received), len(received)
     picked.times["filter"].append(shown(page, press(page, option), "Chosen · 1"))
     picked.sizes["filter"].append(sum(received) - before)

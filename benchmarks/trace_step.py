@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.bench_million import GRAPH, IDLE, draws  # noqa: E402
-from benchmarks.bench_steps import start_box  # noqa: E402
+from benchmarks.bench_steps import first_filter_option, press, start_box  # noqa: E402
 from tests.devserver import StreamlitServer  # noqa: E402
 from tests.test_browser import point_position  # noqa: E402
 
@@ -55,23 +55,17 @@ def prepare(page, step: str):
         page.wait_for_function(IDLE)
         return page.go_back
     if step == "topic":
-        box = page.locator(".atlas-panel-list .atlas-topic").first.bounding_box()
-    elif step == "key":
-        box = page.locator(".atlas-legend button.atlas-legend-item").first.bounding_box()
-    elif step == "click":
+        return press(page, page.locator(".atlas-panel-list .atlas-topic").first)
+    if step == "key":
+        return press(page, page.locator(".atlas-legend button.atlas-legend-item").first)
+    if step == "click":
         row = page.evaluate(
             f"(g => g.groups[1].rows[0])(document.querySelector('{GRAPH}').atlasTable.groupings.get(''))"
         )
         page.mouse.move(*point_position(page, row))
         page.wait_for_selector(".hoverlayer .hovertext", timeout=60_000)
         return lambda: (page.mouse.down(), page.mouse.up())
-    else:
-        page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect']").first.click()
-        option = page.get_by_role("option").first
-        option.wait_for(timeout=60_000)
-        page.wait_for_function(IDLE)
-        box = option.bounding_box()
-    return lambda: page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    return press(page, first_filter_option(page))
 
 
 def report(trace: dict) -> None:
