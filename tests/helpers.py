@@ -703,6 +703,29 @@ def open_app(page, url: str) -> None:
     )
 
 
+def sidebar_multiselect(page, label: str):
+    """The sidebar's multiselect whose label is `label` (exactly: "Topics" is not "All topics in the
+    chosen themes", a placeholder)."""
+    widgets = page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect']")
+    return widgets.filter(has=page.get_by_text(label, exact=True))
+
+
+def chips(page, label: str) -> list[str]:
+    """The options the sidebar's multiselect `label` shows chosen, as the reader sees them."""
+    return [
+        tag.get_attribute("aria-label")
+        for tag in sidebar_multiselect(page, label).locator("[data-tag]").all()
+    ]
+
+
+def choose(page, label: str, option: str) -> None:
+    """Pick `option` in the sidebar's multiselect `label`, as a reader does, and close its list."""
+    sidebar_multiselect(page, label).click()
+    page.get_by_role("option", name=option, exact=True).click()
+    page.keyboard.press("Escape")
+    idle(page)
+
+
 class Received:
     """The elements the page receives from the server, decoded from its WebSocket's messages (Streamlit's
     `ForwardMsg`): for each new element, (its place: "sidebar" or "main", its kind, its label). Watch a

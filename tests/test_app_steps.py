@@ -1,5 +1,6 @@
 """Each step reruns only the parts of the page it changes (keyed fragments: sidebar, the Topics filter
-inside it, header, map, results, downloads). AppTest holds exactly what a run sent, so after a step it shows which parts reran."""
+inside it, header, map, results, downloads). AppTest holds exactly what a run sent, so after a step it
+shows which parts reran."""
 
 from __future__ import annotations
 

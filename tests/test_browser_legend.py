@@ -10,7 +10,18 @@ import pytest
 
 from pipeline.mapfolder.store import read_map, write_map
 from tests.devserver import StreamlitServer
-from tests.helpers import GRAPH, THEME_NAMES, Received, draws, idle, open_app, themed_map, wait_for_redraw
+from tests.helpers import (
+    GRAPH,
+    THEME_NAMES,
+    Received,
+    chips,
+    draws,
+    idle,
+    open_app,
+    sidebar_multiselect,
+    themed_map,
+    wait_for_redraw,
+)
 
 pytestmark = pytest.mark.browser  # the browser and page fixtures: tests/conftest.py
 THEMES = dict(enumerate(THEME_NAMES))
@@ -273,15 +284,12 @@ def test_a_theme_chosen_in_the_sidebar_and_shown_all_again_from_the_key_leaves_t
     never keeps a theme the server has dropped (the filter was last drawn empty, before the reader chose)."""
     app, atlas = keyed_app
     open_app(page, app.url)
-    themes = page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect']").first
-    themes.click()
+    sidebar_multiselect(page, "Themes").click()
     page.get_by_role("option", name=THEMES[1], exact=False).first.click()
     page.keyboard.press("Escape")
     page.wait_for_function("() => new URLSearchParams(location.search).get('theme') === '1'", timeout=30_000)
-    assert [tag.get_attribute("aria-label") for tag in themes.locator("[data-tag]").all()][0].startswith(
-        THEMES[1]
-    )
+    assert chips(page, "Themes")[0].startswith(THEMES[1])
     page.locator(".atlas-legend-item.atlas-legend-on").click()  # the theme shown alone, clicked: all again
     page.wait_for_function("() => !new URLSearchParams(location.search).has('theme')", timeout=30_000)
     wait_for_heading(page, f"Papers · {len(atlas.papers)}")
-    assert themes.locator("[data-tag]").count() == 0
+    assert chips(page, "Themes") == []

@@ -1,8 +1,8 @@
 """In a real browser, the topic panel beside the map (js/panel.js): the list's counts, an opened topic's
 name, size, share, keywords and central titles, its keywords' bars (the page's own list) and its venue
 chart (Plotly bars: names, values, counts, the list a screen reader reads), each against the map's own
-tables, markup in a keyword or venue shown as typed; opening and closing a topic with the mouse and the keyboard, Back and Forward,
-links, a phone's width. None of these steps redraws the map's part of the page: the map's charts are the
+tables, markup in a keyword or venue shown as typed; opening and closing a topic with the mouse and
+the keyboard, Back and Forward, links, a phone's width. None of these steps redraws the map's part of the page: the map's charts are the
 same elements, its draws counted."""
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import pytest
 from app.data import build_map_data
 from pipeline.mapfolder.store import read_map, write_map
 from tests.devserver import StreamlitServer
-from tests.helpers import GRAPH, idle, open_app, themed_map, write_tiny_map
+from tests.helpers import GRAPH, chips, choose, idle, open_app, themed_map, write_tiny_map
 
 pytestmark = pytest.mark.browser
 # The header's sentence: the one Markdown line saying what the page shows (app.controls.header).
@@ -274,21 +274,6 @@ def test_two_forwards_in_a_row_land_on_the_view_of_the_link(page, tiny_app):
         assert tab.get_by_role("textbox", name="Search").input_value() == "policy"
         wait_for_header(tab, f"{hits} of the 60 papers of the map match the words “policy”")
         tab.close()
-
-
-def chips(page, label: str) -> list[str]:
-    """The options a sidebar multiselect shows chosen, as the reader sees them."""
-    widget = page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect']").filter(has_text=label)
-    return [tag.get_attribute("aria-label") for tag in widget.locator("[data-tag]").all()]
-
-
-def choose(page, label: str, option: str) -> None:
-    """Pick `option` in the sidebar's multiselect `label`, as a reader does, and close its list."""
-    widget = page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect']").filter(has_text=label)
-    widget.click()
-    page.get_by_role("option", name=option, exact=True).click()
-    page.keyboard.press("Escape")
-    idle(page)
 
 
 def test_a_theme_chosen_drops_the_topics_outside_it_from_the_topics_filter_as_shown(page, tmp_path):
