@@ -153,7 +153,7 @@ def test_without_webgl_the_map_is_an_image_of_its_papers_with_names_and_a_notice
         first.click()
         page.locator(".atlas-panel-topic h4").wait_for(timeout=30_000)
         name = page.locator(".atlas-panel-topic h4").inner_text()
-        keywords = page.locator(".atlas-panel-topic .atlas-keyword-name")  # its keywords' bars: the page's
+        keywords = page.locator(".atlas-panel-topic .atlas-keyword-name")  # the panel's own bars
         keywords.first.wait_for(timeout=30_000)
         assert keywords.all_text_contents() == TOPIC_WORDS[topic][1]
         bars = page.locator(".atlas-panel-topic .atlas-keyword-bar").evaluate_all(
