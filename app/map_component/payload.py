@@ -62,6 +62,7 @@ def shared_constants() -> dict:
         "link_order": [MAP_KEY, *(setting.url for setting in SETTINGS)],
         "topic_key": URL_KEY["topic"],
         "max_corners": MAX_CORNERS,
+        "webgl_above": WEBGL_ABOVE,
     }
 
 

@@ -18,6 +18,7 @@
  * @property {string[]} link_order the link's keys in the order the server writes them ("f." for the filters)
  * @property {string} topic_key the link's key of the opened topic
  * @property {number} max_corners a lasso's corners in a link at most
+ * @property {number} webgl_above points past which the map draws with WebGL (highlights too), SVG up to it
  */
 
 /**
