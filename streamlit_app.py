@@ -85,6 +85,7 @@ def side_panel(
             on_click=partial(session.on_paper_click, data, url, PANEL_KEY),
             on_sort=partial(session.on_panel_sort, url),
             height=MAP_HEIGHT - (40 if editing else 0),
+            key_picks=session.key_picks(),
         )
         # Where editing is on, the edit forms follow the opened topic: the map's part reruns for it.
         session.panel_shown(state.topic, shown=not editing_allowed(data.path))

@@ -36,4 +36,5 @@ def papers_panel(
         files_sent=session.files_sent(),
         on_click=partial(session.on_paper_click, data, url, TABLE_KEY),
         on_clear=partial(session.on_table_clear, url),
+        key_picks=session.key_picks(),
     )

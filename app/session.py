@@ -33,13 +33,14 @@ from app.state import (
     LinkSetting,
     ViewState,
     Vocabulary,
+    key_in_browser,
     normalise_params,
     parse_map,
     parse_selection,
     parse_view,
     to_params,
 )
-from app.themes import topics_in_themes
+from app.themes import topics_in_themes, usable_themes
 
 FACET_PREFIX = SESSION_KEY["filters"]
 # The map and the view.
@@ -53,6 +54,7 @@ LINK_INFO = "link_info"  # what became of a shared link's topic on a rebuilt map
 CLEAR_SELECTION = "clear_selection"  # a counter the map watches to drop its box/lasso selection
 RESET_ZOOM = "reset_zoom"  # a counter the map watches to return to the whole map ("Reset view")
 FILES_SENT = "atlas_files_sent"  # the files this session's browser already received through the map
+KEY_PICKS = "key_picks"  # how many themes picked in the map's key the browser showed itself
 # Which parts of the page rerun, and what a run keeps for the next (`remembered`).
 PARTS_SHOWN = "parts_shown"  # what each part of the page (a keyed fragment) showed when last drawn
 PUSH_SIDEBAR = "push_sidebar"  # set when a step reruns the sidebar: its widgets' values are written again
@@ -454,12 +456,25 @@ def on_panel_topic(data: MapData, points_url: str) -> None:
     _open_topic(topic)
     if PANEL_TOPIC in st.session_state:
         st.session_state[PANEL_TOPIC] = topic
+    _keep_query(query)
+    rerun_changed()
+
+
+def _keep_query(query: str) -> None:
+    """The address bar's query as the browser wrote it for a step it drew itself (a new history
+    entry): kept as the query string, so that Streamlit adds no entry of its own."""
     params: dict[str, list[str]] = {}
     for key, item in parse_qsl(query, keep_blank_values=True):
         params.setdefault(key, []).append(item)
     st.session_state[URL_PARAMS] = _without_zoom(params)
     st.query_params.from_dict(params)
-    rerun_changed()
+
+
+def _key_in_browser(data: MapData, query: object) -> bool:
+    """Whether the browser drew a theme picked in the key itself (it sends the link it wrote): only
+    where the view before the pick let it (`app.state.key_in_browser`), else the server draws it all."""
+    themed = usable_themes(data.topics, data.themes) is not None
+    return isinstance(query, str) and len(query) < 10_000 and key_in_browser(current_state(), themed)
 
 
 def on_panel_only(data: MapData, points_url: str) -> None:
@@ -503,6 +518,7 @@ def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
     if pick is not None and chosen is None:
         return  # not an entry of this map's key
     alone = chosen is not None and list(st.session_state.get(key) or []) != [chosen]
+    in_browser = alone and "theme" in value and _key_in_browser(data, value.get("query"))
     st.session_state[key] = [chosen] if alone else []
     if alone and "theme" in value:
         st.session_state[SESSION_KEY["topics"]] = []  # the theme's papers, all of them
@@ -510,7 +526,15 @@ def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
         topic = st.session_state.get(SESSION_KEY["topic"])
         if topic is not None and theme_of.get(topic) != chosen:
             st.session_state[SESSION_KEY["topic"]] = None  # an opened topic outside it would show nothing
-    rerun_changed()  # the header, the table and the sidebar's filter follow
+    if in_browser:
+        # The map, its panel and the papers table show the theme already (js/legend.js), and the
+        # browser wrote the link: kept as the query string, so Streamlit adds no entry of its own.
+        shown, now = st.session_state.setdefault(PARTS_SHOWN, {}), part_keys()
+        for part in ("map", "results"):
+            shown[part] = now[part]
+        st.session_state[KEY_PICKS] = key_picks() + 1
+        _keep_query(value["query"])
+    rerun_changed()  # the header, the downloads and the sidebar's filter follow (the map and table too, from the server)
 
 
 def reset_view() -> None:
@@ -561,6 +585,12 @@ def map_event(name: str, component: str = MAP_COMPONENT) -> dict | None:
 def files_sent() -> set[str]:
     """Files this session's browser already received through the map component (read-only static/)."""
     return st.session_state.setdefault(FILES_SENT, set())
+
+
+def key_picks() -> int:
+    """How many themes picked in the map's key the browser showed itself (`on_legend_pick`): sent to the
+    map, the topic panel and the papers table, each of which shows such a theme until its next state."""
+    return st.session_state.get(KEY_PICKS, 0)
 
 
 def map_counters() -> tuple[int, int]:

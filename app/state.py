@@ -70,6 +70,30 @@ class ViewState:
         return dict(self.filters)
 
 
+def key_in_browser(state: ViewState, themed: bool) -> bool:
+    """Whether a theme picked in the map's key is shown by the browser itself (js/legend.js), on a
+    map with themes (`themed`): the theme's papers in view are then exactly the view's papers in its
+    topics. So it is while no theme, topic, opened topic or paper is chosen, the key shows themes (not
+    a column's values), and any search is by words (its hits among a theme's papers are its hits in
+    the theme, in the same order; a search by meaning measures closeness among the papers it
+    searches). The server then draws only what it owns: the sidebar's filter, the header's sentence
+    and the downloads.
+
+    Examples:
+        >>> key_in_browser(ViewState(), True), key_in_browser(ViewState(search="graph"), True)
+        (True, True)
+        >>> key_in_browser(ViewState(themes=(1,)), True), key_in_browser(ViewState(topic=0), True)
+        (False, False)
+        >>> key_in_browser(ViewState(search="graph", search_kind="meaning"), True)
+        False
+        >>> key_in_browser(ViewState(colour="year"), True), key_in_browser(ViewState(), False)
+        (False, False)
+    """
+    meaning = bool(state.search.strip()) and state.search_kind == "meaning"
+    chosen = state.themes or state.topics or state.topic is not None or state.paper is not None
+    return themed and not (chosen or meaning or state.colour)
+
+
 @dataclass(frozen=True)
 class Vocabulary:
     """The values a map allows, used to validate a link (facet values are compared as text)."""

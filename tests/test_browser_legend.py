@@ -157,6 +157,82 @@ def test_clicking_a_theme_in_the_key_shows_only_its_papers_and_again_shows_all(p
     wait_for_heading(page, f"Papers · {len(atlas.papers)}")
 
 
+# What the map, the topic list beside it and the papers table show, as the reader sees them.
+SHOWN = f"""() => {{
+    const gd = document.querySelector('{GRAPH}');
+    const hits = gd._fullData.filter((t) => t.name === 'highlight' && t.visible === true);
+    return {{
+        highlighted: hits.length ? hits.reduce((n, t) => n + t.x.length, 0) : null,
+        names: [...document.querySelectorAll('.atlas-label:not([hidden])')].map((e) => e.textContent).sort(),
+        key: [...document.querySelectorAll('.atlas-legend-item')].map((e) => [e.textContent, e.classList.contains('atlas-legend-on')]),
+        showAll: document.querySelectorAll('.atlas-legend-all').length,
+        topics: document.querySelector('.atlas-panel-list').innerText,
+        table: [...document.querySelectorAll('h4')].map((h) => h.innerText).find((t) => t.startsWith('Papers')),
+        rows: [...document.querySelectorAll('.atlas-table tbody tr')].map((r) => r.innerText),
+    }};
+}}"""
+
+
+def test_a_theme_picked_in_the_key_from_the_whole_map_is_drawn_by_the_browser_as_the_server_draws_it(
+    page, browser, keyed_app
+):
+    """From the whole map, a theme picked in the key is shown by the browser itself: the server
+    draws only the sidebar's filter, the header's sentence and the downloads (no map, topic list or
+    papers table comes from it), and the page reads exactly as the same link opened afresh, which
+    the server draws whole: the map's highlights and names, the key, the topic list, the table."""
+    app, atlas = keyed_app
+    theme_of = dict(zip(atlas.topics["topic_id"], atlas.topics["theme_id"], strict=True))
+    counts = atlas.papers["topic_id"].map(theme_of).value_counts()
+    received = Received(page)
+    open_app(page, app.url)
+    idle(page)
+    whole = page.evaluate(SHOWN)
+    received.take()
+    before = draws(page)
+    page.locator(".atlas-legend-item", has_text=THEMES[1]).click()
+    page.wait_for_function("() => new URLSearchParams(location.search).get('theme') === '1'", timeout=30_000)
+    wait_for_redraw(page, before)
+    page.get_by_text(f"Showing the {counts[1]} papers in the theme “{THEMES[1]}”").wait_for(timeout=30_000)
+    idle(page)
+    drawn = received.take()
+    assert not [
+        kind for place, kind, _ in drawn if kind == "bidi_component"
+    ]  # the map, list and table: the browser's
+    assert ("sidebar", "multiselect", "Themes") in drawn  # the filter shows the theme, as the server holds it
+    assert [label for place, kind, label in drawn if kind == "download_button"][0] == (
+        f"Download these {counts[1]} papers (CSV)"
+    )
+    shown = page.evaluate(SHOWN)
+    assert shown["highlighted"] == counts[1] and shown["table"] == f"Papers · {counts[1]}"
+    assert THEMES[1] in shown["names"] and THEMES[0] not in shown["names"]
+    assert [entry for entry in shown["key"] if entry[1]] == [[THEMES[1], True]] and shown["showAll"] == 1
+    assert THEMES[1] in shown["topics"] and THEMES[0] not in shown["topics"]
+
+    fresh = browser.new_page(viewport=page.viewport_size)
+    try:
+        open_app(fresh, page.url)  # the same link, drawn by the server from the start
+        idle(fresh)
+        assert fresh.evaluate(SHOWN) == shown
+    finally:
+        fresh.close()
+
+    received.take()
+    page.go_back()  # Back in the browser: the whole map again, from the server
+    page.wait_for_function("() => !new URLSearchParams(location.search).has('theme')", timeout=30_000)
+    wait_for_heading(page, f"Papers · {len(atlas.papers)}")
+    idle(page)
+    assert page.evaluate(SHOWN) == whole
+    # Picked again, then shown all again from the key: the server's state replaces what the browser drew.
+    page.locator(".atlas-legend-item", has_text=THEMES[1]).click()
+    wait_for_heading(page, f"Papers · {counts[1]}")
+    idle(page)
+    page.locator(".atlas-legend-all", has_text="Show all").click()
+    page.wait_for_function("() => !new URLSearchParams(location.search).has('theme')", timeout=30_000)
+    wait_for_heading(page, f"Papers · {len(atlas.papers)}")
+    idle(page)
+    assert page.evaluate(SHOWN) == whole
+
+
 def test_coloured_by_a_column_a_value_in_the_key_filters_by_it_and_missing_values_are_inert(page, keyed_app):
     app, atlas = keyed_app
     open_app(page, app.url + "?colour=venue")

@@ -90,3 +90,39 @@ def test_a_click_from_another_map_changes_nothing(data):
     st.session_state[KEY] = {"legend": {"map": "app/static/atlas/points-other.json.gz", "theme": 1}}
     session.on_legend_pick(data, MAP, "")
     assert THEMES not in st.session_state
+
+
+def test_a_theme_the_browser_showed_itself_leaves_the_map_and_the_table_as_they_are(data, monkeypatch):
+    """With the link it wrote (`query`), a theme picked from the whole map was drawn by the browser:
+    the map's and the table's parts count as showing it (they do not rerun), the sidebar, the header
+    and the downloads do; the link is kept as the query string, and the pick counted."""
+    reruns = []
+    monkeypatch.setattr(st, "rerun", lambda parts: reruns.append(parts))
+    st.session_state[session.PARTS_SHOWN] = dict(session.part_keys())  # every part drawn
+    click(data, theme=1, query="theme=1")
+    assert st.session_state[THEMES] == [1] and session.key_picks() == 1
+    assert reruns == [["sidebar", "header", "downloads"]]
+    assert st.session_state[session.URL_PARAMS] == {"theme": ["1"]}
+    for part in session.PARTS:  # they are drawn
+        session.part_shown(part)
+
+    click(data, theme=None)  # "Show all": the server draws it all again
+    assert st.session_state[THEMES] == [] and session.key_picks() == 1
+    assert reruns[-1] == ["sidebar", "header", "map", "results", "downloads"]
+
+
+@pytest.mark.parametrize("chosen", [{"themes": [0]}, {"topics": [1]}, {"topic": 1}, {"colour": "year"}])
+def test_the_server_draws_a_theme_whenever_the_view_before_it_did_not_let_the_browser(
+    data, monkeypatch, chosen
+):
+    """A theme the browser says it drew (`query`) where the view before it had a theme, topic or opened
+    topic chosen, or the key showed a column's values: the server does not take its word, and draws
+    the map and the table (`app.state.key_in_browser`)."""
+    reruns = []
+    monkeypatch.setattr(st, "rerun", lambda parts: reruns.append(parts))
+    for name, value in chosen.items():
+        st.session_state[session.widget_key(name)] = value
+    st.session_state[session.PARTS_SHOWN] = dict(session.part_keys())
+    click(data, theme=1, query="theme=1")
+    assert st.session_state[THEMES] == [1] and session.key_picks() == 0
+    assert "map" in reruns[-1] and "results" in reruns[-1]

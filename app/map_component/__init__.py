@@ -176,12 +176,16 @@ def live_map(
     themes: tuple[int, ...] = (),
     values: tuple[str, ...] = (),
     selection: str = "",
+    key_in_browser: bool = False,
+    key_picks: int = 0,
     height: int = 640,
 ):
     """Mount (first run) or update (later runs) the map; read events with `app.session.map_event(name)`
     in callbacks. `files_sent`: the files this session's browser already has (`app.session.files_sent`; None: none).
     `themes`, `values`: the chosen themes and the colour column's chosen values, marked in the key;
-    `selection`: the box or lasso selection, as the link writes it (drawn on the map)."""
+    `selection`: the box or lasso selection, as the link writes it (drawn on the map); `key_in_browser`:
+    a theme picked in the key is shown by the browser (`app.state.key_in_browser`); `key_picks`: how
+    many it has shown so far (`app.session.key_picks`)."""
     files_sent = set() if files_sent is None else files_sent
     points, points_data = served(*_points_file(data, token), files_sent)
     plotly, plotly_data = served(*_plotly_file(), files_sent)
@@ -203,6 +207,8 @@ def live_map(
         themes=themes,
         values=values,
         selection=selection,
+        key_in_browser=key_in_browser,
+        key_picks=key_picks,
     )
     with_files(payload, module, points_data=points_data, plotly_data=plotly_data, module_data=module_data)
     legend_callback = (
@@ -236,10 +242,11 @@ def live_panel(
     on_click: Callable[[], None],
     on_sort: Callable[[], None],
     height: int,
+    key_picks: int = 0,
 ):
     """Mount or update the topic panel beside the map (js/panel.js): the topic list and an opened
     topic, drawn in the browser from the map's summary file; `in_view`: the papers in view before an
-    opened topic narrows them. Its events: "topic" (opened or closed), "only" ("Only this topic"),
+    opened topic narrows them; `key_picks`: as for `live_map`. Its events: "topic" (opened or closed), "only" ("Only this topic"),
     "sort" (the list's order) and "click" (a central paper opened), read with `app.session.map_event(name, PANEL_KEY)`.
 
     Where static/ is read-only, `sent_before_map` (the files the session had received before this run's
@@ -258,6 +265,7 @@ def live_panel(
         themes=themes,
         filtered=filtered,
         height=height,
+        key_picks=key_picks,
     )
     with_files(payload, module, summary_data=summary_data, plotly_data=plotly_data, module_data=module_data)
     return _component(
@@ -282,17 +290,26 @@ def live_table(
     files_sent: set[str],
     on_click: Callable[[], None],
     on_clear: Callable[[], None],
+    key_picks: int = 0,
 ):
     """Mount or update the papers table under the map (js/table.js, `app.map_component.table`): the
     papers in view (`in_view`, before an opened topic narrows them), best match first under `search`,
-    or those of them the map's selection holds (`selected`: rows, None without one). Its events:
+    or those of them the map's selection holds (`selected`: rows, None without one); `key_picks`: as
+    for `live_map`. Its events:
     "click" (a row opened) and "clear" ("Clear selection"), read with
     `app.session.map_event(name, TABLE_KEY)`. It draws after the map (it waits for the map's point
     table), so the map's run has sent map.js already where static/ is read-only."""
     table, table_data = served(*_table_file(data, token), files_sent)
     module, module_data = served(*_module_file(), files_sent)
     payload = table_state(
-        data, in_view, search, selected, table_url=table, points_url=points_url(data, token), topic=topic
+        data,
+        in_view,
+        search,
+        selected,
+        table_url=table,
+        points_url=points_url(data, token),
+        topic=topic,
+        key_picks=key_picks,
     )
     with_files(payload, module, table_data=table_data, module_data=module_data)
     return _component(key=TABLE_KEY, data=payload, on_click_change=on_click, on_clear_change=on_clear)

@@ -61,6 +61,7 @@ def shared_constants() -> dict:
         "context_colour": CONTEXT_COLOUR,
         "link_order": [MAP_KEY, *(setting.url for setting in SETTINGS)],
         "topic_key": URL_KEY["topic"],
+        "theme_key": URL_KEY["themes"],
         "max_corners": MAX_CORNERS,
         "webgl_above": WEBGL_ABOVE,
     }
@@ -86,11 +87,13 @@ class TopicName(TypedDict):
     y: float
     colour: str
     chosen: bool
+    theme_id: int | None  # its theme's (null: none): a theme shown from the key keeps its topics' names
 
 
 class ThemeName(TypedDict):
     """A theme name, shown while most of the map is in view."""
 
+    id: int
     text: str
     x: float
     y: float
@@ -143,6 +146,8 @@ class ViewState(TypedDict):
     neighbours: list[int]
     colour: str
     legend: list[KeyEntry]
+    key_in_browser: bool
+    key_picks: int
     clear: int
     reset: int
     height: int
@@ -166,6 +171,7 @@ class PanelState(TypedDict):
     sort: str
     themes: list[int]
     filtered: bool
+    key_picks: int
     height: int
     module: NotRequired[str]
     summary_data: NotRequired[str]
@@ -232,6 +238,7 @@ class TableState(TypedDict):
     selection: bool
     topic: int | None
     page_rows: int
+    key_picks: int
     module: NotRequired[str]
     table_data: NotRequired[str]
     module_data: NotRequired[str]
@@ -333,10 +340,12 @@ class SelectEvent(TypedDict):
 
 class LegendEvent(TypedDict, total=False):
     """The reader clicked an entry of the key (a theme's id, or a position in the colour column's values),
-    or "Show all" (None)."""
+    or "Show all" (None); `query`: the query string the browser wrote, where it showed the theme itself
+    (`app.state.key_in_browser`)."""
 
     theme: int | None
     value: int | None
+    query: str
     map: Required[str]
 
 
@@ -582,9 +591,11 @@ def panel_state(
     themes: tuple[int, ...],
     filtered: bool,
     height: int,
+    key_picks: int = 0,
 ) -> PanelState:
     """Everything the topic panel receives on a rerun: the view's mask (the panel counts each topic's
-    papers in view itself), the opened topic, the list's order and the chosen themes."""
+    papers in view itself), the opened topic, the list's order and the chosen themes; `key_picks`: as
+    for `view_state`."""
     return {
         "summary": summary_url,
         "points": points_url,
@@ -594,6 +605,7 @@ def panel_state(
         "sort": sort,
         "themes": [int(t) for t in themes],
         "filtered": bool(filtered),
+        "key_picks": key_picks,
         "height": height,
     }
 
@@ -688,6 +700,7 @@ def topic_labels(data: MapData, in_view: np.ndarray, chosen: int | None = None) 
     where = dict(
         zip(data.topics["topic_id"].tolist(), zip(data.topics["x"].tolist(), data.topics["y"].tolist()))
     )
+    theme_of = data.topic_themes()
     return [
         {
             "text": data.label(topic),  # shown with textContent: literal, never markup
@@ -695,6 +708,7 @@ def topic_labels(data: MapData, in_view: np.ndarray, chosen: int | None = None) 
             "y": round(float(where[topic][1]), 5),
             "colour": data.colours[topic],
             "chosen": topic == chosen,
+            "theme_id": theme_of.get(topic),
         }
         for topic in order[:MAX_TOPIC_LABELS]
     ]
@@ -709,7 +723,14 @@ def theme_labels(data: MapData, in_view: np.ndarray) -> list[ThemeName]:
     for row in data.themes.sort_values("size", ascending=False).itertuples(index=False):
         if visible.isdisjoint(int(t) for t in row.topic_ids):
             continue
-        labels.append({"text": str(row.label), "x": round(float(row.x), 5), "y": round(float(row.y), 5)})
+        labels.append(
+            {
+                "id": int(row.theme_id),
+                "text": str(row.label),
+                "x": round(float(row.x), 5),
+                "y": round(float(row.y), 5),
+            }
+        )
     return labels
 
 
@@ -771,11 +792,16 @@ def view_state(
     themes: tuple[int, ...] = (),
     values: tuple[str, ...] = (),
     selection: str = "",
+    key_in_browser: bool = False,
+    key_picks: int = 0,
 ) -> ViewState:
     """Everything the map receives on a rerun: a few KB, whatever the size of the map.
 
     `themes`, `values`: the chosen themes and chosen values of the colour column (marked in the key);
-    `selection`: the box or lasso selection as the link writes it (`app.state.parse_selection`)."""
+    `selection`: the box or lasso selection as the link writes it (`app.state.parse_selection`);
+    `key_in_browser`: a theme picked in the key is shown by the browser itself (`app.state.key_in_browser`);
+    `key_picks`: how many it has shown so far (`app.session.key_picks`): a state sent after one is never
+    the state sent before it, so the browser always takes it in (and drops the theme it showed)."""
     return {
         "points": points_url,
         "plotly": plotly_url,
@@ -790,6 +816,8 @@ def view_state(
         "neighbours": list(neighbours or []),
         "colour": colour,
         "legend": legend(data, colour, themes, values),
+        "key_in_browser": key_in_browser,
+        "key_picks": key_picks,
         "clear": clear_selection,
         "reset": reset_zoom,
         "height": height,

@@ -137,10 +137,12 @@ def table_state(
     table_url: str,
     points_url: str,
     topic: int | None,
+    key_picks: int = 0,
 ) -> TableState:
     """What the papers table receives on a rerun: the papers in view (`in_view`, before an opened
     topic narrows them: the browser does), their order under a search (`search.rows`, best first,
-    as varints) and how each matched, the rows the map's selection holds (`selected`), the opened topic."""
+    as varints) and how each matched, the rows the map's selection holds (`selected`), the opened topic;
+    `key_picks`: as for `payload.view_state`."""
     ranked = None
     if search is not None and len(search.rows) > 1:
         ranked = base64.b64encode(varints(np.asarray(search.rows, dtype=np.uint64))).decode("ascii")
@@ -159,4 +161,5 @@ def table_state(
         "selection": selected is not None,
         "topic": topic,
         "page_rows": PAGE_ROWS,
+        "key_picks": key_picks,
     }

@@ -20,7 +20,7 @@ function drawLegend(inst, entries) {
       /** @type {HTMLButtonElement} */ (item).type = "button";
       item.setAttribute("aria-pressed", String(Boolean(entry.on)));
       item.title = entry.on ? "Show all again" : "Show only these papers";
-      item.addEventListener("click", () => inst.trigger("legend", { ...entry.pick, map: inst.pointsUrl }));
+      item.addEventListener("click", () => pickKey(inst, entry));
     }
     item.classList.toggle("atlas-legend-on", Boolean(entry.on));
     item.classList.toggle("atlas-legend-off", isolated && !entry.on);
@@ -43,6 +43,31 @@ function drawLegend(inst, entries) {
     inst.legend.appendChild(all);
   }
   inst.legend.hidden = list.length === 0;
+}
+
+// A click on an entry of the key. A theme the view lets the browser show (`key_in_browser`: no theme,
+// topic or paper chosen, no search by meaning) is shown here: the link written (a new history entry),
+// the server told in the task before the map, the topic panel and the papers table draw it (as the
+// panel opens a topic), so the server draws only what it owns (the sidebar's filter, the header's
+// sentence, the downloads). Any other pick is the server's to show.
+/** @param {AtlasMap} inst @param {KeyEntry} entry */
+function pickKey(inst, entry) {
+  const pick = { ...entry.pick, map: inst.pointsUrl };
+  const id = entry.pick ? entry.pick.theme : undefined;
+  const summary = LINK.panel && LINK.panel.summary;
+  const topics = summary && id !== undefined ? summary.topics.filter((topic) => topic.theme === id) : [];
+  const local = inst.received && inst.received.key_in_browser && !inst.keyTheme && !entry.on;
+  if (!local || !topics.length || (LINK.topic ?? null) !== null) {
+    inst.trigger("legend", pick);
+    return;
+  }
+  const theme = { id: /** @type {number} */ (id), ranks: new Set(topics.map((topic) => topic.rank)) };
+  const query = queryWith(SHARED.theme_key, String(id));
+  pushQuery(query);
+  inst.trigger("legend", { ...pick, query });
+  setTimeout(() => {
+    for (const part of [LINK.map, LINK.panel, LINK.table]) if (part) part.showKeyTheme(theme);
+  }, 0);
 }
 
 // The charts' height: the map's, less the key's row (and the note's) under them.

@@ -35,12 +35,19 @@ function linkQuery(params) {
   return pairs.map(([key, value]) => `${pyQuote(key)}=${pyQuote(value)}`).join("&");
 }
 
-/** The address bar's query with the opened topic set (null: none). @param {number|null} topic */
-function queryWithTopic(topic) {
+/** The address bar's query with the link's `key` set to `value` (null: dropped), as the server writes it.
+ * @param {string} key @param {string|null} value */
+function queryWith(key, value) {
   const params = new URLSearchParams(window.location.search);
-  if (topic === null) params.delete(SHARED.topic_key);
-  else params.set(SHARED.topic_key, String(topic));
+  if (value === null) params.delete(key);
+  else params.set(key, value);
   return linkQuery(params);
+}
+
+/** A step the browser drew itself, written into the address bar as the server would: a new history
+ * entry (so Back undoes it). @param {string} query */
+function pushQuery(query) {
+  HISTORY.push(window.history.state, "", window.location.pathname + (query ? `?${query}` : "") + window.location.hash);
 }
 
 /** Whether two query strings differ in at most the opened topic and the zoom. */
@@ -77,6 +84,7 @@ class TopicPanel {
   /** @type {PanelState|null} the last state the server sent */ view = null;
   /** @type {number|null} the topic shown (null: the list) */ topic = null;
   serverTopic = undefined; // the topic the server last sent: a new one is followed
+  /** @type {KeyTheme|null} a theme picked in the key, shown here until the server's next state */ keyTheme = null;
   /** @type {Int32Array|null} papers in view by colour rank (null: every paper) */ counts = null;
   countsKey = undefined;
   table = null; // the map's point table (the colours count the papers in view), shared with the map
@@ -111,6 +119,7 @@ class TopicPanel {
   /** @param {PanelState} data */
   async update(data) {
     this.view = data;
+    this.keyTheme = null; // the server's state shows it now, if it is still chosen
     if (this.summaryUrl !== data.summary) {
       const response = await gunzipped(data.summary, data.summary_data);
       this.summary = /** @type {Summary} */ (await response.json());
@@ -139,12 +148,20 @@ class TopicPanel {
     this.show();
   }
 
+  /** A theme picked in the key (js/legend.js): the list keeps its group, as the server's would.
+   * @param {KeyTheme} theme */
+  showKeyTheme(theme) {
+    this.keyTheme = theme;
+    this.drawList();
+  }
+
   // The list: under theme headings where the map has them, by size or growth, each topic's papers in
-  // view counted where a filter or search narrows the view.
+  // view counted where a filter or search narrows the view (or a theme picked in the key).
   drawList() {
-    const data = this.view, summary = this.summary;
+    const data = this.view, summary = this.summary, theme = this.keyTheme;
     if (!data || !summary) return;
-    const key = `${this.summaryUrl}|${data.sort}|${data.themes.join()}|${this.countsKey}|${data.filtered}`;
+    const themes = theme ? [theme.id] : data.themes, filtered = data.filtered || theme !== null;
+    const key = `${this.summaryUrl}|${data.sort}|${themes.join()}|${this.countsKey}|${filtered}`;
     if (key === this.listKey) return;
     this.listKey = key;
     const view = this.listView;
@@ -166,10 +183,11 @@ class TopicPanel {
     }
     const growth = data.sort === "rising" && rising;
     const sections = (growth ? rising : summary.lists.size).filter(
-      (s) => s.theme === null || data.themes.length === 0 || data.themes.includes(s.theme),
+      (s) => s.theme === null || themes.length === 0 || themes.includes(s.theme),
     );
     const list = element("div", "atlas-topic-sections");
-    const inView = (topic) => (this.counts ? this.counts[topic.rank] : topic.size);
+    const inView = (topic) =>
+      theme && !theme.ranks.has(topic.rank) ? 0 : this.counts ? this.counts[topic.rank] : topic.size;
     const biggest = Math.max(1, ...summary.topics.map((t) => t.size));
     for (const section of sections) {
       const group = element("div", "atlas-topic-section");
@@ -178,18 +196,18 @@ class TopicPanel {
         const shown = topics.reduce((sum, t) => sum + inView(t), 0);
         const head = element("div", "atlas-section-head");
         head.append(element("strong", "", section.name));
-        head.append(` · ${counted(section.size, "paper")}` + (data.filtered ? ` · ${shown.toLocaleString("en-US")} in view` : ""));
+        head.append(` · ${counted(section.size, "paper")}` + (filtered ? ` · ${shown.toLocaleString("en-US")} in view` : ""));
         group.appendChild(head);
       }
       const items = element("ul", "atlas-topic-list");
       items.setAttribute("aria-label", section.name === null ? "Topics" : section.name);
       for (const topic of topics) {
-        const count = data.filtered ? inView(topic) : topic.size;
+        const count = filtered ? inView(topic) : topic.size;
         const item = element("li");
         const button = element("button", "atlas-topic");
         button.setAttribute("type", "button");
         button.dataset.topic = String(topic.id);
-        const said = data.filtered ? `${count.toLocaleString("en-US")} in view` : counted(count, "paper");
+        const said = filtered ? `${count.toLocaleString("en-US")} in view` : counted(count, "paper");
         const score = growth ? `, growth ${growthText(topic.growth)}` : "";
         button.setAttribute("aria-label", `${topic.name}, ${said}${score}`);
         const dot = element("span", "atlas-dot");
@@ -206,7 +224,7 @@ class TopicPanel {
       list.appendChild(group);
     }
     view.appendChild(list);
-    const column = data.filtered ? "In view" : "Papers";
+    const column = filtered ? "In view" : "Papers";
     view.appendChild(element("p", "atlas-caption",
       `Select a topic to open it. Counts: ${column.toLowerCase()}.` + (growth ? " Growth: recent share of papers ÷ earlier share (×1.0 = steady)." : "")));
   }
@@ -218,12 +236,12 @@ class TopicPanel {
     if (topic !== null && !this.byId.has(topic)) return;
     const from = this.topic;
     this.topic = topic;
-    const query = queryWithTopic(topic);
+    const query = queryWith(SHARED.topic_key, topic === null ? null : String(topic));
     if (how.push === false) {
       this.shown(from, how.focus);
       return;
     }
-    HISTORY.push(window.history.state, "", window.location.pathname + (query ? `?${query}` : "") + window.location.hash);
+    pushQuery(query);
     // Told first: Streamlit sends the event in a task of its own (its widget manager's flush), so
     // the panel and the map draw in the task after it, while the server works out its answer (the
     // header, the downloads); drawn in this one, the map's redraw would hold the message back.

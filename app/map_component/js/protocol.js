@@ -17,6 +17,7 @@
  * @property {string} context_colour the faint colour of the papers left out
  * @property {string[]} link_order the link's keys in the order the server writes them ("f." for the filters)
  * @property {string} topic_key the link's key of the opened topic
+ * @property {string} theme_key the link's key of the chosen themes
  * @property {number} max_corners a lasso's corners in a link at most
  * @property {number} webgl_above points past which the map draws with WebGL (highlights too), SVG up to it
  */
@@ -37,11 +38,13 @@
  * @property {number} y
  * @property {string} colour
  * @property {boolean} chosen
+ * @property {number|null} theme_id
  */
 
 /**
  * A theme name, shown while most of the map is in view.
  * @typedef {Object} ThemeName
+ * @property {number} id
  * @property {string} text
  * @property {number} x
  * @property {number} y
@@ -79,6 +82,8 @@
  * @property {number[]} neighbours
  * @property {string} colour
  * @property {KeyEntry[]} legend
+ * @property {boolean} key_in_browser
+ * @property {number} key_picks
  * @property {number} clear
  * @property {number} reset
  * @property {number} height
@@ -101,6 +106,7 @@
  * @property {string} sort
  * @property {number[]} themes
  * @property {boolean} filtered
+ * @property {number} key_picks
  * @property {number} height
  * @property {string} [module]
  * @property {string} [summary_data]
@@ -143,6 +149,7 @@
  * @property {boolean} selection
  * @property {number|null} topic
  * @property {number} page_rows
+ * @property {number} key_picks
  * @property {string} [module]
  * @property {string} [table_data]
  * @property {string} [module_data]
@@ -278,6 +285,7 @@
  * @typedef {Object} LegendEvent
  * @property {number|null} [theme]
  * @property {number|null} [value]
+ * @property {string} [query]
  * @property {string} map
  */
 
@@ -331,6 +339,8 @@
  * @typedef {HTMLDivElement & {layout?: any, _fullLayout?: any, _fullData?: any, on: (event: string, handler: (event: any) => void) => void, atlasDrawn?: any[], atlasTable?: PointTable}} PlotDiv
  */
 
+/** A theme picked in the key and shown by the browser until the server's next state (js/legend.js):
+ * its id and its topics' palette positions. @typedef {{id: number, ranks: Set<number>}} KeyTheme */
 /** @typedef {{name: "all"|"sub", div: PlotDiv, plotted: boolean, drawnKey: string|undefined, syncing: boolean, sampledFor?: string}} Chart */
 
 /** @typedef {{x: number[], y: number[]}} Ranges */

@@ -78,6 +78,7 @@ class PapersTable {
   /** @type {Uint8Array|null} the selection's rows (1 = inside), null without one */ selected = null;
   /** @type {{name: string, values?: string[], codes?: Uint8Array, numbers?: Float32Array}[]} */ extras = [];
   serverTopic = undefined;
+  /** @type {KeyTheme|null} a theme picked in the key, listed here until the server's next state */ keyTheme = null;
   page = 0;
   /** @type {{column: string, descending: boolean}|null} */ sort = null;
   listingKey = "";
@@ -97,6 +98,7 @@ class PapersTable {
   async update(data) {
     const [points, file] = await Promise.all([mapTable(data.points), loadColumns(data.table, data.table_data)]);
     this.view = data;
+    this.keyTheme = null; // the server's state lists it now, if it is still chosen
     this.points = points;
     this.file = file;
     const key = [data.table, data.mask, data.ranked, data.selected, data.selection].join("|");
@@ -137,11 +139,19 @@ class PapersTable {
     if (this.view) this.draw();
   }
 
+  /** A theme picked in the key (js/legend.js): the table lists its papers. @param {KeyTheme} theme */
+  showKeyTheme(theme) {
+    this.keyTheme = theme;
+    if (this.view) this.draw();
+  }
+
   /** The papers listed: [rows, their positions in the view's order (for a search's columns)]. */
   listing() {
     const t = /** @type {PointTable} */ (this.points), file = /** @type {TableFile} */ (this.file);
     const topic = LINK.topic;
     const rank = topic === null || topic === undefined ? -1 : file.topics.findIndex((entry) => entry.id === topic);
+    const theme = this.keyTheme;
+    const out = (i) => (rank !== -1 && t.colour[i] !== rank) || (theme !== null && !theme.ranks.has(t.colour[i]));
     const rows = [], positions = [];
     if (this.selected) {
       // The selection's papers in view, in map order (tests: the table lists what the header counts).
@@ -150,14 +160,14 @@ class PapersTable {
       for (let i = 0; i < t.n; i++) {
         if (!this.selected[i]) continue;
         inside += 1;
-        if ((inView && !inView[i]) || (rank !== -1 && t.colour[i] !== rank)) continue;
+        if ((inView && !inView[i]) || out(i)) continue;
         rows.push(i);
         positions.push(-1);
       }
       return { rows, positions, inside };
     }
     this.rows.forEach((i, k) => {
-      if (rank !== -1 && t.colour[i] !== rank) return;
+      if (out(i)) return;
       rows.push(i);
       positions.push(k);
     });
@@ -205,7 +215,8 @@ class PapersTable {
     const columns = this.columns();
     const sorted = this.sort && columns.find((c) => c.name === this.sort.column);
     const order = sorted ? sortedOrder(rows, positions, sorted, this.sort.descending) : null;
-    const key = `${this.decodedKey}|${LINK.topic}|${this.sort && this.sort.column}|${this.sort && this.sort.descending}`;
+    const theme = this.keyTheme ? this.keyTheme.id : null;
+    const key = `${this.decodedKey}|${LINK.topic}|${theme}|${this.sort && this.sort.column}|${this.sort && this.sort.descending}`;
     if (key !== this.listingKey) {
       this.page = 0; // a new listing starts at its first page
       this.listingKey = key;
