@@ -15,9 +15,8 @@ from app.map_component.payload import Pin
 from app.nearest import nearest_papers
 from app.palette import colour_columns
 from app.place import Placement, placement_label
-from app.state import ViewState, key_in_browser
+from app.state import ViewState
 from app.text import markdown_literal
-from app.themes import usable_themes
 
 
 def map_panel(
@@ -57,7 +56,7 @@ def map_panel(
         themes=state.themes,
         values=state.filter_dict().get(state.colour, ()) if state.colour else (),
         selection=state.selection,
-        key_in_browser=key_in_browser(state, usable_themes(data.topics, data.themes) is not None),
+        key_in_browser=session.key_in_browser_now(data),
         key_picks=session.key_picks(),
         height=height,
     )

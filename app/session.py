@@ -470,11 +470,10 @@ def _keep_query(query: str) -> None:
     st.query_params.from_dict(params)
 
 
-def _key_in_browser(data: MapData, query: object) -> bool:
-    """Whether the browser drew a theme picked in the key itself (it sends the link it wrote): only
-    where the view before the pick let it (`app.state.key_in_browser`), else the server draws it all."""
-    themed = usable_themes(data.topics, data.themes) is not None
-    return isinstance(query, str) and len(query) < 10_000 and key_in_browser(current_state(), themed)
+def key_in_browser_now(data: MapData) -> bool:
+    """Whether the browser would show a theme picked in the map's key now (`app.state.key_in_browser`):
+    the map is told so, and a pick it says it showed (with the link it wrote) is taken at its word only then."""
+    return key_in_browser(current_state(), usable_themes(data.topics, data.themes) is not None)
 
 
 def on_panel_only(data: MapData, points_url: str) -> None:
@@ -518,7 +517,9 @@ def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
     if pick is not None and chosen is None:
         return  # not an entry of this map's key
     alone = chosen is not None and list(st.session_state.get(key) or []) != [chosen]
-    in_browser = alone and "theme" in value and _key_in_browser(data, value.get("query"))
+    query = value.get("query")
+    in_browser = alone and "theme" in value and isinstance(query, str) and len(query) < 10_000
+    in_browser = in_browser and key_in_browser_now(data)  # the view before the pick let it
     st.session_state[key] = [chosen] if alone else []
     if alone and "theme" in value:
         st.session_state[SESSION_KEY["topics"]] = []  # the theme's papers, all of them
@@ -533,7 +534,7 @@ def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
         for part in ("map", "results"):
             shown[part] = now[part]
         st.session_state[KEY_PICKS] = key_picks() + 1
-        _keep_query(value["query"])
+        _keep_query(query)
     rerun_changed()  # the header, the downloads and the sidebar's filter follow (the map and table too, from the server)
 
 
