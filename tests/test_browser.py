@@ -459,57 +459,6 @@ def test_two_charts_and_their_webgl_setups_survive_searches_filters_and_fifty_in
         context.close()
 
 
-def test_highlights_of_a_thousand_papers_or_fewer_are_drawn_in_svg_on_a_webgl_map(browser, webgl_app):
-    """On a map drawn with WebGL, highlighted papers are drawn as the map would draw as many: SVG up to
-    1,000 (the highlights' WebGL canvases then left out of the page's frames: a software-rendered
-    browser neither draws nor reads them back), WebGL past that; they hover and click as ever."""
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
-    shown = f"""() => {{
-        const gd = document.querySelector('{GRAPH}');
-        const hits = gd._fullData.filter((t) => t.name === 'highlight' && t.visible === true);
-        return {{
-            kinds: hits.map((t) => t.type),
-            points: hits.reduce((n, t) => n + t.x.length, 0),
-            svgPoints: gd.querySelectorAll('.scatterlayer .point').length,
-            canvases: [...gd.querySelectorAll('canvas')].map((c) => getComputedStyle(c).visibility),
-        }};
-    }}"""
-    try:
-        open_app(page, webgl_app.url)
-        search_for(page, "graph")  # every fourth paper: 375
-        drawn = page.evaluate(shown)
-        assert drawn["kinds"] == ["scatter"] and drawn["points"] == drawn["svgPoints"] == 375
-        assert drawn["canvases"] and set(drawn["canvases"]) == {"hidden"}
-        # The hit farthest from the other hits: hovered, it names itself; clicked, it opens.
-        row = page.evaluate(
-            f"""() => {{
-                const gd = document.querySelector('{GRAPH}'), t = gd.atlasTable, rows = gd.atlasDrawn[0].rows;
-                let best = rows[0], far = -1;
-                for (const i of rows) {{
-                    let near = Infinity;
-                    for (const j of rows) if (j !== i) near = Math.min(near, (t.x[i] - t.x[j]) ** 2 + (t.y[i] - t.y[j]) ** 2);
-                    if (near > far) [best, far] = [i, near];
-                }}
-                return best;
-            }}"""
-        )
-        assert row % 4 == 0
-        page.mouse.move(*point_position(page, row))
-        label = page.locator(".hoverlayer .hovertext").first
-        label.wait_for(timeout=10_000)
-        assert f"study {row}" in label.text_content()
-        page.mouse.down()
-        page.mouse.up()
-        wait_for_link(page, f"paper=doc{row:04d}")
-
-        search_for(page, "graph OR diffusion OR policy")  # three papers in four: past 1,000, WebGL
-        drawn = page.evaluate(shown)
-        assert drawn["kinds"] == ["scattergl"] and drawn["points"] == 1125 and drawn["svgPoints"] == 0
-        assert set(drawn["canvases"]) == {"visible"}
-    finally:
-        page.close()
-
-
 def test_an_opened_paper_far_outside_the_view_is_brought_into_sight(page, tmp_path):
     atlas = tiny_map(600)  # 500 papers or more: the opening view leaves out the outermost 0.2%
     atlas.papers.loc[0, ["x", "y"]] = [400.0, -400.0]  # a detached strand, far from everything

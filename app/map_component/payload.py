@@ -63,7 +63,6 @@ def shared_constants() -> dict:
         "topic_key": URL_KEY["topic"],
         "theme_key": URL_KEY["themes"],
         "max_corners": MAX_CORNERS,
-        "webgl_above": WEBGL_ABOVE,
     }
 
 

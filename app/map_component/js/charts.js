@@ -67,26 +67,11 @@ function traces(inst, view, name) {
   const sub = (inst.sub = inst.mask ? overlay(inst, inst.mask, range) : inst.sub);
   inst.charts.sub.div.atlasDrawn = [sub];
   const outline = view.search ? { width: small ? 1.2 : 0.6, color: INK } : plain;
-  const highlight = {
+  return [{
     type: kind, name: "highlight", mode: "markers", x: sub.x, y: sub.y, visible: true,
     text: sub.title, hovertext: sub.detail, hovertemplate: HOVER, showlegend: false,
     marker: { color: sub.colour, size: t.size * (view.search ? 1.25 : 1), opacity, line: outline },
-  };
-  if (!t.webgl) return [highlight];
-  const svg = sub.x.length <= SHARED.webgl_above;
-  inst.charts.sub.div.classList.toggle("atlas-map-svg", svg); // its WebGL canvases out of the frames
-  return highlightKinds(highlight, svg);
-}
-
-// On a WebGL map the highlighted papers are drawn as the map would draw as many (SVG up to
-// `webgl_above`, WebGL past it): where the browser paints WebGL in software, each WebGL frame waits
-// for the whole canvas to be drawn and read back (50 ms at 1400x900), more than SVG takes for a
-// topic's few hundred papers. The chart keeps one trace of each kind, the unused one empty and
-// hidden, so that no redraw changes a trace's kind (Plotly then rebuilds the trace's module: 70 ms).
-/** @param {any} highlight @param {boolean} svg */
-function highlightKinds(highlight, svg) {
-  const unused = (type) => ({ type, name: "unused", mode: "markers", x: [], y: [], visible: false, hoverinfo: "skip", showlegend: false });
-  return svg ? [unused("scattergl"), { ...highlight, type: "scatter" }] : [highlight, unused("scatter")];
+  }];
 }
 
 // What the shown chart has that the other must take over when it takes its place: the reader's zoom
@@ -182,8 +167,7 @@ async function warmChart(inst, view) {
     type: t.webgl ? "scattergl" : "scatter", mode: "markers", x: [t.x[0]], y: [t.y[0]], hoverinfo: "skip",
     marker: { color: INK, size: t.size, opacity: 0.8, line: t.n <= 2000 ? { width: 0.8, color: "white" } : { width: 0 } },
   };
-  const drawn = t.webgl ? highlightKinds(one, false) : [one]; // the kinds it will draw with
-  await window.Plotly.newPlot(chart.div, drawn, layout(inst, view, chart, shownState(inst)), CONFIG);
+  await window.Plotly.newPlot(chart.div, [one], layout(inst, view, chart, shownState(inst)), CONFIG);
   inst.contextShown = Boolean(inst.context);
   chart.plotted = true;
   chart.div.atlasTable = inst.table;

@@ -19,7 +19,6 @@
  * @property {string} topic_key the link's key of the opened topic
  * @property {string} theme_key the link's key of the chosen themes
  * @property {number} max_corners a lasso's corners in a link at most
- * @property {number} webgl_above points past which the map draws with WebGL (highlights too), SVG up to it
  */
 
 /**
