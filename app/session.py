@@ -54,7 +54,9 @@ LINK_INFO = "link_info"  # what became of a shared link's topic on a rebuilt map
 CLEAR_SELECTION = "clear_selection"  # a counter the map watches to drop its box/lasso selection
 RESET_ZOOM = "reset_zoom"  # a counter the map watches to return to the whole map ("Reset view")
 FILES_SENT = "atlas_files_sent"  # the files this session's browser already received through the map
-KEY_PICKS = "key_picks"  # how many themes picked in the map's key the browser showed itself
+KEY_PICKS = "key_picks"  # how many themes picked in the map's key the browser showed itself (or all again)
+BROWSER_THEME = "browser_theme"  # the theme the browser shows itself, while the map's and table's parts
+#                                  have not been drawn since (then the view before it is what they hold)
 # Which parts of the page rerun, and what a run keeps for the next (`remembered`).
 PARTS_SHOWN = "parts_shown"  # what each part of the page (a keyed fragment) showed when last drawn
 PUSH_SIDEBAR = "push_sidebar"  # set when a step reruns the sidebar: its widgets' values are written again
@@ -264,8 +266,11 @@ def part_keys() -> dict[str, tuple]:
 
 
 def part_shown(name: str) -> None:
-    """Keep what part `name` shows as it is drawn (see `rerun_changed`)."""
+    """Keep what part `name` shows as it is drawn (see `rerun_changed`). The map's or the table's part
+    drawn: a theme the browser showed itself is now the server's (`BROWSER_THEME`)."""
     st.session_state.setdefault(PARTS_SHOWN, {})[name] = part_keys()[name]
+    if name in ("map", "results"):
+        st.session_state[BROWSER_THEME] = None
 
 
 def rerun_changed(from_sidebar: bool = False) -> None:
@@ -518,8 +523,12 @@ def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
         return  # not an entry of this map's key
     alone = chosen is not None and list(st.session_state.get(key) or []) != [chosen]
     query = value.get("query")
-    in_browser = alone and "theme" in value and isinstance(query, str) and len(query) < 10_000
-    in_browser = in_browser and key_in_browser_now(data)  # the view before the pick let it
+    in_browser = "theme" in value and isinstance(query, str) and len(query) < 10_000
+    if in_browser and alone:
+        in_browser = key_in_browser_now(data)  # the view before the pick let it
+    elif in_browser:  # shown all again: the view before a theme the browser shows, which it still holds
+        browser_theme = st.session_state.get(BROWSER_THEME)
+        in_browser = browser_theme is not None and list(st.session_state.get(key) or []) == [browser_theme]
     st.session_state[key] = [chosen] if alone else []
     if alone and "theme" in value:
         st.session_state[SESSION_KEY["topics"]] = []  # the theme's papers, all of them
@@ -528,12 +537,13 @@ def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
         if topic is not None and theme_of.get(topic) != chosen:
             st.session_state[SESSION_KEY["topic"]] = None  # an opened topic outside it would show nothing
     if in_browser:
-        # The map, its panel and the papers table show the theme already (js/legend.js), and the
-        # browser wrote the link: kept as the query string, so Streamlit adds no entry of its own.
+        # The map, its panel and the papers table show it already (js/legend.js), and the browser
+        # wrote the link: kept as the query string, so Streamlit adds no entry of its own.
         shown, now = st.session_state.setdefault(PARTS_SHOWN, {}), part_keys()
         for part in ("map", "results"):
             shown[part] = now[part]
         st.session_state[KEY_PICKS] = key_picks() + 1
+        st.session_state[BROWSER_THEME] = chosen if alone else None
         _keep_query(query)
     rerun_changed()  # the header, the downloads and the sidebar's filter follow (the map and table too, from the server)
 
@@ -589,8 +599,9 @@ def files_sent() -> set[str]:
 
 
 def key_picks() -> int:
-    """How many themes picked in the map's key the browser showed itself (`on_legend_pick`): sent to the
-    map, the topic panel and the papers table, each of which shows such a theme until its next state."""
+    """How many themes picked in the map's key the browser showed itself, or all again (`on_legend_pick`):
+    sent to the map, the topic panel and the papers table, each of which shows such a theme until its
+    next state (which, so counted, is never the state it had before)."""
     return st.session_state.get(KEY_PICKS, 0)
 
 

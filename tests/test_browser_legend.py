@@ -222,15 +222,38 @@ def test_a_theme_picked_in_the_key_from_the_whole_map_is_drawn_by_the_browser_as
     wait_for_heading(page, f"Papers · {len(atlas.papers)}")
     idle(page)
     assert page.evaluate(SHOWN) == whole
-    # Picked again, then shown all again from the key: the server's state replaces what the browser drew.
+    # Picked again, then shown all again from the key: the browser holds the view before the theme.
+    for again in (".atlas-legend-all", ".atlas-legend-item.atlas-legend-on"):  # "Show all", or the entry
+        page.locator(".atlas-legend-item", has_text=THEMES[1]).click()
+        wait_for_heading(page, f"Papers · {counts[1]}")
+        idle(page)
+        received.take()
+        page.locator(again).click()
+        page.wait_for_function("() => !new URLSearchParams(location.search).has('theme')", timeout=30_000)
+        wait_for_heading(page, f"Papers · {len(atlas.papers)}")
+        page.get_by_text(f"Showing the {len(atlas.papers)} papers of the map").wait_for(timeout=30_000)
+        idle(page)
+        assert not [kind for place, kind, _ in received.take() if kind == "bidi_component"]
+        assert page.evaluate(SHOWN) == whole
+    # Picked, then a paper opened (the server draws the map with the theme), then all again: the server's.
     page.locator(".atlas-legend-item", has_text=THEMES[1]).click()
     wait_for_heading(page, f"Papers · {counts[1]}")
     idle(page)
+    page.locator(".atlas-table tbody .atlas-row-title").first.click()
+    page.wait_for_function("() => new URLSearchParams(location.search).has('paper')", timeout=30_000)
+    idle(page)
+    received.take()
     page.locator(".atlas-legend-all", has_text="Show all").click()
-    page.wait_for_function("() => !new URLSearchParams(location.search).has('theme')", timeout=30_000)
     wait_for_heading(page, f"Papers · {len(atlas.papers)}")
     idle(page)
-    assert page.evaluate(SHOWN) == whole
+    assert [kind for place, kind, _ in received.take() if kind == "bidi_component"]  # the map: the server's
+    assert (
+        not any(entry["on"] for entry in key_entries(page)) and page.locator(".atlas-legend-all").count() == 0
+    )
+    drawn = page.evaluate(
+        f"document.querySelector('{GRAPH}')._fullData.filter((t) => t.visible === true)[0].x.length"
+    )
+    assert drawn == len(atlas.papers)  # every paper in colour again
 
 
 def test_coloured_by_a_column_a_value_in_the_key_filters_by_it_and_missing_values_are_inert(page, keyed_app):

@@ -95,19 +95,30 @@ def test_a_click_from_another_map_changes_nothing(data):
 def test_a_theme_the_browser_showed_itself_leaves_the_map_and_the_table_as_they_are(data, monkeypatch):
     """With the link it wrote (`query`), a theme picked from the whole map was drawn by the browser:
     the map's and the table's parts count as showing it (they do not rerun), the sidebar, the header
-    and the downloads do; the link is kept as the query string, and the pick counted."""
+    and the downloads do; the link is kept as the query string, and the pick counted. So is the theme
+    shown all again, while those parts have not been drawn since (the browser holds the view before it)."""
     reruns = []
     monkeypatch.setattr(st, "rerun", lambda parts: reruns.append(parts))
-    st.session_state[session.PARTS_SHOWN] = dict(session.part_keys())  # every part drawn
+
+    def drawn(parts):  # the parts a step reran, drawn
+        for part in parts + (["topics", "unassigned"] if "sidebar" in parts else []):
+            session.part_shown(part)
+
+    drawn(list(session.PARTS))  # the whole page
     click(data, theme=1, query="theme=1")
     assert st.session_state[THEMES] == [1] and session.key_picks() == 1
     assert reruns == [["sidebar", "header", "downloads"]]
     assert st.session_state[session.URL_PARAMS] == {"theme": ["1"]}
-    for part in session.PARTS:  # they are drawn
-        session.part_shown(part)
+    drawn(reruns[-1])
+    click(data, theme=None, query="")  # "Show all" in the browser
+    assert st.session_state[THEMES] == [] and session.key_picks() == 2
+    assert reruns[-1] == ["sidebar", "header", "downloads"] and st.session_state[session.URL_PARAMS] == {}
+    drawn(reruns[-1])
 
-    click(data, theme=None)  # "Show all": the server draws it all again
-    assert st.session_state[THEMES] == [] and session.key_picks() == 1
+    click(data, theme=1, query="theme=1")
+    drawn(reruns[-1] + ["map"])  # and a paper clicked: the map's part drew the theme from the server's state
+    click(data, theme=1, query="")  # shown all again: the map holds the theme's papers, the server draws all
+    assert st.session_state[THEMES] == [] and session.key_picks() == 3
     assert reruns[-1] == ["sidebar", "header", "map", "results", "downloads"]
 
 

@@ -299,8 +299,9 @@ class AtlasMap {
   }
 
   // A theme picked in the key (js/legend.js): its papers stand out, the rest dimmed, its names alone
-  // on the map and its entry marked in the key, as the server's next view state will say.
-  /** @param {KeyTheme} theme */
+  // on the map and its entry marked in the key, as the server's next view state will say (null: the
+  // view state received, as it is, again).
+  /** @param {KeyTheme|null} theme */
   showKeyTheme(theme) {
     this.keyTheme = theme;
     if (!this.received) return;

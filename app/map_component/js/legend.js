@@ -39,30 +39,41 @@ function drawLegend(inst, entries) {
     all.type = "button";
     all.className = "atlas-legend-all";
     all.textContent = "Show all";
-    all.addEventListener("click", () => inst.trigger("legend", { [kind]: null, map: inst.pointsUrl }));
+    all.addEventListener("click", () => pickKey(inst, { text: all.textContent || "", colour: "", pick: { [kind]: null }, on: false }));
     inst.legend.appendChild(all);
   }
   inst.legend.hidden = list.length === 0;
 }
 
-// A click on an entry of the key. A theme the view lets the browser show (`key_in_browser`: no theme,
-// topic or paper chosen, no search by meaning) is shown here: the link written (a new history entry),
-// the server told in the task before the map, the topic panel and the papers table draw it (as the
-// panel opens a topic), so the server draws only what it owns (the sidebar's filter, the header's
-// sentence, the downloads). Any other pick is the server's to show.
+// A click on an entry of the key (or "Show all"). A theme the view lets the browser show
+// (`key_in_browser`: no theme, topic or paper chosen, no search by meaning) is shown here, and such a
+// theme shown all again too while the map, the topic panel and the papers table still hold the view
+// before it: the link written (a new history entry), the server told in the task before they draw it
+// (as the panel opens a topic), so the server draws only what it owns (the sidebar's filter, the
+// header's sentence, the downloads). Any other pick is the server's to show.
 /** @param {AtlasMap} inst @param {KeyEntry} entry */
 function pickKey(inst, entry) {
   const pick = { ...entry.pick, map: inst.pointsUrl };
   const id = entry.pick ? entry.pick.theme : undefined;
+  const shown = inst.keyTheme;
+  if (shown && (id === null || (entry.on && id === shown.id))) {
+    const held = [LINK.panel, LINK.table].every((part) => part && part.keyTheme && part.keyTheme.id === shown.id);
+    if (held) return showKeyTheme(inst, pick, null);
+  }
   const summary = LINK.panel && LINK.panel.summary;
-  const topics = summary && id !== undefined ? summary.topics.filter((topic) => topic.theme === id) : [];
-  const local = inst.received && inst.received.key_in_browser && !inst.keyTheme && !entry.on;
+  const topics = summary && typeof id === "number" ? summary.topics.filter((topic) => topic.theme === id) : [];
+  const local = inst.received && inst.received.key_in_browser && !shown && !entry.on;
   if (!local || !topics.length || (LINK.topic ?? null) !== null) {
     inst.trigger("legend", pick);
     return;
   }
-  const theme = { id: /** @type {number} */ (id), ranks: new Set(topics.map((topic) => topic.rank)) };
-  const query = queryWith(SHARED.theme_key, String(id));
+  showKeyTheme(inst, pick, { id: /** @type {number} */ (id), ranks: new Set(topics.map((topic) => topic.rank)) });
+}
+
+/** The browser shows `theme` (null: all again) in the map, the topic panel and the papers table.
+ * @param {AtlasMap} inst @param {LegendEvent} pick @param {KeyTheme|null} theme */
+function showKeyTheme(inst, pick, theme) {
+  const query = queryWith(SHARED.theme_key, theme === null ? null : String(theme.id));
   pushQuery(query);
   inst.trigger("legend", { ...pick, query });
   setTimeout(() => {

@@ -148,8 +148,8 @@ class TopicPanel {
     this.show();
   }
 
-  /** A theme picked in the key (js/legend.js): the list keeps its group, as the server's would.
-   * @param {KeyTheme} theme */
+  /** A theme picked in the key (js/legend.js): the list keeps its group, as the server's would
+   * (null: every group again). @param {KeyTheme|null} theme */
   showKeyTheme(theme) {
     this.keyTheme = theme;
     this.drawList();

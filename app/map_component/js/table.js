@@ -139,7 +139,7 @@ class PapersTable {
     if (this.view) this.draw();
   }
 
-  /** A theme picked in the key (js/legend.js): the table lists its papers. @param {KeyTheme} theme */
+  /** A theme picked in the key (js/legend.js): the table lists its papers (null: all again). @param {KeyTheme|null} theme */
   showKeyTheme(theme) {
     this.keyTheme = theme;
     if (this.view) this.draw();
