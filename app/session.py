@@ -522,13 +522,7 @@ def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
     if pick is not None and chosen is None:
         return  # not an entry of this map's key
     alone = chosen is not None and list(st.session_state.get(key) or []) != [chosen]
-    query = value.get("query")
-    in_browser = "theme" in value and isinstance(query, str) and len(query) < 10_000
-    if in_browser and alone:
-        in_browser = key_in_browser_now(data)  # the view before the pick let it
-    elif in_browser:  # shown all again: the view before a theme the browser shows, which it still holds
-        browser_theme = st.session_state.get(BROWSER_THEME)
-        in_browser = browser_theme is not None and list(st.session_state.get(key) or []) == [browser_theme]
+    in_browser = "theme" in value and _browser_drew(data, value.get("query"), alone)
     st.session_state[key] = [chosen] if alone else []
     if alone and "theme" in value:
         st.session_state[SESSION_KEY["topics"]] = []  # the theme's papers, all of them
@@ -544,8 +538,21 @@ def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
             shown[part] = now[part]
         st.session_state[KEY_PICKS] = key_picks() + 1
         st.session_state[BROWSER_THEME] = chosen if alone else None
-        _keep_query(query)
+        _keep_query(value["query"])
     rerun_changed()  # the header, the downloads and the sidebar's filter follow (the map and table too, from the server)
+
+
+def _browser_drew(data: MapData, query: object, alone: bool) -> bool:
+    """Whether the browser drew a theme picked in the key (`alone`), or shown all again, itself: it
+    sends the link it wrote (`query`), taken at its word only where the view before the pick let it
+    (`key_in_browser_now`), or, shown all again, while the map and the table still hold the view
+    before the theme it showed (`BROWSER_THEME`)."""
+    if not (isinstance(query, str) and len(query) < 10_000):
+        return False
+    if alone:
+        return key_in_browser_now(data)
+    theme = st.session_state.get(BROWSER_THEME)
+    return theme is not None and list(st.session_state.get(SESSION_KEY["themes"]) or []) == [theme]
 
 
 def reset_view() -> None:

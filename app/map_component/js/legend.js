@@ -20,7 +20,7 @@ function drawLegend(inst, entries) {
       /** @type {HTMLButtonElement} */ (item).type = "button";
       item.setAttribute("aria-pressed", String(Boolean(entry.on)));
       item.title = entry.on ? "Show all again" : "Show only these papers";
-      item.addEventListener("click", () => pickKey(inst, entry));
+      item.addEventListener("click", () => pickKey(inst, /** @type {KeyPick} */ (entry.pick), entry.on));
     }
     item.classList.toggle("atlas-legend-on", Boolean(entry.on));
     item.classList.toggle("atlas-legend-off", isolated && !entry.on);
@@ -39,7 +39,7 @@ function drawLegend(inst, entries) {
     all.type = "button";
     all.className = "atlas-legend-all";
     all.textContent = "Show all";
-    all.addEventListener("click", () => pickKey(inst, { text: all.textContent || "", colour: "", pick: { [kind]: null }, on: false }));
+    all.addEventListener("click", () => pickKey(inst, { [kind]: null }, false));
     inst.legend.appendChild(all);
   }
   inst.legend.hidden = list.length === 0;
@@ -51,18 +51,19 @@ function drawLegend(inst, entries) {
 // before it: the link written (a new history entry), the server told in the task before they draw it
 // (as the panel opens a topic), so the server draws only what it owns (the sidebar's filter, the
 // header's sentence, the downloads). Any other pick is the server's to show.
-/** @param {AtlasMap} inst @param {KeyEntry} entry */
-function pickKey(inst, entry) {
-  const pick = { ...entry.pick, map: inst.pointsUrl };
-  const id = entry.pick ? entry.pick.theme : undefined;
+/** @param {AtlasMap} inst @param {KeyPick} chosen what the entry shows alone (null: "Show all") @param {boolean} on it is shown alone now */
+function pickKey(inst, chosen, on) {
+  const pick = { ...chosen, map: inst.pointsUrl };
+  const id = chosen.theme;
   const shown = inst.keyTheme;
-  if (shown && (id === null || (entry.on && id === shown.id))) {
+  if (shown && (id === null || (on && id === shown.id))) {
     const held = [LINK.panel, LINK.table].every((part) => part && part.keyTheme && part.keyTheme.id === shown.id);
     if (held) return showKeyTheme(inst, pick, null);
   }
   const summary = LINK.panel && LINK.panel.summary;
   const topics = summary && typeof id === "number" ? summary.topics.filter((topic) => topic.theme === id) : [];
-  const local = inst.received && inst.received.key_in_browser && !shown && !entry.on;
+  // The server's `key_in_browser` is of its last view state; a topic opened in the panel since is not.
+  const local = inst.received && inst.received.key_in_browser && !shown;
   if (!local || !topics.length || (LINK.topic ?? null) !== null) {
     inst.trigger("legend", pick);
     return;
