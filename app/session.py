@@ -54,9 +54,11 @@ LINK_INFO = "link_info"  # what became of a shared link's topic on a rebuilt map
 CLEAR_SELECTION = "clear_selection"  # a counter the map watches to drop its box/lasso selection
 RESET_ZOOM = "reset_zoom"  # a counter the map watches to return to the whole map ("Reset view")
 FILES_SENT = "atlas_files_sent"  # the files this session's browser already received through the map
-KEY_PICKS = "key_picks"  # how many themes picked in the map's key the browser showed itself (or all again)
-BROWSER_THEME = "browser_theme"  # the theme the browser shows itself, while the map's and table's parts
-#                                  have not been drawn since (then the view before it is what they hold)
+KEY_PICKS = "key_picks"  # how many entries picked in the map's key the browser showed itself (or all again)
+BROWSER_PICK = (
+    "browser_pick"  # (filter's session key, value): the key's entry the browser shows itself, while
+)
+#                                the map's and table's parts have not been drawn since (they hold the view before it)
 # Which parts of the page rerun, and what a run keeps for the next (`remembered`).
 PARTS_SHOWN = "parts_shown"  # what each part of the page (a keyed fragment) showed when last drawn
 PUSH_SIDEBAR = "push_sidebar"  # set when a step reruns the sidebar: its widgets' values are written again
@@ -267,10 +269,10 @@ def part_keys() -> dict[str, tuple]:
 
 def part_shown(name: str) -> None:
     """Keep what part `name` shows as it is drawn (see `rerun_changed`). The map's or the table's part
-    drawn: a theme the browser showed itself is now the server's (`BROWSER_THEME`)."""
+    drawn: an entry of the key the browser showed itself is now the server's (`BROWSER_PICK`)."""
     st.session_state.setdefault(PARTS_SHOWN, {})[name] = part_keys()[name]
     if name in ("map", "results"):
-        st.session_state[BROWSER_THEME] = None
+        st.session_state[BROWSER_PICK] = None
 
 
 def rerun_changed(from_sidebar: bool = False) -> None:
@@ -476,7 +478,7 @@ def _keep_query(query: str) -> None:
 
 
 def key_in_browser_now(data: MapData) -> bool:
-    """Whether the browser would show a theme picked in the map's key now (`app.state.key_in_browser`):
+    """Whether the browser would show an entry picked in the map's key now (`app.state.key_in_browser`):
     the map is told so, and a pick it says it showed (with the link it wrote) is taken at its word only then."""
     return key_in_browser(current_state(), usable_themes(data.topics, data.themes) is not None)
 
@@ -522,7 +524,11 @@ def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
     if pick is not None and chosen is None:
         return  # not an entry of this map's key
     alone = chosen is not None and list(st.session_state.get(key) or []) != [chosen]
-    in_browser = "theme" in value and _browser_drew(data, value.get("query"), alone)
+    # The key shows themes, or the values of the column the map is coloured by: only a pick of that
+    # kind, from the key as the session shows it now, is one the browser could have drawn.
+    now = current_state().colour
+    drew = ("value" in value) == bool(now) and colour == now
+    drew = drew and _browser_drew(data, value.get("query"), (key, chosen) if alone else None)
     st.session_state[key] = [chosen] if alone else []
     if alone and "theme" in value:
         st.session_state[SESSION_KEY["topics"]] = []  # the theme's papers, all of them
@@ -530,29 +536,29 @@ def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
         topic = st.session_state.get(SESSION_KEY["topic"])
         if topic is not None and theme_of.get(topic) != chosen:
             st.session_state[SESSION_KEY["topic"]] = None  # an opened topic outside it would show nothing
-    if in_browser:
+    if drew:
         # The map, its panel and the papers table show it already (js/legend.js), and the browser
         # wrote the link: kept as the query string, so Streamlit adds no entry of its own.
         shown, now = st.session_state.setdefault(PARTS_SHOWN, {}), part_keys()
         for part in ("map", "results"):
             shown[part] = now[part]
         st.session_state[KEY_PICKS] = key_picks() + 1
-        st.session_state[BROWSER_THEME] = chosen if alone else None
+        st.session_state[BROWSER_PICK] = (key, chosen) if alone else None
         _keep_query(value["query"])
     rerun_changed()  # the header, the downloads and the sidebar's filter follow (the map and table too, from the server)
 
 
-def _browser_drew(data: MapData, query: object, alone: bool) -> bool:
-    """Whether the browser drew a theme picked in the key (`alone`), or shown all again, itself: it
-    sends the link it wrote (`query`), taken at its word only where the view before the pick let it
-    (`key_in_browser_now`), or, shown all again, while the map and the table still hold the view
-    before the theme it showed (`BROWSER_THEME`)."""
+def _browser_drew(data: MapData, query: object, picked: tuple[str, object] | None) -> bool:
+    """Whether the browser drew an entry picked in the key (`picked`: the filter's session key and the
+    entry's value), or shown all again (None), itself: it sends the link it wrote (`query`), taken at
+    its word only where the view before the pick let it (`key_in_browser_now`), or, shown all again,
+    while the map and the table still hold the view before the entry it showed (`BROWSER_PICK`)."""
     if not (isinstance(query, str) and len(query) < 10_000):
         return False
-    if alone:
+    if picked is not None:
         return key_in_browser_now(data)
-    theme = st.session_state.get(BROWSER_THEME)
-    return theme is not None and list(st.session_state.get(SESSION_KEY["themes"]) or []) == [theme]
+    shown = st.session_state.get(BROWSER_PICK)
+    return shown is not None and list(st.session_state.get(shown[0]) or []) == [shown[1]]
 
 
 def reset_view() -> None:
@@ -606,8 +612,8 @@ def files_sent() -> set[str]:
 
 
 def key_picks() -> int:
-    """How many themes picked in the map's key the browser showed itself, or all again (`on_legend_pick`):
-    sent to the map, the topic panel and the papers table, each of which shows such a theme until its
+    """How many entries picked in the map's key the browser showed itself, or all again (`on_legend_pick`):
+    sent to the map, the topic panel and the papers table, each of which shows such an entry until its
     next state (which, so counted, is never the state it had before)."""
     return st.session_state.get(KEY_PICKS, 0)
 

@@ -71,13 +71,13 @@ class ViewState:
 
 
 def key_in_browser(state: ViewState, themed: bool) -> bool:
-    """Whether a theme picked in the map's key is shown by the browser itself (js/legend.js), on a
-    map with themes (`themed`): the theme's papers in view are then exactly the view's papers in its
-    topics. So it is while no theme, topic, opened topic or paper is chosen, the key shows themes (not
-    a column's values), and any search is by words (its hits among a theme's papers are its hits in
-    the theme, in the same order; a search by meaning measures closeness among the papers it
-    searches). The server then draws only what it owns: the sidebar's filter, the header's sentence
-    and the downloads.
+    """Whether an entry picked in the map's key is shown by the browser itself (js/legend.js): a theme
+    on a map with themes (`themed`), or, coloured by a column, one of its values. Its papers in view are
+    then exactly the view's papers in the theme's topics, or with that value. So it is while no theme,
+    topic, opened topic or paper is chosen, the colour column has no filter of its own (the pick
+    replaces it), and any search is by words (its hits among the entry's papers are its hits there, in
+    the same order; a search by meaning measures closeness among the papers it searches). The server
+    then draws only what it owns: the sidebar's filter, the header's sentence and the downloads.
 
     Examples:
         >>> key_in_browser(ViewState(), True), key_in_browser(ViewState(search="graph"), True)
@@ -86,12 +86,18 @@ def key_in_browser(state: ViewState, themed: bool) -> bool:
         (False, False)
         >>> key_in_browser(ViewState(search="graph", search_kind="meaning"), True)
         False
-        >>> key_in_browser(ViewState(colour="year"), True), key_in_browser(ViewState(), False)
-        (False, False)
+        >>> key_in_browser(ViewState(colour="year"), False), key_in_browser(ViewState(), False)
+        (True, False)
+        >>> key_in_browser(ViewState(colour="year", filters=(("year", ("2024",)),)), True)
+        False
+        >>> key_in_browser(ViewState(colour="year", filters=(("venue", ("ICML",)),)), True)
+        True
     """
     meaning = bool(state.search.strip()) and state.search_kind == "meaning"
     chosen = state.themes or state.topics or state.topic is not None or state.paper is not None
-    return themed and not (chosen or meaning or state.colour)
+    if state.colour:
+        return not (chosen or meaning or state.filter_dict().get(state.colour))
+    return themed and not (chosen or meaning)
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
+from app.map_component.payload import MAX_TOPIC_LABELS
 from pipeline.mapfolder.store import read_map, write_map
 from tests.devserver import StreamlitServer
 from tests.helpers import (
@@ -20,6 +23,7 @@ from tests.helpers import (
     open_app,
     sidebar_multiselect,
     themed_map,
+    tiny_map,
     wait_for_redraw,
 )
 
@@ -43,6 +47,56 @@ def keyed_app(tmp_path_factory):
     folder = write_keyed_map(root / "keyed")
     app = StreamlitServer(folder, root / "no-other-maps", timeout=60)
     yield app, read_map(folder)
+    app.stop()
+
+
+def write_many_topics_map(folder: Path, small: int = 5) -> Path:
+    """More topics than a view state names (`payload.MAX_TOPIC_LABELS`): theme 0 ("Large topics") holds
+    the largest, four papers each, theme 1 ("Small topics") the `small` smallest, three papers each, in
+    a corner of their own: the whole map's names leave every one of them out."""
+    large = MAX_TOPIC_LABELS
+    topic_ids = np.r_[np.repeat(np.arange(large), 4), np.repeat(np.arange(large, large + small), 3)]
+    atlas = tiny_map(len(topic_ids))
+    rng = np.random.default_rng(1)
+    centres = np.r_[rng.uniform(-3, 0, (large, 2)), np.c_[np.linspace(2, 3, small), np.linspace(2, 3, small)]]
+    xy = centres[topic_ids] + rng.normal(0, 0.05, (len(topic_ids), 2))
+    atlas.papers = atlas.papers.assign(topic_id=topic_ids, x=xy[:, 0], y=xy[:, 1])
+    count = large + small
+    atlas.topics = pd.DataFrame(
+        {
+            "topic_id": range(count),
+            "label": [f"Large topic {t}" for t in range(large)] + [f"Small topic {t}" for t in range(small)],
+            "keywords": [["word"]] * count,
+            "keyword_weights": [[1.0]] * count,
+            "size": np.bincount(topic_ids).tolist(),
+            "x": centres[:, 0],
+            "y": centres[:, 1],
+            "representative_doc_ids": [
+                atlas.papers["doc_id"][topic_ids == t].tolist()[:1] for t in range(count)
+            ],
+            "theme_id": [0] * large + [1] * small,
+        }
+    )
+    atlas.themes = pd.DataFrame(
+        {
+            "theme_id": [0, 1],
+            "label": ["Large topics", "Small topics"],
+            "keywords": [["large"], ["small"]],
+            "size": [4 * large, 3 * small],
+            "topic_ids": [list(range(large)), list(range(large, count))],
+            "x": [-1.5, 2.5],
+            "y": [-1.5, 2.5],
+        }
+    )
+    write_map(folder, atlas)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def many_topics_app(tmp_path_factory):
+    root = tmp_path_factory.mktemp("many-topics")
+    app = StreamlitServer(write_many_topics_map(root / "many"), root / "no-other-maps", timeout=60)
+    yield app
     app.stop()
 
 
@@ -392,3 +446,65 @@ def test_a_theme_chosen_in_the_sidebar_and_shown_all_again_from_the_key_leaves_t
     page.wait_for_function("() => !new URLSearchParams(location.search).has('theme')", timeout=30_000)
     wait_for_heading(page, f"Papers · {len(atlas.papers)}")
     assert chips(page, "Themes") == []
+
+
+def picked_in_the_browser(page, entry: str, wanted: str) -> dict:
+    """Click the key's `entry` on the open page, wait for the link (`wanted`: a JS test of its query)
+    and for the page to settle; assert the server drew no map, list or table; what the page shows."""
+    received = Received(page)
+    idle(page)
+    received.take()
+    before = draws(page)
+    page.locator(".atlas-legend button", has_text=entry).click()
+    page.wait_for_function(
+        f"() => {{ const q = new URLSearchParams(location.search); return {wanted}; }}", timeout=30_000
+    )
+    wait_for_redraw(page, before)
+    idle(page)
+    assert not [kind for place, kind, _ in received.take() if kind == "bidi_component"]
+    return page.evaluate(SHOWN)
+
+
+def same_link_afresh(browser, page) -> dict:
+    fresh = browser.new_page(viewport=page.viewport_size)
+    try:
+        open_app(fresh, page.url)  # the same link, drawn by the server from the start
+        idle(fresh)
+        return fresh.evaluate(SHOWN)
+    finally:
+        fresh.close()
+
+
+def test_a_value_picked_in_the_key_is_drawn_by_the_browser_as_the_server_draws_it(page, browser, keyed_app):
+    """Coloured by a column, a value picked in the key is shown by the browser (the server draws no
+    map, topic list or table for it) and reads as the same link opened afresh; "Show all" gives back
+    the whole map, as the browser showed it before."""
+    app, atlas = keyed_app
+    neurips = int((atlas.papers["venue"] == "NeurIPS").sum())
+    open_app(page, app.url + "?colour=venue")
+    idle(page)
+    whole = page.evaluate(SHOWN)
+    shown = picked_in_the_browser(page, "NeurIPS", "q.get('f.venue') === 'NeurIPS'")
+    wait_for_heading(page, f"Papers · {neurips}")
+    shown = page.evaluate(SHOWN)
+    assert shown["highlighted"] == neurips and shown["table"] == f"Papers · {neurips}"
+    assert [entry for entry in shown["key"] if entry[1]] == [["NeurIPS", True]] and shown["showAll"] == 1
+    assert same_link_afresh(browser, page) == shown
+    page.get_by_text(f"Showing the {neurips} papers of the map with venue NeurIPS").wait_for(timeout=30_000)
+
+    assert picked_in_the_browser(page, "Show all", "!q.has('f.venue')") == whole
+
+
+def test_a_theme_of_topics_the_whole_map_leaves_unnamed_is_named_as_the_server_names_it(
+    page, browser, many_topics_app
+):
+    """A view state names at most `MAX_TOPIC_LABELS` topics, the largest: a theme of smaller ones picked
+    in the key is named from the map's own topics, as the server names it (not from the whole map's
+    names, which hold none of them)."""
+    open_app(page, many_topics_app.url)
+    idle(page)
+    assert not [name for name in page.evaluate(SHOWN)["names"] if name.startswith("Small topic ")]
+    shown = picked_in_the_browser(page, "Small topics", "q.get('theme') === '1'")
+    assert shown["highlighted"] == 15
+    assert [name for name in shown["names"] if name.startswith("Small topic ")]
+    assert same_link_afresh(browser, page) == shown

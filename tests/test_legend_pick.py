@@ -137,3 +137,40 @@ def test_the_server_draws_a_theme_whenever_the_view_before_it_did_not_let_the_br
     click(data, theme=1, query="theme=1")
     assert st.session_state[THEMES] == [1] and session.key_picks() == 0
     assert "map" in reruns[-1] and "results" in reruns[-1]
+
+
+def test_a_value_the_browser_showed_itself_leaves_the_map_and_the_table_as_they_are(data, monkeypatch):
+    """Coloured by a column, a value picked in the key with the link the browser wrote is the
+    browser's, as a theme is (the map's and the table's parts do not rerun); not while the column's
+    filter holds values (the pick would replace them, not narrow the view), nor a theme sent from a
+    key that shows values (the browser never draws it)."""
+    reruns = []
+    monkeypatch.setattr(st, "rerun", lambda parts: reruns.append(parts))
+    year = session.filter_key("year")
+    st.session_state[session.widget_key("colour")] = "year"
+
+    def drawn(parts):
+        for part in parts + (["topics", "unassigned"] if "sidebar" in parts else []):
+            session.part_shown(part)
+
+    drawn(list(session.PARTS))
+    click(data, "year", value=1, query="colour=year&f.year=2024")
+    assert st.session_state[year] == ["2024"] and session.key_picks() == 1
+    assert reruns[-1] == ["sidebar", "header", "downloads"]
+    assert st.session_state[session.URL_PARAMS] == {"colour": ["year"], "f.year": ["2024"]}
+    drawn(reruns[-1])
+    click(data, "year", value=None, query="colour=year")  # "Show all" in the browser
+    assert st.session_state[year] == [] and session.key_picks() == 2
+    assert reruns[-1] == ["sidebar", "header", "downloads"]
+    drawn(reruns[-1])
+
+    st.session_state[year] = ["2023"]  # the column's filter chosen in the sidebar
+    drawn(list(session.PARTS))
+    click(data, "year", value=1, query="colour=year&f.year=2024")
+    assert st.session_state[year] == ["2024"] and session.key_picks() == 2
+    assert "map" in reruns[-1] and "results" in reruns[-1]
+
+    st.session_state[year] = []
+    drawn(list(session.PARTS))
+    click(data, "year", theme=1, query="colour=year&theme=1")  # not an entry of a key of values
+    assert session.key_picks() == 2 and "map" in reruns[-1] and "results" in reruns[-1]

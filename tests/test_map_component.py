@@ -160,8 +160,8 @@ def test_the_map_can_be_coloured_by_a_column_with_a_key_for_each_value(tiny_data
     assert table["arrays"]["code:year"].tolist() == expected  # row i's value, as a position in `values`
     key = view_state(tiny_data, np.ones(tiny_data.n, dtype=bool), **URLS, colour="year")["legend"]
     assert key == [
-        {"text": "2023", "colour": years["palette"][0], "pick": {"value": 0}, "on": False},
-        {"text": "2024", "colour": years["palette"][1], "pick": {"value": 1}, "on": False},
+        {"text": "2023", "colour": years["palette"][0], "pick": {"value": 0}, "link": "2023", "on": False},
+        {"text": "2024", "colour": years["palette"][1], "pick": {"value": 1}, "link": "2024", "on": False},
     ]
     chosen = view_state(tiny_data, np.ones(tiny_data.n, dtype=bool), **URLS, colour="year", values=("2024",))
     assert [entry["on"] for entry in chosen["legend"]] == [False, True]  # the chosen value is marked

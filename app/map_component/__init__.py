@@ -184,7 +184,7 @@ def live_map(
     in callbacks. `files_sent`: the files this session's browser already has (`app.session.files_sent`; None: none).
     `themes`, `values`: the chosen themes and the colour column's chosen values, marked in the key;
     `selection`: the box or lasso selection, as the link writes it (drawn on the map); `key_in_browser`:
-    a theme picked in the key is shown by the browser (`app.state.key_in_browser`); `key_picks`: how
+    an entry picked in the key is shown by the browser (`app.state.key_in_browser`); `key_picks`: how
     many it has shown so far (`app.session.key_picks`)."""
     files_sent = set() if files_sent is None else files_sent
     points, points_data = served(*_points_file(data, token), files_sent)

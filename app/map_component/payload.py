@@ -62,7 +62,9 @@ def shared_constants() -> dict:
         "link_order": [MAP_KEY, *(setting.url for setting in SETTINGS)],
         "topic_key": URL_KEY["topic"],
         "theme_key": URL_KEY["themes"],
+        "filter_key": URL_KEY["filters"],
         "max_corners": MAX_CORNERS,
+        "max_topic_labels": MAX_TOPIC_LABELS,
     }
 
 
@@ -111,6 +113,7 @@ class KeyEntry(TypedDict):
     text: str
     colour: str
     pick: KeyPick | None
+    link: str | None
     on: bool
 
 
@@ -339,7 +342,7 @@ class SelectEvent(TypedDict):
 
 class LegendEvent(TypedDict, total=False):
     """The reader clicked an entry of the key (a theme's id, or a position in the colour column's values),
-    or "Show all" (None); `query`: the query string the browser wrote, where it showed the theme itself
+    or "Show all" (None); `query`: the query string the browser wrote, where it showed the entry itself
     (`app.state.key_in_browser`)."""
 
     theme: int | None
@@ -738,21 +741,24 @@ def legend(
 ) -> list[KeyEntry]:
     """The map's key: each theme's hue (topics are its shades), or each value of the column it is coloured by.
 
-    An entry is {text, colour, pick, on}: `pick` is what clicking it shows alone ({"theme": id}, or
-    {"value": position in the column's values}; None: not clickable, the missing values' entry), `on`
-    whether the view shows it now by choice (`themes`: the chosen themes; `values`: the chosen values
-    of the colour column's filter).
+    An entry is {text, colour, pick, link, on}: `pick` is what clicking it shows alone ({"theme": id},
+    or {"value": position in the column's values}; None: not clickable, the missing values' entry),
+    `link` the value the link's key (`theme=`, or the column's `f.` key) then holds, as the server
+    writes it, `on` whether the view shows it now by choice (`themes`: the chosen themes; `values`:
+    the chosen values of the colour column's filter).
     """
     if colour:
         options = list(data.facets[colour])
         palette = value_colours(len(options))
         entries = [
-            {"text": shorten(v, 40), "colour": c, "pick": {"value": k}, "on": v in values}
+            {"text": shorten(v, 40), "colour": c, "pick": {"value": k}, "link": v, "on": v in values}
             for k, (v, c) in enumerate(zip(options, palette, strict=True))
         ]
         if data.papers[colour].isna().any():
             missing = f"No {colour.replace('_', ' ')}"
-            entries.append({"text": missing, "colour": UNASSIGNED_COLOUR, "pick": None, "on": False})
+            entries.append(
+                {"text": missing, "colour": UNASSIGNED_COLOUR, "pick": None, "link": None, "on": False}
+            )
         return entries
     if data.themes is None or not len(data.themes) or "theme_id" not in data.topics.columns:
         return []
@@ -767,6 +773,7 @@ def legend(
                     "text": shorten(str(row.label), 40),
                     "colour": data.colours[int(topic)],
                     "pick": {"theme": theme},
+                    "link": str(theme),
                     "on": theme in themes,
                 }
             )

@@ -67,7 +67,7 @@ class AtlasMap {
   view = null; // the last view state applied (with an opened topic's names: `focused`)
   received = null; // the last view state received from the server
   /** @type {{rank: number, label: TopicName|null}|null} the topic the panel opened: the rest is dimmed */ focus = null;
-  /** @type {KeyTheme|null} a theme picked in the key, shown until the server's next view state */ keyTheme = null;
+  /** @type {KeyShown|null} an entry picked in the key, shown until the server's next view state */ keyShown = null;
   // the faint context image of the papers left out
   context = null; // its Plotly layout image, for the current zoom
   contextUrl = null;
@@ -224,17 +224,17 @@ class AtlasMap {
     }
     this.received = view;
     if (LINK.table) LINK.table.markOpened(view.paper ?? null); // the table marks the paper opened here
-    const focus = this.focus, theme = this.keyTheme;
-    const maskKey = (view.mask === null ? "all" : view.mask) + (focus ? `|topic ${focus.rank}` : "") + (theme ? `|theme ${theme.id}` : "");
+    const focus = this.focus, shown = this.keyShown;
+    const maskKey = (view.mask === null ? "all" : view.mask) + (focus ? `|topic ${focus.rank}` : "") + (shown ? `|key ${JSON.stringify(shown.pick)}` : "");
     if (maskKey !== this.maskKey || recoloured) {
-      if (maskKey !== this.maskKey) this.mask = focusMask(decodeMask(view.mask, this.table.n), this.table, focus, theme);
+      if (maskKey !== this.maskKey) this.mask = focusMask(decodeMask(view.mask, this.table.n), this.table, focus, shown);
       const none = { rows: [], x: [], y: [], title: [], detail: [], colour: [] };
       this.sub = none; // the highlighted papers are taken for the view when drawn (`traces`)
       this.maskKey = maskKey;
     }
     const clearing = this.plotted && view.clear !== this.clear; // "Clear selection" in the app
     this.clear = view.clear;
-    view = focused(view, focus, theme);
+    view = focused(view, focus, shown);
     this.view = view;
     this.loading.hidden = true;
     // The points are redrawn only when what they show changed; an opened paper, its neighbours, the
@@ -298,12 +298,12 @@ class AtlasMap {
     this.update();
   }
 
-  // A theme picked in the key (js/legend.js): its papers stand out, the rest dimmed, its names alone
-  // on the map and its entry marked in the key, as the server's next view state will say (null: the
-  // view state received, as it is, again).
-  /** @param {KeyTheme|null} theme */
-  showKeyTheme(theme) {
-    this.keyTheme = theme;
+  // An entry picked in the key (js/legend.js): its papers stand out, the rest dimmed, the names of
+  // its topics and themes alone on the map and its entry marked in the key, as the server's next view
+  // state will say (null: the view state received, as it is, again).
+  /** @param {KeyShown|null} shown */
+  showKeyPick(shown) {
+    this.keyShown = shown;
     if (!this.received) return;
     if (!this.pending) this.pending = this.received;
     this.update();
@@ -343,13 +343,13 @@ class AtlasMap {
 
 // The papers of the view in the opened topic (its colour rank in the point table) and in a theme
 // picked in the key (its topics' ranks) only.
-/** @param {Mask|null} base @param {PointTable} t @param {{rank: number}|null} focus @param {KeyTheme|null} theme @returns {Mask|null} */
-function focusMask(base, t, focus, theme) {
-  if (!focus && !theme) return base;
+/** @param {Mask|null} base @param {PointTable} t @param {{rank: number}|null} focus @param {KeyShown|null} shown @returns {Mask|null} */
+function focusMask(base, t, focus, shown) {
+  if (!focus && !shown) return base;
   const mask = /** @type {Mask} */ (new Uint8Array(t.n));
   const rows = [];
   for (let i = 0; i < t.n; i++) {
-    if ((!focus || t.colour[i] === focus.rank) && (!theme || theme.ranks.has(t.colour[i])) && (!base || base[i])) {
+    if ((!focus || t.colour[i] === focus.rank) && (!shown || shown.has(i)) && (!base || base[i])) {
       mask[i] = 1;
       rows.push(i);
     }
@@ -358,17 +358,17 @@ function focusMask(base, t, focus, theme) {
   return mask;
 }
 
-// The view state as drawn while a topic is open: its name alone on the map (no theme names); while a
-// theme picked in the key is shown: its name and its topics' names, its entry marked in the key.
-/** @param {ViewState} view @param {{label: TopicName|null}|null} focus @param {KeyTheme|null} theme @returns {ViewState} */
-function focused(view, focus, theme) {
+// The view state as drawn while a topic is open: its name alone on the map (no theme names); while an
+// entry picked in the key is shown: the names of its topics and themes, its entry marked in the key.
+/** @param {ViewState} view @param {{label: TopicName|null}|null} focus @param {KeyShown|null} shown @returns {ViewState} */
+function focused(view, focus, shown) {
   if (focus) return { ...view, topics: focus.label ? [focus.label] : [], themes: [] };
-  if (!theme) return view;
+  if (!shown) return view;
   return {
     ...view,
-    topics: view.topics.filter((name) => name.theme_id === theme.id),
-    themes: view.themes.filter((name) => name.id === theme.id),
-    legend: view.legend.map((entry) => ({ ...entry, on: Boolean(entry.pick && entry.pick.theme === theme.id) })),
+    topics: shown.topics,
+    themes: shown.themes,
+    legend: view.legend.map((entry) => ({ ...entry, on: Boolean(entry.pick && samePick(entry.pick, shown.pick)) })),
   };
 }
 

@@ -18,7 +18,7 @@ export default function (component) {
   }
   inst.trigger = setTriggerValue;
   inst.root.style.height = `${data.height}px`;
-  inst.keyTheme = null; // the server's view state shows a theme picked in the key now, if still chosen
+  inst.keyShown = null; // the server's view state shows an entry picked in the key now, if still chosen
   inst.pending = data;
   inst.update();
   return () => {

@@ -45,40 +45,79 @@ function drawLegend(inst, entries) {
   inst.legend.hidden = list.length === 0;
 }
 
-// A click on an entry of the key (or "Show all"). A theme the view lets the browser show
-// (`key_in_browser`: no theme, topic or paper chosen, no search by meaning) is shown here, and such a
-// theme shown all again too while the map, the topic panel and the papers table still hold the view
-// before it: the link written (a new history entry), the server told in the task before they draw it
-// (as the panel opens a topic), so the server draws only what it owns (the sidebar's filter, the
-// header's sentence, the downloads). Any other pick is the server's to show.
+// A click on an entry of the key (or "Show all"). An entry the view lets the browser show
+// (`key_in_browser`: no theme, topic or paper chosen, no filter on the colour column, no search by
+// meaning) is shown here, and such an entry shown all again too while the map, the topic panel and
+// the papers table still hold the view before it: the link written (a new history entry), the server
+// told in the task before they draw it (as the panel opens a topic), so the server draws only what it
+// owns (the sidebar's filter, the header's sentence, the downloads). Any other pick is the server's.
 /** @param {AtlasMap} inst @param {KeyPick} chosen what the entry shows alone (null: "Show all") @param {boolean} on it is shown alone now */
 function pickKey(inst, chosen, on) {
   const pick = { ...chosen, map: inst.pointsUrl };
-  const id = chosen.theme;
-  const shown = inst.keyTheme;
-  if (shown && (id === null || (on && id === shown.id))) {
-    const held = [LINK.panel, LINK.table].every((part) => part && part.keyTheme && part.keyTheme.id === shown.id);
-    if (held) return showKeyTheme(inst, pick, null);
+  const shown = inst.keyShown;
+  if (shown && (!entryOf(chosen) || (on && samePick(chosen, shown.pick)))) {
+    const held = [LINK.panel, LINK.table].every((part) => part && part.keyShown && samePick(part.keyShown.pick, shown.pick));
+    if (held) return showKeyPick(inst, pick, null);
   }
-  const summary = LINK.panel && LINK.panel.summary;
-  const topics = summary && typeof id === "number" ? summary.topics.filter((topic) => topic.theme === id) : [];
   // The server's `key_in_browser` is of its last view state; a topic opened in the panel since is not.
-  const local = inst.received && inst.received.key_in_browser && !shown;
-  if (!local || !topics.length || (LINK.topic ?? null) !== null) {
+  const local = inst.received && inst.received.key_in_browser && !shown && (LINK.topic ?? null) === null;
+  const showing = local ? keyShown(inst, chosen) : null;
+  if (!showing) {
     inst.trigger("legend", pick);
     return;
   }
-  showKeyTheme(inst, pick, { id: /** @type {number} */ (id), ranks: new Set(topics.map((topic) => topic.rank)) });
+  showKeyPick(inst, pick, showing);
 }
 
-/** The browser shows `theme` (null: all again) in the map, the topic panel and the papers table.
- * @param {AtlasMap} inst @param {LegendEvent} pick @param {KeyTheme|null} theme */
-function showKeyTheme(inst, pick, theme) {
-  const query = queryWith(SHARED.theme_key, theme === null ? null : String(theme.id));
+/** The entry a pick names (null: "Show all"). @param {KeyPick} pick */
+const entryOf = (pick) => pick.theme ?? pick.value ?? null;
+/** @param {KeyPick} a @param {KeyPick} b */
+const samePick = (a, b) => a.theme === b.theme && a.value === b.value;
+
+/** What the view shows with only the entry `pick`'s papers, from the map's point table and the topic
+ * panel's summary (null where the browser cannot tell: not loaded yet, or not an entry of this key).
+ * @param {AtlasMap} inst @param {KeyPick} pick @returns {KeyShown|null} */
+function keyShown(inst, pick) {
+  const t = inst.table, view = inst.received, summary = LINK.panel && LINK.panel.summary;
+  if (!t || !view || !summary || entryOf(pick) === null) return null;
+  /** @type {(row: number) => boolean} */
+  let has;
+  if (typeof pick.theme === "number") {
+    const ranks = new Set(summary.topics.filter((topic) => topic.theme === pick.theme).map((topic) => topic.rank));
+    if (!ranks.size) return null;
+    has = (i) => ranks.has(t.colour[i]);
+  } else {
+    const by = view.colour ? t.colourings[view.colour] : undefined;
+    if (!by || typeof pick.value !== "number" || pick.value >= by.values.length) return null;
+    const code = by.code, value = pick.value;
+    has = (i) => code[i] === value;
+  }
+  const counts = new Int32Array(t.palette.length);
+  const base = decodeMask(view.mask, t.n);
+  if (base) for (const i of base.rows) { if (has(i)) counts[t.colour[i]] += 1; }
+  else for (let i = 0; i < t.n; i++) if (has(i)) counts[t.colour[i]] += 1;
+  // The names as the server sends them for the view: its topics with papers in view, largest first
+  // (the opened topic's place is empty here), at most `max_topic_labels`; its themes holding any.
+  const topics = summary.topics
+    .filter((topic) => topic.id !== -1 && topic.x !== null && topic.y !== null && counts[topic.rank] > 0)
+    .sort((a, b) => a.rank - b.rank)
+    .slice(0, SHARED.max_topic_labels)
+    .map((topic) => ({ text: topic.name, x: /** @type {number} */ (topic.x), y: /** @type {number} */ (topic.y), colour: topic.colour, chosen: false, theme_id: topic.theme }));
+  const held = new Set(summary.topics.filter((topic) => topic.id !== -1 && counts[topic.rank] > 0).map((topic) => topic.theme));
+  return { pick, has, counts, topics, themes: view.themes.filter((name) => held.has(name.id)) };
+}
+
+/** The browser shows the key's entry `shown` (null: all again) in the map, the topic panel and the
+ * papers table. @param {AtlasMap} inst @param {LegendEvent} pick @param {KeyShown|null} shown */
+function showKeyPick(inst, pick, shown) {
+  const view = /** @type {ViewState} */ (inst.received);
+  const key = view.colour ? SHARED.filter_key + view.colour : SHARED.theme_key;
+  const entry = shown && view.legend.find((e) => e.pick && samePick(e.pick, shown.pick));
+  const query = queryWith(key, entry ? entry.link : null);
   pushQuery(query);
   inst.trigger("legend", { ...pick, query });
   setTimeout(() => {
-    for (const part of [LINK.map, LINK.panel, LINK.table]) if (part) part.showKeyTheme(theme);
+    for (const part of [LINK.map, LINK.panel, LINK.table]) if (part) part.showKeyPick(shown);
   }, 0);
 }
 

@@ -84,7 +84,7 @@ class TopicPanel {
   /** @type {PanelState|null} the last state the server sent */ view = null;
   /** @type {number|null} the topic shown (null: the list) */ topic = null;
   serverTopic = undefined; // the topic the server last sent: a new one is followed
-  /** @type {KeyTheme|null} a theme picked in the key, shown here until the server's next state */ keyTheme = null;
+  /** @type {KeyShown|null} an entry picked in the key, shown here until the server's next state */ keyShown = null;
   /** @type {Int32Array|null} papers in view by colour rank (null: every paper) */ counts = null;
   countsKey = undefined;
   table = null; // the map's point table (the colours count the papers in view), shared with the map
@@ -119,7 +119,7 @@ class TopicPanel {
   /** @param {PanelState} data */
   async update(data) {
     this.view = data;
-    this.keyTheme = null; // the server's state shows it now, if it is still chosen
+    this.keyShown = null; // the server's state shows it now, if it is still chosen
     if (this.summaryUrl !== data.summary) {
       const response = await gunzipped(data.summary, data.summary_data);
       this.summary = /** @type {Summary} */ (await response.json());
@@ -148,20 +148,23 @@ class TopicPanel {
     this.show();
   }
 
-  /** A theme picked in the key (js/legend.js): the list keeps its group, as the server's would
-   * (null: every group again). @param {KeyTheme|null} theme */
-  showKeyTheme(theme) {
-    this.keyTheme = theme;
+  /** An entry picked in the key (js/legend.js): the list counts its papers in view, and keeps only
+   * its group for a theme, as the server's would (null: the list as the server's state has it).
+   * @param {KeyShown|null} shown */
+  showKeyPick(shown) {
+    this.keyShown = shown;
     this.drawList();
   }
 
   // The list: under theme headings where the map has them, by size or growth, each topic's papers in
   // view counted where a filter or search narrows the view (or a theme picked in the key).
   drawList() {
-    const data = this.view, summary = this.summary, theme = this.keyTheme;
+    const data = this.view, summary = this.summary, shown = this.keyShown;
     if (!data || !summary) return;
-    const themes = theme ? [theme.id] : data.themes, filtered = data.filtered || theme !== null;
-    const key = `${this.summaryUrl}|${data.sort}|${themes.join()}|${this.countsKey}|${filtered}`;
+    const theme = shown ? shown.pick.theme : undefined;
+    const themes = typeof theme === "number" ? [theme] : data.themes, filtered = data.filtered || shown !== null;
+    const picked = shown ? JSON.stringify(shown.pick) : "";
+    const key = `${this.summaryUrl}|${data.sort}|${themes.join()}|${this.countsKey}|${filtered}|${picked}`;
     if (key === this.listKey) return;
     this.listKey = key;
     const view = this.listView;
@@ -186,17 +189,17 @@ class TopicPanel {
       (s) => s.theme === null || themes.length === 0 || themes.includes(s.theme),
     );
     const list = element("div", "atlas-topic-sections");
-    const inView = (topic) =>
-      theme && !theme.ranks.has(topic.rank) ? 0 : this.counts ? this.counts[topic.rank] : topic.size;
+    const counts = shown ? shown.counts : this.counts;
+    const inView = (topic) => (counts ? counts[topic.rank] : topic.size);
     const biggest = Math.max(1, ...summary.topics.map((t) => t.size));
     for (const section of sections) {
       const group = element("div", "atlas-topic-section");
       const topics = section.topics.map((id) => this.byId.get(id)).filter(Boolean);
       if (section.name !== null) {
-        const shown = topics.reduce((sum, t) => sum + inView(t), 0);
+        const held = topics.reduce((sum, t) => sum + inView(t), 0);
         const head = element("div", "atlas-section-head");
         head.append(element("strong", "", section.name));
-        head.append(` · ${counted(section.size, "paper")}` + (filtered ? ` · ${shown.toLocaleString("en-US")} in view` : ""));
+        head.append(` · ${counted(section.size, "paper")}` + (filtered ? ` · ${held.toLocaleString("en-US")} in view` : ""));
         group.appendChild(head);
       }
       const items = element("ul", "atlas-topic-list");

@@ -18,7 +18,9 @@
  * @property {string[]} link_order the link's keys in the order the server writes them ("f." for the filters)
  * @property {string} topic_key the link's key of the opened topic
  * @property {string} theme_key the link's key of the chosen themes
+ * @property {string} filter_key the link's keys of the column filters start with it (the column follows)
  * @property {number} max_corners a lasso's corners in a link at most
+ * @property {number} max_topic_labels topic names a view state carries at most (`topic_labels`)
  */
 
 /**
@@ -62,6 +64,7 @@
  * @property {string} text
  * @property {string} colour
  * @property {KeyPick|null} pick
+ * @property {string|null} link
  * @property {boolean} on
  */
 
@@ -338,8 +341,11 @@
  * @typedef {HTMLDivElement & {layout?: any, _fullLayout?: any, _fullData?: any, on: (event: string, handler: (event: any) => void) => void, atlasDrawn?: any[], atlasTable?: PointTable}} PlotDiv
  */
 
-/** A theme picked in the key and shown by the browser until the server's next state (js/legend.js):
- * its id and its topics' palette positions. @typedef {{id: number, ranks: Set<number>}} KeyTheme */
+/** An entry picked in the key (a theme, or a value of the colour column) and shown by the browser
+ * until the server's next state (js/legend.js, `keyShown`): the entry's pick; whether a row of the
+ * point table is among its papers; the view's papers among them by colour rank; the names the server
+ * would send for them (`topic_labels`, `theme_labels`). @typedef {{pick: KeyPick, has: (row: number) => boolean,
+ * counts: Int32Array, topics: TopicName[], themes: ThemeName[]}} KeyShown */
 /** @typedef {{name: "all"|"sub", div: PlotDiv, plotted: boolean, drawnKey: string|undefined, syncing: boolean, sampledFor?: string}} Chart */
 
 /** @typedef {{x: number[], y: number[]}} Ranges */

@@ -78,7 +78,7 @@ class PapersTable {
   /** @type {Uint8Array|null} the selection's rows (1 = inside), null without one */ selected = null;
   /** @type {{name: string, values?: string[], codes?: Uint8Array, numbers?: Float32Array}[]} */ extras = [];
   serverTopic = undefined;
-  /** @type {KeyTheme|null} a theme picked in the key, listed here until the server's next state */ keyTheme = null;
+  /** @type {KeyShown|null} an entry picked in the key, listed here until the server's next state */ keyShown = null;
   page = 0;
   /** @type {{column: string, descending: boolean}|null} */ sort = null;
   listingKey = "";
@@ -98,7 +98,7 @@ class PapersTable {
   async update(data) {
     const [points, file] = await Promise.all([mapTable(data.points), loadColumns(data.table, data.table_data)]);
     this.view = data;
-    this.keyTheme = null; // the server's state lists it now, if it is still chosen
+    this.keyShown = null; // the server's state lists it now, if it is still chosen
     this.points = points;
     this.file = file;
     const key = [data.table, data.mask, data.ranked, data.selected, data.selection].join("|");
@@ -139,9 +139,9 @@ class PapersTable {
     if (this.view) this.draw();
   }
 
-  /** A theme picked in the key (js/legend.js): the table lists its papers (null: all again). @param {KeyTheme|null} theme */
-  showKeyTheme(theme) {
-    this.keyTheme = theme;
+  /** An entry picked in the key (js/legend.js): the table lists its papers (null: all again). @param {KeyShown|null} shown */
+  showKeyPick(shown) {
+    this.keyShown = shown;
     if (this.view) this.draw();
   }
 
@@ -150,8 +150,8 @@ class PapersTable {
     const t = /** @type {PointTable} */ (this.points), file = /** @type {TableFile} */ (this.file);
     const topic = LINK.topic;
     const rank = topic === null || topic === undefined ? -1 : file.topics.findIndex((entry) => entry.id === topic);
-    const theme = this.keyTheme;
-    const out = (i) => (rank !== -1 && t.colour[i] !== rank) || (theme !== null && !theme.ranks.has(t.colour[i]));
+    const shown = this.keyShown;
+    const out = (i) => (rank !== -1 && t.colour[i] !== rank) || (shown !== null && !shown.has(i));
     const rows = [], positions = [];
     if (this.selected) {
       // The selection's papers in view, in map order (tests: the table lists what the header counts).
@@ -215,8 +215,8 @@ class PapersTable {
     const columns = this.columns();
     const sorted = this.sort && columns.find((c) => c.name === this.sort.column);
     const order = sorted ? sortedOrder(rows, positions, sorted, this.sort.descending) : null;
-    const theme = this.keyTheme ? this.keyTheme.id : null;
-    const key = `${this.decodedKey}|${LINK.topic}|${theme}|${this.sort && this.sort.column}|${this.sort && this.sort.descending}`;
+    const picked = this.keyShown ? JSON.stringify(this.keyShown.pick) : null;
+    const key = `${this.decodedKey}|${LINK.topic}|${picked}|${this.sort && this.sort.column}|${this.sort && this.sort.descending}`;
     if (key !== this.listingKey) {
       this.page = 0; // a new listing starts at its first page
       this.listingKey = key;
