@@ -13,7 +13,8 @@ again), picks the first option of the sidebar's first filter (Themes or Topics) 
 in the browser (history: the whole map again, as the link before the filter), clicks a paper on the
 map (click), opens the first topic of the topic list (topic), goes back to the list with the panel's
 button (back), clicks the first entry of the map's key (key, on a map with themes: that theme alone;
-clicked again after), turns the papers table to its second page (page: until it says "page 2 of"),
+clicked again after), opens the map coloured by its first column with few values and clicks the
+first entry of its key (key value: that value alone; clicked again after), turns the papers table to its second page (page: until it says "page 2 of"),
 pans the whole map by 2% three times (pan frame: until two frames have passed, timed in the page, the median of the three), and
 drags a box over the middle of the map with the modebar's Box Select (box, timed from
 letting go of the mouse button). Each is timed from the action until the map has redrawn (a box:
@@ -48,9 +49,11 @@ import pandas as pd
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from app.data import facet_columns  # noqa: E402
+from app.palette import colour_columns  # noqa: E402
 from app.themes import usable_themes  # noqa: E402
 from benchmarks.bench_million import GRAPH, IDLE, PAN_FRAME, append_results, draws  # noqa: E402
-from pipeline.mapfolder.files import THEMES, TOPICS  # noqa: E402
+from pipeline.mapfolder.files import PAPERS, THEMES, TOPICS  # noqa: E402
 from pipeline.mapfolder.manifest import read_manifest  # noqa: E402
 from tests.devserver import StreamlitServer  # noqa: E402
 from tests.test_browser import point_position  # noqa: E402
@@ -66,6 +69,7 @@ STEPS = (
     "topic",
     "back",
     "key",
+    "key value",
     "page",
     "pan",
     "box",
@@ -81,6 +85,7 @@ NAMES = {
     "back": "back to the list",
     "page": "next page of the table",
     "key": "click in the key",
+    "key value": "click in the key, coloured by a column",
     "pan": "pan frame",
     "box": "box selection",
 }
@@ -206,7 +211,7 @@ def opened(page, url: str, uncomposited: bool) -> None:
         page.add_style_tag(content=UNCOMPOSITED)
 
 
-def one_round(browser, url: str, tally: Tally, uncomposited: bool = False) -> None:
+def one_round(browser, url: str, tally: Tally, uncomposited: bool = False, colour: str | None = None) -> None:
     times, sizes, counts = tally.times, tally.sizes, tally.counts
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     wire = Wire(page)
@@ -258,6 +263,12 @@ def one_round(browser, url: str, tally: Tally, uncomposited: bool = False) -> No
     if entry.count():  # a map with themes: its key's entries show one theme alone
         record("key", press(page, entry.first))
         settle(page, press(page, entry.first))  # every theme again
+    if colour:  # the map coloured by a column: its key's entries show one value alone
+        opened(page, f"{url}?colour={colour}", uncomposited)
+        entry = page.locator(".atlas-legend button.atlas-legend-item")
+        record("key value", press(page, entry.first))
+        settle(page, press(page, entry.first))  # every value again
+        opened(page, url, uncomposited)
     forward = page.get_by_role("button", name=re.compile(r"^Next"))
     forward.scroll_into_view_if_needed()  # the table is under the map
     record("page", press(page, forward), until="page 2 of")
@@ -332,6 +343,12 @@ def filter_options(folder: Path) -> int:
     return len(topics) + (1 if read_manifest(folder).unassigned else 0)
 
 
+def colour_column(folder: Path) -> str | None:
+    """The first column the map can be coloured by (`app.palette.colour_columns`), if any."""
+    columns = colour_columns(facet_columns(pd.read_parquet(folder / PAPERS)))
+    return columns[0] if columns else None
+
+
 def serve(folder: Path, script: Path) -> StreamlitServer:
     return StreamlitServer(folder, Path(tempfile.mkdtemp()), timeout=300, script=script)
 
@@ -381,6 +398,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             for folder in args.maps:
                 papers, options = read_manifest(folder).papers, filter_options(folder)
+                colour = colour_column(folder)
                 print(f"measuring {folder} ({papers:,} papers)...", file=sys.stderr)
                 servers = [(label, serve(folder, script), Tally(), hide) for label, script, hide in apps]
                 picked = Tally()  # the bare page's multiselect, with this map's number of options
@@ -388,7 +406,7 @@ def main(argv: list[str] | None = None) -> int:
                     for _ in range(args.repeat):
                         floor_round(browser, floor_server.url, floor, options, picked)
                         for _, server, tally, hide in servers:
-                            one_round(browser, server.url, tally, hide)
+                            one_round(browser, server.url, tally, hide, colour)
                 finally:
                     for _, server, _, _ in servers:
                         server.stop()

@@ -494,6 +494,18 @@ def test_a_value_picked_in_the_key_is_drawn_by_the_browser_as_the_server_draws_i
 
     assert picked_in_the_browser(page, "Show all", "!q.has('f.venue')") == whole
 
+    # Another value while one is shown (ICML, the key's first: position 0) is the server's to show.
+    picked_in_the_browser(page, "NeurIPS", "q.get('f.venue') === 'NeurIPS'")
+    entries = page.evaluate("history.length")
+    page.locator(".atlas-legend button", has_text="ICML").click()
+    page.wait_for_function(
+        "() => new URLSearchParams(location.search).get('f.venue') === 'ICML'", timeout=30_000
+    )
+    wait_for_heading(page, f"Papers · {int((atlas.papers['venue'] == 'ICML').sum())}")
+    idle(page)
+    assert [entry for entry in page.evaluate(SHOWN)["key"] if entry[1]] == [["ICML", True]]
+    assert page.evaluate("history.length") == entries + 1  # one step, one entry (not all shown first)
+
 
 def test_a_theme_of_topics_the_whole_map_leaves_unnamed_is_named_as_the_server_names_it(
     page, browser, many_topics_app

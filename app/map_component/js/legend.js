@@ -55,7 +55,7 @@ function drawLegend(inst, entries) {
 function pickKey(inst, chosen, on) {
   const pick = { ...chosen, map: inst.pointsUrl };
   const shown = inst.keyShown;
-  if (shown && (!entryOf(chosen) || (on && samePick(chosen, shown.pick)))) {
+  if (shown && (entryOf(chosen) === null || (on && samePick(chosen, shown.pick)))) {
     const held = [LINK.panel, LINK.table].every((part) => part && part.keyShown && samePick(part.keyShown.pick, shown.pick));
     if (held) return showKeyPick(inst, pick, null);
   }
