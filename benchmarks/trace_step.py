@@ -5,12 +5,13 @@ threads' time (the GPU process's SwiftShader among them).
 Usage (from the repository root):
 
     .venv/bin/python benchmarks/trace_step.py --map DIR --step {search,topic,click,filter,history,key,box}
+        [--query QUERY]
 
 The step is taken as `bench_steps.py` takes it (headless Chromium at 1400x900, after first paint):
 "learning" typed and Enter pressed; the topic list's first topic clicked; a paper of the first
 topic clicked on the map; the sidebar's first filter's first option picked; a box dragged over the
 middle fifth of the map, let go; Back in the browser after that filter; the key's first entry
-clicked. The trace runs from the action until the map has redrawn (a box: has taken the server's
+clicked (`--query colour=field`: the page opened with that link, here a key of the column's values). The trace runs from the action until the map has redrawn (a box: has taken the server's
 answer in) and Streamlit is idle. Nothing is written: it prints. Tracing slows the page, so the
 step's time here is longer than bench_steps' (read it beside a bench_steps run).
 """
@@ -110,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--step", choices=("search", "topic", "click", "filter", "history", "key", "box"), required=True
     )
+    parser.add_argument("--query", default="", help="the link's query string to open (e.g. colour=field)")
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -117,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     with StreamlitServer(args.map, Path(tempfile.mkdtemp()), timeout=300) as server, sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=flags)
         page = browser.new_page(viewport={"width": 1400, "height": 900})
-        page.goto(server.url)
+        page.goto(f"{server.url}?{args.query}" if args.query else server.url)
         page.wait_for_function(
             f"() => document.querySelector('{GRAPH}')?.dataset.atlasDraws >= 1", timeout=600_000
         )
