@@ -448,14 +448,19 @@ def test_a_theme_chosen_in_the_sidebar_and_shown_all_again_from_the_key_leaves_t
     assert chips(page, "Themes") == []
 
 
-def picked_in_the_browser(page, entry: str, wanted: str) -> dict:
-    """Click the key's `entry` on the open page, wait for the link (`wanted`: a JS test of its query)
-    and for the page to settle; assert the server drew no map, list or table; what the page shows."""
+def picked_in_the_browser(page, entry, wanted: str, press: str = "") -> dict:
+    """Click the key's `entry` on the open page (its text; or a locator, with `press` a key pressed on
+    it instead of a click), wait for the link (`wanted`: a JS test of its query) and for the page to
+    settle; assert the server drew no map, list or table; what the page shows."""
     received = Received(page)
     idle(page)
     received.take()
     before = draws(page)
-    page.locator(".atlas-legend button", has_text=entry).click()
+    target = page.locator(".atlas-legend button", has_text=entry) if isinstance(entry, str) else entry
+    if press:
+        target.press(press)
+    else:
+        target.click()
     page.wait_for_function(
         f"() => {{ const q = new URLSearchParams(location.search); return {wanted}; }}", timeout=30_000
     )
@@ -520,3 +525,22 @@ def test_a_theme_of_topics_the_whole_map_leaves_unnamed_is_named_as_the_server_n
     assert shown["highlighted"] == 15
     assert [name for name in shown["names"] if name.startswith("Small topic ")]
     assert same_link_afresh(browser, page) == shown
+
+
+def test_a_theme_s_heading_in_the_topic_list_shows_it_alone_as_its_key_entry_does(page, browser, keyed_app):
+    """The topic list's theme headings are buttons: one shows only its theme's papers, drawn by the
+    browser as a pick in the key is (and reading as the same link opened afresh), pressed while it is
+    shown alone; pressed again, from the keyboard, the whole map again."""
+    app, atlas = keyed_app
+    open_app(page, app.url)
+    idle(page)
+    whole = page.evaluate(SHOWN)
+    headings = page.locator(".atlas-panel-list .atlas-section-name")
+    assert sorted(headings.all_inner_texts()) == sorted(THEMES.values())  # as typed, not markup
+    heading = headings.filter(has_text=THEMES[1])
+    assert heading.get_attribute("aria-pressed") == "false"
+    shown = picked_in_the_browser(page, heading, "q.get('theme') === '1'")
+    assert [entry for entry in shown["key"] if entry[1]] == [[THEMES[1], True]]
+    assert headings.all_inner_texts() == [THEMES[1]] and heading.get_attribute("aria-pressed") == "true"
+    assert same_link_afresh(browser, page) == shown
+    assert picked_in_the_browser(page, heading, "!q.has('theme')", press="Enter") == whole

@@ -83,6 +83,7 @@ function keyShown(inst, pick) {
   /** @type {(row: number) => boolean} */
   let has;
   if (typeof pick.theme === "number") {
+    if (view.colour) return null; // the key shows the column's values: a theme is the server's to show
     const ranks = new Set(summary.topics.filter((topic) => topic.theme === pick.theme).map((topic) => topic.rank));
     if (!ranks.size) return null;
     has = (i) => ranks.has(t.colour[i]);

@@ -74,6 +74,22 @@ function counted(n, noun) {
   return `${n.toLocaleString("en-US")} ${noun}${n === 1 ? "" : "s"}`;
 }
 
+/** A theme's heading in the topic list: a button that shows only its papers, as its entry in the map's
+ * key does (js/legend.js, `pickKey`: drawn by the browser where the view lets it), or, where it is the
+ * theme shown alone (`themes`, the list's themes), shows all again.
+ * @param {number} theme @param {string} name @param {number[]} themes */
+function themeButton(theme, name, themes) {
+  const on = themes.length === 1 && themes[0] === theme;
+  const button = element("button", "atlas-section-name", name);
+  button.setAttribute("type", "button");
+  button.setAttribute("aria-pressed", String(on));
+  button.title = on ? "Show all themes again" : "Show only this theme's papers";
+  button.addEventListener("click", () => {
+    if (LINK.map) pickKey(LINK.map, { theme }, on);
+  });
+  return button;
+}
+
 class TopicPanel {
   /** @type {HTMLElement} */ root;
   /** @type {HTMLElement} the topic list */ listView;
@@ -198,7 +214,7 @@ class TopicPanel {
       if (section.name !== null) {
         const held = topics.reduce((sum, t) => sum + inView(t), 0);
         const head = element("div", "atlas-section-head");
-        head.append(element("strong", "", section.name));
+        head.append(section.theme === null ? element("strong", "", section.name) : themeButton(section.theme, section.name, themes));
         head.append(` · ${counted(section.size, "paper")}` + (filtered ? ` · ${held.toLocaleString("en-US")} in view` : ""));
         group.appendChild(head);
       }
