@@ -544,3 +544,29 @@ def test_a_theme_s_heading_in_the_topic_list_shows_it_alone_as_its_key_entry_doe
     assert headings.all_inner_texts() == [THEMES[1]] and heading.get_attribute("aria-pressed") == "true"
     assert same_link_afresh(browser, page) == shown
     assert picked_in_the_browser(page, heading, "!q.has('theme')", press="Enter") == whole
+
+
+def test_coloured_by_a_column_a_theme_s_heading_is_shown_by_the_server(page, browser, keyed_app):
+    """While the key shows a column's values, a theme's heading in the list still shows only that
+    theme (the server draws it: the browser's picks are the key's own kind), with `theme=` in the link,
+    reading as the same link opened afresh."""
+    app, atlas = keyed_app
+    theme_of = dict(zip(atlas.topics["topic_id"], atlas.topics["theme_id"], strict=True))
+    count = int((atlas.papers["topic_id"].map(theme_of) == 1).sum())
+    received = Received(page)
+    open_app(page, app.url + "?colour=venue")
+    idle(page)
+    received.take()
+    entries = page.evaluate("history.length")
+    page.locator(".atlas-panel-list .atlas-section-name", has_text=THEMES[1]).click()
+    page.wait_for_function("() => new URLSearchParams(location.search).get('theme') === '1'", timeout=30_000)
+    wait_for_heading(page, f"Papers · {count}")
+    idle(page)
+    assert [kind for place, kind, _ in received.take() if kind == "bidi_component"]  # the server's drawing
+    shown = page.evaluate(SHOWN)
+    assert [entry[0] for entry in shown["key"]] == [*VENUES, "No venue"] and not any(
+        e[1] for e in shown["key"]
+    )
+    assert "f.venue" not in page.evaluate("location.search")
+    assert page.evaluate("history.length") == entries + 1  # one step, one entry (none of the browser's)
+    assert same_link_afresh(browser, page) == shown
