@@ -55,10 +55,9 @@ CLEAR_SELECTION = "clear_selection"  # a counter the map watches to drop its box
 RESET_ZOOM = "reset_zoom"  # a counter the map watches to return to the whole map ("Reset view")
 FILES_SENT = "atlas_files_sent"  # the files this session's browser already received through the map
 KEY_PICKS = "key_picks"  # how many entries picked in the map's key the browser showed itself (or all again)
-BROWSER_PICK = (
-    "browser_pick"  # (filter's session key, value): the key's entry the browser shows itself, while
-)
-#                                the map's and table's parts have not been drawn since (they hold the view before it)
+# The key's entry the browser shows itself, as (the filter's session key, its value), while the map's
+# and the table's parts have not been drawn since (they hold the view before it).
+BROWSER_PICK = "browser_pick"
 # Which parts of the page rerun, and what a run keeps for the next (`remembered`).
 PARTS_SHOWN = "parts_shown"  # what each part of the page (a keyed fragment) showed when last drawn
 PUSH_SIDEBAR = "push_sidebar"  # set when a step reruns the sidebar: its widgets' values are written again
@@ -526,8 +525,8 @@ def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
     alone = chosen is not None and list(st.session_state.get(key) or []) != [chosen]
     # The key shows themes, or the values of the column the map is coloured by: only a pick of that
     # kind, from the key as the session shows it now, is one the browser could have drawn.
-    now = current_state().colour
-    drew = ("value" in value) == bool(now) and colour == now
+    shown_colour = current_state().colour
+    drew = ("value" in value) == bool(shown_colour) and colour == shown_colour
     drew = drew and _browser_drew(data, value.get("query"), (key, chosen) if alone else None)
     st.session_state[key] = [chosen] if alone else []
     if alone and "theme" in value:
