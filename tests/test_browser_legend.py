@@ -262,13 +262,7 @@ def test_a_theme_picked_in_the_key_from_the_whole_map_is_drawn_by_the_browser_as
     assert [entry for entry in shown["key"] if entry[1]] == [[THEMES[1], True]] and shown["showAll"] == 1
     assert THEMES[1] in shown["topics"] and THEMES[0] not in shown["topics"]
 
-    fresh = browser.new_page(viewport=page.viewport_size)
-    try:
-        open_app(fresh, page.url)  # the same link, drawn by the server from the start
-        idle(fresh)
-        assert fresh.evaluate(SHOWN) == shown
-    finally:
-        fresh.close()
+    assert same_link_afresh(browser, page) == shown  # drawn by the server from the start
 
     received.take()
     page.go_back()  # Back in the browser: the whole map again, from the server

@@ -88,7 +88,6 @@ class TopicName(TypedDict):
     y: float
     colour: str
     chosen: bool
-    theme_id: int | None  # its theme's (null: none): a theme shown from the key keeps its topics' names
 
 
 class ThemeName(TypedDict):
@@ -702,7 +701,6 @@ def topic_labels(data: MapData, in_view: np.ndarray, chosen: int | None = None) 
     where = dict(
         zip(data.topics["topic_id"].tolist(), zip(data.topics["x"].tolist(), data.topics["y"].tolist()))
     )
-    theme_of = data.topic_themes()
     return [
         {
             "text": data.label(topic),  # shown with textContent: literal, never markup
@@ -710,7 +708,6 @@ def topic_labels(data: MapData, in_view: np.ndarray, chosen: int | None = None) 
             "y": round(float(where[topic][1]), 5),
             "colour": data.colours[topic],
             "chosen": topic == chosen,
-            "theme_id": theme_of.get(topic),
         }
         for topic in order[:MAX_TOPIC_LABELS]
     ]
@@ -805,9 +802,9 @@ def view_state(
 
     `themes`, `values`: the chosen themes and chosen values of the colour column (marked in the key);
     `selection`: the box or lasso selection as the link writes it (`app.state.parse_selection`);
-    `key_in_browser`: a theme picked in the key is shown by the browser itself (`app.state.key_in_browser`);
+    `key_in_browser`: an entry picked in the key is shown by the browser itself (`app.state.key_in_browser`);
     `key_picks`: how many it has shown so far (`app.session.key_picks`): a state sent after one is never
-    the state sent before it, so the browser always takes it in (and drops the theme it showed)."""
+    the state sent before it, so the browser always takes it in (and drops the entry it showed)."""
     return {
         "points": points_url,
         "plotly": plotly_url,

@@ -291,11 +291,9 @@ class AtlasMap {
     if (key(topic && { rank: topic.rank, label: topic.x === null ? null : { text: topic.name } }) === key(this.focus)) return;
     this.focus = topic && {
       rank: topic.rank,
-      label: topic.x === null || topic.y === null ? null : { text: topic.name, x: topic.x, y: topic.y, colour: topic.colour, chosen: true, theme_id: topic.theme },
+      label: topic.x === null || topic.y === null ? null : { text: topic.name, x: topic.x, y: topic.y, colour: topic.colour, chosen: true },
     };
-    if (!this.received) return;
-    if (!this.pending) this.pending = this.received;
-    this.update();
+    this.redraw();
   }
 
   // An entry picked in the key (js/legend.js): its papers stand out, the rest dimmed, the names of
@@ -304,6 +302,11 @@ class AtlasMap {
   /** @param {KeyShown|null} shown */
   showKeyPick(shown) {
     this.keyShown = shown;
+    this.redraw();
+  }
+
+  // The last view state received drawn again (an opened topic or a key pick changed what it shows).
+  redraw() {
     if (!this.received) return;
     if (!this.pending) this.pending = this.received;
     this.update();

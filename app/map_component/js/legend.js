@@ -93,18 +93,15 @@ function keyShown(inst, pick) {
     const code = by.code, value = pick.value;
     has = (i) => code[i] === value;
   }
-  const counts = new Int32Array(t.palette.length);
   const base = decodeMask(view.mask, t.n);
-  if (base) for (const i of base.rows) { if (has(i)) counts[t.colour[i]] += 1; }
-  else for (let i = 0; i < t.n; i++) if (has(i)) counts[t.colour[i]] += 1;
+  const counts = rankCounts(t, base && base.rows, has);
   // The names as the server sends them for the view: its topics with papers in view, largest first
-  // (the opened topic's place is empty here), at most `max_topic_labels`; its themes holding any.
-  const topics = summary.topics
-    .filter((topic) => topic.id !== -1 && topic.x !== null && topic.y !== null && counts[topic.rank] > 0)
-    .sort((a, b) => a.rank - b.rank)
-    .slice(0, SHARED.max_topic_labels)
-    .map((topic) => ({ text: topic.name, x: /** @type {number} */ (topic.x), y: /** @type {number} */ (topic.y), colour: topic.colour, chosen: false, theme_id: topic.theme }));
-  const held = new Set(summary.topics.filter((topic) => topic.id !== -1 && counts[topic.rank] > 0).map((topic) => topic.theme));
+  // (no topic is opened here), at most `max_topic_labels`; its themes holding any.
+  const visible = summary.topics.filter((topic) => topic.id !== -1 && counts[topic.rank] > 0).sort((a, b) => a.rank - b.rank);
+  const topics = visible.slice(0, SHARED.max_topic_labels).map((topic) => ({
+    text: topic.name, x: /** @type {number} */ (topic.x), y: /** @type {number} */ (topic.y), colour: topic.colour, chosen: false,
+  }));
+  const held = new Set(visible.map((topic) => topic.theme));
   return { pick, has, counts, topics, themes: view.themes.filter((name) => held.has(name.id)) };
 }
 

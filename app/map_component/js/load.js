@@ -172,6 +172,18 @@ function detailOf(t, i) {
 // A view's mask (app/map_component/payload.py, `encode_mask`): "b" + the bits in base64, or "d" + the
 // gaps between its rows as LEB128 varints in base64; null = every paper. A Uint8Array (1 = in view)
 // with its rows in order as `rows`.
+/** The papers of `rows` (null: every paper) that `has` keeps (null: all), counted by colour rank.
+ * @param {PointTable} t @param {ArrayLike<number>|null} rows @param {((row: number) => boolean)|null} has */
+function rankCounts(t, rows, has = null) {
+  const counts = new Int32Array(t.palette.length);
+  const total = rows ? rows.length : t.n;
+  for (let j = 0; j < total; j++) {
+    const i = rows ? rows[j] : j;
+    if (!has || has(i)) counts[t.colour[i]] += 1;
+  }
+  return counts;
+}
+
 /** @param {string|null|undefined} text @param {number} n @returns {Mask|null} */
 function decodeMask(text, n) {
   if (text === null || text === undefined) return null;

@@ -147,10 +147,8 @@ class TopicPanel {
     this.loading.hidden = true;
     if (data.mask !== null && this.countsKey !== `${data.points}|${data.mask}`) {
       this.table = await mapTable(data.points);
-      const mask = decodeMask(data.mask, this.table.n);
-      const counts = new Int32Array(this.table.palette.length);
-      for (const i of mask.rows) counts[this.table.colour[i]] += 1;
-      this.counts = counts;
+      const mask = /** @type {Mask} */ (decodeMask(data.mask, this.table.n));
+      this.counts = rankCounts(this.table, mask.rows);
       this.countsKey = `${data.points}|${data.mask}`;
     } else if (data.mask === null) {
       this.counts = null;

@@ -39,7 +39,6 @@
  * @property {number} y
  * @property {string} colour
  * @property {boolean} chosen
- * @property {number|null} theme_id
  */
 
 /**
