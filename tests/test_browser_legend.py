@@ -442,11 +442,11 @@ def test_a_theme_chosen_in_the_sidebar_and_shown_all_again_from_the_key_leaves_t
     assert chips(page, "Themes") == []
 
 
-def picked_in_the_browser(page, entry, wanted: str, press: str = "") -> dict:
+def picked_in_the_browser(page, received: Received, entry, wanted: str, press: str = "") -> dict:
     """Click the key's `entry` on the open page (its text; or a locator, with `press` a key pressed on
     it instead of a click), wait for the link (`wanted`: a JS test of its query) and for the page to
-    settle; assert the server drew no map, list or table; what the page shows."""
-    received = Received(page)
+    settle; assert the server drew no map, list or table (what `received` decodes: it watched the page
+    before it opened, as a socket is seen only from its opening); what the page shows."""
     idle(page)
     received.take()
     before = draws(page)
@@ -480,10 +480,11 @@ def test_a_value_picked_in_the_key_is_drawn_by_the_browser_as_the_server_draws_i
     the whole map, as the browser showed it before."""
     app, atlas = keyed_app
     neurips = int((atlas.papers["venue"] == "NeurIPS").sum())
+    received = Received(page)
     open_app(page, app.url + "?colour=venue")
     idle(page)
     whole = page.evaluate(SHOWN)
-    shown = picked_in_the_browser(page, "NeurIPS", "q.get('f.venue') === 'NeurIPS'")
+    shown = picked_in_the_browser(page, received, "NeurIPS", "q.get('f.venue') === 'NeurIPS'")
     wait_for_heading(page, f"Papers · {neurips}")
     shown = page.evaluate(SHOWN)
     assert shown["highlighted"] == neurips and shown["table"] == f"Papers · {neurips}"
@@ -491,10 +492,10 @@ def test_a_value_picked_in_the_key_is_drawn_by_the_browser_as_the_server_draws_i
     assert same_link_afresh(browser, page) == shown
     page.get_by_text(f"Showing the {neurips} papers of the map with venue NeurIPS").wait_for(timeout=30_000)
 
-    assert picked_in_the_browser(page, "Show all", "!q.has('f.venue')") == whole
+    assert picked_in_the_browser(page, received, "Show all", "!q.has('f.venue')") == whole
 
     # Another value while one is shown (ICML, the key's first: position 0) is the server's to show.
-    picked_in_the_browser(page, "NeurIPS", "q.get('f.venue') === 'NeurIPS'")
+    picked_in_the_browser(page, received, "NeurIPS", "q.get('f.venue') === 'NeurIPS'")
     entries = page.evaluate("history.length")
     page.locator(".atlas-legend button", has_text="ICML").click()
     page.wait_for_function(
@@ -512,10 +513,11 @@ def test_a_theme_of_topics_the_whole_map_leaves_unnamed_is_named_as_the_server_n
     """A view state names at most `MAX_TOPIC_LABELS` topics, the largest: a theme of smaller ones picked
     in the key is named from the map's own topics, as the server names it (not from the whole map's
     names, which hold none of them)."""
+    received = Received(page)
     open_app(page, many_topics_app.url)
     idle(page)
     assert not [name for name in page.evaluate(SHOWN)["names"] if name.startswith("Small topic ")]
-    shown = picked_in_the_browser(page, "Small topics", "q.get('theme') === '1'")
+    shown = picked_in_the_browser(page, received, "Small topics", "q.get('theme') === '1'")
     assert shown["highlighted"] == 15
     assert [name for name in shown["names"] if name.startswith("Small topic ")]
     assert same_link_afresh(browser, page) == shown
@@ -526,6 +528,7 @@ def test_a_theme_s_heading_in_the_topic_list_shows_it_alone_as_its_key_entry_doe
     browser as a pick in the key is (and reading as the same link opened afresh), pressed while it is
     shown alone; pressed again, from the keyboard, the whole map again."""
     app, atlas = keyed_app
+    received = Received(page)
     open_app(page, app.url)
     idle(page)
     whole = page.evaluate(SHOWN)
@@ -533,11 +536,11 @@ def test_a_theme_s_heading_in_the_topic_list_shows_it_alone_as_its_key_entry_doe
     assert sorted(headings.all_inner_texts()) == sorted(THEMES.values())  # as typed, not markup
     heading = headings.filter(has_text=THEMES[1])
     assert heading.get_attribute("aria-pressed") == "false"
-    shown = picked_in_the_browser(page, heading, "q.get('theme') === '1'")
+    shown = picked_in_the_browser(page, received, heading, "q.get('theme') === '1'")
     assert [entry for entry in shown["key"] if entry[1]] == [[THEMES[1], True]]
     assert headings.all_inner_texts() == [THEMES[1]] and heading.get_attribute("aria-pressed") == "true"
     assert same_link_afresh(browser, page) == shown
-    assert picked_in_the_browser(page, heading, "!q.has('theme')", press="Enter") == whole
+    assert picked_in_the_browser(page, received, heading, "!q.has('theme')", press="Enter") == whole
 
 
 def test_coloured_by_a_column_a_theme_s_heading_is_shown_by_the_server(page, browser, keyed_app):
