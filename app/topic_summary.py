@@ -3,7 +3,7 @@ colour, keywords, central papers, nearest topics, stability, years and venues, a
 orders (grouped under themes where the map has them).
 
 The browser draws the topic list and an opened topic from it alone (js/panel.js): opening a topic,
-going back to the list and the browser's Back and Forward ask the server nothing. It is typed in
+going back to the list and the browser's Back and Forward between them ask the server nothing. It is typed in
 `app.map_component.payload` (`Summary`) and shipped as one fingerprinted file
 (`app.map_component.summary_file`), as the point table is.
 """

@@ -12,7 +12,7 @@ the highlights' chart already made), empties the box and presses Enter (clear: t
 again), picks the first option of the sidebar's first filter (Themes or Topics) (filter), goes Back
 in the browser (history: the whole map again, as the link before the filter), clicks a paper on the
 map (click), opens the first topic of the topic list (topic), goes back to the list with the panel's
-button (back), clicks the first entry of the map's key (key, on a map with themes: that theme alone;
+button (back), goes Back in the browser (topic history: the topic open again), returns to the list, clicks the first entry of the map's key (key, on a map with themes: that theme alone;
 clicked again after), opens the map coloured by its first column with few values and clicks the
 first entry of its key (key value: that value alone; clicked again after), turns the papers table to its second page (page: until it says "page 2 of"),
 pans the whole map by 2% three times (pan frame: until two frames have passed, timed in the page, the median of the three), and
@@ -68,6 +68,7 @@ STEPS = (
     "click",
     "topic",
     "back",
+    "topic history",
     "key",
     "key value",
     "page",
@@ -83,6 +84,7 @@ NAMES = {
     "click": "click a point",
     "topic": "open a topic",
     "back": "back to the list",
+    "topic history": "Back in the browser, to a topic",
     "page": "next page of the table",
     "key": "click in the key",
     "key value": "click in the key, coloured by a column",
@@ -253,6 +255,9 @@ def one_round(browser, url: str, tally: Tally, uncomposited: bool = False, colou
     if panel.count():
         record("topic", press(page, panel.first))
         record("back", press(page, page.locator(".atlas-panel-topic .atlas-back")))
+        page.wait_for_function(IDLE, timeout=120_000)
+        record("topic history", page.go_back)  # the topic open again
+        settle(page, press(page, page.locator(".atlas-panel-topic .atlas-back")))
     else:  # ... or, in a checkout from before it, the topic list's table
         frame = page.locator("[data-testid='stDataFrame']").first.bounding_box()
         record(

@@ -264,8 +264,18 @@ def test_a_theme_picked_in_the_key_from_the_whole_map_is_drawn_by_the_browser_as
 
     assert same_link_afresh(browser, page) == shown  # drawn by the server from the start
 
-    received.take()
-    page.go_back()  # Back in the browser: the whole map again, from the server
+    # Back and Forward in the browser: the whole map again, the theme again, drawn by the browser too.
+    for step, wanted, heading in (
+        (page.go_back, whole, len(atlas.papers)),
+        (page.go_forward, shown, counts[1]),
+    ):
+        received.take()
+        step()
+        wait_for_heading(page, f"Papers · {heading}")
+        idle(page)
+        assert not [kind for place, kind, _ in received.take() if kind == "bidi_component"]
+        assert page.evaluate(SHOWN) == wanted
+    page.go_back()
     page.wait_for_function("() => !new URLSearchParams(location.search).has('theme')", timeout=30_000)
     wait_for_heading(page, f"Papers · {len(atlas.papers)}")
     idle(page)
@@ -444,17 +454,20 @@ def test_a_theme_chosen_in_the_sidebar_and_shown_all_again_from_the_key_leaves_t
 
 def picked_in_the_browser(page, received: Received, entry, wanted: str, press: str = "") -> dict:
     """Click the key's `entry` on the open page (its text; or a locator, with `press` a key pressed on
-    it instead of a click), wait for the link (`wanted`: a JS test of its query) and for the page to
-    settle; assert the server drew no map, list or table (what `received` decodes: it watched the page
-    before it opened, as a socket is seen only from its opening); what the page shows."""
+    it instead of a click; or take a step such as `page.go_back`), wait for the link (`wanted`: a JS
+    test of its query) and for the page to settle; assert the server drew no map, list or table (what
+    `received` decodes: it watched the page before it opened, as a socket is seen only from its
+    opening); what the page shows."""
     idle(page)
     received.take()
     before = draws(page)
     target = page.locator(".atlas-legend button", has_text=entry) if isinstance(entry, str) else entry
     if press:
         target.press(press)
-    else:
+    elif hasattr(target, "click"):
         target.click()
+    else:
+        target()
     page.wait_for_function(
         f"() => {{ const q = new URLSearchParams(location.search); return {wanted}; }}", timeout=30_000
     )
@@ -493,6 +506,9 @@ def test_a_value_picked_in_the_key_is_drawn_by_the_browser_as_the_server_draws_i
     page.get_by_text(f"Showing the {neurips} papers of the map with venue NeurIPS").wait_for(timeout=30_000)
 
     assert picked_in_the_browser(page, received, "Show all", "!q.has('f.venue')") == whole
+    # Back and Forward in the browser: the value again, the whole map again, drawn by the browser too.
+    assert picked_in_the_browser(page, received, page.go_back, "q.get('f.venue') === 'NeurIPS'") == shown
+    assert picked_in_the_browser(page, received, page.go_forward, "!q.has('f.venue')") == whole
 
     # Another value while one is shown (ICML, the key's first: position 0) is the server's to show.
     picked_in_the_browser(page, received, "NeurIPS", "q.get('f.venue') === 'NeurIPS'")
@@ -567,3 +583,9 @@ def test_coloured_by_a_column_a_theme_s_heading_is_shown_by_the_server(page, bro
     assert "f.venue" not in page.evaluate("location.search")
     assert page.evaluate("history.length") == entries + 1  # one step, one entry (none of the browser's)
     assert same_link_afresh(browser, page) == shown
+    received.take()
+    page.go_back()  # not an entry of the key shown (its values): Streamlit's rerun of the link draws it
+    page.wait_for_function("() => !new URLSearchParams(location.search).has('theme')", timeout=30_000)
+    wait_for_heading(page, f"Papers · {len(atlas.papers)}")
+    idle(page)
+    assert [kind for place, kind, _ in received.take() if kind == "bidi_component"]

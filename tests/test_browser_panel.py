@@ -373,8 +373,12 @@ def test_the_keyboard_opens_and_closes_a_topic(page, panel_app):
 
 
 def test_back_and_forward_restore_the_list_and_the_topic_and_a_link_opens_it(page, panel_app):
+    """Back and Forward between the list and topics opened in the panel are the browser's, as the
+    clicks were: the server draws the header (and the table's heading) again, not the map, the panel,
+    the table or the sidebar, which a rerun of the whole page for the entry's link would."""
     app, data = panel_app
     topic = data.topic_order[1]
+    received = Received(page)
     open_app(page, app.url + f"?topic={topic}")  # a link opens the topic
     assert opened_as_shown(page) == expected(data, topic)
     page.get_by_role("button", name="Back to the topic list").click()
@@ -387,25 +391,42 @@ def test_back_and_forward_restore_the_list_and_the_topic_and_a_link_opens_it(pag
     )
     idle(page)
     assert page.evaluate("history.length") == entries + 1  # one entry a step: the server adds none
-    page.go_back()
+
+    def drawn_by_the_browser(step, header: str) -> None:
+        received.take()
+        step()
+        wait_for_header(page, header)  # the server's sentence: it has heard of the step
+        idle(page)
+        drawn = received.take()
+        assert {place for place, _, _ in drawn} == {"main"}, drawn  # nothing in the sidebar ...
+        assert "bidi_component" not in {kind for _, kind, _ in drawn}  # ... nor the map, panel, table
+
+    in_topic = "Showing the {} papers in the topic “{}”".format
+    drawn_by_the_browser(page.go_back, f"Showing the {data.n} papers of the map")
     page.locator(f"{LIST} .atlas-topic").first.wait_for(timeout=30_000)
     assert page.evaluate("location.search") == ""
-    wait_for_header(page, f"Showing the {data.n} papers of the map")
-    page.go_back()
+    drawn_by_the_browser(page.go_back, in_topic(data.sizes[topic], data.label(topic)))
     assert opened_as_shown(page)["name"] == data.label(topic)
     assert page.evaluate("location.search") == f"?topic={topic}"
-    wait_for_header(page, f"Showing the {data.sizes[topic]} papers in the topic “{data.label(topic)}”")
-    page.go_forward()
-    page.go_forward()
-    assert opened_as_shown(page)["name"] == data.label(data.topic_order[0])
-    wait_for_header(page, f"papers in the topic “{data.label(data.topic_order[0])}”")
-    assert page.evaluate("location.search") == f"?topic={data.topic_order[0]}"
+    drawn_by_the_browser(page.go_forward, f"Showing the {data.n} papers of the map")
+    first = data.topic_order[0]
+    drawn_by_the_browser(page.go_forward, in_topic(data.sizes[first], data.label(first)))
+    assert opened_as_shown(page)["name"] == data.label(first)
+    assert page.evaluate("location.search") == f"?topic={first}"
+    assert page.evaluate("history.length") == entries + 1  # Back and Forward added none
     # The server knows it: a search now keeps the topic in the link and the header.
     box = page.get_by_role("textbox", name="Search")
     box.fill("diffusion")
     box.press("Enter")
     page.wait_for_function("() => location.search.includes('q=diffusion')", timeout=30_000)
     assert f"topic={data.topic_order[0]}" in page.evaluate("location.search")
+    # Back to the topic without the search: another view, Streamlit's rerun of the whole page draws it.
+    received.take()
+    page.go_back()
+    page.wait_for_function("() => !location.search.includes('q=')", timeout=30_000)
+    idle(page)
+    assert "bidi_component" in {kind for _, kind, _ in received.take()}
+    assert opened_as_shown(page)["name"] == data.label(data.topic_order[0])
 
 
 def test_at_a_phone_s_width_the_panel_is_under_the_map_and_reads_whole(browser, panel_app):

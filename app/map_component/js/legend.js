@@ -45,28 +45,30 @@ function drawLegend(inst, entries) {
   inst.legend.hidden = list.length === 0;
 }
 
-// A click on an entry of the key (or "Show all"). An entry the view lets the browser show
-// (`key_in_browser`: no theme, topic or paper chosen, no filter on the colour column, no search by
-// meaning) is shown here, and such an entry shown all again too while the map, the topic panel and
-// the papers table still hold the view before it: the link written (a new history entry), the server
+// A click on an entry of the key (or "Show all"), or Back or Forward in the browser to the link it
+// wrote (`query`: the entry's, js/panel.js `historyStep`). An entry the view lets the browser show
+// (`keyShown`: a theme, or a value of the column the map is coloured by, while the server's view has no
+// theme, topic or paper chosen, no filter on that column and no search by meaning) is shown here, and
+// such an entry shown all again too while the map, the topic panel and the papers table still hold the
+// view before it: the link written (a new history entry; Back or Forward: the entry's own), the server
 // told in the task before they draw it (as the panel opens a topic), so the server draws only what it
-// owns (the sidebar's filter, the header's sentence, the downloads). Any other pick is the server's.
-/** @param {AtlasMap} inst @param {KeyPick} chosen what the entry shows alone (null: "Show all") @param {boolean} on it is shown alone now */
-function pickKey(inst, chosen, on) {
+// owns (the sidebar's filter, the header's sentence, the downloads). Any other pick is the server's (a
+// click is sent to it; Back or Forward is left to Streamlit's rerun of the link).
+/** @param {AtlasMap} inst @param {KeyPick} chosen what the entry shows alone (null: "Show all") @param {boolean} on it is shown alone now
+ * @param {string} [query] Back or Forward: the link of the entry gone to @returns {boolean} whether the browser shows it */
+function pickKey(inst, chosen, on, query) {
   const pick = { ...chosen, map: inst.pointsUrl };
   const shown = inst.keyShown;
   if (shown && (entryOf(chosen) === null || (on && samePick(chosen, shown.pick)))) {
     const held = [LINK.panel, LINK.table].every((part) => part && part.keyShown && samePick(part.keyShown.pick, shown.pick));
-    if (held) return showKeyPick(inst, pick, null);
+    if (held) return showKeyPick(inst, pick, null, query);
   }
   // The server's `key_in_browser` is of its last view state; a topic opened in the panel since is not.
   const local = inst.received && inst.received.key_in_browser && !shown && (LINK.topic ?? null) === null;
   const showing = local ? keyShown(inst, chosen) : null;
-  if (!showing) {
-    inst.trigger("legend", pick);
-    return;
-  }
-  showKeyPick(inst, pick, showing);
+  if (showing) return showKeyPick(inst, pick, showing, query);
+  if (query === undefined) inst.trigger("legend", pick);
+  return false;
 }
 
 /** The entry a pick names (null: "Show all"). @param {KeyPick} pick */
@@ -106,17 +108,21 @@ function keyShown(inst, pick) {
 }
 
 /** The browser shows the key's entry `shown` (null: all again) in the map, the topic panel and the
- * papers table. @param {AtlasMap} inst @param {LegendEvent} pick @param {KeyShown|null} shown */
-function showKeyPick(inst, pick, shown) {
-  const view = /** @type {ViewState} */ (inst.received);
-  const key = view.colour ? SHARED.filter_key + view.colour : SHARED.theme_key;
-  const entry = shown && view.legend.find((e) => e.pick && samePick(e.pick, shown.pick));
-  const query = queryWith(key, entry ? entry.link : null);
-  pushQuery(query);
+ * papers table, with the link written (`query`: Back or Forward went to it).
+ * @param {AtlasMap} inst @param {LegendEvent} pick @param {KeyShown|null} shown @param {string} [query] */
+function showKeyPick(inst, pick, shown, query) {
+  if (query === undefined) {
+    const view = /** @type {ViewState} */ (inst.received);
+    const key = view.colour ? SHARED.filter_key + view.colour : SHARED.theme_key;
+    const entry = shown && view.legend.find((e) => e.pick && samePick(e.pick, shown.pick));
+    query = queryWith(key, entry ? entry.link : null);
+    pushQuery(query);
+  }
   inst.trigger("legend", { ...pick, query });
   setTimeout(() => {
     for (const part of [LINK.map, LINK.panel, LINK.table]) if (part) part.showKeyPick(shown);
   }, 0);
+  return true;
 }
 
 // The charts' height: the map's, less the key's row (and the note's) under them.

@@ -2,11 +2,10 @@
 // The topic panel beside the map: the topic list and an opened topic, drawn in the browser from the
 // map's summary file (`Summary`, app/topic_summary.py; sent once per map) and the view's mask. It is
 // the same component as the map, a second instance (`PanelState`, js/protocol.js): opening a topic,
-// Back to the list, Escape and the browser's Back and Forward are answered here without the server,
-// which only hears which topic is open (a "topic" event: the header, the papers table and the link
-// follow) and is asked for what only it does ("Only this topic", opening a paper, the list's order).
-// Back and Forward in the browser show the entry's topic at once too, but Streamlit's own popstate
-// handler, registered before this one, still reruns the whole page for them (it follows the link).
+// Back to the list, Escape and the browser's Back and Forward between them are answered here without
+// the server, which only hears which topic is open (a "topic" event: the header, the papers table and
+// the link follow) and is asked for what only it does ("Only this topic", opening a paper, the list's
+// order). Back and Forward to any other entry are Streamlit's: it reruns the page with the entry's link.
 // Every text is set with textContent: names, keywords, venues and titles are untrusted.
 
 /** The page's map, topic panel and papers table, which find each other, and the opened topic as the
@@ -50,11 +49,12 @@ function pushQuery(query) {
   HISTORY.push(window.history.state, "", window.location.pathname + (query ? `?${query}` : "") + window.location.hash);
 }
 
-/** Whether two query strings differ in at most the opened topic and the zoom. */
-function onlyTopicDiffers(a, b) {
+/** Whether two query strings differ in at most the link's `key` and the zoom.
+ * @param {string} a @param {string} b @param {string} key */
+function differsOnlyIn(a, b, key) {
   const rest = (search) => {
     const params = new URLSearchParams(search);
-    params.delete(SHARED.topic_key);
+    params.delete(key);
     params.delete(SHARED.zoom_key);
     return linkQuery(params);
   };
@@ -246,23 +246,20 @@ class TopicPanel {
       `Select a topic to open it. Counts: ${column.toLowerCase()}.` + (growth ? " Growth: recent share of papers ÷ earlier share (×1.0 = steady)." : "")));
   }
 
-  /** Open a topic (null: back to the list) as the reader asked: a new history entry, the map dimmed,
-   * the server told (not on Back or Forward: Streamlit's rerun follows the link).
-   * @param {number|null} topic @param {{focus?: boolean, push?: boolean}} how */
+  /** Open a topic (null: back to the list) as the reader asked (a new history entry), or as Back or
+   * Forward in the browser went to (`how.query`: the entry's link): the map dimmed, the server told
+   * (`how.tell`: unless Streamlit's own rerun follows the link, js/panel.js `watchHistory`).
+   * @param {number|null} topic @param {{focus?: boolean, query?: string, tell?: boolean}} how */
   open(topic, how = {}) {
     if (topic !== null && !this.byId.has(topic)) return;
     const from = this.topic;
     this.topic = topic;
-    const query = queryWith(SHARED.topic_key, topic === null ? null : String(topic));
-    if (how.push === false) {
-      this.shown(from, how.focus);
-      return;
-    }
-    pushQuery(query);
+    const query = how.query ?? queryWith(SHARED.topic_key, topic === null ? null : String(topic));
+    if (how.query === undefined) pushQuery(query);
     // Told first: Streamlit sends the event in a task of its own (its widget manager's flush), so
     // the panel and the map draw in the task after it, while the server works out its answer (the
     // header, the downloads); drawn in this one, the map's redraw would hold the message back.
-    this.trigger("topic", { topic, query, map: this.view ? this.view.points : "" });
+    if (how.tell !== false) this.trigger("topic", { topic, query, map: this.view ? this.view.points : "" });
     setTimeout(() => {
       if (this.topic === topic) this.shown(from, how.focus);
     }, 0);
@@ -574,24 +571,65 @@ async function mapTable(url) {
   return LOADS.get(url);
 }
 
-// Back and Forward in the browser between entries that differ only in the opened topic (and the
-// zoom): the panel and the map show the entry's topic at once. Streamlit's own handler runs too, and
-// reruns the whole page with the entry's link (listeners on the window run in the order they were
-// added, capturing or not, in Chromium 156: measured), so the server follows without an event.
+// Back and Forward in the browser. Streamlit's own handler (its App's `onHistoryChange`, added to the
+// window before any component's listener, and so run first: listeners on the window run in the order
+// they were added, capturing or not, in Chromium 156) reruns the whole page with the entry's link.
+// It is taken over here, and still runs for every entry but one the browser draws as it draws the
+// click that wrote it (`historyStep`); found nowhere (another Streamlit), it runs first as before, and
+// the panel shows an entry's topic at once while the rerun follows the link.
 function watchHistory() {
   if (HISTORY.watching) return;
   HISTORY.watching = true;
   wrapHistory();
-  window.addEventListener("popstate", () => {
+  const streamlit = streamlitHistoryHandler();
+  if (streamlit) window.removeEventListener("popstate", streamlit);
+  window.addEventListener("popstate", (event) => {
     const before = HISTORY.search, now = window.location.search;
     HISTORY.search = now;
-    const panel = LINK.panel;
-    if (!panel || !panel.summary || before === null || !onlyTopicDiffers(before, now)) return;
-    const params = new URLSearchParams(now);
-    if (params.has("paper")) return;
+    const drawn = before !== null && before !== now && historyStep(before, now, streamlit !== null);
+    if (streamlit && !drawn) streamlit(event);
+  });
+}
+
+/** Streamlit's handler of Back and Forward: its App component's `onHistoryChange`, found among the
+ * page's first React components (null: not there). @returns {((event: Event) => void)|null} */
+function streamlitHistoryHandler() {
+  const root = document.getElementById("root");
+  const key = root && Object.keys(root).find((name) => name.startsWith("__reactContainer$"));
+  const stack = key ? [/** @type {any} */ (root)[key]] : [];
+  for (let seen = 0; stack.length && seen < 500; seen++) {
+    const fiber = stack.pop();
+    const handler = fiber.stateNode && fiber.stateNode.onHistoryChange;
+    if (typeof handler === "function") return handler;
+    if (fiber.sibling) stack.push(fiber.sibling);
+    if (fiber.child) stack.push(fiber.child);
+  }
+  return null;
+}
+
+/** Back or Forward from the link `before` to `now`, drawn by the browser where the entry is one it
+ * draws as a click: another topic opened in the panel (or the list), or the key's entry shown alone
+ * (or all again, js/legend.js `pickKey`). The server is told as by the click, with the entry's link,
+ * where `tell` (Streamlit's rerun does not follow it). Whether the browser drew it and told the server.
+ * @param {string} before @param {string} now @param {boolean} tell */
+function historyStep(before, now, tell) {
+  const params = new URLSearchParams(now), query = now.replace(/^\?/, "");
+  if (params.has("paper")) return false;
+  const panel = LINK.panel;
+  if (panel && panel.summary && differsOnlyIn(before, now, SHARED.topic_key)) {
     const raw = params.get(SHARED.topic_key);
     const topic = raw === null ? null : Number(raw);
-    if (topic !== null && !(Number.isInteger(topic) && panel.byId.has(topic) && String(topic) === raw.trim())) return;
-    panel.open(topic, { push: false }); // the zoom: zoom.js's own listener
-  });
+    if (topic !== null && !(Number.isInteger(topic) && panel.byId.has(topic) && String(topic) === raw.trim())) return false;
+    panel.open(topic, { query, tell }); // the zoom: zoom.js's own listener
+    return tell;
+  }
+  const inst = LINK.map, view = inst && inst.received;
+  if (!tell || !inst || !view) return false;
+  const key = view.colour ? SHARED.filter_key + view.colour : SHARED.theme_key;
+  if (!differsOnlyIn(before, now, key)) return false;
+  const values = params.getAll(key);
+  const entry = values.length === 1 ? view.legend.find((e) => e.pick && e.link === values[0]) : undefined;
+  if (values.length && !entry) return false;
+  const chosen = entry ? /** @type {KeyPick} */ (entry.pick) : { [view.colour ? "value" : "theme"]: null };
+  return pickKey(inst, chosen, false, query);
 }
