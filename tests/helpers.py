@@ -733,7 +733,12 @@ class Received:
 
     def __init__(self, page) -> None:
         self.elements: list[tuple[str, str, str]] = []
-        page.on("websocket", lambda socket: socket.on("framereceived", self._got))
+        self.sockets = 0
+        page.on("websocket", self._watch)
+
+    def _watch(self, socket) -> None:
+        self.sockets += 1
+        socket.on("framereceived", self._got)
 
     def _got(self, frame) -> None:
         from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -749,6 +754,7 @@ class Received:
         self.elements.append((place, kind, getattr(getattr(element, kind), "label", "")))
 
     def take(self) -> list[tuple[str, str, str]]:
+        assert self.sockets, "no socket seen: watch the page before it opens"  # or nothing could be
         taken, self.elements = self.elements, []
         return taken
 
