@@ -8,6 +8,7 @@ import numpy as np
 import streamlit as st
 
 from app import session
+from app.curation_panel import editing_allowed
 from app.data import MapData
 from app.loaders import MapKey
 from app.map_component import live_map, points_url
@@ -56,7 +57,10 @@ def map_panel(
         themes=state.themes,
         values=state.filter_dict().get(state.colour, ()) if state.colour else (),
         selection=state.selection,
-        key_in_browser=session.key_in_browser_now(data),
+        # The topic panel (no paper open, no editing) opens and closes topics without this part.
+        key_in_browser=session.key_in_browser_now(
+            data, state.paper is None and not editing_allowed(data.path)
+        ),
         key_picks=session.key_picks(),
         height=height,
     )

@@ -476,10 +476,16 @@ def _keep_query(query: str) -> None:
     st.query_params.from_dict(params)
 
 
-def key_in_browser_now(data: MapData) -> bool:
+def key_in_browser_now(data: MapData, topic_in_panel: bool = False) -> bool:
     """Whether the browser would show an entry picked in the map's key now (`app.state.key_in_browser`):
-    the map is told so, and a pick it says it showed (with the link it wrote) is taken at its word only then."""
-    return key_in_browser(current_state(), usable_themes(data.topics, data.themes) is not None)
+    the map is told so, and a pick it says it showed (with the link it wrote) is taken at its word only
+    then. The map is told it without the opened topic where the topic panel shows it (`topic_in_panel`):
+    the panel opens and closes topics without the map's part, and the browser checks that none is open
+    (js/legend.js), as the server does when the pick comes."""
+    state = current_state()
+    if topic_in_panel:
+        state = replace(state, topic=None)
+    return key_in_browser(state, usable_themes(data.topics, data.themes) is not None)
 
 
 def on_panel_only(data: MapData, points_url: str) -> None:

@@ -589,3 +589,20 @@ def test_coloured_by_a_column_a_theme_s_heading_is_shown_by_the_server(page, bro
     wait_for_heading(page, f"Papers · {len(atlas.papers)}")
     idle(page)
     assert [kind for place, kind, _ in received.take() if kind == "bidi_component"]
+
+
+def test_a_theme_picked_after_closing_a_topic_a_link_opened_is_drawn_by_the_browser(page, browser, keyed_app):
+    """A link that opens a topic has the map's part drawn with it open; closed in the topic panel (which
+    reruns no map), a theme picked in the key is the browser's to show, as from the whole map, and reads
+    as the same link opened afresh."""
+    app, atlas = keyed_app
+    topic = int(atlas.topics["topic_id"].iloc[0])
+    received = Received(page)
+    open_app(page, app.url + f"?topic={topic}")
+    idle(page)
+    page.get_by_role("button", name="Back to the topic list").click()
+    page.wait_for_function("() => location.search === ''", timeout=30_000)
+    idle(page)
+    shown = picked_in_the_browser(page, received, THEMES[1], "q.get('theme') === '1'")
+    assert [entry for entry in shown["key"] if entry[1]] == [[THEMES[1], True]]
+    assert same_link_afresh(browser, page) == shown
