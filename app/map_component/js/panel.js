@@ -586,8 +586,12 @@ function watchHistory() {
   window.addEventListener("popstate", (event) => {
     const before = HISTORY.search, now = window.location.search;
     HISTORY.search = now;
-    const drawn = before !== null && before !== now && historyStep(before, now, streamlit !== null);
-    if (streamlit && !drawn) streamlit(event);
+    let drawn = false;
+    try {
+      drawn = before !== null && before !== now && historyStep(before, now, streamlit !== null);
+    } finally {
+      if (streamlit && !drawn) streamlit(event); // the page follows the link, whatever went wrong here
+    }
   });
 }
 
