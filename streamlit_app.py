@@ -185,7 +185,16 @@ def map_part(data: MapData, map_key: MapKey, rising, map_name: str | None) -> No
     # while a paper opened from the topic takes the panel's place, the server narrows the map to it.
     shown = opened_topic_view(data, state, view).in_view if state.paper else view.in_view
     with left:
-        map_panel(data, map_key, shown, state, MAP_HEIGHT, search_active=view.search is not None)
+        in_panel = state.paper is None and not editing_allowed(data.path)  # the topic panel beside it
+        map_panel(
+            data,
+            map_key,
+            shown,
+            state,
+            MAP_HEIGHT,
+            search_active=view.search is not None,
+            topic_in_panel=in_panel,
+        )
     with right:
         selected = selected_rows(data, map_key, state)  # the list counts what the table lists
         filtered = len(view.rows) != data.n or selected is not None

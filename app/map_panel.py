@@ -8,7 +8,6 @@ import numpy as np
 import streamlit as st
 
 from app import session
-from app.curation_panel import editing_allowed
 from app.data import MapData
 from app.loaders import MapKey
 from app.map_component import live_map, points_url
@@ -28,7 +27,10 @@ def map_panel(
     height: int = 600,
     *,
     search_active: bool = False,
+    topic_in_panel: bool = False,
 ) -> None:
+    """The map, its key and the colour choice under it. `topic_in_panel`: the topic panel beside it
+    opens and closes topics without this part (no paper open, no editing)."""
     placement = session.placement()
     clear_selection, reset_zoom = session.map_counters()
     url = points_url(data, map_key)
@@ -57,10 +59,7 @@ def map_panel(
         themes=state.themes,
         values=state.filter_dict().get(state.colour, ()) if state.colour else (),
         selection=state.selection,
-        # The topic panel (no paper open, no editing) opens and closes topics without this part.
-        key_in_browser=session.key_in_browser_now(
-            data, state.paper is None and not editing_allowed(data.path)
-        ),
+        key_in_browser=session.key_in_browser_now(data, topic_in_panel),
         key_picks=session.key_picks(),
         height=height,
     )
