@@ -86,6 +86,7 @@ def side_panel(
             on_sort=partial(session.on_panel_sort, url),
             height=MAP_HEIGHT - (40 if editing else 0),
             key_picks=session.key_picks(),
+            link=session.view_link(),
         )
         # Where editing is on, the edit forms follow the opened topic: the map's part reruns for it.
         session.panel_shown(state.topic, shown=not editing_allowed(data.path))
@@ -194,6 +195,7 @@ def map_part(data: MapData, map_key: MapKey, rising, map_name: str | None) -> No
             MAP_HEIGHT,
             search_active=view.search is not None,
             topic_in_panel=in_panel,
+            vocabulary=lambda: view_vocabulary(data, cached_rising(map_key)),
         )
     with right:
         selected = selected_rows(data, map_key, state)  # the list counts what the table lists

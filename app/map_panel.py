@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 import numpy as np
@@ -15,7 +16,7 @@ from app.map_component.payload import Pin
 from app.nearest import nearest_papers
 from app.palette import colour_columns
 from app.place import Placement, placement_label
-from app.state import ViewState
+from app.state import ViewState, Vocabulary
 from app.text import markdown_literal
 
 
@@ -28,9 +29,12 @@ def map_panel(
     *,
     search_active: bool = False,
     topic_in_panel: bool = False,
+    vocabulary: Callable[[], Vocabulary] | None = None,
 ) -> None:
     """The map, its key and the colour choice under it. `topic_in_panel`: the topic panel beside it
-    opens and closes topics without this part (no paper open, no editing)."""
+    opens and closes topics without this part (no paper open, no editing). `vocabulary`: what a link
+    may choose on this map, for Back or Forward to a view the browser draws again (None: Streamlit's
+    rerun draws every one)."""
     placement = session.placement()
     clear_selection, reset_zoom = session.map_counters()
     url = points_url(data, map_key)
@@ -62,6 +66,8 @@ def map_panel(
         key_in_browser=session.key_in_browser_now(data, topic_in_panel),
         key_picks=session.key_picks(),
         height=height,
+        link=session.view_link() if vocabulary else None,
+        on_history=partial(session.on_map_history, data, url, vocabulary) if vocabulary else None,
     )
     columns = colour_columns(data.facets)
     bottom = st.columns([1.3, 2], vertical_alignment="center")  # the chosen option reads whole

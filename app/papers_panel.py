@@ -37,4 +37,5 @@ def papers_panel(
         on_click=partial(session.on_paper_click, data, url, TABLE_KEY),
         on_clear=partial(session.on_table_clear, url),
         key_picks=session.key_picks(),
+        link=session.view_link(),
     )

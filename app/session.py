@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TypeVar
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlencode
 
 import streamlit as st
 
@@ -468,12 +468,50 @@ def on_panel_topic(data: MapData, points_url: str) -> None:
 
 def _keep_query(query: str) -> None:
     """The address bar's query as the browser wrote it for a step it drew itself (a new history
-    entry): kept as the query string, so that Streamlit adds no entry of its own."""
+    entry, or the one Back or Forward went to): kept as the query string, so that Streamlit adds no
+    entry of its own."""
+    params = _query_params(query)
+    st.session_state[URL_PARAMS] = _without_zoom(params)
+    st.query_params.from_dict(params)
+
+
+def _query_params(query: str) -> dict[str, list[str]]:
     params: dict[str, list[str]] = {}
     for key, item in parse_qsl(query, keep_blank_values=True):
         params.setdefault(key, []).append(item)
-    st.session_state[URL_PARAMS] = _without_zoom(params)
-    st.query_params.from_dict(params)
+    return params
+
+
+def view_link() -> str:
+    """The view's link as the server writes it, without the map's name and the zoom: the browser keeps
+    the map's, the topic panel's and the papers table's states by it (js/panel.js, `keepView`), to draw Back or
+    Forward to this view again itself (`on_map_history`)."""
+    return urlencode(normalise_params(to_params(current_state(), None)), doseq=True)
+
+
+def on_map_history(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary]) -> None:
+    """Back or Forward in the browser went to a view the server drew before, and the browser drew its
+    map, topic panel and papers table again from the states it kept for its link (js/panel.js,
+    `redrawView`): the view follows the entry's link as Streamlit's rerun of it would (`open_view`),
+    and the server draws again only what it owns (the sidebar, the header, the downloads). The link is
+    kept as the query string (Streamlit adds no entry); the next states sent differ from those the
+    page holds (`KEY_PICKS`), so the parts follow them."""
+    value = map_event("history") or {}
+    query = value.get("query")
+    if value.get("map") != points_url or not (isinstance(query, str) and len(query) < 10_000):
+        return
+    state, said = parse_view(_without_zoom(_query_params(query)), vocabulary())
+    apply_state(state, data)
+    st.session_state[NOTICES] = said
+    if PANEL_TOPIC in st.session_state:
+        st.session_state[PANEL_TOPIC] = state.topic
+    shown, now = st.session_state.setdefault(PARTS_SHOWN, {}), part_keys()
+    for part in ("map", "results"):
+        shown[part] = now[part]
+    st.session_state[BROWSER_PICK] = None
+    st.session_state[KEY_PICKS] = key_picks() + 1
+    _keep_query(query)
+    rerun_changed()
 
 
 def key_in_browser_now(data: MapData, topic_in_panel: bool = False) -> bool:

@@ -562,13 +562,14 @@ def test_a_theme_s_heading_in_the_topic_list_shows_it_alone_as_its_key_entry_doe
 def test_coloured_by_a_column_a_theme_s_heading_is_shown_by_the_server(page, browser, keyed_app):
     """While the key shows a column's values, a theme's heading in the list still shows only that
     theme (the server draws it: the browser's picks are the key's own kind), with `theme=` in the link,
-    reading as the same link opened afresh."""
+    reading as the same link opened afresh; Back, the view the link opened again (kept by the browser)."""
     app, atlas = keyed_app
     theme_of = dict(zip(atlas.topics["topic_id"], atlas.topics["theme_id"], strict=True))
     count = int((atlas.papers["topic_id"].map(theme_of) == 1).sum())
     received = Received(page)
     open_app(page, app.url + "?colour=venue")
     idle(page)
+    opened = page.evaluate(SHOWN)
     received.take()
     entries = page.evaluate("history.length")
     page.locator(".atlas-panel-list .atlas-section-name", has_text=THEMES[1]).click()
@@ -583,12 +584,7 @@ def test_coloured_by_a_column_a_theme_s_heading_is_shown_by_the_server(page, bro
     assert "f.venue" not in page.evaluate("location.search")
     assert page.evaluate("history.length") == entries + 1  # one step, one entry (none of the browser's)
     assert same_link_afresh(browser, page) == shown
-    received.take()
-    page.go_back()  # not an entry of the key shown (its values): Streamlit's rerun of the link draws it
-    page.wait_for_function("() => !new URLSearchParams(location.search).has('theme')", timeout=30_000)
-    wait_for_heading(page, f"Papers · {len(atlas.papers)}")
-    idle(page)
-    assert [kind for place, kind, _ in received.take() if kind == "bidi_component"]
+    assert picked_in_the_browser(page, received, page.go_back, "!q.has('theme')") == opened
 
 
 def test_a_theme_picked_after_closing_a_topic_a_link_opened_is_drawn_by_the_browser(page, browser, keyed_app):
@@ -606,3 +602,52 @@ def test_a_theme_picked_after_closing_a_topic_a_link_opened_is_drawn_by_the_brow
     shown = picked_in_the_browser(page, received, THEMES[1], "q.get('theme') === '1'")
     assert [entry for entry in shown["key"] if entry[1]] == [[THEMES[1], True]]
     assert same_link_afresh(browser, page) == shown
+
+
+def test_back_and_forward_to_views_the_server_drew_are_drawn_again_by_the_browser(page, browser, keyed_app):
+    """Back after a filter chosen in the sidebar, or after a search, and Forward again: the browser draws
+    the map, the topic list and the papers table again from what it kept of that view (the server draws
+    no map, list or table, only the sidebar, the header and the downloads), the sidebar's filter and the
+    search box follow the link, no history entry is added, and the page reads as the link opened afresh."""
+    app, atlas = keyed_app
+    theme_of = dict(zip(atlas.topics["topic_id"], atlas.topics["theme_id"], strict=True))
+    count = int((atlas.papers["topic_id"].map(theme_of) == 1).sum())
+    received = Received(page)
+    open_app(page, app.url)
+    idle(page)
+    whole = page.evaluate(SHOWN)
+    sidebar_multiselect(page, "Themes").click()
+    page.get_by_role("option", name=THEMES[1], exact=False).first.click()
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => new URLSearchParams(location.search).get('theme') === '1'", timeout=30_000)
+    wait_for_heading(page, f"Papers · {count}")
+    idle(page)
+    themed = page.evaluate(SHOWN)
+    entries = page.evaluate("history.length")
+
+    assert picked_in_the_browser(page, received, page.go_back, "!q.has('theme')") == whole
+    page.get_by_text(f"Showing the {len(atlas.papers)} papers of the map").wait_for(timeout=30_000)
+    assert chips(page, "Themes") == []
+    assert picked_in_the_browser(page, received, page.go_forward, "q.get('theme') === '1'") == themed
+    page.get_by_text(f"Showing the {count} papers in the theme “{THEMES[1]}”").wait_for(timeout=30_000)
+    assert chips(page, "Themes")[0].startswith(THEMES[1])
+    assert same_link_afresh(browser, page) == themed
+    assert page.evaluate("history.length") == entries
+
+    picked_in_the_browser(page, received, page.go_back, "!q.has('theme')")
+    box = page.get_by_role("textbox", name="Search")
+    box.fill("diffusion")
+    box.press("Enter")
+    page.wait_for_function(
+        "() => new URLSearchParams(location.search).get('q') === 'diffusion'", timeout=30_000
+    )
+    idle(page)
+    searched = page.evaluate(SHOWN)
+    assert searched != whole
+    assert picked_in_the_browser(page, received, page.go_back, "!q.has('q')") == whole
+    page.wait_for_function(
+        "() => !document.querySelector('input[aria-label=\"Search\"]').value", timeout=30_000
+    )
+    assert picked_in_the_browser(page, received, page.go_forward, "q.get('q') === 'diffusion'") == searched
+    assert box.input_value() == "diffusion"
+    assert same_link_afresh(browser, page) == searched

@@ -4,6 +4,10 @@ browser already changed, does not), and which events it ignores. The browser sid
 
 from __future__ import annotations
 
+import contextlib
+
+import numpy as np
+import pandas as pd
 import pytest
 import streamlit as st
 
@@ -11,6 +15,7 @@ from app import session
 from app.data import build_map_data
 from app.map_component import KEY as MAP_KEY
 from app.map_component import NEAREST_KEY, PANEL_KEY, TABLE_KEY
+from app.view import view_vocabulary
 from pipeline.mapfolder.store import write_map
 from tests.helpers import themed_map
 
@@ -125,3 +130,29 @@ def test_the_papers_table_s_clear_selection_drops_the_selection(data):
     st.session_state[TABLE_KEY] = {"clear": {"map": MAP}}
     session.on_table_clear(MAP)
     assert st.session_state[SELECTION] == "" and session.map_counters()[0] == cleared + 1
+
+
+def test_back_to_a_view_the_browser_kept_follows_its_link_and_counts_the_map_and_table_as_drawn(data):
+    """The map's "history" event (js/panel.js, `redrawView`): the session takes the entry's link as
+    Streamlit's rerun for Back would; the map's and the table's parts count as drawn (the browser drew
+    them again from the states it kept), the header's does not; the next states sent differ from those
+    the page holds (`key_picks`); an event from another map, or without a link, changes nothing."""
+    themes, search = session.widget_key("themes"), session.widget_key("search")
+    vocabulary = lambda: view_vocabulary(data, pd.Series(np.nan, index=data.topics["topic_id"]))  # noqa: E731
+    st.session_state[themes] = [1]
+    shown = st.session_state.setdefault(session.PARTS_SHOWN, {})
+    shown.update(session.part_keys())
+    picks = session.key_picks()
+    for event in ({"map": "app/static/atlas/points-other.bin.gz", "query": "q=diffusion"}, {"map": MAP}):
+        st.session_state[MAP_KEY] = {"history": event}
+        session.on_map_history(data, MAP, vocabulary)
+        assert st.session_state[themes] == [1] and session.key_picks() == picks  # not this map's, no link
+    st.session_state[MAP_KEY] = {"history": {"map": MAP, "query": "q=diffusion&view=0,1,0,1"}}
+    with contextlib.suppress(Exception):  # st.rerun of the other parts, outside a script run here
+        session.on_map_history(data, MAP, vocabulary)
+    assert st.session_state[themes] == [] and st.session_state[search] == "diffusion"
+    now = session.part_keys()
+    assert shown["map"] == now["map"] and shown["results"] == now["results"]  # the browser's drawing
+    assert shown["header"] != now["header"] and shown["downloads"] != now["downloads"]  # the server's to draw
+    assert session.key_picks() == picks + 1
+    assert st.session_state[session.URL_PARAMS] == {"q": ["diffusion"]}  # kept as the query, the zoom aside

@@ -179,13 +179,17 @@ def live_map(
     key_in_browser: bool = False,
     key_picks: int = 0,
     height: int = 640,
+    link: str | None = None,
+    on_history: Callable[[], None] | None = None,
 ):
     """Mount (first run) or update (later runs) the map; read events with `app.session.map_event(name)`
     in callbacks. `files_sent`: the files this session's browser already has (`app.session.files_sent`; None: none).
     `themes`, `values`: the chosen themes and the colour column's chosen values, marked in the key;
     `selection`: the box or lasso selection, as the link writes it (drawn on the map); `key_in_browser`:
     an entry picked in the key is shown by the browser (`app.state.key_in_browser`); `key_picks`: how
-    many it has shown so far (`app.session.key_picks`)."""
+    many it has shown so far (`app.session.key_picks`); `link`: the view's link (`app.session.view_link`),
+    by which the browser keeps this state, and the panel's and the table's, to draw Back or Forward to
+    the view again itself (the "history" event, `on_history`; None: not kept)."""
     files_sent = set() if files_sent is None else files_sent
     points, points_data = served(*_points_file(data, token), files_sent)
     plotly, plotly_data = served(*_plotly_file(), files_sent)
@@ -210,10 +214,12 @@ def live_map(
         key_in_browser=key_in_browser,
         key_picks=key_picks,
     )
+    if link is not None:
+        payload["link"] = link
     with_files(payload, module, points_data=points_data, plotly_data=plotly_data, module_data=module_data)
-    legend_callback = (
-        {"on_legend_change": on_legend} if on_legend else {}
-    )  # None: clicks in the key change nothing
+    callbacks = {"on_legend_change": on_legend} if on_legend else {}  # None: clicks in the key change nothing
+    if on_history:
+        callbacks["on_history_change"] = on_history
     return _component(
         key=KEY,
         # the map's cell of the page: the panel beside it draws itself in another (`live_panel`)
@@ -221,7 +227,7 @@ def live_map(
         height=height,
         on_click_change=on_click,
         on_select_change=on_select,
-        **legend_callback,
+        **callbacks,
     )
 
 
@@ -243,10 +249,11 @@ def live_panel(
     on_sort: Callable[[], None],
     height: int,
     key_picks: int = 0,
+    link: str | None = None,
 ):
     """Mount or update the topic panel beside the map (js/panel.js): the topic list and an opened
     topic, drawn in the browser from the map's summary file; `in_view`: the papers in view before an
-    opened topic narrows them; `key_picks`: as for `live_map`. Its events: "topic" (opened or closed), "only" ("Only this topic"),
+    opened topic narrows them; `key_picks`, `link`: as for `live_map`. Its events: "topic" (opened or closed), "only" ("Only this topic"),
     "sort" (the list's order) and "click" (a central paper opened), read with `app.session.map_event(name, PANEL_KEY)`.
 
     Where static/ is read-only, `sent_before_map` (the files the session had received before this run's
@@ -267,6 +274,8 @@ def live_panel(
         height=height,
         key_picks=key_picks,
     )
+    if link is not None:
+        payload["link"] = link  # as for `live_map`
     with_files(payload, module, summary_data=summary_data, plotly_data=plotly_data, module_data=module_data)
     return _component(
         key=PANEL_KEY,
@@ -291,11 +300,12 @@ def live_table(
     on_click: Callable[[], None],
     on_clear: Callable[[], None],
     key_picks: int = 0,
+    link: str | None = None,
 ):
     """Mount or update the papers table under the map (js/table.js, `app.map_component.table`): the
     papers in view (`in_view`, before an opened topic narrows them), best match first under `search`,
-    or those of them the map's selection holds (`selected`: rows, None without one); `key_picks`: as
-    for `live_map`. Its events:
+    or those of them the map's selection holds (`selected`: rows, None without one); `key_picks`,
+    `link`: as for `live_map`. Its events:
     "click" (a row opened) and "clear" ("Clear selection"), read with
     `app.session.map_event(name, TABLE_KEY)`. It draws after the map (it waits for the map's point
     table), so the map's run has sent map.js already where static/ is read-only."""
@@ -311,6 +321,8 @@ def live_table(
         topic=topic,
         key_picks=key_picks,
     )
+    if link is not None:
+        payload["link"] = link  # as for `live_map`
     with_files(payload, module, table_data=table_data, module_data=module_data)
     return _component(key=TABLE_KEY, data=payload, on_click_change=on_click, on_clear_change=on_clear)
 

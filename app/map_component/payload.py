@@ -154,6 +154,7 @@ class ViewState(TypedDict):
     height: int
     draw_cap: int
     selection: Outline | None
+    link: NotRequired[str]  # the view's link, set by `live_*`: the browser keeps the state by it
     module: NotRequired[str]
     points_data: NotRequired[str]
     plotly_data: NotRequired[str]
@@ -174,6 +175,7 @@ class PanelState(TypedDict):
     filtered: bool
     key_picks: int
     height: int
+    link: NotRequired[str]  # the view's link, set by `live_*`: the browser keeps the state by it
     module: NotRequired[str]
     summary_data: NotRequired[str]
     plotly_data: NotRequired[str]
@@ -240,6 +242,7 @@ class TableState(TypedDict):
     topic: int | None
     page_rows: int
     key_picks: int
+    link: NotRequired[str]  # the view's link, set by `live_*`: the browser keeps the state by it
     module: NotRequired[str]
     table_data: NotRequired[str]
     module_data: NotRequired[str]
@@ -359,6 +362,14 @@ class TopicEvent(TypedDict):
     map: str
 
 
+class HistoryEvent(TypedDict):
+    """Back or Forward in the browser went to the link `query`, a view the server drew before, which the
+    browser drew again from the map's, the panel's and the table's states it kept for that link."""
+
+    query: str
+    map: str
+
+
 class ClearEvent(TypedDict):
     """The papers table's "Clear selection"."""
 
@@ -379,12 +390,13 @@ class SortEvent(TypedDict):
     map: str
 
 
-# trigger name -> its value (the map sends click, select and legend; the panel click, topic, only and
-# sort; the papers table click and clear)
+# trigger name -> its value (the map sends click, select, legend and history; the panel click, topic,
+# only and sort; the papers table click and clear)
 EVENTS = {
     "click": ClickEvent,
     "select": SelectEvent,
     "legend": LegendEvent,
+    "history": HistoryEvent,
     "topic": TopicEvent,
     "only": OnlyEvent,
     "sort": SortEvent,

@@ -18,6 +18,7 @@ export default function (component) {
   }
   inst.trigger = setTriggerValue;
   inst.root.style.height = `${data.height}px`;
+  keepView("map", data);
   inst.keyShown = null; // the server's view state shows an entry picked in the key now, if still chosen
   inst.pending = data;
   inst.update();
@@ -45,6 +46,7 @@ function partEntry(kind, data, parentElement, setTriggerValue) {
   else if (part instanceof PapersTable) LINK.table = part;
   part.trigger = setTriggerValue;
   if ("height" in data) part.root.style.height = `${data.height}px`;
+  if (kind !== "nearest") keepView(kind, data);
   const shown = part;
   part.ready = part.ready.then(() => shown.update(/** @type {any} */ (data))).catch((error) => {
     shown.loading.hidden = false;
@@ -56,3 +58,4 @@ function partEntry(kind, data, parentElement, setTriggerValue) {
     PARTS.delete(parentElement);
   };
 }
+

@@ -595,6 +595,12 @@ function watchHistory() {
   });
 }
 
+/** Whether no script run is under way (Streamlit says so on its app's element; not said: taken as running). */
+function streamlitIdle() {
+  const app = /** @type {HTMLElement|null} */ (document.querySelector('[data-testid="stApp"]'));
+  return Boolean(app && app.dataset.testScriptState === "notRunning");
+}
+
 /** Streamlit's handler of Back and Forward: its App component's `onHistoryChange`, found among the
  * page's first React components (null: not there). @returns {((event: Event) => void)|null} */
 function streamlitHistoryHandler() {
@@ -613,12 +619,14 @@ function streamlitHistoryHandler() {
 
 /** Back or Forward from the link `before` to `now`, drawn by the browser where the entry is one it
  * draws as a click: another topic opened in the panel (or the list), or the key's entry shown alone
- * (or all again, js/legend.js `pickKey`). The server is told as by the click, with the entry's link,
- * where `tell` (Streamlit's rerun does not follow it). Whether the browser drew it and told the server.
+ * (or all again, js/legend.js `pickKey`), the server told as by the click, with the entry's link; or
+ * a view the server drew before, drawn again from the states the browser kept for its link
+ * (`redrawView`). Only where `tell` (else Streamlit's rerun follows the link, and the panel alone shows
+ * an entry's topic at once). Whether the browser drew it and told the server.
  * @param {string} before @param {string} now @param {boolean} tell */
 function historyStep(before, now, tell) {
   const params = new URLSearchParams(now), query = now.replace(/^\?/, "");
-  if (params.has("paper")) return false;
+  if (params.has("paper") || (tell && !streamlitIdle())) return false; // a run under way: its parts would follow it
   const panel = LINK.panel;
   if (panel && panel.summary && differsOnlyIn(before, now, SHARED.topic_key)) {
     const raw = params.get(SHARED.topic_key);
@@ -630,10 +638,72 @@ function historyStep(before, now, tell) {
   const inst = LINK.map, view = inst && inst.received;
   if (!tell || !inst || !view) return false;
   const key = view.colour ? SHARED.filter_key + view.colour : SHARED.theme_key;
-  if (!differsOnlyIn(before, now, key)) return false;
-  const values = params.getAll(key);
-  const entry = values.length === 1 ? view.legend.find((e) => e.pick && e.link === values[0]) : undefined;
-  if (values.length && !entry) return false;
-  const chosen = entry ? /** @type {KeyPick} */ (entry.pick) : { [view.colour ? "value" : "theme"]: null };
-  return pickKey(inst, chosen, false, query);
+  if (differsOnlyIn(before, now, key)) {
+    const values = params.getAll(key);
+    const entry = values.length === 1 ? view.legend.find((e) => e.pick && e.link === values[0]) : undefined;
+    const chosen = entry ? /** @type {KeyPick} */ (entry.pick) : { [view.colour ? "value" : "theme"]: null };
+    if ((!values.length || entry) && pickKey(inst, chosen, false, query)) return true;
+  }
+  return redrawView(now); // a view the server drew before, kept by the browser
+}
+
+// The states the server sent for each view it drew, by the view's link (`link`: its query string as
+// the server writes it, without the map's name and the zoom): the map's, the topic panel's and the
+// papers table's, kept where all three were drawn for the same link (the last 20 views). Back or
+// Forward to one of them is drawn again from them by the browser (`redrawView`).
+/** @typedef {{map: ViewState, panel: PanelState, table: TableState}} KeptView */
+const VIEWS = {
+  /** @type {{map?: ViewState, panel?: PanelState, table?: TableState}} what each part shows now */ last: {},
+  /** @type {Map<string, KeptView>} */ byLink: new Map(),
+};
+
+/** A link as a key: its query string in the link's order, without the map's name and the zoom. @param {string} query */
+function linkKey(query) {
+  const params = new URLSearchParams(query);
+  params.delete(SHARED.zoom_key);
+  params.delete("map");
+  return linkQuery(params);
+}
+
+/** A part's state as the server sent it (without its inline files: they are loaded once), kept for
+ * its view. @param {"map"|"panel"|"table"} kind @param {any} data */
+function keepView(kind, data) {
+  const { points_data, plotly_data, module_data, summary_data, table_data, ...kept } = data;
+  VIEWS.last[kind] = kept;
+  const { map, panel, table } = VIEWS.last;
+  if (!map || !panel || !table || map.link === undefined || map.link !== panel.link || map.link !== table.link) return;
+  const key = linkKey(map.link);
+  VIEWS.byLink.delete(key); // the newest last
+  VIEWS.byLink.set(key, { map, panel, table });
+  if (VIEWS.byLink.size > 20) VIEWS.byLink.delete(/** @type {string} */ (VIEWS.byLink.keys().next().value));
+}
+
+/** Back or Forward to the link `search`: the map, the topic panel and the papers table drawn again from
+ * the states kept for it, where the map, its summary and its table are those drawn now and no abstract
+ * is placed (the server drops it on Back); the server told first ("history": it follows the link and
+ * draws the sidebar, the header and the downloads), as for a step the panel draws. Whether they were.
+ * @param {string} search */
+function redrawView(search) {
+  const kept = VIEWS.byLink.get(linkKey(search));
+  const inst = LINK.map, panel = LINK.panel, table = LINK.table, { map: map, panel: now, table: listed } = VIEWS.last;
+  if (!kept || !inst || !panel || !table || !map || !now || !listed || map.pin) return false;
+  if (kept.map.points !== map.points || kept.panel.summary !== now.summary || kept.table.table !== listed.table) return false;
+  inst.trigger("history", { query: search.replace(/^\?/, ""), map: inst.pointsUrl });
+  // The counters the server sent last: an old one would be read as "Clear selection" or "Reset view".
+  const drawn = {
+    map: { ...kept.map, clear: map.clear, reset: map.reset, key_picks: map.key_picks, height: map.height },
+    panel: { ...kept.panel, key_picks: now.key_picks, height: now.height },
+    table: { ...kept.table, key_picks: listed.key_picks },
+  };
+  VIEWS.last = drawn;
+  setTimeout(() => {
+    inst.keyShown = null;
+    inst.pending = drawn.map;
+    inst.update();
+    for (const [part, data] of /** @type {[TopicPanel|PapersTable, any][]} */ ([[panel, drawn.panel], [table, drawn.table]])) {
+      part.serverTopic = undefined; // the view's opened topic, followed
+      part.ready = part.ready.then(() => part.update(data));
+    }
+  }, 0);
+  return true;
 }

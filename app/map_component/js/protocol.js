@@ -90,6 +90,7 @@
  * @property {number} height
  * @property {number} draw_cap
  * @property {Outline|null} selection
+ * @property {string} [link]
  * @property {string} [module]
  * @property {string} [points_data]
  * @property {string} [plotly_data]
@@ -109,6 +110,7 @@
  * @property {boolean} filtered
  * @property {number} key_picks
  * @property {number} height
+ * @property {string} [link]
  * @property {string} [module]
  * @property {string} [summary_data]
  * @property {string} [plotly_data]
@@ -151,6 +153,7 @@
  * @property {number|null} topic
  * @property {number} page_rows
  * @property {number} key_picks
+ * @property {string} [link]
  * @property {string} [module]
  * @property {string} [table_data]
  * @property {string} [module_data]
@@ -299,6 +302,13 @@
  */
 
 /**
+ * Back or Forward went to `query`, a view the server drew before, drawn again by the browser.
+ * @typedef {Object} HistoryEvent
+ * @property {string} query
+ * @property {string} map
+ */
+
+/**
  * The papers table's "Clear selection".
  * @typedef {Object} ClearEvent
  * @property {string} map
@@ -324,6 +334,7 @@
  * @property {ClickEvent} click
  * @property {SelectEvent} select
  * @property {LegendEvent} legend
+ * @property {HistoryEvent} history
  * @property {TopicEvent} topic
  * @property {OnlyEvent} only
  * @property {SortEvent} sort
