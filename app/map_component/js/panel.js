@@ -680,13 +680,13 @@ function keepView(kind, data) {
 
 /** Back or Forward to the link `search`: the map, the topic panel and the papers table drawn again from
  * the states kept for it, where the map, its summary and its table are those drawn now and no abstract
- * is placed (the server drops it on Back); the server told first ("history": it follows the link and
+ * is placed, now or in the kept view (the server drops it on Back); the server told first ("history": it follows the link and
  * draws the sidebar, the header and the downloads), as for a step the panel draws. Whether they were.
  * @param {string} search */
 function redrawView(search) {
   const kept = VIEWS.byLink.get(linkKey(search));
-  const inst = LINK.map, panel = LINK.panel, table = LINK.table, { map: map, panel: now, table: listed } = VIEWS.last;
-  if (!kept || !inst || !panel || !table || !map || !now || !listed || map.pin) return false;
+  const inst = LINK.map, panel = LINK.panel, table = LINK.table, { map, panel: now, table: listed } = VIEWS.last;
+  if (!kept || !inst || !panel || !table || !map || !now || !listed || map.pin || kept.map.pin) return false;
   if (kept.map.points !== map.points || kept.panel.summary !== now.summary || kept.table.table !== listed.table) return false;
   inst.trigger("history", { query: search.replace(/^\?/, ""), map: inst.pointsUrl });
   // The counters the server sent last: an old one would be read as "Clear selection" or "Reset view".
