@@ -484,8 +484,8 @@ def _query_params(query: str) -> dict[str, list[str]]:
 
 def view_link() -> str:
     """The view's link as the server writes it, without the map's name and the zoom: the browser keeps
-    the map's, the topic panel's and the papers table's states by it (js/panel.js, `keepView`), to draw Back or
-    Forward to this view again itself (`on_map_history`)."""
+    the map's, the topic panel's and the papers table's states by it (js/panel.js, `keepView`), to draw
+    Back or Forward to this view again itself (`on_map_history`)."""
     return urlencode(normalise_params(to_params(current_state(), None)), doseq=True)
 
 
