@@ -574,9 +574,10 @@ async function mapTable(url) {
 // Back and Forward in the browser. Streamlit's own handler (its App's `onHistoryChange`, added to the
 // window before any component's listener, and so run first: listeners on the window run in the order
 // they were added, capturing or not, in Chromium 156) reruns the whole page with the entry's link.
-// It is taken over here, and still runs for every entry but one the browser draws as it draws the
-// click that wrote it (`historyStep`); found nowhere (another Streamlit), it runs first as before, and
-// the panel shows an entry's topic at once while the rerun follows the link.
+// It is taken over here, and still runs for every entry but one the browser draws itself
+// (`historyStep`: as the click that wrote it, or a view it kept), and whenever a script run is under
+// way; found nowhere (another Streamlit), it runs first as before, and the panel shows an entry's
+// topic at once while the rerun follows the link.
 function watchHistory() {
   if (HISTORY.watching) return;
   HISTORY.watching = true;
