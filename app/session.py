@@ -493,7 +493,8 @@ def on_map_history(data: MapData, points_url: str, vocabulary: Callable[[], Voca
     """Back or Forward in the browser went to a view the server drew before, and the browser drew its
     map, topic panel and papers table again from the states it kept for its link (js/panel.js,
     `redrawView`): the view follows the entry's link as Streamlit's rerun of it would (`open_view`),
-    and the server draws again only what it owns (the sidebar, the header, the downloads). The link is
+    and the server draws again only what it owns (the sidebar, the header, the downloads; the map's
+    part too where editing is on). The link is
     kept as the query string (Streamlit adds no entry); the next states sent differ from those the
     page holds (`KEY_PICKS`), so the parts follow them."""
     value = map_event("history") or {}
@@ -503,10 +504,14 @@ def on_map_history(data: MapData, points_url: str, vocabulary: Callable[[], Voca
     state, said = parse_view(_without_zoom(_query_params(query)), vocabulary())
     apply_state(state, data)
     st.session_state[NOTICES] = said
+    # The map's part counts as drawn where the topic panel shows topics; where editing is on, its edit
+    # forms follow the opened topic: the part reruns (its map redrawn with the state the browser drew).
+    drawn = ("results",)
     if PANEL_TOPIC in st.session_state:
         st.session_state[PANEL_TOPIC] = state.topic
+        drawn = ("map", "results")
     shown, now = st.session_state.setdefault(PARTS_SHOWN, {}), part_keys()
-    for part in ("map", "results"):
+    for part in drawn:
         shown[part] = now[part]
     st.session_state[BROWSER_PICK] = None
     st.session_state[KEY_PICKS] = key_picks() + 1

@@ -140,6 +140,7 @@ def test_back_to_a_view_the_browser_kept_follows_its_link_and_counts_the_map_and
     themes, search = session.widget_key("themes"), session.widget_key("search")
     vocabulary = lambda: view_vocabulary(data, pd.Series(np.nan, index=data.topics["topic_id"]))  # noqa: E731
     st.session_state[themes] = [1]
+    session.panel_shown(None, shown=True)
     shown = st.session_state.setdefault(session.PARTS_SHOWN, {})
     shown.update(session.part_keys())
     picks = session.key_picks()
@@ -156,3 +157,19 @@ def test_back_to_a_view_the_browser_kept_follows_its_link_and_counts_the_map_and
     assert shown["header"] != now["header"] and shown["downloads"] != now["downloads"]  # the server's to draw
     assert session.key_picks() == picks + 1
     assert st.session_state[session.URL_PARAMS] == {"q": ["diffusion"]}  # kept as the query, the zoom aside
+
+
+def test_back_to_a_kept_view_with_editing_on_reruns_the_map_s_part(data):
+    """Where editing is on (no topic panel: its edit forms follow the opened topic), Back to a view the
+    browser kept reruns the map's part all the same: only the table counts as drawn by the browser."""
+    vocabulary = lambda: view_vocabulary(data, pd.Series(np.nan, index=data.topics["topic_id"]))  # noqa: E731
+    st.session_state[TOPIC] = 0
+    session.panel_shown(0, shown=False)
+    shown = st.session_state.setdefault(session.PARTS_SHOWN, {})
+    shown.update(session.part_keys())
+    st.session_state[MAP_KEY] = {"history": {"map": MAP, "query": "topic=1"}}
+    with contextlib.suppress(Exception):  # st.rerun of the other parts, outside a script run here
+        session.on_map_history(data, MAP, vocabulary)
+    now = session.part_keys()
+    assert st.session_state[TOPIC] == 1
+    assert shown["map"] != now["map"] and shown["results"] == now["results"]
