@@ -28,13 +28,12 @@ def map_panel(
     height: int = 600,
     *,
     search_active: bool = False,
-    topic_in_panel: bool = False,
-    vocabulary: Callable[[], Vocabulary] | None = None,
+    topic_in_panel: bool,
+    vocabulary: Callable[[], Vocabulary],
 ) -> None:
     """The map, its key and the colour choice under it. `topic_in_panel`: the topic panel beside it
     opens and closes topics without this part (no paper open, no editing). `vocabulary`: what a link
-    may choose on this map, for Back or Forward to a view the browser draws again (None: Streamlit's
-    rerun draws every one)."""
+    may choose on this map, for Back or Forward to a view the browser draws again."""
     placement = session.placement()
     clear_selection, reset_zoom = session.map_counters()
     url = points_url(data, map_key)
@@ -66,8 +65,8 @@ def map_panel(
         key_in_browser=session.key_in_browser_now(data, topic_in_panel),
         key_picks=session.key_picks(),
         height=height,
-        link=session.view_link() if vocabulary else None,
-        on_history=partial(session.on_map_history, data, url, vocabulary) if vocabulary else None,
+        link=session.view_link(),
+        on_history=partial(session.on_map_history, data, url, vocabulary),
     )
     columns = colour_columns(data.facets)
     bottom = st.columns([1.3, 2], vertical_alignment="center")  # the chosen option reads whole

@@ -149,10 +149,7 @@ def open_view(params: dict[str, list[str]], data: MapData, vocabulary: Vocabular
     chosen, from the history entry on Back or Forward; say what a link asked for that is not here."""
     first_run = INITIALISED not in st.session_state
     if st.session_state.get(INITIALISED) == data.name and navigated(params):
-        # Back or Forward in the browser: the view follows the history entry's link.
-        state, notices = parse_view(params, vocabulary)
-        apply_state(state, data)
-        st.session_state[NOTICES] = notices
+        follow_link(params, data, vocabulary)  # Back or Forward in the browser
     if st.session_state.get(INITIALISED) != data.name:
         # A link to a previous build's topic that is gone opens where its papers went, saying so.
         followed, link_info = follow_shared_topic(params, data.lineage, data.topics.reset_index(drop=True))
@@ -166,6 +163,15 @@ def open_view(params: dict[str, list[str]], data: MapData, vocabulary: Vocabular
             *st.session_state.get(LINK_INFO, []),
             f"The map {gone!r} is no longer there (its folder was deleted or moved); showing {data.name!r}.",
         ]
+
+
+def follow_link(params: dict[str, list[str]], data: MapData, vocabulary: Vocabulary) -> ViewState:
+    """The view a history entry's link says, put into the widgets' keys, and what it asked for that is
+    not here said (Back or Forward in the browser: Streamlit's rerun, or a view the browser drew again)."""
+    state, said = parse_view(params, vocabulary)
+    apply_state(state, data)
+    st.session_state[NOTICES] = said
+    return state
 
 
 def notices() -> tuple[list[str], list[str]]:
@@ -501,22 +507,28 @@ def on_map_history(data: MapData, points_url: str, vocabulary: Callable[[], Voca
     query = value.get("query")
     if value.get("map") != points_url or not (isinstance(query, str) and len(query) < 10_000):
         return
-    state, said = parse_view(_without_zoom(_query_params(query)), vocabulary())
-    apply_state(state, data)
-    st.session_state[NOTICES] = said
+    state = follow_link(_without_zoom(_query_params(query)), data, vocabulary())
     # The map's part counts as drawn where the topic panel shows topics; where editing is on, its edit
     # forms follow the opened topic: the part reruns (its map redrawn with the state the browser drew).
     drawn = ("results",)
     if PANEL_TOPIC in st.session_state:
         st.session_state[PANEL_TOPIC] = state.topic
         drawn = ("map", "results")
-    shown, now = st.session_state.setdefault(PARTS_SHOWN, {}), part_keys()
-    for part in drawn:
-        shown[part] = now[part]
-    st.session_state[BROWSER_PICK] = None
-    st.session_state[KEY_PICKS] = key_picks() + 1
-    _keep_query(query)
+    _drawn_in_browser(query, drawn)
     rerun_changed()
+
+
+def _drawn_in_browser(query: str, parts: tuple[str, ...], pick: tuple[str, object] | None = None) -> None:
+    """A step the browser drew itself in `parts` (the map's, the table's): they count as drawn, so they
+    do not rerun; the next states sent differ from those the page holds (`KEY_PICKS`), so the parts
+    follow them; the key's entry it shows (`pick`, `BROWSER_PICK`); the link it wrote (or went to)
+    kept as the query string, so Streamlit adds no entry of its own."""
+    shown, now = st.session_state.setdefault(PARTS_SHOWN, {}), part_keys()
+    for part in parts:
+        shown[part] = now[part]
+    st.session_state[KEY_PICKS] = key_picks() + 1
+    st.session_state[BROWSER_PICK] = pick
+    _keep_query(query)
 
 
 def key_in_browser_now(data: MapData, topic_in_panel: bool = False) -> bool:
@@ -584,15 +596,8 @@ def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
         topic = st.session_state.get(SESSION_KEY["topic"])
         if topic is not None and theme_of.get(topic) != chosen:
             st.session_state[SESSION_KEY["topic"]] = None  # an opened topic outside it would show nothing
-    if drew:
-        # The map, its panel and the papers table show it already (js/legend.js), and the browser
-        # wrote the link: kept as the query string, so Streamlit adds no entry of its own.
-        shown, now = st.session_state.setdefault(PARTS_SHOWN, {}), part_keys()
-        for part in ("map", "results"):
-            shown[part] = now[part]
-        st.session_state[KEY_PICKS] = key_picks() + 1
-        st.session_state[BROWSER_PICK] = (key, chosen) if alone else None
-        _keep_query(value["query"])
+    if drew:  # the map, its panel and the papers table show it already (js/legend.js)
+        _drawn_in_browser(value["query"], ("map", "results"), (key, chosen) if alone else None)
     rerun_changed()  # the header, the downloads and the sidebar's filter follow (the map and table too, from the server)
 
 
