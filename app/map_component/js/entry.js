@@ -19,9 +19,7 @@ export default function (component) {
   inst.trigger = setTriggerValue;
   inst.root.style.height = `${data.height}px`;
   keepView("map", data);
-  inst.keyShown = null; // the server's view state shows an entry picked in the key now, if still chosen
-  inst.pending = data;
-  inst.update();
+  showMapState(inst, data);
   return () => {
     inst.destroy();
     INSTANCES.delete(parentElement);
@@ -34,7 +32,7 @@ const PARTS = new WeakMap(); // parentElement -> the topic panel, the papers tab
 
 // The other instances: the topic panel beside the map (js/panel.js), the papers table under it
 // (js/table.js) and an opened paper's nearest papers (js/nearest.js), each made once, updated one
-// update after another, an error said in its place.
+// update after another, an error said in its place (js/panel.js, `showPartState`).
 /** @param {"panel"|"table"|"nearest"} kind @param {PanelState|TableState|NearestState} data @param {HTMLElement} parentElement @param {Trigger} setTriggerValue */
 function partEntry(kind, data, parentElement, setTriggerValue) {
   let part = PARTS.get(parentElement);
@@ -47,15 +45,10 @@ function partEntry(kind, data, parentElement, setTriggerValue) {
   part.trigger = setTriggerValue;
   if ("height" in data) part.root.style.height = `${data.height}px`;
   if (kind !== "nearest") keepView(kind, data);
+  showPartState(part, data);
   const shown = part;
-  part.ready = part.ready.then(() => shown.update(/** @type {any} */ (data))).catch((error) => {
-    shown.loading.hidden = false;
-    shown.loading.textContent = `The ${kind === "panel" ? "topics" : "papers"} could not be shown: ${error.message}`;
-    console.error(error);
-  });
   return () => {
     shown.destroy();
     PARTS.delete(parentElement);
   };
 }
-

@@ -71,6 +71,9 @@ function pickKey(inst, chosen, on, query) {
   return false;
 }
 
+/** The link's key an entry of the map's key writes: the themes', or the colour column's filter's.
+ * @param {ViewState} view */
+const keyParam = (view) => (view.colour ? SHARED.filter_key + view.colour : SHARED.theme_key);
 /** The entry a pick names (null: "Show all"). @param {KeyPick} pick */
 const entryOf = (pick) => pick.theme ?? pick.value ?? null;
 /** @param {KeyPick} a @param {KeyPick} b */
@@ -113,9 +116,8 @@ function keyShown(inst, pick) {
 function showKeyPick(inst, pick, shown, query) {
   if (query === undefined) {
     const view = /** @type {ViewState} */ (inst.received);
-    const key = view.colour ? SHARED.filter_key + view.colour : SHARED.theme_key;
     const entry = shown && view.legend.find((e) => e.pick && samePick(e.pick, shown.pick));
-    query = queryWith(key, entry ? entry.link : null);
+    query = queryWith(keyParam(view), entry ? entry.link : null);
     pushQuery(query);
   }
   inst.trigger("legend", { ...pick, query });

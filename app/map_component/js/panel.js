@@ -49,16 +49,18 @@ function pushQuery(query) {
   HISTORY.push(window.history.state, "", window.location.pathname + (query ? `?${query}` : "") + window.location.hash);
 }
 
+/** A query string as the server writes it, without the link's keys `dropped`.
+ * @param {string} query @param {string[]} dropped */
+function linkWithout(query, dropped) {
+  const params = new URLSearchParams(query);
+  for (const key of dropped) params.delete(key);
+  return linkQuery(params);
+}
+
 /** Whether two query strings differ in at most the link's `key` and the zoom.
  * @param {string} a @param {string} b @param {string} key */
 function differsOnlyIn(a, b, key) {
-  const rest = (search) => {
-    const params = new URLSearchParams(search);
-    params.delete(key);
-    params.delete(SHARED.zoom_key);
-    return linkQuery(params);
-  };
-  return rest(a) === rest(b);
+  return linkWithout(a, [key, SHARED.zoom_key]) === linkWithout(b, [key, SHARED.zoom_key]);
 }
 
 /** @param {string} tag @param {string} [className] @param {string} [text] */
@@ -638,7 +640,7 @@ function historyStep(before, now, tell) {
   }
   const inst = LINK.map, view = inst && inst.received;
   if (!tell || !inst || !view) return false;
-  const key = view.colour ? SHARED.filter_key + view.colour : SHARED.theme_key;
+  const key = keyParam(view);
   if (differsOnlyIn(before, now, key)) {
     const values = params.getAll(key);
     const entry = values.length === 1 ? view.legend.find((e) => e.pick && e.link === values[0]) : undefined;
@@ -659,12 +661,7 @@ const VIEWS = {
 };
 
 /** A link as a key: its query string in the link's order, without the map's name and the zoom. @param {string} query */
-function linkKey(query) {
-  const params = new URLSearchParams(query);
-  params.delete(SHARED.zoom_key);
-  params.delete("map");
-  return linkQuery(params);
-}
+const linkKey = (query) => linkWithout(query, [SHARED.zoom_key, "map"]);
 
 /** A part's state as the server sent it (without its inline files: they are loaded once), kept for
  * its view. @param {"map"|"panel"|"table"} kind @param {any} data */
@@ -698,13 +695,29 @@ function redrawView(search) {
   };
   VIEWS.last = drawn;
   setTimeout(() => {
-    inst.keyShown = null;
-    inst.pending = drawn.map;
-    inst.update();
+    showMapState(inst, drawn.map);
     for (const [part, data] of /** @type {[TopicPanel|PapersTable, any][]} */ ([[panel, drawn.panel], [table, drawn.table]])) {
       part.serverTopic = undefined; // the view's opened topic, followed
-      part.ready = part.ready.then(() => part.update(data));
+      showPartState(part, data);
     }
   }, 0);
   return true;
+}
+
+/** The map shows a state the server sent (js/entry.js), or one kept for a view (`redrawView`): the
+ * server's view, not an entry picked in the key. @param {AtlasMap} inst @param {ViewState} data */
+function showMapState(inst, data) {
+  inst.keyShown = null; // the server's view state shows an entry picked in the key now, if still chosen
+  inst.pending = data;
+  inst.update();
+}
+
+/** The topic panel, the papers table or a paper's nearest papers show a state, one update after
+ * another, an error said in its place. @param {TopicPanel|PapersTable|NearestPapers} part @param {any} data */
+function showPartState(part, data) {
+  part.ready = part.ready.then(() => part.update(data)).catch((error) => {
+    part.loading.hidden = false;
+    part.loading.textContent = `The ${part instanceof TopicPanel ? "topics" : "papers"} could not be shown: ${error.message}`;
+    console.error(error);
+  });
 }
