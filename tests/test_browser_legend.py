@@ -41,6 +41,12 @@ def write_keyed_map(folder: Path) -> Path:
     return folder
 
 
+def theme_counts(atlas) -> pd.Series:
+    """Each theme's papers on the map, by theme id (unassigned papers are in no theme)."""
+    theme_of = dict(zip(atlas.topics["topic_id"], atlas.topics["theme_id"], strict=True))
+    return atlas.papers["topic_id"].map(theme_of).value_counts()
+
+
 @pytest.fixture(scope="module")
 def keyed_app(tmp_path_factory):
     root = tmp_path_factory.mktemp("legend")
@@ -164,8 +170,7 @@ def test_the_key_lies_outside_the_plot_area_on_a_wide_and_a_phone_screen(browser
 
 def test_clicking_a_theme_in_the_key_shows_only_its_papers_and_again_shows_all(page, keyed_app):
     app, atlas = keyed_app
-    theme_of = dict(zip(atlas.topics["topic_id"], atlas.topics["theme_id"], strict=True))
-    counts = atlas.papers["topic_id"].map(theme_of).value_counts()  # unassigned papers are in no theme
+    counts = theme_counts(atlas)
     received = Received(page)
     open_app(page, app.url)
     idle(page)
@@ -235,8 +240,7 @@ def test_a_theme_picked_in_the_key_from_the_whole_map_is_drawn_by_the_browser_as
     papers table comes from it), and the page reads exactly as the same link opened afresh, which
     the server draws whole: the map's highlights and names, the key, the topic list, the table."""
     app, atlas = keyed_app
-    theme_of = dict(zip(atlas.topics["topic_id"], atlas.topics["theme_id"], strict=True))
-    counts = atlas.papers["topic_id"].map(theme_of).value_counts()
+    counts = theme_counts(atlas)
     received = Received(page)
     open_app(page, app.url)
     idle(page)
@@ -564,8 +568,7 @@ def test_coloured_by_a_column_a_theme_s_heading_is_shown_by_the_server(page, bro
     theme (the server draws it: the browser's picks are the key's own kind), with `theme=` in the link,
     reading as the same link opened afresh; Back, the view the link opened again (kept by the browser)."""
     app, atlas = keyed_app
-    theme_of = dict(zip(atlas.topics["topic_id"], atlas.topics["theme_id"], strict=True))
-    count = int((atlas.papers["topic_id"].map(theme_of) == 1).sum())
+    count = int(theme_counts(atlas)[1])
     received = Received(page)
     open_app(page, app.url + "?colour=venue")
     idle(page)
@@ -610,8 +613,7 @@ def test_back_and_forward_to_views_the_server_drew_are_drawn_again_by_the_browse
     no map, list or table, only the sidebar, the header and the downloads), the sidebar's filter and the
     search box follow the link, no history entry is added, and the page reads as the link opened afresh."""
     app, atlas = keyed_app
-    theme_of = dict(zip(atlas.topics["topic_id"], atlas.topics["theme_id"], strict=True))
-    count = int((atlas.papers["topic_id"].map(theme_of) == 1).sum())
+    count = int(theme_counts(atlas)[1])
     received = Received(page)
     open_app(page, app.url)
     idle(page)

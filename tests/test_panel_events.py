@@ -5,6 +5,7 @@ browser already changed, does not), and which events it ignores. The browser sid
 from __future__ import annotations
 
 import contextlib
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -30,6 +31,11 @@ def data(tmp_path_factory):
     folder = tmp_path_factory.mktemp("panel") / "themed"
     write_map(folder, themed_map(names=("Generative", "Structure")))
     return build_map_data("themed", folder)
+
+
+def vocabulary(data):
+    """What a link may choose on the map (no topic's growth measured: one order offered)."""
+    return view_vocabulary(data, pd.Series(np.nan, index=data.topics["topic_id"]))
 
 
 pytestmark = pytest.mark.usefixtures("fresh_session")  # each test starts from an empty session
@@ -138,7 +144,6 @@ def test_back_to_a_view_the_browser_kept_follows_its_link_and_counts_the_map_and
     them again from the states it kept), the header's does not; the next states sent differ from those
     the page holds (`key_picks`); an event from another map, or without a link, changes nothing."""
     themes, search = session.widget_key("themes"), session.widget_key("search")
-    vocabulary = lambda: view_vocabulary(data, pd.Series(np.nan, index=data.topics["topic_id"]))  # noqa: E731
     st.session_state[themes] = [1]
     session.panel_shown(None, shown=True)
     shown = st.session_state.setdefault(session.PARTS_SHOWN, {})
@@ -146,11 +151,11 @@ def test_back_to_a_view_the_browser_kept_follows_its_link_and_counts_the_map_and
     picks = session.key_picks()
     for event in ({"map": "app/static/atlas/points-other.bin.gz", "query": "q=diffusion"}, {"map": MAP}):
         st.session_state[MAP_KEY] = {"history": event}
-        session.on_map_history(data, MAP, vocabulary)
+        session.on_map_history(data, MAP, partial(vocabulary, data))
         assert st.session_state[themes] == [1] and session.key_picks() == picks  # not this map's, no link
     st.session_state[MAP_KEY] = {"history": {"map": MAP, "query": "q=diffusion&view=0,1,0,1"}}
     with contextlib.suppress(Exception):  # st.rerun of the other parts, outside a script run here
-        session.on_map_history(data, MAP, vocabulary)
+        session.on_map_history(data, MAP, partial(vocabulary, data))
     assert st.session_state[themes] == [] and st.session_state[search] == "diffusion"
     now = session.part_keys()
     assert shown["map"] == now["map"] and shown["results"] == now["results"]  # the browser's drawing
@@ -162,14 +167,13 @@ def test_back_to_a_view_the_browser_kept_follows_its_link_and_counts_the_map_and
 def test_back_to_a_kept_view_with_editing_on_reruns_the_map_s_part(data):
     """Where editing is on (no topic panel: its edit forms follow the opened topic), Back to a view the
     browser kept reruns the map's part all the same: only the table counts as drawn by the browser."""
-    vocabulary = lambda: view_vocabulary(data, pd.Series(np.nan, index=data.topics["topic_id"]))  # noqa: E731
     st.session_state[TOPIC] = 0
     session.panel_shown(0, shown=False)
     shown = st.session_state.setdefault(session.PARTS_SHOWN, {})
     shown.update(session.part_keys())
     st.session_state[MAP_KEY] = {"history": {"map": MAP, "query": "topic=1"}}
     with contextlib.suppress(Exception):  # st.rerun of the other parts, outside a script run here
-        session.on_map_history(data, MAP, vocabulary)
+        session.on_map_history(data, MAP, partial(vocabulary, data))
     now = session.part_keys()
     assert st.session_state[TOPIC] == 1
     assert shown["map"] != now["map"] and shown["results"] == now["results"]
