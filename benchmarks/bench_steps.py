@@ -7,21 +7,22 @@ Usage (from the repository root):
         [--compare CHECKOUT] [--out FILE]
 
 For each map a fresh `streamlit run` serves it and headless Chromium (1400x900), after first paint:
-types a word and presses Enter (search; "learning"), then another ("graph": search again, with
-the highlights' chart already made), empties the box and presses Enter (clear: the whole map
-again), picks the first option of the sidebar's first filter (Themes or Topics) (filter), goes Back
-in the browser (history: the whole map again, as the link before the filter), clicks a paper on the
-map (click), opens the first topic of the topic list (topic), goes back to the list with the panel's
-button (back), goes Back in the browser (topic history: the topic open again), returns to the list, clicks the first entry of the map's key (key, on a map with themes: that theme alone;
-clicked again after), opens the map coloured by its first column with few values and clicks the
-first entry of its key (key value: that value alone; clicked again after), turns the papers table to its second page (page: until it says "page 2 of"),
-pans the whole map by 2% three times (pan frame: until two frames have passed, timed in the page, the median of the three), and
-drags a box over the middle of the map with the modebar's Box Select (box, timed from
-letting go of the mouse button). Each is timed from the action until the map has redrawn (a box:
-has taken the server's answer in, the drawn box among it), the server has answered any message the page
-sent for it (a step the browser draws itself may still tell the server), and Streamlit is idle
-again (the script not running and no element of the previous run left stale); the bytes and
-messages the page received over the WebSocket are counted.
+types a word and presses Enter (search; "learning"), then another ("graph": search again, with the
+highlights' chart already made), empties the box and presses Enter (clear: the whole map again),
+picks the first option of the sidebar's first filter (Themes or Topics) (filter), goes Back in the
+browser (history: the whole map again, as the link before the filter), clicks a paper on the map
+(click), opens the first topic of the topic list (topic), goes back to the list with the panel's
+button (back), goes Back in the browser (topic history: the topic open again), returns to the list,
+clicks the first entry of the map's key (key, on a map with themes: that theme alone; clicked again
+after), opens the map coloured by its first column with few values and clicks the first entry of its
+key (key value: that value alone; clicked again after), turns the papers table to its second page
+(page: until it says "page 2 of"), pans the whole map by 2% three times (pan frame: until two frames
+have passed, timed in the page, the median of the three), and drags a box over the middle of the map
+with the modebar's Box Select (box, timed from letting go of the mouse button). Each is timed from
+the action until the map has redrawn (a box: has taken the server's answer in, the drawn box among
+it), the server has answered any message the page sent for it (a step the browser draws itself may
+still tell the server), and Streamlit is idle again (the script not running and no element of the
+previous run left stale); the bytes and messages the page received over the WebSocket are counted.
 Medians of `--repeat` rounds. The same run measures the floor, a bare Streamlit page with only a
 Search box and a header, searched and cleared the same way (the steps' ratios are to this rerun), and
 for each map a filter's floor: the first option picked in the bare page's sidebar multiselect of as many
