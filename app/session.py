@@ -592,9 +592,8 @@ def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
     st.session_state[key] = [chosen] if alone else []
     if alone and "theme" in value:
         st.session_state[SESSION_KEY["topics"]] = []  # the theme's papers, all of them
-        theme_of = dict(zip(data.topics["topic_id"].tolist(), data.topics["theme_id"].tolist(), strict=True))
         topic = st.session_state.get(SESSION_KEY["topic"])
-        if topic is not None and theme_of.get(topic) != chosen:
+        if topic is not None and data.topic_themes().get(topic) != chosen:
             st.session_state[SESSION_KEY["topic"]] = None  # an opened topic outside it would show nothing
     if drew:  # the map, its panel and the papers table show it already (js/legend.js)
         _drawn_in_browser(value["query"], ("map", "results"), (key, chosen) if alone else None)
