@@ -16,7 +16,7 @@ from app.data import build_map_data
 from app.topic_summary import central_papers, topic_summary
 from pipeline.mapfolder.store import write_map
 from tests.devserver import StreamlitServer
-from tests.helpers import GRAPH, Received, draws, idle, open_app, themed_map
+from tests.helpers import GRAPH, Received, draws, idle, open_app, themed_map, wait_for_redraw
 
 pytestmark = pytest.mark.browser
 LIST = ".atlas-panel-list"
@@ -226,6 +226,8 @@ def test_an_opened_topic_is_the_map_s_own_and_opening_it_redraws_only_the_map_s_
     page.wait_for_function("(t) => location.search === `?topic=${t}`", arg=topic, timeout=30_000)
     wait_for_header(page, f"Showing the {data.sizes[topic]} papers in the topic “{data.label(topic)}”")
     assert page.locator("h4", has_text="Papers ·").first.inner_text() == f"Papers · {data.sizes[topic]}"
+    wait_for_redraw(page, before)  # the browser's redraw may end after the server's header on a busy machine
+    idle(page)  # ... and a redraw from the server, were there one, would have come by now
     highlighted = page.evaluate(
         f"document.querySelector('{GRAPH}')._fullData.filter((t) => t.name === 'highlight' && t.visible)"
         ".reduce((n, t) => n + t.x.length, 0)"
