@@ -15,6 +15,7 @@ from pipeline.mapfolder.store import read_map, write_map
 from tests.devserver import StreamlitServer
 from tests.helpers import (
     GRAPH,
+    SEED_MAP,
     THEME_NAMES,
     Received,
     chips,
@@ -653,3 +654,78 @@ def test_back_and_forward_to_views_the_server_drew_are_drawn_again_by_the_browse
     assert picked_in_the_browser(page, received, page.go_forward, "q.get('q') === 'diffusion'") == searched
     assert box.input_value() == "diffusion"
     assert same_link_afresh(browser, page) == searched
+
+
+@pytest.fixture(scope="module")
+def seed_app(tmp_path_factory):
+    """The committed seed map, whose model the app can load: an abstract can be placed on it."""
+    app = StreamlitServer(SEED_MAP, tmp_path_factory.mktemp("seed") / "no-other-maps", timeout=60)
+    yield app
+    app.stop()
+
+
+def place_abstract(page, abstract: str) -> None:
+    """Paste `abstract` into "Where does my paper fit?" and place it: its pin drawn on the map."""
+    expander = page.get_by_text("Where does my paper fit?")
+    if not page.get_by_role("textbox", name="Abstract").is_visible():
+        expander.click()
+    page.get_by_role("textbox", name="Abstract").fill(abstract)
+    page.get_by_role("button", name="Place on the map").click()
+    page.get_by_role("button", name="Remove the pin").wait_for(timeout=120_000)
+    page.wait_for_function("() => !document.querySelector('.atlas-pin').hidden", timeout=30_000)
+    idle(page)
+
+
+def searched(page, words: str) -> None:
+    box = page.get_by_role("textbox", name="Search")
+    box.fill(words)
+    box.press("Enter")
+    page.wait_for_function(
+        "(w) => new URLSearchParams(location.search).get('q') === w", arg=words, timeout=30_000
+    )
+    idle(page)
+
+
+def back_is_streamlit_s_rerun(page, browser, received: Received) -> dict:
+    """Back in the browser to the link without a search: the server draws the map again (Streamlit's
+    rerun of the whole page), the placed abstract dropped with its pin, verdict and button; what the
+    page shows, which is what the same link opened afresh shows."""
+    received.take()
+    page.go_back()
+    page.wait_for_function("() => !new URLSearchParams(location.search).has('q')", timeout=30_000)
+    page.get_by_role("button", name="Remove the pin").wait_for(state="detached", timeout=30_000)
+    idle(page)
+    assert [kind for place, kind, _ in received.take() if kind == "bidi_component"]  # the server's drawing
+    assert page.evaluate("document.querySelector('.atlas-pin').hidden")
+    assert not page.get_by_text("Placed in").count()
+    shown = page.evaluate(SHOWN)
+    assert same_link_afresh(browser, page) == shown
+    return shown
+
+
+@pytest.mark.slow  # the real model embeds the abstract
+def test_back_with_an_abstract_placed_is_not_drawn_again_by_the_browser(page, browser, seed_app):
+    """A view the browser kept is not drawn again on Back where an abstract is placed, now or in that
+    view: Back drops the placement (a link holds no pin), which the server does, so Back is Streamlit's
+    rerun of the whole page and the pin, its verdict and "Remove the pin" go together. Both ways: placed
+    after a search (the view kept had no pin), placed before it (the view kept had the pin too), and
+    removed after it (only the view kept had one)."""
+    abstract = pd.read_parquet(SEED_MAP / "papers.parquet")["abstract"].iloc[0]
+    received = Received(page)
+    open_app(page, seed_app.url)
+    idle(page)
+    whole = page.evaluate(SHOWN)
+    searched(page, "diffusion")
+    place_abstract(page, abstract)
+    assert back_is_streamlit_s_rerun(page, browser, received) == whole
+
+    place_abstract(page, abstract)
+    searched(page, "diffusion")
+    assert page.get_by_role("button", name="Remove the pin").count()  # a search keeps the pin
+    assert back_is_streamlit_s_rerun(page, browser, received) == whole
+
+    place_abstract(page, abstract)
+    searched(page, "diffusion")
+    page.get_by_role("button", name="Remove the pin").click()  # none now; the view kept had one
+    page.wait_for_function("() => document.querySelector('.atlas-pin').hidden", timeout=30_000)
+    assert back_is_streamlit_s_rerun(page, browser, received) == whole
