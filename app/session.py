@@ -25,6 +25,7 @@ from app.place import Placement, PlacementError
 from app.search import KINDS
 from app.selection import selection_text
 from app.state import (
+    MAP_KEY,
     SESSION_KEY,
     SETTING,
     SETTINGS,
@@ -406,13 +407,25 @@ def on_paper_click(data: MapData, points_url: str, component: str = MAP_COMPONEN
         open_paper(str(data.doc_ids[row]))
 
 
-def on_map_select(points_url: str) -> None:
-    """A box or lasso drawn on the map (or cleared): kept as the link writes it (`app.selection`)."""
+def on_map_select(points_url: str, held: Callable[[ViewState], int]) -> None:
+    """A box or lasso drawn on the map (or cleared): kept as the link writes it (`app.selection`).
+
+    The browser shows a shape itself where its map, topic panel and papers table show the view the
+    server drew last (js/select.js): it sends the link it wrote and how many papers the shape holds,
+    taken at its word where that link is the view's with this shape and the count is the server's
+    (`held`: how many papers a view's selection holds); else the parts are drawn here, as before."""
     value = map_event("select")
     if not value or value.get("map") != points_url:
         return
     shape = value.get("shape")
-    st.session_state[SESSION_KEY["selection"]] = selection_text(shape) if isinstance(shape, dict) else ""
+    text = selection_text(shape) if isinstance(shape, dict) else ""
+    st.session_state[SESSION_KEY["selection"]] = text
+    query = value.get("query")
+    if text and isinstance(query, str) and len(query) < 10_000:
+        written = {key: v for key, v in _without_zoom(_query_params(query)).items() if key != MAP_KEY}
+        if urlencode(written, doseq=True) == view_link() and value.get("rows") == held(current_state()):
+            # The map's part counts as drawn where the topic panel shows topics (as `on_map_history`).
+            _drawn_in_browser(query, ("map", "results") if PANEL_TOPIC in st.session_state else ("results",))
     rerun_changed()
 
 

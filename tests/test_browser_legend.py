@@ -5,12 +5,15 @@ names on the map never cover the hover box or the placed abstract's tag."""
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import parse_qs, urlparse
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from app.map_component.payload import MAX_TOPIC_LABELS
+from app.selection import rows_inside
+from app.state import parse_selection
 from pipeline.mapfolder.store import read_map, write_map
 from tests.devserver import StreamlitServer
 from tests.helpers import (
@@ -27,6 +30,7 @@ from tests.helpers import (
     tiny_map,
     wait_for_redraw,
 )
+from tests.test_browser_steps import drag_box
 
 pytestmark = pytest.mark.browser  # the browser and page fixtures: tests/conftest.py
 THEMES = dict(enumerate(THEME_NAMES))
@@ -729,3 +733,69 @@ def test_back_with_an_abstract_placed_is_not_drawn_again_by_the_browser(page, br
     page.get_by_role("button", name="Remove the pin").click()  # none now; the view kept had one
     page.wait_for_function("() => document.querySelector('.atlas-pin').hidden", timeout=30_000)
     assert back_is_streamlit_s_rerun(page, browser, received) == whole
+
+
+def selected_on_the_map(page) -> str:
+    return page.locator("h4", has_text="Selected on the map").first.inner_text()
+
+
+def test_a_box_drawn_on_the_map_is_shown_by_the_browser_as_the_server_shows_it(page, browser, keyed_app):
+    """A box drawn on the map is the browser's to show: the papers table lists the papers it holds and
+    the topic list counts them (the server draws no map, list or table: only the header's sentence and
+    the downloads), the link holds the box as the server writes it, and the page reads as that link
+    opened afresh; Back and Forward go between the whole map and the box, drawn by the browser too."""
+    app, atlas = keyed_app
+    x, y = atlas.papers["x"].astype("float32"), atlas.papers["y"].astype("float32")
+    received = Received(page)
+    open_app(page, app.url)
+    idle(page)
+    whole = page.evaluate(SHOWN)
+    box = (x.quantile(0.2), y.quantile(0.2), x.quantile(0.7), y.quantile(0.7))
+    shown = picked_in_the_browser(page, received, lambda: drag_box(page, box), "q.has('select')")
+    [written] = parse_qs(urlparse(page.url).query)["select"]
+    x0, x1, y0, y1 = (float(v) for v in written.removeprefix("box:").split(","))
+    inside = int((x.between(x0, x1) & y.between(y0, y1)).sum())
+    assert 5 <= inside < len(atlas.papers) // 2
+    page.get_by_text(f"Showing the {inside} papers you selected on the map").wait_for(timeout=30_000)
+    assert selected_on_the_map(page) == f"Selected on the map · {inside}"
+    assert len(shown["rows"]) == inside and shown != whole
+    assert same_link_afresh(browser, page) == shown
+
+    assert picked_in_the_browser(page, received, page.go_back, "!q.has('select')") == whole
+    page.get_by_text(f"Showing the {len(atlas.papers)} papers of the map").wait_for(timeout=30_000)
+    assert picked_in_the_browser(page, received, page.go_forward, "q.has('select')") == shown
+    page.get_by_text(f"Showing the {inside} papers you selected on the map").wait_for(timeout=30_000)
+    assert selected_on_the_map(page) == f"Selected on the map · {inside}"
+
+
+def test_a_lasso_drawn_on_the_map_is_shown_by_the_browser_as_the_server_shows_it(page, browser, keyed_app):
+    """A lasso, like a box: shown by the browser (no map, list or table from the server), its corners in
+    the link as the server writes them, and the page reads as that link opened afresh."""
+    app, atlas = keyed_app
+    x, y = atlas.papers["x"], atlas.papers["y"]
+    corners = [(x.quantile(q), y.quantile(r)) for q, r in ((0.1, 0.1), (0.8, 0.2), (0.5, 0.9), (0.15, 0.6))]
+    received = Received(page)
+    open_app(page, app.url)
+    idle(page)
+
+    def lasso():
+        page.locator(f"{GRAPH} .modebar-btn[data-val='lasso']").click()
+        spots = page.evaluate(
+            """([selector, corners]) => {
+                const gd = document.querySelector(selector), r = gd.querySelector('.nsewdrag').getBoundingClientRect();
+                return corners.map(([x, y]) => [r.left + gd._fullLayout.xaxis.l2p(x), r.top + gd._fullLayout.yaxis.l2p(y)]);
+            }""",
+            [GRAPH, corners],
+        )
+        page.mouse.move(*spots[0])
+        page.mouse.down()
+        for spot in [*spots[1:], spots[0]]:
+            page.mouse.move(*spot, steps=6)
+        page.mouse.up()
+
+    shown = picked_in_the_browser(page, received, lasso, "(q.get('select') || '').startsWith('lasso:')")
+    [written] = parse_qs(urlparse(page.url).query)["select"]
+    count = len(rows_inside(parse_selection(written), x.to_numpy(np.float32), y.to_numpy(np.float32)))
+    assert 5 <= count < len(atlas.papers) and len(shown["rows"]) == count
+    page.get_by_text(f"Showing the {count} papers you selected on the map").wait_for(timeout=30_000)
+    assert same_link_afresh(browser, page) == shown

@@ -54,7 +54,7 @@ EVENT_TYPES = (
 )
 # The files a test page loads alone: the pure functions, no page elements (every file but the last is
 # a classic script, so their names are the page's globals).
-PURE = ("protocol.js", "load.js", "sampling.js", "zoom.js")
+PURE = ("protocol.js", "load.js", "sampling.js", "zoom.js", "select.js")
 
 
 # --------------------------------------------------------------------------- the protocol, typed twice
@@ -455,6 +455,10 @@ def test_the_browser_writes_a_drawn_selection_as_the_server_draws_it_back(pure, 
     box, lasso = event.get("range"), event.get("lassoPoints")
     reported = {"box": [*box["x"], *box["y"]]} if box else {"lasso": lasso}  # as the map sent it before
     assert got == payload.outline(selection_text(got)) == payload.outline(selection_text(reported))
+    # The link the browser writes for it where it shows the selection itself (js/select.js), and the
+    # outline it reads back from that link, are the server's.
+    text = run(pure, "(outline) => selectionText(outline)", got)
+    assert text == selection_text(got) and run(pure, "(text) => parsedOutline(text)", text) == got
     assert (
         len(got["lasso"]["x"]) == min(len(lasso["x"]), MAX_CORNERS)
         if lasso
@@ -482,3 +486,28 @@ def test_a_selection_holds_the_same_papers_in_the_browser_as_on_the_server(pure,
     )
     expected = rows_inside(parse_selection(text), table["arrays"]["x"], table["arrays"]["y"])
     assert got == expected.tolist() and 0 < len(got) < data.n
+
+
+_MAGNITUDES = _RNG.normal(0, 1, 300) * 10.0 ** _RNG.integers(-9, 12, 300)
+
+
+@pytest.mark.browser
+def test_a_number_is_written_with_six_digits_in_the_browser_as_python_writes_it(pure):
+    """`sixDigits` (js/select.js) against Python's "{:.6g}" (app/selection.py `_number`), over every
+    magnitude a map's coordinates could take, the exponent's edges, halves and negative zero."""
+    numbers = [0.0, -0.0, 1.0, -1.0, 0.5, 123456.0, 999999.5, 1234567.0, 1e-4, 9.99999e-5, 1e-5, 0.000123456789,
+               12345678.9, 1e21, 1e-300, 2.5, 99999.95, 0.1 + 0.2, *_MAGNITUDES.tolist()]  # fmt: skip
+    assert run(pure, "(numbers) => numbers.map(sixDigits)", numbers) == [f"{v:.6g}" for v in numbers]
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("name", ["half", "few", "none", "every"])
+def test_a_selection_s_mask_written_in_the_browser_is_the_server_s_bits(pure, name):
+    """`maskText` writes a mask in the "b" form of `payload.encode_mask`, byte for byte, which
+    `decodeMask` reads back."""
+    mask = {"half": _RNG.random(1003) < 0.5, "few": np.arange(70) % 9 == 0, "none": np.zeros(17, bool),
+            "every": np.ones(9, bool)}[name]  # fmt: skip
+    got = run(pure, "(ones) => { const m = maskText(Uint8Array.from(ones)); return [m, Array.from(decodeMask(m, ones.length).rows)]; }",
+              mask.astype(int).tolist())  # fmt: skip
+    assert got[0] == "b" + base64.b64encode(np.packbits(mask, bitorder="little").tobytes()).decode()
+    assert got[1] == np.flatnonzero(mask).tolist()

@@ -177,3 +177,31 @@ def test_back_to_a_kept_view_with_editing_on_reruns_the_map_s_part(data):
     now = session.part_keys()
     assert st.session_state[TOPIC] == 1
     assert shown["map"] != now["map"] and shown["results"] == now["results"]
+
+
+def test_a_box_the_browser_showed_counts_the_map_and_table_as_drawn_only_where_its_link_and_count_agree(data):
+    """The map's "select" event with the link the browser wrote and how many papers the box holds
+    (js/select.js): the box is kept as the link writes it either way; the map's and the table's parts
+    count as drawn only where that link is the view's with this box and the count is the server's (a
+    stale link, or a count the browser got wrong, and the server draws them)."""
+    held = {"box:0,1,0,1": 7}
+    count = lambda state: held.get(state.selection, 0)  # noqa: E731
+    session.panel_shown(None, shown=True)
+    shown = st.session_state.setdefault(session.PARTS_SHOWN, {})
+    for query, rows, drawn in (
+        ("q=diffusion&select=box%3A0%2C1%2C0%2C1", 7, False),  # not the view's link: no search here
+        ("select=box%3A0%2C1%2C0%2C1", 6, False),  # not the server's count
+        ("map=themed&select=box%3A0%2C1%2C0%2C1&view=0,2,0,2", 7, True),  # the map's name and the zoom aside
+    ):
+        st.session_state[SELECTION] = ""
+        shown.update(session.part_keys())
+        picks = session.key_picks()
+        shape = {"box": [0.0, 1.0, 0.0, 1.0]}
+        st.session_state[MAP_KEY] = {"select": {"map": MAP, "shape": shape, "query": query, "rows": rows}}
+        with contextlib.suppress(Exception):  # st.rerun of the other parts, outside a script run here
+            session.on_map_select(MAP, count)
+        now = session.part_keys()
+        assert st.session_state[SELECTION] == "box:0,1,0,1"
+        assert (shown["map"] == now["map"] and shown["results"] == now["results"]) == drawn, query
+        assert session.key_picks() == picks + drawn
+        assert shown["header"] != now["header"]  # the server's to draw, always

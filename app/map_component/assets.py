@@ -48,6 +48,7 @@ MAP_SCRIPT_FILES = (
     "atlas_map.js",  # the map's state and elements: the class AtlasMap, applying a view state
     "panel.js",  # the topic panel beside the map: the list and an opened topic (the class TopicPanel)
     "table.js",  # the papers table under the map (the class PapersTable)
+    "select.js",  # a box or lasso drawn on the map, shown by the browser
     "nearest.js",  # an opened paper's nearest papers beside the map (the class NearestPapers)
     "entry.js",  # the component's default export
 )

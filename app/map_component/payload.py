@@ -63,6 +63,7 @@ def shared_constants() -> dict:
         "topic_key": URL_KEY["topic"],
         "theme_key": URL_KEY["themes"],
         "filter_key": URL_KEY["filters"],
+        "select_key": URL_KEY["selection"],
         "max_corners": MAX_CORNERS,
         "max_topic_labels": MAX_TOPIC_LABELS,
     }
@@ -335,11 +336,14 @@ class ClickEvent(TypedDict):
     map: str
 
 
-class SelectEvent(TypedDict):
-    """A box or lasso selection (shape = None when cleared)."""
+class SelectEvent(TypedDict, total=False):
+    """A box or lasso selection (shape = None when cleared); `query` and `rows`: the query string the
+    browser wrote and how many papers the shape holds, where it showed the selection itself (js/select.js)."""
 
-    shape: Outline | None
-    map: str
+    shape: Required[Outline | None]
+    query: str
+    rows: int
+    map: Required[str]
 
 
 class LegendEvent(TypedDict, total=False):

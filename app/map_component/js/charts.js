@@ -203,7 +203,7 @@ function bindEvents(inst, chart) {
     const outline = outlineOf(event);
     inst.selectionKey = JSON.stringify(outline);
     if (inst.fallback && chart.name === "all" && outline) showPicked(inst, rowsInOutline(inst.table, null, outline));
-    inst.trigger("select", { shape: outline, map: inst.pointsUrl });
+    if (!(outline && selectInBrowser(inst, outline))) inst.trigger("select", { shape: outline, map: inst.pointsUrl });
   });
   gd.on("plotly_deselect", () => {
     if (!inst.silent && shown() && inst.fallback) showPicked(inst, []);

@@ -19,6 +19,7 @@
  * @property {string} topic_key the link's key of the opened topic
  * @property {string} theme_key the link's key of the chosen themes
  * @property {string} filter_key the link's keys of the column filters start with it (the column follows)
+ * @property {string} select_key the link's key of a box or lasso selection (`app.selection`)
  * @property {number} max_corners a lasso's corners in a link at most
  * @property {number} max_topic_labels topic names a view state carries at most (`topic_labels`)
  */
@@ -278,9 +279,12 @@
  */
 
 /**
- * A box or lasso selection (shape = null when cleared).
+ * A box or lasso selection (shape = null when cleared); `query`, `rows`: the query string the browser
+ * wrote and how many papers the shape holds, where it showed the selection itself (js/select.js).
  * @typedef {Object} SelectEvent
  * @property {Outline|null} shape
+ * @property {string} [query]
+ * @property {number} [rows]
  * @property {string} map
  */
 

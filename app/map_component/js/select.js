@@ -1,0 +1,97 @@
+// @ts-check
+// A box or lasso the reader drew on the map, shown by the browser: the papers table lists the papers
+// it holds and the topic list counts them, drawn from the states the server sent last for the view,
+// as its next would say them (app/view.py `selected_rows`, `counted_in_view`); the link gets the
+// shape as app/selection.py `selection_text` writes it.
+
+/** A number as Python's "{:.6g}" writes it (app/selection.py `_number`). @param {number} value */
+function sixDigits(value) {
+  if (value === 0) return Object.is(value, -0) ? "-0" : "0";
+  const [digits, power] = value.toExponential(5).split("e"); // six significant digits, rounded once
+  const exponent = Number(power);
+  const trimmed = (/** @type {string} */ text) => (text.includes(".") ? text.replace(/\.?0+$/, "") : text);
+  if (exponent < -4 || exponent >= 6) {
+    return `${trimmed(digits)}e${exponent < 0 ? "-" : "+"}${String(Math.abs(exponent)).padStart(2, "0")}`;
+  }
+  return trimmed(value.toFixed(5 - exponent));
+}
+
+/** The outline a `select=` value describes, as the server sends it (payload.py `outline`, after
+ * app/state.py `parse_selection`); null where it is none. @param {string} text @returns {Outline|null} */
+function parsedOutline(text) {
+  const at = text.indexOf(":"), kind = text.slice(0, at), parts = text.slice(at + 1).split(",");
+  const number = new RegExp(`^(?:${SHARED.zoom_number})$`);
+  if ((kind !== "box" && kind !== "lasso") || !parts.every((part) => number.test(part))) return null;
+  const v = parts.map(Number);
+  if (!v.every(Number.isFinite)) return null;
+  if (kind === "box") {
+    if (v.length !== 4) return null;
+    const xs = [Math.min(v[0], v[1]), Math.max(v[0], v[1])], ys = [Math.min(v[2], v[3]), Math.max(v[2], v[3])];
+    return xs[0] === xs[1] || ys[0] === ys[1] ? null : { box: [...xs, ...ys] };
+  }
+  if (v.length % 2 || v.length < 6 || v.length > 2 * SHARED.max_corners) return null;
+  return { lasso: { x: v.filter((_, k) => k % 2 === 0), y: v.filter((_, k) => k % 2 === 1) } };
+}
+
+/** The `select=` value of a shape the reader drew (`outlineOf`: six digits, a lasso thinned), as
+ * app/selection.py `selection_text` writes it; "" where the server would take it for none.
+ * @param {Outline} outline */
+function selectionText(outline) {
+  const numbers = outline.box || outline.lasso.x.flatMap((x, k) => [x, outline.lasso.y[k]]);
+  if (!numbers.every(Number.isFinite)) return "";
+  const text = `${outline.box ? "box" : "lasso"}:${numbers.map(sixDigits).join(",")}`;
+  return parsedOutline(text) ? text : "";
+}
+
+/** A mask in the "b" form of payload.py `encode_mask` (base64 of its bits, little-endian in a byte).
+ * @param {Uint8Array} mask */
+function maskText(mask) {
+  const bytes = new Uint8Array((mask.length + 7) >> 3);
+  for (let i = 0; i < mask.length; i++) if (mask[i]) bytes[i >> 3] |= 1 << (i & 7);
+  let binary = "";
+  for (let k = 0; k < bytes.length; k += 0x8000) binary += String.fromCharCode(...bytes.subarray(k, k + 0x8000));
+  return "b" + btoa(binary);
+}
+
+/** A box or lasso the reader drew (`outline`), shown by the browser where the map, the topic panel
+ * and the papers table all show the view the server drew last for the address bar's link, with WebGL,
+ * no entry of the key picked and no script run under way. The link is written with the shape (a new
+ * history entry); the server is told in the task before the parts draw it, with that link and how many
+ * papers the shape holds, which it checks (app/session.py `on_map_select`: it draws the parts itself
+ * where they differ); the three parts' states for the view are made from their last ones, kept for
+ * Back and Forward, and shown. Whether it was (else the server is the one to tell).
+ * @param {AtlasMap} inst @param {Outline} outline */
+function selectInBrowser(inst, outline) {
+  const { map, panel, table } = VIEWS.last, listed = LINK.panel, papers = LINK.table;
+  const text = selectionText(outline), drawn = text ? parsedOutline(text) : null;
+  if (!drawn || inst.fallback || inst.keyShown || !inst.table || !map || !panel || !table || !listed || !papers) return false;
+  const here = linkKey(window.location.search);
+  const links = [map.link, panel.link, table.link];
+  if (map.points !== inst.pointsUrl || links.some((link) => link === undefined || linkKey(link) !== here)) return false;
+  if (listed.keyShown || papers.keyShown || !streamlitIdle()) return false;
+  const t = inst.table, inView = decodeMask(table.mask, t.n);
+  const inside = new Uint8Array(t.n), counted = new Uint8Array(t.n);
+  const rows = rowsInOutline(t, null, drawn); // in view or not, as the server's `selected_rows`
+  for (const row of rows) {
+    inside[row] = 1;
+    if (!inView || inView[row]) counted[row] = 1;
+  }
+  const query = queryWith(SHARED.select_key, text), link = linkKey(query);
+  pushQuery(query);
+  inst.trigger("select", { shape: outline, query, rows: rows.length, map: inst.pointsUrl });
+  /** @type {KeptView} */
+  const states = {
+    map: { ...map, selection: drawn, link },
+    panel: { ...panel, mask: maskText(counted), filtered: true, link },
+    table: { ...table, selected: maskText(inside), selection: true, link },
+  };
+  keepView("map", states.map);
+  keepView("panel", states.panel);
+  keepView("table", states.table);
+  setTimeout(() => {
+    showMapState(inst, states.map);
+    showPartState(listed, states.panel);
+    showPartState(papers, states.table);
+  }, 0);
+  return true;
+}
