@@ -413,20 +413,33 @@ def on_map_select(points_url: str, held: Callable[[ViewState], int]) -> None:
     The browser shows a shape itself where its map, topic panel and papers table show the view the
     server drew last (js/select.js): it sends the link it wrote and how many papers the shape holds,
     taken at its word where that link is the view's with this shape and the count is the server's
-    (`held`: how many papers a view's selection holds); else the parts are drawn here, as before."""
+    (`held`: how many papers a view's selection holds); else the parts are drawn here. So is the
+    map's own deselection, where the browser showed the view it kept without the shape."""
     value = map_event("select")
     if not value or value.get("map") != points_url:
         return
     shape = value.get("shape")
     text = selection_text(shape) if isinstance(shape, dict) else ""
     st.session_state[SESSION_KEY["selection"]] = text
-    query = value.get("query")
-    if text and isinstance(query, str) and len(query) < 10_000:
-        written = {key: v for key, v in _without_zoom(_query_params(query)).items() if key != MAP_KEY}
-        if urlencode(written, doseq=True) == view_link() and value.get("rows") == held(current_state()):
-            # The map's part counts as drawn where the topic panel shows topics (as `on_map_history`).
-            _drawn_in_browser(query, ("map", "results") if PANEL_TOPIC in st.session_state else ("results",))
+    if _is_view_link(value.get("query")) and (not text or value.get("rows") == held(current_state())):
+        _drawn_in_browser(value["query"], _parts_the_browser_draws())
     rerun_changed()
+
+
+def _is_view_link(query: object) -> bool:
+    """Whether `query`, a query string the browser wrote for a step it drew, is the view's link now
+    (`view_link`: the map's name and the zoom aside)."""
+    if not (isinstance(query, str) and len(query) < 10_000):
+        return False
+    written = {key: values for key, values in _without_zoom(_query_params(query)).items() if key != MAP_KEY}
+    return urlencode(written, doseq=True) == view_link()
+
+
+def _parts_the_browser_draws() -> tuple[str, ...]:
+    """The parts a view the browser drew again (or a selection it showed) counts as drawn: the table,
+    and the map's where the topic panel shows topics (where editing is on, its edit forms follow the
+    opened topic: the part reruns, its map redrawn with the state the browser drew)."""
+    return ("map", "results") if PANEL_TOPIC in st.session_state else ("results",)
 
 
 def clear_selection() -> None:
@@ -438,7 +451,10 @@ def on_table_clear(points_url: str) -> None:
     """The papers table's "Clear selection"."""
     value = map_event("clear", TABLE_KEY)
     if value and value.get("map") == points_url:
-        clear_selection()
+        _clear_selection()
+        if _is_view_link(value.get("query")):  # the browser showed the view without it (js/select.js)
+            _drawn_in_browser(value["query"], _parts_the_browser_draws())
+        rerun_changed()
 
 
 def on_row_pick(key: str, doc_ids: list[str]) -> None:
@@ -521,13 +537,9 @@ def on_map_history(data: MapData, points_url: str, vocabulary: Callable[[], Voca
     if value.get("map") != points_url or not (isinstance(query, str) and len(query) < 10_000):
         return
     state = follow_link(_without_zoom(_query_params(query)), data, vocabulary())
-    # The map's part counts as drawn where the topic panel shows topics; where editing is on, its edit
-    # forms follow the opened topic: the part reruns (its map redrawn with the state the browser drew).
-    drawn = ("results",)
     if PANEL_TOPIC in st.session_state:
         st.session_state[PANEL_TOPIC] = state.topic
-        drawn = ("map", "results")
-    _drawn_in_browser(query, drawn)
+    _drawn_in_browser(query, _parts_the_browser_draws())
     rerun_changed()
 
 

@@ -767,6 +767,15 @@ def test_a_box_drawn_on_the_map_is_shown_by_the_browser_as_the_server_shows_it(p
     page.get_by_text(f"Showing the {inside} papers you selected on the map").wait_for(timeout=30_000)
     assert selected_on_the_map(page) == f"Selected on the map · {inside}"
 
+    # "Clear selection": the whole map again, drawn by the browser from the view it kept, a step of its own.
+    entries = page.evaluate("history.length")
+    clear = page.get_by_role("button", name="Clear selection")
+    assert picked_in_the_browser(page, received, clear, "!q.has('select')") == whole
+    page.get_by_text(f"Showing the {len(atlas.papers)} papers of the map").wait_for(timeout=30_000)
+    assert page.evaluate(f"(document.querySelector('{GRAPH}').layout.selections || []).length") == 0
+    assert page.evaluate("history.length") == entries + 1
+    assert picked_in_the_browser(page, received, page.go_back, "q.has('select')") == shown
+
 
 def test_a_lasso_drawn_on_the_map_is_shown_by_the_browser_as_the_server_shows_it(page, browser, keyed_app):
     """A lasso, like a box: shown by the browser (no map, list or table from the server), its corners in
@@ -777,6 +786,7 @@ def test_a_lasso_drawn_on_the_map_is_shown_by_the_browser_as_the_server_shows_it
     received = Received(page)
     open_app(page, app.url)
     idle(page)
+    whole = page.evaluate(SHOWN)
 
     def lasso():
         page.locator(f"{GRAPH} .modebar-btn[data-val='lasso']").click()
@@ -799,3 +809,8 @@ def test_a_lasso_drawn_on_the_map_is_shown_by_the_browser_as_the_server_shows_it
     assert 5 <= count < len(atlas.papers) and len(shown["rows"]) == count
     page.get_by_text(f"Showing the {count} papers you selected on the map").wait_for(timeout=30_000)
     assert same_link_afresh(browser, page) == shown
+    # A double-click on the map drops it (Plotly's deselection): the whole map again, by the browser.
+    outside = page.locator(f"{GRAPH} .nsewdrag").first.bounding_box()
+    deselect = lambda: page.mouse.dblclick(outside["x"] + 8, outside["y"] + 8)  # noqa: E731
+    assert picked_in_the_browser(page, received, deselect, "!q.has('select')") == whole
+    page.get_by_text(f"Showing the {len(atlas.papers)} papers of the map").wait_for(timeout=30_000)

@@ -205,3 +205,29 @@ def test_a_box_the_browser_showed_counts_the_map_and_table_as_drawn_only_where_i
         assert (shown["map"] == now["map"] and shown["results"] == now["results"]) == drawn, query
         assert session.key_picks() == picks + drawn
         assert shown["header"] != now["header"]  # the server's to draw, always
+
+
+def test_a_selection_the_browser_dropped_counts_the_map_and_table_as_drawn_only_for_the_view_s_link(data):
+    """ "Clear selection" in the table, or the map's own deselection, with the link the browser wrote
+    for the view it kept without the box: the box is dropped either way (the table's moves the map's
+    counter of it), and the map's and the table's parts count as drawn only where that link is the
+    view's now."""
+    session.panel_shown(None, shown=True)
+    shown = st.session_state.setdefault(session.PARTS_SHOWN, {})
+    for component, event in ((TABLE_KEY, "clear"), (MAP_KEY, "select")):
+        for query, drawn in (("q=diffusion", False), ("", True)):
+            st.session_state[SELECTION] = "box:0,1,0,1"
+            shown.update(session.part_keys())
+            picks, cleared = session.key_picks(), session.map_counters()[0]
+            value = {"map": MAP, "query": query} | ({"shape": None} if event == "select" else {})
+            st.session_state[component] = {event: value}
+            with contextlib.suppress(Exception):  # st.rerun of the other parts, outside a script run here
+                if event == "clear":
+                    session.on_table_clear(MAP)
+                else:
+                    session.on_map_select(MAP, lambda state: 0)
+            now = session.part_keys()
+            assert st.session_state[SELECTION] == ""
+            assert session.map_counters()[0] == cleared + (event == "clear")
+            assert (shown["map"] == now["map"] and shown["results"] == now["results"]) == drawn, query
+            assert session.key_picks() == picks + drawn

@@ -338,7 +338,8 @@ class ClickEvent(TypedDict):
 
 class SelectEvent(TypedDict, total=False):
     """A box or lasso selection (shape = None when cleared); `query` and `rows`: the query string the
-    browser wrote and how many papers the shape holds, where it showed the selection itself (js/select.js)."""
+    browser wrote and how many papers the shape holds, where it showed the selection (or the view
+    without it) itself (js/select.js)."""
 
     shape: Required[Outline | None]
     query: str
@@ -374,10 +375,12 @@ class HistoryEvent(TypedDict):
     map: str
 
 
-class ClearEvent(TypedDict):
-    """The papers table's "Clear selection"."""
+class ClearEvent(TypedDict, total=False):
+    """The papers table's "Clear selection"; `query`: the query string the browser wrote, where it
+    showed the view without the selection itself (js/select.js)."""
 
-    map: str
+    query: str
+    map: Required[str]
 
 
 class OnlyEvent(TypedDict):

@@ -209,7 +209,7 @@ function bindEvents(inst, chart) {
     if (!inst.silent && shown() && inst.fallback) showPicked(inst, []);
     if (!inst.silent && shown()) {
       inst.selectionKey = "null";
-      inst.trigger("select", { shape: null, map: inst.pointsUrl });
+      if (!clearInBrowser("select", inst.trigger)) inst.trigger("select", { shape: null, map: inst.pointsUrl });
     }
   });
   const follow = () => {

@@ -682,18 +682,36 @@ function keepView(kind, data) {
  * draws the sidebar, the header and the downloads), as for a step the panel draws. Whether they were.
  * @param {string} search */
 function redrawView(search) {
-  const kept = VIEWS.byLink.get(linkKey(search));
-  const inst = LINK.map, panel = LINK.panel, table = LINK.table, { map, panel: now, table: listed } = VIEWS.last;
-  if (!kept || !inst || !panel || !table || !map || !now || !listed || map.pin || kept.map.pin) return false;
-  if (kept.map.points !== map.points || kept.panel.summary !== now.summary || kept.table.table !== listed.table) return false;
+  const inst = LINK.map, drawn = keptView(search);
+  if (!inst || !drawn) return false;
   inst.trigger("history", { query: search.replace(/^\?/, ""), map: inst.pointsUrl });
+  showKept(drawn);
+  return true;
+}
+
+/** The states kept for the link `search`, as the map, the topic panel and the papers table would show
+ * them now: where the map, its summary and its table are those drawn now and no abstract is placed,
+ * now or in the kept view (the server drops it on Back); else null. @param {string} search
+ * @param {number} [cleared] the map's "Clear selection" counter where the step moves it (else the last one)
+ * @returns {KeptView|null} */
+function keptView(search, cleared) {
+  const kept = VIEWS.byLink.get(linkKey(search));
+  const { map, panel: now, table: listed } = VIEWS.last;
+  if (!kept || !LINK.map || !LINK.panel || !LINK.table || !map || !now || !listed || map.pin || kept.map.pin) return null;
+  if (kept.map.points !== map.points || kept.panel.summary !== now.summary || kept.table.table !== listed.table) return null;
   // The counters the server sent last: an old one would be read as "Clear selection" or "Reset view".
-  const drawn = {
-    map: { ...kept.map, clear: map.clear, reset: map.reset, key_picks: map.key_picks, height: map.height },
+  return {
+    map: { ...kept.map, clear: cleared ?? map.clear, reset: map.reset, key_picks: map.key_picks, height: map.height },
     panel: { ...kept.panel, key_picks: now.key_picks, height: now.height },
     table: { ...kept.table, key_picks: listed.key_picks },
   };
-  VIEWS.last = drawn;
+}
+
+/** A kept view (`keptView`) shown by the map, the topic panel and the papers table, in the task after
+ * this one (the server, told in this one, works out its answer meanwhile). @param {KeptView} drawn */
+function showKept(drawn) {
+  VIEWS.last = { ...drawn };
+  const inst = /** @type {AtlasMap} */ (LINK.map), panel = /** @type {TopicPanel} */ (LINK.panel), table = /** @type {PapersTable} */ (LINK.table);
   setTimeout(() => {
     showMapState(inst, drawn.map);
     for (const [part, data] of /** @type {[TopicPanel|PapersTable, any][]} */ ([[panel, drawn.panel], [table, drawn.table]])) {
@@ -701,7 +719,6 @@ function redrawView(search) {
       showPartState(part, data);
     }
   }, 0);
-  return true;
 }
 
 /** The map shows a state the server sent (js/entry.js), or one kept for a view (`redrawView`): the

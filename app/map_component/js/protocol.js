@@ -280,7 +280,8 @@
 
 /**
  * A box or lasso selection (shape = null when cleared); `query`, `rows`: the query string the browser
- * wrote and how many papers the shape holds, where it showed the selection itself (js/select.js).
+ * wrote and how many papers the shape holds, where it showed the selection (or the view without it)
+ * itself (js/select.js).
  * @typedef {Object} SelectEvent
  * @property {Outline|null} shape
  * @property {string} [query]
@@ -313,8 +314,10 @@
  */
 
 /**
- * The papers table's "Clear selection".
+ * The papers table's "Clear selection"; `query`: the query string the browser wrote, where it showed
+ * the view without the selection itself (js/select.js).
  * @typedef {Object} ClearEvent
+ * @property {string} [query]
  * @property {string} map
  */
 

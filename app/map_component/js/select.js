@@ -85,13 +85,27 @@ function selectInBrowser(inst, outline) {
     panel: { ...panel, mask: maskText(counted), filtered: true, link },
     table: { ...table, selected: maskText(inside), selection: true, link },
   };
-  keepView("map", states.map);
-  keepView("panel", states.panel);
-  keepView("table", states.table);
-  setTimeout(() => {
-    showMapState(inst, states.map);
-    showPartState(listed, states.panel);
-    showPartState(papers, states.table);
-  }, 0);
+  for (const [kind, state] of Object.entries(states)) keepView(/** @type {"map"|"panel"|"table"} */ (kind), state);
+  showKept(states);
+  return true;
+}
+
+/** The selection dropped (`how`: "clear", the papers table's "Clear selection"; "select", the map's
+ * own deselection), shown by the browser where it keeps the view without it (`keptView`: the view
+ * before the box, most often) and no script run is under way: the link written without `select=` (a
+ * new history entry), the server told with it (which checks it: app/session.py `on_table_clear`,
+ * `on_map_select`), the kept view shown. Whether it was (else the server is the one to tell).
+ * @param {"clear"|"select"} how @param {Trigger} trigger */
+function clearInBrowser(how, trigger) {
+  const inst = LINK.map, map = VIEWS.last.map;
+  if (!inst || !map || !new URLSearchParams(window.location.search).has(SHARED.select_key) || !streamlitIdle()) return false;
+  const query = queryWith(SHARED.select_key, null);
+  // "Clear selection" moves the server's counter of it (`session.CLEAR_SELECTION`), as the map's state will.
+  const drawn = keptView(query, how === "clear" ? map.clear + 1 : undefined);
+  if (!drawn) return false;
+  pushQuery(query);
+  if (how === "clear") trigger("clear", { query, map: inst.pointsUrl });
+  else trigger("select", { shape: null, query, map: inst.pointsUrl });
+  showKept(drawn);
   return true;
 }

@@ -232,7 +232,9 @@ class PapersTable {
       head.append(element("h4", "atlas-table-title", `Selected on the map · ${count.toLocaleString("en-US")}`));
       const clear = element("button", "atlas-table-button", "Clear selection");
       clear.setAttribute("type", "button");
-      clear.addEventListener("click", () => this.trigger("clear", { map: this.view ? this.view.points : "" }));
+      clear.addEventListener("click", () => {
+        if (!clearInBrowser("clear", this.trigger)) this.trigger("clear", { map: this.view ? this.view.points : "" });
+      });
       head.append(clear);
       parts.push(head);
       const hidden = inside - count;
