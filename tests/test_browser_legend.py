@@ -1,6 +1,8 @@
 """In a real browser: the map's key lies beside the plot, never over it, and clicking an entry shows only
 its papers (the Themes filter, or the colour column's filter, follows, with the counts and the link);
-names on the map never cover the hover box or the placed abstract's tag."""
+names on the map never cover the hover box or the placed abstract's tag. The steps the browser draws
+itself read as the same link opened afresh, which the server draws whole: an entry of the key, Back
+and Forward to a view it kept (never with an abstract placed), a box or lasso and Clear selection."""
 
 from __future__ import annotations
 
