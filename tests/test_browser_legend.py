@@ -816,3 +816,24 @@ def test_a_lasso_drawn_on_the_map_is_shown_by_the_browser_as_the_server_shows_it
     deselect = lambda: page.mouse.dblclick(outside["x"] + 8, outside["y"] + 8)  # noqa: E731
     assert picked_in_the_browser(page, received, deselect, "!q.has('select')") == whole
     page.get_by_text(f"Showing the {len(atlas.papers)} papers of the map").wait_for(timeout=30_000)
+
+
+@pytest.mark.parametrize("link", ["?q=diffusion", "?theme=1", "?topic=TOPIC"])
+def test_a_box_drawn_over_a_search_a_filter_or_an_opened_topic_reads_as_its_link_afresh(
+    page, browser, keyed_app, link
+):
+    """Drawn over a narrower view (a search, a theme, an opened topic, each opened from its link and so
+    drawn by the server), a box is still the browser's to show, and the table's rows, the list's counts
+    and the map read as the same link opened afresh: the papers inside it but outside the view are
+    left out of the table and the list as the server leaves them out."""
+    app, atlas = keyed_app
+    link = link.replace("TOPIC", str(int(atlas.topics["topic_id"].iloc[0])))
+    x, y = atlas.papers["x"].astype("float32"), atlas.papers["y"].astype("float32")
+    received = Received(page)
+    open_app(page, app.url + link)
+    idle(page)
+    before = page.evaluate(SHOWN)
+    box = (x.quantile(0.05), y.quantile(0.05), x.quantile(0.8), y.quantile(0.8))
+    shown = picked_in_the_browser(page, received, lambda: drag_box(page, box), "q.has('select')")
+    assert shown != before and page.get_by_text("you selected on the map", exact=False).count()
+    assert same_link_afresh(browser, page) == shown
