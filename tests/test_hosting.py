@@ -319,3 +319,19 @@ def test_placing_on_a_map_without_its_model_says_why_in_the_panel(tiny):  # noqa
     assert not at.exception
     assert "does not record an int8 model" in at.warning[0].value
     assert live_map(at)["pin"] is None
+
+
+def test_the_server_deflates_the_page_s_websocket_where_the_browser_offers_it(tmp_path):
+    """.streamlit/config.toml turns on Streamlit's WebSocket compression: a connection to the page's
+    stream that offers permessage-deflate (as browsers do) gets it, so a rerun's JSON and base64 travel
+    deflated (benchmarks/WIRE_RESULTS.md); one that offers nothing still connects."""
+    from websockets.sync.client import connect
+
+    folder = write_tiny_map(tmp_path / "tiny")
+    with StreamlitServer(folder, tmp_path / "no-other-maps", timeout=60) as server:
+        url = server.url.replace("http://", "ws://") + "_stcore/stream"
+        with connect(url, compression="deflate", open_timeout=30) as socket:
+            agreed = [type(extension).__name__ for extension in socket.protocol.extensions]
+        with connect(url, compression=None, open_timeout=30) as socket:
+            plain = list(socket.protocol.extensions)
+    assert agreed == ["PerMessageDeflate"] and plain == []
