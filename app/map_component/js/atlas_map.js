@@ -268,8 +268,7 @@ class AtlasMap {
       try {
         for (const chart of Object.values(this.charts)) {
           if (!chart.plotted) continue;
-          await Plotly.relayout(chart.div, { selections: [] });
-          await Plotly.restyle(chart.div, { selectedpoints: [null] });
+          await dropSelection(chart.div);
         }
       } finally {
         this.silent = false;

@@ -251,12 +251,26 @@ async function showSelection(inst, outline) {
   if (!outline && !drawn) return;
   inst.silent = true; // our own drawing is not the reader's selection
   try {
-    await window.Plotly.relayout(inst.gd, { selections: outline ? [selectionShape(outline)] : [] });
-    if (!outline) await window.Plotly.restyle(inst.gd, { selectedpoints: [null] });
+    if (outline) await window.Plotly.relayout(inst.gd, { selections: [selectionShape(outline)] });
+    else await dropSelection(inst.gd);
   } finally {
     inst.silent = false;
   }
   if (inst.fallback) await showPicked(inst, outline ? rowsInOutline(inst.table, null, outline) : []);
+}
+
+// Plotly's box or lasso dropped from the chart `gd` with its dimming of the points outside it, as
+// Plotly drops a selection the reader erases (its layout's `_deselect`: the points' selection state
+// cleared, 0.03 s at 81,646 papers); where that leaves a trace's `selectedpoints` (another Plotly),
+// by a restyle of them, which recomputes the whole trace (0.3 s).
+/** @param {HTMLElement} gd */
+async function dropSelection(gd) {
+  const plot = /** @type {any} */ (gd), drawn = (plot.layout && plot.layout.selections) || [];
+  if (plot._fullLayout && drawn.length) plot._fullLayout._deselect = { xref: drawn[0].xref || "x", yref: drawn[0].yref || "y" };
+  await window.Plotly.relayout(gd, { selections: [] });
+  if ((plot.data || []).some((/** @type {any} */ trace) => trace.selectedpoints !== undefined && trace.selectedpoints !== null)) {
+    await window.Plotly.restyle(gd, { selectedpoints: [null] });
+  }
 }
 
 // An outline as a Plotly layout selection: a rectangle, or a closed path through the lasso's corners.
