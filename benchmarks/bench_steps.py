@@ -361,6 +361,12 @@ def colour_column(folder: Path) -> str | None:
     return columns[0] if columns else None
 
 
+def launch(playwright):
+    """Debian's headless Chromium as the tests drive it (no sandbox, no GPU, no background network)."""
+    flags = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+    return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=flags)
+
+
 def serve(folder: Path, script: Path) -> StreamlitServer:
     return StreamlitServer(folder, Path(tempfile.mkdtemp()), timeout=300, script=script)
 
@@ -398,11 +404,7 @@ def main(argv: list[str] | None = None) -> int:
         apps.append((f"`{args.compare}`", args.compare.resolve() / "streamlit_app.py", False))
     rows = []
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
+        browser = launch(playwright)
         floor_script = Path(tempfile.mkdtemp()) / "floor_app.py"
         floor_script.write_text(FLOOR_APP)
         floor_server, floor = serve(REPO, floor_script), Tally()

@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.bench_million import GRAPH, IDLE, append_results, draws  # noqa: E402
-from benchmarks.bench_steps import CHROMIUM, first_filter_option, press, start_box  # noqa: E402
+from benchmarks.bench_steps import first_filter_option, launch, press, start_box  # noqa: E402
 from pipeline.mapfolder.manifest import read_manifest  # noqa: E402
 from tests.devserver import StreamlitServer, free_port  # noqa: E402
 from tests.test_browser import point_position  # noqa: E402
@@ -161,11 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()[0]
     rows = []
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
+        browser = launch(playwright)
         for folder in args.maps:
             papers = read_manifest(folder).papers
             print(f"measuring {folder} ({papers:,} papers)...", file=sys.stderr)
