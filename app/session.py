@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import TypeVar
+from typing import TypeGuard, TypeVar
 from urllib.parse import parse_qsl, urlencode
 
 import streamlit as st
@@ -426,10 +426,15 @@ def on_map_select(points_url: str, held: Callable[[ViewState], int]) -> None:
     rerun_changed()
 
 
+def _is_query(query: object) -> TypeGuard[str]:
+    """Whether an event's `query` is a query string the browser could have written for a step it drew."""
+    return isinstance(query, str) and len(query) < 10_000
+
+
 def _is_view_link(query: object) -> bool:
     """Whether `query`, a query string the browser wrote for a step it drew, is the view's link now
     (`view_link`: the map's name and the zoom aside)."""
-    if not (isinstance(query, str) and len(query) < 10_000):
+    if not _is_query(query):
         return False
     written = {key: values for key, values in _without_zoom(_query_params(query)).items() if key != MAP_KEY}
     return urlencode(written, doseq=True) == view_link()
@@ -490,9 +495,9 @@ def on_panel_topic(data: MapData, points_url: str) -> None:
     if value is None:
         return
     topic, query = value.get("topic"), value.get("query")
-    if (topic is not None and (type(topic) is not int or topic not in data.vocabulary().topic_ids)) or not (
-        isinstance(query, str) and len(query) < 10_000
-    ):
+    if (
+        topic is not None and (type(topic) is not int or topic not in data.vocabulary().topic_ids)
+    ) or not _is_query(query):
         return
     _open_topic(topic)
     if PANEL_TOPIC in st.session_state:
@@ -534,7 +539,7 @@ def on_map_history(data: MapData, points_url: str, vocabulary: Callable[[], Voca
     page holds (`KEY_PICKS`), so the parts follow them."""
     value = map_event("history") or {}
     query = value.get("query")
-    if value.get("map") != points_url or not (isinstance(query, str) and len(query) < 10_000):
+    if value.get("map") != points_url or not _is_query(query):
         return
     state = follow_link(_without_zoom(_query_params(query)), data, vocabulary())
     if PANEL_TOPIC in st.session_state:
@@ -630,7 +635,7 @@ def _browser_drew(data: MapData, query: object, picked: tuple[str, object] | Non
     entry's value), or shown all again (None), itself: it sends the link it wrote (`query`), taken at
     its word only where the view before the pick let it (`key_in_browser_now`), or, shown all again,
     while the map and the table still hold the view before the entry it showed (`BROWSER_PICK`)."""
-    if not (isinstance(query, str) and len(query) < 10_000):
+    if not _is_query(query):
         return False
     if picked is not None:
         return key_in_browser_now(data)
