@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.bench_million import GRAPH, IDLE, append_results, draws  # noqa: E402
-from benchmarks.bench_steps import first_filter_option, launch, press, start_box  # noqa: E402
+from benchmarks.bench_steps import first_filter_option, launch, opened, press, start_box  # noqa: E402
 from pipeline.mapfolder.manifest import read_manifest  # noqa: E402
 from tests.devserver import StreamlitServer, free_port  # noqa: E402
 from tests.test_browser import point_position  # noqa: E402
@@ -110,13 +110,7 @@ def one_round(browser, proxy: CountingProxy, times: dict, wire: dict, payload: d
         wire[step].append(proxy.sent - sent)
         payload[step].append(inflated[0] - seen)
 
-    def first_paint() -> None:
-        page.goto(proxy.url)
-        page.wait_for_function(
-            f"() => document.querySelector('{GRAPH}')?.dataset.atlasDraws >= 1", timeout=600_000
-        )
-
-    record("first paint", first_paint, redraw=False)
+    record("first paint", lambda: opened(page, proxy.url, False), redraw=False)
     page.wait_for_timeout(1000)
     page.wait_for_function(IDLE, timeout=120_000)
     box = page.get_by_role("textbox", name="Search")
@@ -127,10 +121,7 @@ def one_round(browser, proxy: CountingProxy, times: dict, wire: dict, payload: d
     record("filter", press(page, first_filter_option(page)))
     page.keyboard.press("Escape")
     page.wait_for_function(IDLE, timeout=120_000)
-    page.goto(proxy.url)  # the whole map again, in a fresh page state
-    page.wait_for_function(
-        f"() => document.querySelector('{GRAPH}')?.dataset.atlasDraws >= 1", timeout=600_000
-    )
+    opened(page, proxy.url, False)  # the whole map again, in a fresh page state
     page.wait_for_timeout(1000)
     page.wait_for_function(IDLE, timeout=120_000)
     row = page.evaluate(
