@@ -57,7 +57,7 @@ function showCapped(inst, what, total) {
   const words = { sub: "highlighted", picked: "selected" };
   const parts = Object.entries(inst.capped)
     .filter(([, n]) => n)
-    .map(([kind, n]) => `${FALLBACK_POINTS.toLocaleString("en")} of the ${n.toLocaleString("en")} ${words[kind]} papers are drawn (an even sample).`);
+    .map(([kind, n]) => `${number(FALLBACK_POINTS)} of the ${number(n)} ${words[kind]} papers are drawn (an even sample).`);
   inst.noteCount.textContent = parts.length ? " " + parts.join(" ") : "";
   inst.note.hidden = !inst.fallback;
 }

@@ -229,7 +229,7 @@ class PapersTable {
     const parts = [];
     const head = element("div", "atlas-table-head");
     if (this.selected) {
-      head.append(element("h4", "atlas-table-title", `Selected on the map · ${count.toLocaleString("en-US")}`));
+      head.append(element("h4", "atlas-table-title", `Selected on the map · ${number(count)}`));
       const clear = element("button", "atlas-table-button", "Clear selection");
       clear.setAttribute("type", "button");
       clear.addEventListener("click", () => {
@@ -242,7 +242,7 @@ class PapersTable {
         parts.push(element("p", "atlas-caption", `${counted(hidden, "paper")} inside the selection ${hidden === 1 ? "is" : "are"} hidden by the current filters and search.`));
       }
     } else {
-      let said = `Papers · ${count.toLocaleString("en-US")}`;
+      let said = `Papers · ${number(count)}`;
       if (sorted) said += ` · by ${sorted.name.toLowerCase()}, ${this.sort.descending ? "descending" : "ascending"}`;
       else if (this.extras.length && count > 1) said += " · best matches first";
       head.append(element("h4", "atlas-table-title", said));
@@ -317,7 +317,7 @@ class PapersTable {
       forward.setAttribute("type", "button");
       forward.disabled = this.page >= pages - 1;
       forward.addEventListener("click", () => this.turn(1));
-      const where = element("p", "atlas-caption", `Papers ${(start + 1).toLocaleString("en-US")}–${end.toLocaleString("en-US")} of ${count.toLocaleString("en-US")} · page ${(this.page + 1).toLocaleString("en-US")} of ${pages.toLocaleString("en-US")}. Select a row to read the paper; the CSV download below has them all.`);
+      const where = element("p", "atlas-caption", `Papers ${number(start + 1)}–${number(end)} of ${number(count)} · page ${number(this.page + 1)} of ${number(pages)}. Select a row to read the paper; the CSV download below has them all.`);
       pager.append(back, where, forward);
       parts.push(pager);
     } else {
