@@ -239,6 +239,34 @@ SHOWN = f"""() => {{
 }}"""
 
 
+def test_a_key_entry_chosen_with_the_keyboard_keeps_the_focus_and_enter_again_shows_all(page, keyed_app):
+    """Tab to an entry of the key and press Enter: its theme alone, the focus still on the entry (now
+    pressed), so Enter again shows every paper; the entry is the same element all along."""
+    app, atlas = keyed_app
+    counts = theme_counts(atlas)
+    open_app(page, app.url)
+    idle(page)
+    entry = page.locator(".atlas-legend-item").nth(1)
+    entry.evaluate("(e) => { e.focus(); window.atlasEntry = e; }")
+    focused = """() => {
+        const e = document.activeElement;
+        return e === window.atlasEntry && e.isConnected ? [e.textContent, e.getAttribute('aria-pressed')] : null;
+    }"""
+    assert page.evaluate(focused) == [THEMES[1], "false"]
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => new URLSearchParams(location.search).get('theme') === '1'", timeout=30_000)
+    wait_for_heading(page, f"Papers · {counts[1]}")
+    idle(page)
+    assert page.evaluate(focused) == [THEMES[1], "true"]
+    assert page.locator(".atlas-legend-all", has_text="Show all").count() == 1
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => !new URLSearchParams(location.search).has('theme')", timeout=30_000)
+    wait_for_heading(page, f"Papers · {len(atlas.papers)}")
+    idle(page)
+    assert page.evaluate(focused) == [THEMES[1], "false"]
+    assert page.locator(".atlas-legend-all").count() == 0
+
+
 def test_a_theme_picked_in_the_key_from_the_whole_map_is_drawn_by_the_browser_as_the_server_draws_it(
     page, browser, keyed_app
 ):

@@ -40,7 +40,8 @@ class AtlasMap {
   /** @type {HTMLElement[]} the opened paper's nearest papers' rings */ near = [];
   /** @type {HTMLElement[]} topic and theme names */ labels = [];
   /** @type {Map<string, number[]>} a name's look -> its measured [width, height] */ labelSizes = new Map();
-  legendKey = undefined;
+  legendKey = undefined; // the key's entries drawn, but for which is on
+  /** @type {boolean[]} which of the key's entries is on (shown alone) */ legendOn = [];
   legendWatch = null; // a ResizeObserver: the key's (or the note's) row changed height
   /** @type {HTMLElement} a row under the chart: why the map is an image (no WebGL) */ note;
   /** @type {HTMLElement} */ noteText;

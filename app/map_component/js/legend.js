@@ -7,40 +7,54 @@
 // it again, or "Show all", shows everything. An entry without a pick (missing values) is not a button.
 /** @param {AtlasMap} inst */
 function drawLegend(inst, entries) {
-  const key = JSON.stringify(entries || []);
-  if (key === inst.legendKey) return;
-  inst.legendKey = key;
-  inst.legend.replaceChildren();
   const list = entries || [];
-  const isolated = list.some((entry) => entry.on);
-  for (const entry of list) {
-    const item = document.createElement(entry.pick ? "button" : "div");
-    item.className = "atlas-legend-item";
-    if (entry.pick) {
-      /** @type {HTMLButtonElement} */ (item).type = "button";
-      item.setAttribute("aria-pressed", String(Boolean(entry.on)));
-      item.title = entry.on ? "Show all again" : "Show only these papers";
-      item.addEventListener("click", () => pickKey(inst, /** @type {KeyPick} */ (entry.pick), entry.on));
-    }
-    item.classList.toggle("atlas-legend-on", Boolean(entry.on));
-    item.classList.toggle("atlas-legend-off", isolated && !entry.on);
-    const swatch = document.createElement("span");
-    swatch.className = "atlas-swatch";
-    swatch.style.background = entry.colour;
-    const text = document.createElement("span");
-    text.className = "atlas-legend-text";
-    text.textContent = entry.text; // literal text, never markup
-    item.append(swatch, text);
-    inst.legend.appendChild(item);
+  // The entries are made afresh only when their names, colours or picks change; a pick changes only
+  // which is on, marked in place, so the entry clicked keeps the focus (Enter again shows all) and the
+  // step does not pay for replacing the focused button (20 ms at 81,646 papers).
+  const key = JSON.stringify(list.map(({ on, ...entry }) => entry));
+  if (key !== inst.legendKey) {
+    inst.legendKey = key;
+    inst.legend.replaceChildren();
+    list.forEach((entry, k) => {
+      const item = document.createElement(entry.pick ? "button" : "div");
+      item.className = "atlas-legend-item";
+      if (entry.pick) {
+        /** @type {HTMLButtonElement} */ (item).type = "button";
+        item.addEventListener("click", () => pickKey(inst, /** @type {KeyPick} */ (entry.pick), inst.legendOn[k]));
+      }
+      const swatch = document.createElement("span");
+      swatch.className = "atlas-swatch";
+      swatch.style.background = entry.colour;
+      const text = document.createElement("span");
+      text.className = "atlas-legend-text";
+      text.textContent = entry.text; // literal text, never markup
+      item.append(swatch, text);
+      inst.legend.appendChild(item);
+    });
   }
+  inst.legendOn = list.map((entry) => Boolean(entry.on));
+  const isolated = inst.legendOn.some(Boolean);
+  const items = /** @type {HTMLElement[]} */ (Array.from(inst.legend.querySelectorAll(".atlas-legend-item")));
+  items.forEach((item, k) => {
+    const on = inst.legendOn[k];
+    if (list[k].pick) {
+      item.setAttribute("aria-pressed", String(on));
+      item.title = on ? "Show all again" : "Show only these papers";
+    }
+    item.classList.toggle("atlas-legend-on", on);
+    item.classList.toggle("atlas-legend-off", isolated && !on);
+  });
+  // "Show all" while an entry is shown alone.
+  const all = inst.legend.querySelector(".atlas-legend-all");
   const kind = list.map((entry) => entry.pick && Object.keys(entry.pick)[0]).find(Boolean);
-  if (isolated && kind) {
-    const all = document.createElement("button");
-    all.type = "button";
-    all.className = "atlas-legend-all";
-    all.textContent = "Show all";
-    all.addEventListener("click", () => pickKey(inst, { [kind]: null }, false));
-    inst.legend.appendChild(all);
+  if (all && !isolated) all.remove();
+  if (!all && isolated && kind) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "atlas-legend-all";
+    button.textContent = "Show all";
+    button.addEventListener("click", () => pickKey(inst, { [kind]: null }, false));
+    inst.legend.appendChild(button);
   }
   inst.legend.hidden = list.length === 0;
 }
