@@ -270,8 +270,8 @@ def test_map_js_is_every_file_of_js_once_and_writes_no_constant_python_owns():
 
 
 def test_the_page_writes_its_numbers_with_one_formatter():
-    """`toLocaleString` with a locale makes a formatter on each call (0.1 ms): the topic list's 400 numbers
-    at 180 topics cost 40 ms a redraw with it (benchmarks/STEPS_RESULTS.md, slice 13), 1 ms with
+    """`toLocaleString` with a locale makes a formatter on each call: the topic list's 400 numbers at 179
+    topics took 20 ms of each redraw with it (benchmarks/STEPS_RESULTS.md, slice 13), not 1 ms with
     panel.js's `number`."""
     for name in MAP_SCRIPT_FILES:
         assert "toLocaleString(" not in (MAP_JS_DIR / name).read_text(encoding="utf-8"), name

@@ -9,8 +9,7 @@
 function drawLegend(inst, entries) {
   const list = entries || [];
   // The entries are made afresh only when their names, colours or picks change; a pick changes only
-  // which is on, marked in place, so the entry clicked keeps the focus (Enter again shows all) and the
-  // step does not pay for replacing the focused button (20 ms at 81,646 papers).
+  // which is on, marked in place, so the entry clicked keeps the focus (Enter again shows all).
   const key = JSON.stringify(list.map(({ on, ...entry }) => entry));
   if (key !== inst.legendKey) {
     inst.legendKey = key;
