@@ -5,7 +5,7 @@ threads' time (the GPU process's SwiftShader among them).
 Usage (from the repository root):
 
     .venv/bin/python benchmarks/trace_step.py --map DIR --step {search,topic,click,filter,history,key,box}
-        [--query QUERY]
+        [--query QUERY] [--cpu]
 
 The step is taken as `bench_steps.py` takes it (headless Chromium at 1400x900, after first paint):
 "learning" typed and Enter pressed; the topic list's first topic clicked; a paper of the first
@@ -14,6 +14,10 @@ middle fifth of the map, let go; Back in the browser after that filter; the key'
 clicked (`--query colour=field`: the page opened with that link, here a key of the column's values). The trace runs from the action until the map has redrawn (a box: has taken the server's
 answer in) and Streamlit is idle. Nothing is written: it prints. Tracing slows the page, so the
 step's time here is longer than bench_steps' (read it beside a bench_steps run).
+
+`--cpu`: Chrome's CPU profile of the page's scripts instead of the trace (sampled every 0.1 ms): the
+functions by their own time, and by their time with what they call (map.js's by name; Plotly's and
+Streamlit's minified), which is where a step's script time goes.
 """
 
 from __future__ import annotations
@@ -105,6 +109,35 @@ def report(trace: dict) -> None:
     print("other threads, ms:", ", ".join(f"{name} {ms:.0f}" for name, ms in other.most_common(5)))
 
 
+def label(node: dict) -> str:
+    frame = node["callFrame"]
+    return f"{frame['functionName'] or '(anonymous)'} {frame['url'].split('/')[-1][:24]}:{frame['lineNumber'] + 1}"
+
+
+def report_cpu(profile: dict, top: int = 25) -> None:
+    """The profile's functions by their own time, then by their time with what they call (a function
+    counted once a sample, however deep it recurses)."""
+    nodes = {node["id"]: node for node in profile["nodes"]}
+    parent = {child: node["id"] for node in profile["nodes"] for child in node.get("children", [])}
+    spent = collections.Counter()
+    for sample, delta in zip(profile["samples"], profile["timeDeltas"], strict=True):
+        spent[sample] += delta / 1000
+    own, inclusive = collections.Counter(), collections.Counter()
+    for node, ms in spent.items():
+        own[label(nodes[node])] += ms
+        seen = set()
+        while node is not None:
+            name = label(nodes[node])
+            if name not in seen:
+                inclusive[name] += ms
+                seen.add(name)
+            node = parent.get(node)
+    for title, counter in (("own time", own), ("with what they call", inclusive)):
+        print(f"functions by {title}, ms:")
+        for name, ms in counter.most_common(top):
+            print(f"  {ms:7.1f} {name}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--map", type=Path, required=True, metavar="DIR")
@@ -112,6 +145,9 @@ def main(argv: list[str] | None = None) -> int:
         "--step", choices=("search", "topic", "click", "filter", "history", "key", "box"), required=True
     )
     parser.add_argument("--query", default="", help="the link's query string to open (e.g. colour=field)")
+    parser.add_argument(
+        "--cpu", action="store_true", help="Chrome's CPU profile of the step instead of a trace"
+    )
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -126,7 +162,13 @@ def main(argv: list[str] | None = None) -> int:
         page.wait_for_function(IDLE, timeout=600_000)
         page.wait_for_timeout(1500)  # the charts made ahead while the page is idle
         action = prepare(page, args.step)
-        browser.start_tracing(page=page, categories=CATEGORIES)
+        if args.cpu:
+            profiler = page.context.new_cdp_session(page)
+            profiler.send("Profiler.enable")
+            profiler.send("Profiler.setSamplingInterval", {"interval": 100})  # microseconds
+            profiler.send("Profiler.start")
+        else:
+            browser.start_tracing(page=page, categories=CATEGORIES)
         before = draws(page)
         started = time.perf_counter()
         action()
@@ -134,10 +176,14 @@ def main(argv: list[str] | None = None) -> int:
         page.wait_for_timeout(30)
         page.wait_for_function(IDLE)
         seconds = time.perf_counter() - started
-        trace = json.loads(browser.stop_tracing())
+        profile = profiler.send("Profiler.stop")["profile"] if args.cpu else None
+        trace = None if args.cpu else json.loads(browser.stop_tracing())
         browser.close()
-    print(f"{args.step} on {args.map.name}: {seconds:.3f} s to idle, traced")
-    report(trace)
+    print(f"{args.step} on {args.map.name}: {seconds:.3f} s to idle, {'profiled' if args.cpu else 'traced'}")
+    if profile is not None:
+        report_cpu(profile)
+    else:
+        report(trace)
     return 0
 
 
