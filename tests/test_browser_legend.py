@@ -239,32 +239,61 @@ SHOWN = f"""() => {{
 }}"""
 
 
-def test_a_key_entry_chosen_with_the_keyboard_keeps_the_focus_and_enter_again_shows_all(page, keyed_app):
-    """Tab to an entry of the key and press Enter: its theme alone, the focus still on the entry (now
-    pressed), so Enter again shows every paper; the entry is the same element all along."""
+# The focused element, if it is the one marked `window.atlasFocus` (or, `made_afresh`, a button of
+# the same text): its text and aria-pressed.
+FOCUSED = """(madeAfresh) => {
+    const e = document.activeElement, marked = window.atlasFocus;
+    const same = madeAfresh ? e && e.tagName === 'BUTTON' && e.textContent === marked.textContent : e === marked;
+    return same ? [e.textContent, e.getAttribute('aria-pressed')] : null;
+}"""
+
+
+@pytest.mark.parametrize(
+    "button, made_afresh",
+    [(".atlas-legend-item", False), (".atlas-panel-list .atlas-section-name", True)],
+    ids=["the key's entry", "the list's theme heading"],
+)
+def test_a_theme_chosen_with_the_keyboard_keeps_the_focus_and_enter_again_shows_all(
+    page, keyed_app, button, made_afresh
+):
+    """Tab to a theme's entry in the key, or its heading in the topic list, and press Enter: its theme
+    alone, the focus still on it (now pressed), so Enter again shows every paper. The key's entry is the
+    same element all along; the list is made afresh, its heading given the focus back."""
     app, atlas = keyed_app
     counts = theme_counts(atlas)
     open_app(page, app.url)
     idle(page)
-    entry = page.locator(".atlas-legend-item").nth(1)
-    entry.evaluate("(e) => { e.focus(); window.atlasEntry = e; }")
-    focused = """() => {
-        const e = document.activeElement;
-        return e === window.atlasEntry && e.isConnected ? [e.textContent, e.getAttribute('aria-pressed')] : null;
-    }"""
-    assert page.evaluate(focused) == [THEMES[1], "false"]
+    page.locator(button, has_text=THEMES[1]).first.evaluate("(e) => { e.focus(); window.atlasFocus = e; }")
+    assert page.evaluate(FOCUSED, made_afresh) == [THEMES[1], "false"]
     page.keyboard.press("Enter")
     page.wait_for_function("() => new URLSearchParams(location.search).get('theme') === '1'", timeout=30_000)
     wait_for_heading(page, f"Papers · {counts[1]}")
     idle(page)
-    assert page.evaluate(focused) == [THEMES[1], "true"]
+    assert page.evaluate(FOCUSED, made_afresh) == [THEMES[1], "true"]
     assert page.locator(".atlas-legend-all", has_text="Show all").count() == 1
     page.keyboard.press("Enter")
     page.wait_for_function("() => !new URLSearchParams(location.search).has('theme')", timeout=30_000)
     wait_for_heading(page, f"Papers · {len(atlas.papers)}")
     idle(page)
-    assert page.evaluate(focused) == [THEMES[1], "false"]
+    assert page.evaluate(FOCUSED, made_afresh) == [THEMES[1], "false"]
     assert page.locator(".atlas-legend-all").count() == 0
+
+
+def test_show_all_pressed_with_the_keyboard_gives_the_focus_to_the_entry_it_showed_alone(page, keyed_app):
+    app, atlas = keyed_app
+    open_app(page, app.url)
+    idle(page)
+    page.locator(".atlas-legend-item", has_text=THEMES[1]).click()
+    page.wait_for_function("() => new URLSearchParams(location.search).get('theme') === '1'", timeout=30_000)
+    idle(page)
+    page.locator(".atlas-legend-all").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => !new URLSearchParams(location.search).has('theme')", timeout=30_000)
+    wait_for_heading(page, f"Papers · {len(atlas.papers)}")
+    idle(page)
+    assert page.locator(".atlas-legend-all").count() == 0
+    focused = "[document.activeElement.textContent, document.activeElement.getAttribute('aria-pressed')]"
+    assert page.evaluate(focused) == [THEMES[1], "false"]  # not lost with the button
 
 
 def test_a_theme_picked_in_the_key_from_the_whole_map_is_drawn_by_the_browser_as_the_server_draws_it(

@@ -31,6 +31,7 @@ function drawLegend(inst, entries) {
       inst.legend.appendChild(item);
     });
   }
+  const was = inst.legendOn.indexOf(true); // the entry shown alone before (-1: none)
   inst.legendOn = list.map((entry) => Boolean(entry.on));
   const isolated = inst.legendOn.some(Boolean);
   const items = /** @type {HTMLElement[]} */ (Array.from(inst.legend.querySelectorAll(".atlas-legend-item")));
@@ -46,7 +47,11 @@ function drawLegend(inst, entries) {
   // "Show all" while an entry is shown alone.
   const all = inst.legend.querySelector(".atlas-legend-all");
   const kind = list.map((entry) => entry.pick && Object.keys(entry.pick)[0]).find(Boolean);
-  if (all && !isolated) all.remove();
+  if (all && !isolated) {
+    const focused = document.activeElement === all;
+    all.remove();
+    if (focused && items.length) items[Math.max(0, was)].focus(); // the keyboard keeps its place in the key
+  }
   if (!all && isolated && kind) {
     const button = document.createElement("button");
     button.type = "button";

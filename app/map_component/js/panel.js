@@ -93,6 +93,7 @@ function themeButton(theme, name, themes) {
   const on = themes.length === 1 && themes[0] === theme;
   const button = element("button", "atlas-section-name", name);
   button.setAttribute("type", "button");
+  button.dataset.theme = String(theme);
   button.setAttribute("aria-pressed", String(on));
   button.title = on ? "Show all themes again" : "Show only this theme's papers";
   button.addEventListener("click", () => {
@@ -193,6 +194,10 @@ class TopicPanel {
     if (key === this.listKey) return;
     this.listKey = key;
     const view = this.listView;
+    // The list is made afresh: a button of it that had the focus gives it to its new self (a theme's
+    // heading shown alone, the order chosen, a topic's line counted again), so the keyboard keeps its place.
+    const active = document.activeElement instanceof HTMLElement && view.contains(document.activeElement) ? document.activeElement : null;
+    const again = active ? ["topic", "theme", "sort"].find((name) => active.dataset[name] !== undefined) : undefined;
     view.replaceChildren(element("h4", "atlas-panel-title", "Topics"));
     const rising = summary.lists.rising;
     if (rising) {
@@ -202,6 +207,7 @@ class TopicPanel {
       for (const [sort, text] of [["size", "Largest"], ["rising", "Rising"]]) {
         const button = element("button", "atlas-order-button", text);
         button.setAttribute("type", "button");
+        button.dataset.sort = sort;
         button.setAttribute("aria-pressed", String(data.sort === sort));
         button.title = sort === "size" ? "Most papers first" : "The topic's share of papers in the most recent years divided by its share in the years before, highest first (×1.0 = steady)";
         if (data.sort !== sort) button.addEventListener("click", () => this.trigger("sort", { sort, map: data.points }));
@@ -255,6 +261,10 @@ class TopicPanel {
     const column = filtered ? "In view" : "Papers";
     view.appendChild(element("p", "atlas-caption",
       `Select a topic to open it. Counts: ${column.toLowerCase()}.` + (growth ? " Growth: recent share of papers ÷ earlier share (×1.0 = steady)." : "")));
+    if (active && again) {
+      const same = [...view.querySelectorAll(`[data-${again}]`)].find((el) => /** @type {HTMLElement} */ (el).dataset[again] === active.dataset[again]);
+      if (same) /** @type {HTMLElement} */ (same).focus();
+    }
   }
 
   /** Open a topic (null: back to the list) as the reader asked (a new history entry), or as Back or
