@@ -148,6 +148,24 @@ def test_each_page_shows_the_cells_the_app_sent_byte_for_byte(page, maps):
     assert drawn(page)["rows"] == cells(rows.iloc[50:100])
 
 
+def test_the_keyboard_turns_the_pages_and_keeps_its_place_on_the_pager(page, maps):
+    """Enter on "Next →" shows the next page with the focus still on the button (pressed again, the
+    page after); on the last page, where it is disabled, the focus is on "← Previous"."""
+    app, folder = maps["titles"]
+    want = mirror(folder)
+    rows = want["rows"]
+    open_app(page, app.url)
+    drawn(page, want["heading"])
+    focused = "document.activeElement.textContent"
+    page.get_by_role("button", name="Next →", exact=True).focus()
+    page.keyboard.press("Enter")
+    assert drawn(page)["rows"] == cells(rows.iloc[50:100]) and page.evaluate(focused) == "Next →"
+    page.keyboard.press("Enter")
+    assert drawn(page)["rows"] == cells(rows.iloc[100:]) and page.evaluate(focused) == "← Previous"
+    page.keyboard.press("Enter")
+    assert drawn(page)["rows"] == cells(rows.iloc[50:100]) and page.evaluate(focused) == "← Previous"
+
+
 def test_a_search_link_lists_best_matches_first_with_how_each_matched(page, maps):
     app, folder = maps["titles"]
     want = mirror(folder, {"q": "diffusion"})

@@ -328,10 +328,17 @@ class PapersTable {
 
   /** @param {number} step */
   turn(step) {
+    const held = document.activeElement instanceof HTMLElement && this.root.contains(document.activeElement);
     this.page += step;
     this.draw();
     const title = this.root.querySelector(".atlas-table-title");
     if (title) title.scrollIntoView({ block: "nearest" });
+    if (!held) return;
+    // The keyboard keeps its place: on the button pressed, or at the last or first page on the other.
+    const [back, forward] = /** @type {HTMLButtonElement[]} */ ([...this.root.querySelectorAll(".atlas-pager .atlas-table-button")]);
+    const pressed = step > 0 ? forward : back;
+    const target = pressed && !pressed.disabled ? pressed : step > 0 ? back : forward;
+    if (target) target.focus({ preventScroll: true }); // the page's first rows stay in sight
   }
 
   /** By this column ascending, then descending, then the table's own order again. @param {string} name */
