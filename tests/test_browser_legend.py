@@ -836,6 +836,26 @@ def test_a_box_drawn_on_the_map_is_shown_by_the_browser_as_the_server_shows_it(p
     assert picked_in_the_browser(page, received, page.go_back, "q.has('select')") == shown
 
 
+def test_clear_selection_pressed_with_the_keyboard_gives_the_focus_to_the_table_s_heading(page, keyed_app):
+    """The button goes with the selection: the focus goes to the papers table's heading, which says
+    what the table lists now (not lost to the page)."""
+    app, atlas = keyed_app
+    x, y = atlas.papers["x"].astype("float32"), atlas.papers["y"].astype("float32")
+    open_app(page, app.url)
+    idle(page)
+    drag_box(page, (x.quantile(0.2), y.quantile(0.2), x.quantile(0.7), y.quantile(0.7)))
+    page.get_by_text("Selected on the map", exact=False).first.wait_for(timeout=30_000)
+    idle(page)
+    page.get_by_role("button", name="Clear selection").focus()
+    page.keyboard.press("Enter")
+    wait_for_heading(page, f"Papers · {len(atlas.papers)}")
+    idle(page)
+    assert page.evaluate("[document.activeElement.tagName, document.activeElement.textContent]") == [
+        "H4",
+        f"Papers · {len(atlas.papers)}",
+    ]
+
+
 def test_a_lasso_drawn_on_the_map_is_shown_by_the_browser_as_the_server_shows_it(page, browser, keyed_app):
     """A lasso, like a box: shown by the browser (no map, list or table from the server), its corners in
     the link as the server writes them, and the page reads as that link opened afresh."""

@@ -150,7 +150,8 @@ def test_each_page_shows_the_cells_the_app_sent_byte_for_byte(page, maps):
 
 def test_the_keyboard_turns_the_pages_and_keeps_its_place_on_the_pager(page, maps):
     """Enter on "Next →" shows the next page with the focus still on the button (pressed again, the
-    page after); on the last page, where it is disabled, the focus is on "← Previous"."""
+    page after); on the last page, where it is disabled, the focus is on "← Previous". A column's
+    button keeps it too."""
     app, folder = maps["titles"]
     want = mirror(folder)
     rows = want["rows"]
@@ -164,6 +165,10 @@ def test_the_keyboard_turns_the_pages_and_keeps_its_place_on_the_pager(page, map
     assert drawn(page)["rows"] == cells(rows.iloc[100:]) and page.evaluate(focused) == "← Previous"
     page.keyboard.press("Enter")
     assert drawn(page)["rows"] == cells(rows.iloc[50:100]) and page.evaluate(focused) == "← Previous"
+    page.locator(f"{TABLE} th[data-column='Title'] button").focus()  # a column's order, the same way
+    page.keyboard.press("Enter")
+    drawn(page, "Papers · 120 · by title, ascending")
+    assert page.evaluate("document.activeElement.dataset.column") == "Title"
 
 
 def test_a_search_link_lists_best_matches_first_with_how_each_matched(page, maps):

@@ -68,6 +68,18 @@ function decodeArray(text, Kind) {
  *   bar?: {value: (k: number) => number, top: number}, phone?: string}} Column
  */
 
+/** The table was made afresh while `held` had the focus: its new self takes it (the same kind of
+ * button, of the same column, with the same text), else the table's heading, so the keyboard keeps its
+ * place (a screen reader then reads the heading: what the table lists now).
+ * @param {HTMLElement} root @param {HTMLElement} held */
+function keepFocus(root, held) {
+  const same = [...root.querySelectorAll(`${held.tagName}.${held.classList[0]}`)].find(
+    (el) => el instanceof HTMLElement && el.dataset.column === held.dataset.column && el.textContent === held.textContent && !(/** @type {HTMLButtonElement} */ (el).disabled),
+  );
+  const target = /** @type {HTMLElement|null} */ (same || root.querySelector(".atlas-table-title"));
+  if (target) target.focus({ preventScroll: true });
+}
+
 class PapersTable {
   /** @type {HTMLElement} */ root;
   /** @type {TableState|null} the last state the server sent */ view = null;
@@ -211,6 +223,12 @@ class PapersTable {
 
   draw() {
     if (!this.view || !this.points || !this.file) return;
+    const held = document.activeElement instanceof HTMLElement && this.root.contains(document.activeElement) ? document.activeElement : null;
+    this.drawListing();
+    if (held && !this.root.contains(held)) keepFocus(this.root, held);
+  }
+
+  drawListing() {
     const { rows, positions, inside } = this.listing();
     const columns = this.columns();
     const sorted = this.sort && columns.find((c) => c.name === this.sort.column);
@@ -228,8 +246,11 @@ class PapersTable {
 
     const parts = [];
     const head = element("div", "atlas-table-head");
+    const title = element("h4", "atlas-table-title");
+    title.tabIndex = -1; // where the focus goes when what had it is gone (`keepFocus`)
+    head.append(title);
     if (this.selected) {
-      head.append(element("h4", "atlas-table-title", `Selected on the map · ${number(count)}`));
+      title.textContent = `Selected on the map · ${number(count)}`;
       const clear = element("button", "atlas-table-button", "Clear selection");
       clear.setAttribute("type", "button");
       clear.addEventListener("click", () => {
@@ -245,7 +266,7 @@ class PapersTable {
       let said = `Papers · ${number(count)}`;
       if (sorted) said += ` · by ${sorted.name.toLowerCase()}, ${this.sort.descending ? "descending" : "ascending"}`;
       else if (this.extras.length && count > 1) said += " · best matches first";
-      head.append(element("h4", "atlas-table-title", said));
+      title.textContent = said;
       parts.push(head);
     }
     if (!count) {
@@ -328,17 +349,14 @@ class PapersTable {
 
   /** @param {number} step */
   turn(step) {
-    const held = document.activeElement instanceof HTMLElement && this.root.contains(document.activeElement);
     this.page += step;
-    this.draw();
-    const title = this.root.querySelector(".atlas-table-title");
+    this.draw(); // the focus stays on the button pressed (`keepFocus`) ...
+    const title = /** @type {HTMLElement|null} */ (this.root.querySelector(".atlas-table-title"));
     if (title) title.scrollIntoView({ block: "nearest" });
-    if (!held) return;
-    // The keyboard keeps its place: on the button pressed, or at the last or first page on the other.
+    // ... or, at the last or first page, where it is disabled, goes to the other one.
     const [back, forward] = /** @type {HTMLButtonElement[]} */ ([...this.root.querySelectorAll(".atlas-pager .atlas-table-button")]);
-    const pressed = step > 0 ? forward : back;
-    const target = pressed && !pressed.disabled ? pressed : step > 0 ? back : forward;
-    if (target) target.focus({ preventScroll: true }); // the page's first rows stay in sight
+    const [pressed, other] = step > 0 ? [forward, back] : [back, forward];
+    if (pressed && pressed.disabled && document.activeElement === title && other) other.focus({ preventScroll: true });
   }
 
   /** By this column ascending, then descending, then the table's own order again. @param {string} name */
@@ -346,9 +364,7 @@ class PapersTable {
     if (!this.sort || this.sort.column !== name) this.sort = { column: name, descending: false };
     else if (!this.sort.descending) this.sort = { column: name, descending: true };
     else this.sort = null;
-    this.draw();
-    const button = [...this.root.querySelectorAll(".atlas-sort")].find((b) => /** @type {HTMLElement} */ (b).dataset.column === name);
-    if (button) /** @type {HTMLElement} */ (button).focus();
+    this.draw(); // the focus stays on the column's button (`keepFocus`)
   }
 
   /** @param {number} row */
