@@ -94,3 +94,20 @@ def test_a_topic_s_chart_tabs_draw_the_chart_of_the_tab_clicked(browser, tmp_pat
         assert page.get_by_role("tab", name="Over the years").get_attribute("aria-selected") == "true"
         assert page.get_by_text("Showing the 26 papers in the topic").count() == 1  # the rest stayed
     page.close()
+
+
+@pytest.mark.browser
+def test_the_list_s_order_chosen_with_the_keyboard_keeps_the_focus(browser, tmp_path):
+    """Enter on "Rising": the server's answer makes the list afresh in that order, and the focus is on
+    the new "Rising" button (pressed), not back at the page's start."""
+    folder = long_named_map(tmp_path / "m")
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    with StreamlitServer(folder, tmp_path / "none", timeout=60) as app:
+        open_app(page, app.url)
+        page.get_by_role("button", name="Rising").focus()
+        page.keyboard.press("Enter")
+        page.locator(".atlas-panel-list .atlas-topic-growth").first.wait_for(timeout=30_000)
+        focused = "[document.activeElement.textContent, document.activeElement.getAttribute('aria-pressed')]"
+        page.wait_for_function("() => location.search.includes('sort=rising')", timeout=30_000)
+        assert page.evaluate(focused) == ["Rising", "true"]
+    page.close()
