@@ -271,6 +271,7 @@ def test_a_theme_chosen_with_the_keyboard_keeps_the_focus_and_enter_again_shows_
     idle(page)
     assert page.evaluate(FOCUSED, made_afresh) == [THEMES[1], "true"]
     assert page.locator(".atlas-legend-all", has_text="Show all").count() == 1
+    assert page.locator(".atlas-status").text_content() == f"Papers · {counts[1]}"  # a screen reader told
     page.keyboard.press("Enter")
     page.wait_for_function("() => !new URLSearchParams(location.search).has('theme')", timeout=30_000)
     wait_for_heading(page, f"Papers · {len(atlas.papers)}")

@@ -171,6 +171,24 @@ def test_the_keyboard_turns_the_pages_and_keeps_its_place_on_the_pager(page, map
     assert page.evaluate("document.activeElement.dataset.column") == "Title"
 
 
+def test_a_screen_reader_is_told_what_the_table_lists_when_it_changes(page, maps):
+    """A live region (role=status) beside the table says its heading when a step changes it (here the
+    order; a filter, a search or a pick in the key the same way), and nothing on the first drawing."""
+    app, folder = maps["titles"]
+    want = mirror(folder)
+    open_app(page, app.url)
+    drawn(page, want["heading"])
+    status = page.locator(".atlas-status[role='status']")
+    assert status.count() == 1 and status.text_content() == ""
+    page.locator(f"{TABLE} th[data-column='Title'] button").click()
+    drawn(page, "Papers · 120 · by title, ascending")
+    assert status.text_content() == "Papers · 120 · by title, ascending"
+    assert status.bounding_box()["width"] <= 1  # read, not drawn
+    page.get_by_role("button", name="Next →", exact=True).click()
+    drawn(page)
+    assert status.text_content() == "Papers · 120 · by title, ascending"  # a page turned: the same listing
+
+
 def test_a_search_link_lists_best_matches_first_with_how_each_matched(page, maps):
     app, folder = maps["titles"]
     want = mirror(folder, {"q": "diffusion"})

@@ -97,13 +97,19 @@ class PapersTable {
   /** @type {number|null} the row last opened from here */ opened = null;
   /** @type {Trigger} */ trigger = () => {};
   /** @type {Promise<void>} */ ready = Promise.resolve();
+  /** @type {HTMLElement} */ status;
+  /** @type {string|undefined} the table's heading last drawn */ said = undefined;
 
   constructor(parentElement) {
     this.root = element("section", "atlas-table");
     this.root.setAttribute("aria-label", "Papers");
     this.loading = element("div", "atlas-map-loading", "Loading the papers…");
     this.root.append(this.loading);
-    parentElement.appendChild(this.root);
+    // What the table lists, said to a screen reader when it changes (a filter, a search, a pick in the
+    // key, a selection): a live region of its own beside the table, which is made afresh on each step.
+    this.status = element("p", "atlas-status");
+    this.status.setAttribute("role", "status");
+    parentElement.append(this.root, this.status);
   }
 
   /** @param {TableState} data */
@@ -226,6 +232,10 @@ class PapersTable {
     const held = document.activeElement instanceof HTMLElement && this.root.contains(document.activeElement) ? document.activeElement : null;
     this.drawListing();
     if (held && !this.root.contains(held)) keepFocus(this.root, held);
+    const title = this.root.querySelector(".atlas-table-title");
+    const said = title ? title.textContent : "";
+    if (this.said !== undefined && said !== this.said) this.status.textContent = said; // not on the first drawing
+    this.said = said;
   }
 
   drawListing() {
