@@ -263,6 +263,13 @@ def test_a_theme_chosen_with_the_keyboard_keeps_the_focus_and_enter_again_shows_
     counts = theme_counts(atlas)
     open_app(page, app.url)
     idle(page)
+    key = page.get_by_role("region", name="Map of the papers").get_by_role(
+        "group", name="Key: show one alone"
+    )
+    assert key.get_by_role("button").all_inner_texts()[:2] == [
+        THEMES[0],
+        THEMES[1],
+    ]  # as a screen reader finds them
     page.locator(button, has_text=THEMES[1]).first.evaluate("(e) => { e.focus(); window.atlasFocus = e; }")
     assert page.evaluate(FOCUSED, made_afresh) == [THEMES[1], "false"]
     page.keyboard.press("Enter")

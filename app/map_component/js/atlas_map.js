@@ -99,6 +99,8 @@ class AtlasMap {
   constructor(parentElement) {
     this.root = document.createElement("div");
     this.root.className = "atlas-map";
+    this.root.setAttribute("role", "region"); // named for a screen reader's list of landmarks
+    this.root.setAttribute("aria-label", "Map of the papers");
     this.loading = document.createElement("div");
     this.loading.className = "atlas-map-loading";
     this.loading.textContent = "Loading the map…";
@@ -129,6 +131,8 @@ class AtlasMap {
     this.ring.hidden = this.pin.hidden = true;
     this.legend = document.createElement("div");
     this.legend.className = "atlas-legend";
+    this.legend.setAttribute("role", "group");
+    this.legend.setAttribute("aria-label", "Key: show one alone");
     this.legend.hidden = true;
     const hint = document.createElement("div");
     hint.className = "atlas-map-hint";
