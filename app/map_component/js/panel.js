@@ -80,6 +80,25 @@ function number(n) {
   return NUMBER.format(n);
 }
 
+/** The element inside `root` that has the focus (null: none there). @param {HTMLElement} root */
+function focusedIn(root) {
+  const active = document.activeElement;
+  return active instanceof HTMLElement && root.contains(active) ? active : null;
+}
+
+/** `root` was made afresh while `held` had the focus: its new self takes it, so the keyboard keeps its
+ * place — the same kind of element (tag, first class) with the same data attributes, or, where it has
+ * none, the same text (never a disabled one); else `fallback`, if any.
+ * @param {HTMLElement} root @param {HTMLElement} held @param {HTMLElement|null} [fallback] */
+function keepFocus(root, held, fallback = null) {
+  const data = JSON.stringify(held.dataset), named = data !== "{}";
+  const same = [...root.querySelectorAll(`${held.tagName}.${held.classList[0]}`)].find((el) =>
+    el instanceof HTMLElement && !(/** @type {HTMLButtonElement} */ (el).disabled) &&
+    (named ? JSON.stringify(el.dataset) === data : el.textContent === held.textContent));
+  const target = /** @type {HTMLElement|null} */ (same || fallback);
+  if (target) target.focus({ preventScroll: true });
+}
+
 /** @param {number} n @param {string} noun */
 function counted(n, noun) {
   return `${number(n)} ${noun}${n === 1 ? "" : "s"}`;
@@ -194,10 +213,7 @@ class TopicPanel {
     if (key === this.listKey) return;
     this.listKey = key;
     const view = this.listView;
-    // The list is made afresh: a button of it that had the focus gives it to its new self (a theme's
-    // heading shown alone, the order chosen, a topic's line counted again), so the keyboard keeps its place.
-    const active = document.activeElement instanceof HTMLElement && view.contains(document.activeElement) ? document.activeElement : null;
-    const again = active ? ["topic", "theme", "sort"].find((name) => active.dataset[name] !== undefined) : undefined;
+    const held = focusedIn(view); // given to its new self (a theme's heading, the order, a topic's line)
     view.replaceChildren(element("h4", "atlas-panel-title", "Topics"));
     const rising = summary.lists.rising;
     if (rising) {
@@ -261,10 +277,7 @@ class TopicPanel {
     const column = filtered ? "In view" : "Papers";
     view.appendChild(element("p", "atlas-caption",
       `Select a topic to open it. Counts: ${column.toLowerCase()}.` + (growth ? " Growth: recent share of papers ÷ earlier share (×1.0 = steady)." : "")));
-    if (active && again) {
-      const same = [...view.querySelectorAll(`[data-${again}]`)].find((el) => /** @type {HTMLElement} */ (el).dataset[again] === active.dataset[again]);
-      if (same) /** @type {HTMLElement} */ (same).focus();
-    }
+    if (held) keepFocus(view, held);
   }
 
   /** Open a topic (null: back to the list) as the reader asked (a new history entry), or as Back or

@@ -68,18 +68,6 @@ function decodeArray(text, Kind) {
  *   bar?: {value: (k: number) => number, top: number}, phone?: string}} Column
  */
 
-/** The table was made afresh while `held` had the focus: its new self takes it (the same kind of
- * button, of the same column, with the same text), else the table's heading, so the keyboard keeps its
- * place (a screen reader then reads the heading: what the table lists now).
- * @param {HTMLElement} root @param {HTMLElement} held */
-function keepFocus(root, held) {
-  const same = [...root.querySelectorAll(`${held.tagName}.${held.classList[0]}`)].find(
-    (el) => el instanceof HTMLElement && el.dataset.column === held.dataset.column && el.textContent === held.textContent && !(/** @type {HTMLButtonElement} */ (el).disabled),
-  );
-  const target = /** @type {HTMLElement|null} */ (same || root.querySelector(".atlas-table-title"));
-  if (target) target.focus({ preventScroll: true });
-}
-
 class PapersTable {
   /** @type {HTMLElement} */ root;
   /** @type {TableState|null} the last state the server sent */ view = null;
@@ -229,9 +217,10 @@ class PapersTable {
 
   draw() {
     if (!this.view || !this.points || !this.file) return;
-    const held = document.activeElement instanceof HTMLElement && this.root.contains(document.activeElement) ? document.activeElement : null;
+    const held = focusedIn(this.root);
     this.drawListing();
-    if (held && !this.root.contains(held)) keepFocus(this.root, held);
+    // Gone with the step (Clear selection, with the selection): the heading, which says what the table lists now.
+    if (held && !this.root.contains(held)) keepFocus(this.root, held, this.root.querySelector(".atlas-table-title"));
     const title = this.root.querySelector(".atlas-table-title");
     const said = title ? title.textContent : "";
     if (this.said !== undefined && said !== this.said) this.status.textContent = said; // not on the first drawing
