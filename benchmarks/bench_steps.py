@@ -129,6 +129,16 @@ def press(page, locator):
     return lambda: page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
 
 
+def point_click(page):
+    """The pointer over a paper of the first topic, its hover box shown: the click on it (the step)."""
+    row = page.evaluate(  # as either version of map.js keeps its groups
+        f"(g => (g.groups || g)[1].rows[0])(document.querySelector('{GRAPH}').atlasTable.groupings.get(''))"
+    )
+    page.mouse.move(*point_position(page, row))
+    page.wait_for_selector(".hoverlayer .hovertext", timeout=60_000)
+    return lambda: (page.mouse.down(), page.mouse.up())
+
+
 def settle(page, action) -> None:
     """Do `action` (a step between the measured ones) and wait until Streamlit is idle again."""
     action()
@@ -247,12 +257,7 @@ def one_round(browser, url: str, tally: Tally, uncomposited: bool = False, colou
     page.wait_for_function(IDLE, timeout=120_000)
     record("history", page.go_back)  # the whole map again, as the link before the filter says
     opened(page, url, uncomposited)  # the whole map again for the map-only steps
-    row = page.evaluate(  # a paper of the first topic, as either version of map.js keeps its groups
-        f"(g => (g.groups || g)[1].rows[0])(document.querySelector('{GRAPH}').atlasTable.groupings.get(''))"
-    )
-    page.mouse.move(*point_position(page, row))
-    page.wait_for_selector(".hoverlayer .hovertext", timeout=60_000)
-    record("click", lambda: (page.mouse.down(), page.mouse.up()))
+    record("click", point_click(page))
     settle(page, page.get_by_role("button", name="Back to the topic list").click)
     panel = page.locator(".atlas-panel-list .atlas-topic")  # the topic panel (js/panel.js) ...
     page.wait_for_timeout(500)

@@ -34,10 +34,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.bench_million import GRAPH, IDLE, append_results, draws  # noqa: E402
-from benchmarks.bench_steps import first_filter_option, launch, opened, press, start_box  # noqa: E402
+from benchmarks.bench_steps import first_filter_option, launch, opened, point_click, press, start_box  # noqa: E402
 from pipeline.mapfolder.manifest import read_manifest  # noqa: E402
 from tests.devserver import StreamlitServer, free_port  # noqa: E402
-from tests.test_browser import point_position  # noqa: E402
 
 STEPS = ("first paint", "search", "clear the search", "filter", "click a point", "open a topic", "back to the list", "box selection")  # fmt: skip
 COMPRESSION = "STREAMLIT_SERVER_ENABLE_WEBSOCKET_COMPRESSION"
@@ -124,12 +123,7 @@ def one_round(browser, proxy: CountingProxy, times: dict, wire: dict, payload: d
     opened(page, proxy.url, False)  # the whole map again, in a fresh page state
     page.wait_for_timeout(1000)
     page.wait_for_function(IDLE, timeout=120_000)
-    row = page.evaluate(
-        f"(g => (g.groups || g)[1].rows[0])(document.querySelector('{GRAPH}').atlasTable.groupings.get(''))"
-    )
-    page.mouse.move(*point_position(page, row))
-    page.wait_for_selector(".hoverlayer .hovertext", timeout=60_000)
-    record("click a point", lambda: (page.mouse.down(), page.mouse.up()))
+    record("click a point", point_click(page))
     page.get_by_role("button", name="Back to the topic list").click()
     page.wait_for_timeout(500)
     page.wait_for_function(IDLE, timeout=120_000)

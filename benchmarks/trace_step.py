@@ -34,9 +34,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.bench_million import GRAPH, IDLE, draws  # noqa: E402
-from benchmarks.bench_steps import first_filter_option, press, start_box  # noqa: E402
+from benchmarks.bench_steps import first_filter_option, point_click, press, start_box  # noqa: E402
 from tests.devserver import StreamlitServer  # noqa: E402
-from tests.test_browser import point_position  # noqa: E402
 
 CATEGORIES = ["devtools.timeline", "disabled-by-default-devtools.timeline", "v8.execute", "gpu"]
 
@@ -64,12 +63,7 @@ def prepare(page, step: str):
     if step == "key":
         return press(page, page.locator(".atlas-legend button.atlas-legend-item").first)
     if step == "click":
-        row = page.evaluate(
-            f"(g => g.groups[1].rows[0])(document.querySelector('{GRAPH}').atlasTable.groupings.get(''))"
-        )
-        page.mouse.move(*point_position(page, row))
-        page.wait_for_selector(".hoverlayer .hovertext", timeout=60_000)
-        return lambda: (page.mouse.down(), page.mouse.up())
+        return point_click(page)
     return press(page, first_filter_option(page))
 
 
