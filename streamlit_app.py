@@ -161,7 +161,7 @@ def main() -> None:
 # what it shows from the session state.
 @st.fragment(key="sidebar")
 def sidebar_part(data: MapData, catalog: list) -> None:
-    session.push_sidebar()
+    session.push_part("sidebar")
     sidebar(data, catalog)
     session.part_shown("sidebar")
 

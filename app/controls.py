@@ -20,10 +20,15 @@ SEARCH_HELP = (
 )
 
 
+def when_changed(data: MapData) -> dict:
+    """A sidebar widget's callback: its change reruns only the parts of the page it changes."""
+    return {"on_change": session.sidebar_changed, "args": (data,)}
+
+
 def sidebar(data: MapData, catalog: list[MapRef]) -> None:
     """The sidebar's widgets (drawn inside `st.sidebar` by the page); each change reruns only the parts
     of the page it changes (`app.session.sidebar_changed`)."""
-    changed = {"on_change": session.sidebar_changed, "args": (data,)}
+    changed = when_changed(data)
     st.markdown("### :material/travel_explore: Abstract Atlas")
     if len(catalog) > 1:
         st.selectbox(
@@ -51,31 +56,9 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
         format_func=KIND_NAMES.get,
         help=SEARCH_HELP,
     )
-    themes = usable_themes(data.topics, data.themes)
-    if themes is not None:
-        ordered = sorted(themes.itertuples(), key=lambda r: (-int(r.size), int(r.theme_id)))
-        names = {int(r.theme_id): f"{r.label} ({int(r.size):,})" for r in ordered}
-        st.multiselect(
-            "Themes",
-            list(names),
-            key=widget_key("themes"),
-            **changed,
-            placeholder="All themes",
-            select_all=False,
-            format_func=names.get,
-            help="Groups of related topics: choosing themes shows only their topics' papers.",
-        )
+    themes_filter(data)
     topics_filter(data)
-    for column, values in data.facets.items():  # never input file names (`app.data.facet_columns`)
-        name = column.replace("_", " ")
-        st.multiselect(
-            markdown_literal(name.capitalize()),  # column names come from the data
-            values,
-            key=filter_key(column),
-            **changed,
-            placeholder=f"Any {name}",
-            select_all=False,
-        )
+    facets_filter(data)
     unassigned_switch(data)
     if data.added is not None and data.added.any():  # only maps grown with `python -m pipeline add`
         st.toggle(
@@ -92,18 +75,58 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
     )
 
 
+@st.fragment(key="themes")
+def themes_filter(data: MapData) -> None:
+    """The Themes filter: a part of the page of its own inside the sidebar's, so that a theme picked in
+    the map's key, or a link's themes gone Back to, redraws only it."""
+    session.push_part("themes")
+    themes = usable_themes(data.topics, data.themes)
+    if themes is not None:
+        ordered = sorted(themes.itertuples(), key=lambda r: (-int(r.size), int(r.theme_id)))
+        names = {int(r.theme_id): f"{r.label} ({int(r.size):,})" for r in ordered}
+        st.multiselect(
+            "Themes",
+            list(names),
+            key=widget_key("themes"),
+            **when_changed(data),
+            placeholder="All themes",
+            select_all=False,
+            format_func=names.get,
+            help="Groups of related topics: choosing themes shows only their topics' papers.",
+        )
+    session.part_shown("themes")
+
+
+@st.fragment(key="facets")
+def facets_filter(data: MapData) -> None:
+    """The metadata filters (year, venue, …): a part of their own inside the sidebar's, so that a value
+    picked in the map's key, or a link's gone Back to, redraws only them."""
+    session.push_part("facets")
+    for column, values in data.facets.items():  # never input file names (`app.data.facet_columns`)
+        name = column.replace("_", " ")
+        st.multiselect(
+            markdown_literal(name.capitalize()),  # column names come from the data
+            values,
+            key=filter_key(column),
+            **when_changed(data),
+            placeholder=f"Any {name}",
+            select_all=False,
+        )
+    session.part_shown("facets")
+
+
 @st.fragment(key="topics")
 def topics_filter(data: MapData) -> None:
     """The Topics filter: a part of the page of its own inside the sidebar's, so that choosing a theme,
     which changes the topics it offers, reruns only it and not the whole sidebar (its other widgets
     drawn again by React: benchmarks/STEPS_RESULTS.md, slice 7)."""
+    session.push_part("topics")
     chosen_themes = list(session.chosen("themes"))
     st.multiselect(
         "Topics",
         topic_options(data, chosen_themes),
         key=widget_key("topics"),
-        on_change=session.sidebar_changed,
-        args=(data,),
+        **when_changed(data),
         placeholder="All topics in the chosen themes" if chosen_themes else "All topics",
         select_all=False,  # no choice already means every topic
         format_func=lambda t: f"{data.label(t)} ({data.sizes[t]:,})",
@@ -126,8 +149,7 @@ def unassigned_switch(data: MapData) -> None:
         st.toggle(
             f"Show unassigned papers ({data.sizes[-1]:,})",
             key=key,
-            on_change=session.sidebar_changed,
-            args=(data,),
+            **when_changed(data),
             help="Papers the clustering left out of every topic, drawn in grey. With topics or "
             "themes chosen, only their papers are shown: choose “Unassigned” under Topics to add them.",
         )

@@ -61,7 +61,7 @@ KEY_PICKS = "key_picks"  # how many entries picked in the map's key the browser 
 BROWSER_PICK = "browser_pick"
 # Which parts of the page rerun, and what a run keeps for the next (`remembered`).
 PARTS_SHOWN = "parts_shown"  # what each part of the page (a keyed fragment) showed when last drawn
-PUSH_SIDEBAR = "push_sidebar"  # set when a step reruns the sidebar: its widgets' values are written again
+PUSH_PARTS = "push_parts"  # the sidebar's parts a step reruns: their widgets' values are written again
 CURRENT_VIEW = "current_view"  # the papers in view for the last filters and search (`app.view.page_view`)
 SELECTED_ROWS = "selected_rows"  # the rows the last box or lasso selection holds (`app.view.selected_rows`)
 NEAREST_PAPERS = "nearest_papers"  # the last opened paper's nearest papers (`app.nearest`)
@@ -245,15 +245,23 @@ def view_key(state: ViewState) -> tuple:
 
 
 # --------------------------------------------------------------------------- which parts of the page rerun
-# The page's keyed fragments (streamlit_app.py; "topics" and "unassigned", the sidebar's Topics filter and
-# switch, are inside "sidebar").
-PARTS = ("sidebar", "topics", "unassigned", "header", "map", "results", "downloads")
-INSIDE_SIDEBAR = ("topics", "unassigned")
+# The page's keyed fragments (streamlit_app.py; "themes", "topics", "facets" and "unassigned", the sidebar's
+# filters and switch, are inside "sidebar"), and the settings each part's widgets show.
+PARTS = ("sidebar", "themes", "topics", "facets", "unassigned", "header", "map", "results", "downloads")
+PART_SETTINGS = {
+    "sidebar": ("search", "search_kind", "added_only"),
+    "themes": ("themes",),
+    "topics": ("topics",),
+    "facets": ("filters",),
+    "unassigned": ("show_unassigned",),
+}
+INSIDE_SIDEBAR = ("themes", "topics", "facets", "unassigned")
 
 
 def part_keys() -> dict[str, tuple]:
     """What each part of the page shows, as far as the session state decides it: a step reruns the
-    parts whose key it changed (`rerun_changed`). The sidebar's key is (its shape, its values)."""
+    parts whose key it changed (`rerun_changed`). The sidebar's parts' keys are (their shape, their
+    widgets' values): a filter set from the map's key or by Back reruns only its own widget."""
     state = current_state()
     view = view_key(state)
     selection = state.selection
@@ -262,9 +270,12 @@ def part_keys() -> dict[str, tuple]:
     # The topic panel opens and closes topics in the browser: the map's part shows them already.
     in_panel = PANEL_TOPIC in st.session_state and st.session_state[PANEL_TOPIC] == state.topic
     return {
-        "sidebar": ((state.search_kind,), view),
+        "sidebar": ((state.search_kind,), (state.search, state.search_kind, state.added_only)),
+        "themes": ((), state.themes),
         "topics": ((state.themes,), state.topics),  # the topics offered are the chosen themes'
-        "unassigned": (bool(state.topics or state.themes),),  # hidden in a topic or theme view
+        "facets": ((), state.filters),
+        # hidden in a topic or theme view
+        "unassigned": ((bool(state.topics or state.themes),), state.show_unassigned),
         "header": (view, opened, selection, said),
         "map": (replace(state, topic="in the panel") if in_panel else state, map_counters()),
         # The papers table narrows to an opened topic, pages and sorts in the browser (js/table.js).
@@ -284,9 +295,10 @@ def part_shown(name: str) -> None:
 def rerun_changed(from_sidebar: bool = False) -> None:
     """In a step's callback: rerun only the parts of the page whose content the step changed.
 
-    A sidebar widget already shows its new value: then the sidebar reruns only when its shape changes
-    (the search box's hint); the Topics filter, whose topics are the chosen themes', and the unassigned
-    switch, which a topic or theme view hides, are parts of their own inside it. Nothing changed: the
+    A sidebar widget already shows its new value: then its part reruns only when its shape changes
+    (the search box's hint, the topics the Topics filter offers, the unassigned switch hidden in a
+    topic or theme view). Each filter is a part of its own inside the sidebar's, so a filter set
+    elsewhere (the map's key, Back in the browser) reruns only its widget. Nothing changed: the
     widget's own part reruns (Streamlit's default). In the run of a Back or Forward in the browser (a
     table's selection may fire as the view changes), the whole page reruns and follows the link.
     """
@@ -295,27 +307,28 @@ def rerun_changed(from_sidebar: bool = False) -> None:
     shown = st.session_state.get(PARTS_SHOWN, {})
     now = part_keys()
     if from_sidebar:  # (shape, value): the widgets show their values already
-        for part in ("sidebar", "topics"):
+        for part in PART_SETTINGS:
             if part in shown:
                 shown[part] = (shown[part][0], now[part][1])
     changed = [part for part in PARTS if part in shown and shown[part] != now[part]]
+    pushed = [part for part in changed if part in PART_SETTINGS]
     if "sidebar" in changed:
-        st.session_state[PUSH_SIDEBAR] = True
+        pushed = list(PART_SETTINGS)
         changed = [part for part in changed if part not in INSIDE_SIDEBAR]  # drawn again inside the sidebar
+    st.session_state[PUSH_PARTS] = set(pushed)
     if changed:
         st.rerun(changed)
 
 
-SIDEBAR_SETTINGS = ("search", "search_kind", "themes", "topics", "show_unassigned", "added_only", "filters")
-
-
-def push_sidebar() -> None:
-    """Before the sidebar's widgets are drawn in a rerun a step asked for: write their values again, so
-    each widget shows its value even where the browser still holds one the sidebar never drew back (a
+def push_part(part: str) -> None:
+    """Before a sidebar part's widgets are drawn in a rerun a step asked for: write their values again,
+    so each widget shows its value even where the browser still holds one the part never drew back (a
     search typed while the sidebar did not rerun, then cleared by Reset view)."""
-    if not st.session_state.pop(PUSH_SIDEBAR, False):
+    pushed = st.session_state.get(PUSH_PARTS) or set()
+    if part not in pushed:
         return
-    for name in SIDEBAR_SETTINGS:
+    pushed.discard(part)
+    for name in PART_SETTINGS[part]:
         prefix = SESSION_KEY[name]
         keys = (
             [k for k in st.session_state if str(k).startswith(prefix)] if SETTING[name].prefix else [prefix]

@@ -308,7 +308,7 @@ def test_a_theme_picked_in_the_key_from_the_whole_map_is_drawn_by_the_browser_as
     page, browser, keyed_app
 ):
     """From the whole map, a theme picked in the key is shown by the browser itself: the server
-    draws only the sidebar's filter, the header's sentence and the downloads (no map, topic list or
+    draws only the sidebar's filters it changes, the header's sentence and the downloads (no map, topic list or
     papers table comes from it), and the page reads exactly as the same link opened afresh, which
     the server draws whole: the map's highlights and names, the key, the topic list, the table."""
     app, atlas = keyed_app
@@ -329,6 +329,12 @@ def test_a_theme_picked_in_the_key_from_the_whole_map_is_drawn_by_the_browser_as
         kind for place, kind, _ in drawn if kind == "bidi_component"
     ]  # the map, list and table: the browser's
     assert ("sidebar", "multiselect", "Themes") in drawn  # the filter shows the theme, as the server holds it
+    # ...and of the sidebar only the filters the theme changes: not its search box, nor Reset view
+    assert ("sidebar", "text_input", "Search") not in drawn and (
+        "sidebar",
+        "button",
+        "Reset view",
+    ) not in drawn
     assert [label for place, kind, label in drawn if kind == "download_button"][0] == (
         f"Download these {counts[1]} papers (CSV)"
     )
@@ -351,6 +357,8 @@ def test_a_theme_picked_in_the_key_from_the_whole_map_is_drawn_by_the_browser_as
         idle(page)
         assert not [kind for place, kind, _ in received.take() if kind == "bidi_component"]
         assert page.evaluate(SHOWN) == wanted
+        themes = page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect']").first.inner_text()
+        assert (THEMES[1] in themes) == (wanted == shown)  # the sidebar's filter follows the link
     page.go_back()
     page.wait_for_function("() => !new URLSearchParams(location.search).has('theme')", timeout=30_000)
     wait_for_heading(page, f"Papers · {len(atlas.papers)}")

@@ -94,32 +94,34 @@ def test_a_click_from_another_map_changes_nothing(data):
 
 def test_a_theme_the_browser_showed_itself_leaves_the_map_and_the_table_as_they_are(data, monkeypatch):
     """With the link it wrote (`query`), a theme picked from the whole map was drawn by the browser:
-    the map's and the table's parts count as showing it (they do not rerun), the sidebar, the header
-    and the downloads do; the link is kept as the query string, and the pick counted. So is the theme
+    the map's and the table's parts count as showing it (they do not rerun), the header, the downloads
+    and the sidebar's filters the theme changes (Themes, the topics Topics offers, the unassigned switch
+    a theme view hides) do, not the rest of the sidebar; the link is kept as the query string, and the pick counted. So is the theme
     shown all again, while those parts have not been drawn since (the browser holds the view before it)."""
     reruns = []
     monkeypatch.setattr(st, "rerun", lambda parts: reruns.append(parts))
 
     def drawn(parts):  # the parts a step reran, drawn
-        for part in parts + (["topics", "unassigned"] if "sidebar" in parts else []):
+        for part in parts + (list(session.INSIDE_SIDEBAR) if "sidebar" in parts else []):
             session.part_shown(part)
 
     drawn(list(session.PARTS))  # the whole page
     click(data, theme=1, query="theme=1")
     assert st.session_state[THEMES] == [1] and session.key_picks() == 1
-    assert reruns == [["sidebar", "header", "downloads"]]
+    assert reruns == [["themes", "topics", "unassigned", "header", "downloads"]]
     assert st.session_state[session.URL_PARAMS] == {"theme": ["1"]}
     drawn(reruns[-1])
     click(data, theme=None, query="")  # "Show all" in the browser
     assert st.session_state[THEMES] == [] and session.key_picks() == 2
-    assert reruns[-1] == ["sidebar", "header", "downloads"] and st.session_state[session.URL_PARAMS] == {}
+    assert reruns[-1] == ["themes", "topics", "unassigned", "header", "downloads"]
+    assert st.session_state[session.URL_PARAMS] == {}
     drawn(reruns[-1])
 
     click(data, theme=1, query="theme=1")
     drawn(reruns[-1] + ["map"])  # and a paper clicked: the map's part drew the theme from the server's state
     click(data, theme=1, query="")  # shown all again: the map holds the theme's papers, the server draws all
     assert st.session_state[THEMES] == [] and session.key_picks() == 3
-    assert reruns[-1] == ["sidebar", "header", "map", "results", "downloads"]
+    assert reruns[-1] == ["themes", "topics", "unassigned", "header", "map", "results", "downloads"]
 
 
 @pytest.mark.parametrize("chosen", [{"themes": [0]}, {"topics": [1]}, {"topic": 1}, {"colour": "year"}])
@@ -150,18 +152,18 @@ def test_a_value_the_browser_showed_itself_leaves_the_map_and_the_table_as_they_
     st.session_state[session.widget_key("colour")] = "year"
 
     def drawn(parts):
-        for part in parts + (["topics", "unassigned"] if "sidebar" in parts else []):
+        for part in parts + (list(session.INSIDE_SIDEBAR) if "sidebar" in parts else []):
             session.part_shown(part)
 
     drawn(list(session.PARTS))
     click(data, "year", value=1, query="colour=year&f.year=2024")
     assert st.session_state[year] == ["2024"] and session.key_picks() == 1
-    assert reruns[-1] == ["sidebar", "header", "downloads"]
+    assert reruns[-1] == ["facets", "header", "downloads"]  # of the sidebar, only the column's filter
     assert st.session_state[session.URL_PARAMS] == {"colour": ["year"], "f.year": ["2024"]}
     drawn(reruns[-1])
     click(data, "year", value=None, query="colour=year")  # "Show all" in the browser
     assert st.session_state[year] == [] and session.key_picks() == 2
-    assert reruns[-1] == ["sidebar", "header", "downloads"]
+    assert reruns[-1] == ["facets", "header", "downloads"]  # of the sidebar, only the column's filter
     drawn(reruns[-1])
 
     st.session_state[year] = ["2023"]  # the column's filter chosen in the sidebar
