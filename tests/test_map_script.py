@@ -269,12 +269,20 @@ def test_map_js_is_every_file_of_js_once_and_writes_no_constant_python_owns():
     assert script.count(shared["points_magic"]) == 1  # only in the generated first line
 
 
-def test_the_page_writes_its_numbers_with_one_formatter():
-    """`toLocaleString` with a locale makes a formatter on each call: the topic list's 400 numbers at 179
-    topics took 20 ms of each redraw with it (benchmarks/STEPS_RESULTS.md, slice 13), not 1 ms with
-    panel.js's `number`."""
+@pytest.mark.parametrize(
+    "call",
+    [
+        # makes a number formatter on each call: the topic list's 400 numbers at 179 topics took 20 ms
+        # of each redraw with it (benchmarks/STEPS_RESULTS.md, slice 13), not 1 ms with panel.js's `number`
+        "toLocaleString(",
+        # four to five times a square root's time in V8: the faint rest's dots (context.js `disc`) at a
+        # million papers took 49 ms of a first search's script with it (STEPS_RESULTS.md, slice 14)
+        "Math.hypot(",
+    ],
+)
+def test_the_page_keeps_slow_calls_out_of_its_hot_paths(call):
     for name in MAP_SCRIPT_FILES:
-        assert "toLocaleString(" not in (MAP_JS_DIR / name).read_text(encoding="utf-8"), name
+        assert call not in (MAP_JS_DIR / name).read_text(encoding="utf-8"), name
 
 
 # --------------------------------------------------------------------------- the test page: JS vs Python

@@ -53,14 +53,18 @@ async function drawContext(inst) {
 // A dot of radius `r` px at (x, y) in the opacity plane `cover`, its edge smoothed over a pixel,
 // where it is more opaque than what is there: the dots' union, one flat grey (fallback.js `dot` blends
 // coloured dots over each other instead, so that density shows). Written pixel by pixel: the canvas's
-// own paths, read back, took 0.1-0.2 s for the 100,000 dots of a big map's view.
+// own paths, read back, took 0.1-0.2 s for the 100,000 dots of a big map's view. The distance is a
+// square root, never `Math.hypot`: the same pixels, four to five times faster in V8 (200,000 dots:
+// 0.30 s against 0.065 s).
 /** @param {Uint8ClampedArray} cover @param {number} width @param {number} height @param {number} x @param {number} y @param {number} r @param {number} level */
 function disc(cover, width, height, x, y, r, level) {
   const x0 = Math.max(0, Math.floor(x - r - 0.5)), x1 = Math.min(width, Math.ceil(x + r + 0.5));
   const y0 = Math.max(0, Math.floor(y - r - 0.5)), y1 = Math.min(height, Math.ceil(y + r + 0.5));
   for (let py = y0; py < y1; py++) {
+    const dy = py + 0.5 - y;
     for (let px = x0; px < x1; px++) {
-      const inside = r + 0.5 - Math.hypot(px + 0.5 - x, py + 0.5 - y); // 1 or more: the pixel is covered
+      const dx = px + 0.5 - x;
+      const inside = r + 0.5 - Math.sqrt(dx * dx + dy * dy); // 1 or more: the pixel is covered
       if (inside <= 0) continue;
       const k = py * width + px, value = inside >= 1 ? level : level * inside;
       if (value > cover[k]) cover[k] = value;
