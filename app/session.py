@@ -412,11 +412,15 @@ def sidebar_changed(data: MapData) -> None:
 def on_paper_click(data: MapData, points_url: str, component: str = MAP_COMPONENT) -> None:
     """A paper clicked: a point on the map, or, by `component`, a row of the papers table
     (`TABLE_KEY`), a paper of the topic panel's lists (`PANEL_KEY`) or of an opened paper's nearest
-    (`NEAREST_KEY`), or chosen there with the keyboard. An event of another map, or a row out of
-    range, is ignored."""
+    (`NEAREST_KEY`), or chosen there with the keyboard; no row (None): Escape closed the opened paper
+    (js/atlas_map.js). An event of another map, or a row out of range, is ignored."""
     value = map_event("click", component)
-    row = value.get("row") if value and value.get("map") == points_url else None
-    if type(row) is int and 0 <= row < data.n:
+    if not value or value.get("map") != points_url:
+        return
+    row = value.get("row")
+    if row is None and "row" in value and current_state().paper is not None:
+        open_paper(None)  # back to the topic it was opened from, or to the list
+    elif type(row) is int and 0 <= row < data.n:
         open_paper(str(data.doc_ids[row]))
 
 

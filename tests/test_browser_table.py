@@ -289,6 +289,41 @@ def test_a_row_clicked_or_its_title_chosen_with_the_keyboard_opens_that_paper(pa
     assert opened_title(page) == papers["title"].iloc[int(first)] == shown["rows"][0][0]
 
 
+def test_escape_closes_the_opened_paper_but_not_while_typing_in_the_search_box(page, maps):
+    """A paper opened from the table (its panel is the server's, beside the map): Escape closes it, back
+    to the topic list, as it closes an opened topic; the focus stays on the row's title, so the next
+    row is a Tab away. Escape in the search box is the box's own and leaves the paper open."""
+    app, folder = maps["titles"]
+    papers = build_map_data("titles", folder).papers
+    open_app(page, app.url)
+    shown = drawn(page, "Papers · 120")
+    row = shown["mapRows"][3]
+    title = page.locator(f"{TABLE} tbody tr").nth(3).locator(".atlas-row-title")
+    title.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "(id) => location.search.includes(`paper=${id}`)", arg=papers["doc_id"].iloc[row], timeout=30_000
+    )
+    idle(page)
+    assert opened_title(page) == papers["title"].iloc[row]
+    assert page.locator(".atlas-panel-list").count() == 0  # the paper in the list's place
+
+    search = page.get_by_label("Search", exact=True)
+    search.focus()
+    page.keyboard.press("Escape")
+    idle(page)
+    assert "paper=" in page.evaluate("location.search") and opened_title(page) == papers["title"].iloc[row]
+
+    title.focus()
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => !location.search.includes('paper=')", timeout=30_000)
+    page.locator(".atlas-panel-list").wait_for(timeout=30_000)  # the topic list back beside the map
+    idle(page)
+    assert page.locator("[data-testid='stMarkdownContainer'] h4").count() == 0
+    assert marked(page) == []
+    assert page.evaluate("document.activeElement.closest('tr')?.dataset.row") == str(row)
+
+
 def marked(page) -> list[int]:
     """The map rows of the table's rows marked as the paper open beside the map."""
     return page.evaluate(

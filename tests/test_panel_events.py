@@ -127,6 +127,22 @@ def test_a_paper_clicked_anywhere_opens_and_other_maps_rows_are_ignored(data, co
     assert st.session_state[PAPER] == str(data.doc_ids[3])
 
 
+def test_escape_closes_the_opened_paper_back_to_the_topic_it_was_opened_from(data):
+    """The map's "click" with no row (Escape, js/atlas_map.js): the opened paper closed, the topic it was
+    opened from still open (as its "Back to …" button does); another map's, or with no paper open,
+    changes nothing."""
+    st.session_state[session.widget_key("topic")] = 2
+    st.session_state[PAPER] = str(data.doc_ids[3])
+    st.session_state[MAP_KEY] = {"click": {"map": "app/static/atlas/points-other.bin.gz", "row": None}}
+    session.on_paper_click(data, MAP)
+    assert st.session_state[PAPER] == str(data.doc_ids[3])
+    st.session_state[MAP_KEY] = {"click": {"map": MAP, "row": None}}
+    session.on_paper_click(data, MAP)
+    assert st.session_state[PAPER] is None and st.session_state[session.widget_key("topic")] == 2
+    session.on_paper_click(data, MAP)  # again, nothing open: nothing changes
+    assert st.session_state[PAPER] is None and st.session_state[session.widget_key("topic")] == 2
+
+
 def test_the_papers_table_s_clear_selection_drops_the_selection(data):
     st.session_state[SELECTION] = "box:0,1,0,1"
     st.session_state[TABLE_KEY] = {"clear": {"map": "app/static/atlas/points-other.bin.gz"}}

@@ -330,9 +330,9 @@ class Summary(TypedDict):
 
 
 class ClickEvent(TypedDict):
-    """The reader clicked a paper."""
+    """The reader clicked a paper (None: closed the opened paper with Escape)."""
 
-    row: int
+    row: int | None
     map: str
 
 

@@ -148,6 +148,16 @@ class AtlasMap {
     this.note.hidden = true;
     this.root.append(this.note, this.legend);
     this.handWheel(hint);
+    // Escape closes the opened paper (the server's panel beside the map), as it closes an opened topic
+    // in the topic panel: back to that topic, or to the list.
+    this.onKey = (/** @type {KeyboardEvent} */ event) => {
+      const view = this.received;
+      if (event.key !== "Escape" || event.defaultPrevented || !view || view.paper === null || view.paper === undefined) return;
+      if (keyOfField(event)) return;
+      event.preventDefault();
+      this.trigger("click", { row: null, map: view.points });
+    };
+    document.addEventListener("keydown", this.onKey);
   }
 
   // The page's wheel scrolls the page until the reader clicks the map (or holds a modifier); the
@@ -344,6 +354,7 @@ class AtlasMap {
     for (const chart of Object.values(this.charts)) if (window.Plotly && chart.plotted) window.Plotly.purge(chart.div);
     if (ZOOM.inst === this) ZOOM.inst = null;
     if (this.legendWatch) this.legendWatch.disconnect();
+    document.removeEventListener("keydown", this.onKey);
     this.root.remove();
   }
 }

@@ -13,6 +13,13 @@
  * @type {{map: AtlasMap|null, panel: TopicPanel|null, table: PapersTable|null, topic: number|null|undefined}} */
 const LINK = { map: null, panel: null, table: null, topic: undefined };
 
+/** Whether a key was pressed in a field that answers it itself (a text box, an open list or dialog:
+ * Escape closes those first, never the opened topic or paper). @param {KeyboardEvent} event */
+function keyOfField(event) {
+  const target = /** @type {HTMLElement} */ (event.target);
+  return Boolean(target && target.closest && target.closest("input, textarea, select, [contenteditable], [role='dialog'], [role='listbox']"));
+}
+
 /** As Python's urllib.parse.quote_plus: what the server's query string looks like (Streamlit writes it). */
 /** @param {string} text */
 function pyQuote(text) {
@@ -153,9 +160,7 @@ class TopicPanel {
     this.root.append(this.loading, this.listView, this.topicView);
     parentElement.appendChild(this.root);
     this.onKey = (event) => {
-      if (event.key !== "Escape" || this.topic === null || event.defaultPrevented) return;
-      const target = /** @type {HTMLElement} */ (event.target);
-      if (target && target.closest && target.closest("input, textarea, select, [contenteditable], [role='dialog'], [role='listbox']")) return;
+      if (event.key !== "Escape" || this.topic === null || event.defaultPrevented || keyOfField(event)) return;
       event.preventDefault();
       this.open(null, { focus: true });
     };

@@ -258,9 +258,9 @@
  */
 
 /**
- * The reader clicked a paper.
+ * The reader clicked a paper (null: closed the opened paper with Escape).
  * @typedef {Object} ClickEvent
- * @property {number} row
+ * @property {number|null} row
  * @property {string} map
  */
 
