@@ -650,14 +650,16 @@ def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
 def _browser_drew(data: MapData, query: object, picked: tuple[str, object] | None) -> bool:
     """Whether the browser drew an entry picked in the key (`picked`: the filter's session key and the
     entry's value), or shown all again (None), itself: it sends the link it wrote (`query`), taken at
-    its word only where the view before the pick let it (`key_in_browser_now`), or, shown all again,
-    while the map and the table still hold the view before the entry it showed (`BROWSER_PICK`)."""
+    its word only where the view before the pick let it (`key_in_browser_now`), or while the map and
+    the table still hold the view before the entry it showed (`BROWSER_PICK`), which let it: that
+    entry shown all again, or another entry of the same filter in its place (drawn from that view)."""
     if not _is_query(query):
         return False
-    if picked is not None:
-        return key_in_browser_now(data)
+    if picked is not None and key_in_browser_now(data):
+        return True
     shown = st.session_state.get(BROWSER_PICK)
-    return shown is not None and list(st.session_state.get(shown[0]) or []) == [shown[1]]
+    holding = shown is not None and list(st.session_state.get(shown[0]) or []) == [shown[1]]
+    return holding and (picked is None or picked[0] == shown[0])
 
 
 def reset_view() -> None:

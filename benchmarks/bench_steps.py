@@ -13,8 +13,8 @@ picks the first option of the sidebar's first filter (Themes or Topics) (filter)
 browser (history: the whole map again, as the link before the filter), clicks a paper on the map
 (click), opens the first topic of the topic list (topic), goes back to the list with the panel's
 button (back), goes Back in the browser (topic history: the topic open again), returns to the list,
-clicks the first entry of the map's key (key, on a map with themes: that theme alone; clicked again
-after), opens the map coloured by its first column with few values and clicks the first entry of its
+clicks the first entry of the map's key (key, on a map with themes: that theme alone), then the
+second (key other: that theme alone in its place; clicked again after), opens the map coloured by its first column with few values and clicks the first entry of its
 key (key value: that value alone; clicked again after), turns the papers table to its second page
 (page: until it says "page 2 of"), pans the whole map by 2% three times (pan frame: until two frames
 have passed, timed in the page, the median of the three), and drags a box over the middle of the map
@@ -72,6 +72,7 @@ STEPS = (
     "back",
     "topic history",
     "key",
+    "key other",
     "key value",
     "page",
     "pan",
@@ -90,6 +91,7 @@ NAMES = {
     "topic history": "Back in the browser, to a topic",
     "page": "next page of the table",
     "key": "click in the key",
+    "key other": "another entry of the key in its place",
     "key value": "click in the key, coloured by a column",
     "pan": "pan frame",
     "box": "box selection",
@@ -276,7 +278,11 @@ def one_round(browser, url: str, tally: Tally, uncomposited: bool = False, colou
     entry = page.locator(".atlas-legend button.atlas-legend-item")
     if entry.count():  # a map with themes: its key's entries show one theme alone
         record("key", press(page, entry.first))
-        settle(page, press(page, entry.first))  # every theme again
+        if entry.count() > 1:  # another theme in its place
+            record("key other", press(page, entry.nth(1)))
+            settle(page, press(page, entry.nth(1)))  # every theme again
+        else:
+            settle(page, press(page, entry.first))  # every theme again
     if colour:  # the map coloured by a column: its key's entries show one value alone
         opened(page, f"{url}?colour={colour}", uncomposited)
         entry = page.locator(".atlas-legend button.atlas-legend-item")

@@ -377,6 +377,16 @@ def test_a_theme_picked_in_the_key_from_the_whole_map_is_drawn_by_the_browser_as
         idle(page)
         assert not [kind for place, kind, _ in received.take() if kind == "bidi_component"]
         assert page.evaluate(SHOWN) == whole
+    # Picked, then the other theme in its place: drawn by the browser from the view before the first.
+    page.locator(".atlas-legend-item", has_text=THEMES[1]).click()
+    wait_for_heading(page, f"Papers · {counts[1]}")
+    other = picked_in_the_browser(page, received, THEMES[0], "q.get('theme') === '0'")
+    wait_for_heading(page, f"Papers · {counts[0]}")
+    page.get_by_text(f"Showing the {counts[0]} papers in the theme “{THEMES[0]}”").wait_for(timeout=30_000)
+    other = page.evaluate(SHOWN)
+    assert other["highlighted"] == counts[0] and [e for e in other["key"] if e[1]] == [[THEMES[0], True]]
+    assert same_link_afresh(browser, page) == other
+    picked_in_the_browser(page, received, "Show all", "!q.has('theme')")
     # Picked, then a paper opened (the server draws the map with the theme), then all again: the server's.
     page.locator(".atlas-legend-item", has_text=THEMES[1]).click()
     wait_for_heading(page, f"Papers · {counts[1]}")
@@ -594,17 +604,21 @@ def test_a_value_picked_in_the_key_is_drawn_by_the_browser_as_the_server_draws_i
     assert picked_in_the_browser(page, received, page.go_back, "q.get('f.venue') === 'NeurIPS'") == shown
     assert picked_in_the_browser(page, received, page.go_forward, "!q.has('f.venue')") == whole
 
-    # Another value while one is shown (ICML, the key's first: position 0) is the server's to show.
+    # Another value while one is shown (ICML, the key's first: position 0): drawn by the browser too, from
+    # the view before the first, which the map, the list and the table still hold; one step, one entry.
     picked_in_the_browser(page, received, "NeurIPS", "q.get('f.venue') === 'NeurIPS'")
     entries = page.evaluate("history.length")
-    page.locator(".atlas-legend button", has_text="ICML").click()
-    page.wait_for_function(
-        "() => new URLSearchParams(location.search).get('f.venue') === 'ICML'", timeout=30_000
-    )
-    wait_for_heading(page, f"Papers · {int((atlas.papers['venue'] == 'ICML').sum())}")
-    idle(page)
-    assert [entry for entry in page.evaluate(SHOWN)["key"] if entry[1]] == [["ICML", True]]
-    assert page.evaluate("history.length") == entries + 1  # one step, one entry (not all shown first)
+    icml = int((atlas.papers["venue"] == "ICML").sum())
+    other = picked_in_the_browser(page, received, "ICML", "q.get('f.venue') === 'ICML'")
+    wait_for_heading(page, f"Papers · {icml}")
+    other = page.evaluate(SHOWN)
+    assert other["highlighted"] == icml and [entry for entry in other["key"] if entry[1]] == [["ICML", True]]
+    assert page.evaluate("history.length") == entries + 1  # not all shown first
+    assert same_link_afresh(browser, page) == other
+    page.get_by_text(f"Showing the {icml} papers of the map with venue ICML").wait_for(timeout=30_000)
+    assert picked_in_the_browser(page, received, page.go_back, "q.get('f.venue') === 'NeurIPS'") == shown
+    assert picked_in_the_browser(page, received, page.go_forward, "q.get('f.venue') === 'ICML'") == other
+    assert picked_in_the_browser(page, received, "Show all", "!q.has('f.venue')") == whole
 
 
 def test_a_theme_of_topics_the_whole_map_leaves_unnamed_is_named_as_the_server_names_it(

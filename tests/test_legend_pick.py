@@ -124,6 +124,40 @@ def test_a_theme_the_browser_showed_itself_leaves_the_map_and_the_table_as_they_
     assert reruns[-1] == ["themes", "topics", "unassigned", "header", "map", "results", "downloads"]
 
 
+def test_another_theme_while_the_browser_shows_one_is_the_browser_s_while_the_map_holds_the_view_before(
+    data, monkeypatch
+):
+    """A theme the browser showed, then another picked in its place (the key, the list's heading, or Back
+    or Forward between them): the browser draws it from the view before the first, which the map and
+    the table still hold, so the server takes its link and draws neither; once the map's part has been
+    drawn since (it holds the theme now, not the view before it), the server draws the next one."""
+    reruns = []
+    monkeypatch.setattr(st, "rerun", lambda parts: reruns.append(parts))
+
+    def drawn(parts):
+        for part in parts + (list(session.INSIDE_SIDEBAR) if "sidebar" in parts else []):
+            session.part_shown(part)
+
+    drawn(list(session.PARTS))
+    click(data, theme=1, query="theme=1")
+    drawn(reruns[-1])
+    click(data, theme=0, query="theme=0")
+    assert st.session_state[THEMES] == [0] and session.key_picks() == 2
+    assert reruns[-1] == ["themes", "topics", "header", "downloads"]  # no map, no table
+    assert st.session_state[session.URL_PARAMS] == {"theme": ["0"]}
+    drawn(reruns[-1])
+    click(data, theme=None, query="")  # and "Show all" from it, as from the first
+    assert st.session_state[THEMES] == [] and session.key_picks() == 3
+    assert "map" not in reruns[-1]
+    drawn(reruns[-1])
+
+    click(data, theme=1, query="theme=1")
+    drawn(reruns[-1] + ["map"])  # a paper clicked meanwhile: the map's part drew the theme itself
+    click(data, theme=0, query="theme=0")
+    assert st.session_state[THEMES] == [0] and session.key_picks() == 4
+    assert "map" in reruns[-1] and "results" in reruns[-1]
+
+
 @pytest.mark.parametrize("chosen", [{"themes": [0]}, {"topics": [1]}, {"topic": 1}, {"colour": "year"}])
 def test_the_server_draws_a_theme_whenever_the_view_before_it_did_not_let_the_browser(
     data, monkeypatch, chosen

@@ -67,8 +67,8 @@ function drawLegend(inst, entries) {
 // wrote (`query`: the entry's, js/panel.js `historyStep`). An entry the view lets the browser show
 // (`keyShown`: a theme, or a value of the column the map is coloured by, while the server's view has no
 // theme, topic or paper chosen, no filter on that column and no search by meaning) is shown here, and
-// such an entry shown all again too while the map, the topic panel and the papers table still hold the
-// view before it: the link written (a new history entry; Back or Forward: the entry's own), the server
+// while the map, the topic panel and the papers table still hold the view before such an entry, that
+// entry shown all again, or another entry in its place, too (drawn from that view): the link written (a new history entry; Back or Forward: the entry's own), the server
 // told in the task before they draw it (as the panel opens a topic), so the server draws only what it
 // owns (the sidebar's filter, the header's sentence, the downloads). Any other pick is the server's (a
 // click is sent to it; Back or Forward is left to Streamlit's rerun of the link).
@@ -77,12 +77,14 @@ function drawLegend(inst, entries) {
 function pickKey(inst, chosen, on, query) {
   const pick = { ...chosen, map: inst.pointsUrl };
   const shown = inst.keyShown;
+  // The topic panel and the papers table show the entry the map does, each from the view before it.
+  const held = Boolean(shown) && [LINK.panel, LINK.table].every((part) => part && part.keyShown && samePick(part.keyShown.pick, shown.pick));
   if (shown && (entryOf(chosen) === null || (on && samePick(chosen, shown.pick)))) {
-    const held = [LINK.panel, LINK.table].every((part) => part && part.keyShown && samePick(part.keyShown.pick, shown.pick));
     if (held) return showKeyPick(inst, pick, null, query);
   }
   // The server's `key_in_browser` is of its last view state; a topic opened in the panel since is not.
-  const local = inst.received && inst.received.key_in_browser && !shown && (LINK.topic ?? null) === null;
+  // Another entry while one is shown is drawn from the view before it, which the three parts still hold.
+  const local = inst.received && inst.received.key_in_browser && (!shown || held) && (LINK.topic ?? null) === null;
   const showing = local ? keyShown(inst, chosen) : null;
   if (showing) return showKeyPick(inst, pick, showing, query);
   if (query === undefined) inst.trigger("legend", pick);
