@@ -66,12 +66,13 @@ function drawLegend(inst, entries) {
 // A click on an entry of the key (or "Show all"), or Back or Forward in the browser to the link it
 // wrote (`query`: the entry's, js/panel.js `historyStep`). An entry the view lets the browser show
 // (`keyShown`: a theme, or a value of the column the map is coloured by, while the server's view has no
-// theme, topic or paper chosen, no filter on that column and no search by meaning) is shown here, and
-// while the map, the topic panel and the papers table still hold the view before such an entry, that
-// entry shown all again, or another entry in its place, too (drawn from that view): the link written (a new history entry; Back or Forward: the entry's own), the server
-// told in the task before they draw it (as the panel opens a topic), so the server draws only what it
-// owns (the sidebar's filter, the header's sentence, the downloads). Any other pick is the server's (a
-// click is sent to it; Back or Forward is left to Streamlit's rerun of the link).
+// theme, topic or paper chosen, no filter on that column and no search by meaning) is shown here; so,
+// while the map, the topic panel and the papers table still hold the view before such an entry, are
+// that entry shown all again and another entry in its place (drawn from that view). The link is
+// written (a new history entry; Back or Forward: the entry's own), the server told in the task before
+// they draw it (as the panel opens a topic), so the server draws only what it owns (the sidebar's
+// filter, the header's sentence, the downloads). Any other pick is the server's (a click is sent to
+// it; Back or Forward is left to Streamlit's rerun of the link).
 /** @param {AtlasMap} inst @param {KeyPick} chosen what the entry shows alone (null: "Show all") @param {boolean} on it is shown alone now
  * @param {string} [query] Back or Forward: the link of the entry gone to @returns {boolean} whether the browser shows it */
 function pickKey(inst, chosen, on, query) {
