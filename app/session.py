@@ -643,6 +643,8 @@ def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
         if topic is not None and data.topic_themes().get(topic) != chosen:
             st.session_state[SESSION_KEY["topic"]] = None  # an opened topic outside it would show nothing
     if drew:  # the map, its panel and the papers table show it already (js/legend.js)
+        if PANEL_TOPIC in st.session_state:  # the panel keeps the topic open, or closed it with the pick
+            st.session_state[PANEL_TOPIC] = st.session_state.get(SESSION_KEY["topic"])
         _drawn_in_browser(value["query"], ("map", "results"), (key, chosen) if alone else None)
     rerun_changed()  # the header, the downloads and the sidebar's filter follow (the map and table too, from the server)
 
@@ -650,12 +652,15 @@ def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
 def _browser_drew(data: MapData, query: object, picked: tuple[str, object] | None) -> bool:
     """Whether the browser drew an entry picked in the key (`picked`: the filter's session key and the
     entry's value), or shown all again (None), itself: it sends the link it wrote (`query`), taken at
-    its word only where the view before the pick let it (`key_in_browser_now`), or while the map and
-    the table still hold the view before the entry it showed (`BROWSER_PICK`), which let it: that
-    entry shown all again, or another entry of the same filter in its place (drawn from that view)."""
+    its word only where the view before the pick let it (`key_in_browser_now`, without the topic the
+    browser's topic panel shows: it keeps that open, or closes it with a theme it is not in), or
+    while the map and the table still hold the view before the entry it showed (`BROWSER_PICK`),
+    which let it: that entry shown all again, or another entry of the same filter in its place
+    (drawn from that view)."""
     if not _is_query(query):
         return False
-    if picked is not None and key_in_browser_now(data):
+    in_panel = PANEL_TOPIC in st.session_state and st.session_state[PANEL_TOPIC] == current_state().topic
+    if picked is not None and key_in_browser_now(data, topic_in_panel=in_panel):
         return True
     shown = st.session_state.get(BROWSER_PICK)
     holding = shown is not None and list(st.session_state.get(shown[0]) or []) == [shown[1]]

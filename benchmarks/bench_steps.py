@@ -12,7 +12,9 @@ highlights' chart already made), empties the box and presses Enter (clear: the w
 picks the first option of the sidebar's first filter (Themes or Topics) (filter), goes Back in the
 browser (history: the whole map again, as the link before the filter), clicks a paper on the map
 (click), opens the first topic of the topic list (topic), goes back to the list with the panel's
-button (back), goes Back in the browser (topic history: the topic open again), returns to the list,
+button (back), goes Back in the browser (topic history: the topic open again), clicks the first
+entry of the map's key (key topic, on a map with themes: that theme alone, the topic kept open in it or
+closed; clicked again after), returns to the list,
 clicks the first entry of the map's key (key, on a map with themes: that theme alone), then the
 second (key other: that theme alone in its place; clicked again after), opens the map coloured by its first column with few values and clicks the first entry of its
 key (key value: that value alone; clicked again after), turns the papers table to its second page
@@ -71,6 +73,7 @@ STEPS = (
     "topic",
     "back",
     "topic history",
+    "key topic",
     "key",
     "key other",
     "key value",
@@ -90,6 +93,7 @@ NAMES = {
     "back": "back to the list",
     "topic history": "Back in the browser, to a topic",
     "page": "next page of the table",
+    "key topic": "click in the key, a topic open",
     "key": "click in the key",
     "key other": "another entry of the key in its place",
     "key value": "click in the key, coloured by a column",
@@ -268,7 +272,13 @@ def one_round(browser, url: str, tally: Tally, uncomposited: bool = False, colou
         record("back", press(page, page.locator(".atlas-panel-topic .atlas-back")))
         page.wait_for_function(IDLE, timeout=120_000)
         record("topic history", page.go_back)  # the topic open again
-        settle(page, press(page, page.locator(".atlas-panel-topic .atlas-back")))
+        entry = page.locator(".atlas-legend button.atlas-legend-item")
+        if entry.count():  # a theme picked with the topic open (kept open in its theme, else closed)
+            record("key topic", press(page, entry.first))
+            settle(page, press(page, entry.first))  # every theme again
+        back = page.locator(".atlas-panel-topic .atlas-back")
+        if back.is_visible():
+            settle(page, press(page, back))
     else:  # ... or, in a checkout from before it, the topic list's table
         frame = page.locator("[data-testid='stDataFrame']").first.bounding_box()
         record(

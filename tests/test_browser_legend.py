@@ -581,6 +581,62 @@ def same_link_afresh(browser, page) -> dict:
         fresh.close()
 
 
+def test_a_theme_picked_with_a_topic_open_keeps_it_open_or_closes_it_as_the_server_does(
+    page, browser, keyed_app
+):
+    """A topic opened in the panel, then a theme picked in the key: drawn by the browser, which keeps the
+    topic open where it is in the theme (the link holds both) and closes it with the same step where it
+    is not, as the server does; each reads as the same link opened afresh."""
+    app, atlas = keyed_app
+    counts = theme_counts(atlas)
+    topics = atlas.topics.set_index("topic_id")
+    inside = int(topics.index[topics["theme_id"] == 1][0])
+    received = Received(page)
+    open_app(page, app.url)
+    idle(page)
+    page.locator(f".atlas-panel-list .atlas-topic[data-topic='{inside}']").click()
+    page.wait_for_function(
+        f"() => new URLSearchParams(location.search).get('topic') === '{inside}'", timeout=30_000
+    )
+    idle(page)
+    opened = page.locator(".atlas-panel-topic h4, .atlas-panel-topic .atlas-panel-title").first.inner_text()
+
+    kept = picked_in_the_browser(
+        page, received, THEMES[1], f"q.get('theme') === '1' && q.get('topic') === '{inside}'"
+    )
+    assert [e for e in kept["key"] if e[1]] == [[THEMES[1], True]]
+    assert page.locator(".atlas-panel-topic").is_visible()  # still open...
+    assert (
+        page.locator(".atlas-panel-topic h4, .atlas-panel-topic .atlas-panel-title").first.inner_text()
+        == opened
+    )
+    assert same_link_afresh(browser, page) == kept  # ...as the server draws that link
+
+    closed = picked_in_the_browser(page, received, THEMES[0], "q.get('theme') === '0' && !q.has('topic')")
+    wait_for_heading(page, f"Papers · {counts[0]}")
+    page.locator(".atlas-panel-list").wait_for(timeout=30_000)  # the topic closed: the list again
+    closed = page.evaluate(SHOWN)
+    assert closed["highlighted"] == counts[0] and [e for e in closed["key"] if e[1]] == [[THEMES[0], True]]
+    assert same_link_afresh(browser, page) == closed
+    page.get_by_text(f"Showing the {counts[0]} papers in the theme “{THEMES[0]}”").wait_for(timeout=30_000)
+
+    # Coloured by a column, a value picked with a topic open: the topic stays open, narrowed to the value.
+    open_app(page, app.url + "?colour=venue")
+    idle(page)
+    page.locator(f".atlas-panel-list .atlas-topic[data-topic='{inside}']").click()
+    page.wait_for_function(
+        f"() => new URLSearchParams(location.search).get('topic') === '{inside}'", timeout=30_000
+    )
+    venue = atlas.papers.loc[atlas.papers["topic_id"] == inside, "venue"].mode()[0]  # one the topic holds
+    both = f"q.get('f.venue') === '{venue}' && q.get('topic') === '{inside}'"
+    narrowed = picked_in_the_browser(page, received, venue, both)
+    in_topic = atlas.papers[(atlas.papers["topic_id"] == inside) & (atlas.papers["venue"] == venue)]
+    wait_for_heading(page, f"Papers · {len(in_topic)}")
+    narrowed = page.evaluate(SHOWN)
+    assert narrowed["highlighted"] == len(in_topic) and page.locator(".atlas-panel-topic").is_visible()
+    assert same_link_afresh(browser, page) == narrowed
+
+
 def test_a_value_picked_in_the_key_is_drawn_by_the_browser_as_the_server_draws_it(page, browser, keyed_app):
     """Coloured by a column, a value picked in the key is shown by the browser (the server draws no
     map, topic list or table for it) and reads as the same link opened afresh; "Show all" gives back

@@ -158,6 +158,26 @@ def test_another_theme_while_the_browser_shows_one_is_the_browser_s_while_the_ma
     assert "map" in reruns[-1] and "results" in reruns[-1]
 
 
+@pytest.mark.parametrize("theme, kept", [(0, 1), (1, None)], ids=["its theme", "another theme"])
+def test_a_theme_picked_with_the_panel_s_topic_open_is_the_browser_s_and_the_panel_follows(
+    data, monkeypatch, theme, kept
+):
+    """Topic 1 ("Diffusion models", theme 0) open in the browser's topic panel (`PANEL_TOPIC`), a theme
+    picked with its link: the browser drew it (no map, no table from the server), keeping the topic
+    open in its theme, closing it in another; the panel's topic follows, so opening topics there
+    later still reruns nothing. Open by the server (no panel holds it), the server draws the theme."""
+    reruns = []
+    monkeypatch.setattr(st, "rerun", lambda parts: reruns.append(parts))
+    topic = session.widget_key("topic")
+    st.session_state[topic] = 1
+    st.session_state[session.PANEL_TOPIC] = 1
+    st.session_state[session.PARTS_SHOWN] = dict(session.part_keys())
+    click(data, theme=theme, query=f"theme={theme}")
+    assert st.session_state[THEMES] == [theme] and st.session_state[topic] == kept
+    assert st.session_state[session.PANEL_TOPIC] == kept and session.key_picks() == 1
+    assert "map" not in reruns[-1] and "results" not in reruns[-1]
+
+
 @pytest.mark.parametrize("chosen", [{"themes": [0]}, {"topics": [1]}, {"topic": 1}, {"colour": "year"}])
 def test_the_server_draws_a_theme_whenever_the_view_before_it_did_not_let_the_browser(
     data, monkeypatch, chosen

@@ -380,14 +380,10 @@ function focusMask(base, t, focus, shown) {
 // entry picked in the key is shown: the names of its topics and themes, its entry marked in the key.
 /** @param {ViewState} view @param {{label: TopicName|null}|null} focus @param {KeyShown|null} shown @returns {ViewState} */
 function focused(view, focus, shown) {
-  if (focus) return { ...view, topics: focus.label ? [focus.label] : [], themes: [] };
+  const legend = shown ? view.legend.map((entry) => ({ ...entry, on: Boolean(entry.pick && samePick(entry.pick, shown.pick)) })) : view.legend;
+  if (focus) return { ...view, topics: focus.label ? [focus.label] : [], themes: [], legend };
   if (!shown) return view;
-  return {
-    ...view,
-    topics: shown.topics,
-    themes: shown.themes,
-    legend: view.legend.map((entry) => ({ ...entry, on: Boolean(entry.pick && samePick(entry.pick, shown.pick)) })),
-  };
+  return { ...view, topics: shown.topics, themes: shown.themes, legend };
 }
 
 // Streamlit folds its sidebar at 768 px and below ("auto"); fold it up to 800 px too, once a page.

@@ -83,11 +83,16 @@ function pickKey(inst, chosen, on, query) {
   if (shown && (entryOf(chosen) === null || (on && samePick(chosen, shown.pick)))) {
     if (held) return showKeyPick(inst, pick, null, query);
   }
-  // The server's `key_in_browser` is of its last view state; a topic opened in the panel since is not.
-  // Another entry while one is shown is drawn from the view before it, which the three parts still hold.
-  const local = inst.received && inst.received.key_in_browser && (!shown || held) && (LINK.topic ?? null) === null;
+  // The server's `key_in_browser` is of its view state without the topic the panel opens and closes
+  // itself; another entry while one is shown is drawn from the view before it, which the three parts
+  // still hold. A topic open in the panel stays open, as the server keeps it, unless the pick is a
+  // theme it is not in: then the panel closes it with the same step (never a step of Back or Forward,
+  // whose link would differ in the topic too).
+  const local = inst.received && inst.received.key_in_browser && (!shown || held);
   const showing = local ? keyShown(inst, chosen) : null;
-  if (showing) return showKeyPick(inst, pick, showing, query);
+  const open = LINK.topic ?? null, panel = LINK.panel;
+  const closes = showing !== null && open !== null && typeof chosen.theme === "number" && !(panel && panel.inTheme(open, chosen.theme));
+  if (showing && !(closes && (query !== undefined || !panel))) return showKeyPick(inst, pick, showing, query, closes);
   if (query === undefined) inst.trigger("legend", pick);
   return false;
 }
@@ -132,16 +137,19 @@ function keyShown(inst, pick) {
 }
 
 /** The browser shows the key's entry `shown` (null: all again) in the map, the topic panel and the
- * papers table, with the link written (`query`: Back or Forward went to it).
- * @param {AtlasMap} inst @param {LegendEvent} pick @param {KeyShown|null} shown @param {string} [query] */
-function showKeyPick(inst, pick, shown, query) {
+ * papers table, with the link written (`query`: Back or Forward went to it); `closes`: the topic open
+ * in the panel closed with it (a theme it is not in).
+ * @param {AtlasMap} inst @param {LegendEvent} pick @param {KeyShown|null} shown @param {string} [query] @param {boolean} [closes] */
+function showKeyPick(inst, pick, shown, query, closes = false) {
   if (query === undefined) {
     const view = /** @type {ViewState} */ (inst.received);
     const entry = shown && view.legend.find((e) => e.pick && samePick(e.pick, shown.pick));
     query = queryWith(keyParam(view), entry ? entry.link : null);
+    if (closes) query = linkWithout(query, [SHARED.topic_key]);
     pushQuery(query);
   }
   inst.trigger("legend", { ...pick, query });
+  if (closes && LINK.panel) LINK.panel.open(null, { query, tell: false }); // the server closes it too
   setTimeout(() => {
     for (const part of [LINK.map, LINK.panel, LINK.table]) if (part) part.showKeyPick(shown);
   }, 0);

@@ -206,6 +206,12 @@ class TopicPanel {
     this.drawList();
   }
 
+  /** Whether the topic `topic` is in the theme `theme` (the map's summary). @param {number} topic @param {number} theme */
+  inTheme(topic, theme) {
+    const entry = this.byId.get(topic);
+    return Boolean(entry) && entry.theme === theme;
+  }
+
   // The list: under theme headings where the map has them, by size or growth, each topic's papers in
   // view counted where a filter or search narrows the view (or a theme picked in the key).
   drawList() {
