@@ -582,8 +582,8 @@ def key_in_browser_now(data: MapData, topic_in_panel: bool = False) -> bool:
     """Whether the browser would show an entry picked in the map's key now (`app.state.key_in_browser`):
     the map is told so, and a pick it says it showed (with the link it wrote) is taken at its word only
     then. The map is told it without the opened topic where the topic panel shows it (`topic_in_panel`):
-    the panel opens and closes topics without the map's part, and the browser checks that none is open
-    (js/legend.js), as the server does when the pick comes."""
+    the panel opens and closes topics without the map's part, and a pick keeps such a topic open in
+    its theme or closes it with the same step (js/legend.js), as the server does when the pick comes."""
     state = current_state()
     if topic_in_panel:
         state = replace(state, topic=None)

@@ -66,7 +66,8 @@ function drawLegend(inst, entries) {
 // A click on an entry of the key (or "Show all"), or Back or Forward in the browser to the link it
 // wrote (`query`: the entry's, js/panel.js `historyStep`). An entry the view lets the browser show
 // (`keyShown`: a theme, or a value of the column the map is coloured by, while the server's view has no
-// theme, topic or paper chosen, no filter on that column and no search by meaning) is shown here; so,
+// theme, topic or paper chosen but the topic the panel opened, no filter on that column and no search by
+// meaning) is shown here; so,
 // while the map, the topic panel and the papers table still hold the view before such an entry, are
 // that entry shown all again and another entry in its place (drawn from that view). The link is
 // written (a new history entry; Back or Forward: the entry's own), the server told in the task before
