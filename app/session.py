@@ -258,6 +258,12 @@ PART_SETTINGS = {
 INSIDE_SIDEBAR = ("themes", "topics", "facets", "unassigned")
 
 
+def panel_holds_topic(state: ViewState) -> bool:
+    """Whether the view's opened topic (or none) is the one the browser's topic panel shows, which
+    opens and closes topics without the server (`PANEL_TOPIC`)."""
+    return PANEL_TOPIC in st.session_state and st.session_state[PANEL_TOPIC] == state.topic
+
+
 def part_keys() -> dict[str, tuple]:
     """What each part of the page shows, as far as the session state decides it: a step reruns the
     parts whose key it changed (`rerun_changed`). The sidebar's parts' keys are (their shape, their
@@ -268,7 +274,7 @@ def part_keys() -> dict[str, tuple]:
     opened = state.topic  # the header counts an opened topic's papers, a paper opened from it too
     said = tuple(map(tuple, notices()))
     # The topic panel opens and closes topics in the browser: the map's part shows them already.
-    in_panel = PANEL_TOPIC in st.session_state and st.session_state[PANEL_TOPIC] == state.topic
+    in_panel = panel_holds_topic(state)
     return {
         "sidebar": ((state.search_kind,), (state.search, state.search_kind, state.added_only)),
         "themes": ((), state.themes),
@@ -659,8 +665,7 @@ def _browser_drew(data: MapData, query: object, picked: tuple[str, object] | Non
     (drawn from that view)."""
     if not _is_query(query):
         return False
-    in_panel = PANEL_TOPIC in st.session_state and st.session_state[PANEL_TOPIC] == current_state().topic
-    if picked is not None and key_in_browser_now(data, topic_in_panel=in_panel):
+    if picked is not None and key_in_browser_now(data, topic_in_panel=panel_holds_topic(current_state())):
         return True
     shown = st.session_state.get(BROWSER_PICK)
     holding = shown is not None and list(st.session_state.get(shown[0]) or []) == [shown[1]]
