@@ -152,8 +152,7 @@ class AtlasMap {
     // in the topic panel: back to that topic, or to the list.
     this.onKey = (/** @type {KeyboardEvent} */ event) => {
       const view = this.received;
-      if (event.key !== "Escape" || event.defaultPrevented || !view || view.paper === null || view.paper === undefined) return;
-      if (keyOfField(event)) return;
+      if (!view || view.paper === null || view.paper === undefined || !freeEscape(event)) return;
       event.preventDefault();
       this.trigger("click", { row: null, map: view.points });
     };

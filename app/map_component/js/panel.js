@@ -13,11 +13,13 @@
  * @type {{map: AtlasMap|null, panel: TopicPanel|null, table: PapersTable|null, topic: number|null|undefined}} */
 const LINK = { map: null, panel: null, table: null, topic: undefined };
 
-/** Whether a key was pressed in a field that answers it itself (a text box, an open list or dialog:
- * Escape closes those first, never the opened topic or paper). @param {KeyboardEvent} event */
-function keyOfField(event) {
+/** Whether `event` is an Escape the page may answer (closing the opened topic or paper): not taken
+ * already, nor pressed in a field that answers it itself (a text box, an open list or dialog).
+ * @param {KeyboardEvent} event */
+function freeEscape(event) {
+  if (event.key !== "Escape" || event.defaultPrevented) return false;
   const target = /** @type {HTMLElement} */ (event.target);
-  return Boolean(target && target.closest && target.closest("input, textarea, select, [contenteditable], [role='dialog'], [role='listbox']"));
+  return !(target && target.closest && target.closest("input, textarea, select, [contenteditable], [role='dialog'], [role='listbox']"));
 }
 
 /** As Python's urllib.parse.quote_plus: what the server's query string looks like (Streamlit writes it). */
@@ -160,7 +162,7 @@ class TopicPanel {
     this.root.append(this.loading, this.listView, this.topicView);
     parentElement.appendChild(this.root);
     this.onKey = (event) => {
-      if (event.key !== "Escape" || this.topic === null || event.defaultPrevented || keyOfField(event)) return;
+      if (this.topic === null || !freeEscape(event)) return;
       event.preventDefault();
       this.open(null, { focus: true });
     };
