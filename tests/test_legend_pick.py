@@ -27,6 +27,20 @@ def data(tmp_path_factory):
 pytestmark = pytest.mark.usefixtures("fresh_session")  # each test starts from an empty session
 
 
+@pytest.fixture
+def reruns(monkeypatch) -> list[list[str]]:
+    """The parts each step asked to rerun (`st.rerun([...])`), in order."""
+    asked = []
+    monkeypatch.setattr(st, "rerun", lambda parts: asked.append(parts))
+    return asked
+
+
+def drawn(parts: list[str]) -> None:
+    """The parts a step reran (or the whole page), drawn: the sidebar's with the parts inside it."""
+    for part in parts + (list(session.INSIDE_SIDEBAR) if "sidebar" in parts else []):
+        session.part_shown(part)
+
+
 def click(data, colour: str = "", **event) -> None:
     st.session_state[KEY] = {"legend": {"map": MAP, **event}}
     session.on_legend_pick(data, MAP, colour)
@@ -92,18 +106,12 @@ def test_a_click_from_another_map_changes_nothing(data):
     assert THEMES not in st.session_state
 
 
-def test_a_theme_the_browser_showed_itself_leaves_the_map_and_the_table_as_they_are(data, monkeypatch):
+def test_a_theme_the_browser_showed_itself_leaves_the_map_and_the_table_as_they_are(data, reruns):
     """With the link it wrote (`query`), a theme picked from the whole map was drawn by the browser:
     the map's and the table's parts count as showing it (they do not rerun), the header, the downloads
     and the sidebar's filters the theme changes (Themes, the topics Topics offers, the unassigned switch
     a theme view hides) do, not the rest of the sidebar; the link is kept as the query string, and the pick counted. So is the theme
     shown all again, while those parts have not been drawn since (the browser holds the view before it)."""
-    reruns = []
-    monkeypatch.setattr(st, "rerun", lambda parts: reruns.append(parts))
-
-    def drawn(parts):  # the parts a step reran, drawn
-        for part in parts + (list(session.INSIDE_SIDEBAR) if "sidebar" in parts else []):
-            session.part_shown(part)
 
     drawn(list(session.PARTS))  # the whole page
     click(data, theme=1, query="theme=1")
@@ -125,18 +133,12 @@ def test_a_theme_the_browser_showed_itself_leaves_the_map_and_the_table_as_they_
 
 
 def test_another_theme_while_the_browser_shows_one_is_the_browser_s_while_the_map_holds_the_view_before(
-    data, monkeypatch
+    data, reruns
 ):
     """A theme the browser showed, then another picked in its place (the key, the list's heading, or Back
     or Forward between them): the browser draws it from the view before the first, which the map and
     the table still hold, so the server takes its link and draws neither; once the map's part has been
     drawn since (it holds the theme now, not the view before it), the server draws the next one."""
-    reruns = []
-    monkeypatch.setattr(st, "rerun", lambda parts: reruns.append(parts))
-
-    def drawn(parts):
-        for part in parts + (list(session.INSIDE_SIDEBAR) if "sidebar" in parts else []):
-            session.part_shown(part)
 
     drawn(list(session.PARTS))
     click(data, theme=1, query="theme=1")
@@ -160,14 +162,12 @@ def test_another_theme_while_the_browser_shows_one_is_the_browser_s_while_the_ma
 
 @pytest.mark.parametrize("theme, kept", [(0, 1), (1, None)], ids=["its theme", "another theme"])
 def test_a_theme_picked_with_the_panel_s_topic_open_is_the_browser_s_and_the_panel_follows(
-    data, monkeypatch, theme, kept
+    data, reruns, theme, kept
 ):
     """Topic 1 ("Diffusion models", theme 0) open in the browser's topic panel (`PANEL_TOPIC`), a theme
     picked with its link: the browser drew it (no map, no table from the server), keeping the topic
     open in its theme, closing it in another; the panel's topic follows, so opening topics there
     later still reruns nothing. Open by the server (no panel holds it), the server draws the theme."""
-    reruns = []
-    monkeypatch.setattr(st, "rerun", lambda parts: reruns.append(parts))
     topic = session.widget_key("topic")
     st.session_state[topic] = 1
     st.session_state[session.PANEL_TOPIC] = 1
@@ -179,14 +179,10 @@ def test_a_theme_picked_with_the_panel_s_topic_open_is_the_browser_s_and_the_pan
 
 
 @pytest.mark.parametrize("chosen", [{"themes": [0]}, {"topics": [1]}, {"topic": 1}, {"colour": "year"}])
-def test_the_server_draws_a_theme_whenever_the_view_before_it_did_not_let_the_browser(
-    data, monkeypatch, chosen
-):
+def test_the_server_draws_a_theme_whenever_the_view_before_it_did_not_let_the_browser(data, reruns, chosen):
     """A theme the browser says it drew (`query`) where the view before it had a theme, topic or opened
     topic chosen, or the key showed a column's values: the server does not take its word, and draws
     the map and the table (`app.state.key_in_browser`)."""
-    reruns = []
-    monkeypatch.setattr(st, "rerun", lambda parts: reruns.append(parts))
     for name, value in chosen.items():
         st.session_state[session.widget_key(name)] = value
     st.session_state[session.PARTS_SHOWN] = dict(session.part_keys())
@@ -195,19 +191,13 @@ def test_the_server_draws_a_theme_whenever_the_view_before_it_did_not_let_the_br
     assert "map" in reruns[-1] and "results" in reruns[-1]
 
 
-def test_a_value_the_browser_showed_itself_leaves_the_map_and_the_table_as_they_are(data, monkeypatch):
+def test_a_value_the_browser_showed_itself_leaves_the_map_and_the_table_as_they_are(data, reruns):
     """Coloured by a column, a value picked in the key with the link the browser wrote is the
     browser's, as a theme is (the map's and the table's parts do not rerun); not while the column's
     filter holds values (the pick would replace them, not narrow the view), nor a theme sent from a
     key that shows values (the browser never draws it)."""
-    reruns = []
-    monkeypatch.setattr(st, "rerun", lambda parts: reruns.append(parts))
     year = session.filter_key("year")
     st.session_state[session.widget_key("colour")] = "year"
-
-    def drawn(parts):
-        for part in parts + (list(session.INSIDE_SIDEBAR) if "sidebar" in parts else []):
-            session.part_shown(part)
 
     drawn(list(session.PARTS))
     click(data, "year", value=1, query="colour=year&f.year=2024")
