@@ -14,10 +14,10 @@ browser (history: the whole map again, as the link before the filter), clicks a 
 (click), opens the first topic of the topic list (topic), goes back to the list with the panel's
 button (back), goes Back in the browser (topic history: the topic open again), clicks the first
 entry of the map's key (key topic, on a map with themes: that theme alone, the topic kept open in it or
-closed; clicked again after), returns to the list,
-clicks the first entry of the map's key (key, on a map with themes: that theme alone), then the
-second (key other: that theme alone in its place; clicked again after), opens the map coloured by its first column with few values and clicks the first entry of its
-key (key value: that value alone; clicked again after), turns the papers table to its second page
+closed; clicked again after), returns to the list, clicks the first entry of the map's key (key,
+on a map with themes: that theme alone), then the second (key other: that theme alone in its place;
+clicked again after), opens the map coloured by its first column with few values and clicks the
+first entry of its key (key value: that value alone; clicked again after), turns the papers table to its second page
 (page: until it says "page 2 of"), pans the whole map by 2% three times (pan frame: until two frames
 have passed, timed in the page, the median of the three), and drags a box over the middle of the map
 with the modebar's Box Select (box, timed from letting go of the mouse button), then presses the
@@ -288,11 +288,11 @@ def one_round(browser, url: str, tally: Tally, uncomposited: bool = False, colou
     entry = page.locator(".atlas-legend button.atlas-legend-item")
     if entry.count():  # a map with themes: its key's entries show one theme alone
         record("key", press(page, entry.first))
+        alone = entry.first  # the entry shown alone
         if entry.count() > 1:  # another theme in its place
-            record("key other", press(page, entry.nth(1)))
-            settle(page, press(page, entry.nth(1)))  # every theme again
-        else:
-            settle(page, press(page, entry.first))  # every theme again
+            alone = entry.nth(1)
+            record("key other", press(page, alone))
+        settle(page, press(page, alone))  # every theme again
     if colour:  # the map coloured by a column: its key's entries show one value alone
         opened(page, f"{url}?colour={colour}", uncomposited)
         entry = page.locator(".atlas-legend button.atlas-legend-item")
