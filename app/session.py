@@ -253,7 +253,7 @@ PART_SETTINGS = {
     "themes": ("themes",),
     "topics": ("topics",),
     "facets": ("filters",),
-    "unassigned": ("show_unassigned",),
+    "unassigned": ("show_unassigned",),  # written again on every run anyway (`keep_unassigned_switch`)
 }
 INSIDE_SIDEBAR = ("themes", "topics", "facets", "unassigned")
 
