@@ -597,10 +597,25 @@ def key_in_browser_now(data: MapData, topic_in_panel: bool = False) -> bool:
 
 
 def on_panel_only(data: MapData, points_url: str) -> None:
+    """The panel's "Only this topic". With the link it wrote (`query`), the browser showed the topic's
+    papers alone itself (js/legend.js, `showOnly`): taken at its word where the view let it (the
+    topic open in the panel, and an entry of the key would be the browser's: `key_in_browser_now`)
+    and the link is the view's; then the map's and the table's parts do not rerun."""
     value = _panel_event("only", points_url)
     topic = value.get("topic") if value else None
-    if type(topic) is int and topic in data.vocabulary().topic_ids:
-        only_this_topic(topic, data.topic_themes().get(topic))
+    if type(topic) is not int or topic not in data.vocabulary().topic_ids:
+        return
+    state = current_state()
+    drew = (
+        topic != -1
+        and state.topic == topic
+        and panel_holds_topic(state)
+        and key_in_browser_now(data, topic_in_panel=True)
+    )
+    _only_this_topic(topic, data.topic_themes().get(topic))
+    if drew and _is_view_link(value.get("query")):
+        _drawn_in_browser(value["query"], ("map", "results"), (SESSION_KEY["topics"], topic))
+    rerun_changed()
 
 
 def on_panel_sort(points_url: str) -> None:
@@ -610,13 +625,12 @@ def on_panel_sort(points_url: str) -> None:
         rerun_changed()
 
 
-def only_this_topic(topic: int, theme: int | None = None) -> None:
+def _only_this_topic(topic: int, theme: int | None = None) -> None:
     """Show exactly this topic's papers (`theme`: the topic's theme; other chosen themes are dropped)."""
     st.session_state[SESSION_KEY["topics"]] = [topic]
     themes = st.session_state.get(SESSION_KEY["themes"]) or []
     if themes and topic != -1 and theme not in themes:
         st.session_state[SESSION_KEY["themes"]] = []
-    rerun_changed()
 
 
 def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:

@@ -12,7 +12,8 @@ highlights' chart already made), empties the box and presses Enter (clear: the w
 picks the first option of the sidebar's first filter (Themes or Topics) (filter), goes Back in the
 browser (history: the whole map again, as the link before the filter), clicks a paper on the map
 (click), opens the first topic of the topic list (topic), goes back to the list with the panel's
-button (back), goes Back in the browser (topic history: the topic open again), clicks the first
+button (back), goes Back in the browser (topic history: the topic open again), presses the opened
+topic's "Only this topic" (only: its papers alone, the topic kept open; Back in the browser after), clicks the first
 entry of the map's key (key topic, on a map with themes: that theme alone, the topic kept open in it or
 closed; clicked again after), returns to the list, clicks the first entry of the map's key (key,
 on a map with themes: that theme alone), then the second (key other: that theme alone in its place;
@@ -73,6 +74,7 @@ STEPS = (
     "topic",
     "back",
     "topic history",
+    "only",
     "key topic",
     "key",
     "key other",
@@ -92,6 +94,7 @@ NAMES = {
     "topic": "open a topic",
     "back": "back to the list",
     "topic history": "Back in the browser, to a topic",
+    "only": "Only this topic",
     "page": "next page of the table",
     "key topic": "click in the key, a topic open",
     "key": "click in the key",
@@ -272,6 +275,10 @@ def one_round(browser, url: str, tally: Tally, uncomposited: bool = False, colou
         record("back", press(page, page.locator(".atlas-panel-topic .atlas-back")))
         page.wait_for_function(IDLE, timeout=120_000)
         record("topic history", page.go_back)  # the topic open again
+        only = page.locator(".atlas-panel-topic .atlas-only")
+        if only.is_visible():  # its papers alone, then Back to the topic open without the filter
+            record("only", press(page, only))
+            settle(page, page.go_back)
         entry = page.locator(".atlas-legend button.atlas-legend-item")
         if entry.count():  # a theme picked with the topic open (kept open in its theme, else closed)
             record("key topic", press(page, entry.first))

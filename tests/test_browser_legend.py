@@ -637,6 +637,49 @@ def test_a_theme_picked_with_a_topic_open_keeps_it_open_or_closes_it_as_the_serv
     assert same_link_afresh(browser, page) == narrowed
 
 
+def test_only_this_topic_is_drawn_by_the_browser_and_reads_as_its_link_open_and_closed(
+    page, browser, keyed_app
+):
+    """A topic opened in the panel, then "Only this topic": the browser shows its papers alone (the
+    server draws only the sidebar's filters, the header and the downloads), the Topics filter holds it,
+    and the page reads as the same link opened afresh; closed, the topic's papers stay alone, again as
+    that link reads afresh."""
+    app, atlas = keyed_app
+    topics = atlas.topics.set_index("topic_id")
+    inside = int(topics.index[topics["theme_id"] == 1][0])
+    name, size = str(topics.loc[inside, "label"]), int((atlas.papers["topic_id"] == inside).sum())
+    received = Received(page)
+    open_app(page, app.url)
+    idle(page)
+    page.locator(f".atlas-panel-list .atlas-topic[data-topic='{inside}']").click()
+    page.wait_for_function(
+        f"() => new URLSearchParams(location.search).get('topic') === '{inside}'", timeout=30_000
+    )
+    both = f"q.get('topics') === '{inside}' && q.get('topic') === '{inside}'"
+    alone = picked_in_the_browser(page, received, page.locator(".atlas-panel-topic .atlas-only"), both)
+    page.get_by_text(f"Showing the {size} papers in the topic “{name}”").wait_for(timeout=30_000)
+    assert alone["table"] == f"Papers · {size}" and chips(page, "Topics")[0].startswith(name)
+    assert same_link_afresh(browser, page) == alone
+
+    closed = f"q.get('topics') === '{inside}' && !q.has('topic')"
+    shown = picked_in_the_browser(page, received, page.locator(".atlas-panel-topic .atlas-back"), closed)
+    assert shown["highlighted"] == size and shown["table"] == f"Papers · {size}"
+    assert [entry for entry in shown["key"] if entry[1]] == [] and shown["showAll"] == 0
+    assert same_link_afresh(browser, page) == shown
+    # A theme then picked in the key drops the Topics filter: the server's step, drawn as its link reads.
+    received.take()
+    before = draws(page)
+    page.locator(".atlas-legend-item", has_text=THEMES[0]).click()
+    page.wait_for_function(
+        "() => { const q = new URLSearchParams(location.search); return q.get('theme') === '0' && !q.has('topics'); }",
+        timeout=30_000,
+    )
+    wait_for_redraw(page, before)
+    idle(page)
+    assert ("main", "bidi_component") in [(place, kind) for place, kind, _ in received.take()]
+    assert same_link_afresh(browser, page) == page.evaluate(SHOWN)
+
+
 def test_a_value_picked_in_the_key_is_drawn_by_the_browser_as_the_server_draws_it(page, browser, keyed_app):
     """Coloured by a column, a value picked in the key is shown by the browser (the server draws no
     map, topic list or table for it) and reads as the same link opened afresh; "Show all" gives back

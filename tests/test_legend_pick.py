@@ -8,7 +8,7 @@ import streamlit as st
 
 from app import session
 from app.data import build_map_data
-from app.map_component import KEY
+from app.map_component import KEY, PANEL_KEY
 from pipeline.mapfolder.store import write_map
 from tests.helpers import themed_map
 
@@ -220,3 +220,50 @@ def test_a_value_the_browser_showed_itself_leaves_the_map_and_the_table_as_they_
     drawn(list(session.PARTS))
     click(data, "year", theme=1, query="colour=year&theme=1")  # not an entry of a key of values
     assert session.key_picks() == 2 and "map" in reruns[-1] and "results" in reruns[-1]
+
+
+def only(data, topic: int, query: str | None = None) -> None:
+    """The panel's "Only this topic" for `topic` (with `query`: the link the browser wrote, showing it itself)."""
+    st.session_state[PANEL_KEY] = {
+        "only": {"map": MAP, "topic": topic, **({"query": query} if query else {})}
+    }
+    session.on_panel_only(data, MAP)
+
+
+@pytest.mark.parametrize(
+    "before, query, drew",
+    [
+        ({}, "topics=1&topic=1", True),
+        ({}, "topics=1", False),  # not the view's link: the topic is still open
+        ({"themes": [0]}, "topics=1&topic=1&theme=0", False),  # a theme chosen: not the browser's
+        ({"search": "x", "search_kind": "meaning"}, "q=x&kind=meaning&topics=1&topic=1", False),
+    ],
+    ids=["the whole map", "another link", "a theme chosen", "a search by meaning"],
+)
+def test_only_this_topic_the_browser_showed_itself_leaves_the_map_and_the_table_as_they_are(
+    data, reruns, before, query, drew
+):
+    """Topic 1 open in the browser's topic panel, "Only this topic" sent with the link the browser
+    wrote: where the view let the browser show it (as it lets it show an entry of the key) and the link
+    is the view's, the map's and the table's parts do not rerun, the link is kept and the pick counted;
+    else the server draws them. Either way the Topics filter holds the topic alone."""
+    for name, value in {**before, "topic": 1}.items():
+        st.session_state[session.widget_key(name)] = value
+    st.session_state[session.PANEL_TOPIC] = 1
+    st.session_state[session.PARTS_SHOWN] = dict(session.part_keys())
+    only(data, 1, query)
+    assert st.session_state[TOPICS] == [1]
+    assert session.key_picks() == int(drew) and ("map" in reruns[-1]) == (not drew)
+    assert ("results" in reruns[-1]) == (not drew) and "header" in reruns[-1]
+    if drew:
+        assert st.session_state[session.BROWSER_PICK] == (TOPICS, 1)
+        assert st.session_state[session.URL_PARAMS] == {"topics": ["1"], "topic": ["1"]}
+
+
+def test_only_this_topic_a_link_opened_is_the_server_s(data, reruns):
+    """Topic 1 open because a link opened it (the server drew it; no panel holds it): the server draws
+    the topic alone, whatever the browser says."""
+    st.session_state[session.widget_key("topic")] = 1
+    st.session_state[session.PARTS_SHOWN] = dict(session.part_keys())
+    only(data, 1, "topics=1&topic=1")
+    assert st.session_state[TOPICS] == [1] and session.key_picks() == 0 and "map" in reruns[-1]

@@ -61,6 +61,7 @@ def shared_constants() -> dict:
         "context_colour": CONTEXT_COLOUR,
         "link_order": [MAP_KEY, *(setting.url for setting in SETTINGS)],
         "topic_key": URL_KEY["topic"],
+        "topics_key": URL_KEY["topics"],
         "theme_key": URL_KEY["themes"],
         "filter_key": URL_KEY["filters"],
         "select_key": URL_KEY["selection"],
@@ -383,11 +384,13 @@ class ClearEvent(TypedDict, total=False):
     map: Required[str]
 
 
-class OnlyEvent(TypedDict):
-    """The panel's "Only this topic"."""
+class OnlyEvent(TypedDict, total=False):
+    """The panel's "Only this topic"; `query`: the query string the browser wrote, where it showed the
+    topic's papers alone itself (js/legend.js, `showOnly`)."""
 
-    topic: int
-    map: str
+    topic: Required[int]
+    query: str
+    map: Required[str]
 
 
 class SortEvent(TypedDict):

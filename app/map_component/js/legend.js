@@ -79,6 +79,11 @@ function drawLegend(inst, entries) {
 function pickKey(inst, chosen, on, query) {
   const pick = { ...chosen, map: inst.pointsUrl };
   const shown = inst.keyShown;
+  if (shown && shown.pick.topic !== undefined) {
+    // A topic kept alone ("Only this topic"): the view has a topics filter, which the pick drops.
+    if (query === undefined) inst.trigger("legend", pick);
+    return false;
+  }
   // The topic panel and the papers table show the entry the map does, each from the view before it.
   const held = Boolean(shown) && [LINK.panel, LINK.table].every((part) => part && part.keyShown && samePick(part.keyShown.pick, shown.pick));
   if (shown && (entryOf(chosen) === null || (on && samePick(chosen, shown.pick)))) {
@@ -103,18 +108,24 @@ function pickKey(inst, chosen, on, query) {
 const keyParam = (view) => (view.colour ? SHARED.filter_key + view.colour : SHARED.theme_key);
 /** The entry a pick names (null: "Show all"). @param {KeyPick} pick */
 const entryOf = (pick) => pick.theme ?? pick.value ?? null;
-/** @param {KeyPick} a @param {KeyPick} b */
-const samePick = (a, b) => a.theme === b.theme && a.value === b.value;
+/** @param {ShownPick} a @param {ShownPick} b */
+const samePick = (a, b) => a.theme === b.theme && a.value === b.value && a.topic === b.topic;
 
-/** What the view shows with only the entry `pick`'s papers, from the map's point table and the topic
- * panel's summary (null where the browser cannot tell: not loaded yet, or not an entry of this key).
- * @param {AtlasMap} inst @param {KeyPick} pick @returns {KeyShown|null} */
+/** What the view shows with only the entry `pick`'s papers (or the topic's), from the map's point
+ * table and the topic panel's summary (null where the browser cannot tell: not loaded yet, or not an
+ * entry of this key).
+ * @param {AtlasMap} inst @param {ShownPick} pick @returns {KeyShown|null} */
 function keyShown(inst, pick) {
   const t = inst.table, view = inst.received, summary = LINK.panel && LINK.panel.summary;
-  if (!t || !view || !summary || entryOf(pick) === null) return null;
+  if (!t || !view || !summary || (entryOf(pick) === null && pick.topic === undefined)) return null;
   /** @type {(row: number) => boolean} */
   let has;
-  if (typeof pick.theme === "number") {
+  if (typeof pick.topic === "number") {
+    const topic = summary.topics.find((entry) => entry.id === pick.topic);
+    if (!topic) return null;
+    const rank = topic.rank;
+    has = (i) => t.colour[i] === rank;
+  } else if (typeof pick.theme === "number") {
     if (view.colour) return null; // the key shows the column's values: a theme is the server's to show
     const ranks = new Set(summary.topics.filter((topic) => topic.theme === pick.theme).map((topic) => topic.rank));
     if (!ranks.size) return null;
@@ -151,6 +162,26 @@ function showKeyPick(inst, pick, shown, query, closes = false) {
   }
   inst.trigger("legend", { ...pick, query });
   if (closes && LINK.panel) LINK.panel.open(null, { query, tell: false }); // the server closes it too
+  setTimeout(() => {
+    for (const part of [LINK.map, LINK.panel, LINK.table]) if (part) part.showKeyPick(shown);
+  }, 0);
+  return true;
+}
+
+// "Only this topic" (js/panel.js), for the topic the panel has open: its papers alone, shown by the
+// browser where it would show an entry of the key (`key_in_browser`, nothing shown alone yet), as the
+// server would (the topic stays open: the map, the panel and the table look the same until it is
+// closed, when they show its papers alone). The link is written with the topic as the Topics filter's
+// choice, and the server told in the task before the parts take it in, as for a pick in the key.
+/** @param {AtlasMap|null} inst @param {number} topic @returns {boolean} whether the browser shows it */
+function showOnly(inst, topic) {
+  // (Never the unassigned papers: a view that hides them would show none, where the server shows them.)
+  if (topic === -1 || !inst || !inst.received || !inst.received.key_in_browser || inst.keyShown || LINK.topic !== topic || !LINK.panel) return false;
+  const shown = keyShown(inst, { topic });
+  if (!shown) return false;
+  const query = queryWith(SHARED.topics_key, String(topic));
+  pushQuery(query);
+  LINK.panel.trigger("only", { topic, query, map: inst.pointsUrl });
   setTimeout(() => {
     for (const part of [LINK.map, LINK.panel, LINK.table]) if (part) part.showKeyPick(shown);
   }, 0);

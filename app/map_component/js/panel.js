@@ -348,7 +348,9 @@ class TopicPanel {
     const only = element("button", "atlas-only", "Only this topic");
     only.setAttribute("type", "button");
     only.title = "Filter the map and the table to this topic's papers.";
-    only.addEventListener("click", () => this.trigger("only", { topic: topic.id, map: this.view ? this.view.points : "" }));
+    only.addEventListener("click", () => {
+      if (!showOnly(LINK.map, topic.id)) this.trigger("only", { topic: topic.id, map: this.view ? this.view.points : "" });
+    });
     const body = element("div", "atlas-topic-body");
     view.replaceChildren(back, body);
     body.append(

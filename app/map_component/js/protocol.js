@@ -17,6 +17,7 @@
  * @property {string} context_colour the faint colour of the papers left out
  * @property {string[]} link_order the link's keys in the order the server writes them ("f." for the filters)
  * @property {string} topic_key the link's key of the opened topic
+ * @property {string} topics_key the link's key of the chosen topics
  * @property {string} theme_key the link's key of the chosen themes
  * @property {string} filter_key the link's keys of the column filters start with it (the column follows)
  * @property {string} select_key the link's key of a box or lasso selection (`app.selection`)
@@ -322,9 +323,11 @@
  */
 
 /**
- * The panel's "Only this topic".
+ * The panel's "Only this topic"; `query`: the query string the browser wrote, where it showed the
+ * topic's papers alone itself (js/legend.js, `showOnly`).
  * @typedef {Object} OnlyEvent
  * @property {number} topic
+ * @property {string} [query]
  * @property {string} map
  */
 
@@ -358,10 +361,13 @@
  * @typedef {HTMLDivElement & {layout?: any, _fullLayout?: any, _fullData?: any, on: (event: string, handler: (event: any) => void) => void, atlasDrawn?: any[], atlasTable?: PointTable}} PlotDiv
  */
 
-/** An entry picked in the key (a theme, or a value of the colour column) and shown by the browser
- * until the server's next state (js/legend.js, `keyShown`): the entry's pick; whether a row of the
+/** What the browser shows alone itself: an entry of the key (a theme, or a value of the colour
+ * column), or the topic the panel's "Only this topic" keeps (js/legend.js, `showOnly`).
+ * @typedef {{theme?: number, value?: number, topic?: number}} ShownPick */
+/** An entry picked in the key (or a topic kept alone) and shown by the browser until the server's
+ * next state (js/legend.js, `keyShown`): the pick; whether a row of the
  * point table is among its papers; the view's papers among them by colour rank; the names the server
- * would send for them (`topic_labels`, `theme_labels`). @typedef {{pick: KeyPick, has: (row: number) => boolean,
+ * would send for them (`topic_labels`, `theme_labels`). @typedef {{pick: ShownPick, has: (row: number) => boolean,
  * counts: Int32Array, topics: TopicName[], themes: ThemeName[]}} KeyShown */
 /** @typedef {{name: "all"|"sub", div: PlotDiv, plotted: boolean, drawnKey: string|undefined, syncing: boolean, sampledFor?: string}} Chart */
 
