@@ -642,8 +642,9 @@ def test_only_this_topic_is_drawn_by_the_browser_and_reads_as_its_link_open_and_
 ):
     """A topic opened in the panel, then "Only this topic": the browser shows its papers alone (the
     server draws only the sidebar's filters, the header and the downloads), the Topics filter holds it,
-    and the page reads as the same link opened afresh; closed, the topic's papers stay alone, again as
-    that link reads afresh."""
+    and the page reads as the same link opened afresh; so do Back and Forward in the browser; closed,
+    the topic's papers stay alone, again as that link reads afresh; a theme then picked in the key is
+    the server's."""
     app, atlas = keyed_app
     topics = atlas.topics.set_index("topic_id")
     inside = int(topics.index[topics["theme_id"] == 1][0])
@@ -660,6 +661,13 @@ def test_only_this_topic_is_drawn_by_the_browser_and_reads_as_its_link_open_and_
     page.get_by_text(f"Showing the {size} papers in the topic “{name}”").wait_for(timeout=30_000)
     assert alone["table"] == f"Papers · {size}" and chips(page, "Topics")[0].startswith(name)
     assert same_link_afresh(browser, page) == alone
+    # Back in the browser: the topic open without the filter; Forward: alone again. Both drawn here.
+    before = picked_in_the_browser(
+        page, received, page.go_back, f"!q.has('topics') && q.get('topic') === '{inside}'"
+    )
+    assert chips(page, "Topics") == [] and same_link_afresh(browser, page) == before
+    assert picked_in_the_browser(page, received, page.go_forward, both) == alone
+    assert chips(page, "Topics")[0].startswith(name)
 
     closed = f"q.get('topics') === '{inside}' && !q.has('topic')"
     shown = picked_in_the_browser(page, received, page.locator(".atlas-panel-topic .atlas-back"), closed)

@@ -172,15 +172,18 @@ function showKeyPick(inst, pick, shown, query, closes = false) {
 // browser where it would show an entry of the key (`key_in_browser`, nothing shown alone yet), as the
 // server would (the topic stays open: the map, the panel and the table look the same until it is
 // closed, when they show its papers alone). The link is written with the topic as the Topics filter's
-// choice, and the server told in the task before the parts take it in, as for a pick in the key.
-/** @param {AtlasMap|null} inst @param {number} topic @returns {boolean} whether the browser shows it */
-function showOnly(inst, topic) {
+// choice (`query`: Forward in the browser went to it), and the server told in the task before the
+// parts take it in, as for a pick in the key.
+/** @param {AtlasMap|null} inst @param {number} topic @param {string} [query] @returns {boolean} whether the browser shows it */
+function showOnly(inst, topic, query) {
   // (Never the unassigned papers: a view that hides them would show none, where the server shows them.)
   if (topic === -1 || !inst || !inst.received || !inst.received.key_in_browser || inst.keyShown || LINK.topic !== topic || !LINK.panel) return false;
   const shown = keyShown(inst, { topic });
   if (!shown) return false;
-  const query = queryWith(SHARED.topics_key, String(topic));
-  pushQuery(query);
+  if (query === undefined) {
+    query = queryWith(SHARED.topics_key, String(topic));
+    pushQuery(query);
+  }
   LINK.panel.trigger("only", { topic, query, map: inst.pointsUrl });
   setTimeout(() => {
     for (const part of [LINK.map, LINK.panel, LINK.table]) if (part) part.showKeyPick(shown);

@@ -694,6 +694,20 @@ function historyStep(before, now, tell) {
     const chosen = entry ? /** @type {KeyPick} */ (entry.pick) : { [view.colour ? "value" : "theme"]: null };
     if ((!values.length || entry) && pickKey(inst, chosen, false, query)) return true;
   }
+  if (differsOnlyIn(before, now, SHARED.topics_key)) {
+    // Back from a topic shown alone by the browser ("Only this topic"): the view the parts still hold
+    // under it, the server told as for a kept view; Forward to it again: shown alone again.
+    const raw = params.get(SHARED.topics_key), shown = inst.keyShown;
+    const alone = Boolean(shown) && /** @type {KeyShown} */ (shown).pick.topic !== undefined;
+    if (raw === null && alone && [LINK.panel, LINK.table].every((part) => part && part.keyShown === shown)) {
+      inst.trigger("history", { query, map: inst.pointsUrl });
+      setTimeout(() => {
+        for (const part of [LINK.map, LINK.panel, LINK.table]) if (part) part.showKeyPick(null);
+      }, 0);
+      return true;
+    }
+    if (raw !== null && !alone && String(Number(raw)) === raw && showOnly(inst, Number(raw), query)) return true;
+  }
   return redrawView(now); // a view the server drew before, kept by the browser
 }
 
