@@ -174,9 +174,10 @@ class AtlasMap {
       const to = /** @type {HTMLElement|null} */ (event.relatedTarget);
       if (!(to && to.classList && to.classList.contains("dragcover"))) this.wheel = false;
     });
-    document.addEventListener("pointerdown", (event) => {
+    this.onPointer = (/** @type {PointerEvent} */ event) => {
       if (!root.contains(/** @type {Node} */ (event.target))) this.wheel = false;
-    });
+    };
+    document.addEventListener("pointerdown", this.onPointer);
     root.addEventListener(
       "wheel",
       (event) => {
@@ -354,6 +355,7 @@ class AtlasMap {
     if (ZOOM.inst === this) ZOOM.inst = null;
     if (this.legendWatch) this.legendWatch.disconnect();
     document.removeEventListener("keydown", this.onKey);
+    document.removeEventListener("pointerdown", this.onPointer);
     this.root.remove();
   }
 }
