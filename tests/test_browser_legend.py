@@ -571,6 +571,14 @@ def picked_in_the_browser(page, received: Received, entry, wanted: str, press: s
     return page.evaluate(SHOWN)
 
 
+def opened_in_the_panel(page, topic: int) -> None:
+    """Open `topic` from the topic panel's list, as a reader clicks it, and wait for its link."""
+    page.locator(f".atlas-panel-list .atlas-topic[data-topic='{topic}']").click()
+    page.wait_for_function(
+        f"() => new URLSearchParams(location.search).get('topic') === '{topic}'", timeout=30_000
+    )
+
+
 def same_link_afresh(browser, page) -> dict:
     fresh = browser.new_page(viewport=page.viewport_size)
     try:
@@ -594,10 +602,7 @@ def test_a_theme_picked_with_a_topic_open_keeps_it_open_or_closes_it_as_the_serv
     received = Received(page)
     open_app(page, app.url)
     idle(page)
-    page.locator(f".atlas-panel-list .atlas-topic[data-topic='{inside}']").click()
-    page.wait_for_function(
-        f"() => new URLSearchParams(location.search).get('topic') === '{inside}'", timeout=30_000
-    )
+    opened_in_the_panel(page, inside)
     idle(page)
     opened = page.locator(".atlas-panel-topic h4, .atlas-panel-topic .atlas-panel-title").first.inner_text()
 
@@ -623,10 +628,7 @@ def test_a_theme_picked_with_a_topic_open_keeps_it_open_or_closes_it_as_the_serv
     # Coloured by a column, a value picked with a topic open: the topic stays open, narrowed to the value.
     open_app(page, app.url + "?colour=venue")
     idle(page)
-    page.locator(f".atlas-panel-list .atlas-topic[data-topic='{inside}']").click()
-    page.wait_for_function(
-        f"() => new URLSearchParams(location.search).get('topic') === '{inside}'", timeout=30_000
-    )
+    opened_in_the_panel(page, inside)
     venue = atlas.papers.loc[atlas.papers["topic_id"] == inside, "venue"].mode()[0]  # one the topic holds
     both = f"q.get('f.venue') === '{venue}' && q.get('topic') === '{inside}'"
     narrowed = picked_in_the_browser(page, received, venue, both)
@@ -652,10 +654,7 @@ def test_only_this_topic_is_drawn_by_the_browser_and_reads_as_its_link_open_and_
     received = Received(page)
     open_app(page, app.url)
     idle(page)
-    page.locator(f".atlas-panel-list .atlas-topic[data-topic='{inside}']").click()
-    page.wait_for_function(
-        f"() => new URLSearchParams(location.search).get('topic') === '{inside}'", timeout=30_000
-    )
+    opened_in_the_panel(page, inside)
     both = f"q.get('topics') === '{inside}' && q.get('topic') === '{inside}'"
     alone = picked_in_the_browser(page, received, page.locator(".atlas-panel-topic .atlas-only"), both)
     page.get_by_text(f"Showing the {size} papers in the topic “{name}”").wait_for(timeout=30_000)
