@@ -600,15 +600,16 @@ def key_in_browser_now(data: MapData, topic_in_panel: bool = False) -> bool:
 def on_panel_only(data: MapData, points_url: str) -> None:
     """The panel's "Only this topic". With the link it wrote (`query`), the browser showed the topic's
     papers alone itself (js/legend.js, `showOnly`): taken at its word where the view let it (the
-    topic open in the panel, and an entry of the key would be the browser's: `key_in_browser_now`)
-    and the link is the view's; then the map's and the table's parts do not rerun."""
+    topic open in the panel, and an entry of the key would be the browser's: `key_in_browser_now`;
+    the unassigned papers only where the view shows them) and the link is the view's; then the map's
+    and the table's parts do not rerun."""
     value = _panel_event("only", points_url)
     topic = value.get("topic") if value else None
     if type(topic) is not int or topic not in data.vocabulary().topic_ids:
         return
     state = current_state()
     drew = (
-        topic != -1
+        (topic != -1 or state.show_unassigned)  # a view that hides them holds none to narrow
         and state.topic == topic
         and panel_holds_topic(state)
         and key_in_browser_now(data, topic_in_panel=True)

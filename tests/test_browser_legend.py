@@ -687,6 +687,23 @@ def test_only_this_topic_is_drawn_by_the_browser_and_reads_as_its_link_open_and_
     assert same_link_afresh(browser, page) == page.evaluate(SHOWN)
 
 
+def test_only_the_unassigned_papers_are_drawn_by_the_browser_and_read_as_their_link(page, browser, keyed_app):
+    """The topic list's "Unassigned" opened, then "Only this topic": the browser keeps the unassigned
+    papers alone (the view shows them), open and closed, each as the same link reads afresh."""
+    app, atlas = keyed_app
+    unassigned = int((atlas.papers["topic_id"] == -1).sum())
+    received = Received(page)
+    open_app(page, app.url)
+    idle(page)
+    opened_in_the_panel(page, -1)
+    only = page.locator(".atlas-panel-topic .atlas-only")
+    alone = picked_in_the_browser(page, received, only, "q.get('topics') === '-1' && q.get('topic') === '-1'")
+    assert alone["table"] == f"Papers · {unassigned}" and same_link_afresh(browser, page) == alone
+    back = page.locator(".atlas-panel-topic .atlas-back")
+    closed = picked_in_the_browser(page, received, back, "q.get('topics') === '-1' && !q.has('topic')")
+    assert closed["table"] == f"Papers · {unassigned}" and same_link_afresh(browser, page) == closed
+
+
 def test_a_value_picked_in_the_key_is_drawn_by_the_browser_as_the_server_draws_it(page, browser, keyed_app):
     """Coloured by a column, a value picked in the key is shown by the browser (the server draws no
     map, topic list or table for it) and reads as the same link opened afresh; "Show all" gives back

@@ -267,3 +267,17 @@ def test_only_this_topic_a_link_opened_is_the_server_s(data, reruns):
     st.session_state[session.PARTS_SHOWN] = dict(session.part_keys())
     only(data, 1, "topics=1&topic=1")
     assert st.session_state[TOPICS] == [1] and session.key_picks() == 0 and "map" in reruns[-1]
+
+
+@pytest.mark.parametrize("shown", [True, False], ids=["shown", "hidden"])
+def test_only_the_unassigned_papers_are_the_browser_s_where_the_view_shows_them(data, reruns, shown):
+    """The unassigned papers (the panel's "Unassigned" opened) kept alone: the browser's where the view
+    shows them; where it hides them it holds none to narrow, and the server draws them."""
+    st.session_state[session.widget_key("topic")] = -1
+    st.session_state[session.widget_key("show_unassigned")] = shown
+    st.session_state[session.PANEL_TOPIC] = -1
+    st.session_state[session.PARTS_SHOWN] = dict(session.part_keys())
+    hidden = "" if shown else "&unassigned=hide"
+    only(data, -1, f"topics=-1{hidden}&topic=-1")
+    assert st.session_state[TOPICS] == [-1] and session.key_picks() == int(shown)
+    assert ("map" in reruns[-1]) == (not shown)

@@ -176,10 +176,11 @@ function showKeyPick(inst, pick, shown, query, closes = false) {
 // parts take it in, as for a pick in the key.
 /** @param {AtlasMap|null} inst @param {number} topic @param {string} [query] @returns {boolean} whether the browser shows it */
 function showOnly(inst, topic, query) {
-  // (Never the unassigned papers: a view that hides them would show none, where the server shows them.)
-  if (topic === -1 || !inst || !inst.received || !inst.received.key_in_browser || inst.keyShown || LINK.topic !== topic || !LINK.panel) return false;
+  if (!inst || !inst.received || !inst.received.key_in_browser || inst.keyShown || LINK.topic !== topic || !LINK.panel) return false;
   const shown = keyShown(inst, { topic });
-  if (!shown) return false;
+  // The unassigned papers only where the view shows them: one that hides them has none to narrow,
+  // where the server, told to show them alone, shows them (the server checks it too).
+  if (!shown || (topic === -1 && !shown.counts[/** @type {SummaryTopic} */ (LINK.panel.byId.get(topic)).rank])) return false;
   if (query === undefined) {
     query = queryWith(SHARED.topics_key, String(topic));
     pushQuery(query);
