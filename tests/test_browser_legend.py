@@ -546,12 +546,14 @@ def test_a_theme_chosen_in_the_sidebar_and_shown_all_again_from_the_key_leaves_t
     assert chips(page, "Themes") == []
 
 
-def picked_in_the_browser(page, received: Received, entry, wanted: str, press: str = "") -> dict:
+def picked_in_the_browser(
+    page, received: Received, entry, wanted: str, press: str = "", reads: str = SHOWN
+) -> dict:
     """Click the key's `entry` on the open page (its text; or a locator, with `press` a key pressed on
     it instead of a click; or take a step such as `page.go_back`), wait for the link (`wanted`: a JS
     test of its query) and for the page to settle; assert the server drew no map, list or table (what
     `received` decodes: it watched the page before it opened, as a socket is seen only from its
-    opening); what the page shows."""
+    opening); what the page shows (`reads`: a JS function reading it)."""
     idle(page)
     received.take()
     before = draws(page)
@@ -568,7 +570,7 @@ def picked_in_the_browser(page, received: Received, entry, wanted: str, press: s
     wait_for_redraw(page, before)
     idle(page)
     assert not [kind for place, kind, _ in received.take() if kind == "bidi_component"]
-    return page.evaluate(SHOWN)
+    return page.evaluate(reads)
 
 
 def opened_in_the_panel(page, topic: int) -> None:
@@ -579,12 +581,12 @@ def opened_in_the_panel(page, topic: int) -> None:
     )
 
 
-def same_link_afresh(browser, page) -> dict:
+def same_link_afresh(browser, page, reads: str = SHOWN) -> dict:
     fresh = browser.new_page(viewport=page.viewport_size)
     try:
         open_app(fresh, page.url)  # the same link, drawn by the server from the start
         idle(fresh)
-        return fresh.evaluate(SHOWN)
+        return fresh.evaluate(reads)
     finally:
         fresh.close()
 

@@ -20,12 +20,11 @@ from tests.helpers import (
     TOPIC_WORDS,
     Received,
     draws,
-    idle,
     open_app,
     themed_map,
     tiny_map,
-    wait_for_redraw,
 )
+from tests.test_browser_legend import picked_in_the_browser, same_link_afresh
 
 pytestmark = pytest.mark.browser
 N = 6000  # over 1,000 papers: a map drawn with WebGL where there is WebGL
@@ -283,53 +282,31 @@ FALLBACK_SHOWN = f"""() => ({{
 
 def test_without_webgl_a_theme_in_the_key_and_only_this_topic_read_as_their_links_afresh(browser, big_app):
     """Without WebGL the browser still shows a theme picked in the key, and a topic kept alone ("Only
-    this topic", then closed), itself: the page reads as the same link opened afresh, which the server
-    draws."""
+    this topic", then closed), itself (no map, topic list or papers table from the server): the page
+    reads as the same link opened afresh, which the server draws."""
     app, papers = big_app
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    page = context.new_page()
-
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
     received = Received(page)
 
-    def step(action, wanted: str) -> dict:
-        """`action`, then the link `wanted` (a JS test of its query), the map redrawn, Streamlit idle;
-        no map, topic list or papers table came from the server for it (the browser drew them)."""
-        received.take()
-        before = draws(page)
-        action()
-        page.wait_for_function(
-            f"() => {{ const q = new URLSearchParams(location.search); return {wanted}; }}", timeout=30_000
-        )
-        wait_for_redraw(page, before)
-        idle(page)
-        assert not [kind for _, kind, _ in received.take() if kind == "bidi_component"]
-        return page.evaluate(FALLBACK_SHOWN)
-
-    def afresh() -> dict:
-        fresh = context.new_page()
-        try:
-            open_app(fresh, page.url)
-            idle(fresh)
-            return fresh.evaluate(FALLBACK_SHOWN)
-        finally:
-            fresh.close()
+    def step(target, wanted: str) -> dict:
+        return picked_in_the_browser(page, received, target, wanted, reads=FALLBACK_SHOWN)
 
     try:
         open_app(page, app.url)
-        idle(page)
         entry = page.locator(".atlas-legend-item", has_text=THEMES[1])
-        themed = step(entry.click, "q.get('theme') === '1'")
+        themed = step(entry, "q.get('theme') === '1'")
         assert [entry for entry in themed["key"] if entry[1]] == [[THEMES[1], True]]
-        assert themed == afresh()
+        assert themed == same_link_afresh(browser, page, FALLBACK_SHOWN)
 
-        step(entry.click, "!q.has('theme')")  # all again
+        step(entry, "!q.has('theme')")  # all again
         topic = page.locator(".atlas-panel-list .atlas-topic").first
         chosen = topic.get_attribute("data-topic")
-        step(topic.click, f"q.get('topic') === '{chosen}'")
-        step(page.locator(".atlas-panel-topic .atlas-only").click, f"q.get('topics') === '{chosen}'")
+        step(topic, f"q.get('topic') === '{chosen}'")
+        step(page.locator(".atlas-panel-topic .atlas-only"), f"q.get('topics') === '{chosen}'")
         closed = f"q.get('topics') === '{chosen}' && !q.has('topic')"
-        alone = step(page.locator(".atlas-panel-topic .atlas-back").click, closed)  # its papers alone
+        alone = step(page.locator(".atlas-panel-topic .atlas-back"), closed)  # its papers alone
         size = int((papers["topic_id"] == int(chosen)).sum())
-        assert alone["table"] == f"Papers · {size:,}" and alone == afresh()
+        assert alone["table"] == f"Papers · {size:,}"
+        assert alone == same_link_afresh(browser, page, FALLBACK_SHOWN)
     finally:
-        context.close()
+        page.close()

@@ -162,10 +162,17 @@ function showKeyPick(inst, pick, shown, query, closes = false) {
   }
   inst.trigger("legend", { ...pick, query });
   if (closes && LINK.panel) LINK.panel.open(null, { query, tell: false }); // the server closes it too
+  showInParts(shown);
+  return true;
+}
+
+/** What the browser shows alone itself (null: the view the server sent), taken in by the map, the topic
+ * panel and the papers table in the task after this one (the server, told in this one, works out its
+ * answer meanwhile). @param {KeyShown|null} shown */
+function showInParts(shown) {
   setTimeout(() => {
     for (const part of [LINK.map, LINK.panel, LINK.table]) if (part) part.showKeyPick(shown);
   }, 0);
-  return true;
 }
 
 // "Only this topic" (js/panel.js), for the topic the panel has open: its papers alone, shown by the
@@ -180,15 +187,13 @@ function showOnly(inst, topic, query) {
   const shown = keyShown(inst, { topic });
   // The unassigned papers only where the view shows them: one that hides them has none to narrow,
   // where the server, told to show them alone, shows them (the server checks it too).
-  if (!shown || (topic === -1 && !shown.counts[/** @type {SummaryTopic} */ (LINK.panel.byId.get(topic)).rank])) return false;
+  if (!shown || (topic === -1 && !shown.counts.some(Boolean))) return false;
   if (query === undefined) {
     query = queryWith(SHARED.topics_key, String(topic));
     pushQuery(query);
   }
   LINK.panel.trigger("only", { topic, query, map: inst.pointsUrl });
-  setTimeout(() => {
-    for (const part of [LINK.map, LINK.panel, LINK.table]) if (part) part.showKeyPick(shown);
-  }, 0);
+  showInParts(shown);
   return true;
 }
 

@@ -701,9 +701,7 @@ function historyStep(before, now, tell) {
     const alone = Boolean(shown) && /** @type {KeyShown} */ (shown).pick.topic !== undefined;
     if (raw === null && alone && [LINK.panel, LINK.table].every((part) => part && part.keyShown === shown)) {
       inst.trigger("history", { query, map: inst.pointsUrl });
-      setTimeout(() => {
-        for (const part of [LINK.map, LINK.panel, LINK.table]) if (part) part.showKeyPick(null);
-      }, 0);
+      showInParts(null);
       return true;
     }
     if (raw !== null && !alone && String(Number(raw)) === raw && showOnly(inst, Number(raw), query)) return true;
