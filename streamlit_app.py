@@ -77,6 +77,7 @@ def side_panel(
             topic=state.topic,
             sort=state.sort,
             themes=state.themes,
+            topics=state.topics,
             filtered=filtered,
             files_sent=session.files_sent(),
             sent_before_map=sent_before_map,

@@ -598,25 +598,29 @@ def key_in_browser_now(data: MapData, topic_in_panel: bool = False) -> bool:
 
 
 def on_panel_only(data: MapData, points_url: str) -> None:
-    """The panel's "Only this topic". With the link it wrote (`query`), the browser showed the topic's
-    papers alone itself (js/legend.js, `showOnly`): taken at its word where the view let it (the
-    topic open in the panel, and an entry of the key would be the browser's: `key_in_browser_now`;
-    the unassigned papers only where the view shows them) and the link is the view's; then the map's
-    and the table's parts do not rerun."""
+    """Topics kept alone: ticked in the panel's list, or its "Only this topic" (none: every topic again).
+    With the link it wrote (`query`), the browser showed their papers alone itself (js/legend.js,
+    `showTopics`): taken at its word where the view let it and the link is the view's; then the map's
+    and the table's parts do not rerun. The view let it where an entry of the key would be the
+    browser's (`key_in_browser_now`), or the map and the table still hold the view under topics the
+    browser showed so (`BROWSER_PICK`), and the unassigned papers are picked only where the view shows
+    them (a view that hides them holds none to narrow)."""
     value = _panel_event("only", points_url)
-    topic = value.get("topic") if value else None
-    if type(topic) is not int or topic not in data.vocabulary().topic_ids:
+    topics = value.get("topics") if value else None
+    ids = data.vocabulary().topic_ids
+    if not isinstance(topics, list) or not all(type(t) is int and t in ids for t in topics):
         return
+    topics = list(dict.fromkeys(topics))
     state = current_state()
-    drew = (
-        (topic != -1 or state.show_unassigned)  # a view that hides them holds none to narrow
-        and state.topic == topic
-        and panel_holds_topic(state)
-        and key_in_browser_now(data, topic_in_panel=True)
+    before = st.session_state.get(BROWSER_PICK)
+    held = before is not None and before[0] == SESSION_KEY["topics"] and tuple(before[1]) == state.topics
+    drew = (-1 not in topics or state.show_unassigned) and (
+        held or bool(topics) and key_in_browser_now(data, topic_in_panel=panel_holds_topic(state))
     )
-    _only_this_topic(topic, data.topic_themes().get(topic))
+    _only_these_topics(topics, data.topic_themes())
     if drew and _is_view_link(value.get("query")):
-        _drawn_in_browser(value["query"], ("map", "results"), (SESSION_KEY["topics"], topic))
+        pick = (SESSION_KEY["topics"], tuple(topics)) if topics else None
+        _drawn_in_browser(value["query"], ("map", "results"), pick)
     rerun_changed()
 
 
@@ -627,11 +631,12 @@ def on_panel_sort(points_url: str) -> None:
         rerun_changed()
 
 
-def _only_this_topic(topic: int, theme: int | None = None) -> None:
-    """Show exactly this topic's papers (`theme`: the topic's theme; other chosen themes are dropped)."""
-    st.session_state[SESSION_KEY["topics"]] = [topic]
+def _only_these_topics(topics: list[int], themes_of: Mapping[int, int]) -> None:
+    """Show exactly these topics' papers (none: every topic); chosen themes are dropped where a topic
+    lies outside them (`themes_of`: each topic's theme)."""
+    st.session_state[SESSION_KEY["topics"]] = topics
     themes = st.session_state.get(SESSION_KEY["themes"]) or []
-    if themes and topic != -1 and theme not in themes:
+    if themes and any(t != -1 and themes_of.get(t) not in themes for t in topics):
         st.session_state[SESSION_KEY["themes"]] = []
 
 

@@ -17,7 +17,8 @@ topic's "Only this topic" (only: its papers alone, the topic kept open; Back in 
 entry of the map's key (key topic, on a map with themes: that theme alone, the topic kept open in it or
 closed; clicked again after), returns to the list, clicks the first entry of the map's key (key,
 on a map with themes: that theme alone), then the second (key other: that theme alone in its place;
-clicked again after), opens the map coloured by its first column with few values and clicks the
+clicked again after), ticks the first topic of the topic list (tick: its papers alone), then the
+second (tick more: both topics'; "Show all topics" after), opens the map coloured by its first column with few values and clicks the
 first entry of its key (key value: that value alone; clicked again after), turns the papers table to its second page
 (page: until it says "page 2 of"), pans the whole map by 2% three times (pan frame: until two frames
 have passed, timed in the page, the median of the three), and drags a box over the middle of the map
@@ -75,6 +76,8 @@ STEPS = (
     "back",
     "topic history",
     "only",
+    "tick",
+    "tick more",
     "key topic",
     "key",
     "key other",
@@ -95,6 +98,8 @@ NAMES = {
     "back": "back to the list",
     "topic history": "Back in the browser, to a topic",
     "only": "Only this topic",
+    "tick": "tick a topic in the list",
+    "tick more": "tick another topic",
     "page": "next page of the table",
     "key topic": "click in the key, a topic open",
     "key": "click in the key",
@@ -300,6 +305,11 @@ def one_round(browser, url: str, tally: Tally, uncomposited: bool = False, colou
             alone = entry.nth(1)
             record("key other", press(page, alone))
         settle(page, press(page, alone))  # every theme again
+    tick = page.locator(".atlas-panel-list .atlas-topic-tick")
+    if tick.count() > 1:  # the first topic of the list ticked (its papers alone), then the second with it
+        record("tick", press(page, tick.first))
+        record("tick more", press(page, tick.nth(1)))
+        settle(page, press(page, page.locator(".atlas-ticks-clear")))  # every topic again
     if colour:  # the map coloured by a column: its key's entries show one value alone
         opened(page, f"{url}?colour={colour}", uncomposited)
         entry = page.locator(".atlas-legend button.atlas-legend-item")

@@ -233,6 +233,7 @@ SHOWN = f"""() => {{
         key: [...document.querySelectorAll('.atlas-legend-item')].map((e) => [e.textContent, e.classList.contains('atlas-legend-on')]),
         showAll: document.querySelectorAll('.atlas-legend-all').length,
         topics: document.querySelector('.atlas-panel-list').innerText,
+        ticked: [...document.querySelectorAll('.atlas-topic-tick')].filter((e) => e.checked).map((e) => e.dataset.topic),
         table: [...document.querySelectorAll('h4')].map((h) => h.innerText).find((t) => t.startsWith('Papers')),
         rows: [...document.querySelectorAll('.atlas-table tbody tr')].map((r) => r.innerText),
     }};
@@ -704,6 +705,73 @@ def test_only_the_unassigned_papers_are_drawn_by_the_browser_and_read_as_their_l
     back = page.locator(".atlas-panel-topic .atlas-back")
     closed = picked_in_the_browser(page, received, back, "q.get('topics') === '-1' && !q.has('topic')")
     assert closed["table"] == f"Papers · {unassigned}" and same_link_afresh(browser, page) == closed
+
+
+def test_topics_ticked_in_the_list_are_drawn_by_the_browser_and_read_as_their_link(page, browser, keyed_app):
+    """Topics ticked in the topic list, one by the keyboard (Space, the focus kept on its tick): the
+    browser shows their papers alone (the server draws no map, list or table), the Topics filter and
+    the link hold them in the order ticked, and each step reads as the same link opened afresh; so do
+    Back and Forward, unticking one, and "Show all topics"."""
+    app, atlas = keyed_app
+    sizes = atlas.papers["topic_id"].value_counts()
+    names = atlas.topics.set_index("topic_id")["label"]
+    first, second = (int(t) for t in atlas.topics["topic_id"][:2])
+    received = Received(page)
+    open_app(page, app.url)
+    idle(page)
+    whole = page.evaluate(SHOWN)
+    assert whole["ticked"] == [] and "Show all topics" not in whole["topics"]
+
+    def tick(topic: int) -> object:
+        return page.locator(f".atlas-topic-tick[data-topic='{topic}']")
+
+    one = picked_in_the_browser(page, received, tick(first), f"q.get('topics') === '{first}'")
+    assert one["ticked"] == [str(first)] and one["table"] == f"Papers · {sizes[first]}"
+    assert one["highlighted"] == sizes[first] and "Show all topics" in one["topics"]
+    assert chips(page, "Topics") == [f"{names[first]} ({sizes[first]})"]
+    assert same_link_afresh(browser, page) == one
+    both_link = f"q.get('topics') === '{first},{second}'"
+    both = picked_in_the_browser(page, received, tick(second), both_link, press="Space")
+    assert sorted(both["ticked"]) == sorted([str(first), str(second)])
+    assert both["table"] == f"Papers · {sizes[first] + sizes[second]}"
+    assert page.evaluate("() => document.activeElement.dataset.topic") == str(second)
+    assert same_link_afresh(browser, page) == both
+    assert picked_in_the_browser(page, received, page.go_back, f"q.get('topics') === '{first}'") == one
+    assert picked_in_the_browser(page, received, page.go_forward, both_link) == both
+
+    other = picked_in_the_browser(page, received, tick(first), f"q.get('topics') === '{second}'")
+    assert other["ticked"] == [str(second)] and other["table"] == f"Papers · {sizes[second]}"
+    assert same_link_afresh(browser, page) == other
+    every = page.locator(".atlas-ticks-clear")
+    assert picked_in_the_browser(page, received, every, "!q.has('topics')") == whole
+    assert chips(page, "Topics") == []
+
+
+def test_a_topic_ticked_in_a_theme_chosen_in_the_sidebar_is_drawn_by_the_server_as_its_link_reads(
+    page, browser, keyed_app
+):
+    """A theme chosen (a link's, as the sidebar's), then one of its topics ticked: not a view the
+    browser narrows (`key_in_browser`), so the server draws the map, the list and the table, which
+    read as the same link opened afresh, the theme kept (the topic lies inside it)."""
+    app, atlas = keyed_app
+    topics = atlas.topics.set_index("topic_id")
+    inside = int(topics.index[topics["theme_id"] == 1][0])
+    received = Received(page)
+    open_app(page, f"{app.url}?theme=1")
+    idle(page)
+    received.take()
+    before = draws(page)
+    page.locator(f".atlas-topic-tick[data-topic='{inside}']").click()
+    page.wait_for_function(
+        f"() => {{ const q = new URLSearchParams(location.search); return q.get('topics') === '{inside}' && q.get('theme') === '1'; }}",
+        timeout=30_000,
+    )
+    wait_for_redraw(page, before)
+    idle(page)
+    assert ("main", "bidi_component") in [(place, kind) for place, kind, _ in received.take()]
+    shown = page.evaluate(SHOWN)
+    assert shown["ticked"] == [str(inside)] and shown["table"] == f"Papers · {topics.loc[inside, 'size']}"
+    assert same_link_afresh(browser, page) == shown
 
 
 def test_a_value_picked_in_the_key_is_drawn_by_the_browser_as_the_server_draws_it(page, browser, keyed_app):

@@ -280,9 +280,9 @@ FALLBACK_SHOWN = f"""() => ({{
 }})"""
 
 
-def test_without_webgl_a_theme_in_the_key_and_only_this_topic_read_as_their_links_afresh(browser, big_app):
-    """Without WebGL the browser still shows a theme picked in the key, and a topic kept alone ("Only
-    this topic", then closed), itself (no map, topic list or papers table from the server): the page
+def test_without_webgl_a_theme_in_the_key_and_topics_kept_alone_read_as_their_links_afresh(browser, big_app):
+    """Without WebGL the browser still shows a theme picked in the key, a topic kept alone ("Only this
+    topic", then closed) and another ticked with it in the list, itself (no map, topic list or papers table from the server): the page
     reads as the same link opened afresh, which the server draws."""
     app, papers = big_app
     page = browser.new_page(viewport={"width": 1400, "height": 900})
@@ -308,5 +308,8 @@ def test_without_webgl_a_theme_in_the_key_and_only_this_topic_read_as_their_link
         size = int((papers["topic_id"] == int(chosen)).sum())
         assert alone["table"] == f"Papers · {size:,}"
         assert alone == same_link_afresh(browser, page, FALLBACK_SHOWN)
+        tick = page.locator(".atlas-panel-list .atlas-topic-tick").nth(1)  # another topic ticked with it
+        both = step(tick, f"q.get('topics') === '{chosen},{tick.get_attribute('data-topic')}'")
+        assert both == same_link_afresh(browser, page, FALLBACK_SHOWN) and both != alone
     finally:
         page.close()

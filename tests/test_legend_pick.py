@@ -222,10 +222,11 @@ def test_a_value_the_browser_showed_itself_leaves_the_map_and_the_table_as_they_
     assert session.key_picks() == 2 and "map" in reruns[-1] and "results" in reruns[-1]
 
 
-def only(data, topic: int, query: str | None = None) -> None:
-    """The panel's "Only this topic" for `topic` (with `query`: the link the browser wrote, showing it itself)."""
+def only(data, topics: list, query: str | None = None) -> None:
+    """Topics kept alone: ticked in the panel's list, or its "Only this topic" (with `query`: the link
+    the browser wrote, showing them itself)."""
     st.session_state[PANEL_KEY] = {
-        "only": {"map": MAP, "topic": topic, **({"query": query} if query else {})}
+        "only": {"map": MAP, "topics": topics, **({"query": query} if query is not None else {})}
     }
     session.on_panel_only(data, MAP)
 
@@ -251,12 +252,12 @@ def test_only_this_topic_the_browser_showed_itself_leaves_the_map_and_the_table_
         st.session_state[session.widget_key(name)] = value
     st.session_state[session.PANEL_TOPIC] = 1
     st.session_state[session.PARTS_SHOWN] = dict(session.part_keys())
-    only(data, 1, query)
+    only(data, [1], query)
     assert st.session_state[TOPICS] == [1]
     assert session.key_picks() == int(drew) and ("map" in reruns[-1]) == (not drew)
     assert ("results" in reruns[-1]) == (not drew) and "header" in reruns[-1]
     if drew:
-        assert st.session_state[session.BROWSER_PICK] == (TOPICS, 1)
+        assert st.session_state[session.BROWSER_PICK] == (TOPICS, (1,))
         assert st.session_state[session.URL_PARAMS] == {"topics": ["1"], "topic": ["1"]}
 
 
@@ -265,7 +266,7 @@ def test_only_this_topic_a_link_opened_is_the_server_s(data, reruns):
     the topic alone, whatever the browser says."""
     st.session_state[session.widget_key("topic")] = 1
     st.session_state[session.PARTS_SHOWN] = dict(session.part_keys())
-    only(data, 1, "topics=1&topic=1")
+    only(data, [1], "topics=1&topic=1")
     assert st.session_state[TOPICS] == [1] and session.key_picks() == 0 and "map" in reruns[-1]
 
 
@@ -278,6 +279,54 @@ def test_only_the_unassigned_papers_are_the_browser_s_where_the_view_shows_them(
     st.session_state[session.PANEL_TOPIC] = -1
     st.session_state[session.PARTS_SHOWN] = dict(session.part_keys())
     hidden = "" if shown else "&unassigned=hide"
-    only(data, -1, f"topics=-1{hidden}&topic=-1")
+    only(data, [-1], f"topics=-1{hidden}&topic=-1")
     assert st.session_state[TOPICS] == [-1] and session.key_picks() == int(shown)
     assert ("map" in reruns[-1]) == (not shown)
+
+
+def test_topics_ticked_in_the_list_are_the_browser_s_while_the_map_holds_the_view_under_them(data, reruns):
+    """Topics ticked one by one in the panel's list, then unticked, each with the link the browser
+    wrote: the first from the whole map, the next ones while the map and the table still hold the
+    view under the first (the browser draws each from it), so neither part reruns and the Topics
+    filter holds the ticked topics in their order; once the map's part has been drawn since, the
+    server draws the next tick."""
+    drawn(list(session.PARTS))
+    only(data, [1], "topics=1")
+    assert st.session_state[TOPICS] == [1] and session.key_picks() == 1
+    assert "map" not in reruns[-1] and "results" not in reruns[-1] and "topics" in reruns[-1]
+    drawn(reruns[-1])
+    only(data, [1, 0], "topics=1%2C0")
+    assert st.session_state[TOPICS] == [1, 0] and session.key_picks() == 2
+    assert st.session_state[session.URL_PARAMS] == {"topics": ["1,0"]}
+    assert "map" not in reruns[-1] and "results" not in reruns[-1]
+    drawn(reruns[-1])
+    only(data, [], "")  # the last ones unticked ("Show all topics"): the view under them again
+    assert st.session_state[TOPICS] == [] and session.key_picks() == 3
+    assert "map" not in reruns[-1] and st.session_state[session.BROWSER_PICK] is None
+    drawn(reruns[-1])
+
+    only(data, [1], "topics=1")
+    drawn(reruns[-1] + ["map"])  # a paper clicked meanwhile: the map's part drew topic 1 alone itself
+    only(data, [1, 0], "topics=1%2C0")
+    assert st.session_state[TOPICS] == [1, 0] and session.key_picks() == 4
+    assert "map" in reruns[-1] and "results" in reruns[-1]
+
+
+@pytest.mark.parametrize(
+    "topics", [[7], [1, "x"], 1, None], ids=["unknown", "not a number", "not a list", "none"]
+)
+def test_ticks_naming_no_topic_of_the_map_change_nothing(data, reruns, topics):
+    drawn(list(session.PARTS))
+    only(data, topics, "topics=7")
+    assert TOPICS not in st.session_state and reruns == [] and session.key_picks() == 0
+
+
+def test_a_tick_outside_the_chosen_themes_drops_them(data, reruns):
+    """Themes chosen in the sidebar (the server's view), a topic of another theme ticked (the list
+    offers the chosen themes' topics; a link or Back may name another): the themes are dropped, so the
+    view shows the topic rather than nothing; one inside them keeps them."""
+    st.session_state[THEMES] = [0]
+    only(data, [1])  # topic 1 is in theme 0
+    assert st.session_state[THEMES] == [0] and st.session_state[TOPICS] == [1]
+    only(data, [1, 0])  # topic 0 is not
+    assert st.session_state[THEMES] == [] and st.session_state[TOPICS] == [1, 0]

@@ -240,6 +240,7 @@ def live_panel(
     topic: int | None,
     sort: str,
     themes: tuple[int, ...],
+    topics: tuple[int, ...],
     filtered: bool,
     files_sent: set[str],
     sent_before_map: set[str],
@@ -253,7 +254,7 @@ def live_panel(
 ):
     """Mount or update the topic panel beside the map (js/panel.js): the topic list and an opened
     topic, drawn in the browser from the map's summary file; `in_view`: the papers in view before an
-    opened topic narrows them; `key_picks`, `link`: as for `live_map`. Its events: "topic" (opened or closed), "only" ("Only this topic"),
+    opened topic narrows them; `key_picks`, `link`: as for `live_map`. Its events: "topic" (opened or closed), "only" (topics ticked, or "Only this topic"),
     "sort" (the list's order) and "click" (a central paper opened), read with `app.session.map_event(name, PANEL_KEY)`.
 
     Where static/ is read-only, `sent_before_map` (the files the session had received before this run's
@@ -270,6 +271,7 @@ def live_panel(
         topic=topic,
         sort=sort,
         themes=themes,
+        topics=topics,
         filtered=filtered,
         height=height,
         key_picks=key_picks,

@@ -174,6 +174,7 @@ class PanelState(TypedDict):
     topic: int | None
     sort: str
     themes: list[int]
+    topics: list[int]
     filtered: bool
     key_picks: int
     height: int
@@ -385,10 +386,11 @@ class ClearEvent(TypedDict, total=False):
 
 
 class OnlyEvent(TypedDict, total=False):
-    """The panel's "Only this topic"; `query`: the query string the browser wrote, where it showed the
-    topic's papers alone itself (js/legend.js, `showOnly`)."""
+    """Topics kept alone: ticked in the panel's list, or its "Only this topic" (none: every topic
+    again); `query`: the query string the browser wrote, where it showed their papers alone itself
+    (js/legend.js, `showTopics`)."""
 
-    topic: Required[int]
+    topics: Required[list[int]]
     query: str
     map: Required[str]
 
@@ -612,13 +614,14 @@ def panel_state(
     topic: int | None,
     sort: str,
     themes: tuple[int, ...],
+    topics: tuple[int, ...],
     filtered: bool,
     height: int,
     key_picks: int = 0,
 ) -> PanelState:
     """Everything the topic panel receives on a rerun: the view's mask (the panel counts each topic's
-    papers in view itself), the opened topic, the list's order and the chosen themes; `key_picks`: as
-    for `view_state`."""
+    papers in view itself), the opened topic, the list's order, the chosen themes and topics (the
+    list's ticks); `key_picks`: as for `view_state`."""
     return {
         "summary": summary_url,
         "points": points_url,
@@ -627,6 +630,7 @@ def panel_state(
         "topic": topic,
         "sort": sort,
         "themes": [int(t) for t in themes],
+        "topics": [int(t) for t in topics],
         "filtered": bool(filtered),
         "key_picks": key_picks,
         "height": height,

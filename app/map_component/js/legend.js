@@ -79,8 +79,9 @@ function drawLegend(inst, entries) {
 function pickKey(inst, chosen, on, query) {
   const pick = { ...chosen, map: inst.pointsUrl };
   const shown = inst.keyShown;
-  if (shown && shown.pick.topic !== undefined) {
-    // A topic kept alone ("Only this topic"): the view has a topics filter, which the pick drops.
+  if (shown && shown.pick.topics !== undefined) {
+    // Topics kept alone (ticked in the topic list, or "Only this topic"): the view has a topics filter,
+    // which the pick drops.
     if (query === undefined) inst.trigger("legend", pick);
     return false;
   }
@@ -109,22 +110,27 @@ const keyParam = (view) => (view.colour ? SHARED.filter_key + view.colour : SHAR
 /** The entry a pick names (null: "Show all"). @param {KeyPick} pick */
 const entryOf = (pick) => pick.theme ?? pick.value ?? null;
 /** @param {ShownPick} a @param {ShownPick} b */
-const samePick = (a, b) => a.theme === b.theme && a.value === b.value && a.topic === b.topic;
+const samePick = (a, b) => a.theme === b.theme && a.value === b.value && String(a.topics) === String(b.topics);
 
-/** What the view shows with only the entry `pick`'s papers (or the topic's), from the map's point
- * table and the topic panel's summary (null where the browser cannot tell: not loaded yet, or not an
- * entry of this key).
+/** What the view shows with only the entry `pick`'s papers (or the topics'), from the map's point
+ * table and the topic panel's summary (null where the browser cannot tell: not loaded yet, not an
+ * entry of this key, or the unassigned papers where the view holds none of them: a view that hides
+ * them has none to narrow, where the server, told to show them, shows them).
  * @param {AtlasMap} inst @param {ShownPick} pick @returns {KeyShown|null} */
 function keyShown(inst, pick) {
   const t = inst.table, view = inst.received, summary = LINK.panel && LINK.panel.summary;
-  if (!t || !view || !summary || (entryOf(pick) === null && pick.topic === undefined)) return null;
+  if (!t || !view || !summary || (entryOf(pick) === null && !(pick.topics && pick.topics.length))) return null;
   /** @type {(row: number) => boolean} */
   let has;
-  if (typeof pick.topic === "number") {
-    const topic = summary.topics.find((entry) => entry.id === pick.topic);
-    if (!topic) return null;
-    const rank = topic.rank;
-    has = (i) => t.colour[i] === rank;
+  const base = decodeMask(view.mask, t.n);
+  let unassigned = -1; // the unassigned papers' colour rank, where they are picked
+  if (pick.topics) {
+    const picked = new Set(pick.topics), topics = summary.topics.filter((topic) => picked.has(topic.id));
+    if (topics.length !== picked.size) return null;
+    const ranks = new Set(topics.map((topic) => topic.rank));
+    has = (i) => ranks.has(t.colour[i]);
+    const none = topics.find((topic) => topic.id === -1);
+    if (none) unassigned = none.rank;
   } else if (typeof pick.theme === "number") {
     if (view.colour) return null; // the key shows the column's values: a theme is the server's to show
     const ranks = new Set(summary.topics.filter((topic) => topic.theme === pick.theme).map((topic) => topic.rank));
@@ -136,8 +142,8 @@ function keyShown(inst, pick) {
     const code = by.code, value = pick.value;
     has = (i) => code[i] === value;
   }
-  const base = decodeMask(view.mask, t.n);
   const counts = rankCounts(t, base && base.rows, has);
+  if (unassigned >= 0 && !counts[unassigned]) return null;
   // The names as the server sends them for the view: its topics with papers in view, largest first
   // (no topic is opened here), at most `max_topic_labels`; its themes holding any.
   const visible = summary.topics.filter((topic) => topic.id !== -1 && counts[topic.rank] > 0).sort((a, b) => a.rank - b.rank);
@@ -175,25 +181,28 @@ function showInParts(shown) {
   }, 0);
 }
 
-// "Only this topic" (js/panel.js), for the topic the panel has open: its papers alone, shown by the
-// browser where it would show an entry of the key (`key_in_browser`, nothing shown alone yet), as the
-// server would (the topic stays open: the map, the panel and the table look the same until it is
-// closed, when they show its papers alone). The link is written with the topic as the Topics filter's
-// choice (`query`: Forward in the browser went to it), and the server told in the task before the
-// parts take it in, as for a pick in the key.
-/** @param {AtlasMap|null} inst @param {number} topic @param {string} [query] @returns {boolean} whether the browser shows it */
-function showOnly(inst, topic, query) {
-  if (!inst || !inst.received || !inst.received.key_in_browser || inst.keyShown || LINK.topic !== topic || !LINK.panel) return false;
-  const shown = keyShown(inst, { topic });
-  // The unassigned papers only where the view shows them: one that hides them has none to narrow,
-  // where the server, told to show them alone, shows them (the server checks it too).
-  if (!shown || (topic === -1 && !shown.counts.some(Boolean))) return false;
+// Topics ticked in the topic list, or "Only this topic" for the topic the panel has open (js/panel.js):
+// their papers alone (none: all again), shown by the browser where it would show an entry of the key
+// (`key_in_browser`, nothing shown alone yet), or while the map, the panel and the table still hold
+// the view under topics it showed so (drawn from that view), as the server would (a topic open in the
+// panel stays open). The link is written with the topics as the Topics filter's choice (`query`: Back
+// or Forward went to it), and the server told in the task before the parts take it in, as for a pick
+// in the key.
+/** @param {AtlasMap|null} inst @param {number[]} topics @param {string} [query] @returns {boolean} whether the browser shows them */
+function showTopics(inst, topics, query) {
+  const panel = LINK.panel, shown = inst && inst.keyShown;
+  if (!inst || !inst.received || !panel) return false;
+  const held = shown
+    ? shown.pick.topics !== undefined && [panel, LINK.table].every((part) => part && part.keyShown === shown)
+    : inst.received.key_in_browser && topics.length > 0;
+  const showing = topics.length ? keyShown(inst, { topics }) : null;
+  if (!held || (topics.length && !showing)) return false;
   if (query === undefined) {
-    query = queryWith(SHARED.topics_key, String(topic));
+    query = queryWith(SHARED.topics_key, topics.length ? topics.join(",") : null);
     pushQuery(query);
   }
-  LINK.panel.trigger("only", { topic, query, map: inst.pointsUrl });
-  showInParts(shown);
+  panel.trigger("only", { topics, query, map: inst.pointsUrl });
+  showInParts(showing);
   return true;
 }
 

@@ -208,6 +208,20 @@ class TopicPanel {
     this.drawList();
   }
 
+  /** The topics `topics` kept alone (ticked in the list, or "Only this topic"; none: every topic
+   * again): shown by the browser where it can (js/legend.js, `showTopics`), else by the server.
+   * @param {number[]} topics */
+  keepOnly(topics) {
+    if (!showTopics(LINK.map, topics)) this.trigger("only", { topics, map: this.view ? this.view.points : "" });
+  }
+
+  /** The topics kept alone now: those the browser shows so, else the Topics filter's. @returns {number[]} */
+  ticked() {
+    const shown = this.keyShown;
+    if (shown) return shown.pick.topics || [];
+    return this.view ? this.view.topics : [];
+  }
+
   /** Whether the topic `topic` is in the theme `theme` (the map's summary). @param {number} topic @param {number} theme */
   inTheme(topic, theme) {
     const entry = this.byId.get(topic);
@@ -221,8 +235,8 @@ class TopicPanel {
     if (!data || !summary) return;
     const theme = shown ? shown.pick.theme : undefined;
     const themes = typeof theme === "number" ? [theme] : data.themes, filtered = data.filtered || shown !== null;
-    const picked = shown ? JSON.stringify(shown.pick) : "";
-    const key = `${this.summaryUrl}|${data.sort}|${themes.join()}|${this.countsKey}|${filtered}|${picked}`;
+    const picked = shown ? JSON.stringify(shown.pick) : "", ticked = this.ticked();
+    const key = `${this.summaryUrl}|${data.sort}|${themes.join()}|${this.countsKey}|${filtered}|${picked}|${ticked.join()}`;
     if (key === this.listKey) return;
     this.listKey = key;
     const view = this.listView;
@@ -243,6 +257,13 @@ class TopicPanel {
         order.appendChild(button);
       }
       view.appendChild(order);
+    }
+    if (ticked.length) {
+      const all = element("button", "atlas-ticks-clear", "Show all topics");
+      all.setAttribute("type", "button");
+      all.title = "Untick every topic: all the papers again";
+      all.addEventListener("click", () => this.keepOnly([]));
+      view.appendChild(all);
     }
     const growth = data.sort === "rising" && rising;
     const sections = (growth ? rising : summary.lists.size).filter(
@@ -280,7 +301,16 @@ class TopicPanel {
         button.append(dot, element("span", "atlas-topic-name", topic.name), bar);
         if (growth) button.append(element("span", "atlas-topic-growth", growthText(topic.growth)));
         button.addEventListener("click", () => this.open(topic.id, { focus: true }));
-        item.appendChild(button);
+        // Ticked topics are shown alone (the Topics filter's choice); none ticked: every topic.
+        const tick = /** @type {HTMLInputElement} */ (element("input", "atlas-topic-tick"));
+        tick.type = "checkbox";
+        tick.checked = ticked.includes(topic.id);
+        tick.dataset.topic = String(topic.id);
+        tick.setAttribute("aria-label", `Show only the ticked topics: ${topic.name}`);
+        tick.title = "Tick topics to show only their papers";
+        tick.addEventListener("change", () =>
+          this.keepOnly(tick.checked ? [...ticked, topic.id] : ticked.filter((id) => id !== topic.id)));
+        item.append(tick, button);
         items.appendChild(item);
       }
       group.appendChild(items);
@@ -289,7 +319,7 @@ class TopicPanel {
     view.appendChild(list);
     const column = filtered ? "In view" : "Papers";
     view.appendChild(element("p", "atlas-caption",
-      `Select a topic to open it. Counts: ${column.toLowerCase()}.` + (growth ? " Growth: recent share of papers ÷ earlier share (×1.0 = steady)." : "")));
+      `Select a topic to open it; tick topics to show only their papers. Counts: ${column.toLowerCase()}.` + (growth ? " Growth: recent share of papers ÷ earlier share (×1.0 = steady)." : "")));
     if (held) keepFocus(view, held);
   }
 
@@ -349,7 +379,7 @@ class TopicPanel {
     only.setAttribute("type", "button");
     only.title = "Filter the map and the table to this topic's papers.";
     only.addEventListener("click", () => {
-      if (!showOnly(LINK.map, topic.id)) this.trigger("only", { topic: topic.id, map: this.view ? this.view.points : "" });
+      this.keepOnly([topic.id]);
     });
     const body = element("div", "atlas-topic-body");
     view.replaceChildren(back, body);
@@ -695,16 +725,10 @@ function historyStep(before, now, tell) {
     if ((!values.length || entry) && pickKey(inst, chosen, false, query)) return true;
   }
   if (differsOnlyIn(before, now, SHARED.topics_key)) {
-    // Back from a topic shown alone by the browser ("Only this topic"): the view the parts still hold
-    // under it, the server told as for a kept view; Forward to it again: shown alone again.
-    const raw = params.get(SHARED.topics_key), shown = inst.keyShown;
-    const alone = Boolean(shown) && /** @type {KeyShown} */ (shown).pick.topic !== undefined;
-    if (raw === null && alone && [LINK.panel, LINK.table].every((part) => part && part.keyShown === shown)) {
-      inst.trigger("history", { query, map: inst.pointsUrl });
-      showInParts(null);
-      return true;
-    }
-    if (raw !== null && !alone && String(Number(raw)) === raw && showOnly(inst, Number(raw), query)) return true;
+    // Topics shown alone by the browser (ticked, or "Only this topic"), or the view the parts hold
+    // under them: drawn again so, the server told as by the tick.
+    const raw = params.get(SHARED.topics_key), topics = raw === null ? [] : raw.split(",").map(Number);
+    if (topics.join() === (raw ?? "") && showTopics(inst, topics, query)) return true;
   }
   return redrawView(now); // a view the server drew before, kept by the browser
 }

@@ -109,6 +109,7 @@
  * @property {number|null} topic
  * @property {string} sort
  * @property {number[]} themes
+ * @property {number[]} topics
  * @property {boolean} filtered
  * @property {number} key_picks
  * @property {number} height
@@ -323,10 +324,11 @@
  */
 
 /**
- * The panel's "Only this topic"; `query`: the query string the browser wrote, where it showed the
- * topic's papers alone itself (js/legend.js, `showOnly`).
+ * Topics kept alone: ticked in the panel's list, or its "Only this topic" (none: every topic again);
+ * `query`: the query string the browser wrote, where it showed their papers alone itself (js/legend.js,
+ * `showTopics`).
  * @typedef {Object} OnlyEvent
- * @property {number} topic
+ * @property {number[]} topics
  * @property {string} [query]
  * @property {string} map
  */
@@ -362,9 +364,9 @@
  */
 
 /** What the browser shows alone itself: an entry of the key (a theme, or a value of the colour
- * column), or the topic the panel's "Only this topic" keeps (js/legend.js, `showOnly`).
- * @typedef {{theme?: number, value?: number, topic?: number}} ShownPick */
-/** An entry picked in the key (or a topic kept alone) and shown by the browser until the server's
+ * column), or the topics ticked in the panel's list or kept by its "Only this topic" (js/legend.js,
+ * `showTopics`). @typedef {{theme?: number, value?: number, topics?: number[]}} ShownPick */
+/** An entry picked in the key (or topics kept alone) and shown by the browser until the server's
  * next state (js/legend.js, `keyShown`): the pick; whether a row of the
  * point table is among its papers; the view's papers among them by colour rank; the names the server
  * would send for them (`topic_labels`, `theme_labels`). @typedef {{pick: ShownPick, has: (row: number) => boolean,
