@@ -555,8 +555,7 @@ def view_link() -> str:
 def on_map_history(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary]) -> None:
     """Back or Forward in the browser went to a view the server drew before, and the browser drew its
     map, topic panel and papers table again from the states it kept for its link (js/panel.js,
-    `redrawView`; or, Back from a topic it showed alone, "Only this topic", from the view they hold
-    under it, `historyStep`): the view follows the entry's link as Streamlit's rerun of it would (`open_view`),
+    `redrawView`): the view follows the entry's link as Streamlit's rerun of it would (`open_view`),
     and the server draws again only what it owns (the sidebar, the header, the downloads; the map's
     part too where editing is on). The link is
     kept as the query string (Streamlit adds no entry); the next states sent differ from those the
