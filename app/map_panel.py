@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 
 import numpy as np
@@ -18,7 +19,7 @@ from app.palette import colour_columns
 from app.place import Placement, placement_label
 from app.state import ViewState, Vocabulary
 from app.text import markdown_literal
-from app.view import selected_rows
+from app.view import current_view, selected_rows
 
 
 def map_panel(
@@ -64,6 +65,12 @@ def map_panel(
         values=state.filter_dict().get(state.colour, ()) if state.colour else (),
         selection=state.selection,
         key_in_browser=session.key_in_browser_now(data, topic_in_panel),
+        # Topics ticked over the view's Topics filter narrow the view without it, in the browser.
+        unticked=(
+            current_view(data, map_key, replace(state, topics=())).in_view
+            if session.ticks_in_browser_now(topic_in_panel)
+            else None
+        ),
         key_picks=session.key_picks(),
         height=height,
         link=session.view_link(),

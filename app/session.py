@@ -39,6 +39,7 @@ from app.state import (
     parse_map,
     parse_selection,
     parse_view,
+    ticks_in_browser,
     to_params,
 )
 from app.themes import topics_in_themes, usable_themes
@@ -584,16 +585,29 @@ def _drawn_in_browser(query: str, parts: tuple[str, ...], pick: tuple[str, objec
     _keep_query(query)
 
 
+def _state_in_browser(topic_in_panel: bool) -> ViewState:
+    """The view state as the browser's steps see it: without the opened topic where the topic panel
+    shows it (`topic_in_panel`: the panel opens and closes topics without the map's part)."""
+    state = current_state()
+    return replace(state, topic=None) if topic_in_panel else state
+
+
+def ticks_in_browser_now(topic_in_panel: bool = False) -> bool:
+    """Whether the browser would show topics ticked over the view's Topics filter now (`app.state.ticks_in_browser`):
+    the map is sent the view without that filter (`unticked`), and ticks it says it showed are taken at
+    its word only then."""
+    return ticks_in_browser(_state_in_browser(topic_in_panel))
+
+
 def key_in_browser_now(data: MapData, topic_in_panel: bool = False) -> bool:
     """Whether the browser would show an entry picked in the map's key now (`app.state.key_in_browser`):
     the map is told so, and a pick it says it showed (with the link it wrote) is taken at its word only
     then. The map is told it without the opened topic where the topic panel shows it (`topic_in_panel`):
     the panel opens and closes topics without the map's part, and a pick keeps such a topic open in
     its theme or closes it with the same step (js/legend.js), as the server does when the pick comes."""
-    state = current_state()
-    if topic_in_panel:
-        state = replace(state, topic=None)
-    return key_in_browser(state, usable_themes(data.topics, data.themes) is not None)
+    return key_in_browser(
+        _state_in_browser(topic_in_panel), usable_themes(data.topics, data.themes) is not None
+    )
 
 
 def on_panel_only(data: MapData, points_url: str) -> None:
@@ -601,8 +615,9 @@ def on_panel_only(data: MapData, points_url: str) -> None:
     With the link it wrote (`query`), the browser showed their papers alone itself (js/legend.js,
     `showTopics`): taken at its word where the view let it and the link is the view's; then the map's
     and the table's parts do not rerun. The view let it where an entry of the key would be the
-    browser's (`key_in_browser_now`), or the map and the table still hold the view under topics the
-    browser showed so (`BROWSER_PICK`), and the unassigned papers are picked only where the view shows
+    browser's (`key_in_browser_now`), or topics ticked over its Topics filter would
+    (`ticks_in_browser_now`), or the map and the table still hold the view under topics the browser
+    showed so (`BROWSER_PICK`), and the unassigned papers are picked only where the view shows
     them (a view that hides them holds none to narrow)."""
     value = _panel_event("only", points_url)
     topics = value.get("topics") if value else None
@@ -613,8 +628,11 @@ def on_panel_only(data: MapData, points_url: str) -> None:
     state = current_state()
     before = st.session_state.get(BROWSER_PICK)
     held = before is not None and before[0] == SESSION_KEY["topics"] and tuple(before[1]) == state.topics
+    in_panel = panel_holds_topic(state)
     drew = (-1 not in topics or state.show_unassigned) and (
-        held or bool(topics) and key_in_browser_now(data, topic_in_panel=panel_holds_topic(state))
+        held
+        or (bool(topics) and key_in_browser_now(data, topic_in_panel=in_panel))
+        or ticks_in_browser_now(topic_in_panel=in_panel)
     )
     _only_these_topics(topics, data.topic_themes())
     if drew and _is_view_link(value.get("query")):

@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -15,6 +16,7 @@ from app.nearest import nearest_papers
 from pipeline.mapfolder.store import read_map, write_map
 from tests.helpers import (
     FakeEncoder,
+    decode_mask,
     live_map,
     live_nearest,
     live_panel,
@@ -93,6 +95,23 @@ def test_topic_filter_shows_exactly_its_papers_and_unassigned_ones_only_when_cho
     shown = table(at)
     assert len(shown) == in_2024 and set(shown["Year"]) == {"2024"}
     assert url(at)["topics"] == ["1"] and url(at)["f.year"] == ["2024"]
+
+
+def test_a_topics_filter_sends_the_map_the_view_without_it_where_ticks_are_the_browser_s(tiny):
+    """Topics chosen (a link's), no theme, paper, selection or search: the map is sent the papers in
+    view without the Topics filter (the year filter still applies) and the theme names they show, so
+    that topics ticked over it are shown by the browser; with a search, or without topics, none."""
+    papers = read_map(tiny).papers
+    at = start({"topics": "1", "f.year": "2024"})
+    unticked = live_map(at)["unticked"]
+    assert (
+        decode_mask(live_map(at)["mask"], len(papers)).sum()
+        == ((papers["topic_id"] == 1) & (papers["year"] == 2024)).sum()
+    )
+    assert np.array_equal(decode_mask(unticked["mask"], len(papers)), (papers["year"] == 2024).to_numpy())
+    assert unticked["themes"] == []  # the tiny map has no themes
+    assert live_map(start({"topics": "1", "q": "graph"}))["unticked"] is None
+    assert live_map(start())["unticked"] is None
 
 
 def test_unassigned_switch_hides_them_from_the_whole_map(tiny):

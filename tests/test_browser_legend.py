@@ -747,6 +747,36 @@ def test_topics_ticked_in_the_list_are_drawn_by_the_browser_and_read_as_their_li
     assert chips(page, "Topics") == []
 
 
+def test_topics_ticked_over_a_link_s_topics_filter_are_drawn_by_the_browser_and_read_as_their_link(
+    page, browser, keyed_app
+):
+    """A link that chose a topic (and the venue ICML): another ticked, then the first unticked, then
+    "Show all topics" are drawn by the browser from the view without the Topics filter, which the
+    server sent; each reads as the same link opened afresh (the whole map's names and counts again at
+    the end, the venue filter kept)."""
+    app, atlas = keyed_app
+    first, second = (int(t) for t in atlas.topics["topic_id"][:2])
+    icml = atlas.papers["venue"] == "ICML"
+    received = Received(page)
+    open_app(page, f"{app.url}?topics={first}&f.venue=ICML")
+    idle(page)
+
+    def tick(topic: int) -> object:
+        return page.locator(f".atlas-topic-tick[data-topic='{topic}']")
+
+    both = picked_in_the_browser(page, received, tick(second), f"q.get('topics') === '{first},{second}'")
+    in_both = int((icml & atlas.papers["topic_id"].isin([first, second])).sum())
+    assert both["table"] == f"Papers · {in_both}" and same_link_afresh(browser, page) == both
+    other = picked_in_the_browser(page, received, tick(first), f"q.get('topics') === '{second}'")
+    assert other["table"] == f"Papers · {int((icml & (atlas.papers['topic_id'] == second)).sum())}"
+    assert same_link_afresh(browser, page) == other
+    every = picked_in_the_browser(
+        page, received, page.locator(".atlas-ticks-clear"), "!q.has('topics') && q.get('f.venue') === 'ICML'"
+    )
+    assert every["ticked"] == [] and every["table"] == f"Papers · {int(icml.sum())}"
+    assert same_link_afresh(browser, page) == every
+
+
 def test_a_topic_ticked_in_a_theme_chosen_in_the_sidebar_is_drawn_by_the_server_as_its_link_reads(
     page, browser, keyed_app
 ):

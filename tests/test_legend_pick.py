@@ -288,8 +288,9 @@ def test_topics_ticked_in_the_list_are_the_browser_s_while_the_map_holds_the_vie
     """Topics ticked one by one in the panel's list, then unticked, each with the link the browser
     wrote: the first from the whole map, the next ones while the map and the table still hold the
     view under the first (the browser draws each from it), so neither part reruns and the Topics
-    filter holds the ticked topics in their order; once the map's part has been drawn since, the
-    server draws the next tick."""
+    filter holds the ticked topics in their order; so are ticks once the map's part has been drawn
+    since (narrowing the view without its Topics filter, which the server sends), but not with a
+    search (the table lists its hits in the order found in the view the server drew)."""
     drawn(list(session.PARTS))
     only(data, [1], "topics=1")
     assert st.session_state[TOPICS] == [1] and session.key_picks() == 1
@@ -306,9 +307,15 @@ def test_topics_ticked_in_the_list_are_the_browser_s_while_the_map_holds_the_vie
     drawn(reruns[-1])
 
     only(data, [1], "topics=1")
-    drawn(reruns[-1] + ["map"])  # a paper clicked meanwhile: the map's part drew topic 1 alone itself
-    only(data, [1, 0], "topics=1%2C0")
-    assert st.session_state[TOPICS] == [1, 0] and session.key_picks() == 4
+    drawn(reruns[-1] + ["map"])  # a step of the server's meanwhile: the map's part drew topic 1 alone itself
+    only(data, [1, 0], "topics=1%2C0")  # over the view's Topics filter: from the view without it (`unticked`)
+    assert st.session_state[TOPICS] == [1, 0] and session.key_picks() == 5
+    assert "map" not in reruns[-1] and "results" not in reruns[-1]
+    drawn(reruns[-1] + ["map"])
+    st.session_state[session.widget_key("search")] = "graph"  # a search: the table lists its hits in order
+    drawn(list(session.PARTS))
+    only(data, [1], "q=graph&topics=1")
+    assert st.session_state[TOPICS] == [1] and session.key_picks() == 5
     assert "map" in reruns[-1] and "results" in reruns[-1]
 
 

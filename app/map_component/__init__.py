@@ -177,6 +177,7 @@ def live_map(
     values: tuple[str, ...] = (),
     selection: str = "",
     key_in_browser: bool = False,
+    unticked: np.ndarray | None = None,
     key_picks: int = 0,
     height: int = 640,
     link: str | None = None,
@@ -186,7 +187,8 @@ def live_map(
     in callbacks. `files_sent`: the files this session's browser already has (`app.session.files_sent`; None: none).
     `themes`, `values`: the chosen themes and the colour column's chosen values, marked in the key;
     `selection`: the box or lasso selection, as the link writes it (drawn on the map); `key_in_browser`:
-    an entry picked in the key is shown by the browser (`app.state.key_in_browser`); `key_picks`: how
+    an entry picked in the key is shown by the browser (`app.state.key_in_browser`); `unticked`: the papers
+    in view without the Topics filter, where the browser shows topics ticked over it (`app.state.ticks_in_browser`); `key_picks`: how
     many it has shown so far (`app.session.key_picks`); `link`: the view's link (`app.session.view_link`),
     by which the browser keeps this state, and the panel's and the table's, to draw Back or Forward to
     the view again itself (the "history" event, `on_history`; None: not kept)."""
@@ -212,6 +214,7 @@ def live_map(
         values=values,
         selection=selection,
         key_in_browser=key_in_browser,
+        unticked=unticked,
         key_picks=key_picks,
     )
     if link is not None:

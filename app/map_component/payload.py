@@ -132,6 +132,14 @@ class Outline(TypedDict, total=False):
     lasso: LassoPath
 
 
+class Unticked(TypedDict):
+    """The papers in view without the view's Topics filter, and the theme names it shows: what topics
+    ticked in the topic list narrow, where the browser shows them itself (`app.state.ticks_in_browser`)."""
+
+    mask: str | None
+    themes: list[ThemeName]
+
+
 class ViewState(TypedDict):
     """Everything the browser receives on a rerun (`view_state`, then `live_map` adds `module` and the
     inline files); docs/app.md says what each field means."""
@@ -150,6 +158,7 @@ class ViewState(TypedDict):
     colour: str
     legend: list[KeyEntry]
     key_in_browser: bool
+    unticked: Unticked | None
     key_picks: int
     clear: int
     reset: int
@@ -822,6 +831,7 @@ def view_state(
     values: tuple[str, ...] = (),
     selection: str = "",
     key_in_browser: bool = False,
+    unticked: np.ndarray | None = None,
     key_picks: int = 0,
 ) -> ViewState:
     """Everything the map receives on a rerun: a few KB, whatever the size of the map.
@@ -829,7 +839,8 @@ def view_state(
     `themes`, `values`: the chosen themes and chosen values of the colour column (marked in the key);
     `selection`: the box or lasso selection as the link writes it (`app.state.parse_selection`);
     `key_in_browser`: an entry picked in the key is shown by the browser itself (`app.state.key_in_browser`);
-    `key_picks`: how many it has shown so far (`app.session.key_picks`): a state sent after one is never
+    `unticked`: the papers in view without the view's Topics filter, where the browser shows topics
+    ticked over it itself (`app.state.ticks_in_browser`); `key_picks`: how many it has shown so far (`app.session.key_picks`): a state sent after one is never
     the state sent before it, so the browser always takes it in (and drops the entry it showed)."""
     return {
         "points": points_url,
@@ -846,6 +857,11 @@ def view_state(
         "colour": colour,
         "legend": legend(data, colour, themes, values),
         "key_in_browser": key_in_browser,
+        "unticked": (
+            {"mask": encode_mask(unticked), "themes": theme_labels(data, unticked)}
+            if unticked is not None
+            else None
+        ),
         "key_picks": key_picks,
         "clear": clear_selection,
         "reset": reset_zoom,

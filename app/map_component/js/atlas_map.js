@@ -242,7 +242,10 @@ class AtlasMap {
     const focus = this.focus, shown = this.keyShown;
     const maskKey = (view.mask === null ? "all" : view.mask) + (focus ? `|topic ${focus.rank}` : "") + (shown ? `|key ${JSON.stringify(shown.pick)}` : "");
     if (maskKey !== this.maskKey || recoloured) {
-      if (maskKey !== this.maskKey) this.mask = focusMask(decodeMask(view.mask, this.table.n), this.table, focus, shown);
+      if (maskKey !== this.maskKey) {
+        const base = shown && shown.wide ? shown.base : decodeMask(view.mask, this.table.n);
+        this.mask = focusMask(base, this.table, focus, shown);
+      }
       const none = { rows: [], x: [], y: [], title: [], detail: [], colour: [] };
       this.sub = none; // the highlighted papers are taken for the view when drawn (`traces`)
       this.maskKey = maskKey;
@@ -360,15 +363,16 @@ class AtlasMap {
   }
 }
 
-// The papers of the view in the opened topic (its colour rank in the point table) and in a theme
-// picked in the key (its topics' ranks) only.
+// The papers of the view (`base`: the received one's, or the one a key pick narrows) in the opened topic
+// (its colour rank in the point table) and among a pick's papers only.
 /** @param {Mask|null} base @param {PointTable} t @param {{rank: number}|null} focus @param {KeyShown|null} shown @returns {Mask|null} */
 function focusMask(base, t, focus, shown) {
-  if (!focus && !shown) return base;
+  const has = shown && shown.has;
+  if (!focus && !has) return base;
   const mask = /** @type {Mask} */ (new Uint8Array(t.n));
   const rows = [];
   for (let i = 0; i < t.n; i++) {
-    if ((!focus || t.colour[i] === focus.rank) && (!shown || shown.has(i)) && (!base || base[i])) {
+    if ((!focus || t.colour[i] === focus.rank) && (!has || has(i)) && (!base || base[i])) {
       mask[i] = 1;
       rows.push(i);
     }

@@ -115,22 +115,27 @@ const samePick = (a, b) => a.theme === b.theme && a.value === b.value && String(
 /** What the view shows with only the entry `pick`'s papers (or the topics'), from the map's point
  * table and the topic panel's summary (null where the browser cannot tell: not loaded yet, not an
  * entry of this key, or the unassigned papers where the view holds none of them: a view that hides
- * them has none to narrow, where the server, told to show them, shows them).
+ * them has none to narrow, where the server, told to show them, shows them). Topics narrow the view
+ * without its Topics filter where the server sent it (`unticked`; no topics: all of it), else the
+ * view received.
  * @param {AtlasMap} inst @param {ShownPick} pick @returns {KeyShown|null} */
 function keyShown(inst, pick) {
   const t = inst.table, view = inst.received, summary = LINK.panel && LINK.panel.summary;
-  if (!t || !view || !summary || (entryOf(pick) === null && !(pick.topics && pick.topics.length))) return null;
-  /** @type {(row: number) => boolean} */
-  let has;
-  const base = decodeMask(view.mask, t.n);
+  const wide = pick.topics ? view.unticked : null;
+  if (!t || !view || !summary || (entryOf(pick) === null && !(pick.topics && (pick.topics.length || wide)))) return null;
+  /** @type {((row: number) => boolean)|null} */
+  let has = null;
+  const base = decodeMask(wide ? wide.mask : view.mask, t.n);
   let unassigned = -1; // the unassigned papers' colour rank, where they are picked
-  if (pick.topics) {
+  if (pick.topics && pick.topics.length) {
     const picked = new Set(pick.topics), topics = summary.topics.filter((topic) => picked.has(topic.id));
     if (topics.length !== picked.size) return null;
     const ranks = new Set(topics.map((topic) => topic.rank));
     has = (i) => ranks.has(t.colour[i]);
     const none = topics.find((topic) => topic.id === -1);
     if (none) unassigned = none.rank;
+  } else if (pick.topics) {
+    // every paper of the view without its Topics filter
   } else if (typeof pick.theme === "number") {
     if (view.colour) return null; // the key shows the column's values: a theme is the server's to show
     const ranks = new Set(summary.topics.filter((topic) => topic.theme === pick.theme).map((topic) => topic.rank));
@@ -151,7 +156,8 @@ function keyShown(inst, pick) {
     text: topic.name, x: /** @type {number} */ (topic.x), y: /** @type {number} */ (topic.y), colour: topic.colour, chosen: false,
   }));
   const held = new Set(visible.map((topic) => topic.theme));
-  return { pick, has, counts, topics, themes: view.themes.filter((name) => held.has(name.id)) };
+  const themes = (wide ? wide.themes : view.themes).filter((name) => held.has(name.id));
+  return { pick, has, wide: Boolean(wide), base, counts, topics, themes };
 }
 
 /** The browser shows the key's entry `shown` (null: all again) in the map, the topic panel and the
@@ -183,20 +189,22 @@ function showInParts(shown) {
 
 // Topics ticked in the topic list, or "Only this topic" for the topic the panel has open (js/panel.js):
 // their papers alone (none: all again), shown by the browser where it would show an entry of the key
-// (`key_in_browser`, nothing shown alone yet), or while the map, the panel and the table still hold
-// the view under topics it showed so (drawn from that view), as the server would (a topic open in the
-// panel stays open). The link is written with the topics as the Topics filter's choice (`query`: Back
+// (`key_in_browser`, nothing shown alone yet), where the server sent the view without its Topics filter
+// (`unticked`: they narrow that), or while the map, the panel and the table still hold the view under
+// topics it showed so (drawn from that view), as the server would (a topic open in the panel stays open). The link is written with the topics as the Topics filter's choice (`query`: Back
 // or Forward went to it), and the server told in the task before the parts take it in, as for a pick
 // in the key.
 /** @param {AtlasMap|null} inst @param {number[]} topics @param {string} [query] @returns {boolean} whether the browser shows them */
 function showTopics(inst, topics, query) {
   const panel = LINK.panel, shown = inst && inst.keyShown;
   if (!inst || !inst.received || !panel) return false;
+  const view = inst.received;
   const held = shown
     ? shown.pick.topics !== undefined && [panel, LINK.table].every((part) => part && part.keyShown === shown)
-    : inst.received.key_in_browser && topics.length > 0;
-  const showing = topics.length ? keyShown(inst, { topics }) : null;
-  if (!held || (topics.length && !showing)) return false;
+    : (view.key_in_browser && topics.length > 0) || Boolean(view.unticked);
+  // None ticked: the view received again, or, where it has a Topics filter, all of the view without it.
+  const showing = topics.length || view.unticked ? keyShown(inst, { topics }) : null;
+  if (!held || ((topics.length || view.unticked) && !showing)) return false;
   if (query === undefined) {
     query = queryWith(SHARED.topics_key, topics.length ? topics.join(",") : null);
     pushQuery(query);

@@ -234,7 +234,9 @@ class TopicPanel {
     const data = this.view, summary = this.summary, shown = this.keyShown;
     if (!data || !summary) return;
     const theme = shown ? shown.pick.theme : undefined;
-    const themes = typeof theme === "number" ? [theme] : data.themes, filtered = data.filtered || shown !== null;
+    const themes = typeof theme === "number" ? [theme] : data.themes;
+    // Narrowed: by the pick, or (ticks over the view's Topics filter) by what narrows the view without it.
+    const filtered = shown && shown.wide ? shown.has !== null || shown.base !== null : data.filtered || shown !== null;
     const picked = shown ? JSON.stringify(shown.pick) : "", ticked = this.ticked();
     const key = `${this.summaryUrl}|${data.sort}|${themes.join()}|${this.countsKey}|${filtered}|${picked}|${ticked.join()}`;
     if (key === this.listKey) return;

@@ -53,6 +53,14 @@
  */
 
 /**
+ * The papers in view without the view's Topics filter, and the theme names it shows: what topics
+ * ticked in the topic list narrow, where the browser shows them itself.
+ * @typedef {Object} Unticked
+ * @property {string|null} mask
+ * @property {ThemeName[]} themes
+ */
+
+/**
  * What clicking an entry of the key shows alone.
  * @typedef {Object} KeyPick
  * @property {number} [theme]
@@ -86,6 +94,7 @@
  * @property {string} colour
  * @property {KeyEntry[]} legend
  * @property {boolean} key_in_browser
+ * @property {Unticked|null} unticked
  * @property {number} key_picks
  * @property {number} clear
  * @property {number} reset
@@ -367,9 +376,11 @@
  * column), or the topics ticked in the panel's list or kept by its "Only this topic" (js/legend.js,
  * `showTopics`). @typedef {{theme?: number, value?: number, topics?: number[]}} ShownPick */
 /** An entry picked in the key (or topics kept alone) and shown by the browser until the server's
- * next state (js/legend.js, `keyShown`): the pick; whether a row of the
- * point table is among its papers; the view's papers among them by colour rank; the names the server
- * would send for them (`topic_labels`, `theme_labels`). @typedef {{pick: ShownPick, has: (row: number) => boolean,
+ * next state (js/legend.js, `keyShown`): the pick; whether a row of the point table is among its
+ * papers (null: every paper of the view it narrows); the view it narrows (`wide`: the view without
+ * its Topics filter, `unticked`, whose papers are `base`, null: every paper; else the view received);
+ * the papers in view by colour rank; the names the server would send for them (`topic_labels`,
+ * `theme_labels`). @typedef {{pick: ShownPick, has: ((row: number) => boolean)|null, wide: boolean, base: Mask|null,
  * counts: Int32Array, topics: TopicName[], themes: ThemeName[]}} KeyShown */
 /** @typedef {{name: "all"|"sub", div: PlotDiv, plotted: boolean, drawnKey: string|undefined, syncing: boolean, sampledFor?: string}} Chart */
 

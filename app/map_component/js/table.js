@@ -156,8 +156,8 @@ class PapersTable {
     const t = /** @type {PointTable} */ (this.points), file = /** @type {TableFile} */ (this.file);
     const topic = LINK.topic;
     const rank = topic === null || topic === undefined ? -1 : file.topics.findIndex((entry) => entry.id === topic);
-    const shown = this.keyShown;
-    const out = (i) => (rank !== -1 && t.colour[i] !== rank) || (shown !== null && !shown.has(i));
+    const shown = this.keyShown, has = shown && shown.has;
+    const out = (i) => (rank !== -1 && t.colour[i] !== rank) || (has !== null && !has(i));
     const rows = [], positions = [];
     if (this.selected) {
       // The selection's papers in view, in map order (tests: the table lists what the header counts).
@@ -172,7 +172,10 @@ class PapersTable {
       }
       return { rows, positions, inside };
     }
-    this.rows.forEach((i, k) => {
+    // Topics ticked over the view's Topics filter list the papers of the view without it (no search:
+    // in the map's order), as the server would.
+    const listed = shown && shown.wide ? (shown.base ? shown.base.rows : Uint32Array.from({ length: t.n }, (_, i) => i)) : this.rows;
+    listed.forEach((i, k) => {
       if (out(i)) return;
       rows.push(i);
       positions.push(k);
