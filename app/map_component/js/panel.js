@@ -312,7 +312,9 @@ class TopicPanel {
         tick.title = "Tick topics to show only their papers";
         tick.addEventListener("change", () =>
           this.keepOnly(tick.checked ? [...ticked, topic.id] : ticked.filter((id) => id !== topic.id)));
-        item.append(tick, button);
+        const hit = element("label", "atlas-tick"); // a finger's room around the box
+        hit.append(tick);
+        item.append(hit, button);
         items.appendChild(item);
       }
       group.appendChild(items);
