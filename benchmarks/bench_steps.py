@@ -305,7 +305,7 @@ def one_round(browser, url: str, tally: Tally, uncomposited: bool = False, colou
             alone = entry.nth(1)
             record("key other", press(page, alone))
         settle(page, press(page, alone))  # every theme again
-    tick = page.locator(".atlas-panel-list .atlas-topic-tick")
+    tick = page.locator(".atlas-topic-list .atlas-topic-tick")  # topics' ticks (not their themes')
     if tick.count() > 1:  # the first topic of the list ticked (its papers alone), then the second with it
         record("tick", press(page, tick.first))
         record("tick more", press(page, tick.nth(1)))

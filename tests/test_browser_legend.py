@@ -233,7 +233,8 @@ SHOWN = f"""() => {{
         key: [...document.querySelectorAll('.atlas-legend-item')].map((e) => [e.textContent, e.classList.contains('atlas-legend-on')]),
         showAll: document.querySelectorAll('.atlas-legend-all').length,
         topics: document.querySelector('.atlas-panel-list').innerText,
-        ticked: [...document.querySelectorAll('.atlas-topic-tick')].filter((e) => e.checked).map((e) => e.dataset.topic),
+        ticked: [...document.querySelectorAll('.atlas-topic-list .atlas-topic-tick')].filter((e) => e.checked).map((e) => e.dataset.topic),
+        themeTicks: [...document.querySelectorAll('.atlas-section-head .atlas-topic-tick')].map((e) => e.checked ? 'all' : e.indeterminate ? 'some' : 'none'),
         table: [...document.querySelectorAll('h4')].map((h) => h.innerText).find((t) => t.startsWith('Papers')),
         rows: [...document.querySelectorAll('.atlas-table tbody tr')].map((r) => r.innerText),
     }};
@@ -745,6 +746,32 @@ def test_topics_ticked_in_the_list_are_drawn_by_the_browser_and_read_as_their_li
     every = page.locator(".atlas-ticks-clear")
     assert picked_in_the_browser(page, received, every, "!q.has('topics')") == whole
     assert chips(page, "Topics") == []
+
+
+def test_a_theme_s_tick_ticks_all_its_topics_and_reads_as_their_link(page, browser, keyed_app):
+    """A theme's tick in the topic list ticks all its topics (drawn by the browser, the link naming
+    them), one of them unticked leaves the theme's tick mixed, and unticked it unticks the rest; each
+    reads as the same link opened afresh."""
+    app, atlas = keyed_app
+    topics = atlas.topics.set_index("topic_id")
+    inside = [int(t) for t in topics.index[topics["theme_id"] == 1]]
+    size = int(atlas.papers["topic_id"].isin(inside).sum())
+    received = Received(page)
+    open_app(page, app.url)
+    idle(page)
+    theme = page.locator(".atlas-section-head .atlas-topic-tick[data-theme='1']")
+    ids = ",".join(str(t) for t in inside)
+    whole = picked_in_the_browser(page, received, theme, f"q.get('topics') === '{ids}'")
+    assert sorted(whole["ticked"]) == sorted(str(t) for t in inside) and whole["table"] == f"Papers · {size}"
+    assert sorted(whole["themeTicks"]) == ["all", "none"] and same_link_afresh(browser, page) == whole
+    one = page.locator(f".atlas-topic-tick[data-topic='{inside[0]}']")
+    mixed = picked_in_the_browser(page, received, one, f"q.get('topics') === '{ids.split(',', 1)[1]}'")
+    assert sorted(mixed["themeTicks"]) == ["none", "some"] and same_link_afresh(browser, page) == mixed
+    # ticked again: the rest of its topics after the one left
+    again = f"q.get('topics') === '{inside[1]},{inside[0]}'"
+    assert picked_in_the_browser(page, received, theme, again) == whole
+    none = picked_in_the_browser(page, received, theme, "!q.has('topics')")
+    assert none["ticked"] == [] and none["themeTicks"] == ["none", "none"]
 
 
 def test_topics_ticked_over_a_link_s_topics_filter_are_drawn_by_the_browser_and_read_as_their_link(

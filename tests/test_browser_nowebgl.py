@@ -308,7 +308,7 @@ def test_without_webgl_a_theme_in_the_key_and_topics_kept_alone_read_as_their_li
         size = int((papers["topic_id"] == int(chosen)).sum())
         assert alone["table"] == f"Papers · {size:,}"
         assert alone == same_link_afresh(browser, page, FALLBACK_SHOWN)
-        tick = page.locator(".atlas-panel-list .atlas-topic-tick").nth(1)  # another topic ticked with it
+        tick = page.locator(".atlas-topic-list .atlas-topic-tick").nth(1)  # another topic ticked with it
         both = step(tick, f"q.get('topics') === '{chosen},{tick.get_attribute('data-topic')}'")
         assert both == same_link_afresh(browser, page, FALLBACK_SHOWN) and both != alone
     finally:

@@ -130,6 +130,23 @@ function themeButton(theme, name, themes) {
   return button;
 }
 
+/** A tick of the topic list (a topic's, or a theme's for all its topics), in a finger's room, its
+ * `data` as data attributes (the focus finds its new self by them when the list is made afresh).
+ * @param {string} name its screen reader's name @param {boolean} checked @param {Object<string, number>} data
+ * @param {(on: boolean) => void} changed @returns {HTMLElement} */
+function tickBox(name, checked, data, changed) {
+  const tick = /** @type {HTMLInputElement} */ (element("input", "atlas-topic-tick"));
+  tick.type = "checkbox";
+  tick.checked = checked;
+  for (const [key, value] of Object.entries(data)) tick.dataset[key] = String(value);
+  tick.setAttribute("aria-label", name);
+  tick.title = "Tick topics to show only their papers";
+  tick.addEventListener("change", () => changed(tick.checked));
+  const hit = element("label", "atlas-tick");
+  hit.append(tick);
+  return hit;
+}
+
 class TopicPanel {
   /** @type {HTMLElement} */ root;
   /** @type {HTMLElement} the topic list */ listView;
@@ -281,6 +298,14 @@ class TopicPanel {
       if (section.name !== null) {
         const held = topics.reduce((sum, t) => sum + inView(t), 0);
         const head = element("div", "atlas-section-head");
+        if (section.theme !== null && topics.length) {
+          // The theme's tick ticks all its topics (or unticks them); part of them ticked: mixed.
+          const ids = topics.map((t) => t.id), some = ids.filter((id) => ticked.includes(id)).length;
+          const all = tickBox(`Show only the ticked topics: all of ${section.name}`, some === ids.length, { theme: section.theme }, (on) =>
+            this.keepOnly(on ? [...ticked, ...ids.filter((id) => !ticked.includes(id))] : ticked.filter((id) => !ids.includes(id))));
+          /** @type {HTMLInputElement} */ (all.firstChild).indeterminate = some > 0 && some < ids.length;
+          head.append(all);
+        }
         head.append(section.theme === null ? element("strong", "", section.name) : themeButton(section.theme, section.name, themes));
         head.append(` · ${counted(section.size, "paper")}` + (filtered ? ` · ${number(held)} in view` : ""));
         group.appendChild(head);
@@ -304,17 +329,9 @@ class TopicPanel {
         if (growth) button.append(element("span", "atlas-topic-growth", growthText(topic.growth)));
         button.addEventListener("click", () => this.open(topic.id, { focus: true }));
         // Ticked topics are shown alone (the Topics filter's choice); none ticked: every topic.
-        const tick = /** @type {HTMLInputElement} */ (element("input", "atlas-topic-tick"));
-        tick.type = "checkbox";
-        tick.checked = ticked.includes(topic.id);
-        tick.dataset.topic = String(topic.id);
-        tick.setAttribute("aria-label", `Show only the ticked topics: ${topic.name}`);
-        tick.title = "Tick topics to show only their papers";
-        tick.addEventListener("change", () =>
-          this.keepOnly(tick.checked ? [...ticked, topic.id] : ticked.filter((id) => id !== topic.id)));
-        const hit = element("label", "atlas-tick"); // a finger's room around the box
-        hit.append(tick);
-        item.append(hit, button);
+        const tick = tickBox(`Show only the ticked topics: ${topic.name}`, ticked.includes(topic.id), { topic: topic.id }, (on) =>
+          this.keepOnly(on ? [...ticked, topic.id] : ticked.filter((id) => id !== topic.id)));
+        item.append(tick, button);
         items.appendChild(item);
       }
       group.appendChild(items);
