@@ -41,6 +41,7 @@ from app.state import (
     parse_view,
     ticks_in_browser,
     to_params,
+    values_in_browser,
 )
 from app.themes import topics_in_themes, usable_themes
 
@@ -638,6 +639,37 @@ def on_panel_only(data: MapData, points_url: str) -> None:
     if drew and _is_view_link(value.get("query")):
         pick = (SESSION_KEY["topics"], tuple(topics)) if topics else None
         _drawn_in_browser(value["query"], ("map", "results"), pick)
+    rerun_changed()
+
+
+def values_in_browser_now() -> bool:
+    """Whether the browser would show values toggled in the topic list now (`app.state.values_in_browser`),
+    a topic the panel shows aside (the list, where they are toggled, shows none)."""
+    return values_in_browser(_state_in_browser(panel_holds_topic(current_state())))
+
+
+def on_panel_values(data: MapData, points_url: str) -> None:
+    """Values of a column the map can be coloured by toggled in the topic list (none: every value
+    again): that column's filter. With the link it wrote (`query`), the browser showed their papers
+    itself (js/legend.js, `showValues`): taken at its word where the view let it (`values_in_browser_now`
+    and no filter on the column, or the map and the table still hold the view under values of that
+    column it showed so, `BROWSER_PICK`) and the link is the view's; then the map's and the table's
+    parts do not rerun."""
+    value = _panel_event("values", points_url)
+    column = value.get("column") if value else None
+    if column not in colour_columns(data.facets):
+        return
+    options, codes = data.facets[column], value.get("values")
+    if not isinstance(codes, list) or not all(type(c) is int and 0 <= c < len(options) for c in codes):
+        return
+    chosen = tuple(options[c] for c in dict.fromkeys(codes))
+    key, now = filter_key(column), current_state().filter_dict().get(column, ())
+    before = st.session_state.get(BROWSER_PICK)
+    held = before is not None and before[0] == key and before[1] == tuple(now)
+    drew = held or (bool(chosen) and not now and values_in_browser_now())
+    st.session_state[key] = list(chosen)
+    if drew and _is_view_link(value.get("query")):
+        _drawn_in_browser(value["query"], ("map", "results"), (key, chosen) if chosen else None)
     rerun_changed()
 
 

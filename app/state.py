@@ -100,6 +100,23 @@ def key_in_browser(state: ViewState, themed: bool) -> bool:
     return themed and not (chosen or meaning)
 
 
+def values_in_browser(state: ViewState) -> bool:
+    """Whether values of a metadata column toggled in the topic list (one the map can be coloured by)
+    are shown by the browser itself, where that column has no filter of its own: they narrow the view
+    received. So it is while no opened topic, paper, box or lasso is chosen and no search is by meaning
+    (it measures closeness among the papers it searches); themes, topics and other columns' filters
+    may narrow the view.
+
+    Examples:
+        >>> values_in_browser(ViewState(topics=(1,))), values_in_browser(ViewState(paper="doc1"))
+        (True, False)
+        >>> values_in_browser(ViewState(search="graph", search_kind="meaning"))
+        False
+    """
+    meaning = bool(state.search.strip()) and state.search_kind == "meaning"
+    return not (state.topic is not None or state.paper is not None or state.selection or meaning)
+
+
 def ticks_in_browser(state: ViewState) -> bool:
     """Whether topics ticked in the topic list over a view that already has a Topics filter (a link's,
     the sidebar's, or ticks the server drew since) are shown by the browser itself: from the view

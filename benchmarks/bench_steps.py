@@ -18,7 +18,8 @@ entry of the map's key (key topic, on a map with themes: that theme alone, the t
 closed; clicked again after), returns to the list, clicks the first entry of the map's key (key,
 on a map with themes: that theme alone), then the second (key other: that theme alone in its place;
 clicked again after), ticks the first topic of the topic list (tick: its papers alone), then the
-second (tick more: both topics'; "Show all topics" after), opens the map coloured by its first column with few values and clicks the
+second (tick more: both topics'; "Show all topics" after), opens "Filter by …" above the list and
+presses its first value (chip: that value's papers alone; pressed again after), opens the map coloured by its first column with few values and clicks the
 first entry of its key (key value: that value alone; clicked again after), turns the papers table to its second page
 (page: until it says "page 2 of"), pans the whole map by 2% three times (pan frame: until two frames
 have passed, timed in the page, the median of the three), and drags a box over the middle of the map
@@ -78,6 +79,7 @@ STEPS = (
     "only",
     "tick",
     "tick more",
+    "chip",
     "key topic",
     "key",
     "key other",
@@ -100,6 +102,7 @@ NAMES = {
     "only": "Only this topic",
     "tick": "tick a topic in the list",
     "tick more": "tick another topic",
+    "chip": "a value pressed in the list (Filter by)",
     "page": "next page of the table",
     "key topic": "click in the key, a topic open",
     "key": "click in the key",
@@ -310,6 +313,12 @@ def one_round(browser, url: str, tally: Tally, uncomposited: bool = False, colou
         record("tick", press(page, tick.first))
         record("tick more", press(page, tick.nth(1)))
         settle(page, press(page, page.locator(".atlas-ticks-clear")))  # every topic again
+    summary = page.locator(".atlas-facets-summary")
+    if summary.count():  # "Filter by …" opened, its first value pressed (its papers alone), again after
+        settle(page, press(page, summary))
+        chip = page.locator(".atlas-chip").first
+        record("chip", press(page, chip))
+        settle(page, press(page, chip))
     if colour:  # the map coloured by a column: its key's entries show one value alone
         opened(page, f"{url}?colour={colour}", uncomposited)
         entry = page.locator(".atlas-legend button.atlas-legend-item")

@@ -235,6 +235,7 @@ SHOWN = f"""() => {{
         topics: document.querySelector('.atlas-panel-list').innerText,
         ticked: [...document.querySelectorAll('.atlas-topic-list .atlas-topic-tick')].filter((e) => e.checked).map((e) => e.dataset.topic),
         themeTicks: [...document.querySelectorAll('.atlas-section-head .atlas-topic-tick')].map((e) => e.checked ? 'all' : e.indeterminate ? 'some' : 'none'),
+        chips: [...document.querySelectorAll('.atlas-chip[aria-pressed="true"]')].map((e) => e.dataset.column + '=' + e.textContent),
         table: [...document.querySelectorAll('h4')].map((h) => h.innerText).find((t) => t.startsWith('Papers')),
         rows: [...document.querySelectorAll('.atlas-table tbody tr')].map((r) => r.innerText),
     }};
@@ -772,6 +773,39 @@ def test_a_theme_s_tick_ticks_all_its_topics_and_reads_as_their_link(page, brows
     assert picked_in_the_browser(page, received, theme, again) == whole
     none = picked_in_the_browser(page, received, theme, "!q.has('topics')")
     assert none["ticked"] == [] and none["themeTicks"] == ["none", "none"]
+
+
+def test_values_pressed_in_the_list_are_drawn_by_the_browser_and_read_as_their_link(page, browser, keyed_app):
+    """ "Filter by …" opened, a venue pressed, then another: the browser shows their papers (the server
+    draws no map, list or table), the link holds the venue's filter in the order pressed, and each
+    step reads as the same link opened afresh; both dropped, the whole map again. Coloured by venue,
+    a venue pressed marks its entry in the key, as the server marks it."""
+    app, atlas = keyed_app
+    venue = atlas.papers["venue"]
+    received = Received(page)
+    open_app(page, app.url)
+    idle(page)
+    page.locator(".atlas-facets-summary").click()
+
+    def chip(text: str) -> object:
+        return page.locator(".atlas-chip[data-column='venue']", has_text=text)
+
+    one = picked_in_the_browser(page, received, chip("ICML"), "q.getAll('f.venue').join() === 'ICML'")
+    assert one["chips"] == ["venue=ICML"] and one["table"] == f"Papers · {int((venue == 'ICML').sum())}"
+    assert same_link_afresh(browser, page) == one
+    two = "q.getAll('f.venue').join() === 'ICML,NeurIPS'"
+    both = picked_in_the_browser(page, received, chip("NeurIPS"), two)
+    assert both["table"] == f"Papers · {int(venue.notna().sum())}" and same_link_afresh(browser, page) == both
+    picked_in_the_browser(page, received, chip("ICML"), "q.getAll('f.venue').join() === 'NeurIPS'")
+    none = picked_in_the_browser(page, received, chip("NeurIPS"), "!q.has('f.venue')")
+    assert none["chips"] == [] and none["table"] == f"Papers · {len(venue)}"
+
+    open_app(page, f"{app.url}?colour=venue")
+    idle(page)
+    page.locator(".atlas-facets-summary").click()
+    keyed = picked_in_the_browser(page, received, chip("NeurIPS"), "q.get('f.venue') === 'NeurIPS'")
+    assert [entry for entry in keyed["key"] if entry[1]] == [["NeurIPS", True]] and keyed["showAll"] == 1
+    assert same_link_afresh(browser, page) == keyed
 
 
 def test_topics_ticked_over_a_link_s_topics_filter_are_drawn_by_the_browser_and_read_as_their_link(

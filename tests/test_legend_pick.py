@@ -337,3 +337,70 @@ def test_a_tick_outside_the_chosen_themes_drops_them(data, reruns):
     assert st.session_state[THEMES] == [0] and st.session_state[TOPICS] == [1]
     only(data, [1, 0])  # topic 0 is not
     assert st.session_state[THEMES] == [] and st.session_state[TOPICS] == [1, 0]
+
+
+def values(data, column: object, codes: object, query: str | None = None) -> None:
+    """Values of `column` toggled in the panel's list (with `query`: the link the browser wrote, showing
+    them itself)."""
+    st.session_state[PANEL_KEY] = {
+        "values": {
+            "map": MAP,
+            "column": column,
+            "values": codes,
+            **({"query": query} if query is not None else {}),
+        }
+    }
+    session.on_panel_values(data, MAP)
+
+
+def test_values_toggled_in_the_list_are_the_browser_s_while_the_column_has_no_filter_of_its_own(data, reruns):
+    """Years toggled in the panel's list with the link the browser wrote: from a view whose year
+    column has no filter, then while the map and the table still hold that view (each drawn from it),
+    neither part reruns and the year's filter holds the values in their order; all dropped, the same.
+    Once the map's part has been drawn since (the year's filter is the server's now), the server draws
+    the next toggle; so it does where the sidebar chose a year."""
+    year = session.filter_key("year")
+    st.session_state[TOPICS] = [1]  # other filters may narrow the view
+    drawn(list(session.PARTS))
+    values(data, "year", [1], "topics=1&f.year=2024")
+    assert st.session_state[year] == ["2024"] and session.key_picks() == 1
+    assert "map" not in reruns[-1] and "results" not in reruns[-1] and "facets" in reruns[-1]
+    drawn(reruns[-1])
+    values(data, "year", [1, 0], "topics=1&f.year=2024&f.year=2023")
+    assert st.session_state[year] == ["2024", "2023"] and session.key_picks() == 2
+    assert st.session_state[session.URL_PARAMS] == {"topics": ["1"], "f.year": ["2024", "2023"]}
+    assert "map" not in reruns[-1]
+    drawn(reruns[-1])
+    values(data, "year", [], "topics=1")
+    assert st.session_state[year] == [] and session.key_picks() == 3 and "map" not in reruns[-1]
+    drawn(reruns[-1])
+
+    values(data, "year", [1], "topics=1&f.year=2024")
+    drawn(reruns[-1] + ["map"])  # a step of the server's meanwhile: the map's part drew the year itself
+    values(data, "year", [1, 0], "topics=1&f.year=2024&f.year=2023")
+    assert st.session_state[year] == ["2024", "2023"] and session.key_picks() == 4 and "map" in reruns[-1]
+
+
+@pytest.mark.parametrize(
+    "before",
+    [{"topic": 1}, {"search": "x", "search_kind": "meaning"}],
+    ids=["a topic opened", "a search by meaning"],
+)
+def test_values_toggled_where_the_view_does_not_let_the_browser_are_the_server_s(data, reruns, before):
+    for name, value in before.items():
+        st.session_state[session.widget_key(name)] = value
+    drawn(list(session.PARTS))
+    values(data, "year", [1], "f.year=2024")
+    assert st.session_state[session.filter_key("year")] == ["2024"] and session.key_picks() == 0
+    assert "map" in reruns[-1] and "results" in reruns[-1]
+
+
+@pytest.mark.parametrize(
+    "column, codes",
+    [("venue", [0]), ("year", [2]), ("year", ["2024"]), ("year", 1), (None, [0])],
+    ids=["not a column of the list", "no such value", "not a position", "not a list", "no column"],
+)
+def test_values_naming_nothing_the_list_offers_change_nothing(data, reruns, column, codes):
+    drawn(list(session.PARTS))
+    values(data, column, codes, "f.year=2024")
+    assert session.filter_key("year") not in st.session_state and reruns == [] and session.key_picks() == 0

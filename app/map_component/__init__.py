@@ -29,6 +29,7 @@ from app.map_component.assets import URL_PREFIX, module_bundle, plotly_bundle, p
 from app.map_component.payload import Pin, nearest_state, panel_state, points_file, summary_file, view_state
 from app.map_component.table import table_file, table_state
 from app.search import SearchResult
+from app.state import ViewState
 from app.topic_summary import topic_summary
 
 KEY = "atlas_map"
@@ -238,17 +239,16 @@ def live_panel(
     data: MapData,
     token: MapKey,
     in_view: np.ndarray,
+    state: ViewState,
     *,
     rising,
-    topic: int | None,
-    sort: str,
-    themes: tuple[int, ...],
-    topics: tuple[int, ...],
     filtered: bool,
+    values_in_browser: bool,
     files_sent: set[str],
     sent_before_map: set[str],
     on_topic: Callable[[], None],
     on_only: Callable[[], None],
+    on_values: Callable[[], None],
     on_click: Callable[[], None],
     on_sort: Callable[[], None],
     height: int,
@@ -257,8 +257,12 @@ def live_panel(
 ):
     """Mount or update the topic panel beside the map (js/panel.js): the topic list and an opened
     topic, drawn in the browser from the map's summary file; `in_view`: the papers in view before an
-    opened topic narrows them; `key_picks`, `link`: as for `live_map`. Its events: "topic" (opened or closed), "only" (topics ticked, or "Only this topic"),
-    "sort" (the list's order) and "click" (a central paper opened), read with `app.session.map_event(name, PANEL_KEY)`.
+    opened topic narrows them; `state`: the view's (its opened topic, order, themes, topics and
+    metadata filters); `values_in_browser`: values toggled in the list are the browser's to show
+    (`app.state.values_in_browser`); `key_picks`, `link`: as for `live_map`. Its events: "topic"
+    (opened or closed), "only" (topics ticked, or "Only this topic"), "values" (a column's values
+    toggled), "sort" (the list's order) and "click" (a central paper opened), read with
+    `app.session.map_event(name, PANEL_KEY)`.
 
     Where static/ is read-only, `sent_before_map` (the files the session had received before this run's
     map) sends the panel Plotly.js and map.js in the same run as the map: either may load first."""
@@ -267,14 +271,17 @@ def live_panel(
     plotly, plotly_data = served(*_plotly_file(), set(sent_before_map))
     module, module_data = served(*_module_file(), set(sent_before_map))
     payload = panel_state(
+        data,
         in_view,
         summary_url=summary,
         points_url=points,
         plotly_url=plotly,
-        topic=topic,
-        sort=sort,
-        themes=themes,
-        topics=topics,
+        topic=state.topic,
+        sort=state.sort,
+        themes=state.themes,
+        topics=state.topics,
+        filters=state.filter_dict(),
+        values_in_browser=values_in_browser,
         filtered=filtered,
         height=height,
         key_picks=key_picks,
@@ -288,6 +295,7 @@ def live_panel(
         height=height,
         on_topic_change=on_topic,
         on_only_change=on_only,
+        on_values_change=on_values,
         on_click_change=on_click,
         on_sort_change=on_sort,
     )

@@ -172,6 +172,16 @@ class ViewState(TypedDict):
     module_data: NotRequired[str]
 
 
+class PanelFacet(TypedDict):
+    """A metadata column the topic list offers values of to filter by (one the map can be coloured by):
+    its values as the data writes them (the link's), and the chosen ones, as positions in `values`."""
+
+    column: str
+    name: str
+    values: list[str]
+    chosen: list[int]
+
+
 class PanelState(TypedDict):
     """Everything the topic panel beside the map receives on a rerun (`panel_state`, then `live_panel`
     adds `module` and the inline files); docs/app.md says what each field means."""
@@ -184,6 +194,8 @@ class PanelState(TypedDict):
     sort: str
     themes: list[int]
     topics: list[int]
+    facets: list[PanelFacet]
+    values_in_browser: bool
     filtered: bool
     key_picks: int
     height: int
@@ -404,6 +416,17 @@ class OnlyEvent(TypedDict, total=False):
     map: Required[str]
 
 
+class ValuesEvent(TypedDict, total=False):
+    """Values of a metadata column toggled in the panel's list (positions in its `PanelFacet.values`;
+    none: every value again); `query`: the query string the browser wrote, where it showed their
+    papers itself (js/legend.js, `showValues`)."""
+
+    column: Required[str]
+    values: Required[list[int]]
+    query: str
+    map: Required[str]
+
+
 class SortEvent(TypedDict):
     """The panel's list order chosen ("size" or "rising")."""
 
@@ -412,7 +435,7 @@ class SortEvent(TypedDict):
 
 
 # trigger name -> its value (the map sends click, select, legend and history; the panel click, topic,
-# only and sort; the papers table click and clear)
+# only, values and sort; the papers table click and clear)
 EVENTS = {
     "click": ClickEvent,
     "select": SelectEvent,
@@ -420,6 +443,7 @@ EVENTS = {
     "history": HistoryEvent,
     "topic": TopicEvent,
     "only": OnlyEvent,
+    "values": ValuesEvent,
     "sort": SortEvent,
     "clear": ClearEvent,
 }
@@ -614,7 +638,25 @@ def summary_file(summary: Summary) -> tuple[str, bytes]:
     return f"summary-{hashlib.blake2b(packed, digest_size=10).hexdigest()}.json.gz", packed
 
 
+def panel_facets(data: MapData, filters: dict[str, tuple[str, ...]]) -> list[PanelFacet]:
+    """The columns the topic list offers values of (`colour_columns`), each with its chosen values."""
+    out: list[PanelFacet] = []
+    for column in colour_columns(data.facets):
+        values = list(data.facets[column])
+        chosen = [values.index(v) for v in filters.get(column, ()) if v in values]
+        out.append(
+            {
+                "column": column,
+                "name": column.replace("_", " ").capitalize(),
+                "values": values,
+                "chosen": chosen,
+            }
+        )
+    return out
+
+
 def panel_state(
+    data: MapData,
     in_view: np.ndarray,
     *,
     summary_url: str,
@@ -624,13 +666,17 @@ def panel_state(
     sort: str,
     themes: tuple[int, ...],
     topics: tuple[int, ...],
+    filters: dict[str, tuple[str, ...]],
+    values_in_browser: bool,
     filtered: bool,
     height: int,
     key_picks: int = 0,
 ) -> PanelState:
     """Everything the topic panel receives on a rerun: the view's mask (the panel counts each topic's
     papers in view itself), the opened topic, the list's order, the chosen themes and topics (the
-    list's ticks); `key_picks`: as for `view_state`."""
+    list's ticks), the values of each column the map can be coloured by and the chosen ones (`filters`:
+    the view's metadata filters), and whether values toggled in the list are the browser's to show
+    (`app.state.values_in_browser`); `key_picks`: as for `view_state`."""
     return {
         "summary": summary_url,
         "points": points_url,
@@ -640,6 +686,8 @@ def panel_state(
         "sort": sort,
         "themes": [int(t) for t in themes],
         "topics": [int(t) for t in topics],
+        "facets": panel_facets(data, filters),
+        "values_in_browser": bool(values_in_browser),
         "filtered": bool(filtered),
         "key_picks": key_picks,
         "height": height,

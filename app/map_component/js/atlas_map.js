@@ -385,7 +385,10 @@ function focusMask(base, t, focus, shown) {
 // entry picked in the key is shown: the names of its topics and themes, its entry marked in the key.
 /** @param {ViewState} view @param {{label: TopicName|null}|null} focus @param {KeyShown|null} shown @returns {ViewState} */
 function focused(view, focus, shown) {
-  const legend = shown ? view.legend.map((entry) => ({ ...entry, on: Boolean(entry.pick && samePick(entry.pick, shown.pick)) })) : view.legend;
+  // Values toggled in the topic list of the column the map is coloured by: their entries on, as the server marks them.
+  const toggled = shown && shown.pick.values && shown.pick.column === view.colour ? shown.pick.values : [];
+  const on = (pick) => Boolean(pick && (samePick(pick, /** @type {KeyShown} */ (shown).pick) || (pick.value !== undefined && toggled.includes(pick.value))));
+  const legend = shown ? view.legend.map((entry) => ({ ...entry, on: on(entry.pick) })) : view.legend;
   if (focus) return { ...view, topics: focus.label ? [focus.label] : [], themes: [], legend };
   if (!shown) return view;
   return { ...view, topics: shown.topics, themes: shown.themes, legend };

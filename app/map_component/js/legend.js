@@ -79,9 +79,9 @@ function drawLegend(inst, entries) {
 function pickKey(inst, chosen, on, query) {
   const pick = { ...chosen, map: inst.pointsUrl };
   const shown = inst.keyShown;
-  if (shown && shown.pick.topics !== undefined) {
-    // Topics kept alone (ticked in the topic list, or "Only this topic"): the view has a topics filter,
-    // which the pick drops.
+  if (shown && (shown.pick.topics !== undefined || shown.pick.values !== undefined)) {
+    // Topics kept alone (ticked in the topic list, or "Only this topic"), or values toggled there: the
+    // server's to combine with the pick.
     if (query === undefined) inst.trigger("legend", pick);
     return false;
   }
@@ -110,7 +110,8 @@ const keyParam = (view) => (view.colour ? SHARED.filter_key + view.colour : SHAR
 /** The entry a pick names (null: "Show all"). @param {KeyPick} pick */
 const entryOf = (pick) => pick.theme ?? pick.value ?? null;
 /** @param {ShownPick} a @param {ShownPick} b */
-const samePick = (a, b) => a.theme === b.theme && a.value === b.value && String(a.topics) === String(b.topics);
+const samePick = (a, b) =>
+  a.theme === b.theme && a.value === b.value && String(a.topics) === String(b.topics) && a.column === b.column && String(a.values) === String(b.values);
 
 /** What the view shows with only the entry `pick`'s papers (or the topics'), from the map's point
  * table and the topic panel's summary (null where the browser cannot tell: not loaded yet, not an
@@ -122,7 +123,8 @@ const samePick = (a, b) => a.theme === b.theme && a.value === b.value && String(
 function keyShown(inst, pick) {
   const t = inst.table, view = inst.received, summary = LINK.panel && LINK.panel.summary;
   const wide = pick.topics ? view.unticked : null;
-  if (!t || !view || !summary || (entryOf(pick) === null && !(pick.topics && (pick.topics.length || wide)))) return null;
+  const some = (pick.topics && (pick.topics.length || wide)) || (pick.values && pick.values.length);
+  if (!t || !view || !summary || (entryOf(pick) === null && !some)) return null;
   /** @type {((row: number) => boolean)|null} */
   let has = null;
   const base = decodeMask(wide ? wide.mask : view.mask, t.n);
@@ -136,6 +138,11 @@ function keyShown(inst, pick) {
     if (none) unassigned = none.rank;
   } else if (pick.topics) {
     // every paper of the view without its Topics filter
+  } else if (pick.values) {
+    const by = pick.column !== undefined ? t.colourings[pick.column] : undefined;
+    if (!by) return null;
+    const code = by.code, values = new Set(pick.values);
+    has = (i) => values.has(code[i]);
   } else if (typeof pick.theme === "number") {
     if (view.colour) return null; // the key shows the column's values: a theme is the server's to show
     const ranks = new Set(summary.topics.filter((topic) => topic.theme === pick.theme).map((topic) => topic.rank));
@@ -210,6 +217,30 @@ function showTopics(inst, topics, query) {
     pushQuery(query);
   }
   panel.trigger("only", { topics, query, map: inst.pointsUrl });
+  showInParts(showing);
+  return true;
+}
+
+// Values of a metadata column toggled in the topic list (js/panel.js): their papers alone (none: all
+// again), shown by the browser where the server says it may (`values_in_browser`) and the column has no
+// filter of its own, or while the map, the panel and the table still hold the view under values of the
+// column it showed so (drawn from that view), as the server would. The link is written with the values
+// as the column's filter (`query`: Back or Forward went to it), and the server told in the task before
+// the parts take it in, as for a pick in the key.
+/** @param {AtlasMap|null} inst @param {PanelFacet} facet @param {number[]} values @param {string} [query] @returns {boolean} whether the browser shows them */
+function showValues(inst, facet, values, query) {
+  const panel = LINK.panel, shown = inst && inst.keyShown, state = panel && panel.view;
+  if (!inst || !inst.received || !panel || !state) return false;
+  const held = shown
+    ? shown.pick.column === facet.column && [panel, LINK.table].every((part) => part && part.keyShown === shown)
+    : state.values_in_browser && facet.chosen.length === 0 && values.length > 0;
+  const showing = values.length ? keyShown(inst, { column: facet.column, values }) : null;
+  if (!held || (values.length && !showing)) return false;
+  if (query === undefined) {
+    query = queryWith(SHARED.filter_key + facet.column, values.map((k) => facet.values[k]));
+    pushQuery(query);
+  }
+  panel.trigger("values", { column: facet.column, values, query, map: inst.pointsUrl });
   showInParts(showing);
   return true;
 }

@@ -43,12 +43,12 @@ function linkQuery(params) {
   return pairs.map(([key, value]) => `${pyQuote(key)}=${pyQuote(value)}`).join("&");
 }
 
-/** The address bar's query with the link's `key` set to `value` (null: dropped), as the server writes it.
- * @param {string} key @param {string|null} value */
+/** The address bar's query with the link's `key` set to `value` (several: the key once for each;
+ * null or none: dropped), as the server writes it. @param {string} key @param {string|string[]|null} value */
 function queryWith(key, value) {
   const params = new URLSearchParams(window.location.search);
-  if (value === null) params.delete(key);
-  else params.set(key, value);
+  params.delete(key);
+  for (const item of value === null ? [] : Array.isArray(value) ? value : [value]) params.append(key, item);
   return linkQuery(params);
 }
 
@@ -163,6 +163,7 @@ class TopicPanel {
   table = null; // the map's point table (the colours count the papers in view), shared with the map
   listKey = undefined;
   chartTab = "Keywords"; // the chart an opened topic shows, kept from topic to topic
+  facetsOpen = false; // the values to filter by shown (the reader opened them)
   /** @type {Trigger} */ trigger = () => {};
   /** @type {Promise<void>} the updates, one after another */ ready = Promise.resolve();
   /** @type {HTMLElement} */ loading;
@@ -232,6 +233,44 @@ class TopicPanel {
     if (!showTopics(LINK.map, topics)) this.trigger("only", { topics, map: this.view ? this.view.points : "" });
   }
 
+  /** The values of the columns the map can be coloured by, as buttons that toggle them in the
+   * column's filter (shown by the browser where it can, js/legend.js `showValues`, else by the
+   * server), under a heading that opens them (open while a value is chosen, or the reader opened it).
+   * @param {PanelFacet[]} facets */
+  facetChips(facets) {
+    const shown = this.keyShown;
+    const block = /** @type {HTMLDetailsElement} */ (element("details", "atlas-facets"));
+    const chosenIn = (facet) => (shown && shown.pick.values && shown.pick.column === facet.column ? shown.pick.values : facet.chosen);
+    block.open = this.facetsOpen || facets.some((facet) => chosenIn(facet).length > 0);
+    block.addEventListener("toggle", () => {
+      this.facetsOpen = block.open;
+    });
+    block.append(element("summary", "atlas-facets-summary", `Filter by ${facets.map((facet) => facet.name.toLowerCase()).join(", ")}`));
+    for (const facet of facets) {
+      const chosen = chosenIn(facet);
+      const group = element("div", "atlas-facet");
+      group.setAttribute("role", "group");
+      group.setAttribute("aria-label", facet.name);
+      group.append(element("span", "atlas-facet-name", facet.name));
+      facet.values.forEach((text, k) => {
+        const on = chosen.includes(k);
+        const chip = element("button", "atlas-chip", text.length > 40 ? `${text.slice(0, 39)}…` : text);
+        chip.setAttribute("type", "button");
+        chip.setAttribute("aria-pressed", String(on));
+        chip.dataset.column = facet.column;
+        chip.dataset.value = String(k);
+        chip.title = `${facet.name}: ${text}` + (on ? " (chosen: press to drop it)" : " (press to show only the chosen values)");
+        chip.addEventListener("click", () => {
+          const next = on ? chosen.filter((v) => v !== k) : [...chosen, k];
+          if (!showValues(LINK.map, facet, next)) this.trigger("values", { column: facet.column, values: next, map: this.view ? this.view.points : "" });
+        });
+        group.append(chip);
+      });
+      block.append(group);
+    }
+    return block;
+  }
+
   /** The topics kept alone now: those the browser shows so, else the Topics filter's. @returns {number[]} */
   ticked() {
     const shown = this.keyShown;
@@ -255,7 +294,8 @@ class TopicPanel {
     // Narrowed: by the pick, or (ticks over the view's Topics filter) by what narrows the view without it.
     const filtered = shown && shown.wide ? shown.has !== null || shown.base !== null : data.filtered || shown !== null;
     const picked = shown ? JSON.stringify(shown.pick) : "", ticked = this.ticked();
-    const key = `${this.summaryUrl}|${data.sort}|${themes.join()}|${this.countsKey}|${filtered}|${picked}|${ticked.join()}`;
+    const chosen = data.facets.map((facet) => facet.chosen.join()).join("|");
+    const key = `${this.summaryUrl}|${data.sort}|${themes.join()}|${this.countsKey}|${filtered}|${picked}|${ticked.join()}|${chosen}`;
     if (key === this.listKey) return;
     this.listKey = key;
     const view = this.listView;
@@ -277,6 +317,7 @@ class TopicPanel {
       }
       view.appendChild(order);
     }
+    if (data.facets.length) view.appendChild(this.facetChips(data.facets));
     if (ticked.length) {
       const all = element("button", "atlas-ticks-clear", "Show all topics");
       all.setAttribute("type", "button");

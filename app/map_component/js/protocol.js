@@ -109,6 +109,16 @@
  */
 
 /**
+ * A metadata column the topic list offers values of to filter by: its values as the data writes them,
+ * the chosen ones as positions in `values`.
+ * @typedef {Object} PanelFacet
+ * @property {string} column
+ * @property {string} name
+ * @property {string[]} values
+ * @property {number[]} chosen
+ */
+
+/**
  * Everything the topic panel receives on a rerun (payload.py, `PanelState`).
  * @typedef {Object} PanelState
  * @property {string} summary
@@ -119,6 +129,8 @@
  * @property {string} sort
  * @property {number[]} themes
  * @property {number[]} topics
+ * @property {PanelFacet[]} facets
+ * @property {boolean} values_in_browser
  * @property {boolean} filtered
  * @property {number} key_picks
  * @property {number} height
@@ -343,6 +355,17 @@
  */
 
 /**
+ * Values of a metadata column toggled in the panel's list (positions in its `PanelFacet.values`; none:
+ * every value again); `query`: the query string the browser wrote, where it showed their papers itself
+ * (js/legend.js, `showValues`).
+ * @typedef {Object} ValuesEvent
+ * @property {string} column
+ * @property {number[]} values
+ * @property {string} [query]
+ * @property {string} map
+ */
+
+/**
  * The panel's list order chosen.
  * @typedef {Object} SortEvent
  * @property {string} sort
@@ -358,6 +381,7 @@
  * @property {HistoryEvent} history
  * @property {TopicEvent} topic
  * @property {OnlyEvent} only
+ * @property {ValuesEvent} values
  * @property {SortEvent} sort
  * @property {ClearEvent} clear
  */
@@ -374,7 +398,8 @@
 
 /** What the browser shows alone itself: an entry of the key (a theme, or a value of the colour
  * column), or the topics ticked in the panel's list or kept by its "Only this topic" (js/legend.js,
- * `showTopics`). @typedef {{theme?: number, value?: number, topics?: number[]}} ShownPick */
+ * `showTopics`), or values of a metadata column toggled there (`showValues`).
+ * @typedef {{theme?: number, value?: number, topics?: number[], column?: string, values?: number[]}} ShownPick */
 /** An entry picked in the key (or topics kept alone) and shown by the browser until the server's
  * next state (js/legend.js, `keyShown`): the pick; whether a row of the point table is among its
  * papers (null: every paper of the view it narrows); the view it narrows (`wide`: the view without
