@@ -776,9 +776,10 @@ def test_a_theme_s_tick_ticks_all_its_topics_and_reads_as_their_link(page, brows
 
 
 def test_values_pressed_in_the_list_are_drawn_by_the_browser_and_read_as_their_link(page, browser, keyed_app):
-    """ "Filter by …" opened, a venue pressed, then another: the browser shows their papers (the server
+    """Filter by … opened, a venue pressed, then another: the browser shows their papers (the server
     draws no map, list or table), the link holds the venue's filter in the order pressed, and each
-    step reads as the same link opened afresh; both dropped, the whole map again. Coloured by venue,
+    step, Back and Forward among them, reads as the same link opened afresh; both dropped, the whole
+    map again. Coloured by venue,
     a venue pressed marks its entry in the key, as the server marks it."""
     app, atlas = keyed_app
     venue = atlas.papers["venue"]
@@ -796,6 +797,12 @@ def test_values_pressed_in_the_list_are_drawn_by_the_browser_and_read_as_their_l
     two = "q.getAll('f.venue').join() === 'ICML,NeurIPS'"
     both = picked_in_the_browser(page, received, chip("NeurIPS"), two)
     assert both["table"] == f"Papers · {int(venue.notna().sum())}" and same_link_afresh(browser, page) == both
+    # Back and Forward in the browser: drawn by the browser too.
+    assert picked_in_the_browser(page, received, page.go_back, "q.getAll('f.venue').join() === 'ICML'") == one
+    assert picked_in_the_browser(page, received, page.go_forward, two) == both
+    # Back and Forward in the browser: drawn by the browser too.
+    assert picked_in_the_browser(page, received, page.go_back, "q.getAll('f.venue').join() === 'ICML'") == one
+    assert picked_in_the_browser(page, received, page.go_forward, two) == both
     picked_in_the_browser(page, received, chip("ICML"), "q.getAll('f.venue').join() === 'NeurIPS'")
     none = picked_in_the_browser(page, received, chip("NeurIPS"), "!q.has('f.venue')")
     assert none["chips"] == [] and none["table"] == f"Papers · {len(venue)}"

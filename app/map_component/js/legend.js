@@ -198,9 +198,9 @@ function showInParts(shown) {
 // their papers alone (none: all again), shown by the browser where it would show an entry of the key
 // (`key_in_browser`, nothing shown alone yet), where the server sent the view without its Topics filter
 // (`unticked`: they narrow that), or while the map, the panel and the table still hold the view under
-// topics it showed so (drawn from that view), as the server would (a topic open in the panel stays open). The link is written with the topics as the Topics filter's choice (`query`: Back
-// or Forward went to it), and the server told in the task before the parts take it in, as for a pick
-// in the key.
+// topics it showed so (drawn from that view), as the server would (a topic open in the panel stays
+// open). The link is written with the topics as the Topics filter's choice (`query`: Back or Forward
+// went to it), and the server told in the task before the parts take it in, as for a pick in the key.
 /** @param {AtlasMap|null} inst @param {number[]} topics @param {string} [query] @returns {boolean} whether the browser shows them */
 function showTopics(inst, topics, query) {
   const panel = LINK.panel, shown = inst && inst.keyShown;

@@ -240,12 +240,20 @@ class TopicPanel {
   facetChips(facets) {
     const shown = this.keyShown;
     const block = /** @type {HTMLDetailsElement} */ (element("details", "atlas-facets"));
-    const chosenIn = (facet) => (shown && shown.pick.values && shown.pick.column === facet.column ? shown.pick.values : facet.chosen);
+    // The values the browser shows alone (pressed here, or the colour column's picked in the key), else the filter's.
+    const colour = LINK.map && LINK.map.received ? LINK.map.received.colour : "";
+    /** @param {PanelFacet} facet */
+    const chosenIn = (facet) => {
+      if (shown && shown.pick.values && shown.pick.column === facet.column) return shown.pick.values;
+      if (shown && typeof shown.pick.value === "number" && facet.column === colour) return [shown.pick.value];
+      return facet.chosen;
+    };
     block.open = this.facetsOpen || facets.some((facet) => chosenIn(facet).length > 0);
-    block.addEventListener("toggle", () => {
-      this.facetsOpen = block.open;
+    const summary = element("summary", "atlas-facets-summary", `Filter by ${facets.map((facet) => facet.name.toLowerCase()).join(", ")}`);
+    summary.addEventListener("click", () => {
+      this.facetsOpen = !block.open; // the reader's choice (a click, Enter or Space), kept as the list is drawn again
     });
-    block.append(element("summary", "atlas-facets-summary", `Filter by ${facets.map((facet) => facet.name.toLowerCase()).join(", ")}`));
+    block.append(summary);
     for (const facet of facets) {
       const chosen = chosenIn(facet);
       const group = element("div", "atlas-facet");
@@ -791,6 +799,13 @@ function historyStep(before, now, tell) {
     // under them: drawn again so, the server told as by the tick.
     const raw = params.get(SHARED.topics_key), topics = raw === null ? [] : raw.split(",").map(Number);
     if (topics.join() === (raw ?? "") && showTopics(inst, topics, query)) return true;
+  }
+  for (const facet of panel && panel.view ? panel.view.facets : []) {
+    // Values of a column pressed in the list, or the view under them: drawn again so, as by the press.
+    const key = SHARED.filter_key + facet.column;
+    if (!differsOnlyIn(before, now, key)) continue;
+    const values = params.getAll(key).map((text) => facet.values.indexOf(text));
+    if (!values.includes(-1) && showValues(inst, facet, values, query)) return true;
   }
   return redrawView(now); // a view the server drew before, kept by the browser
 }
