@@ -91,10 +91,10 @@ def test_malformed_or_foreign_panel_events_change_nothing(data, event):
 
 
 def test_only_this_topic_order_and_a_central_paper(data):
-    send("only", topic=1)
+    send("only", topics=[1])
     session.on_panel_only(data, MAP)
     assert st.session_state[TOPICS] == [1]
-    send("only", topic=42)
+    send("only", topics=[42])
     session.on_panel_only(data, MAP)
     assert st.session_state[TOPICS] == [1]
     send("sort", sort="rising")
