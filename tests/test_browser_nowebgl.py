@@ -282,7 +282,7 @@ FALLBACK_SHOWN = f"""() => ({{
 
 def test_without_webgl_a_theme_in_the_key_and_topics_kept_alone_read_as_their_links_afresh(browser, big_app):
     """Without WebGL the browser still shows a theme picked in the key, a topic kept alone ("Only this
-    topic", then closed) and another ticked with it in the list, itself (no map, topic list or papers table from the server): the page
+    topic", then closed), another ticked with it in the list, and a year pressed there, itself (no map, topic list or papers table from the server): the page
     reads as the same link opened afresh, which the server draws."""
     app, papers = big_app
     page = browser.new_page(viewport={"width": 1400, "height": 900})
@@ -311,5 +311,12 @@ def test_without_webgl_a_theme_in_the_key_and_topics_kept_alone_read_as_their_li
         tick = page.locator(".atlas-topic-list .atlas-topic-tick").nth(1)  # another topic ticked with it
         both = step(tick, f"q.get('topics') === '{chosen},{tick.get_attribute('data-topic')}'")
         assert both == same_link_afresh(browser, page, FALLBACK_SHOWN) and both != alone
+        step(page.locator(".atlas-ticks-clear"), "!q.has('topics')")  # every topic again
+        page.locator(".atlas-facets-summary").click()  # a year pressed in the list
+        year = step(
+            page.locator(".atlas-chip[data-column='year']", has_text="2024"), "q.get('f.year') === '2024'"
+        )
+        assert year["table"] == f"Papers · {int((papers['year'] == 2024).sum()):,}"
+        assert year == same_link_afresh(browser, page, FALLBACK_SHOWN)
     finally:
         page.close()
