@@ -86,7 +86,7 @@ function pickKey(inst, chosen, on, query) {
     return false;
   }
   // The topic panel and the papers table show the entry the map does, each from the view before it.
-  const held = Boolean(shown) && [LINK.panel, LINK.table].every((part) => part && part.keyShown && samePick(part.keyShown.pick, shown.pick));
+  const held = Boolean(shown) && partsHold(/** @type {KeyShown} */ (shown));
   if (shown && (entryOf(chosen) === null || (on && samePick(chosen, shown.pick)))) {
     if (held) return showKeyPick(inst, pick, null, query);
   }
@@ -107,6 +107,9 @@ function pickKey(inst, chosen, on, query) {
 /** The link's key an entry of the map's key writes: the themes', or the colour column's filter's.
  * @param {ViewState} view */
 const keyParam = (view) => (view.colour ? SHARED.filter_key + view.colour : SHARED.theme_key);
+/** Whether the topic panel and the papers table still show what the map shows alone (`showInParts`
+ * gives the three the same pick), each drawn from the view received before it. @param {KeyShown} shown */
+const partsHold = (shown) => [LINK.panel, LINK.table].every((part) => part && part.keyShown === shown);
 /** The entry a pick names (null: "Show all"). @param {KeyPick} pick */
 const entryOf = (pick) => pick.theme ?? pick.value ?? null;
 /** @param {ShownPick} a @param {ShownPick} b */
@@ -201,21 +204,21 @@ function showInParts(shown) {
 // topics it showed so (drawn from that view), as the server would (a topic open in the panel stays
 // open). The link is written with the topics as the Topics filter's choice (`query`: Back or Forward
 // went to it), and the server told in the task before the parts take it in, as for a pick in the key.
-/** @param {AtlasMap|null} inst @param {number[]} topics @param {string} [query] @returns {boolean} whether the browser shows them */
-function showTopics(inst, topics, query) {
-  const panel = LINK.panel, shown = inst && inst.keyShown;
-  if (!inst || !inst.received || !panel) return false;
-  const view = inst.received;
-  const held = shown
-    ? shown.pick.topics !== undefined && [panel, LINK.table].every((part) => part && part.keyShown === shown)
-    : (view.key_in_browser && topics.length > 0) || Boolean(view.unticked);
+// Any other is the server's (told so; Back or Forward is left to Streamlit's rerun of the link).
+/** @param {number[]} topics @param {string} [query] @returns {boolean} whether the browser shows them */
+function showTopics(topics, query) {
+  const inst = LINK.map, panel = LINK.panel, view = inst && inst.received;
+  if (!panel || !panel.view) return false;
+  const shown = inst && inst.keyShown;
   // None ticked: the view received again, or, where it has a Topics filter, all of the view without it.
-  const showing = topics.length || view.unticked ? keyShown(inst, { topics }) : null;
-  if (!held || ((topics.length || view.unticked) && !showing)) return false;
-  if (query === undefined) {
-    query = queryWith(SHARED.topics_key, topics.length ? topics.join(",") : null);
-    pushQuery(query);
+  const narrows = inst && view && (topics.length || view.unticked);
+  const showing = narrows ? keyShown(/** @type {AtlasMap} */ (inst), { topics }) : null;
+  const held = shown ? shown.pick.topics !== undefined && partsHold(shown) : Boolean(view && ((view.key_in_browser && topics.length) || view.unticked));
+  if (!inst || !held || (narrows && !showing)) {
+    if (query === undefined) panel.trigger("only", { topics, map: panel.view.points });
+    return false;
   }
+  query = writtenLink(SHARED.topics_key, topics.length ? topics.join(",") : null, query);
   panel.trigger("only", { topics, query, map: inst.pointsUrl });
   showInParts(showing);
   return true;
@@ -226,21 +229,20 @@ function showTopics(inst, topics, query) {
 // filter of its own, or while the map, the panel and the table still hold the view under values of the
 // column it showed so (drawn from that view), as the server would. The link is written with the values
 // as the column's filter (`query`: Back or Forward went to it), and the server told in the task before
-// the parts take it in, as for a pick in the key.
-/** @param {AtlasMap|null} inst @param {PanelFacet} facet @param {number[]} values @param {string} [query] @returns {boolean} whether the browser shows them */
-function showValues(inst, facet, values, query) {
-  const panel = LINK.panel, shown = inst && inst.keyShown, state = panel && panel.view;
-  if (!inst || !inst.received || !panel || !state) return false;
-  const held = shown
-    ? shown.pick.column === facet.column && [panel, LINK.table].every((part) => part && part.keyShown === shown)
-    : state.values_in_browser && facet.chosen.length === 0 && values.length > 0;
-  const showing = values.length ? keyShown(inst, { column: facet.column, values }) : null;
-  if (!held || (values.length && !showing)) return false;
-  if (query === undefined) {
-    query = queryWith(SHARED.filter_key + facet.column, values.map((k) => facet.values[k]));
-    pushQuery(query);
+// the parts take it in, as for a pick in the key. Any other is the server's, as for ticks.
+/** @param {PanelFacet} facet @param {number[]} values @param {string} [query] @returns {boolean} whether the browser shows them */
+function showValues(facet, values, query) {
+  const inst = LINK.map, panel = LINK.panel, state = panel && panel.view;
+  if (!panel || !state) return false;
+  const shown = inst && inst.keyShown, column = facet.column;
+  const showing = inst && inst.received && values.length ? keyShown(inst, { column, values }) : null;
+  const held = shown ? shown.pick.column === column && partsHold(shown) : state.values_in_browser && !facet.chosen.length && values.length > 0;
+  if (!inst || !inst.received || !held || (values.length && !showing)) {
+    if (query === undefined) panel.trigger("values", { column, values, map: state.points });
+    return false;
   }
-  panel.trigger("values", { column: facet.column, values, query, map: inst.pointsUrl });
+  query = writtenLink(SHARED.filter_key + column, values.map((k) => facet.values[k]), query);
+  panel.trigger("values", { column, values, query, map: inst.pointsUrl });
   showInParts(showing);
   return true;
 }

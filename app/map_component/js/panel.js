@@ -52,6 +52,16 @@ function queryWith(key, value) {
   return linkQuery(params);
 }
 
+/** The link a step the browser draws itself writes, `key` set to `value` (`queryWith`), as a new
+ * history entry; or `query`, where Back or Forward went to it already.
+ * @param {string} key @param {string|string[]|null} value @param {string} [query] @returns {string} */
+function writtenLink(key, value, query) {
+  if (query !== undefined) return query;
+  const written = queryWith(key, value);
+  pushQuery(written);
+  return written;
+}
+
 /** A step the browser drew itself, written into the address bar as the server would: a new history
  * entry (so Back undoes it). @param {string} query */
 function pushQuery(query) {
@@ -226,13 +236,6 @@ class TopicPanel {
     this.drawList();
   }
 
-  /** The topics `topics` kept alone (ticked in the list, or "Only this topic"; none: every topic
-   * again): shown by the browser where it can (js/legend.js, `showTopics`), else by the server.
-   * @param {number[]} topics */
-  keepOnly(topics) {
-    if (!showTopics(LINK.map, topics)) this.trigger("only", { topics, map: this.view ? this.view.points : "" });
-  }
-
   /** The values of the columns the map can be coloured by, as buttons that toggle them in the
    * column's filter (shown by the browser where it can, js/legend.js `showValues`, else by the
    * server), under a heading that opens them (open while a value is chosen, or the reader opened it).
@@ -270,7 +273,7 @@ class TopicPanel {
         chip.title = `${facet.name}: ${text}` + (on ? " (chosen: press to drop it)" : " (press to show only the chosen values)");
         chip.addEventListener("click", () => {
           const next = on ? chosen.filter((v) => v !== k) : [...chosen, k];
-          if (!showValues(LINK.map, facet, next)) this.trigger("values", { column: facet.column, values: next, map: this.view ? this.view.points : "" });
+          showValues(facet, next);
         });
         group.append(chip);
       });
@@ -330,7 +333,7 @@ class TopicPanel {
       const all = element("button", "atlas-ticks-clear", "Show all topics");
       all.setAttribute("type", "button");
       all.title = "Untick every topic: all the papers again";
-      all.addEventListener("click", () => this.keepOnly([]));
+      all.addEventListener("click", () => showTopics([]));
       view.appendChild(all);
     }
     const growth = data.sort === "rising" && rising;
@@ -351,7 +354,7 @@ class TopicPanel {
           // The theme's tick ticks all its topics (or unticks them); part of them ticked: mixed.
           const ids = topics.map((t) => t.id), some = ids.filter((id) => ticked.includes(id)).length;
           const all = tickBox(`Show only the ticked topics: all of ${section.name}`, some === ids.length, { theme: section.theme }, (on) =>
-            this.keepOnly(on ? [...ticked, ...ids.filter((id) => !ticked.includes(id))] : ticked.filter((id) => !ids.includes(id))));
+            showTopics(on ? [...ticked, ...ids.filter((id) => !ticked.includes(id))] : ticked.filter((id) => !ids.includes(id))));
           /** @type {HTMLInputElement} */ (all.firstChild).indeterminate = some > 0 && some < ids.length;
           head.append(all);
         }
@@ -379,7 +382,7 @@ class TopicPanel {
         button.addEventListener("click", () => this.open(topic.id, { focus: true }));
         // Ticked topics are shown alone (the Topics filter's choice); none ticked: every topic.
         const tick = tickBox(`Show only the ticked topics: ${topic.name}`, ticked.includes(topic.id), { topic: topic.id }, (on) =>
-          this.keepOnly(on ? [...ticked, topic.id] : ticked.filter((id) => id !== topic.id)));
+          showTopics(on ? [...ticked, topic.id] : ticked.filter((id) => id !== topic.id)));
         item.append(tick, button);
         items.appendChild(item);
       }
@@ -448,9 +451,7 @@ class TopicPanel {
     const only = element("button", "atlas-only", "Only this topic");
     only.setAttribute("type", "button");
     only.title = "Filter the map and the table to this topic's papers.";
-    only.addEventListener("click", () => {
-      this.keepOnly([topic.id]);
-    });
+    only.addEventListener("click", () => showTopics([topic.id]));
     const body = element("div", "atlas-topic-body");
     view.replaceChildren(back, body);
     body.append(
@@ -798,14 +799,14 @@ function historyStep(before, now, tell) {
     // Topics shown alone by the browser (ticked, or "Only this topic"), or the view the parts hold
     // under them: drawn again so, the server told as by the tick.
     const raw = params.get(SHARED.topics_key), topics = raw === null ? [] : raw.split(",").map(Number);
-    if (topics.join() === (raw ?? "") && showTopics(inst, topics, query)) return true;
+    if (topics.join() === (raw ?? "") && showTopics(topics, query)) return true;
   }
   for (const facet of panel && panel.view ? panel.view.facets : []) {
     // Values of a column pressed in the list, or the view under them: drawn again so, as by the press.
     const key = SHARED.filter_key + facet.column;
     if (!differsOnlyIn(before, now, key)) continue;
     const values = params.getAll(key).map((text) => facet.values.indexOf(text));
-    if (!values.includes(-1) && showValues(inst, facet, values, query)) return true;
+    if (!values.includes(-1) && showValues(facet, values, query)) return true;
   }
   return redrawView(now); // a view the server drew before, kept by the browser
 }
