@@ -627,11 +627,9 @@ def on_panel_only(data: MapData, points_url: str) -> None:
         return
     topics = list(dict.fromkeys(topics))
     state = current_state()
-    before = st.session_state.get(BROWSER_PICK)
-    held = before is not None and before[0] == SESSION_KEY["topics"] and tuple(before[1]) == state.topics
     in_panel = panel_holds_topic(state)
     drew = (-1 not in topics or state.show_unassigned) and (
-        held
+        _browser_holds(SESSION_KEY["topics"], state.topics)
         or (bool(topics) and key_in_browser_now(data, topic_in_panel=in_panel))
         or ticks_in_browser_now(topic_in_panel=in_panel)
     )
@@ -640,6 +638,14 @@ def on_panel_only(data: MapData, points_url: str) -> None:
         pick = (SESSION_KEY["topics"], tuple(topics)) if topics else None
         _drawn_in_browser(value["query"], ("map", "results"), pick)
     rerun_changed()
+
+
+def _browser_holds(key: str, chosen: tuple) -> bool:
+    """Whether the map and the table still hold the view under choices of the filter `key` (the topics,
+    or a column's values, ticked or pressed in the topic list) that the browser showed itself, and the
+    filter holds them (`chosen`): the browser draws the next such step from that view (`BROWSER_PICK`)."""
+    shown = st.session_state.get(BROWSER_PICK)
+    return shown is not None and shown == (key, tuple(chosen))
 
 
 def values_in_browser_now() -> bool:
@@ -664,9 +670,7 @@ def on_panel_values(data: MapData, points_url: str) -> None:
         return
     chosen = tuple(options[c] for c in dict.fromkeys(codes))
     key, now = filter_key(column), current_state().filter_dict().get(column, ())
-    before = st.session_state.get(BROWSER_PICK)
-    held = before is not None and before[0] == key and before[1] == tuple(now)
-    drew = held or (bool(chosen) and not now and values_in_browser_now())
+    drew = _browser_holds(key, now) or (bool(chosen) and not now and values_in_browser_now())
     st.session_state[key] = list(chosen)
     if drew and _is_view_link(value.get("query")):
         _drawn_in_browser(value["query"], ("map", "results"), (key, chosen) if chosen else None)

@@ -69,6 +69,11 @@ class ViewState:
     def filter_dict(self) -> dict[str, tuple[str, ...]]:
         return dict(self.filters)
 
+    @property
+    def by_meaning(self) -> bool:
+        """Whether the view is narrowed by a search by meaning (which measures closeness among the papers it searches)."""
+        return bool(self.search.strip()) and self.search_kind == "meaning"
+
 
 def key_in_browser(state: ViewState, themed: bool) -> bool:
     """Whether an entry picked in the map's key is shown by the browser itself (js/legend.js): a theme
@@ -93,11 +98,10 @@ def key_in_browser(state: ViewState, themed: bool) -> bool:
         >>> key_in_browser(ViewState(colour="year", filters=(("venue", ("ICML",)),)), True)
         True
     """
-    meaning = bool(state.search.strip()) and state.search_kind == "meaning"
     chosen = state.themes or state.topics or state.topic is not None or state.paper is not None
     if state.colour:
-        return not (chosen or meaning or state.filter_dict().get(state.colour))
-    return themed and not (chosen or meaning)
+        return not (chosen or state.by_meaning or state.filter_dict().get(state.colour))
+    return themed and not (chosen or state.by_meaning)
 
 
 def values_in_browser(state: ViewState) -> bool:
@@ -113,8 +117,7 @@ def values_in_browser(state: ViewState) -> bool:
         >>> values_in_browser(ViewState(search="graph", search_kind="meaning"))
         False
     """
-    meaning = bool(state.search.strip()) and state.search_kind == "meaning"
-    return not (state.topic is not None or state.paper is not None or state.selection or meaning)
+    return not (state.topic is not None or state.paper is not None or state.selection or state.by_meaning)
 
 
 def ticks_in_browser(state: ViewState) -> bool:
