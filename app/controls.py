@@ -8,7 +8,7 @@ from app import session
 from app.data import MapData, MapRef
 from app.search import KIND_NAMES, KINDS
 from app.session import dismiss_notices, filter_key, reset_view, switch_map, topic_options, widget_key
-from app.text import counted, markdown_literal, without_server_paths
+from app.text import column_name, counted, markdown_literal, without_server_paths
 from app.themes import usable_themes
 
 SEARCH_HELP = (
@@ -105,7 +105,7 @@ def facets_filter(data: MapData) -> None:
     for column, values in data.facets.items():  # never input file names (`app.data.facet_columns`)
         name = column.replace("_", " ")
         st.multiselect(
-            markdown_literal(name.capitalize()),  # column names come from the data
+            markdown_literal(column_name(column)),  # column names come from the data
             values,
             key=filter_key(column),
             **when_changed(data),

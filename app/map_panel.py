@@ -18,7 +18,7 @@ from app.nearest import nearest_papers
 from app.palette import colour_columns
 from app.place import Placement, placement_label
 from app.state import ViewState, Vocabulary
-from app.text import markdown_literal
+from app.text import column_name, markdown_literal
 from app.view import current_view, selected_rows
 
 
@@ -81,7 +81,7 @@ def map_panel(
     if columns:
         # Topics, each a shade of its theme's hue on a map with themes
         names = {"": "Themes and topics" if data.themes is not None else "Topics"}
-        names |= {c: markdown_literal(c.replace("_", " ").capitalize()) for c in columns}
+        names |= {c: markdown_literal(column_name(c)) for c in columns}
         bottom[0].selectbox(
             "Colour by",
             list(names),

@@ -24,6 +24,16 @@ def counted(count: int, noun: str, plural: str | None = None) -> str:
     return f"{count:,} {noun if count == 1 else (plural or noun + 's')}"
 
 
+def column_name(column: str) -> str:
+    """A metadata column as the page names it (raw text: escape it for Markdown where it goes there).
+
+    Examples:
+        >>> column_name("first_author"), column_name("year")
+        ('First author', 'Year')
+    """
+    return column.replace("_", " ").capitalize()
+
+
 def plotly_escape(text: object) -> str:
     """Escape text for Plotly hover templates and annotations, which render a subset of HTML tags.
 

@@ -32,7 +32,7 @@ from app.state import (
     ZOOM_NUMBER,
     parse_selection,
 )
-from app.text import plotly_escape
+from app.text import column_name, plotly_escape
 from pipeline.text import shorten
 
 POINTS_FORMAT = 2
@@ -647,7 +647,7 @@ def panel_facets(data: MapData, filters: dict[str, tuple[str, ...]]) -> list[Pan
         out.append(
             {
                 "column": column,
-                "name": column.replace("_", " ").capitalize(),
+                "name": column_name(column),
                 "values": values,
                 "chosen": chosen,
             }
