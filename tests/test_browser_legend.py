@@ -576,6 +576,11 @@ def picked_in_the_browser(
     return page.evaluate(reads)
 
 
+def tick(page, topic: int):
+    """The tick of `topic` in the topic list."""
+    return page.locator(f".atlas-topic-tick[data-topic='{topic}']")
+
+
 def opened_in_the_panel(page, topic: int) -> None:
     """Open `topic` from the topic panel's list, as a reader clicks it, and wait for its link."""
     page.locator(f".atlas-panel-list .atlas-topic[data-topic='{topic}']").click()
@@ -724,16 +729,13 @@ def test_topics_ticked_in_the_list_are_drawn_by_the_browser_and_read_as_their_li
     whole = page.evaluate(SHOWN)
     assert whole["ticked"] == [] and "Show all topics" not in whole["topics"]
 
-    def tick(topic: int) -> object:
-        return page.locator(f".atlas-topic-tick[data-topic='{topic}']")
-
-    one = picked_in_the_browser(page, received, tick(first), f"q.get('topics') === '{first}'")
+    one = picked_in_the_browser(page, received, tick(page, first), f"q.get('topics') === '{first}'")
     assert one["ticked"] == [str(first)] and one["table"] == f"Papers · {sizes[first]}"
     assert one["highlighted"] == sizes[first] and "Show all topics" in one["topics"]
     assert chips(page, "Topics") == [f"{names[first]} ({sizes[first]})"]
     assert same_link_afresh(browser, page) == one
     both_link = f"q.get('topics') === '{first},{second}'"
-    both = picked_in_the_browser(page, received, tick(second), both_link, press="Space")
+    both = picked_in_the_browser(page, received, tick(page, second), both_link, press="Space")
     assert sorted(both["ticked"]) == sorted([str(first), str(second)])
     assert both["table"] == f"Papers · {sizes[first] + sizes[second]}"
     assert page.evaluate("() => document.activeElement.dataset.topic") == str(second)
@@ -741,7 +743,7 @@ def test_topics_ticked_in_the_list_are_drawn_by_the_browser_and_read_as_their_li
     assert picked_in_the_browser(page, received, page.go_back, f"q.get('topics') === '{first}'") == one
     assert picked_in_the_browser(page, received, page.go_forward, both_link) == both
 
-    other = picked_in_the_browser(page, received, tick(first), f"q.get('topics') === '{second}'")
+    other = picked_in_the_browser(page, received, tick(page, first), f"q.get('topics') === '{second}'")
     assert other["ticked"] == [str(second)] and other["table"] == f"Papers · {sizes[second]}"
     assert same_link_afresh(browser, page) == other
     every = page.locator(".atlas-ticks-clear")
@@ -765,7 +767,7 @@ def test_a_theme_s_tick_ticks_all_its_topics_and_reads_as_their_link(page, brows
     whole = picked_in_the_browser(page, received, theme, f"q.get('topics') === '{ids}'")
     assert sorted(whole["ticked"]) == sorted(str(t) for t in inside) and whole["table"] == f"Papers · {size}"
     assert sorted(whole["themeTicks"]) == ["all", "none"] and same_link_afresh(browser, page) == whole
-    one = page.locator(f".atlas-topic-tick[data-topic='{inside[0]}']")
+    one = tick(page, inside[0])
     mixed = picked_in_the_browser(page, received, one, f"q.get('topics') === '{ids.split(',', 1)[1]}'")
     assert sorted(mixed["themeTicks"]) == ["none", "some"] and same_link_afresh(browser, page) == mixed
     # ticked again: the rest of its topics after the one left
@@ -829,13 +831,12 @@ def test_topics_ticked_over_a_link_s_topics_filter_are_drawn_by_the_browser_and_
     open_app(page, f"{app.url}?topics={first}&f.venue=ICML")
     idle(page)
 
-    def tick(topic: int) -> object:
-        return page.locator(f".atlas-topic-tick[data-topic='{topic}']")
-
-    both = picked_in_the_browser(page, received, tick(second), f"q.get('topics') === '{first},{second}'")
+    both = picked_in_the_browser(
+        page, received, tick(page, second), f"q.get('topics') === '{first},{second}'"
+    )
     in_both = int((icml & atlas.papers["topic_id"].isin([first, second])).sum())
     assert both["table"] == f"Papers · {in_both}" and same_link_afresh(browser, page) == both
-    other = picked_in_the_browser(page, received, tick(first), f"q.get('topics') === '{second}'")
+    other = picked_in_the_browser(page, received, tick(page, first), f"q.get('topics') === '{second}'")
     assert other["table"] == f"Papers · {int((icml & (atlas.papers['topic_id'] == second)).sum())}"
     assert same_link_afresh(browser, page) == other
     every = picked_in_the_browser(
@@ -859,7 +860,7 @@ def test_a_topic_ticked_in_a_theme_chosen_in_the_sidebar_is_drawn_by_the_server_
     idle(page)
     received.take()
     before = draws(page)
-    page.locator(f".atlas-topic-tick[data-topic='{inside}']").click()
+    tick(page, inside).click()
     page.wait_for_function(
         f"() => {{ const q = new URLSearchParams(location.search); return q.get('topics') === '{inside}' && q.get('theme') === '1'; }}",
         timeout=30_000,
