@@ -655,15 +655,14 @@ def values_in_browser_now() -> bool:
 
 
 def on_panel_values(data: MapData, points_url: str) -> None:
-    """Values of a column the map can be coloured by toggled in the topic list (none: every value
-    again): that column's filter. With the link it wrote (`query`), the browser showed their papers
+    """Values of a filterable column toggled in the topic list (none: every value again): that column's filter. With the link it wrote (`query`), the browser showed their papers
     itself (js/legend.js, `showValues`): taken at its word where the view let it (`values_in_browser_now`
     and no filter on the column, or the map and the table still hold the view under values of that
     column it showed so, `BROWSER_PICK`) and the link is the view's; then the map's and the table's
     parts do not rerun."""
     value = _panel_event("values", points_url)
     column = value.get("column") if value else None
-    if column not in colour_columns(data.facets):
+    if column not in data.facets:
         return
     options, codes = data.facets[column], value.get("values")
     if not isinstance(codes, list) or not all(type(c) is int and 0 <= c < len(options) for c in codes):

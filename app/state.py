@@ -105,7 +105,7 @@ def key_in_browser(state: ViewState, themed: bool) -> bool:
 
 
 def values_in_browser(state: ViewState) -> bool:
-    """Whether values of a metadata column toggled in the topic list (one the map can be coloured by)
+    """Whether values of a metadata column toggled in the topic list (any filterable column)
     are shown by the browser itself, where that column has no filter of its own: they narrow the view
     received. So it is while no opened topic, paper, box or lasso is chosen and no search is by meaning
     (it measures closeness among the papers it searches); themes, topics and other columns' filters

@@ -173,7 +173,7 @@ class ViewState(TypedDict):
 
 
 class PanelFacet(TypedDict):
-    """A metadata column the topic list offers values of to filter by (one the map can be coloured by):
+    """A metadata column the topic list offers values of to filter by (every filterable column):
     its values as the data writes them (the link's), and the chosen ones, as positions in `values`."""
 
     column: str
@@ -491,15 +491,21 @@ def colourings(data: MapData) -> dict:
     out = {}
     for column in colour_columns(data.facets):
         values = list(data.facets[column])
-        position = {v: k for k, v in enumerate(values)}
-        text = data.facet_text[column].where(data.papers[column].notna())
-        codes = text.map(position).fillna(len(values)).to_numpy(dtype=np.uint16)
         out[column] = {
             "values": [plotly_escape(shorten(v, 40)) for v in values],
-            "code": codes,
+            "code": facet_codes(data, column),
             "palette": [*value_colours(len(values)), UNASSIGNED_COLOUR],
         }
     return out
+
+
+def facet_codes(data: MapData, column: str) -> np.ndarray:
+    """Each row's value of the filterable column as its position in `data.facets[column]`, or the
+    number of values where it is missing."""
+    values = data.facets[column]
+    position = {v: k for k, v in enumerate(values)}
+    text = data.facet_text[column].where(data.papers[column].notna())
+    return text.map(position).fillna(len(values)).to_numpy(dtype=np.uint16)
 
 
 def draw_order(x: np.ndarray, y: np.ndarray, x_range, y_range, cells: int = SAMPLE_CELLS) -> np.ndarray:
@@ -569,7 +575,14 @@ def point_table(data: MapData) -> dict:
         "order": draw_order(x, y, x_range, y_range),
         "title_end": (title_ends[1:] - title_ends[0]).astype(np.uint32),
         "title_bytes": title_bytes,
-        **{f"code:{column}": entry["code"] for column, entry in painted.items()},
+        # every filterable column's codes (the topic list's "Filter by" values): the colourings', the
+        # others' one byte each (at most MAX_FACET_VALUES values)
+        **{
+            f"code:{column}": painted[column]["code"]
+            if column in painted
+            else facet_codes(data, column).astype(np.uint8)
+            for column in data.facets
+        },
     }
     meta = {
         "format": POINTS_FORMAT,
@@ -581,6 +594,7 @@ def point_table(data: MapData) -> dict:
         "size": point_size(data.n),
         "webgl": data.n > WEBGL_ABOVE,
         "colourings": {c: {k: v for k, v in entry.items() if k != "code"} for c, entry in painted.items()},
+        "facets": list(data.facets),  # the columns with codes (`code:<column>`)
     }
     return {"meta": meta, "arrays": arrays}
 
@@ -639,9 +653,9 @@ def summary_file(summary: Summary) -> tuple[str, bytes]:
 
 
 def panel_facets(data: MapData, filters: dict[str, tuple[str, ...]]) -> list[PanelFacet]:
-    """The columns the topic list offers values of (`colour_columns`), each with its chosen values."""
+    """The columns the topic list offers values of (every filterable column), each with its chosen values."""
     out: list[PanelFacet] = []
-    for column in colour_columns(data.facets):
+    for column in data.facets:
         values = list(data.facets[column])
         chosen = [values.index(v) for v in filters.get(column, ()) if v in values]
         out.append(

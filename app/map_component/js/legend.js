@@ -142,9 +142,9 @@ function keyShown(inst, pick) {
   } else if (pick.topics) {
     // every paper of the view without its Topics filter
   } else if (pick.values) {
-    const by = pick.column !== undefined ? t.colourings[pick.column] : undefined;
-    if (!by) return null;
-    const code = by.code, values = new Set(pick.values);
+    const code = pick.column !== undefined ? t.codes[pick.column] : undefined;
+    if (!code) return null;
+    const values = new Set(pick.values);
     has = (i) => values.has(code[i]);
   } else if (typeof pick.theme === "number") {
     if (view.colour) return null; // the key shows the column's values: a theme is the server's to show

@@ -146,6 +146,7 @@ function hoverTitle(t, i) {
  *   n: number, format: number, sources: string[], palette: string[], topic_names: string[],
  *   range: Ranges, size: number, webgl: boolean,
  *   colourings: Object<string, {values: string[], palette: string[], code: Uint16Array}>,
+ *   facets: string[], codes: Object<string, Uint8Array|Uint16Array>,
  *   x: Float32Array, y: Float32Array, colour: Uint16Array, source: Uint32Array, order: Uint32Array,
  *   titleEnd: Uint32Array, titleBytes: Uint8Array, titles: string[], decoder: TextDecoder,
  *   groupings: Map<string, Grouping>,
@@ -158,8 +159,10 @@ function prepare(points) {
   const table = {
     ...header, x: a.x, y: a.y, colour: a.colour, source: a.source, order: a.order,
     titleEnd: a.title_end, titleBytes: a.title_bytes, titles: new Array(points.n),
-    decoder: new TextDecoder(), groupings: new Map(),
+    decoder: new TextDecoder(), groupings: new Map(), codes: {},
   };
+  // each filterable column's value a row (its position among the column's values; missing: their number)
+  for (const column of table.facets) table.codes[column] = a[`code:${column}`];
   for (const [column, entry] of Object.entries(table.colourings)) entry.code = a[`code:${column}`];
   return table;
 }

@@ -236,7 +236,7 @@ class TopicPanel {
     this.drawList();
   }
 
-  /** The values of the columns the map can be coloured by, as buttons that toggle them in the
+  /** The values of every filterable column, as buttons that toggle them in the
    * column's filter (shown by the browser where it can, js/legend.js `showValues`, else by the
    * server), under a heading that opens them (open while a value is chosen, or the reader opened it).
    * @param {PanelFacet[]} facets */
