@@ -818,7 +818,9 @@ def test_values_pressed_in_the_list_are_drawn_by_the_browser_and_read_as_their_l
     assert same_link_afresh(browser, page) == keyed
 
 
-def test_values_of_a_column_too_many_to_colour_by_are_pressed_and_drawn_by_the_browser(page, browser, keyed_app):
+def test_values_of_a_column_too_many_to_colour_by_are_pressed_and_drawn_by_the_browser(
+    page, browser, keyed_app
+):
     """A column of 22 values (more than a colouring takes, so not in Colour by) is offered in Filter by
     … too: a track pressed, then another, shows their papers drawn by the browser, as the same link
     opened afresh reads; the sidebar's filter of the column follows."""
@@ -835,13 +837,15 @@ def test_values_of_a_column_too_many_to_colour_by_are_pressed_and_drawn_by_the_b
         return page.locator(".atlas-chip[data-column='track']", has_text=text)
 
     one = picked_in_the_browser(page, received, chip("Track 21"), "q.getAll('f.track').join() === 'Track 21'")
-    assert one["chips"] == ["track=Track 21"] and one["table"] == f"Papers · {int((track == 'Track 21').sum())}"
+    assert one["chips"] == ["track=Track 21"]
+    assert one["table"] == f"Papers · {int((track == 'Track 21').sum())}"
     assert same_link_afresh(browser, page) == one
     two = "q.getAll('f.track').join() === 'Track 21,Track 02'"
     both = picked_in_the_browser(page, received, chip("Track 02"), two)
     assert both["table"] == f"Papers · {int(track.isin(['Track 21', 'Track 02']).sum())}"
     assert same_link_afresh(browser, page) == both
-    assert [tag.split(",")[0] for tag in chips(page, "Track")] == ["Track 21", "Track 02"]  # the sidebar follows
+    tracks = [tag.split(",")[0] for tag in chips(page, "Track")]  # the sidebar's filter follows
+    assert tracks == ["Track 21", "Track 02"]
 
 
 def test_topics_ticked_over_a_link_s_topics_filter_are_drawn_by_the_browser_and_read_as_their_link(

@@ -71,7 +71,9 @@ def test_a_zoomed_out_big_map_draws_at_most_the_cap_and_zoomed_in_every_paper_in
     assert 0 < len(drawn["inView"]) <= CAP and set(drawn["inView"]) <= set(drawn["rows"])
 
 
-def test_search_hits_beyond_the_cap_are_drawn_as_a_sample_and_a_sampled_paper_opens_on_click(page, capped_app):
+def test_search_hits_beyond_the_cap_are_drawn_as_a_sample_and_a_sampled_paper_opens_on_click(
+    page, capped_app
+):
     app, folder = capped_app
     open_app(page, app.url)
     before = int(page.evaluate(f"document.querySelector('{GRAPH}').dataset.atlasDraws"))
@@ -87,7 +89,8 @@ def test_search_hits_beyond_the_cap_are_drawn_as_a_sample_and_a_sampled_paper_op
     hits = set(np.flatnonzero(papers["title"].str.startswith("Policy")).tolist())
     drawn = page.evaluate(DRAWN)
     assert len(hits) > CAP and drawn["plotted"] == len(drawn["rows"])
-    assert set(drawn["rows"]) <= hits and 0.9 * CAP <= len(drawn["rows"]) <= CAP  # hits only, a sample of them
+    # hits only, a sample of them
+    assert set(drawn["rows"]) <= hits and 0.9 * CAP <= len(drawn["rows"]) <= CAP
     # Zoomed in on one cluster of hits: every hit in view is drawn.
     xy = papers[["x", "y"]].to_numpy()
     cx, cy = (float(v) for v in np.median(xy[sorted(hits)], axis=0))
