@@ -4,13 +4,13 @@ threads' time (the GPU process's SwiftShader among them).
 
 Usage (from the repository root):
 
-    .venv/bin/python benchmarks/trace_step.py --map DIR --step {search,topic,click,filter,history,key,box}
+    .venv/bin/python benchmarks/trace_step.py --map DIR --step {search,topic,click,filter,history,key,box,unbox}
         [--query QUERY] [--cpu]
 
 The step is taken as `bench_steps.py` takes it (headless Chromium at 1400x900, after first paint):
 "learning" typed and Enter pressed; the topic list's first topic clicked; a paper of the first
 topic clicked on the map; the sidebar's first filter's first option picked; a box dragged over the
-middle fifth of the map, let go; Back in the browser after that filter; the key's first entry
+middle fifth of the map, let go; the papers table's Clear selection after that box (unbox); Back in the browser after the filter; the key's first entry
 clicked (`--query colour=field`: the page opened with that link, here a key of the column's values). The trace runs from the action until the map has redrawn (a box: has taken the server's
 answer in) and Streamlit is idle. Nothing is written: it prints. Tracing slows the page, so the
 step's time here is longer than bench_steps' (read it beside a bench_steps run).
@@ -49,6 +49,14 @@ def prepare(page, step: str):
     if step == "box":
         start_box(page)
         return page.mouse.up
+    if step == "unbox":  # the papers table's Clear selection after a box, as bench_steps takes it
+        start_box(page)
+        page.mouse.up()
+        page.wait_for_timeout(500)
+        page.wait_for_function(IDLE)
+        clear = page.get_by_role("button", name="Clear selection")
+        clear.scroll_into_view_if_needed()
+        return press(page, clear)
     if step == "history":  # Back in the browser after a filter, as bench_steps takes it
         filtering = prepare(page, "filter")
         before = draws(page)
@@ -136,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--map", type=Path, required=True, metavar="DIR")
     parser.add_argument(
-        "--step", choices=("search", "topic", "click", "filter", "history", "key", "box"), required=True
+        "--step", choices=("search", "topic", "click", "filter", "history", "key", "box", "unbox"), required=True
     )
     parser.add_argument("--query", default="", help="the link's query string to open (e.g. colour=field)")
     parser.add_argument(
