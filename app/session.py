@@ -10,7 +10,7 @@ The shareable part of this is a `ViewState` (app.state), which `sync_url` keeps 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TypeGuard, TypeVar
 from urllib.parse import parse_qsl, urlencode
 
@@ -58,8 +58,8 @@ CLEAR_SELECTION = "clear_selection"  # a counter the map watches to drop its box
 RESET_ZOOM = "reset_zoom"  # a counter the map watches to return to the whole map ("Reset view")
 FILES_SENT = "atlas_files_sent"  # the files this session's browser already received through the map
 KEY_PICKS = "key_picks"  # how many entries picked in the map's key the browser showed itself (or all again)
-# The key's entry the browser shows itself, as (the filter's session key, its value), while the map's
-# and the table's parts have not been drawn since (they hold the view before it).
+# What the browser shows alone itself (a `BrowserPick`), while the map's and the table's parts have
+# not been drawn since (they hold the view before it).
 BROWSER_PICK = "browser_pick"
 # Which parts of the page rerun, and what a run keeps for the next (`remembered`).
 PARTS_SHOWN = "parts_shown"  # what each part of the page (a keyed fragment) showed when last drawn
@@ -80,6 +80,19 @@ CHANGES_PANEL = "changes_panel"
 ABOUT_PANEL = "about_panel"
 EDIT_PANEL = "edit_panel"
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class BrowserPick:
+    """What the browser shows alone over the view the map and the table hold: an entry of the key, or
+    topics ticked and one column's values pressed in the topic list (`chosen`: each filter's session
+    key and its choice), and what that view let it add there: ticks (`ticks`), and values of the
+    columns without a filter of their own (`columns`)."""
+
+    chosen: tuple[tuple[str, tuple], ...]
+    ticks: bool = False
+    columns: frozenset[str] = frozenset()
+    entry: bool = False  # an entry of the key: nothing is added to it in the browser
 
 
 # --------------------------------------------------------------------------- state <-> widgets <-> URL
@@ -573,7 +586,7 @@ def on_map_history(data: MapData, points_url: str, vocabulary: Callable[[], Voca
     rerun_changed()
 
 
-def _drawn_in_browser(query: str, parts: tuple[str, ...], pick: tuple[str, object] | None = None) -> None:
+def _drawn_in_browser(query: str, parts: tuple[str, ...], pick: BrowserPick | None = None) -> None:
     """A step the browser drew itself in `parts` (the map's, the table's): they count as drawn, so they
     do not rerun; the next states sent differ from those the page holds (`KEY_PICKS`), so the parts
     follow them; the key's entry it shows (`pick`, `BROWSER_PICK`); the link it wrote (or went to)
@@ -626,26 +639,46 @@ def on_panel_only(data: MapData, points_url: str) -> None:
     if not isinstance(topics, list) or not all(type(t) is int and t in ids for t in topics):
         return
     topics = list(dict.fromkeys(topics))
-    state = current_state()
+    state, held = current_state(), _held_pick()
     in_panel = panel_holds_topic(state)
-    drew = (-1 not in topics or state.show_unassigned) and (
-        _browser_holds(SESSION_KEY["topics"], state.topics)
-        or (bool(topics) and key_in_browser_now(data, topic_in_panel=in_panel))
-        or ticks_in_browser_now(topic_in_panel=in_panel)
-    )
+    if held is not None:  # ticks with the browser's own, or over values it pressed
+        drew = not held.entry and (held.ticks or SESSION_KEY["topics"] in dict(held.chosen))
+    else:
+        drew = (bool(topics) and key_in_browser_now(data, topic_in_panel=in_panel)) or ticks_in_browser_now(
+            topic_in_panel=in_panel
+        )
+        held = _list_pick(data, ticks=drew)
+    drew = drew and (-1 not in topics or state.show_unassigned)
     _only_these_topics(topics, data.topic_themes())
     if drew and _is_view_link(value.get("query")):
-        pick = (SESSION_KEY["topics"], tuple(topics)) if topics else None
-        _drawn_in_browser(value["query"], ("map", "results"), pick)
+        _drawn_in_browser(
+            value["query"], ("map", "results"), _with(held, SESSION_KEY["topics"], tuple(topics))
+        )
     rerun_changed()
 
 
-def _browser_holds(key: str, chosen: tuple) -> bool:
-    """Whether the map and the table still hold the view under choices of the filter `key` (the topics,
-    or a column's values, ticked or pressed in the topic list) that the browser showed itself, and the
-    filter holds them (`chosen`): the browser draws the next such step from that view (`BROWSER_PICK`)."""
-    shown = st.session_state.get(BROWSER_PICK)
-    return shown is not None and shown == (key, tuple(chosen))
+def _held_pick() -> BrowserPick | None:
+    """What the browser shows alone itself over the view the map and the table still hold, where every
+    filter it chose holds that choice still (`BROWSER_PICK`): the browser draws the next such step from that view."""
+    held = st.session_state.get(BROWSER_PICK)
+    if held is None or any(tuple(st.session_state.get(key) or ()) != chosen for key, chosen in held.chosen):
+        return None
+    return held
+
+
+def _list_pick(data: MapData, ticks: bool) -> BrowserPick:
+    """Nothing shown alone yet, and what the view drawn (this run's state, before the step changes it)
+    lets the browser add in the topic list: ticks (`ticks`, as the step found), values of the columns
+    without a filter (`values_in_browser_now`)."""
+    filters = current_state().filter_dict()
+    free = frozenset(c for c in data.facets if not filters.get(c)) if values_in_browser_now() else frozenset()
+    return BrowserPick((), ticks=ticks, columns=free)
+
+
+def _with(held: BrowserPick, key: str, chosen: tuple) -> BrowserPick | None:
+    """`held` with the filter `key` chosen so (none chosen: dropped); None where nothing is left shown alone."""
+    picks = tuple((k, c) for k, c in held.chosen if k != key) + (((key, chosen),) if chosen else ())
+    return replace(held, chosen=picks) if picks else None
 
 
 def values_in_browser_now() -> bool:
@@ -668,11 +701,22 @@ def on_panel_values(data: MapData, points_url: str) -> None:
     if not isinstance(codes, list) or not all(type(c) is int and 0 <= c < len(options) for c in codes):
         return
     chosen = tuple(options[c] for c in dict.fromkeys(codes))
-    key, now = filter_key(column), current_state().filter_dict().get(column, ())
-    drew = _browser_holds(key, now) or (bool(chosen) and not now and values_in_browser_now())
+    key, held = filter_key(column), _held_pick()
+    if held is not None:  # values of the column it pressed, or values over the topics it ticked
+        picked = dict(held.chosen)
+        drew = not held.entry and (
+            key in picked or (column in held.columns and len(picked) == 1 and SESSION_KEY["topics"] in picked)
+        )
+    else:
+        in_panel = panel_holds_topic(current_state())
+        drew = bool(chosen) and not current_state().filter_dict().get(column) and values_in_browser_now()
+        ticks = key_in_browser_now(data, topic_in_panel=in_panel) or ticks_in_browser_now(
+            topic_in_panel=in_panel
+        )
+        held = _list_pick(data, ticks=ticks)
     st.session_state[key] = list(chosen)
     if drew and _is_view_link(value.get("query")):
-        _drawn_in_browser(value["query"], ("map", "results"), (key, chosen) if chosen else None)
+        _drawn_in_browser(value["query"], ("map", "results"), _with(held, key, chosen))
     rerun_changed()
 
 
@@ -724,7 +768,8 @@ def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
     if drew:  # the map, its panel and the papers table show it already (js/legend.js)
         if PANEL_TOPIC in st.session_state:  # the panel keeps the topic open, or closed it with the pick
             st.session_state[PANEL_TOPIC] = st.session_state.get(SESSION_KEY["topic"])
-        _drawn_in_browser(value["query"], ("map", "results"), (key, chosen) if alone else None)
+        pick = BrowserPick(((key, (chosen,)),), entry=True) if alone else None
+        _drawn_in_browser(value["query"], ("map", "results"), pick)
     rerun_changed()  # the header, the downloads and the sidebar's filter follow (the map and table too, from the server)
 
 
@@ -740,9 +785,8 @@ def _browser_drew(data: MapData, query: object, picked: tuple[str, object] | Non
         return False
     if picked is not None and key_in_browser_now(data, topic_in_panel=panel_holds_topic(current_state())):
         return True
-    shown = st.session_state.get(BROWSER_PICK)
-    holding = shown is not None and list(st.session_state.get(shown[0]) or []) == [shown[1]]
-    return holding and (picked is None or picked[0] == shown[0])
+    held = _held_pick()
+    return held is not None and held.entry and (picked is None or picked[0] == held.chosen[0][0])
 
 
 def reset_view() -> None:

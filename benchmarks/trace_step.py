@@ -144,7 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--map", type=Path, required=True, metavar="DIR")
     parser.add_argument(
-        "--step", choices=("search", "topic", "click", "filter", "history", "key", "box", "unbox"), required=True
+        "--step",
+        choices=("search", "topic", "click", "filter", "history", "key", "box", "unbox"),
+        required=True,
     )
     parser.add_argument("--query", default="", help="the link's query string to open (e.g. colour=field)")
     parser.add_argument(

@@ -848,6 +848,52 @@ def test_values_of_a_column_too_many_to_colour_by_are_pressed_and_drawn_by_the_b
     assert tracks == ["Track 21", "Track 02"]
 
 
+def test_ticks_and_values_pressed_together_are_drawn_by_the_browser_and_read_as_their_link(
+    page, browser, keyed_app
+):
+    """A topic ticked, a venue pressed, another topic ticked, the venue dropped: the browser draws each
+    from the whole map (the server draws no map, list or table), each reads as the same link opened
+    afresh, and Back returns to the view under both filters, drawn by the browser too; so does a tick
+    over a venue pressed first."""
+    app, atlas = keyed_app
+    first, second = (int(t) for t in atlas.topics["topic_id"][:2])
+    papers = atlas.papers
+    received = Received(page)
+    open_app(page, app.url)
+    idle(page)
+    page.locator(".atlas-facets-summary").click()
+    icml = page.locator(".atlas-chip[data-column='venue']", has_text="ICML")
+
+    def count(topics: list[int], venue: bool) -> str:
+        kept = papers["topic_id"].isin(topics) & ((papers["venue"] == "ICML") if venue else True)
+        return f"Papers · {int(kept.sum())}"
+
+    one = picked_in_the_browser(page, received, tick(page, first), f"q.get('topics') === '{first}'")
+    assert one["table"] == count([first], venue=False)
+    both = f"q.get('topics') === '{first}' && q.get('f.venue') === 'ICML'"
+    narrowed = picked_in_the_browser(page, received, icml, both)
+    assert narrowed["chips"] == ["venue=ICML"] and narrowed["table"] == count([first], venue=True)
+    assert same_link_afresh(browser, page) == narrowed
+    two = f"q.get('topics') === '{first},{second}' && q.get('f.venue') === 'ICML'"
+    wider = picked_in_the_browser(page, received, tick(page, second), two)
+    assert sorted(wider["ticked"]) == sorted([str(first), str(second)])
+    assert wider["table"] == count([first, second], venue=True) and same_link_afresh(browser, page) == wider
+    dropped = picked_in_the_browser(
+        page, received, icml, f"q.get('topics') === '{first},{second}' && !q.has('f.venue')"
+    )
+    assert dropped["chips"] == [] and dropped["table"] == count([first, second], venue=False)
+    page.locator(".atlas-facets-summary").click()  # closed, as a fresh page shows it with no value chosen
+    assert same_link_afresh(browser, page) == page.evaluate(SHOWN)
+    assert picked_in_the_browser(page, received, page.go_back, two) == wider
+    # The other way round: a venue pressed first, then a topic ticked over it.
+    open_app(page, app.url)
+    idle(page)
+    page.locator(".atlas-facets-summary").click()
+    picked_in_the_browser(page, received, icml, "q.get('f.venue') === 'ICML'")
+    ticked = picked_in_the_browser(page, received, tick(page, second), f"q.get('topics') === '{second}'")
+    assert ticked["table"] == count([second], venue=True) and same_link_afresh(browser, page) == ticked
+
+
 def test_topics_ticked_over_a_link_s_topics_filter_are_drawn_by_the_browser_and_read_as_their_link(
     page, browser, keyed_app
 ):

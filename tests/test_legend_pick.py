@@ -20,7 +20,9 @@ TOPICS = session.widget_key("topics")
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     folder = tmp_path_factory.mktemp("legend") / "keyed"
-    write_map(folder, themed_map(names=("Generative", "Structure")))
+    atlas = themed_map(names=("Generative", "Structure"))
+    atlas.papers["track"] = ["Main", "Findings"] * (len(atlas.papers) // 2)  # a second column to filter by
+    write_map(folder, atlas)
     return build_map_data("keyed", folder)
 
 
@@ -257,7 +259,7 @@ def test_only_this_topic_the_browser_showed_itself_leaves_the_map_and_the_table_
     assert session.key_picks() == int(drew) and ("map" in reruns[-1]) == (not drew)
     assert ("results" in reruns[-1]) == (not drew) and "header" in reruns[-1]
     if drew:
-        assert st.session_state[session.BROWSER_PICK] == (TOPICS, (1,))
+        assert st.session_state[session.BROWSER_PICK].chosen == ((TOPICS, (1,)),)
         assert st.session_state[session.URL_PARAMS] == {"topics": ["1"], "topic": ["1"]}
 
 
@@ -404,3 +406,47 @@ def test_values_naming_nothing_the_list_offers_change_nothing(data, reruns, colu
     drawn(list(session.PARTS))
     values(data, column, codes, "f.year=2024")
     assert session.filter_key("year") not in st.session_state and reruns == [] and session.key_picks() == 0
+
+
+def test_ticks_and_values_of_one_column_combine_in_the_browser_while_the_map_holds_the_view_under_them(
+    data, reruns
+):
+    """A topic ticked, a year pressed, another topic ticked, the year dropped and another pressed, each
+    with the link the browser wrote: the browser draws each from the view before the first tick (the
+    map's and the table's parts never rerun) and both filters hold their choices. Values of a second
+    column over them are the server's (the browser combines ticks with one column's values)."""
+    year = session.filter_key("year")
+    drawn(list(session.PARTS))
+    steps = [
+        (only, [1], "topics=1"),
+        (values, [1], "topics=1&f.year=2024"),
+        (only, [1, 0], "topics=1%2C0&f.year=2024"),
+        (values, [], "topics=1%2C0"),
+        (values, [0], "topics=1%2C0&f.year=2023"),
+    ]
+    for k, (step, chosen, query) in enumerate(steps, start=1):
+        if step is only:
+            only(data, chosen, query)
+        else:
+            values(data, "year", chosen, query)
+        assert session.view_link() == query and session.key_picks() == k
+        assert "map" not in reruns[-1] and "results" not in reruns[-1]
+        drawn(reruns[-1])
+    assert st.session_state[TOPICS] == [1, 0] and st.session_state[year] == ["2023"]
+    query = "topics=1%2C0&f.track=Findings&f.year=2023"
+    values(data, "track", [0], query)
+    assert session.view_link() == query and session.key_picks() == len(steps)
+    assert "map" in reruns[-1] and "results" in reruns[-1]
+
+
+def test_ticks_over_values_are_the_server_s_where_the_view_would_not_let_the_browser_tick(data, reruns):
+    """A year pressed with a theme chosen (the browser may press values there, not tick topics): the
+    tick that follows is the server's."""
+    st.session_state[THEMES] = [0]
+    drawn(list(session.PARTS))
+    values(data, "year", [1], "f.year=2024&theme=0")
+    assert session.key_picks() == 1 and "map" not in reruns[-1]
+    drawn(reruns[-1])
+    query = "topics=1&f.year=2024&theme=0"
+    only(data, [1], query)
+    assert session.view_link() == query and session.key_picks() == 1 and "map" in reruns[-1]

@@ -128,35 +128,39 @@ function keyShown(inst, pick) {
   const wide = pick.topics ? view.unticked : null;
   const some = (pick.topics && (pick.topics.length || wide)) || (pick.values && pick.values.length);
   if (!t || !view || !summary || (entryOf(pick) === null && !some)) return null;
-  /** @type {((row: number) => boolean)|null} */
-  let has = null;
+  /** @type {((row: number) => boolean)[]} what a paper must hold: ticked topics and pressed values, or an entry of the key */
+  const tests = [];
   const base = decodeMask(wide ? wide.mask : view.mask, t.n);
   let unassigned = -1; // the unassigned papers' colour rank, where they are picked
   if (pick.topics && pick.topics.length) {
     const picked = new Set(pick.topics), topics = summary.topics.filter((topic) => picked.has(topic.id));
     if (topics.length !== picked.size) return null;
     const ranks = new Set(topics.map((topic) => topic.rank));
-    has = (i) => ranks.has(t.colour[i]);
+    tests.push((i) => ranks.has(t.colour[i]));
     const none = topics.find((topic) => topic.id === -1);
     if (none) unassigned = none.rank;
-  } else if (pick.topics) {
-    // every paper of the view without its Topics filter
-  } else if (pick.values) {
+  } // topics: [] is every paper of the view without its Topics filter
+  if (pick.values) {
     const code = pick.column !== undefined ? t.codes[pick.column] : undefined;
     if (!code) return null;
     const values = new Set(pick.values);
-    has = (i) => values.has(code[i]);
+    tests.push((i) => values.has(code[i]));
+  }
+  if (pick.topics || pick.values) {
+    // narrowed above
   } else if (typeof pick.theme === "number") {
     if (view.colour) return null; // the key shows the column's values: a theme is the server's to show
     const ranks = new Set(summary.topics.filter((topic) => topic.theme === pick.theme).map((topic) => topic.rank));
     if (!ranks.size) return null;
-    has = (i) => ranks.has(t.colour[i]);
+    tests.push((i) => ranks.has(t.colour[i]));
   } else {
     const by = view.colour ? t.colourings[view.colour] : undefined;
     if (!by || typeof pick.value !== "number" || pick.value >= by.values.length) return null;
     const code = by.code, value = pick.value;
-    has = (i) => code[i] === value;
+    tests.push((i) => code[i] === value);
   }
+  const [first, second] = tests;
+  const has = second ? (/** @type {number} */ i) => first(i) && second(i) : first || null;
   const counts = rankCounts(t, base && base.rows, has);
   if (unassigned >= 0 && !counts[unassigned]) return null;
   // The names as the server sends them for the view: its topics with papers in view, largest first
@@ -202,7 +206,7 @@ function showInParts(shown) {
 // (`key_in_browser`, nothing shown alone yet), where the server sent the view without its Topics filter
 // (`unticked`: they narrow that), or while the map, the panel and the table still hold the view under
 // topics it showed so (drawn from that view), as the server would (a topic open in the panel stays
-// open). The link is written with the topics as the Topics filter's choice (`query`: Back or Forward
+// open); so are ticks over values it pressed there, where the view would let it tick. The link is written with the topics as the Topics filter's choice (`query`: Back or Forward
 // went to it), and the server told in the task before the parts take it in, as for a pick in the key.
 // Any other is the server's (told so; Back or Forward is left to Streamlit's rerun of the link).
 /** @param {number[]} topics @param {string} [query] @returns {boolean} whether the browser shows them */
@@ -210,11 +214,13 @@ function showTopics(topics, query) {
   const inst = LINK.map, panel = LINK.panel, view = inst && inst.received;
   if (!panel || !panel.view) return false;
   const shown = inst && inst.keyShown;
-  // None ticked: the view received again, or, where it has a Topics filter, all of the view without it.
-  const narrows = inst && view && (topics.length || view.unticked);
-  const showing = narrows ? keyShown(/** @type {AtlasMap} */ (inst), { topics }) : null;
-  const held = shown ? shown.pick.topics !== undefined && partsHold(shown) : Boolean(view && ((view.key_in_browser && topics.length) || view.unticked));
-  if (!inst || !held || (narrows && !showing)) {
+  // Over values it pressed, where the view would let it tick (as the first tick, or over its Topics filter).
+  const overValues = Boolean(shown && shown.pick.topics === undefined && shown.pick.values && view && (view.key_in_browser || view.unticked));
+  const held = shown ? (shown.pick.topics !== undefined || overValues) && partsHold(shown) : Boolean(view && ((view.key_in_browser && topics.length) || view.unticked));
+  // None ticked: the view received again (or under the values pressed), or, where it has a Topics filter, all of the view without it.
+  const next = inst && view && held ? listPick(shown, { topics }, view) : null;
+  const showing = next ? keyShown(/** @type {AtlasMap} */ (inst), next) : null;
+  if (!inst || !held || (next && !showing)) {
     if (query === undefined) panel.trigger("only", { topics, map: panel.view.points });
     return false;
   }
@@ -227,7 +233,8 @@ function showTopics(topics, query) {
 // Values of a metadata column toggled in the topic list (js/panel.js): their papers alone (none: all
 // again), shown by the browser where the server says it may (`values_in_browser`) and the column has no
 // filter of its own, or while the map, the panel and the table still hold the view under values of the
-// column it showed so (drawn from that view), as the server would. The link is written with the values
+// column it showed so (drawn from that view), as the server would; so are values over topics it ticked
+// there (one column's, with no filter of its own). The link is written with the values
 // as the column's filter (`query`: Back or Forward went to it), and the server told in the task before
 // the parts take it in, as for a pick in the key. Any other is the server's, as for ticks.
 /** @param {PanelFacet} facet @param {number[]} values @param {string} [query] @returns {boolean} whether the browser shows them */
@@ -235,9 +242,13 @@ function showValues(facet, values, query) {
   const inst = LINK.map, panel = LINK.panel, state = panel && panel.view;
   if (!panel || !state) return false;
   const shown = inst && inst.keyShown, column = facet.column;
-  const showing = inst && inst.received && values.length ? keyShown(inst, { column, values }) : null;
-  const held = shown ? shown.pick.column === column && partsHold(shown) : state.values_in_browser && !facet.chosen.length && values.length > 0;
-  if (!inst || !inst.received || !held || (values.length && !showing)) {
+  // Over topics it ticked, where the view would let it press values of a column without a filter.
+  const free = state.values_in_browser && !facet.chosen.length;
+  const overTicks = Boolean(shown && shown.pick.topics !== undefined && shown.pick.column === undefined && free);
+  const held = shown ? (shown.pick.column === column || overTicks) && partsHold(shown) : free && values.length > 0;
+  const next = inst && inst.received && held ? listPick(shown, { column, values }, inst.received) : null;
+  const showing = next ? keyShown(/** @type {AtlasMap} */ (inst), next) : null;
+  if (!inst || !inst.received || !held || (next && !showing)) {
     if (query === undefined) panel.trigger("values", { column, values, map: state.points });
     return false;
   }
@@ -245,6 +256,20 @@ function showValues(facet, values, query) {
   panel.trigger("values", { column, values, query, map: inst.pointsUrl });
   showInParts(showing);
   return true;
+}
+
+/** What the browser shows alone after a step in the topic list: the topics it ticked and one column's
+ * values it pressed (`shown`'s) with `change`; a choice left empty dropped, but no topics ticked over a
+ * view whose Topics filter the server drew (`unticked`): all of the view without it. Null: the view
+ * received again. @param {KeyShown|null} shown @param {ShownPick} change @param {ViewState} view @returns {ShownPick|null} */
+function listPick(shown, change, view) {
+  const pick = { ...(shown ? shown.pick : {}), ...change };
+  if (pick.topics && !pick.topics.length && !view.unticked) delete pick.topics;
+  if (pick.values && !pick.values.length) {
+    delete pick.values;
+    delete pick.column;
+  }
+  return Object.keys(pick).length ? pick : null;
 }
 
 // The charts' height: the map's, less the key's row (and the note's) under them.
