@@ -19,7 +19,8 @@ closed; clicked again after), returns to the list, clicks the first entry of the
 on a map with themes: that theme alone), then the second (key other: that theme alone in its place;
 clicked again after), ticks the first topic of the topic list (tick: its papers alone), then the
 second (tick more: both topics'; "Show all topics" after), opens "Filter by …" above the list and
-presses its first value (chip: that value's papers alone; pressed again after), opens the map coloured by its first column with few values and clicks the
+presses its first value (chip: that value's papers alone; pressed again after), presses it again
+with the first topic ticked (chip ticked: both filters; both dropped after), opens the map coloured by its first column with few values and clicks the
 first entry of its key (key value: that value alone; clicked again after), turns the papers table to its second page
 (page: until it says "page 2 of"), pans the whole map by 2% three times (pan frame: until two frames
 have passed, timed in the page, the median of the three), and drags a box over the middle of the map
@@ -80,6 +81,7 @@ STEPS = (
     "tick",
     "tick more",
     "chip",
+    "chip ticked",
     "key topic",
     "key",
     "key other",
@@ -103,6 +105,7 @@ NAMES = {
     "tick": "tick a topic in the list",
     "tick more": "tick another topic",
     "chip": "a value pressed in the list (Filter by)",
+    "chip ticked": "a value pressed, a topic ticked",
     "page": "next page of the table",
     "key topic": "click in the key, a topic open",
     "key": "click in the key",
@@ -319,6 +322,15 @@ def one_round(browser, url: str, tally: Tally, uncomposited: bool = False, colou
         chip = page.locator(".atlas-chip").first
         record("chip", press(page, chip))
         settle(page, press(page, chip))
+        if tick.count() > 1:  # the same value pressed over a topic ticked: both filters at once
+            tick.first.scroll_into_view_if_needed()  # under the values, in the panel's scrolled list
+            settle(page, press(page, tick.first))
+            chip.scroll_into_view_if_needed()
+            record("chip ticked", press(page, chip))
+            settle(page, press(page, chip))
+            every = page.locator(".atlas-ticks-clear")
+            every.scroll_into_view_if_needed()
+            settle(page, press(page, every))
     if colour:  # the map coloured by a column: its key's entries show one value alone
         opened(page, f"{url}?colour={colour}", uncomposited)
         entry = page.locator(".atlas-legend button.atlas-legend-item")
