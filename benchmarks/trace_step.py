@@ -4,11 +4,11 @@ threads' time (the GPU process's SwiftShader among them).
 
 Usage (from the repository root):
 
-    .venv/bin/python benchmarks/trace_step.py --map DIR --step {search,topic,click,filter,history,key,box,unbox}
+    .venv/bin/python benchmarks/trace_step.py --map DIR --step {search,clear,topic,click,filter,history,key,box,unbox}
         [--query QUERY] [--cpu]
 
 The step is taken as `bench_steps.py` takes it (headless Chromium at 1400x900, after first paint):
-"learning" typed and Enter pressed; the topic list's first topic clicked; a paper of the first
+"learning" typed and Enter pressed (clear: then emptied and Enter pressed); the topic list's first topic clicked; a paper of the first
 topic clicked on the map; the sidebar's first filter's first option picked; a box dragged over the
 middle fifth of the map, let go; the papers table's Clear selection after that box (unbox); Back in the browser after the filter; the key's first entry
 clicked (`--query colour=field`: the page opened with that link, here a key of the column's values). The trace runs from the action until the map has redrawn (a box: has taken the server's
@@ -42,9 +42,15 @@ CATEGORIES = ["devtools.timeline", "disabled-by-default-devtools.timeline", "v8.
 
 def prepare(page, step: str):
     """Get the page ready for `step` and return the action that takes it."""
-    if step == "search":
+    if step in ("search", "clear"):
         box = page.get_by_role("textbox", name="Search")
         box.fill("learning")
+        if step == "search":
+            return lambda: box.press("Enter")
+        box.press("Enter")  # searched; the step is clearing it
+        page.wait_for_timeout(500)
+        page.wait_for_function(IDLE)
+        box.fill("")
         return lambda: box.press("Enter")
     if step == "box":
         start_box(page)
@@ -145,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--map", type=Path, required=True, metavar="DIR")
     parser.add_argument(
         "--step",
-        choices=("search", "topic", "click", "filter", "history", "key", "box", "unbox"),
+        choices=("search", "clear", "topic", "click", "filter", "history", "key", "box", "unbox"),
         required=True,
     )
     parser.add_argument("--query", default="", help="the link's query string to open (e.g. colour=field)")
