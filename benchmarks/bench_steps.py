@@ -19,7 +19,8 @@ closed; clicked again after), returns to the list, clicks the first entry of the
 on a map with themes: that theme alone), then the second (key other: that theme alone in its place;
 clicked again after), ticks the first topic of the topic list (tick: its papers alone), then the
 second (tick more: both topics'; "Show all topics" after), opens "Filter by …" above the list and
-presses its first value (chip: that value's papers alone; pressed again after), presses it again
+presses the first value of the column coloured by below, else its first value (chip: that value's
+papers alone; pressed again after), presses it again
 with the first topic ticked (chip ticked: both filters; both dropped after), opens the map coloured by its first column with few values and clicks the
 first entry of its key (key value: that value alone; clicked again after), turns the papers table to its second page
 (page: until it says "page 2 of"), pans the whole map by 2% three times (pan frame: until two frames
@@ -319,7 +320,10 @@ def one_round(browser, url: str, tally: Tally, uncomposited: bool = False, colou
     summary = page.locator(".atlas-facets-summary")
     if summary.count():  # "Filter by …" opened, its first value pressed (its papers alone), again after
         settle(page, press(page, summary))
-        chip = page.locator(".atlas-chip").first
+        # the first value of the column the key is coloured by below (offered by every checkout since
+        # the values came), else the first offered
+        of_colour = page.locator(f".atlas-chip[data-column='{colour}']")
+        chip = of_colour.first if colour and of_colour.count() else page.locator(".atlas-chip").first
         record("chip", press(page, chip))
         settle(page, press(page, chip))
         if tick.count() > 1:  # the same value pressed over a topic ticked: both filters at once
