@@ -128,7 +128,7 @@ function keyShown(inst, pick) {
   const wide = pick.topics ? view.unticked : null;
   const some = (pick.topics && (pick.topics.length || wide)) || (pick.values && pick.values.length);
   if (!t || !view || !summary || (entryOf(pick) === null && !some)) return null;
-  /** @type {((row: number) => boolean)[]} what a paper must hold: ticked topics and pressed values, or an entry of the key */
+  /** @type {((row: number) => boolean)[]} what a paper shown holds: ticked topics, pressed values; or a key's entry */
   const tests = [];
   const base = decodeMask(wide ? wide.mask : view.mask, t.n);
   let unassigned = -1; // the unassigned papers' colour rank, where they are picked
@@ -146,14 +146,12 @@ function keyShown(inst, pick) {
     const values = new Set(pick.values);
     tests.push((i) => values.has(code[i]));
   }
-  if (pick.topics || pick.values) {
-    // narrowed above
-  } else if (typeof pick.theme === "number") {
+  if (typeof pick.theme === "number") {
     if (view.colour) return null; // the key shows the column's values: a theme is the server's to show
     const ranks = new Set(summary.topics.filter((topic) => topic.theme === pick.theme).map((topic) => topic.rank));
     if (!ranks.size) return null;
     tests.push((i) => ranks.has(t.colour[i]));
-  } else {
+  } else if (pick.value !== undefined) {
     const by = view.colour ? t.colourings[view.colour] : undefined;
     if (!by || typeof pick.value !== "number" || pick.value >= by.values.length) return null;
     const code = by.code, value = pick.value;
@@ -206,8 +204,9 @@ function showInParts(shown) {
 // (`key_in_browser`, nothing shown alone yet), where the server sent the view without its Topics filter
 // (`unticked`: they narrow that), or while the map, the panel and the table still hold the view under
 // topics it showed so (drawn from that view), as the server would (a topic open in the panel stays
-// open); so are ticks over values it pressed there, where the view would let it tick. The link is written with the topics as the Topics filter's choice (`query`: Back or Forward
-// went to it), and the server told in the task before the parts take it in, as for a pick in the key.
+// open); so are ticks over values it pressed there, where the view would let it tick. The link is
+// written with the topics as the Topics filter's choice (`query`: Back or Forward went to it), and the
+// server told in the task before the parts take it in, as for a pick in the key.
 // Any other is the server's (told so; Back or Forward is left to Streamlit's rerun of the link).
 /** @param {number[]} topics @param {string} [query] @returns {boolean} whether the browser shows them */
 function showTopics(topics, query) {
@@ -215,9 +214,12 @@ function showTopics(topics, query) {
   if (!panel || !panel.view) return false;
   const shown = inst && inst.keyShown;
   // Over values it pressed, where the view would let it tick (as the first tick, or over its Topics filter).
-  const overValues = Boolean(shown && shown.pick.topics === undefined && shown.pick.values && view && (view.key_in_browser || view.unticked));
+  const overValues = Boolean(
+    shown && shown.pick.topics === undefined && shown.pick.values && view && (view.key_in_browser || view.unticked),
+  );
   const held = shown ? (shown.pick.topics !== undefined || overValues) && partsHold(shown) : Boolean(view && ((view.key_in_browser && topics.length) || view.unticked));
-  // None ticked: the view received again (or under the values pressed), or, where it has a Topics filter, all of the view without it.
+  // None ticked: the view received again (or under the values pressed), or, where it has a Topics
+  // filter, all of the view without it.
   const next = inst && view && held ? listPick(shown, { topics }, view) : null;
   const showing = next ? keyShown(/** @type {AtlasMap} */ (inst), next) : null;
   if (!inst || !held || (next && !showing)) {
