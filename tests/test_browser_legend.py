@@ -585,6 +585,18 @@ def tick(page, topic: int):
     return page.locator(f".atlas-topic-tick[data-topic='{topic}']")
 
 
+def with_values_open(page, url: str) -> None:
+    """The page opened at `url` and settled, "Filter by …" above the topic list opened."""
+    open_app(page, url)
+    idle(page)
+    page.locator(".atlas-facets-summary").click()
+
+
+def value(page, column: str, text: str):
+    """The value `text` of `column` in the topic list's "Filter by …"."""
+    return page.locator(f".atlas-chip[data-column='{column}']", has_text=text)
+
+
 def opened_in_the_panel(page, topic: int) -> None:
     """Open `topic` from the topic panel's list, as a reader clicks it, and wait for its link."""
     page.locator(f".atlas-panel-list .atlas-topic[data-topic='{topic}']").click()
@@ -790,12 +802,10 @@ def test_values_pressed_in_the_list_are_drawn_by_the_browser_and_read_as_their_l
     app, atlas = keyed_app
     venue = atlas.papers["venue"]
     received = Received(page)
-    open_app(page, app.url)
-    idle(page)
-    page.locator(".atlas-facets-summary").click()
+    with_values_open(page, app.url)
 
     def chip(text: str) -> object:
-        return page.locator(".atlas-chip[data-column='venue']", has_text=text)
+        return value(page, "venue", text)
 
     one = picked_in_the_browser(page, received, chip("ICML"), "q.getAll('f.venue').join() === 'ICML'")
     assert one["chips"] == ["venue=ICML"] and one["table"] == f"Papers · {int((venue == 'ICML').sum())}"
@@ -810,9 +820,7 @@ def test_values_pressed_in_the_list_are_drawn_by_the_browser_and_read_as_their_l
     none = picked_in_the_browser(page, received, chip("NeurIPS"), "!q.has('f.venue')")
     assert none["chips"] == [] and none["table"] == f"Papers · {len(venue)}"
 
-    open_app(page, f"{app.url}?colour=venue")
-    idle(page)
-    page.locator(".atlas-facets-summary").click()
+    with_values_open(page, f"{app.url}?colour=venue")
     keyed = picked_in_the_browser(page, received, chip("NeurIPS"), "q.get('f.venue') === 'NeurIPS'")
     assert [entry for entry in keyed["key"] if entry[1]] == [["NeurIPS", True]] and keyed["showAll"] == 1
     assert same_link_afresh(browser, page) == keyed
@@ -827,14 +835,11 @@ def test_values_of_a_column_too_many_to_colour_by_are_pressed_and_drawn_by_the_b
     app, atlas = keyed_app
     track = atlas.papers["track"]
     received = Received(page)
-    open_app(page, app.url)
-    idle(page)
-    page.locator(".atlas-facets-summary").click()
-    offered = page.locator(".atlas-chip[data-column='track']")
-    assert offered.all_inner_texts() == list(TRACKS)
+    with_values_open(page, app.url)
+    assert page.locator(".atlas-chip[data-column='track']").all_inner_texts() == list(TRACKS)
 
     def chip(text: str) -> object:
-        return page.locator(".atlas-chip[data-column='track']", has_text=text)
+        return value(page, "track", text)
 
     one = picked_in_the_browser(page, received, chip("Track 21"), "q.getAll('f.track').join() === 'Track 21'")
     assert one["chips"] == ["track=Track 21"]
@@ -859,10 +864,8 @@ def test_ticks_and_values_pressed_together_are_drawn_by_the_browser_and_read_as_
     first, second = (int(t) for t in atlas.topics["topic_id"][:2])
     papers = atlas.papers
     received = Received(page)
-    open_app(page, app.url)
-    idle(page)
-    page.locator(".atlas-facets-summary").click()
-    icml = page.locator(".atlas-chip[data-column='venue']", has_text="ICML")
+    with_values_open(page, app.url)
+    icml = value(page, "venue", "ICML")
 
     def count(topics: list[int], venue: bool) -> str:
         kept = papers["topic_id"].isin(topics) & ((papers["venue"] == "ICML") if venue else True)
@@ -886,9 +889,7 @@ def test_ticks_and_values_pressed_together_are_drawn_by_the_browser_and_read_as_
     assert same_link_afresh(browser, page) == page.evaluate(SHOWN)
     assert picked_in_the_browser(page, received, page.go_back, two) == wider
     # The other way round: a venue pressed first, then a topic ticked over it.
-    open_app(page, app.url)
-    idle(page)
-    page.locator(".atlas-facets-summary").click()
+    with_values_open(page, app.url)
     picked_in_the_browser(page, received, icml, "q.get('f.venue') === 'ICML'")
     ticked = picked_in_the_browser(page, received, tick(page, second), f"q.get('topics') === '{second}'")
     assert ticked["table"] == count([second], venue=True) and same_link_afresh(browser, page) == ticked
