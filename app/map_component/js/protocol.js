@@ -398,7 +398,7 @@
 
 /** What the browser shows alone itself: an entry of the key (a theme, or a value of the colour
  * column), or the topics ticked in the panel's list or kept by its "Only this topic" (js/legend.js,
- * `showTopics`), or values of a metadata column toggled there (`showValues`).
+ * `showTopics`), or values of a metadata column toggled there (`showValues`), or both (`listPick`).
  * @typedef {{theme?: number, value?: number, topics?: number[], column?: string, values?: number[]}} ShownPick */
 /** An entry picked in the key (or topics kept alone) and shown by the browser until the server's
  * next state (js/legend.js, `keyShown`): the pick; whether a row of the point table is among its
