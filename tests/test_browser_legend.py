@@ -830,8 +830,9 @@ def test_values_of_a_column_too_many_to_colour_by_are_pressed_and_drawn_by_the_b
     page, browser, keyed_app
 ):
     """A column of 22 values (more than a colouring takes, so not in Colour by) is offered in Filter by
-    … too: a track pressed, then another, shows their papers drawn by the browser, as the same link
-    opened afresh reads; the sidebar's filter of the column follows."""
+    … too, the values scrolling in a box of their own (kept where the reader scrolled it): a track
+    pressed, then another, shows their papers drawn by the browser, as the same link opened afresh
+    reads; the sidebar's filter of the column follows."""
     app, atlas = keyed_app
     track = atlas.papers["track"]
     received = Received(page)
@@ -841,7 +842,15 @@ def test_values_of_a_column_too_many_to_colour_by_are_pressed_and_drawn_by_the_b
     def chip(text: str) -> object:
         return value(page, "track", text)
 
+    box = page.locator(".atlas-facets-values")  # many values scroll in a box of their own
+    assert box.evaluate("(el) => el.scrollHeight > el.clientHeight")
+    box.evaluate("(el) => (el.scrollTop = el.scrollHeight)")  # scrolled to its end, as a reader may
+    chip("Track 21").scroll_into_view_if_needed()
+    scrolled = box.evaluate("(el) => el.scrollTop")
     one = picked_in_the_browser(page, received, chip("Track 21"), "q.getAll('f.track').join() === 'Track 21'")
+    assert (
+        scrolled > 0 and box.evaluate("(el) => el.scrollTop") == scrolled
+    )  # kept as the list is drawn again
     assert one["chips"] == ["track=Track 21"]
     assert one["table"] == f"Papers · {int((track == 'Track 21').sum())}"
     assert same_link_afresh(browser, page) == one

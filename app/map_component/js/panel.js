@@ -174,6 +174,7 @@ class TopicPanel {
   listKey = undefined;
   chartTab = "Keywords"; // the chart an opened topic shows, kept from topic to topic
   facetsOpen = false; // the values to filter by shown (the reader opened them)
+  facetsTop = 0; // how far the reader scrolled the values, kept as the list is drawn again
   /** @type {Trigger} */ trigger = () => {};
   /** @type {Promise<void>} the updates, one after another */ ready = Promise.resolve();
   /** @type {HTMLElement} */ loading;
@@ -257,6 +258,10 @@ class TopicPanel {
       this.facetsOpen = !block.open; // the reader's choice (a click, Enter or Space), kept as the list is drawn again
     });
     block.append(summary);
+    // The values scroll in a box of their own: many (a year's, a venue's) leave the topics in sight.
+    const body = element("div", "atlas-facets-values");
+    body.addEventListener("scroll", () => (this.facetsTop = body.scrollTop));
+    block.append(body);
     for (const facet of facets) {
       const chosen = chosenIn(facet);
       const group = element("div", "atlas-facet");
@@ -277,7 +282,7 @@ class TopicPanel {
         });
         group.append(chip);
       });
-      block.append(group);
+      body.append(group);
     }
     return block;
   }
@@ -328,7 +333,10 @@ class TopicPanel {
       }
       view.appendChild(order);
     }
-    if (data.facets.length) view.appendChild(this.facetChips(data.facets));
+    if (data.facets.length) {
+      const block = view.appendChild(this.facetChips(data.facets));
+      /** @type {HTMLElement} */ (block.lastElementChild).scrollTop = this.facetsTop;
+    }
     if (ticked.length) {
       const all = element("button", "atlas-ticks-clear", "Show all topics");
       all.setAttribute("type", "button");
