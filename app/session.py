@@ -92,7 +92,7 @@ class BrowserPick:
     chosen: tuple[tuple[str, tuple], ...]
     ticks: bool = False
     columns: frozenset[str] = frozenset()
-    entry: bool = False  # an entry of the key: nothing is added to it in the browser
+    entry: bool = False  # an entry of the key (nothing is added to it in the browser: no ticks, no columns)
 
 
 # --------------------------------------------------------------------------- state <-> widgets <-> URL
@@ -640,14 +640,14 @@ def on_panel_only(data: MapData, points_url: str) -> None:
         return
     topics = list(dict.fromkeys(topics))
     state, held = current_state(), _held_pick()
-    in_panel = panel_holds_topic(state)
-    if held is not None:  # ticks with the browser's own, or over values it pressed
-        drew = not held.entry and (held.ticks or SESSION_KEY["topics"] in dict(held.chosen))
+    if (
+        held is not None
+    ):  # ticks with the browser's own, or over values it pressed: where the view let it tick
+        drew = held.ticks
     else:
-        drew = (bool(topics) and key_in_browser_now(data, topic_in_panel=in_panel)) or ticks_in_browser_now(
-            topic_in_panel=in_panel
-        )
-        held = _list_pick(data, ticks=drew)
+        held, in_panel = _list_pick(data, state), panel_holds_topic(state)
+        first = bool(topics) and key_in_browser_now(data, topic_in_panel=in_panel)
+        drew = first or ticks_in_browser_now(topic_in_panel=in_panel)
     drew = drew and (-1 not in topics or state.show_unassigned)
     _only_these_topics(topics, data.topic_themes())
     if drew and _is_view_link(value.get("query")):
@@ -666,11 +666,14 @@ def _held_pick() -> BrowserPick | None:
     return held
 
 
-def _list_pick(data: MapData, ticks: bool) -> BrowserPick:
-    """Nothing shown alone yet, and what the view drawn (this run's state, before the step changes it)
-    lets the browser add in the topic list: ticks (`ticks`, as the step found), values of the columns
-    without a filter (`values_in_browser_now`)."""
-    filters = current_state().filter_dict()
+def _list_pick(data: MapData, state: ViewState) -> BrowserPick:
+    """Nothing shown alone yet, and what the view drawn (`state`, this run's, before the step changes
+    it) lets the browser add in the topic list: ticks, where an entry of the key would be the browser's
+    (`key_in_browser_now`) or ticks over its Topics filter would (`ticks_in_browser_now`); values of
+    the columns without a filter of their own, where values would be (`values_in_browser_now`)."""
+    in_panel = panel_holds_topic(state)
+    ticks = key_in_browser_now(data, topic_in_panel=in_panel) or ticks_in_browser_now(topic_in_panel=in_panel)
+    filters = state.filter_dict()
     free = frozenset(c for c in data.facets if not filters.get(c)) if values_in_browser_now() else frozenset()
     return BrowserPick((), ticks=ticks, columns=free)
 
@@ -688,11 +691,12 @@ def values_in_browser_now() -> bool:
 
 
 def on_panel_values(data: MapData, points_url: str) -> None:
-    """Values of a filterable column toggled in the topic list (none: every value again): that column's filter. With the link it wrote (`query`), the browser showed their papers
-    itself (js/legend.js, `showValues`): taken at its word where the view let it (`values_in_browser_now`
-    and no filter on the column, or the map and the table still hold the view under values of that
-    column it showed so, `BROWSER_PICK`) and the link is the view's; then the map's and the table's
-    parts do not rerun."""
+    """Values of a filterable column toggled in the topic list (none: every value again): that column's
+    filter. With the link it wrote (`query`), the browser showed their papers itself (js/legend.js,
+    `showValues`): taken at its word where the view let it (`values_in_browser_now` and no filter on
+    the column; or the map and the table still hold the view under values of that column it showed
+    so, or under topics it ticked where that view let values of the column be pressed: `BrowserPick`)
+    and the link is the view's; then the map's and the table's parts do not rerun."""
     value = _panel_event("values", points_url)
     column = value.get("column") if value else None
     if column not in data.facets:
@@ -702,18 +706,11 @@ def on_panel_values(data: MapData, points_url: str) -> None:
         return
     chosen = tuple(options[c] for c in dict.fromkeys(codes))
     key, held = filter_key(column), _held_pick()
-    if held is not None:  # values of the column it pressed, or values over the topics it ticked
-        picked = dict(held.chosen)
-        drew = not held.entry and (
-            key in picked or (column in held.columns and len(picked) == 1 and SESSION_KEY["topics"] in picked)
-        )
+    if held is not None:  # values of the column it pressed, or over the topics it ticked (no other column's)
+        drew = column in held.columns and {k for k, _ in held.chosen} <= {key, SESSION_KEY["topics"]}
     else:
-        in_panel = panel_holds_topic(current_state())
-        drew = bool(chosen) and not current_state().filter_dict().get(column) and values_in_browser_now()
-        ticks = key_in_browser_now(data, topic_in_panel=in_panel) or ticks_in_browser_now(
-            topic_in_panel=in_panel
-        )
-        held = _list_pick(data, ticks=ticks)
+        held = _list_pick(data, current_state())
+        drew = bool(chosen) and column in held.columns
     st.session_state[key] = list(chosen)
     if drew and _is_view_link(value.get("query")):
         _drawn_in_browser(value["query"], ("map", "results"), _with(held, key, chosen))
