@@ -217,19 +217,9 @@ function showTopics(topics, query) {
   const overValues = Boolean(
     shown && shown.pick.topics === undefined && shown.pick.values && view && (view.key_in_browser || view.unticked),
   );
-  const held = shown ? (shown.pick.topics !== undefined || overValues) && partsHold(shown) : Boolean(view && ((view.key_in_browser && topics.length) || view.unticked));
-  // None ticked: the view received again (or under the values pressed), or, where it has a Topics
-  // filter, all of the view without it.
-  const next = inst && view && held ? listPick(shown, { topics }, view) : null;
-  const showing = next ? keyShown(/** @type {AtlasMap} */ (inst), next) : null;
-  if (!inst || !held || (next && !showing)) {
-    if (query === undefined) panel.trigger("only", { topics, map: panel.view.points });
-    return false;
-  }
-  query = writtenLink(SHARED.topics_key, topics.length ? topics.join(",") : null, query);
-  panel.trigger("only", { topics, query, map: inst.pointsUrl });
-  showInParts(showing);
-  return true;
+  const first = Boolean(view && ((view.key_in_browser && topics.length) || view.unticked)); // nothing shown alone yet
+  const held = shown ? (shown.pick.topics !== undefined || overValues) && partsHold(shown) : first;
+  return listStep("only", { topics }, held, SHARED.topics_key, topics.length ? topics.join(",") : null, query);
 }
 
 // Values of a metadata column toggled in the topic list (js/panel.js): their papers alone (none: all
@@ -248,14 +238,28 @@ function showValues(facet, values, query) {
   const free = state.values_in_browser && !facet.chosen.length;
   const overTicks = Boolean(shown && shown.pick.topics !== undefined && shown.pick.column === undefined && free);
   const held = shown ? (shown.pick.column === column || overTicks) && partsHold(shown) : free && values.length > 0;
-  const next = inst && inst.received && held ? listPick(shown, { column, values }, inst.received) : null;
+  const link = values.map((k) => facet.values[k]);
+  return listStep("values", { column, values }, held, SHARED.filter_key + column, link, query);
+}
+
+/** A step in the topic list (the event `event`, its `change` to the pick: ticks, or a column's values)
+ * shown by the browser where the view lets it (`held`) and it can tell what to show (`keyShown`; none
+ * ticked or pressed: the view received again, or, where the server drew a Topics filter, all of the view
+ * without it): the link's `key` written as `value` (or `query`, Back or Forward's), the server told, the
+ * parts given it. Else the server's (told so, but on Back or Forward, which Streamlit's rerun follows).
+ * @template {"only"|"values"} K @param {K} event @param {ShownPick} change @param {boolean} held
+ * @param {string} key @param {string|string[]|null} value @param {string|undefined} query @returns {boolean} whether the browser shows it */
+function listStep(event, change, held, key, value, query) {
+  const inst = LINK.map, panel = /** @type {TopicPanel} */ (LINK.panel), view = inst && inst.received;
+  const next = inst && view && held ? listPick(inst.keyShown, change, view) : null;
   const showing = next ? keyShown(/** @type {AtlasMap} */ (inst), next) : null;
-  if (!inst || !inst.received || !held || (next && !showing)) {
-    if (query === undefined) panel.trigger("values", { column, values, map: state.points });
+  /** @param {object} more @returns {Events[K]} the event: the change, and what it says of the step */
+  const told = (more) => /** @type {any} */ ({ ...change, ...more });
+  if (!inst || !view || !held || (next && !showing)) {
+    if (query === undefined) panel.trigger(event, told({ map: panel.view.points }));
     return false;
   }
-  query = writtenLink(SHARED.filter_key + column, values.map((k) => facet.values[k]), query);
-  panel.trigger("values", { column, values, query, map: inst.pointsUrl });
+  panel.trigger(event, told({ query: writtenLink(key, value, query), map: inst.pointsUrl }));
   showInParts(showing);
   return true;
 }
