@@ -28,12 +28,11 @@ from app.downloads import chosen_sentence, downloads
 from app.loaders import MapKey, cached_rising, load_map
 from app.map_component import PANEL_KEY, live_panel, points_url
 from app.map_panel import map_panel
-from app.paper_view import paper_view
+from app.paper_view import paper_state
 from app.papers_panel import papers_panel
 from app.placement import placement_panel
 from app.search import SearchResult
 from app.state import ViewState, normalise_params
-from app.text import markdown_literal
 from app.view import (
     counted_in_view,
     header_sentence,
@@ -58,56 +57,47 @@ def side_panel(
     search: SearchResult | None,
     sent_before_map: set[str],
 ) -> None:
-    """Beside the map: the opened paper, else the topic panel (the topic list, or the opened topic),
-    which the browser draws and answers itself (`app.map_component.live_panel`).
-
-    An opened paper scrolls inside a box as tall as the map, so at 1400×900 it is read without losing
-    the map; its first line leads back (to the topic it was opened from, or to the list).
-    """
+    """Beside the map, the topic panel (`app.map_component.live_panel`): the topic list, or the opened
+    topic, which the browser draws and answers itself; or the opened paper in their place, which scrolls
+    in a box as tall as the map (at 1400×900 it is read without losing the map), its first line leading
+    back (to the topic it was opened from, or to the list)."""
     edit_notice()
-    paper = state.paper if state.paper and state.paper in data.row_of else None
+    paper = data.row_of[state.paper] if state.paper and state.paper in data.row_of else None
+    url = points_url(data, map_key)
+    editing = paper is None and state.topic is not None and editing_allowed(data.path)
     if paper is None:
-        url = points_url(data, map_key)
-        editing = state.topic is not None and editing_allowed(data.path)
-        live_panel(
-            data,
-            map_key,
-            in_view,
-            state,
-            rising=rising,
-            filtered=filtered,
-            values_in_browser=session.values_in_browser_now(),
-            files_sent=session.files_sent(),
-            sent_before_map=sent_before_map,
-            on_topic=partial(session.on_panel_topic, data, url),
-            on_only=partial(session.on_panel_only, data, url),
-            on_values=partial(session.on_panel_values, data, url),
-            on_click=partial(session.on_paper_click, data, url, PANEL_KEY),
-            on_sort=partial(session.on_panel_sort, url),
-            height=MAP_HEIGHT - (40 if editing else 0),
-            key_picks=session.key_picks(),
-            link=session.view_link(),
-        )
-        # Where editing is on, the edit forms follow the opened topic: the map's part reruns for it.
-        session.panel_shown(state.topic, shown=not editing_allowed(data.path))
-        if editing:
-            edit_panel(data, state.topic)
-        return
-    session.panel_shown(None, shown=False)
-    if state.topic is not None:
-        back = f"Back to {shorten(data.label(state.topic), 40)}"
+        opened = None
     else:
-        back = "Back to the topic list"
-    st.button(
-        markdown_literal(back),
-        on_click=session.open_paper,
-        args=(None,),
-        icon=":material/arrow_back:",
-        type="tertiary",
-        key="back_to_list",
+        back = "the topic list" if state.topic is None else shorten(data.label(state.topic), 40)
+        opened = paper_state(data, paper, search, f"Back to {back}")
+    live_panel(
+        data,
+        map_key,
+        in_view,
+        state,
+        rising=rising,
+        filtered=filtered,
+        values_in_browser=session.values_in_browser_now(),
+        files_sent=session.files_sent(),
+        sent_before_map=sent_before_map,
+        on_topic=partial(session.on_panel_topic, data, url),
+        on_only=partial(session.on_panel_only, data, url),
+        on_values=partial(session.on_panel_values, data, url),
+        on_click=partial(session.on_paper_click, data, url, PANEL_KEY),
+        on_sort=partial(session.on_panel_sort, url),
+        on_paper_topic=partial(session.on_paper_topic, data, url),
+        height=MAP_HEIGHT - (40 if editing else 0),
+        key_picks=session.key_picks(),
+        link=session.view_link(),
+        paper=opened,
     )
-    with st.container(height=MAP_HEIGHT - 40, border=False):
-        paper_view(data, map_key, data.row_of[paper], search)
+    # Where editing is on, the edit forms follow the opened topic: the map's part reruns for it; while a
+    # paper is open, the panel shows it, not the topic (the server narrows the map to its view).
+    session.panel_shown(
+        state.topic if paper is None else None, shown=paper is None and not editing_allowed(data.path)
+    )
+    if editing:
+        edit_panel(data, state.topic)
 
 
 def main() -> None:

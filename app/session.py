@@ -432,9 +432,10 @@ def sidebar_changed(data: MapData) -> None:
 
 def on_paper_click(data: MapData, points_url: str, component: str = MAP_COMPONENT) -> None:
     """A paper clicked: a point on the map, or, by `component`, a row of the papers table
-    (`TABLE_KEY`), a paper of the topic panel's lists (`PANEL_KEY`) or of an opened paper's nearest
-    (`NEAREST_KEY`), or chosen there with the keyboard; no row (None): Escape closed the opened paper
-    (js/atlas_map.js). An event of another map, or a row out of range, is ignored."""
+    (`TABLE_KEY`), or a paper of the topic panel's lists (`PANEL_KEY`: a topic's central papers, an
+    opened paper's nearest), or chosen there with the keyboard; no row (None): the opened paper closed
+    (Escape, js/atlas_map.js, or the panel's "Back to …"). An event of another map, or a row out of
+    range, is ignored."""
     value = map_event("click", component)
     if not value or value.get("map") != points_url:
         return
@@ -521,6 +522,15 @@ def panel_shown(topic: int | None, shown: bool) -> None:
 def _panel_event(name: str, points_url: str) -> dict | None:
     value = map_event(name, PANEL_KEY)
     return value if value and value.get("map") == points_url else None
+
+
+def on_paper_topic(data: MapData, points_url: str) -> None:
+    """The opened paper's "Open topic" in the panel: the paper closes, its topic opens (the server's step:
+    the map, narrowed to the paper's view, is drawn again)."""
+    value = _panel_event("paper_topic", points_url)
+    topic = value.get("topic") if value else None
+    if type(topic) is int and topic in data.vocabulary().topic_ids:
+        open_topic(topic)
 
 
 def on_panel_topic(data: MapData, points_url: str) -> None:
@@ -825,8 +835,8 @@ def remove_placement() -> None:
 # --------------------------------------------------------------------------- what panels keep between runs
 def map_event(name: str, component: str = MAP_COMPONENT) -> dict | None:
     """The live map's trigger value `name` ("click", "select" or "legend"; the topic panel's, `PANEL_KEY`:
-    "topic", "only", "sort" or "click"; the papers table's, `TABLE_KEY`: "click" or "clear"; an opened
-    paper's nearest papers', `NEAREST_KEY`: "click") inside an `on_*_change` callback."""
+    "topic", "only", "values", "sort", "click" or "paper_topic"; the papers table's, `TABLE_KEY`: "click"
+    or "clear") inside an `on_*_change` callback."""
     value = (st.session_state.get(component) or {}).get(name)
     return value if isinstance(value, dict) else None
 

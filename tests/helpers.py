@@ -560,18 +560,29 @@ def figure(at: AppTest, index: int = 0) -> dict:
 
 def live_map(at: AppTest) -> dict:
     """The view state the live map component received on the last run (its `data`)."""
-    [view] = [data for data in _component_data(at) if not {"summary", "table", "nearest"} & set(data)]
+    [view] = [data for data in _component_data(at) if not {"summary", "table"} & set(data)]
     return view
 
 
-def live_nearest(at: AppTest) -> list[dict] | None:
-    """The opened paper's nearest papers as js/nearest.js received them on the last run (None: none shown)."""
-    found = [data for data in _component_data(at) if "nearest" in data]
-    return found[0]["nearest"] if found else None
+def opened_paper(at: AppTest) -> dict | None:
+    """The opened paper as the topic panel received it on the last run (`PaperState`; None: none open)."""
+    return live_panel(at)["paper"]
+
+
+def paper_text(at: AppTest) -> str:
+    """What the opened paper's panel says, as the reader sees it: its lines, the title's and abstract's
+    pieces joined (js/panel.js, drawPaper)."""
+    paper = opened_paper(at)
+    if paper is None:
+        return ""
+    match = paper["match"]["text"] if paper["match"] else ""
+    lines = [paper["back"], "".join(p for p, _ in paper["title"]), f"Topic: {paper['topic_name']}"]
+    lines += [paper["details"], match, "".join(p for p, _ in paper["abstract"])]
+    return "\n".join(lines + [n["title"] for n in paper["nearest"]])
 
 
 def live_panel(at: AppTest) -> dict | None:
-    """The state the topic panel beside the map received on the last run (None: no panel, a paper is open)."""
+    """The state the topic panel beside the map received on the last run (None: no panel)."""
     found = [data for data in _component_data(at) if "summary" in data]
     return found[0] if found else None
 

@@ -18,12 +18,13 @@ from tests.helpers import (
     FakeEncoder,
     decode_mask,
     live_map,
-    live_nearest,
     live_panel,
     map_doc_ids,
     open_panel,
+    opened_paper,
     page_bytes,
     panel_summary,
+    paper_text,
     papers_table,
     plain,
     points,
@@ -141,11 +142,14 @@ def test_search_matches_whole_words_ranks_and_highlights(tiny):
     assert set(table(at)["Match"]) == {"exact word"}  # as typed (pipeline.mapfolder.query)
     at.session_state["paper"] = "doc0005"
     at.run()
-    assert "#### :orange-background[**Diffusion**] study 5" in texts(at)
-    assert (
-        "We study :orange-background[**diffusion**] with denoising in paper 5\\. Costs are \\$O\\(n\\)\\$\\."
-        in texts(at)
-    )
+    paper = opened_paper(at)  # the matches marked (js/panel.js draws them as <mark>), the rest as written
+    assert paper["title"] == [["Diffusion", True], [" study 5", False]]
+    assert paper["abstract"] == [
+        ["We study ", False],
+        ["diffusion", True],
+        [" with denoising in paper 5. Costs are $O(n)$.", False],
+    ]
+    assert paper["match"] == {"kind": "words", "text": "Found by its words: the matches are highlighted."}
 
 
 def test_topic_view_shows_keywords_representatives_and_nearest_topics(tiny):
@@ -169,9 +173,12 @@ def test_topic_view_shows_keywords_representatives_and_nearest_topics(tiny):
 
 def test_paper_view_shows_abstract_topic_and_nearest_papers(tiny):
     at = start({"paper": "doc0005"})
-    assert "#### Diffusion study 5" in texts(at)
-    assert "We study diffusion with denoising in paper 5. Costs are $O(n)$." in [t.value for t in at.text]
-    nearest = live_nearest(at)  # drawn by js/nearest.js: row, title as written, topic where they differ
+    paper = opened_paper(at)  # drawn by js/panel.js in the topic list's place
+    assert paper["back"] == "Back to the topic list" and paper["title"] == [["Diffusion study 5", False]]
+    assert paper["abstract"] == [["We study diffusion with denoising in paper 5. Costs are $O(n)$.", False]]
+    assert paper["topic_name"] == "Diffusion models" and paper["match"] is None and paper["url"] is None
+    assert not [b for b in at.button if b.key == "back_to_list"] and "Diffusion study 5" not in texts(at)
+    nearest = paper["nearest"]  # row, title as written, topic where they differ
     data = build_map_data("tiny", tiny)
     rows, similarity = nearest_papers(data, 5)
     topics = {data.label(int(t)) for t in data.topic_ids[rows]}
@@ -211,7 +218,7 @@ def test_view_is_restored_from_query_params(tiny):
     papers = table(at)  # the opened paper's topic's papers: its panel leads back to the topic
     assert set(papers["Topic"]) == {"Multi-view clustering"}
     assert set(papers["Year"]) == {"2023"}
-    assert "#### Clustering :orange-background[**study**] 7" in texts(at)  # the searched word, highlighted
+    assert opened_paper(at)["title"] == [["Clustering ", False], ["study", True], [" 7", False]]  # marked
     assert {k: v[-1] for k, v in url(at).items()} == params  # unchanged: the link reproduces itself
 
 
@@ -303,7 +310,7 @@ def test_the_topic_list_counts_the_papers_a_selection_holds(tiny):
 def test_a_paper_opened_from_a_topic_keeps_the_header_on_the_topic(tiny):
     at = start({"topic": "1", "paper": "doc0001"})
     assert "Showing the 13 papers in the topic “Diffusion models”" in texts(at).replace("**", "")
-    assert "Back to Diffusion models" in [b.label for b in at.button]
+    assert opened_paper(at)["back"] == "Back to Diffusion models"
 
 
 def test_downloads_say_this_paper_for_one_and_offer_no_empty_file(tiny):
@@ -328,10 +335,7 @@ def test_hostile_titles_and_labels_are_shown_as_text(tmp_path, monkeypatch):
     monkeypatch.setenv("ATLAS_MAP", str(folder))
     at = start({"paper": "doc0001"})
     assert not at.exception and not at.get("html")
-    heading = [m.value for m in at.markdown if m.value.startswith("#### ") and "x" in m.value][0]
-    assert (
-        heading == "#### \\$x\\^2\\$ \\*\\*bold\\*\\* \\[x\\]\\(y\\)"
-    )  # every marker escaped: shown literally
+    assert opened_paper(at)["title"] == [[MARKUP, False]]  # set as text by js/panel.js: shown literally
     table_text = json.dumps(points(at), ensure_ascii=False)  # what Plotly's hover labels draw
     assert "<img" not in table_text and "<b>Bold" not in table_text
     assert points(at)["title"][0] == "&lt;img src=x onerror=alert(1)&gt;"
@@ -465,10 +469,12 @@ def test_bidi_controls_in_titles_and_names_are_shown_not_obeyed(tmp_path, monkey
     at = start({"paper": "doc0000"})
     assert not at.exception
     page = json.dumps(
-        [texts(at), points(at), live_map(at)["topics"], table(at)["Title"].tolist()], ensure_ascii=False
+        [texts(at), paper_text(at), points(at), live_map(at)["topics"], table(at)["Title"].tolist()],
+        ensure_ascii=False,
     )
     assert not re.search("[\u202a-\u202e\u2066-\u2069]", page)
     assert "Invoice \ufffdgpj.exe" in table(at)["Title"].tolist()
+    assert opened_paper(at)["title"] == [["Invoice \ufffdgpj.exe", False]]
     at = start()  # no paper open: the topic list is beside the map
     assert "Topic \ufffdA\ufffd" in topic_table(at)["Topic"].tolist()
 

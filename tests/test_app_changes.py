@@ -30,6 +30,7 @@ from tests.helpers import (
     decode_mask,
     live_map,
     open_panel,
+    opened_paper,
     opened_topic,
     select_box,
     start,
@@ -446,10 +447,10 @@ def test_added_papers_can_be_highlighted_shared_and_are_marked_as_added(added_ma
     at = start({"added": "only", "paper": doc_id})
     assert not at.exception and not at.warning
     assert [t.value for t in at.toggle if t.label.startswith("Highlight papers added")] == [True]
-    assert any(i.startswith("Added since the last full build") for i in infos(at))
+    assert opened_paper(at)["added"] is True  # js/panel.js: "Added since the last full build (…)"
     # A paper of the full build carries no such mark.
     at = start({"paper": str(papers["doc_id"].iat[0])})
-    assert not any("Added since" in i for i in infos(at))
+    assert opened_paper(at)["added"] is False
 
 
 def test_added_only_on_a_map_without_added_papers_is_ignored_with_a_notice(tmp_path, monkeypatch):

@@ -8,7 +8,19 @@ from pathlib import Path
 import pytest
 
 from pipeline.mapfolder.store import read_map, write_map
-from tests.helpers import REPO, live_map, papers_table, points, start, table, texts, tiny_map, url
+from tests.helpers import (
+    REPO,
+    live_map,
+    opened_paper,
+    paper_text,
+    papers_table,
+    points,
+    start,
+    table,
+    texts,
+    tiny_map,
+    url,
+)
 
 SEED_MAP = REPO / "assets" / "maps" / "seeds"
 
@@ -46,8 +58,8 @@ def test_the_seed_map_offers_no_file_names_and_says_its_papers_are_from_icml_202
     assert points(at)["sources"] == ["ICML 2025"]  # the hover says the same
     at.session_state["paper"] = str(papers["doc_id"].iloc[0])
     at.run()
-    assert "ICML 2025" in [c.value for c in at.caption]  # and so does the paper view
-    assert ".txt" not in texts(at)
+    assert opened_paper(at)["details"] == "ICML 2025"  # and so does the paper view
+    assert ".txt" not in texts(at) + paper_text(at)
 
 
 def test_an_old_link_with_a_file_name_source_filter_opens_the_whole_map_with_a_notice(seeds):
@@ -102,4 +114,4 @@ def test_a_paper_whose_authors_are_a_list_opens_and_names_them(tmp_path, monkeyp
     at.session_state["paper"] = "doc0000"
     at.run()
     assert not at.exception
-    assert any("Ada Lovelace, Alan Turing" in c.value for c in at.caption)
+    assert opened_paper(at)["details"].endswith(" · Ada Lovelace, Alan Turing")

@@ -159,8 +159,9 @@ def test_a_topic_filter_shows_exactly_its_papers_and_search_words_are_highlighte
     ).wait_for(timeout=30_000)
     page.wait_for_url(lambda address: "q=denoising" in address and "topics=1" in address, timeout=30_000)
     open_app(page, page.url + f"&paper={diffusion['doc_id'].iloc[0]}")  # the shared link, a paper opened
-    mark = page.locator("span.stMarkdownColoredBackground", has_text="denoising").first
+    mark = page.locator(".atlas-abstract mark", has_text="denoising").first
     mark.wait_for(timeout=30_000)
+    assert page.locator(".atlas-panel-paper mark").all_text_contents() == ["denoising"]  # that word alone
     colour = mark.evaluate("(el) => getComputedStyle(el).backgroundColor")
     assert colour not in ("rgba(0, 0, 0, 0)", "transparent")  # the matched word is marked
     assert page.get_by_text("$O(n)$").count() >= 1  # the rest of the abstract as written, no LaTeX
@@ -635,7 +636,7 @@ def test_an_opened_paper_and_topic_are_read_beside_the_map_at_1400_by_900(browse
         context.close()
 
 
-NEAREST = ".atlas-nearest"  # an opened paper's nearest papers (js/nearest.js)
+NEAREST = '.atlas-panel-paper ol[aria-label="Nearest papers"]'  # an opened paper's (js/panel.js, drawPaper)
 
 
 def test_an_opened_paper_s_nearest_papers_are_listed_from_the_map_and_each_opens(page, themed_app):
@@ -676,8 +677,8 @@ def test_an_opened_paper_s_nearest_papers_are_listed_from_the_map_and_each_opens
     wait_for_link(page, f"paper={second}")
     heading(page, str(data.papers["title"].iloc[rows[1]]))
     page.wait_for_function(
-        "(title) => !document.querySelector('.atlas-nearest') || ![...document.querySelectorAll"
-        "('.atlas-nearest .atlas-near-title')].some((t) => t.textContent === title)",
+        "(title) => ![...document.querySelectorAll('.atlas-panel-paper .atlas-near-title')]"
+        ".some((t) => t.textContent === title)",
         arg=str(data.papers["title"].iloc[rows[1]]),
     )  # its own nearest papers now, which it is not one of
 

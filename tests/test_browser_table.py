@@ -250,8 +250,8 @@ def test_an_opened_topic_lists_exactly_its_papers_and_back_lists_them_all(page, 
 
 
 def opened_title(page) -> str:
-    """The title of the paper open beside the map (app/paper_view.py's heading)."""
-    heading = page.locator("[data-testid='stMarkdownContainer'] h4").first
+    """The title of the paper open beside the map (js/panel.js, drawPaper: its heading)."""
+    heading = page.locator(".atlas-panel-paper:not([hidden]) h4").first
     heading.wait_for(timeout=30_000)
     return heading.text_content()
 
@@ -306,7 +306,7 @@ def test_escape_closes_the_opened_paper_but_not_while_typing_in_the_search_box(p
     )
     idle(page)
     assert opened_title(page) == papers["title"].iloc[row]
-    assert page.locator(".atlas-panel-list").count() == 0  # the paper in the list's place
+    assert page.locator(".atlas-panel-list").is_hidden()  # the paper in the list's place
 
     search = page.get_by_label("Search", exact=True)
     search.focus()
@@ -319,7 +319,7 @@ def test_escape_closes_the_opened_paper_but_not_while_typing_in_the_search_box(p
     page.wait_for_function("() => !location.search.includes('paper=')", timeout=30_000)
     page.locator(".atlas-panel-list").wait_for(timeout=30_000)  # the topic list back beside the map
     idle(page)
-    assert page.locator("[data-testid='stMarkdownContainer'] h4").count() == 0
+    assert page.locator(".atlas-panel-paper").is_hidden()
     assert marked(page) == []
     assert page.evaluate("document.activeElement.closest('tr')?.dataset.row") == str(row)
 

@@ -38,7 +38,7 @@ from tests.helpers import REPO, write_tiny_map
 
 PROTOCOL_TYPES = (
     "PinMark", "TopicName", "ThemeName", "KeyPick", "KeyEntry", "ViewState", "PanelState", "TableColumn",
-    "TableTopic", "ExtraColumn", "TableState", "NearPaper", "NearestState",
+    "TableTopic", "ExtraColumn", "TableState", "NearPaper", "MatchNote", "PaperState",
 )  # fmt: skip
 SUMMARY_TYPES = (
     "CentralPaper", "NearTopic", "YearShare", "VenueCount", "SummaryTopic", "ListSection", "TopicLists", "Summary"
@@ -50,6 +50,7 @@ EVENT_TYPES = (
     "TopicEvent",
     "OnlyEvent",
     "SortEvent",
+    "PaperTopicEvent",
     "ClearEvent",
 )
 # The files a test page loads alone: the pure functions, no page elements (every file but the last is
@@ -79,6 +80,8 @@ def jsdoc(hint) -> str:
         return "|".join("null" if a is type(None) else jsdoc(a) for a in args)
     if origin is list:
         return jsdoc(args[0]) + "[]"
+    if origin is tuple:
+        return "[" + ", ".join(jsdoc(a) for a in args) + "]"
     simple = {str: "string", int: "number", float: "number", bool: "boolean"}
     return simple.get(hint) or hint.__name__
 
@@ -123,6 +126,12 @@ def conforms(value, hint) -> bool:
         return value is None
     if origin is list:
         return isinstance(value, list) and all(conforms(v, args[0]) for v in value)
+    if origin is tuple:  # JSON writes a tuple as a list
+        return (
+            isinstance(value, list | tuple)
+            and len(value) == len(args)
+            and all(conforms(v, a) for v, a in zip(value, args, strict=True))
+        )
     if typing.is_typeddict(hint):
         hints = typing.get_type_hints(hint, include_extras=True)
         return (
@@ -212,18 +221,31 @@ def test_the_table_s_state_and_file_are_what_the_protocol_says(data):
     assert sorted(file["arrays"]["title_rank"].tolist()) == list(range(data.n))
 
 
-def test_the_nearest_papers_state_is_what_the_protocol_says(data):
-    """`NearestState` for a paper whose nearest papers share its topic and one whose do not."""
+def test_an_opened_papers_state_is_what_the_protocol_says(data):
+    """`PaperState` for every paper, with and without a word search: its nearest papers' topics named
+    only where they differ, the title and abstract as written (the search's matches marked)."""
     from app.nearest import nearest_papers
+    from app.paper_view import paper_state
+    from app.search import word_search
 
-    for row in range(data.n):
-        rows, similarity = nearest_papers(data, row)
-        state = payload.nearest_state(data, rows, similarity, points_url="p")
-        assert conforms(state, payload.NearestState) and set(state) == required_keys(payload.NearestState)
-        assert all(conforms(paper, payload.NearPaper) for paper in state["nearest"])
-        assert [paper["row"] for paper in state["nearest"]] == rows.tolist()
-        named = {paper["topic"] for paper in state["nearest"]}
-        assert named == {None} if len(set(data.topic_ids[rows])) == 1 else None not in named
+    words = word_search(data.search_index.search("long words"), np.ones(data.n, dtype=bool), "long words")
+    assert 0 < len(words.rows) < data.n
+    for search in (None, words):
+        for row in range(data.n):
+            state = paper_state(data, row, search, "Back to the topic list")
+            assert conforms(state, payload.PaperState) and set(state) == required_keys(payload.PaperState)
+            rows, _ = nearest_papers(data, row)
+            assert [paper["row"] for paper in state["nearest"]] == rows.tolist()
+            named = {paper["topic"] for paper in state["nearest"]}
+            assert named == {None} if len(set(data.topic_ids[rows])) == 1 else None not in named
+            assert "".join(p for p, _ in state["abstract"]) == data.papers["abstract"].iloc[row]
+            title = " ".join(str(data.papers["title"].iloc[row]).split())
+            assert "".join(p for p, _ in state["title"]) == title
+            marked = {p.casefold() for p, hit in state["title"] + state["abstract"] if hit}
+            assert marked <= {"long", "words"} and (search is None) == (state["match"] is None)
+            if search is not None:
+                found = row in words.rows
+                assert bool(marked) == found and state["match"]["kind"] == ("words" if found else "none")
 
 
 def test_every_event_the_app_reads_is_typed():
@@ -251,7 +273,7 @@ def test_docs_describe_every_field_and_event():
     assert docs_table("**What comes back**") == list(EVENTS)
     assert docs_table("What the panel receives") == list(typing.get_type_hints(payload.PanelState))
     assert docs_table("What the table receives") == list(typing.get_type_hints(payload.TableState))
-    assert docs_table("What the nearest papers receive") == list(typing.get_type_hints(payload.NearestState))
+    assert docs_table("What an opened paper holds") == list(typing.get_type_hints(payload.PaperState))
 
 
 def test_map_js_is_every_file_of_js_once_and_writes_no_constant_python_owns():

@@ -15,7 +15,7 @@ import streamlit as st
 from app import session
 from app.data import build_map_data
 from app.map_component import KEY as MAP_KEY
-from app.map_component import NEAREST_KEY, PANEL_KEY, TABLE_KEY
+from app.map_component import PANEL_KEY, TABLE_KEY
 from app.view import view_vocabulary
 from pipeline.mapfolder.store import write_map
 from tests.helpers import themed_map
@@ -108,10 +108,10 @@ def test_only_this_topic_order_and_a_central_paper(data):
     assert st.session_state[session.widget_key("paper")] == str(data.doc_ids[5])
 
 
-@pytest.mark.parametrize("component", [MAP_KEY, TABLE_KEY, PANEL_KEY, NEAREST_KEY])
+@pytest.mark.parametrize("component", [MAP_KEY, TABLE_KEY, PANEL_KEY])
 def test_a_paper_clicked_anywhere_opens_and_other_maps_rows_are_ignored(data, component):
-    """A point on the map, a row of the papers table, a paper of the panel's lists or of an opened
-    paper's nearest: one handler (`on_paper_click`), reading the event of its own instance only."""
+    """A point on the map, a row of the papers table, a paper of the panel's lists (a topic's central
+    papers, an opened paper's nearest): one handler (`on_paper_click`), reading the event of its own instance only."""
     st.session_state[PAPER] = None
     st.session_state[component] = {"click": {"map": "app/static/atlas/points-other.bin.gz", "row": 3}}
     session.on_paper_click(data, MAP, component)
@@ -141,6 +141,28 @@ def test_escape_closes_the_opened_paper_back_to_the_topic_it_was_opened_from(dat
     assert st.session_state[PAPER] is None and st.session_state[session.widget_key("topic")] == 2
     session.on_paper_click(data, MAP)  # again, nothing open: nothing changes
     assert st.session_state[PAPER] is None and st.session_state[session.widget_key("topic")] == 2
+
+
+def test_an_opened_paper_s_open_topic_closes_it_and_opens_its_topic(data):
+    """The panel's "paper_topic" ("Open topic" beside an opened paper): the paper closed, the topic
+    open; another map's event, or a topic the map does not have, changes nothing."""
+    st.session_state[TOPIC] = None
+    st.session_state[PAPER] = str(data.doc_ids[3])
+    topic = int(data.topic_ids[3])
+    for event in (
+        {"map": "app/static/atlas/points-other.bin.gz", "topic": topic},
+        {"map": MAP, "topic": 999},
+        {"map": MAP, "topic": str(topic)},
+        {"map": MAP},
+    ):
+        st.session_state[PANEL_KEY] = {"paper_topic": event}
+        with contextlib.suppress(Exception):  # st.rerun of the parts, outside a script run here
+            session.on_paper_topic(data, MAP)
+        assert st.session_state[PAPER] == str(data.doc_ids[3]) and st.session_state[TOPIC] is None, event
+    st.session_state[PANEL_KEY] = {"paper_topic": {"map": MAP, "topic": topic}}
+    with contextlib.suppress(Exception):
+        session.on_paper_topic(data, MAP)
+    assert st.session_state[PAPER] is None and st.session_state[TOPIC] == topic
 
 
 def test_the_papers_table_s_clear_selection_drops_the_selection(data):

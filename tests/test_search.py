@@ -27,7 +27,7 @@ from pipeline.mapfolder.search_index import (
 )
 from pipeline.mapfolder.store import read_map, write_map
 from pipeline.modelling.floors import CLOSE_PERCENTILE, RELATED_PERCENTILE
-from tests.helpers import REPO, SEEDS, FakeEncoder, papers_table, tiny_map, whole_page
+from tests.helpers import REPO, SEEDS, FakeEncoder, opened_paper, papers_table, tiny_map, whole_page
 
 
 def frame(texts: list[str], titles: list[str] | None = None) -> pd.DataFrame:
@@ -480,7 +480,8 @@ def test_search_by_meaning_lists_every_paper_above_the_maps_own_floor_and_keeps_
     )
     at.session_state["paper"] = atlas.papers["doc_id"].iloc[expected[0]]
     at.run()
-    assert "Found by meaning: closer than" in plain_text(at)
+    match = opened_paper(at)["match"]  # the panel's line under the paper's details
+    assert match["kind"] == "meaning" and match["text"].startswith("Found by meaning: closer than")
     # a query close to nothing: said plainly, and the nearest few shown as "not close"
     at.session_state["paper"] = None
     at.text_input(key="w_search").input("a sourdough recipe").run()

@@ -26,7 +26,7 @@ import streamlit as st
 from app.data import MapData
 from app.loaders import MapKey
 from app.map_component.assets import URL_PREFIX, module_bundle, plotly_bundle, publish
-from app.map_component.payload import Pin, nearest_state, panel_state, points_file, summary_file, view_state
+from app.map_component.payload import PaperState, Pin, panel_state, points_file, summary_file, view_state
 from app.map_component.table import table_file, table_state
 from app.search import SearchResult
 from app.state import ViewState
@@ -35,7 +35,6 @@ from app.topic_summary import topic_summary
 KEY = "atlas_map"
 PANEL_KEY = "atlas_panel"  # the topic panel beside the map: the same component, a second instance
 TABLE_KEY = "atlas_table"  # the papers table under the map: a third instance
-NEAREST_KEY = "atlas_nearest"  # an opened paper's nearest papers beside the map: a fourth
 
 # The component's own script is a few lines that load map.js once per page from its published file
 # (`module` in the data; its bytes in `module_data` where static/ is read-only): an inline script is
@@ -251,17 +250,21 @@ def live_panel(
     on_values: Callable[[], None],
     on_click: Callable[[], None],
     on_sort: Callable[[], None],
+    on_paper_topic: Callable[[], None],
     height: int,
     key_picks: int = 0,
     link: str | None = None,
+    paper: PaperState | None = None,
 ):
     """Mount or update the topic panel beside the map (js/panel.js): the topic list and an opened
-    topic, drawn in the browser from the map's summary file; `in_view`: the papers in view before an
+    topic, drawn in the browser from the map's summary file, or an opened paper in their place
+    (`paper`: `app.paper_view.paper_state`); `in_view`: the papers in view before an
     opened topic narrows them; `state`: the view's (its opened topic, order, themes, topics and
     metadata filters); `values_in_browser`: values toggled in the list are the browser's to show
     (`app.state.values_in_browser`); `key_picks`, `link`: as for `live_map`. Its events: "topic"
     (opened or closed), "only" (topics ticked, or "Only this topic"), "values" (a column's values
-    toggled), "sort" (the list's order) and "click" (a central paper opened), read with
+    toggled), "sort" (the list's order), "click" (a paper opened: a central or a nearest paper; or, with no
+    row, the opened paper closed) and "paper_topic" (the opened paper's topic opened), read with
     `app.session.map_event(name, PANEL_KEY)`.
 
     Where static/ is read-only, `sent_before_map` (the files the session had received before this run's
@@ -285,6 +288,7 @@ def live_panel(
         filtered=filtered,
         height=height,
         key_picks=key_picks,
+        paper=paper,
     )
     if link is not None:
         payload["link"] = link  # as for `live_map`
@@ -298,6 +302,7 @@ def live_panel(
         on_values_change=on_values,
         on_click_change=on_click,
         on_sort_change=on_sort,
+        on_paper_topic_change=on_paper_topic,
     )
 
 
@@ -338,23 +343,3 @@ def live_table(
         payload["link"] = link  # as for `live_map`
     with_files(payload, module, table_data=table_data, module_data=module_data)
     return _component(key=TABLE_KEY, data=payload, on_click_change=on_click, on_clear_change=on_clear)
-
-
-def live_nearest(
-    data: MapData,
-    token: MapKey,
-    rows: np.ndarray,
-    similarity: list[float],
-    *,
-    files_sent: set[str],
-    on_click: Callable[[], None],
-):
-    """Mount or update an opened paper's nearest papers beside the map (js/nearest.js): a list of
-    buttons, nearest first, each a title (with its topic where their topics differ) and its
-    similarity. Its event: "click" (a paper opened), read with `app.session.map_event("click",
-    NEAREST_KEY)`. Drawn after the map in the same run, so the map's has sent map.js already where
-    static/ is read-only."""
-    module, module_data = served(*_module_file(), files_sent)
-    payload = nearest_state(data, rows, similarity, points_url=points_url(data, token))
-    with_files(payload, module, module_data=module_data)
-    return _component(key=NEAREST_KEY, data=payload, on_click_change=on_click)

@@ -49,7 +49,6 @@ MAP_SCRIPT_FILES = (
     "panel.js",  # the topic panel beside the map: the list and an opened topic (the class TopicPanel)
     "table.js",  # the papers table under the map (the class PapersTable)
     "select.js",  # a box or lasso drawn on the map, shown by the browser
-    "nearest.js",  # an opened paper's nearest papers beside the map (the class NearestPapers)
     "entry.js",  # the component's default export
 )
 URL_PREFIX = "app/static/atlas/"  # relative to the page, so it also works under a base URL path

@@ -199,6 +199,7 @@ class PanelState(TypedDict):
     filtered: bool
     key_picks: int
     height: int
+    paper: PaperState | None
     link: NotRequired[str]  # the view's link, set by `live_*`: the browser keeps the state by it
     module: NotRequired[str]
     summary_data: NotRequired[str]
@@ -216,14 +217,33 @@ class NearPaper(TypedDict):
     similarity: float
 
 
-class NearestState(TypedDict):
-    """Everything the opened paper's nearest papers receive on a rerun (`nearest_state`, then
-    `live_nearest` adds `module` and its inline file); docs/app.md says what each field means."""
+Piece = tuple[str, bool]  # a piece of a text, and whether the search matched it (marked)
 
+
+class MatchNote(TypedDict):
+    """How an opened paper matched the search: `kind` ("words", "meaning", "far": listed although not
+    close, "none": not found) and the sentence saying it (`app.paper_view.match_note`)."""
+
+    kind: str
+    text: str
+
+
+class PaperState(TypedDict):
+    """An opened paper as the topic panel shows it in the list's place (`app.paper_view.paper_state`):
+    texts as written (set as text, never markup), the title and abstract in pieces, those a word search
+    matched marked; `back`: the line leading back; `url`: its page (http or https only)."""
+
+    row: int
+    back: str
+    title: list[Piece]
+    topic: int
+    topic_name: str
+    details: str
+    added: bool
+    url: str | None
+    match: MatchNote | None
+    abstract: list[Piece]
     nearest: list[NearPaper]
-    points: str
-    module: NotRequired[str]
-    module_data: NotRequired[str]
 
 
 class TableColumn(TypedDict):
@@ -353,7 +373,7 @@ class Summary(TypedDict):
 
 
 class ClickEvent(TypedDict):
-    """The reader clicked a paper (None: closed the opened paper with Escape)."""
+    """The reader clicked a paper (None: closed the opened paper: Escape, or the panel's "Back to …")."""
 
     row: int | None
     map: str
@@ -427,6 +447,13 @@ class ValuesEvent(TypedDict, total=False):
     map: Required[str]
 
 
+class PaperTopicEvent(TypedDict):
+    """The opened paper's "Open topic" in the panel: the paper closed, its topic opened (the server's step)."""
+
+    topic: int
+    map: str
+
+
 class SortEvent(TypedDict):
     """The panel's list order chosen ("size" or "rising")."""
 
@@ -435,7 +462,7 @@ class SortEvent(TypedDict):
 
 
 # trigger name -> its value (the map sends click, select, legend and history; the panel click, topic,
-# only, values and sort; the papers table click and clear)
+# only, values, sort and paper_topic; the papers table click and clear)
 EVENTS = {
     "click": ClickEvent,
     "select": SelectEvent,
@@ -445,6 +472,7 @@ EVENTS = {
     "only": OnlyEvent,
     "values": ValuesEvent,
     "sort": SortEvent,
+    "paper_topic": PaperTopicEvent,
     "clear": ClearEvent,
 }
 
@@ -685,12 +713,14 @@ def panel_state(
     filtered: bool,
     height: int,
     key_picks: int = 0,
+    paper: PaperState | None = None,
 ) -> PanelState:
     """Everything the topic panel receives on a rerun: the view's mask (the panel counts each topic's
     papers in view itself), the opened topic, the list's order, the chosen themes and topics (the
     list's ticks), the values of each column the map can be coloured by and the chosen ones (`filters`:
     the view's metadata filters), and whether values toggled in the list are the browser's to show
-    (`app.state.values_in_browser`); `key_picks`: as for `view_state`."""
+    (`app.state.values_in_browser`); `key_picks`: as for `view_state`; `paper`: the opened paper, shown
+    in the list's place (None: none open)."""
     return {
         "summary": summary_url,
         "points": points_url,
@@ -705,28 +735,7 @@ def panel_state(
         "filtered": bool(filtered),
         "key_picks": key_picks,
         "height": height,
-    }
-
-
-def nearest_state(
-    data: MapData, rows: np.ndarray, similarity: list[float], *, points_url: str
-) -> NearestState:
-    """The opened paper's nearest papers (`app.nearest.nearest_papers`), nearest first, as the list
-    beside the map shows them: titles as written, each topic's name only where their topics differ."""
-    topics = [data.label(int(t)) for t in data.topic_ids[rows]]
-    differ = len(set(topics)) > 1
-    titles = data.papers["title"].iloc[rows].astype(str).tolist()
-    return {
-        "nearest": [
-            {
-                "row": int(row),
-                "title": title,
-                "topic": topic if differ else None,
-                "similarity": round(float(s), 4),
-            }
-            for row, title, topic, s in zip(rows, titles, topics, similarity, strict=True)
-        ],
-        "points": points_url,
+        "paper": paper,
     }
 
 

@@ -2,13 +2,12 @@
 // The component's entry point, the one export of map.js: Streamlit calls it on every rerun with the
 // same parent element, so the map (AtlasMap) is made once and kept.
 
-/** @param {{data: ViewState|PanelState|TableState|NearestState, parentElement: HTMLElement, setTriggerValue: Trigger}} component */
+/** @param {{data: ViewState|PanelState|TableState, parentElement: HTMLElement, setTriggerValue: Trigger}} component */
 export default function (component) {
   foldSidebar();
   const { data, parentElement, setTriggerValue } = component;
   if ("summary" in data) return partEntry("panel", data, parentElement, setTriggerValue);
   if ("table" in data) return partEntry("table", data, parentElement, setTriggerValue);
-  if ("nearest" in data) return partEntry("nearest", data, parentElement, setTriggerValue);
   let inst = INSTANCES.get(parentElement);
   if (!inst) {
     inst = new AtlasMap(parentElement);
@@ -27,24 +26,24 @@ export default function (component) {
   };
 }
 
-/** @type {WeakMap<HTMLElement, TopicPanel|PapersTable|NearestPapers>} */
-const PARTS = new WeakMap(); // parentElement -> the topic panel, the papers table or a paper's nearest, kept across reruns
+/** @type {WeakMap<HTMLElement, TopicPanel|PapersTable>} */
+const PARTS = new WeakMap(); // parentElement -> the topic panel or the papers table, kept across reruns
 
-// The other instances: the topic panel beside the map (js/panel.js), the papers table under it
-// (js/table.js) and an opened paper's nearest papers (js/nearest.js), each made once, updated one
-// update after another, an error said in its place (js/panel.js, `showPartState`).
-/** @param {"panel"|"table"|"nearest"} kind @param {PanelState|TableState|NearestState} data @param {HTMLElement} parentElement @param {Trigger} setTriggerValue */
+// The other instances: the topic panel beside the map (js/panel.js) and the papers table under it
+// (js/table.js), each made once, updated one update after another, an error said in its place
+// (js/panel.js, `showPartState`).
+/** @param {"panel"|"table"} kind @param {PanelState|TableState} data @param {HTMLElement} parentElement @param {Trigger} setTriggerValue */
 function partEntry(kind, data, parentElement, setTriggerValue) {
   let part = PARTS.get(parentElement);
   if (!part) {
-    part = new { panel: TopicPanel, table: PapersTable, nearest: NearestPapers }[kind](parentElement);
+    part = new { panel: TopicPanel, table: PapersTable }[kind](parentElement);
     PARTS.set(parentElement, part);
   }
   if (part instanceof TopicPanel) LINK.panel = part;
   else if (part instanceof PapersTable) LINK.table = part;
   part.trigger = setTriggerValue;
   if ("height" in data) part.root.style.height = `${data.height}px`;
-  if (kind !== "nearest") keepView(kind, data);
+  keepView(kind, data);
   showPartState(part, data);
   const shown = part;
   return () => {

@@ -161,6 +161,8 @@ class TopicPanel {
   /** @type {HTMLElement} */ root;
   /** @type {HTMLElement} the topic list */ listView;
   /** @type {HTMLElement} an opened topic */ topicView;
+  /** @type {HTMLElement} an opened paper (the server's: `PanelState.paper`) */ paperView;
+  paperKey = ""; // the opened paper drawn
   /** @type {Summary|null} */ summary = null;
   summaryUrl = null;
   /** @type {Map<number, SummaryTopic>} */ byId = new Map();
@@ -187,11 +189,15 @@ class TopicPanel {
     this.topicView = element("section", "atlas-panel-topic");
     this.topicView.setAttribute("aria-label", "Opened topic");
     this.topicView.hidden = true;
+    this.paperView = element("article", "atlas-panel-paper");
+    this.paperView.setAttribute("aria-label", "Opened paper");
+    this.paperView.hidden = true;
     this.loading = element("div", "atlas-map-loading", "Loading the topics…");
-    this.root.append(this.loading, this.listView, this.topicView);
+    this.root.append(this.loading, this.listView, this.topicView, this.paperView);
     parentElement.appendChild(this.root);
     this.onKey = (event) => {
-      if (this.topic === null || !freeEscape(event)) return;
+      // An opened paper's Escape is the map's (js/atlas_map.js): back to this topic, or to the list.
+      if (this.topic === null || (this.view && this.view.paper) || !freeEscape(event)) return;
       event.preventDefault();
       this.open(null, { focus: true });
     };
@@ -434,18 +440,90 @@ class TopicPanel {
     if (target) /** @type {HTMLElement} */ (target).focus();
   }
 
-  // Show the list or the opened topic, and dim the map's other papers.
+  // Show the list, the opened topic or the opened paper, and dim the map's other papers (not beside a
+  // paper: the server narrows the map to the view it was opened from).
   show() {
-    const topic = this.topic === null ? null : this.byId.get(this.topic) || null;
-    this.listView.hidden = topic !== null;
+    const paper = this.view ? this.view.paper : null;
+    const topic = paper || this.topic === null ? null : this.byId.get(this.topic) || null;
+    const held = paper === null && !this.paperView.hidden && focusedIn(this.paperView);
+    this.listView.hidden = topic !== null || paper !== null;
     this.topicView.hidden = topic === null;
+    this.paperView.hidden = paper === null;
     if (topic && this.topicView.dataset.topic !== String(topic.id)) this.drawTopic(topic);
     if (!topic) this.topicView.dataset.topic = "";
+    if (paper) this.drawPaper(paper);
+    else this.paperKey = "";
+    if (held) { // the paper closed from within it: the focus on what the panel shows now
+      const next = /** @type {HTMLElement|null} */ ((topic ? this.topicView : this.listView).querySelector("button"));
+      if (next) next.focus();
+    }
     if (LINK.map) LINK.map.focusTopic(topic);
     if (LINK.topic !== this.topic) {
       LINK.topic = this.topic;
       if (LINK.table) LINK.table.showTopic();
     }
+  }
+
+  /** The opened paper in the list's place: its way back, title, topic, details, page, how it matched
+   * the search, abstract (as written, the matches marked) and nearest papers; the focus on its way
+   * back where it was in the panel (a central or a nearest paper opened it with the keyboard).
+   * @param {PaperState} paper */
+  drawPaper(paper) {
+    const key = JSON.stringify(paper);
+    if (key === this.paperKey) return;
+    this.paperKey = key;
+    const map = this.view ? this.view.points : "";
+    const held = focusedIn(this.root);
+    const back = element("button", "atlas-back", `← ${paper.back}`);
+    back.setAttribute("type", "button");
+    back.addEventListener("click", () => this.trigger("click", { row: null, map }));
+    const body = element("div", "atlas-topic-body");
+    const topic = element("div", "atlas-paper-topic");
+    const name = element("span", "atlas-paper-topic-name");
+    name.append(element("strong", "", "Topic: "), paper.topic_name);
+    const open = element("button", "atlas-only", "Open topic");
+    open.setAttribute("type", "button");
+    open.title = "Close the paper and open its topic.";
+    open.addEventListener("click", () => this.trigger("paper_topic", { topic: paper.topic, map }));
+    topic.append(name, open);
+    body.append(marked(element("h4", "atlas-panel-title"), paper.title), topic, element("p", "atlas-caption", paper.details));
+    if (paper.added) {
+      body.append(element("p", "atlas-info", "Added since the last full build (with python -m pipeline add): placed among its nearest papers and given their topic; the topics themselves were not refitted."));
+    }
+    if (paper.url) {
+      const link = /** @type {HTMLAnchorElement} */ (element("a", "atlas-page-link", "Open the paper's page ↗"));
+      link.href = paper.url; // http or https only (the server's check)
+      link.target = "_blank";
+      link.rel = "noopener noreferrer";
+      body.append(link);
+    }
+    if (paper.match) {
+      const note = element("p", "atlas-caption atlas-match", paper.match.text);
+      note.dataset.kind = paper.match.kind;
+      body.append(note);
+    }
+    body.append(marked(element("div", "atlas-abstract"), paper.abstract));
+    body.append(element("p", "atlas-subhead", "Nearest papers (ringed on the map)"));
+    const list = element("ol", "atlas-paper-list");
+    list.setAttribute("aria-label", "Nearest papers");
+    for (const near of paper.nearest) {
+      const similarity = near.similarity.toFixed(2);
+      const button = element("button", "atlas-paper");
+      button.setAttribute("type", "button");
+      button.setAttribute("aria-label", `${near.title}${near.topic === null ? "" : `, ${near.topic}`}, similarity ${similarity}`);
+      const text = element("span", "atlas-near-text");
+      text.append(element("span", "atlas-near-title", near.title));
+      if (near.topic !== null) text.append(element("span", "atlas-near-topic", near.topic));
+      button.append(text, element("span", "atlas-near-similarity", similarity));
+      button.addEventListener("click", () => this.trigger("click", { row: near.row, map }));
+      const item = element("li");
+      item.appendChild(button);
+      list.appendChild(item);
+    }
+    body.append(list);
+    this.paperView.replaceChildren(back, body);
+    this.root.scrollTop = 0;
+    if (held) back.focus();
   }
 
   /** @param {SummaryTopic} topic */
@@ -575,6 +653,13 @@ class TopicPanel {
     if (LINK.map) LINK.map.focusTopic(null);
     this.root.remove();
   }
+}
+
+/** `into` holding the pieces of a text, those the search matched marked. @param {HTMLElement} into
+ * @param {[string, boolean][]} pieces */
+function marked(into, pieces) {
+  into.append(...pieces.map(([text, hit]) => (hit ? element("mark", "atlas-mark", text) : text)));
+  return into;
 }
 
 /** @param {number|null} score */
@@ -898,8 +983,8 @@ function showMapState(inst, data) {
   inst.update();
 }
 
-/** The topic panel, the papers table or a paper's nearest papers show a state, one update after
- * another, an error said in its place. @param {TopicPanel|PapersTable|NearestPapers} part @param {any} data */
+/** The topic panel or the papers table shows a state, one update after another, an error said in its
+ * place. @param {TopicPanel|PapersTable} part @param {any} data */
 function showPartState(part, data) {
   part.ready = part.ready.then(() => part.update(data)).catch((error) => {
     part.loading.hidden = false;

@@ -134,6 +134,7 @@
  * @property {boolean} filtered
  * @property {number} key_picks
  * @property {number} height
+ * @property {PaperState|null} paper
  * @property {string} [link]
  * @property {string} [module]
  * @property {string} [summary_data]
@@ -193,14 +194,28 @@
  */
 
 /**
- * Everything an opened paper's nearest papers receive on a rerun (payload.py, `NearestState`).
- * @typedef {Object} NearestState
- * @property {NearPaper[]} nearest
- * @property {string} points
- * @property {string} [module]
- * @property {string} [module_data]
+ * How an opened paper matched the search (payload.py, `MatchNote`).
+ * @typedef {Object} MatchNote
+ * @property {string} kind
+ * @property {string} text
  */
 
+/**
+ * An opened paper as the topic panel shows it in the list's place (payload.py, `PaperState`): texts as
+ * written, the title and the abstract in pieces, those the search matched marked.
+ * @typedef {Object} PaperState
+ * @property {number} row
+ * @property {string} back
+ * @property {[string, boolean][]} title
+ * @property {number} topic
+ * @property {string} topic_name
+ * @property {string} details
+ * @property {boolean} added
+ * @property {string|null} url
+ * @property {MatchNote|null} match
+ * @property {[string, boolean][]} abstract
+ * @property {NearPaper[]} nearest
+ */
 /**
  * One of a topic's papers nearest its centre.
  * @typedef {Object} CentralPaper
@@ -281,7 +296,7 @@
  */
 
 /**
- * The reader clicked a paper (null: closed the opened paper with Escape).
+ * The reader clicked a paper (null: closed the opened paper: Escape, or the panel's "Back to …").
  * @typedef {Object} ClickEvent
  * @property {number|null} row
  * @property {string} map
@@ -366,6 +381,13 @@
  */
 
 /**
+ * The opened paper's "Open topic" in the panel: the paper closed, its topic opened (the server's step).
+ * @typedef {Object} PaperTopicEvent
+ * @property {number} topic
+ * @property {string} map
+ */
+
+/**
  * The panel's list order chosen.
  * @typedef {Object} SortEvent
  * @property {string} sort
@@ -383,6 +405,7 @@
  * @property {OnlyEvent} only
  * @property {ValuesEvent} values
  * @property {SortEvent} sort
+ * @property {PaperTopicEvent} paper_topic
  * @property {ClearEvent} clear
  */
 
