@@ -91,11 +91,8 @@ def side_panel(
         link=session.view_link(),
         paper=opened,
     )
-    # Where editing is on, the edit forms follow the opened topic: the map's part reruns for it; while a
-    # paper is open, the panel shows it, not the topic (the server narrows the map to its view).
-    session.panel_shown(
-        state.topic if paper is None else None, shown=paper is None and not editing_allowed(data.path)
-    )
+    # Where editing is on, the edit forms follow the opened topic: the map's part reruns for it.
+    session.panel_shown(state.topic, shown=not editing_allowed(data.path))
     if editing:
         edit_panel(data, state.topic)
 

@@ -12,7 +12,7 @@ from app.data import build_map_data, paper_places
 from app.nearest import nearest_papers
 from pipeline.mapfolder.store import write_map
 from tests.devserver import StreamlitServer
-from tests.helpers import idle, open_app, themed_map
+from tests.helpers import Received, idle, open_app, themed_map
 
 pytestmark = pytest.mark.browser
 PAPER = ".atlas-panel-paper"
@@ -119,5 +119,41 @@ def test_a_central_paper_opened_with_the_keyboard_leads_back_to_its_topic(page, 
     page.locator(".atlas-panel-topic .atlas-paper").first.click()
     opened(page)
     page.get_by_role("button", name="Back to Diffusion models").click()  # the panel's way back
+    page.wait_for_function("() => location.search === '?topic=1'", timeout=30_000)
+    page.locator(".atlas-panel-topic:not([hidden]) h4", has_text="Diffusion models").wait_for(timeout=30_000)
+
+
+def test_back_and_forward_to_and_from_an_opened_paper_are_drawn_by_the_browser(page, paper_app):
+    """The browser keeps the map's, the panel's and the table's states of each view the server drew, an
+    opened paper's too: Back from it and Forward to it are drawn again from them, the server told (it
+    reruns the header alone: nothing else changed), where a rerun of the whole page for the link, or of
+    the map's part, would send the map, the panel and the table again."""
+    app, data = paper_app
+    received = Received(page)
+    open_app(page, app.url + "?topic=1")
+    central = page.locator(".atlas-panel-topic .atlas-paper").first
+    central.wait_for(timeout=30_000)
+    title = central.text_content()
+    central.click()
+    page.wait_for_function("() => location.search.includes('paper=')", timeout=30_000)
+    assert opened(page)["title"] == title
+    link, entries = page.evaluate("location.search"), page.evaluate("history.length")
+
+    def drawn_by_the_browser(step) -> None:
+        received.take()
+        step()
+        page.wait_for_timeout(500)
+        idle(page)
+        assert "bidi_component" not in {kind for _, kind, _ in received.take()}  # no map, panel or table sent
+
+    drawn_by_the_browser(page.go_back)
+    assert page.evaluate("location.search") == "?topic=1" and page.locator(PAPER).is_hidden()
+    page.locator(".atlas-panel-topic:not([hidden]) h4", has_text="Diffusion models").wait_for(timeout=30_000)
+    assert page.locator(".atlas-near:not([hidden])").count() == 0  # the paper's rings gone from the map
+    drawn_by_the_browser(page.go_forward)
+    assert page.evaluate("location.search") == link and opened(page)["title"] == title
+    assert page.locator(".atlas-near:not([hidden])").count() == 8  # its nearest papers ringed again
+    assert page.evaluate("history.length") == entries  # Back and Forward added none
+    page.keyboard.press("Escape")  # the server knows the paper is open: Escape closes it
     page.wait_for_function("() => location.search === '?topic=1'", timeout=30_000)
     page.locator(".atlas-panel-topic:not([hidden]) h4", has_text="Diffusion models").wait_for(timeout=30_000)

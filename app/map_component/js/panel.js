@@ -865,12 +865,13 @@ function streamlitHistoryHandler() {
  * draws as a click: another topic opened in the panel (or the list), or the key's entry shown alone
  * (or all again, js/legend.js `pickKey`), the server told as by the click, with the entry's link; or
  * a view the server drew before, drawn again from the states the browser kept for its link
- * (`redrawView`). Only where `tell` (else Streamlit's rerun follows the link, and the panel alone shows
- * an entry's topic at once). Whether the browser drew it and told the server.
+ * (`redrawView`: the only way to an opened paper's view). Only where `tell` (else Streamlit's rerun
+ * follows the link, and the panel alone shows an entry's topic at once). Whether the browser drew it and told the server.
  * @param {string} before @param {string} now @param {boolean} tell */
 function historyStep(before, now, tell) {
   const params = new URLSearchParams(now), query = now.replace(/^\?/, "");
-  if (params.has("paper") || (tell && !streamlitIdle())) return false; // a run under way: its parts would follow it
+  if (tell && !streamlitIdle()) return false; // a run under way: its parts would follow it
+  if (params.has("paper")) return tell && redrawView(now); // an opened paper's view: as the server drew it
   const panel = LINK.panel;
   if (panel && panel.summary && differsOnlyIn(before, now, SHARED.topic_key)) {
     const raw = params.get(SHARED.topic_key);
@@ -906,8 +907,9 @@ function historyStep(before, now, tell) {
 
 // The states the server sent for each view it drew, by the view's link (`link`: its query string as
 // the server writes it, without the map's name and the zoom): the map's, the topic panel's and the
-// papers table's, kept where all three were drawn for the same link (the last 20 views). Back or
-// Forward to one of them is drawn again from them by the browser (`redrawView`).
+// papers table's, kept where all three were drawn for the same link (the table's but for an opened
+// paper, which it does not show; the last 20 views). Back or Forward to one of them is drawn again
+// from them by the browser (`redrawView`).
 /** @typedef {{map: ViewState, panel: PanelState, table: TableState}} KeptView */
 const VIEWS = {
   /** @type {{map?: ViewState, panel?: PanelState, table?: TableState}} what each part shows now */ last: {},
@@ -923,7 +925,8 @@ function keepView(kind, data) {
   const { points_data, plotly_data, module_data, summary_data, table_data, ...kept } = data;
   VIEWS.last[kind] = kept;
   const { map, panel, table } = VIEWS.last;
-  if (!map || !panel || !table || map.link === undefined || map.link !== panel.link || map.link !== table.link) return;
+  if (!map || !panel || !table || map.link === undefined || map.link !== panel.link) return;
+  if (table.link === undefined || !differsOnlyIn(map.link, table.link, "paper")) return; // the table shows no paper
   const key = linkKey(map.link);
   VIEWS.byLink.delete(key); // the newest last
   VIEWS.byLink.set(key, { map, panel, table });
