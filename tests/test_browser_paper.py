@@ -6,6 +6,8 @@ back, Escape closes it, back to the topic it was opened from."""
 
 from __future__ import annotations
 
+from urllib.parse import parse_qs
+
 import pytest
 
 from app.data import build_map_data, paper_places
@@ -125,9 +127,9 @@ def test_a_central_paper_opened_with_the_keyboard_leads_back_to_its_topic(page, 
 
 def test_back_and_forward_to_and_from_an_opened_paper_are_drawn_by_the_browser(page, paper_app):
     """The browser keeps the map's, the panel's and the table's states of each view the server drew, an
-    opened paper's too: Back from it and Forward to it are drawn again from them, the server told (it
-    reruns the header alone: nothing else changed), where a rerun of the whole page for the link, or of
-    the map's part, would send the map, the panel and the table again."""
+    opened paper's too: Back from it and Forward to it, and its "Back to …", are drawn again from them,
+    the server told (it reruns the header alone: nothing else changed), where a rerun of the whole page
+    for the link, or of the map's part, would send the map, the panel and the table again."""
     app, data = paper_app
     received = Received(page)
     open_app(page, app.url + "?topic=1")
@@ -154,6 +156,16 @@ def test_back_and_forward_to_and_from_an_opened_paper_are_drawn_by_the_browser(p
     assert page.evaluate("location.search") == link and opened(page)["title"] == title
     assert page.locator(".atlas-near:not([hidden])").count() == 8  # its nearest papers ringed again
     assert page.evaluate("history.length") == entries  # Back and Forward added none
-    page.keyboard.press("Escape")  # the server knows the paper is open: Escape closes it
-    page.wait_for_function("() => location.search === '?topic=1'", timeout=30_000)
-    page.locator(".atlas-panel-topic:not([hidden]) h4", has_text="Diffusion models").wait_for(timeout=30_000)
+    # "Back to …" (Escape too: js/panel.js closePaper) draws the view the paper was opened from again,
+    # as a new history entry; Back in the browser opens the paper again.
+    drawn_by_the_browser(page.get_by_role("button", name="Back to Diffusion models").click)
+    assert page.evaluate("location.search") == "?topic=1" and page.locator(PAPER).is_hidden()
+    assert page.evaluate("history.length") == entries + 1
+    drawn_by_the_browser(page.go_back)
+    assert page.evaluate("location.search") == link and opened(page)["title"] == title
+    box = page.get_by_role("textbox", name="Search")  # the server followed each: its link keeps the paper
+    box.fill("denoising")
+    box.press("Enter")
+    page.wait_for_function("() => location.search.includes('q=denoising')", timeout=30_000)
+    assert parse_qs(page.evaluate("location.search")[1:]) == parse_qs(link[1:]) | {"q": ["denoising"]}
+    assert opened(page)["marked"] == ["denoising"]

@@ -148,13 +148,13 @@ class AtlasMap {
     this.note.hidden = true;
     this.root.append(this.note, this.legend);
     this.handWheel(hint);
-    // Escape closes the opened paper (the server's panel beside the map), as it closes an opened topic
-    // in the topic panel: back to that topic, or to the list.
+    // Escape closes the opened paper (js/panel.js, closePaper), as it closes an opened topic in the
+    // topic panel: back to that topic, or to the list.
     this.onKey = (/** @type {KeyboardEvent} */ event) => {
       const view = this.received;
       if (!view || view.paper === null || view.paper === undefined || !freeEscape(event)) return;
       event.preventDefault();
-      this.trigger("click", { row: null, map: view.points });
+      closePaper(this.trigger, view.points);
     };
     document.addEventListener("keydown", this.onKey);
   }

@@ -476,7 +476,7 @@ class TopicPanel {
     const held = focusedIn(this.root);
     const back = element("button", "atlas-back", `← ${paper.back}`);
     back.setAttribute("type", "button");
-    back.addEventListener("click", () => this.trigger("click", { row: null, map }));
+    back.addEventListener("click", () => closePaper(this.trigger, map));
     const body = element("div", "atlas-topic-body");
     const topic = element("div", "atlas-paper-topic");
     const name = element("span", "atlas-paper-topic-name");
@@ -931,6 +931,19 @@ function keepView(kind, data) {
   VIEWS.byLink.delete(key); // the newest last
   VIEWS.byLink.set(key, { map, panel, table });
   if (VIEWS.byLink.size > 20) VIEWS.byLink.delete(/** @type {string} */ (VIEWS.byLink.keys().next().value));
+}
+
+/** The opened paper closed (its "Back to …", or Escape): the view it was opened from drawn again from
+ * the states the browser kept for its link (`keptView`), as a new history entry, the server told as
+ * for Back ("history"); else, where none is kept or a run is under way, the server's step ("click"
+ * with no row). @param {Trigger} trigger the caller's @param {string} map its point table's URL */
+function closePaper(trigger, map) {
+  const inst = LINK.map, query = queryWith("paper", null);
+  const drawn = inst && streamlitIdle() ? keptView(query) : null;
+  if (!inst || !drawn) return trigger("click", { row: null, map });
+  pushQuery(query);
+  inst.trigger("history", { query, map: inst.pointsUrl });
+  showKept(drawn);
 }
 
 /** Back or Forward to the link `search`: the map, the topic panel and the papers table drawn again from
