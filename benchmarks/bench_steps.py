@@ -11,7 +11,7 @@ types a word and presses Enter (search; "learning"), then another ("graph": sear
 highlights' chart already made), empties the box and presses Enter (clear: the whole map again),
 picks the first option of the sidebar's first filter (Themes or Topics) (filter), goes Back in the
 browser (history: the whole map again, as the link before the filter), clicks a paper on the map
-(click), opens the first topic of the topic list (topic), goes back to the list with the panel's
+(click), closes it with "Back to the topic list" beside the map (close), opens the first topic of the topic list (topic), goes back to the list with the panel's
 button (back), goes Back in the browser (topic history: the topic open again), presses the opened
 topic's "Only this topic" (only: its papers alone, the topic kept open; Back in the browser after), clicks the first
 entry of the map's key (key topic, on a map with themes: that theme alone, the topic kept open in it or
@@ -75,6 +75,7 @@ STEPS = (
     "filter",
     "history",
     "click",
+    "close",
     "topic",
     "back",
     "topic history",
@@ -99,6 +100,7 @@ NAMES = {
     "filter": "filter",
     "history": "Back in the browser",
     "click": "click a point",
+    "close": "close the paper (Back to the topic list)",
     "topic": "open a topic",
     "back": "back to the list",
     "topic history": "Back in the browser, to a topic",
@@ -279,7 +281,7 @@ def one_round(browser, url: str, tally: Tally, uncomposited: bool = False, colou
     record("history", page.go_back)  # the whole map again, as the link before the filter says
     opened(page, url, uncomposited)  # the whole map again for the map-only steps
     record("click", point_click(page))
-    settle(page, page.get_by_role("button", name="Back to the topic list").click)
+    record("close", press(page, page.get_by_role("button", name="Back to the topic list")))
     panel = page.locator(".atlas-panel-list .atlas-topic")  # the topic panel (js/panel.js) ...
     page.wait_for_timeout(500)
     if panel.count():
