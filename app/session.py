@@ -436,8 +436,8 @@ def on_paper_click(data: MapData, points_url: str, component: str = MAP_COMPONEN
     """A paper clicked: a point on the map, or, by `component`, a row of the papers table
     (`TABLE_KEY`), or a paper of the topic panel's lists (`PANEL_KEY`: a topic's central papers, an
     opened paper's nearest), or chosen there with the keyboard; no row (None): the opened paper closed
-    (Escape, js/atlas_map.js, or the panel's "Back to …"). An event of another map, or a row out of
-    range, is ignored."""
+    (Escape or the panel's "Back to …", where the browser kept no view to go back to: js/panel.js
+    `closePaper`). An event of another map, or a row out of range, is ignored."""
     value = map_event("click", component)
     if not value or value.get("map") != points_url:
         return
