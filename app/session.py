@@ -313,17 +313,15 @@ def part_shown(name: str) -> None:
         st.session_state[BROWSER_PICK] = None
 
 
-def rerun_changed(from_sidebar: bool = False, least: str | None = None) -> None:
+def rerun_changed(from_sidebar: bool = False) -> None:
     """In a step's callback: rerun only the parts of the page whose content the step changed.
 
     A sidebar widget already shows its new value: then its part reruns only when its shape changes
     (the search box's hint, the topics the Topics filter offers, the unassigned switch hidden in a
     topic or theme view). Each filter is a part of its own inside the sidebar's, so a filter set
     elsewhere (the map's key, Back in the browser) reruns only its widget. Nothing changed: the
-    widget's own part reruns (Streamlit's default), or the part `least` (for a step the browser drew
-    whole: the header, the least of them, rather than the map's). In the run of a Back or Forward in
-    the browser (a table's selection may fire as the view changes), the whole page reruns and follows
-    the link.
+    widget's own part reruns (Streamlit's default). In the run of a Back or Forward in the browser (a
+    table's selection may fire as the view changes), the whole page reruns and follows the link.
     """
     if _history_run():
         return
@@ -339,8 +337,8 @@ def rerun_changed(from_sidebar: bool = False, least: str | None = None) -> None:
         pushed = list(PART_SETTINGS)
         changed = [part for part in changed if part not in INSIDE_SIDEBAR]  # drawn again inside the sidebar
     st.session_state[PUSH_PARTS] = set(pushed)
-    if changed or least:
-        st.rerun(changed or [least])
+    if changed:
+        st.rerun(changed)
 
 
 def push_part(part: str) -> None:
@@ -595,7 +593,9 @@ def on_map_history(data: MapData, points_url: str, vocabulary: Callable[[], Voca
     if PANEL_TOPIC in st.session_state:
         st.session_state[PANEL_TOPIC] = state.topic
     _drawn_in_browser(query, _parts_the_browser_draws())
-    rerun_changed(least="header")  # to or from an opened paper in the same view: nothing else changed
+    # To or from an opened paper in the same view nothing else changed: the map's part reruns (Streamlit's
+    # default for its event; a rerun of the header alone instead lost the next of two quick Forwards).
+    rerun_changed()
 
 
 def _drawn_in_browser(query: str, parts: tuple[str, ...], pick: BrowserPick | None = None) -> None:
