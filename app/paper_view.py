@@ -11,33 +11,17 @@ from app.data import MapData, paper_places
 from app.map_component.payload import MatchNote, NearPaper, PaperState, Piece
 from app.nearest import nearest_papers
 from app.search import SearchResult
-from pipeline.exports.export import without_bidi_controls
+from app.text import visible
 from pipeline.mapfolder.search_index import highlight
 from pipeline.modelling.floors import closeness
 from pipeline.text import shorten
-
-ADDED_NOTE = (
-    "Added since the last full build (with python -m pipeline add): placed among its nearest papers and "
-    "given their topic; the topics themselves were not refitted."
-)
-
-
-def shown(text: object) -> str:
-    r"""Untrusted text as the panel sets it (as text, never markup): bidirectional controls, which would
-    reorder what follows, and NUL bytes become U+FFFD.
-
-    Examples:
-        >>> shown("Invoice \u202egpj.exe\x00") == "Invoice \ufffdgpj.exe\ufffd"
-        True
-    """
-    return without_bidi_controls(str(text)).replace("\x00", "\ufffd")
 
 
 def _pieces(text: str, search: SearchResult | None) -> list[Piece]:
     """`text` in pieces, those a word search matched marked (one unmarked piece without one)."""
     if search is None or search.kind != "words":
-        return [(shown(text), False)] if text else []
-    return [(shown(piece), marked) for piece, marked in highlight(text, search.query)]
+        return [(visible(text), False)] if text else []
+    return [(visible(piece), marked) for piece, marked in highlight(text, search.query)]
 
 
 def paper_state(data: MapData, row: int, search: SearchResult | None, back: str) -> PaperState:
@@ -55,11 +39,11 @@ def paper_state(data: MapData, row: int, search: SearchResult | None, back: str)
     rows, similarities = nearest_papers(data, row)
     return {
         "row": int(row),
-        "back": shown(back),
+        "back": visible(back),
         "title": _pieces(" ".join(str(paper["title"]).split()), search),
         "topic": topic,
-        "topic_name": shown(data.label(topic)),
-        "details": " · ".join(shown(shorten(d, 120)) for d in details),
+        "topic_name": visible(data.label(topic)),
+        "details": " · ".join(visible(shorten(d, 120)) for d in details),
         "added": bool(data.added is not None and data.added[row]),
         "url": url if url.startswith(("https://", "http://")) else None,  # never a javascript: or data: link
         "match": match_note(search, row) if search is not None else None,
@@ -77,8 +61,8 @@ def nearest_list(data: MapData, rows: np.ndarray, similarity: list[float]) -> li
     return [
         {
             "row": int(row),
-            "title": shown(title),
-            "topic": shown(topic) if differ else None,
+            "title": visible(title),
+            "topic": visible(topic) if differ else None,
             "similarity": round(float(s), 4),
         }
         for row, title, topic, s in zip(rows, titles, topics, similarity, strict=True)

@@ -84,19 +84,29 @@ def plotly_wrap(text: object, width: int = 60, max_lines: int = 3) -> str:
     return "<br>".join(plotly_escape(part) for part in lines)
 
 
+def visible(text: object) -> str:
+    r"""`text` as text set on the page shows it: bidirectional controls (U+202E reversing what follows)
+    and NUL bytes become U+FFFD, one character for one.
+
+    Examples:
+        >>> visible("Invoice \u202egpj.exe\x00") == "Invoice \ufffdgpj.exe\ufffd"
+        True
+    """
+    from pipeline.exports.export import without_bidi_controls
+
+    return without_bidi_controls(str(text)).replace("\x00", "\ufffd")
+
+
 def inert(text: object) -> str:
-    """`text` with nothing in it a page would obey instead of show: bidirectional controls (U+202E
-    reversing what follows) and NUL bytes become U+FFFD; web and e-mail addresses get an invisible
-    WORD JOINER where Markdown would start a link. What is left looks as written.
+    """`text` with nothing in it a page would obey instead of show: `visible`, and web and e-mail
+    addresses get an invisible WORD JOINER where Markdown would start a link. What is left looks as
+    written.
 
     Examples:
         >>> inert("see www.evil.com, https://evil.com/x or a@evil.com\u202e").encode("unicode_escape")
         b'see www\\\\u2060.evil.com, https:\\\\u2060//evil.com/x or a@\\\\u2060evil.com\\\\ufffd'
     """
-    from pipeline.exports.export import without_bidi_controls
-
-    text = without_bidi_controls(str(text)).replace("\x00", "\ufffd")
-    return _AUTOLINKS.sub(WORD_JOINER, text)
+    return _AUTOLINKS.sub(WORD_JOINER, visible(text))
 
 
 def markdown_literal(text: object) -> str:
@@ -157,10 +167,7 @@ def _split_spaces(text: str) -> tuple[str, str, str]:
 
 def _inert_pieces(pieces: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
     """`pieces` made `inert` as one text: an address cut across two pieces is defused too."""
-    whole = "".join(text for text, _ in pieces)
-    from pipeline.exports.export import without_bidi_controls
-
-    cleaned = without_bidi_controls(whole).replace("\x00", "\ufffd")  # one character for one
+    cleaned = visible("".join(text for text, _ in pieces))  # one character for one
     joins = {match.start() for match in _AUTOLINKS.finditer(cleaned)}
     result, start = [], 0
     for text, flagged in pieces:
