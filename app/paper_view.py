@@ -38,7 +38,6 @@ def paper_state(data: MapData, row: int, search: SearchResult | None, back: str)
     url = str(paper["url"]) if "url" in paper.index and pd.notna(paper["url"]) else ""
     rows, similarities = nearest_papers(data, row)
     return {
-        "row": int(row),
         "back": visible(back),
         "title": _pieces(" ".join(str(paper["title"]).split()), search),
         "topic": topic,

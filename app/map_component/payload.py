@@ -233,7 +233,6 @@ class PaperState(TypedDict):
     texts as written (set as text, never markup), the title and abstract in pieces, those a word search
     matched marked; `back`: the line leading back; `url`: its page (http or https only)."""
 
-    row: int
     back: str
     title: list[Piece]
     topic: int

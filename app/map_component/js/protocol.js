@@ -204,7 +204,6 @@
  * An opened paper as the topic panel shows it in the list's place (payload.py, `PaperState`): texts as
  * written, the title and the abstract in pieces, those the search matched marked.
  * @typedef {Object} PaperState
- * @property {number} row
  * @property {string} back
  * @property {[string, boolean][]} title
  * @property {number} topic
