@@ -503,24 +503,7 @@ class TopicPanel {
       body.append(note);
     }
     body.append(marked(element("div", "atlas-abstract"), paper.abstract));
-    body.append(element("p", "atlas-subhead", "Nearest papers (ringed on the map)"));
-    const list = element("ol", "atlas-paper-list");
-    list.setAttribute("aria-label", "Nearest papers");
-    for (const near of paper.nearest) {
-      const similarity = near.similarity.toFixed(2);
-      const button = element("button", "atlas-paper");
-      button.setAttribute("type", "button");
-      button.setAttribute("aria-label", `${near.title}${near.topic === null ? "" : `, ${near.topic}`}, similarity ${similarity}`);
-      const text = element("span", "atlas-near-text");
-      text.append(element("span", "atlas-near-title", near.title));
-      if (near.topic !== null) text.append(element("span", "atlas-near-topic", near.topic));
-      button.append(text, element("span", "atlas-near-similarity", similarity));
-      button.addEventListener("click", () => this.trigger("click", { row: near.row, map }));
-      const item = element("li");
-      item.appendChild(button);
-      list.appendChild(item);
-    }
-    body.append(list);
+    body.append(element("p", "atlas-subhead", "Nearest papers (ringed on the map)"), this.paperList(paper.nearest, "Nearest papers"));
     this.paperView.replaceChildren(back, body);
     this.root.scrollTop = 0;
     if (held) back.focus();
@@ -558,7 +541,7 @@ class TopicPanel {
     }
     if (topic.central.length) {
       body.append(element("p", "atlas-subhead", `Most central papers (${topic.central.length} of ${number(topic.size)}, nearest the topic's centre first)`));
-      body.append(this.paperList(topic.central.map((p) => [p.row, p.title])));
+      body.append(this.paperList(topic.central));
     }
     this.drawCharts(body, topic);
     if (topic.nearest.length) {
@@ -586,13 +569,24 @@ class TopicPanel {
     }
   }
 
-  /** Papers as buttons that open them (the server opens a paper). @param {[number, string][]} papers */
-  paperList(papers) {
+  /** Papers as buttons that open them (the server opens a paper): each its title, and an opened
+   * paper's nearest their topic where it is named and their similarity.
+   * @param {(CentralPaper|NearPaper)[]} papers @param {string} [label] the list's name for a screen reader */
+  paperList(papers, label) {
     const list = element("ol", "atlas-paper-list");
-    for (const [row, title] of papers) {
-      const button = element("button", "atlas-paper", title);
+    if (label) list.setAttribute("aria-label", label);
+    for (const paper of papers) {
+      const button = element("button", "atlas-paper");
       button.setAttribute("type", "button");
-      button.addEventListener("click", () => this.trigger("click", { row, map: this.view ? this.view.points : "" }));
+      if ("similarity" in paper) {
+        const similarity = paper.similarity.toFixed(2);
+        button.setAttribute("aria-label", `${paper.title}${paper.topic === null ? "" : `, ${paper.topic}`}, similarity ${similarity}`);
+        const text = element("span", "atlas-near-text");
+        text.append(element("span", "atlas-near-title", paper.title));
+        if (paper.topic !== null) text.append(element("span", "atlas-near-topic", paper.topic));
+        button.append(text, element("span", "atlas-near-similarity", similarity));
+      } else button.textContent = paper.title;
+      button.addEventListener("click", () => this.trigger("click", { row: paper.row, map: this.view ? this.view.points : "" }));
       const item = element("li");
       item.appendChild(button);
       list.appendChild(item);
@@ -606,7 +600,7 @@ class TopicPanel {
     const table = await mapTable(this.view.points);
     const rows = [];
     for (let i = 0; i < table.n && rows.length < 50; i++) if (table.colour[i] === topic.rank) rows.push(i);
-    body.append(this.paperList(rows.map((i) => [i, rawTitle(table, i)])));
+    body.append(this.paperList(rows.map((row) => ({ row, title: rawTitle(table, row) }))));
   }
 
   // The keywords, and where the map has them the years and venues, as tabs: the chosen one drawn.
@@ -866,7 +860,8 @@ function streamlitHistoryHandler() {
  * (or all again, js/legend.js `pickKey`), the server told as by the click, with the entry's link; or
  * a view the server drew before, drawn again from the states the browser kept for its link
  * (`redrawView`: the only way to an opened paper's view). Only where `tell` (else Streamlit's rerun
- * follows the link, and the panel alone shows an entry's topic at once). Whether the browser drew it and told the server.
+ * follows the link, and the panel alone shows an entry's topic at once). Whether the browser drew it
+ * and told the server.
  * @param {string} before @param {string} now @param {boolean} tell */
 function historyStep(before, now, tell) {
   const params = new URLSearchParams(now), query = now.replace(/^\?/, "");
@@ -934,27 +929,24 @@ function keepView(kind, data) {
 }
 
 /** The opened paper closed (its "Back to …", or Escape): the view it was opened from drawn again from
- * the states the browser kept for its link (`keptView`), as a new history entry, the server told as
- * for Back ("history"); else, where none is kept or a run is under way, the server's step ("click"
- * with no row). @param {Trigger} trigger the caller's @param {string} map its point table's URL */
+ * the states the browser kept for its link (`redrawView`), as a new history entry; else, where none is
+ * kept or a run is under way, the server's step ("click" with no row).
+ * @param {Trigger} trigger the caller's @param {string} map its point table's URL */
 function closePaper(trigger, map) {
-  const inst = LINK.map, query = queryWith("paper", null);
-  const drawn = inst && streamlitIdle() ? keptView(query) : null;
-  if (!inst || !drawn) return trigger("click", { row: null, map });
-  pushQuery(query);
-  inst.trigger("history", { query, map: inst.pointsUrl });
-  showKept(drawn);
+  if (!(streamlitIdle() && redrawView(queryWith("paper", null), true))) trigger("click", { row: null, map });
 }
 
-/** Back or Forward to the link `search`: the map, the topic panel and the papers table drawn again from
- * the states kept for it, where the map, its summary and its table are those drawn now and no abstract
- * is placed, now or in the kept view (the server drops it on Back); the server told first ("history": it follows the link and
- * draws the sidebar, the header and the downloads), as for a step the panel draws. Whether they were.
- * @param {string} search */
-function redrawView(search) {
-  const inst = LINK.map, drawn = keptView(search);
+/** Back or Forward to the link `search` (or, `written`, a step to it the browser draws: a new history
+ * entry): the map, the topic panel and the papers table drawn again from the states kept for it, where
+ * the map, its summary and its table are those drawn now and no abstract is placed, now or in the kept
+ * view (the server drops it on Back); the server told first ("history": it follows the link and draws
+ * the sidebar, the header and the downloads), as for a step the panel draws. Whether they were.
+ * @param {string} search @param {boolean} [written] */
+function redrawView(search, written = false) {
+  const inst = LINK.map, drawn = keptView(search), query = search.replace(/^\?/, "");
   if (!inst || !drawn) return false;
-  inst.trigger("history", { query: search.replace(/^\?/, ""), map: inst.pointsUrl });
+  if (written) pushQuery(query);
+  inst.trigger("history", { query, map: inst.pointsUrl });
   showKept(drawn);
   return true;
 }
