@@ -653,13 +653,12 @@ def on_panel_only(data: MapData, points_url: str) -> None:
     topics = list(dict.fromkeys(topics))
     state, held = current_state(), _held_pick()
     if (
-        held is not None
-    ):  # ticks with the browser's own, or over values it pressed: where the view let it tick
+        held is None
+    ):  # the first ticks: where the view lets the browser tick (none: only over its Topics filter)
+        held = _list_pick(data, state)
+        drew = held.ticks if topics else ticks_in_browser_now(topic_in_panel=panel_holds_topic(state))
+    else:  # ticks with the browser's own, or over values it pressed: where the view let it tick
         drew = held.ticks
-    else:
-        held, in_panel = _list_pick(data, state), panel_holds_topic(state)
-        first = bool(topics) and key_in_browser_now(data, topic_in_panel=in_panel)
-        drew = first or ticks_in_browser_now(topic_in_panel=in_panel)
     drew = drew and (-1 not in topics or state.show_unassigned)
     _only_these_topics(topics, data.topic_themes())
     if drew and _is_view_link(value.get("query")):
