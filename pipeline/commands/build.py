@@ -351,7 +351,7 @@ def build_map(
         for note in deferred:
             log(note)
         lineage = keep_topic_ids(previous_map, corpus.papers, documents, fit.topics, log)
-        timer.lap("topics")
+        timer.lap("topics", fit.topics.timings)
         stability, stability_report = score_stability(fit, embeddings, resolved, log)
         if resolved.stability:
             timer.lap("stability")
@@ -363,6 +363,7 @@ def build_map(
             embedding_report["encoder"],
             kept_names(lineage, fit.topics),
             previous_theme_of=None if previous_map is None or refit else previous_map.theme_of,
+            timer=timer,
         )
         themes, theme_of, theme_records, next_theme_id = keep_theme_ids(
             previous_map, corpus.papers, fit.topics.labels, themes, theme_of
@@ -433,6 +434,8 @@ def build_map(
             edits=edits,
         )
         write_map(out, atlas, log=log)
+        timer.lap("write")  # printed, not in the manifest: written by this stage
+        log(timer.line())
         for line in build_summary(
             len(table),
             len(themes),
@@ -528,19 +531,36 @@ def describe_build(
 
 
 class StageTimer:
-    """Seconds per stage, each measured from the end of the previous one."""
+    """Seconds per stage, each measured from the end of the previous one.
+
+    Examples:
+        >>> timer = StageTimer()
+        >>> timer.timings = {"ingest": 0.52, "embed": 61.0, "topics": 8.04}
+        >>> timer.line()
+        'seconds by stage: ingest 0.5 · embed 61.0 · topics 8.0 · total 69.6'
+    """
 
     def __init__(self) -> None:
         self.timings: dict[str, float] = {}
         self._clock = time.perf_counter()
 
-    def lap(self, stage: str) -> None:
+    def lap(self, stage: str, parts: dict[str, float] | None = None) -> None:
+        """The seconds since the last lap go to `stage` (added to what it has), but for `parts`:
+        seconds of named parts measured within it, recorded apart after it."""
         now = time.perf_counter()
-        self.timings[stage] = round(now - self._clock, 3)
+        seconds = now - self._clock - sum((parts or {}).values())
+        self.timings[stage] = round(self.timings.get(stage, 0.0) + seconds, 3)
+        for part, part_seconds in (parts or {}).items():
+            self.timings[part] = round(self.timings.get(part, 0.0) + part_seconds, 3)
         self._clock = now
 
     def total(self) -> float:
         return round(sum(self.timings.values()), 3)
+
+    def line(self) -> str:
+        """The stage table a build prints last but for its summary: where its time went."""
+        shown = [f"{stage} {seconds:.1f}" for stage, seconds in self.timings.items()]
+        return "seconds by stage: " + " · ".join([*shown, f"total {self.total():.1f}"])
 
 
 def read_corpus(
@@ -920,6 +940,7 @@ def group_into_themes(
     encoder_name: str,
     kept: dict[int, str] | None = None,
     previous_theme_of: dict[int, int] | None = None,
+    timer: StageTimer | None = None,
 ):
     """Themes from the final topic ids, named on the fitted papers; sizes count every paper.
     `previous_theme_of` (a rebuild's previous topic -> theme) keeps the previous grouping where the
@@ -940,6 +961,8 @@ def group_into_themes(
         votes=area_votes(embeddings[rows], encode, encoder_name=encoder_name),
         previous_theme_of=previous_theme_of,
     )
+    if timer:
+        timer.lap("themes")
     fit.topics.table["label"] = name_topics_among_siblings(
         fit.topics.table,
         themes,
@@ -949,6 +972,8 @@ def group_into_themes(
         fit.topics.phrases,
         kept,
     )
+    if timer:
+        timer.lap("sibling names")
     size_of = dict(zip(fit.topics.table["topic_id"], fit.topics.table["size"], strict=True))
     themes["size"] = themes["topic_ids"].map(lambda ids: int(sum(size_of[t] for t in ids)))
     return themes, theme_of

@@ -43,6 +43,11 @@ NEXT_ID = Kind(
 NUMBER = Kind("a number", lambda v: isinstance(v, int | float) and not isinstance(v, bool))
 TEXT = Kind("text", lambda v: isinstance(v, str))
 TRUTH = Kind("true or false", lambda v: isinstance(v, bool))
+# A build's seconds by stage ({"embed": 61.2, "topics": 8.1, ...}).
+SECONDS = Kind(
+    "an object of seconds by stage",
+    lambda v: isinstance(v, dict) and all(NUMBER.fits(s) and s >= 0 for s in v.values()),
+)
 LIST = Kind("a list", lambda v: isinstance(v, list))
 OBJECT = Kind("an object", lambda v: isinstance(v, dict))
 
@@ -304,7 +309,7 @@ class Manifest(Block):
     numeric: dict = entry(
         OBJECT, factory=dict
     )  # `pipeline.numeric_target()`: the code the numeric libraries ran
-    timings_seconds: dict = entry(OBJECT, factory=dict)
+    timings_seconds: dict[str, float] = entry(SECONDS, factory=dict)  # the stage table the build printed
     abstracts_per_second: float | None = entry(NUMBER)
     quality: dict = entry(OBJECT, factory=dict)
     similarity: dict = entry(

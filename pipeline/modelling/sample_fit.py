@@ -199,6 +199,7 @@ def fit_on_sample(
         notes=fitted.notes,
         count_agreement=fitted.count_agreement,
         chosen_count=fitted.chosen_count,
+        timings=fitted.timings,
     )
     return SampleFit(topics, rows, rest, neighbours, similarities)
 

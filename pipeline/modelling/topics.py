@@ -26,6 +26,7 @@ from pipeline.naming.phrases import (
     count_phrases,
     vectorizers_for,
 )
+from pipeline.naming.text_cache import paper_texts
 
 # The clustering space: UMAP to this many dimensions (cosine, min_dist 0); KMeans cuts it into topics.
 CLUSTER_DIMENSIONS = 10
@@ -73,6 +74,9 @@ class Topics:
     # candidate topic count -> how well re-clusterings at that count agree (mean pairwise ARI)
     count_agreement: dict[int, float] = field(default_factory=dict)
     chosen_count: int = 0  # the number of topics KMeans cut (before small ones were dissolved)
+    # seconds of the parts the build's stage table shows apart: "phrases" (reading the texts,
+    # counting their phrases) and "topic names"
+    timings: dict[str, float] = field(default_factory=dict)
 
 
 def fit_topics(
@@ -154,8 +158,13 @@ def fit_topics(
     ours_of = dict(zip(bertopic_ids, labels.tolist(), strict=True))
     words = {ours_of[t]: pairs for t, pairs in model.get_topics().items() if t in ours_of}
     # Names: English phrases; for other corpora the same terms the keywords were counted with.
-    phrases = count_phrases(documents, None if note is None else vectorizer.build_analyzer())
+    # Each text is read once (`paper_texts`: cached by its hash), the phrases counted on the corpus.
+    started = time.perf_counter()
+    analyzer = None if note is None else vectorizer.build_analyzer()
+    phrases = count_phrases(documents, analyzer, texts=paper_texts(documents))
+    counted = time.perf_counter()
     table = describe_topics(labels, words, documents, embeddings, phrases=phrases)
+    timings = {"phrases": counted - started, "topic names": time.perf_counter() - counted}
     if note == NO_WORDS_NOTE:  # numbers make poor names; a plain numbered name is honest
         table["label"] = [f"Topic {t}" for t in table["topic_id"]]
     return Topics(
@@ -169,6 +178,7 @@ def fit_topics(
         notes=[note] if note else [],
         count_agreement=count_agreement,
         chosen_count=int(n_topics),
+        timings=timings,
     )
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 from scipy import sparse
@@ -35,7 +36,11 @@ WORD = r"(?<![\w-])(?:[0-9]+-)*[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9]\b"
 TOKEN = re.compile(r"-?(?:[0-9]+-)*[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
 # Punctuation that ends a phrase: a name never spans a comma, a bracket or a sentence end.
 _BREAK = re.compile(r"[.,;:!?()\[\]{}\"“”'’/|=<>+*%$&#@~^`\\]|\s-\s|\s–\s|\s—\s")
-_ACRONYM_DEFINITION = re.compile(r"((?:[A-Za-z][\w-]*\s+){1,6})\(\s*([A-Z][A-Za-z0-9-]*[A-Z][a-z]?s?)\s*\)")
+# An acronym defined in brackets after the words it abbreviates: "optimal transport (OT)". (Never
+# tried from inside a word: a match from there is part of the match from the word's start.)
+_ACRONYM_DEFINITION = re.compile(
+    r"(?<![A-Za-z])((?:[A-Za-z][\w-]*\s+){1,6})\(\s*([A-Z][A-Za-z0-9-]*[A-Z][a-z]?s?)\s*\)"
+)
 MAX_WORDS = 3
 
 
@@ -123,34 +128,53 @@ def _initials(words: list[str]) -> list[str]:
     return [whole.lower(), parts.lower()]
 
 
-def acronym_definitions(documents: list[str]) -> dict[str, str]:
-    """Acronyms the papers define, lower-cased, with the expansion most papers give them.
+def definitions_in(text: str) -> list[tuple[str, str]]:
+    """The acronyms one text defines, each as (acronym lower-cased, expansion), in the order written.
 
     "optimal transport (OT)" defines "ot" as "optimal transport": the acronym's capitals must be
     the initials of the words just before the bracket (of their hyphen parts, too, so
     "Multi-Modal Learning (MML)" counts). A plural acronym ("SNNs") is defined with its singular.
 
     Examples:
+        >>> definitions_in("Optimal transport (OT) and Spiking neural networks (SNNs).")
+        [('ot', 'optimal transport'), ('snn', 'spiking neural networks')]
+    """
+    found = []
+    for match in _ACRONYM_DEFINITION.finditer(text):
+        acronym = match.group(2)
+        letters = re.sub(r"s$", "", acronym) if re.search(r"[A-Z]s$", acronym) else acronym
+        letters = "".join(c for c in letters if c.isalpha() and c.isupper()).lower()
+        if len(letters) < 2:
+            continue
+        words = match.group(1).split()
+        for size in range(1, len(words) + 1):
+            tail = words[-size:]
+            if letters in _initials(tail):
+                if tail[0].lower() not in _EDGE_WORDS or size == len(letters):
+                    found.append((letters, " ".join(w.lower() for w in tail)))
+                break
+    return found
+
+
+def most_given(definitions: Iterable[list[tuple[str, str]]]) -> dict[str, str]:
+    """Acronym -> the expansion most texts give it (ties: the first given), over each text's
+    `definitions_in`."""
+    found: dict[str, Counter] = {}
+    for pairs in definitions:
+        for acronym, expansion in pairs:
+            found.setdefault(acronym, Counter())[expansion] += 1
+    return {acronym: forms.most_common(1)[0][0] for acronym, forms in sorted(found.items())}
+
+
+def acronym_definitions(documents: list[str]) -> dict[str, str]:
+    """Acronyms the papers define, lower-cased, with the expansion most papers give them
+    (see `definitions_in`).
+
+    Examples:
         >>> acronym_definitions(["Optimal transport (OT) is old.", "Spiking neural networks (SNNs) fire."])
         {'ot': 'optimal transport', 'snn': 'spiking neural networks'}
     """
-    found: dict[str, Counter] = {}
-    for doc in documents:
-        for match in _ACRONYM_DEFINITION.finditer(doc):
-            acronym = match.group(2)
-            letters = re.sub(r"s$", "", acronym) if re.search(r"[A-Z]s$", acronym) else acronym
-            letters = "".join(c for c in letters if c.isalpha() and c.isupper()).lower()
-            if len(letters) < 2:
-                continue
-            words = match.group(1).split()
-            for size in range(1, len(words) + 1):
-                tail = words[-size:]
-                if letters in _initials(tail):
-                    phrase = " ".join(w.lower() for w in tail)
-                    if tail[0].lower() not in _EDGE_WORDS or size == len(letters):
-                        found.setdefault(letters, Counter())[phrase] += 1
-                    break
-    return {acronym: forms.most_common(1)[0][0] for acronym, forms in sorted(found.items())}
+    return most_given(definitions_in(doc) for doc in documents)
 
 
 def _acronym_key(token: str) -> str | None:
@@ -161,38 +185,86 @@ def _acronym_key(token: str) -> str | None:
     return None
 
 
-def _phrases(text: str, acronyms: dict[str, str]) -> list[str]:
-    """1-3-word lower-case phrases as the text writes them, within punctuation.
+@dataclass(frozen=True)
+class PaperText:
+    """What one abstract yields for naming on its own, whatever the rest of the corpus: worked out
+    once per text (`read_text`) and cached by the text's hash (`pipeline.naming.text_cache`).
 
-    A phrase neither starts nor ends with a stop word; an acronym the map defines stands for its
-    expansion ("OT" -> "optimal transport"), so papers that only write the acronym count too.
+    Which acronyms a map defines depends on all its papers, so the phrases are kept with the
+    acronym words in them (`keyed`), and `phrases_with` settles them once the map's acronyms are known.
     """
-    result = []
+
+    phrases: tuple[str, ...]  # candidate phrases without an acronym word (distinct)
+    keyed: tuple[tuple[str, tuple[str, ...]], ...]  # (phrase, the acronyms among its words), distinct
+    acronyms: tuple[str, ...]  # acronyms ("ot" of "OT", "snn" of "SNNs") written as words, distinct
+    definitions: tuple[tuple[str, str], ...]  # `definitions_in`
+    forms: tuple[tuple[str, int], ...]  # words as written mid-sentence and how often, first seen first
+
+    def phrases_with(self, acronyms: dict[str, str]) -> list[str]:
+        """The text's 1-3-word lower-case phrases when the map defines `acronyms`: an acronym it
+        defines stands for its expansion ("OT" -> "optimal transport"), so papers that only write
+        the acronym count too, and breaks the phrases around it."""
+        return [
+            *self.phrases,
+            *(phrase for phrase, keys in self.keyed if not any(k in acronyms for k in keys)),
+            *(acronyms[key] for key in self.acronyms if key in acronyms),
+        ]
+
+
+def read_text(text: str) -> PaperText:
+    """A text's `PaperText`: its candidate phrases, the acronyms it writes and defines, its words' forms.
+
+    A phrase is 1-3 words as the text writes them, within punctuation, lower-cased; it neither
+    starts nor ends with a stop word.
+
+    Examples:
+        >>> paper = read_text("Sliced OT maps.")
+        >>> sorted(paper.phrases_with({}))
+        ['maps', 'ot', 'ot maps', 'sliced', 'sliced ot', 'sliced ot maps']
+        >>> sorted(paper.phrases_with({"ot": "optimal transport"}))
+        ['maps', 'optimal transport', 'sliced']
+    """
+    plain: dict[str, None] = {}
+    keyed: dict[tuple[str, tuple[str, ...]], None] = {}
+    written: dict[str, None] = {}
     for segment in _BREAK.split(text):
-        tokens = []
+        tokens: list[str] = []
+        keys: list[str | None] = []
         for token in TOKEN.findall(segment):
-            key = _acronym_key(token)
             if token.startswith("-"):  # the part after a hyphen ("-means" of "𝑘-means"): not a word
-                tokens.append(None)
-            elif key and key in acronyms:
-                result.append(acronyms[key])  # the acronym is a use of its expansion
-                tokens.append(None)  # and breaks phrases around it
-            else:
-                tokens.append(token.lower())
+                tokens.append("")
+                keys.append(None)
+                continue
+            key = _acronym_key(token)
+            if key:
+                written[key] = None
+            tokens.append(token.lower())
+            keys.append(key)
+        # Which words may start, end or be inside a phrase ("" and one letter: none).
+        edge = [t in _EDGE_WORDS for t in tokens]
+        starts = [len(t) > 1 and not e for t, e in zip(tokens, edge)]
+        ends = [len(t) > 1 and (not e or t in NOT_ALONE) for t, e in zip(tokens, edge)]
+        inner = [len(t) > 1 and (not e or t in CONNECTORS) for t, e in zip(tokens, edge)]
         for size in range(1, MAX_WORDS + 1):
             for start in range(len(tokens) - size + 1):
-                words = tokens[start : start + size]
-                if None in words or any(len(w) < 2 for w in words):
+                last = start + size - 1
+                if not (starts[start] and ends[last]) or (size == 3 and not inner[start + 1]):
                     continue
-                first, last = words[0], words[-1]
-                if first in _EDGE_WORDS or (size == 1 and first in NOT_ALONE):
+                if size == 1 and tokens[start] in NOT_ALONE:
                     continue
-                if last in _EDGE_WORDS and last not in NOT_ALONE:
-                    continue
-                if size == 3 and words[1] in _EDGE_WORDS and words[1] not in CONNECTORS:
-                    continue
-                result.append(" ".join(words))
-    return result
+                phrase = " ".join(tokens[start : last + 1])
+                acronyms = tuple(sorted({k for k in keys[start : last + 1] if k}))
+                if acronyms:
+                    keyed[phrase, acronyms] = None
+                else:
+                    plain[phrase] = None
+    return PaperText(
+        phrases=tuple(plain),
+        keyed=tuple(pair for pair in keyed if pair[0] not in plain),
+        acronyms=tuple(written),
+        definitions=tuple(definitions_in(text)),
+        forms=tuple(forms_in(text).items()),
+    )
 
 
 @dataclass
@@ -205,44 +277,83 @@ class PhraseCounts:
     spelling: dict[str, str] | None = None  # how the corpus writes each word (see `word_case`)
 
 
-def count_phrases(documents: list[str], analyzer: Callable[[str], list[str]] | None = None) -> PhraseCounts:
+def count_phrases(
+    documents: list[str],
+    analyzer: Callable[[str], list[str]] | None = None,
+    *,
+    texts: list[PaperText] | None = None,
+) -> PhraseCounts:
     """Candidate phrases of a corpus: those at least two papers use (a name is never one paper's term).
 
     `analyzer` replaces the English phrase finder for corpora that are not English (see
-    `vectorizers_for`); where no term is shared by two papers, every term is a candidate.
+    `vectorizers_for`); where no term is shared by two papers, every term is a candidate. `texts`
+    are the documents' `PaperText`s when the caller has them (`pipeline.naming.text_cache`).
     """
-    acronyms = {} if analyzer else acronym_definitions(documents)
-    terms = analyzer or (lambda text: _phrases(text, acronyms))
-    try:
-        vectorizer = CountVectorizer(analyzer=terms, binary=True, min_df=min(2, len(documents)))
-        matrix = vectorizer.fit_transform(documents).tocsr()
-    except ValueError:  # no term two papers share
-        vectorizer = CountVectorizer(analyzer=terms, binary=True)
-        matrix = vectorizer.fit_transform(documents).tocsr()
+    texts = texts if texts is not None else [read_text(doc) for doc in documents]
+    acronyms = {} if analyzer else most_given(t.definitions for t in texts)
+    terms = [analyzer(doc) for doc in documents] if analyzer else [t.phrases_with(acronyms) for t in texts]
+    matrix, phrases = binary_counts(terms, min_df=min(2, len(documents)))
     return PhraseCounts(
-        matrix=matrix,
-        phrases=vectorizer.get_feature_names_out(),
-        acronyms=acronyms,
-        spelling=word_case(documents),
+        matrix=matrix, phrases=phrases, acronyms=acronyms, spelling=spelling_of(t.forms for t in texts)
     )
 
 
-def word_case(documents: list[str]) -> dict[str, str]:
-    """How the papers spell each word mid-sentence: lower case when they ever write it so.
+def binary_counts(terms: list[list[str]], min_df: int) -> tuple[sparse.csr_matrix, np.ndarray]:
+    """A binary documents x terms matrix (int64, as scikit-learn's `CountVectorizer(binary=True)`
+    makes) of the terms at least `min_df` documents use, or of every term when none is, and the
+    terms in sorted order. No term at all is a ValueError, as it is for scikit-learn.
 
-    Title Case in a definition ("Answer Set Programming (ASP)") then reads "Answer set
-    programming"; "Gaussian", "Wasserstein" and "LLM" keep their capitals.
+    Examples:
+        >>> matrix, names = binary_counts([["b", "a", "a"], ["a"], ["c"]], min_df=2)
+        >>> names.tolist(), matrix.toarray().tolist()
+        (['a'], [[1], [1], [0]])
     """
+    import pandas as pd
+
+    lengths = np.fromiter((len(t) for t in terms), dtype=np.int64, count=len(terms))
+    codes, uniques = pd.factorize(pd.Series(list(chain.from_iterable(terms)), dtype=object), sort=False)
+    rows = np.repeat(np.arange(len(terms), dtype=np.int64), lengths)
+    pairs = np.unique(rows * max(1, len(uniques)) + codes)  # each (document, term) once
+    rows, codes = pairs // max(1, len(uniques)), pairs % max(1, len(uniques))
+    df = np.bincount(codes, minlength=len(uniques))
+    keep = np.flatnonzero(df >= min_df)
+    if not len(keep):
+        keep = np.flatnonzero(df >= 1)
+    if not len(keep):
+        raise ValueError("empty vocabulary; perhaps the documents only contain stop words")
+    names = np.asarray(uniques, dtype=object)[keep]
+    order = np.argsort(names.astype(str), kind="stable")
+    column = np.full(len(uniques), -1, dtype=np.int64)
+    column[keep[order]] = np.arange(len(keep))
+    inside = column[codes] >= 0
+    matrix = sparse.csr_matrix(
+        (np.ones(int(inside.sum()), dtype=np.int64), (rows[inside], column[codes[inside]])),
+        shape=(len(terms), len(keep)),
+    )
+    matrix.sort_indices()
+    return matrix, names[order]
+
+
+def forms_in(text: str) -> Counter:
+    """How often one text writes each word as it writes it, mid-sentence (see `word_case`)."""
+    forms: Counter = Counter()
+    # A definition's capitals mark where its acronym's letters come from, not proper nouns:
+    # the words before "(ASP)" are no evidence of spelling.
+    for sentence in split_sentences(_ACRONYM_DEFINITION.sub(" ", text)):
+        for i, token in enumerate(TOKEN.findall(sentence)):
+            if i == 0 or token.startswith("-"):
+                continue  # a sentence's first word is capitalised whatever it is; "-means" is no word
+            forms[token] += 1
+    return forms
+
+
+def spelling_of(texts_forms: Iterable[Iterable[tuple[str, int]]]) -> dict[str, str]:
+    """Each word's spelling over the texts' `forms_in`: lower case when any text writes it so, else
+    the form written most often (ties: the first written)."""
     forms: dict[str, Counter] = {}
-    for doc in documents:
-        # A definition's capitals mark where its acronym's letters come from, not proper nouns:
-        # the words before "(ASP)" are no evidence of spelling. Words with no evidence stay lower case.
-        doc = _ACRONYM_DEFINITION.sub(" ", doc)
-        for sentence in split_sentences(doc):
-            for i, token in enumerate(TOKEN.findall(sentence)):
-                if i == 0 or token.startswith("-"):
-                    continue  # a sentence's first word is capitalised whatever it is; "-means" is no word
-                forms.setdefault(token.lower(), Counter())[token] += 1
+    for pairs in texts_forms:
+        for token, count in pairs:
+            forms.setdefault(token.lower(), Counter())[token] += count
     spelling = {}
     for word, counts in forms.items():
         if counts[word] > 0:
@@ -250,6 +361,20 @@ def word_case(documents: list[str]) -> dict[str, str]:
         else:
             spelling[word] = counts.most_common(1)[0][0]
     return spelling
+
+
+def word_case(documents: list[str]) -> dict[str, str]:
+    """How the papers spell each word mid-sentence: lower case when they ever write it so.
+
+    Title Case in a definition ("Answer Set Programming (ASP)") then reads "Answer set
+    programming"; "Gaussian", "Wasserstein" and "LLM" keep their capitals. Words with no evidence
+    stay lower case.
+
+    Examples:
+        >>> word_case(["We use Gaussian noise and LLM agents.", "A gaussian prior."])["gaussian"]
+        'gaussian'
+    """
+    return spelling_of(forms_in(doc).items() for doc in documents)
 
 
 def lexical_scores(counts: PhraseCounts, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -1,0 +1,146 @@
+"""Each paper's text read once: its `PaperText` (candidate phrases, the acronyms it writes and
+defines, its words' forms) kept in the cache folder beside the embeddings (`texts.sqlite`), keyed by
+the text's hash like an embedding, so a rebuild, or a build with one more file, reads only new texts.
+
+An entry is also keyed by the rules that read it (the digest of `phrases.py`, `sentences.py` and the
+word lists): a change to any of them reads every text again. An entry that does not read back whole
+and well-formed is read again from the text, never trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import zlib
+from functools import cache
+from pathlib import Path
+
+from pipeline.cache import cache_dir
+from pipeline.embedding.embed import text_key
+from pipeline.naming import phrases, sentences
+from pipeline.naming.phrases import PaperText, read_text
+from pipeline.naming.vocabulary import WORDS
+
+CACHE_FILE = "texts.sqlite"
+
+
+@cache
+def rules_digest() -> str:
+    """The digest of everything `read_text` depends on: its code and its word lists."""
+    digest = hashlib.sha256()
+    for path in [Path(phrases.__file__), Path(sentences.__file__), *sorted(WORDS.glob("*.txt"))]:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:32]
+
+
+def pack(paper: PaperText) -> bytes:
+    """An entry as stored: compressed JSON of the `PaperText`'s fields."""
+    fields = [paper.phrases, paper.keyed, paper.acronyms, paper.definitions, paper.forms]
+    return zlib.compress(json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode(), 1)
+
+
+def _texts(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def unpack(entry: bytes) -> PaperText | None:
+    """The `PaperText` of a stored entry; None when it is damaged (truncated, not ours, mistyped).
+
+    Examples:
+        >>> paper = read_text("Optimal transport (OT) maps.")
+        >>> unpack(pack(paper)) == paper, unpack(pack(paper)[:-3]), unpack(b"garbage")
+        (True, None, None)
+    """
+    try:
+        fields = json.loads(zlib.decompress(entry))
+        plain, keyed, written, definitions, forms = fields
+        well_formed = (
+            _texts(plain)
+            and _texts(written)
+            and isinstance(keyed, list)
+            and all(
+                isinstance(k, list) and len(k) == 2 and isinstance(k[0], str) and _texts(k[1]) for k in keyed
+            )
+            and isinstance(definitions, list)
+            and all(_texts(d) and len(d) == 2 for d in definitions)
+            and isinstance(forms, list)
+            and all(
+                isinstance(f, list)
+                and len(f) == 2
+                and isinstance(f[0], str)
+                and isinstance(f[1], int)
+                and not isinstance(f[1], bool)
+                and f[1] > 0
+                for f in forms
+            )
+        )
+    except (zlib.error, ValueError, TypeError):  # JSON errors are ValueErrors; unpacking too few/many
+        return None
+    if not well_formed:
+        return None
+    return PaperText(
+        phrases=tuple(plain),
+        keyed=tuple((phrase, tuple(keys)) for phrase, keys in keyed),
+        acronyms=tuple(written),
+        definitions=tuple((a, e) for a, e in definitions),
+        forms=tuple((w, n) for w, n in forms),
+    )
+
+
+class TextCache:
+    """Entries keyed by (rules digest, text hash) in one SQLite file: safe across processes."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.connection = sqlite3.connect(path, timeout=60)
+        self.connection.execute(
+            "CREATE TABLE IF NOT EXISTS texts (rules TEXT, key BLOB, entry BLOB, PRIMARY KEY (rules, key))"
+        )
+        self.rules = rules_digest()
+
+    def get(self, keys: list[bytes]) -> dict[bytes, bytes]:
+        found: dict[bytes, bytes] = {}
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            rows = self.connection.execute(
+                f"SELECT key, entry FROM texts WHERE rules = ? AND key IN ({','.join('?' * len(chunk))})",
+                [self.rules, *chunk],
+            )
+            found.update(rows)
+        return found
+
+    def put(self, entries: dict[bytes, bytes]) -> None:
+        with self.connection:
+            self.connection.executemany(
+                "INSERT OR REPLACE INTO texts VALUES (?, ?, ?)",
+                [(self.rules, key, entry) for key, entry in entries.items()],
+            )
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def paper_texts(documents: list[str], *, use_cache: bool = True) -> list[PaperText]:
+    """Each document's `PaperText`, read from the cache where this text was read before (by these
+    rules) and read from the text, then stored, where not."""
+    keys = [text_key(doc) for doc in documents]
+    if not use_cache:
+        return [read_text(doc) for doc in documents]
+    text_cache = TextCache(cache_dir() / CACHE_FILE)
+    try:
+        known: dict[bytes, PaperText] = {}
+        for key, entry in text_cache.get(list(dict.fromkeys(keys))).items():
+            paper = unpack(entry)
+            if paper is not None:  # a damaged entry is read again from the text, and replaced
+                known[key] = paper
+        fresh: dict[bytes, bytes] = {}
+        for key, doc in zip(keys, documents):
+            if key not in known:
+                known[key] = read_text(doc)
+                fresh[key] = pack(known[key])
+        if fresh:
+            text_cache.put(fresh)
+    finally:
+        text_cache.close()
+    return [known[key] for key in keys]
