@@ -43,6 +43,8 @@ PATH = Path("maps/m/manifest.json")
         ({"notes": ["fine", 3]}, "notes[1]", "text"),
         ({"added": ["a record"]}, "added[0]", "an object"),
         ({"added": [{"papers": "four"}]}, "added[0].papers", "a whole number"),
+        ({"timings_seconds": {"embed": "slow"}}, "timings_seconds", "an object of seconds by stage"),
+        ({"timings_seconds": [61.0]}, "timings_seconds", "an object of seconds by stage"),
     ],
 )
 def test_a_field_of_the_wrong_type_is_refused_naming_it(raw, field, kind):

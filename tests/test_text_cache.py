@@ -1,0 +1,148 @@
+"""Each abstract's text read once (`pipeline.naming.text_cache`): the same map with a cold or a warm
+cache, a damaged entry read again from the text, and the build's stage table."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from pipeline.commands.build import build_map
+from pipeline.ingest import ingest
+from pipeline.naming import phrases, text_cache
+from pipeline.naming.phrases import count_phrases, read_text
+from pipeline.naming.text_cache import CACHE_FILE, paper_texts
+from tests.helpers import SEEDS, FakeEncoder
+
+MAP_FILES = ("topics.parquet", "themes.parquet")
+
+
+@pytest.fixture
+def own_cache(tmp_path, monkeypatch):
+    """A cache folder of this test's own: the text cache starts cold."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("ATLAS_CACHE_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture
+def reads(monkeypatch):
+    """The texts `read_text` reads, in order."""
+    seen: list[str] = []
+
+    def counting(text: str):
+        seen.append(text)
+        return read_text(text)
+
+    monkeypatch.setattr(text_cache, "read_text", counting)
+    return seen
+
+
+def entries(cache) -> dict[bytes, bytes]:
+    with sqlite3.connect(cache / CACHE_FILE) as connection:
+        return dict(connection.execute("SELECT key, entry FROM texts"))
+
+
+def damage(cache, how) -> None:
+    """Replace every stored entry by `how(entry)`."""
+    with sqlite3.connect(cache / CACHE_FILE) as connection:
+        rows = list(connection.execute("SELECT rowid, entry FROM texts"))
+        connection.executemany("UPDATE texts SET entry = ? WHERE rowid = ?", [(how(e), r) for r, e in rows])
+
+
+def build(out, log=lambda message: None):
+    return build_map([SEEDS], out, encoder=FakeEncoder(), progress=False, log=log)
+
+
+def test_a_warm_text_cache_reads_no_text_again_and_gives_the_same_map_byte_for_byte(
+    own_cache, reads, tmp_path
+):
+    documents = ingest([SEEDS]).papers["abstract"].tolist()
+    build(tmp_path / "cold")
+    assert sorted(reads) == sorted(documents)  # the cold build read each text once
+    assert len(entries(own_cache)) == len(documents)
+    reads.clear()
+    build(tmp_path / "warm")
+    assert reads == []  # the warm build read none again
+    for name in MAP_FILES:
+        assert (tmp_path / "warm" / name).read_bytes() == (tmp_path / "cold" / name).read_bytes(), name
+
+
+def test_a_damaged_entry_is_read_again_from_the_text_never_trusted(own_cache, reads, tmp_path):
+    build(tmp_path / "cold")
+    stored = entries(own_cache)
+    damage(own_cache, lambda entry: entry[: len(entry) // 2])  # truncated
+    reads.clear()
+    build(tmp_path / "again")
+    assert len(reads) == len(stored)  # every damaged entry was read again from its text
+    assert entries(own_cache) == stored  # and replaced by a good one
+    for name in MAP_FILES:
+        assert (tmp_path / "again" / name).read_bytes() == (tmp_path / "cold" / name).read_bytes(), name
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        lambda entry: entry[:-1],
+        lambda entry: b"",
+        lambda entry: b"\x00garbage",
+        lambda entry: entry[:12] + bytes([entry[12] ^ 0xFF]) + entry[13:],
+        lambda entry: text_cache.zlib.compress(b'[["a"], [], [], [], [["w", "many"]]]'),
+        lambda entry: text_cache.zlib.compress(b'{"phrases": []}'),
+        lambda entry: text_cache.zlib.compress(b'[["a"], [["b", "ot"]], [], [], []]'),
+    ],
+    ids=[
+        "last byte cut",
+        "empty",
+        "garbage",
+        "a byte flipped",
+        "mistyped count",
+        "not a list",
+        "keys not a list",
+    ],
+)
+def test_an_entry_that_does_not_read_back_whole_is_read_again(own_cache, reads, how):
+    documents = ingest([SEEDS]).papers["abstract"].tolist()[:5]
+    first = paper_texts(documents)
+    damage(own_cache, how)
+    reads.clear()
+    assert paper_texts(documents) == first and len(reads) == len(documents)
+    reads.clear()
+    assert paper_texts(documents) == first and reads == []  # the good entries were stored again
+
+
+def test_cached_counts_are_the_counts_of_the_texts(own_cache):
+    documents = ingest([SEEDS]).papers["abstract"].tolist()
+    paper_texts(documents)  # the cache is warm
+    cached, direct = count_phrases(documents, texts=paper_texts(documents)), count_phrases(documents)
+    assert cached.phrases.tolist() == direct.phrases.tolist()
+    assert (cached.matrix != direct.matrix).nnz == 0
+    assert cached.acronyms == direct.acronyms and cached.spelling == direct.spelling
+
+
+def test_changed_reading_rules_read_every_text_again(own_cache, reads, monkeypatch):
+    documents = ingest([SEEDS]).papers["abstract"].tolist()[:5]
+    paper_texts(documents)
+    reads.clear()
+    monkeypatch.setattr(text_cache, "rules_digest", lambda: "other rules")
+    paper_texts(documents)
+    assert len(reads) == len(documents)
+    assert phrases.__file__  # the rules digest covers phrases.py (see `rules_digest`)
+
+
+def test_a_build_prints_and_records_its_seconds_by_stage(own_cache, tmp_path):
+    said: list[str] = []
+    atlas = build(tmp_path / "map", said.append)
+    table = said[-3]  # then the summary and how to open the map
+    stages = ["ingest", "embed", "topics", "phrases", "topic names", "stability", "themes", "sibling names"]
+    stages += ["layout", "evaluate"]
+    assert table.startswith("seconds by stage: ")
+    shown = dict(part.rsplit(" ", 1) for part in table.removeprefix("seconds by stage: ").split(" · "))
+    assert list(shown) == [*stages, "write", "total"]
+    recorded = atlas.manifest.timings_seconds
+    assert list(recorded) == [*stages, "total"]
+    assert all(seconds >= 0 for seconds in recorded.values())
+    assert recorded["total"] == pytest.approx(sum(v for k, v in recorded.items() if k != "total"), abs=0.01)
+    assert {stage: float(shown[stage]) for stage in stages} == pytest.approx(
+        {stage: recorded[stage] for stage in stages}, abs=0.051
+    )
