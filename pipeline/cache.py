@@ -1,4 +1,5 @@
-"""The on-disk cache folder, and a cache of UMAP results keyed by their exact inputs."""
+"""The on-disk cache folder, the key of a text in its caches, and a cache of UMAP results keyed by
+their exact inputs."""
 
 from __future__ import annotations
 
@@ -16,6 +17,11 @@ from pipeline import numeric_target
 def cache_dir() -> Path:
     """`ATLAS_CACHE_DIR`, else `~/.cache/abstract-atlas`."""
     return Path(os.environ.get("ATLAS_CACHE_DIR") or Path.home() / ".cache" / "abstract-atlas")
+
+
+def text_key(text: str) -> bytes:
+    """A text's key in the caches of what is worked out from it (its embedding, its phrases)."""
+    return hashlib.sha256(text.encode("utf-8")).digest()
 
 
 def cached_reduction(

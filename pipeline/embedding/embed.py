@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 import sys
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.cache import cache_dir
+from pipeline.cache import cache_dir, text_key
 from pipeline.config import DEFAULT_MAX_TOKENS
 from pipeline.embedding.model import DIMENSIONS, MODEL_NAME, model_path, token_suffix
 
@@ -69,10 +68,6 @@ def cache_name_for(embedder: str, max_tokens: int | None = None) -> str:
 
         name += f"-{quantisation_variant()}-r{RECIPE_VERSION}"
     return name + token_suffix(max_tokens)
-
-
-def text_key(text: str) -> bytes:
-    return hashlib.sha256(text.encode("utf-8")).digest()
 
 
 class EmbeddingCache:

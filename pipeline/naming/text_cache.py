@@ -16,8 +16,7 @@ import zlib
 from functools import cache
 from pathlib import Path
 
-from pipeline.cache import cache_dir
-from pipeline.embedding.embed import text_key
+from pipeline.cache import cache_dir, text_key
 from pipeline.naming import phrases, sentences
 from pipeline.naming.phrases import PaperText, read_text
 from pipeline.naming.vocabulary import WORDS
