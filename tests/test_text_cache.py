@@ -86,7 +86,7 @@ def test_a_damaged_entry_is_read_again_from_the_text_never_trusted(own_cache, re
         lambda entry: entry[:-1],
         lambda entry: b"",
         lambda entry: b"\x00garbage",
-        lambda entry: entry[:12] + bytes([entry[12] ^ 0xFF]) + entry[13:],
+        lambda entry: entry[:30] + bytes([entry[30] ^ 0xFF]) + entry[31:],
         lambda entry: text_cache.zlib.compress(b'[["a"], [], [], [], [["w", "many"]]]'),
         lambda entry: text_cache.zlib.compress(b'{"phrases": []}'),
         lambda entry: text_cache.zlib.compress(b'[["a"], [["b", "ot"]], [], [], []]'),

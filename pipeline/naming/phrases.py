@@ -349,17 +349,23 @@ def forms_in(text: str) -> Counter:
 
 def spelling_of(texts_forms: Iterable[Iterable[tuple[str, int]]]) -> dict[str, str]:
     """Each word's spelling over the texts' `forms_in`: lower case when any text writes it so, else
-    the form written most often (ties: the first written)."""
-    forms: dict[str, Counter] = {}
+    the form written most often (ties: the first written).
+
+    Examples:
+        >>> spelling_of([[("LLM", 2), ("Gaussian", 1)], [("gaussian", 1), ("Llm", 2), ("BERT", 1)]])
+        {'llm': 'LLM', 'gaussian': 'gaussian', 'bert': 'BERT'}
+    """
+    counts: dict[str, int] = {}
     for pairs in texts_forms:
         for token, count in pairs:
-            forms.setdefault(token.lower(), Counter())[token] += count
-    spelling = {}
-    for word, counts in forms.items():
-        if counts[word] > 0:
+            counts[token] = counts.get(token, 0) + count
+    spelling: dict[str, str] = {}
+    for token, count in counts.items():  # in the order first written
+        word = token.lower()
+        if word in counts:
             spelling[word] = word
-        else:
-            spelling[word] = counts.most_common(1)[0][0]
+        elif word not in spelling or count > counts[spelling[word]]:
+            spelling[word] = token
     return spelling
 
 

@@ -2,9 +2,10 @@
 defines, its words' forms) kept in the cache folder beside the embeddings (`texts.sqlite`), keyed by
 the text's hash like an embedding, so a rebuild, or a build with one more file, reads only new texts.
 
-An entry is also keyed by the rules that read it (the digest of `phrases.py`, `sentences.py` and the
-word lists): a change to any of them reads every text again. An entry that does not read back whole
-and well-formed is read again from the text, never trusted.
+An entry is also keyed by the rules that read it (the digest of this module, `phrases.py`,
+`sentences.py` and the word lists): a change to any of them reads every text again. An entry carries
+the digest of its body: one that does not match (truncated, altered) is read again from the text,
+never trusted.
 """
 
 from __future__ import annotations
@@ -26,65 +27,48 @@ CACHE_FILE = "texts.sqlite"
 
 @cache
 def rules_digest() -> str:
-    """The digest of everything `read_text` depends on: its code and its word lists."""
+    """The digest of everything an entry depends on: `read_text`'s code and word lists, and how an
+    entry is packed."""
     digest = hashlib.sha256()
-    for path in [Path(phrases.__file__), Path(sentences.__file__), *sorted(WORDS.glob("*.txt"))]:
+    code = [Path(__file__), Path(phrases.__file__), Path(sentences.__file__)]
+    for path in [*code, *sorted(WORDS.glob("*.txt"))]:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:32]
 
 
+DIGEST_SIZE = 16
+
+
 def pack(paper: PaperText) -> bytes:
-    """An entry as stored: compressed JSON of the `PaperText`'s fields."""
+    """An entry as stored: the digest of the compressed JSON of the `PaperText`'s fields, then it."""
     fields = [paper.phrases, paper.keyed, paper.acronyms, paper.definitions, paper.forms]
-    return zlib.compress(json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode(), 1)
-
-
-def _texts(value: object) -> bool:
-    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    body = zlib.compress(json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode(), 1)
+    return hashlib.blake2b(body, digest_size=DIGEST_SIZE).digest() + body
 
 
 def unpack(entry: bytes) -> PaperText | None:
-    """The `PaperText` of a stored entry; None when it is damaged (truncated, not ours, mistyped).
+    """The `PaperText` of a stored entry; None when it is not as `pack` wrote it (truncated,
+    altered, not ours): its digest says so.
 
     Examples:
         >>> paper = read_text("Optimal transport (OT) maps.")
         >>> unpack(pack(paper)) == paper, unpack(pack(paper)[:-3]), unpack(b"garbage")
         (True, None, None)
     """
+    digest, body = entry[:DIGEST_SIZE], entry[DIGEST_SIZE:]
+    if hashlib.blake2b(body, digest_size=DIGEST_SIZE).digest() != digest:
+        return None
     try:
-        fields = json.loads(zlib.decompress(entry))
-        plain, keyed, written, definitions, forms = fields
-        well_formed = (
-            _texts(plain)
-            and _texts(written)
-            and isinstance(keyed, list)
-            and all(
-                isinstance(k, list) and len(k) == 2 and isinstance(k[0], str) and _texts(k[1]) for k in keyed
-            )
-            and isinstance(definitions, list)
-            and all(_texts(d) and len(d) == 2 for d in definitions)
-            and isinstance(forms, list)
-            and all(
-                isinstance(f, list)
-                and len(f) == 2
-                and isinstance(f[0], str)
-                and isinstance(f[1], int)
-                and not isinstance(f[1], bool)
-                and f[1] > 0
-                for f in forms
-            )
+        plain, keyed, written, definitions, forms = json.loads(zlib.decompress(body))
+        return PaperText(
+            phrases=tuple(plain),
+            keyed=tuple((phrase, tuple(keys)) for phrase, keys in keyed),
+            acronyms=tuple(written),
+            definitions=tuple((a, e) for a, e in definitions),
+            forms=tuple((w, n) for w, n in forms),
         )
-    except (zlib.error, ValueError, TypeError):  # JSON errors are ValueErrors; unpacking too few/many
+    except (zlib.error, ValueError, TypeError):  # JSON errors are ValueErrors; so is unpacking
         return None
-    if not well_formed:
-        return None
-    return PaperText(
-        phrases=tuple(plain),
-        keyed=tuple((phrase, tuple(keys)) for phrase, keys in keyed),
-        acronyms=tuple(written),
-        definitions=tuple((a, e) for a, e in definitions),
-        forms=tuple((w, n) for w, n in forms),
-    )
 
 
 class TextCache:
