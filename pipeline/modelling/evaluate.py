@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 import pandas as pd
-from sklearn.feature_extraction.text import CountVectorizer
+from scipy import sparse
 
 
 def npmi_coherence(topic_words: list[list[str]], documents: list[str], *, top_n: int = 10) -> float:
@@ -22,14 +23,7 @@ def npmi_coherence(topic_words: list[list[str]], documents: list[str], *, top_n:
     vocabulary = sorted({w for words in topic_words for w in words[:top_n]})
     if not vocabulary:
         return float("nan")
-    counter = CountVectorizer(
-        vocabulary=vocabulary,
-        ngram_range=(1, 2),
-        binary=True,
-        lowercase=True,
-        token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z0-9-]*[a-zA-Z0-9]\b",
-    )
-    presence = counter.transform(documents).tocsc().astype(np.float32)
+    presence = _presence(vocabulary, documents)
     n_docs = presence.shape[0]
     column = {w: i for i, w in enumerate(vocabulary)}
     scores = []
@@ -49,6 +43,37 @@ def npmi_coherence(topic_words: list[list[str]], documents: list[str], *, top_n:
         if pairs:
             scores.append(np.mean(pairs))
     return float(np.mean(scores)) if scores else float("nan")
+
+
+_WORD = re.compile(r"(?u)\b[a-zA-Z][a-zA-Z0-9-]*[a-zA-Z0-9]\b")
+
+
+def _presence(vocabulary: list[str], documents: list[str]) -> sparse.csc_matrix:
+    """Documents x `vocabulary` (words and two-word terms), 1.0 where the lower-cased document
+    writes the term: what scikit-learn's binary 1-2-gram `CountVectorizer` with `_WORD` counts,
+    looking up only the vocabulary's terms (a map's keywords) instead of making every pair.
+
+    Examples:
+        >>> _presence(["optimal transport", "transport"], ["Optimal transport plans", "a transport"]).toarray()
+        array([[1., 1.],
+               [0., 1.]], dtype=float32)
+    """
+    column = {w: i for i, w in enumerate(vocabulary)}
+    firsts = {w.split(" ")[0] for w in vocabulary if " " in w}
+    rows: list[int] = []
+    columns: list[int] = []
+    for row, doc in enumerate(documents):
+        words = _WORD.findall(doc.lower())
+        found = {column[w] for w in words if w in column}
+        found.update(
+            column[pair]
+            for k in range(len(words) - 1)
+            if words[k] in firsts and (pair := f"{words[k]} {words[k + 1]}") in column
+        )
+        rows += [row] * len(found)
+        columns += found
+    shape = (len(documents), len(vocabulary))
+    return sparse.csr_matrix((np.ones(len(rows), np.float32), (rows, columns)), shape=shape).tocsc()
 
 
 def topic_diversity(topic_words: list[list[str]], *, top_n: int = 10) -> float:
