@@ -6,9 +6,9 @@
 For each dataset, in child processes of this one (each measured with /usr/bin/time -v):
 ours first-ever (for --first-ever datasets: nothing cached at all, so the int8 ONNX export and the
 Numba JIT compilation are included), ours cold (a machine that has built before: the ONNX model and
-JIT cache present, but none of these abstracts embedded), ours warm (the same build again: embeddings
-and UMAP results from the cache), optionally ours cold at another --max-tokens (--also-max-tokens, on
-the corpus datasets), and stock BERTopic (defaults, same packaged model, same documents).
+JIT cache present, but none of these abstracts embedded), ours warm (the same build again: embeddings,
+the text cache and UMAP results from the cache), optionally ours cold at another --max-tokens
+(--also-max-tokens, on the corpus datasets), and stock BERTopic (defaults, same packaged model, same documents).
 Results go to benchmarks/results/<dataset>.json and benchmarks/RESULTS.md is rewritten from all of them.
 The corpus datasets need the shared corpus (--corpus, ATLAS_CORPUS, or ../shared/corpus/ml_abstracts.parquet
 from the repository root) and are skipped without it.
@@ -249,8 +249,9 @@ def render(results: list[dict]) -> str:
         "(once per machine) and the Numba JIT compilation are included;",
         "- **ours cold**: a machine that has built a map before (ONNX model and JIT cache present), "
         "abstracts it has never embedded;",
-        "- **ours warm**: the same build again: the embeddings *and* the UMAP results come from the cache "
-        "(a rebuild with another topic size or seed reuses the embeddings only);",
+        "- **ours warm**: the same build again: the embeddings, each abstract's phrases, acronyms and word "
+        "forms (the text cache) *and* the UMAP results come from the cache (a rebuild with another topic "
+        "size or seed reuses the embeddings and the text cache only);",
         "- **stock**: `BERTopic(embedding_model=SentenceTransformer(all-MiniLM-L6-v2))`, all defaults, fp32 torch.",
         "",
         "The machine is shared with other jobs: each row gives the 1-minute load average when it ran "
