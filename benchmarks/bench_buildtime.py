@@ -9,6 +9,8 @@ previous map: nothing is kept from one run to the next but the cache):
 
 - **first-ever**: the cache folder (`ATLAS_CACHE_DIR`, and Numba's cache inside it) empty: the int8
   ONNX export, the JIT compilation, every embedding and every abstract's text read once are included;
+- **vectors-only**: the cache folder holds every embedding (`embeddings.sqlite`) and nothing else: a
+  first-ever build but for its embedding (JIT compilation and every abstract's text read included);
 - **cold**: the machine's ONNX model and JIT cache present, these abstracts never embedded nor read;
 - **warm**: the same abstracts again, into a new folder: every embedding and every abstract's
   `PaperText` come from the cache (and the UMAP results, for the same vectors and settings).
@@ -35,7 +37,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_pipeline import CORPUS, RESULTS, SAMPLE_SEED, machine, timed  # noqa: E402
 
 DATASETS = ("corpus-5000", "corpus-full")
-RUNS = ("first-ever", "cold", "warm")
+RUNS = ("first-ever", "vectors-only", "cold", "warm")
 # Stages that name: reading the texts and counting their phrases, topic names, themes (grouped and
 # named), topic names told apart within their themes.
 NAMING = ("phrases", "topic names", "themes", "sibling names")
@@ -102,6 +104,10 @@ def bench(name: str, runs: list[str], cache: Path | None) -> dict:
         for number, kind in enumerate(runs):
             if kind == "first-ever" and any(cache.iterdir()):
                 sys.exit(f"error: --runs first-ever needs an empty cache folder; {cache} is not")
+            if kind == "vectors-only" and {p.name for p in cache.iterdir()} != {"embeddings.sqlite"}:
+                sys.exit(
+                    f"error: --runs vectors-only needs a cache folder of embeddings.sqlite alone; {cache} is not"
+                )
             for part in ("onnx", "numba") if kind == "cold" else ():  # the machine's, made before
                 if not (cache / part).exists():
                     (cache / part).symlink_to(Path.home() / ".cache" / "abstract-atlas" / part)
