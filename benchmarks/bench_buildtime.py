@@ -136,6 +136,11 @@ def render(results: list[dict]) -> str:
             f"## {r['dataset']}: {r['papers']:,} abstracts, {r['date']}",
             "",
             f"Machine: {r['machine']}.",
+        ]
+        if not r["runs"]:
+            lines += ["", r.get("note", "")]
+            continue
+        lines += [
             "",
             "| run | wall s | CPU s | all but embedding s | naming s (share of wall) | peak MB | load before → after | "
             + " | ".join(stages)
