@@ -4,6 +4,9 @@
 // `SHARED` by app/map_component/assets.py, `map_script`). Each typedef mirrors the TypedDict of the
 // same name in app/map_component/payload.py field by field; tests/test_map_script.py holds them to it.
 
+/** @import { PointTable } from "./load.js" */
+
+
 /**
  * The constants Python and the browser share (payload.py, `shared_constants`).
  * @typedef {Object} Shared
@@ -432,6 +435,16 @@
 /** @typedef {{name: "all"|"sub", div: PlotDiv, plotted: boolean, drawnKey: string|undefined, syncing: boolean, sampledFor?: string}} Chart */
 
 /** @typedef {{x: number[], y: number[]}} Ranges */
+
+/** What the map's own moves and the reader's leave on a chart besides its data: the ranges, the drag
+ * tool, a drawn box or lasso (js/plot.js, `shownState`).
+ * @typedef {{x: number[], y: number[], dragmode: string, selections: any[]|undefined}} ChartState */
+
+/** A Plotly event of a chart (a click, a box or lasso drawn, a relayout's changed keys).
+ * @typedef {{points?: {pointIndex: number, curveNumber: number}[], range?: {x: number[], y: number[]}, lassoPoints?: {x: number[], y: number[]}} & Object<string, any>} PlotEvent */
+
+/** An image Plotly places on a chart (a layout image): the faint rest, or the map without WebGL.
+ * @typedef {{source: string, xref: string, yref: string, x: number, y: number, sizex: number, sizey: number, sizing: string, layer: string, opacity: number}} PlotImage */
 
 /** A view's mask (`decodeMask`): 1 = in view, with the rows in view in order.
  * @typedef {Uint8Array & {rows: Uint32Array}} Mask */
