@@ -113,6 +113,8 @@ def test_the_events_and_the_shared_constants_are_typed_alike():
     assert typedefs["Shared"] == {key: jsdoc(type(value)) for key, value in shared_constants().items()} | {
         "zoom_parts": "string[]",
         "link_order": "string[]",
+        "link_keys": "ViewKeys",
+        "view_defaults": "View",
     }
 
 

@@ -1,9 +1,10 @@
 // @ts-check
 // The link and the page's parts: the map, the topic panel and the papers table, which find each other
-// here (`LINK`), the query string as the server writes it, and the states the server sent for each
-// view (`VIEWS`), kept for Back and Forward (js/history.js).
+// here (`LINK`), the address bar's query changed as the server writes it (js/view.js `linkText`), and
+// the states the server sent for each view (`VIEWS`), kept for Back and Forward (js/history.js).
 
 import { SHARED } from "./shared.js";
+import { linkText } from "./view.js";
 import { HISTORY } from "./zoom.js";
 /** @import { AtlasMap } from "./atlas_map.js" */
 /** @import { TopicPanel } from "./panel.js" */
@@ -15,34 +16,13 @@ import { HISTORY } from "./zoom.js";
  * @type {{map: AtlasMap|null, panel: TopicPanel|null, table: PapersTable|null, topic: number|null|undefined}} */
 export const LINK = { map: null, panel: null, table: null, topic: undefined };
 
-/** As Python's urllib.parse.quote_plus: what the server's query string looks like (Streamlit writes it). */
-/** @param {string} text */
-function pyQuote(text) {
-  return encodeURIComponent(text)
-    .replace(/[!'()*]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase())
-    .replaceAll("%20", "+");
-}
-
-// A query string as the server writes it (`app.state.to_params`, then Streamlit's urlencode): the
-// keys in the link's order (`SHARED.link_order`; "f." stands for every filter key), the zoom last.
-/** @param {URLSearchParams} params */
-function linkQuery(params) {
-  const order = (/** @type {string} */ key) => {
-    const k = SHARED.link_order.indexOf(key.startsWith("f.") ? "f." : key);
-    return k === -1 ? SHARED.link_order.length : k;
-  };
-  const pairs = [...params.entries()].map(([key, value], i) => /** @type {[string, string, number]} */ ([key, value, i]));
-  pairs.sort((a, b) => order(a[0]) - order(b[0]) || a[2] - b[2]);
-  return pairs.map(([key, value]) => `${pyQuote(key)}=${pyQuote(value)}`).join("&");
-}
-
 /** The address bar's query with the link's `key` set to `value` (several: the key once for each;
  * null or none: dropped), as the server writes it. @param {string} key @param {string|string[]|null} value */
 export function queryWith(key, value) {
   const params = new URLSearchParams(window.location.search);
   params.delete(key);
   for (const item of value === null ? [] : Array.isArray(value) ? value : [value]) params.append(key, item);
-  return linkQuery(params);
+  return linkText(params);
 }
 
 /** The link a step the browser draws itself writes, `key` set to `value` (`queryWith`), as a new
@@ -66,7 +46,7 @@ export function pushQuery(query) {
 export function linkWithout(query, dropped) {
   const params = new URLSearchParams(query);
   for (const key of dropped) params.delete(key);
-  return linkQuery(params);
+  return linkText(params);
 }
 
 /** Whether two query strings differ in at most the link's `key` and the zoom.

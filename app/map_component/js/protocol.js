@@ -5,6 +5,7 @@
 // same name in app/map_component/payload.py field by field; tests/test_map_script.py holds them to it.
 
 /** @import { PointTable } from "./load.js" */
+/** @import { View } from "./view.js" */
 
 
 /**
@@ -26,7 +27,13 @@
  * @property {string} select_key the link's key of a box or lasso selection (`app.selection`)
  * @property {number} max_corners a lasso's corners in a link at most
  * @property {number} max_topic_labels topic names a view state carries at most (`topic_labels`)
+ * @property {ViewKeys} link_keys each setting of the view's key in the link (`app.state.SETTINGS`; the filters' the prefix)
+ * @property {View} view_defaults each setting's default, left out of the link (`app.state.VIEW_DEFAULTS`)
+ * @property {number} unassigned the topic id of the papers no topic holds
+ * @property {number} not_close_shown the nearest papers a search by meaning shows where none is close
  */
+
+/** @typedef {{[K in keyof View]: string}} ViewKeys */
 
 /**
  * A placed abstract's star.
