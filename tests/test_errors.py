@@ -1679,6 +1679,45 @@ def test_a_path_too_long_for_the_system_is_one_error_line(args, tmp_path, capsys
     assert file_hashes(tmp_path) == before
 
 
+# ---- a lock file that is not a plain file a writer made: refused, what it names untouched (issue 64) ----
+
+
+def _planted_lock(kind: str, lock: Path, precious: Path) -> None:
+    if kind == "link":
+        lock.symlink_to(precious)
+    elif kind == "hard link":
+        os.link(precious, lock)
+    elif kind == "named pipe":
+        os.mkfifo(lock)
+    else:
+        lock.mkdir()
+
+
+@pytest.mark.parametrize("kind", ["link", "hard link", "named pipe", "folder"])
+@pytest.mark.parametrize("command", ["build", "add", "curate"])
+def test_a_lock_file_planted_beside_a_map_is_refused_and_what_it_names_kept(command, kind, tmp_path, capsys):
+    previous, user = tmp_path / "maps" / "map", tmp_path / "user"
+    write_map(previous, hostile_map())
+    precious = write(user / "precious.txt", "my precious notes\n")
+    path = csv_of(user / "papers.csv", english(2 if command == "add" else 12))
+    lock = previous.parent / ".map.lock"
+    lock.unlink(missing_ok=True)  # the lock the map's own writing left
+    _planted_lock(kind, lock, precious)
+    args = {
+        "build": ["build", str(path), "--out", str(previous), "--quiet"],
+        "add": ["add", str(previous), str(path), "--quiet"],
+        "curate": ["curate", str(previous), "note", "0", "x"],
+    }[command]
+    before = file_hashes(tmp_path, skip_name=".map.lock")
+    code = main(args)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith(f"error: {lock}: "), err
+    assert "lock file" in err[0] and "remove it" in err[0], err
+    assert precious.read_text() == "my precious notes\n"
+    assert file_hashes(tmp_path, skip_name=".map.lock") == before
+    assert lock.is_symlink() == (kind == "link")
+
+
 def test_an_input_is_hashed_for_its_fingerprint_in_chunks_never_whole(tmp_path, monkeypatch, capsys):
     """A huge input (a sparse file: no disk used) is fingerprinted 16 MB at a time, and a binary one
     is refused from its first bytes; no read of it asks for more than a chunk."""
