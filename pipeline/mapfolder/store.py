@@ -47,11 +47,11 @@ from pipeline.mapfolder.lock import map_path, out_lock, recover, swap_in
 from pipeline.mapfolder.manifest import CurationBlock, Manifest, read_manifest
 from pipeline.mapfolder.search_index import write_index
 from pipeline.mapfolder.table_checks import (
-    check_embeddings,
     check_papers,
     check_references,
     check_themes,
     check_topics,
+    read_embeddings,
 )
 
 
@@ -389,7 +389,7 @@ def read_map(
         )
         topics = pd.read_parquet(folder / TOPICS)
         npy_digest = file_digest(folder / EMBEDDINGS) if verify else None
-        embeddings = np.load(folder / EMBEDDINGS, allow_pickle=False, mmap_mode="r" if memory_map else None)
+        embeddings = read_embeddings(folder / EMBEDDINGS, len(papers), memory_map=memory_map)
         themes = pd.read_parquet(folder / THEMES) if (folder / THEMES).exists() else None
     except FileNotFoundError as exc:  # removed while we read
         missing = Path(exc.filename or folder)
@@ -397,6 +397,8 @@ def read_map(
             f"{missing} is missing: the map folder is incomplete; "
             f"rebuild it with python -m pipeline build INPUT... --out {folder}"
         ) from None
+    except UserError:
+        raise
     except Exception as exc:
         raise UserError(f"{folder}: unreadable map artifact ({str(exc)[:120]})") from None
     frames = [(PAPERS, papers, PAPER_COLUMNS), (TOPICS, topics, TOPIC_COLUMNS)]
@@ -406,7 +408,6 @@ def read_map(
         missing = [c for c in columns if c not in frame.columns]
         if missing:
             raise UserError(f"{folder / name}: missing column(s) {', '.join(missing)}")
-    check_embeddings(embeddings, len(papers), folder / EMBEDDINGS)
     check_papers(papers, folder / PAPERS)  # types and ranges: a clear refusal, never a traceback later
     check_topics(topics, folder / TOPICS)
     if themes is not None:
