@@ -247,6 +247,59 @@ def case_jsonl_abstract_is_an_object(user):
     return Setup([str(path)], ["papers.jsonl", "line 3", "'abstract'"])
 
 
+def case_jsonl_abstract_with_a_lone_surrogate(user):
+    lines = [json.dumps({"abstract": text}) for text in english()]
+    lines[3] = '{"abstract": "We study \\ud800 transport."}'
+    path = write(user / "papers.jsonl", "\n".join(lines) + "\n")
+    return Setup([str(path)], ["papers.jsonl", "line 4", "'abstract'", "surrogate"])
+
+
+def case_jsonl_title_with_a_lone_surrogate(user):
+    lines = [json.dumps({"abstract": text, "title": f"T{i}"}) for i, text in enumerate(english())]
+    lines[6] = json.dumps({"abstract": "x y z", "title": "A \udfff title"})
+    path = write(user / "papers.jsonl", "\n".join(lines) + "\n")
+    return Setup([str(path)], ["papers.jsonl", "line 7", "'title'", "surrogate"])
+
+
+def case_jsonl_list_of_authors_with_a_lone_surrogate(user):
+    lines = [json.dumps({"abstract": text, "authors": ["Ada", "Bob"]}) for text in english()]
+    lines[1] = json.dumps({"abstract": "x y z", "authors": ["Ada", "B\udc80b"]})
+    path = write(user / "papers.jsonl", "\n".join(lines) + "\n")
+    return Setup([str(path)], ["papers.jsonl", "line 2", "'authors'", "surrogate"])
+
+
+def case_jsonl_abstract_is_a_number(user):
+    lines = [json.dumps({"abstract": text}) for text in english()]
+    lines[4] = json.dumps({"abstract": 5})
+    path = write(user / "papers.jsonl", "\n".join(lines) + "\n")
+    return Setup([str(path)], ["papers.jsonl", "line 5", "'abstract'", "not text"])
+
+
+def case_parquet_abstract_column_of_integers(user):
+    path = user / "papers.parquet"
+    pd.DataFrame({"abstract": range(40), "title": [f"T{i}" for i in range(40)]}).to_parquet(path)
+    return Setup([str(path)], ["papers.parquet", "row 1", "'abstract'", "not text"])
+
+
+def case_parquet_abstract_column_of_nullable_integers(user):
+    path = user / "papers.parquet"
+    pd.DataFrame({"abstract": pd.array([None, 7, 8], dtype="Int64")}).to_parquet(path)
+    return Setup([str(path)], ["papers.parquet", "row 2", "'abstract'", "not text"])
+
+
+def case_parquet_categorical_title_holding_an_empty_title(user):
+    path = user / "papers.parquet"
+    titles = pd.Categorical(["", "", *[f"Title {i % 4}" for i in range(10)]])
+    pd.DataFrame({"abstract": english(), "title": titles}).to_parquet(path)
+
+    def check(out):
+        titles = read_map(out).papers.set_index("abstract")["title"]
+        assert all(isinstance(t, str) and t.strip() for t in titles), titles
+        assert titles[english()[2]] == "Title 0"
+
+    return Setup([str(path)], check=check)
+
+
 def case_bad_parquet(user):
     path = write(user / "papers.parquet", b"PAR1 this is not really parquet PAR1")
     return Setup([str(path)], ["papers.parquet", "Parquet"])
@@ -475,6 +528,7 @@ BUILDS = {
     "list_columns_jsonl",
     "list_columns_parquet",
     "number_only",
+    "parquet_categorical_title_holding_an_empty_title",
     "out_inside_the_input_folder",
     "out_is_an_empty_folder",
     "parquet_binary_abstracts",
