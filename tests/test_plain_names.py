@@ -116,6 +116,42 @@ def test_an_edit_file_giving_two_topics_one_name_or_a_bad_number_is_refused(fold
     assert words in one_error_line(capsys)
 
 
+@pytest.mark.parametrize("previous", [False, True], ids=["map in --out", "--previous"])
+@pytest.mark.parametrize(
+    "edits",
+    [
+        [
+            {"id": 1, "action": "rename", "topic": 0, "name": "Same"},
+            {"id": 2, "action": "rename", "topic": 2, "name": "Same"},
+        ],
+        [
+            {"id": 1, "action": "rename-theme", "theme": 0, "theme_topics": [1, 2], "name": "Same"},
+            {"id": 2, "action": "rename-theme", "theme": 1, "theme_topics": [0, 3], "name": "same"},
+        ],
+    ],
+    ids=["topics", "themes"],
+)
+def test_a_rebuild_refuses_an_edit_file_giving_two_topics_one_name_before_any_work(
+    folder, capsys, monkeypatch, tmp_path, edits, previous
+):
+    """As `export`, `add` and the app do: one error line naming the file, exit 2, before reading the
+    abstracts (no fit, no embedding), and the map left as it was."""
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the build read its inputs before refusing the edit file")
+
+    monkeypatch.setattr("pipeline.commands.build.read_corpus", no_work)
+    write_edits(folder, edits)
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    inputs = tmp_path / "papers.csv"
+    pd.DataFrame({"abstract": [f"We study topic {i} with care." for i in range(12)]}).to_csv(inputs, index=False)
+    out = ["--out", str(tmp_path / "new"), "--previous", str(folder)] if previous else ["--out", str(folder)]
+    assert main(["build", str(inputs), *out, "--quiet"]) == 2
+    line = one_error_line(capsys)
+    assert CURATION in line and "would both be called" in line, line
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
 def test_names_in_a_maps_tables_are_shown_on_one_line_or_as_topic_n(tmp_path):
     atlas = themed_map()
     atlas.topics["label"] = [

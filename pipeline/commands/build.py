@@ -39,6 +39,7 @@ from pipeline.mapfolder.manifest import (
 )
 from pipeline.mapfolder.store import (
     AtlasMap,
+    check_edits,
     check_out,
     concat_papers,
     file_digest,
@@ -859,9 +860,12 @@ def nothing_changed(
 
 
 def edits_for(out: Path, previous: str | Path | bool | None) -> list[Edit]:
-    """The edits a rebuild carries: those of the `--previous` map, else of the map in `out`."""
+    """The edits a rebuild carries: those of the `--previous` map, else of the map in `out`; refused
+    (`check_edits`) where that map's readers refuse them."""
     folder = out if previous in (None, True, False) else Path(previous)
-    return read_curation(folder) if folder.is_dir() else []
+    edits = read_curation(folder) if folder.is_dir() else []
+    check_edits(folder, edits)
+    return edits
 
 
 def carry_curation(
