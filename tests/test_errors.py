@@ -1717,6 +1717,9 @@ LONG = "/".join(["d" * 200] * 21)  # 4,220 bytes: past the 4,096 Linux allows a 
         ["curate", "{long}", "list"],
         ["curate", "{long}", "rename", "0", "X"],
         ["build", "{input}", "--out", "{map}2/" + "n" * 256],  # one name past 255 bytes
+        ["build", "{input}", "--out", "{hops}m2"],  # `../` hops the system walks, 4,200 bytes of them
+        ["export", "{map}", "--out", "{hops}x.csv"],
+        ["curate", "{hops}map", "note", "0", "x"],
     ],
     ids=lambda args: " ".join(args),
 )
@@ -1724,7 +1727,8 @@ def test_a_path_too_long_for_the_system_is_one_error_line(args, tmp_path, capsys
     previous = tmp_path / "map"
     write_map(previous, hostile_map())
     path = csv_of(tmp_path / "papers.csv", english())
-    given = [a.format(long=tmp_path / LONG, map=previous, input=path) for a in args]
+    hops = f"{tmp_path}/" + "../" * 1400 + f"{str(tmp_path).lstrip('/')}/"  # names tmp_path again
+    given = [a.format(long=tmp_path / LONG, map=previous, input=path, hops=hops) for a in args]
     before = file_hashes(tmp_path)
     code = main(given)
     err = capsys.readouterr().err.strip().splitlines()

@@ -178,11 +178,18 @@ def test_curate_list_writes_bidi_controls_and_line_breaks_as_escapes(folder, cap
     assert out.splitlines()[0] == "#1 note on topic 0: see \\u202etxt.exe\\nand\\u2028more"
 
 
+def test_curate_says_what_it_saved_with_bidi_controls_and_line_breaks_as_escapes(folder, capsys):
+    assert main(["curate", str(folder), "note", "0", "see \u202etxt.exe\nand\u2028more"]) == 0
+    out = capsys.readouterr().err
+    assert "\u202e" not in out and "\u2028" not in out
+    assert out.startswith("#1 note on topic 0: see \\u202etxt.exe\\nand\\u2028more; saved in "), out
+
+
 def test_a_rebuild_flags_a_theme_rename_another_rebuilt_theme_is_now_called():
     themes = pd.DataFrame({"theme_id": [0, 1], "label": ["Kept", "Generative"], "topic_ids": [[0, 1], [2]]})
     edit = Edit(1, "rename-theme", theme=0, theme_topics=(0, 1), name="generative")
     carried = carry_edits([edit], lineage=None, previous_topic_of={}, doc_ids=[], labels=[], themes=themes)
-    assert carried[0].review == 'theme 1 is now called "generative" too'
+    assert carried[0].review.endswith('theme 1 is now called "generative" too')
 
 
 def test_curate_refused_by_a_running_add_says_what_runs_and_what_to_do(folder, capsys):
