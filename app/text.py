@@ -61,7 +61,7 @@ def plotly_wrap(text: object, width: int = 60, max_lines: int = 3) -> str:
     lines: list[str] = []
     line = ""
     for word in text.split():
-        while len(word) > width:  # break words longer than a line
+        while len(word) > width and len(lines) <= max_lines:  # break words longer than a line
             if line:
                 lines.append(line)
                 line = ""

@@ -42,7 +42,7 @@ RESERVED = (
 _NAME_WINDOW = 400
 # Header words that only say "this is a list": "ICML 2025 Papers" and "ICML 2025 论文列表" are one collection.
 _HEADER_NOISE = re.compile(
-    r"\s*(accepted\s+)?(papers?|abstracts?|paper\s+list|list\s+of\s+papers|论文列表|论文|文章列表|摘要)\s*$",
+    r"(?<!\s)\s*(accepted\s+)?(papers?|abstracts?|paper\s+list|list\s+of\s+papers|论文列表|论文|文章列表|摘要)\s*$",
     re.IGNORECASE,
 )
 

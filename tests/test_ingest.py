@@ -195,7 +195,11 @@ def test_a_categorical_title_column_with_empty_titles_gets_titles_derived_like_a
     from pipeline.ingest import ingest
 
     path = tmp_path / "papers.parquet"
-    abstracts = ["We study optimal transport. It is fast.", "Diffusion models denoise images. Yes.", "Third one."]
+    abstracts = [
+        "We study optimal transport. It is fast.",
+        "Diffusion models denoise images. Yes.",
+        "Third one.",
+    ]
     for written in (["", "Kept", "Kept"], ["", None, "Kept"]):
         pd.DataFrame({"abstract": abstracts, "title": pd.Categorical(written)}).to_parquet(path)
         titles = ingest([path]).papers.set_index("abstract")["title"]

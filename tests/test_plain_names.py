@@ -144,7 +144,9 @@ def test_a_rebuild_refuses_an_edit_file_giving_two_topics_one_name_before_any_wo
     write_edits(folder, edits)
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
     inputs = tmp_path / "papers.csv"
-    pd.DataFrame({"abstract": [f"We study topic {i} with care." for i in range(12)]}).to_csv(inputs, index=False)
+    pd.DataFrame({"abstract": [f"We study topic {i} with care." for i in range(12)]}).to_csv(
+        inputs, index=False
+    )
     out = ["--out", str(tmp_path / "new"), "--previous", str(folder)] if previous else ["--out", str(folder)]
     assert main(["build", str(inputs), *out, "--quiet"]) == 2
     line = one_error_line(capsys)
