@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import decimal
 import hashlib
 import io
 import itertools
@@ -455,9 +456,11 @@ def abstract_text(value: object, path: Path, where: str | None) -> str:
         return ""
     if isinstance(value, (dict, list, tuple, np.ndarray, bool, np.bool_)):
         raise UserError(f"{at}: 'abstract' is a {_kind(value)}, not text; give each abstract as one string")
-    # A number in a typed format (JSON, Parquet) is not an abstract: the column is not the abstracts.
+    # A number (or a date) in a typed format (JSON, Parquet) is not an abstract: the column is not the
+    # abstracts. A CSV cell is text whatever it holds.
+    what = "number" if isinstance(value, (int, float, np.number, decimal.Decimal)) else type(value).__name__
     raise UserError(
-        f"{at}: 'abstract' is a number ({shorten(str(value), 40)}), not text; give each abstract as text"
+        f"{at}: 'abstract' is a {what} ({shorten(str(value), 40)}), not text; give each abstract as text"
     )
 
 

@@ -213,6 +213,7 @@ EMBEDDINGS_DAMAGE = {
     "cut short": lambda path: path.write_bytes(path.read_bytes()[:200]),
     "a named pipe": lambda path: (path.unlink(), os.mkfifo(path)),
     "a link to a device": lambda path: (path.unlink(), path.symlink_to("/dev/zero")),
+    "a folder": lambda path: (path.unlink(), path.mkdir()),
 }
 
 

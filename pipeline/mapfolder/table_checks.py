@@ -282,10 +282,11 @@ def read_embeddings(path: Path, papers: int, *, memory_map: bool = False) -> np.
         raise FileNotFoundError(errno.ENOENT, "missing", str(path)) from None
     except OSError as exc:
         raise UserError(f"{path}: cannot be read ({exc.strerror or exc}); rebuild the map") from None
+    kind = file_kind(os.fstat(fd).st_mode)
+    if kind:
+        os.close(fd)
+        raise UserError(f"{path}: is {kind}, not a file; rebuild the map")
     with open(fd, "rb") as handle:
-        kind = file_kind(os.fstat(handle.fileno()).st_mode)
-        if kind:
-            raise UserError(f"{path}: is {kind}, not a file; rebuild the map")
         try:
             embeddings = np.load(
                 path if memory_map else handle, allow_pickle=False, mmap_mode="r" if memory_map else None
