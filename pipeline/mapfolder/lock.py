@@ -127,7 +127,7 @@ def _open_lock(path: Path, out: Path) -> int:
         raise UserError(f"{out}: cannot write next to --out in {out.parent} (permission denied)") from None
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO):  # a link, a folder, a socket
-            what = {errno.ELOOP: "a link", errno.EISDIR: "a folder"}.get(exc.errno, "not a file")
+            what = {errno.ELOOP: "a link", errno.EISDIR: "a folder"}.get(exc.errno, "a socket or device")
             raise UserError(_not_our_lock(path, what)) from None
         raise UserError(f"{out}: cannot make its lock file ({exc.strerror or exc})") from None
     info = os.fstat(fd)
