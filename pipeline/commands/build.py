@@ -315,6 +315,7 @@ def build_map(
         corpus, resolved, kept_added = read_corpus(inputs, config, log, added=added, drop_added=drop_added)
         timer.lap("ingest")
         documents = corpus.papers["abstract"].tolist()
+        texts = naming_texts(corpus.papers)  # what names are drawn from and checked on
         embeddings, embedding_report, encode_phrases = embed_corpus(
             documents,
             resolved,
@@ -342,22 +343,20 @@ def build_map(
         resolved, carried = carry_previous(
             config, resolved, previous_map, corpus.papers, refit=refit, log=log, embeddings=embeddings
         )
-        fit = fit_topic_model(
-            documents, embeddings, resolved, log, targets=carried.targets, given=carried.labels
-        )
+        fit = fit_topic_model(texts, embeddings, resolved, log, targets=carried.targets, given=carried.labels)
         for note in fit.topics.notes:  # e.g. how topics were named when the abstracts are not in English
             log(note)
             corpus.notes.append(note)
         for note in deferred:
             log(note)
-        lineage = keep_topic_ids(previous_map, corpus.papers, documents, fit.topics, log)
+        lineage = keep_topic_ids(previous_map, corpus.papers, texts, fit.topics, log)
         timer.lap("topics")
         stability, stability_report = score_stability(fit, embeddings, resolved, log)
         if resolved.stability:
             timer.lap("stability")
         themes, theme_of = group_into_themes(
             fit,
-            documents,
+            texts,
             embeddings,
             encode_phrases,
             embedding_report["encoder"],
@@ -379,6 +378,7 @@ def build_map(
                     f"{statuses[s]} {s}" for s in ("kept", "renamed", "back", "new", "gone") if s in statuses
                 )
             )
+        themes = written_shares(fit, texts, themes)
         edits = carry_curation(edits, previous_map, lineage, corpus.papers, fit.topics, themes, log)
         timer.lap("themes")
         log("laying out the 2-D map...")
@@ -387,7 +387,7 @@ def build_map(
         papers, table, themes = assemble_tables(
             corpus.papers, fit.topics, coordinates, themes, theme_of, stability
         )
-        quality = map_quality(fit.topics.labels, table["keywords"].tolist(), documents)
+        quality = map_quality(fit.topics.labels, table["keywords"].tolist(), texts)
         quality["hdbscan_unassigned_share"] = round(fit.topics.hdbscan_unassigned / len(papers), 4)
         # How well KMeans runs with other seeds agree at the topic counts the build chose among.
         quality["agreement_at_nearby_topic_counts"] = {
@@ -904,6 +904,44 @@ def score_stability(
     return topic_stability(fit.topics.unsupervised, embeddings[rows], fit.topics.labels[rows], resolved)
 
 
+def naming_texts(papers: pd.DataFrame) -> list[str]:
+    """What names are drawn from and checked on: each abstract, and after it the paper's author
+    keywords where the input has a `keywords` column ("diffusion models; image editing"): the
+    authors' own words are candidates like the phrases they write, under the same rules. The
+    vectors are of the abstracts alone."""
+    abstracts = papers["abstract"].astype(str)
+    if "keywords" not in papers.columns:
+        return abstracts.tolist()
+    keywords = papers["keywords"].map(lambda v: "" if v is None or v != v else str(v).strip())
+    return [a if not k else f"{a}\nKeywords: {k}." for a, k in zip(abstracts, keywords)]
+
+
+def written_shares(fit: SampleFit, documents: list[str], themes: pd.DataFrame) -> pd.DataFrame:
+    """Each name's evidence, as the map shows it: a topic's `name_share` (the share of its papers
+    that write its name, `uses_name`), a theme's `name_written` (of its papers) and `name_share` (of
+    its weakest member topic's), on the papers the names were chosen on."""
+    from pipeline.naming.support import uses_name
+
+    rows = fit.sample_rows
+    labels = fit.topics.labels[rows]
+    fitted = np.asarray([documents[i] for i in rows], dtype=object)
+    acronyms = fit.topics.phrases.acronyms if fit.topics.phrases is not None else {}
+
+    def share(name: str, topic_ids) -> float:
+        used = np.concatenate([uses_name(name, fitted[labels == t].tolist(), acronyms) for t in topic_ids])
+        return round(float(used.mean()), 4) if len(used) else 0.0
+
+    table = fit.topics.table
+    table["name_share"] = [share(str(n), [int(t)]) for n, t in zip(table["label"], table["topic_id"])]
+    return themes.assign(
+        name_written=[share(str(n), list(ids)) for n, ids in zip(themes["label"], themes["topic_ids"])],
+        name_share=[
+            min((share(str(n), [int(t)]) for t in ids), default=0.0)
+            for n, ids in zip(themes["label"], themes["topic_ids"])
+        ],
+    )
+
+
 def kept_names(lineage: Lineage | None, topics: Topics) -> dict[int, str]:
     """The topic names `keep_topic_ids` carried from the previous map (those that still hold)."""
     if lineage is None:
@@ -1042,7 +1080,7 @@ def assemble_tables(papers, topics: Topics, coordinates: np.ndarray, themes, the
     table["representative_doc_ids"] = table.pop("representative_rows").map(
         lambda rows: doc_ids[rows].tolist()
     )
-    table = table[[*TOPIC_COLUMNS, "theme_id", "stability", "centroid"]]
+    table = table[[*TOPIC_COLUMNS, "theme_id", "stability", "centroid", "name_share"]]
     return papers, table, themes
 
 

@@ -96,6 +96,49 @@ def is_generic(phrase: str) -> bool:
     )
 
 
+# A phrase more than this share of the map's papers write is the map's own field or a word everyone
+# writes ("language model" on a language-model conference, "image" on a vision one): never a whole
+# name, nor the head of one ("Large language models").
+EVERYONE = 1 / 3
+
+
+def common_keys(counts: PhraseCounts, groups: np.ndarray | None = None) -> frozenset[str]:
+    """`name_key`s of the phrases more than `EVERYONE` of the papers of `counts` write, all over the
+    map: with `groups` (a topic per paper, -1 none), not those one group holds most uses of (on a
+    map of three topics, a topic's own phrase is written by a third of the map)."""
+    n = counts.matrix.shape[0]
+    if not n:
+        return frozenset()
+    binary = (counts.matrix > 0).astype(np.float64)
+    written = np.asarray(binary.sum(axis=0)).ravel()
+    wide = np.flatnonzero(written / n > EVERYONE)
+    if groups is not None and len(wide):
+        groups = np.asarray(groups)
+        ids = np.unique(groups[groups >= 0])
+        by_group = np.stack([np.asarray(binary[groups == g][:, wide].sum(axis=0)).ravel() for g in ids])
+        wide = wide[by_group.max(axis=0) < 0.5 * written[wide]]
+    return frozenset(name_key(str(counts.phrases[i])) for i in wide)
+
+
+def too_common(phrase: str, common: frozenset[str] | set[str]) -> bool:
+    """Whether a phrase, or its head (its last words, down to a last word that may stand alone), is
+    one of the `common` keys: "Large language models" when "language model" is, "Medical image"
+    when "image" is; "Diffusion models" not for "models" (a head that never names alone).
+
+    Examples:
+        >>> too_common("Large language models", {"language model"}), too_common("Diffusion models", {"model"})
+        (True, False)
+    """
+    words = name_key(phrase).split()
+    for start in range(len(words)):
+        head = words[start:]
+        if len(head) == 1 and (head[0] in NOT_ALONE or head[0] + "s" in NOT_ALONE or head[0] in CONNECTORS):
+            continue
+        if " ".join(head) in common:
+            return True
+    return False
+
+
 # A topic's name is written at least this many times as often by its papers as by any sibling
 # topic's (the other topics of its theme): it tells the topic apart from them.
 SIBLING_LIFT = 1.5
@@ -209,7 +252,8 @@ def name_groups(
         ctfidf / np.maximum(ctfidf.max(axis=1, keepdims=True), 1e-12)
     )
     lexical *= shape[None, :]
-    generic = np.array([is_generic(p) for p in counts.phrases], dtype=bool)
+    common = common_keys(counts, groups_kept)
+    generic = np.array([is_generic(p) or too_common(str(p), common) for p in counts.phrases], dtype=bool)
     single = np.array([" " not in p for p in counts.phrases], dtype=bool)
     alone = np.array([_may_stand_alone(str(p), spelling) for p in counts.phrases], dtype=bool)
     shortlists: dict[int, np.ndarray] = {}
