@@ -411,10 +411,15 @@ def apply_edits(
             if themes is None or edit.theme not in set(themes["theme_id"].astype(int)):
                 continue
             themes.loc[themes["theme_id"] == edit.theme, "label"] = edit.name
+            for column in ("name_share", "name_written"):  # measured on the name the build gave
+                if column in themes.columns:
+                    themes.loc[themes["theme_id"] == edit.theme, column] = float("nan")
         elif edit.topic not in present:
             continue
         elif edit.action == "rename":
             topics.loc[topics["topic_id"] == edit.topic, "label"] = edit.name
+            if "name_share" in topics.columns:  # measured on the name the build gave
+                topics.loc[topics["topic_id"] == edit.topic, "name_share"] = float("nan")
         elif edit.action == "note":
             notes[edit.topic] = edit.text or ""
         else:  # merge or hide

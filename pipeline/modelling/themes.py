@@ -402,7 +402,7 @@ def _area_parts(
             used = uses_name(name, documents, acronyms)
             inside, sibling = contrast(used, theme_of_paper, n_themes)
             by_theme = inside * np.bincount(theme_of_paper[assigned], minlength=n_themes)
-            if used[assigned].mean() > EVERYONE and by_theme.max() < 0.5 * by_theme.sum():
+            if used[assigned].mean() > EVERYONE and by_theme.max() <= 0.5 * by_theme.sum():
                 continue  # everyone writes it: the map's own field
             part = Part(name, name_key(name), "area", used)
             for g in np.flatnonzero((inside >= CANDIDATE_SHARE) & (inside > sibling)).tolist():
@@ -661,7 +661,10 @@ def fit_themes(
         previous=keep_previous_groups(topic_ids, centroids, sizes, previous_theme_of or {}),
     )
     spelling = phrases.spelling or {}
-    common = common_keys(phrases, rows)
+    theme_rows = np.full(len(rows), -1)
+    for g, members in enumerate(groups):
+        theme_rows[np.isin(rows, members)] = g
+    common = common_keys(phrases, theme_rows)
     names = name_themes(
         groups,
         topic_rows,

@@ -116,7 +116,7 @@ def common_keys(counts: PhraseCounts, groups: np.ndarray | None = None) -> froze
         groups = np.asarray(groups)
         ids = np.unique(groups[groups >= 0])
         by_group = np.stack([np.asarray(binary[groups == g][:, wide].sum(axis=0)).ravel() for g in ids])
-        wide = wide[by_group.max(axis=0) < 0.5 * written[wide]]
+        wide = wide[by_group.max(axis=0) <= 0.5 * written[wide]]
     return frozenset(name_key(str(counts.phrases[i])) for i in wide)
 
 
