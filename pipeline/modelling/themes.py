@@ -525,7 +525,7 @@ def _lines(
                 best, best_key = (p, q), key
     if best is None:
         return topic_names[order[0]].split(" & ")[0]
-    return f"{best[0]} & {as_in_text(best[1], {})}"
+    return f"{best[0][:1].upper()}{best[0][1:]} & {as_in_text(best[1], {})}"
 
 
 def name_themes(

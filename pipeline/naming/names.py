@@ -168,7 +168,62 @@ def _may_stand_alone(phrase: str, spelling: dict[str, str]) -> bool:
         words = [w for w in phrase.lower().split() if w not in CONNECTORS]
         return not all(name_key(w) in _WEAK_KEYS for w in words)
     written = spelling.get(phrase.lower(), phrase)
-    return phrase.lower() in AREA_NOUNS or (written.isupper() and len(written) >= 2)
+    return (
+        phrase.lower() in AREA_NOUNS
+        or phrase.lower() in _AREA_WORDS
+        or (written.isupper() and len(written) >= 2)
+    )
+
+
+# Single forms of `areas.tsv` that describe rather than name (adjectives), or say too little alone.
+_NOT_NOUNS = frozenset(
+    [
+        "convex",
+        "nonconvex",
+        "marine",
+        "molecular",
+        "tactile",
+        "spiking",
+        "trustworthy",
+        "underwater",
+        "urban",
+        "bayesian",
+        "multitask",
+        "cot",
+        "ads",
+        "web",
+        "robot",
+        "city",
+        "brain",
+        "face",
+        "diffusion",
+        "ranking",
+        "health",
+        "patient",
+        "coding",
+        "controller",
+    ]
+)
+
+
+def _area_words() -> frozenset[str]:
+    """Lone words the vocabulary lists as what a paper about an area writes (`areas.tsv` forms:
+    "unlearning", "hallucination", "quantization"), nouns only: they may name a topic alone."""
+    from pipeline.naming.areas import read_areas
+
+    return frozenset(
+        form.lower()
+        for area in read_areas()
+        for form in area.forms
+        if " " not in form
+        and "-" not in form
+        and not form.isupper()
+        and not re.search(r"(al|ive|ic|ous|ary|able|ible|ful|ed|en|ant)$|^(fair|unsafe)$", form.lower())
+        and form.lower() not in _NOT_NOUNS
+    )
+
+
+_AREA_WORDS = _area_words()
 
 
 def _shape_factor(phrase: str) -> float:
@@ -384,8 +439,8 @@ def _assign_distinct(
                 whole = candidate.phrase if second is None else f"{candidate.phrase} & {second}"
                 if support(group, whole) >= NAME_SUPPORT:
                     break
-            else:
-                candidate, second = preferred[0], _second_part(group, preferred[0].phrase, by_score, support)
+            else:  # nothing one line names holds: the topic is two lines, named by both
+                candidate, second = _two_lines(group, preferred, support, taken)
             choice = candidate.phrase
             name = display_name(choice, spelling)
             if second is not None:
@@ -393,6 +448,37 @@ def _assign_distinct(
         taken.add(name_key(choice))
         names[group] = name
     return names
+
+
+# A topic no name of one line holds for is named by the two of its best-scored phrases (of this many)
+# that together are written by most of its papers.
+LINES = 20
+
+
+def _two_lines(
+    group: int, preferred: list[Candidate], support: Callable[[int, str], float], taken: set[str]
+) -> tuple[Candidate, str | None]:
+    """The pair of a topic's phrases (each free, each a name on its own, no word shared) written
+    together by the most of its papers, the better-scored first; the best phrase alone when no pair
+    adds to it.
+
+    Examples:
+        >>> docs = {"a b": 0.5, "c d": 0.4, "a b & c d": 0.8, "e f": 0.3, "a b & e f": 0.6, "c d & e f": 0.5}
+        >>> best = _two_lines(0, [Candidate(p, 1.0, 0.0) for p in ("a b", "c d", "e f")], lambda g, n: docs[n], set())
+        >>> best[0].phrase, best[1]
+        ('a b', 'c d')
+    """
+    lines = [c for c in preferred[:LINES] if c.alone and name_key(c.phrase) not in taken]
+    best, best_share = (preferred[0], None), support(group, preferred[0].phrase)
+    for i, first in enumerate(lines):
+        stems = {w[:4] for w in name_key(first.phrase).split()}
+        for second in lines[i + 1 :]:
+            if stems & {w[:4] for w in name_key(second.phrase).split()}:
+                continue
+            share = support(group, f"{first.phrase} & {second.phrase}")
+            if share > best_share + 1e-9:
+                best, best_share = (first, second.phrase), share
+    return best
 
 
 # A name fewer than this share of a topic's papers write names only part of it...

@@ -98,7 +98,8 @@ def part_patterns(part: str, acronyms: dict[str, str] | None = None) -> list[re.
         if " ".join(_stem(w) for w in re.findall(r"[^\W_]+", expansion.lower())) == " ".join(
             _stem(w) for w in re.findall(r"[^\W_]+", part.lower())
         ):
-            patterns.append(re.compile(rf"\b{re.escape(acronym)}s?\b", re.I))
+            # Written in capitals, at least two ("OT", "SNNs", "NeRF"): "of" is no acronym of "optical flow".
+            patterns.append(re.compile(rf"\b(?=[A-Za-z]*[A-Z][A-Za-z]*[A-Z])(?i:{re.escape(acronym)})s?\b"))
     return patterns
 
 
