@@ -476,3 +476,23 @@ def test_a_rebuild_keeps_the_previous_themes_unless_the_papers_call_for_new_ones
     kept = grouping(previous)
     assert sorted(kept) == sorted([sorted([*g, 4]) if 0 in g else g for g in other])
     assert grouping({0: 0, 2: 0, 1: 1, 3: 1}) == fresh  # opposite corners: drawn afresh
+
+
+def test_a_kept_theme_whose_content_moved_is_named_for_what_it_holds_now():
+    """Issue 62: a rebuild keeps the previous grouping (`previous_theme_of`), but a kept theme whose
+    papers now write about something else is named afresh from them: "Optimal transport" before,
+    "Diffusion models" once its topics' papers are about diffusion (the theme keeps its topics)."""
+    rng = np.random.default_rng(3)
+    directions = np.eye(16)[[0, 0, 1, 1]] + 0.3 * np.eye(16)[[2, 3, 4, 5]]
+    vectors = clustered_vectors(rng, directions * 3, 20, 0.05)
+    labels = np.repeat(np.arange(4), 20)
+    ids, centroids = topic_centroids(vectors, labels)
+    topics = pd.DataFrame({"topic_id": ids, "label": ["A", "B", "C", "D"], "centroid": list(centroids)})
+    before = ["Optimal transport plans."] * 40 + ["Spiking neurons fire."] * 40
+    after = ["Diffusion models sample."] * 40 + ["Spiking neurons fire."] * 40
+    first, theme_of = fit_themes(before, vectors, labels, topics, n_themes=2)
+    again, theme_again = fit_themes(after, vectors, labels, topics, n_themes=2, previous_theme_of=theme_of)
+    assert theme_again == theme_of  # the same themes...
+    named = {tuple(r.topic_ids): r.label for r in first.itertuples()}
+    renamed = {tuple(r.topic_ids): r.label for r in again.itertuples()}
+    assert named[(0, 1)] == "Optimal transport" and renamed[(0, 1)] == "Diffusion models"  # ...named anew
