@@ -57,6 +57,9 @@ from pipeline.naming.support import uses_name
 THEME_COLUMNS = ["theme_id", "label", "keywords", "size", "topic_ids", "name_source", "name_share"]
 # A name holds for a member topic when at least this share of its papers write a part of it.
 HOLDS = 0.25
+# A theme named by its lines takes the pair that holds furthest for its weakest member when this share
+# of that member's papers write it; else its two largest topics' first parts (`_lines`).
+LINES_FLOOR = 0.1
 # On a map of at least `SPLIT_FROM` themes, a theme with more than this share of the papers is split
 # along its tree while its halves are apart.
 MAX_THEME_SHARE = 1 / 3
@@ -502,30 +505,39 @@ def _options(
 
 
 def _lines(
-    members: list[int], topic_rows: list[np.ndarray], topic_names: list[str], documents: list[str], acronyms
+    members: list[int],
+    topic_rows: list[np.ndarray],
+    topic_names: list[str],
+    documents: list[str],
+    acronyms: dict[str, str],
+    spelling: dict[str, str],
 ) -> str:
     """A theme no umbrella holds for, named by what is there: two short parts of its member topics'
-    names, from two members, the pair that holds furthest for its weakest member (then for most of
-    its papers), the largest topics' first ("Code generation & theorem proving")."""
+    names, from two members: the pair that holds furthest for its weakest member (up to `HOLDS`,
+    then the one most of the theme's papers write), where that is at least `LINES_FLOOR`; else its
+    largest lines, the first parts of its two largest topics' names ("Code generation & theorem
+    proving")."""
     order = sorted(members, key=lambda t: (-len(topic_rows[t]), t))
-    parts = [(t, part) for t in order for part in topic_names[t].split(" & ")[:2]]
-    if len(order) == 1 or len(parts) < 2:
+    if len(order) == 1:
         return topic_names[order[0]].split(" & ")[0]
+    parts = [(t, part) for t in order for part in topic_names[t].split(" & ")[:2]]
     texts = {t: [documents[i] for i in topic_rows[t]] for t in order}
     written = {(t, part): {u: uses_name(part, texts[u], acronyms) for u in order} for t, part in parts}
-    best, best_key = None, None
+    best = (topic_names[order[0]].split(" & ")[0], topic_names[order[1]].split(" & ")[0])
+    best_key = (LINES_FLOOR, -1.0)
     for i, (t, p) in enumerate(parts):
         for u, q in parts[i + 1 :]:
             if u == t or name_key(p) == name_key(q):
                 continue
             shares = [float((written[t, p][m] | written[u, q][m]).mean()) for m in order]
-            total = sum(s * len(topic_rows[m]) for s, m in zip(shares, order))
-            key = (round(min(shares), 2), round(total), -order.index(t) - order.index(u))
-            if best_key is None or key > best_key:
+            key = (
+                min(round(min(shares), 2), HOLDS),
+                sum(s * len(topic_rows[m]) for s, m in zip(shares, order)),
+            )
+            if key > best_key:
                 best, best_key = (p, q), key
-    if best is None:
-        return topic_names[order[0]].split(" & ")[0]
-    return f"{best[0][:1].upper()}{best[0][1:]} & {as_in_text(best[1], {})}"
+    first = best[0][:1].upper() + best[0][1:]
+    return f"{first} & {as_in_text(best[1], spelling)}"
 
 
 def name_themes(
@@ -580,7 +592,9 @@ def name_themes(
     for g, members in enumerate(groups):
         option = named[g]
         if option is None:  # no umbrella holds: its largest lines, from its topics' names
-            name = _lines(members, topic_rows, topic_names, documents, phrases.acronyms)
+            name = _lines(
+                members, topic_rows, topic_names, documents, phrases.acronyms, phrases.spelling or {}
+            )
             result.append((name, "topics", round(_share(name, members, topic_rows, documents, phrases), 4)))
             continue
         result.append(

@@ -60,7 +60,7 @@ def as_in_text(name: str, spelling: dict[str, str]) -> str:
         ('body models', 'LLM safety')
     """
     first, _, rest = name.partition(" ")
-    word = spelling.get(first.lower(), first if first[1:2].isupper() else first.lower())
+    word = spelling.get(first.lower(), first if any(c.isupper() for c in first[1:]) else first.lower())
     return f"{word} {rest}" if rest else word
 
 

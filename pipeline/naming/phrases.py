@@ -165,7 +165,8 @@ def _phrases(text: str, acronyms: dict[str, str]) -> list[str]:
     """1-3-word lower-case phrases as the text writes them, within punctuation.
 
     A phrase neither starts nor ends with a stop word; an acronym the map defines stands for its
-    expansion ("OT" -> "optimal transport"), so papers that only write the acronym count too.
+    expansion ("OT" -> "optimal transport"), so papers that only write the acronym count too, and
+    is a word of the phrases around it as written ("KV cache", "LLM safety").
     """
     result = []
     for segment in _BREAK.split(text):
@@ -176,7 +177,7 @@ def _phrases(text: str, acronyms: dict[str, str]) -> list[str]:
                 tokens.append(None)
             elif key and key in acronyms:
                 result.append(acronyms[key])  # the acronym is a use of its expansion
-                tokens.append(None)  # and breaks phrases around it
+                tokens.append(token.lower())  # and a word of the phrases around it ("KV cache")
             else:
                 tokens.append(token.lower())
         for size in range(1, MAX_WORDS + 1):
