@@ -179,7 +179,7 @@ def measure(name: str, corpus, encoder) -> dict:
     labels = papers["topic_id"].to_numpy()
     topic_rows = [np.flatnonzero(labels == t) for t in topics["topic_id"]]
     theme_rows = [np.flatnonzero(np.isin(labels, list(ids))) for ids in themes["topic_ids"]]
-    result = {"papers": len(papers), "topics": len(topics), "themes": len(themes)}
+    result = {"papers": len(papers), "n_topics": len(topics), "n_themes": len(themes)}
     for level, table, rows in (("topics", topics, topic_rows), ("themes", themes, theme_rows)):
         means = group_means(vectors, rows)
         result[level] = {
@@ -270,7 +270,7 @@ def page(results: dict, facts: str) -> str:
             f"| {pct(agreed and agreed['names'])} / {pct(agreed and agreed['keywords'])} "
             f"| {pct(min(r['theme_weakest_member'], default=None))} "
             f"| {', '.join(f'{p} ({s:.0%})' for p, s in r['parts_over_a_third'].items()) or 'none'} "
-            f"| {r.get('topics_under_a_third', '–')} of {r['topics']} |"
+            f"| {r.get('topics_under_a_third', '–')} of {r['n_topics']} |"
         )
     lines += ["", "Names that point at another group of their level (name -> the group it points at):", ""]
     for name, r in results.items():
