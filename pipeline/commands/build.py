@@ -69,6 +69,7 @@ from pipeline.modelling.theme_lineage import apply_theme_ids, match_themes
 from pipeline.modelling.themes import fit_themes, name_topics_among_siblings
 from pipeline.modelling.topics import WAS_UNASSIGNED, Topics, fit_topics, topic_stability
 from pipeline.naming.areas import area_votes
+from pipeline.naming.names import common_keys, too_common
 from pipeline.naming.support import NAME_SUPPORT, name_support
 
 MIN_PAPERS = 10
@@ -729,9 +730,16 @@ def keep_topic_ids(
     )
     lineage = replace(lineage, moved=moved)
 
+    common: frozenset[str] = frozenset()
+    if topics.phrases is not None:  # counted on the fitted papers: the topics only where row for row
+        same_rows = topics.phrases.matrix.shape[0] == len(topics.labels)
+        common = common_keys(topics.phrases, topics.labels if same_rows else None)
+
     def holds(final: int, name: str) -> bool:
         if final in moved:  # most of its keywords or central papers changed: the fresh name stands
             return False
+        if any(too_common(part, common) for part in name.split(" & ")):
+            return False  # the new map's own field now ("Language models" once most papers write it)
         rows = np.flatnonzero(topics.labels == provisional_of[final])
         return name_support(name, [documents[i] for i in rows], acronyms) >= NAME_SUPPORT
 
