@@ -309,7 +309,7 @@ class Part:
     name: str  # as displayed
     key: str  # `name_key`, for distinctness
     source: str  # "phrase" or "area"
-    used: np.ndarray  # bool per paper: writes the phrase / is close to the area (`areas.CLOSE`)
+    used: np.ndarray  # bool per paper: writes the phrase, or the area's name or one of its forms
     shape: float = 1.0  # `_shape_factor`: two- and three-word phrases name an area best
 
 
@@ -554,7 +554,7 @@ def name_themes(
 
     The most confident theme chooses first; no two themes share a part of a name. `share` is the
     smallest share of a member topic's papers the name speaks for (papers using its words, by
-    `uses_name`, or closest to its area), so a name that holds says so and one that does not, too.
+    `uses_name`), so a name that holds says so and one that does not, too.
     """
     n_themes = len(groups)
     theme_of_paper = np.full(n_papers, -1, dtype=np.int64)

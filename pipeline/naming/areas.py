@@ -27,8 +27,8 @@ AREAS_FILE = Path(__file__).with_name("areas.tsv")
 # the same vectors (`python -m pipeline.commands.area_vectors` writes it after areas.tsv changes).
 AREA_VECTORS = Path(__file__).with_name("areas.npz")
 GRAINS = ("specific", "broad", "field")  # tried in this order: the most precise name that holds
-# A paper is close to the areas of a grain that are among its this many nearest (a theme's name holds
-# for the papers close to its area).
+# A paper is close to the areas of a grain that are among its this many nearest: closeness decides
+# which areas are tried as a theme's name, never for which papers one holds (they write it).
 CLOSE = 3
 
 
