@@ -42,10 +42,34 @@ PLACE_COLUMNS = ("venue", "year", "collection")  # where a paper is from, in a r
 
 @dataclass(frozen=True)
 class MapRef:
-    """A map the app can open: its URL name and folder."""
+    """A map the app can open: its URL name (the folder's) and folder."""
 
     name: str
     path: Path
+
+    @property
+    def title(self) -> str:
+        """What the map selector shows: the map's own name (its manifest's), else the folder's."""
+        return map_title(self.path) or self.name
+
+
+def map_title(folder: Path) -> str:
+    """The name a map's manifest gives it ("ICML 2025"), or "" where the manifest holds none or is
+    unreadable (the map's own page then says what is wrong)."""
+    from pipeline.mapfolder.manifest import read_manifest
+
+    try:
+        return read_manifest(folder, check=False).name.strip()
+    except Exception:  # noqa: BLE001 - a damaged map is named by its folder; opening it says why
+        return ""
+
+
+def map_titles(catalog: Sequence[MapRef]) -> dict[str, str]:
+    """Each map's name in the selector by its URL name: its manifest's name, with the folder's added
+    where two maps share one ("ICML 2025 (seeds)")."""
+    titles = {m.name: m.title for m in catalog}
+    shared = {t for t in titles.values() if list(titles.values()).count(t) > 1}
+    return {k: f"{t} ({k})" if t in shared and t != k else t for k, t in titles.items()}
 
 
 def requested_map(argv: Sequence[str], environ: Mapping[str, str]) -> Path | None:
