@@ -79,7 +79,7 @@ def test_no_gap_before_punctuation_after_a_highlighted_word():
 def test_the_build_summary_counts_with_the_thousands_separator():
     from pipeline.commands.build import build_summary
 
-    first = build_summary(31, 12, 139, 1357, 0.1024, Path("maps/eccv"), 80.2)[0]
+    first = build_summary(31, 12, 139, 1357, Path("maps/eccv"), 80.2)[0]
     assert (
         first
         == "31 topics in 12 themes, 139 of 1,357 papers unassigned (10.2%); map written to maps/eccv in 80.2 s"
@@ -166,7 +166,7 @@ def test_a_build_inside_the_map_it_replaced_prints_whole_paths(monkeypatch):
         raise FileNotFoundError(2, "No such file or directory")
 
     monkeypatch.setattr(os, "getcwd", gone)
-    line = build_summary(3, 1, 0, 12, 0.0, Path("."), 1.0, Path("/maps/mine"))[-1]
+    line = build_summary(3, 1, 0, 12, Path("."), 1.0, Path("/maps/mine"))[-1]
     assert line == f"open it with: {sys.executable} -m streamlit run {APP} -- --map /maps/mine"
 
 

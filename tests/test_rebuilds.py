@@ -3,6 +3,7 @@ slate, and the topic count the build chose reported in the manifest."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -290,3 +291,56 @@ def test_a_previous_setting_no_build_could_be_given_is_not_carried_and_is_noted(
     assert carried.settings == {"min_samples": 2, "n_neighbors": 9}
     assert resolved.min_topic_size == config.resolve(len(papers)).min_topic_size
     assert any("min_topic_size 1 is not carried" in line for line in said), said
+
+
+def test_the_change_line_adds_up_to_the_previous_map(synthetic_rebuilds):
+    """Issue 66: "5 grown, 15 split, 3 merged, 3 gone" of a 15-topic map counted pieces, not topics."""
+    (first, _, _, grown), logs = synthetic_rebuilds
+    [line] = [line for line in logs[3] if line.startswith("topics matched to the previous map: ")]
+    assert f"(of {len(first.topics)} topics)" in line, line
+    counted = re.findall(r"(\d+) (?:kept|grown|shrunk|split|merged|gone)\b", line.split("(of")[0])
+    assert sum(map(int, counted)) == len(first.topics), line
+
+
+def test_a_rebuild_after_edits_counts_the_map_as_read_and_one_that_changes_nothing_keeps_the_change_story(
+    synthetic_rebuilds, tmp_path
+):
+    """Issue 66: after a merge and a hide the build's last line counted the topics as built; and an
+    identical rebuild replaced the last real change report by "all kept"."""
+    from app.loaders import MapKey, cached_changes
+    from pipeline.__main__ import main
+    from pipeline.mapfolder.store import read_lineage
+    from pipeline.modelling.lineage import change_counts
+
+    (_, _, _, grown), logs = synthetic_rebuilds
+    assert set(grown.lineage["status"]) - {"kept"}, "the grown map's build changed topics"
+    out = tmp_path / "map"
+    shutil.copytree(Path(grown.manifest.inputs[0]).parent / "grown", out)
+    first, second, third = grown.topics["topic_id"].astype(int).tolist()[:3]
+    assert main(["curate", str(out), "merge", str(second), "--into", str(first)]) == 0
+    assert main(["curate", str(out), "hide", str(third)]) == 0
+    lines: list[str] = []
+    rebuilt = build_map(grown.manifest.inputs, out, encoder=FakeEncoder(), progress=False, log=lines.append)
+    assert any("nothing changed" in line for line in lines)
+    shown = read_map(out)  # what the app and the export read: the edits applied
+    unassigned = int((shown.papers["topic_id"] == -1).sum())
+    assert len(shown.topics) == len(grown.topics) - 2 and unassigned > int(
+        (grown.papers["topic_id"] == -1).sum()
+    )
+    assert lines[-2].startswith(
+        f"{len(shown.topics)} topics in {len(shown.themes)} themes, {unassigned} of {len(shown.papers)} papers unassigned"
+    ), lines[-2]
+    # The change report is the grown build's still, in the map folder and on the page.
+    kept = read_lineage(out)
+    assert (
+        kept[["topic_id", "status"]].values.tolist() == grown.lineage[["topic_id", "status"]].values.tolist()
+    )
+    assert rebuilt.manifest.lineage.previous == grown.manifest.lineage.previous
+    _, _, summary = cached_changes(MapKey.of("map", out))
+    assert summary == change_counts(grown.lineage) and summary != change_counts(rebuilt_kept(kept))
+
+
+def rebuilt_kept(lineage: pd.DataFrame) -> pd.DataFrame:
+    """The lineage an identical rebuild finds: every current topic kept."""
+    current = lineage[lineage["status"] != "gone"]
+    return current.assign(status="kept", previous_topic_ids=[[t] for t in current["topic_id"]])
