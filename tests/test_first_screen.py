@@ -297,13 +297,28 @@ def test_the_export_commands_reading_lists_say_which_topic(tmp_path, capsys):
     assert main(["export", str(folder), "--out", str(tmp_path / "t.bib"), "--topic", "-1"]) == 0
     bibtex = (tmp_path / "t.bib").read_text(encoding="utf-8")
     assert bibtex.splitlines()[:2] == [
-        "% Reading list: Tiny test map",
+        "% Reading list from Tiny test map",
         "% How it was chosen: the 8 unassigned papers",
     ]
     assert main(["export", str(folder), "--out", str(tmp_path / "all.md")]) == 0
     assert "How it was chosen: every paper of the map (60)" in (tmp_path / "all.md").read_text(
         encoding="utf-8"
     )
+
+
+def test_the_app_and_the_export_command_head_a_reading_list_alike(tiny, downloads, tmp_path):
+    """Issue 66: "# Reading list from COLM 2024 (123 papers)" in the app, "# Reading list: COLM 2024
+    (716 papers)" from the CLI, for the same map."""
+    from pipeline.__main__ import main
+
+    start()
+    from_app = clicked(downloads, "Reading list of these 60 (Markdown)", "utf-8").splitlines()
+    assert main(["export", str(tiny), "--out", str(tmp_path / "all.md")]) == 0
+    from_cli = (tmp_path / "all.md").read_text(encoding="utf-8").splitlines()
+    from pipeline.mapfolder.store import read_map
+
+    name = read_map(tiny).manifest.name
+    assert from_app[0] == from_cli[0] == f"# Reading list from {name} (60 papers)"
 
 
 # ------------------------------------------------------------------ 4. figures
