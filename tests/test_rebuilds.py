@@ -344,3 +344,28 @@ def rebuilt_kept(lineage: pd.DataFrame) -> pd.DataFrame:
     """The lineage an identical rebuild finds: every current topic kept."""
     current = lineage[lineage["status"] != "gone"]
     return current.assign(status="kept", previous_topic_ids=[[t] for t in current["topic_id"]])
+
+
+def test_a_rebuild_says_when_the_name_given_earlier_no_longer_fits_its_years(tmp_path):
+    """Issue 66: a map named "COLM 2024" kept the name on 2024 and 2025 papers without saying so."""
+    table = synthetic_corpus(160, seed=5).assign(year=[2024] * 100 + [2025] * 60)
+    table.iloc[:100].to_csv(tmp_path / "y2024.csv", index=False)
+    table.to_csv(tmp_path / "both.csv", index=False)
+    out, encoder = tmp_path / "map", FakeEncoder()
+    build_map([tmp_path / "y2024.csv"], out, encoder=encoder, name="COLM 2024", progress=False, log=quiet)
+    lines: list[str] = []
+    rebuilt = build_map([tmp_path / "both.csv"], out, encoder=encoder, progress=False, log=lines.append)
+    assert rebuilt.manifest.name == "COLM 2024"  # a given name stays...
+    note = "note: the map keeps the name “COLM 2024” given earlier, but its papers are from 2024–2025"
+    assert any(line.startswith(note) for line in lines), lines  # ...and the build says it no longer fits
+    assert any(n.startswith(note) for n in read_map(out).manifest.notes)
+    lines.clear()
+    build_map(
+        [tmp_path / "y2024.csv"],
+        tmp_path / "again",
+        encoder=encoder,
+        name="COLM 2024",
+        progress=False,
+        log=lines.append,
+    )
+    assert not any("given earlier" in line for line in lines)

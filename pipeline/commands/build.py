@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import shlex
 import sys
 import time
@@ -172,6 +173,26 @@ def _years(papers) -> str:
         return ""
     first, last = int(years.min()), int(years.max())
     return str(first) if first == last else f"{first}–{last}"
+
+
+def name_years_note(name: str, papers) -> str | None:
+    """A note when a name given earlier names years its papers are not all from (a map named "COLM
+    2024" rebuilt with the 2025 papers too), so the build says so instead of keeping it silently.
+
+    Examples:
+        >>> name_years_note("COLM 2024", pd.DataFrame({"year": [2024, 2025]}))
+        'note: the map keeps the name “COLM 2024” given earlier, but its papers are from 2024–2025; give it another with --name'
+        >>> name_years_note("COLM 2024–2025", pd.DataFrame({"year": [2024, 2025]})) is None
+        True
+    """
+    named = {int(y) for y in re.findall(r"(?<!\d)((?:19|20)\d\d)(?!\d)", name)}
+    span = _years(papers)
+    if not named or not span:
+        return None
+    years = pd.to_numeric(papers["year"], errors="coerce").astype(int)
+    if set(years) <= set(range(min(named), max(named) + 1)):
+        return None
+    return f"note: the map keeps the name “{name}” given earlier, but its papers are from {span}; give it another with --name"
 
 
 def given_name_in(out: Path) -> str | None:
@@ -407,6 +428,9 @@ def build_map(
         timer.lap("evaluate")
 
         story, previous_block = change_story(previous_map, lineage, carried, log)
+        if given_name and not name and (note := name_years_note(given_name, papers)):
+            log(note)
+            corpus.notes.append(note)
         manifest = describe_build(
             name=given_name or corpus_name(papers, inputs),
             name_source=NAME_GIVEN if given_name else NAME_DERIVED,
