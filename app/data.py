@@ -156,6 +156,7 @@ class MapData:
     facets: dict[str, tuple[str, ...]]  # filterable metadata column -> its values as text
     facet_text: dict[str, pd.Series]  # the same columns as text, for filtering
     table_columns: list[str]  # metadata shown in paper tables
+    show_source: bool  # paper tables have a Source column (`source_tells_more`: not a copy of their columns)
     themes: pd.DataFrame | None = (
         None  # themes.parquet when the map has one: theme_id, label, size, topic_ids, x, y
     )
@@ -251,6 +252,25 @@ def paper_places(papers: pd.DataFrame) -> pd.Series:
         parts = ["" if INPUT_FILE.search(source) else source, *rest]
         places.append(" · ".join(dict.fromkeys(p for p in parts if p)) or source)
     return pd.Series(np.array(places, dtype=object)[combo], index=papers.index, dtype=object)
+
+
+def source_tells_more(papers: pd.DataFrame, shown: Sequence[str]) -> bool:
+    """Whether a papers table needs its Source column (`paper_places`) beside the metadata columns it
+    shows (`shown`): not when every paper's place is only what those columns say ("COLM · 2025" beside
+    Venue and Year), with an input file's name the rest.
+
+    Examples:
+        >>> papers = pd.DataFrame({"source": ["a.csv", "b.csv"], "venue": ["COLM"] * 2, "year": [2024, 2025]})
+        >>> source_tells_more(papers, ["venue", "year"]), source_tells_more(papers, ["year"])
+        (False, True)
+    """
+    told = [c for c in PLACE_COLUMNS if c in shown and c in papers.columns]
+    rest = paper_places(papers.drop(columns=told)).astype(str)
+    redundant = rest.str.contains(INPUT_FILE) | rest.eq("")
+    for column in told:
+        codes, text = _distinct_text(papers[column])
+        redundant |= rest.eq(pd.Series(np.array(text, dtype=object)[codes], index=papers.index))
+    return not bool(redundant.all())
 
 
 def _distinct_text(values: pd.Series) -> tuple[np.ndarray, list[str]]:
@@ -367,6 +387,7 @@ def build_map_data(name: str, path: Path) -> MapData:
         facets=facets,
         facet_text=facet_text,
         table_columns=extra,
+        show_source=source_tells_more(papers, extra),
         themes=None if (themes := usable_theme_table(atlas.themes)) is None else shown_as_text(themes),
         lineage=atlas.lineage,
         added=added_mask(papers),
