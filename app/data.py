@@ -150,6 +150,7 @@ class MapData:
     topic_ids: np.ndarray
     labels: dict[int, str]  # topic_id -> name; -1 -> "Unassigned"
     colours: dict[int, str]
+    theme_colours: dict[int, str]  # theme_id -> its colour (the key's); its topics are shades of it
     sizes: dict[int, int]
     topic_order: list[int]  # topic ids, largest first
     topic_similarity: np.ndarray  # cosine between topic centroids, rows/cols in topic_order
@@ -353,7 +354,9 @@ def build_map_data(name: str, path: Path) -> MapData:
     lookup = np.full(span, len(topic_order), dtype=np.uint16)  # topic id + offset -> palette position
     lookup[np.asarray(topic_order, dtype=np.int64) + offset] = np.arange(len(topic_order))
     colour_index = lookup[shifted]
-    colours = theme_topic_colours(topic_order, theme_of_topic(topics))  # shades of each theme's hue
+    colours, theme_colours = theme_topic_colours(
+        topic_order, theme_of_topic(topics)
+    )  # shades of each theme's
     facets = facet_columns(papers)
     facet_text = {column: papers[column].astype(str) for column in facets}
     extra = [c for c in ("venue", "year", "authors") if c in papers.columns and c not in ("source",)]
@@ -381,6 +384,7 @@ def build_map_data(name: str, path: Path) -> MapData:
         topic_ids=topic_ids,
         labels=labels,
         colours=colours,
+        theme_colours=theme_colours,
         sizes=sizes,
         topic_order=topic_order,
         topic_similarity=centroids @ centroids.T,

@@ -372,8 +372,14 @@ class TopicPanel {
           /** @type {HTMLInputElement} */ (all.firstChild).indeterminate = some > 0 && some < ids.length;
           head.append(all);
         }
-        head.append(section.theme === null ? element("strong", "", section.name) : themeButton(section.theme, section.name, themes));
-        head.append(` · ${counted(section.size, "paper")}` + (filtered ? ` · ${number(held)} in view` : ""));
+        const name = section.theme === null ? element("strong", "", section.name) : themeButton(section.theme, section.name, themes);
+        if (section.colour) {
+          const swatch = element("span", "atlas-theme-swatch"); // the theme's colour, as in the key
+          swatch.style.background = section.colour;
+          name.prepend(swatch);
+        }
+        head.append(name);
+        head.append(element("span", "atlas-section-count", `· ${counted(section.size, "paper")}` + (filtered ? ` · ${number(held)} in view` : "")));
         group.appendChild(head);
       }
       const items = element("ul", "atlas-topic-list");

@@ -276,6 +276,7 @@
  * @property {string|null} name
  * @property {number} size
  * @property {number[]} topics
+ * @property {string|null} colour
  */
 
 /**
