@@ -99,7 +99,9 @@ def test_names_leave_the_points_visible(browser, seed_app, width, height):
     """Issue 66: the names' boxes lay over 315 of 716 points' centres (COLM, 1400 px). On the seed
     map at a desk's and a phone's width, at most 10% of the point centres in view are under a name."""
     touch = width < 500
-    page = browser.new_context(viewport={"width": width, "height": height}, has_touch=touch, is_mobile=touch).new_page()
+    page = browser.new_context(
+        viewport={"width": width, "height": height}, has_touch=touch, is_mobile=touch
+    ).new_page()
     try:
         open_app(page, seed_app.url)
         idle(page)
@@ -120,7 +122,9 @@ def test_no_name_covers_an_opened_topic_s_papers_or_the_opened_paper_s_rings(bro
     paper = data.doc_ids[rows[0]]
     for width, height in ((1400, 900), (390, 844)):
         touch = width < 500
-        context = browser.new_context(viewport={"width": width, "height": height}, has_touch=touch, is_mobile=touch)
+        context = browser.new_context(
+            viewport={"width": width, "height": height}, has_touch=touch, is_mobile=touch
+        )
         page = context.new_page()
         try:
             open_app(page, f"{seed_app.url}?topic={topic}&paper={paper}")
@@ -145,3 +149,96 @@ def test_no_name_covers_an_opened_topic_s_papers_or_the_opened_paper_s_rings(bro
             assert under == [], (width, under)
         finally:
             context.close()
+
+
+def top_of(page, selector: str) -> float:
+    """Where the first visible element matching `selector` starts, from the top of the screen (px)."""
+    return page.evaluate(
+        """(selector) => { const e = [...document.querySelectorAll(selector)].find((e) => e.offsetParent);
+            return e ? e.getBoundingClientRect().top : null; }""",
+        selector,
+    )
+
+
+def test_a_phone_walks_the_list_a_topic_a_paper_and_back_each_read_from_its_top(browser, seed_app):
+    """Issue 66 at 390x844 with touch: a tapped topic opened with its title 664 px above the screen, a
+    tapped point opened its paper 1,062 px down while the hover box stayed open, cut at both edges,
+    and the hint said "hold Ctrl/⌘ and scroll". Now each tap brings what it opens to the top of the
+    screen, a tap on a point shows no hover box, the hint says to pinch, and a pinch zooms."""
+    data = build_map_data("seeds", SEED_MAP)
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    page = context.new_page()
+    try:
+        open_app(page, seed_app.url)
+        idle(page)
+        assert page.locator(".atlas-map-hint").inner_text().startswith("Pinch to zoom")
+        caption = page.locator("[data-testid='stCaptionContainer']", has_text="to zoom").inner_text()
+        assert "pinch" in caption
+
+        # list -> topic: scrolled down to the list's last topic, tapped, its title at the top
+        last = page.locator(".atlas-topic").last
+        last.scroll_into_view_if_needed()
+        name = last.locator(".atlas-topic-name").inner_text()
+        last.tap()
+        page.locator(".atlas-panel-title:visible", has_text=name).first.wait_for(timeout=30_000)
+        page.wait_for_timeout(300)
+        assert 0 <= top_of(page, ".atlas-panel") <= 120, top_of(page, ".atlas-panel")
+        assert 0 <= top_of(page, ".atlas-panel-title") <= 200
+
+        # topic -> paper: one of its central papers tapped, the paper read from its top
+        paper = page.locator(".atlas-topic-body .atlas-paper").first
+        paper.scroll_into_view_if_needed()
+        title = paper.inner_text()
+        paper.tap()
+        page.locator(".atlas-panel-title:visible", has_text=title[:30]).first.wait_for(timeout=30_000)
+        page.wait_for_timeout(300)
+        assert 0 <= top_of(page, ".atlas-panel") <= 120 and 0 <= top_of(page, ".atlas-panel-title") <= 200
+
+        # back: the topic again, from its top
+        page.locator(".atlas-back:visible").first.tap()
+        page.locator(".atlas-panel-title:visible", has_text=name).first.wait_for(timeout=30_000)
+        page.wait_for_timeout(300)
+        assert 0 <= top_of(page, ".atlas-panel") <= 120
+
+        # a point tapped on the map: its paper opens in view, and no hover box is drawn
+        page.locator(".atlas-back:visible").first.tap()  # to the list
+        page.locator(".atlas-topic").first.wait_for(timeout=30_000)
+        page.locator(GRAPH).scroll_into_view_if_needed()
+        row = 0
+        x, y = page.evaluate(
+            f"""(row) => {{ const gd = document.querySelector('{GRAPH}');
+                const r = gd.querySelector('.nsewdrag').getBoundingClientRect(), t = gd.atlasTable;
+                return [r.left + gd._fullLayout.xaxis.l2p(t.x[row]), r.top + gd._fullLayout.yaxis.l2p(t.y[row])]; }}""",
+            row,
+        )
+        page.touchscreen.tap(x, y)
+        page.locator(".atlas-panel-title", has_text=data.papers["title"].iloc[row][:30]).wait_for(
+            timeout=30_000
+        )
+        page.wait_for_timeout(500)
+        assert 0 <= top_of(page, ".atlas-panel") <= 120, top_of(page, ".atlas-panel")
+        assert page.evaluate(
+            "() => [...document.querySelectorAll('.hoverlayer .hovertext')].every((e) => !e.getBoundingClientRect().width)"
+        )
+
+        # two fingers pinch: the map zooms in about the point between them
+        page.locator(GRAPH).scroll_into_view_if_needed()
+        box = page.locator(f"{GRAPH} .nsewdrag").bounding_box()
+        cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        before = page.evaluate(f"() => document.querySelector('{GRAPH}')._fullLayout.xaxis.range.slice()")
+        cdp = context.new_cdp_session(page)
+
+        def touch(kind, spread):
+            points = [] if kind == "touchEnd" else [{"x": cx - spread, "y": cy}, {"x": cx + spread, "y": cy}]
+            cdp.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
+
+        touch("touchStart", 20)
+        for spread in (40, 60, 80):
+            touch("touchMove", spread)
+            page.wait_for_timeout(100)
+        touch("touchEnd", 0)
+        page.wait_for_timeout(500)
+        after = page.evaluate(f"() => document.querySelector('{GRAPH}')._fullLayout.xaxis.range.slice()")
+        assert (after[1] - after[0]) < 0.5 * (before[1] - before[0]), (before, after)  # fingers 4x apart
+    finally:
+        context.close()

@@ -35,7 +35,7 @@ def test_a_single_unassigned_paper_is_one_paper_not_one_papers(tmp_path, monkeyp
     at = start()
     unassigned = [s for s in panel_summary(at)["lists"]["size"] if s["name"] == "Unassigned"]
     assert unassigned == [
-        {"theme": None, "name": "Unassigned", "size": 1, "topics": [-1]}
+        {"theme": None, "name": "Unassigned", "size": 1, "topics": [-1], "colour": None}
     ]  # "1 paper" (panel.js)
     assert "1 papers" not in texts(at) and "1 papers" not in plain(at)
     at = start({"topic": "-1"})
@@ -374,7 +374,7 @@ def test_the_zoom_hint_names_ctrl_first_so_a_first_click_need_not_open_a_paper(t
     monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
     at = start()
     caption = " ".join(c.value for c in at.caption)
-    assert "hold Ctrl/⌘ and scroll to zoom (or click an empty spot, then scroll)" in caption
+    assert "pinch, or hold Ctrl/⌘ and scroll, to zoom (or click an empty spot, then scroll)" in caption
     assert caption.index("Ctrl/⌘") < caption.index("click an empty spot")
     script = map_script()  # the map's own code, as published
     assert (

@@ -463,6 +463,18 @@ class TopicPanel {
       const next = /** @type {HTMLElement|null} */ ((topic ? this.topicView : this.listView).querySelector("button"));
       if (next) next.focus();
     }
+    // What a step opens is read from its top: the panel's own scroll back to its start, and where the
+    // panel sits under the map (a phone), the page brought to the panel's top when that is out of sight.
+    const opened = paper !== null ? `paper ${JSON.stringify(paper.title)}` : topic ? `topic ${topic.id}` : "list";
+    if (opened !== this.root.dataset.opened) {
+      const first = this.root.dataset.opened === undefined;
+      this.root.dataset.opened = opened;
+      if (opened !== "list") this.root.scrollTop = 0;
+      const top = this.root.getBoundingClientRect().top;
+      if (!first && window.innerWidth <= 800 && (top < 0 || top > 120)) {
+        this.root.scrollIntoView({ block: "start" });
+      }
+    }
     if (LINK.map) LINK.map.focusTopic(topic);
     if (LINK.topic !== this.topic) {
       LINK.topic = this.topic;
