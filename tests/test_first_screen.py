@@ -5,6 +5,7 @@ they count."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -240,6 +241,38 @@ def test_the_readme_shows_how_to_name_a_map():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## A map of your own") : readme.index("## Share a hosted link")]
     assert "--name" in section.split("```")[1]  # in the commands themselves
+
+
+def test_the_readme_s_first_screen_is_for_a_newcomer_and_its_figures_match_their_results():
+    """Issue 66: UMAP, KMeans, HDBSCAN, Ward linkage, c-TF-IDF and CPU kinds came before "Two
+    commands", a results cell was 1,302 characters, and the hosting line said 904 MB where
+    benchmarks/HOSTING_RESULTS.md measures 475 MB."""
+    from tests.helpers import ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    first = readme[: readme.index("## How it works")]
+    order = [
+        first.index(part)
+        for part in ("# Abstract Atlas", "assets/screenshot.png", "## Two commands", "## A map of your own")
+    ]
+    assert order == sorted(order)
+    for word in ("UMAP", "KMeans", "HDBSCAN", "Ward", "c-TF-IDF", "AVX", "Plotly"):
+        assert word not in first, word
+    method = readme[readme.index("## How it works") : readme.index("## Share a hosted link")]
+    assert method.count(". ") <= 6  # the method in a sentence, then where to read more
+    results = readme[readme.index("## Results") : readme.index("## Documentation")]
+    cells = [
+        c.strip() for line in results.splitlines() if line.startswith("|") for c in line.strip("|").split("|")
+    ]
+    assert cells and max(len(c) for c in cells) <= 120, max(cells, key=len)
+    for name in re.findall(r"`([A-Z_]+\.md)`", results):
+        assert (ROOT / "benchmarks" / name).is_file(), name
+    hosting = (ROOT / "benchmarks" / "HOSTING_RESULTS.md").read_text(encoding="utf-8")
+    latest = hosting[: hosting.index("## Earlier run")]
+    [row] = [line for line in latest.splitlines() if "peak anonymous memory, whole run" in line]
+    big = row.strip("|").split("|")[-1].strip()  # the 81,646-paper map, after: the last column
+    said = readme[readme.index("## Share a hosted link") : readme.index("## Results")]
+    assert f"an 81,646-paper map at {big} MB" in said and "904" not in said
 
 
 # ------------------------------------------------------------------ 3. exports
