@@ -72,9 +72,9 @@ function placeMarks(inst) {
     points++;
     sums[(cy + 1) * (cols + 1) + cx + 1] += opened && opened[i] === 1 ? WALL : 1;
   }
-  // Topic names together cover at most this many point centres (theme names and the opened topic's
-  // name are shown wherever they fit, and counted too): the largest topics' names first.
-  const budget = 0.08 * points;
+  // Names together cover at most this many point centres, in their order (theme names, then the
+  // largest topics'): the first name and the opened topic's are shown wherever they fit, and counted.
+  const budget = 0.09 * points;
   let spent = 0;
   for (let r = 1; r <= rows; r++) {
     for (let c = 1; c <= cols; c++) sums[r * (cols + 1) + c] += sums[(r - 1) * (cols + 1) + c] + sums[r * (cols + 1) + c - 1] - sums[(r - 1) * (cols + 1) + c - 1];
@@ -104,7 +104,7 @@ function placeMarks(inst) {
       ? [[0, 0], [0, -0.6], [0, 0.6], [-0.25, 0], [0.25, 0], [-0.25, -0.6], [0.25, -0.6], [-0.25, 0.6], [0.25, 0.6], [0, -1.1], [0, 1.1]]
       : [[0, -1], [0, 0.2], [-0.55, -0.4], [0.55, -0.4], [0, -2], [0, 1.2], [-0.55, -1.5], [0.55, -1.5], [-0.55, 0.7], [0.55, 0.7],
          [0, -3], [0, 2.2], [-1.1, -0.4], [1.1, -0.4], [-0.55, -2.5], [0.55, -2.5], [-0.55, 1.7], [0.55, 1.7]];
-    const most = look.label.theme || look.label.chosen ? WALL : Math.max(0.5, budget - spent + 0.5);
+    const most = placed.length === 0 || look.label.chosen ? WALL : Math.max(0.5, budget - spent + 0.5);
     for (const [k, [dx, dy]] of spots.entries()) {
       const left = Math.min(Math.max(x - w / 2 + dx * (w + 12), size.l + 2), size.l + size.w - w - 2);
       const top = Math.min(Math.max((look.label.theme ? y - h / 2 : y - 3) + dy * (h + 6), size.t + 2), size.t + size.h - h - 2);
