@@ -2,10 +2,14 @@
 // Marks over the chart: topic and theme names, the opened paper's ring and its neighbours' rings, the
 // placed abstract's star; HTML elements positioned with the chart's axes, set with textContent.
 
+import { plotArea, ranges } from "./plot.js";
+/** @import { AtlasMap } from "./atlas_map.js" */
+/** @import { ThemeName, TopicName } from "./protocol.js" */
+
 const THEMES_ABOVE = 0.55; // theme names while the view spans more than this share of the map
 
-/** @param {AtlasMap} inst */
-function mark(inst, className) {
+/** @param {AtlasMap} inst @param {string} className */
+export function mark(inst, className) {
   const el = document.createElement("div");
   el.className = className;
   inst.marks.appendChild(el);
@@ -16,22 +20,23 @@ function mark(inst, className) {
 // Sizes are measured in one pass and remembered, so following a drag or a zoom frame by frame only
 // moves elements (measuring one at a time would make the browser lay the page out once per name).
 /** @param {AtlasMap} inst */
-function placeMarks(inst) {
+export function placeMarks(inst) {
   const size = plotArea(inst.gd), now = ranges(inst.gd, inst.liveRanges);
   const view = inst.view;
   if (!size || !now || !view) return;
   const t = inst.table;
   const [x0, x1] = now.x, [y0, y1] = now.y;
-  const px = (x) => size.l + ((x - x0) / (x1 - x0)) * size.w, py = (y) => size.t + ((y1 - y) / (y1 - y0)) * size.h;
-  const inside = (x, y) => x >= size.l && x <= size.l + size.w && y >= size.t && y <= size.t + size.h;
+  const px = (/** @type {number} */ x) => size.l + ((x - x0) / (x1 - x0)) * size.w, py = (/** @type {number} */ y) => size.t + ((y1 - y) / (y1 - y0)) * size.h;
+  const inside = (/** @type {number} */ x, /** @type {number} */ y) => x >= size.l && x <= size.l + size.w && y >= size.t && y <= size.t + size.h;
   const span = Math.max((x1 - x0) / (t.range.x[1] - t.range.x[0]), (y1 - y0) / (t.range.y[1] - t.range.y[0]));
   // Zoomed out, theme names lead and the largest topics' names fill the space between them; zoomed
   // in, topic names only. A few times the limit are tried, as some will overlap.
   const themes = view.themes.length > 0 && span > THEMES_ABOVE;
   const limit = themes ? view.themes.length + Math.ceil(view.label_limit / 2) : view.label_limit;
-  const inView = (label) => inside(px(label.x), py(label.y));
+  const inView = (/** @type {{x: number, y: number}} */ label) => inside(px(label.x), py(label.y));
+  /** @type {(TopicName & {theme?: boolean} | ThemeName & {theme: true, chosen?: boolean, colour?: string})[]} */
   const candidates = [
-    ...(themes ? view.themes.filter(inView).map((label) => ({ ...label, theme: true })) : []),
+    ...(themes ? view.themes.filter(inView).map((label) => ({ ...label, theme: /** @type {true} */ (true) })) : []),
     ...view.topics.filter(inView),
   ].slice(0, limit * 3);
   while (inst.labels.length < candidates.length) inst.labels.push(mark(inst, "atlas-label"));
@@ -44,6 +49,7 @@ function placeMarks(inst) {
     return { label, font, kind, key: `${kind}|${font}|${label.text}` };
   });
   const sizes = inst.labelSizes;
+  /** @type {[HTMLElement, string][]} */
   const unknown = [];
   looks.forEach((look, i) => {
     const el = inst.labels[i];
@@ -83,26 +89,31 @@ function placeMarks(inst) {
   for (let r = 1; r <= rows; r++) {
     for (let c = 1; c <= cols; c++) sums[r * (cols + 1) + c] += sums[(r - 1) * (cols + 1) + c] + sums[r * (cols + 1) + c - 1] - sums[(r - 1) * (cols + 1) + c - 1];
   }
-  const covered = (box) => {
+  const covered = (/** @type {number[]} */ box) => {
     const c0 = Math.max(0, Math.floor((box[0] - size.l) / CELL)), c1 = Math.min(cols, Math.ceil((box[2] - size.l) / CELL));
     const r0 = Math.max(0, Math.floor((box[1] - size.t) / CELL)), r1 = Math.min(rows, Math.ceil((box[3] - size.t) / CELL));
     if (c1 <= c0 || r1 <= r0) return 0;
     return sums[r1 * (cols + 1) + c1] - sums[r0 * (cols + 1) + c1] - sums[r1 * (cols + 1) + c0] + sums[r0 * (cols + 1) + c0];
   };
+  /** @param {number[]} a @param {number[]} b @param {number} gx @param {number} gy */
   const overlaps = (a, b, gx, gy) => a[0] < b[2] + gx && b[0] < a[2] + gx && a[1] < b[3] + gy && b[1] < a[3] + gy;
+  /** @type {number[][]} */
   const walls = []; // the opened paper's ring, its neighbours' rings, the placed abstract's star
+  /** @param {number} x @param {number} y @param {number} radius */
   const wall = (x, y, radius) => walls.push([px(x) - radius, py(y) - radius, px(x) + radius, py(y) + radius]);
   if (view.paper !== null && view.paper !== undefined) wall(t.x[view.paper], t.y[view.paper], t.size + 6);
   for (const row of view.neighbours || []) wall(t.x[row], t.y[row], t.size / 2 + 4);
   if (view.pin) wall(view.pin.x, view.pin.y, 12);
+  /** @type {number[][]} */
   const placed = [];
   looks.forEach((look, i) => {
     const el = inst.labels[i];
-    const [w, h] = sizes.get(look.key);
+    const [w, h] = /** @type {number[]} */ (sizes.get(look.key)); // measured above
     const x = px(look.label.x), y = py(look.label.y);
     // The name goes where it covers the fewest points: above its place, below, beside it, further
     // out; near an edge it slides inwards. One that would overlap a name already placed, or cover
     // the opened topic's or paper's marks wherever it goes, is left out.
+    /** @type {{box: number[], cost: number}|null} */
     let best = null;
     const spots = look.label.theme // a theme's name stays on its area: it moves by less than its own size
       ? [[0, 0], [0, -0.6], [0, 0.6], [-0.25, 0], [0.25, 0], [-0.25, -0.6], [0.25, -0.6], [-0.25, 0.6], [0.25, 0.6], [0, -1.1], [0, 1.1]]
@@ -129,10 +140,10 @@ function placeMarks(inst) {
   for (let i = looks.length; i < inst.labels.length; i++) inst.labels[i].hidden = true;
   // the opened paper's ring and the placed abstract's star
   const paper = view.paper === null || view.paper === undefined ? null : [t.x[view.paper], t.y[view.paper]];
-  for (const [el, spot, radius] of [
+  for (const [el, spot, radius] of /** @type {[HTMLElement, number[]|null, number][]} */ ([
     [inst.ring, paper, t.size + 6],
     [inst.pin, view.pin ? [view.pin.x, view.pin.y] : null, 12],
-  ]) {
+  ])) {
     if (!spot || !inside(px(spot[0]), py(spot[1]))) {
       el.hidden = true;
       continue;
@@ -155,4 +166,3 @@ function placeMarks(inst) {
     el.style.transform = `translate(${Math.round(x - radius)}px, ${Math.round(y - radius)}px)`;
   });
 }
-
