@@ -219,7 +219,7 @@ export class AtlasMap {
     let pinch = null;
     let frame = 0;
     const spread = (/** @type {TouchEvent} */ event) =>
-      Math.hypot(event.touches[0].clientX - event.touches[1].clientX, event.touches[0].clientY - event.touches[1].clientY);
+      Math.sqrt((event.touches[0].clientX - event.touches[1].clientX) ** 2 + (event.touches[0].clientY - event.touches[1].clientY) ** 2);
     root.addEventListener("touchstart", (event) => {
       const chart = /** @type {any} */ (root.querySelector(".atlas-map-graph"));
       const area = chart && chart.querySelector(".nsewdrag");
