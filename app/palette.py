@@ -1,4 +1,6 @@
-"""Topic colours that stay distinguishable for 50+ topics (a Glasbey-style palette), plus the neutral greys."""
+"""The map's colours: twelve theme colours far apart, each theme's topics shades within its hue band,
+distinct colours (Glasbey-style) for maps without themes and for a metadata column's values, and the
+neutral greys."""
 
 from __future__ import annotations
 
@@ -13,10 +15,14 @@ _RGB_TO_XYZ = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0
 _WHITE = np.array([0.95047, 1.0, 1.08883])  # D65
 
 
+def _linear(rgb: np.ndarray) -> np.ndarray:
+    """Linear light of sRGB rows in [0, 1]."""
+    return np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+
+
 def _srgb_to_lab(rgb: np.ndarray) -> np.ndarray:
     """CIELAB (D65) of sRGB rows in [0, 1]: distances there follow what people see."""
-    linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
-    xyz = linear @ _RGB_TO_XYZ.T / _WHITE
+    xyz = _linear(rgb) @ _RGB_TO_XYZ.T / _WHITE
     f = np.where(xyz > 0.008856, np.cbrt(xyz), 7.787 * xyz + 16 / 116)
     return np.column_stack([116 * f[:, 1] - 16, 500 * (f[:, 0] - f[:, 1]), 200 * (f[:, 1] - f[:, 2])])
 
@@ -78,9 +84,7 @@ def lab_of(colours) -> np.ndarray:
 
 def oklab_of(colours) -> np.ndarray:
     """OKLab rows (L, a, b) of "#rrggbb" colours."""
-    rgb = _hex_rows(colours)
-    linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
-    return np.cbrt(linear @ _LMS.T) @ _OKLAB.T
+    return np.cbrt(_linear(_hex_rows(colours)) @ _LMS.T) @ _OKLAB.T
 
 
 def _oklab_to_linear(lab: np.ndarray) -> np.ndarray:
@@ -114,14 +118,15 @@ def _candidates() -> tuple[np.ndarray, np.ndarray]:
     return grid[keep], lab[keep]
 
 
-def _in_gamut(lightness: float, chroma: float, hue: float) -> float:
-    """The largest OKLab chroma up to `chroma` that sRGB shows at this OKLab lightness and hue (degrees)."""
-    low, high = 0.0, chroma
+def _in_gamut(lightness: np.ndarray, chroma: float, hue: np.ndarray) -> np.ndarray:
+    """The largest OKLab chroma up to `chroma` that sRGB shows at each OKLab lightness and hue (degrees)."""
+    low, high = np.zeros(len(lightness)), np.full(len(lightness), chroma)
     for _ in range(20):
         mid = (low + high) / 2
-        lab = np.array([[lightness, mid * np.cos(np.radians(hue)), mid * np.sin(np.radians(hue))]])
+        lab = np.column_stack([lightness, mid * np.cos(np.radians(hue)), mid * np.sin(np.radians(hue))])
         linear = _oklab_to_linear(lab)
-        low, high = (mid, high) if ((linear >= 0) & (linear <= 1)).all() else (low, mid)
+        shown = ((linear >= 0) & (linear <= 1)).all(axis=1)
+        low, high = np.where(shown, mid, low), np.where(shown, high, mid)
     return low
 
 
@@ -140,17 +145,15 @@ def _shade_sequence(base: str, count: int) -> tuple[str, ...]:
     """
     _, a, b = oklab_of([base])[0]
     hue = float(np.degrees(np.arctan2(b, a)))
-    colours = []
-    for light in np.arange(0.40, 0.861, 0.02):
-        for turn in np.arange(-HUE_TURN, HUE_TURN + 0.1, 2.0):  # inside the band, hex rounding and all
-            c = _in_gamut(light, 0.25, hue + turn)
-            if c >= MIN_TOPIC_CHROMA:
-                angle = np.radians(hue + turn)
-                colours.append(
-                    _linear_to_hex(
-                        _oklab_to_linear(np.array([[light, c * np.cos(angle), c * np.sin(angle)]]))[0]
-                    )
-                )
+    light, turn = (
+        g.ravel()
+        for g in np.meshgrid(np.arange(0.40, 0.861, 0.02), np.arange(-HUE_TURN, HUE_TURN + 0.1, 2.0))
+    )
+    chroma = _in_gamut(light, 0.25, hue + turn)  # inside the band, hex rounding and all
+    keep = chroma >= MIN_TOPIC_CHROMA
+    angle = np.radians(hue + turn[keep])
+    oklab = np.column_stack([light[keep], chroma[keep] * np.cos(angle), chroma[keep] * np.sin(angle)])
+    colours = [_linear_to_hex(row) for row in _oklab_to_linear(oklab)]
     candidates = lab_of(colours)
     chosen = [base]
     distance = np.linalg.norm(candidates - lab_of([base])[0], axis=1)
