@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import decimal
 import hashlib
 import io
 import itertools
@@ -42,7 +43,7 @@ RESERVED = (
 _NAME_WINDOW = 400
 # Header words that only say "this is a list": "ICML 2025 Papers" and "ICML 2025 论文列表" are one collection.
 _HEADER_NOISE = re.compile(
-    r"\s*(accepted\s+)?(papers?|abstracts?|paper\s+list|list\s+of\s+papers|论文列表|论文|文章列表|摘要)\s*$",
+    r"(?<!\s)\s*(accepted\s+)?(papers?|abstracts?|paper\s+list|list\s+of\s+papers|论文列表|论文|文章列表|摘要)\s*$",
     re.IGNORECASE,
 )
 
@@ -294,6 +295,8 @@ def read_jsonl(path: Path) -> pd.DataFrame:
             raise UserError(f"{path}: line {number}: refused JSON ({exc})") from None
         if not isinstance(row, dict):
             raise UserError(f"{path}: line {number}: expected a JSON object, got {type(row).__name__}")
+        if "\\u" in line:  # an escape may have made a lone surrogate: refused before any table holds it
+            _refuse_surrogates(row, f"{path}: line {number}")
         rows.append(row)
         where.append(f"line {number}")
     frame = _table_from_frame(pd.DataFrame(rows), path)
@@ -449,9 +452,16 @@ def abstract_text(value: object, path: Path, where: str | None) -> str:
             raise UserError(
                 f"{at}: 'abstract' is bytes that are not UTF-8 text; store it as UTF-8 text"
             ) from None
-    if isinstance(value, (dict, list, tuple, np.ndarray, bool)):
+    if value is pd.NA or value is pd.NaT:
+        return ""
+    if isinstance(value, (dict, list, tuple, np.ndarray, bool, np.bool_)):
         raise UserError(f"{at}: 'abstract' is a {_kind(value)}, not text; give each abstract as one string")
-    return str(value).strip()
+    # A number (or a date) in a typed format (JSON, Parquet) is not an abstract: the column is not the
+    # abstracts. A CSV cell is text whatever it holds.
+    what = "number" if isinstance(value, (int, float, np.number, decimal.Decimal)) else type(value).__name__
+    raise UserError(
+        f"{at}: 'abstract' is a {what} ({shorten(str(value), 40)}), not text; give each abstract as text"
+    )
 
 
 def cell_text(value: object, separator: str = "; ") -> object:
@@ -477,6 +487,7 @@ def read_file(path: Path) -> pd.DataFrame:
     """One input file as a table with `abstract`, `source` and any other columns it had."""
     table = READERS[path.suffix.lower()](path)
     where = table.pop(WHERE).tolist() if WHERE in table.columns else [None] * len(table)
+    table = _checked_text(table, path, where)
     table["abstract"] = [abstract_text(v, path, w) for v, w in zip(table["abstract"], where)]
     table = table[table["abstract"] != ""]
     if table.empty:
@@ -487,6 +498,38 @@ def read_file(path: Path) -> pd.DataFrame:
             separator = " " if column == "title" else "; "
             table[column] = [cell_text(v, separator) for v in table[column]]
     table.insert(0, "source", path.name)
+    return table
+
+
+# A lone surrogate (JSON's "\ud800" escape) is no character: no file, index or page can hold it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _refuse_surrogates(values: dict, at: str) -> None:
+    """A `UserError` at `at` ("papers.jsonl: line 4") naming the first of `values` (column -> cell)
+    that holds a lone surrogate, in its text or in a list or object of text."""
+    for name, value in values.items():
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        found = None if text.isascii() else _SURROGATE.search(f"{name}\n{text}")
+        if found:
+            escape = found.group(0).encode("unicode_escape").decode()
+            raise UserError(
+                f"{at}: {name!r} holds a lone surrogate ({escape}), not text; fix that escape in the file"
+            )
+
+
+def _checked_text(table: pd.DataFrame, path: Path, where: list[str | None]) -> pd.DataFrame:
+    """The input's text checked once, for every format and column: a lone surrogate is a `UserError`
+    naming the file, row and column (JSON Lines are checked as they are read, `read_jsonl`);
+    categorical columns become plain values (an empty title in one is then derived like any other)."""
+    for name in list(table.columns):
+        column = table[name]
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            table[name] = column = column.astype(object).where(column.notna(), None)
+        if column.dtype == object or pd.api.types.is_string_dtype(column):
+            for row, value in enumerate(column):
+                if isinstance(value, (str, list, dict)):
+                    _refuse_surrogates({name: value}, f"{path}: {where[row] or f'paper {row + 1}'}")
     return table
 
 

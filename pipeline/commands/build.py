@@ -40,6 +40,7 @@ from pipeline.mapfolder.manifest import (
 )
 from pipeline.mapfolder.store import (
     AtlasMap,
+    check_edits,
     check_out,
     concat_papers,
     curated_view,
@@ -48,7 +49,7 @@ from pipeline.mapfolder.store import (
     read_lineage,
     write_map,
 )
-from pipeline.mapfolder.table_checks import check_embeddings
+from pipeline.mapfolder.table_checks import read_embeddings
 from pipeline.modelling.evaluate import map_quality
 from pipeline.modelling.floors import pair_similarities
 from pipeline.modelling.layout import (
@@ -682,11 +683,12 @@ def stored_vectors(
             if read_manifest(folder, check=False).model.encoder != wanted:
                 continue
             abstracts = pd.read_parquet(folder / PAPERS, columns=["abstract"])["abstract"].tolist()
-            vectors = np.load(folder / EMBEDDINGS, allow_pickle=False)
         except (UserError, OSError, ValueError, KeyError, TypeError):
             continue  # no map there, or not one this build can use: embed as usual
         try:
-            check_embeddings(vectors, len(abstracts), folder / EMBEDDINGS)
+            vectors = read_embeddings(folder / EMBEDDINGS, len(abstracts))
+        except FileNotFoundError:
+            continue
         except UserError as exc:
             log(
                 f"note: {str(exc).removesuffix('; rebuild the map')}: not used, its abstracts are embedded again"
@@ -881,12 +883,12 @@ def nothing_changed(
         return False
     if (previous_map.config or {}) != resolved.to_dict():
         return False
-    try:
-        stored = np.load(previous_map.folder / EMBEDDINGS, allow_pickle=False)
+    try:  # read as a first read would: a damaged file (empty, cut, a pipe) means a full build
         order = pd.read_parquet(previous_map.folder / PAPERS, columns=["doc_id"])["doc_id"].astype(str)
-    except (OSError, ValueError, KeyError):
+        stored = read_embeddings(previous_map.folder / EMBEDDINGS, len(order))
+    except (OSError, ValueError, KeyError, UserError):
         return False
-    if stored.shape != embeddings.shape or len(order) != len(stored):
+    if stored.shape != embeddings.shape:
         return False
     row_of = {d: i for i, d in enumerate(order)}
     ours = np.asarray(embeddings, dtype=np.float32).astype(np.float16)
@@ -917,9 +919,12 @@ def change_story(
 
 
 def edits_for(out: Path, previous: str | Path | bool | None) -> list[Edit]:
-    """The edits a rebuild carries: those of the `--previous` map, else of the map in `out`."""
+    """The edits a rebuild carries: those of the `--previous` map, else of the map in `out`; refused
+    (`check_edits`) where that map's readers refuse them."""
     folder = out if previous in (None, True, False) else Path(previous)
-    return read_curation(folder) if folder.is_dir() else []
+    edits = read_curation(folder) if folder.is_dir() else []
+    check_edits(folder, edits)
+    return edits
 
 
 def carry_curation(

@@ -500,7 +500,11 @@ def carry_edits(
             carried.append(edit)
             continue
         if edit.action == "rename-theme":
-            carried.append(_follow_theme(edit, themes))
+            followed = _follow_theme(edit, themes)
+            if lineage is None:  # ids numbered afresh: flagged like every other edit
+                why = ["theme ids were numbered afresh (--no-previous)", followed.review]
+                followed = dataclasses.replace(followed, review="; ".join(r for r in why if r))
+            carried.append(followed)
             continue
         targets = [edit.topic] + ([edit.into] if edit.into not in (None, UNASSIGNED) else [])
         reasons = [r for r in (moved(int(t)) for t in targets) if r]

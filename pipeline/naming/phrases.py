@@ -32,10 +32,14 @@ CONNECTORS = frozenset(word_list("connectors"))
 # phrase and what stops one: the letters after a digit ("D" of "3D", too short to be a word) and the
 # part after a hyphen the word before is not written in these letters ("-means" of "𝑘-means").
 WORD = r"(?<![\w-])(?:[0-9]+-)*[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9]\b"
-TOKEN = re.compile(r"-?(?:[0-9]+-)*[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
+# Digits tried only from the start of their run, possessively: linear in the text.
+TOKEN = re.compile(r"-?(?:(?<![0-9])[0-9]++-)*[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
 # Punctuation that ends a phrase: a name never spans a comma, a bracket or a sentence end.
 _BREAK = re.compile(r"[.,;:!?()\[\]{}\"“”'’/|=<>+*%$&#@~^`\\]|\s-\s|\s–\s|\s—\s")
-_ACRONYM_DEFINITION = re.compile(r"((?:[A-Za-z][\w-]*\s+){1,6})\(\s*([A-Z][A-Za-z0-9-]*[A-Z][a-z]?s?)\s*\)")
+# Words of at most 64 characters: linear in the text (an unbounded word is scanned again from each letter).
+_ACRONYM_DEFINITION = re.compile(
+    r"((?:[A-Za-z][\w-]{0,63}\s+){1,6})\(\s*([A-Z][A-Za-z0-9-]*[A-Z][a-z]?s?)\s*\)"
+)
 MAX_WORDS = 3
 
 
