@@ -287,6 +287,7 @@
  * @property {string|null} name
  * @property {number} size
  * @property {number[]} topics
+ * @property {string|null} colour
  */
 
 /**
