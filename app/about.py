@@ -49,6 +49,9 @@ def about_panel(data: MapData) -> None:
         metrics[4].metric(speed_label, speed, help=speed_note)
         st.caption(markdown_literal(speed_note))
         stability_summary(data)
+        names_line = name_evidence(data.topics, data.themes)
+        if names_line:
+            st.markdown(names_line)
         cliff_line(manifest)
         timings = manifest.timings_seconds
         if timings:  # plain text lines: cheaper to draw than a table, and the panel is usually closed
@@ -57,41 +60,77 @@ def about_panel(data: MapData) -> None:
                 + " · ".join(f"{markdown_literal(stage)} {_seconds(v)}" for stage, v in timings.items())
             )
         config = manifest.config.settings
-        if config:
+        if "n_topics" in config:
+            st.markdown(topic_count_line(manifest, config["n_topics"]))
+        settings = {k: v for k, v in config.items() if k != "n_topics"}
+        if settings:
             st.markdown(
                 "**Build settings** · "
-                + " · ".join(
-                    topic_count_setting(manifest, v)
-                    if k == "n_topics"
-                    else f"{markdown_literal(k)} = {markdown_literal(v)}"
-                    for k, v in config.items()
-                )
+                + " · ".join(f"{markdown_literal(k)} = {markdown_literal(v)}" for k, v in settings.items())
             )
 
 
-def topic_count_setting(manifest: Manifest, asked: object) -> str:
-    """The topic count as asked and as it came out: the count asked for (or derived from the map's size),
-    the count KMeans cut (chosen by re-clustering agreement when the build could choose) and the topics
-    on the map (after small clusters were dissolved and the map's merges and hidden topics).
+def name_evidence(topics: pd.DataFrame, themes: pd.DataFrame | None) -> str:
+    """How far the map's names are written by the papers they name (the build's `name_share` and
+    `name_written`): a weak name shows as weak. Empty for a map built before names carried it.
+
+    Examples:
+        >>> topics = pd.DataFrame({"name_share": [0.9, 0.5, 0.2]})
+        >>> themes = pd.DataFrame({"label": ["Robots"], "name_written": [0.64], "name_share": [0.3]})
+        >>> print(name_evidence(topics, themes))
+        **Names** · topic names are written by a median 50% of their papers (2 of 3 by at least a third) · Robots: written by 64% of its papers, 30% of its weakest topic's
+    """
+    if "name_share" not in topics.columns or not topics["name_share"].notna().any():
+        return ""
+    shares = topics["name_share"].dropna()
+    line = (
+        f"**Names** · topic names are written by a median {shares.median():.0%} of their papers "
+        f"({int((shares >= 1 / 3).sum())} of {len(shares)} by at least a third)"
+    )
+    if themes is not None and "name_written" in themes.columns:
+        line += "".join(
+            f" · {markdown_literal(str(row.label))}: written by {row.name_written:.0%} of its papers, "
+            f"{row.name_share:.0%} of its weakest topic's"
+            for row in themes.itertuples()
+            if pd.notna(row.name_written) and pd.notna(row.name_share)
+        )
+    return line
+
+
+def topic_count_line(manifest: Manifest, asked: object) -> str:
+    """How many topics the map holds and how the build came to them, in plain words: the count it
+    started from (asked, or derived from the map's size), the count it cut (chosen where re-clusterings
+    agreed best, when it could choose), and what moves the count after that.
 
     Examples:
         >>> from pipeline.mapfolder.manifest import ConfigBlock
         >>> made = Manifest(topics=18, quality={"chosen_topic_count": 20}, config=ConfigBlock.from_dict(
         ...     {"n_topics": 22, "choose_n_topics": True}))
-        >>> topic_count_setting(made, 22)
-        'n_topics = 22 asked: 20 chosen by re-clustering agreement, 18 topics on the map'
-        >>> topic_count_setting(Manifest(topics=22, quality={"chosen_topic_count": 22}), 22)
-        'n_topics = 22 asked: 22 cut, 22 topics on the map'
-        >>> topic_count_setting(Manifest(topics=4), 4)  # an older map: the count cut was not kept
-        'n_topics = 4 asked, 4 topics on the map'
+        >>> print(topic_count_line(made, 22))  # doctest: +NORMALIZE_WHITESPACE
+        **Topics** · 18 on the map · the build tried counts near 22 and cut the papers into 20, the count
+        whose re-clusterings agreed best; small topics dissolved into others, dense groups apart from
+        every topic and a curator's edits make the difference
+        >>> topic_count_line(Manifest(topics=22, quality={"chosen_topic_count": 22}), 22)
+        '**Topics** · 22 on the map · the build cut the papers into 22, as asked'
+        >>> topic_count_line(Manifest(topics=4), 4)  # an older map: the count cut was not kept
+        '**Topics** · 4 on the map · 4 asked'
     """
     cut = manifest.quality.get("chosen_topic_count")
     chose = manifest.config.settings.get("choose_n_topics") is True
-    came = f"{manifest.topics:,} {'topic' if manifest.topics == 1 else 'topics'} on the map"
+    came = f"**Topics** · {manifest.topics:,} on the map · "
     if not isinstance(cut, int) or isinstance(cut, bool):
-        return f"n_topics = {markdown_literal(asked)} asked, {came}"
-    how = "chosen by re-clustering agreement" if chose else "cut"
-    return f"n_topics = {markdown_literal(asked)} asked: {cut:,} {how}, {came}"
+        return came + f"{markdown_literal(asked)} asked"
+    how = (
+        f"the build tried counts near {markdown_literal(asked)} and cut the papers into {cut:,}, the count whose "
+        "re-clusterings agreed best"
+        if chose
+        else f"the build cut the papers into {cut:,}, as asked"
+    )
+    rest = (
+        "; small topics dissolved into others, dense groups apart from every topic and a curator's edits "
+        "make the difference"
+    )
+    return came + how + (rest if cut != manifest.topics else "")
 
 
 def embedding_speed(manifest: Manifest) -> tuple[str, str, str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import session
-from app.data import MapData, MapRef
+from app.data import MapData, MapRef, map_titles
 from app.search import KIND_NAMES, KINDS
 from app.session import dismiss_notices, filter_key, reset_view, switch_map, topic_options, widget_key
 from app.text import column_name, counted, markdown_literal, without_server_paths
@@ -31,11 +31,13 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
     changed = when_changed(data)
     st.markdown("### :material/travel_explore: Abstract Atlas")
     if len(catalog) > 1:
+        titles = map_titles(catalog)
         st.selectbox(
             "Map",
             [m.name for m in catalog],
             key=session.MAP_CHOICE,
             on_change=switch_map,
+            format_func=titles.get,
             help="Maps found under assets/maps/ (and the one given with --map or ATLAS_MAP).",
         )
     st.text_input(

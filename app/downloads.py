@@ -9,7 +9,7 @@ import streamlit as st
 from app.data import MapData
 from app.text import counted
 from pipeline.exports.export import export_frame, to_csv_bytes
-from pipeline.exports.reading_list import reading_list_bibtex, reading_list_markdown
+from pipeline.exports.reading_list import reading_list_bibtex, reading_list_heading, reading_list_markdown
 
 
 def downloads(data: MapData, rows: np.ndarray, chosen: str | None = None) -> None:
@@ -25,13 +25,13 @@ def downloads(data: MapData, rows: np.ndarray, chosen: str | None = None) -> Non
         return to_csv_bytes(export_frame(data.papers, topics, themes=data.themes))
 
     def view_markdown(rows=rows) -> bytes:
-        heading = f"Reading list from {data.manifest.name or data.name}"
+        heading = reading_list_heading(data.manifest.name or data.name)
         return reading_list_markdown(data.papers.iloc[rows], topics, heading=heading, chosen=chosen).encode(
             "utf-8"
         )
 
     def view_bibtex(rows=rows) -> bytes:
-        heading = f"Reading list from {data.manifest.name or data.name}"
+        heading = reading_list_heading(data.manifest.name or data.name)
         return reading_list_bibtex(data.papers.iloc[rows], heading=heading, chosen=chosen).encode("utf-8")
 
     one = len(rows) == 1  # "this paper", never "these 1 papers"

@@ -85,6 +85,7 @@ def cached_changes(key: MapKey) -> tuple[pd.DataFrame, list[int], str]:
     """The map's changes since its previous build (`app.changes.change_rows`), the topic each row opens
     (a gone topic: where most of its papers went) and the count of each kind of change, once per map."""
     from app.changes import change_rows, resolve_shared_topic
+    from pipeline.modelling.lineage import change_counts
 
     data = load_map(key)
     topics = data.topics.reset_index(drop=True)
@@ -96,5 +97,4 @@ def cached_changes(key: MapKey) -> tuple[pd.DataFrame, list[int], str]:
         else (home if home != -1 else None)
         for t in rows["topic_id"].tolist()
     ]
-    counts = data.lineage["status"].value_counts()
-    return rows, targets, ", ".join(f"{int(counts[s]):,} {s}" for s in counts.index)
+    return rows, targets, change_counts(data.lineage)

@@ -52,6 +52,13 @@ def _stability(row: pd.Series) -> float | None:
     return None if pd.isna(value) else round(float(value), 4)
 
 
+def _share(value: object) -> float | None:
+    """A stored share (`name_share`), or None where the map has none (built before issue 62, or
+    the name was given by hand)."""
+    value = pd.to_numeric(pd.Series([value]), errors="coerce").iat[0]
+    return None if pd.isna(value) else round(float(value), 4)
+
+
 def _growth(rising: pd.Series | None, topic: int) -> float | None:
     if rising is None or topic == -1:
         return None
@@ -76,18 +83,29 @@ def _sections(data: MapData, rising: pd.Series | None) -> list[dict]:
         if rising is not None:
             score = {t: float(rising.get(t, np.nan)) for t in ids}
             ids.sort(key=lambda t: (np.isnan(score[t]), -(0.0 if np.isnan(score[t]) else score[t])))
-        return [{"theme": None, "name": None, "size": data.n, "topics": ids + ([-1] if unassigned else [])}]
+        return [
+            {
+                "theme": None,
+                "name": None,
+                "size": data.n,
+                "topics": ids + ([-1] if unassigned else []),
+                "colour": None,
+            }
+        ]
     sections = [
         {
             "theme": int(g.theme_id),
             "name": g.label,
             "size": int(g.size),
             "topics": [int(t) for t in g.topic_ids],
+            "colour": data.theme_colours.get(int(g.theme_id)),
         }
         for g in group_topic_list(data.topics, themes, rising=rising)
     ]
     if unassigned:
-        sections.append({"theme": None, "name": "Unassigned", "size": int(unassigned), "topics": [-1]})
+        sections.append(
+            {"theme": None, "name": "Unassigned", "size": int(unassigned), "topics": [-1], "colour": None}
+        )
     return sections
 
 
@@ -119,6 +137,7 @@ def topic_summary(data: MapData, rising: pd.Series | None) -> dict:
             "nearest": [],
             "stability": None,
             "growth": _growth(rising, topic),
+            "written": None,
             "note": "",
             "years": [],
             "venues": [],
@@ -136,6 +155,7 @@ def topic_summary(data: MapData, rising: pd.Series | None) -> dict:
                 ],
                 nearest=nearest_topics(data, topic),
                 stability=_stability(row),
+                written=_share(row.get("name_share")),
                 note=str(row.get("note") or "") if note else "",
                 years=_records(year_shares(data.papers, topic)) if years else [],
                 venues=_records(venue_counts(data.papers, topic, names=names)) if venues else [],

@@ -115,9 +115,10 @@ def paper_rows(data: MapData, rows: np.ndarray, extra: dict[str, list] | None = 
         {
             "Title": papers["title"].astype(str).to_numpy(),
             "Topic": [data.label(t) for t in data.topic_ids[rows]],
-            "Source": paper_places(papers).to_numpy(),
         }
     )
+    if data.show_source:
+        table["Source"] = paper_places(papers).to_numpy()
     for column in data.table_columns:
         table[column.capitalize()] = papers[column].to_numpy()
     for name, values in (extra or {}).items():

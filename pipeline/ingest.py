@@ -232,7 +232,7 @@ def read_seed_text(path: Path) -> pd.DataFrame:
 def _table_from_frame(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
     """Find the abstract (and title) columns case-insensitively; keep every other column."""
     by_lower = {str(c).strip().lower(): c for c in frame.columns}
-    for wanted in ("abstract", "title"):
+    for wanted in ("abstract", "title", "keywords"):
         same = [str(c) for c in frame.columns if str(c).strip().lower() == wanted]
         if len(same) > 1:
             raise UserError(f"{path}: more than one {wanted!r} column ({', '.join(same)}); keep one")
@@ -240,8 +240,9 @@ def _table_from_frame(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
         found = ", ".join(map(str, frame.columns[:12])) or "none"
         raise UserError(f"{path}: no 'abstract' column (columns found: {found})")
     renames = {by_lower["abstract"]: "abstract"}
-    if "title" in by_lower:
-        renames[by_lower["title"]] = "title"
+    for wanted in ("title", "keywords"):
+        if wanted in by_lower:
+            renames[by_lower[wanted]] = wanted
     frame = frame.rename(columns=renames)
     frame.columns = [str(c) for c in frame.columns]
     taken = set(frame.columns)
@@ -464,6 +465,21 @@ def abstract_text(value: object, path: Path, where: str | None) -> str:
     )
 
 
+def check_keywords(value: object, path: Path, where: str | None) -> None:
+    """A `keywords` cell is text ("diffusion models; image editing"), a list of texts, or empty: its
+    words are name candidates (`pipeline.commands.build.naming_texts`). Anything else (a number, an
+    object, true/false) is a `UserError` naming the file and row."""
+    at = f"{path}: {where}" if where else str(path)
+    if value is None or isinstance(value, str) or (isinstance(value, float) and value != value):
+        return
+    if isinstance(value, (list, tuple, np.ndarray)) and all(isinstance(v, str) or v is None for v in value):
+        return
+    raise UserError(
+        f"{at}: 'keywords' is a {_kind(value)}, not text; give each paper's keywords as text "
+        '("diffusion models; image editing") or a list of texts'
+    )
+
+
 def cell_text(value: object, separator: str = "; ") -> object:
     """A metadata cell Parquet and spreadsheets can hold: lists joined by `separator`, objects as JSON,
     bytes decoded; anything else unchanged."""
@@ -489,6 +505,9 @@ def read_file(path: Path) -> pd.DataFrame:
     where = table.pop(WHERE).tolist() if WHERE in table.columns else [None] * len(table)
     table = _checked_text(table, path, where)
     table["abstract"] = [abstract_text(v, path, w) for v, w in zip(table["abstract"], where)]
+    if "keywords" in table.columns:
+        for value, at in zip(table["keywords"], where):
+            check_keywords(value, path, at)
     table = table[table["abstract"] != ""]
     if table.empty:
         raise UserError(f"{path}: no abstracts (every 'abstract' value is empty)")
@@ -558,7 +577,9 @@ def ingest(inputs: list[str | Path]) -> Corpus:
     metadata = [c for c in papers.columns if c not in ("doc_id", "title", "abstract", "source")]
     papers = papers[["doc_id", "title", "abstract", "source", *metadata]]
     for column in metadata:  # mixed-type columns break Parquet; keep numbers numeric where they are
-        if papers[column].dtype == object or pd.api.types.is_string_dtype(papers[column]):
+        if column == "keywords":  # words, whatever they look like ("3D; 2024")
+            papers[column] = papers[column].map(lambda v: "" if v is None or v != v else str(v))
+        elif papers[column].dtype == object or pd.api.types.is_string_dtype(papers[column]):
             converted = pd.to_numeric(papers[column], errors="coerce")
             if converted.notna().sum() == papers[column].replace("", None).notna().sum():
                 papers[column] = converted

@@ -38,6 +38,8 @@ def panel_map():
         [f"<b>{a}</b>", f"{b} &amp; co", f"{c} {LONG_KEYWORD}", *rest]
         for a, b, c, *rest in atlas.topics["keywords"]
     ]
+    # Issue 62: the share of each topic's papers that write its name, as the build stores it.
+    atlas.topics["name_share"] = [0.64 - 0.1 * i for i in range(len(atlas.topics))]
     return atlas
 
 
@@ -161,6 +163,7 @@ def opened_as_shown(page) -> dict:
     return {
         "name": panel.locator("h4").inner_text(),
         "caption": panel.locator(".atlas-caption").first.inner_text(),
+        "written": panel.locator(".atlas-written").inner_text(),
         "keywords": panel.locator(".atlas-keyword-name").all_text_contents(),
         "central": panel.locator(".atlas-paper").all_text_contents(),
     }
@@ -171,6 +174,7 @@ def expected(data, topic: int) -> dict:
     return {
         "name": data.label(topic),
         "caption": f"{size} papers · {100 * size / data.n:.1f}% of the map · topic {topic}",
+        "written": f"Its name is written by {round(100 * data.topics.loc[topic, 'name_share'])}% of its papers.",
         "keywords": [str(k) for k in data.topics.loc[topic, "keywords"]],
         "central": data.papers["title"].iloc[central_papers(data, topic)].tolist(),
     }
@@ -192,7 +196,7 @@ def test_the_list_counts_each_topic_s_papers_and_those_in_view_under_a_filter(pa
         first.locator(".atlas-topic-count").bounding_box(),
     )
     assert count["x"] >= name["x"] + name["width"] and abs(count["y"] - name["y"]) < name["height"]
-    heads = page.locator(f"{LIST} .atlas-section-head").all_inner_texts()
+    heads = [" ".join(h.split()) for h in page.locator(f"{LIST} .atlas-section-head").all_inner_texts()]
     themes = data.themes.set_index("theme_id")
     assert {h.split(" · ")[0] for h in heads} == {*themes["label"], "Unassigned"}  # names as written
     assert any(h.startswith("<b>Generative</b> models · ") for h in heads)
@@ -203,6 +207,7 @@ def test_the_list_counts_each_topic_s_papers_and_those_in_view_under_a_filter(pa
     page.locator(f"{LIST} .atlas-section-head", has_text="in view").first.wait_for(timeout=30_000)
     assert dict((n, int(c)) for n, c in listed(page)) == in_view
     for head in page.locator(f"{LIST} .atlas-section-head").all_inner_texts():
+        head = " ".join(head.split())  # the name and the count, each in its own box (a flex row)
         label = head.split(" · ")[0]
         members = (
             [-1]

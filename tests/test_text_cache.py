@@ -87,9 +87,9 @@ def test_a_damaged_entry_is_read_again_from_the_text_never_trusted(own_cache, re
         lambda entry: b"",
         lambda entry: b"\x00garbage",
         lambda entry: entry[:30] + bytes([entry[30] ^ 0xFF]) + entry[31:],
-        lambda entry: text_cache.zlib.compress(b'[["a"], [], [], [], [["w", "many"]]]'),
+        lambda entry: text_cache.zlib.compress(b'[["a"], [], [], [["w", "many"]]]'),
         lambda entry: text_cache.zlib.compress(b'{"phrases": []}'),
-        lambda entry: text_cache.zlib.compress(b'[["a"], [["b", "ot"]], [], [], []]'),
+        lambda entry: text_cache.zlib.compress(b'[["a"], "ot", [], []]'),
     ],
     ids=[
         "last byte cut",
@@ -98,7 +98,7 @@ def test_a_damaged_entry_is_read_again_from_the_text_never_trusted(own_cache, re
         "a byte flipped",
         "mistyped count",
         "not a list",
-        "keys not a list",
+        "acronyms not a list",
     ],
 )
 def test_an_entry_that_does_not_read_back_whole_is_read_again(own_cache, reads, how):

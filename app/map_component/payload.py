@@ -349,6 +349,7 @@ class SummaryTopic(TypedDict):
     nearest: list[NearTopic]
     stability: float | None
     growth: float | None
+    written: float | None  # share of its papers that write its name (None: not measured, or renamed by hand)
     note: str
     years: list[YearShare]
     venues: list[VenueCount]
@@ -362,6 +363,7 @@ class ListSection(TypedDict):
     name: str | None
     size: int
     topics: list[int]
+    colour: str | None  # the theme's colour (the key's), beside its name; None for other sections
 
 
 class TopicLists(TypedDict):
@@ -862,7 +864,7 @@ def legend(
         options = list(data.facets[colour])
         palette = value_colours(len(options))
         entries = [
-            {"text": shorten(v, 40), "colour": c, "pick": {"value": k}, "link": v, "on": v in values}
+            {"text": v, "colour": c, "pick": {"value": k}, "link": v, "on": v in values}
             for k, (v, c) in enumerate(zip(options, palette, strict=True))
         ]
         if data.papers[colour].isna().any():
@@ -874,15 +876,13 @@ def legend(
     if data.themes is None or not len(data.themes) or "theme_id" not in data.topics.columns:
         return []
     entries = []
-    by_theme = data.topics.groupby("theme_id", sort=False)["topic_id"].first()  # its largest topic
     for row in data.themes.sort_values("size", ascending=False).itertuples(index=False):
-        topic = by_theme.get(row.theme_id)
-        if topic is not None:
-            theme = int(row.theme_id)
+        theme = int(row.theme_id)
+        if theme in data.theme_colours:  # a theme holding topics of the map
             entries.append(
                 {
-                    "text": shorten(str(row.label), 40),
-                    "colour": data.colours[int(topic)],
+                    "text": str(row.label),  # whole: the key wraps a long name (map.css)
+                    "colour": data.theme_colours[theme],
                     "pick": {"theme": theme},
                     "link": str(theme),
                     "on": theme in themes,

@@ -64,8 +64,11 @@ def _sort_key(text: str) -> tuple:
 
 def table_columns(data: MapData) -> tuple[list[TableColumn], dict[str, np.ndarray]]:
     """The table file's columns after the title and the topic: Source (as the hover says it,
-    `app.data.paper_places`), then the map's metadata columns (`MapData.table_columns`)."""
-    texts = {"Source": paper_places(data.papers).astype(str).to_numpy(dtype=object)}
+    `app.data.paper_places`; where it tells more than the columns beside it, `MapData.show_source`),
+    then the map's metadata columns (`MapData.table_columns`)."""
+    texts = (
+        {"Source": paper_places(data.papers).astype(str).to_numpy(dtype=object)} if data.show_source else {}
+    )
     for column in data.table_columns:
         texts[column.capitalize()] = display_text(data.papers[column])
     columns: list[TableColumn] = []

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import shlex
 import sys
 import time
@@ -42,8 +43,10 @@ from pipeline.mapfolder.store import (
     check_edits,
     check_out,
     concat_papers,
+    curated_view,
     file_digest,
     read_added_papers,
+    read_lineage,
     write_map,
 )
 from pipeline.mapfolder.table_checks import read_embeddings
@@ -57,10 +60,10 @@ from pipeline.modelling.layout import (
     theme_label_positions,
 )
 from pipeline.modelling.lineage import (
-    STATUSES,
     Lineage,
     PreviousMap,
     apply_lineage,
+    change_counts,
     content_moved,
     match_topics,
     read_previous,
@@ -70,6 +73,7 @@ from pipeline.modelling.theme_lineage import apply_theme_ids, match_themes
 from pipeline.modelling.themes import fit_themes, name_topics_among_siblings
 from pipeline.modelling.topics import WAS_UNASSIGNED, Topics, fit_topics, topic_stability
 from pipeline.naming.areas import area_votes
+from pipeline.naming.names import common_keys, too_common
 from pipeline.naming.support import NAME_SUPPORT, name_support
 
 MIN_PAPERS = 10
@@ -173,6 +177,26 @@ def _years(papers) -> str:
     return str(first) if first == last else f"{first}–{last}"
 
 
+def name_years_note(name: str, papers) -> str | None:
+    """A note when a name given earlier names years its papers are not all from (a map named "COLM
+    2024" rebuilt with the 2025 papers too), so the build says so instead of keeping it silently.
+
+    Examples:
+        >>> name_years_note("COLM 2024", pd.DataFrame({"year": [2024, 2025]}))
+        'note: the map keeps the name “COLM 2024” given earlier, but its papers are from 2024–2025; give it another with --name'
+        >>> name_years_note("COLM 2024–2025", pd.DataFrame({"year": [2024, 2025]})) is None
+        True
+    """
+    named = {int(y) for y in re.findall(r"(?<!\d)((?:19|20)\d\d)(?!\d)", name)}
+    span = _years(papers)
+    if not named or not span:
+        return None
+    years = pd.to_numeric(papers["year"], errors="coerce").astype(int)
+    if set(years) <= set(range(min(named), max(named) + 1)):
+        return None
+    return f"note: the map keeps the name “{name}” given earlier, but its papers are from {span}; give it another with --name"
+
+
 def given_name_in(out: Path) -> str | None:
     """The name given (`--name`) to the map already in `out`, which a rebuild keeps; None when the
     map's name was derived from its inputs (a rebuild derives it again) or there is no map to read.
@@ -213,28 +237,36 @@ def build_summary(
     themes: int,
     unassigned: int,
     papers: int,
-    share: float,
     out: Path,
     seconds: float,
     whole_out: Path | None = None,
+    built: tuple[int, int] | None = None,
 ) -> list[str]:
-    """The build's last lines: what the map holds, then how to open it (`open_command`, from the current
-    folder; with whole paths when that folder is gone, e.g. `--out .` inside the map it replaced, whose
-    whole path `whole_out` is).
+    """The build's last lines: what the map holds as the app and exports read it (a curator's edits
+    applied; `built`: the topics and unassigned papers before them, where there are edits), then how
+    to open it (`open_command`, from the current folder; with whole paths when that folder is gone,
+    e.g. `--out .` inside the map it replaced, whose whole path `whole_out` is).
 
     Examples:
-        >>> for line in build_summary(31, 12, 139, 1357, 0.1024, Path("maps/eccv"), 80.2):
+        >>> for line in build_summary(31, 12, 139, 1357, Path("maps/eccv"), 80.2):
         ...     print(line)  # doctest: +ELLIPSIS
         31 topics in 12 themes, 139 of 1,357 papers unassigned (10.2%); map written to maps/eccv in 80.2 s
         open it with: ... -m streamlit run ...streamlit_app.py -- --map maps/eccv
+        >>> build_summary(21, 12, 25, 716, Path("colm"), 9.0, built=(23, 2))[0]
+        '21 topics in 12 themes, 25 of 716 papers unassigned (3.5%) with your edits applied (23 topics and 2 unassigned as built); map written to colm in 9.0 s'
     """
     try:
         command = open_command(out, here=Path(os.getcwd()))
     except FileNotFoundError:  # the current folder was replaced: relative paths would name the old one
         command = open_command(whole_out or out, here=None)
+    edited = (
+        ""
+        if built is None
+        else f" with your edits applied ({built[0]:,} topics and {built[1]:,} unassigned as built)"
+    )
     return [
         f"{topics:,} topics in {themes:,} themes, {unassigned:,} of {papers:,} papers unassigned "
-        f"({share:.1%}); map written to {out} in {seconds:.1f} s",
+        f"({unassigned / max(papers, 1):.1%}){edited}; map written to {out} in {seconds:.1f} s",
         f"open it with: {command}",
     ]
 
@@ -316,6 +348,7 @@ def build_map(
         corpus, resolved, kept_added = read_corpus(inputs, config, log, added=added, drop_added=drop_added)
         timer.lap("ingest")
         documents = corpus.papers["abstract"].tolist()
+        texts = naming_texts(corpus.papers)  # what names are drawn from and checked on
         embeddings, embedding_report, encode_phrases = embed_corpus(
             documents,
             resolved,
@@ -343,22 +376,20 @@ def build_map(
         resolved, carried = carry_previous(
             config, resolved, previous_map, corpus.papers, refit=refit, log=log, embeddings=embeddings
         )
-        fit = fit_topic_model(
-            documents, embeddings, resolved, log, targets=carried.targets, given=carried.labels
-        )
+        fit = fit_topic_model(texts, embeddings, resolved, log, targets=carried.targets, given=carried.labels)
         for note in fit.topics.notes:  # e.g. how topics were named when the abstracts are not in English
             log(note)
             corpus.notes.append(note)
         for note in deferred:
             log(note)
-        lineage = keep_topic_ids(previous_map, corpus.papers, documents, fit.topics, log)
+        lineage = keep_topic_ids(previous_map, corpus.papers, texts, fit.topics, log)
         timer.lap("topics", fit.topics.timings)
         stability, stability_report = score_stability(fit, embeddings, resolved, log)
         if resolved.stability:
             timer.lap("stability")
         themes, theme_of = group_into_themes(
             fit,
-            documents,
+            texts,
             embeddings,
             encode_phrases,
             embedding_report["encoder"],
@@ -381,6 +412,7 @@ def build_map(
                     f"{statuses[s]} {s}" for s in ("kept", "renamed", "back", "new", "gone") if s in statuses
                 )
             )
+        themes = written_shares(fit, texts, themes)
         edits = carry_curation(edits, previous_map, lineage, corpus.papers, fit.topics, themes, log)
         timer.lap("themes")
         log("laying out the 2-D map...")
@@ -389,7 +421,7 @@ def build_map(
         papers, table, themes = assemble_tables(
             corpus.papers, fit.topics, coordinates, themes, theme_of, stability
         )
-        quality = map_quality(fit.topics.labels, table["keywords"].tolist(), documents)
+        quality = map_quality(fit.topics.labels, table["keywords"].tolist(), texts)
         quality["hdbscan_unassigned_share"] = round(fit.topics.hdbscan_unassigned / len(papers), 4)
         # How well KMeans runs with other seeds agree at the topic counts the build chose among.
         quality["agreement_at_nearby_topic_counts"] = {
@@ -398,6 +430,10 @@ def build_map(
         quality["chosen_topic_count"] = fit.topics.chosen_count
         timer.lap("evaluate")
 
+        story, previous_block = change_story(previous_map, lineage, carried, log)
+        if given_name and not name and (note := name_years_note(given_name, papers)):
+            log(note)
+            corpus.notes.append(note)
         manifest = describe_build(
             name=given_name or corpus_name(papers, inputs),
             name_source=NAME_GIVEN if given_name else NAME_DERIVED,
@@ -418,6 +454,7 @@ def build_map(
             fingerprint=fingerprint,
             kept_added=kept_added,
             previous_map=previous_map,
+            previous_block=previous_block,
             lineage=lineage,
             theme_records=theme_records,
             next_theme_id=next_theme_id,
@@ -430,22 +467,23 @@ def build_map(
             topics=table,
             embeddings=embeddings.astype(np.float16),
             manifest=manifest,
-            lineage=None if lineage is None else lineage.table,
+            lineage=story,
             themes=themes,
             edits=edits,
         )
+        shown = curated_view(atlas, out)  # what the app and exports read: the count the last line gives
         write_map(out, atlas, log=log)
         timer.lap("write")  # printed, not in the manifest: written by this stage
         log(timer.line())
         for line in build_summary(
-            len(table),
-            len(themes),
-            manifest.unassigned,
+            shown.manifest.topics,
+            shown.manifest.themes,
+            shown.manifest.unassigned,
             len(papers),
-            quality["unassigned_share"],
             out,
             timer.total(),
             whole_out,
+            built=None if shown is atlas else (manifest.topics, manifest.unassigned),
         ):
             log(line)
         return atlas
@@ -472,6 +510,7 @@ def describe_build(
     fingerprint: str,
     kept_added: int,
     previous_map: PreviousMap | None,
+    previous_block: PreviousBlock | None,
     lineage: Lineage | None,
     theme_records: list[dict],
     next_theme_id: int,
@@ -508,9 +547,7 @@ def describe_build(
         input_fingerprint=fingerprint,
         kept_added=kept_added,
         lineage=LineageBlock(
-            previous=None
-            if previous_map is None
-            else PreviousBlock(name=previous_map.name, fingerprint=previous_map.fingerprint),
+            previous=previous_block,
             # Ids are never reused: the next new topic gets this id or higher.
             next_topic_id=lineage.next_topic_id
             if lineage
@@ -751,9 +788,16 @@ def keep_topic_ids(
     )
     lineage = replace(lineage, moved=moved)
 
+    common: frozenset[str] = frozenset()
+    if topics.phrases is not None:  # counted on the fitted papers: the topics only where row for row
+        same_rows = topics.phrases.matrix.shape[0] == len(topics.labels)
+        common = common_keys(topics.phrases, topics.labels if same_rows else None)
+
     def holds(final: int, name: str) -> bool:
         if final in moved:  # most of its keywords or central papers changed: the fresh name stands
             return False
+        if any(too_common(part, common) for part in name.split(" & ")):
+            return False  # the new map's own field now ("Language models" once most papers write it)
         rows = np.flatnonzero(topics.labels == provisional_of[final])
         return name_support(name, [documents[i] for i in rows], acronyms) >= NAME_SUPPORT
 
@@ -879,6 +923,29 @@ def nothing_changed(
     return bool(np.array_equal(stored[[row_of[d] for d in doc_ids]].astype(np.float16), ours))
 
 
+def change_story(
+    previous_map: PreviousMap | None, lineage: Lineage | None, carried: Carried, log: Callable[[str], None]
+) -> tuple[pd.DataFrame | None, PreviousBlock | None]:
+    """The change report a map keeps (its lineage table, and the map it compares with): this build's,
+    except when nothing changed (`Carried.labels`: every topic kept as it was) after a build that did
+    change topics; then that build's report stays, so a rebuild that changes nothing does not wipe the
+    story of the last one that did."""
+    if previous_map is None or lineage is None:
+        return None, None
+    ours = lineage.table, PreviousBlock(name=previous_map.name, fingerprint=previous_map.fingerprint)
+    if carried.labels is None or set(lineage.table["status"]) != {"kept"} or previous_map.folder is None:
+        return ours
+    try:
+        before = read_lineage(previous_map.folder)
+        compared = read_manifest(previous_map.folder, check=False).lineage.previous
+    except UserError:
+        return ours
+    if before is None or compared is None or set(before["status"]) <= {"kept"}:
+        return ours
+    log(f"the change report since {compared.name or 'the map before'} is kept: this build changed no topic")
+    return before, compared
+
+
 def edits_for(out: Path, previous: str | Path | bool | None) -> list[Edit]:
     """The edits a rebuild carries: those of the `--previous` map, else of the map in `out`; refused
     (`check_edits`) where that map's readers refuse them."""
@@ -927,6 +994,44 @@ def score_stability(
     log("scoring topic stability (re-clustering 90% subsamples of the unsupervised 10-D reduction)...")
     rows = fit.sample_rows
     return topic_stability(fit.topics.unsupervised, embeddings[rows], fit.topics.labels[rows], resolved)
+
+
+def naming_texts(papers: pd.DataFrame) -> list[str]:
+    """What names are drawn from and checked on: each abstract, and after it the paper's author
+    keywords where the input has a `keywords` column ("diffusion models; image editing"): the
+    authors' own words are candidates like the phrases they write, under the same rules. The
+    vectors are of the abstracts alone."""
+    abstracts = papers["abstract"].astype(str)
+    if "keywords" not in papers.columns:
+        return abstracts.tolist()
+    keywords = papers["keywords"].map(lambda v: "" if v is None or v != v else str(v).strip())
+    return [a if not k else f"{a}\nKeywords: {k}." for a, k in zip(abstracts, keywords)]
+
+
+def written_shares(fit: SampleFit, documents: list[str], themes: pd.DataFrame) -> pd.DataFrame:
+    """Each name's evidence, as the map shows it: a topic's `name_share` (the share of its papers
+    that write its name, `uses_name`), a theme's `name_written` (of its papers) and `name_share` (of
+    its weakest member topic's), on the papers the names were chosen on."""
+    from pipeline.naming.support import uses_name
+
+    rows = fit.sample_rows
+    labels = fit.topics.labels[rows]
+    fitted = np.asarray([documents[i] for i in rows], dtype=object)
+    acronyms = fit.topics.phrases.acronyms if fit.topics.phrases is not None else {}
+
+    def share(name: str, topic_ids) -> float:
+        used = np.concatenate([uses_name(name, fitted[labels == t].tolist(), acronyms) for t in topic_ids])
+        return round(float(used.mean()), 4) if len(used) else 0.0
+
+    table = fit.topics.table
+    table["name_share"] = [share(str(n), [int(t)]) for n, t in zip(table["label"], table["topic_id"])]
+    return themes.assign(
+        name_written=[share(str(n), list(ids)) for n, ids in zip(themes["label"], themes["topic_ids"])],
+        name_share=[
+            min((share(str(n), [int(t)]) for t in ids), default=0.0)
+            for n, ids in zip(themes["label"], themes["topic_ids"])
+        ],
+    )
 
 
 def kept_names(lineage: Lineage | None, topics: Topics) -> dict[int, str]:
@@ -1072,7 +1177,7 @@ def assemble_tables(papers, topics: Topics, coordinates: np.ndarray, themes, the
     table["representative_doc_ids"] = table.pop("representative_rows").map(
         lambda rows: doc_ids[rows].tolist()
     )
-    table = table[[*TOPIC_COLUMNS, "theme_id", "stability", "centroid"]]
+    table = table[[*TOPIC_COLUMNS, "theme_id", "stability", "centroid", "name_share"]]
     return papers, table, themes
 
 
@@ -1108,7 +1213,5 @@ def previous_for(
 
 
 def lineage_summary(table) -> str:
-    """One line on what became of the previous map's topics ("12 kept, 2 grown, 1 new, 1 gone")."""
-    counts = table["status"].value_counts()
-    parts = [f"{counts[s]} {s}" for s in STATUSES if s in counts]
-    return "topics matched to the previous map: " + ", ".join(parts)
+    """One line on what became of the previous map's topics, each counted once (`change_counts`)."""
+    return "topics matched to the previous map: " + change_counts(table)

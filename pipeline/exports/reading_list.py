@@ -132,6 +132,17 @@ def safe_url(value: object) -> str | None:
     return "".join(URL_MARKUP.get(c, c) for c in text)
 
 
+def reading_list_heading(map_name: str) -> str:
+    """A reading list's heading, the same from the app and from `python -m pipeline export`; the
+    list adds its count and how its papers were chosen.
+
+    Examples:
+        >>> reading_list_heading("COLM 2024")
+        'Reading list from COLM 2024'
+    """
+    return f"Reading list from {map_name}"
+
+
 def reading_list_markdown(
     papers: pd.DataFrame, topics: pd.DataFrame, *, heading: str = "Reading list", chosen: str | None = None
 ) -> str:

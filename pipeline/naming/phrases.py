@@ -192,25 +192,20 @@ class PaperText:
     """What one abstract yields for naming on its own, whatever the rest of the corpus: worked out
     once per text (`read_text`) and cached by the text's hash (`pipeline.naming.text_cache`).
 
-    Which acronyms a map defines depends on all its papers, so the phrases are kept with the
-    acronym words in them (`keyed`), and `phrases_with` settles them once the map's acronyms are known.
+    Which acronyms a map defines depends on all its papers, so the acronyms the text writes are kept
+    apart, and `phrases_with` counts them once the map's acronyms are known.
     """
 
-    phrases: tuple[str, ...]  # candidate phrases without an acronym word (distinct)
-    keyed: tuple[tuple[str, tuple[str, ...]], ...]  # (phrase, the acronyms among its words), distinct
+    phrases: tuple[str, ...]  # candidate phrases (distinct)
     acronyms: tuple[str, ...]  # acronyms ("ot" of "OT", "snn" of "SNNs") written as words, distinct
     definitions: tuple[tuple[str, str], ...]  # `definitions_in`
     forms: tuple[tuple[str, int], ...]  # words as written mid-sentence and how often, first seen first
 
     def phrases_with(self, acronyms: dict[str, str]) -> list[str]:
         """The text's 1-3-word lower-case phrases when the map defines `acronyms`: an acronym it
-        defines stands for its expansion ("OT" -> "optimal transport"), so papers that only write
-        the acronym count too, and breaks the phrases around it."""
-        return [
-            *self.phrases,
-            *(phrase for phrase, keys in self.keyed if not any(k in acronyms for k in keys)),
-            *(acronyms[key] for key in self.acronyms if key in acronyms),
-        ]
+        defines is a use of its expansion ("OT" -> "optimal transport"), so papers that only write
+        the acronym count too, and a word of the phrases around it as written ("KV cache")."""
+        return [*self.phrases, *(acronyms[key] for key in self.acronyms if key in acronyms)]
 
 
 def read_text(text: str) -> PaperText:
@@ -224,24 +219,20 @@ def read_text(text: str) -> PaperText:
         >>> sorted(paper.phrases_with({}))
         ['maps', 'ot', 'ot maps', 'sliced', 'sliced ot', 'sliced ot maps']
         >>> sorted(paper.phrases_with({"ot": "optimal transport"}))
-        ['maps', 'optimal transport', 'sliced']
+        ['maps', 'optimal transport', 'ot', 'ot maps', 'sliced', 'sliced ot', 'sliced ot maps']
     """
     plain: dict[str, None] = {}
-    keyed: dict[tuple[str, tuple[str, ...]], None] = {}
     written: dict[str, None] = {}
     for segment in _BREAK.split(text):
         tokens: list[str] = []
-        keys: list[str | None] = []
         for token in TOKEN.findall(segment):
             if token.startswith("-"):  # the part after a hyphen ("-means" of "𝑘-means"): not a word
                 tokens.append("")
-                keys.append(None)
                 continue
             key = _acronym_key(token)
             if key:
                 written[key] = None
             tokens.append(token.lower())
-            keys.append(key)
         # Which words may start, end or be inside a phrase ("" and one letter: none).
         edge = [t in _EDGE_WORDS for t in tokens]
         starts = [len(t) > 1 and not e for t, e in zip(tokens, edge)]
@@ -254,15 +245,9 @@ def read_text(text: str) -> PaperText:
                     continue
                 if size == 1 and tokens[start] in NOT_ALONE:
                     continue
-                phrase = " ".join(tokens[start : last + 1])
-                acronyms = tuple(sorted({k for k in keys[start : last + 1] if k}))
-                if acronyms:
-                    keyed[phrase, acronyms] = None
-                else:
-                    plain[phrase] = None
+                plain[" ".join(tokens[start : last + 1])] = None
     return PaperText(
         phrases=tuple(plain),
-        keyed=tuple(pair for pair in keyed if pair[0] not in plain),
         acronyms=tuple(written),
         definitions=tuple(definitions_in(text)),
         forms=tuple(forms_in(text).items()),

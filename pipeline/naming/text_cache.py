@@ -41,7 +41,7 @@ DIGEST_SIZE = 16
 
 def pack(paper: PaperText) -> bytes:
     """An entry as stored: the digest of the compressed JSON of the `PaperText`'s fields, then it."""
-    fields = [paper.phrases, paper.keyed, paper.acronyms, paper.definitions, paper.forms]
+    fields = [paper.phrases, paper.acronyms, paper.definitions, paper.forms]
     body = zlib.compress(json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode(), 1)
     return hashlib.blake2b(body, digest_size=DIGEST_SIZE).digest() + body
 
@@ -59,10 +59,9 @@ def unpack(entry: bytes) -> PaperText | None:
     if hashlib.blake2b(body, digest_size=DIGEST_SIZE).digest() != digest:
         return None
     try:
-        plain, keyed, written, definitions, forms = json.loads(zlib.decompress(body))
+        plain, written, definitions, forms = json.loads(zlib.decompress(body))
         return PaperText(
             phrases=tuple(plain),
-            keyed=tuple((phrase, tuple(keys)) for phrase, keys in keyed),
             acronyms=tuple(written),
             definitions=tuple((a, e) for a, e in definitions),
             forms=tuple((w, n) for w, n in forms),
