@@ -7,7 +7,7 @@ writes the name (its words in order, as word starts) or one of the forms the voc
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
 import numpy as np
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
@@ -94,13 +94,25 @@ def part_patterns(part: str, acronyms: dict[str, str] | None = None) -> list[re.
     key = " ".join(_stem(w) for w in words)
     patterns = [_form_pattern(part)]
     patterns += [_form_pattern(form) for form in vocabulary_forms().get(key, ())]
-    for acronym, expansion in (acronyms or {}).items():
-        if " ".join(_stem(w) for w in re.findall(r"[^\W_]+", expansion.lower())) == " ".join(
-            _stem(w) for w in re.findall(r"[^\W_]+", part.lower())
-        ):
-            # Written in capitals, at least two ("OT", "SNNs", "NeRF"): "of" is no acronym of "optical flow".
-            patterns.append(re.compile(rf"\b(?=[A-Za-z]*[A-Z][A-Za-z]*[A-Z])(?i:{re.escape(acronym)})s?\b"))
+    for acronym in _acronyms_of(tuple((acronyms or {}).items())).get(_all_words_key(part), []):
+        # Written in capitals, at least two ("OT", "SNNs", "NeRF"): "of" is no acronym of "optical flow".
+        patterns.append(re.compile(rf"\b(?=[A-Za-z]*[A-Z][A-Za-z]*[A-Z])(?i:{re.escape(acronym)})s?\b"))
     return patterns
+
+
+def _all_words_key(text: str) -> str:
+    """A text's words, stop words included, singular: how an expansion is matched to a name's part."""
+    return " ".join(_stem(w) for w in re.findall(r"[^\W_]+", text.lower()))
+
+
+@lru_cache(maxsize=8)
+def _acronyms_of(acronyms: tuple[tuple[str, str], ...]) -> dict[str, list[str]]:
+    """`_all_words_key` of each expansion -> its acronyms, in the map's order: made once per map's
+    acronyms, not again for each name checked."""
+    index: dict[str, list[str]] = {}
+    for acronym, expansion in acronyms:
+        index.setdefault(_all_words_key(expansion), []).append(acronym)
+    return index
 
 
 def uses_name(name: str, documents: list[str], acronyms: dict[str, str] | None = None) -> np.ndarray:
