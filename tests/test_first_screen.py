@@ -414,3 +414,23 @@ def test_the_zoom_hint_names_ctrl_first_so_a_first_click_need_not_open_a_paper(t
         'hint.textContent = "Hold Ctrl (⌘) and scroll to zoom (or click an empty spot of the map first)"'
         in script
     )
+
+
+def test_the_readme_s_first_line_names_only_what_the_shipped_map_shows():
+    """Issue 62: the first line promised "LLM safety", a name the seed map shows nowhere."""
+    import pandas as pd
+
+    from tests.helpers import ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    promise = readme[: readme.index("![")]
+    named = re.findall(r"\*([^*]+)\*", promise.replace("**", ""))
+    seeds = ROOT / "assets" / "maps" / "seeds"
+    shown = {
+        " ".join(str(label).lower().split())
+        for table in ("topics.parquet", "themes.parquet")
+        for label in pd.read_parquet(seeds / table)["label"]
+    }
+    assert len(named) >= 3, named
+    for name in named:
+        assert " ".join(name.lower().split()) in shown, name
