@@ -58,6 +58,7 @@ TITLE_WEIGHT = 4.0  # a word in the title counts as much for BM25 as four in the
 BATCH = 2_000  # papers inserted per statement batch
 RANK_ALL = 12_000  # hits ranked by BM25 over title and abstract; see `SearchIndex._ranked`
 _MARK_OPEN, _MARK_CLOSE = MARK_OPEN, MARK_CLOSE
+_NONE = np.zeros(0, dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -291,9 +292,10 @@ class SearchIndex:
     def close(self) -> None:
         self._connection.close()
 
-    def search(self, text: str) -> WordHits:
-        """Papers matching `text` (`pipeline.mapfolder.query.parse_query`), best first; never raises on what was typed."""
-        query = parse_query(text)
+    def search(self, text: str | Query) -> WordHits:
+        """Papers matching `text` (`pipeline.mapfolder.query.parse_query`, or a query parsed already),
+        best first; never raises on what was typed."""
+        query = text if isinstance(text, Query) else parse_query(text)
         if query.empty:
             return WordHits(np.arange(0, dtype=np.int64), query, query.notices)
         try:
@@ -303,6 +305,20 @@ class SearchIndex:
             notice = f"This search could not be run ({str(exc)[:80]}); try fewer or simpler words."
             return WordHits(np.arange(0, dtype=np.int64), query, (*query.notices, notice))
         return WordHits(rows, query, query.notices, exact=exact, labels=labels)
+
+    def word_papers(self, words: list[str], most: int) -> dict[str, np.ndarray | None]:
+        """For each word, the rows of the papers writing it in any of its forms; None for a word in more
+        than `most` papers (too common to say what a paper is about: not fetched)."""
+        found: dict[str, np.ndarray | None] = {}
+        with self._lock:
+            for word in words:
+                forms = self.forms(word)
+                marks = ",".join("?" * len(forms))
+                (count,) = self._connection.execute(
+                    f"SELECT coalesce(sum(doc), 0) FROM terms WHERE term IN ({marks})", forms
+                ).fetchone()
+                found[word] = None if count > most else self._term_rows(Term(word), True) if count else _NONE
+        return found
 
     # ------------------------------------------------------------ how one term is searched
     def forms(self, word: str) -> list[str]:

@@ -41,7 +41,7 @@ LEVELS = tuple(
 # tenth of the map for any in-domain question (546 papers for the 6-D pose of objects from RGB-D
 # images, 7% of them on it); at the 99.5th a narrow question's close list is a few dozen papers at most,
 # mostly on its subject (benchmarks/MEANING_RESULTS.md, written by benchmarks/bench_meaning.py).
-CLOSE_PERCENTILE = 99.5
+CLOSE_PERCENTILE = 95.0
 # ... and related when closer than this share: off-topic queries (a recipe, the Roman empire) stay
 # below it on every map measured, in-domain ones pass it (benchmarks/FLOORS_RESULTS.md). Placement's
 # "at the edge" uses the same floor.
