@@ -18,8 +18,8 @@ from pipeline.text import shorten
 
 
 def _pieces(text: str, search: SearchResult | None) -> list[Piece]:
-    """`text` in pieces, those a word search matched marked (one unmarked piece without one)."""
-    if search is None or search.kind != "words":
+    """`text` in pieces, the words of the search it writes marked (one unmarked piece without a search)."""
+    if search is None:
         return [(visible(text), False)] if text else []
     return [(visible(piece), marked) for piece, marked in highlight(text, search.query)]
 

@@ -282,7 +282,7 @@ def _label(query: Query, every: bool, some: str, close: bool) -> str:
     (most of the words) and "close in meaning", joined with " + "."""
     parts = []
     if every:
-        parts.append(f"writes “{shorten(quoted_inside(query.shown()), 40)}”")
+        parts.append(f"writes “{shorten(' '.join(t.shown() for t in query.terms), 40)}”")
     elif some:
         words = some.split(", ")
         parts.append(
@@ -357,7 +357,8 @@ def search_sentence(result: SearchResult | None, scope: str) -> tuple[str, str]:
     """
     if result is None:
         return "", f"Showing {scope}"
-    shown = shorten(quoted_inside(result.query.shown()) if result.query.terms else result.text, 80)
+    typed = quoted_inside(result.query.shown()) if not result.fused else " ".join(result.text.split())
+    shown = shorten(typed, 80)
     count = len(result.rows)
     if not result.fused:
         verb = "matches" if count == 1 else "match"
