@@ -34,7 +34,7 @@ from pipeline.text import shorten
 RRF_K = 60  # reciprocal rank fusion: a paper's score is the sum of 1 / (RRF_K + its rank) in each ranking
 MEANING_RANKED = 1_000  # the papers nearest in meaning that the fusion ranks (past them, no meaning rank)
 COMMON_SHARE = 0.25  # a word in more than this share of the map's papers says nothing about a paper alone
-SOME_SHARE = 0.5  # "writes most of its words": at least this share of the search's words, by rarity
+SOME_SHARE = 2 / 3  # "writes most of its words": at least this share of the search's words, by rarity
 SOME_WORDS = 3  # ... and only for searches of at least this many such words (fewer: every word)
 SHOWN_WORDS = 3  # a Match label names at most this many of the words a paper writes
 # Words that ask rather than describe: never evidence of what a paper is about.
@@ -241,22 +241,22 @@ def fused_search(
     share, held = some_words(index, content_words(query), n)
     some = (share >= SOME_SHARE) & allowed & ~every
     close = (similarity >= pairs.at(CLOSE_PERCENTILE)) & allowed
+    # The papers writing every word first, in the word search's order (words as typed, then BM25); then
+    # the rest by reciprocal rank fusion of two rankings: by the share of the words written, and by
+    # meaning over the whole map.
     score = np.zeros(n, dtype=np.float64)
-    # Words: every word first (as the word search ranks them), then by the share of the words written.
     by_share = np.flatnonzero((share > 0) & ~every)
     by_share = by_share[np.lexsort((-similarity[by_share], -share[by_share]))]
-    word_ranking = np.concatenate([hits.rows, by_share])
-    score[word_ranking] += 1.0 / (RRF_K + 1 + np.arange(len(word_ranking)))
-    # Meaning: the nearest papers of the whole map.
+    score[by_share] += 1.0 / (RRF_K + 1 + np.arange(len(by_share)))
     nearest = np.argpartition(-similarity, min(MEANING_RANKED, n - 1))[:MEANING_RANKED] if n else similarity
     nearest = nearest[np.argsort(-similarity[nearest], kind="stable")]
     score[nearest] += 1.0 / (RRF_K + 1 + np.arange(len(nearest)))
-    rows = np.flatnonzero(every | some | close)
-    rows = rows[np.lexsort((rows, -similarity[rows], -score[rows]))]
+    rest = np.flatnonzero((some | close) & ~every)
+    rows = np.concatenate([hits.rows, rest[np.lexsort((rest, -similarity[rest], -score[rest]))]])
     percentile = np.asarray(pairs.percentile(similarity[rows].astype(np.float64)), dtype=np.float64)
-    said = [w for w in held if w in content_words(query)]
     written = tuple(
-        ", ".join(w for w in said if row in held[w]) if some[row] else "" for row in rows.tolist()
+        ", ".join(w for w, papers in held.items() if row in papers) if some[row] else ""
+        for row in rows.tolist()
     )
     labels = tuple(
         _label(query, bool(every[r]), words, bool(close[r]))

@@ -66,6 +66,11 @@ class Searcher:
 
         atlas = read_map(folder)
         self.titles = atlas.papers["title"].astype(str).tolist()
+        self.texts = (
+            (atlas.papers["title"].fillna("") + " " + atlas.papers["abstract"].fillna(""))
+            .str.lower()
+            .tolist()
+        )
         self.vectors = np.asarray(atlas.embeddings, dtype=np.float32)
         self.pairs = map_pair_similarities(atlas.manifest, self.vectors)
         self.index = SearchIndex(folder / "search.sqlite", len(self.titles))
@@ -89,7 +94,7 @@ class Searcher:
             self.pairs.percentile(similarity[fused.rows].astype(np.float64)) / 100 + share[fused.rows] + every
         )
         calibrated = fused.rows[np.argsort(-score, kind="stable")]
-        nearest = np.argsort(-similarity, kind="stable")[:20]
+        nearest = np.argsort(-similarity, kind="stable")[:30]
         return {
             "words": hits.rows,
             "meaning": meaning,
@@ -97,6 +102,24 @@ class Searcher:
             "calibrated": calibrated,
             "nearest": nearest,
         }
+
+
+def judged(item: dict, titles: list[str], texts: list[str], missing: list[str]) -> set[int]:
+    """The rows judged relevant to a question: title prefixes ("relevant"), or patterns over the lower-cased
+    title ("pattern.title") and title and abstract ("pattern.text"), less the titles read and judged not ("not")."""
+    import re
+
+    rows = set()
+    for prefix in item.get("relevant", []):
+        found = [i for i, t in enumerate(titles) if t.startswith(prefix)]
+        rows.update(found) if found else missing.append(prefix)
+    patterns = item.get("pattern", {})
+    if patterns:
+        for i, (title, text) in enumerate(zip(titles, texts, strict=True)):
+            if all(re.search(p, {"title": title.lower(), "text": text}[k]) for k, p in patterns.items()):
+                rows.add(i)
+    refused = tuple(item.get("not", []))
+    return {i for i in rows if not titles[i].startswith(refused)} if refused else rows
 
 
 def scores(listed: np.ndarray, relevant: set[int]) -> tuple[float, float]:
@@ -118,10 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     questions = json.loads(QUESTIONS.read_text(encoding="utf-8"))["questions"]
     started = time.perf_counter()
     rows, per_class = [], {}
-    missing_titles = []
+    missing_titles, checks = [], []
     for name in MAPS:
         searcher = Searcher(args.maps_dir / name)
-        by_title = {t: i for i, t in enumerate(searcher.titles)}
         for item in (q for q in questions if q["map"] == name):
             lists = searcher.lists(item["question"])
             if args.pool:
@@ -132,12 +154,7 @@ def main(argv: list[str] | None = None) -> int:
                     where = "".join(s[0] for s in shown if r in lists[s][:20].tolist())
                     print(f"  {where:5s} {searcher.titles[r]}")
                 continue
-            relevant = set()
-            for title in item.get("relevant", []):
-                if title in by_title:
-                    relevant.add(by_title[title])
-                else:
-                    missing_titles.append(title)
+            relevant = judged(item, searcher.titles, searcher.texts, missing_titles)
             cells = []
             for system in SYSTEMS:
                 listed = lists[system]
@@ -198,6 +215,10 @@ def main(argv: list[str] | None = None) -> int:
             "| map | class | question | judged relevant | words only | meaning only | fused (RRF) | calibrated score |",
             "|---|---|---|---:|---:|---:|---:|---:|",
             *rows,
+            "",
+            "Papers the issue names for the draft-model question, in the fused list:",
+            "",
+            *checks,
             "",
         ]
     )

@@ -512,6 +512,35 @@ def test_one_list_from_words_and_meaning_each_paper_with_its_evidence_and_an_old
     assert "kind" not in at.query_params and at.query_params["q"] == "a sourdough recipe"
 
 
+def test_the_exports_of_a_search_list_its_papers_best_first_with_rank_and_evidence(tiny_app, downloads):
+    """The view's CSV and reading list hold the table's papers in its order, each with its rank and
+    the evidence the Match column shows; a search typed as a formula stays text in a spreadsheet."""
+    import io
+
+    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60)
+    at.query_params.update({"q": "removing noise step by step"})
+    at.run()
+    table = papers_table(at)["rows"]
+    label = next(k for k in downloads if k.startswith("Download these"))
+    csv = pd.read_csv(io.BytesIO(downloads[label]()), encoding="utf-8-sig")
+    assert csv["title"].tolist() == table["Title"].tolist()
+    assert csv["search_rank"].tolist() == list(range(1, len(table) + 1))
+    assert csv["search_evidence"].tolist() == table["Match"].tolist()
+    markdown = downloads[next(k for k in downloads if k.startswith("Reading list"))]().decode()
+    assert "## Best matches first" in markdown
+    first = markdown.split("## Best matches first\n\n")[1].splitlines()[0]
+    assert first.startswith(f"- #1 **{table['Title'].iloc[0]}** ({table['Match'].iloc[0]};")
+    downloads.clear()
+    whole_page(at).text_input(key="w_search").input(
+        "=diffusion"
+    ).run()  # a paper writes it: evidence quotes it
+    csv = pd.read_csv(
+        io.BytesIO(downloads[next(k for k in downloads if k.startswith("Download these"))]()),
+        encoding="utf-8-sig",
+    )
+    assert len(csv) and not csv["search_evidence"].str.match(r"[=+\-@]").any()
+
+
 def test_operators_stay_exact_filters_and_a_search_of_operators_alone_ranks_by_words(tiny_app):
     """-word leaves out every paper writing it, close in meaning or not; a quoted phrase alone is
     today's word search (its labels, its order)."""
