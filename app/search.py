@@ -4,13 +4,14 @@ A search is matched two ways over the whole map, and the two rankings fused into
 (reciprocal rank fusion, `RRF_K`; benchmarks/SEARCH_QUALITY.md measured it against a calibrated score):
 
 - **words** (`pipeline.mapfolder.search_index`): the papers holding every word (as typed first, then
-  other forms, best BM25 match first), then those writing most of the search's rarer words
+  other forms, best BM25 match first), then those writing several of the search's rarer words
+  and related in meaning
   (`some_words`);
 - **meaning**: the search embedded with the encoder the map was built with (`app.encoder.encode_queries`)
   and every paper ranked by cosine similarity.
 
 A paper is listed only on evidence of its own, which its Match label says: it writes every word
-("writes “speculative decoding”"), writes most of them ("writes “judges”, “raters”"), or is close in
+("writes “speculative decoding”"), writes several of them ("writes “judges”, “raters”"), or is close in
 meaning: closer to the search than `CLOSE_PERCENTILE`% of the map's pairs of papers are to each other
 (`pipeline.modelling.floors`, a floor each map sets by its own similarities). A search nothing on the
 map is about lists nothing. Quotes, OR, prefixes and -exclusions keep their exact meaning: every listed
@@ -34,7 +35,9 @@ from pipeline.text import shorten
 RRF_K = 60  # reciprocal rank fusion: a paper's score is the sum of 1 / (RRF_K + its rank) in each ranking
 MEANING_RANKED = 1_000  # the papers nearest in meaning that the fusion ranks (past them, no meaning rank)
 COMMON_SHARE = 0.25  # a word in more than this share of the map's papers says nothing about a paper alone
-SOME_SHARE = 2 / 3  # "writes most of its words": at least this share of the search's words, by rarity
+SOME_SHARE = 0.4  # "writes several of its words": at least this share of the search's words, by rarity
+IDF_CAP = math.log(50)  # ... a word counting as much as one in 1 in 50 of the map's papers at most
+SOME_PERCENTILE = 85.0  # ... and closer in meaning than this share of the map's pairs (benchmarks/SEARCH_QUALITY.md)
 SOME_WORDS = 3  # ... and only for searches of at least this many such words (fewer: every word)
 SHOWN_WORDS = 3  # a Match label names at most this many of the words a paper writes
 # Words that ask rather than describe: never evidence of what a paper is about.
@@ -146,7 +149,7 @@ class SearchResult:
     rows: np.ndarray  # the listed papers, best first
     labels: tuple[str, ...]  # per row: its evidence, for the Match column
     every_word: np.ndarray  # bool per row: writes every word (a word search's hit)
-    some: tuple[str, ...] = ()  # per row: the words it writes, for a paper listed for most of them ("")
+    some: tuple[str, ...] = ()  # per row: the words it writes, for a paper listed for several of them ("")
     close: np.ndarray | None = None  # bool per row: close in meaning (None: matched by words alone)
     percentile: np.ndarray | None = None  # per row: closer to the search than this % of the map's pairs
     similarity: np.ndarray | None = None  # per row: cosine similarity to the search
@@ -213,7 +216,7 @@ def some_words(index: SearchIndex, words: list[str], n: int) -> tuple[np.ndarray
     held = {w: rows for w, rows in found.items() if rows is not None}
     if len(held) < 2:
         return share, {}
-    weights = {w: math.log((n + 1) / (len(rows) + 0.5)) for w, rows in held.items()}
+    weights = {w: min(math.log((n + 1) / (len(rows) + 0.5)), IDF_CAP) for w, rows in held.items()}
     count = np.zeros(n, dtype=np.int16)
     for word, rows in held.items():
         share[rows] += weights[word]
@@ -239,7 +242,8 @@ def fused_search(
     every = np.zeros(n, dtype=bool)
     every[hits.rows] = True
     share, held = some_words(index, content_words(query), n)
-    some = (share >= SOME_SHARE) & allowed & ~every
+    related = similarity >= pairs.at(SOME_PERCENTILE)
+    some = (share >= SOME_SHARE) & related & allowed & ~every
     close = (similarity >= pairs.at(CLOSE_PERCENTILE)) & allowed
     # The papers writing every word first, in the word search's order (words as typed, then BM25); then
     # the rest by reciprocal rank fusion of two rankings: by the share of the words written, and by
@@ -279,7 +283,7 @@ def fused_search(
 
 def _label(query: Query, every: bool, some: str, close: bool) -> str:
     """A paper's evidence, as the Match column says it: "writes “…”" (every word), "writes “a”, “b”"
-    (most of the words) and "close in meaning", joined with " + "."""
+    (several of the words) and "close in meaning", joined with " + "."""
     parts = []
     if every:
         parts.append(f"writes “{shorten(' '.join(t.shown() for t in query.terms), 40)}”")
@@ -351,7 +355,7 @@ def search_sentence(result: SearchResult | None, scope: str) -> tuple[str, str]:
         >>> both = replace(words, rows=np.arange(3), every_word=np.array([1, 1, 0], bool), some=("", "", "a, b"),
         ...     close=np.array([1, 0, 0], bool), percentile=np.array([99.0, 40.0, 60.0]))
         >>> search_sentence(both, "the 60 papers of the map")[1]
-        'of the 60 papers of the map match “video”: 2 write “video”, 1 writes most of its words, 1 is close in meaning (closer than 95% of pairs on this map), 1 of them both'
+        'of the 60 papers of the map match “video”: 2 write “video”, 1 writes several of its words, 1 is close in meaning (closer than 97% of pairs on this map), 1 of them both'
         >>> search_sentence(replace(both, rows=np.arange(0), nearest=9.5), "the 60 papers of the map")
         ('None', 'of the 60 papers of the map writes “video” or is close in meaning to it: the nearest in meaning is closer than only 9% of pairs on this map')
     """
@@ -383,7 +387,7 @@ def search_sentence(result: SearchResult | None, scope: str) -> tuple[str, str]:
 
     parts = [
         verb(every, f"writes “{shown}”", f"write “{shown}”") if every else "",
-        verb(some, "writes most of its words", "write most of its words") if some else "",
+        verb(some, "writes several of its words", "write several of its words") if some else "",
         verb(near, "is", "are") + f" close in meaning ({closeness(CLOSE_PERCENTILE)})" if near else "",
         f"{both:,} of them both" if both else "",
     ]
