@@ -37,7 +37,7 @@ MEANING_RANKED = 1_000  # the papers nearest in meaning that the fusion ranks (p
 COMMON_SHARE = 0.25  # a word in more than this share of the map's papers says nothing about a paper alone
 SOME_SHARE = 0.4  # "writes several of its words": at least this share of the search's words, by rarity
 IDF_CAP = math.log(50)  # ... a word counting as much as one in 1 in 50 of the map's papers at most
-SOME_PERCENTILE = 85.0  # ... and closer in meaning than this share of the map's pairs (benchmarks/SEARCH_QUALITY.md)
+SOME_PERCENTILE = 85.0  # ... and closer in meaning than this share of the map's pairs (SEARCH_QUALITY.md)
 SOME_WORDS = 3  # ... and only for searches of at least this many such words (fewer: every word)
 SHOWN_WORDS = 3  # a Match label names at most this many of the words a paper writes
 # Words that ask rather than describe: never evidence of what a paper is about.

@@ -164,9 +164,7 @@ def reading_list_markdown(
         for paper, (rank, why) in zip(papers.itertuples(index=False), evidence, strict=True):
             topic = int(paper.topic_id)
             name = "Unassigned" if topic == -1 else names.get(topic, f"Topic {topic}")
-            line = (
-                f"- #{rank:,} **{markdown_text(paper.title)}** ({markdown_text(why)}; {markdown_text(name)}): "
-            )
+            line = f"- #{rank:,} **{markdown_text(paper.title)}** ({markdown_text(why)}; {markdown_text(name)}): "
             line += markdown_text(summary(paper.abstract))
             url = safe_url(getattr(paper, "url", None))
             lines.append(line + (f" [link]({url})" if url else ""))
