@@ -430,7 +430,7 @@ def on_paper_click(data: MapData, points_url: str, component: str = MAP_COMPONEN
     """A paper clicked: a point on the map, or, by `component`, a row of the papers table
     (`TABLE_KEY`), or a paper of the topic panel's lists (`PANEL_KEY`: a topic's central papers, an
     opened paper's nearest), or chosen there with the keyboard; no row (None): the opened paper closed
-    (Escape or the panel's "Back to …", where the browser kept no view to go back to: js/panel.js
+    (Escape or the panel's "Back to …", where the browser kept no view to go back to: js/history.js
     `closePaper`). An event of another map, or a row out of range, is ignored."""
     value = map_event("click", component)
     if not value or value.get("map") != points_url:
@@ -568,14 +568,14 @@ def _query_params(query: str) -> dict[str, list[str]]:
 
 def view_link() -> str:
     """The view's link as the server writes it, without the map's name and the zoom: the browser keeps
-    the map's, the topic panel's and the papers table's states by it (js/panel.js, `keepView`), to draw
+    the map's, the topic panel's and the papers table's states by it (js/links.js, `keepView`), to draw
     Back or Forward to this view again itself (`on_map_history`)."""
     return urlencode(normalise_params(to_params(current_state(), None)), doseq=True)
 
 
 def on_map_history(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary]) -> None:
     """Back or Forward in the browser went to a view the server drew before, and the browser drew its
-    map, topic panel and papers table again from the states it kept for its link (js/panel.js,
+    map, topic panel and papers table again from the states it kept for its link (js/history.js,
     `redrawView`): the view follows the entry's link as Streamlit's rerun of it would (`open_view`),
     and the server draws again only what it owns (the sidebar, the header, the downloads; the map's
     part too where editing is on). The link is

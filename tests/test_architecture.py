@@ -7,6 +7,7 @@ there."""
 from __future__ import annotations
 
 import ast
+import json
 import re
 from pathlib import Path
 
@@ -309,3 +310,51 @@ def test_the_doc_check_sees_a_missing_and_a_stale_name(tmp_path):
     named, stale = named_files(doc, tmp_path)
     assert named == {(tmp_path / "pipeline" / "naming" / n).resolve() for n in ("names.py", "support.py")}
     assert stale == ["pipeline/names.py"]
+
+
+# ------------------------------------------------------------------ the map's browser code (js/)
+def js_graph(folder: Path) -> dict[str, set[str]]:
+    """Each module of the map's browser code -> the modules it imports (`assets.read_modules`: every
+    `import` line; a form map.js cannot join fails there)."""
+    from app.map_component.assets import read_modules
+
+    return {name: set(module.imports) for name, module in read_modules(folder).items()}
+
+
+def test_the_map_s_modules_have_no_import_circles_and_import_only_what_is_there():
+    graph = js_graph(ROOT / "app" / "map_component" / "js")
+    assert cycles(graph) == []
+    unknown = [
+        f"{name} -> {target}"
+        for name, targets in sorted(graph.items())
+        for target in sorted(targets - set(graph))
+    ]
+    assert unknown == []
+    assert len(graph) > 10 and sum(map(len, graph.values())) > 30  # read, not empty
+
+
+def test_the_js_checks_see_a_circle_and_an_unknown_import(tmp_path):
+    """The graph reader sees each import line; a circle and a missing module are found."""
+    (tmp_path / "a.js").write_text('// @ts-check\nimport { b } from "./b.js";\nexport function a() {}\n')
+    (tmp_path / "b.js").write_text(
+        'import { a } from "./a.js";\nimport { c } from "./c.js";\nexport const b = 1;\n'
+    )
+    graph = js_graph(tmp_path)
+    assert cycles(graph) == [["a.js", "b.js"]]
+    assert graph["b.js"] - set(graph) == {"c.js"}
+
+
+def test_the_map_s_code_is_type_checked_strictly():
+    """`tsc --strict` over js/ (its tsconfig.json) reports nothing: the TypeScript the Makefile
+    installs (`npm ci`, package.json), or skipped where Node is not installed."""
+    import shutil
+    import subprocess
+
+    if not shutil.which("node"):
+        pytest.skip("Node is not installed")
+    tsc = ROOT / "node_modules" / ".bin" / "tsc"
+    assert tsc.exists(), "TypeScript is not installed: `npm ci` (make test and make lint run it)"
+    config = json.loads((ROOT / "app" / "map_component" / "js" / "tsconfig.json").read_text())
+    assert config["compilerOptions"]["strict"] and config["compilerOptions"]["checkJs"]
+    done = subprocess.run([str(tsc), "-p", "app/map_component/js"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -157,7 +157,7 @@ def test_back_and_forward_to_and_from_an_opened_paper_are_drawn_by_the_browser(p
     assert page.evaluate("location.search") == link and opened(page)["title"] == title
     assert page.locator(".atlas-near:not([hidden])").count() == 8  # its nearest papers ringed again
     assert page.evaluate("history.length") == entries  # Back and Forward added none
-    # "Back to …" (Escape too: js/panel.js closePaper) draws the view the paper was opened from again,
+    # "Back to …" (Escape too: js/history.js closePaper) draws the view the paper was opened from again,
     # as a new history entry; Back in the browser opens the paper again.
     drawn_by_the_browser(page.get_by_role("button", name="Back to Diffusion models").click)
     assert page.evaluate("location.search") == "?topic=1" and page.locator(PAPER).is_hidden()

@@ -20,7 +20,7 @@ import pytest
 
 from app.data import build_map_data
 from app.map_component import payload
-from app.map_component.assets import MAP_JS_DIR, MAP_SCRIPT_FILES, map_script
+from app.map_component.assets import ENTRY, MAP_JS_DIR, SHARED_MODULE, map_script, module_order, read_modules
 from app.map_component.payload import (
     EVENTS,
     ViewState,
@@ -53,9 +53,10 @@ EVENT_TYPES = (
     "PaperTopicEvent",
     "ClearEvent",
 )
-# The files a test page loads alone: the pure functions, no page elements (every file but the last is
-# a classic script, so their names are the page's globals).
-PURE = ("protocol.js", "load.js", "sampling.js", "zoom.js", "select.js")
+# The modules a test page loads alone (with those they import): the pure functions, no page elements
+# (joined without the entry, map.js is a classic script, so their names are the page's globals).
+PURE = ("load.js", "sampling.js", "zoom.js", "select.js")
+JS_FILES = sorted(p.name for p in MAP_JS_DIR.glob("*.js"))
 
 
 # --------------------------------------------------------------------------- the protocol, typed twice
@@ -112,6 +113,8 @@ def test_the_events_and_the_shared_constants_are_typed_alike():
     assert typedefs["Shared"] == {key: jsdoc(type(value)) for key, value in shared_constants().items()} | {
         "zoom_parts": "string[]",
         "link_order": "string[]",
+        "link_keys": "ViewKeys",
+        "view_defaults": "View",
     }
 
 
@@ -276,16 +279,22 @@ def test_docs_describe_every_field_and_event():
     assert docs_table("What an opened paper holds") == list(typing.get_type_hints(payload.PaperState))
 
 
-def test_map_js_is_every_file_of_js_once_and_writes_no_constant_python_owns():
-    assert sorted(MAP_SCRIPT_FILES) == sorted(p.name for p in MAP_JS_DIR.glob("*.js"))
-    assert MAP_SCRIPT_FILES[-1] == "entry.js"
+def test_map_js_is_every_module_of_js_once_and_writes_no_constant_python_owns():
+    """map.js joins every module of js/ but the types (protocol.js), each once, after the modules it
+    imports, the entry last; only the entry's default is exported, and no import is left."""
+    order = module_order(read_modules(), (ENTRY,))
+    assert sorted(order) == sorted({*JS_FILES, SHARED_MODULE} - {"protocol.js"}) and order[-1] == ENTRY
     script = map_script()
-    assert script.count("export default") == 1 and "export default" in (MAP_JS_DIR / "entry.js").read_text()
-    assert all((MAP_JS_DIR / name).read_text().startswith("// @ts-check\n") for name in MAP_SCRIPT_FILES)
+    assert script.count("export default") == 1 and "export default" in (MAP_JS_DIR / ENTRY).read_text()
+    assert not re.search(r"^\s*(import|export) (?!default )", script, flags=re.M)
+    assert [line for line in script.splitlines() if line.startswith("// ---- js/")] == [
+        f"// ---- js/{name}" for name in order if name != SHARED_MODULE
+    ]
+    assert all((MAP_JS_DIR / name).read_text().startswith("// @ts-check\n") for name in JS_FILES)
     shared = shared_constants()
     owned = [str(shared["draw_cap"]), f"{shared['draw_cap']:,}".replace(",", "_"), shared["points_magic"],
              shared["context_colour"], f'"{shared["zoom_key"]}"', f"'{shared['zoom_key']}'"]  # fmt: skip
-    for name in MAP_SCRIPT_FILES:
+    for name in JS_FILES:
         code = (MAP_JS_DIR / name).read_text(encoding="utf-8")
         assert not [constant for constant in owned if constant in code], name
     assert script.count(shared["points_magic"]) == 1  # only in the generated first line
@@ -295,7 +304,7 @@ def test_map_js_is_every_file_of_js_once_and_writes_no_constant_python_owns():
     "call",
     [
         # makes a number formatter on each call: the topic list's 400 numbers at 179 topics took 20 ms
-        # of each redraw with it (benchmarks/STEPS_RESULTS.md, slice 13), not 1 ms with panel.js's `number`
+        # of each redraw with it (benchmarks/STEPS_RESULTS.md, slice 13), not 1 ms with dom.js's `number`
         "toLocaleString(",
         # four to five times a square root's time in V8: the faint rest's dots (context.js `disc`) at a
         # million papers took 49 ms of a first search's script with it (STEPS_RESULTS.md, slice 14)
@@ -303,7 +312,7 @@ def test_map_js_is_every_file_of_js_once_and_writes_no_constant_python_owns():
     ],
 )
 def test_the_page_keeps_slow_calls_out_of_its_hot_paths(call):
-    for name in MAP_SCRIPT_FILES:
+    for name in JS_FILES:
         assert call not in (MAP_JS_DIR / name).read_text(encoding="utf-8"), name
 
 

@@ -177,7 +177,7 @@ def test_the_papers_table_s_clear_selection_drops_the_selection(data):
 
 
 def test_back_to_a_view_the_browser_kept_follows_its_link_and_counts_the_map_and_table_as_drawn(data):
-    """The map's "history" event (js/panel.js, `redrawView`): the session takes the entry's link as
+    """The map's "history" event (js/history.js, `redrawView`): the session takes the entry's link as
     Streamlit's rerun for Back would; the map's and the table's parts count as drawn (the browser drew
     them again from the states it kept), the header's does not; the next states sent differ from those
     the page holds (`key_picks`); an event from another map, or without a link, changes nothing."""

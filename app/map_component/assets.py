@@ -1,8 +1,9 @@
 """Files the live map's browser side downloads once: Plotly.js, map.js, each map's point table and its
 topic panel's summary.
 
-map.js is made here (`map_script`): the constants shared with Python, generated, then the files of
-`js/` by concern, in the fixed order of `MAP_SCRIPT_FILES`, as one ES module.
+map.js is made here (`map_script`): the ES modules of `js/`, one a concern, joined into one file,
+each after the modules it imports (`module_order`: no import circles, no name declared twice), the
+constants shared with Python generated as the first (`shared.js`).
 
 Streamlit serves `static/` beside the entry script at `app/static/…` (`[server] enableStaticServing`
 in .streamlit/config.toml). The files are written there on first use, named by a fingerprint of their
@@ -23,8 +24,10 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from app.map_component.payload import shared_constants
@@ -33,24 +36,103 @@ REPO = Path(__file__).resolve().parents[2]
 ASSET_DIR = REPO / "static" / "atlas"
 PLOTLY_JS = Path(__file__).resolve().parents[2] / "assets" / "plotly" / "plotly-atlas.min.js"
 MAP_JS_DIR = Path(__file__).resolve().parent / "js"
-# map.js's parts, in the order they are joined: each is a classic script (its names are shared by the
-# parts after it, as in one file) but the last, which exports the component.
-MAP_SCRIPT_FILES = (
-    "protocol.js",  # JSDoc types of the view state, the events and `SHARED` (payload.ViewState, EVENTS)
-    "load.js",  # downloads, the binary point file, titles, view masks
-    "sampling.js",  # colour groups and the draw-order sample of a big map
-    "charts.js",  # the two Plotly charts: traces, layout, showing one, their events
-    "context.js",  # the faint image of the papers left out
-    "fallback.js",  # without WebGL: an image of every paper, SVG points for what was asked
-    "marks.js",  # topic and theme names, the opened paper's ring, the pin
-    "legend.js",  # the key under the map
-    "zoom.js",  # the zoom in the link (view=x0,x1,y0,y1)
-    "atlas_map.js",  # the map's state and elements: the class AtlasMap, applying a view state
-    "panel.js",  # the topic panel beside the map: the list and an opened topic (the class TopicPanel)
-    "table.js",  # the papers table under the map (the class PapersTable)
-    "select.js",  # a box or lasso drawn on the map, shown by the browser
-    "entry.js",  # the component's default export
-)
+ENTRY = "entry.js"  # the module whose default export is the component
+SHARED_MODULE = "shared.js"  # generated (`SHARED`, `payload.shared_constants`); typed by js/shared.d.ts
+# What map.js's joining reads of a module: its imports (one line each, names without renaming, from a
+# file of js/), its top-level names, and which it exports.
+IMPORT = re.compile(r'^import \{ ([\w$, ]+) \} from "\./([\w.-]+\.js)";\n', re.M)
+ANY_IMPORT = re.compile(r"^\s*import\b|^\s*export\s*(?:\{|\*)|\bimport\s*\(", re.M)
+DECLARED = re.compile(r"^(export )?(?:async )?(?:function\*? |class |const |let |var )([\w$]+)", re.M)
+
+
+@dataclass(frozen=True)
+class Module:
+    """One file of js/: what it imports (module -> names) and its top-level names (name -> exported)."""
+
+    imports: dict[str, tuple[str, ...]]
+    declared: dict[str, bool]
+
+
+def read_module(text: str) -> Module:
+    r"""The imports and top-level names of a module's source.
+
+    Examples:
+        >>> m = read_module('import { a, b } from "./x.js";\nexport function c() {}\nconst d = 1;\n')
+        >>> m.imports, m.declared
+        ({'x.js': ('a', 'b')}, {'c': True, 'd': False})
+    """
+    imports: dict[str, tuple[str, ...]] = {}
+    for names, module in IMPORT.findall(text):
+        imports[module] = imports.get(module, ()) + tuple(name.strip() for name in names.split(","))
+    rest = IMPORT.sub("", text)
+    if ANY_IMPORT.search(rest):
+        line = ANY_IMPORT.search(rest).group(0).strip()
+        raise ValueError(
+            f'an import or export map.js cannot join: {line!r} (write `import {{ a, b }} from "./x.js";`)'
+        )
+    return Module(imports, {name: bool(export) for export, name in DECLARED.findall(text)})
+
+
+def read_modules(folder: Path = MAP_JS_DIR) -> dict[str, Module]:
+    """Every module of `folder`, by file name; the generated `shared.js` among them."""
+    found = {path.name: read_module(path.read_text(encoding="utf-8")) for path in sorted(folder.glob("*.js"))}
+    found[SHARED_MODULE] = Module({}, {"SHARED": True})
+    return found
+
+
+def module_order(modules: dict[str, Module], wanted: tuple[str, ...]) -> list[str]:
+    """`wanted` and every module they import, each after the modules it imports (ties by name).
+
+    Raises:
+        ValueError: an import of a module that is not there, or of a name it does not export; an
+            import circle (named); a top-level name declared by two of the modules (they are joined
+            into one scope).
+
+    Examples:
+        >>> m = {"a.js": Module({"b.js": ("f",)}, {}), "b.js": Module({}, {"f": True})}
+        >>> module_order(m, ("a.js",))
+        ['b.js', 'a.js']
+        >>> module_order({**m, "b.js": Module({"a.js": ()}, {"f": True})}, ("a.js",))
+        Traceback (most recent call last):
+        ...
+        ValueError: an import circle in js/: a.js -> b.js -> a.js
+    """
+    order: list[str] = []
+    visiting: list[str] = []
+
+    def visit(name: str) -> None:
+        if name in order:
+            return
+        if name in visiting:
+            raise ValueError(
+                "an import circle in js/: " + " -> ".join([*visiting[visiting.index(name) :], name])
+            )
+        visiting.append(name)
+        for target, names in sorted(modules[name].imports.items()):
+            if target not in modules:
+                raise ValueError(f"js/{name} imports {target}, which is not in js/")
+            missing = [n for n in names if not modules[target].declared.get(n)]
+            if missing:
+                raise ValueError(
+                    f"js/{name} imports {', '.join(missing)} from {target}, which does not export it"
+                )
+            visit(target)
+        visiting.pop()
+        order.append(name)
+
+    for name in wanted:
+        visit(name)
+    owner: dict[str, str] = {}
+    for name in order:
+        for declared in modules[name].declared:
+            if declared in owner:
+                raise ValueError(
+                    f"{declared} is declared by both js/{owner[declared]} and js/{name}: map.js joins them in one scope"
+                )
+            owner[declared] = name
+    return order
+
+
 URL_PREFIX = "app/static/atlas/"  # relative to the page, so it also works under a base URL path
 STALE_SECONDS = 3600  # a published file no rerun has named for this long is pruned
 
@@ -109,14 +191,23 @@ def plotly_bundle() -> tuple[str, bytes]:
     return f"plotly-{hashlib.blake2b(packed, digest_size=8).hexdigest()}.min.js.gz", packed
 
 
-def map_script(files: tuple[str, ...] = MAP_SCRIPT_FILES) -> str:
-    """The live map's code as the browser runs it: `SHARED` (`payload.shared_constants`), then `files`
-    of `js/` joined in order (tests join a few of them to run their functions alone)."""
-    shared = json.dumps(shared_constants(), separators=(",", ":"))
-    parts = [
-        f"// Generated from app/map_component/payload.py, shared_constants\nconst SHARED = Object.freeze({shared});\n"
-    ]
-    parts += [f"// ---- js/{name}\n" + (MAP_JS_DIR / name).read_text(encoding="utf-8") for name in files]
+def map_script(wanted: tuple[str, ...] = (ENTRY,)) -> str:
+    """The live map's code as the browser runs it: the modules of js/ that `wanted` needs (the entry's:
+    all of them but the types), each after those it imports, joined into one scope, their imports
+    taken out and `export` kept only for the entry's default; `SHARED` (`payload.shared_constants`)
+    first, generated. Without the entry it is a classic script (tests run a few modules' functions
+    alone). Raises `ValueError` on a module map.js cannot join (`module_order`)."""
+    modules = read_modules()
+    parts = []
+    for name in module_order(modules, wanted):
+        if name == SHARED_MODULE:
+            shared = json.dumps(shared_constants(), separators=(",", ":"))
+            parts.append(
+                f"// Generated from app/map_component/payload.py, shared_constants\nconst SHARED = Object.freeze({shared});\n"
+            )
+            continue
+        code = IMPORT.sub("", (MAP_JS_DIR / name).read_text(encoding="utf-8"))
+        parts.append(f"// ---- js/{name}\n" + re.sub(r"^export (?!default )", "", code, flags=re.M))
     return "\n".join(parts)
 
 

@@ -21,12 +21,15 @@ import numpy as np
 import pyarrow as pa
 
 from app.data import MapData, label_limit, paper_places, point_size
+from app.filters import UNASSIGNED
 from app.palette import CONTEXT_COLOUR, UNASSIGNED_COLOUR, colour_columns, value_colours
+from app.search import NOT_CLOSE_SHOWN
 from app.state import (
     MAP_KEY,
     MAX_CORNERS,
     SETTINGS,
     URL_KEY,
+    VIEW_DEFAULTS,
     ZOOM_KEY,
     ZOOM_MIN_SPAN,
     ZOOM_NUMBER,
@@ -60,6 +63,10 @@ def shared_constants() -> dict:
         "points_format": POINTS_FORMAT,
         "context_colour": CONTEXT_COLOUR,
         "link_order": [MAP_KEY, *(setting.url for setting in SETTINGS)],
+        "link_keys": {setting.name: setting.url for setting in SETTINGS if setting.in_state},
+        "view_defaults": {
+            name: list(value) if isinstance(value, tuple) else value for name, value in VIEW_DEFAULTS.items()
+        },
         "topic_key": URL_KEY["topic"],
         "topics_key": URL_KEY["topics"],
         "theme_key": URL_KEY["themes"],
@@ -67,6 +74,8 @@ def shared_constants() -> dict:
         "select_key": URL_KEY["selection"],
         "max_corners": MAX_CORNERS,
         "max_topic_labels": MAX_TOPIC_LABELS,
+        "unassigned": UNASSIGNED,
+        "not_close_shown": NOT_CLOSE_SHOWN,
     }
 
 

@@ -3,9 +3,8 @@
 // updated in place (Plotly.react) from the few KB of view state each Streamlit rerun sends
 // (`ViewState`, js/protocol.js; docs/app.md, "The map component's protocol").
 //
-// This file holds the map's state and elements (the class AtlasMap) and applies a view state; the
-// files before it in map.js (app/map_component/assets.py, MAP_SCRIPT_FILES) hold the work by concern,
-// as functions of the map (`inst`).
+// This module holds the map's state and elements (the class AtlasMap) and applies a view state; the
+// modules it imports hold the work by concern, as functions of the map (`inst`).
 //
 // Plotly recomputes every trace of a chart whenever any trace's data changes (a quarter of a second
 // for 81,646 papers), so the map is two charts in one place, one shown at a time: "all", every paper in
@@ -18,18 +17,34 @@
 // the opened paper's ring and the pinned abstract are HTML elements over the chart, positioned with
 // its axes. Names are set with textContent: untrusted text shows as typed and never runs.
 
+import { dropSelection, showChart, showSelection, warmChart } from "./charts.js";
+import { drawContext, scheduleContext } from "./context.js";
+import { freeEscape } from "./dom.js";
+import { showDensity, showPicked, startFallback } from "./fallback.js";
+import { closePaper } from "./history.js";
+import { drawLegend, focused, followLegend } from "./legend.js";
+import { LINK } from "./links.js";
+import { decodeMask, loadPlotly, loadTable } from "./load.js";
+import { mark, placeMarks } from "./marks.js";
+import { ranges } from "./plot.js";
+import { drawKeyOf, grouping } from "./sampling.js";
+import { ZOOM, parseZoom, rememberZoom, restoreZoom, wrapHistory } from "./zoom.js";
+/** @import { PointTable } from "./load.js" */
+/** @import { Chart, KeyShown, Mask, PlotDiv, PlotImage, Ranges, SummaryTopic, TopicName, Trigger, ViewState } from "./protocol.js" */
+/** @import { Drawn } from "./sampling.js" */
+
 /** @type {WeakMap<HTMLElement, AtlasMap>} */
-const INSTANCES = new WeakMap(); // parentElement -> this map's state, kept across reruns
+export const INSTANCES = new WeakMap(); // parentElement -> this map's state, kept across reruns
 
 // One map on the page: its elements, what it shows and what it keeps between reruns (kept in
 // INSTANCES by the component's parent element, since Streamlit calls the default export again on
 // every rerun with the same element).
-class AtlasMap {
+export class AtlasMap {
   // the page elements
   /** @type {HTMLElement} */ root;
   /** @type {HTMLElement} the charts and what lies over them, above the key's row */ stage;
   /** @type {{all: Chart, sub: Chart}} two charts in one place, one shown at a time */ charts;
-  /** @type {HTMLElement} the shown chart's div */ gd;
+  /** @type {PlotDiv} the shown chart's div */ gd;
   /** @type {"all"|"sub"|null} */ active = null;
   /** @type {HTMLElement} names, ring and pin over the chart */ marks;
   /** @type {HTMLElement} */ loading;
@@ -40,62 +55,66 @@ class AtlasMap {
   /** @type {HTMLElement[]} the opened paper's nearest papers' rings */ near = [];
   /** @type {HTMLElement[]} topic and theme names */ labels = [];
   /** @type {Map<string, number[]>} a name's look -> its measured [width, height] */ labelSizes = new Map();
-  legendKey = undefined; // the key's entries drawn, but for which is on
+  /** @type {string|undefined} */ legendKey = undefined; // the key's entries drawn, but for which is on
   /** @type {boolean[]} which of the key's entries is on (shown alone) */ legendOn = [];
-  legendWatch = null; // a ResizeObserver: the key's (or the note's) row changed height
+  /** @type {ResizeObserver|null} the key's (or the note's) row changed height */ legendWatch = null;
   /** @type {HTMLElement} a row under the chart: why the map is an image (no WebGL) */ note;
   /** @type {HTMLElement} */ noteText;
   /** @type {HTMLElement} how many highlighted or selected papers are drawn, when not all */ noteCount;
   // without WebGL (a map that needs it, in a browser that has none): see "without WebGL"
   fallback = false;
-  density = null; // the "all" chart's image of every paper, a Plotly layout image
-  densityUrl = null;
-  densityKey = undefined; // the colouring and view it was drawn for
+  /** @type {PlotImage|null} the "all" chart's image of every paper, a Plotly layout image */ density = null;
+  /** @type {string|null} */ densityUrl = null;
+  /** @type {string|undefined} the colouring and view it was drawn for */ densityKey = undefined;
   densityTimer = 0;
-  picked = []; // rows of the box or lasso selection drawn as points on the "all" chart
-  capped = {}; // "sub" / "picked" -> papers when more than FALLBACK_POINTS, else 0
+  /** @type {number[]} rows of the box or lasso selection drawn as points on the "all" chart */ picked = [];
+  /** @type {{sub?: number, picked?: number}} papers when more than FALLBACK_POINTS, else 0 */ capped = {};
   // the map's points and what the view draws of them
-  table = null; // the point table (prepare), per map
-  pointsUrl = null; // the table's URL: names the map events come from
-  colourKey = undefined; // the colouring drawn: "" = by topic, else a column
+  /** @type {PointTable} the point table (prepare), per map: loaded before the first view is applied */
+  table = /** @type {PointTable} */ (/** @type {unknown} */ (null));
+  /** @type {string} the table's URL: names the map events come from ("": none yet) */ pointsUrl = "";
+  /** @type {string|undefined} the colouring drawn: "" = by topic, else a column */ colourKey = undefined;
   /** @type {Drawn|null} the papers the "all" chart draws, in its order */ every = null;
-  maskKey = undefined; // the mask drawn ("all" = none)
-  mask = null; // Uint8Array, 1 = in view; null = every paper
-  sub = null; // the highlighted papers drawn (overlay)
+  /** @type {string|undefined} the mask drawn ("all" = none) */ maskKey = undefined;
+  /** @type {Mask|null} 1 = in view; null = every paper */ mask = null;
+  /** @type {Drawn|null} the highlighted papers drawn (overlay) */ sub = null;
   sampled = false; // the "all" chart draws a sample of the papers (sampleRows)
   sampleGen = 0; // bumped by each resample after a pan or zoom
   sampleTimer = 0;
-  view = null; // the last view state applied (with an opened topic's names: `focused`)
-  received = null; // the last view state received from the server
+  /** @type {ViewState|null} the last view state applied (with an opened topic's names: `focused`) */ view = null;
+  /** @type {ViewState|null} the last view state received from the server */ received = null;
   /** @type {{rank: number, label: TopicName|null}|null} the topic the panel opened: the rest is dimmed */ focus = null;
   /** @type {KeyShown|null} an entry picked in the key, shown until the server's next view state */ keyShown = null;
   // the faint context image of the papers left out
-  context = null; // its Plotly layout image, for the current zoom
-  contextUrl = null;
+  /** @type {PlotImage|null} its Plotly layout image, for the current zoom */ context = null;
+  /** @type {string|null} */ contextUrl = null;
   contextShown = false;
   contextStale = false;
   contextTimer = 0;
   // what changed since the last view state
-  pending = null; // the newest view state not applied yet
+  /** @type {ViewState|null} the newest view state not applied yet */ pending = null;
   busy = false; // a view state is being applied
   plotted = false; // the map has been drawn once
   draws = 0; // views applied, for tests and benchmarks
-  clear = undefined; // the "Clear selection" counter last seen
-  reset = undefined; // the "Reset view" counter last seen
+  /** @type {number|undefined} the "Clear selection" counter last seen */ clear = undefined;
+  /** @type {number|undefined} the "Reset view" counter last seen */ reset = undefined;
   silent = false; // our own clearing of a selection is under way
   /** @type {string|undefined} the selection drawn, as JSON of its `Outline` ("null": none) */ selectionKey;
-  seenPaper = undefined; // the opened paper and pin already brought into sight
-  seenPin = null;
+  /** @type {number|null|undefined} the opened paper and pin already brought into sight */ seenPaper = undefined;
+  /** @type {string|null} */ seenPin = null;
   // zoom
-  linkZoom = null; // the link's view=, for the first map only
-  zoom = null; // the view= text for the current zoom (null: the opening view)
-  liveRanges = null; // a drag or wheel zoom's ranges while it is under way (plotly_relayouting)
+  /** @type {Ranges|null} the link's view=, for the first map only */ linkZoom = null;
+  /** @type {string|null} the view= text for the current zoom (null: the opening view) */ zoom = null;
+  /** @type {Object<string, number>|null} a drag or wheel zoom's ranges while it is under way (plotly_relayouting) */ liveRanges = null;
   frame = 0; // the animation frame that will place the names
   // the wheel: scrolls the page until the reader clicks the map
   wheel = false;
   hintTimer = 0;
   /** @type {Trigger} Streamlit's setTriggerValue */ trigger = () => {};
+  /** @type {(event: KeyboardEvent) => void} Escape closes the opened paper */ onKey = () => {};
+  /** @type {(event: PointerEvent) => void} a click elsewhere hands the wheel back */ onPointer = () => {};
 
+  /** @param {HTMLElement} parentElement */
   constructor(parentElement) {
     this.root = document.createElement("div");
     this.root.className = "atlas-map";
@@ -108,8 +127,8 @@ class AtlasMap {
     this.error.className = "atlas-map-error";
     this.error.hidden = true;
     const charts = /** @type {{all: Chart, sub: Chart}} */ ({});
-    for (const name of ["all", "sub"]) {
-      const div = document.createElement("div");
+    for (const name of /** @type {("all"|"sub")[]} */ (["all", "sub"])) {
+      const div = /** @type {PlotDiv} */ (document.createElement("div"));
       div.className = `atlas-map-chart ${name === "all" ? "atlas-map-graph" : "atlas-map-idle"}`;
       charts[name] = { name, div, plotted: false, drawnKey: undefined, syncing: false };
     }
@@ -148,7 +167,7 @@ class AtlasMap {
     this.note.hidden = true;
     this.root.append(this.note, this.legend);
     this.handWheel(hint);
-    // Escape closes the opened paper (js/panel.js, closePaper), as it closes an opened topic in the
+    // Escape closes the opened paper (js/history.js, closePaper), as it closes an opened topic in the
     // topic panel: back to that topic, or to the list.
     this.onKey = (/** @type {KeyboardEvent} */ event) => {
       const view = this.received;
@@ -161,6 +180,7 @@ class AtlasMap {
 
   // The page's wheel scrolls the page until the reader clicks the map (or holds a modifier); the
   // mouse leaving the map hands the wheel back to the page.
+  /** @param {HTMLElement} hint */
   handWheel(hint) {
     const root = this.root;
     const activate = () => {
@@ -206,7 +226,7 @@ class AtlasMap {
       }
       this.error.hidden = true;
     } catch (error) {
-      this.error.textContent = `The map could not be drawn: ${error.message}`;
+      this.error.textContent = `The map could not be drawn: ${/** @type {Error} */ (error).message}`;
       this.error.hidden = false;
       console.error(error);
     } finally {
@@ -216,6 +236,7 @@ class AtlasMap {
 
   // Draw one view state: load what it names, redraw the points only when what they show changed,
   // and move the marks.
+  /** @param {ViewState} view */
   async apply(view) {
     const Plotly = await loadPlotly(view.plotly, view.plotly_data);
     if (this.pointsUrl !== view.points) {
@@ -304,7 +325,7 @@ class AtlasMap {
   // other papers are; drawn again from the last view state the server sent.
   /** @param {SummaryTopic|null} topic */
   focusTopic(topic) {
-    const key = (focus) => (focus ? `${focus.rank}|${focus.label ? focus.label.text : ""}` : null);
+    const key = (/** @type {{rank: number, label: {text: string}|null}|null} */ focus) => (focus ? `${focus.rank}|${focus.label ? focus.label.text : ""}` : null);
     if (key(topic && { rank: topic.rank, label: topic.x === null ? null : { text: topic.name } }) === key(this.focus)) return;
     this.focus = topic && {
       rank: topic.rank,
@@ -330,6 +351,7 @@ class AtlasMap {
   }
 
   // A newly opened paper or placed abstract outside the reader's view: widen the view to show it.
+  /** @param {ViewState} view */
   keepInSight(view) {
     const t = this.table;
     const spots = [];
@@ -340,7 +362,7 @@ class AtlasMap {
     if (view.pin && pinKey !== this.seenPin) spots.push([view.pin.x, view.pin.y]);
     this.seenPaper = view.paper;
     this.seenPin = pinKey;
-    const { x: xr, y: yr } = ranges(this.gd);
+    const { x: xr, y: yr } = /** @type {Ranges} */ (ranges(this.gd));
     let moved = false;
     for (const [x, y] of spots) {
       const padX = (xr[1] - xr[0]) * 0.05, padY = (yr[1] - yr[0]) * 0.05;
@@ -381,22 +403,10 @@ function focusMask(base, t, focus, shown) {
   return mask;
 }
 
-// The view state as drawn while a topic is open: its name alone on the map (no theme names); while an
-// entry picked in the key is shown: the names of its topics and themes, its entry marked in the key.
-/** @param {ViewState} view @param {{label: TopicName|null}|null} focus @param {KeyShown|null} shown @returns {ViewState} */
-function focused(view, focus, shown) {
-  // Values toggled in the topic list of the column the map is coloured by: their entries on, as the server marks them.
-  const toggled = shown && shown.pick.values && shown.pick.column === view.colour ? shown.pick.values : [];
-  const on = (pick) => Boolean(pick && (samePick(pick, /** @type {KeyShown} */ (shown).pick) || (pick.value !== undefined && toggled.includes(pick.value))));
-  const legend = shown ? view.legend.map((entry) => ({ ...entry, on: on(entry.pick) })) : view.legend;
-  if (focus) return { ...view, topics: focus.label ? [focus.label] : [], themes: [], legend };
-  if (!shown) return view;
-  return { ...view, topics: shown.topics, themes: shown.themes, legend };
-}
-
 // Streamlit folds its sidebar at 768 px and below ("auto"); fold it up to 800 px too, once a page.
 const NARROW = 800;
-function foldSidebar() {
+
+export function foldSidebar() {
   if (window.atlasFolded || window.innerWidth > NARROW) return;
   window.atlasFolded = true;
   const sidebar = /** @type {HTMLElement|null} */ (document.querySelector('[data-testid="stSidebar"]'));
@@ -404,4 +414,3 @@ function foldSidebar() {
   const button = /** @type {HTMLElement|null} */ (sidebar.querySelector('[data-testid="stSidebarCollapseButton"] button'));
   if (button) button.click();
 }
-

@@ -2,94 +2,21 @@
 // The charts: two Plotly charts in one place, one shown at a time (see atlas_map.js): their traces and
 // layout, showing one in the other's place, and their events.
 
-const INK = "#1f2937";
+import { drawContext, scheduleContext } from "./context.js";
+import { fallbackTraces, pickedRows, scheduleDensity, showPicked } from "./fallback.js";
+import { chartHeight } from "./legend.js";
+import { placeMarks } from "./marks.js";
+import { CONFIG, INK, MARGIN, ranges, shownState, traces } from "./plot.js";
+import { drawKeyOf, outlineOf, rowsInOutline, sampleKey } from "./sampling.js";
+import { clearInBrowser, selectInBrowser } from "./select.js";
+import { rememberZoom } from "./zoom.js";
+/** @import { AtlasMap } from "./atlas_map.js" */
+/** @import { Chart, ChartState, LassoPath, Outline, PlotDiv, PlotEvent, Ranges, ViewState } from "./protocol.js" */
+/** @import { Drawn } from "./sampling.js" */
 
-const HOVER = "<b>%{text}</b><br>%{hovertext}<extra></extra>";
-const CONFIG = {
-  scrollZoom: true,
-  displaylogo: false,
-  displayModeBar: true,
-  responsive: true,
-  modeBarButtonsToRemove: ["autoScale2d", "toImage", "zoomIn2d", "zoomOut2d", "zoom2d", "sendChartToCloud", "sendDataToCloud"],
-  plotGlPixelRatio: 1, // software WebGL draws a third faster at screen resolution; dots look the same
-};
-
-// The charts' margins (axes are hidden: no automargin). The top one is the toolbar's strip: Plotly puts
-// its modebar at the chart's top right, and there it would cover the papers drawn in that corner.
-const MARGIN = { l: 4, r: 4, t: 30, b: 4 };
-
-// ------------------------------------------------------------------ what a chart shows (public API)
-// The axis ranges and drag tool come from `gd.layout`, which Plotly keeps up to date with the
-// reader's pan, zoom and tool choice (relayout), and while a drag or wheel zoom is under way from
-// the `plotly_relayouting` event's ranges (the layout catches up when it ends).
-
-/** The chart's x and y ranges now, or null before it is drawn. */
-function ranges(gd, live) {
-  const layout = gd && gd.layout;
-  if (!layout || !layout.xaxis || !layout.yaxis || !layout.xaxis.range || !layout.yaxis.range) return null;
-  const x = layout.xaxis.range.slice(), y = layout.yaxis.range.slice();
-  if (live) {
-    for (let k = 0; k < 2; k++) {
-      if (live[`xaxis.range[${k}]`] !== undefined) x[k] = live[`xaxis.range[${k}]`];
-      if (live[`yaxis.range[${k}]`] !== undefined) y[k] = live[`yaxis.range[${k}]`];
-    }
-  }
-  return { x, y };
-}
-
-// The plot area in pixels ({l, t, w, h}): Plotly has no public API for it (the chart's width follows
-// its container, and the area is what remains inside the margins), so this one read of Plotly's
-// computed layout stays.
-function plotArea(gd) {
-  const full = gd && gd._fullLayout;
-  return full && full._size ? full._size : null;
-}
-
-/** @param {AtlasMap} inst */
-function traces(inst, view, name) {
-  const t = inst.table;
-  const kind = t.webgl ? "scattergl" : "scatter";
-  const small = t.n <= 2000;
-  const opacity = t.n < 2000 ? 0.92 : t.n < 20000 ? 0.8 : 0.65;
-  const plain = small ? { width: 0.8, color: "white" } : { width: 0 };
-  const range = shownState(inst);
-  if (name === "all") {
-    const sampled = sampleRows(t, null, range, capOf(view));
-    inst.sampled = sampled !== null;
-    const every = (inst.every = painted(inst, sampled)); // rowsOf reads it
-    inst.charts.all.div.atlasDrawn = [every]; // for tests and benchmarks: point j -> row
-    return [{
-      type: kind, name: "papers", mode: "markers", x: every.x, y: every.y, visible: every.rows.length > 0,
-      text: every.title, hovertext: every.detail, hovertemplate: HOVER, showlegend: false,
-      marker: { color: every.colour, size: t.size, opacity, line: plain },
-    }];
-  }
-  const sub = (inst.sub = inst.mask ? overlay(inst, inst.mask, range) : inst.sub);
-  inst.charts.sub.div.atlasDrawn = [sub];
-  const outline = view.search ? { width: small ? 1.2 : 0.6, color: INK } : plain;
-  return [{
-    type: kind, name: "highlight", mode: "markers", x: sub.x, y: sub.y, visible: true,
-    text: sub.title, hovertext: sub.detail, hovertemplate: HOVER, showlegend: false,
-    marker: { color: sub.colour, size: t.size * (view.search ? 1.25 : 1), opacity, line: outline },
-  }];
-}
-
-// What the shown chart has that the other must take over when it takes its place: the reader's zoom
-// and pan (or a link's zoom, or the opening view), the drag tool, and a drawn box or lasso.
-/** @param {AtlasMap} inst */
-function shownState(inst) {
-  const shown = inst.active ? inst.charts[inst.active] : null;
-  const now = shown && shown.plotted ? ranges(shown.div) : null;
-  if (!now) {
-    const start = inst.linkZoom || inst.table.range;
-    return { x: start.x.slice(), y: start.y.slice(), dragmode: "pan", selections: undefined };
-  }
-  const { dragmode, selections } = shown.div.layout;
-  return { x: now.x, y: now.y, dragmode: dragmode || "pan", selections };
-}
-
-/** @param {AtlasMap} inst */
+/** @param {AtlasMap} inst @param {ViewState} view @param {Chart} chart @param {ChartState} state */
 function layout(inst, view, chart, state) {
+  /** @type {Object<string, any>} */
   const next = {
     height: chartHeight(inst, view),
     margin: MARGIN,
@@ -110,8 +37,8 @@ function layout(inst, view, chart, state) {
 
 // Draw `name`'s chart for this view if what it shows changed, bring it to the shown chart's zoom and
 // drag tool, and show it in place of the other.
-/** @param {AtlasMap} inst */
-async function showChart(inst, view, name, drawKey) {
+/** @param {AtlasMap} inst @param {ViewState} view @param {"all"|"sub"} name @param {string} drawKey */
+export async function showChart(inst, view, name, drawKey) {
   const Plotly = window.Plotly;
   const chart = inst.charts[name];
   const state = shownState(inst);
@@ -127,8 +54,8 @@ async function showChart(inst, view, name, drawKey) {
     }
     chart.drawnKey = drawKey;
   }
-  const now = ranges(chart.div);
-  const differs = (a, b) => Math.abs(a[0] - b[0]) + Math.abs(a[1] - b[1]) > 1e-9 * (Math.abs(b[1] - b[0]) || 1);
+  const now = /** @type {Ranges} */ (ranges(chart.div)); // drawn just now
+  const differs = (/** @type {number[]} */ a, /** @type {number[]} */ b) => Math.abs(a[0] - b[0]) + Math.abs(a[1] - b[1]) > 1e-9 * (Math.abs(b[1] - b[0]) || 1);
   const update = {};
   if (differs(now.x, state.x) || differs(now.y, state.y)) {
     Object.assign(update, { "xaxis.range": state.x, "yaxis.range": state.y });
@@ -159,7 +86,7 @@ async function showChart(inst, view, name, drawKey) {
 // drawing (in the next task: the map is painted first): Plotly builds its WebGL programs on a first
 // point, several times a redraw's work, which the reader's first search or opened topic would wait for.
 /** @param {AtlasMap} inst @param {ViewState} view */
-async function warmChart(inst, view) {
+export async function warmChart(inst, view) {
   const chart = inst.charts.sub, t = inst.table;
   if (chart.plotted) return;
   await new Promise((resolve) => setTimeout(resolve, 0));
@@ -176,18 +103,18 @@ async function warmChart(inst, view) {
 
 // Rows of the papers a click or a box/lasso picked: the "all" chart's one trace holds every paper
 // drawn, the "sub" chart's the highlighted papers.
-/** @param {AtlasMap} inst */
+/** @param {AtlasMap} inst @param {Chart} chart @param {PlotEvent["points"]} points @returns {number[]} */
 function rowsOf(inst, chart, points) {
   if (inst.fallback && chart.name === "all") return pickedRows(inst, points);
   const rows = [];
   for (const p of points || []) {
-    if (chart.name === "sub") rows.push(inst.sub.rows[p.pointIndex]);
+    if (chart.name === "sub") rows.push(/** @type {Drawn} */ (inst.sub).rows[p.pointIndex]);
     else if (p.curveNumber === 0 && inst.every) rows.push(inst.every.rows[p.pointIndex]);
   }
   return rows;
 }
 
-/** @param {AtlasMap} inst */
+/** @param {AtlasMap} inst @param {Chart} chart */
 function bindEvents(inst, chart) {
   const gd = chart.div;
   const shown = () => inst.gd === gd && !chart.syncing; // the hidden chart's events are our own moves
@@ -239,11 +166,10 @@ function bindEvents(inst, chart) {
   gd.on("plotly_unhover", () => inst.marks.classList.remove("atlas-hovering"));
 }
 
-
 // The selection the view holds (`ViewState.selection`: the reader's, written as the link keeps it, or a
 // link's), drawn on the shown chart where it differs from what is drawn; none: the drawn one dropped.
 /** @param {AtlasMap} inst @param {Outline|null} outline */
-async function showSelection(inst, outline) {
+export async function showSelection(inst, outline) {
   const key = JSON.stringify(outline);
   if (key === inst.selectionKey || !inst.gd) return;
   inst.selectionKey = key;
@@ -264,7 +190,7 @@ async function showSelection(inst, outline) {
 // cleared, 0.03 s at 81,646 papers); where that leaves a trace's `selectedpoints` (another Plotly),
 // by a restyle of them, which recomputes the whole trace (0.3 s).
 /** @param {HTMLElement} gd */
-async function dropSelection(gd) {
+export async function dropSelection(gd) {
   const plot = /** @type {any} */ (gd), drawn = (plot.layout && plot.layout.selections) || [];
   if (plot._fullLayout && drawn.length) plot._fullLayout._deselect = { xref: drawn[0].xref || "x", yref: drawn[0].yref || "y" };
   await window.Plotly.relayout(gd, { selections: [] });
@@ -281,6 +207,39 @@ function selectionShape(outline) {
     const [x0, x1, y0, y1] = outline.box;
     return { ...line, type: "rect", x0, x1, y0, y1 };
   }
-  const { x, y } = outline.lasso;
-  return { ...line, type: "path", path: "M" + x.map((v, k) => `${v},${y[k]}`).join("L") + "Z" };
+  const { x, y } = /** @type {LassoPath} */ (outline.lasso);
+  return { ...line, type: "path", path: "M" + x.map((v, /** @type {number} */ k) => `${v},${y[k]}`).join("L") + "Z" };
+}
+
+// After a pan or zoom ends: the sample for the new view, drawn when it differs from the one drawn.
+/** @param {AtlasMap} inst */
+function scheduleSample(inst) {
+  clearTimeout(inst.sampleTimer);
+  if (!inst.table || !inst.active || sampleKey(inst, inst.active) === "every") return;
+  inst.sampleTimer = setTimeout(() => resample(inst), 120);
+}
+
+/** @param {AtlasMap} inst */
+async function resample(inst) {
+  if (inst.busy) {
+    scheduleSample(inst); // a view state is being drawn: try again when it is done
+    return;
+  }
+  const name = inst.active;
+  if (!name) return;
+  const chart = inst.charts[name];
+  const now = ranges(chart.div);
+  if (!now || !chart.plotted) return;
+  const key = `${now.x.join()},${now.y.join()}|${inst.colourKey}|${inst.maskKey}`;
+  if (chart.sampledFor === key) return;
+  inst.busy = true;
+  try {
+    inst.sampleGen += 1;
+    await showChart(inst, /** @type {ViewState} */ (inst.view), name, drawKeyOf(inst, /** @type {ViewState} */ (inst.view), name));
+    chart.sampledFor = key;
+    if (inst.context) await drawContext(inst);
+  } finally {
+    inst.busy = false;
+  }
+  if (inst.pending) inst.update();
 }

@@ -3,8 +3,14 @@
 // The papers outside the filters or search, drawn faintly: an image of every paper in grey for the
 // current view, redrawn when the view moves (an image costs Plotly nothing to place). Its pixels are
 // written here, not drawn on a canvas: reading a canvas back and encoding it cost more than drawing.
+
+import { plotArea, ranges } from "./plot.js";
+import { capOf, sampleRows } from "./sampling.js";
+import { SHARED } from "./shared.js";
+/** @import { AtlasMap } from "./atlas_map.js" */
+
 /** @param {AtlasMap} inst */
-async function drawContext(inst) {
+export async function drawContext(inst) {
   const area = plotArea(inst.gd), now = ranges(inst.gd);
   if (!area || !now) return null;
   const t = inst.table;
@@ -73,7 +79,7 @@ function disc(cover, width, height, x, y, r, level) {
 }
 
 /** @param {AtlasMap} inst */
-function scheduleContext(inst) {
+export function scheduleContext(inst) {
   clearTimeout(inst.contextTimer);
   if (inst.mask === null && inst.table.n > SHARED.draw_cap) {
     inst.contextStale = true; // nothing is dimmed now: drawn when a filter or search needs it
@@ -90,7 +96,7 @@ function scheduleContext(inst) {
 // search at a million papers. The image lives in this page only, so its size (4 bytes a pixel) costs
 // no transfer.
 /** @param {ImageData} image @returns {Blob} */
-function pngOf(image) {
+export function pngOf(image) {
   const { width, height, data } = image;
   const stride = width * 4 + 1, raw = height * stride, blocks = Math.ceil(raw / 65535);
   const idat = 2 + raw + 5 * blocks + 4;

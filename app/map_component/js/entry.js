@@ -2,6 +2,13 @@
 // The component's entry point, the one export of map.js: Streamlit calls it on every rerun with the
 // same parent element, so the map (AtlasMap) is made once and kept.
 
+import { AtlasMap, INSTANCES, foldSidebar } from "./atlas_map.js";
+import { showMapState, showPartState } from "./history.js";
+import { LINK, keepView } from "./links.js";
+import { TopicPanel } from "./panel.js";
+import { PapersTable } from "./table.js";
+/** @import { PanelState, TableState, Trigger, ViewState } from "./protocol.js" */
+
 /** @param {{data: ViewState|PanelState|TableState, parentElement: HTMLElement, setTriggerValue: Trigger}} component */
 export default function (component) {
   foldSidebar();
@@ -31,7 +38,7 @@ const PARTS = new WeakMap(); // parentElement -> the topic panel or the papers t
 
 // The other instances: the topic panel beside the map (js/panel.js) and the papers table under it
 // (js/table.js), each made once, updated one update after another, an error said in its place
-// (js/panel.js, `showPartState`).
+// (js/history.js, `showPartState`).
 /** @param {"panel"|"table"} kind @param {PanelState|TableState} data @param {HTMLElement} parentElement @param {Trigger} setTriggerValue */
 function partEntry(kind, data, parentElement, setTriggerValue) {
   let part = PARTS.get(parentElement);

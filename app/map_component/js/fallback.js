@@ -7,10 +7,21 @@
 // view), and what the reader asked for (search hits, a filter, an opened topic, a box or lasso
 // selection) is drawn as SVG points that hover and click, at most FALLBACK_POINTS of them (an even
 // sample beyond, and the note under the map says how many). Names, ring and pin are as ever.
+
+import { pngOf } from "./context.js";
+import { number } from "./dom.js";
+import { detailOf, hoverTitle } from "./load.js";
+import { HOVER, INK, plotArea, ranges, traces } from "./plot.js";
+import { grouping } from "./sampling.js";
+/** @import { AtlasMap } from "./atlas_map.js" */
+/** @import { PlotEvent, ViewState } from "./protocol.js" */
+/** @import { Drawn } from "./sampling.js" */
+
 const FALLBACK_POINTS = 5000;
 const DENSITY_PAD = 0.25; // the image reaches this share of the view beyond each edge
 const NO_WEBGL = "This browser has no WebGL: the map is an image; search hits and selections are drawn as points.";
-let webgl; // whether this page can have a WebGL context, asked once
+/** @type {boolean|undefined} whether this page can have a WebGL context, asked once */
+let webgl;
 
 function webglAvailable() {
   if (webgl === undefined) {
@@ -25,7 +36,7 @@ function webglAvailable() {
 
 // A new point table: does this map need WebGL that the browser lacks?
 /** @param {AtlasMap} inst */
-function startFallback(inst) {
+export function startFallback(inst) {
   clearTimeout(inst.densityTimer);
   if (inst.densityUrl) URL.revokeObjectURL(inst.densityUrl); // the old map's charts are gone
   Object.assign(inst, {
@@ -37,33 +48,36 @@ function startFallback(inst) {
 }
 
 // Rows `idx` of every per-point column of `columns` (an overlay: rows, x, y, title, ...).
+/** @param {Drawn} columns @param {number[]} idx @returns {Drawn} */
 function sampleColumns(columns, idx) {
   const n = columns.rows.length;
+  /** @type {Object<string, any>} */
   const out = {};
   for (const [name, values] of Object.entries(columns)) {
     out[name] = values && typeof values !== "string" && values.length === n ? idx.map((i) => values[i]) : values;
   }
-  return out;
+  return /** @type {Drawn} */ (out);
 }
 
+/** @param {number} total @param {number} count */
 function evenSample(total, count) {
   return Array.from({ length: count }, (_, k) => Math.floor((k * total) / count));
 }
 
 // The note under the map: the missing WebGL, and how many of the highlighted or selected papers are points.
-/** @param {AtlasMap} inst */
+/** @param {AtlasMap} inst @param {"sub"|"picked"} what @param {number} total */
 function showCapped(inst, what, total) {
   inst.capped[what] = total > FALLBACK_POINTS ? total : 0;
   const words = { sub: "highlighted", picked: "selected" };
   const parts = Object.entries(inst.capped)
     .filter(([, n]) => n)
-    .map(([kind, n]) => `${number(FALLBACK_POINTS)} of the ${number(n)} ${words[kind]} papers are drawn (an even sample).`);
+    .map(([kind, n]) => `${number(FALLBACK_POINTS)} of the ${number(n)} ${words[/** @type {"sub"|"picked"} */ (kind)]} papers are drawn (an even sample).`);
   inst.noteCount.textContent = parts.length ? " " + parts.join(" ") : "";
   inst.note.hidden = !inst.fallback;
 }
 
 // The highlighted papers the "sub" chart draws as SVG points: all of them, or an even sample.
-/** @param {AtlasMap} inst */
+/** @param {AtlasMap} inst @param {Drawn} sub */
 function fallbackPoints(inst, sub) {
   const total = inst.mask ? inst.mask.rows.length : sub.rows.length;
   showCapped(inst, "sub", total);
@@ -73,12 +87,12 @@ function fallbackPoints(inst, sub) {
 
 // The charts without WebGL: "sub" as ever, in SVG and capped; "all" holds only the selected papers
 // (its image holds every paper).
-/** @param {AtlasMap} inst */
-function fallbackTraces(inst, view, name) {
+/** @param {AtlasMap} inst @param {ViewState} view @param {"all"|"sub"} name */
+export function fallbackTraces(inst, view, name) {
   const t = inst.table;
   if (name === "sub") {
     const [trace] = traces(inst, view, name); // takes the highlighted papers for the view (`inst.sub`)
-    const sub = (inst.sub = fallbackPoints(inst, inst.sub));
+    const sub = (inst.sub = fallbackPoints(inst, /** @type {Drawn} */ (inst.sub))); // `traces` took them
     inst.charts.sub.div.atlasDrawn = [sub];
     return [{ ...trace, type: "scatter", x: sub.x, y: sub.y, text: sub.title, hovertext: sub.detail, marker: { ...trace.marker, color: sub.colour } }];
   }
@@ -94,14 +108,14 @@ function fallbackTraces(inst, view, name) {
   }];
 }
 
-/** @param {AtlasMap} inst */
-function pickedRows(inst, points) {
+/** @param {AtlasMap} inst @param {PlotEvent["points"]} points */
+export function pickedRows(inst, points) {
   return (points || []).map((p) => inst.picked[p.pointIndex]).filter((row) => row !== undefined);
 }
 
 // Show `rows` (a box or lasso selection) as points on the "all" chart.
-/** @param {AtlasMap} inst */
-async function showPicked(inst, rows) {
+/** @param {AtlasMap} inst @param {number[]} rows */
+export async function showPicked(inst, rows) {
   showCapped(inst, "picked", rows.length);
   inst.picked = rows.length > FALLBACK_POINTS ? evenSample(rows.length, FALLBACK_POINTS).map((k) => rows[k]) : rows;
   const chart = inst.charts.all;
@@ -118,6 +132,7 @@ async function showPicked(inst, rows) {
 
 // One paper on the image: a dot of `radius` px at (x, y), blended over what is there ("source over"
 // in the image's own pixels: for 81,646 papers a few times faster than filling canvas paths).
+/** @param {ImageData} image @param {number} x @param {number} y @param {number} radius @param {number[]} rgb @param {number} alpha */
 function dot(image, x, y, radius, rgb, alpha) {
   const { width, height, data } = image;
   const x0 = Math.max(0, Math.round(x - radius)), x1 = Math.min(width, Math.round(x + radius));
@@ -137,7 +152,7 @@ function dot(image, x, y, radius, rgb, alpha) {
 }
 
 /** @param {AtlasMap} inst */
-function scheduleDensity(inst) {
+export function scheduleDensity(inst) {
   clearTimeout(inst.densityTimer);
   inst.densityTimer = setTimeout(() => {
     if (!inst.busy) showDensity(inst);
@@ -149,7 +164,7 @@ function scheduleDensity(inst) {
 // so a pan shows papers until the image is redrawn), as the "all" chart's layout image in data
 // coordinates. At screen resolution: the image's pixels cost most (`pngOf` writes them as they are).
 /** @param {AtlasMap} inst */
-async function showDensity(inst) {
+export async function showDensity(inst) {
   const chart = inst.charts.all;
   if (inst.active !== "all" || !chart.plotted) return; // drawn when the whole map is shown
   const area = plotArea(chart.div), now = ranges(chart.div);
@@ -166,7 +181,7 @@ async function showDensity(inst) {
   const canvas = document.createElement("canvas");
   canvas.width = width;
   canvas.height = height;
-  const g = canvas.getContext("2d");
+  const g = /** @type {CanvasRenderingContext2D} */ (canvas.getContext("2d"));
   const image = g.createImageData(width, height);
   const alpha = t.n < 5000 ? 0.85 : t.n < 20000 ? 0.7 : 0.55; // overlapping papers add up: density
   const radius = Math.max(0.75, t.size * 0.4);
@@ -193,4 +208,3 @@ async function showDensity(inst) {
   chart.div.dataset.atlasDensityMs = String(Math.round(performance.now() - started)); // and benchmarks
   if (previous) URL.revokeObjectURL(previous);
 }
-

@@ -1,8 +1,5 @@
-// What map.js finds on the page and in its generated first line, for the type check only
-// (`npx -y typescript@5 tsc -p app/map_component/js`; docs/app.md). Not part of map.js.
-
-/** The constants shared with Python, generated into map.js (app/map_component/assets.py, `map_script`). */
-declare const SHARED: Shared;
+// What map.js finds on the page, for the type check only
+// (`make lint`: tsc over app/map_component/js; docs/app.md). Not part of map.js.
 
 interface Window {
   Plotly: any; // Plotly.js, loaded once a page (load.js, `loadPlotly`)

@@ -1,12 +1,20 @@
 // @ts-check
 // The key under the map, and the room it takes.
 
+import { LINK, linkWithout, pushQuery, queryWith, writtenLink } from "./links.js";
+import { decodeMask, rankCounts } from "./load.js";
+import { placeMarks } from "./marks.js";
+import { SHARED } from "./shared.js";
+/** @import { AtlasMap } from "./atlas_map.js" */
+/** @import { TopicPanel } from "./panel.js" */
+/** @import { Events, KeyEntry, KeyPick, KeyShown, LegendEvent, PanelFacet, PanelState, ShownPick, TopicName, ViewState } from "./protocol.js" */
+
 // The key, a row under the chart (never over it): theme hues (topics are shades of them) or the
 // values of the column the map is coloured by. Clicking an entry shows only its papers (the app sets
 // the Themes filter, or the column's filter, so the counts, the table and the link follow); clicking
 // it again, or "Show all", shows everything. An entry without a pick (missing values) is not a button.
-/** @param {AtlasMap} inst */
-function drawLegend(inst, entries) {
+/** @param {AtlasMap} inst @param {KeyEntry[]|null|undefined} entries */
+export function drawLegend(inst, entries) {
   const list = entries || [];
   // The entries are made afresh only when their names, colours or picks change; a pick changes only
   // which is on, marked in place, so the entry clicked keeps the focus (Enter again shows all).
@@ -64,7 +72,7 @@ function drawLegend(inst, entries) {
 }
 
 // A click on an entry of the key (or "Show all"), or Back or Forward in the browser to the link it
-// wrote (`query`: the entry's, js/panel.js `historyStep`). An entry the view lets the browser show
+// wrote (`query`: the entry's, js/history.js `historyStep`). An entry the view lets the browser show
 // (`keyShown`: a theme, or a value of the column the map is coloured by, while the server's view has no
 // theme, topic or paper chosen but the topic the panel opened, no filter on that column and no search by
 // meaning) is shown here; so,
@@ -76,7 +84,7 @@ function drawLegend(inst, entries) {
 // it; Back or Forward is left to Streamlit's rerun of the link).
 /** @param {AtlasMap} inst @param {KeyPick} chosen what the entry shows alone (null: "Show all") @param {boolean} on it is shown alone now
  * @param {string} [query] Back or Forward: the link of the entry gone to @returns {boolean} whether the browser shows it */
-function pickKey(inst, chosen, on, query) {
+export function pickKey(inst, chosen, on, query) {
   const pick = { ...chosen, map: inst.pointsUrl };
   const shown = inst.keyShown;
   if (shown && (shown.pick.topics !== undefined || shown.pick.values !== undefined)) {
@@ -106,12 +114,15 @@ function pickKey(inst, chosen, on, query) {
 
 /** The link's key an entry of the map's key writes: the themes', or the colour column's filter's.
  * @param {ViewState} view */
-const keyParam = (view) => (view.colour ? SHARED.filter_key + view.colour : SHARED.theme_key);
+export const keyParam = (view) => (view.colour ? SHARED.filter_key + view.colour : SHARED.theme_key);
+
 /** Whether the topic panel and the papers table still show what the map shows alone (`showInParts`
  * gives the three the same pick), each drawn from the view received before it. @param {KeyShown} shown */
 const partsHold = (shown) => [LINK.panel, LINK.table].every((part) => part && part.keyShown === shown);
+
 /** The entry a pick names (null: "Show all"). @param {KeyPick} pick */
 const entryOf = (pick) => pick.theme ?? pick.value ?? null;
+
 /** @param {ShownPick} a @param {ShownPick} b */
 const samePick = (a, b) =>
   a.theme === b.theme && a.value === b.value && String(a.topics) === String(b.topics) && a.column === b.column && String(a.values) === String(b.values);
@@ -125,7 +136,7 @@ const samePick = (a, b) =>
  * @param {AtlasMap} inst @param {ShownPick} pick @returns {KeyShown|null} */
 function keyShown(inst, pick) {
   const t = inst.table, view = inst.received, summary = LINK.panel && LINK.panel.summary;
-  const wide = pick.topics ? view.unticked : null;
+  const wide = pick.topics && view ? view.unticked : null;
   const some = (pick.topics && (pick.topics.length || wide)) || (pick.values && pick.values.length);
   if (!t || !view || !summary || (entryOf(pick) === null && !some)) return null;
   /** @type {((row: number) => boolean)[]} what a paper shown holds: ticked topics, pressed values; or a key's entry */
@@ -209,7 +220,7 @@ function showInParts(shown) {
 // server told in the task before the parts take it in, as for a pick in the key.
 // Any other is the server's (told so; Back or Forward is left to Streamlit's rerun of the link).
 /** @param {number[]} topics @param {string} [query] @returns {boolean} whether the browser shows them */
-function showTopics(topics, query) {
+export function showTopics(topics, query) {
   const inst = LINK.map, panel = LINK.panel, view = inst && inst.received;
   if (!panel || !panel.view) return false;
   const shown = inst && inst.keyShown;
@@ -230,7 +241,7 @@ function showTopics(topics, query) {
 // as the column's filter (`query`: Back or Forward went to it), and the server told in the task before
 // the parts take it in, as for a pick in the key. Any other is the server's, as for ticks.
 /** @param {PanelFacet} facet @param {number[]} values @param {string} [query] @returns {boolean} whether the browser shows them */
-function showValues(facet, values, query) {
+export function showValues(facet, values, query) {
   const inst = LINK.map, panel = LINK.panel, state = panel && panel.view;
   if (!panel || !state) return false;
   const shown = inst && inst.keyShown, column = facet.column;
@@ -256,7 +267,7 @@ function listStep(event, change, held, key, value, query) {
   /** @param {object} more @returns {Events[K]} the event: the change, and what it says of the step */
   const told = (more) => /** @type {any} */ ({ ...change, ...more });
   if (!inst || !view || !held || (next && !showing)) {
-    if (query === undefined) panel.trigger(event, told({ map: panel.view.points }));
+    if (query === undefined) panel.trigger(event, told({ map: /** @type {PanelState} */ (panel.view).points }));
     return false;
   }
   panel.trigger(event, told({ query: writtenLink(key, value, query), map: inst.pointsUrl }));
@@ -279,8 +290,8 @@ function listPick(shown, change, view) {
 }
 
 // The charts' height: the map's, less the key's row (and the note's) under them.
-/** @param {AtlasMap} inst */
-function chartHeight(inst, view) {
+/** @param {AtlasMap} inst @param {ViewState} view */
+export function chartHeight(inst, view) {
   const rows = [inst.legend, inst.note].map((el) => (el.hidden ? 0 : Math.ceil(el.getBoundingClientRect().height)));
   return Math.max(120, view.height - rows[0] - rows[1]);
 }
@@ -288,7 +299,7 @@ function chartHeight(inst, view) {
 // A narrower window wraps the key onto more lines: the shown chart gives it the room (the other
 // takes its height when it is shown, in showChart).
 /** @param {AtlasMap} inst */
-function followLegend(inst) {
+export function followLegend(inst) {
   if (inst.legendWatch || !window.ResizeObserver) return;
   inst.legendWatch = new ResizeObserver(() => {
     const chart = inst.active ? inst.charts[inst.active] : null;
@@ -301,3 +312,15 @@ function followLegend(inst) {
   inst.legendWatch.observe(inst.note);
 }
 
+// The view state as drawn while a topic is open: its name alone on the map (no theme names); while an
+// entry picked in the key is shown: the names of its topics and themes, its entry marked in the key.
+/** @param {ViewState} view @param {{label: TopicName|null}|null} focus @param {KeyShown|null} shown @returns {ViewState} */
+export function focused(view, focus, shown) {
+  // Values toggled in the topic list of the column the map is coloured by: their entries on, as the server marks them.
+  const toggled = shown && shown.pick.values && shown.pick.column === view.colour ? shown.pick.values : [];
+  const on = (/** @type {KeyPick|null} */ pick) => Boolean(pick && (samePick(pick, /** @type {KeyShown} */ (shown).pick) || (pick.value !== undefined && toggled.includes(pick.value))));
+  const legend = shown ? view.legend.map((entry) => ({ ...entry, on: on(entry.pick) })) : view.legend;
+  if (focus) return { ...view, topics: focus.label ? [focus.label] : [], themes: [], legend };
+  if (!shown) return view;
+  return { ...view, topics: shown.topics, themes: shown.themes, legend };
+}

@@ -2,19 +2,25 @@
 // Loading: Plotly.js and the map's point table, each downloaded once a page (and kept in the browser's
 // Cache Storage); decoding the binary point file, its titles, and a view's mask of the papers in view.
 
-const LOADS = new Map(); // url -> Promise, shared by every instance on the page
+import { SHARED } from "./shared.js";
+/** @import { Mask, Ranges } from "./protocol.js" */
+/** @import { Grouping } from "./sampling.js" */
 
-function once(url, load) {
+/** @type {Map<string, Promise<unknown>>} url -> its download, shared by every instance on the page */
+const LOADS = new Map();
+
+/** `load(url)`, once a page (again after it failed). @template T @param {string} url @param {(url: string) => Promise<T>} load @returns {Promise<T>} */
+export function once(url, load) {
   if (!LOADS.has(url)) {
     LOADS.set(
       url,
-      load(url).catch((error) => {
+      load(url).catch((/** @type {unknown} */ error) => {
         LOADS.delete(url); // a failed download may be retried on the next rerun
         throw error;
       }),
     );
   }
-  return LOADS.get(url);
+  return /** @type {Promise<T>} */ (LOADS.get(url));
 }
 
 // Files are named by their content, so a copy kept in the browser's Cache Storage never goes stale:
@@ -23,6 +29,7 @@ function once(url, load) {
 const CACHE = "abstract-atlas";
 const KEEP = 4; // files of each kind (plotly-, points-) kept; older ones are dropped
 
+/** @param {string} url @returns {Promise<Response>} */
 async function download(url) {
   const store = window.caches && window.isSecureContext ? await caches.open(CACHE).catch(() => null) : null;
   const kept = store ? await store.match(url) : null;
@@ -31,22 +38,25 @@ async function download(url) {
   if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
   if (!store) return response;
   await store.put(url, response.clone()).catch(() => null);
-  const kind = url.split("/").pop().split("-")[0];
-  const same = (await store.keys()).filter((r) => r.url.split("/").pop().startsWith(kind + "-"));
+  const name = (/** @type {string} */ address) => address.slice(address.lastIndexOf("/") + 1);
+  const kind = name(url).split("-")[0];
+  const same = (await store.keys()).filter((r) => name(r.url).startsWith(kind + "-"));
   for (const old of same.slice(0, Math.max(0, same.length - KEEP))) await store.delete(old);
   return response;
 }
 
 // A downloaded file, un-gzip'd. `inline`: the file's bytes as base64, sent through the component where
 // static/ is read-only.
-async function gunzipped(url, inline) {
+/** @param {string} url @param {string} [inline] */
+export async function gunzipped(url, inline) {
   const response = inline
     ? new Response(Uint8Array.from(atob(inline), (c) => c.charCodeAt(0)))
     : await download(url);
-  return new Response(response.body.pipeThrough(new DecompressionStream("gzip")));
+  return new Response(/** @type {ReadableStream<Uint8Array<ArrayBuffer>>} */ (response.body).pipeThrough(new DecompressionStream("gzip")));
 }
 
-function loadPlotly(url, inline) {
+/** @param {string} url @param {string} [inline] @returns {Promise<any>} Plotly */
+export function loadPlotly(url, inline) {
   if (window.Plotly) return Promise.resolve(window.Plotly);
   return once(url, async () => {
     const code = await (await gunzipped(url, inline)).text();
@@ -63,8 +73,8 @@ function loadPlotly(url, inline) {
   });
 }
 
-/** @returns {Promise<PointTable>} */
-function loadTable(url, inline) {
+/** @param {string} url @param {string} [inline] @returns {Promise<PointTable>} */
+export function loadTable(url, inline) {
   return once(url, async () => prepare(decodePoints(await (await gunzipped(url, inline)).arrayBuffer())));
 }
 
@@ -72,16 +82,21 @@ function loadTable(url, inline) {
 // a uint32 header length, a JSON header (names, palettes, ranges, and where each array is), then
 // little-endian typed arrays, each 8-byte aligned: read in place, never copied.
 const POINT_ARRAYS = { float32: Float32Array, uint8: Uint8Array, uint16: Uint16Array, uint32: Uint32Array };
-/** @param {ArrayBuffer} buffer */
-function decodePoints(buffer) {
+
+/** A point file read: its JSON header's fields, and its arrays by name.
+ * @typedef {Object<string, any> & {arrays: Object<string, Float32Array|Uint8Array|Uint16Array|Uint32Array>}} PointFile */
+
+/** @param {ArrayBuffer} buffer @returns {PointFile} */
+export function decodePoints(buffer) {
   const bytes = new Uint8Array(buffer);
   const magic = SHARED.points_magic.length;
   if (new TextDecoder().decode(bytes.subarray(0, magic)) !== SHARED.points_magic) throw new Error("not a point file of this version");
   const length = new DataView(buffer).getUint32(magic, true);
   const header = JSON.parse(new TextDecoder().decode(bytes.subarray(magic + 4, magic + 4 + length)));
   const start = magic + 4 + length;
+  /** @type {PointFile["arrays"]} */
   const arrays = {};
-  for (const [name, [kind, offset, count]] of Object.entries(header.arrays)) {
+  for (const [name, [kind, offset, count]] of Object.entries(/** @type {Object<string, [keyof POINT_ARRAYS, number, number]>} */ (header.arrays))) {
     arrays[name] = new POINT_ARRAYS[kind](buffer, start + offset, count);
   }
   return { ...header, arrays };
@@ -90,7 +105,7 @@ function decodePoints(buffer) {
 // As app.text.plotly_escape and plotly_wrap: titles are untrusted text, escaped for Plotly's hover
 // (which reads a few tags and entities); <br> between wrapped lines is the one tag added.
 /** @param {string} text */
-function plotlyEscape(text) {
+export function plotlyEscape(text) {
   return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
 }
 
@@ -127,13 +142,13 @@ function plotlyWrap(text, width, maxLines) {
 
 /** Row i's title as stored (UTF-8 in one block).
  * @param {PointTable} t @param {number} i */
-function rawTitle(t, i) {
+export function rawTitle(t, i) {
   return t.decoder.decode(t.titleBytes.subarray(i ? t.titleEnd[i - 1] : 0, t.titleEnd[i]));
 }
 
 /** Row i's hover title, escaped and wrapped, made when first drawn and kept.
  * @param {PointTable} t @param {number} i */
-function hoverTitle(t, i) {
+export function hoverTitle(t, i) {
   let title = t.titles[i];
   if (title === undefined) title = t.titles[i] = plotlyWrap(rawTitle(t, i), 64, 3);
   return title;
@@ -153,22 +168,22 @@ function hoverTitle(t, i) {
  * }} PointTable
  */
 
-/** @returns {PointTable} */
+/** @param {PointFile} points @returns {PointTable} */
 function prepare(points) {
   const { arrays: a, ...header } = points;
-  const table = {
+  const table = /** @type {PointTable} */ ({
     ...header, x: a.x, y: a.y, colour: a.colour, source: a.source, order: a.order,
     titleEnd: a.title_end, titleBytes: a.title_bytes, titles: new Array(points.n),
     decoder: new TextDecoder(), groupings: new Map(), codes: {},
-  };
+  });
   // each filterable column's value a row (its position among the column's values; missing: their number)
-  for (const column of table.facets) table.codes[column] = a[`code:${column}`];
-  for (const [column, entry] of Object.entries(table.colourings)) entry.code = a[`code:${column}`];
+  for (const column of table.facets) table.codes[column] = /** @type {Uint8Array|Uint16Array} */ (a[`code:${column}`]);
+  for (const [column, entry] of Object.entries(table.colourings)) entry.code = /** @type {Uint16Array} */ (a[`code:${column}`]);
   return table;
 }
 
 /** @param {PointTable} t @param {number} i */
-function detailOf(t, i) {
+export function detailOf(t, i) {
   return t.topic_names[t.colour[i]] + "<br>" + t.sources[t.source[i]];
 }
 
@@ -177,7 +192,7 @@ function detailOf(t, i) {
 // with its rows in order as `rows`.
 /** The papers of `rows` (null: every paper) that `has` keeps (null: all), counted by colour rank.
  * @param {PointTable} t @param {ArrayLike<number>|null} rows @param {((row: number) => boolean)|null} has */
-function rankCounts(t, rows, has = null) {
+export function rankCounts(t, rows, has = null) {
   const counts = new Int32Array(t.palette.length);
   const total = rows ? rows.length : t.n;
   for (let j = 0; j < total; j++) {
@@ -188,7 +203,7 @@ function rankCounts(t, rows, has = null) {
 }
 
 /** @param {string|null|undefined} text @param {number} n @returns {Mask|null} */
-function decodeMask(text, n) {
+export function decodeMask(text, n) {
   if (text === null || text === undefined) return null;
   const raw = atob(text.slice(1));
   const mask = /** @type {Mask} */ (new Uint8Array(n));
@@ -217,3 +232,9 @@ function decodeMask(text, n) {
   return mask;
 }
 
+/** The map's point table, once the map's instance has started loading it (it may carry its bytes). */
+/** @param {string} url @returns {Promise<PointTable>} */
+export async function mapTable(url) {
+  while (!LOADS.has(url)) await new Promise((resolve) => setTimeout(resolve, 50));
+  return /** @type {Promise<PointTable>} */ (LOADS.get(url));
+}

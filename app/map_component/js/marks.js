@@ -2,10 +2,14 @@
 // Marks over the chart: topic and theme names, the opened paper's ring and its neighbours' rings, the
 // placed abstract's star; HTML elements positioned with the chart's axes, set with textContent.
 
+import { plotArea, ranges } from "./plot.js";
+/** @import { AtlasMap } from "./atlas_map.js" */
+/** @import { ThemeName, TopicName } from "./protocol.js" */
+
 const THEMES_ABOVE = 0.55; // theme names while the view spans more than this share of the map
 
-/** @param {AtlasMap} inst */
-function mark(inst, className) {
+/** @param {AtlasMap} inst @param {string} className */
+export function mark(inst, className) {
   const el = document.createElement("div");
   el.className = className;
   inst.marks.appendChild(el);
@@ -16,22 +20,23 @@ function mark(inst, className) {
 // Sizes are measured in one pass and remembered, so following a drag or a zoom frame by frame only
 // moves elements (measuring one at a time would make the browser lay the page out once per name).
 /** @param {AtlasMap} inst */
-function placeMarks(inst) {
+export function placeMarks(inst) {
   const size = plotArea(inst.gd), now = ranges(inst.gd, inst.liveRanges);
   const view = inst.view;
   if (!size || !now || !view) return;
   const t = inst.table;
   const [x0, x1] = now.x, [y0, y1] = now.y;
-  const px = (x) => size.l + ((x - x0) / (x1 - x0)) * size.w, py = (y) => size.t + ((y1 - y) / (y1 - y0)) * size.h;
-  const inside = (x, y) => x >= size.l && x <= size.l + size.w && y >= size.t && y <= size.t + size.h;
+  const px = (/** @type {number} */ x) => size.l + ((x - x0) / (x1 - x0)) * size.w, py = (/** @type {number} */ y) => size.t + ((y1 - y) / (y1 - y0)) * size.h;
+  const inside = (/** @type {number} */ x, /** @type {number} */ y) => x >= size.l && x <= size.l + size.w && y >= size.t && y <= size.t + size.h;
   const span = Math.max((x1 - x0) / (t.range.x[1] - t.range.x[0]), (y1 - y0) / (t.range.y[1] - t.range.y[0]));
   // Zoomed out, theme names lead and the largest topics' names fill the space between them; zoomed
   // in, topic names only. A few times the limit are tried, as some will overlap.
   const themes = view.themes.length > 0 && span > THEMES_ABOVE;
   const limit = themes ? view.themes.length + Math.ceil(view.label_limit / 2) : view.label_limit;
-  const inView = (label) => inside(px(label.x), py(label.y));
+  const inView = (/** @type {{x: number, y: number}} */ label) => inside(px(label.x), py(label.y));
+  /** @type {(TopicName & {theme?: boolean} | ThemeName & {theme: true, chosen?: boolean, colour?: string})[]} */
   const candidates = [
-    ...(themes ? view.themes.filter(inView).map((label) => ({ ...label, theme: true })) : []),
+    ...(themes ? view.themes.filter(inView).map((label) => ({ ...label, theme: /** @type {true} */ (true) })) : []),
     ...view.topics.filter(inView),
   ].slice(0, limit * 3);
   while (inst.labels.length < candidates.length) inst.labels.push(mark(inst, "atlas-label"));
@@ -44,6 +49,7 @@ function placeMarks(inst) {
     return { label, font, kind, key: `${kind}|${font}|${label.text}` };
   });
   const sizes = inst.labelSizes;
+  /** @type {[HTMLElement, string][]} */
   const unknown = [];
   looks.forEach((look, i) => {
     const el = inst.labels[i];
@@ -58,10 +64,11 @@ function placeMarks(inst) {
     if (!sizes.has(look.key)) unknown.push([el, look.key]);
   });
   for (const [el, key] of unknown) sizes.set(key, [el.offsetWidth, el.offsetHeight]); // one layout
+  /** @type {number[][]} */
   const placed = [];
   looks.forEach((look, i) => {
     const el = inst.labels[i];
-    const [w, h] = sizes.get(look.key);
+    const [w, h] = /** @type {number[]} */ (sizes.get(look.key)); // measured above
     const x = px(look.label.x), y = py(look.label.y);
     // near an edge the name slides inwards; a name that would overlap one already placed is left out
     const left = Math.min(Math.max(x - w / 2, size.l + 2), size.l + size.w - w - 2);
@@ -78,10 +85,10 @@ function placeMarks(inst) {
   for (let i = looks.length; i < inst.labels.length; i++) inst.labels[i].hidden = true;
   // the opened paper's ring and the placed abstract's star
   const paper = view.paper === null || view.paper === undefined ? null : [t.x[view.paper], t.y[view.paper]];
-  for (const [el, spot, radius] of [
+  for (const [el, spot, radius] of /** @type {[HTMLElement, number[]|null, number][]} */ ([
     [inst.ring, paper, t.size + 6],
     [inst.pin, view.pin ? [view.pin.x, view.pin.y] : null, 12],
-  ]) {
+  ])) {
     if (!spot || !inside(px(spot[0]), py(spot[1]))) {
       el.hidden = true;
       continue;
@@ -104,4 +111,3 @@ function placeMarks(inst) {
     el.style.transform = `translate(${Math.round(x - radius)}px, ${Math.round(y - radius)}px)`;
   });
 }
-

@@ -8,120 +8,14 @@
 // order). Back and Forward to any other entry are Streamlit's: it reruns the page with the entry's link.
 // Every text is set with textContent: names, keywords, venues and titles are untrusted.
 
-/** The page's map, topic panel and papers table, which find each other, and the opened topic as the
- * browser shows it (the panel opens it; the table lists its papers).
- * @type {{map: AtlasMap|null, panel: TopicPanel|null, table: PapersTable|null, topic: number|null|undefined}} */
-const LINK = { map: null, panel: null, table: null, topic: undefined };
-
-/** Whether `event` is an Escape the page may answer (closing the opened topic or paper): not taken
- * already, nor pressed in a field that answers it itself (a text box, an open list or dialog).
- * @param {KeyboardEvent} event */
-function freeEscape(event) {
-  if (event.key !== "Escape" || event.defaultPrevented) return false;
-  const target = /** @type {HTMLElement} */ (event.target);
-  return !(target && target.closest && target.closest("input, textarea, select, [contenteditable], [role='dialog'], [role='listbox']"));
-}
-
-/** As Python's urllib.parse.quote_plus: what the server's query string looks like (Streamlit writes it). */
-/** @param {string} text */
-function pyQuote(text) {
-  return encodeURIComponent(text)
-    .replace(/[!'()*]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase())
-    .replaceAll("%20", "+");
-}
-
-// A query string as the server writes it (`app.state.to_params`, then Streamlit's urlencode): the
-// keys in the link's order (`SHARED.link_order`; "f." stands for every filter key), the zoom last.
-/** @param {URLSearchParams} params */
-function linkQuery(params) {
-  const order = (key) => {
-    const k = SHARED.link_order.indexOf(key.startsWith("f.") ? "f." : key);
-    return k === -1 ? SHARED.link_order.length : k;
-  };
-  const pairs = [...params.entries()].map(([key, value], i) => /** @type {[string, string, number]} */ ([key, value, i]));
-  pairs.sort((a, b) => order(a[0]) - order(b[0]) || a[2] - b[2]);
-  return pairs.map(([key, value]) => `${pyQuote(key)}=${pyQuote(value)}`).join("&");
-}
-
-/** The address bar's query with the link's `key` set to `value` (several: the key once for each;
- * null or none: dropped), as the server writes it. @param {string} key @param {string|string[]|null} value */
-function queryWith(key, value) {
-  const params = new URLSearchParams(window.location.search);
-  params.delete(key);
-  for (const item of value === null ? [] : Array.isArray(value) ? value : [value]) params.append(key, item);
-  return linkQuery(params);
-}
-
-/** The link a step the browser draws itself writes, `key` set to `value` (`queryWith`), as a new
- * history entry; or `query`, where Back or Forward went to it already.
- * @param {string} key @param {string|string[]|null} value @param {string} [query] @returns {string} */
-function writtenLink(key, value, query) {
-  if (query !== undefined) return query;
-  const written = queryWith(key, value);
-  pushQuery(written);
-  return written;
-}
-
-/** A step the browser drew itself, written into the address bar as the server would: a new history
- * entry (so Back undoes it). @param {string} query */
-function pushQuery(query) {
-  HISTORY.push(window.history.state, "", window.location.pathname + (query ? `?${query}` : "") + window.location.hash);
-}
-
-/** A query string as the server writes it, without the link's keys `dropped`.
- * @param {string} query @param {string[]} dropped */
-function linkWithout(query, dropped) {
-  const params = new URLSearchParams(query);
-  for (const key of dropped) params.delete(key);
-  return linkQuery(params);
-}
-
-/** Whether two query strings differ in at most the link's `key` and the zoom.
- * @param {string} a @param {string} b @param {string} key */
-function differsOnlyIn(a, b, key) {
-  return linkWithout(a, [key, SHARED.zoom_key]) === linkWithout(b, [key, SHARED.zoom_key]);
-}
-
-/** @param {string} tag @param {string} [className] @param {string} [text] */
-function element(tag, className, text) {
-  const el = document.createElement(tag);
-  if (className) el.className = className;
-  if (text !== undefined) el.textContent = text; // literal text, never markup
-  return el;
-}
-
-// Numbers as the page writes them (12,345), by one formatter: `toLocaleString` with a locale makes a
-// formatter each call, and the topic list's 400 numbers at 179 topics took 20 ms of each redraw.
-const NUMBER = new Intl.NumberFormat("en-US");
-
-/** @param {number} n */
-function number(n) {
-  return NUMBER.format(n);
-}
-
-/** The element inside `root` that has the focus (null: none there). @param {HTMLElement} root */
-function focusedIn(root) {
-  const active = document.activeElement;
-  return active instanceof HTMLElement && root.contains(active) ? active : null;
-}
-
-/** `root` was made afresh while `held` had the focus: its new self takes it, so the keyboard keeps its
- * place — the same kind of element (tag, first class) with the same data attributes, or, where it has
- * none, the same text (never a disabled one); else `fallback`, if any.
- * @param {HTMLElement} root @param {HTMLElement} held @param {HTMLElement|null} [fallback] */
-function keepFocus(root, held, fallback = null) {
-  const data = JSON.stringify(held.dataset), named = data !== "{}";
-  const same = [...root.querySelectorAll(`${held.tagName}.${held.classList[0]}`)].find((el) =>
-    el instanceof HTMLElement && !(/** @type {HTMLButtonElement} */ (el).disabled) &&
-    (named ? JSON.stringify(el.dataset) === data : el.textContent === held.textContent));
-  const target = /** @type {HTMLElement|null} */ (same || fallback);
-  if (target) target.focus({ preventScroll: true });
-}
-
-/** @param {number} n @param {string} noun */
-function counted(n, noun) {
-  return `${number(n)} ${noun}${n === 1 ? "" : "s"}`;
-}
+import { counted, element, focusedIn, freeEscape, keepFocus, number } from "./dom.js";
+import { closePaper, watchHistory } from "./history.js";
+import { pickKey, showTopics, showValues } from "./legend.js";
+import { LINK, pushQuery, queryWith } from "./links.js";
+import { decodeMask, gunzipped, mapTable, plotlyEscape, rankCounts, rawTitle } from "./load.js";
+import { SHARED } from "./shared.js";
+/** @import { PointTable } from "./load.js" */
+/** @import { CentralPaper, KeyShown, Mask, NearPaper, PanelFacet, PanelState, PaperState, Summary, SummaryTopic, Trigger } from "./protocol.js" */
 
 /** A theme's heading in the topic list: a button that shows only its papers, as its entry in the map's
  * key does (js/legend.js, `pickKey`: drawn by the browser where the view lets it), or, where it is the
@@ -157,23 +51,23 @@ function tickBox(name, checked, data, changed) {
   return hit;
 }
 
-class TopicPanel {
+export class TopicPanel {
   /** @type {HTMLElement} */ root;
   /** @type {HTMLElement} the topic list */ listView;
   /** @type {HTMLElement} an opened topic */ topicView;
   /** @type {HTMLElement} an opened paper (the server's: `PanelState.paper`) */ paperView;
   paperKey = ""; // the opened paper drawn
   /** @type {Summary|null} */ summary = null;
-  summaryUrl = null;
+  /** @type {string|null} */ summaryUrl = null;
   /** @type {Map<number, SummaryTopic>} */ byId = new Map();
   /** @type {PanelState|null} the last state the server sent */ view = null;
   /** @type {number|null} the topic shown (null: the list) */ topic = null;
-  serverTopic = undefined; // the topic the server last sent: a new one is followed
+  /** @type {number|null|undefined} the topic the server last sent: a new one is followed */ serverTopic = undefined;
   /** @type {KeyShown|null} an entry picked in the key, shown here until the server's next state */ keyShown = null;
   /** @type {Int32Array|null} papers in view by colour rank (null: every paper) */ counts = null;
-  countsKey = undefined;
-  table = null; // the map's point table (the colours count the papers in view), shared with the map
-  listKey = undefined;
+  /** @type {string|null|undefined} */ countsKey = undefined;
+  /** @type {PointTable|null} the map's point table (the colours count the papers in view), shared with the map */ table = null;
+  /** @type {string|undefined} */ listKey = undefined;
   chartTab = "Keywords"; // the chart an opened topic shows, kept from topic to topic
   facetsOpen = false; // the values to filter by shown (the reader opened them)
   facetsTop = 0; // how far the reader scrolled the values, kept as the list is drawn again
@@ -182,6 +76,7 @@ class TopicPanel {
   /** @type {HTMLElement} */ loading;
   /** @type {(event: KeyboardEvent) => void} */ onKey;
 
+  /** @param {HTMLElement} parentElement */
   constructor(parentElement) {
     this.root = element("div", "atlas-panel");
     this.listView = element("section", "atlas-panel-list");
@@ -219,9 +114,9 @@ class TopicPanel {
     }
     this.loading.hidden = true;
     if (data.mask !== null && this.countsKey !== `${data.points}|${data.mask}`) {
-      this.table = await mapTable(data.points);
-      const mask = /** @type {Mask} */ (decodeMask(data.mask, this.table.n));
-      this.counts = rankCounts(this.table, mask.rows);
+      const table = (this.table = await mapTable(data.points));
+      const mask = /** @type {Mask} */ (decodeMask(data.mask, table.n));
+      this.counts = rankCounts(table, mask.rows);
       this.countsKey = `${data.points}|${data.mask}`;
     } else if (data.mask === null) {
       this.counts = null;
@@ -303,7 +198,7 @@ class TopicPanel {
   /** Whether the topic `topic` is in the theme `theme` (the map's summary). @param {number} topic @param {number} theme */
   inTheme(topic, theme) {
     const entry = this.byId.get(topic);
-    return Boolean(entry) && entry.theme === theme;
+    return entry !== undefined && entry.theme === theme;
   }
 
   // The list: under theme headings where the map has them, by size or growth, each topic's papers in
@@ -356,11 +251,11 @@ class TopicPanel {
     );
     const list = element("div", "atlas-topic-sections");
     const counts = shown ? shown.counts : this.counts;
-    const inView = (topic) => (counts ? counts[topic.rank] : topic.size);
+    const inView = (/** @type {SummaryTopic} */ topic) => (counts ? counts[topic.rank] : topic.size);
     const biggest = Math.max(1, ...summary.topics.map((t) => t.size));
     for (const section of sections) {
       const group = element("div", "atlas-topic-section");
-      const topics = section.topics.map((id) => this.byId.get(id)).filter(Boolean);
+      const topics = section.topics.map((id) => this.byId.get(id)).filter((topic) => topic !== undefined);
       if (section.name !== null) {
         const held = topics.reduce((sum, t) => sum + inView(t), 0);
         const head = element("div", "atlas-section-head");
@@ -412,7 +307,7 @@ class TopicPanel {
 
   /** Open a topic (null: back to the list) as the reader asked (a new history entry), or as Back or
    * Forward in the browser went to (`how.query`: the entry's link): the map dimmed, the server told
-   * (`how.tell`: unless Streamlit's own rerun follows the link, js/panel.js `watchHistory`).
+   * (`how.tell`: unless Streamlit's own rerun follows the link, js/history.js `watchHistory`).
    * @param {number|null} topic @param {{focus?: boolean, query?: string, tell?: boolean}} how */
   open(topic, how = {}) {
     if (topic !== null && !this.byId.has(topic)) return;
@@ -662,12 +557,14 @@ function growthText(score) {
 }
 
 const BAR_LABEL = 28; // characters of a name beside its bar; the whole name in the hover and the list
+
 // The venue bars' font, Plotly's own family: the names' margin is measured in it (`textWidth`), not left
 // to Plotly's automargin, which draws a chart twice.
 const BAR_FONT = { size: 12, family: '"Open Sans", verdana, arial, sans-serif' };
 
 /** @type {CanvasRenderingContext2D|null} */
 let MEASURE = null;
+
 /** The widest of `texts` in `font`, in pixels (a canvas measures as the SVG text draws).
  * @param {string[]} texts @param {{size: number, family: string}} font */
 function textWidth(texts, font) {
@@ -678,6 +575,7 @@ function textWidth(texts, font) {
 
 /** The charts drawn so far: those no longer in the page are purged (their resize listener, their state). */
 const CHARTS = new Set();
+
 /** @param {any} Plotly @param {HTMLElement} div */
 function tracked(Plotly, div) {
   for (const old of CHARTS) {
@@ -742,7 +640,7 @@ async function barChart(panel, title, labels, values, colour, said, more, axis) 
   panel.append(div);
   const Plotly = await plotlyReady();
   tracked(Plotly, div);
-  const short = (label) => (label.length > BAR_LABEL ? label.slice(0, BAR_LABEL - 1).trimEnd() + "…" : label);
+  const short = (/** @type {string} */ label) => (label.length > BAR_LABEL ? label.slice(0, BAR_LABEL - 1).trimEnd() + "…" : label);
   const rows = labels.map((_, k) => k);
   const top = Math.max(...values, 1e-12);
   const ticks = labels.map(short);
@@ -781,8 +679,8 @@ async function yearChart(panel, topic) {
   for (let y = first; y <= last; y++) years.push(y);
   await Plotly.newPlot(div, [{
     type: "scatter", mode: "lines+markers", connectgaps: false, x: years,
-    y: years.map((y) => (known.has(y) ? Math.round(known.get(y).share * 10000) / 100 : null)),
-    customdata: years.map((y) => (known.has(y) ? [known.get(y).papers, known.get(y).total] : [0, 0])),
+    y: years.map((y) => known.get(y)).map((at) => (at ? Math.round(at.share * 10000) / 100 : null)),
+    customdata: years.map((y) => known.get(y)).map((at) => (at ? [at.papers, at.total] : [0, 0])),
     line: { color: topic.colour }, marker: { color: topic.colour },
     hovertemplate: "%{x}: %{y:.1f}% of papers (%{customdata[0]} of %{customdata[1]})<extra></extra>",
   }], {
@@ -799,204 +697,4 @@ async function plotlyReady() {
   while (!window.Plotly) await new Promise((resolve) => setTimeout(resolve, 50));
   await new Promise((resolve) => setTimeout(resolve, 0));
   return window.Plotly;
-}
-
-/** The map's point table, once the map's instance has started loading it (it may carry its bytes). */
-/** @param {string} url @returns {Promise<PointTable>} */
-async function mapTable(url) {
-  while (!LOADS.has(url)) await new Promise((resolve) => setTimeout(resolve, 50));
-  return LOADS.get(url);
-}
-
-// Back and Forward in the browser. Streamlit's own handler (its App's `onHistoryChange`, added to the
-// window before any component's listener, and so run first: listeners on the window run in the order
-// they were added, capturing or not, in Chromium 156) reruns the whole page with the entry's link.
-// It is taken over here, and still runs for every entry but one the browser draws itself
-// (`historyStep`: as the click that wrote it, or a view it kept), and whenever a script run is under
-// way; found nowhere (another Streamlit), it runs first as before, and the panel shows an entry's
-// topic at once while the rerun follows the link.
-function watchHistory() {
-  if (HISTORY.watching) return;
-  HISTORY.watching = true;
-  wrapHistory();
-  const streamlit = streamlitHistoryHandler();
-  if (streamlit) window.removeEventListener("popstate", streamlit);
-  window.addEventListener("popstate", (event) => {
-    const before = HISTORY.search, now = window.location.search;
-    HISTORY.search = now;
-    let drawn = false;
-    try {
-      drawn = before !== null && before !== now && historyStep(before, now, streamlit !== null);
-    } finally {
-      if (streamlit && !drawn) streamlit(event); // the page follows the link, whatever went wrong here
-    }
-  });
-}
-
-/** Whether no script run is under way (Streamlit says so on its app's element; not said: taken as running). */
-function streamlitIdle() {
-  const app = /** @type {HTMLElement|null} */ (document.querySelector('[data-testid="stApp"]'));
-  return Boolean(app && app.dataset.testScriptState === "notRunning");
-}
-
-/** Streamlit's handler of Back and Forward: its App component's `onHistoryChange`, found among the
- * page's first React components (null: not there). @returns {((event: Event) => void)|null} */
-function streamlitHistoryHandler() {
-  const root = document.getElementById("root");
-  const key = root && Object.keys(root).find((name) => name.startsWith("__reactContainer$"));
-  const stack = key ? [/** @type {any} */ (root)[key]] : [];
-  for (let seen = 0; stack.length && seen < 500; seen++) {
-    const fiber = stack.pop();
-    const handler = fiber.stateNode && fiber.stateNode.onHistoryChange;
-    if (typeof handler === "function") return handler;
-    if (fiber.sibling) stack.push(fiber.sibling);
-    if (fiber.child) stack.push(fiber.child);
-  }
-  return null;
-}
-
-/** Back or Forward from the link `before` to `now`, drawn by the browser where the entry is one it
- * draws as a click: another topic opened in the panel (or the list), or the key's entry shown alone
- * (or all again, js/legend.js `pickKey`), the server told as by the click, with the entry's link; or
- * a view the server drew before, drawn again from the states the browser kept for its link
- * (`redrawView`: the only way to an opened paper's view). Only where `tell` (else Streamlit's rerun
- * follows the link, and the panel alone shows an entry's topic at once). Whether the browser drew it
- * and told the server.
- * @param {string} before @param {string} now @param {boolean} tell */
-function historyStep(before, now, tell) {
-  const params = new URLSearchParams(now), query = now.replace(/^\?/, "");
-  if (tell && !streamlitIdle()) return false; // a run under way: its parts would follow it
-  if (params.has("paper")) return tell && redrawView(now); // an opened paper's view: as the server drew it
-  const panel = LINK.panel;
-  if (panel && panel.summary && differsOnlyIn(before, now, SHARED.topic_key)) {
-    const raw = params.get(SHARED.topic_key);
-    const topic = raw === null ? null : Number(raw);
-    if (topic !== null && !(Number.isInteger(topic) && panel.byId.has(topic) && String(topic) === raw.trim())) return false;
-    panel.open(topic, { query, tell }); // the zoom: zoom.js's own listener
-    return tell;
-  }
-  const inst = LINK.map, view = inst && inst.received;
-  if (!tell || !inst || !view) return false;
-  const key = keyParam(view);
-  if (differsOnlyIn(before, now, key)) {
-    const values = params.getAll(key);
-    const entry = values.length === 1 ? view.legend.find((e) => e.pick && e.link === values[0]) : undefined;
-    const chosen = entry ? /** @type {KeyPick} */ (entry.pick) : { [view.colour ? "value" : "theme"]: null };
-    if ((!values.length || entry) && pickKey(inst, chosen, false, query)) return true;
-  }
-  if (differsOnlyIn(before, now, SHARED.topics_key)) {
-    // Topics shown alone by the browser (ticked, or "Only this topic"), or the view the parts hold
-    // under them: drawn again so, the server told as by the tick.
-    const raw = params.get(SHARED.topics_key), topics = raw === null ? [] : raw.split(",").map(Number);
-    if (topics.join() === (raw ?? "") && showTopics(topics, query)) return true;
-  }
-  for (const facet of panel && panel.view ? panel.view.facets : []) {
-    // Values of a column pressed in the list, or the view under them: drawn again so, as by the press.
-    const key = SHARED.filter_key + facet.column;
-    if (!differsOnlyIn(before, now, key)) continue;
-    const values = params.getAll(key).map((text) => facet.values.indexOf(text));
-    if (!values.includes(-1) && showValues(facet, values, query)) return true;
-  }
-  return redrawView(now); // a view the server drew before, kept by the browser
-}
-
-// The states the server sent for each view it drew, by the view's link (`link`: its query string as
-// the server writes it, without the map's name and the zoom): the map's, the topic panel's and the
-// papers table's, kept where all three were drawn for the same link (the table's but for an opened
-// paper, which it does not show; the last 20 views). Back or Forward to one of them is drawn again
-// from them by the browser (`redrawView`).
-/** @typedef {{map: ViewState, panel: PanelState, table: TableState}} KeptView */
-const VIEWS = {
-  /** @type {{map?: ViewState, panel?: PanelState, table?: TableState}} what each part shows now */ last: {},
-  /** @type {Map<string, KeptView>} */ byLink: new Map(),
-};
-
-/** A link as a key: its query string in the link's order, without the map's name and the zoom. @param {string} query */
-const linkKey = (query) => linkWithout(query, [SHARED.zoom_key, "map"]);
-
-/** A part's state as the server sent it (without its inline files: they are loaded once), kept for
- * its view. @param {"map"|"panel"|"table"} kind @param {any} data */
-function keepView(kind, data) {
-  const { points_data, plotly_data, module_data, summary_data, table_data, ...kept } = data;
-  VIEWS.last[kind] = kept;
-  const { map, panel, table } = VIEWS.last;
-  if (!map || !panel || !table || map.link === undefined || map.link !== panel.link) return;
-  if (table.link === undefined || !differsOnlyIn(map.link, table.link, "paper")) return; // the table shows no paper
-  const key = linkKey(map.link);
-  VIEWS.byLink.delete(key); // the newest last
-  VIEWS.byLink.set(key, { map, panel, table });
-  if (VIEWS.byLink.size > 20) VIEWS.byLink.delete(/** @type {string} */ (VIEWS.byLink.keys().next().value));
-}
-
-/** The opened paper closed (its "Back to …", or Escape): the view it was opened from drawn again from
- * the states the browser kept for its link (`redrawView`), as a new history entry; else, where none is
- * kept or a run is under way, the server's step ("click" with no row).
- * @param {Trigger} trigger the caller's @param {string} map its point table's URL */
-function closePaper(trigger, map) {
-  if (!(streamlitIdle() && redrawView(queryWith("paper", null), true))) trigger("click", { row: null, map });
-}
-
-/** Back or Forward to the link `search` (or, `written`, a step to it the browser draws: a new history
- * entry): the map, the topic panel and the papers table drawn again from the states kept for it, where
- * the map, its summary and its table are those drawn now and no abstract is placed, now or in the kept
- * view (the server drops it on Back); the server told first ("history": it follows the link and draws
- * the sidebar, the header and the downloads), as for a step the panel draws. Whether they were.
- * @param {string} search @param {boolean} [written] */
-function redrawView(search, written = false) {
-  const inst = LINK.map, drawn = keptView(search), query = search.replace(/^\?/, "");
-  if (!inst || !drawn) return false;
-  if (written) pushQuery(query);
-  inst.trigger("history", { query, map: inst.pointsUrl });
-  showKept(drawn);
-  return true;
-}
-
-/** The states kept for the link `search`, as the map, the topic panel and the papers table would show
- * them now: where the map, its summary and its table are those drawn now and no abstract is placed,
- * now or in the kept view (the server drops it on Back); else null. @param {string} search
- * @param {number} [cleared] the map's "Clear selection" counter where the step moves it (else the last one)
- * @returns {KeptView|null} */
-function keptView(search, cleared) {
-  const kept = VIEWS.byLink.get(linkKey(search));
-  const { map, panel: now, table: listed } = VIEWS.last;
-  if (!kept || !LINK.map || !LINK.panel || !LINK.table || !map || !now || !listed || map.pin || kept.map.pin) return null;
-  if (kept.map.points !== map.points || kept.panel.summary !== now.summary || kept.table.table !== listed.table) return null;
-  // The counters the server sent last: an old one would be read as "Clear selection" or "Reset view".
-  return {
-    map: { ...kept.map, clear: cleared ?? map.clear, reset: map.reset, key_picks: map.key_picks, height: map.height },
-    panel: { ...kept.panel, key_picks: now.key_picks, height: now.height },
-    table: { ...kept.table, key_picks: listed.key_picks },
-  };
-}
-
-/** A kept view (`keptView`) shown by the map, the topic panel and the papers table, in the task after
- * this one (the server, told in this one, works out its answer meanwhile). @param {KeptView} drawn */
-function showKept(drawn) {
-  VIEWS.last = { ...drawn };
-  const inst = /** @type {AtlasMap} */ (LINK.map), panel = /** @type {TopicPanel} */ (LINK.panel), table = /** @type {PapersTable} */ (LINK.table);
-  setTimeout(() => {
-    showMapState(inst, drawn.map);
-    for (const [part, data] of /** @type {[TopicPanel|PapersTable, any][]} */ ([[panel, drawn.panel], [table, drawn.table]])) {
-      part.serverTopic = undefined; // the view's opened topic, followed
-      showPartState(part, data);
-    }
-  }, 0);
-}
-
-/** The map shows a state the server sent (js/entry.js), or one kept for a view (`redrawView`): the
- * server's view, not an entry picked in the key. @param {AtlasMap} inst @param {ViewState} data */
-function showMapState(inst, data) {
-  inst.keyShown = null; // the server's view state shows an entry picked in the key now, if still chosen
-  inst.pending = data;
-  inst.update();
-}
-
-/** The topic panel or the papers table shows a state, one update after another, an error said in its
- * place. @param {TopicPanel|PapersTable} part @param {any} data */
-function showPartState(part, data) {
-  part.ready = part.ready.then(() => part.update(data)).catch((error) => {
-    part.loading.hidden = false;
-    part.loading.textContent = `The ${part instanceof TopicPanel ? "topics" : "papers"} could not be shown: ${error.message}`;
-    console.error(error);
-  });
 }

@@ -4,6 +4,10 @@
 // `SHARED` by app/map_component/assets.py, `map_script`). Each typedef mirrors the TypedDict of the
 // same name in app/map_component/payload.py field by field; tests/test_map_script.py holds them to it.
 
+/** @import { PointTable } from "./load.js" */
+/** @import { View } from "./view.js" */
+
+
 /**
  * The constants Python and the browser share (payload.py, `shared_constants`).
  * @typedef {Object} Shared
@@ -23,7 +27,13 @@
  * @property {string} select_key the link's key of a box or lasso selection (`app.selection`)
  * @property {number} max_corners a lasso's corners in a link at most
  * @property {number} max_topic_labels topic names a view state carries at most (`topic_labels`)
+ * @property {ViewKeys} link_keys each setting of the view's key in the link (`app.state.SETTINGS`; the filters' the prefix)
+ * @property {View} view_defaults each setting's default, left out of the link (`app.state.VIEW_DEFAULTS`)
+ * @property {number} unassigned the topic id of the papers no topic holds
+ * @property {number} not_close_shown the nearest papers a search by meaning shows where none is close
  */
+
+/** @typedef {{[K in keyof View]: string}} ViewKeys */
 
 /**
  * A placed abstract's star.
@@ -432,6 +442,16 @@
 /** @typedef {{name: "all"|"sub", div: PlotDiv, plotted: boolean, drawnKey: string|undefined, syncing: boolean, sampledFor?: string}} Chart */
 
 /** @typedef {{x: number[], y: number[]}} Ranges */
+
+/** What the map's own moves and the reader's leave on a chart besides its data: the ranges, the drag
+ * tool, a drawn box or lasso (js/plot.js, `shownState`).
+ * @typedef {{x: number[], y: number[], dragmode: string, selections: any[]|undefined}} ChartState */
+
+/** A Plotly event of a chart (a click, a box or lasso drawn, a relayout's changed keys).
+ * @typedef {{points?: {pointIndex: number, curveNumber: number}[], range?: {x: number[], y: number[]}, lassoPoints?: {x: number[], y: number[]}} & Object<string, any>} PlotEvent */
+
+/** An image Plotly places on a chart (a layout image): the faint rest, or the map without WebGL.
+ * @typedef {{source: string, xref: string, yref: string, x: number, y: number, sizex: number, sizey: number, sizing: string, layer: string, opacity: number}} PlotImage */
 
 /** A view's mask (`decodeMask`): 1 = in view, with the rows in view in order.
  * @typedef {Uint8Array & {rows: Uint32Array}} Mask */

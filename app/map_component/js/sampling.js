@@ -15,13 +15,20 @@
 // sampled the same way when more than `draw_cap` of them: a search for "learning" finds 370,000 of a
 // million papers, and drawing them all was most of the step's two seconds (STEPS_RESULTS.md, slice 18).
 
+import { detailOf, hoverTitle } from "./load.js";
+import { SHARED } from "./shared.js";
+/** @import { AtlasMap } from "./atlas_map.js" */
+/** @import { PointTable } from "./load.js" */
+/** @import { LassoPath, Mask, Outline, PlotEvent, Ranges, ViewState } from "./protocol.js" */
+
 /** @typedef {{groups: {colour: string, rows: Uint32Array}[], code: Uint16Array, slot: Uint32Array, palette: string[]}} Grouping */
 /** @typedef {{colour: any, rows: Uint32Array|number[], x: Float32Array|number[], y: Float32Array|number[], title: string[], detail: string[], sampled?: boolean}} Drawn */
 
 // The colouring's groups: {colour, rows} in drawing order, and `slot[code]` = a code's group.
 /** @param {PointTable} table @param {string} key @returns {Grouping} */
-function grouping(table, key) {
-  if (table.groupings.has(key)) return table.groupings.get(key);
+export function grouping(table, key) {
+  const made = table.groupings.get(key);
+  if (made) return made;
   const by = key && table.colourings[key] ? table.colourings[key] : null;
   const palette = by ? by.palette : table.palette;
   const code = by ? by.code : table.colour;
@@ -29,9 +36,8 @@ function grouping(table, key) {
   const order = [grey, ...palette.keys()].filter((c, k) => k === 0 || c !== grey);
   const slot = new Uint32Array(palette.length);
   order.forEach((c, k) => (slot[c] = k));
-  const groups = order.map((c) => ({ colour: palette[c], rows: null }));
-  const split = bySlot(table.n, null, code, slot, groups.length);
-  groups.forEach((g, k) => (g.rows = split[k]));
+  const split = bySlot(table.n, null, code, slot, order.length);
+  const groups = order.map((c, k) => ({ colour: palette[c], rows: split[k] }));
   const result = { groups, code, slot, palette };
   table.groupings.set(key, result);
   return result;
@@ -57,7 +63,7 @@ function bySlot(n, rows, code, slot, slots) {
 // when all of them fit under `cap`; else the first `cap` papers in the draw order that are in the view
 // (widened by a fifth each side, so a small pan shows points at once).
 /** @param {PointTable} t @param {Mask|null} mask @param {Ranges} range @param {number} cap @returns {Uint32Array|null} */
-function sampleRows(t, mask, range, cap) {
+export function sampleRows(t, mask, range, cap) {
   const total = mask ? mask.rows.length : t.n;
   if (total <= cap) return null;
   const padX = (range.x[1] - range.x[0]) * 0.2, padY = (range.y[1] - range.y[0]) * 0.2;
@@ -75,7 +81,7 @@ function sampleRows(t, mask, range, cap) {
 }
 
 /** Points drawn at most per view: the view state's, or Python's default. @param {ViewState|null} view */
-function capOf(view) {
+export function capOf(view) {
   return view && view.draw_cap > 0 ? view.draw_cap : SHARED.draw_cap;
 }
 
@@ -83,7 +89,7 @@ function capOf(view) {
 // the unassigned grey is drawn first, under the rest; typed x/y, a colour per point, and hover text
 // made only for the points hovered (`lazyTexts`).
 /** @param {AtlasMap} inst @param {ArrayLike<number>|null} rows @returns {Drawn} */
-function painted(inst, rows) {
+export function painted(inst, rows) {
   const t = inst.table;
   const g = grouping(t, inst.colourKey || "");
   const parts = rows ? bySlot(t.n, rows, g.code, g.slot, g.groups.length) : g.groups.map((group) => group.rows);
@@ -124,8 +130,8 @@ function lazyTexts(m, make) {
 }
 
 // The highlighted papers to draw: every one, or sampled like the map when more than the cap.
-/** @param {AtlasMap} inst */
-function overlay(inst, mask, range) {
+/** @param {AtlasMap} inst @param {Mask} mask @param {Ranges} range */
+export function overlay(inst, mask, range) {
   const sampled = sampleRows(inst.table, mask, range, capOf(inst.view));
   const sub = painted(inst, sampled || mask.rows);
   sub.sampled = sampled !== null;
@@ -133,48 +139,16 @@ function overlay(inst, mask, range) {
 }
 
 // What the shown chart draws of the papers, as a key: redrawn when it changes (`resample`).
-/** @param {AtlasMap} inst */
-function sampleKey(inst, name) {
+/** @param {AtlasMap} inst @param {"all"|"sub"} name */
+export function sampleKey(inst, name) {
   const t = inst.table;
   const total = name === "all" ? t.n : inst.mask ? inst.mask.rows.length : 0;
   if (total <= capOf(inst.view)) return "every";
   return `sample${inst.sampleGen}`;
 }
 
-// After a pan or zoom ends: the sample for the new view, drawn when it differs from the one drawn.
-/** @param {AtlasMap} inst */
-function scheduleSample(inst) {
-  clearTimeout(inst.sampleTimer);
-  if (!inst.table || !inst.active || sampleKey(inst, inst.active) === "every") return;
-  inst.sampleTimer = setTimeout(() => resample(inst), 120);
-}
-
-/** @param {AtlasMap} inst */
-async function resample(inst) {
-  if (inst.busy) {
-    scheduleSample(inst); // a view state is being drawn: try again when it is done
-    return;
-  }
-  const name = inst.active;
-  const chart = inst.charts[name];
-  const now = ranges(chart.div);
-  if (!now || !chart.plotted) return;
-  const key = `${now.x.join()},${now.y.join()}|${inst.colourKey}|${inst.maskKey}`;
-  if (chart.sampledFor === key) return;
-  inst.busy = true;
-  try {
-    inst.sampleGen += 1;
-    await showChart(inst, inst.view, name, drawKeyOf(inst, inst.view, name));
-    chart.sampledFor = key;
-    if (inst.context) await drawContext(inst);
-  } finally {
-    inst.busy = false;
-  }
-  if (inst.pending) inst.update();
-}
-
-/** @param {AtlasMap} inst */
-function drawKeyOf(inst, view, name) {
+/** @param {AtlasMap} inst @param {ViewState} view @param {"all"|"sub"} name */
+export function drawKeyOf(inst, view, name) {
   const colourKey = view.colour || "";
   const base = name === "all" ? `${colourKey}|${view.height}` : `${colourKey}|${inst.maskKey}|${view.search}|${view.height}`;
   return `${base}|${sampleKey(inst, name)}`;
@@ -185,8 +159,8 @@ function drawKeyOf(inst, view, name) {
 // order, a long lasso thinned evenly to `SHARED.max_corners` corners. The server's answer then draws
 // back the very shape drawn, and `showSelection` need not make Plotly select again (0.5 s at 81,646
 // papers). Null: no box or lasso.
-/** @returns {Outline|null} */
-function outlineOf(event) {
+/** @param {PlotEvent|null} event @returns {Outline|null} */
+export function outlineOf(event) {
   const digits = (/** @type {number} */ v) => Number(Number(v).toPrecision(6));
   if (event && event.range && event.range.x && event.range.y) {
     const [x0, x1, y0, y1] = [...event.range.x, ...event.range.y].map(digits);
@@ -200,15 +174,16 @@ function outlineOf(event) {
 
 // Rows of the papers an outline holds, among those of `mask` (all: null), found by place: the rule
 // of app/selection.py `rows_inside` (a box's edges belong to it; a lasso by the even-odd rule).
-/** @param {PointTable} t @param {Outline} outline @returns {number[]} */
-function rowsInOutline(t, mask, outline) {
+/** @param {PointTable} t @param {Uint8Array|null} mask @param {Outline} outline @returns {number[]} */
+export function rowsInOutline(t, mask, outline) {
+  /** @type {(x: number, y: number) => boolean} */
   let inside;
   if (outline.box) {
     const [ax, bx, ay, by] = outline.box;
     const [x0, x1, y0, y1] = [Math.min(ax, bx), Math.max(ax, bx), Math.min(ay, by), Math.max(ay, by)];
     inside = (x, y) => x >= x0 && x <= x1 && y >= y0 && y <= y1;
   } else {
-    const px = outline.lasso.x, py = outline.lasso.y;
+    const { x: px, y: py } = /** @type {LassoPath} */ (outline.lasso);
     const x0 = Math.min(...px), x1 = Math.max(...px), y0 = Math.min(...py), y1 = Math.max(...py);
     inside = (x, y) => {
       if (x < x0 || x > x1 || y < y0 || y > y1) return false;

@@ -4,6 +4,15 @@
 // as its next would say them (app/view.py `selected_rows`, `counted_in_view`); the link gets the
 // shape as app/selection.py `selection_text` writes it.
 
+import { keptView, showKept } from "./history.js";
+import { LINK, VIEWS, keepView, linkKey, pushQuery, queryWith, streamlitIdle } from "./links.js";
+import { decodeMask } from "./load.js";
+import { rowsInOutline } from "./sampling.js";
+import { SHARED } from "./shared.js";
+/** @import { AtlasMap } from "./atlas_map.js" */
+/** @import { KeptView } from "./links.js" */
+/** @import { LassoPath, Outline, Trigger } from "./protocol.js" */
+
 /** A number as Python's "{:.6g}" writes it (app/selection.py `_number`). @param {number} value */
 function sixDigits(value) {
   if (value === 0) return Object.is(value, -0) ? "-0" : "0";
@@ -37,7 +46,8 @@ function parsedOutline(text) {
  * app/selection.py `selection_text` writes it; "" where the server would take it for none.
  * @param {Outline} outline */
 function selectionText(outline) {
-  const numbers = outline.box || outline.lasso.x.flatMap((x, k) => [x, outline.lasso.y[k]]);
+  const lasso = /** @type {LassoPath} */ (outline.lasso);
+  const numbers = outline.box || lasso.x.flatMap((x, k) => [x, lasso.y[k]]);
   if (!numbers.every(Number.isFinite)) return "";
   const text = `${outline.box ? "box" : "lasso"}:${numbers.map(sixDigits).join(",")}`;
   return parsedOutline(text) ? text : "";
@@ -61,7 +71,7 @@ function maskText(mask) {
  * where they differ); the three parts' states for the view are made from their last ones, kept for
  * Back and Forward, and shown. Whether it was (else the server is the one to tell).
  * @param {AtlasMap} inst @param {Outline} outline */
-function selectInBrowser(inst, outline) {
+export function selectInBrowser(inst, outline) {
   const { map, panel, table } = VIEWS.last, listed = LINK.panel, papers = LINK.table;
   const text = selectionText(outline), drawn = text ? parsedOutline(text) : null;
   if (!drawn || inst.fallback || inst.keyShown || !inst.table || !map || !panel || !table || !listed || !papers) return false;
@@ -96,7 +106,7 @@ function selectInBrowser(inst, outline) {
  * new history entry), the server told with it (which checks it: app/session.py `on_table_clear`,
  * `on_map_select`), the kept view shown. Whether it was (else the server is the one to tell).
  * @param {"clear"|"select"} how @param {Trigger} trigger */
-function clearInBrowser(how, trigger) {
+export function clearInBrowser(how, trigger) {
   const inst = LINK.map, map = VIEWS.last.map;
   if (!inst || !map || !new URLSearchParams(window.location.search).has(SHARED.select_key) || !streamlitIdle()) return false;
   const query = queryWith(SHARED.select_key, null);

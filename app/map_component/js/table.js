@@ -7,6 +7,13 @@
 // server; a row chosen (click, or Enter on its title) opens the paper there, as a point click does.
 // Every text is set with textContent: titles, names and venues are untrusted.
 
+import { counted, element, focusedIn, keepFocus, number } from "./dom.js";
+import { LINK } from "./links.js";
+import { decodeMask, decodePoints, gunzipped, mapTable, once, rawTitle } from "./load.js";
+import { clearInBrowser } from "./select.js";
+/** @import { PointTable } from "./load.js" */
+/** @import { KeyShown, TableState, Trigger } from "./protocol.js" */
+
 /**
  * The table file, decoded: its columns after Title and Topic, the topics by palette position, each
  * title's rank in sort order.
@@ -19,14 +26,17 @@ function loadColumns(url, inline) {
   return once(url, async () => {
     const file = decodePoints(await (await gunzipped(url, inline)).arrayBuffer());
     const a = file.arrays;
-    const columns = file.columns.map((column, k) => ({
-      ...column,
-      codes: a[`col${k}`], ends: a[`col${k}:ends`], bytes: a[`col${k}:bytes`], rank: a[`col${k}:rank`],
+    const column = (/** @type {string} */ name) => /** @type {Uint32Array|undefined} */ (a[name]);
+    /** @type {FileColumn[]} */
+    const columns = file.columns.map((/** @type {FileColumn} */ named, /** @type {number} */ k) => ({
+      ...named,
+      codes: column(`col${k}`), ends: column(`col${k}:ends`), bytes: /** @type {Uint8Array|undefined} */ (a[`col${k}:bytes`]), rank: column(`col${k}:rank`),
     }));
-    const names = file.topics.map((entry) => entry.name);
+    /** @type {string[]} */
+    const names = file.topics.map((/** @type {{name: string}} */ entry) => entry.name);
     const topicKey = new Uint32Array(names.length); // each palette position's place among the names
     names.map((_, k) => k).sort((x, y) => collate(names[x], names[y])).forEach((k, place) => (topicKey[k] = place));
-    return { n: file.n, columns, topics: file.topics, topicKey, titleRank: a.title_rank };
+    return { n: file.n, columns, topics: file.topics, topicKey, titleRank: /** @type {Uint32Array} */ (a.title_rank) };
   });
 }
 
@@ -68,16 +78,16 @@ function decodeArray(text, Kind) {
  *   bar?: {value: (k: number) => number, top: number}, phone?: string}} Column
  */
 
-class PapersTable {
+export class PapersTable {
   /** @type {HTMLElement} */ root;
   /** @type {TableState|null} the last state the server sent */ view = null;
   /** @type {PointTable|null} */ points = null;
   /** @type {TableFile|null} */ file = null;
-  decodedKey = undefined;
+  /** @type {string|undefined} */ decodedKey = undefined;
   /** @type {Uint32Array} the view's rows, in their order (best match first under a search) */ rows = new Uint32Array(0);
   /** @type {Uint8Array|null} the selection's rows (1 = inside), null without one */ selected = null;
   /** @type {{name: string, values?: string[], codes?: Uint8Array, numbers?: Float32Array}[]} */ extras = [];
-  serverTopic = undefined;
+  /** @type {number|null|undefined} the topic the server last sent: a new one is followed */ serverTopic = undefined;
   /** @type {KeyShown|null} an entry picked in the key, listed here until the server's next state */ keyShown = null;
   page = 0;
   /** @type {{column: string, descending: boolean}|null} */ sort = null;
@@ -88,6 +98,7 @@ class PapersTable {
   /** @type {HTMLElement} */ status;
   /** @type {string|undefined} the table's heading last drawn */ said = undefined;
 
+  /** @param {HTMLElement} parentElement */
   constructor(parentElement) {
     this.root = element("section", "atlas-table");
     this.root.setAttribute("aria-label", "Papers");
@@ -157,8 +168,11 @@ class PapersTable {
     const topic = LINK.topic;
     const rank = topic === null || topic === undefined ? -1 : file.topics.findIndex((entry) => entry.id === topic);
     const shown = this.keyShown, has = shown && shown.has;
-    const out = (i) => (rank !== -1 && t.colour[i] !== rank) || (has !== null && !has(i));
-    const rows = [], positions = [];
+    const out = (/** @type {number} */ i) => (rank !== -1 && t.colour[i] !== rank) || (has !== null && !has(i));
+    /** @type {number[]} */
+    const rows = [];
+    /** @type {number[]} */
+    const positions = [];
     if (this.selected) {
       // The selection's papers in view, in map order (tests: the table lists what the header counts).
       const inView = this.inView;
@@ -223,7 +237,7 @@ class PapersTable {
     const held = focusedIn(this.root);
     this.drawListing();
     // Gone with the step (Clear selection, with the selection): the heading, which says what the table lists now.
-    if (held && !this.root.contains(held)) keepFocus(this.root, held, this.root.querySelector(".atlas-table-title"));
+    if (held && !this.root.contains(held)) keepFocus(this.root, held, /** @type {HTMLElement|null} */ (this.root.querySelector(".atlas-table-title")));
     const title = this.root.querySelector(".atlas-table-title");
     const said = title ? title.textContent : "";
     if (this.said !== undefined && said !== this.said) this.status.textContent = said; // not on the first drawing
@@ -233,15 +247,16 @@ class PapersTable {
   drawListing() {
     const { rows, positions, inside } = this.listing();
     const columns = this.columns();
-    const sorted = this.sort && columns.find((c) => c.name === this.sort.column);
-    const order = sorted ? sortedOrder(rows, positions, sorted, this.sort.descending) : null;
+    const sort = this.sort;
+    const sorted = sort && columns.find((c) => c.name === sort.column);
+    const order = sort && sorted ? sortedOrder(rows, positions, sorted, sort.descending) : null;
     const picked = this.keyShown ? JSON.stringify(this.keyShown.pick) : null;
     const key = `${this.decodedKey}|${LINK.topic}|${picked}|${this.sort && this.sort.column}|${this.sort && this.sort.descending}`;
     if (key !== this.listingKey) {
       this.page = 0; // a new listing starts at its first page
       this.listingKey = key;
     }
-    const size = this.view.page_rows, count = rows.length;
+    const size = /** @type {TableState} */ (this.view).page_rows, count = rows.length;
     const pages = Math.max(1, Math.ceil(count / size));
     this.page = Math.min(Math.max(this.page, 0), pages - 1);
     const start = this.page * size, end = Math.min(count, start + size);
@@ -266,7 +281,7 @@ class PapersTable {
       }
     } else {
       let said = `Papers · ${number(count)}`;
-      if (sorted) said += ` · by ${sorted.name.toLowerCase()}, ${this.sort.descending ? "descending" : "ascending"}`;
+      if (sort && sorted) said += ` · by ${sorted.name.toLowerCase()}, ${sort.descending ? "descending" : "ascending"}`;
       else if (this.extras.length && count > 1) said += " · best matches first";
       title.textContent = said;
       parts.push(head);
@@ -289,7 +304,7 @@ class PapersTable {
       button.dataset.column = column.name;
       if (column.phone) button.append(element("span", "atlas-wide-head", column.name), element("span", "atlas-phone-head", column.phone));
       else button.textContent = column.name;
-      const state = sorted === column ? (this.sort.descending ? "descending" : "ascending") : "none";
+      const state = sort && sorted === column ? (sort.descending ? "descending" : "ascending") : "none";
       cell.setAttribute("aria-sort", state);
       button.title = state === "ascending" ? `Sorted by ${column.name.toLowerCase()}: click for descending` : state === "descending" ? "Click for the table's own order" : `Sort by ${column.name.toLowerCase()}`;
       button.addEventListener("click", () => this.sortBy(column.name));

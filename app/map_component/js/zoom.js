@@ -5,13 +5,20 @@
 // current history entry). Streamlit pushes a new entry, without it, whenever the
 // app writes the rest of the view into the query string: the wrapped pushState/replaceState carry the
 // current zoom over. Opening a link or stepping Back/Forward restores the entry's zoom.
-const ZOOM = { inst: null };
+
+import { ranges } from "./plot.js";
+import { SHARED } from "./shared.js";
+/** @import { AtlasMap } from "./atlas_map.js" */
+/** @import { Ranges } from "./protocol.js" */
+
+/** The map whose zoom the link holds (the first drawn). @type {{inst: AtlasMap|null}} */
+export const ZOOM = { inst: null };
 
 /** Whether the view `a` shows `b`, to the link's own precision: each end within a ten-thousandth of
  * `b`'s span (`zoomText` writes four digits of the span).
  * @param {{x: number[], y: number[]}} a @param {{x: number[], y: number[]}} b */
 function sameZoom(a, b) {
-  const near = (u, v) => Math.abs(u[0] - v[0]) <= Math.abs(v[1] - v[0]) * 1e-4 && Math.abs(u[1] - v[1]) <= Math.abs(v[1] - v[0]) * 1e-4;
+  const near = (/** @type {number[]} */ u, /** @type {number[]} */ v) => Math.abs(u[0] - v[0]) <= Math.abs(v[1] - v[0]) * 1e-4 && Math.abs(u[1] - v[1]) <= Math.abs(v[1] - v[0]) * 1e-4;
   return near(a.x, b.x) && near(a.y, b.y);
 }
 
@@ -21,13 +28,14 @@ function zoomText(inst) {
   if (!now) return null;
   if (sameZoom(now, inst.table.range)) return null; // the opening view: no need to say it
   const xr = now.x, yr = now.y;
-  const digits = (span) => Math.max(0, Math.min(10, 4 - Math.floor(Math.log10(Math.max(Math.abs(span), 1e-12)))));
+  const digits = (/** @type {number} */ span) => Math.max(0, Math.min(10, 4 - Math.floor(Math.log10(Math.max(Math.abs(span), 1e-12)))));
   const dx = digits(xr[1] - xr[0]), dy = digits(yr[1] - yr[0]);
   const text = [xr[0].toFixed(dx), xr[1].toFixed(dx), yr[0].toFixed(dy), yr[1].toFixed(dy)].join(",");
   return parseZoomText(text) ? text : null; // never a link the server (and this parser) would refuse
 }
 
-function parseZoom(search) {
+/** The zoom in the query string `search` (null: none, or one the server refuses). @param {string} search */
+export function parseZoom(search) {
   const text = new URLSearchParams(search).get(SHARED.zoom_key);
   return text ? parseZoomText(text) : null;
 }
@@ -35,6 +43,7 @@ function parseZoom(search) {
 // The zoom's grammar is Python's (`app.state.parse_zoom`): four ASCII decimal numbers
 // (`SHARED.zoom_number`; Number() alone would read "", " 1" and "0x10"), finite, each range at least
 // `SHARED.zoom_min_span` wide.
+/** @param {string} text @returns {Ranges|null} */
 function parseZoomText(text) {
   const number = new RegExp(`^(?:${SHARED.zoom_number})$`);
   const parts = text.split(",");
@@ -44,6 +53,7 @@ function parseZoomText(text) {
   return { x: [v[0], v[1]], y: [v[2], v[3]] };
 }
 
+/** The URL `url` (none: as it is) with the zoom shown now. @param {string|URL|null|undefined} url */
 function withZoom(url) {
   const inst = ZOOM.inst;
   if (!inst || !inst.plotted || url === undefined || url === null) return url;
@@ -55,27 +65,28 @@ function withZoom(url) {
 }
 
 // The history as the map and the panel use it: the query string of the entry shown (the panel tells a
-// Back or Forward between two of its own entries from others: js/panel.js, `watchHistory`, which alone
+// Back or Forward between two of its own entries from others: js/history.js, `watchHistory`, which alone
 // follows it on Back and Forward), and
 // pushState unwrapped (the panel writes the query exactly as the server would).
-const HISTORY = {
+export const HISTORY = {
   /** @type {string|null} */ search: null,
   watching: false,
-  /** @type {(state: any, title: string, url: string) => void} */ push: (s, t, u) => window.history.pushState(s, t, u),
+  /** @type {(state: any, title: string, url?: string|URL|null) => void} */ push: (s, t, u) => window.history.pushState(s, t, u),
 };
 
-function wrapHistory() {
+export function wrapHistory() {
   if (window.history.atlasWrapped) return;
   window.history.atlasWrapped = true;
   HISTORY.search = window.location.search;
-  for (const name of ["pushState", "replaceState"]) {
+  for (const name of /** @type {("pushState"|"replaceState")[]} */ (["pushState", "replaceState"])) {
     const original = window.history[name].bind(window.history);
+    /** @type {(state: any, title: string, url?: string|URL|null) => void} */
     const unwrapped = (state, title, url) => {
       original(state, title, url);
       HISTORY.search = window.location.search;
     };
     if (name === "pushState") HISTORY.push = unwrapped;
-    window.history[name] = (state, title, url) => unwrapped(state, title, withZoom(url));
+    window.history[name] = (/** @type {any} */ state, /** @type {string} */ title, /** @type {string|URL|null|undefined} */ url) => unwrapped(state, title, withZoom(url));
   }
   window.addEventListener("popstate", () => {
     const inst = ZOOM.inst;
@@ -84,7 +95,7 @@ function wrapHistory() {
 }
 
 /** @param {AtlasMap} inst */
-function rememberZoom(inst) {
+export function rememberZoom(inst) {
   inst.zoom = zoomText(inst);
   const here = window.location.pathname + window.location.search + window.location.hash;
   const wanted = withZoom(here);
@@ -96,9 +107,8 @@ function rememberZoom(inst) {
 // show (a filter, an opened topic) would otherwise draw the faint image and the sample for an unmoved
 // view again (70 ms at 81,646 papers).
 /** @param {AtlasMap} inst @param {{x: number[], y: number[]}|null} zoom */
-function restoreZoom(inst, zoom) {
+export function restoreZoom(inst, zoom) {
   const range = zoom || inst.table.range, now = ranges(inst.gd);
   if (now && sameZoom(now, range)) return Promise.resolve();
   return window.Plotly.relayout(inst.gd, { "xaxis.range": range.x.slice(), "yaxis.range": range.y.slice() });
 }
-

@@ -1,0 +1,90 @@
+// @ts-check
+// The link and the page's parts: the map, the topic panel and the papers table, which find each other
+// here (`LINK`), the address bar's query changed as the server writes it (js/view.js `linkText`), and
+// the states the server sent for each view (`VIEWS`), kept for Back and Forward (js/history.js).
+
+import { SHARED } from "./shared.js";
+import { linkText } from "./view.js";
+import { HISTORY } from "./zoom.js";
+/** @import { AtlasMap } from "./atlas_map.js" */
+/** @import { TopicPanel } from "./panel.js" */
+/** @import { PanelState, TableState, ViewState } from "./protocol.js" */
+/** @import { PapersTable } from "./table.js" */
+
+/** The page's map, topic panel and papers table, which find each other, and the opened topic as the
+ * browser shows it (the panel opens it; the table lists its papers).
+ * @type {{map: AtlasMap|null, panel: TopicPanel|null, table: PapersTable|null, topic: number|null|undefined}} */
+export const LINK = { map: null, panel: null, table: null, topic: undefined };
+
+/** The address bar's query with the link's `key` set to `value` (several: the key once for each;
+ * null or none: dropped), as the server writes it. @param {string} key @param {string|string[]|null} value */
+export function queryWith(key, value) {
+  const params = new URLSearchParams(window.location.search);
+  params.delete(key);
+  for (const item of value === null ? [] : Array.isArray(value) ? value : [value]) params.append(key, item);
+  return linkText(params);
+}
+
+/** The link a step the browser draws itself writes, `key` set to `value` (`queryWith`), as a new
+ * history entry; or `query`, where Back or Forward went to it already.
+ * @param {string} key @param {string|string[]|null} value @param {string} [query] @returns {string} */
+export function writtenLink(key, value, query) {
+  if (query !== undefined) return query;
+  const written = queryWith(key, value);
+  pushQuery(written);
+  return written;
+}
+
+/** A step the browser drew itself, written into the address bar as the server would: a new history
+ * entry (so Back undoes it). @param {string} query */
+export function pushQuery(query) {
+  HISTORY.push(window.history.state, "", window.location.pathname + (query ? `?${query}` : "") + window.location.hash);
+}
+
+/** A query string as the server writes it, without the link's keys `dropped`.
+ * @param {string} query @param {string[]} dropped */
+export function linkWithout(query, dropped) {
+  const params = new URLSearchParams(query);
+  for (const key of dropped) params.delete(key);
+  return linkText(params);
+}
+
+/** Whether two query strings differ in at most the link's `key` and the zoom.
+ * @param {string} a @param {string} b @param {string} key */
+export function differsOnlyIn(a, b, key) {
+  return linkWithout(a, [key, SHARED.zoom_key]) === linkWithout(b, [key, SHARED.zoom_key]);
+}
+
+/** Whether no script run is under way (Streamlit says so on its app's element; not said: taken as running). */
+export function streamlitIdle() {
+  const app = /** @type {HTMLElement|null} */ (document.querySelector('[data-testid="stApp"]'));
+  return Boolean(app && app.dataset.testScriptState === "notRunning");
+}
+
+// The states the server sent for each view it drew, by the view's link (`link`: its query string as
+// the server writes it, without the map's name and the zoom): the map's, the topic panel's and the
+// papers table's, kept where all three were drawn for the same link (the table's but for an opened
+// paper, which it does not show; the last 20 views). Back or Forward to one of them is drawn again
+// from them by the browser (`redrawView`).
+/** @typedef {{map: ViewState, panel: PanelState, table: TableState}} KeptView */
+export const VIEWS = {
+  /** @type {{map?: ViewState, panel?: PanelState, table?: TableState}} what each part shows now */ last: {},
+  /** @type {Map<string, KeptView>} */ byLink: new Map(),
+};
+
+/** A link as a key: its query string in the link's order, without the map's name and the zoom. @param {string} query */
+export const linkKey = (query) => linkWithout(query, [SHARED.zoom_key, "map"]);
+
+/** A part's state as the server sent it (without its inline files: they are loaded once), kept for
+ * its view. @param {"map"|"panel"|"table"} kind @param {any} data */
+export function keepView(kind, data) {
+  const { points_data, plotly_data, module_data, summary_data, table_data, ...kept } = data;
+  VIEWS.last[kind] = kept;
+  const { map, panel, table } = VIEWS.last;
+  if (!map || !panel || !table || map.link === undefined || map.link !== panel.link) return;
+  if (table.link === undefined || !differsOnlyIn(map.link, table.link, "paper")) return; // the table shows no paper
+  const key = linkKey(map.link);
+  VIEWS.byLink.delete(key); // the newest last
+  VIEWS.byLink.set(key, { map, panel, table });
+  if (VIEWS.byLink.size > 20) VIEWS.byLink.delete(/** @type {string} */ (VIEWS.byLink.keys().next().value));
+}

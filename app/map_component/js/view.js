@@ -1,0 +1,144 @@
+// @ts-check
+// The view's rule, pure: the link a view writes (`linkParams`, `linkText`), and the papers it shows
+// (`inView`): functions of their arguments only, no page. Python's own rule (`app.state.to_params`,
+// `app.view.current_view`) and these pass the same test vectors (tests/fixtures/view_vectors.json,
+// tests/test_view_rule.py, run under Node), so the two languages' rule cannot drift apart.
+
+import { SHARED } from "./shared.js";
+
+/**
+ * A view: the fields of `app.state.ViewState` (filters as [column, values] pairs, columns sorted).
+ * @typedef {Object} View
+ * @property {string} search
+ * @property {string} search_kind
+ * @property {number[]} topics
+ * @property {boolean} show_unassigned
+ * @property {[string, string[]][]} filters
+ * @property {number|null} topic
+ * @property {string|null} paper
+ * @property {number[]} themes
+ * @property {string} sort
+ * @property {boolean} added_only
+ * @property {string} colour
+ * @property {string} selection
+ */
+
+/** As Python's urllib.parse.quote_plus: what the server's query string looks like (Streamlit writes it).
+ * @param {string} text */
+function pyQuote(text) {
+  return encodeURIComponent(text)
+    .replace(/[!'()*]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase())
+    .replaceAll("%20", "+");
+}
+
+/** The link's pairs as the server writes them (`app.state.to_params`, then Streamlit's urlencode):
+ * the keys in the link's order (`SHARED.link_order`; the filters' prefix stands for every filter
+ * key), the pairs of one key in the order given; unknown keys (the zoom) last.
+ * @param {Iterable<[string, string]>} pairs */
+export function linkText(pairs) {
+  const prefix = SHARED.link_keys.filters;
+  const order = (/** @type {string} */ key) => {
+    const k = SHARED.link_order.indexOf(key.startsWith(prefix) ? prefix : key);
+    return k === -1 ? SHARED.link_order.length : k;
+  };
+  const sorted = [...pairs].map(([key, value], i) => /** @type {[string, string, number]} */ ([key, value, i]));
+  sorted.sort((a, b) => order(a[0]) - order(b[0]) || a[2] - b[2]);
+  return sorted.map(([key, value]) => `${pyQuote(key)}=${pyQuote(value)}`).join("&");
+}
+
+/** The link's pairs for `view` (`app.state.to_params`): each setting that differs from its default,
+ * under its key (`SHARED.link_keys`), in the link's order; a filter's values under one key each.
+ * @param {View} view @returns {[string, string][]} */
+export function linkParams(view) {
+  const keys = SHARED.link_keys, defaults = SHARED.view_defaults;
+  /** @type {[string, string][]} */
+  const pairs = [];
+  const add = (/** @type {string} */ key, /** @type {string|null|false} */ value) => {
+    if (value) pairs.push([key, value]);
+  };
+  add(keys.search, view.search);
+  add(keys.search_kind, view.search && view.search_kind !== defaults.search_kind && view.search_kind);
+  add(keys.topics, view.topics.join(","));
+  add(keys.show_unassigned, !view.show_unassigned && "hide");
+  for (const [column, values] of view.filters) for (const value of values) pairs.push([keys.filters + column, value]);
+  add(keys.topic, view.topic === null ? null : String(view.topic));
+  add(keys.paper, view.paper);
+  add(keys.themes, view.themes.join(","));
+  add(keys.sort, view.sort !== defaults.sort && view.sort);
+  add(keys.added_only, view.added_only && "only");
+  add(keys.colour, view.colour);
+  add(keys.selection, view.selection);
+  return pairs;
+}
+
+/**
+ * What a view narrows, a row of the map each: its topic's id (the unassigned: `SHARED.unassigned`),
+ * the theme of each topic, each filterable column's value (its position among the column's values;
+ * their number where missing), and whether it came in the last `add` (null: a full build).
+ * @typedef {Object} ViewTables
+ * @property {ArrayLike<number>} topics
+ * @property {Object<string, number>} themeOf
+ * @property {Object<string, {values: string[], codes: ArrayLike<number>}>} facets
+ * @property {ArrayLike<number>|null} added
+ */
+
+/**
+ * What the view's search and selection hold, over the whole map: the server's answer to a search, the
+ * papers holding the words, best first, or every paper by closeness in meaning, closest first, the
+ * first `close` of them close (null: no such search); the papers inside the box or lasso, found by
+ * place (js/sampling.js `rowsInOutline`; null: none drawn).
+ * @typedef {Object} ViewHits
+ * @property {number[]|null} words
+ * @property {{order: number[], close: number}|null} meaning
+ * @property {number[]|null} selected
+ */
+
+/** The papers in view, best first (in map order without a search): the intersection of the view's
+ * named sets, as `app.view.current_view` finds it. The chosen topics (inside the chosen themes, on a
+ * map with themes; the themes' topics where none is chosen; the unassigned only when chosen, or,
+ * where none is, unless hidden), each filtered column's values, the papers added, then the search:
+ * its word hits among them, or its close papers among them (none close: the nearest
+ * `SHARED.not_close_shown`). And those of them inside the selection, in map order (what the papers
+ * table lists and the topic list counts: `app.view.counted_in_view`; null: no selection).
+ * @param {View} view @param {ViewTables} tables @param {ViewHits} hits
+ * @returns {{rows: number[], selected: number[]|null}} */
+export function inView(view, tables, hits) {
+  const rows = searched(view, tables, hits);
+  if (!hits.selected) return { rows, selected: null };
+  const shown = new Set(rows);
+  return { rows, selected: [...hits.selected].sort((a, b) => a - b).filter((i) => shown.has(i)) };
+}
+
+/** The papers in view (`inView`), best first. @param {View} view @param {ViewTables} tables @param {ViewHits} hits */
+function searched(view, tables, hits) {
+  const n = tables.topics.length;
+  const themes = new Set(Object.keys(tables.themeOf).length ? view.themes : []);
+  const chosen = new Set(view.topics);
+  const inTheme = (/** @type {number} */ topic) => themes.has(tables.themeOf[topic]);
+  /** @type {(topic: number) => boolean} */
+  let topicIn;
+  if (view.topics.length) topicIn = (topic) => chosen.has(topic) && (!themes.size || inTheme(topic) || topic === SHARED.unassigned);
+  else if (themes.size) topicIn = inTheme; // the unassigned are in no theme
+  else topicIn = (topic) => view.show_unassigned || topic !== SHARED.unassigned;
+  const columns = view.filters
+    .filter(([column, values]) => values.length && column in tables.facets)
+    .map(([column, values]) => {
+      const facet = tables.facets[column];
+      return { codes: facet.codes, wanted: new Set(values.map((value) => facet.values.indexOf(value)).filter((k) => k !== -1)) };
+    });
+  const added = view.added_only ? tables.added : null;
+  const passes = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    passes[i] = Number(topicIn(tables.topics[i]) && columns.every((c) => c.wanted.has(c.codes[i])) && (!added || Boolean(added[i])));
+  }
+  const search = view.search.trim() !== "";
+  if (search && view.search_kind === "meaning" && hits.meaning) {
+    const { order, close } = hits.meaning;
+    const near = order.slice(0, close).filter((i) => passes[i]);
+    return near.length ? near : order.filter((i) => passes[i]).slice(0, SHARED.not_close_shown);
+  }
+  if (search && hits.words) return hits.words.filter((i) => passes[i]);
+  const rows = [];
+  for (let i = 0; i < n; i++) if (passes[i]) rows.push(i);
+  return rows;
+}

@@ -1,0 +1,216 @@
+"""The view's rule as test vectors both languages pass: the papers a view shows and the link it writes.
+
+Python's rule (`app.view.current_view`, `app.view.counted_in_view`, `app.state.to_params`) writes
+them; `tests/test_view_rule.py` checks that Python still gives them and that the browser's
+(js/view.js `inView`, `linkParams`, `linkText`, under Node) gives them too. After a deliberate change
+of the rule, `python -m tests.view_vectors write` records them again (tests/fixtures/view_vectors.json).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from unittest import mock
+from urllib.parse import urlencode
+
+import numpy as np
+import pandas as pd
+
+from app.state import VIEW_DEFAULTS, ViewState, to_params
+from pipeline.mapfolder.query import parse_query
+from pipeline.mapfolder.search_index import WordHits
+from pipeline.modelling.floors import CLOSE_PERCENTILE, PairSimilarities
+
+VECTORS = Path(__file__).resolve().parent / "fixtures" / "view_vectors.json"
+N = 40
+
+
+def tables() -> dict[str, dict]:
+    """Two small maps, as the browser holds them (js/view.js `ViewTables`): with themes and without."""
+    rng = np.random.default_rng(63)
+    topics = rng.choice([-1, 0, 1, 2, 3, 4], N).tolist()
+    years = ["2022", "2023", "2024"]
+    venues = ["ICML", "NeurIPS", "a&b / c+d ü"]  # a value the link must quote
+    facets = {
+        "year": {"values": years, "codes": rng.choice(4, N).tolist()},  # 3: missing
+        "venue": {"values": venues, "codes": rng.choice(3, N).tolist()},
+    }
+    added = (rng.random(N) < 0.3).astype(int).tolist()
+    themed = {
+        "topics": topics,
+        "themeOf": {"0": 0, "1": 0, "2": 1, "3": 1, "4": 2},
+        "facets": facets,
+        "added": added,
+    }
+    return {"themed": themed, "plain": {**themed, "themeOf": {}, "added": None}}
+
+
+def hits(rng_seed: int, count: int) -> list[int]:
+    """`count` rows of the map in a made-up best-first order."""
+    return np.random.default_rng(rng_seed).permutation(N)[:count].tolist()
+
+
+# (name, tables, view, hits): the view as ViewState's fields that differ from the defaults.
+CASES = [
+    ("every paper", "themed", {}, {}),
+    ("unassigned hidden", "themed", {"show_unassigned": False}, {}),
+    ("two topics", "themed", {"topics": [3, 1]}, {}),
+    ("a topic and the unassigned", "themed", {"topics": [2, -1], "show_unassigned": False}, {}),
+    ("a theme", "themed", {"themes": [0]}, {}),
+    ("topics inside a theme", "themed", {"themes": [1], "topics": [0, 2, -1]}, {}),
+    ("two themes, hidden unassigned", "themed", {"themes": [2, 0], "show_unassigned": False}, {}),
+    ("themes on a map without them", "plain", {"themes": [1], "topics": [0, 2]}, {}),
+    ("a column's value", "themed", {"filters": [["year", ["2023"]]]}, {}),
+    ("values of two columns", "themed", {"filters": [["venue", ["ICML"]], ["year", ["2022", "2024"]]]}, {}),
+    ("a value no paper has", "themed", {"filters": [["year", ["1999"]]]}, {}),
+    ("a value that must be quoted", "themed", {"filters": [["venue", ["a&b / c+d ü"]]]}, {}),
+    ("added only", "themed", {"added_only": True, "topics": [0, 1, 2]}, {}),
+    ("added only, a full build", "plain", {"added_only": True}, {}),
+    ("words", "themed", {"search": "graph"}, {"words": hits(1, 15)}),
+    (
+        "words among filters",
+        "themed",
+        {"search": "graph  nets", "topics": [1, 2], "filters": [["year", ["2024"]]]},
+        {"words": hits(2, 25)},
+    ),  # fmt: skip
+    ("words, none in view", "themed", {"search": "rare", "topics": [4]}, {"words": hits(3, 2)}),
+    ("blank search", "themed", {"search": "   ", "topics": [1]}, {}),
+    (
+        "meaning",
+        "themed",
+        {"search": "graph neural networks", "search_kind": "meaning"},
+        {"meaning": {"order": hits(4, N), "close": 12}},
+    ),  # fmt: skip
+    (
+        "meaning among themes",
+        "themed",
+        {"search": "diffusion models for images", "search_kind": "meaning", "themes": [1]},
+        {"meaning": {"order": hits(5, N), "close": 9}},
+    ),  # fmt: skip
+    (
+        "meaning, none close",
+        "themed",
+        {"search": "a recipe for bread", "search_kind": "meaning", "topics": [0, 3]},
+        {"meaning": {"order": hits(6, N), "close": 0}},
+    ),  # fmt: skip
+    (
+        "meaning, close ones filtered out",
+        "themed",
+        {"search": "protein folding", "search_kind": "meaning", "topics": [4]},
+        {"meaning": {"order": hits(7, N), "close": 3}},
+    ),  # fmt: skip
+    ("a selection", "themed", {"selection": "box:-1,1,-1,1"}, {"selected": sorted(hits(8, 14))}),
+    (
+        "a selection under filters",
+        "themed",
+        {"selection": "lasso:0,0,1,0,0.5,1", "themes": [0], "filters": [["venue", ["NeurIPS"]]]},
+        {"selected": sorted(hits(9, 20))},
+    ),  # fmt: skip
+    (
+        "a selection under a search",
+        "themed",
+        {"selection": "box:0,2,0,2", "search": "graph"},
+        {"words": hits(10, 18), "selected": sorted(hits(11, 16))},
+    ),  # fmt: skip
+    (
+        "an opened topic and paper, sorted, coloured",
+        "themed",
+        {"topic": 3, "paper": "doc 7/ü", "sort": "rising", "colour": "year", "topics": [3]},
+        {},
+    ),  # fmt: skip
+    ("a search's kind without a search", "themed", {"search_kind": "meaning"}, {}),
+]
+
+
+def view_state(fields: dict) -> ViewState:
+    """A `ViewState` from the vectors' JSON fields (lists for tuples)."""
+    made = {**fields}
+    for name in ("topics", "themes"):
+        if name in made:
+            made[name] = tuple(made[name])
+    if "filters" in made:
+        made["filters"] = tuple((column, tuple(values)) for column, values in made["filters"])
+    return ViewState(**made)
+
+
+def map_data(table: dict) -> SimpleNamespace:
+    """What `current_view` reads of a map, for a vectors' table."""
+    topic_ids = sorted({t for t in table["topics"] if t != -1})
+    theme_of = {int(t): th for t, th in table["themeOf"].items()}
+    facet_text = {
+        column: pd.Series([facet["values"][c] if c < len(facet["values"]) else None for c in facet["codes"]])
+        for column, facet in table["facets"].items()
+    }
+    return SimpleNamespace(
+        n=len(table["topics"]),
+        topic_ids=np.array(table["topics"]),
+        topics=pd.DataFrame(
+            {"topic_id": topic_ids, **({"theme_id": [theme_of[t] for t in topic_ids]} if theme_of else {})}
+        ),
+        themes=pd.DataFrame({"theme_id": sorted(set(theme_of.values())), "label": "T"}) if theme_of else None,
+        facet_text=facet_text,
+        added=None if table["added"] is None else np.array(table["added"], dtype=bool),
+        labels={t: f"Topic {t}" for t in topic_ids},
+        pairs=None,
+    )
+
+
+def python_rule(table: dict, fields: dict, found: dict) -> dict:
+    """The papers in view, and those of them the selection holds, by Python's own rule: `current_view`
+    with the search's answer given (`found`), and `counted_in_view`."""
+    from app import view
+
+    data = map_data(table)
+    words = WordHits(
+        rows=np.array(found.get("words", []), dtype=np.int64),
+        query=parse_query(" ".join(fields.get("search", "").split())),
+    )
+    similarity = np.zeros(data.n)
+    meaning = found.get("meaning")
+    if meaning:
+        for k, row in enumerate(meaning["order"]):
+            similarity[row] = 1.0 - (k + 1) / (data.n + 2)
+        floor = similarity[meaning["order"][meaning["close"] - 1]] if meaning["close"] else 1.5
+        data.pairs = PairSimilarities(
+            np.array([0.0, CLOSE_PERCENTILE, 100.0]), np.array([-1.0, floor, 2.0]), 100
+        )
+    with (
+        mock.patch.object(view, "cached_word_search", lambda key, text: words),
+        mock.patch.object(view, "cached_meaning", lambda key, text: similarity),
+    ):
+        shown = view.current_view(data, ("vectors", 0), view_state(fields))
+    selected = found.get("selected")
+    counted = None if selected is None else view.counted_in_view(shown, np.array(selected, dtype=np.int64))
+    return {
+        "rows": shown.rows.tolist(),
+        "selected": None if counted is None else np.flatnonzero(counted).tolist(),
+    }
+
+
+def python_link(fields: dict) -> str:
+    """The view's link as the server writes it (`to_params`, then urlencode, as Streamlit does)."""
+    return urlencode(to_params(view_state(fields)), doseq=True)
+
+
+def vectors() -> dict:
+    maps = tables()
+    cases = []
+    for name, table, fields, found in CASES:
+        view = {**VIEW_DEFAULTS, **fields}
+        view = {k: list(v) if isinstance(v, tuple) else v for k, v in view.items()}
+        hits_ = {"words": None, "meaning": None, "selected": None, **found}
+        cases.append({"name": name, "tables": table, "view": view, "hits": hits_,
+                      **python_rule(maps[table], fields, found), "link": python_link(fields)})  # fmt: skip
+    return {"tables": maps, "cases": cases}
+
+
+def write() -> None:
+    VECTORS.write_text(json.dumps(vectors(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["write"]:
+        sys.exit("usage: python -m tests.view_vectors write")
+    write()
