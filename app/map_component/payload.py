@@ -23,7 +23,6 @@ import pyarrow as pa
 from app.data import MapData, label_limit, paper_places, point_size
 from app.filters import UNASSIGNED
 from app.palette import CONTEXT_COLOUR, UNASSIGNED_COLOUR, colour_columns, value_colours
-from app.search import NOT_CLOSE_SHOWN
 from app.state import (
     MAP_KEY,
     MAX_CORNERS,
@@ -75,7 +74,6 @@ def shared_constants() -> dict:
         "max_corners": MAX_CORNERS,
         "max_topic_labels": MAX_TOPIC_LABELS,
         "unassigned": UNASSIGNED,
-        "not_close_shown": NOT_CLOSE_SHOWN,
     }
 
 
