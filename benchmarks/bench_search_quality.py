@@ -165,6 +165,14 @@ def main(argv: list[str] | None = None) -> int:
                 recall, precision = scores(listed, relevant)
                 per_class.setdefault((item["class"], system), []).append((recall, precision))
                 cells.append(f"{recall:.2f} / {precision:.2f}")
+            for prefix in item.get("must_list", []):  # papers the issue names, in the fused list's first 20
+                at = [
+                    k
+                    for k, r in enumerate(lists["fused"][:20].tolist())
+                    if searcher.titles[r].startswith(prefix)
+                ]
+                found = f"#{at[0] + 1} in the fused list" if at else "NOT in the fused list's first 20"
+                checks.append(f"- “{item['question']}”: {prefix} {found}")
             rows.append(
                 f"| {name} | {item['class']} | {item['question']} | {len(relevant)} | "
                 + " | ".join(cells)
@@ -194,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
             [v for (kind, s), vals in per_class.items() if kind != "off-domain" and s == system for v in vals]
         )
         overall.append(f"{np.nanmean(values[:, 0]):.2f} / {np.nanmean(values[:, 1]):.2f}")
-    from app.search import RRF_K, SOME_SHARE
+    from app.search import RRF_K, SOME_PERCENTILE, SOME_SHARE
     from pipeline.modelling.floors import CLOSE_PERCENTILE
 
     load = os.getloadavg()[0]
@@ -204,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
             "",
             f"Written by `benchmarks/bench_search_quality.py` ({time.strftime('%Y-%m-%d %H:%M')} UTC, load average "
             f"{load:.1f}, {time.perf_counter() - started:.0f} s). Close in meaning: closer than "
-            f"{CLOSE_PERCENTILE}% of the map's pairs; most of its words: {SOME_SHARE:.0%} by rarity; RRF k = {RRF_K}. "
+            f"{CLOSE_PERCENTILE}% of the map's pairs; several of its words: {SOME_SHARE:.0%} by rarity, related in meaning (closer than {SOME_PERCENTILE:g}%); RRF k = {RRF_K}. "
             "Each cell: recall@20 / precision@10 (off-domain: how many papers are listed, nothing is right).",
             "",
             "| class | questions | words only | meaning only | fused (RRF) | calibrated score |",
