@@ -10,7 +10,7 @@ and written by `app.session`), how a link's value is read and written. A new lin
 
 Query string keys (what they mean):
     map=seeds           the map folder name (see `app.data.map_catalog`)
-    q=diffusion models  Search text (see docs/search.md): whole words, "phrases", prefix*; all must match
+    q=diffusion models  Search text (see docs/search.md): words or a description, "phrases", prefix*, -word
     kind=meaning        read and ignored: links from before search ranked words and meaning in one list
                         (docs/search.md) open that list
     topics=0,3          topics shown, exactly (all when absent); -1 = the unassigned papers, shown in a

@@ -228,8 +228,8 @@ Piece = tuple[str, bool]  # a piece of a text, and whether the search matched it
 
 
 class MatchNote(TypedDict):
-    """How an opened paper matched the search: `kind` ("words", "meaning", "far": listed although not
-    close, "none": not found) and the sentence saying it (`app.paper_view.match_note`)."""
+    """How an opened paper matched the search: `kind` ("words", "meaning", "both", "none": not found)
+    and the sentence saying it, with its rank (`app.paper_view.match_note`)."""
 
     kind: str
     text: str
