@@ -190,7 +190,7 @@ def content_words(query: Query) -> list[str]:
         >>> content_words(parse_query('Evaluating whether LLM judges agree "with humans" -survey'))
         ['evaluating', 'llm', 'judges', 'agree']
     """
-    words = (w for term in query.free for w in tokens(term.text))
+    words = tokens(" ".join(term.text for term in query.free))  # one call: the tokenizer costs a statement
     return list(dict.fromkeys(w for w in words if len(w) > 1 and w not in QUESTION_WORDS))
 
 
@@ -258,13 +258,21 @@ def fused_search(
     rest = np.flatnonzero((some | close) & ~every)
     rows = np.concatenate([hits.rows, rest[np.lexsort((rest, -similarity[rest], -score[rest]))]])
     percentile = np.asarray(pairs.percentile(similarity[rows].astype(np.float64)), dtype=np.float64)
+    some_rows = rows[some[rows]]  # the words each paper listed for several of them writes
+    writing = {}
+    for word, papers in held.items():
+        holds = np.zeros(n, dtype=bool)
+        holds[papers] = True
+        writing[word] = set(some_rows[holds[some_rows]].tolist())
+    listed_some = set(some_rows.tolist())
     written = tuple(
-        ", ".join(w for w, papers in held.items() if row in papers) if some[row] else ""
+        ", ".join(w for w, rows_ in writing.items() if row in rows_) if row in listed_some else ""
         for row in rows.tolist()
     )
+    said: dict[tuple[bool, str, bool], str] = {}  # one label a kind of evidence, not a paper
     labels = tuple(
-        _label(query, bool(every[r]), words, bool(close[r]))
-        for r, words in zip(rows.tolist(), written, strict=True)
+        said.setdefault(key, _label(query, *key))
+        for key in zip(every[rows].tolist(), written, close[rows].tolist(), strict=True)
     )
     return SearchResult(
         query,

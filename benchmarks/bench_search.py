@@ -238,11 +238,20 @@ def main() -> None:
                 similarity = vectors @ encoder.encode([meaning_text(hits.query)])[0]
                 return fused_search(index, hits, similarity, pairs, q)
 
-            def meaning(q=query):  # the search by meaning it replaced: its word search, embed, rank the close
-                index.search(q)
+            def meaning(q=query):  # the search by meaning it replaced (app.search.meaning_search, as it was)
+                words = index.search(q).rows
                 similarity = vectors @ encoder.encode([q])[0]
-                close = np.flatnonzero(similarity >= pairs.at(99.5))
-                return close[np.argsort(-similarity[close], kind="stable")]
+                floor, related_floor = pairs.at(99.5), pairs.at(90.0)
+                candidates = np.flatnonzero(in_filter & (similarity >= floor))
+                related = np.flatnonzero(in_filter & (similarity >= related_floor) & (similarity < floor))
+                related = related[np.argsort(-similarity[related], kind="stable")]
+                rows = candidates[np.argsort(-similarity[candidates], kind="stable")]
+                return (
+                    rows,
+                    pairs.percentile(similarity[rows].astype(np.float64)),
+                    np.isin(rows, words),
+                    related,
+                )
 
             seconds, result = timed(fused)
             old_seconds, _ = timed(meaning)

@@ -317,7 +317,10 @@ class SearchIndex:
                 (count,) = self._connection.execute(
                     f"SELECT coalesce(sum(doc), 0) FROM terms WHERE term IN ({marks})", forms
                 ).fetchone()
-                found[word] = None if count > most else self._term_rows(Term(word), True) if count else _NONE
+                if count > most or not count:
+                    found[word] = None if count else _NONE
+                    continue
+                found[word] = self._plain(" OR ".join('"' + f.replace('"', '""') + '"' for f in forms))
         return found
 
     # ------------------------------------------------------------ how one term is searched
