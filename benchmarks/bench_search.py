@@ -82,6 +82,20 @@ MEANING_QUERIES = [
 WORD_FORMS = {"pose": "pose|poses|posed|posing", "ot": "ot|ots", "gan": "gan|gans", "art": "art|arts"}
 
 
+def paired(first, second, repeat: int = 15) -> tuple[float, float, object]:
+    """Median seconds of `repeat` calls of each, alternated (after one warm-up each), so that a busy
+    machine's load falls on both alike; and the first's last result."""
+    result, _ = first(), second()
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(repeat):
+        for function, spent in ((first, times[0]), (second, times[1])):
+            started = time.perf_counter()
+            value = function()
+            spent.append(time.perf_counter() - started)
+            result = value if function is first else result
+    return statistics.median(times[0]), statistics.median(times[1]), result
+
+
 def timed(function, repeat: int = 5) -> tuple[float, object]:
     """Median seconds of `repeat` calls (after one warm-up) and the last result."""
     result = function()
@@ -227,7 +241,7 @@ def main() -> None:
             f"Encoder: {encoder.name} (loaded once per server in {load_seconds:.1f} s). Vectors: {n:,} x 384 "
             "random unit rows in float32 (the app's `MapData.vectors`).",
             "",
-            "| query | listed | one list: words + embed + similarity + fusion | search by meaning before |",
+            "| query | listed | one list: words + embed + similarity + fusion | search by meaning before (same run, alternated) |",
             "|---|---:|---:|---:|",
         ]
         totals, before = [], []
@@ -253,8 +267,7 @@ def main() -> None:
                     related,
                 )
 
-            seconds, result = timed(fused)
-            old_seconds, _ = timed(meaning)
+            seconds, old_seconds, result = paired(fused, meaning)
             totals.append(seconds)
             before.append(old_seconds)
             lines.append(

@@ -309,18 +309,22 @@ class SearchIndex:
     def word_papers(self, words: list[str], most: int) -> dict[str, np.ndarray | None]:
         """For each word, the rows of the papers writing it in any of its forms; None for a word in more
         than `most` papers (too common to say what a paper is about: not fetched)."""
-        found: dict[str, np.ndarray | None] = {}
         with self._lock:
-            for word in words:
-                forms = self.forms(word)
-                marks = ",".join("?" * len(forms))
-                (count,) = self._connection.execute(
-                    f"SELECT coalesce(sum(doc), 0) FROM terms WHERE term IN ({marks})", forms
-                ).fetchone()
+            forms = {word: self.forms(word) for word in words}
+            every = sorted({f for spellings in forms.values() for f in spellings})
+            marks = ",".join("?" * len(every))
+            docs = dict(
+                self._connection.execute(f"SELECT term, doc FROM terms WHERE term IN ({marks})", every)
+            )
+            found: dict[str, np.ndarray | None] = {}
+            for word, spellings in forms.items():
+                count = sum(docs.get(f, 0) for f in spellings)  # papers writing any of them, or more
                 if count > most or not count:
                     found[word] = None if count else _NONE
-                    continue
-                found[word] = self._plain(" OR ".join('"' + f.replace('"', '""') + '"' for f in forms))
+                else:
+                    found[word] = self._plain(
+                        " OR ".join('"' + f.replace('"', '""') + '"' for f in spellings)
+                    )
         return found
 
     # ------------------------------------------------------------ how one term is searched
