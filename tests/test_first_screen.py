@@ -13,11 +13,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from app.search import SearchResult, search_sentence
+from app.search import search_sentence, word_search
 from app.state import Vocabulary, parse_view
 from app.text import highlighted_markdown
 from pipeline.mapfolder.query import parse_query
-from pipeline.mapfolder.search_index import highlight
+from pipeline.mapfolder.search_index import WordHits, highlight
 from pipeline.mapfolder.store import write_map
 from tests.helpers import live_panel, panel_summary, plain, select_box, start, texts, themed_map, tiny_map
 
@@ -61,10 +61,10 @@ def test_topics_outside_the_chosen_theme_are_ignored_in_a_proper_sentence():
 
 
 def test_a_searched_phrase_is_in_one_pair_of_quotes():
-    result = SearchResult("words", parse_query('"optical flow"'), '"optical flow"', np.arange(31))
+    result = word_search(WordHits(np.arange(31), parse_query('"optical flow"')), '"optical flow"')
     number, rest = search_sentence(result, "the 1,357 papers of the map")
     assert (number, rest) == ("31", "of the 1,357 papers of the map match the words “optical flow”")
-    mixed = SearchResult("words", parse_query('graph "neural field"'), "", np.arange(2))
+    mixed = word_search(WordHits(np.arange(2), parse_query('graph "neural field"')), "")
     assert search_sentence(mixed, "the 60 papers of the map")[1].endswith("the words “graph ‘neural field’”")
 
 
