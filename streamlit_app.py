@@ -217,7 +217,8 @@ def downloads_part(data: MapData, map_key: MapKey) -> None:
     view = opened_topic_view(data, state, view)
     selected = selected_rows(data, map_key, state)
     rows = view.rows if selected is None else selected[view.in_view[selected]]
-    downloads(data, rows, chosen_sentence(view.sentence, None if selected is None else len(rows)))
+    chosen = chosen_sentence(view.sentence, None if selected is None else len(rows))
+    downloads(data, rows, chosen, view.search)
     session.part_shown("downloads")
 
 

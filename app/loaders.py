@@ -51,6 +51,20 @@ def cached_word_search(key: MapKey, query: str) -> WordHits:
     return load_map(key).search_index.search(query)
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def cached_fused_search(key: MapKey, query: str):
+    """The search's hits over the whole map, words and meaning fused (`app.search.fused_search`).
+
+    Raises when the encoder cannot be loaded (nothing is cached then).
+    """
+    from app.search import fused_search, meaning_text
+
+    data = load_map(key)
+    hits = cached_word_search(key, query)
+    similarity = cached_meaning(key, meaning_text(hits.query))
+    return fused_search(data.search_index, hits, similarity, data.pairs, query)
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
 def cached_meaning(key: MapKey, query: str) -> np.ndarray:
     """Every paper's cosine similarity to `query`, embedded with the map's own encoder.

@@ -149,7 +149,10 @@ def test_search_matches_whole_words_ranks_and_highlights(tiny):
         ["diffusion", True],
         [" with denoising in paper 5. Costs are $O(n)$.", False],
     ]
-    assert paper["match"] == {"kind": "words", "text": "Found by its words: the matches are highlighted."}
+    assert paper["match"] == {
+        "kind": "words",
+        "text": "Found by its words (#2 of 15): the matches are highlighted.",
+    }
 
 
 def test_topic_view_shows_keywords_representatives_and_nearest_topics(tiny):

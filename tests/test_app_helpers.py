@@ -40,7 +40,7 @@ VOCAB = Vocabulary(
         ViewState(search="graph neural", topics=(2, 0), show_unassigned=False),
         ViewState(filters=(("source", ("b",)), ("year", ("2023", "2024"))), topic=-1, paper="doc2"),
         ViewState(search="ünïcode & <b>", topic=3, paper="doc1"),
-        ViewState(search="robust to small input changes", search_kind="meaning", topics=(-1, 2)),
+        ViewState(search="robust to small input changes", topics=(-1, 2)),
     ],
 )
 def test_view_state_round_trips_through_the_query_string(state):
@@ -97,20 +97,21 @@ def test_unknown_map_falls_back_to_default_with_notice():
 
 
 # ------------------------------------------------------------------ filters and search
-def test_search_kind_and_topics_outside_the_chosen_themes_are_checked():
+def test_an_old_search_kind_opens_the_one_list_and_topics_outside_the_chosen_themes_are_checked():
     vocabulary = Vocabulary(
         topic_ids=frozenset({-1, 0, 1, 2}), theme_ids=frozenset({0, 1}), topic_themes={0: 0, 1: 0, 2: 1}
     )
     state, notices = parse_view(
         {"q": ["x"], "kind": ["vibes"], "theme": ["0"], "topics": ["1,2,-1"]}, vocabulary
     )
-    assert state.search_kind == "words" and state.topics == (1, -1) and state.themes == (0,)
+    assert state.search == "x" and state.topics == (1, -1) and state.themes == (0,)
     assert notices == [
-        "Ignored kind='vibes': use 'words' or 'meaning'.",
+        "Ignored kind='vibes': a search finds papers by their words and meaning at once.",
         "Ignored topic 2: it is not in the chosen theme.",
     ]
-    assert to_params(ViewState(search_kind="meaning")) == {}  # no search, no kind
-    assert to_params(ViewState(search="x", search_kind="meaning")) == {"q": "x", "kind": "meaning"}
+    for kind in ("meaning", "words"):  # links from before the one list open it, without a notice
+        old, notices = parse_view({"q": ["x"], "kind": [kind]}, vocabulary)
+        assert old == ViewState(search="x") and notices == [] and to_params(old) == {"q": "x"}
 
 
 def test_filter_mask_keeps_exactly_the_chosen_topics_and_unassigned_only_when_chosen():

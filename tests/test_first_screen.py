@@ -13,11 +13,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from app.search import SearchResult, search_sentence
+from app.search import search_sentence, word_search
 from app.state import Vocabulary, parse_view
 from app.text import highlighted_markdown
 from pipeline.mapfolder.query import parse_query
-from pipeline.mapfolder.search_index import highlight
+from pipeline.mapfolder.search_index import WordHits, highlight
 from pipeline.mapfolder.store import write_map
 from tests.helpers import live_panel, panel_summary, plain, select_box, start, texts, themed_map, tiny_map
 
@@ -61,10 +61,10 @@ def test_topics_outside_the_chosen_theme_are_ignored_in_a_proper_sentence():
 
 
 def test_a_searched_phrase_is_in_one_pair_of_quotes():
-    result = SearchResult("words", parse_query('"optical flow"'), '"optical flow"', np.arange(31))
+    result = word_search(WordHits(np.arange(31), parse_query('"optical flow"')), '"optical flow"')
     number, rest = search_sentence(result, "the 1,357 papers of the map")
     assert (number, rest) == ("31", "of the 1,357 papers of the map match the words “optical flow”")
-    mixed = SearchResult("words", parse_query('graph "neural field"'), "", np.arange(2))
+    mixed = word_search(WordHits(np.arange(2), parse_query('graph "neural field"')), "")
     assert search_sentence(mixed, "the 60 papers of the map")[1].endswith("the words “graph ‘neural field’”")
 
 
@@ -414,3 +414,23 @@ def test_the_zoom_hint_names_ctrl_first_so_a_first_click_need_not_open_a_paper(t
         'hint.textContent = "Hold Ctrl (⌘) and scroll to zoom (or click an empty spot of the map first)"'
         in script
     )
+
+
+def test_the_readme_s_first_line_names_only_what_the_shipped_map_shows():
+    """Issue 62: the first line promised "LLM safety", a name the seed map shows nowhere."""
+    import pandas as pd
+
+    from tests.helpers import ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    promise = readme[: readme.index("![")]
+    named = re.findall(r"\*([^*]+)\*", promise.replace("**", ""))
+    seeds = ROOT / "assets" / "maps" / "seeds"
+    shown = {
+        " ".join(str(label).lower().split())
+        for table in ("topics.parquet", "themes.parquet")
+        for label in pd.read_parquet(seeds / table)["label"]
+    }
+    assert len(named) >= 3, named
+    for name in named:
+        assert " ".join(name.lower().split()) in shown, name

@@ -23,7 +23,6 @@ import pyarrow as pa
 from app.data import MapData, label_limit, paper_places, point_size
 from app.filters import UNASSIGNED
 from app.palette import CONTEXT_COLOUR, UNASSIGNED_COLOUR, colour_columns, value_colours
-from app.search import NOT_CLOSE_SHOWN
 from app.state import (
     MAP_KEY,
     MAX_CORNERS,
@@ -75,7 +74,6 @@ def shared_constants() -> dict:
         "max_corners": MAX_CORNERS,
         "max_topic_labels": MAX_TOPIC_LABELS,
         "unassigned": UNASSIGNED,
-        "not_close_shown": NOT_CLOSE_SHOWN,
     }
 
 
@@ -230,8 +228,8 @@ Piece = tuple[str, bool]  # a piece of a text, and whether the search matched it
 
 
 class MatchNote(TypedDict):
-    """How an opened paper matched the search: `kind` ("words", "meaning", "far": listed although not
-    close, "none": not found) and the sentence saying it (`app.paper_view.match_note`)."""
+    """How an opened paper matched the search: `kind` ("words", "meaning", "both", "none": not found)
+    and the sentence saying it, with its rank (`app.paper_view.match_note`)."""
 
     kind: str
     text: str
