@@ -1,0 +1,206 @@
+"""In a real browser, storms of steps and of Back and Forward (issue 63): ticks in the topic list, picks
+in the map's key, values pressed in "Filter by …", topics and papers opened and closed, a box drawn
+on the map, then Back and Forward, 0-50 ms apart. After each storm the page, once settled, must read
+as a fresh load of its own link: the header's sentence, the papers table's count, the papers the map
+shows. The issue's two sequences are fixed cases; the rest are drawn at random from fixed seeds
+(`SEEDS`: about 30 s each on a shared 2-core machine, so the file takes about 4 minutes).
+
+The random storms are expected to fail now and then until the view has one owner, the browser's store
+(issue 63, step 3): while the server and the browser each keep a model of the view, a storm can end
+with the header on the link's view over a map and a table the browser drew from another (seed 9 once
+ended on `?paper=…&theme=0&select=…` with the header on theme 0 over the whole map and "Papers · 300";
+its next run passed: the race depends on timing). They are marked so (`xfail`, not strict); the store's
+change removes the mark, and then each must pass."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from playwright.sync_api import Error as PlaywrightError
+
+from pipeline.mapfolder.store import write_map
+from tests.devserver import StreamlitServer
+from tests.helpers import GRAPH, idle, open_app, themed_map, tiny_map
+from tests.test_browser_steps import drag_box
+
+pytestmark = pytest.mark.browser
+SEEDS = (0, 1, 2, 3, 4, 9)  # random storms (9 reproduced the issue's disagreement once)
+STEPS = 9  # steps a random storm takes before its Back and Forward
+VENUES = ("ICML", "NeurIPS")
+
+
+@pytest.fixture(scope="module")
+def storm_app(tmp_path_factory):
+    """A themed map of 300 papers in four topics, with a venue column (missing for every tenth)."""
+    root = tmp_path_factory.mktemp("storms")
+    atlas = themed_map(tiny_map(300))
+    atlas.papers["venue"] = [None if i % 10 == 9 else VENUES[i % 2] for i in range(len(atlas.papers))]
+    write_map(root / "storms", atlas)
+    app = StreamlitServer(root / "storms", root / "no-other-maps", timeout=60)
+    yield app
+    app.stop()
+
+
+# What the reader sees that the view decides: the header's sentence, the papers table's heading (its
+# count), and the papers the map shows (the shown chart's rows: every paper, or those highlighted).
+READ = f"""() => {{
+    const texts = [...document.querySelectorAll("[data-testid='stMain'] [data-testid='stMarkdown']")].map((e) => e.innerText.trim());
+    const gd = document.querySelector('{GRAPH}');
+    const drawn = gd && gd.atlasDrawn ? gd.atlasDrawn[0] : null;
+    return {{
+        header: texts.find((t) => /^(Showing the |None of )/.test(t) || / of the /.test(t)) ?? null,
+        table: [...document.querySelectorAll('.atlas-table h4')].map((h) => h.innerText)[0] ?? null,
+        map: drawn ? Array.from(drawn.rows).sort((a, b) => a - b).join(',') : null,
+    }};
+}}"""
+
+
+def settled(page) -> dict:
+    """What the page reads once no run is under way and nothing changes for a second."""
+    last = None
+    for _ in range(30):
+        idle(page)
+        page.wait_for_timeout(600)
+        now = page.evaluate(READ)
+        if now == last:
+            return now
+        last = now
+    return last
+
+
+def afresh(browser, url: str) -> dict:
+    fresh = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        open_app(fresh, url)
+        return settled(fresh)
+    finally:
+        fresh.close()
+
+
+def attempt(locator) -> None:
+    """Click `locator` where it is there to click now (a storm's page is redrawn under it)."""
+    try:
+        if locator.count():
+            locator.click(timeout=1500)
+    except PlaywrightError:
+        pass  # gone or covered as the page followed the last step: the storm goes on
+
+
+def tick(page, rng) -> None:
+    ticks = page.locator(".atlas-panel-list .atlas-topic-list .atlas-topic-tick")
+    if ticks.count():
+        attempt(ticks.nth(int(rng.integers(ticks.count()))))
+    else:  # a topic is open: its "Only this topic"
+        attempt(page.locator(".atlas-panel-topic .atlas-only"))
+
+
+def key_pick(page, rng) -> None:
+    entries = page.locator(".atlas-legend button")
+    if entries.count():
+        attempt(entries.nth(int(rng.integers(entries.count()))))
+
+
+def value(page, rng) -> None:
+    if not page.locator(".atlas-chip").count():
+        attempt(page.locator(".atlas-facets-summary"))
+    chips = page.locator(".atlas-chip")
+    if chips.count():
+        attempt(chips.nth(int(rng.integers(chips.count()))))
+
+
+def open_topic(page, rng) -> None:
+    topics = page.locator(".atlas-panel-list .atlas-topic")
+    if topics.count():
+        attempt(topics.nth(int(rng.integers(topics.count()))))
+
+
+def close(page, rng) -> None:
+    """Close the opened paper or topic: its "← Back to …", or Escape."""
+    if rng.random() < 0.5:
+        attempt(page.locator(".atlas-panel .atlas-back"))
+    else:
+        page.keyboard.press("Escape")
+
+
+def open_paper(page, rng) -> None:
+    titles = page.locator(".atlas-table .atlas-row-title")
+    if titles.count():
+        attempt(titles.nth(int(rng.integers(min(titles.count(), 10)))))
+
+
+def select(page, rng) -> None:
+    try:
+        x0, y0 = rng.uniform(-3, 1, 2)
+        drag_box(page, (float(x0), float(y0), float(x0) + 3, float(y0) + 3))
+    except PlaywrightError:
+        pass
+
+
+def back(page, rng) -> None:
+    """Back, but never past the app's first entry (`opened`): that would leave the app."""
+    page.evaluate(
+        "() => { if (navigation.currentEntry.index > Number(sessionStorage.stormFloor)) history.back(); }"
+    )
+
+
+def forward(page, rng) -> None:
+    page.evaluate("history.forward()")
+
+
+STEP = {"tick": tick, "key": key_pick, "value": value, "open": open_topic, "close": close,
+        "paper": open_paper, "select": select, "back": back, "forward": forward}  # fmt: skip
+# The issue's two sequences: each named step 0.1 s after the last (a storm's 0-50 ms for the rest).
+FIXED = {
+    "three ticks, open, back to the list, tick; Back Back Forward Forward Back Back": (
+        ["tick", "tick", "tick", "open", "close", "tick"],
+        ["back", "back", "forward", "forward", "back", "back"],
+    ),
+    "tick, Back, tick, tick, open, tick; Back Back Forward Forward Back Back": (
+        ["tick", "back", "tick", "tick", "open", "tick"],
+        ["back", "back", "forward", "forward", "back", "back"],
+    ),
+}
+
+
+def storm(page, rng, steps: list[str], then: list[str], gap: tuple[int, int]) -> None:
+    """Take `steps` (each waited for as a reader would: until no run is under way), then `then` as a storm,
+    `gap` ms apart (drawn at random between its ends)."""
+    for name in steps:
+        STEP[name](page, rng)
+        idle(page)
+    for name in then:
+        STEP[name](page, rng)
+        page.wait_for_timeout(int(rng.integers(gap[0], gap[1] + 1)))
+
+
+def opened(page, url: str) -> None:
+    """The app opened at `url` and settled, its history entry the floor a storm's Back stops at."""
+    open_app(page, url)
+    page.evaluate("() => { sessionStorage.stormFloor = String(navigation.currentEntry.index); }")
+    settled(page)
+
+
+def check(page, browser) -> None:
+    shown = settled(page)
+    assert shown == afresh(browser, page.url), page.url
+
+
+@pytest.mark.parametrize("name", FIXED)
+def test_the_issue_s_storms_end_on_the_page_their_link_opens(page, browser, storm_app, name):
+    opened(page, storm_app.url)
+    steps, then = FIXED[name]
+    storm(page, np.random.default_rng(0), steps, then, (100, 100))
+    check(page, browser)
+
+
+@pytest.mark.xfail(reason="issue 63: two owners of the view can disagree after a storm (step 3: one store)")
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_random_storm_ends_on_the_page_its_link_opens(page, browser, storm_app, seed):
+    rng = np.random.default_rng(seed)
+    opened(page, storm_app.url)
+    kinds = ["tick", "tick", "key", "value", "open", "close", "paper", "select"]
+    steps = [kinds[k] for k in rng.integers(len(kinds), size=STEPS // 2)]
+    then = [["tick", "key", "value", "open", "close", "paper", "back", "back", "forward"][k]
+            for k in rng.integers(9, size=STEPS)]  # fmt: skip
+    storm(page, rng, steps, then, (0, 50))
+    check(page, browser)
