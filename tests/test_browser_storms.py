@@ -3,7 +3,7 @@ in the map's key, values pressed in "Filter by …", topics and papers opened an
 on the map, then Back and Forward, 0-50 ms apart. After each storm the page, once settled, must read
 as a fresh load of its own link: the header's sentence, the papers table's count, the papers the map
 shows. The issue's two sequences are fixed cases; the rest are drawn at random from fixed seeds
-(`SEEDS`: about 30 s each on a shared 2-core machine, so the file takes about 4 minutes).
+(`SEEDS`: about 20 s each on a shared 2-core machine, so the file takes about 3 minutes).
 
 The random storms once ended now and then (seed 9, in 2 of 9 runs) with the address bar on one entry and
 the page on another: the server's run for a step the browser drew wrote the step's link again after the
