@@ -49,6 +49,9 @@ def about_panel(data: MapData) -> None:
         metrics[4].metric(speed_label, speed, help=speed_note)
         st.caption(markdown_literal(speed_note))
         stability_summary(data)
+        names_line = name_evidence(data.topics, data.themes)
+        if names_line:
+            st.markdown(names_line)
         cliff_line(manifest)
         timings = manifest.timings_seconds
         if timings:  # plain text lines: cheaper to draw than a table, and the panel is usually closed
@@ -67,6 +70,33 @@ def about_panel(data: MapData) -> None:
                     for k, v in config.items()
                 )
             )
+
+
+def name_evidence(topics: pd.DataFrame, themes: pd.DataFrame | None) -> str:
+    """How far the map's names are written by the papers they name (the build's `name_share` and
+    `name_written`): a weak name shows as weak. Empty for a map built before names carried it.
+
+    Examples:
+        >>> topics = pd.DataFrame({"name_share": [0.9, 0.5, 0.2]})
+        >>> themes = pd.DataFrame({"label": ["Robots"], "name_written": [0.64], "name_share": [0.3]})
+        >>> print(name_evidence(topics, themes))
+        **Names** · topic names are written by a median 50% of their papers (2 of 3 by at least a third) · Robots: written by 64% of its papers, 30% of its weakest topic's
+    """
+    if "name_share" not in topics.columns or not topics["name_share"].notna().any():
+        return ""
+    shares = topics["name_share"].dropna()
+    line = (
+        f"**Names** · topic names are written by a median {shares.median():.0%} of their papers "
+        f"({int((shares >= 1 / 3).sum())} of {len(shares)} by at least a third)"
+    )
+    if themes is not None and "name_written" in themes.columns:
+        line += "".join(
+            f" · {markdown_literal(str(row.label))}: written by {row.name_written:.0%} of its papers, "
+            f"{row.name_share:.0%} of its weakest topic's"
+            for row in themes.itertuples()
+            if pd.notna(row.name_written) and pd.notna(row.name_share)
+        )
+    return line
 
 
 def topic_count_setting(manifest: Manifest, asked: object) -> str:

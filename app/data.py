@@ -17,14 +17,13 @@ import pandas as pd
 from app.changes import TopicEdits
 from app.palette import theme_topic_colours
 from app.state import Vocabulary
+from app.text import HIDDEN_PATTERN, visible
 from app.themes import theme_of_topic
-from pipeline.exports.export import without_bidi_controls
 from pipeline.mapfolder.files import MANIFEST, MAP_FILES, PAPERS, TOPICS
 from pipeline.mapfolder.manifest import Manifest
 from pipeline.mapfolder.search_index import SearchIndex, index_for, paper_fingerprint
 from pipeline.mapfolder.store import added_mask, read_map
 from pipeline.modelling.floors import PairSimilarities, map_pair_similarities
-from pipeline.text import BIDI_CHARACTERS
 
 REPO = Path(__file__).resolve().parent.parent
 MAPS_ROOT = REPO / "assets" / "maps"
@@ -32,7 +31,7 @@ DEFAULT_MAP = MAPS_ROOT / "seeds"
 UNASSIGNED_LABEL = "Unassigned"
 # Never offered as filters.
 CORE_COLUMNS = ("doc_id", "title", "abstract", "topic_id", "x", "y", "added", "via_add")
-BIDI_PATTERN = "[" + "".join(re.escape(c) for c in BIDI_CHARACTERS) + "]"
+_HIDDEN = re.compile(HIDDEN_PATTERN)
 MAX_FACET_VALUES = 60  # a metadata column with more distinct values is not offered as a filter
 # An input file's name ("000_d810000eb6448a23.txt"), what `pipeline.ingest` puts in `source`: it says
 # little to a reader, so it is neither a filter nor what the hover and the papers table call a source.
@@ -274,10 +273,10 @@ def build_map_data(name: str, path: Path) -> MapData:
     atlas = read_map(path, memory_map=True)
     as_read = atlas.papers.reset_index(drop=True)
     facts = PaperFacts(Path(path), len(as_read))
-    with_bidi = facts.get("with_bidi")
-    if with_bidi is None:
-        with_bidi = facts.set("with_bidi", bidi_columns(as_read))
-    papers = shown_as_text(as_read, check=with_bidi)
+    with_hidden = facts.get("with_hidden")
+    if with_hidden is None:
+        with_hidden = facts.set("with_hidden", hidden_columns(as_read))
+    papers = shown_as_text(as_read, check=with_hidden)
     topics = (
         shown_as_text(atlas.topics)
         .sort_values(["size", "topic_id"], ascending=[False, True])
@@ -359,7 +358,7 @@ def build_map_data(name: str, path: Path) -> MapData:
 class PaperFacts:
     """What a load learns from papers.parquet's text and the next load of the same file reuses, kept in
     the cache folder under the file's path, size and modification time: its search fingerprint
-    (`paper_fingerprint`: hashing a million abstracts takes 3 s) and the columns holding bidi controls
+    (`paper_fingerprint`: hashing a million abstracts takes 3 s) and the columns holding controls
     (`shown_as_text`: searching a million abstracts for them takes 3 s). Curation never changes a
     doc_id, title or abstract, so the facts hold for every curated view of the file."""
 
@@ -414,30 +413,32 @@ def topic_edits(path: Path, atlas) -> TopicEdits:
     names = {int(t): str(label) for t, label in zip(built["topic_id"], built["label"], strict=True)}
     for edit in edits:
         if edit.action == "rename":
-            names[int(edit.topic)] = without_bidi_controls(str(edit.name))
+            names[int(edit.topic)] = visible(edit.name)
     sizes = dict(zip(built["topic_id"].astype(int), built["size"].astype(int), strict=True))
     return TopicEdits(moves, {topic: (names[topic], sizes[topic]) for topic in sizes})
 
 
 def shown_as_text(table: pd.DataFrame, check: list[str] | None = None) -> pd.DataFrame:
-    """`table` with bidi control characters in its text cells (and lists of text) made visible and inert,
-    so a title cannot reverse what follows it on the page (pipeline.exports.export.without_bidi_controls).
+    """`table` with the characters a page would obey or hide (a NUL, C0 and C1 controls, bidi controls:
+    `app.text.visible`) in its text cells (and lists of text) made visible, U+FFFD: the one place the
+    map's text is made safe for every element the browser draws from it (the point and table files,
+    the topic panel's summary, the opened paper), so a title cannot reverse what follows it.
 
     Columns without such characters are `table`'s own (not copies): treat the result as read-only.
     `check`: the only columns that may hold them, when known (`PaperFacts`); None = every column.
     """
     changed = {  # columns rewritten; the rest are shared with `table`, never copied (a map's text is most of its memory)
-        column: table[column].map(_without_bidi) for column in bidi_columns(table, check)
+        column: table[column].map(_visible_cell) for column in hidden_columns(table, check)
     }
     return table.assign(**changed) if changed else table
 
 
-def bidi_columns(table: pd.DataFrame, check: list[str] | None = None) -> list[str]:
-    """The text columns of `table` (among `check`, when given) holding a bidi control character.
+def hidden_columns(table: pd.DataFrame, check: list[str] | None = None) -> list[str]:
+    r"""The text columns of `table` (among `check`, when given) holding a character `visible` replaces.
 
     Examples:
-        >>> bidi_columns(pd.DataFrame({"a": ["x\u202ey", "z"], "b": ["plain", "text"], "n": [1, 2]}))
-        ['a']
+        >>> hidden_columns(pd.DataFrame({"a": ["x\u202ey", "z"], "b": ["plain", "te\x00xt"], "n": [1, 2]}))
+        ['a', 'b']
     """
     found_in = []
     for column in table.columns if check is None else [c for c in check if c in table.columns]:
@@ -445,26 +446,27 @@ def bidi_columns(table: pd.DataFrame, check: list[str] | None = None) -> list[st
         if not (values.dtype == object or pd.api.types.is_string_dtype(values)):
             continue
         if values.dtype != object:  # Arrow-backed text: one vectorised search, no Python strings made
-            found = bool(values.str.contains(BIDI_PATTERN, regex=True, na=False).any())
+            found = bool(values.str.contains(HIDDEN_PATTERN, regex=True, na=False).any())
         else:
-            # One search over the column's text first: almost every map has no such character, and a
-            # per-cell pass over 80,000 abstracts would cost seconds at every map load.
-            text = "\0".join(
-                v if isinstance(v, str) else "\0".join(map(str, v))
+            # One search over the column's text first, and a regular expression only when it holds
+            # something unprintable: almost every map has no such character, and a per-cell pass over
+            # 80,000 abstracts would cost seconds at every map load.
+            text = " ".join(
+                v if isinstance(v, str) else " ".join(map(str, v))
                 for v in values.tolist()
                 if isinstance(v, str | list | tuple | np.ndarray)
             )
-            found = any(control in text for control in BIDI_CHARACTERS)  # str.find: fast, unlike a regex
+            found = not text.isprintable() and _HIDDEN.search(text) is not None
         if found:
             found_in.append(column)
     return found_in
 
 
-def _without_bidi(value: object) -> object:
+def _visible_cell(value: object) -> object:
     if isinstance(value, str):
-        return without_bidi_controls(value)
+        return visible(value)
     if isinstance(value, list | tuple | np.ndarray) and len(value) and isinstance(value[0], str):
-        return [without_bidi_controls(str(v)) for v in value]
+        return [visible(v) for v in value]
     return value
 
 

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import re
 
+from pipeline.text import BIDI_CHARACTERS
+
+# What text set on the page would obey or hide instead of show: NUL and the other C0 controls (tab and
+# line breaks aside), DEL, the C1 controls and the bidi controls (U+202E reverses what follows).
+HIDDEN_PATTERN = "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f" + BIDI_CHARACTERS + "]"
+_HIDDEN = re.compile(HIDDEN_PATTERN)
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:=&\"'^])")
 # Streamlit's Markdown (remark-gfm) turns web and e-mail addresses in the text into live links after
 # escapes are read, so a backslash cannot stop it: a WORD JOINER (U+2060, invisible, not a word
@@ -61,7 +67,7 @@ def plotly_wrap(text: object, width: int = 60, max_lines: int = 3) -> str:
     lines: list[str] = []
     line = ""
     for word in text.split():
-        while len(word) > width:  # break words longer than a line
+        while len(word) > width and len(lines) <= max_lines:  # break words longer than a line
             if line:
                 lines.append(line)
                 line = ""
@@ -85,16 +91,15 @@ def plotly_wrap(text: object, width: int = 60, max_lines: int = 3) -> str:
 
 
 def visible(text: object) -> str:
-    r"""`text` as text set on the page shows it: bidirectional controls (U+202E reversing what follows)
-    and NUL bytes become U+FFFD, one character for one.
+    r"""`text` as text set on the page shows it: bidirectional controls (U+202E reversing what follows),
+    NUL and the other C0 and C1 controls (`HIDDEN_PATTERN`) become U+FFFD, one character for one.
+    Every text the browser draws comes through it (`app.data.shown_as_text` for the map's tables).
 
     Examples:
-        >>> visible("Invoice \u202egpj.exe\x00") == "Invoice \ufffdgpj.exe\ufffd"
+        >>> visible("Invoice \u202egpj.exe\x00\x1b[2J\x85") == "Invoice \ufffdgpj.exe\ufffd\ufffd[2J\ufffd"
         True
     """
-    from pipeline.exports.export import without_bidi_controls
-
-    return without_bidi_controls(str(text)).replace("\x00", "\ufffd")
+    return _HIDDEN.sub("\ufffd", str(text))
 
 
 def inert(text: object) -> str:

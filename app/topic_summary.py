@@ -52,6 +52,13 @@ def _stability(row: pd.Series) -> float | None:
     return None if pd.isna(value) else round(float(value), 4)
 
 
+def _share(value: object) -> float | None:
+    """A stored share (`name_share`), or None where the map has none (built before issue 62, or
+    the name was given by hand)."""
+    value = pd.to_numeric(pd.Series([value]), errors="coerce").iat[0]
+    return None if pd.isna(value) else round(float(value), 4)
+
+
 def _growth(rising: pd.Series | None, topic: int) -> float | None:
     if rising is None or topic == -1:
         return None
@@ -119,6 +126,7 @@ def topic_summary(data: MapData, rising: pd.Series | None) -> dict:
             "nearest": [],
             "stability": None,
             "growth": _growth(rising, topic),
+            "written": None,
             "note": "",
             "years": [],
             "venues": [],
@@ -136,6 +144,7 @@ def topic_summary(data: MapData, rising: pd.Series | None) -> dict:
                 ],
                 nearest=nearest_topics(data, topic),
                 stability=_stability(row),
+                written=_share(row.get("name_share")),
                 note=str(row.get("note") or "") if note else "",
                 years=_records(year_shares(data.papers, topic)) if years else [],
                 venues=_records(venue_counts(data.papers, topic, names=names)) if venues else [],

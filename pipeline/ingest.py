@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import decimal
 import hashlib
 import io
 import itertools
@@ -42,7 +43,7 @@ RESERVED = (
 _NAME_WINDOW = 400
 # Header words that only say "this is a list": "ICML 2025 Papers" and "ICML 2025 论文列表" are one collection.
 _HEADER_NOISE = re.compile(
-    r"\s*(accepted\s+)?(papers?|abstracts?|paper\s+list|list\s+of\s+papers|论文列表|论文|文章列表|摘要)\s*$",
+    r"(?<!\s)\s*(accepted\s+)?(papers?|abstracts?|paper\s+list|list\s+of\s+papers|论文列表|论文|文章列表|摘要)\s*$",
     re.IGNORECASE,
 )
 
@@ -231,7 +232,7 @@ def read_seed_text(path: Path) -> pd.DataFrame:
 def _table_from_frame(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
     """Find the abstract (and title) columns case-insensitively; keep every other column."""
     by_lower = {str(c).strip().lower(): c for c in frame.columns}
-    for wanted in ("abstract", "title"):
+    for wanted in ("abstract", "title", "keywords"):
         same = [str(c) for c in frame.columns if str(c).strip().lower() == wanted]
         if len(same) > 1:
             raise UserError(f"{path}: more than one {wanted!r} column ({', '.join(same)}); keep one")
@@ -239,8 +240,9 @@ def _table_from_frame(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
         found = ", ".join(map(str, frame.columns[:12])) or "none"
         raise UserError(f"{path}: no 'abstract' column (columns found: {found})")
     renames = {by_lower["abstract"]: "abstract"}
-    if "title" in by_lower:
-        renames[by_lower["title"]] = "title"
+    for wanted in ("title", "keywords"):
+        if wanted in by_lower:
+            renames[by_lower[wanted]] = wanted
     frame = frame.rename(columns=renames)
     frame.columns = [str(c) for c in frame.columns]
     taken = set(frame.columns)
@@ -294,6 +296,8 @@ def read_jsonl(path: Path) -> pd.DataFrame:
             raise UserError(f"{path}: line {number}: refused JSON ({exc})") from None
         if not isinstance(row, dict):
             raise UserError(f"{path}: line {number}: expected a JSON object, got {type(row).__name__}")
+        if "\\u" in line:  # an escape may have made a lone surrogate: refused before any table holds it
+            _refuse_surrogates(row, f"{path}: line {number}")
         rows.append(row)
         where.append(f"line {number}")
     frame = _table_from_frame(pd.DataFrame(rows), path)
@@ -449,9 +453,31 @@ def abstract_text(value: object, path: Path, where: str | None) -> str:
             raise UserError(
                 f"{at}: 'abstract' is bytes that are not UTF-8 text; store it as UTF-8 text"
             ) from None
-    if isinstance(value, (dict, list, tuple, np.ndarray, bool)):
+    if value is pd.NA or value is pd.NaT:
+        return ""
+    if isinstance(value, (dict, list, tuple, np.ndarray, bool, np.bool_)):
         raise UserError(f"{at}: 'abstract' is a {_kind(value)}, not text; give each abstract as one string")
-    return str(value).strip()
+    # A number (or a date) in a typed format (JSON, Parquet) is not an abstract: the column is not the
+    # abstracts. A CSV cell is text whatever it holds.
+    what = "number" if isinstance(value, (int, float, np.number, decimal.Decimal)) else type(value).__name__
+    raise UserError(
+        f"{at}: 'abstract' is a {what} ({shorten(str(value), 40)}), not text; give each abstract as text"
+    )
+
+
+def check_keywords(value: object, path: Path, where: str | None) -> None:
+    """A `keywords` cell is text ("diffusion models; image editing"), a list of texts, or empty: its
+    words are name candidates (`pipeline.commands.build.naming_texts`). Anything else (a number, an
+    object, true/false) is a `UserError` naming the file and row."""
+    at = f"{path}: {where}" if where else str(path)
+    if value is None or isinstance(value, str) or (isinstance(value, float) and value != value):
+        return
+    if isinstance(value, (list, tuple, np.ndarray)) and all(isinstance(v, str) or v is None for v in value):
+        return
+    raise UserError(
+        f"{at}: 'keywords' is a {_kind(value)}, not text; give each paper's keywords as text "
+        '("diffusion models; image editing") or a list of texts'
+    )
 
 
 def cell_text(value: object, separator: str = "; ") -> object:
@@ -477,7 +503,11 @@ def read_file(path: Path) -> pd.DataFrame:
     """One input file as a table with `abstract`, `source` and any other columns it had."""
     table = READERS[path.suffix.lower()](path)
     where = table.pop(WHERE).tolist() if WHERE in table.columns else [None] * len(table)
+    table = _checked_text(table, path, where)
     table["abstract"] = [abstract_text(v, path, w) for v, w in zip(table["abstract"], where)]
+    if "keywords" in table.columns:
+        for value, at in zip(table["keywords"], where):
+            check_keywords(value, path, at)
     table = table[table["abstract"] != ""]
     if table.empty:
         raise UserError(f"{path}: no abstracts (every 'abstract' value is empty)")
@@ -487,6 +517,38 @@ def read_file(path: Path) -> pd.DataFrame:
             separator = " " if column == "title" else "; "
             table[column] = [cell_text(v, separator) for v in table[column]]
     table.insert(0, "source", path.name)
+    return table
+
+
+# A lone surrogate (JSON's "\ud800" escape) is no character: no file, index or page can hold it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _refuse_surrogates(values: dict, at: str) -> None:
+    """A `UserError` at `at` ("papers.jsonl: line 4") naming the first of `values` (column -> cell)
+    that holds a lone surrogate, in its text or in a list or object of text."""
+    for name, value in values.items():
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        found = None if text.isascii() else _SURROGATE.search(f"{name}\n{text}")
+        if found:
+            escape = found.group(0).encode("unicode_escape").decode()
+            raise UserError(
+                f"{at}: {name!r} holds a lone surrogate ({escape}), not text; fix that escape in the file"
+            )
+
+
+def _checked_text(table: pd.DataFrame, path: Path, where: list[str | None]) -> pd.DataFrame:
+    """The input's text checked once, for every format and column: a lone surrogate is a `UserError`
+    naming the file, row and column (JSON Lines are checked as they are read, `read_jsonl`);
+    categorical columns become plain values (an empty title in one is then derived like any other)."""
+    for name in list(table.columns):
+        column = table[name]
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            table[name] = column = column.astype(object).where(column.notna(), None)
+        if column.dtype == object or pd.api.types.is_string_dtype(column):
+            for row, value in enumerate(column):
+                if isinstance(value, (str, list, dict)):
+                    _refuse_surrogates({name: value}, f"{path}: {where[row] or f'paper {row + 1}'}")
     return table
 
 
@@ -515,7 +577,9 @@ def ingest(inputs: list[str | Path]) -> Corpus:
     metadata = [c for c in papers.columns if c not in ("doc_id", "title", "abstract", "source")]
     papers = papers[["doc_id", "title", "abstract", "source", *metadata]]
     for column in metadata:  # mixed-type columns break Parquet; keep numbers numeric where they are
-        if papers[column].dtype == object or pd.api.types.is_string_dtype(papers[column]):
+        if column == "keywords":  # words, whatever they look like ("3D; 2024")
+            papers[column] = papers[column].map(lambda v: "" if v is None or v != v else str(v))
+        elif papers[column].dtype == object or pd.api.types.is_string_dtype(papers[column]):
             converted = pd.to_numeric(papers[column], errors="coerce")
             if converted.notna().sum() == papers[column].replace("", None).notna().sum():
                 papers[column] = converted

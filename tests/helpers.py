@@ -336,6 +336,14 @@ def box_around(papers: pd.DataFrame, doc_ids) -> tuple[str, list[str]]:
 
 
 # --------------------------------------------------------------------------- maps with hostile text
+def long_words(size: int = 1_000_000) -> list[str]:
+    """Words of `size` characters (no space) made of what each regular expression over text repeats:
+    letters, dots, digits, `@`, `-`, `/`, `www.`, quotes. A pattern that tries every start and scans on
+    (a quadratic one) takes hours on each; a linear one, a second."""
+    units = ["a", ".", "!", "1a", "a@", "1", "a-", "/a", "www.", '"', "a:", "_a"]
+    return [unit * (size // len(unit)) for unit in units]
+
+
 HOSTILE_CELLS = ['=HYPERLINK("http://evil","x")', "+1+1", "-2+3", "@SUM(A1)", "\tcmd", "\rcmd", "fine"]
 
 

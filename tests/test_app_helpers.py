@@ -248,3 +248,51 @@ def test_the_topics_of_a_big_theme_stay_told_apart_and_read_as_their_theme():
     ]
     for t in range(8):
         assert abs((hue[t] - theme_hue[0] + 180) % 360 - 180) < abs((hue[t] - theme_hue[1] + 180) % 360 - 180)
+
+
+# Run apart, so a pattern gone quadratic is stopped by the timeout rather than holding the suite for hours.
+LONG_WORD_TEXT = """
+import time
+from app import text
+from app.search import quoted_inside
+from pipeline.ingest import derive_title
+from pipeline.mapfolder.query import parse_query
+from pipeline.mapfolder.search_index import highlight
+from pipeline.naming.sentences import first_sentence
+from tests.helpers import long_words
+
+drawers = {
+    "plotly_wrap": text.plotly_wrap,
+    "plotly_escape": text.plotly_escape,
+    "visible": text.visible,
+    "inert": text.inert,
+    "markdown_literal": text.markdown_literal,
+    "highlighted_markdown": lambda t: text.highlighted_markdown([(t[:10], True), (t[10:], False)]),
+    "without_server_paths": text.without_server_paths,
+    "quoted_inside": quoted_inside,
+    "highlight (a word search's hits in an opened paper)": lambda t: highlight(t, parse_query("a")),
+    "first_sentence": first_sentence,
+    "derive_title": derive_title,
+}
+for word in long_words():
+    for name, draw in drawers.items():
+        start = time.perf_counter()
+        draw(word)
+        print(name, repr(word[:4]), round(time.perf_counter() - start, 1), flush=True)
+"""
+
+
+def test_every_way_the_app_draws_text_takes_seconds_on_a_one_megabyte_word():
+    """Titles, abstracts, names and values are untrusted: each text helper the page draws them with
+    (labels, hovers, Markdown, highlights, titles derived at ingest) is linear in a 1 MB word."""
+    import subprocess
+    import sys
+
+    from tests.helpers import ROOT
+
+    result = subprocess.run(
+        [sys.executable, "-c", LONG_WORD_TEXT], cwd=ROOT, capture_output=True, text=True, timeout=900
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    times = [line.rsplit(" ", 1) for line in result.stdout.splitlines()]
+    assert len(times) == 11 * 12 and all(float(seconds) < 30 for _, seconds in times), times

@@ -38,6 +38,8 @@ def panel_map():
         [f"<b>{a}</b>", f"{b} &amp; co", f"{c} {LONG_KEYWORD}", *rest]
         for a, b, c, *rest in atlas.topics["keywords"]
     ]
+    # Issue 62: the share of each topic's papers that write its name, as the build stores it.
+    atlas.topics["name_share"] = [0.64 - 0.1 * i for i in range(len(atlas.topics))]
     return atlas
 
 
@@ -161,6 +163,7 @@ def opened_as_shown(page) -> dict:
     return {
         "name": panel.locator("h4").inner_text(),
         "caption": panel.locator(".atlas-caption").first.inner_text(),
+        "written": panel.locator(".atlas-written").inner_text(),
         "keywords": panel.locator(".atlas-keyword-name").all_text_contents(),
         "central": panel.locator(".atlas-paper").all_text_contents(),
     }
@@ -171,6 +174,7 @@ def expected(data, topic: int) -> dict:
     return {
         "name": data.label(topic),
         "caption": f"{size} papers · {100 * size / data.n:.1f}% of the map · topic {topic}",
+        "written": f"Its name is written by {round(100 * data.topics.loc[topic, 'name_share'])}% of its papers.",
         "keywords": [str(k) for k in data.topics.loc[topic, "keywords"]],
         "central": data.papers["title"].iloc[central_papers(data, topic)].tolist(),
     }

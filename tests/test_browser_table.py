@@ -67,6 +67,22 @@ HOSTILE_VENUES = [
 ]
 
 
+# Characters a page would obey or hide instead of show: NUL, other C0 and C1 controls, bidi controls.
+CONTROLS = "\x00\x07\x1b\x7f\x85\x9b\u202e\u2066\u200f"
+
+
+def controls_map():
+    """The hostile map with a control character in every text the browser draws: each title (the
+    unassigned paper's too, listed from the point table), topic and theme names, keywords, venues."""
+    atlas = hostile_map()
+    atlas.papers["title"] = [f"Title{c}{i} ends" for i, c in enumerate(CONTROLS[:7])]
+    atlas.papers["venue"] = [f"Venue{c}" for c in CONTROLS[2:9]]
+    atlas.topics["label"] = ["Evil\x00topic", "Optimal\u202etransport"]
+    atlas.topics["keywords"] = [["nul\x00word", "b"], ["escape\x1bword", "optimal transport"]]
+    atlas.themes["label"] = ["Trans\x85port", "Evil\x00theme"]
+    return atlas
+
+
 @pytest.fixture(scope="module")
 def maps(tmp_path_factory):
     """The two maps (120 papers with mixed-case titles; a hostile one), each served once a module."""
@@ -78,6 +94,8 @@ def maps(tmp_path_factory):
     atlas.topics["label"] = ["<b>Evil</b> topic &amp;", "Optimal transport"]
     write_map(root / "hostile", atlas)
     folders["hostile"] = root / "hostile"
+    write_map(root / "controls", controls_map())
+    folders["controls"] = root / "controls"
     servers = {
         name: StreamlitServer(folder, root / "no-other-maps", timeout=90) for name, folder in folders.items()
     }
@@ -400,3 +418,42 @@ def test_a_selection_link_lists_the_selection_and_clear_selection_empties_it(pag
     shown = drawn(page, "Papers · 120")
     page.wait_for_function("() => !location.search.includes('select=')", timeout=30_000)
     assert shown["rows"] == cells(mirror(folder)["page"])
+
+
+# Every text the page holds: text nodes (the map's SVG labels included) and the attributes a browser
+# shows (title, aria-label, placeholder, value), each with where it is.
+EVERY_TEXT = """() => {
+    const out = [], walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        if (!node.parentElement.closest('script, style')) out.push([node.parentElement.className.baseVal ?? node.parentElement.className, node.data]);
+    }
+    for (const el of document.body.querySelectorAll('*')) {
+        for (const name of ['title', 'aria-label', 'placeholder', 'value']) {
+            if (el.hasAttribute(name)) out.push([name, el.getAttribute(name)]);
+        }
+    }
+    return out;
+}"""
+
+
+@pytest.mark.parametrize("link", ["", "?topic=0", "?topic=-1", "?paper=0000000000000002"])
+def test_no_control_character_from_the_data_reaches_any_element_the_browser_draws(page, maps, link):
+    """A NUL, an escape or a bidi control in a title, topic or theme name, keyword or value is shown
+    as U+FFFD in the table, the topic list, an opened topic's papers (central ones, and the unassigned
+    list drawn from the point table), an opened paper and the map's labels and key: never raw."""
+    app, folder = maps["controls"]
+    open_app(page, app.url + link)
+    drawn(page)
+    if link == "?topic=-1":
+        page.locator(".atlas-paper-list li").first.wait_for(timeout=30_000)
+    if link == "?paper=0000000000000002":
+        page.locator(".atlas-panel-paper:not([hidden]) h4").first.wait_for(timeout=30_000)
+    idle(page)
+    texts = page.evaluate(EVERY_TEXT)
+    raw = [(where, text) for where, text in texts if any(c in text for c in CONTROLS)]
+    assert raw == [], raw
+    table_titles = [row[0] for row in drawn(page)["rows"]]
+    assert len(table_titles) >= 1 and all("\ufffd" in title for title in table_titles), table_titles
+    if link in ("?topic=0", "?topic=-1"):
+        listed = page.locator(".atlas-paper-list li").all_text_contents()
+        assert listed and all("\ufffd" in item for item in listed), listed

@@ -292,7 +292,7 @@ def test_carry_edits_flags_split_gone_and_scattered_topics_and_follows_themes():
     lineage = lineage_rows(
         [(0, "kept", []), (1, "shrunk", []), (2, "gone", [5]), (3, "split", []), (4, "new", [])]
     )
-    themes = pd.DataFrame({"theme_id": [3], "label": ["x"], "topic_ids": [[0, 1]]})
+    themes = pd.DataFrame({"theme_id": [3, 7], "label": ["x", "y"], "topic_ids": [[0, 1], [5, 6, 8, 9]]})
     edits = [
         Edit(1, "rename", topic=0, name="Kept"),
         Edit(2, "note", topic=1, text="scattered"),
@@ -301,6 +301,8 @@ def test_carry_edits_flags_split_gone_and_scattered_topics_and_follows_themes():
         Edit(5, "rename-theme", theme=0, theme_topics=(0, 1), name="Follows"),
         Edit(6, "rename-theme", theme=1, theme_topics=(2, 3), name="Lost"),
         Edit(7, "rename", topic=0, name="Flagged before", review="earlier reason"),
+        # Issue 62: its theme holds its two topics and two more: the name stays, flagged.
+        Edit(8, "rename-theme", theme=2, theme_topics=(5, 6), name="Moved"),
     ]
     carried = {
         e.id: e
@@ -315,6 +317,7 @@ def test_carry_edits_flags_split_gone_and_scattered_topics_and_follows_themes():
     assert carried[5].review is None and carried[5].theme == 3
     assert "no rebuilt theme" in carried[6].review
     assert carried[7].review == "earlier reason"
+    assert carried[8].theme == 7 and "content moved (2 of its 4 topics" in carried[8].review
     clash = carry_edits(
         edits[:1],
         lineage=lineage,
@@ -326,9 +329,9 @@ def test_carry_edits_flags_split_gone_and_scattered_topics_and_follows_themes():
     )
     assert clash[0].review == 'topic 4 is now called "Kept" too'
     fresh = carry_edits(
-        edits[:1], lineage=None, previous_topic_of=previous, doc_ids=doc_ids, labels=labels, themes=None
+        edits[:6], lineage=None, previous_topic_of=previous, doc_ids=doc_ids, labels=labels, themes=themes
     )
-    assert "afresh" in fresh[0].review
+    assert all("afresh" in e.review for e in fresh)  # theme renames too (docs/curation.md)
 
 
 def test_a_damaged_edit_file_is_a_user_error_naming_it(tmp_path):

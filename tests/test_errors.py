@@ -247,6 +247,59 @@ def case_jsonl_abstract_is_an_object(user):
     return Setup([str(path)], ["papers.jsonl", "line 3", "'abstract'"])
 
 
+def case_jsonl_abstract_with_a_lone_surrogate(user):
+    lines = [json.dumps({"abstract": text}) for text in english()]
+    lines[3] = '{"abstract": "We study \\ud800 transport."}'
+    path = write(user / "papers.jsonl", "\n".join(lines) + "\n")
+    return Setup([str(path)], ["papers.jsonl", "line 4", "'abstract'", "surrogate"])
+
+
+def case_jsonl_title_with_a_lone_surrogate(user):
+    lines = [json.dumps({"abstract": text, "title": f"T{i}"}) for i, text in enumerate(english())]
+    lines[6] = json.dumps({"abstract": "x y z", "title": "A \udfff title"})
+    path = write(user / "papers.jsonl", "\n".join(lines) + "\n")
+    return Setup([str(path)], ["papers.jsonl", "line 7", "'title'", "surrogate"])
+
+
+def case_jsonl_list_of_authors_with_a_lone_surrogate(user):
+    lines = [json.dumps({"abstract": text, "authors": ["Ada", "Bob"]}) for text in english()]
+    lines[1] = json.dumps({"abstract": "x y z", "authors": ["Ada", "B\udc80b"]})
+    path = write(user / "papers.jsonl", "\n".join(lines) + "\n")
+    return Setup([str(path)], ["papers.jsonl", "line 2", "'authors'", "surrogate"])
+
+
+def case_jsonl_abstract_is_a_number(user):
+    lines = [json.dumps({"abstract": text}) for text in english()]
+    lines[4] = json.dumps({"abstract": 5})
+    path = write(user / "papers.jsonl", "\n".join(lines) + "\n")
+    return Setup([str(path)], ["papers.jsonl", "line 5", "'abstract'", "not text"])
+
+
+def case_parquet_abstract_column_of_integers(user):
+    path = user / "papers.parquet"
+    pd.DataFrame({"abstract": range(40), "title": [f"T{i}" for i in range(40)]}).to_parquet(path)
+    return Setup([str(path)], ["papers.parquet", "row 1", "'abstract'", "not text"])
+
+
+def case_parquet_abstract_column_of_nullable_integers(user):
+    path = user / "papers.parquet"
+    pd.DataFrame({"abstract": pd.array([None, 7, 8], dtype="Int64")}).to_parquet(path)
+    return Setup([str(path)], ["papers.parquet", "row 2", "'abstract'", "not text"])
+
+
+def case_parquet_categorical_title_holding_an_empty_title(user):
+    path = user / "papers.parquet"
+    titles = pd.Categorical(["", "", *[f"Title {i % 4}" for i in range(10)]])
+    pd.DataFrame({"abstract": english(), "title": titles}).to_parquet(path)
+
+    def check(out):
+        titles = read_map(out).papers.set_index("abstract")["title"]
+        assert all(isinstance(t, str) and t.strip() for t in titles), titles
+        assert titles[english()[2]] == "Title 0"
+
+    return Setup([str(path)], check=check)
+
+
 def case_bad_parquet(user):
     path = write(user / "papers.parquet", b"PAR1 this is not really parquet PAR1")
     return Setup([str(path)], ["papers.parquet", "Parquet"])
@@ -475,6 +528,7 @@ BUILDS = {
     "list_columns_jsonl",
     "list_columns_parquet",
     "number_only",
+    "parquet_categorical_title_holding_an_empty_title",
     "out_inside_the_input_folder",
     "out_is_an_empty_folder",
     "parquet_binary_abstracts",
@@ -1663,6 +1717,9 @@ LONG = "/".join(["d" * 200] * 21)  # 4,220 bytes: past the 4,096 Linux allows a 
         ["curate", "{long}", "list"],
         ["curate", "{long}", "rename", "0", "X"],
         ["build", "{input}", "--out", "{map}2/" + "n" * 256],  # one name past 255 bytes
+        ["build", "{input}", "--out", "{hops}m2"],  # `../` hops the system walks, 4,200 bytes of them
+        ["export", "{map}", "--out", "{hops}x.csv"],
+        ["curate", "{hops}map", "note", "0", "x"],
     ],
     ids=lambda args: " ".join(args),
 )
@@ -1670,13 +1727,53 @@ def test_a_path_too_long_for_the_system_is_one_error_line(args, tmp_path, capsys
     previous = tmp_path / "map"
     write_map(previous, hostile_map())
     path = csv_of(tmp_path / "papers.csv", english())
-    given = [a.format(long=tmp_path / LONG, map=previous, input=path) for a in args]
+    hops = f"{tmp_path}/" + "../" * 1400 + f"{str(tmp_path).lstrip('/')}/"  # names tmp_path again
+    given = [a.format(long=tmp_path / LONG, map=previous, input=path, hops=hops) for a in args]
     before = file_hashes(tmp_path)
     code = main(given)
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and err[0].startswith("error: "), err
     assert "bytes long" in err[0] and len(err[0]) < 300, err[0]
     assert file_hashes(tmp_path) == before
+
+
+# ---- a lock file that is not a plain file a writer made: refused, what it names untouched (issue 64) ----
+
+
+def _planted_lock(kind: str, lock: Path, precious: Path) -> None:
+    if kind == "link":
+        lock.symlink_to(precious)
+    elif kind == "hard link":
+        os.link(precious, lock)
+    elif kind == "named pipe":
+        os.mkfifo(lock)
+    else:
+        lock.mkdir()
+
+
+@pytest.mark.parametrize("kind", ["link", "hard link", "named pipe", "folder"])
+@pytest.mark.parametrize("command", ["build", "add", "curate"])
+def test_a_lock_file_planted_beside_a_map_is_refused_and_what_it_names_kept(command, kind, tmp_path, capsys):
+    previous, user = tmp_path / "maps" / "map", tmp_path / "user"
+    write_map(previous, hostile_map())
+    precious = write(user / "precious.txt", "my precious notes\n")
+    path = csv_of(user / "papers.csv", english(2 if command == "add" else 12))
+    lock = previous.parent / ".map.lock"
+    lock.unlink(missing_ok=True)  # the lock the map's own writing left
+    _planted_lock(kind, lock, precious)
+    args = {
+        "build": ["build", str(path), "--out", str(previous), "--quiet"],
+        "add": ["add", str(previous), str(path), "--quiet"],
+        "curate": ["curate", str(previous), "note", "0", "x"],
+    }[command]
+    before = file_hashes(tmp_path, skip_name=".map.lock")
+    code = main(args)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith(f"error: {lock}: "), err
+    assert "lock file" in err[0] and "remove it" in err[0], err
+    assert precious.read_text() == "my precious notes\n"
+    assert file_hashes(tmp_path, skip_name=".map.lock") == before
+    assert lock.is_symlink() == (kind == "link")
 
 
 def test_an_input_is_hashed_for_its_fingerprint_in_chunks_never_whole(tmp_path, monkeypatch, capsys):

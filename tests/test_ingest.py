@@ -189,3 +189,20 @@ def test_metadata_named_like_our_columns_is_kept_under_input_names(tmp_path):
     papers = ingest([path]).papers
     assert papers["source"].item() == "t.csv" and papers["input_source"].item() == "arXiv"
     assert papers["input_added"].item() == "yes" and papers["input_theme_id"].item() == 3
+
+
+def test_a_categorical_title_column_with_empty_titles_gets_titles_derived_like_any_other(tmp_path):
+    from pipeline.ingest import ingest
+
+    path = tmp_path / "papers.parquet"
+    abstracts = [
+        "We study optimal transport. It is fast.",
+        "Diffusion models denoise images. Yes.",
+        "Third one.",
+    ]
+    for written in (["", "Kept", "Kept"], ["", None, "Kept"]):
+        pd.DataFrame({"abstract": abstracts, "title": pd.Categorical(written)}).to_parquet(path)
+        titles = ingest([path]).papers.set_index("abstract")["title"]
+        assert titles[abstracts[0]] == "We study optimal transport"
+        assert titles[abstracts[1]] in ("Kept", "Diffusion models denoise images")
+        assert titles[abstracts[2]] == "Kept"

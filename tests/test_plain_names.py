@@ -116,6 +116,44 @@ def test_an_edit_file_giving_two_topics_one_name_or_a_bad_number_is_refused(fold
     assert words in one_error_line(capsys)
 
 
+@pytest.mark.parametrize("previous", [False, True], ids=["map in --out", "--previous"])
+@pytest.mark.parametrize(
+    "edits",
+    [
+        [
+            {"id": 1, "action": "rename", "topic": 0, "name": "Same"},
+            {"id": 2, "action": "rename", "topic": 2, "name": "Same"},
+        ],
+        [
+            {"id": 1, "action": "rename-theme", "theme": 0, "theme_topics": [1, 2], "name": "Same"},
+            {"id": 2, "action": "rename-theme", "theme": 1, "theme_topics": [0, 3], "name": "same"},
+        ],
+    ],
+    ids=["topics", "themes"],
+)
+def test_a_rebuild_refuses_an_edit_file_giving_two_topics_one_name_before_any_work(
+    folder, capsys, monkeypatch, tmp_path, edits, previous
+):
+    """As `export`, `add` and the app do: one error line naming the file, exit 2, before reading the
+    abstracts (no fit, no embedding), and the map left as it was."""
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the build read its inputs before refusing the edit file")
+
+    monkeypatch.setattr("pipeline.commands.build.read_corpus", no_work)
+    write_edits(folder, edits)
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    inputs = tmp_path / "papers.csv"
+    pd.DataFrame({"abstract": [f"We study topic {i} with care." for i in range(12)]}).to_csv(
+        inputs, index=False
+    )
+    out = ["--out", str(tmp_path / "new"), "--previous", str(folder)] if previous else ["--out", str(folder)]
+    assert main(["build", str(inputs), *out, "--quiet"]) == 2
+    line = one_error_line(capsys)
+    assert CURATION in line and "would both be called" in line, line
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
 def test_names_in_a_maps_tables_are_shown_on_one_line_or_as_topic_n(tmp_path):
     atlas = themed_map()
     atlas.topics["label"] = [
@@ -142,11 +180,18 @@ def test_curate_list_writes_bidi_controls_and_line_breaks_as_escapes(folder, cap
     assert out.splitlines()[0] == "#1 note on topic 0: see \\u202etxt.exe\\nand\\u2028more"
 
 
+def test_curate_says_what_it_saved_with_bidi_controls_and_line_breaks_as_escapes(folder, capsys):
+    assert main(["curate", str(folder), "note", "0", "see \u202etxt.exe\nand\u2028more"]) == 0
+    out = capsys.readouterr().err
+    assert "\u202e" not in out and "\u2028" not in out
+    assert out.startswith("#1 note on topic 0: see \\u202etxt.exe\\nand\\u2028more; saved in "), out
+
+
 def test_a_rebuild_flags_a_theme_rename_another_rebuilt_theme_is_now_called():
     themes = pd.DataFrame({"theme_id": [0, 1], "label": ["Kept", "Generative"], "topic_ids": [[0, 1], [2]]})
     edit = Edit(1, "rename-theme", theme=0, theme_topics=(0, 1), name="generative")
     carried = carry_edits([edit], lineage=None, previous_topic_of={}, doc_ids=[], labels=[], themes=themes)
-    assert carried[0].review == 'theme 1 is now called "generative" too'
+    assert carried[0].review.endswith('theme 1 is now called "generative" too')
 
 
 def test_curate_refused_by_a_running_add_says_what_runs_and_what_to_do(folder, capsys):

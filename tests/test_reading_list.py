@@ -351,3 +351,39 @@ def test_reading_lists_never_carry_a_control_character_raw():
     for output in (reading_list_markdown(papers, topics, chosen="q\x00"), reading_list_bibtex(papers)):
         assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", output), repr(output)
         assert "Nul\ufffdtitle" in output
+
+
+# Run apart, so a pattern gone quadratic is stopped by the timeout rather than holding the suite for hours.
+LONG_WORD_EXPORTS = """
+import sys, time
+from pathlib import Path
+from pipeline.__main__ import main
+from pipeline.mapfolder.store import write_map
+from tests.helpers import hostile_map, long_words
+
+words, folder = long_words(), Path(sys.argv[1])
+for half in (0, 1):
+    atlas = hostile_map()
+    atlas.papers["title"] = (words[:7], words[-7:])[half]
+    atlas.papers["abstract"] = (words[-7:], words[:7])[half]
+    write_map(folder / f"map{half}", atlas)
+    for fmt in ("csv", "md", "bib"):
+        start = time.perf_counter()
+        assert main(["export", str(folder / f"map{half}"), "--out", str(folder / f"x{half}.{fmt}"), "--format", fmt]) == 0
+        print(fmt, round(time.perf_counter() - start, 1), flush=True)
+"""
+
+
+def test_every_export_of_titles_and_abstracts_of_one_megabyte_word_takes_seconds(tmp_path):
+    """A title or abstract is one untrusted cell: a 1 MB word in it is exported in seconds in every
+    format (a Markdown list of one 100 KB word took ten minutes when the e-mail pattern rescanned it)."""
+    result = subprocess.run(
+        [sys.executable, "-c", LONG_WORD_EXPORTS, str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    times = [line.split() for line in result.stdout.splitlines()]
+    assert len(times) == 6 and all(float(seconds) < 60 for _, seconds in times), times

@@ -3,7 +3,9 @@ slate, and the topic count the build chose reported in the manifest."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,7 +15,7 @@ import pytest
 
 from pipeline.commands.build import build_map
 from pipeline.config import BuildConfig, topic_count_for
-from pipeline.mapfolder.store import read_map
+from pipeline.mapfolder.store import read_map, write_map
 from pipeline.modelling.neighbours import neighbour_graph
 from pipeline.modelling.topics import choose_topic_count, cluster_space, topic_stability
 from tests.helpers import ROOT, SEEDS, FakeEncoder, quiet, synthetic_corpus
@@ -204,6 +206,46 @@ def test_rebuilding_the_same_papers_keeps_the_map_as_it_was(synthetic_rebuilds):
         )
         assert rebuilt.manifest.lineage.refit is False
         assert set(rebuilt.lineage["status"]) == {"kept"}
+
+
+EMBEDDINGS_DAMAGE = {
+    "empty": lambda path: path.write_bytes(b""),
+    "cut short": lambda path: path.write_bytes(path.read_bytes()[:200]),
+    "a named pipe": lambda path: (path.unlink(), os.mkfifo(path)),
+    "a link to a device": lambda path: (path.unlink(), path.symlink_to("/dev/zero")),
+    "a folder": lambda path: (path.unlink(), path.mkdir()),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(EMBEDDINGS_DAMAGE))
+def test_a_rebuild_of_the_same_papers_over_damaged_vectors_notes_them_and_builds_afresh(
+    damage, synthetic_rebuilds, tmp_path
+):
+    """The shortcut for an unchanged rebuild reads the previous vectors as a first read does: damaged
+    ones are noted, the abstracts embedded again and the map fitted, never a traceback or a hang."""
+    (first, *_), _ = synthetic_rebuilds
+    base = tmp_path / "base.csv"
+    synthetic_corpus(330, seed=11).iloc[:300].to_csv(base, index=False)
+    out = tmp_path / "map"
+    write_map(out, first)
+    EMBEDDINGS_DAMAGE[damage](out / "embeddings.npy")
+    lines: list[str] = []
+    result: list = []
+    worker = threading.Thread(
+        target=lambda: result.append(
+            build_map([base], out, encoder=FakeEncoder(), progress=False, log=lines.append)
+        ),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(timeout=300)
+    if worker.is_alive():  # waiting on the pipe: give it an end so the thread can finish
+        os.close(os.open(out / "embeddings.npy", os.O_WRONLY | os.O_NONBLOCK))
+    assert result, f"the build hung or failed: {lines}"
+    assert any("embeddings.npy" in line and "embedded again" in line for line in lines), lines
+    assert not any("nothing changed" in line for line in lines), lines
+    rebuilt = read_map(out)
+    assert len(rebuilt.papers) == 300 and rebuilt.embeddings.shape == (300, 384)
 
 
 def test_a_rebuild_with_new_papers_fits_again_and_scores_stability_on_the_unsupervised_reduction(

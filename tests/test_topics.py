@@ -230,11 +230,11 @@ def test_grouping_follows_the_vectors_whatever_the_words():
     assert sorted(sum(themes["topic_ids"], [])) == [0, 1, 2, 3]  # each topic in exactly one theme
 
 
-def test_a_theme_is_named_by_the_area_that_tells_it_apart_never_by_the_map_s_own_field():
-    """Every paper is nearest to "Computer vision", the map's own field: it names no theme (the old
-    rule named a theme by the area most of its papers are closest to, and here only the field holds
-    for most). Each pair of topics is told apart by its own broad area, which 40% of each of its
-    topics' papers are nearest to and no paper of the other pair."""
+def test_an_area_names_a_theme_only_where_its_papers_write_it_however_near_they_are():
+    """Issue 62: every paper is nearest to "Computer vision" and each pair of topics to its own broad
+    area, but only the second pair's papers write theirs ("video understanding"). The first pair,
+    near "3D vision" in embedding space, never takes it (the old rule counted closeness as
+    evidence): no umbrella holds, so it is named by its two lines, its topics' names."""
     spread = ["Robot learning", "Optimization", "Speech processing"]
     votes = votes_at(
         {
@@ -243,23 +243,33 @@ def test_a_theme_is_named_by_the_area_that_tells_it_apart_never_by_the_map_s_own
         }
     )
     themes, theme_of, _ = themes_of(
-        ["Depth maps here.", "Point clouds here.", "Action clips here.", "Tracking clips here."],
-        ["Depth maps", "Point clouds", "Action clips", "Tracking clips"],
+        [
+            "Depth maps here.",
+            "Point sets here.",
+            "Action clips in video understanding.",
+            "Tracking clips for video understanding.",
+        ],
+        ["Depth maps", "Point sets", "Action clips", "Tracking clips"],
         n_themes=2,
         votes=votes,
     )
-    assert sorted(themes["label"]) == ["3D vision", "Video understanding"]
-    assert "Computer vision" not in set(themes["label"])
-    assert set(themes["name_source"]) == {"area"} and themes["name_share"].tolist() == [0.4, 0.4]
+    labels = dict(zip(themes["topic_ids"].map(tuple), themes["label"]))
+    assert labels[(2, 3)] == "Video understanding"
+    assert labels[(0, 1)] == "Depth maps & point sets"
+    assert not {"3D vision", "Computer vision"} & set(themes["label"])
+    sources = dict(zip(themes["label"], themes["name_source"]))
+    assert sources["Depth maps & point sets"] == "topics"
+    assert themes["name_share"].tolist() == [1.0, 1.0]
 
 
 def test_a_field_names_a_theme_only_on_a_map_of_several_fields():
-    """On a map of two fields, the theme of each field's papers may take the field's name."""
+    """On a map of two fields, the theme of each field's papers may take the field's name, where
+    they write it or a form the vocabulary lists ("robot" for Robotics, "NLP")."""
     votes = votes_at(
         {"field": ["Robotics", "Robotics", "Natural language processing", "Natural language processing"]}
     )
     themes, _, _ = themes_of(
-        ["Robot arms here.", "Robot legs here.", "Parsing text here.", "Translating text here."],
+        ["Robot arms here.", "Robot legs here.", "Parsing text in NLP.", "Translating text for NLP."],
         ["Robot arms", "Robot legs", "Parsing text", "Translating text"],
         n_themes=2,
         votes=votes,
@@ -466,3 +476,23 @@ def test_a_rebuild_keeps_the_previous_themes_unless_the_papers_call_for_new_ones
     kept = grouping(previous)
     assert sorted(kept) == sorted([sorted([*g, 4]) if 0 in g else g for g in other])
     assert grouping({0: 0, 2: 0, 1: 1, 3: 1}) == fresh  # opposite corners: drawn afresh
+
+
+def test_a_kept_theme_whose_content_moved_is_named_for_what_it_holds_now():
+    """Issue 62: a rebuild keeps the previous grouping (`previous_theme_of`), but a kept theme whose
+    papers now write about something else is named afresh from them: "Optimal transport" before,
+    "Diffusion models" once its topics' papers are about diffusion (the theme keeps its topics)."""
+    rng = np.random.default_rng(3)
+    directions = np.eye(16)[[0, 0, 1, 1]] + 0.3 * np.eye(16)[[2, 3, 4, 5]]
+    vectors = clustered_vectors(rng, directions * 3, 20, 0.05)
+    labels = np.repeat(np.arange(4), 20)
+    ids, centroids = topic_centroids(vectors, labels)
+    topics = pd.DataFrame({"topic_id": ids, "label": ["A", "B", "C", "D"], "centroid": list(centroids)})
+    before = ["Optimal transport plans."] * 40 + ["Spiking neurons fire."] * 40
+    after = ["Diffusion models sample."] * 40 + ["Spiking neurons fire."] * 40
+    first, theme_of = fit_themes(before, vectors, labels, topics, n_themes=2)
+    again, theme_again = fit_themes(after, vectors, labels, topics, n_themes=2, previous_theme_of=theme_of)
+    assert theme_again == theme_of  # the same themes...
+    named = {tuple(r.topic_ids): r.label for r in first.itertuples()}
+    renamed = {tuple(r.topic_ids): r.label for r in again.itertuples()}
+    assert named[(0, 1)] == "Optimal transport" and renamed[(0, 1)] == "Diffusion models"  # ...named anew

@@ -349,6 +349,7 @@ class SummaryTopic(TypedDict):
     nearest: list[NearTopic]
     stability: float | None
     growth: float | None
+    written: float | None  # share of its papers that write its name (None: not measured, or renamed by hand)
     note: str
     years: list[YearShare]
     venues: list[VenueCount]

@@ -39,13 +39,14 @@ from pipeline.mapfolder.manifest import (
 )
 from pipeline.mapfolder.store import (
     AtlasMap,
+    check_edits,
     check_out,
     concat_papers,
     file_digest,
     read_added_papers,
     write_map,
 )
-from pipeline.mapfolder.table_checks import check_embeddings
+from pipeline.mapfolder.table_checks import read_embeddings
 from pipeline.modelling.evaluate import map_quality
 from pipeline.modelling.floors import pair_similarities
 from pipeline.modelling.layout import (
@@ -69,6 +70,7 @@ from pipeline.modelling.theme_lineage import apply_theme_ids, match_themes
 from pipeline.modelling.themes import fit_themes, name_topics_among_siblings
 from pipeline.modelling.topics import WAS_UNASSIGNED, Topics, fit_topics, topic_stability
 from pipeline.naming.areas import area_votes
+from pipeline.naming.names import common_keys, too_common
 from pipeline.naming.support import NAME_SUPPORT, name_support
 
 MIN_PAPERS = 10
@@ -315,6 +317,7 @@ def build_map(
         corpus, resolved, kept_added = read_corpus(inputs, config, log, added=added, drop_added=drop_added)
         timer.lap("ingest")
         documents = corpus.papers["abstract"].tolist()
+        texts = naming_texts(corpus.papers)  # what names are drawn from and checked on
         embeddings, embedding_report, encode_phrases = embed_corpus(
             documents,
             resolved,
@@ -342,22 +345,20 @@ def build_map(
         resolved, carried = carry_previous(
             config, resolved, previous_map, corpus.papers, refit=refit, log=log, embeddings=embeddings
         )
-        fit = fit_topic_model(
-            documents, embeddings, resolved, log, targets=carried.targets, given=carried.labels
-        )
+        fit = fit_topic_model(texts, embeddings, resolved, log, targets=carried.targets, given=carried.labels)
         for note in fit.topics.notes:  # e.g. how topics were named when the abstracts are not in English
             log(note)
             corpus.notes.append(note)
         for note in deferred:
             log(note)
-        lineage = keep_topic_ids(previous_map, corpus.papers, documents, fit.topics, log)
+        lineage = keep_topic_ids(previous_map, corpus.papers, texts, fit.topics, log)
         timer.lap("topics")
         stability, stability_report = score_stability(fit, embeddings, resolved, log)
         if resolved.stability:
             timer.lap("stability")
         themes, theme_of = group_into_themes(
             fit,
-            documents,
+            texts,
             embeddings,
             encode_phrases,
             embedding_report["encoder"],
@@ -379,6 +380,7 @@ def build_map(
                     f"{statuses[s]} {s}" for s in ("kept", "renamed", "back", "new", "gone") if s in statuses
                 )
             )
+        themes = written_shares(fit, texts, themes)
         edits = carry_curation(edits, previous_map, lineage, corpus.papers, fit.topics, themes, log)
         timer.lap("themes")
         log("laying out the 2-D map...")
@@ -387,7 +389,7 @@ def build_map(
         papers, table, themes = assemble_tables(
             corpus.papers, fit.topics, coordinates, themes, theme_of, stability
         )
-        quality = map_quality(fit.topics.labels, table["keywords"].tolist(), documents)
+        quality = map_quality(fit.topics.labels, table["keywords"].tolist(), texts)
         quality["hdbscan_unassigned_share"] = round(fit.topics.hdbscan_unassigned / len(papers), 4)
         # How well KMeans runs with other seeds agree at the topic counts the build chose among.
         quality["agreement_at_nearby_topic_counts"] = {
@@ -646,11 +648,12 @@ def stored_vectors(
             if read_manifest(folder, check=False).model.encoder != wanted:
                 continue
             abstracts = pd.read_parquet(folder / PAPERS, columns=["abstract"])["abstract"].tolist()
-            vectors = np.load(folder / EMBEDDINGS, allow_pickle=False)
         except (UserError, OSError, ValueError, KeyError, TypeError):
             continue  # no map there, or not one this build can use: embed as usual
         try:
-            check_embeddings(vectors, len(abstracts), folder / EMBEDDINGS)
+            vectors = read_embeddings(folder / EMBEDDINGS, len(abstracts))
+        except FileNotFoundError:
+            continue
         except UserError as exc:
             log(
                 f"note: {str(exc).removesuffix('; rebuild the map')}: not used, its abstracts are embedded again"
@@ -729,9 +732,16 @@ def keep_topic_ids(
     )
     lineage = replace(lineage, moved=moved)
 
+    common: frozenset[str] = frozenset()
+    if topics.phrases is not None:  # counted on the fitted papers: the topics only where row for row
+        same_rows = topics.phrases.matrix.shape[0] == len(topics.labels)
+        common = common_keys(topics.phrases, topics.labels if same_rows else None)
+
     def holds(final: int, name: str) -> bool:
         if final in moved:  # most of its keywords or central papers changed: the fresh name stands
             return False
+        if any(too_common(part, common) for part in name.split(" & ")):
+            return False  # the new map's own field now ("Language models" once most papers write it)
         rows = np.flatnonzero(topics.labels == provisional_of[final])
         return name_support(name, [documents[i] for i in rows], acronyms) >= NAME_SUPPORT
 
@@ -845,12 +855,12 @@ def nothing_changed(
         return False
     if (previous_map.config or {}) != resolved.to_dict():
         return False
-    try:
-        stored = np.load(previous_map.folder / EMBEDDINGS, allow_pickle=False)
+    try:  # read as a first read would: a damaged file (empty, cut, a pipe) means a full build
         order = pd.read_parquet(previous_map.folder / PAPERS, columns=["doc_id"])["doc_id"].astype(str)
-    except (OSError, ValueError, KeyError):
+        stored = read_embeddings(previous_map.folder / EMBEDDINGS, len(order))
+    except (OSError, ValueError, KeyError, UserError):
         return False
-    if stored.shape != embeddings.shape or len(order) != len(stored):
+    if stored.shape != embeddings.shape:
         return False
     row_of = {d: i for i, d in enumerate(order)}
     ours = np.asarray(embeddings, dtype=np.float32).astype(np.float16)
@@ -858,9 +868,12 @@ def nothing_changed(
 
 
 def edits_for(out: Path, previous: str | Path | bool | None) -> list[Edit]:
-    """The edits a rebuild carries: those of the `--previous` map, else of the map in `out`."""
+    """The edits a rebuild carries: those of the `--previous` map, else of the map in `out`; refused
+    (`check_edits`) where that map's readers refuse them."""
     folder = out if previous in (None, True, False) else Path(previous)
-    return read_curation(folder) if folder.is_dir() else []
+    edits = read_curation(folder) if folder.is_dir() else []
+    check_edits(folder, edits)
+    return edits
 
 
 def carry_curation(
@@ -902,6 +915,44 @@ def score_stability(
     log("scoring topic stability (re-clustering 90% subsamples of the unsupervised 10-D reduction)...")
     rows = fit.sample_rows
     return topic_stability(fit.topics.unsupervised, embeddings[rows], fit.topics.labels[rows], resolved)
+
+
+def naming_texts(papers: pd.DataFrame) -> list[str]:
+    """What names are drawn from and checked on: each abstract, and after it the paper's author
+    keywords where the input has a `keywords` column ("diffusion models; image editing"): the
+    authors' own words are candidates like the phrases they write, under the same rules. The
+    vectors are of the abstracts alone."""
+    abstracts = papers["abstract"].astype(str)
+    if "keywords" not in papers.columns:
+        return abstracts.tolist()
+    keywords = papers["keywords"].map(lambda v: "" if v is None or v != v else str(v).strip())
+    return [a if not k else f"{a}\nKeywords: {k}." for a, k in zip(abstracts, keywords)]
+
+
+def written_shares(fit: SampleFit, documents: list[str], themes: pd.DataFrame) -> pd.DataFrame:
+    """Each name's evidence, as the map shows it: a topic's `name_share` (the share of its papers
+    that write its name, `uses_name`), a theme's `name_written` (of its papers) and `name_share` (of
+    its weakest member topic's), on the papers the names were chosen on."""
+    from pipeline.naming.support import uses_name
+
+    rows = fit.sample_rows
+    labels = fit.topics.labels[rows]
+    fitted = np.asarray([documents[i] for i in rows], dtype=object)
+    acronyms = fit.topics.phrases.acronyms if fit.topics.phrases is not None else {}
+
+    def share(name: str, topic_ids) -> float:
+        used = np.concatenate([uses_name(name, fitted[labels == t].tolist(), acronyms) for t in topic_ids])
+        return round(float(used.mean()), 4) if len(used) else 0.0
+
+    table = fit.topics.table
+    table["name_share"] = [share(str(n), [int(t)]) for n, t in zip(table["label"], table["topic_id"])]
+    return themes.assign(
+        name_written=[share(str(n), list(ids)) for n, ids in zip(themes["label"], themes["topic_ids"])],
+        name_share=[
+            min((share(str(n), [int(t)]) for t in ids), default=0.0)
+            for n, ids in zip(themes["label"], themes["topic_ids"])
+        ],
+    )
 
 
 def kept_names(lineage: Lineage | None, topics: Topics) -> dict[int, str]:
@@ -1042,7 +1093,7 @@ def assemble_tables(papers, topics: Topics, coordinates: np.ndarray, themes, the
     table["representative_doc_ids"] = table.pop("representative_rows").map(
         lambda rows: doc_ids[rows].tolist()
     )
-    table = table[[*TOPIC_COLUMNS, "theme_id", "stability", "centroid"]]
+    table = table[[*TOPIC_COLUMNS, "theme_id", "stability", "centroid", "name_share"]]
     return papers, table, themes
 
 

@@ -85,7 +85,8 @@ def edit_map(
             raise UserError(
                 f"{folder}: cannot write {CURATION} (permission denied); the map is read-only"
             ) from None
-    return f"{done}; saved in {folder / CURATION}"
+    # A note's line break or U+202E written as an escape, as `curate list` shows it.
+    return shown_plainly(f"{done}; saved in {folder / CURATION}")
 
 
 def list_edits(folder: str | Path) -> str:

@@ -19,8 +19,12 @@ SUMMARY_CHARACTERS = 200
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&$!{}#])")
 # Text a Markdown viewer would turn into a live link by itself (GitHub's autolinks, markdown-it's
 # linkify): scheme URLs, www. addresses, mailto:/xmpp: and e-mail addresses. Shown as code instead.
+# Linear in the text: a scheme or an address's local part is only tried from the start of its run
+# of characters (the lookbehinds), and possessive runs never give characters back; else a title of
+# one long word is scanned again from each of its letters (100 KB: ten minutes).
 AUTOLINK = re.compile(
-    r"(?:[a-z][a-z0-9+.-]*://|(?:mailto|xmpp|javascript|data|tel):|www\.)\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
+    r"(?:(?<![a-z0-9+.-])[0-9+.-]*+[a-z][a-z0-9+.-]*+://|(?:mailto|xmpp|javascript|data|tel):|www\.)\S+"
+    r"|(?<![\w.+-])[\w.+-]++@[\w-]++(?:\.[\w-]++)+",
     re.IGNORECASE,
 )
 # A dot between a word and two or more letters, as before a domain's last part: "evil.com/login" and

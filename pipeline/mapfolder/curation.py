@@ -42,6 +42,9 @@ NOTE_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # An edited topic whose papers are less than this share still together after a rebuild (Jaccard over
 # the papers both builds hold) has moved: the same bar the lineage uses before keeping a topic's name.
 MIN_STILL_TOGETHER = 0.5
+# A renamed theme whose rebuilt theme shares less than this share of its topics (Jaccard) moved: the
+# name a person gave stays in the file, flagged for review, as a rebuild names such a theme afresh.
+THEME_STILL_SAME = 2 / 3
 
 # The temporary file `write_curation` renames into place (`tempfile.mkstemp`'s random tail): one
 # left by a killed `curate` is ours, not the user's; the next writer of the edits removes it.
@@ -408,10 +411,15 @@ def apply_edits(
             if themes is None or edit.theme not in set(themes["theme_id"].astype(int)):
                 continue
             themes.loc[themes["theme_id"] == edit.theme, "label"] = edit.name
+            for column in ("name_share", "name_written"):  # measured on the name the build gave
+                if column in themes.columns:
+                    themes.loc[themes["theme_id"] == edit.theme, column] = float("nan")
         elif edit.topic not in present:
             continue
         elif edit.action == "rename":
             topics.loc[topics["topic_id"] == edit.topic, "label"] = edit.name
+            if "name_share" in topics.columns:  # measured on the name the build gave
+                topics.loc[topics["topic_id"] == edit.topic, "name_share"] = float("nan")
         elif edit.action == "note":
             notes[edit.topic] = edit.text or ""
         else:  # merge or hide
@@ -500,7 +508,11 @@ def carry_edits(
             carried.append(edit)
             continue
         if edit.action == "rename-theme":
-            carried.append(_follow_theme(edit, themes))
+            followed = _follow_theme(edit, themes)
+            if lineage is None:  # ids numbered afresh: flagged like every other edit
+                why = ["theme ids were numbered afresh (--no-previous)", followed.review]
+                followed = dataclasses.replace(followed, review="; ".join(r for r in why if r))
+            carried.append(followed)
             continue
         targets = [edit.topic] + ([edit.into] if edit.into not in (None, UNASSIGNED) else [])
         reasons = [r for r in (moved(int(t)) for t in targets) if r]
@@ -533,5 +545,11 @@ def _follow_theme(edit: Edit, themes: pd.DataFrame | None) -> Edit:
         for t, label in zip(themes["theme_id"], themes["label"], strict=True)
         if int(t) != best[0] and same_name(str(label), edit.name or "")
     ]
-    review = "; ".join(f'theme {t} is now called "{edit.name}" too' for t in taken) or None
-    return dataclasses.replace(edit, theme=best[0], theme_topics=best[1], review=review)
+    reasons = [f'theme {t} is now called "{edit.name}" too' for t in taken]
+    if best_score < THEME_STILL_SAME:
+        held = len(anchor & set(best[1]))
+        reasons.append(
+            f"theme {best[0]}'s content moved ({held} of its {len(best[1])} topics were in it): "
+            "does the name still fit?"
+        )
+    return dataclasses.replace(edit, theme=best[0], theme_topics=best[1], review="; ".join(reasons) or None)

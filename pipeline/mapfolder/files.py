@@ -33,6 +33,9 @@ TOPIC_COLUMNS = [
     "representative_doc_ids",
 ]
 # Schema 2 (issue 11): topics carry `theme_id`, `stability` and `centroid`; themes.parquet names themes.
+# Issue 62, optional (maps built before it open without them): topics carry `name_share` (the share of a
+# topic's papers that write its name), themes `name_source`, `name_share` (its weakest member topic's)
+# and `name_written` (its papers').
 THEME_COLUMNS = ["theme_id", "label", "keywords", "size", "topic_ids", "x", "y"]
 # lineage.parquet (pipeline/modelling/lineage.py); `previous_sizes` is missing from maps built before issue 21.
 LINEAGE_COLUMNS = [

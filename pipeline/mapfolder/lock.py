@@ -14,6 +14,7 @@ import glob
 import os
 import re
 import shutil
+import stat
 import sys
 import time
 from pathlib import Path
@@ -54,7 +55,7 @@ def out_lock(out: Path, command: str = "build"):
         out.parent.mkdir(parents=True, exist_ok=True)
     except PermissionError:
         raise UserError(f"{out}: cannot create the folder for --out (permission denied)") from None
-    path = lock_path(out).resolve()
+    path = lock_path(out)  # never resolved: a link at the lock's name is refused, not followed
     if path in _held:
         fd, depth = _held[path]
         _held[path] = (fd, depth + 1)
@@ -65,14 +66,7 @@ def out_lock(out: Path, command: str = "build"):
             _held[path] = (fd, depth - 1)
         return
     while True:
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        except PermissionError:
-            raise UserError(
-                f"{out}: cannot write next to --out in {out.parent} (permission denied)"
-            ) from None
-        except OSError as exc:
-            raise UserError(f"{out}: cannot make its lock file ({exc.strerror or exc})") from None
+        fd = _open_lock(path, out)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -94,7 +88,7 @@ def out_lock(out: Path, command: str = "build"):
         # The file we locked must still be the one at `path`: a writer that finished removes the lock
         # file of a folder it did not create (below), and a lock on a removed file guards nothing.
         try:
-            if os.stat(path).st_ino == os.fstat(fd).st_ino:
+            if os.lstat(path).st_ino == os.fstat(fd).st_ino:
                 break
         except FileNotFoundError:
             pass
@@ -120,6 +114,40 @@ def out_lock(out: Path, command: str = "build"):
                     with contextlib.suppress(OSError):
                         folder.rmdir()
             os.close(fd)  # closing releases the lock
+
+
+def _open_lock(path: Path, out: Path) -> int:
+    """The lock file at `path`, opened (created if missing) without following a link or waiting on a
+    pipe; refused unless it is a plain file of this user's with no other name, which truncating can
+    never empty for someone else (a link or a hard link to a user's file, planted beside the map)."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o644)
+    except PermissionError:
+        raise UserError(f"{out}: cannot write next to --out in {out.parent} (permission denied)") from None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO):  # a link, a folder, a socket
+            what = {errno.ELOOP: "a link", errno.EISDIR: "a folder"}.get(exc.errno, "a socket or device")
+            raise UserError(_not_our_lock(path, what)) from None
+        raise UserError(f"{out}: cannot make its lock file ({exc.strerror or exc})") from None
+    info = os.fstat(fd)
+    problems = [
+        (not stat.S_ISREG(info.st_mode), "not a plain file"),
+        (info.st_nlink != 1, "a file with another name too (a hard link)"),
+        (info.st_uid != os.geteuid(), "another user's file"),
+    ]
+    problem = next((what for found, what in problems if found), None)
+    if problem:
+        os.close(fd)
+        raise UserError(_not_our_lock(path, problem))
+    return fd
+
+
+def _not_our_lock(path: Path, what: str) -> str:
+    return (
+        f"{path}: this map's lock file is {what}, not one a build made; "
+        "nothing was written (remove it if no build, add or curate of this map is running)"
+    )
 
 
 def lock_path(out: Path) -> Path:

@@ -49,7 +49,9 @@ def path_problem(path: str | Path) -> str | None:
     longest = max((len(os.fsencode(part)) for part in Path(path).parts), default=0)
     if longest > MAX_PART_BYTES:
         return f"a name in it is {longest} bytes long; at most {MAX_PART_BYTES} are allowed"
-    size = len(os.fsencode(os.path.abspath(path)))
+    # As the system sees it: from the working folder, `../` hops and all (`abspath` would fold them
+    # away, and a path the system refuses would pass).
+    size = len(os.fsencode(Path(path).absolute()))
     if size > MAX_PATH_BYTES:
         return f"the path is {size:,} bytes long; give one of at most {MAX_PATH_BYTES:,}"
     return None

@@ -58,6 +58,9 @@ TITLE_WEIGHT = 4.0  # a word in the title counts as much for BM25 as four in the
 BATCH = 2_000  # papers inserted per statement batch
 RANK_ALL = 12_000  # hits ranked by BM25 over title and abstract; see `SearchIndex._ranked`
 _MARK_OPEN, _MARK_CLOSE = MARK_OPEN, MARK_CLOSE
+# Words are marked in a text's first 100,000 characters (an abstract is a few thousand): a hostile one
+# of a million, every word a hit, took a minute; past it the text is shown unmarked.
+HIGHLIGHT_CHARACTERS = 100_000
 
 
 @dataclass(frozen=True)
@@ -474,7 +477,7 @@ def highlight(text: str, query: Query) -> list[tuple[str, bool]]:
     if query.empty or not text:
         return [(text, False)] if text else []
     marked = [False] * len(text)
-    clean = _clean(text)
+    clean = _clean(text[:HIGHLIGHT_CHARACTERS])  # SQLite's highlight grows faster than the text it marks
     written = [] if all(t.spaceless for t in query.terms) else tokens(_word_text(clean))
     quote = lambda words: '"' + " ".join(words).replace('"', '""') + '"'  # noqa: E731
     words: list[str] = []

@@ -47,11 +47,11 @@ from pipeline.mapfolder.lock import map_path, out_lock, recover, swap_in
 from pipeline.mapfolder.manifest import CurationBlock, Manifest, read_manifest
 from pipeline.mapfolder.search_index import write_index
 from pipeline.mapfolder.table_checks import (
-    check_embeddings,
     check_papers,
     check_references,
     check_themes,
     check_topics,
+    read_embeddings,
 )
 
 
@@ -389,7 +389,7 @@ def read_map(
         )
         topics = pd.read_parquet(folder / TOPICS)
         npy_digest = file_digest(folder / EMBEDDINGS) if verify else None
-        embeddings = np.load(folder / EMBEDDINGS, allow_pickle=False, mmap_mode="r" if memory_map else None)
+        embeddings = read_embeddings(folder / EMBEDDINGS, len(papers), memory_map=memory_map)
         themes = pd.read_parquet(folder / THEMES) if (folder / THEMES).exists() else None
     except FileNotFoundError as exc:  # removed while we read
         missing = Path(exc.filename or folder)
@@ -397,6 +397,8 @@ def read_map(
             f"{missing} is missing: the map folder is incomplete; "
             f"rebuild it with python -m pipeline build INPUT... --out {folder}"
         ) from None
+    except UserError:
+        raise
     except Exception as exc:
         raise UserError(f"{folder}: unreadable map artifact ({str(exc)[:120]})") from None
     frames = [(PAPERS, papers, PAPER_COLUMNS), (TOPICS, topics, TOPIC_COLUMNS)]
@@ -406,7 +408,6 @@ def read_map(
         missing = [c for c in columns if c not in frame.columns]
         if missing:
             raise UserError(f"{folder / name}: missing column(s) {', '.join(missing)}")
-    check_embeddings(embeddings, len(papers), folder / EMBEDDINGS)
     check_papers(papers, folder / PAPERS)  # types and ranges: a clear refusal, never a traceback later
     check_topics(topics, folder / TOPICS)
     if themes is not None:
@@ -441,13 +442,7 @@ def curated_view(atlas: AtlasMap, folder: Path | None = None) -> AtlasMap:
     two renames to "Same" written by hand, are a `UserError` naming the edit file (in `folder`)."""
     if not atlas.edits:
         return atlas
-    view = apply_edits(atlas.papers, atlas.topics, atlas.themes, atlas.edits)
-    clash = shared_name(view)
-    if clash and not shared_name(CuratedView(atlas.papers, atlas.topics, atlas.themes)):
-        raise UserError(
-            f"{Path(folder) / CURATION if folder is not None else CURATION}: damaged edit file ({clash}); "
-            "fix it or remove it to drop the edits"
-        )
+    view = _edited(CuratedView(atlas.papers, atlas.topics, atlas.themes), atlas.edits, folder)
     manifest = replace(
         atlas.manifest,
         topics=len(view.topics),
@@ -456,6 +451,36 @@ def curated_view(atlas: AtlasMap, folder: Path | None = None) -> AtlasMap:
         curation=CurationBlock(edits=len(atlas.edits), applied=list(view.applied), review=list(view.review)),
     )
     return replace(atlas, papers=view.papers, topics=view.topics, themes=view.themes, manifest=manifest)
+
+
+def _edited(built: CuratedView, edits: list[Edit], folder: Path | None) -> CuratedView:
+    """`built` with `edits` applied; edits that give two topics (or themes) one name are refused."""
+    view = apply_edits(built.papers, built.topics, built.themes, edits)
+    clash = shared_name(view)
+    if clash and not shared_name(built):
+        raise UserError(
+            f"{Path(folder) / CURATION if folder is not None else CURATION}: damaged edit file ({clash}); "
+            "fix it or remove it to drop the edits"
+        )
+    return view
+
+
+def check_edits(folder: Path, edits: list[Edit]) -> None:
+    """Refuse `edits` (the map in `folder`'s, carried by a rebuild) as every reader of that map does,
+    before a build does any work: renames giving two topics or themes one name. A map too damaged to
+    read its tables is left to the rebuild's own notes."""
+    if not edits:
+        return
+    try:
+        papers = pd.read_parquet(folder / PAPERS, columns=["topic_id"]).astype({"topic_id": np.int64})
+        topics = pd.read_parquet(folder / TOPICS)
+        themes = pd.read_parquet(folder / THEMES) if (folder / THEMES).is_file() else None
+        check_topics(topics, folder / TOPICS)
+        if themes is not None:
+            check_themes(themes, folder / THEMES)
+    except Exception:  # noqa: BLE001 - any damage: the rebuild notes it (or refuses --previous) itself
+        return
+    _edited(CuratedView(papers, topics, themes), edits, folder)
 
 
 def read_added_papers(folder: str | Path) -> pd.DataFrame:

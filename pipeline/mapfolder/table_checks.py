@@ -12,6 +12,8 @@ small and checked cell by cell.
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +23,7 @@ from pipeline import UserError
 from pipeline.embedding.model import DIMENSIONS
 from pipeline.mapfolder.curation import shown_name
 from pipeline.mapfolder.files import MAX_TOPIC_ID
+from pipeline.mapfolder.safe_output import file_kind
 
 UNASSIGNED = -1
 # A layout's coordinates are tens at most; a million is damage (3.3e38 overflows the layout's squares).
@@ -266,3 +269,31 @@ def check_embeddings(embeddings: np.ndarray, papers: int, path: Path) -> None:
         if not finite.all():
             row = start + int(np.flatnonzero(~finite)[0])
             raise UserError(f"{path}: row {row + 1} holds an infinite or NaN number; rebuild the map")
+
+
+def read_embeddings(path: Path, papers: int, *, memory_map: bool = False) -> np.ndarray:
+    """embeddings.npy as every reader takes it, a first read or a rebuild's: a plain file (a named
+    pipe or a device is refused, never waited on or read without end) that NumPy reads whole (an
+    empty or cut file is damage), holding one finite vector a paper (`check_embeddings`).
+    A `UserError` naming the file otherwise; a missing file is `FileNotFoundError`."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):
+        raise FileNotFoundError(errno.ENOENT, "missing", str(path)) from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot be read ({exc.strerror or exc}); rebuild the map") from None
+    kind = file_kind(os.fstat(fd).st_mode)
+    if kind:
+        os.close(fd)
+        raise UserError(f"{path}: is {kind}, not a file; rebuild the map")
+    with open(fd, "rb") as handle:
+        try:
+            embeddings = np.load(
+                path if memory_map else handle, allow_pickle=False, mmap_mode="r" if memory_map else None
+            )
+        except (EOFError, OSError, ValueError) as exc:
+            raise UserError(
+                f"{path}: damaged, not a whole NumPy array ({str(exc)[:80]}); rebuild the map"
+            ) from None
+    check_embeddings(embeddings, papers, path)
+    return embeddings

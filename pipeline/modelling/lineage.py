@@ -446,7 +446,7 @@ def read_previous(folder: str | Path) -> PreviousMap:
         raise UserError(f"{folder}: unreadable previous map ({str(exc)[:120]})") from None
     if not {"topic_id", "label"} <= set(topics.columns):
         raise UserError(f"{folder / TOPICS}: missing topic_id or label")
-    from pipeline.mapfolder.table_checks import check_embeddings, check_previous
+    from pipeline.mapfolder.table_checks import check_previous, read_embeddings
 
     check_previous(papers, topics, folder)  # null ids, text coordinates, huge or negative topic ids
     try:
@@ -461,8 +461,7 @@ def read_previous(folder: str | Path) -> PreviousMap:
             centroids[int(topic)] = vector / (np.linalg.norm(vector) or 1.0)
     else:
         try:
-            embeddings = np.load(folder / EMBEDDINGS, allow_pickle=False)
-            check_embeddings(embeddings, len(papers), folder / EMBEDDINGS)
+            embeddings = read_embeddings(folder / EMBEDDINGS, len(papers))
             centroids = dict(zip(*topic_centroids(embeddings, labels)))
         except (OSError, ValueError, UserError):
             pass  # without vectors, matching falls back on shared papers alone

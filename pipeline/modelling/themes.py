@@ -9,14 +9,17 @@ tree while its two halves are apart (their papers' silhouette is positive), and 
 (`group_topics`); docs/names.md has the rule and its measure. A name never joins or parts topics.
 
 Names come after (`name_themes`). Candidates are the phrases the theme's papers write (theme-level
-c-TF-IDF against the rest of the map) and the shipped research areas its papers are closest to.
-Each is scored by how much more the theme's own papers support it than the papers of its most
-similar sibling theme do (`contrast`), and must hold for every member topic (at least `HOLDS` of
-each topic's papers write it or are closest to it). Where no single name holds for every member,
-two parts that together do ("3D reconstruction & depth estimation"). Never the map's own field (an
-area most of the map is closest to: "Computer vision" on a vision conference), never an area of a
-field few of the theme's papers belong to, never generic, never a member topic's name; a theme of
-one topic takes a name at least as broad as its topic's.
+c-TF-IDF against the rest of the map) and the shipped research areas its papers write (the area's
+name or a form `areas.tsv` lists; the papers' closeness to an area only decides which areas are
+tried). Each is scored by how much more the theme's own papers write it than the papers of its
+most similar sibling theme do (`contrast`), and must hold for every member topic (at least `HOLDS`
+of each topic's papers write it). Where no single name holds for every member, two parts that
+together do ("3D reconstruction & depth estimation"); where none does, the theme's largest lines,
+two parts of its topics' names (`_lines`), never a broader name that does not hold. Never a phrase
+more than a third of the map writes, nor one headed by it ("Large language models" on a
+language-model conference), never the map's own field, never an area of a field few of the
+theme's papers belong to, never generic, never a member topic's name; a theme of one topic takes a
+name at least as broad as its topic's.
 """
 
 from __future__ import annotations
@@ -32,24 +35,31 @@ from scipy import sparse
 
 from pipeline.naming.areas import AreaVotes
 from pipeline.naming.names import (
+    EVERYONE,
     _may_stand_alone,
     _shape_factor,
     as_in_text,
+    common_keys,
     display_name,
     is_generic,
     name_groups,
     name_key,
+    too_common,
 )
 from pipeline.naming.phrases import PhraseCounts, count_phrases, keywords_of
-from pipeline.naming.support import NAME_SUPPORT, uses_name
+from pipeline.naming.support import uses_name
 
-# name_source: "phrase" (its papers write it), "area" (a research area of naming/areas.tsv its papers
-# are closest to), "phrase and area" (a name of two parts, one of each); name_share: the smallest
-# share of a member topic's papers that write the name or are closest to its area (see `name_themes`).
+# name_source: "phrase" (a phrase its papers write), "area" (a research area of naming/areas.tsv its
+# papers write), "phrase and area" (a name of two parts, one of each), "topics" (no umbrella holds:
+# two parts of its member topics' names); name_share: the smallest share of a member topic's papers
+# that write the name (see `name_themes`); the build adds name_written, the share of the theme's
+# papers that do (`pipeline.commands.build.written_shares`).
 THEME_COLUMNS = ["theme_id", "label", "keywords", "size", "topic_ids", "name_source", "name_share"]
-# A name holds for a member topic when at least this share of its papers write it (or are closest
-# to its area): the same floor as a topic's own name.
-HOLDS = NAME_SUPPORT
+# A name holds for a member topic when at least this share of its papers write a part of it.
+HOLDS = 0.25
+# A theme named by its lines takes the pair that holds furthest for its weakest member when this share
+# of that member's papers write it; else its two largest topics' first parts (`_lines`).
+LINES_FLOOR = 0.1
 # On a map of at least `SPLIT_FROM` themes, a theme with more than this share of the papers is split
 # along its tree while its halves are apart.
 MAX_THEME_SHARE = 1 / 3
@@ -60,8 +70,6 @@ CANDIDATE_SHARE = 0.1
 DISTINCT = 1.25
 # An area more than half the map's papers are nearest to is the map's own field: it names no theme.
 OWN_FIELD = 0.5
-# An area is a candidate only when at least this share of one member topic's papers are nearest to it.
-AREA_NEAREST = 0.2
 # A name of two parts counts this much of its contrast against a name of one part.
 TWO_PARTS = 0.8
 # Candidates per theme kept for pairing into two-part names.
@@ -301,7 +309,7 @@ class Part:
     name: str  # as displayed
     key: str  # `name_key`, for distinctness
     source: str  # "phrase" or "area"
-    used: np.ndarray  # bool per paper: writes the phrase / is close to the area (`areas.CLOSE`)
+    used: np.ndarray  # bool per paper: writes the phrase, or the area's name or one of its forms
     shape: float = 1.0  # `_shape_factor`: two- and three-word phrases name an area best
 
 
@@ -366,13 +374,17 @@ def _area_parts(
     theme_of_paper: np.ndarray,
     n_themes: int,
     rows_of_theme: list[np.ndarray],
-    rows_of_members: list[list[np.ndarray]],
+    documents: list[str],
+    acronyms: dict[str, str],
 ) -> dict[int, list[tuple[float, float, Part]]]:
-    """Per theme, the research areas that may name it, scored by `contrast` on the papers close to
-    each area (among their `CLOSE` nearest of its grain). Never the map's own field (the area most
-    of the map is nearest to, `OWN_FIELD`); a field's name only for a theme most of whose papers are
-    nearest to that field on a map that is not; never an area of a field few of the theme's papers
-    are nearest to (`OTHER_FIELD`)."""
+    """Per theme, the research areas that may name it, scored by `contrast` on the papers that
+    write the area (its name or a form `areas.tsv` lists: `uses_name`).
+
+    Closeness only chooses which areas are tried: those among the `CLOSE` nearest of their grain
+    for `CANDIDATE_SHARE` of a theme's papers (its nearest field, for a field). An area that no
+    paper writes is never a name, however near. Never an area more than `EVERYONE` of the map's
+    papers write, nor the map's own field (the area most of the map is nearest to, `OWN_FIELD`);
+    a field's name only for a theme most of whose papers are nearest to that field."""
     found: dict[int, list[tuple[float, float, Part]]] = {g: [] for g in range(n_themes)}
     assigned = theme_of_paper >= 0
     fields = votes.nearest.get("field")
@@ -382,18 +394,23 @@ def _area_parts(
     for grain, nearest in votes.nearest.items():
         # A field is one of a dozen: a paper is in the field it is nearest to, not in its three nearest.
         close = votes.close[grain] if votes.close and grain != "field" else nearest[:, None]
-        for area in np.unique(close[assigned]).tolist():
+        tried = set()
+        for rows in rows_of_theme:
+            near, counts = np.unique(close[rows], return_counts=True)
+            tried.update(near[counts >= CANDIDATE_SHARE * len(rows)].tolist())
+        for area in sorted(tried):
             if (nearest[assigned] == area).mean() > OWN_FIELD:
                 continue
-            used = (close == area).any(axis=1)
-            inside, sibling = contrast(used, theme_of_paper, n_themes)
             name = votes.areas[area].name
+            used = uses_name(name, documents, acronyms)
+            inside, sibling = contrast(used, theme_of_paper, n_themes)
+            by_theme = inside * np.bincount(theme_of_paper[assigned], minlength=n_themes)
+            if used[assigned].mean() > EVERYONE and by_theme.max() <= 0.5 * by_theme.sum():
+                continue  # everyone writes it: the map's own field
             part = Part(name, name_key(name), "area", used)
-            for g in np.flatnonzero(inside >= CANDIDATE_SHARE).tolist():
+            for g in np.flatnonzero((inside >= CANDIDATE_SHARE) & (inside > sibling)).tolist():
                 if grain == "field" and theme_field[g] != area:
                     continue
-                if max((nearest[r] == area).mean() for r in rows_of_members[g]) < AREA_NEAREST:
-                    continue  # the area is not the nearest of a real share of any member's papers
                 found[g].append((inside[g] - sibling[g], inside[g] / max(sibling[g], 1e-9), part))
     return found
 
@@ -447,8 +464,7 @@ def _options(
 ) -> list[Option]:
     """A theme's candidate names, best first: one part that holds for every member (`HOLDS`) and
     tells the theme apart (`DISTINCT`); else two such parts that together hold; else one part that
-    holds and is used more inside than by any sibling; else whatever holds furthest and speaks for
-    most of the theme. A theme of one
+    holds and is used more inside than by any sibling; else none. A theme of one
     topic asks each name to speak for at least `floor` of its papers (its topic's name's share).
 
     `parts` are (contrast, inside / sibling share, part), every one used more inside than outside."""
@@ -483,13 +499,45 @@ def _options(
                 pairs.append(option)
     if pairs:
         return sorted(pairs, key=lambda o: -o.score)
-    holding = [o for o, _ in singles if holds(o, o.parts[0].used)]
-    # Nothing holds for every member: the name that holds furthest, then the one that speaks for
-    # most of the theme's papers (not a corner of it with a high contrast).
-    return holding or sorted(
-        (o for o, _ in singles),
-        key=lambda o: (-round(o.least, 2), -float(o.parts[0].used[theme_rows].mean())),
-    )
+    # Nothing that tells the theme apart holds for every member: one part that holds, else nothing
+    # (the theme is then named by its largest lines, `_lines`), never a broader name that does not hold.
+    return [o for o, _ in singles if holds(o, o.parts[0].used)]
+
+
+def _lines(
+    members: list[int],
+    topic_rows: list[np.ndarray],
+    topic_names: list[str],
+    documents: list[str],
+    acronyms: dict[str, str],
+    spelling: dict[str, str],
+) -> str:
+    """A theme no umbrella holds for, named by what is there: two short parts of its member topics'
+    names, from two members: the pair that holds furthest for its weakest member (up to `HOLDS`,
+    then the one most of the theme's papers write), where that is at least `LINES_FLOOR`; else its
+    largest lines, the first parts of its two largest topics' names ("Code generation & theorem
+    proving")."""
+    order = sorted(members, key=lambda t: (-len(topic_rows[t]), t))
+    if len(order) == 1:
+        return topic_names[order[0]].split(" & ")[0]
+    parts = [(t, part) for t in order for part in topic_names[t].split(" & ")[:2]]
+    texts = {t: [documents[i] for i in topic_rows[t]] for t in order}
+    written = {(t, part): {u: uses_name(part, texts[u], acronyms) for u in order} for t, part in parts}
+    best = (topic_names[order[0]].split(" & ")[0], topic_names[order[1]].split(" & ")[0])
+    best_key = (LINES_FLOOR, -1.0)
+    for i, (t, p) in enumerate(parts):
+        for u, q in parts[i + 1 :]:
+            if u == t or name_key(p) == name_key(q):
+                continue
+            shares = [float((written[t, p][m] | written[u, q][m]).mean()) for m in order]
+            key = (
+                min(round(min(shares), 2), HOLDS),
+                sum(s * len(topic_rows[m]) for s, m in zip(shares, order)),
+            )
+            if key > best_key:
+                best, best_key = (p, q), key
+    first = best[0][:1].upper() + best[0][1:]
+    return f"{first} & {as_in_text(best[1], spelling)}"
 
 
 def name_themes(
@@ -506,7 +554,7 @@ def name_themes(
 
     The most confident theme chooses first; no two themes share a part of a name. `share` is the
     smallest share of a member topic's papers the name speaks for (papers using its words, by
-    `uses_name`, or closest to its area), so a name that holds says so and one that does not, too.
+    `uses_name`), so a name that holds says so and one that does not, too.
     """
     n_themes = len(groups)
     theme_of_paper = np.full(n_papers, -1, dtype=np.int64)
@@ -517,7 +565,7 @@ def name_themes(
     found = _phrase_parts(phrases, theme_of_paper, n_themes, may_name)
     if votes is not None:
         for g, parts in _area_parts(
-            votes, theme_of_paper, n_themes, rows_of_theme, [[topic_rows[t] for t in m] for m in groups]
+            votes, theme_of_paper, n_themes, rows_of_theme, documents, phrases.acronyms
         ).items():
             found[g].extend(parts)
     choices = {}
@@ -543,38 +591,38 @@ def name_themes(
     result = []
     for g, members in enumerate(groups):
         option = named[g]
-        if (
-            option is None
-        ):  # nothing the papers write or an area tells it apart: its largest topic's first part
-            largest = max(members, key=lambda t: len(topic_rows[t]))
-            result.append((topic_names[largest].split(" & ")[0], "topic", 0.0))
+        if option is None:  # no umbrella holds: its largest lines, from its topics' names
+            name = _lines(
+                members, topic_rows, topic_names, documents, phrases.acronyms, phrases.spelling or {}
+            )
+            result.append((name, "topics", round(_share(name, members, topic_rows, documents, phrases), 4)))
             continue
         result.append(
-            (option.name, option.source, round(_share(option, members, topic_rows, documents, phrases), 4))
+            (
+                option.name,
+                option.source,
+                round(_share(option.name, members, topic_rows, documents, phrases), 4),
+            )
         )
     return result
 
 
 def _share(
-    option: Option,
+    name: str,
     members: list[int],
     topic_rows: list[np.ndarray],
     documents: list[str],
     phrases: PhraseCounts,
 ) -> float:
-    """The smallest share of a member topic's papers that use the name's words (`uses_name`) or are
-    closest to its area."""
-    shares = []
-    for t in members:
-        rows = topic_rows[t]
-        used = np.zeros(len(rows), dtype=bool)
-        for part in option.parts:
-            if part.source == "area":
-                used |= part.used[rows]
-            else:
-                used |= uses_name(part.name, [documents[i] for i in rows], phrases.acronyms)
-        shares.append(float(used.mean()) if len(rows) else 0.0)
-    return min(shares, default=0.0)
+    """The smallest share of a member topic's papers that write the name (`uses_name`)."""
+    return min(
+        (
+            float(uses_name(name, [documents[i] for i in topic_rows[t]], phrases.acronyms).mean())
+            for t in members
+            if len(topic_rows[t])
+        ),
+        default=0.0,
+    )
 
 
 def fit_themes(
@@ -627,6 +675,10 @@ def fit_themes(
         previous=keep_previous_groups(topic_ids, centroids, sizes, previous_theme_of or {}),
     )
     spelling = phrases.spelling or {}
+    theme_rows = np.full(len(rows), -1)
+    for g, members in enumerate(groups):
+        theme_rows[np.isin(rows, members)] = g
+    common = common_keys(phrases, theme_rows)
     names = name_themes(
         groups,
         topic_rows,
@@ -635,7 +687,9 @@ def fit_themes(
         phrases,
         votes,
         documents,
-        lambda form: _may_stand_alone(form, spelling) and not is_generic(form),
+        lambda form: (
+            _may_stand_alone(form, spelling) and not is_generic(form) and not too_common(form, common)
+        ),
     )
     # Theme 0 is the one with the most papers, as with topics.
     order = sorted(range(len(groups)), key=lambda g: (-sizes[groups[g]].sum(), min(groups[g])))

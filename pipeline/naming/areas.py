@@ -3,9 +3,11 @@
 `areas.tsv` lists about 250 areas at three grains ("specific": Diffusion models, LLM safety and
 alignment, Optimal transport; "broad": Language models, 3D vision, Robot learning; "field":
 Computer vision, Robotics, Learning theory), each with a
-line of the words its papers write, gathered from public calls for papers. Each paper is nearest to
-one area of each grain and close to its `CLOSE` nearest (`area_votes`); a theme may take an area's
-name when the papers say so (`pipeline.modelling.themes.name_themes`). Embedding ~250 short
+line of the words its papers write, gathered from public calls for papers, and the forms a paper
+writes when it is about the area ("reinforcement learning; RL"). Each paper is nearest to one area
+of each grain and close to its `CLOSE` nearest (`area_votes`): closeness only ranks which areas are
+tried as a theme's name; an area names a theme only where its papers write one of its forms
+(`pipeline.modelling.themes.name_themes`). Embedding ~250 short
 descriptions costs the map's encoder about a second once; the vectors of the packaged model ship
 in `areas.npz`.
 """
@@ -25,8 +27,8 @@ AREAS_FILE = Path(__file__).with_name("areas.tsv")
 # the same vectors (`python -m pipeline.commands.area_vectors` writes it after areas.tsv changes).
 AREA_VECTORS = Path(__file__).with_name("areas.npz")
 GRAINS = ("specific", "broad", "field")  # tried in this order: the most precise name that holds
-# A paper is close to the areas of a grain that are among its this many nearest (a theme's name holds
-# for the papers close to its area).
+# A paper is close to the areas of a grain that are among its this many nearest: closeness decides
+# which areas are tried as a theme's name, never for which papers one holds (they write it).
 CLOSE = 3
 
 
@@ -35,10 +37,14 @@ class Area:
     name: str
     description: str
     grain: str
+    # What a paper writes when it is about the area (the name, its acronyms and aliases): the
+    # only evidence that a paper is of the area (`pipeline.naming.support.uses_name`).
+    forms: tuple[str, ...] = ()
 
 
 def read_areas(path: Path = AREAS_FILE) -> list[Area]:
-    """The vocabulary: `Name<TAB>description` lines, grains set by `# grain: NAME` lines.
+    """The vocabulary: `Name<TAB>description<TAB>forms` lines (forms separated by "; "), grains set
+    by `# grain: NAME` lines.
 
     Examples:
         >>> areas = read_areas()
@@ -50,8 +56,9 @@ def read_areas(path: Path = AREAS_FILE) -> list[Area]:
         if line.startswith("# grain:"):
             grain = line.split(":", 1)[1].strip()
         elif not line.startswith("#"):
-            name, description = line.split("\t", 1)
-            areas.append(Area(name.strip(), description.strip(), grain))
+            name, description, *forms = line.split("\t")
+            written = tuple(f.strip() for f in "; ".join(forms).split(";") if f.strip())
+            areas.append(Area(name.strip(), description.strip(), grain, written))
     return areas
 
 

@@ -60,7 +60,7 @@ def as_in_text(name: str, spelling: dict[str, str]) -> str:
         ('body models', 'LLM safety')
     """
     first, _, rest = name.partition(" ")
-    word = spelling.get(first.lower(), first if first[1:2].isupper() else first.lower())
+    word = spelling.get(first.lower(), first if any(c.isupper() for c in first[1:]) else first.lower())
     return f"{word} {rest}" if rest else word
 
 
@@ -96,6 +96,49 @@ def is_generic(phrase: str) -> bool:
     )
 
 
+# A phrase more than this share of the map's papers write is the map's own field or a word everyone
+# writes ("language model" on a language-model conference, "image" on a vision one): never a whole
+# name, nor the head of one ("Large language models").
+EVERYONE = 1 / 3
+
+
+def common_keys(counts: PhraseCounts, groups: np.ndarray | None = None) -> frozenset[str]:
+    """`name_key`s of the phrases more than `EVERYONE` of the papers of `counts` write, all over the
+    map: with `groups` (a topic per paper, -1 none), not those one group holds most uses of (on a
+    map of three topics, a topic's own phrase is written by a third of the map)."""
+    n = counts.matrix.shape[0]
+    if not n:
+        return frozenset()
+    binary = (counts.matrix > 0).astype(np.float64)
+    written = np.asarray(binary.sum(axis=0)).ravel()
+    wide = np.flatnonzero(written / n > EVERYONE)
+    if groups is not None and len(wide):
+        groups = np.asarray(groups)
+        ids = np.unique(groups[groups >= 0])
+        by_group = np.stack([np.asarray(binary[groups == g][:, wide].sum(axis=0)).ravel() for g in ids])
+        wide = wide[by_group.max(axis=0) <= 0.5 * written[wide]]
+    return frozenset(name_key(str(counts.phrases[i])) for i in wide)
+
+
+def too_common(phrase: str, common: frozenset[str] | set[str]) -> bool:
+    """Whether a phrase, or its head (its last words, down to a last word that may stand alone), is
+    one of the `common` keys: "Large language models" when "language model" is, "Medical image"
+    when "image" is; "Diffusion models" not for "models" (a head that never names alone).
+
+    Examples:
+        >>> too_common("Large language models", {"language model"}), too_common("Diffusion models", {"model"})
+        (True, False)
+    """
+    words = name_key(phrase).split()
+    for start in range(len(words)):
+        head = words[start:]
+        if len(head) == 1 and (head[0] in NOT_ALONE or head[0] + "s" in NOT_ALONE or head[0] in CONNECTORS):
+            continue
+        if " ".join(head) in common:
+            return True
+    return False
+
+
 # A topic's name is written at least this many times as often by its papers as by any sibling
 # topic's (the other topics of its theme): it tells the topic apart from them.
 SIBLING_LIFT = 1.5
@@ -125,7 +168,62 @@ def _may_stand_alone(phrase: str, spelling: dict[str, str]) -> bool:
         words = [w for w in phrase.lower().split() if w not in CONNECTORS]
         return not all(name_key(w) in _WEAK_KEYS for w in words)
     written = spelling.get(phrase.lower(), phrase)
-    return phrase.lower() in AREA_NOUNS or (written.isupper() and len(written) >= 2)
+    return (
+        phrase.lower() in AREA_NOUNS
+        or phrase.lower() in _AREA_WORDS
+        or (written.isupper() and len(written) >= 2)
+    )
+
+
+# Single forms of `areas.tsv` that describe rather than name (adjectives), or say too little alone.
+_NOT_NOUNS = frozenset(
+    [
+        "convex",
+        "nonconvex",
+        "marine",
+        "molecular",
+        "tactile",
+        "spiking",
+        "trustworthy",
+        "underwater",
+        "urban",
+        "bayesian",
+        "multitask",
+        "cot",
+        "ads",
+        "web",
+        "robot",
+        "city",
+        "brain",
+        "face",
+        "diffusion",
+        "ranking",
+        "health",
+        "patient",
+        "coding",
+        "controller",
+    ]
+)
+
+
+def _area_words() -> frozenset[str]:
+    """Lone words the vocabulary lists as what a paper about an area writes (`areas.tsv` forms:
+    "unlearning", "hallucination", "quantization"), nouns only: they may name a topic alone."""
+    from pipeline.naming.areas import read_areas
+
+    return frozenset(
+        form.lower()
+        for area in read_areas()
+        for form in area.forms
+        if " " not in form
+        and "-" not in form
+        and not form.isupper()
+        and not re.search(r"(al|ive|ic|ous|ary|able|ible|ful|ed|en|ant)$|^(fair|unsafe)$", form.lower())
+        and form.lower() not in _NOT_NOUNS
+    )
+
+
+_AREA_WORDS = _area_words()
 
 
 def _shape_factor(phrase: str) -> float:
@@ -209,7 +307,8 @@ def name_groups(
         ctfidf / np.maximum(ctfidf.max(axis=1, keepdims=True), 1e-12)
     )
     lexical *= shape[None, :]
-    generic = np.array([is_generic(p) for p in counts.phrases], dtype=bool)
+    common = common_keys(counts, groups_kept)
+    generic = np.array([is_generic(p) or too_common(str(p), common) for p in counts.phrases], dtype=bool)
     single = np.array([" " not in p for p in counts.phrases], dtype=bool)
     alone = np.array([_may_stand_alone(str(p), spelling) for p in counts.phrases], dtype=bool)
     shortlists: dict[int, np.ndarray] = {}
@@ -340,8 +439,8 @@ def _assign_distinct(
                 whole = candidate.phrase if second is None else f"{candidate.phrase} & {second}"
                 if support(group, whole) >= NAME_SUPPORT:
                     break
-            else:
-                candidate, second = preferred[0], _second_part(group, preferred[0].phrase, by_score, support)
+            else:  # nothing one line names holds: the topic is two lines, named by both
+                candidate, second = _two_lines(group, preferred, support, taken)
             choice = candidate.phrase
             name = display_name(choice, spelling)
             if second is not None:
@@ -349,6 +448,37 @@ def _assign_distinct(
         taken.add(name_key(choice))
         names[group] = name
     return names
+
+
+# A topic no name of one line holds for is named by the two of its best-scored phrases (of this many)
+# that together are written by most of its papers.
+LINES = 20
+
+
+def _two_lines(
+    group: int, preferred: list[Candidate], support: Callable[[int, str], float], taken: set[str]
+) -> tuple[Candidate, str | None]:
+    """The pair of a topic's phrases (each free, each a name on its own, no word shared) written
+    together by the most of its papers, the better-scored first; the best phrase alone when no pair
+    adds to it.
+
+    Examples:
+        >>> docs = {"a b": 0.5, "c d": 0.4, "a b & c d": 0.8, "e f": 0.3, "a b & e f": 0.6, "c d & e f": 0.5}
+        >>> best = _two_lines(0, [Candidate(p, 1.0, 0.0) for p in ("a b", "c d", "e f")], lambda g, n: docs[n], set())
+        >>> best[0].phrase, best[1]
+        ('a b', 'c d')
+    """
+    lines = [c for c in preferred[:LINES] if c.alone and name_key(c.phrase) not in taken]
+    best, best_share = (preferred[0], None), support(group, preferred[0].phrase)
+    for i, first in enumerate(lines):
+        stems = {w[:4] for w in name_key(first.phrase).split()}
+        for second in lines[i + 1 :]:
+            if stems & {w[:4] for w in name_key(second.phrase).split()}:
+                continue
+            share = support(group, f"{first.phrase} & {second.phrase}")
+            if share > best_share + 1e-9:
+                best, best_share = (first, second.phrase), share
+    return best
 
 
 # A name fewer than this share of a topic's papers write names only part of it...

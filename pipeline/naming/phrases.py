@@ -32,10 +32,14 @@ CONNECTORS = frozenset(word_list("connectors"))
 # phrase and what stops one: the letters after a digit ("D" of "3D", too short to be a word) and the
 # part after a hyphen the word before is not written in these letters ("-means" of "𝑘-means").
 WORD = r"(?<![\w-])(?:[0-9]+-)*[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9]\b"
-TOKEN = re.compile(r"-?(?:[0-9]+-)*[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
+# Digits tried only from the start of their run, possessively: linear in the text.
+TOKEN = re.compile(r"-?(?:(?<![0-9])[0-9]++-)*[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
 # Punctuation that ends a phrase: a name never spans a comma, a bracket or a sentence end.
 _BREAK = re.compile(r"[.,;:!?()\[\]{}\"“”'’/|=<>+*%$&#@~^`\\]|\s-\s|\s–\s|\s—\s")
-_ACRONYM_DEFINITION = re.compile(r"((?:[A-Za-z][\w-]*\s+){1,6})\(\s*([A-Z][A-Za-z0-9-]*[A-Z][a-z]?s?)\s*\)")
+# Words of at most 64 characters: linear in the text (an unbounded word is scanned again from each letter).
+_ACRONYM_DEFINITION = re.compile(
+    r"((?:[A-Za-z][\w-]{0,63}\s+){1,6})\(\s*([A-Z][A-Za-z0-9-]*[A-Z][a-z]?s?)\s*\)"
+)
 MAX_WORDS = 3
 
 
@@ -165,7 +169,8 @@ def _phrases(text: str, acronyms: dict[str, str]) -> list[str]:
     """1-3-word lower-case phrases as the text writes them, within punctuation.
 
     A phrase neither starts nor ends with a stop word; an acronym the map defines stands for its
-    expansion ("OT" -> "optimal transport"), so papers that only write the acronym count too.
+    expansion ("OT" -> "optimal transport"), so papers that only write the acronym count too, and
+    is a word of the phrases around it as written ("KV cache", "LLM safety").
     """
     result = []
     for segment in _BREAK.split(text):
@@ -176,7 +181,7 @@ def _phrases(text: str, acronyms: dict[str, str]) -> list[str]:
                 tokens.append(None)
             elif key and key in acronyms:
                 result.append(acronyms[key])  # the acronym is a use of its expansion
-                tokens.append(None)  # and breaks phrases around it
+                tokens.append(token.lower())  # and a word of the phrases around it ("KV cache")
             else:
                 tokens.append(token.lower())
         for size in range(1, MAX_WORDS + 1):

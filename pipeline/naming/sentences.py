@@ -49,7 +49,9 @@ ABBREVIATIONS = frozenset(
 )
 # A candidate sentence end: . ! or ? (closing quotes or brackets may follow) then whitespace;
 # Chinese and Japanese end a sentence with 。！？ and no space after it.
-_CANDIDATE = re.compile(r"[.!?]+[\"'”’)\]]*\s+|[。！？]\s*")
+# Tried only where a run of . ! ? starts, and possessive: linear in the text (else a title of ten
+# thousand dots is scanned again from each one).
+_CANDIDATE = re.compile(r"(?<![.!?])[.!?]++[\"'”’)\]]*+\s+|[。！？]\s*")
 _LAST_WORD = re.compile(r"([\w.]+)[.!?]*[\"'”’)\]]*$")
 
 

@@ -428,6 +428,7 @@ export class TopicPanel {
       this.drawUnassigned(body, topic);
       return;
     }
+    if (topic.written !== null) body.append(element("p", "atlas-written", `Its name is written by ${Math.round(topic.written * 100)}% of its papers.`));
     if (topic.note) body.append(element("p", "atlas-subhead", "Note"), element("p", "atlas-note", topic.note));
     if (topic.stability !== null) {
       const line = element("p", "atlas-stability");

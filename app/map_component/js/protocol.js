@@ -274,6 +274,7 @@
  * @property {NearTopic[]} nearest
  * @property {number|null} stability
  * @property {number|null} growth
+ * @property {number|null} written
  * @property {string} note
  * @property {YearShare[]} years
  * @property {VenueCount[]} venues

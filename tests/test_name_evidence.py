@@ -1,0 +1,119 @@
+"""Issue 62: a name is a claim its papers' words back, and the page says how far it holds.
+
+Fast: each naming rule on small synthetic groups (a phrase a third of the map writes refused, an area no
+paper writes never taken, author keywords as candidates, a keywords column that is not text refused), and
+the evidence as the reader sees it on the committed seed map: the About panel's line and the topic
+panel's share (the per-topic summary js/panel.js draws it from) against the map's own tables; a map
+without the columns still opens."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from app.data import build_map_data
+from app.text import markdown_literal
+from app.topic_summary import topic_summary
+from pipeline.commands.build import naming_texts
+from pipeline.mapfolder.store import read_map
+from pipeline.naming.names import common_keys, name_groups, too_common
+from pipeline.naming.phrases import count_phrases
+from pipeline.naming.support import name_support
+from tests.helpers import ROOT, SEED_MAP, open_panel, start, texts
+
+
+def test_a_phrase_a_third_of_the_map_writes_is_never_a_name_nor_its_head():
+    """Every paper writes "language models"; each topic's own words name it, never "Large language
+    models" (headed by the map's own phrase), however many of a topic's papers write it."""
+    docs = ["Large language models read spiking neurons."] * 3 + [
+        "Large language models read legal documents."
+    ] * 3
+    names = name_groups(docs, np.array([0, 0, 0, 1, 1, 1]))
+    assert names[1] == "Legal documents" and "language model" not in names[0].lower(), names
+    counts = count_phrases(docs)
+    common = common_keys(counts, np.array([0, 0, 0, 1, 1, 1]))
+    assert "language model" in common and "legal document" not in common
+    assert too_common("Large language models", common) and not too_common("Legal documents", common)
+
+
+def test_an_area_is_written_or_not_its_forms_count_and_distance_never_does():
+    """A paper writes "Reinforcement learning" when it writes it or a listed form ("RL", "MARL" for
+    multi-agent RL); words far apart ("learning ... theory") are not "Learning theory"."""
+    assert (
+        name_support("Reinforcement learning", ["An RL agent.", "Deep RL.", "A reinforcement signal."])
+        == 2 / 3
+    )
+    assert name_support("Multi-agent RL", ["MARL in traffic.", "Two agents."]) == 0.5
+    assert (
+        name_support("Learning theory", ["Learning in game theory.", "Statistical learning theory."]) == 0.5
+    )
+
+
+def test_author_keywords_are_candidates_checked_like_the_words_of_the_abstract():
+    papers = pd.DataFrame(
+        {
+            "abstract": ["We fit a model to images."] * 3 + ["We fit a model to sounds."] * 3,
+            "keywords": ["neural radiance fields; view synthesis"] * 3 + ["speech enhancement", "", None],
+        }
+    )
+    documents = naming_texts(papers)
+    assert documents[0].endswith("Keywords: neural radiance fields; view synthesis.")
+    assert documents[4] == "We fit a model to sounds."
+    names = name_groups(documents, np.array([0, 0, 0, 1, 1, 1]))
+    assert names[0].startswith(("Neural radiance", "View synthesis")), names
+    assert name_groups(papers["abstract"].tolist(), np.array([0, 0, 0, 1, 1, 1]))[0] != names[0]
+
+
+def test_a_keywords_column_that_is_not_text_is_one_error_line_naming_file_and_row(tmp_path):
+    source = tmp_path / "papers.parquet"
+    pd.DataFrame(
+        {"abstract": ["An abstract about robots.", "Another one about rats."], "keywords": [3, 4]}
+    ).to_parquet(source)
+    result = subprocess.run(
+        [sys.executable, "-m", "pipeline", "build", str(source), "--out", str(tmp_path / "map")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("error:") and "papers.parquet: row 1: 'keywords'" in line, line
+    assert not (tmp_path / "map").exists()
+
+
+def test_the_page_says_how_far_each_name_is_written(monkeypatch, tmp_path):
+    atlas = read_map(SEED_MAP)
+    data = build_map_data("seeds", SEED_MAP)
+    shown = {t["id"]: t["written"] for t in topic_summary(data, None)["topics"] if t["id"] != -1}
+    assert shown == dict(zip(atlas.topics["topic_id"], atlas.topics["name_share"].round(4), strict=True))
+    monkeypatch.setenv("ATLAS_MAP", str(SEED_MAP))
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
+    page = texts(open_panel(start(), "about_panel"))
+    for row in atlas.themes.itertuples():
+        assert f"{markdown_literal(row.label)}: written by {row.name_written:.0%} of its papers" in page
+
+
+def test_a_map_built_before_names_carried_their_evidence_still_opens(monkeypatch, tmp_path):
+    folder = tmp_path / "old"
+    shutil.copytree(SEED_MAP, folder)
+    for name, column in (("topics.parquet", "name_share"), ("themes.parquet", "name_written")):
+        table = pd.read_parquet(folder / name)
+        table.drop(columns=[column]).to_parquet(folder / name)
+    summary = topic_summary(build_map_data("old", folder), None)
+    assert {t["written"] for t in summary["topics"]} == {None}
+    monkeypatch.setenv("ATLAS_MAP", str(folder))
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
+    page = texts(open_panel(start(), "about_panel"))
+    assert "57 papers · 10 topics" in page and "written by" not in page
+
+
+@pytest.mark.parametrize("column", ["name_share"])
+def test_the_seed_map_s_names_are_written_by_a_third_of_their_papers(column):
+    topics = read_map(SEED_MAP).topics
+    assert (topics[column] >= 1 / 3).mean() >= 0.9, topics[["label", column]]
