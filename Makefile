@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 SEED_MAP := assets/maps/seeds
 
-.PHONY: run test test-fast lint map bench clean
+.PHONY: run test test-fast lint map bench screenshot clean
 
 # requirements.txt is what the hosted app needs; requirements-pipeline.txt adds the build stack.
 $(VENV)/.runtime: requirements.txt requirements-pipeline.txt
@@ -51,6 +51,10 @@ lint: $(VENV)/.dev node_modules/.package-lock.json
 # with tests/fixtures/seed_reference.json (`python -m tests.seed_reference write`).
 map: $(VENV)/.runtime
 	$(PY) -m pipeline build seeds --out $(SEED_MAP) --no-previous
+
+# The README's screenshot of the seed map (assets/screenshot.png), taken in headless Chromium.
+screenshot: $(VENV)/.dev /usr/bin/chromium
+	$(PY) benchmarks/screenshot.py
 
 bench: $(VENV)/.dev
 	$(PY) benchmarks/bench_pipeline.py

@@ -23,7 +23,7 @@ from app.about import about_panel
 from app.changes_panel import changes_panel
 from app.controls import header, no_map_page, notices_panel, sidebar
 from app.curation_panel import edit_notice, edit_panel, editing_allowed
-from app.data import MapData, map_catalog, maps_root, requested_map
+from app.data import MapData, map_catalog, map_titles, maps_root, requested_map
 from app.downloads import chosen_sentence, downloads
 from app.loaders import MapKey, cached_rising, load_map
 from app.map_component import PANEL_KEY, live_panel, points_url
@@ -119,7 +119,13 @@ def main() -> None:
         no_map_page(str(exc), ref.path, ref.name)
         if len(catalog) > 1:
             with st.sidebar:
-                st.selectbox("Map", names, key=session.MAP_CHOICE, on_change=session.switch_map)
+                st.selectbox(
+                    "Map",
+                    names,
+                    key=session.MAP_CHOICE,
+                    on_change=session.switch_map,
+                    format_func=map_titles(catalog).get,
+                )
         return
 
     rising = cached_rising(map_key)
@@ -211,7 +217,8 @@ def downloads_part(data: MapData, map_key: MapKey) -> None:
     view = opened_topic_view(data, state, view)
     selected = selected_rows(data, map_key, state)
     rows = view.rows if selected is None else selected[view.in_view[selected]]
-    downloads(data, rows, chosen_sentence(view.sentence, None if selected is None else len(rows)))
+    chosen = chosen_sentence(view.sentence, None if selected is None else len(rows))
+    downloads(data, rows, chosen, view.search)
     session.part_shown("downloads")
 
 

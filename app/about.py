@@ -60,15 +60,13 @@ def about_panel(data: MapData) -> None:
                 + " · ".join(f"{markdown_literal(stage)} {_seconds(v)}" for stage, v in timings.items())
             )
         config = manifest.config.settings
-        if config:
+        if "n_topics" in config:
+            st.markdown(topic_count_line(manifest, config["n_topics"]))
+        settings = {k: v for k, v in config.items() if k != "n_topics"}
+        if settings:
             st.markdown(
                 "**Build settings** · "
-                + " · ".join(
-                    topic_count_setting(manifest, v)
-                    if k == "n_topics"
-                    else f"{markdown_literal(k)} = {markdown_literal(v)}"
-                    for k, v in config.items()
-                )
+                + " · ".join(f"{markdown_literal(k)} = {markdown_literal(v)}" for k, v in settings.items())
             )
 
 
@@ -99,29 +97,40 @@ def name_evidence(topics: pd.DataFrame, themes: pd.DataFrame | None) -> str:
     return line
 
 
-def topic_count_setting(manifest: Manifest, asked: object) -> str:
-    """The topic count as asked and as it came out: the count asked for (or derived from the map's size),
-    the count KMeans cut (chosen by re-clustering agreement when the build could choose) and the topics
-    on the map (after small clusters were dissolved and the map's merges and hidden topics).
+def topic_count_line(manifest: Manifest, asked: object) -> str:
+    """How many topics the map holds and how the build came to them, in plain words: the count it
+    started from (asked, or derived from the map's size), the count it cut (chosen where re-clusterings
+    agreed best, when it could choose), and what moves the count after that.
 
     Examples:
         >>> from pipeline.mapfolder.manifest import ConfigBlock
         >>> made = Manifest(topics=18, quality={"chosen_topic_count": 20}, config=ConfigBlock.from_dict(
         ...     {"n_topics": 22, "choose_n_topics": True}))
-        >>> topic_count_setting(made, 22)
-        'n_topics = 22 asked: 20 chosen by re-clustering agreement, 18 topics on the map'
-        >>> topic_count_setting(Manifest(topics=22, quality={"chosen_topic_count": 22}), 22)
-        'n_topics = 22 asked: 22 cut, 22 topics on the map'
-        >>> topic_count_setting(Manifest(topics=4), 4)  # an older map: the count cut was not kept
-        'n_topics = 4 asked, 4 topics on the map'
+        >>> print(topic_count_line(made, 22))  # doctest: +NORMALIZE_WHITESPACE
+        **Topics** · 18 on the map · the build tried counts near 22 and cut the papers into 20, the count
+        whose re-clusterings agreed best; small topics dissolved into others, dense groups apart from
+        every topic and a curator's edits make the difference
+        >>> topic_count_line(Manifest(topics=22, quality={"chosen_topic_count": 22}), 22)
+        '**Topics** · 22 on the map · the build cut the papers into 22, as asked'
+        >>> topic_count_line(Manifest(topics=4), 4)  # an older map: the count cut was not kept
+        '**Topics** · 4 on the map · 4 asked'
     """
     cut = manifest.quality.get("chosen_topic_count")
     chose = manifest.config.settings.get("choose_n_topics") is True
-    came = f"{manifest.topics:,} {'topic' if manifest.topics == 1 else 'topics'} on the map"
+    came = f"**Topics** · {manifest.topics:,} on the map · "
     if not isinstance(cut, int) or isinstance(cut, bool):
-        return f"n_topics = {markdown_literal(asked)} asked, {came}"
-    how = "chosen by re-clustering agreement" if chose else "cut"
-    return f"n_topics = {markdown_literal(asked)} asked: {cut:,} {how}, {came}"
+        return came + f"{markdown_literal(asked)} asked"
+    how = (
+        f"the build tried counts near {markdown_literal(asked)} and cut the papers into {cut:,}, the count whose "
+        "re-clusterings agreed best"
+        if chose
+        else f"the build cut the papers into {cut:,}, as asked"
+    )
+    rest = (
+        "; small topics dissolved into others, dense groups apart from every topic and a curator's edits "
+        "make the difference"
+    )
+    return came + how + (rest if cut != manifest.topics else "")
 
 
 def embedding_speed(manifest: Manifest) -> tuple[str, str, str]:

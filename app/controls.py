@@ -5,18 +5,16 @@ from __future__ import annotations
 import streamlit as st
 
 from app import session
-from app.data import MapData, MapRef
-from app.search import KIND_NAMES, KINDS
+from app.data import MapData, MapRef, map_titles
 from app.session import dismiss_notices, filter_key, reset_view, switch_map, topic_options, widget_key
 from app.text import column_name, counted, markdown_literal, without_server_paths
 from app.themes import usable_themes
 
 SEARCH_HELP = (
-    "**Words** (default): whole words in titles and abstracts, in any form (*rank* finds *ranking*, "
-    '*pose* never finds *propose*); several words must all appear; "quoted phrase" for words in '
-    "that order; *prefix\\** for any word starting so. Best matches first.\n\n"
-    "**Meaning**: the papers closest in meaning to what you type, found with this map's own model "
-    "even when they use other words, e.g. *making networks robust to small input changes*."
+    "Words or a description: one list, best first, of the papers that write your words (in any form: "
+    "*rank* finds *ranking*, *pose* never *propose*) or most of them, and of those close in meaning "
+    "to it by this map's own model, even when they use other words. Each says why it is listed.\n\n"
+    '"quoted phrase", *prefix\\**, *a* OR *b* and -*word* are exact: every paper listed keeps to them.'
 )
 
 
@@ -31,29 +29,20 @@ def sidebar(data: MapData, catalog: list[MapRef]) -> None:
     changed = when_changed(data)
     st.markdown("### :material/travel_explore: Abstract Atlas")
     if len(catalog) > 1:
+        titles = map_titles(catalog)
         st.selectbox(
             "Map",
             [m.name for m in catalog],
             key=session.MAP_CHOICE,
             on_change=switch_map,
+            format_func=titles.get,
             help="Maps found under assets/maps/ (and the one given with --map or ATLAS_MAP).",
         )
     st.text_input(
         "Search",
         key=widget_key("search"),
         **changed,
-        placeholder="Words in titles and abstracts"
-        if session.chosen("search_kind") != "meaning"
-        else "Describe what you are looking for",
-        help=SEARCH_HELP,
-    )
-    st.segmented_control(
-        "Search by",
-        KINDS,
-        key=widget_key("search_kind"),
-        **changed,
-        required=True,
-        format_func=KIND_NAMES.get,
+        placeholder="Words, or describe what you look for",
         help=SEARCH_HELP,
     )
     themes_filter(data)

@@ -88,10 +88,16 @@ def edit_panel(data: MapData, topic: int) -> None:
                 st.rerun()
         if others:
             with st.form(f"merge-{topic}", border=False):
-                into = st.selectbox("Merge into", others, format_func=data.label)
+                # No topic chosen beforehand: one click never merges into a topic the curator did not pick.
+                into = st.selectbox(
+                    "Merge into", others, index=None, format_func=data.label, placeholder="Choose a topic"
+                )
                 if st.form_submit_button("Merge topic"):
-                    _edit(data.path, "merge", topic=topic, into=into)
-                    st.rerun()
+                    if into is None:
+                        st.warning("Choose the topic to merge it into first.")
+                    else:
+                        _edit(data.path, "merge", topic=topic, into=into)
+                        st.rerun()
         with st.form(f"hide-{topic}", border=False):
             target = st.selectbox(
                 "Hide; its papers go to",

@@ -41,10 +41,34 @@ PLACE_COLUMNS = ("venue", "year", "collection")  # where a paper is from, in a r
 
 @dataclass(frozen=True)
 class MapRef:
-    """A map the app can open: its URL name and folder."""
+    """A map the app can open: its URL name (the folder's) and folder."""
 
     name: str
     path: Path
+
+    @property
+    def title(self) -> str:
+        """What the map selector shows: the map's own name (its manifest's), else the folder's."""
+        return map_title(self.path) or self.name
+
+
+def map_title(folder: Path) -> str:
+    """The name a map's manifest gives it ("ICML 2025"), or "" where the manifest holds none or is
+    unreadable (the map's own page then says what is wrong)."""
+    from pipeline.mapfolder.manifest import read_manifest
+
+    try:
+        return read_manifest(folder, check=False).name.strip()
+    except Exception:  # noqa: BLE001 - a damaged map is named by its folder; opening it says why
+        return ""
+
+
+def map_titles(catalog: Sequence[MapRef]) -> dict[str, str]:
+    """Each map's name in the selector by its URL name: its manifest's name, with the folder's added
+    where two maps share one ("ICML 2025 (seeds)")."""
+    titles = {m.name: m.title for m in catalog}
+    shared = {t for t in titles.values() if list(titles.values()).count(t) > 1}
+    return {k: f"{t} ({k})" if t in shared and t != k else t for k, t in titles.items()}
 
 
 def requested_map(argv: Sequence[str], environ: Mapping[str, str]) -> Path | None:
@@ -125,12 +149,14 @@ class MapData:
     topic_ids: np.ndarray
     labels: dict[int, str]  # topic_id -> name; -1 -> "Unassigned"
     colours: dict[int, str]
+    theme_colours: dict[int, str]  # theme_id -> its colour (the key's); its topics are shades of it
     sizes: dict[int, int]
     topic_order: list[int]  # topic ids, largest first
     topic_similarity: np.ndarray  # cosine between topic centroids, rows/cols in topic_order
     facets: dict[str, tuple[str, ...]]  # filterable metadata column -> its values as text
     facet_text: dict[str, pd.Series]  # the same columns as text, for filtering
     table_columns: list[str]  # metadata shown in paper tables
+    show_source: bool  # paper tables have a Source column (`source_tells_more`: not a copy of their columns)
     themes: pd.DataFrame | None = (
         None  # themes.parquet when the map has one: theme_id, label, size, topic_ids, x, y
     )
@@ -228,6 +254,25 @@ def paper_places(papers: pd.DataFrame) -> pd.Series:
     return pd.Series(np.array(places, dtype=object)[combo], index=papers.index, dtype=object)
 
 
+def source_tells_more(papers: pd.DataFrame, shown: Sequence[str]) -> bool:
+    """Whether a papers table needs its Source column (`paper_places`) beside the metadata columns it
+    shows (`shown`): not when every paper's place is only what those columns say ("COLM · 2025" beside
+    Venue and Year), with an input file's name the rest.
+
+    Examples:
+        >>> papers = pd.DataFrame({"source": ["a.csv", "b.csv"], "venue": ["COLM"] * 2, "year": [2024, 2025]})
+        >>> source_tells_more(papers, ["venue", "year"]), source_tells_more(papers, ["year"])
+        (False, True)
+    """
+    told = [c for c in PLACE_COLUMNS if c in shown and c in papers.columns]
+    rest = paper_places(papers.drop(columns=told)).astype(str)
+    redundant = rest.str.contains(INPUT_FILE) | rest.eq("")
+    for column in told:
+        codes, text = _distinct_text(papers[column])
+        redundant |= rest.eq(pd.Series(np.array(text, dtype=object)[codes], index=papers.index))
+    return not bool(redundant.all())
+
+
 def _distinct_text(values: pd.Series) -> tuple[np.ndarray, list[str]]:
     """Each value's position among the distinct values, and those as a reader reads them (2024.0 as
     "2024"); a missing value's position is -1, the last text, ""."""
@@ -308,7 +353,9 @@ def build_map_data(name: str, path: Path) -> MapData:
     lookup = np.full(span, len(topic_order), dtype=np.uint16)  # topic id + offset -> palette position
     lookup[np.asarray(topic_order, dtype=np.int64) + offset] = np.arange(len(topic_order))
     colour_index = lookup[shifted]
-    colours = theme_topic_colours(topic_order, theme_of_topic(topics))  # shades of each theme's hue
+    colours, theme_colours = theme_topic_colours(
+        topic_order, theme_of_topic(topics)
+    )  # shades of each theme's
     facets = facet_columns(papers)
     facet_text = {column: papers[column].astype(str) for column in facets}
     extra = [c for c in ("venue", "year", "authors") if c in papers.columns and c not in ("source",)]
@@ -336,12 +383,14 @@ def build_map_data(name: str, path: Path) -> MapData:
         topic_ids=topic_ids,
         labels=labels,
         colours=colours,
+        theme_colours=theme_colours,
         sizes=sizes,
         topic_order=topic_order,
         topic_similarity=centroids @ centroids.T,
         facets=facets,
         facet_text=facet_text,
         table_columns=extra,
+        show_source=source_tells_more(papers, extra),
         themes=None if (themes := usable_theme_table(atlas.themes)) is None else shown_as_text(themes),
         lineage=atlas.lineage,
         added=added_mask(papers),

@@ -7,31 +7,60 @@ import numpy as np
 import streamlit as st
 
 from app.data import MapData
+from app.search import SearchResult
 from app.text import counted
-from pipeline.exports.export import export_frame, to_csv_bytes
-from pipeline.exports.reading_list import reading_list_bibtex, reading_list_markdown
+from pipeline.exports.export import export_frame, neutralise, to_csv_bytes
+from pipeline.exports.reading_list import reading_list_bibtex, reading_list_heading, reading_list_markdown
 
 
-def downloads(data: MapData, rows: np.ndarray, chosen: str | None = None) -> None:
+def ranked_evidence(
+    search: SearchResult | None, rows: np.ndarray
+) -> tuple[np.ndarray, list[tuple[int, str]] | None]:
+    """`rows` in the search's order with each one's rank in its list and evidence (its Match label),
+    or as they are (None) without a search.
+
+    Examples:
+        >>> from pipeline.mapfolder.query import parse_query
+        >>> found = SearchResult(parse_query("a"), "a", np.array([4, 2, 7]), ("x", "y", "z"), np.ones(3, bool))
+        >>> order, said = ranked_evidence(found, np.array([7, 4]))
+        >>> order.tolist(), said
+        ([4, 7], [(1, 'x'), (3, 'z')])
+    """
+    if search is None:
+        return rows, None
+    rank = {int(r): i for i, r in enumerate(search.rows.tolist())}
+    order = np.array(sorted(rows.tolist(), key=lambda r: rank[int(r)]), dtype=np.int64)
+    return order, [(rank[r] + 1, search.labels[rank[r]]) for r in order.tolist()]
+
+
+def downloads(
+    data: MapData, rows: np.ndarray, chosen: str | None = None, search: SearchResult | None = None
+) -> None:
     """`rows` are the papers of the current view (search, filters, topics, map selection); `chosen`
-    says how they were chosen (`chosen_sentence`), for the reading lists."""
+    says how they were chosen (`chosen_sentence`), for the reading lists; under a `search` each file
+    lists them best first, each with its rank and evidence (`ranked_evidence`)."""
     left, right = st.columns(2)
     topics = data.topics.reset_index(drop=True)
+    rows, evidence = ranked_evidence(search, rows)
 
     def view_csv(rows=rows) -> bytes:
-        return to_csv_bytes(export_frame(data.papers.iloc[rows], topics, themes=data.themes))
+        table = export_frame(data.papers.iloc[rows], topics, themes=data.themes)
+        if evidence is not None:  # first: the rank in the search's list, and why the paper is in it
+            table.insert(0, "search_evidence", [neutralise(label) for _, label in evidence])
+            table.insert(0, "search_rank", [rank for rank, _ in evidence])
+        return to_csv_bytes(table)
 
     def map_csv() -> bytes:
         return to_csv_bytes(export_frame(data.papers, topics, themes=data.themes))
 
     def view_markdown(rows=rows) -> bytes:
-        heading = f"Reading list from {data.manifest.name or data.name}"
-        return reading_list_markdown(data.papers.iloc[rows], topics, heading=heading, chosen=chosen).encode(
-            "utf-8"
-        )
+        heading = reading_list_heading(data.manifest.name or data.name)
+        return reading_list_markdown(
+            data.papers.iloc[rows], topics, heading=heading, chosen=chosen, evidence=evidence
+        ).encode("utf-8")
 
     def view_bibtex(rows=rows) -> bytes:
-        heading = f"Reading list from {data.manifest.name or data.name}"
+        heading = reading_list_heading(data.manifest.name or data.name)
         return reading_list_bibtex(data.papers.iloc[rows], heading=heading, chosen=chosen).encode("utf-8")
 
     one = len(rows) == 1  # "this paper", never "these 1 papers"

@@ -51,6 +51,20 @@ def cached_word_search(key: MapKey, query: str) -> WordHits:
     return load_map(key).search_index.search(query)
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def cached_fused_search(key: MapKey, query: str):
+    """The search's hits over the whole map, words and meaning fused (`app.search.fused_search`).
+
+    Raises when the encoder cannot be loaded (nothing is cached then).
+    """
+    from app.search import fused_search, meaning_text
+
+    data = load_map(key)
+    hits = cached_word_search(key, query)
+    similarity = cached_meaning(key, meaning_text(hits.query))
+    return fused_search(data.search_index, hits, similarity, data.pairs, query)
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
 def cached_meaning(key: MapKey, query: str) -> np.ndarray:
     """Every paper's cosine similarity to `query`, embedded with the map's own encoder.
@@ -85,6 +99,7 @@ def cached_changes(key: MapKey) -> tuple[pd.DataFrame, list[int], str]:
     """The map's changes since its previous build (`app.changes.change_rows`), the topic each row opens
     (a gone topic: where most of its papers went) and the count of each kind of change, once per map."""
     from app.changes import change_rows, resolve_shared_topic
+    from pipeline.modelling.lineage import change_counts
 
     data = load_map(key)
     topics = data.topics.reset_index(drop=True)
@@ -96,5 +111,4 @@ def cached_changes(key: MapKey) -> tuple[pd.DataFrame, list[int], str]:
         else (home if home != -1 else None)
         for t in rows["topic_id"].tolist()
     ]
-    counts = data.lineage["status"].value_counts()
-    return rows, targets, ", ".join(f"{int(counts[s]):,} {s}" for s in counts.index)
+    return rows, targets, change_counts(data.lineage)

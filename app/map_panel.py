@@ -90,9 +90,9 @@ def map_panel(
             help="Colour the points by topic, or by a metadata column with few values; the key is on the map.",
         )
     bottom[1].caption(
-        "Click a point to open it · box :material/highlight_alt: or lasso :material/gesture: select (top right) "
-        "to list a group · drag to pan · hold Ctrl/⌘ and scroll to zoom (or click an empty spot, then scroll) · "
-        "double-click to reset"
+        "Click or tap a point to open it · box :material/highlight_alt: or lasso :material/gesture: select "
+        "(top right) to list a group · drag to pan · pinch, or hold Ctrl/⌘ and scroll, to zoom (or click an "
+        "empty spot, then scroll) · double-click to see the whole map again"
         + (
             " · theme names show on the whole map, topic names as you zoom in"
             if data.themes is not None

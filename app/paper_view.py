@@ -18,8 +18,8 @@ from pipeline.text import shorten
 
 
 def _pieces(text: str, search: SearchResult | None) -> list[Piece]:
-    """`text` in pieces, those a word search matched marked (one unmarked piece without one)."""
-    if search is None or search.kind != "words":
+    """`text` in pieces, the words of the search it writes marked (one unmarked piece without a search)."""
+    if search is None:
         return [(visible(text), False)] if text else []
     return [(visible(piece), marked) for piece, marked in highlight(text, search.query)]
 
@@ -69,29 +69,24 @@ def nearest_list(data: MapData, rows: np.ndarray, similarity: list[float]) -> li
 
 
 def match_note(search: SearchResult, row: int) -> MatchNote:
-    """How the opened paper matched the current search: "words", "meaning", "far" (listed although not
-    close: nothing on the map is) or "none" (not among the papers found), and the sentence saying it."""
+    """How the opened paper matched the current search: "words", "meaning", "both" or "none" (not
+    among the papers found), and the sentence saying it: its own evidence and its rank in the list."""
     position = np.flatnonzero(search.rows == row)
     if not len(position):
         return {"kind": "none", "text": "Not among the papers your search found."}
-    if search.kind == "words":
-        return {"kind": "words", "text": "Found by its words: the matches are highlighted."}
     at = int(position[0])
-    similarity = float(search.similarity[at])
-    how = f"{closeness(float(search.percentile[at]))}, " if search.percentile is not None else ""
-    if search.close is not None and at >= search.close:
-        verdict = (
-            "Related in meaning, not close"
-            if search.match_labels()[at] == "related"
-            else "Not close in meaning"
+    rank = f"#{at + 1:,} of {len(search.rows):,}"
+    if not search.fused:
+        return {"kind": "words", "text": f"Found by its words ({rank}): the matches are highlighted."}
+    close = bool(search.close[at])
+    parts = []
+    if search.every_word[at] or search.some[at]:
+        parts.append(search.labels[at].split(" + ")[0] + " (highlighted)")
+    if close:
+        parts.append(
+            f"close in meaning: {closeness(float(search.percentile[at]))}, "
+            f"similarity {float(search.similarity[at]):.2f} to your search"
         )
-        return {
-            "kind": "far",
-            "text": f"{verdict}: {how}similarity {similarity:.2f} to your search. "
-            "It is listed because nothing on this map is close to it.",
-        }
-    also = " It also holds every word of the search." if search.has_words[at] else ""
-    return {
-        "kind": "meaning",
-        "text": f"Found by meaning: {how}similarity {similarity:.2f} to your search (rank {at + 1:,}).{also}",
-    }
+    kind = "both" if len(parts) == 2 else "meaning" if close else "words"
+    text = "; ".join(parts)
+    return {"kind": kind, "text": f"{text[:1].upper()}{text[1:]} ({rank})."}

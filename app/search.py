@@ -1,144 +1,318 @@
-"""Search in the app: by words (the map's full-text index) or by meaning (the map's own encoder).
+"""Search in the app: one ranked list from what a search writes and what it means.
 
-Words: `pipeline.mapfolder.search_index` finds whole words, "phrases", prefix*, -excluded words and OR in
-titles and abstracts, the words as typed first, then their other forms, best BM25 match first.
-Meaning: the query is embedded with the encoder the map was built with (`app.encoder.encode_queries`,
-the same one "Where does my paper fit?" uses) and the papers in view are ranked by cosine
-similarity; every paper closer to the query than 99.5% of the map's pairs of papers are to each other
-is a hit (`pipeline.modelling.floors`), the papers beyond them still closer than 90% are counted as
-related, and when none is close the nearest few are shown as "related" or "not close". Each hit says
-which kind of match it is.
+A search is matched two ways over the whole map, and the two rankings fused into one list
+(reciprocal rank fusion, `RRF_K`; benchmarks/SEARCH_QUALITY.md measured it against a calibrated score):
+
+- **words** (`pipeline.mapfolder.search_index`): the papers holding every word (as typed first, then
+  other forms, best BM25 match first), then those writing several of the search's rarer words
+  and related in meaning
+  (`some_words`);
+- **meaning**: the search embedded with the encoder the map was built with (`app.encoder.encode_queries`)
+  and every paper ranked by cosine similarity.
+
+A paper is listed only on evidence of its own, which its Match label says: it writes every word
+("writes “speculative decoding”"), writes several of them ("writes “judges”, “raters”"), or is close in
+meaning: closer to the search than `CLOSE_PERCENTILE`% of the map's pairs of papers are to each other
+(`pipeline.modelling.floors`, a floor each map sets by its own similarities). A search nothing on the
+map is about lists nothing. Quotes, OR, prefixes and -exclusions keep their exact meaning: every listed
+paper satisfies them; a search of nothing but them is ranked by its words alone, as before. The view
+(filters, an opened topic) keeps the hits it holds, in the same order (`within`).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from app.text import counted
-from pipeline.mapfolder.query import Query, parse_query
-from pipeline.mapfolder.search_index import WordHits
-from pipeline.modelling.floors import CLOSE_PERCENTILE, RELATED_PERCENTILE, PairSimilarities, closeness
+from pipeline.mapfolder.query import Query, tokens
+from pipeline.mapfolder.search_index import SearchIndex, WordHits
+from pipeline.modelling.floors import CLOSE_PERCENTILE, PairSimilarities, closeness
 from pipeline.text import shorten
 
-KINDS = ("words", "meaning")  # the first is the default
-KIND_NAMES = {"words": "Words", "meaning": "Meaning"}
-NOT_CLOSE_SHOWN = 5  # when nothing is close in meaning: the nearest this many, "related" or "not close"
-SHORT_QUERY_WORDS = 2  # a search by meaning of at most this many words suggests searching by words
+RRF_K = 60  # reciprocal rank fusion: a paper's score is the sum of 1 / (RRF_K + its rank) in each ranking
+MEANING_RANKED = 1_000  # the papers nearest in meaning that the fusion ranks (past them, no meaning rank)
+COMMON_SHARE = 0.25  # a word in more than this share of the map's papers says nothing about a paper alone
+SOME_SHARE = 0.4  # "writes several of its words": at least this share of the search's words, by rarity
+IDF_CAP = math.log(50)  # ... a word counting as much as one in 1 in 50 of the map's papers at most
+SOME_PERCENTILE = 85.0  # ... and closer in meaning than this share of the map's pairs (SEARCH_QUALITY.md)
+SOME_WORDS = 3  # ... and only for searches of at least this many such words (fewer: every word)
+SHOWN_WORDS = 3  # a Match label names at most this many of the words a paper writes
+# Words that ask rather than describe: never evidence of what a paper is about.
+QUESTION_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "for",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "from",
+        "with",
+        "without",
+        "into",
+        "onto",
+        "over",
+        "under",
+        "about",
+        "and",
+        "or",
+        "but",
+        "not",
+        "nor",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "should",
+        "would",
+        "will",
+        "may",
+        "might",
+        "must",
+        "has",
+        "have",
+        "had",
+        "that",
+        "which",
+        "what",
+        "whose",
+        "who",
+        "whom",
+        "how",
+        "why",
+        "when",
+        "where",
+        "whether",
+        "this",
+        "these",
+        "those",
+        "their",
+        "its",
+        "it",
+        "they",
+        "we",
+        "our",
+        "you",
+        "your",
+        "i",
+        "me",
+        "my",
+        "as",
+        "than",
+        "then",
+        "there",
+        "here",
+        "such",
+        "any",
+        "some",
+        "all",
+        "each",
+        "every",
+        "more",
+        "most",
+        "less",
+        "very",
+        "up",
+        "out",
+        "using",
+        "use",
+        "used",
+        "via",
+        "based",
+        "paper",
+        "papers",
+    ]
+)
 
 
 @dataclass(frozen=True)
 class SearchResult:
-    """The papers a search keeps within the filtered papers, best first, and how each matched."""
+    """The papers a search lists, best first, and each one's evidence."""
 
-    kind: str  # "words" or "meaning"
     query: Query  # the words as parsed (also used to highlight them)
     text: str  # the search as typed (trimmed)
-    rows: np.ndarray  # hits among the filtered papers, best first
-    similarity: np.ndarray | None = None  # meaning: each hit's similarity to the query
-    has_words: np.ndarray | None = None  # meaning: whether each hit also holds every word
+    rows: np.ndarray  # the listed papers, best first
+    labels: tuple[str, ...]  # per row: its evidence, for the Match column
+    every_word: np.ndarray  # bool per row: writes every word (a word search's hit)
+    some: tuple[str, ...] = ()  # per row: the words it writes, for a paper listed for several of them ("")
+    close: np.ndarray | None = None  # bool per row: close in meaning (None: matched by words alone)
+    percentile: np.ndarray | None = None  # per row: closer to the search than this % of the map's pairs
+    similarity: np.ndarray | None = None  # per row: cosine similarity to the search
+    nearest: float | None = None  # the percentile of the map's paper nearest in meaning
     notices: tuple[str, ...] = ()
-    labels: tuple[str, ...] | None = (
-        None  # words: how each hit matched (`pipeline.mapfolder.search_index.WordHits`)
-    )
-    percentile: np.ndarray | None = None  # meaning: each hit is closer than this % of the map's pairs
-    close: int | None = None  # meaning: the first `close` rows are close; the rest are the nearest, not close
-    related: np.ndarray | None = None  # meaning: the papers not close but related, closest first (not listed)
-    floor: float | None = (
-        None  # meaning: the similarity a paper needs to be close (`pipeline.modelling.floors`)
-    )
+
+    @property
+    def fused(self) -> bool:
+        """Whether meaning was searched too (not for a search of operators alone, or without the encoder)."""
+        return self.close is not None
 
     def match_labels(self) -> list[str]:
-        """One label a hit: what kind of match it is, for the papers table."""
-        if self.kind == "words":
-            return list(self.labels) if self.labels is not None else ["words"] * len(self.rows)
-        words = self.has_words if self.has_words is not None else np.zeros(len(self.rows), dtype=bool)
-        close = len(self.rows) if self.close is None else self.close
-        shares = self.percentile if self.percentile is not None else np.zeros(len(self.rows))
-        return [
-            ("meaning + words" if w else "meaning")
-            if i < close
-            else ("related" if shares[i] >= RELATED_PERCENTILE else "not close")
-            for i, w in enumerate(words.tolist())
-        ]
+        """One label a hit: its evidence, for the papers table."""
+        return list(self.labels)
 
 
-def word_search(hits: WordHits, in_filter: np.ndarray, text: str) -> SearchResult:
-    """The word hits among the filtered papers, in their order (as typed first, then BM25), each
-    labelled with what it matched."""
-    keep = in_filter[hits.rows] if len(hits.rows) else np.zeros(0, dtype=bool)
-    labels = (
-        np.array(hits.match_labels(), dtype=object)[keep] if len(hits.rows) else np.array([], dtype=object)
-    )
-    return SearchResult(
-        "words", hits.query, text, hits.rows[keep], notices=hits.notices, labels=tuple(labels)
-    )
-
-
-def meaning_search(
-    similarity: np.ndarray, in_filter: np.ndarray, word_rows: np.ndarray, text: str, pairs: PairSimilarities
-) -> SearchResult:
-    """Every filtered paper close in meaning to the query, closest first, and the papers beyond them
-    that are related; when none is close, the nearest `NOT_CLOSE_SHOWN`, labelled "related" or "not close".
-
-    Close means closer to the query than `CLOSE_PERCENTILE`% of the map's pairs of papers are to each
-    other, related closer than `RELATED_PERCENTILE`% (`pairs`, `pipeline.modelling.floors`): floors each
-    map sets by its own similarities, not fixed numbers. `similarity` is every paper's cosine similarity
-    to the query, `word_rows` the papers that hold every word of it (to say which hits are also word matches).
+def word_search(hits: WordHits, text: str) -> SearchResult:
+    """A search by its words alone (a search of operators only, or without the map's encoder): the
+    word hits in their order, labelled with what they matched.
 
     Examples:
-        >>> from pipeline.modelling.floors import PairSimilarities
-        >>> pairs = PairSimilarities(np.array([0.0, 90.0, 99.5, 100.0]), np.array([0.0, 0.3, 0.6, 0.9]), 10)
-        >>> similarity = np.array([0.1, 0.7, 0.35, 0.8, 0.62])
-        >>> found = meaning_search(similarity, np.array([True, True, True, False, True]), np.array([4]), "q", pairs)
-        >>> found.rows.tolist(), [round(float(s), 2) for s in found.similarity], found.match_labels()
-        ([1, 4], [0.7, 0.62], ['meaning', 'meaning + words'])
-        >>> found.percentile.round(1).tolist(), found.related.tolist(), found.notices[0][:40]
-        ([99.7, 99.5], [2], 'Search by meaning compares descriptions:')
-        >>> far = meaning_search(similarity * 0.5, np.ones(5, bool), np.array([], int), "what a recipe", pairs)
-        >>> far.close, far.rows.tolist(), far.match_labels()
-        (0, [3, 1, 4, 2, 0], ['related', 'related', 'related', 'not close', 'not close'])
+        >>> from pipeline.mapfolder.query import parse_query
+        >>> found = word_search(WordHits(np.array([3, 1]), parse_query('"a b"'), labels=("phrase",) * 2), '"a b"')
+        >>> found.rows.tolist(), found.labels, found.fused
+        ([3, 1], ('phrase', 'phrase'), False)
     """
-    floor, related_floor = pairs.at(CLOSE_PERCENTILE), pairs.at(RELATED_PERCENTILE)
-    candidates = np.flatnonzero(in_filter & (similarity >= floor))
-    close = len(candidates)
-    related = np.flatnonzero(in_filter & (similarity >= related_floor) & (similarity < floor))
-    related = related[np.argsort(-similarity[related], kind="stable")]
-    if not close:  # nothing is close: the nearest few, said to be related or not close
-        candidates = np.flatnonzero(in_filter)
-    order = np.argsort(-similarity[candidates], kind="stable")
-    rows = candidates[order] if close else candidates[order][:NOT_CLOSE_SHOWN]
-    notices = ()
-    words = len(text.split())
-    if words <= SHORT_QUERY_WORDS:
-        holding = int(in_filter[word_rows].sum()) if len(word_rows) else 0
-        notices = (
-            "Search by meaning compares descriptions: for one or two words, search by Words, which finds "
-            f"the {counted(holding, 'paper')} that write{'s' if holding == 1 else ''} "
-            f"“{' '.join(text.split())}”, or describe what you look for in a sentence.",
-        )
+    labels = tuple(hits.match_labels())
     return SearchResult(
-        "meaning",
-        parse_query(text),
+        hits.query, text, hits.rows, labels, np.ones(len(hits.rows), dtype=bool), notices=hits.notices
+    )
+
+
+def content_words(query: Query) -> list[str]:
+    """The plain words of a search that can say what a paper is about, in the order typed, each once.
+
+    Examples:
+        >>> from pipeline.mapfolder.query import parse_query
+        >>> content_words(parse_query('Evaluating whether LLM judges agree "with humans" -survey'))
+        ['evaluating', 'llm', 'judges', 'agree']
+    """
+    words = tokens(" ".join(term.text for term in query.free))  # one call: the tokenizer costs a statement
+    return list(dict.fromkeys(w for w in words if len(w) > 1 and w not in QUESTION_WORDS))
+
+
+def meaning_text(query: Query) -> str:
+    """What a search is embedded as: its words and phrases, without operators and excluded words.
+
+    Examples:
+        >>> from pipeline.mapfolder.query import parse_query
+        >>> meaning_text(parse_query('draft models "speculative decoding" -survey'))
+        'draft models speculative decoding'
+    """
+    return " ".join(term.text for term in query.terms)
+
+
+def some_words(index: SearchIndex, words: list[str], n: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Each paper's share of the search's words it writes, each word weighted by its rarity on the map
+    (inverse document frequency), and the papers writing each word. Words in more than `COMMON_SHARE`
+    of the papers are left out; so is everything when fewer than two words are left."""
+    share = np.zeros(n, dtype=np.float64)
+    if len(words) < SOME_WORDS:
+        return share, {}
+    found = index.word_papers(words, int(COMMON_SHARE * n))
+    held = {w: rows for w, rows in found.items() if rows is not None}
+    if len(held) < 2:
+        return share, {}
+    weights = {w: min(math.log((n + 1) / (len(rows) + 0.5)), IDF_CAP) for w, rows in held.items()}
+    count = np.zeros(n, dtype=np.int16)
+    for word, rows in held.items():
+        share[rows] += weights[word]
+        count[rows] += 1
+    share /= sum(weights.values())
+    share[count < 2] = 0.0  # one word is no evidence of a question of several
+    return share, held
+
+
+def fused_search(
+    index: SearchIndex, hits: WordHits, similarity: np.ndarray, pairs: PairSimilarities, text: str
+) -> SearchResult:
+    """The papers of the whole map with evidence for the search, fused best first (see the module).
+
+    `hits` are the search's word hits (`SearchIndex.search`), `similarity` every paper's cosine
+    similarity to it (`meaning_text`, embedded), `pairs` the map's pair similarities.
+    """
+    query, n = hits.query, len(similarity)
+    allowed = np.ones(n, dtype=bool)
+    if not query.filters.empty:  # the operators, exactly: every listed paper satisfies them
+        allowed[:] = False
+        allowed[index.search(query.filters).rows] = True
+    every = np.zeros(n, dtype=bool)
+    every[hits.rows] = True
+    share, held = some_words(index, content_words(query), n)
+    related = similarity >= pairs.at(SOME_PERCENTILE)
+    some = (share >= SOME_SHARE) & related & allowed & ~every
+    close = (similarity >= pairs.at(CLOSE_PERCENTILE)) & allowed
+    # The papers writing every word first, in the word search's order (words as typed, then BM25); then
+    # the rest by reciprocal rank fusion of two rankings: by the share of the words written, and by
+    # meaning over the whole map.
+    score = np.zeros(n, dtype=np.float64)
+    by_share = np.flatnonzero((share > 0) & ~every)
+    by_share = by_share[np.lexsort((-similarity[by_share], -share[by_share]))]
+    score[by_share] += 1.0 / (RRF_K + 1 + np.arange(len(by_share)))
+    nearest = np.argpartition(-similarity, min(MEANING_RANKED, n - 1))[:MEANING_RANKED] if n else similarity
+    nearest = nearest[np.argsort(-similarity[nearest], kind="stable")]
+    score[nearest] += 1.0 / (RRF_K + 1 + np.arange(len(nearest)))
+    rest = np.flatnonzero((some | close) & ~every)
+    rows = np.concatenate([hits.rows, rest[np.lexsort((rest, -similarity[rest], -score[rest]))]])
+    percentile = np.asarray(pairs.percentile(similarity[rows].astype(np.float64)), dtype=np.float64)
+    some_rows = rows[some[rows]]  # the words each paper listed for several of them writes
+    writing = {}
+    for word, papers in held.items():
+        holds = np.zeros(n, dtype=bool)
+        holds[papers] = True
+        writing[word] = set(some_rows[holds[some_rows]].tolist())
+    listed_some = set(some_rows.tolist())
+    written = tuple(
+        ", ".join(w for w, rows_ in writing.items() if row in rows_) if row in listed_some else ""
+        for row in rows.tolist()
+    )
+    said: dict[tuple[bool, str, bool], str] = {}  # one label a kind of evidence, not a paper
+    labels = tuple(
+        said.setdefault(key, _label(query, *key))
+        for key in zip(every[rows].tolist(), written, close[rows].tolist(), strict=True)
+    )
+    return SearchResult(
+        query,
         text,
         rows,
+        labels,
+        every[rows],
+        some=written,
+        close=close[rows],
+        percentile=percentile,
         similarity=similarity[rows].astype(np.float32),
-        has_words=np.isin(rows, word_rows),
-        notices=notices,
-        percentile=np.asarray(pairs.percentile(similarity[rows].astype(np.float64)), dtype=np.float64),
-        close=close,
-        related=related,
-        floor=floor,
+        nearest=float(pairs.percentile(float(similarity.max()))) if n else None,
+        notices=hits.notices,
     )
+
+
+def _label(query: Query, every: bool, some: str, close: bool) -> str:
+    """A paper's evidence, as the Match column says it: "writes “…”" (every word), "writes “a”, “b”"
+    (several of the words) and "close in meaning", joined with " + "."""
+    parts = []
+    if every:
+        parts.append(f"writes “{shorten(' '.join(t.shown() for t in query.terms), 40)}”")
+    elif some:
+        words = some.split(", ")
+        parts.append(
+            "writes " + ", ".join(f"“{w}”" for w in words)
+            if len(words) <= SHOWN_WORDS
+            else f"writes {len(words)} of its words"
+        )
+    if close:
+        parts.append("close in meaning")
+    return " + ".join(parts)
 
 
 def within(result: SearchResult, keep: np.ndarray) -> SearchResult:
-    """The search's hits among the papers `keep` (a bool per paper) says, as a search of just those.
+    """The search's hits among the papers `keep` (a bool per paper) says, in the same order.
 
     Examples:
-        >>> found = SearchResult("words", parse_query("a"), "a", np.array([3, 0, 2]), labels=("x", "y", "z"))
+        >>> from pipeline.mapfolder.query import parse_query
+        >>> found = word_search(WordHits(np.array([3, 0, 2]), parse_query("a"), labels=("x", "y", "z")), "a")
         >>> within(found, np.array([False, True, True, True])).rows.tolist()
         [3, 2]
     """
@@ -150,12 +324,12 @@ def within(result: SearchResult, keep: np.ndarray) -> SearchResult:
     return replace(
         result,
         rows=result.rows[kept],
-        similarity=part(result.similarity),
-        has_words=part(result.has_words),
-        labels=None if result.labels is None else tuple(part(np.array(result.labels, dtype=object))),
+        labels=tuple(np.array(result.labels, dtype=object)[kept].tolist()),
+        every_word=result.every_word[kept],
+        some=tuple(np.array(result.some, dtype=object)[kept].tolist()) if result.some else (),
+        close=part(result.close),
         percentile=part(result.percentile),
-        close=None if result.close is None else int(kept[: result.close].sum()),
-        related=None if result.related is None else result.related[keep[result.related]],
+        similarity=part(result.similarity),
     )
 
 
@@ -174,47 +348,56 @@ def quoted_inside(shown: str) -> str:
 
 
 def search_sentence(result: SearchResult | None, scope: str) -> tuple[str, str]:
-    """The header's sentence about the view as (number, rest): the number is shown bold.
+    """The header's sentence about the view as (number, rest): the number is shown bold. It counts
+    exactly the papers listed, in the words of their Match labels.
 
     `scope` is `app.filters.scope_phrase` for the filtered papers.
 
     Examples:
+        >>> from pipeline.mapfolder.query import parse_query
         >>> search_sentence(None, "the 60 papers of the map")
         ('', 'Showing the 60 papers of the map')
-        >>> words = SearchResult("words", parse_query("video"), "video", np.arange(313))
+        >>> words = word_search(WordHits(np.arange(313), parse_query("video")), "video")
         >>> search_sentence(words, "the 1,006 papers in the theme “Vision”")
         ('313', 'of the 1,006 papers in the theme “Vision” match the words “video”')
+        >>> both = replace(words, rows=np.arange(3), every_word=np.array([1, 1, 0], bool), some=("", "", "a, b"),
+        ...     close=np.array([1, 0, 0], bool), percentile=np.array([99.0, 40.0, 60.0]))
+        >>> search_sentence(both, "the 60 papers of the map")[1]
+        'of the 60 papers of the map match “video”: 2 write “video”, 1 writes several of its words, 1 is close in meaning (closer than 97% of pairs on this map), 1 of them both'
+        >>> search_sentence(replace(both, rows=np.arange(0), nearest=9.5), "the 60 papers of the map")
+        ('None', 'of the 60 papers of the map writes “video” or is close in meaning to it: the nearest in meaning is closer than only 9% of pairs on this map')
     """
     if result is None:
         return "", f"Showing {scope}"
-    shown = quoted_inside(result.query.shown()) if result.kind == "words" else " ".join(result.text.split())
-    shown = shorten(shown, 80)
+    typed = quoted_inside(result.query.shown()) if not result.fused else " ".join(result.text.split())
+    shown = shorten(typed, 80)
     count = len(result.rows)
-    if result.kind == "words":
+    if not result.fused:
         verb = "matches" if count == 1 else "match"
         return f"{count:,}", f"of {scope} {verb} the words “{shown}”"
-    close = count if result.close is None else result.close
-    related = 0 if result.related is None else len(result.related)
-    if not close:
-        if related:
-            return "None", (
-                f"of {scope} is close in meaning to “{shown}”; {related:,} "
-                f"{'is' if related == 1 else 'are'} related ({closeness(RELATED_PERCENTILE)}): "
-                "the nearest are listed below"
-            )
+    if not count:
         nearest = (
-            f": the nearest (listed below as not close) is {closeness(float(result.percentile[0]))}"
-            if result.percentile is not None and len(result.percentile)
+            f": the nearest in meaning is {closeness(result.nearest).replace('than', 'than only', 1)}"
+            if result.nearest is not None and result.nearest < CLOSE_PERCENTILE
             else ""
         )
-        return "None", f"of {scope} is close in meaning to “{shown}”{nearest}"
-    more = (
-        f"; {related:,} more {'is' if related == 1 else 'are'} related ({closeness(RELATED_PERCENTILE)})"
-        if related
-        else ""
+        return "None", f"of {scope} writes “{shown}” or is close in meaning to it{nearest}"
+    every = int(result.every_word.sum())
+    some = sum(1 for words in result.some if words)
+    close = result.close if result.close is not None else np.zeros(count, dtype=bool)
+    near = int(close.sum())
+    both = int(
+        (close & (result.every_word | np.array([bool(w) for w in result.some] or [False] * count))).sum()
     )
-    return (
-        f"{close:,}",
-        f"of {scope} {'is' if close == 1 else 'are'} close in meaning to “{shown}”, each "
-        f"{closeness(CLOSE_PERCENTILE)}{more}",
-    )
+
+    def verb(k: int, one: str, many: str) -> str:
+        return f"{k:,} {one if k == 1 else many}"
+
+    parts = [
+        verb(every, f"writes “{shown}”", f"write “{shown}”") if every else "",
+        verb(some, "writes several of its words", "write several of its words") if some else "",
+        verb(near, "is", "are") + f" close in meaning ({closeness(CLOSE_PERCENTILE)})" if near else "",
+        f"{both:,} of them both" if both else "",
+    ]
+    verb_all = "matches" if count == 1 else "match"
+    return f"{count:,}", f"of {scope} {verb_all} “{shown}”: " + ", ".join(p for p in parts if p)

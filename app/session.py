@@ -22,7 +22,6 @@ from app.map_component import KEY as MAP_COMPONENT
 from app.map_component import PANEL_KEY, TABLE_KEY
 from app.palette import colour_columns
 from app.place import Placement, PlacementError
-from app.search import KINDS
 from app.selection import selection_text
 from app.state import (
     MAP_KEY,
@@ -207,8 +206,6 @@ def sanitise_state(
     st.session_state[key["themes"]] = themes
     known = set(topic_options(data, themes))
     st.session_state[key["topics"]] = [t for t in st.session_state.get(key["topics"], []) if t in known]
-    if st.session_state.get(key["search_kind"]) not in KINDS:
-        st.session_state[key["search_kind"]] = KINDS[0]
     # The unassigned switch keeps its value in its own part (`keep_unassigned_switch`), in every run.
     if st.session_state.get(key["sort"]) not in sorts:
         st.session_state[key["sort"]] = SORTS[0]
@@ -250,7 +247,6 @@ def view_key(state: ViewState) -> tuple:
     """The settings that decide which papers are in view (filters and search): `current_view`'s key."""
     return (
         state.search,
-        state.search_kind,
         state.topics,
         state.show_unassigned,
         state.filters,
@@ -264,7 +260,7 @@ def view_key(state: ViewState) -> tuple:
 # filters and switch, are inside "sidebar"), and the settings each part's widgets show.
 PARTS = ("sidebar", "themes", "topics", "facets", "unassigned", "header", "map", "results", "downloads")
 PART_SETTINGS = {
-    "sidebar": ("search", "search_kind", "added_only"),
+    "sidebar": ("search", "added_only"),
     "themes": ("themes",),
     "topics": ("topics",),
     "facets": ("filters",),
@@ -291,7 +287,7 @@ def part_keys() -> dict[str, tuple]:
     # The topic panel opens and closes topics in the browser: the map's part shows them already.
     in_panel = panel_holds_topic(state)
     return {
-        "sidebar": ((state.search_kind,), (state.search, state.search_kind, state.added_only)),
+        "sidebar": ((), (state.search, state.added_only)),
         "themes": ((), state.themes),
         "topics": ((state.themes,), state.topics),  # the topics offered are the chosen themes'
         "facets": ((), state.filters),

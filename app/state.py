@@ -10,8 +10,9 @@ and written by `app.session`), how a link's value is read and written. A new lin
 
 Query string keys (what they mean):
     map=seeds           the map folder name (see `app.data.map_catalog`)
-    q=diffusion models  Search text (see docs/search.md): whole words, "phrases", prefix*; all must match
-    kind=meaning        search by meaning instead of by words (words when absent)
+    q=diffusion models  Search text (see docs/search.md): words or a description, "phrases", prefix*, -word
+    kind=meaning        read and ignored: links from before search ranked words and meaning in one list
+                        (docs/search.md) open that list
     topics=0,3          topics shown, exactly (all when absent); -1 = the unassigned papers, shown in a
                         topic or theme view only when listed here
     unassigned=hide     hide unassigned papers from the whole map (shown when absent; no effect once
@@ -40,7 +41,6 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 
-from app.search import KINDS
 from app.themes import THEME_KEY, parse_themes, theme_params
 from pipeline.text import and_list, shorten
 
@@ -54,7 +54,6 @@ class ViewState:
     """What the reader sees: search, filters, and the opened topic and paper (all optional)."""
 
     search: str = ""
-    search_kind: str = KINDS[0]  # "words" or "meaning"
     topics: tuple[int, ...] = ()  # empty: every topic; -1: the unassigned papers
     show_unassigned: bool = True
     filters: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (column, values as text), columns sorted
@@ -69,19 +68,13 @@ class ViewState:
     def filter_dict(self) -> dict[str, tuple[str, ...]]:
         return dict(self.filters)
 
-    @property
-    def by_meaning(self) -> bool:
-        """Whether the view is narrowed by a search by meaning (which measures closeness among the papers it searches)."""
-        return bool(self.search.strip()) and self.search_kind == "meaning"
-
 
 def key_in_browser(state: ViewState, themed: bool) -> bool:
     """Whether an entry picked in the map's key is shown by the browser itself (js/legend.js): a theme
     on a map with themes (`themed`), or, coloured by a column, one of its values. Its papers in view are
     then exactly the view's papers in the theme's topics, or with that value. So it is while no theme,
     topic, opened topic or paper is chosen, the colour column has no filter of its own (the pick
-    replaces it), and any search is by words (its hits among the entry's papers are its hits there, in
-    the same order; a search by meaning measures closeness among the papers it searches). The server
+    replaces it); a search's hits among the entry's papers are its hits there, in the same order. The server
     then draws only what it owns: the sidebar's filter, the header's sentence and the downloads.
 
     Examples:
@@ -89,8 +82,6 @@ def key_in_browser(state: ViewState, themed: bool) -> bool:
         (True, True)
         >>> key_in_browser(ViewState(themes=(1,)), True), key_in_browser(ViewState(topic=0), True)
         (False, False)
-        >>> key_in_browser(ViewState(search="graph", search_kind="meaning"), True)
-        False
         >>> key_in_browser(ViewState(colour="year"), False), key_in_browser(ViewState(), False)
         (True, False)
         >>> key_in_browser(ViewState(colour="year", filters=(("year", ("2024",)),)), True)
@@ -100,24 +91,23 @@ def key_in_browser(state: ViewState, themed: bool) -> bool:
     """
     chosen = state.themes or state.topics or state.topic is not None or state.paper is not None
     if state.colour:
-        return not (chosen or state.by_meaning or state.filter_dict().get(state.colour))
-    return themed and not (chosen or state.by_meaning)
+        return not (chosen or state.filter_dict().get(state.colour))
+    return themed and not chosen
 
 
 def values_in_browser(state: ViewState) -> bool:
     """Whether values of a metadata column toggled in the topic list (any filterable column)
     are shown by the browser itself, where that column has no filter of its own: they narrow the view
-    received. So it is while no opened topic, paper, box or lasso is chosen and no search is by meaning
-    (it measures closeness among the papers it searches); themes, topics and other columns' filters
-    may narrow the view.
+    received. So it is while no opened topic, paper, box or lasso is chosen; themes, topics, other
+    columns' filters and a search may narrow the view.
 
     Examples:
         >>> values_in_browser(ViewState(topics=(1,))), values_in_browser(ViewState(paper="doc1"))
         (True, False)
-        >>> values_in_browser(ViewState(search="graph", search_kind="meaning"))
-        False
+        >>> values_in_browser(ViewState(search="graph"))
+        True
     """
-    return not (state.topic is not None or state.paper is not None or state.selection or state.by_meaning)
+    return not (state.topic is not None or state.paper is not None or state.selection)
 
 
 def ticks_in_browser(state: ViewState) -> bool:
@@ -207,12 +197,11 @@ def _read_search(link: _Link, key: str) -> str:
     return search
 
 
-def _read_search_kind(link: _Link, key: str) -> str:
-    kind = link.last(key).strip().lower() or KINDS[0]
-    if kind not in KINDS:
-        link.ignore(f"Ignored {key}={_show(kind)}: use 'words' or 'meaning'.")
-        return KINDS[0]
-    return kind
+def _read_search_kind(link: _Link, key: str) -> None:
+    """Links written before words and meaning were one list: `kind=words` and `kind=meaning` open it."""
+    kind = link.last(key).strip().lower()
+    if kind not in ("", "words", "meaning"):
+        link.ignore(f"Ignored {key}={_show(kind)}: a search finds papers by their words and meaning at once.")
 
 
 def _read_topics(link: _Link, key: str) -> tuple[int, ...]:
@@ -392,14 +381,7 @@ class LinkSetting:
 # The link settings, in the order a link is read (and its notices given) and written.
 SETTINGS = (
     LinkSetting("search", "q", "w_search", _read_search, lambda s: s.search or None, state=_strip),
-    LinkSetting(
-        "search_kind",
-        "kind",
-        "w_search_kind",
-        _read_search_kind,
-        lambda s: s.search_kind if s.search and s.search_kind != KINDS[0] else None,
-        state=_or(KINDS[0]),
-    ),
+    LinkSetting("search_kind", "kind", None, _read_search_kind, in_state=False),
     LinkSetting("topics", "topics", "w_topics", _read_topics, lambda s: _ids(s.topics), list, _tuple),
     LinkSetting(
         "show_unassigned",

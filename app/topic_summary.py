@@ -83,18 +83,29 @@ def _sections(data: MapData, rising: pd.Series | None) -> list[dict]:
         if rising is not None:
             score = {t: float(rising.get(t, np.nan)) for t in ids}
             ids.sort(key=lambda t: (np.isnan(score[t]), -(0.0 if np.isnan(score[t]) else score[t])))
-        return [{"theme": None, "name": None, "size": data.n, "topics": ids + ([-1] if unassigned else [])}]
+        return [
+            {
+                "theme": None,
+                "name": None,
+                "size": data.n,
+                "topics": ids + ([-1] if unassigned else []),
+                "colour": None,
+            }
+        ]
     sections = [
         {
             "theme": int(g.theme_id),
             "name": g.label,
             "size": int(g.size),
             "topics": [int(t) for t in g.topic_ids],
+            "colour": data.theme_colours.get(int(g.theme_id)),
         }
         for g in group_topic_list(data.topics, themes, rising=rising)
     ]
     if unassigned:
-        sections.append({"theme": None, "name": "Unassigned", "size": int(unassigned), "topics": [-1]})
+        sections.append(
+            {"theme": None, "name": "Unassigned", "size": int(unassigned), "topics": [-1], "colour": None}
+        )
     return sections
 
 

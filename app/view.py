@@ -16,9 +16,9 @@ import streamlit as st
 from app import session
 from app.data import MapData
 from app.filters import chosen_topics, filter_mask, scope_phrase
-from app.loaders import MapKey, cached_meaning, cached_word_search
+from app.loaders import MapKey, cached_fused_search, cached_word_search
 from app.palette import colour_columns
-from app.search import SearchResult, meaning_search, search_sentence, within, word_search
+from app.search import SearchResult, search_sentence, within, word_search
 from app.selection import rows_inside
 from app.state import SORTS, ViewState, Vocabulary, parse_selection
 from app.text import counted
@@ -52,7 +52,7 @@ def current_view(data: MapData, map_key: MapKey, state: ViewState) -> View:
         in_filter &= data.added
     result = run_search(data, map_key, state, in_filter)
     notices = result.notices if result is not None else ()
-    if result is not None and result.kind == "words" and result.query.empty:  # nothing to search: say so
+    if result is not None and result.query.empty:  # nothing to search: say so
         result = None
     rows = np.flatnonzero(in_filter) if result is None else result.rows
     in_view = np.zeros(data.n, dtype=bool)
@@ -143,24 +143,26 @@ def page_view(data: MapData, map_key: MapKey) -> tuple[ViewState, View]:
 def run_search(
     data: MapData, map_key: MapKey, state: ViewState, in_filter: np.ndarray
 ) -> SearchResult | None:
-    """The search of the chosen kind within the filtered papers; None without search text.
+    """The search's hits over the whole map (`app.search`: words and meaning in one ranked list), those
+    among the filtered papers, in the same order; None without search text.
 
-    Search by meaning falls back to words, with a notice, when the map's encoder cannot be loaded.
+    A search of operators alone (quotes, OR, prefixes, exclusions) is ranked by its words, as is every
+    search, with a notice, when the map's encoder cannot be loaded.
     """
     text = " ".join(state.search.split())
     if not text:
         return None
     words = cached_word_search(map_key, text)
-    if state.search_kind == "meaning":
-        try:
-            with st.spinner("Embedding your search with the map's model (the first time also loads it)…"):
-                similarity = cached_meaning(map_key, text)
-        except Exception as exc:  # a missing or broken model must not take the page down
-            found = word_search(words, in_filter, text)
-            notice = f"Search by meaning is not available here ({str(exc)[:120]}); searched by words instead."
-            return replace(found, notices=(*found.notices, notice))
-        return meaning_search(similarity, in_filter, words.rows, text, data.pairs)
-    return word_search(words, in_filter, text)
+    if not words.query.free:
+        return within(word_search(words, text), in_filter)
+    try:
+        with st.spinner("Embedding your search with the map's model (the first time also loads it)…"):
+            found = cached_fused_search(map_key, text)
+    except Exception as exc:  # a missing or broken model must not take the page down
+        found = word_search(words, text)
+        notice = f"Search by meaning is not available here ({str(exc)[:120]}); searched by words alone."
+        found = replace(found, notices=(*found.notices, notice))
+    return within(found, in_filter)
 
 
 def view_vocabulary(data: MapData, rising) -> Vocabulary:

@@ -115,9 +115,10 @@ def paper_rows(data: MapData, rows: np.ndarray, extra: dict[str, list] | None = 
         {
             "Title": papers["title"].astype(str).to_numpy(),
             "Topic": [data.label(t) for t in data.topic_ids[rows]],
-            "Source": paper_places(papers).to_numpy(),
         }
     )
+    if data.show_source:
+        table["Source"] = paper_places(papers).to_numpy()
     for column in data.table_columns:
         table[column.capitalize()] = papers[column].to_numpy()
     for name, values in (extra or {}).items():
@@ -177,10 +178,9 @@ def paper_table(
         column_config["Match"] = st.column_config.TextColumn(
             "Match",
             width=MATCH_WIDTH,
-            help="How the paper matched the search. Words: exact word (as typed), word form (another "
-            "form of it: ranking for rank), phrase, prefix or substring. Meaning: meaning (and + words when "
-            "it also holds every word); when nothing on this map is close, the nearest are listed as related "
-            "(closer than 90% of the map's pairs of papers) or not close.",
+            help="Why the paper is listed: it writes the search's words (all of them, or several), it is "
+            "close in meaning to it, or both. A search of quotes, OR, prefixes and -words alone says what "
+            "matched: exact word (as typed), word form (ranking for rank), phrase, prefix or substring.",
         )
     if closeness is not None:
         column_config["Closer than"] = st.column_config.ProgressColumn(

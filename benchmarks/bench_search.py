@@ -12,8 +12,10 @@ What it measures, each on this machine with its load average reported next to th
 - word queries: `SearchIndex.search` plus the app's cut to the filtered papers
   (`app.search.word_search`), for hand-picked queries (common and rare words, phrases, prefixes,
   several words, a Chinese term) and for 300 words and 100 word pairs drawn from titles;
-- meaning queries: the query embedded with the map's encoder (ONNX int8, as the app loads it)
-  plus cosine similarity against 81,646 x 384 vectors and the top hits (`app.search.meaning_search`).
+- searches (words and meaning in one list, `app.search.fused_search`): the word search, the query
+  embedded with the map's encoder (ONNX int8, as the app loads it), cosine similarity against
+  81,646 x 384 vectors and the fused list; beside it the search by meaning it replaced, timed the
+  same way (the word search it also ran, the embedding, the similarity and its close papers sorted).
   The vectors are random unit rows (embedding the corpus takes 20 minutes): the time of a matrix
   product does not depend on the values;
 - whole-word counts: papers the index finds for "pose", "ot", "gan", "art" against a regular
@@ -39,7 +41,7 @@ import pandas as pd
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from app.search import meaning_search, word_search  # noqa: E402
+from app.search import fused_search, meaning_text, within, word_search  # noqa: E402
 from pipeline.mapfolder.search_index import SearchIndex, write_index  # noqa: E402
 from pipeline.modelling.floors import pair_similarities  # noqa: E402
 
@@ -73,8 +75,25 @@ MEANING_QUERIES = [
     "robots that learn to pick up objects they have never seen",
     "estimating the pose of a human body from a single image",
     "faster training of large models on many machines",
+    "speeding up LLM inference with a small draft model that proposes tokens",
+    "speculative decoding",
+    "graph neural networks",
 ]
 WORD_FORMS = {"pose": "pose|poses|posed|posing", "ot": "ot|ots", "gan": "gan|gans", "art": "art|arts"}
+
+
+def paired(first, second, repeat: int = 15) -> tuple[float, float, object]:
+    """Median seconds of `repeat` calls of each, alternated (after one warm-up each), so that a busy
+    machine's load falls on both alike; and the first's last result."""
+    result, _ = first(), second()
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(repeat):
+        for function, spent in ((first, times[0]), (second, times[1])):
+            started = time.perf_counter()
+            value = function()
+            spent.append(time.perf_counter() - started)
+            result = value if function is first else result
+    return statistics.median(times[0]), statistics.median(times[1]), result
 
 
 def timed(function, repeat: int = 5) -> tuple[float, object]:
@@ -149,7 +168,7 @@ def main() -> None:
         in_filter = np.ones(n, dtype=bool)
 
         def word(query: str):
-            return word_search(index.search(query), in_filter, query)
+            return within(word_search(index.search(query), query), in_filter)
 
         lines += [
             "## Index (written into the map folder by `build` and `add`)",
@@ -208,41 +227,58 @@ def main() -> None:
                 "",
                 *differences,
             ]
+        lines += ["", "## Searches: words and meaning in one list (server side)", ""]
+        from pipeline.embedding.embed import load_encoder
+
+        started = time.perf_counter()
+        encoder = load_encoder("onnx-int8")
+        load_seconds = time.perf_counter() - started
+        rng = np.random.default_rng(0)
+        vectors = rng.standard_normal((n, 384)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        pairs = pair_similarities(vectors)  # what the app measures at load for a map without them
+        lines += [
+            f"Encoder: {encoder.name} (loaded once per server in {load_seconds:.1f} s). Vectors: {n:,} x 384 "
+            "random unit rows in float32 (the app's `MapData.vectors`).",
+            "",
+            "| query | listed | one list: words + embed + similarity + fusion | search by meaning before (same run, alternated) |",
+            "|---|---:|---:|---:|",
+        ]
+        totals, before = [], []
+        for query in MEANING_QUERIES:
+
+            def fused(q=query):
+                hits = index.search(q)
+                similarity = vectors @ encoder.encode([meaning_text(hits.query)])[0]
+                return fused_search(index, hits, similarity, pairs, q)
+
+            def meaning(q=query):  # the search by meaning it replaced (app.search.meaning_search, as it was)
+                words = index.search(q).rows
+                similarity = vectors @ encoder.encode([q])[0]
+                floor, related_floor = pairs.at(99.5), pairs.at(90.0)
+                candidates = np.flatnonzero(in_filter & (similarity >= floor))
+                related = np.flatnonzero(in_filter & (similarity >= related_floor) & (similarity < floor))
+                related = related[np.argsort(-similarity[related], kind="stable")]
+                rows = candidates[np.argsort(-similarity[candidates], kind="stable")]
+                return (
+                    rows,
+                    pairs.percentile(similarity[rows].astype(np.float64)),
+                    np.isin(rows, words),
+                    related,
+                )
+
+            seconds, old_seconds, result = paired(fused, meaning)
+            totals.append(seconds)
+            before.append(old_seconds)
+            lines.append(
+                f"| {query} | {len(result.rows):,} | {seconds * 1000:.1f} ms | {old_seconds * 1000:.1f} ms |"
+            )
         index.close()
-
-    lines += ["", "## Meaning queries (server side: embed the query + rank every paper)", ""]
-    from pipeline.embedding.embed import load_encoder
-
-    started = time.perf_counter()
-    encoder = load_encoder("onnx-int8")
-    load_seconds = time.perf_counter() - started
-    rng = np.random.default_rng(0)
-    vectors = rng.standard_normal((n, 384)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    none_hold_words = np.arange(0, dtype=np.int64)
-    pairs = pair_similarities(vectors)  # what the app measures at load for a map without them
-    lines += [
-        f"Encoder: {encoder.name} (loaded once per server in {load_seconds:.1f} s). Vectors: {n:,} x 384 "
-        "random unit rows in float32 (the app's `MapData.vectors`).",
-        "",
-        "| query | embed | similarity + top hits | total |",
-        "|---|---:|---:|---:|",
-    ]
-    totals = []
-    for query in MEANING_QUERIES:
-        embed_seconds, vector = timed(lambda q=query: encoder.encode([q])[0])
-        rank_seconds, _ = timed(
-            lambda v=vector: meaning_search(vectors @ v, in_filter, none_hold_words, "q", pairs)
-        )
-        totals.append(embed_seconds + rank_seconds)
-        lines.append(
-            f"| {query} | {embed_seconds * 1000:.1f} ms | {rank_seconds * 1000:.1f} ms | "
-            f"{(embed_seconds + rank_seconds) * 1000:.1f} ms |"
-        )
     load_after = os.getloadavg()
     lines += [
         "",
-        f"- meaning queries: {summary(totals)}",
+        f"- one list (words and meaning): {summary(totals)}",
+        f"- search by meaning before: {summary(before)}",
         "",
         f"Load average at the end: {load_after[0]:.2f} / {load_after[1]:.2f} / {load_after[2]:.2f}.",
         "",

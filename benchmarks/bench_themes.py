@@ -69,6 +69,8 @@ class MapSpec:
             return corpus[(corpus["venue"] == "ECCV") & corpus["year"].isin([2020, 2022])]
         if self.name == "random-5000":
             return random_set(corpus, 5000, seed=5)
+        if self.name == "colm-2024-25":
+            return corpus[(corpus["venue"] == "COLM") & corpus["year"].isin([2024, 2025])]
         if self.name == "random-4000":
             return random_set(corpus, 4000, seed=7)
         if self.name == "balanced-5field":

@@ -344,7 +344,12 @@ def run_build(args: argparse.Namespace) -> None:
 
 def run_export(args: argparse.Namespace) -> None:
     from pipeline.exports.export import export_frame, to_csv_bytes
-    from pipeline.exports.reading_list import export_choice, reading_list_bibtex, reading_list_markdown
+    from pipeline.exports.reading_list import (
+        export_choice,
+        reading_list_bibtex,
+        reading_list_heading,
+        reading_list_markdown,
+    )
     from pipeline.mapfolder.safe_output import output_target, write_output
     from pipeline.mapfolder.store import read_map
 
@@ -361,7 +366,7 @@ def run_export(args: argparse.Namespace) -> None:
             export_frame(atlas.papers, atlas.topics, topic_id=args.topic, themes=atlas.themes)
         )
     else:
-        heading = f"Reading list: {atlas.manifest.name or args.map.name}"
+        heading = reading_list_heading(atlas.manifest.name or args.map.name)
         chosen = export_choice(args.topic, atlas.topics, len(papers))
         if kind == "md":
             payload = reading_list_markdown(papers, atlas.topics, heading=heading, chosen=chosen).encode(

@@ -149,7 +149,10 @@ def test_search_matches_whole_words_ranks_and_highlights(tiny):
         ["diffusion", True],
         [" with denoising in paper 5. Costs are $O(n)$.", False],
     ]
-    assert paper["match"] == {"kind": "words", "text": "Found by its words: the matches are highlighted."}
+    assert paper["match"] == {
+        "kind": "words",
+        "text": "Found by its words (#2 of 15): the matches are highlighted.",
+    }
 
 
 def test_topic_view_shows_keywords_representatives_and_nearest_topics(tiny):
@@ -368,13 +371,32 @@ def test_several_maps_offer_a_selector_and_the_map_is_in_the_url(tmp_path, monke
     monkeypatch.delenv("ATLAS_MAP", raising=False)
     monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "maps"))
     at = start()
-    assert at.selectbox(key="map_choice").options == ["seeds", "other"]
+    assert at.selectbox(key="map_choice").options == [
+        "Tiny test map (seeds)",
+        "Tiny test map (other)",
+    ]  # one name: folders tell apart
+    assert at.selectbox(key="map_choice").value == "seeds"
     assert url(at)["map"] == ["seeds"]
     at.selectbox(key="map_choice").select("other").run()
     assert topic_table(at)["Topic"].tolist()[0] == "Other A"
     assert url(at)["map"] == ["other"]
     again = start({"map": "other", "topic": "1"})
     assert live_panel(again)["topic"] == 1 and "papers in the topic “Other B”" in texts(again)
+
+
+def test_the_map_selector_names_each_map_as_its_manifest_does(tmp_path, monkeypatch):
+    """The selector says the maps' names ("COLM 2024"), not their folders'; the link keeps the folder."""
+    for folder, name in (("seeds", "ICML 2025"), ("colm", "COLM 2024")):
+        write_tiny_map(tmp_path / "maps" / folder)
+        manifest = tmp_path / "maps" / folder / "manifest.json"
+        manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "name": name}))
+        assert read_map(tmp_path / "maps" / folder).manifest.name == name
+    monkeypatch.delenv("ATLAS_MAP", raising=False)
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "maps"))
+    at = start()
+    assert at.selectbox(key="map_choice").options == ["ICML 2025", "COLM 2024"]
+    at.selectbox(key="map_choice").select("colm").run()
+    assert url(at)["map"] == ["colm"] and at.markdown[0].value == "## COLM 2024"
 
 
 def test_a_rebuilt_map_is_reloaded(tiny):

@@ -32,6 +32,7 @@ from tests.helpers import (
     open_panel,
     opened_paper,
     opened_topic,
+    plain,
     select_box,
     start,
     table,
@@ -104,7 +105,8 @@ def test_changes_since_the_previous_build_lists_what_became_of_each_topic(rebuil
     assert by_topic["Diffusion models"].startswith("Grew: 13 papers now, 9 of them")
     assert by_topic["Graph neural networks"] == "Unchanged."
     assert rows["Topic"].tolist()[:2] == ["Bandit <b>exploration</b>", "Sparse coding"]  # gone first
-    assert "1 kept" in texts(at) and "2 gone" in texts(at)
+    # Each previous topic counted once: the terms add up to the previous map's 5 topics (0, 1, 2, 7, 8).
+    assert "1 kept, 1 grown, 2 merged into 1, 1 gone (of 5 topics); 1 new." in plain(at)
     assert not at.get("html")  # names from the data stay text
 
 
@@ -269,7 +271,7 @@ def test_a_change_row_of_a_topic_an_edit_merged_away_opens_where_its_papers_went
     rows, targets, summary = cached_changes(MapKey.of("rebuilt", folder))
     opens = dict(zip(rows["topic_id"], targets, strict=True))
     assert opens == {0: 0, 1: 0, 2: 2, 3: None, 7: 2}
-    assert summary == "1 kept, 1 grown, 1 merged, 1 shrunk, 1 gone"
+    assert summary == "1 kept, 1 grown, 1 shrunk, 2 merged into 1 (of 5 topics)"
 
 
 def test_a_change_report_follows_edits_that_move_topics_the_build_merged_into():

@@ -8,6 +8,7 @@ import json
 from streamlit.testing.v1 import AppTest
 
 from pipeline.mapfolder.files import CURATION
+from pipeline.mapfolder.store import read_map
 from tests import helpers
 from tests.helpers import opened_topic, panel_summary, texts, topic_table
 
@@ -47,6 +48,10 @@ def test_rename_note_and_merge_from_the_app_are_saved_and_shown(tiny, monkeypatc
     edits = json.loads((tiny / CURATION).read_text())["edits"]
     assert [(e["action"], e["topic"]) for e in edits] == [("rename", 2), ("note", 2)]
 
+    assert field(at.selectbox, "Merge into").value is None  # no merge target chosen for the curator
+    button(at, "Merge topic").click().run()
+    assert [w.value for w in at.warning if "Choose the topic to merge it into" in w.value]
+    assert [e["action"] for e in json.loads((tiny / CURATION).read_text())["edits"]] == ["rename", "note"]
     field(at.selectbox, "Merge into").set_value(0)
     button(at, "Merge topic").click().run()
     topics = topic_table(at)  # the topic list beside the map
@@ -100,7 +105,11 @@ def test_about_this_map_shows_the_agreement_at_the_topic_counts_the_build_tried(
         "**Agreement of re-clusterings at nearby topic counts** · 8 topics → 0.61 · 9 topics → 0.70 · "
         "**10 topics → 0.74** · 12 topics → 0.52"
     ) in texts(at)
-    # the settings say what was asked and what came out, not "n_topics = 9" on a map of 4 topics
-    settings = [line for line in texts(at).splitlines() if line.startswith("**Build settings**")]
-    assert "n_topics = 9 asked: 10 chosen by re-clustering agreement, 4 topics on the map" in settings[0]
-    assert "n_topics = 9 ·" not in settings[0]
+    # the topic count in plain words, read against the map's table (issue 66: "n_topics = 18 asked: 14
+    # chosen by re-clustering agreement, 23 topics on the map"), and no "n_topics =" among the settings
+    shown = len(read_map(tiny).topics)
+    [line] = [line for line in texts(at).splitlines() if line.startswith("**Topics**")]
+    assert line.startswith(
+        f"**Topics** · {shown} on the map · the build tried counts near 9 and cut the papers into 10"
+    )
+    assert "n_topics" not in texts(at)

@@ -10,7 +10,16 @@ import pytest
 
 from app.data import facet_columns, map_catalog, requested_map
 from app.filters import chosen_topics, filter_mask
-from app.palette import UNASSIGNED_COLOUR, _srgb_to_lab, distinct_colours, theme_topic_colours
+from app.palette import (
+    HUE_BAND,
+    THEME_COLOURS,
+    UNASSIGNED_COLOUR,
+    _srgb_to_lab,
+    distinct_colours,
+    lab_of,
+    oklab_of,
+    theme_topic_colours,
+)
 from app.state import ViewState, Vocabulary, normalise_params, parse_map, parse_view, to_params
 from app.text import markdown_literal, plotly_escape
 from pipeline.modelling.place import place
@@ -31,7 +40,7 @@ VOCAB = Vocabulary(
         ViewState(search="graph neural", topics=(2, 0), show_unassigned=False),
         ViewState(filters=(("source", ("b",)), ("year", ("2023", "2024"))), topic=-1, paper="doc2"),
         ViewState(search="ünïcode & <b>", topic=3, paper="doc1"),
-        ViewState(search="robust to small input changes", search_kind="meaning", topics=(-1, 2)),
+        ViewState(search="robust to small input changes", topics=(-1, 2)),
     ],
 )
 def test_view_state_round_trips_through_the_query_string(state):
@@ -88,20 +97,21 @@ def test_unknown_map_falls_back_to_default_with_notice():
 
 
 # ------------------------------------------------------------------ filters and search
-def test_search_kind_and_topics_outside_the_chosen_themes_are_checked():
+def test_an_old_search_kind_opens_the_one_list_and_topics_outside_the_chosen_themes_are_checked():
     vocabulary = Vocabulary(
         topic_ids=frozenset({-1, 0, 1, 2}), theme_ids=frozenset({0, 1}), topic_themes={0: 0, 1: 0, 2: 1}
     )
     state, notices = parse_view(
         {"q": ["x"], "kind": ["vibes"], "theme": ["0"], "topics": ["1,2,-1"]}, vocabulary
     )
-    assert state.search_kind == "words" and state.topics == (1, -1) and state.themes == (0,)
+    assert state.search == "x" and state.topics == (1, -1) and state.themes == (0,)
     assert notices == [
-        "Ignored kind='vibes': use 'words' or 'meaning'.",
+        "Ignored kind='vibes': a search finds papers by their words and meaning at once.",
         "Ignored topic 2: it is not in the chosen theme.",
     ]
-    assert to_params(ViewState(search_kind="meaning")) == {}  # no search, no kind
-    assert to_params(ViewState(search="x", search_kind="meaning")) == {"q": "x", "kind": "meaning"}
+    for kind in ("meaning", "words"):  # links from before the one list open it, without a notice
+        old, notices = parse_view({"q": ["x"], "kind": [kind]}, vocabulary)
+        assert old == ViewState(search="x") and notices == [] and to_params(old) == {"q": "x"}
 
 
 def test_filter_mask_keeps_exactly_the_chosen_topics_and_unassigned_only_when_chosen():
@@ -191,15 +201,15 @@ def test_palette_stays_distinct_for_sixty_topics_and_keeps_grey_for_unassigned()
     closest = min(np.linalg.norm(a - b) for a, b in itertools.combinations(lab, 2))
     assert len(set(colours)) == 60 and closest > 12
     assert min(np.hypot(lab[:, 1], lab[:, 2])) > 25  # no greys: grey means unassigned
-    assert theme_topic_colours([4, 2], {})[-1] == UNASSIGNED_COLOUR
+    assert theme_topic_colours([4, 2], {})[0][-1] == UNASSIGNED_COLOUR
 
 
 def test_a_theme_keeps_its_colour_by_its_id_whatever_other_themes_do():
     """Issue 35: a theme that keeps its papers keeps its colour through curation and rebuilds."""
-    before = theme_topic_colours([0, 1, 2, 3, 4], {0: 0, 1: 1, 2: 0, 3: 2, 4: 3})
+    before, _ = theme_topic_colours([0, 1, 2, 3, 4], {0: 0, 1: 1, 2: 0, 3: 2, 4: 3})
     # A rebuild: theme 1 is gone (its topic merged into theme 3), theme 3 grew past theme 0, a new
     # theme 6 and a topic of no theme arrived; themes 0 and 2 kept their topics.
-    after = theme_topic_colours([4, 0, 2, 3, 7, 8], {4: 3, 0: 0, 2: 0, 3: 2, 7: 6})
+    after, _ = theme_topic_colours([4, 0, 2, 3, 7, 8], {4: 3, 0: 0, 2: 0, 3: 2, 7: 6})
     for topic in (0, 2, 3):
         assert after[topic] == before[topic]
     assert len({after[t] for t in (4, 0, 3, 7, 8)}) == 5  # every theme and the lone topic told apart
@@ -229,25 +239,53 @@ def test_map_catalog_puts_the_requested_or_seeds_map_first(tmp_path):
     assert requested_map([], {}) is None
 
 
-def test_the_topics_of_a_big_theme_stay_told_apart_and_read_as_their_theme():
-    """Issue 39: eight topics of one theme get colours a reader tells apart (CIELAB distance over 10
-    between any two), each nearer its own theme's hue than the next theme's."""
-    colours = theme_topic_colours(list(range(10)), {t: 0 if t < 8 else 1 for t in range(10)})
-    lab = {
-        t: _srgb_to_lab(np.array([[int(colours[t][i : i + 2], 16) / 255 for i in (1, 3, 5)]]))[0]
-        for t in range(10)
-    }
-    assert min(np.linalg.norm(lab[i] - lab[j]) for i in range(8) for j in range(i)) > 10
-    hue = {t: np.degrees(np.arctan2(lab[t][2], lab[t][1])) for t in range(10)}
-    own = distinct_colours(2)
-    theme_hue = [
-        np.degrees(
-            np.arctan2(*_srgb_to_lab(np.array([[int(c[i : i + 2], 16) / 255 for i in (1, 3, 5)]]))[0][[2, 1]])
-        )
-        for c in own
-    ]
-    for t in range(8):
-        assert abs((hue[t] - theme_hue[0] + 180) % 360 - 180) < abs((hue[t] - theme_hue[1] + 180) % 360 - 180)
+def hue_of(lab: np.ndarray) -> np.ndarray:
+    return np.degrees(np.arctan2(lab[..., 2], lab[..., 1]))
+
+
+def hue_gap(a, b):
+    return np.abs((np.asarray(a) - np.asarray(b) + 180) % 360 - 180)
+
+
+@pytest.mark.parametrize("themes", range(2, 13))
+def test_themes_take_colours_far_apart_and_their_topics_stay_in_the_themes_hue_band(themes):
+    """Issue 66: two themes' colours in the key read as the same blue, and a topic of a blue theme was
+    purple. On maps of 2 to 12 themes (theme ids as rebuilds leave them: not 0..n-1), of 1 to 8
+    topics each: any two themes' colours at least 25 apart in CIELAB (35.9 measured), each topic within
+    `HUE_BAND` of its theme's OKLab hue and nearer it than any other theme's, not grey, and told apart
+    from its siblings (at least 10 apart); a theme's first topic has the theme's own colour."""
+    rng = np.random.default_rng(themes)
+    theme_ids = sorted(rng.choice(40, size=themes, replace=False).tolist())
+    theme_of, topic = {}, 0
+    for theme in theme_ids:
+        for _ in range(int(rng.integers(1, 9))):
+            theme_of[topic] = theme
+            topic += 1
+    colours, theme_colours = theme_topic_colours(list(rng.permutation(topic)), theme_of)
+    assert sorted(theme_colours) == theme_ids
+    base = {theme: lab_of([c])[0] for theme, c in theme_colours.items()}
+    hues = {theme: oklab_of([c])[0] for theme, c in theme_colours.items()}  # hue as read: OKLab's
+    closest = min(np.linalg.norm(base[a] - base[b]) for a, b in itertools.combinations(theme_ids, 2))
+    assert closest >= 25, closest
+    for t, theme in theme_of.items():
+        lab, ok = lab_of([colours[t]])[0], oklab_of([colours[t]])[0]
+        own = hue_gap(hue_of(ok), hue_of(hues[theme]))
+        assert own <= HUE_BAND, (t, theme, own)
+        assert all(own < hue_gap(hue_of(ok), hue_of(hues[other])) for other in theme_ids if other != theme)
+        assert np.hypot(lab[1], lab[2]) >= 20  # a colour, far from the unassigned grey (C* 4)
+    for theme in theme_ids:
+        siblings = lab_of([colours[t] for t, th in theme_of.items() if th == theme])
+        if len(siblings) > 1:
+            assert min(np.linalg.norm(a - b) for a, b in itertools.combinations(siblings, 2)) >= 10
+        assert colours[min(t for t, th in theme_of.items() if th == theme)] == theme_colours[theme]
+
+
+def test_past_twelve_themes_the_colours_follow_a_stated_rule():
+    """Past twelve themes a theme takes a further colour, the farthest from those before it: every
+    theme still has a colour of its own, though not 25 apart from all."""
+    _, theme_colours = theme_topic_colours(list(range(16)), {t: t for t in range(16)})
+    assert list(theme_colours.values())[:12] == list(THEME_COLOURS)
+    assert len(set(theme_colours.values())) == 16
 
 
 # Run apart, so a pattern gone quadratic is stopped by the timeout rather than holding the suite for hours.

@@ -104,7 +104,6 @@ def test_every_view_setting_is_declared_once_with_its_url_and_session_key():
 def test_a_view_with_every_setting_chosen_round_trips_through_the_link():
     state = ViewState(
         search="graph nets",
-        search_kind="meaning",
         topics=(2, -1),
         show_unassigned=False,
         filters=(("year", ("2024",)),),

@@ -105,6 +105,22 @@ def test_a_source_that_names_no_file_stays_a_filter_called_source(tmp_path, monk
     assert "arXiv · 2023" in points(at)["sources"]
 
 
+def test_no_source_column_repeats_the_venue_and_year_columns_beside_it(tmp_path, monkeypatch):
+    """Issue 66: "COLM · 2025" in a Source column beside the Venue and Year columns."""
+    atlas = tiny_map()  # source: input file names
+    atlas.papers["venue"] = "COLM"
+    open_map(atlas, tmp_path / "colm", monkeypatch)
+    at = start()
+    shown = table(at)
+    assert "Source" not in shown.columns and {"Venue", "Year"} <= set(shown.columns)
+    row = shown.iloc[0]
+    assert points(at)["sources"] and set(points(at)["sources"]) == {
+        "COLM · 2023",
+        "COLM · 2024",
+    }  # the hover says it
+    assert f"COLM · {row['Year']}" in points(at)["sources"]
+
+
 def test_a_paper_whose_authors_are_a_list_opens_and_names_them(tmp_path, monkeypatch):
     """JSONL input may carry authors as a list: the paper view names them (it raised ValueError before)."""
     atlas = tiny_map()

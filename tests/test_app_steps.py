@@ -36,7 +36,7 @@ def parts(at) -> set[str]:
         drawn.add("topics")  # the Topics filter, a part inside the sidebar's
     if any(m.value.startswith("## ") for m in at.markdown):
         drawn.add("header")
-    if [c for c in at.caption if "Click a point to open it" in c.value]:
+    if [c for c in at.caption if "tap a point to open it" in c.value]:
         drawn.add("map")
     if table_state(at) is not None:
         drawn.add("results")

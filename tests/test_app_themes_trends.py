@@ -173,12 +173,13 @@ def test_a_search_inside_a_theme_counts_the_themes_papers_that_hold_the_word(see
     at = start({"theme": str(int(theme["theme_id"])), "q": "language"})
     assert not at.exception and 0 < len(holding) < len(in_theme)
     shown = re.sub(r"\\(.)", r"\1", texts(at)).replace("**", "")
-    assert (
-        f"{len(holding)} of the {len(in_theme)} papers in the theme “{theme['label']}” match the words “language”"
-        in shown
-    )
     view = live_map(at)
-    assert int(decode_mask(view["mask"], view["n"]).sum()) == len(holding)
+    listed = int(decode_mask(view["mask"], view["n"]).sum())  # those writing it, and any close in meaning
+    assert (
+        f"{listed} of the {len(in_theme)} papers in the theme “{theme['label']}” match “language”: "
+        f"{len(holding)} write “language”" in shown
+    )
+    assert listed >= len(holding)
 
 
 def test_a_theme_link_round_trips_and_a_malformed_one_shows_a_notice(seeds):

@@ -196,7 +196,7 @@ def test_the_list_counts_each_topic_s_papers_and_those_in_view_under_a_filter(pa
         first.locator(".atlas-topic-count").bounding_box(),
     )
     assert count["x"] >= name["x"] + name["width"] and abs(count["y"] - name["y"]) < name["height"]
-    heads = page.locator(f"{LIST} .atlas-section-head").all_inner_texts()
+    heads = [" ".join(h.split()) for h in page.locator(f"{LIST} .atlas-section-head").all_inner_texts()]
     themes = data.themes.set_index("theme_id")
     assert {h.split(" · ")[0] for h in heads} == {*themes["label"], "Unassigned"}  # names as written
     assert any(h.startswith("<b>Generative</b> models · ") for h in heads)
@@ -207,6 +207,7 @@ def test_the_list_counts_each_topic_s_papers_and_those_in_view_under_a_filter(pa
     page.locator(f"{LIST} .atlas-section-head", has_text="in view").first.wait_for(timeout=30_000)
     assert dict((n, int(c)) for n, c in listed(page)) == in_view
     for head in page.locator(f"{LIST} .atlas-section-head").all_inner_texts():
+        head = " ".join(head.split())  # the name and the count, each in its own box (a flex row)
         label = head.split(" · ")[0]
         members = (
             [-1]

@@ -6,6 +6,7 @@ back, Escape closes it, back to the topic it was opened from."""
 
 from __future__ import annotations
 
+import re
 from urllib.parse import parse_qs
 
 import pytest
@@ -86,7 +87,7 @@ def test_an_opened_paper_says_what_the_map_holds_and_marks_only_the_searched_wor
         "_blank",
         "noopener noreferrer",
     ]
-    assert shown["match"] == "Found by its words: the matches are highlighted."
+    assert re.fullmatch(r"Found by its words \(#\d+ of \d+\): the matches are highlighted\.", shown["match"])
     assert shown["abstract"] == HOSTILE_ABSTRACT  # every character, the blank line too
     assert shown["nearest"] == data.papers["title"].iloc[rows].tolist()
     assert shown["elements"] == ["STRONG", "A"]  # "Topic:" and the page's link: nothing made of the text

@@ -4,6 +4,7 @@ paper matched, sorting by title, an opened topic, a selection, a row opening its
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from urllib.parse import parse_qs
 
@@ -13,7 +14,7 @@ import pytest
 from app.data import build_map_data
 from pipeline.mapfolder.store import write_map
 from tests.devserver import StreamlitServer
-from tests.helpers import box_around, hostile_map, idle, open_app, papers_table, start, tiny_map
+from tests.helpers import REPO, box_around, hostile_map, idle, open_app, papers_table, start, tiny_map
 from tests.test_browser import point_position
 
 pytestmark = pytest.mark.browser
@@ -218,6 +219,39 @@ def test_a_search_link_lists_best_matches_first_with_how_each_matched(page, maps
     assert [r[match] for r in shown["rows"]] == want["page"]["Match"].tolist()
     assert shown["rows"] == cells(want["page"])
     assert (shown["notice"], shown["caption"]) == (want["notice"], want["caption"])
+
+
+def test_a_search_by_a_description_lists_each_paper_with_its_evidence_and_the_header_counts_them(
+    page, tmp_path
+):
+    """On the seed map with its own model: the header counts every paper the table lists, in the words
+    of the Match column, and every listed paper says why it is there (writes the words, close in meaning)."""
+    seeds = REPO / "assets" / "maps" / "seeds"
+    params = {"q": "multi-view clustering", "kind": "meaning"}  # a link from before the one list
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ATLAS_MAP", str(seeds))
+        patch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
+        at = start(params)
+    want = papers_table(at)
+    header = next(m.value for m in at.markdown if "papers of the map match" in m.value)
+    header = re.sub(r"\\(.)", r"\1", header).replace("**", "")
+    listed = len(want["rows"])
+    assert header.startswith(f"{listed} of the 57 papers of the map match “multi-view clustering”: ")
+    labels = want["rows"]["Match"].tolist()
+    writes, close = sum("writes" in m for m in labels), sum("close in meaning" in m for m in labels)
+    assert all("writes" in m or "close in meaning" in m for m in labels)
+    assert (
+        f"{close} " + ("is" if close == 1 else "are") + " close in meaning" in header
+        and f"{writes} write" in header
+    )
+    server = StreamlitServer(seeds, tmp_path / "no-other-maps", timeout=90)
+    try:
+        open_app(page, server.url + "?q=multi-view+clustering&kind=meaning")
+        shown = drawn(page, want["heading"])
+        assert shown["rows"] == cells(want["page"]) and len(want["page"]) == listed
+        page.get_by_text(header.split(":")[0], exact=False).first.wait_for(timeout=30_000)
+    finally:
+        server.stop()
 
 
 def sort_state(page) -> str:

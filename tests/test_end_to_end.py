@@ -50,7 +50,7 @@ def test_build_add_export_read_gives_what_a_user_sees(tmp_path, monkeypatch, cap
     assert main(["add", str(out), str(tmp_path / "new.csv"), "--quiet"]) == 0
     said = capsys.readouterr().err
     assert (
-        f"added {len(NEW)} paper(s) to {out}: {len(NEW) - 1} within a topic's reach, 1 outside every topic"
+        f"added {len(NEW)} paper(s) to {out}: {len(NEW) - 1} in a topic, 1 unassigned (1 outside every topic)"
         in said
     )
 
@@ -62,6 +62,11 @@ def test_build_add_export_read_gives_what_a_user_sees(tmp_path, monkeypatch, cap
     assert len(papers) == manifest["papers"] == PAPERS + len(NEW)
     assert len(atlas.topics) == manifest["topics"] == len(built.topics)
     assert manifest["unassigned"] == int((papers["topic_id"] == -1).sum())
+    # the summary's last clause is the map as read afterwards (issue 66: "1 unassigned in all" of 3)
+    assert (
+        f"the map now holds {len(papers)} papers in {len(atlas.topics)} topics, "
+        f"{int((papers['topic_id'] == -1).sum())} of them unassigned" in said
+    )
     assert atlas.topics["size"].sum() == (papers["topic_id"] != -1).sum()
     assert manifest["model"]["encoder"] == FakeEncoder.name
     added = papers[papers["added"]]

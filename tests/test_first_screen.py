@@ -5,6 +5,7 @@ they count."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,11 +13,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from app.search import SearchResult, search_sentence
+from app.search import search_sentence, word_search
 from app.state import Vocabulary, parse_view
 from app.text import highlighted_markdown
 from pipeline.mapfolder.query import parse_query
-from pipeline.mapfolder.search_index import highlight
+from pipeline.mapfolder.search_index import WordHits, highlight
 from pipeline.mapfolder.store import write_map
 from tests.helpers import live_panel, panel_summary, plain, select_box, start, texts, themed_map, tiny_map
 
@@ -35,7 +36,7 @@ def test_a_single_unassigned_paper_is_one_paper_not_one_papers(tmp_path, monkeyp
     at = start()
     unassigned = [s for s in panel_summary(at)["lists"]["size"] if s["name"] == "Unassigned"]
     assert unassigned == [
-        {"theme": None, "name": "Unassigned", "size": 1, "topics": [-1]}
+        {"theme": None, "name": "Unassigned", "size": 1, "topics": [-1], "colour": None}
     ]  # "1 paper" (panel.js)
     assert "1 papers" not in texts(at) and "1 papers" not in plain(at)
     at = start({"topic": "-1"})
@@ -60,10 +61,10 @@ def test_topics_outside_the_chosen_theme_are_ignored_in_a_proper_sentence():
 
 
 def test_a_searched_phrase_is_in_one_pair_of_quotes():
-    result = SearchResult("words", parse_query('"optical flow"'), '"optical flow"', np.arange(31))
+    result = word_search(WordHits(np.arange(31), parse_query('"optical flow"')), '"optical flow"')
     number, rest = search_sentence(result, "the 1,357 papers of the map")
     assert (number, rest) == ("31", "of the 1,357 papers of the map match the words “optical flow”")
-    mixed = SearchResult("words", parse_query('graph "neural field"'), "", np.arange(2))
+    mixed = word_search(WordHits(np.arange(2), parse_query('graph "neural field"')), "")
     assert search_sentence(mixed, "the 60 papers of the map")[1].endswith("the words “graph ‘neural field’”")
 
 
@@ -79,7 +80,7 @@ def test_no_gap_before_punctuation_after_a_highlighted_word():
 def test_the_build_summary_counts_with_the_thousands_separator():
     from pipeline.commands.build import build_summary
 
-    first = build_summary(31, 12, 139, 1357, 0.1024, Path("maps/eccv"), 80.2)[0]
+    first = build_summary(31, 12, 139, 1357, Path("maps/eccv"), 80.2)[0]
     assert (
         first
         == "31 topics in 12 themes, 139 of 1,357 papers unassigned (10.2%); map written to maps/eccv in 80.2 s"
@@ -166,7 +167,7 @@ def test_a_build_inside_the_map_it_replaced_prints_whole_paths(monkeypatch):
         raise FileNotFoundError(2, "No such file or directory")
 
     monkeypatch.setattr(os, "getcwd", gone)
-    line = build_summary(3, 1, 0, 12, 0.0, Path("."), 1.0, Path("/maps/mine"))[-1]
+    line = build_summary(3, 1, 0, 12, Path("."), 1.0, Path("/maps/mine"))[-1]
     assert line == f"open it with: {sys.executable} -m streamlit run {APP} -- --map /maps/mine"
 
 
@@ -242,6 +243,38 @@ def test_the_readme_shows_how_to_name_a_map():
     assert "--name" in section.split("```")[1]  # in the commands themselves
 
 
+def test_the_readme_s_first_screen_is_for_a_newcomer_and_its_figures_match_their_results():
+    """Issue 66: UMAP, KMeans, HDBSCAN, Ward linkage, c-TF-IDF and CPU kinds came before "Two
+    commands", a results cell was 1,302 characters, and the hosting line said 904 MB where
+    benchmarks/HOSTING_RESULTS.md measures 475 MB."""
+    from tests.helpers import ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    first = readme[: readme.index("## How it works")]
+    order = [
+        first.index(part)
+        for part in ("# Abstract Atlas", "assets/screenshot.png", "## Two commands", "## A map of your own")
+    ]
+    assert order == sorted(order)
+    for word in ("UMAP", "KMeans", "HDBSCAN", "Ward", "c-TF-IDF", "AVX", "Plotly"):
+        assert word not in first, word
+    method = readme[readme.index("## How it works") : readme.index("## Share a hosted link")]
+    assert method.count(". ") <= 6  # the method in a sentence, then where to read more
+    results = readme[readme.index("## Results") : readme.index("## Documentation")]
+    cells = [
+        c.strip() for line in results.splitlines() if line.startswith("|") for c in line.strip("|").split("|")
+    ]
+    assert cells and max(len(c) for c in cells) <= 120, max(cells, key=len)
+    for name in re.findall(r"`([A-Z_]+\.md)`", results):
+        assert (ROOT / "benchmarks" / name).is_file(), name
+    hosting = (ROOT / "benchmarks" / "HOSTING_RESULTS.md").read_text(encoding="utf-8")
+    latest = hosting[: hosting.index("## Earlier run")]
+    [row] = [line for line in latest.splitlines() if "peak anonymous memory, whole run" in line]
+    big = row.strip("|").split("|")[-1].strip()  # the 81,646-paper map, after: the last column
+    said = readme[readme.index("## Share a hosted link") : readme.index("## Results")]
+    assert f"an 81,646-paper map at {big} MB" in said and "904" not in said
+
+
 # ------------------------------------------------------------------ 3. exports
 def clicked(downloads: dict, label: str, encoding: str = "utf-8") -> str:
     """What a download button hands the browser on a click (its data may be made only then)."""
@@ -297,13 +330,28 @@ def test_the_export_commands_reading_lists_say_which_topic(tmp_path, capsys):
     assert main(["export", str(folder), "--out", str(tmp_path / "t.bib"), "--topic", "-1"]) == 0
     bibtex = (tmp_path / "t.bib").read_text(encoding="utf-8")
     assert bibtex.splitlines()[:2] == [
-        "% Reading list: Tiny test map",
+        "% Reading list from Tiny test map",
         "% How it was chosen: the 8 unassigned papers",
     ]
     assert main(["export", str(folder), "--out", str(tmp_path / "all.md")]) == 0
     assert "How it was chosen: every paper of the map (60)" in (tmp_path / "all.md").read_text(
         encoding="utf-8"
     )
+
+
+def test_the_app_and_the_export_command_head_a_reading_list_alike(tiny, downloads, tmp_path):
+    """Issue 66: "# Reading list from COLM 2024 (123 papers)" in the app, "# Reading list: COLM 2024
+    (716 papers)" from the CLI, for the same map."""
+    from pipeline.__main__ import main
+
+    start()
+    from_app = clicked(downloads, "Reading list of these 60 (Markdown)", "utf-8").splitlines()
+    assert main(["export", str(tiny), "--out", str(tmp_path / "all.md")]) == 0
+    from_cli = (tmp_path / "all.md").read_text(encoding="utf-8").splitlines()
+    from pipeline.mapfolder.store import read_map
+
+    name = read_map(tiny).manifest.name
+    assert from_app[0] == from_cli[0] == f"# Reading list from {name} (60 papers)"
 
 
 # ------------------------------------------------------------------ 4. figures
@@ -359,10 +407,30 @@ def test_the_zoom_hint_names_ctrl_first_so_a_first_click_need_not_open_a_paper(t
     monkeypatch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
     at = start()
     caption = " ".join(c.value for c in at.caption)
-    assert "hold Ctrl/⌘ and scroll to zoom (or click an empty spot, then scroll)" in caption
+    assert "pinch, or hold Ctrl/⌘ and scroll, to zoom (or click an empty spot, then scroll)" in caption
     assert caption.index("Ctrl/⌘") < caption.index("click an empty spot")
     script = map_script()  # the map's own code, as published
     assert (
         'hint.textContent = "Hold Ctrl (⌘) and scroll to zoom (or click an empty spot of the map first)"'
         in script
     )
+
+
+def test_the_readme_s_first_line_names_only_what_the_shipped_map_shows():
+    """Issue 62: the first line promised "LLM safety", a name the seed map shows nowhere."""
+    import pandas as pd
+
+    from tests.helpers import ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    promise = readme[: readme.index("![")]
+    named = re.findall(r"\*([^*]+)\*", promise.replace("**", ""))
+    seeds = ROOT / "assets" / "maps" / "seeds"
+    shown = {
+        " ".join(str(label).lower().split())
+        for table in ("topics.parquet", "themes.parquet")
+        for label in pd.read_parquet(seeds / table)["label"]
+    }
+    assert len(named) >= 3, named
+    for name in named:
+        assert " ".join(name.lower().split()) in shown, name

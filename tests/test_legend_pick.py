@@ -239,9 +239,8 @@ def only(data, topics: list, query: str | None = None) -> None:
         ({}, "topics=1&topic=1", True),
         ({}, "topics=1", False),  # not the view's link: the topic is still open
         ({"themes": [0]}, "topics=1&topic=1&theme=0", False),  # a theme chosen: not the browser's
-        ({"search": "x", "search_kind": "meaning"}, "q=x&kind=meaning&topics=1&topic=1", False),
     ],
-    ids=["the whole map", "another link", "a theme chosen", "a search by meaning"],
+    ids=["the whole map", "another link", "a theme chosen"],
 )
 def test_only_this_topic_the_browser_showed_itself_leaves_the_map_and_the_table_as_they_are(
     data, reruns, before, query, drew
@@ -385,8 +384,8 @@ def test_values_toggled_in_the_list_are_the_browser_s_while_the_column_has_no_fi
 
 @pytest.mark.parametrize(
     "before",
-    [{"topic": 1}, {"search": "x", "search_kind": "meaning"}],
-    ids=["a topic opened", "a search by meaning"],
+    [{"topic": 1}],
+    ids=["a topic opened"],
 )
 def test_values_toggled_where_the_view_does_not_let_the_browser_are_the_server_s(data, reruns, before):
     for name, value in before.items():

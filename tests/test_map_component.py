@@ -169,20 +169,25 @@ def test_the_map_can_be_coloured_by_a_column_with_a_key_for_each_value(tiny_data
 
 
 def test_topics_are_shades_of_their_theme_hue(tmp_path):
-    from app.palette import _srgb_to_lab
+    from app.palette import HUE_TURN, oklab_of
 
     folder = tmp_path / "themed"
     write_map(folder, themed_map())  # two themes of two topics each: 1 and 2, 0 and 3
     data = build_map_data("themed", folder)
 
-    def hue(topic):
-        rgb = np.array([[int(data.colours[topic][i : i + 2], 16) / 255 for i in (1, 3, 5)]])
-        _, a, b = _srgb_to_lab(rgb)[0]
+    def hue(topic):  # as a reader sees it: OKLab's hue
+        _, a, b = oklab_of([data.colours[topic]])[0]
         return np.degrees(np.arctan2(b, a))
 
-    assert data.colours[1] != data.colours[2] and abs(hue(1) - hue(2)) < 12  # one theme: one hue, two shades
-    assert data.colours[0] != data.colours[3] and abs(hue(0) - hue(3)) < 12
-    assert abs((hue(1) - hue(0) + 180) % 360 - 180) > 40  # two themes: two hues
+    def gap(a, b):
+        return abs((a - b + 180) % 360 - 180)
+
+    assert (
+        data.colours[1] != data.colours[2] and gap(hue(1), hue(2)) <= 2 * HUE_TURN + 1
+    )  # one theme's shades
+    assert data.colours[0] != data.colours[3] and gap(hue(0), hue(3)) <= 2 * HUE_TURN + 1
+    assert gap(hue(1), hue(0)) > 40  # two themes: two hues
+    assert {data.colours[1], data.colours[0]} == set(data.theme_colours.values())  # each theme's first topic
     key = view_state(data, np.ones(data.n, dtype=bool), **URLS)["legend"]
     assert [k["text"] for k in key] == list(THEME_NAMES)  # the key names the themes' hues
     assert [k["pick"] for k in key] == [{"theme": 0}, {"theme": 1}]  # a click shows that theme alone

@@ -208,7 +208,7 @@ def test_the_table_s_state_and_file_are_what_the_protocol_says(data):
     from app.map_component.table import table_file, table_state
     from app.search import word_search
 
-    words = word_search(data.search_index.search("paper"), np.ones(data.n, dtype=bool), "paper")
+    words = word_search(data.search_index.search("paper"), "paper")
     for mask, search, selected in (
         (np.ones(data.n, dtype=bool), None, None),
         (np.zeros(data.n, dtype=bool) | np.isin(np.arange(data.n), words.rows), words, None),
@@ -231,7 +231,7 @@ def test_an_opened_papers_state_is_what_the_protocol_says(data):
     from app.paper_view import paper_state
     from app.search import word_search
 
-    words = word_search(data.search_index.search("long words"), np.ones(data.n, dtype=bool), "long words")
+    words = word_search(data.search_index.search("long words"), "long words")
     assert 0 < len(words.rows) < data.n
     for search in (None, words):
         for row in range(data.n):

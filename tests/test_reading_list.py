@@ -175,10 +175,10 @@ def test_markdown_groups_by_topic_escapes_markup_and_links_only_web_urls():
 @pytest.mark.parametrize(
     "name, extra, check",
     [
-        ("list.md", [], lambda text: text.startswith("# Reading list: ICML 2025 (57 papers)")),
+        ("list.md", [], lambda text: text.startswith("# Reading list from ICML 2025 (57 papers)")),
         ("list.bib", [], lambda text: len(parse_bibtex(text)) == 57),
         ("list.txt", ["--format", "bib"], lambda text: len(parse_bibtex(text)) == 57),
-        ("topic.md", ["--topic", "TOPIC"], lambda text: text.startswith("# Reading list: ICML 2025 (")),
+        ("topic.md", ["--topic", "TOPIC"], lambda text: text.startswith("# Reading list from ICML 2025 (")),
     ],
 )
 def test_export_command_writes_reading_lists(tmp_path, name, extra, check):

@@ -4,6 +4,7 @@ slate, and the topic count the build chose reported in the manifest."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import threading
 from dataclasses import replace
@@ -332,3 +333,81 @@ def test_a_previous_setting_no_build_could_be_given_is_not_carried_and_is_noted(
     assert carried.settings == {"min_samples": 2, "n_neighbors": 9}
     assert resolved.min_topic_size == config.resolve(len(papers)).min_topic_size
     assert any("min_topic_size 1 is not carried" in line for line in said), said
+
+
+def test_the_change_line_adds_up_to_the_previous_map(synthetic_rebuilds):
+    """Issue 66: "5 grown, 15 split, 3 merged, 3 gone" of a 15-topic map counted pieces, not topics."""
+    (first, _, _, grown), logs = synthetic_rebuilds
+    [line] = [line for line in logs[3] if line.startswith("topics matched to the previous map: ")]
+    assert f"(of {len(first.topics)} topics)" in line, line
+    counted = re.findall(r"(\d+) (?:kept|grown|shrunk|split|merged|gone)\b", line.split("(of")[0])
+    assert sum(map(int, counted)) == len(first.topics), line
+
+
+def test_a_rebuild_after_edits_counts_the_map_as_read_and_one_that_changes_nothing_keeps_the_change_story(
+    synthetic_rebuilds, tmp_path
+):
+    """Issue 66: after a merge and a hide the build's last line counted the topics as built; and an
+    identical rebuild replaced the last real change report by "all kept"."""
+    from app.loaders import MapKey, cached_changes
+    from pipeline.__main__ import main
+    from pipeline.mapfolder.store import read_lineage
+    from pipeline.modelling.lineage import change_counts
+
+    (_, _, _, grown), logs = synthetic_rebuilds
+    assert set(grown.lineage["status"]) - {"kept"}, "the grown map's build changed topics"
+    out = tmp_path / "map"
+    shutil.copytree(Path(grown.manifest.inputs[0]).parent / "grown", out)
+    first, second, third = grown.topics["topic_id"].astype(int).tolist()[:3]
+    assert main(["curate", str(out), "merge", str(second), "--into", str(first)]) == 0
+    assert main(["curate", str(out), "hide", str(third)]) == 0
+    lines: list[str] = []
+    rebuilt = build_map(grown.manifest.inputs, out, encoder=FakeEncoder(), progress=False, log=lines.append)
+    assert any("nothing changed" in line for line in lines)
+    shown = read_map(out)  # what the app and the export read: the edits applied
+    unassigned = int((shown.papers["topic_id"] == -1).sum())
+    assert len(shown.topics) == len(grown.topics) - 2 and unassigned > int(
+        (grown.papers["topic_id"] == -1).sum()
+    )
+    assert lines[-2].startswith(
+        f"{len(shown.topics)} topics in {len(shown.themes)} themes, {unassigned} of {len(shown.papers)} papers unassigned"
+    ), lines[-2]
+    # The change report is the grown build's still, in the map folder and on the page.
+    kept = read_lineage(out)
+    assert (
+        kept[["topic_id", "status"]].values.tolist() == grown.lineage[["topic_id", "status"]].values.tolist()
+    )
+    assert rebuilt.manifest.lineage.previous == grown.manifest.lineage.previous
+    _, _, summary = cached_changes(MapKey.of("map", out))
+    assert summary == change_counts(grown.lineage) and summary != change_counts(rebuilt_kept(kept))
+
+
+def rebuilt_kept(lineage: pd.DataFrame) -> pd.DataFrame:
+    """The lineage an identical rebuild finds: every current topic kept."""
+    current = lineage[lineage["status"] != "gone"]
+    return current.assign(status="kept", previous_topic_ids=[[t] for t in current["topic_id"]])
+
+
+def test_a_rebuild_says_when_the_name_given_earlier_no_longer_fits_its_years(tmp_path):
+    """Issue 66: a map named "COLM 2024" kept the name on 2024 and 2025 papers without saying so."""
+    table = synthetic_corpus(160, seed=5).assign(year=[2024] * 100 + [2025] * 60)
+    table.iloc[:100].to_csv(tmp_path / "y2024.csv", index=False)
+    table.to_csv(tmp_path / "both.csv", index=False)
+    out, encoder = tmp_path / "map", FakeEncoder()
+    build_map([tmp_path / "y2024.csv"], out, encoder=encoder, name="COLM 2024", progress=False, log=quiet)
+    lines: list[str] = []
+    rebuilt = build_map([tmp_path / "both.csv"], out, encoder=encoder, progress=False, log=lines.append)
+    assert rebuilt.manifest.name == "COLM 2024"  # a given name stays...
+    note = "note: the map keeps the name “COLM 2024” given earlier, but its papers are from 2024–2025"
+    assert any(line.startswith(note) for line in lines), lines  # ...and the build says it no longer fits
+    assert any(n.startswith(note) for n in read_map(out).manifest.notes)
+    lines.clear()
+    build_map(
+        [tmp_path / "y2024.csv"],
+        tmp_path / "again",
+        encoder=encoder,
+        name="COLM 2024",
+        progress=False,
+        log=lines.append,
+    )
+    assert not any("given earlier" in line for line in lines)

@@ -78,13 +78,13 @@ def test_a_search_counts_its_matches_among_the_filtered_papers(tiny):
     assert sorted(inside.rows.tolist()) == DIFFUSION
 
 
-def test_a_search_by_meaning_without_the_maps_model_searches_by_words_and_says_so(tiny):
+def test_a_search_without_the_maps_model_searches_by_words_and_says_so(tiny):
     data, key = tiny  # the tiny map records no int8 model
-    view = shown(data, key, search="diffusion", search_kind="meaning")
+    view = shown(data, key, search="diffusion")
     assert header_sentence(data, view)[0] == "15" and sorted(view.rows.tolist()) == SAYS_DIFFUSION
     [notice] = [n for n in view.notices if "not available" in n]
     assert notice.startswith("Search by meaning is not available here (") and notice.endswith(
-        "searched by words instead."
+        "searched by words alone."
     )
 
 

@@ -1,6 +1,6 @@
 """The view's rule, in both languages, against one set of test vectors (tests/view_vectors.py): the
 papers a view shows (the intersection of its named sets: topics, themes, each column's values, the
-papers added, the unassigned switch, word hits, meaning hits, the selection) and the link it writes
+papers added, the unassigned switch, a search's hits, the selection) and the link it writes
 (today's keys and order, quoted as the server's query string is). Python's own rule must still give
 them (`app.view.current_view`, `app.state.to_params`); the browser's (js/view.js) must too, under
 Node (skipped only where Node is not installed)."""
@@ -27,11 +27,11 @@ def test_the_vectors_cover_every_named_set_and_setting():
     """Every set the view intersects and every setting the link writes is exercised by some case."""
     views = [case["view"] for case in CASES.values()]
     defaults = view_state({})
-    for name in ("search", "search_kind", "topics", "show_unassigned", "filters", "topic", "paper", "themes",
+    for name in ("search", "topics", "show_unassigned", "filters", "topic", "paper", "themes",
                  "sort", "added_only", "colour", "selection"):  # fmt: skip
         assert any(getattr(view_state(v), name) != getattr(defaults, name) for v in views), name
     kinds = [name for case in CASES.values() for name, value in case["hits"].items() if value is not None]
-    assert {"words", "meaning", "selected"} <= set(kinds)
+    assert {"words", "selected"} <= set(kinds)
     assert VECTOR_DATA["tables"] == tables()
     rows = {len(case["rows"]) for case in CASES.values()}
     assert 0 in rows and max(rows) == 40 and len(rows) > 10  # the cases tell the rules apart

@@ -18,10 +18,10 @@ from urllib.parse import urlencode
 import numpy as np
 import pandas as pd
 
+from app.search import word_search
 from app.state import VIEW_DEFAULTS, ViewState, to_params
 from pipeline.mapfolder.query import parse_query
 from pipeline.mapfolder.search_index import WordHits
-from pipeline.modelling.floors import CLOSE_PERCENTILE, PairSimilarities
 
 VECTORS = Path(__file__).resolve().parent / "fixtures" / "view_vectors.json"
 N = 40
@@ -78,28 +78,28 @@ CASES = [
     ("words, none in view", "themed", {"search": "rare", "topics": [4]}, {"words": hits(3, 2)}),
     ("blank search", "themed", {"search": "   ", "topics": [1]}, {}),
     (
-        "meaning",
+        "a description: the one list",
         "themed",
-        {"search": "graph neural networks", "search_kind": "meaning"},
-        {"meaning": {"order": hits(4, N), "close": 12}},
+        {"search": "graph neural networks"},
+        {"words": hits(4, 12)},
     ),  # fmt: skip
     (
-        "meaning among themes",
+        "a description among themes",
         "themed",
-        {"search": "diffusion models for images", "search_kind": "meaning", "themes": [1]},
-        {"meaning": {"order": hits(5, N), "close": 9}},
+        {"search": "diffusion models for images", "themes": [1]},
+        {"words": hits(5, 9)},
     ),  # fmt: skip
     (
-        "meaning, none close",
+        "a description nothing is about",
         "themed",
-        {"search": "a recipe for bread", "search_kind": "meaning", "topics": [0, 3]},
-        {"meaning": {"order": hits(6, N), "close": 0}},
-    ),  # fmt: skip
+        {"search": "a recipe for bread", "topics": [0, 3]},
+        {"words": []},
+    ),
     (
-        "meaning, close ones filtered out",
+        "a description, its papers filtered out",
         "themed",
-        {"search": "protein folding", "search_kind": "meaning", "topics": [4]},
-        {"meaning": {"order": hits(7, N), "close": 3}},
+        {"search": "protein folding", "topics": [4]},
+        {"words": hits(7, 3)},
     ),  # fmt: skip
     ("a selection", "themed", {"selection": "box:-1,1,-1,1"}, {"selected": sorted(hits(8, 14))}),
     (
@@ -120,7 +120,6 @@ CASES = [
         {"topic": 3, "paper": "doc 7/ü", "sort": "rising", "colour": "year", "topics": [3]},
         {},
     ),  # fmt: skip
-    ("a search's kind without a search", "themed", {"search_kind": "meaning"}, {}),
 ]
 
 
@@ -167,18 +166,9 @@ def python_rule(table: dict, fields: dict, found: dict) -> dict:
         rows=np.array(found.get("words", []), dtype=np.int64),
         query=parse_query(" ".join(fields.get("search", "").split())),
     )
-    similarity = np.zeros(data.n)
-    meaning = found.get("meaning")
-    if meaning:
-        for k, row in enumerate(meaning["order"]):
-            similarity[row] = 1.0 - (k + 1) / (data.n + 2)
-        floor = similarity[meaning["order"][meaning["close"] - 1]] if meaning["close"] else 1.5
-        data.pairs = PairSimilarities(
-            np.array([0.0, CLOSE_PERCENTILE, 100.0]), np.array([-1.0, floor, 2.0]), 100
-        )
-    with (
+    with (  # the server's one list of the search (words and meaning, `app.search`): the case's hits
         mock.patch.object(view, "cached_word_search", lambda key, text: words),
-        mock.patch.object(view, "cached_meaning", lambda key, text: similarity),
+        mock.patch.object(view, "cached_fused_search", lambda key, text: word_search(words, text)),
     ):
         shown = view.current_view(data, ("vectors", 0), view_state(fields))
     selected = found.get("selected")
@@ -200,7 +190,7 @@ def vectors() -> dict:
     for name, table, fields, found in CASES:
         view = {**VIEW_DEFAULTS, **fields}
         view = {k: list(v) if isinstance(v, tuple) else v for k, v in view.items()}
-        hits_ = {"words": None, "meaning": None, "selected": None, **found}
+        hits_ = {"words": None, "selected": None, **found}
         cases.append({"name": name, "tables": table, "view": view, "hits": hits_,
                       **python_rule(maps[table], fields, found), "link": python_link(fields)})  # fmt: skip
     return {"tables": maps, "cases": cases}

@@ -23,7 +23,6 @@ import pyarrow as pa
 from app.data import MapData, label_limit, paper_places, point_size
 from app.filters import UNASSIGNED
 from app.palette import CONTEXT_COLOUR, UNASSIGNED_COLOUR, colour_columns, value_colours
-from app.search import NOT_CLOSE_SHOWN
 from app.state import (
     MAP_KEY,
     MAX_CORNERS,
@@ -75,7 +74,6 @@ def shared_constants() -> dict:
         "max_corners": MAX_CORNERS,
         "max_topic_labels": MAX_TOPIC_LABELS,
         "unassigned": UNASSIGNED,
-        "not_close_shown": NOT_CLOSE_SHOWN,
     }
 
 
@@ -230,8 +228,8 @@ Piece = tuple[str, bool]  # a piece of a text, and whether the search matched it
 
 
 class MatchNote(TypedDict):
-    """How an opened paper matched the search: `kind` ("words", "meaning", "far": listed although not
-    close, "none": not found) and the sentence saying it (`app.paper_view.match_note`)."""
+    """How an opened paper matched the search: `kind` ("words", "meaning", "both", "none": not found)
+    and the sentence saying it, with its rank (`app.paper_view.match_note`)."""
 
     kind: str
     text: str
@@ -363,6 +361,7 @@ class ListSection(TypedDict):
     name: str | None
     size: int
     topics: list[int]
+    colour: str | None  # the theme's colour (the key's), beside its name; None for other sections
 
 
 class TopicLists(TypedDict):
@@ -863,7 +862,7 @@ def legend(
         options = list(data.facets[colour])
         palette = value_colours(len(options))
         entries = [
-            {"text": shorten(v, 40), "colour": c, "pick": {"value": k}, "link": v, "on": v in values}
+            {"text": v, "colour": c, "pick": {"value": k}, "link": v, "on": v in values}
             for k, (v, c) in enumerate(zip(options, palette, strict=True))
         ]
         if data.papers[colour].isna().any():
@@ -875,15 +874,13 @@ def legend(
     if data.themes is None or not len(data.themes) or "theme_id" not in data.topics.columns:
         return []
     entries = []
-    by_theme = data.topics.groupby("theme_id", sort=False)["topic_id"].first()  # its largest topic
     for row in data.themes.sort_values("size", ascending=False).itertuples(index=False):
-        topic = by_theme.get(row.theme_id)
-        if topic is not None:
-            theme = int(row.theme_id)
+        theme = int(row.theme_id)
+        if theme in data.theme_colours:  # a theme holding topics of the map
             entries.append(
                 {
-                    "text": shorten(str(row.label), 40),
-                    "colour": data.colours[int(topic)],
+                    "text": str(row.label),  # whole: the key wraps a long name (map.css)
+                    "colour": data.theme_colours[theme],
                     "pick": {"theme": theme},
                     "link": str(theme),
                     "on": theme in themes,

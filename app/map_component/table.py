@@ -64,8 +64,11 @@ def _sort_key(text: str) -> tuple:
 
 def table_columns(data: MapData) -> tuple[list[TableColumn], dict[str, np.ndarray]]:
     """The table file's columns after the title and the topic: Source (as the hover says it,
-    `app.data.paper_places`), then the map's metadata columns (`MapData.table_columns`)."""
-    texts = {"Source": paper_places(data.papers).astype(str).to_numpy(dtype=object)}
+    `app.data.paper_places`; where it tells more than the columns beside it, `MapData.show_source`),
+    then the map's metadata columns (`MapData.table_columns`)."""
+    texts = (
+        {"Source": paper_places(data.papers).astype(str).to_numpy(dtype=object)} if data.show_source else {}
+    )
     for column in data.table_columns:
         texts[column.capitalize()] = display_text(data.papers[column])
     columns: list[TableColumn] = []
@@ -115,13 +118,13 @@ def _base64(values: np.ndarray) -> str:
 
 
 def search_columns(search: SearchResult) -> list[ExtraColumn]:
-    """How each ranked paper matched, and where a search by meaning has them its closeness and similarity."""
+    """Each ranked paper's evidence (Match), and where meaning was searched its closeness and similarity."""
     labels = search.match_labels()
     codes, names = pd.factorize(pd.Series(labels, dtype=object))
     extras: list[ExtraColumn] = [
         {"name": "Match", "values": [str(n) for n in names], "codes": _base64(codes.astype(np.uint8))}
     ]
-    if search.percentile is not None:
+    if search.percentile is not None:  # for every listed paper: how near in meaning, close or not
         extras.append({"name": "Closer than", "numbers": _base64(np.asarray(search.percentile, "<f4"))})
     if search.similarity is not None:
         extras.append({"name": "Similarity", "numbers": _base64(np.asarray(search.similarity, "<f4"))})

@@ -196,19 +196,15 @@ def add_papers(
         grown.manifest = dataclasses.replace(grown.manifest, added=[*manifest.added, record])
         write_map(folder, grown)
 
-    shown = curated_view(atlas).topics  # the names the app shows (curated renames)
-    names = dict(zip(shown["topic_id"].astype(int), shown["label"], strict=True))
+    after = curated_view(grown)  # the map as the app and `export` read it now (a curator's edits applied)
+    names = dict(zip(after.topics["topic_id"].astype(int), after.topics["label"], strict=True))
     for row in placements.itertuples():
         where = names.get(int(row.topic_id), "Unassigned")
         fit = verdict(row.fits_topic, row.fits_any)
         log(
             f"  {shorten(' '.join(str(row.title).split()), 70)} -> {where} (nearest paper {row.nearest_similarity:.2f}; {fit})"
         )
-    log(
-        f"added {len(new):,} paper(s) to {folder}: {len(new) - outside:,} within a topic's reach, "
-        f"{outside:,} outside every topic (stored unassigned), {unassigned:,} unassigned in all"
-        + (f"; {refused:,} too short to place, not added" if refused else "")
-    )
+    log(added_summary(len(new), outside, unassigned, refused, folder, after.manifest))
     if rebuild:
         log(
             f"recommendation: rebuild the map (`{rebuild_command(folder, atlas.manifest)}`, which keeps "
@@ -220,6 +216,22 @@ def add_papers(
             )
         )
     return AddReport(len(new), skipped, outside, unassigned, added_since_build, rebuild, placements, refused)
+
+
+def added_summary(new: int, outside: int, unassigned: int, refused: int, folder: Path, now: Manifest) -> str:
+    """`add`'s summary line: where the new papers went, then the map as the app reads it afterwards
+    (`now`: its curated manifest), so each number can be checked against the map.
+
+    Examples:
+        >>> added_summary(2, 1, 1, 0, Path("m"), Manifest(papers=718, topics=21, unassigned=3))
+        'added 2 paper(s) to m: 1 in a topic, 1 unassigned (1 outside every topic); the map now holds 718 papers in 21 topics, 3 of them unassigned'
+    """
+    placed = f"{new - unassigned:,} in a topic, {unassigned:,} unassigned ({outside:,} outside every topic)"
+    return (
+        f"added {new:,} paper(s) to {folder}: {placed}"
+        + (f"; {refused:,} too short to place, not added" if refused else "")
+        + f"; the map now holds {now.papers:,} papers in {now.topics:,} topics, {now.unassigned:,} of them unassigned"
+    )
 
 
 def rebuild_command(folder: Path, manifest: Manifest) -> str:

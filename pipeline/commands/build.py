@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import shlex
 import sys
 import time
@@ -42,8 +43,10 @@ from pipeline.mapfolder.store import (
     check_edits,
     check_out,
     concat_papers,
+    curated_view,
     file_digest,
     read_added_papers,
+    read_lineage,
     write_map,
 )
 from pipeline.mapfolder.table_checks import read_embeddings
@@ -57,10 +60,10 @@ from pipeline.modelling.layout import (
     theme_label_positions,
 )
 from pipeline.modelling.lineage import (
-    STATUSES,
     Lineage,
     PreviousMap,
     apply_lineage,
+    change_counts,
     content_moved,
     match_topics,
     read_previous,
@@ -174,6 +177,26 @@ def _years(papers) -> str:
     return str(first) if first == last else f"{first}–{last}"
 
 
+def name_years_note(name: str, papers) -> str | None:
+    """A note when a name given earlier names years its papers are not all from (a map named "COLM
+    2024" rebuilt with the 2025 papers too), so the build says so instead of keeping it silently.
+
+    Examples:
+        >>> name_years_note("COLM 2024", pd.DataFrame({"year": [2024, 2025]}))
+        'note: the map keeps the name “COLM 2024” given earlier, but its papers are from 2024–2025; give it another with --name'
+        >>> name_years_note("COLM 2024–2025", pd.DataFrame({"year": [2024, 2025]})) is None
+        True
+    """
+    named = {int(y) for y in re.findall(r"(?<!\d)((?:19|20)\d\d)(?!\d)", name)}
+    span = _years(papers)
+    if not named or not span:
+        return None
+    years = pd.to_numeric(papers["year"], errors="coerce").astype(int)
+    if set(years) <= set(range(min(named), max(named) + 1)):
+        return None
+    return f"note: the map keeps the name “{name}” given earlier, but its papers are from {span}; give it another with --name"
+
+
 def given_name_in(out: Path) -> str | None:
     """The name given (`--name`) to the map already in `out`, which a rebuild keeps; None when the
     map's name was derived from its inputs (a rebuild derives it again) or there is no map to read.
@@ -214,28 +237,36 @@ def build_summary(
     themes: int,
     unassigned: int,
     papers: int,
-    share: float,
     out: Path,
     seconds: float,
     whole_out: Path | None = None,
+    built: tuple[int, int] | None = None,
 ) -> list[str]:
-    """The build's last lines: what the map holds, then how to open it (`open_command`, from the current
-    folder; with whole paths when that folder is gone, e.g. `--out .` inside the map it replaced, whose
-    whole path `whole_out` is).
+    """The build's last lines: what the map holds as the app and exports read it (a curator's edits
+    applied; `built`: the topics and unassigned papers before them, where there are edits), then how
+    to open it (`open_command`, from the current folder; with whole paths when that folder is gone,
+    e.g. `--out .` inside the map it replaced, whose whole path `whole_out` is).
 
     Examples:
-        >>> for line in build_summary(31, 12, 139, 1357, 0.1024, Path("maps/eccv"), 80.2):
+        >>> for line in build_summary(31, 12, 139, 1357, Path("maps/eccv"), 80.2):
         ...     print(line)  # doctest: +ELLIPSIS
         31 topics in 12 themes, 139 of 1,357 papers unassigned (10.2%); map written to maps/eccv in 80.2 s
         open it with: ... -m streamlit run ...streamlit_app.py -- --map maps/eccv
+        >>> build_summary(21, 12, 25, 716, Path("colm"), 9.0, built=(23, 2))[0]
+        '21 topics in 12 themes, 25 of 716 papers unassigned (3.5%) with your edits applied (23 topics and 2 unassigned as built); map written to colm in 9.0 s'
     """
     try:
         command = open_command(out, here=Path(os.getcwd()))
     except FileNotFoundError:  # the current folder was replaced: relative paths would name the old one
         command = open_command(whole_out or out, here=None)
+    edited = (
+        ""
+        if built is None
+        else f" with your edits applied ({built[0]:,} topics and {built[1]:,} unassigned as built)"
+    )
     return [
         f"{topics:,} topics in {themes:,} themes, {unassigned:,} of {papers:,} papers unassigned "
-        f"({share:.1%}); map written to {out} in {seconds:.1f} s",
+        f"({unassigned / max(papers, 1):.1%}){edited}; map written to {out} in {seconds:.1f} s",
         f"open it with: {command}",
     ]
 
@@ -398,6 +429,10 @@ def build_map(
         quality["chosen_topic_count"] = fit.topics.chosen_count
         timer.lap("evaluate")
 
+        story, previous_block = change_story(previous_map, lineage, carried, log)
+        if given_name and not name and (note := name_years_note(given_name, papers)):
+            log(note)
+            corpus.notes.append(note)
         manifest = describe_build(
             name=given_name or corpus_name(papers, inputs),
             name_source=NAME_GIVEN if given_name else NAME_DERIVED,
@@ -418,6 +453,7 @@ def build_map(
             fingerprint=fingerprint,
             kept_added=kept_added,
             previous_map=previous_map,
+            previous_block=previous_block,
             lineage=lineage,
             theme_records=theme_records,
             next_theme_id=next_theme_id,
@@ -430,20 +466,21 @@ def build_map(
             topics=table,
             embeddings=embeddings.astype(np.float16),
             manifest=manifest,
-            lineage=None if lineage is None else lineage.table,
+            lineage=story,
             themes=themes,
             edits=edits,
         )
+        shown = curated_view(atlas, out)  # what the app and exports read: the count the last line gives
         write_map(out, atlas, log=log)
         for line in build_summary(
-            len(table),
-            len(themes),
-            manifest.unassigned,
+            shown.manifest.topics,
+            shown.manifest.themes,
+            shown.manifest.unassigned,
             len(papers),
-            quality["unassigned_share"],
             out,
             timer.total(),
             whole_out,
+            built=None if shown is atlas else (manifest.topics, manifest.unassigned),
         ):
             log(line)
         return atlas
@@ -470,6 +507,7 @@ def describe_build(
     fingerprint: str,
     kept_added: int,
     previous_map: PreviousMap | None,
+    previous_block: PreviousBlock | None,
     lineage: Lineage | None,
     theme_records: list[dict],
     next_theme_id: int,
@@ -506,9 +544,7 @@ def describe_build(
         input_fingerprint=fingerprint,
         kept_added=kept_added,
         lineage=LineageBlock(
-            previous=None
-            if previous_map is None
-            else PreviousBlock(name=previous_map.name, fingerprint=previous_map.fingerprint),
+            previous=previous_block,
             # Ids are never reused: the next new topic gets this id or higher.
             next_topic_id=lineage.next_topic_id
             if lineage
@@ -867,6 +903,29 @@ def nothing_changed(
     return bool(np.array_equal(stored[[row_of[d] for d in doc_ids]].astype(np.float16), ours))
 
 
+def change_story(
+    previous_map: PreviousMap | None, lineage: Lineage | None, carried: Carried, log: Callable[[str], None]
+) -> tuple[pd.DataFrame | None, PreviousBlock | None]:
+    """The change report a map keeps (its lineage table, and the map it compares with): this build's,
+    except when nothing changed (`Carried.labels`: every topic kept as it was) after a build that did
+    change topics; then that build's report stays, so a rebuild that changes nothing does not wipe the
+    story of the last one that did."""
+    if previous_map is None or lineage is None:
+        return None, None
+    ours = lineage.table, PreviousBlock(name=previous_map.name, fingerprint=previous_map.fingerprint)
+    if carried.labels is None or set(lineage.table["status"]) != {"kept"} or previous_map.folder is None:
+        return ours
+    try:
+        before = read_lineage(previous_map.folder)
+        compared = read_manifest(previous_map.folder, check=False).lineage.previous
+    except UserError:
+        return ours
+    if before is None or compared is None or set(before["status"]) <= {"kept"}:
+        return ours
+    log(f"the change report since {compared.name or 'the map before'} is kept: this build changed no topic")
+    return before, compared
+
+
 def edits_for(out: Path, previous: str | Path | bool | None) -> list[Edit]:
     """The edits a rebuild carries: those of the `--previous` map, else of the map in `out`; refused
     (`check_edits`) where that map's readers refuse them."""
@@ -1129,7 +1188,5 @@ def previous_for(
 
 
 def lineage_summary(table) -> str:
-    """One line on what became of the previous map's topics ("12 kept, 2 grown, 1 new, 1 gone")."""
-    counts = table["status"].value_counts()
-    parts = [f"{counts[s]} {s}" for s in STATUSES if s in counts]
-    return "topics matched to the previous map: " + ", ".join(parts)
+    """One line on what became of the previous map's topics, each counted once (`change_counts`)."""
+    return "topics matched to the previous map: " + change_counts(table)

@@ -132,12 +132,30 @@ def safe_url(value: object) -> str | None:
     return "".join(URL_MARKUP.get(c, c) for c in text)
 
 
+def reading_list_heading(map_name: str) -> str:
+    """A reading list's heading, the same from the app and from `python -m pipeline export`; the
+    list adds its count and how its papers were chosen.
+
+    Examples:
+        >>> reading_list_heading("COLM 2024")
+        'Reading list from COLM 2024'
+    """
+    return f"Reading list from {map_name}"
+
+
 def reading_list_markdown(
-    papers: pd.DataFrame, topics: pd.DataFrame, *, heading: str = "Reading list", chosen: str | None = None
+    papers: pd.DataFrame,
+    topics: pd.DataFrame,
+    *,
+    heading: str = "Reading list",
+    chosen: str | None = None,
+    evidence: list[tuple[int, str]] | None = None,
 ) -> str:
     """A Markdown reading list: one section a topic (largest first, unassigned last), one bullet a
     paper with its title, a one-line summary and its link when the papers have a `url` column.
     `chosen` says how the papers were chosen (the search, filters or topic), under the heading.
+    `evidence` (one a paper: its rank in a search's list and why it is there): the papers in their
+    order, in one list, each with its rank, evidence and topic.
 
     Examples:
         >>> papers = pd.DataFrame({"title": ["OT at scale"], "abstract": ["We scale OT. Then more."],
@@ -156,6 +174,16 @@ def reading_list_markdown(
     lines = [f"# {markdown_text(heading)} ({count:,} paper{'s' if count != 1 else ''})", ""]
     if chosen:
         lines += [f"How it was chosen: {markdown_text(chosen)}", ""]
+    if evidence is not None:
+        lines += ["## Best matches first", ""]
+        for paper, (rank, why) in zip(papers.itertuples(index=False), evidence, strict=True):
+            topic = int(paper.topic_id)
+            name = "Unassigned" if topic == -1 else names.get(topic, f"Topic {topic}")
+            line = f"- #{rank:,} **{markdown_text(paper.title)}** ({markdown_text(why)}; {markdown_text(name)}): "
+            line += markdown_text(summary(paper.abstract))
+            url = safe_url(getattr(paper, "url", None))
+            lines.append(line + (f" [link]({url})" if url else ""))
+        return "\n".join([*lines, ""])
     sizes = papers["topic_id"].astype(int).value_counts()
     order = sorted(sizes.index, key=lambda t: (t == -1, -sizes[t], t))
     for topic in order:

@@ -27,7 +27,7 @@ import re
 import sqlite3
 import threading
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pipeline.text import and_list, shorten
 
@@ -69,6 +69,7 @@ class Term:
     text: str
     prefix: bool = False
     spaceless: bool = False  # a run of a script without spaces: matched as a substring
+    quoted: bool = field(default=False, compare=False)  # typed in quotes (a hyphenated word is a phrase too)
 
     def fts(self) -> str:
         """The term as an FTS5 string: quoted, so no character of it is an operator."""
@@ -107,6 +108,29 @@ class Query:
         parts = [" OR ".join(term.shown() for term in group) for group in self.groups]
         return " ".join([*parts, *("-" + term.shown() for term in self.excluded)])
 
+    @staticmethod
+    def _free(group: tuple[Term, ...]) -> bool:
+        """A group of one plain word: not quoted, joined by OR, a prefix or a substring."""
+        (term, *others) = group
+        return not others and not (term.prefix or term.spaceless or term.quoted)
+
+    @property
+    def free(self) -> tuple[Term, ...]:
+        """The plain words typed (what a search matches by meaning too), in the order typed."""
+        return tuple(group[0] for group in self.groups if self._free(group))
+
+    @property
+    def filters(self) -> Query:
+        """The query's operators alone: quoted phrases, OR, prefixes, substrings and exclusions, each
+        a paper must satisfy (empty when the query has none).
+
+        Examples:
+            >>> query = parse_query('draft-model "speculative decoding" -survey')
+            >>> [t.text for t in query.free], query.filters.shown()
+            (['draft-model'], '"speculative decoding" -survey')
+        """
+        return Query(tuple(g for g in self.groups if not self._free(g)), self.excluded)
+
     def kinds(self) -> tuple[str, ...]:
         """What kinds of term the query holds, for the Match column: word, phrase, prefix, substring."""
         kinds = []
@@ -124,12 +148,12 @@ class Query:
         return tuple(dict.fromkeys(kinds))
 
 
-def _piece_term(piece: str, prefix: bool) -> list[Term]:
+def _piece_term(piece: str, prefix: bool, quoted: bool = False) -> list[Term]:
     terms = [Term(run, spaceless=True) for run in SPACELESS_RUN.findall(piece)]
     rest = " ".join(SPACELESS_RUN.sub(" ", piece).split())
     if has_word_characters(rest):
         ends_spaceless = bool(SPACELESS_RUN.search(piece[-1:]))
-        terms.append(Term(rest, prefix=prefix and not ends_spaceless))
+        terms.append(Term(rest, prefix=prefix and not ends_spaceless, quoted=quoted))
     return terms
 
 
@@ -195,7 +219,7 @@ def parse_query(text: str) -> Query:
             left_out.append(typed)
             negating = False
             continue
-        terms = _piece_term(piece, prefix)
+        terms = _piece_term(piece, prefix, quoted=phrase is not None)
         if count + len(terms) > MAX_TERMS:
             notices.append(f"Only the first {MAX_TERMS} words and phrases of the search were used.")
             break

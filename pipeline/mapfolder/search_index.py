@@ -58,6 +58,7 @@ TITLE_WEIGHT = 4.0  # a word in the title counts as much for BM25 as four in the
 BATCH = 2_000  # papers inserted per statement batch
 RANK_ALL = 12_000  # hits ranked by BM25 over title and abstract; see `SearchIndex._ranked`
 _MARK_OPEN, _MARK_CLOSE = MARK_OPEN, MARK_CLOSE
+_NONE = np.zeros(0, dtype=np.int64)
 # Words are marked in a text's first 100,000 characters (an abstract is a few thousand): a hostile one
 # of a million, every word a hit, took a minute; past it the text is shown unmarked.
 HIGHLIGHT_CHARACTERS = 100_000
@@ -294,9 +295,10 @@ class SearchIndex:
     def close(self) -> None:
         self._connection.close()
 
-    def search(self, text: str) -> WordHits:
-        """Papers matching `text` (`pipeline.mapfolder.query.parse_query`), best first; never raises on what was typed."""
-        query = parse_query(text)
+    def search(self, text: str | Query) -> WordHits:
+        """Papers matching `text` (`pipeline.mapfolder.query.parse_query`, or a query parsed already),
+        best first; never raises on what was typed."""
+        query = text if isinstance(text, Query) else parse_query(text)
         if query.empty:
             return WordHits(np.arange(0, dtype=np.int64), query, query.notices)
         try:
@@ -306,6 +308,27 @@ class SearchIndex:
             notice = f"This search could not be run ({str(exc)[:80]}); try fewer or simpler words."
             return WordHits(np.arange(0, dtype=np.int64), query, (*query.notices, notice))
         return WordHits(rows, query, query.notices, exact=exact, labels=labels)
+
+    def word_papers(self, words: list[str], most: int) -> dict[str, np.ndarray | None]:
+        """For each word, the rows of the papers writing it in any of its forms; None for a word in more
+        than `most` papers (too common to say what a paper is about: not fetched)."""
+        with self._lock:
+            forms = {word: self.forms(word) for word in words}
+            every = sorted({f for spellings in forms.values() for f in spellings})
+            marks = ",".join("?" * len(every))
+            docs = dict(
+                self._connection.execute(f"SELECT term, doc FROM terms WHERE term IN ({marks})", every)
+            )
+            found: dict[str, np.ndarray | None] = {}
+            for word, spellings in forms.items():
+                count = sum(docs.get(f, 0) for f in spellings)  # papers writing any of them, or more
+                if count > most or not count:
+                    found[word] = None if count else _NONE
+                else:
+                    found[word] = self._plain(
+                        " OR ".join('"' + f.replace('"', '""') + '"' for f in spellings)
+                    )
+        return found
 
     # ------------------------------------------------------------ how one term is searched
     def forms(self, word: str) -> list[str]:

@@ -8,10 +8,9 @@ its papers (`pair_similarities`), stored at build time in the manifest (`similar
 computed from `embeddings.npy` at load for maps written before it (a 2,000-paper sample: 2 million
 pairs, a few tens of milliseconds).
 
-- Search by meaning lists the papers closer to the query than `CLOSE_PERCENTILE`% of the map's
-  pairs are to each other, all of them (paged), and says "closer than 99.5% of pairs on this map"; it
-  counts the papers beyond them that are still closer than `RELATED_PERCENTILE`% ("related"), and
-  when none passes even that floor it says nothing on the map is close.
+- Search lists the papers closer to the search than `CLOSE_PERCENTILE`% of the map's pairs are to
+  each other as "close in meaning" (with those writing its words, `app.search`), all of them (paged),
+  and when none is close and none writes its words it lists nothing and says so.
 - Placement claims a topic only for an abstract whose nearest paper of that topic is closer than
   `PLACEMENT_PERCENTILE`% of the map's pairs (the absolute floor) and as close as the topic's own
   papers are to their nearest fellow member (`pipeline.modelling.place.topic_profile`).
@@ -36,15 +35,14 @@ PAIR_SEED = 0
 LEVELS = tuple(
     [float(p) for p in range(0, 99)] + [round(99 + 0.1 * i, 1) for i in range(10)] + [99.95, 99.99, 100.0]
 )
-# Search by meaning: a paper is close to a query when closer to it than this share of the map's pairs
-# are to each other. On a 5,000-paper map of the shared corpus the 90th percentile passed about a
-# tenth of the map for any in-domain question (546 papers for the 6-D pose of objects from RGB-D
-# images, 7% of them on it); at the 99.5th a narrow question's close list is a few dozen papers at most,
-# mostly on its subject (benchmarks/MEANING_RESULTS.md, written by benchmarks/bench_meaning.py).
-CLOSE_PERCENTILE = 99.5
-# ... and related when closer than this share: off-topic queries (a recipe, the Roman empire) stay
-# below it on every map measured, in-domain ones pass it (benchmarks/FLOORS_RESULTS.md). Placement's
-# "at the edge" uses the same floor.
+# Search: a paper is close in meaning to a search when closer to it than this share of the map's pairs
+# are to each other. A search is shorter than an abstract and scores lower against every paper, so the
+# 99.5th, chosen for descriptions (benchmarks/MEANING_RESULTS.md), listed none of the papers on a
+# reader's question on a COLM map; on 32 hand-judged questions of two maps the 97th keeps precision
+# and lists nothing for off-domain questions (benchmarks/SEARCH_QUALITY.md, bench_search_quality.py).
+CLOSE_PERCENTILE = 97.0
+# Placement's "at the edge": a paper of the topic closer than this share (off-topic texts, a recipe or
+# the Roman empire, stay below it on every map measured: benchmarks/FLOORS_RESULTS.md).
 RELATED_PERCENTILE = 90.0
 # Placement: the nearest paper of a topic must be closer than this share of the map's pairs.
 PLACEMENT_PERCENTILE = 99.0

@@ -536,3 +536,52 @@ def apply_lineage(
     table["topic_id"] = table["topic_id"].map(lambda t: lineage.mapping[int(t)]).astype(np.int64)
     table["label"] = table["topic_id"].map(names)
     return remapped, table.sort_values("topic_id").reset_index(drop=True)
+
+
+def change_counts(table: pd.DataFrame) -> str:
+    """What became of the previous map's topics, each counted once so the terms add up to the previous
+    map, then the topics that are new: "5 grown, 6 split into 15, 3 merged into 1, 1 gone (of 15
+    topics); 2 new". A previous topic split (into pieces counted among this map's topics) or merged
+    (with others, into the topics counted) is counted there, not also as gone.
+
+    Examples:
+        >>> table = pd.DataFrame({"topic_id": [1, 7, 8, 4, 2, 3, 9],
+        ...     "status": ["split", "split", "split", "merged", "gone", "gone", "new"],
+        ...     "previous_topic_ids": [[1], [1], [1], [4, 2], [2], [3], []]})
+        >>> change_counts(table)
+        '1 split into 3, 2 merged into 1, 1 gone (of 4 topics); 1 new'
+    """
+    split: dict[int, int] = {}
+    merged: dict[int, set[int]] = {}
+    own: dict[int, str] = {}
+    new = 0
+    for row in table.itertuples(index=False):
+        previous = [int(t) for t in row.previous_topic_ids]
+        if row.status == "new":
+            new += 1
+        elif row.status == "split":
+            for t in previous:
+                split[t] = split.get(t, 0) + 1
+        elif row.status == "merged":
+            for t in previous:
+                merged.setdefault(t, set()).add(int(row.topic_id))
+        if row.status in ("kept", "grown", "shrunk", "gone"):
+            own[int(row.topic_id)] = row.status
+    fate: dict[str, list[int]] = {}
+    for topic in sorted(set(own) | set(split) | set(merged)):
+        kind = "split" if topic in split else "merged" if topic in merged else own[topic]
+        fate.setdefault(kind, []).append(topic)
+    parts = []
+    for kind in ("kept", "grown", "shrunk", "split", "merged", "gone"):
+        topics = fate.get(kind, [])
+        if not topics:
+            continue
+        if kind == "split":
+            parts.append(f"{len(topics):,} split into {sum(split[t] for t in topics):,}")
+        elif kind == "merged":
+            parts.append(f"{len(topics):,} merged into {len(set().union(*(merged[t] for t in topics))):,}")
+        else:
+            parts.append(f"{len(topics):,} {kind}")
+    before = sum(len(t) for t in fate.values())
+    said = ", ".join(parts) + f" (of {before:,} topic{'s' if before != 1 else ''})"
+    return said + (f"; {new:,} new" if new else "")

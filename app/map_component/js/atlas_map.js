@@ -209,6 +209,41 @@ export class AtlasMap {
       },
       { capture: true },
     );
+    // Touch screens: the hint says how to zoom there, and two fingers pinch to zoom (Plotly's charts
+    // pan with one finger but have no pinch of their own), about the point between the fingers.
+    if (!window.matchMedia || !window.matchMedia("(pointer: coarse)").matches) return;
+    hint.textContent = "Pinch to zoom · drag to pan · tap a point to open its paper";
+    hint.hidden = false;
+    this.hintTimer = setTimeout(() => (hint.hidden = true), 4000);
+    /** @type {{spread: number, x: number[], y: number[], fx: number, fy: number, chart: any}|null} */
+    let pinch = null;
+    let frame = 0;
+    const spread = (/** @type {TouchEvent} */ event) =>
+      Math.sqrt((event.touches[0].clientX - event.touches[1].clientX) ** 2 + (event.touches[0].clientY - event.touches[1].clientY) ** 2);
+    root.addEventListener("touchstart", (event) => {
+      const chart = /** @type {any} */ (root.querySelector(".atlas-map-graph"));
+      const area = chart && chart.querySelector(".nsewdrag");
+      if (event.touches.length !== 2 || !area || !chart._fullLayout) return;
+      event.preventDefault();
+      hint.hidden = true;
+      const box = area.getBoundingClientRect(), xa = chart._fullLayout.xaxis, ya = chart._fullLayout.yaxis;
+      const mx = (event.touches[0].clientX + event.touches[1].clientX) / 2 - box.left;
+      const my = (event.touches[0].clientY + event.touches[1].clientY) / 2 - box.top;
+      pinch = { spread: Math.max(1, spread(event)), x: xa.range.slice(), y: ya.range.slice(), fx: xa.p2l(mx), fy: ya.p2l(my), chart };
+    }, { passive: false });
+    root.addEventListener("touchmove", (event) => {
+      if (!pinch || event.touches.length !== 2) return;
+      event.preventDefault();
+      const held = pinch, k = held.spread / Math.max(1, spread(event)); // fingers apart: k < 1, zoom in
+      cancelAnimationFrame(frame);
+      frame = requestAnimationFrame(() => {
+        const scaled = (/** @type {number[]} */ r, /** @type {number} */ f) => [f + (r[0] - f) * k, f + (r[1] - f) * k];
+        window.Plotly.relayout(held.chart, { "xaxis.range": scaled(held.x, held.fx), "yaxis.range": scaled(held.y, held.fy) });
+      });
+    }, { passive: false });
+    root.addEventListener("touchend", (event) => {
+      if (event.touches.length < 2) pinch = null;
+    });
   }
 
   // Apply the newest view state, and any that arrives meanwhile, one at a time.

@@ -267,8 +267,14 @@ export class TopicPanel {
           /** @type {HTMLInputElement} */ (all.firstChild).indeterminate = some > 0 && some < ids.length;
           head.append(all);
         }
-        head.append(section.theme === null ? element("strong", "", section.name) : themeButton(section.theme, section.name, themes));
-        head.append(` · ${counted(section.size, "paper")}` + (filtered ? ` · ${number(held)} in view` : ""));
+        const name = section.theme === null ? element("strong", "", section.name) : themeButton(section.theme, section.name, themes);
+        if (section.colour) {
+          const swatch = element("span", "atlas-theme-swatch"); // the theme's colour, as in the key
+          swatch.style.background = section.colour;
+          name.prepend(swatch);
+        }
+        head.append(name);
+        head.append(element("span", "atlas-section-count", `· ${counted(section.size, "paper")}` + (filtered ? ` · ${number(held)} in view` : "")));
         group.appendChild(head);
       }
       const items = element("ul", "atlas-topic-list");
@@ -351,6 +357,18 @@ export class TopicPanel {
     if (held) { // the paper closed from within it: the focus on what the panel shows now
       const next = /** @type {HTMLElement|null} */ ((topic ? this.topicView : this.listView).querySelector("button"));
       if (next) next.focus();
+    }
+    // What a step opens is read from its top: the panel's own scroll back to its start, and where the
+    // panel sits under the map (a phone), the page brought to the panel's top when that is out of sight.
+    const opened = paper !== null ? `paper ${JSON.stringify(paper.title)}` : topic ? `topic ${topic.id}` : "list";
+    if (opened !== this.root.dataset.opened) {
+      const first = this.root.dataset.opened === undefined;
+      this.root.dataset.opened = opened;
+      if (opened !== "list") this.root.scrollTop = 0;
+      const top = this.root.getBoundingClientRect().top;
+      if (!first && window.innerWidth <= 800 && (top < 0 || top > 120)) {
+        this.root.scrollIntoView({ block: "start" });
+      }
     }
     if (LINK.map) LINK.map.focusTopic(topic);
     if (LINK.topic !== this.topic) {

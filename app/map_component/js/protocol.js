@@ -30,7 +30,6 @@
  * @property {ViewKeys} link_keys each setting of the view's key in the link (`app.state.SETTINGS`; the filters' the prefix)
  * @property {View} view_defaults each setting's default, left out of the link (`app.state.VIEW_DEFAULTS`)
  * @property {number} unassigned the topic id of the papers no topic holds
- * @property {number} not_close_shown the nearest papers a search by meaning shows where none is close
  */
 
 /** @typedef {{[K in keyof View]: string}} ViewKeys */
@@ -287,6 +286,7 @@
  * @property {string|null} name
  * @property {number} size
  * @property {number[]} topics
+ * @property {string|null} colour
  */
 
 /**

@@ -10,7 +10,6 @@ import { SHARED } from "./shared.js";
  * A view: the fields of `app.state.ViewState` (filters as [column, values] pairs, columns sorted).
  * @typedef {Object} View
  * @property {string} search
- * @property {string} search_kind
  * @property {number[]} topics
  * @property {boolean} show_unassigned
  * @property {[string, string[]][]} filters
@@ -57,7 +56,6 @@ export function linkParams(view) {
     if (value) pairs.push([key, value]);
   };
   add(keys.search, view.search);
-  add(keys.search_kind, view.search && view.search_kind !== defaults.search_kind && view.search_kind);
   add(keys.topics, view.topics.join(","));
   add(keys.show_unassigned, !view.show_unassigned && "hide");
   for (const [column, values] of view.filters) for (const value of values) pairs.push([keys.filters + column, value]);
@@ -83,13 +81,12 @@ export function linkParams(view) {
  */
 
 /**
- * What the view's search and selection hold, over the whole map: the server's answer to a search, the
- * papers holding the words, best first, or every paper by closeness in meaning, closest first, the
- * first `close` of them close (null: no such search); the papers inside the box or lasso, found by
- * place (js/sampling.js `rowsInOutline`; null: none drawn).
+ * What the view's search and selection hold, over the whole map: the server's answer to a search, its
+ * one list of the papers writing its words or close in meaning, best first (`app.search`; null: no
+ * search); the papers inside the box or lasso, found by place (js/sampling.js `rowsInOutline`; null:
+ * none drawn).
  * @typedef {Object} ViewHits
  * @property {number[]|null} words
- * @property {{order: number[], close: number}|null} meaning
  * @property {number[]|null} selected
  */
 
@@ -97,8 +94,7 @@ export function linkParams(view) {
  * named sets, as `app.view.current_view` finds it. The chosen topics (inside the chosen themes, on a
  * map with themes; the themes' topics where none is chosen; the unassigned only when chosen, or,
  * where none is, unless hidden), each filtered column's values, the papers added, then the search:
- * its word hits among them, or its close papers among them (none close: the nearest
- * `SHARED.not_close_shown`). And those of them inside the selection, in map order (what the papers
+ * its hits among them, in its order. And those of them inside the selection, in map order (what the papers
  * table lists and the topic list counts: `app.view.counted_in_view`; null: no selection).
  * @param {View} view @param {ViewTables} tables @param {ViewHits} hits
  * @returns {{rows: number[], selected: number[]|null}} */
@@ -132,11 +128,6 @@ function searched(view, tables, hits) {
     passes[i] = Number(topicIn(tables.topics[i]) && columns.every((c) => c.wanted.has(c.codes[i])) && (!added || Boolean(added[i])));
   }
   const search = view.search.trim() !== "";
-  if (search && view.search_kind === "meaning" && hits.meaning) {
-    const { order, close } = hits.meaning;
-    const near = order.slice(0, close).filter((i) => passes[i]);
-    return near.length ? near : order.filter((i) => passes[i]).slice(0, SHARED.not_close_shown);
-  }
   if (search && hits.words) return hits.words.filter((i) => passes[i]);
   const rows = [];
   for (let i = 0; i < n; i++) if (passes[i]) rows.push(i);
