@@ -83,32 +83,34 @@ def attempt(locator) -> None:
         pass  # gone or covered as the page followed the last step: the storm goes on
 
 
+def attempt_one(locator, rng, first: int | None = None) -> bool:
+    """Click one of `locator`'s elements (of its `first` ones) drawn at random, counted once (a storm's
+    page is redrawn under it); whether there was one."""
+    count = locator.count()
+    if first is not None:
+        count = min(count, first)
+    if count:
+        attempt(locator.nth(int(rng.integers(count))))
+    return count > 0
+
+
 def tick(page, rng) -> None:
-    ticks = page.locator(".atlas-panel-list .atlas-topic-list .atlas-topic-tick")
-    if ticks.count():
-        attempt(ticks.nth(int(rng.integers(ticks.count()))))
-    else:  # a topic is open: its "Only this topic"
-        attempt(page.locator(".atlas-panel-topic .atlas-only"))
+    if not attempt_one(page.locator(".atlas-panel-list .atlas-topic-list .atlas-topic-tick"), rng):
+        attempt(page.locator(".atlas-panel-topic .atlas-only"))  # a topic is open: its "Only this topic"
 
 
 def key_pick(page, rng) -> None:
-    entries = page.locator(".atlas-legend button")
-    if entries.count():
-        attempt(entries.nth(int(rng.integers(entries.count()))))
+    attempt_one(page.locator(".atlas-legend button"), rng)
 
 
 def value(page, rng) -> None:
     if not page.locator(".atlas-chip").count():
         attempt(page.locator(".atlas-facets-summary"))
-    chips = page.locator(".atlas-chip")
-    if chips.count():
-        attempt(chips.nth(int(rng.integers(chips.count()))))
+    attempt_one(page.locator(".atlas-chip"), rng)
 
 
 def open_topic(page, rng) -> None:
-    topics = page.locator(".atlas-panel-list .atlas-topic")
-    if topics.count():
-        attempt(topics.nth(int(rng.integers(topics.count()))))
+    attempt_one(page.locator(".atlas-panel-list .atlas-topic"), rng)
 
 
 def close(page, rng) -> None:
@@ -120,9 +122,7 @@ def close(page, rng) -> None:
 
 
 def open_paper(page, rng) -> None:
-    titles = page.locator(".atlas-table .atlas-row-title")
-    if titles.count():
-        attempt(titles.nth(int(rng.integers(min(titles.count(), 10)))))
+    attempt_one(page.locator(".atlas-table .atlas-row-title"), rng, first=10)
 
 
 def select(page, rng) -> None:
