@@ -7,6 +7,7 @@ import { showMapState, showPartState } from "./history.js";
 import { LINK, keepView } from "./links.js";
 import { TopicPanel } from "./panel.js";
 import { PapersTable } from "./table.js";
+import { answered, sentLink } from "./zoom.js";
 /** @import { PanelState, TableState, Trigger, ViewState } from "./protocol.js" */
 
 /** @param {{data: ViewState|PanelState|TableState, parentElement: HTMLElement, setTriggerValue: Trigger}} component */
@@ -22,8 +23,9 @@ export default function (component) {
     LINK.map = inst;
     if (LINK.panel) LINK.panel.show(); // a topic already open dims the new map
   }
-  inst.trigger = setTriggerValue;
+  inst.trigger = telling(setTriggerValue);
   inst.root.style.height = `${data.height}px`;
+  if (data.link !== undefined) answered(data.link);
   keepView("map", data);
   showMapState(inst, data);
   return () => {
@@ -48,8 +50,9 @@ function partEntry(kind, data, parentElement, setTriggerValue) {
   }
   if (part instanceof TopicPanel) LINK.panel = part;
   else if (part instanceof PapersTable) LINK.table = part;
-  part.trigger = setTriggerValue;
+  part.trigger = telling(setTriggerValue);
   if ("height" in data) part.root.style.height = `${data.height}px`;
+  if (data.link !== undefined) answered(data.link);
   keepView(kind, data);
   showPartState(part, data);
   const shown = part;
@@ -58,3 +61,11 @@ function partEntry(kind, data, parentElement, setTriggerValue) {
     PARTS.delete(parentElement);
   };
 }
+
+/** Streamlit's setTriggerValue, noting the link a step the browser drew is sent with (js/zoom.js,
+ * `sentLink`). @param {Trigger} setTriggerValue @returns {Trigger} */
+const telling = (setTriggerValue) => (name, value) => {
+  const query = /** @type {{query?: unknown}} */ (value).query;
+  if (typeof query === "string") sentLink(query);
+  setTriggerValue(name, value);
+};

@@ -72,7 +72,46 @@ export const HISTORY = {
   /** @type {string|null} */ search: null,
   watching: false,
   /** @type {(state: any, title: string, url?: string|URL|null) => void} */ push: (s, t, u) => window.history.pushState(s, t, u),
+  moves: 0, // Back and Forward steps taken on this page
+  /** @type {Map<string, number>} links sent with a step (`sentLink`), each with `moves` when sent */ sent: new Map(),
 };
+
+// A step the browser draws itself is written into the address bar by the browser and sent to the
+// server with its link (`query`); the server's run for it writes that link again (Streamlit's page
+// info: a pushState, or a replaceState while a Back or Forward of Streamlit's is under way). Where the
+// reader went Back or Forward after the step was sent, that write comes from a run for an entry the
+// reader has left and would put its link over the entry the reader is on, whose own run then draws the
+// page: the address bar would say one view and the page show another. So such a write is dropped
+// (`staleWrite`); each link sent is awaited once, until the server's write of it or a part's state
+// for it (js/entry.js, `answered`).
+/** A query string as a key: its parameters but the zoom and the map's name, sorted. @param {string} query */
+const sentKey = (query) => {
+  const params = new URLSearchParams(query);
+  params.delete(SHARED.zoom_key);
+  params.delete("map");
+  params.sort();
+  return params.toString();
+};
+
+/** The link a step the browser drew is sent to the server with. @param {string} query */
+export function sentLink(query) {
+  HISTORY.sent.delete(sentKey(query));
+  HISTORY.sent.set(sentKey(query), HISTORY.moves);
+  if (HISTORY.sent.size > 20) HISTORY.sent.delete(/** @type {string} */ (HISTORY.sent.keys().next().value));
+}
+
+/** The server's answer for the link `link` arrived (a part's state for it). @param {string} link */
+export const answered = (link) => HISTORY.sent.delete(sentKey(link));
+
+/** Whether a write of the address bar to `url` is the server's write of a link sent before the reader
+ * went Back or Forward to another entry (dropped: see above). @param {string|URL|null|undefined} url */
+function staleWrite(url) {
+  if (url === null || url === undefined) return false;
+  const key = sentKey(new URL(String(url), window.location.href).search), moves = HISTORY.sent.get(key);
+  if (moves === undefined) return false;
+  HISTORY.sent.delete(key);
+  return moves < HISTORY.moves && key !== sentKey(window.location.search);
+}
 
 export function wrapHistory() {
   if (window.history.atlasWrapped) return;
@@ -86,9 +125,12 @@ export function wrapHistory() {
       HISTORY.search = window.location.search;
     };
     if (name === "pushState") HISTORY.push = unwrapped;
-    window.history[name] = (/** @type {any} */ state, /** @type {string} */ title, /** @type {string|URL|null|undefined} */ url) => unwrapped(state, title, withZoom(url));
+    window.history[name] = (/** @type {any} */ state, /** @type {string} */ title, /** @type {string|URL|null|undefined} */ url) => {
+      if (!staleWrite(url)) unwrapped(state, title, withZoom(url));
+    };
   }
   window.addEventListener("popstate", () => {
+    HISTORY.moves += 1;
     const inst = ZOOM.inst;
     if (inst && inst.plotted) restoreZoom(inst, parseZoom(window.location.search));
   });
