@@ -1323,3 +1323,30 @@ def test_a_box_drawn_over_a_search_a_filter_or_an_opened_topic_reads_as_its_link
     shown = picked_in_the_browser(page, received, lambda: drag_box(page, box), "q.has('select')")
     assert shown != before and page.get_by_text("you selected on the map", exact=False).count()
     assert same_link_afresh(browser, page) == shown
+
+
+def test_reset_view_after_a_theme_a_value_and_ticks_drawn_by_the_browser_shows_the_whole_map(page, keyed_app):
+    """Issue 66: "theme, year and topics set, then Reset: the same 19 papers". A theme picked in the key,
+    a venue pressed and a topic ticked in the list (each drawn by the browser), then the sidebar's
+    Reset view: the whole map again, in the header, the table, the list's ticks and the link."""
+    app, atlas = keyed_app
+    theme = int(atlas.topics["theme_id"].iloc[0])
+    topic = int(atlas.topics.loc[atlas.topics["theme_id"] == theme, "topic_id"].iloc[0])
+    name = str(atlas.themes.loc[atlas.themes["theme_id"] == theme, "label"].iloc[0])
+    with_values_open(page, app.url)
+    page.locator(".atlas-legend button", has_text=name).click()
+    page.wait_for_function("() => new URLSearchParams(location.search).has('theme')", timeout=30_000)
+    idle(page)
+    value(page, "venue", "ICML").click()
+    page.wait_for_function("() => new URLSearchParams(location.search).has('f.venue')", timeout=30_000)
+    idle(page)
+    tick(page, topic).click()
+    page.wait_for_function("() => new URLSearchParams(location.search).has('topics')", timeout=30_000)
+    idle(page)
+    assert papers_heading(page) != f"Papers · {len(atlas.papers)}"
+    page.locator("[data-testid='stSidebar']").get_by_role("button", name="Reset view").click()
+    page.wait_for_function("() => location.search === ''", timeout=30_000)
+    wait_for_heading(page, f"Papers · {len(atlas.papers)}")
+    idle(page)
+    assert page.evaluate(SHOWN)["ticked"] == []
+    assert page.locator(".atlas-topic-tick:checked").count() == 0
