@@ -322,3 +322,25 @@ def test_two_builds_at_once_into_one_folder_leave_one_valid_map(seed_map, tmp_pa
     atlas = read_map(out)
     assert len(atlas.papers) == 57
     assert sorted(p.name for p in tmp_path.iterdir()) == [".map.lock", "map"]
+
+
+def test_a_link_planted_as_a_set_aside_map_is_never_put_back_at_out(tmp_path):
+    """A killed build's `.<name>.old-<pid>` is put back at `out`; a symlink planted under that name
+    (a shared maps/ folder) must not be: `out` would then name another folder, and the next writer
+    would write into it."""
+    from pipeline.mapfolder.lock import recover
+    from pipeline.mapfolder.store import write_map
+    from tests.helpers import hostile_map
+
+    other = tmp_path / "someone-else"
+    write_map(other, hostile_map())
+    before = hashes(other)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    planted = tmp_path / f".map.old-{int(dead.stdout)}"
+    planted.symlink_to(other, target_is_directory=True)
+    out = tmp_path / "map"
+    assert recover(out) == []
+    assert not out.exists() and not out.is_symlink()
+    assert hashes(other) == before

@@ -191,12 +191,18 @@ def recover(out: Path) -> list[str]:
     """Undo what a killed build left next to `out`; call with the lock held. Returns notices.
 
     A build killed between the two renames of a swap leaves the previous map in `.<name>.old-<pid>`
-    and nothing at `out`: it is put back. Staging and backup folders of dead builds are removed;
+    and nothing at `out`: it is put back (only a real folder, never a link planted under that name). Staging and backup folders of dead builds are removed;
     a live process's are left alone.
     """
     out = map_path(out)
     notes = []
-    backups = [p for p in leftovers(out, "old") if not _pid_alive(_owner_pid(p.name) or os.getpid())]
+    # Only a real folder a build set aside is put back: a link planted under that name would make
+    # `out` name whatever it points at (the next writer would then write there).
+    backups = [
+        p
+        for p in leftovers(out, "old")
+        if p.is_dir() and not p.is_symlink() and not _pid_alive(_owner_pid(p.name) or os.getpid())
+    ]
     if not out.exists() and backups:
         latest = max(backups, key=lambda p: p.stat().st_mtime)
         os.replace(latest, out)
