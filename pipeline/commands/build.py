@@ -1019,18 +1019,20 @@ def written_shares(fit: SampleFit, documents: list[str], themes: pd.DataFrame) -
     fitted = np.asarray([documents[i] for i in rows], dtype=object)
     acronyms = fit.topics.phrases.acronyms if fit.topics.phrases is not None else {}
 
-    def share(name: str, topic_ids) -> float:
-        used = np.concatenate([uses_name(name, fitted[labels == t].tolist(), acronyms) for t in topic_ids])
-        return round(float(used.mean()), 4) if len(used) else 0.0
+    def used(name: str, topic_ids) -> list[np.ndarray]:  # per member topic, its papers writing `name`
+        return [uses_name(name, fitted[labels == t].tolist(), acronyms) for t in topic_ids]
+
+    def share(parts: list[np.ndarray]) -> float:
+        both = np.concatenate(parts) if parts else np.zeros(0, bool)
+        return round(float(both.mean()), 4) if len(both) else 0.0
 
     table = fit.topics.table
-    table["name_share"] = [share(str(n), [int(t)]) for n, t in zip(table["label"], table["topic_id"])]
+    table["name_share"] = [share(used(str(n), [int(t)])) for n, t in zip(table["label"], table["topic_id"])]
+    # A theme's name is checked on each member's papers once: its share of them all, and its weakest member's.
+    members = [used(str(n), [int(t) for t in ids]) for n, ids in zip(themes["label"], themes["topic_ids"])]
     return themes.assign(
-        name_written=[share(str(n), list(ids)) for n, ids in zip(themes["label"], themes["topic_ids"])],
-        name_share=[
-            min((share(str(n), [int(t)]) for t in ids), default=0.0)
-            for n, ids in zip(themes["label"], themes["topic_ids"])
-        ],
+        name_written=[share(parts) for parts in members],
+        name_share=[min((share([p]) for p in parts), default=0.0) for parts in members],
     )
 
 
