@@ -258,16 +258,12 @@ def fused_search(
     rest = np.flatnonzero((some | close) & ~every)
     rows = np.concatenate([hits.rows, rest[np.lexsort((rest, -similarity[rest], -score[rest]))]])
     percentile = np.asarray(pairs.percentile(similarity[rows].astype(np.float64)), dtype=np.float64)
-    some_rows = rows[some[rows]]  # the words each paper listed for several of them writes
-    writing = {}
+    holds = {}  # per word, the papers writing it
     for word, papers in held.items():
-        holds = np.zeros(n, dtype=bool)
-        holds[papers] = True
-        writing[word] = set(some_rows[holds[some_rows]].tolist())
-    listed_some = set(some_rows.tolist())
-    written = tuple(
-        ", ".join(w for w, rows_ in writing.items() if row in rows_) if row in listed_some else ""
-        for row in rows.tolist()
+        holds[word] = np.zeros(n, dtype=bool)
+        holds[word][papers] = True
+    written = tuple(  # the words each paper listed for several of them writes
+        ", ".join(w for w, mask in holds.items() if mask[row]) if some[row] else "" for row in rows.tolist()
     )
     said: dict[tuple[bool, str, bool], str] = {}  # one label a kind of evidence, not a paper
     labels = tuple(
