@@ -547,7 +547,7 @@ def _checked_text(table: pd.DataFrame, path: Path, where: list[str | None]) -> p
             table[name] = column = column.astype(object).where(column.notna(), None)
         if column.dtype == object or pd.api.types.is_string_dtype(column):
             for row, value in enumerate(column):
-                if isinstance(value, (str, list, dict)):
+                if isinstance(value, (list, dict)) or (isinstance(value, str) and not value.isascii()):
                     _refuse_surrogates({name: value}, f"{path}: {where[row] or f'paper {row + 1}'}")
     return table
 
