@@ -388,20 +388,19 @@ class ClickEvent(TypedDict):
 
 
 class SelectEvent(TypedDict, total=False):
-    """A box or lasso selection (shape = None when cleared); `query` and `rows`: the query string the
-    browser wrote and how many papers the shape holds, where it showed the selection (or the view
-    without it) itself (js/select.js)."""
+    """A box or lasso selection (shape = None when cleared); `query`: the query string the browser
+    wrote, where it showed the selection (or the view without it) itself (js/select.js): the step is
+    that link (`app.session.follow_step`)."""
 
     shape: Required[Outline | None]
     query: str
-    rows: int
     map: Required[str]
 
 
 class LegendEvent(TypedDict, total=False):
     """The reader clicked an entry of the key (a theme's id, or a position in the colour column's values),
     or "Show all" (None); `query`: the query string the browser wrote, where it showed the entry itself
-    (`app.state.key_in_browser`)."""
+    (js/legend.js): the step is that link (`app.session.follow_step`)."""
 
     theme: int | None
     value: int | None

@@ -327,13 +327,11 @@
  */
 
 /**
- * A box or lasso selection (shape = null when cleared); `query`, `rows`: the query string the browser
- * wrote and how many papers the shape holds, where it showed the selection (or the view without it)
- * itself (js/select.js).
+ * A box or lasso selection (shape = null when cleared); `query`: the query string the browser wrote,
+ * where it showed the selection (or the view without it) itself (js/select.js): the step is that link.
  * @typedef {Object} SelectEvent
  * @property {Outline|null} shape
  * @property {string} [query]
- * @property {number} [rows]
  * @property {string} map
  */
 

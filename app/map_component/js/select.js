@@ -66,10 +66,9 @@ function maskText(mask) {
 /** A box or lasso the reader drew (`outline`), shown by the browser where the map, the topic panel
  * and the papers table all show the view the server drew last for the address bar's link, with WebGL,
  * no entry of the key picked and no script run under way. The link is written with the shape (a new
- * history entry); the server is told in the task before the parts draw it, with that link and how many
- * papers the shape holds, which it checks (app/session.py `on_map_select`: it draws the parts itself
- * where they differ); the three parts' states for the view are made from their last ones, kept for
- * Back and Forward, and shown. Whether it was (else the server is the one to tell).
+ * history entry); the server is told in the task before the parts draw it, with that link, which it
+ * follows (app/session.py `follow_step`); the three parts' states for the view are made from their
+ * last ones, kept for Back and Forward, and shown. Whether it was (else the server is the one to tell).
  * @param {AtlasMap} inst @param {Outline} outline */
 export function selectInBrowser(inst, outline) {
   const { map, panel, table } = VIEWS.last, listed = LINK.panel, papers = LINK.table;
@@ -88,7 +87,7 @@ export function selectInBrowser(inst, outline) {
   }
   const query = queryWith(SHARED.select_key, text), link = linkKey(query);
   pushQuery(query);
-  inst.trigger("select", { shape: outline, query, rows: rows.length, map: inst.pointsUrl });
+  inst.trigger("select", { shape: outline, query, map: inst.pointsUrl });
   /** @type {KeptView} */
   const states = {
     map: { ...map, selection: drawn, link },
@@ -103,8 +102,8 @@ export function selectInBrowser(inst, outline) {
 /** The selection dropped (`how`: "clear", the papers table's "Clear selection"; "select", the map's
  * own deselection), shown by the browser where it keeps the view without it (`keptView`: the view
  * before the box, most often) and no script run is under way: the link written without `select=` (a
- * new history entry), the server told with it (which checks it: app/session.py `on_table_clear`,
- * `on_map_select`), the kept view shown. Whether it was (else the server is the one to tell).
+ * new history entry), the server told with it (which follows it: app/session.py `follow_step`), the
+ * kept view shown. Whether it was (else the server is the one to tell).
  * @param {"clear"|"select"} how @param {Trigger} trigger */
 export function clearInBrowser(how, trigger) {
   const inst = LINK.map, map = VIEWS.last.map;
