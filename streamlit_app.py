@@ -78,7 +78,6 @@ def side_panel(
         state,
         rising=rising,
         filtered=filtered,
-        values_in_browser=session.values_in_browser_now(),
         files_sent=session.files_sent(),
         sent_before_map=sent_before_map,
         on_topic=partial(session.on_panel_topic, data, url),

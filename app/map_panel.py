@@ -64,7 +64,6 @@ def map_panel(
         themes=state.themes,
         values=state.filter_dict().get(state.colour, ()) if state.colour else (),
         selection=state.selection,
-        key_in_browser=session.key_in_browser_now(data, topic_in_panel),
         # Topics ticked over the view's Topics filter narrow the view without it, in the browser.
         unticked=(
             current_view(data, map_key, replace(state, topics=())).in_view

@@ -32,16 +32,14 @@ from app.state import (
     LinkSetting,
     ViewState,
     Vocabulary,
-    key_in_browser,
     normalise_params,
     parse_map,
     parse_selection,
     parse_view,
     ticks_in_browser,
     to_params,
-    values_in_browser,
 )
-from app.themes import topics_in_themes, usable_themes
+from app.themes import topics_in_themes
 
 FACET_PREFIX = SESSION_KEY["filters"]
 # The map and the view.
@@ -435,7 +433,7 @@ def on_map_select(data: MapData, points_url: str, vocabulary: Callable[[], Vocab
         return
     shape = value.get("shape")
     st.session_state[SESSION_KEY["selection"]] = selection_text(shape) if isinstance(shape, dict) else ""
-    follow_step(data, vocabulary, value.get("query"), _parts_the_browser_draws())
+    follow_step(data, vocabulary, value.get("query"))
     rerun_changed()
 
 
@@ -462,7 +460,7 @@ def on_table_clear(data: MapData, points_url: str, vocabulary: Callable[[], Voca
     value = map_event("clear", TABLE_KEY)
     if value and value.get("map") == points_url:
         _clear_selection()
-        follow_step(data, vocabulary, value.get("query"), _parts_the_browser_draws())
+        follow_step(data, vocabulary, value.get("query"))
         rerun_changed()
 
 
@@ -563,20 +561,19 @@ def on_map_history(data: MapData, points_url: str, vocabulary: Callable[[], Voca
     rerun_changed()
 
 
-def follow_step(
-    data: MapData, vocabulary: Callable[[], Vocabulary], query: object, parts: tuple[str, ...]
-) -> None:
+def follow_step(data: MapData, vocabulary: Callable[[], Vocabulary], query: object) -> None:
     """A step the browser drew itself comes with the link it wrote (`query`; none: the server's step,
     drawn here): the view is that link's, read as any link is (`parse_view`; what it ignores was
-    said when the address bar got it), and the parts the browser drew count as drawn. The browser
-    alone decides which steps it draws (js/legend.js, js/select.js, js/panel.js)."""
+    said when the address bar got it), and the parts the browser drew count as drawn
+    (`_parts_the_browser_draws`). The browser alone decides which steps it draws (js/view.js
+    `keyInBrowser`, `valuesInBrowser`; js/legend.js, js/select.js, js/panel.js)."""
     if not _is_query(query):
         return
     state, _ = parse_view(_without_zoom(_query_params(query)), vocabulary())
-    _put_state(state, data)
     if PANEL_TOPIC in st.session_state:  # the panel keeps its topic open, or closed it with the step
         st.session_state[PANEL_TOPIC] = state.topic
-    _drawn_in_browser(query, parts)
+    _put_state(state, data)
+    _drawn_in_browser(query, _parts_the_browser_draws())
 
 
 def _drawn_in_browser(query: str, parts: tuple[str, ...]) -> None:
@@ -591,27 +588,12 @@ def _drawn_in_browser(query: str, parts: tuple[str, ...]) -> None:
     _keep_query(query)
 
 
-def _state_in_browser(topic_in_panel: bool) -> ViewState:
-    """The view state as the browser's steps see it: without the opened topic where the topic panel
-    shows it (`topic_in_panel`: the panel opens and closes topics without the map's part)."""
-    state = current_state()
-    return replace(state, topic=None) if topic_in_panel else state
-
-
 def ticks_in_browser_now(topic_in_panel: bool = False) -> bool:
-    """Whether the browser would show topics ticked over the view's Topics filter now (`app.state.ticks_in_browser`):
-    the map is sent the view without that filter (`unticked`) only then."""
-    return ticks_in_browser(_state_in_browser(topic_in_panel))
-
-
-def key_in_browser_now(data: MapData, topic_in_panel: bool = False) -> bool:
-    """Whether the browser would show an entry picked in the map's key now (`app.state.key_in_browser`):
-    the map is told so. It is told it without the opened topic where the topic panel shows it (`topic_in_panel`):
-    the panel opens and closes topics without the map's part, and a pick keeps such a topic open in
-    its theme or closes it with the same step (js/legend.js), as the server does when the pick comes."""
-    return key_in_browser(
-        _state_in_browser(topic_in_panel), usable_themes(data.topics, data.themes) is not None
-    )
+    """Whether the browser would show topics ticked over the view's Topics filter now (`app.state.ticks_in_browser`),
+    the opened topic aside where the topic panel shows it (`topic_in_panel`): the map is sent the view
+    without that filter (`unticked`) only then."""
+    state = current_state()
+    return ticks_in_browser(replace(state, topic=None) if topic_in_panel else state)
 
 
 def on_panel_only(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary]) -> None:
@@ -624,14 +606,8 @@ def on_panel_only(data: MapData, points_url: str, vocabulary: Callable[[], Vocab
     if not isinstance(topics, list) or not all(type(t) is int and t in ids for t in topics):
         return
     _only_these_topics(list(dict.fromkeys(topics)), data.topic_themes())
-    follow_step(data, vocabulary, value.get("query"), ("map", "results"))
+    follow_step(data, vocabulary, value.get("query"))
     rerun_changed()
-
-
-def values_in_browser_now() -> bool:
-    """Whether the browser would show values toggled in the topic list now (`app.state.values_in_browser`),
-    a topic the panel shows aside (the list, where they are toggled, shows none)."""
-    return values_in_browser(_state_in_browser(panel_holds_topic(current_state())))
 
 
 def on_panel_values(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary]) -> None:
@@ -646,7 +622,7 @@ def on_panel_values(data: MapData, points_url: str, vocabulary: Callable[[], Voc
     if not isinstance(codes, list) or not all(type(c) is int and 0 <= c < len(options) for c in codes):
         return
     st.session_state[filter_key(column)] = [options[c] for c in dict.fromkeys(codes)]
-    follow_step(data, vocabulary, value.get("query"), ("map", "results"))
+    follow_step(data, vocabulary, value.get("query"))
     rerun_changed()
 
 
@@ -692,7 +668,7 @@ def on_legend_pick(data: MapData, points_url: str, vocabulary: Callable[[], Voca
         topic = st.session_state.get(SESSION_KEY["topic"])
         if topic is not None and data.topic_themes().get(topic) != chosen:
             st.session_state[SESSION_KEY["topic"]] = None  # an opened topic outside it would show nothing
-    follow_step(data, vocabulary, value.get("query"), ("map", "results"))
+    follow_step(data, vocabulary, value.get("query"))
     rerun_changed()  # the header, the downloads and the sidebar's filter follow (the map and table too, from the server)
 
 

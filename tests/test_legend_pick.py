@@ -48,7 +48,10 @@ def reruns(monkeypatch) -> list[list[str]]:
 
 
 def drawn(parts: list[str]) -> None:
-    """The parts a step reran (or the whole page), drawn: the sidebar's with the parts inside it."""
+    """The parts a step reran (or the whole page), drawn: the sidebar's with the parts inside it; the
+    map's with the topic panel beside it (no editing), showing the opened topic."""
+    if "map" in parts:
+        session.panel_shown(session.current_state().topic, shown=True)
     for part in parts + (list(session.INSIDE_SIDEBAR) if "sidebar" in parts else []):
         session.part_shown(part)
 
@@ -284,3 +287,12 @@ def test_a_step_without_a_link_is_the_server_s(data, reruns):
     values(data, "year", [1])
     assert st.session_state[session.filter_key("year")] == ["2024"] and "map" in reruns[-1]
     assert session.key_picks() == 0
+
+
+def test_where_editing_is_on_a_step_the_browser_drew_reruns_the_map_s_part(data, reruns):
+    """No topic panel holds the opened topic where editing is on (its edit forms, in the map's part,
+    follow the topic): a step the browser drew counts only the table as drawn, the map's part reruns."""
+    st.session_state[session.PARTS_SHOWN] = dict(session.part_keys())
+    click(data, theme=1, query="theme=1")
+    assert st.session_state[THEMES] == [1] and session.key_picks() == 1
+    assert "map" in reruns[-1] and "results" not in reruns[-1]

@@ -188,7 +188,7 @@ def test_the_panel_s_state_and_summary_are_what_the_protocol_says(data):
     for mask, topic in ((np.ones(data.n, dtype=bool), None), (np.arange(data.n) % 3 == 0, 1)):
         state = payload.panel_state(
             data, mask, summary_url="s", points_url="p", plotly_url="q", topic=topic, sort="size", themes=(0,),
-            topics=(1, -1), filters={"year": ("2024",)}, values_in_browser=True, filtered=not mask.all(), height=600,
+            topics=(1, -1), filters={"year": ("2024",)}, filtered=not mask.all(), height=600,
         )  # fmt: skip
         assert conforms(state, payload.PanelState) and set(state) == required_keys(payload.PanelState)
     summary = topic_summary(data, rising_scores(data.papers))

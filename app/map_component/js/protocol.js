@@ -102,7 +102,6 @@
  * @property {number[]} neighbours
  * @property {string} colour
  * @property {KeyEntry[]} legend
- * @property {boolean} key_in_browser
  * @property {Unticked|null} unticked
  * @property {number} key_picks
  * @property {number} clear
@@ -139,7 +138,6 @@
  * @property {number[]} themes
  * @property {number[]} topics
  * @property {PanelFacet[]} facets
- * @property {boolean} values_in_browser
  * @property {boolean} filtered
  * @property {number} key_picks
  * @property {number} height
