@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache, lru_cache
 
@@ -31,7 +31,7 @@ _NAME_PARTS = re.compile(r"\s*(?:&|,|;)\s*")
 # Between two words of a name a paper may write punctuation, a hyphen or these small words
 # ("learning of dynamics", "vision-language"), nothing else: "learning ... theory" far apart is not
 # "Learning theory".
-_BETWEEN = r"(?:[\W_]+(?:and|of|for|in|with|the|a|an|to|on|from|by)\b)*[\W_]+"
+_SMALL = frozenset(("and", "of", "for", "in", "with", "the", "a", "an", "to", "on", "from", "by"))
 
 
 def _stem(word: str) -> str:
@@ -58,16 +58,6 @@ def vocabulary_forms() -> dict[str, tuple[str, ...]]:
     from pipeline.naming.areas import read_areas
 
     return {part_key(a.name): a.forms for a in read_areas()}
-
-
-@cache
-def _form_pattern(form: str) -> re.Pattern:
-    """A form as a pattern: an acronym ("RL", "LLMs") as a whole word in its capitals; words in order,
-    each as a word start, with only punctuation or small words between them."""
-    if " " not in form and sum(c.isupper() for c in form) >= 2:
-        return re.compile(rf"\b{re.escape(form)}s?\b")
-    words = _words(form) or re.findall(r"[^\W_]+", form.lower())
-    return re.compile(r"\b" + _BETWEEN.join(rf"{re.escape(_stem(w))}\w*" for w in words), re.I)
 
 
 def name_support(name: str, documents: list[str], acronyms: dict[str, str] | None = None) -> float:
@@ -160,10 +150,8 @@ def written_index(documents: list[str]) -> Iterator[WrittenIndex]:
         _ACTIVE.pop()
 
 
-# Between two words of a name ("learning of dynamics"): `_BETWEEN`'s small words.
-_SMALL = frozenset(("and", "of", "for", "in", "with", "the", "a", "an", "to", "on", "from", "by"))
 _SPLIT = re.compile(r"([^\W_]+)")  # words and what separates them, alternating
-_RUN = re.compile(r"\w+")  # a word as `\b` bounds it (with its underscores)
+_WORD = re.compile(r"[^\W_]+")
 _ACRONYM_CAPITALS = re.compile(r"[A-Za-z]*[A-Z][A-Za-z]*[A-Z]")
 
 try:  # the letters a case-blind regular expression takes for one another (σ and ς, s and ſ)
@@ -197,7 +185,7 @@ class _Ids(dict):
 
 class WrittenIndex:
     """The words of a list of papers, read once: every word's position (words in the order written,
-    paper after paper), what separates it from its neighbours, and each paper's words in capitals.
+    paper after paper) and what separates it from its neighbours.
     `writes(name)` says which papers write a name from it alone, the same as reading them."""
 
     def __init__(self, documents: list[str]) -> None:
@@ -205,7 +193,6 @@ class WrittenIndex:
         self.row_of: dict[str, int] = {}
         words, separators = _Ids(), _Ids()
         word_ids, before, after, counts = array("i"), array("i"), array("i"), array("q")
-        self.capitals: dict[str, list[int]] = {}  # a word with a capital (as `\b` bounds it) -> its papers
         for row, doc in enumerate(documents):
             self.row_of.setdefault(doc, row)
             pieces = _SPLIT.split(doc)  # separator, word, separator, ..., word, separator
@@ -214,15 +201,14 @@ class WrittenIndex:
             before.extend(seps[:-1])
             after.extend(seps[1:])
             counts.append(len(seps) - 1)
-            for run in {r for r in _RUN.findall(doc) if not r.islower()}:
-                self.capitals.setdefault(run, []).append(row)
         # Words in order of their case-blind forms: the words a stem begins are one range of ids.
+        self.words = list(words)  # as written
         folded = [fold(w) for w in words]
         self.vocabulary = sorted(set(folded))
         rank = {w: i for i, w in enumerate(self.vocabulary)}
         to_rank = np.array([rank[w] for w in folded], dtype=np.int32)
         small = np.array([w in _SMALL for w in folded] or [False], dtype=bool)
-        ids = np.frombuffer(word_ids, dtype=np.int32)
+        self.raw = ids = np.frombuffer(word_ids, dtype=np.int32)
         self.ids = to_rank[ids] if len(ids) else np.zeros(0, np.int32)
         self.starts = np.concatenate([[0], np.cumsum(np.frombuffer(counts, dtype=np.int64))])
         self.last = last = np.zeros(len(ids), dtype=bool)  # a paper's last word
@@ -234,6 +220,7 @@ class WrittenIndex:
         before_ids, after_ids = np.frombuffer(before, dtype=np.int32), np.frombuffer(after, dtype=np.int32)
         # A name's first word starts at a word boundary: not right after an underscore.
         self.may_start = ~ends_underscore[before_ids]
+        self.may_end = ~starts_underscore[after_ids] | last  # and a whole word ends at one
         # A word's `\w*` runs on over underscores into the next word.
         self.runs_on = underscores[after_ids] & ~last
         # A small word between two of a name's words ("learning of dynamics"), ending at a boundary.
@@ -242,7 +229,8 @@ class WrittenIndex:
         self.first = np.searchsorted(self.ids[self.order], np.arange(len(self.vocabulary) + 1))
         self._documents = documents
         self._written: dict[tuple, np.ndarray] = {}
-        self._capitals_by_fold: dict[str, list[str]] | None = None
+        self._forms: dict[tuple[str, int], list[tuple[str, str]]] = {}
+        self._acronym_dicts: dict[int, dict | None] = {}  # kept alive while their ids are keys
 
     def rows(self, documents: list[str]) -> np.ndarray | None:
         """Each document's row in the index; None when one is not in it."""
@@ -254,8 +242,12 @@ class WrittenIndex:
     def writes(self, name: str, acronyms: dict[str, str] | None = None) -> np.ndarray:
         """Per paper, whether it writes the name (`uses_name`)."""
         used = np.zeros(self.size, dtype=bool)
+        # The map's acronyms are one dict per build, never changed: its parts' forms are kept by its id.
+        self._acronym_dicts[id(acronyms)] = acronyms
         for part in _NAME_PARTS.split(name):
-            for form in part_forms(part, acronyms):
+            if (part, id(acronyms)) not in self._forms:
+                self._forms[part, id(acronyms)] = part_forms(part, acronyms)
+            for form in self._forms[part, id(acronyms)]:
                 if form not in self._written:
                     self._written[form] = self._papers_writing(*form)
                 used |= self._written[form]
@@ -266,28 +258,36 @@ class WrittenIndex:
         if kind == "words":
             words = _words(form) or re.findall(r"[^\W_]+", form.lower())
             used[self._papers_with_words([fold(_stem(w)) for w in words])] = True
-        elif kind == "acronym":
-            folded = self._capitals_folded()
-            written = folded.get(fold(form), []) + [
-                r for r in folded.get(fold(form) + "s", []) if r.endswith("s")
-            ]
-            for run in written:
-                if _ACRONYM_CAPITALS.match(run):
-                    used[self.capitals[run]] = True
-        elif _RUN.fullmatch(form):  # a literal word: the word as `\b` bounds it, or with an "s"
-            for run in (form, form + "s"):
-                used[self.capitals.get(run, [])] = True
+        elif kind == "acronym":  # in any case but with two capitals, an "s" allowed ("OT", "SNNs")
+            key = fold(form)
+            used[
+                self._whole_words(
+                    key,
+                    lambda w: (
+                        (fold(w) == key or (w[-1] == "s" and fold(w[:-1]) == key))
+                        and bool(_ACRONYM_CAPITALS.match(w))
+                    ),
+                )
+            ] = True
+        elif _WORD.fullmatch(form):  # a literal word: as written, or with an "s"
+            used[self._whole_words(fold(form), lambda w: w in (form, form + "s"))] = True
         else:  # a literal with a hyphen ("re-ID", "LLM-as-a-judge"): four of the vocabulary's forms
             pattern = re.compile(rf"\b{re.escape(form)}s?\b")
             used[[i for i, doc in enumerate(self._documents) if pattern.search(doc)]] = True
         return used
 
-    def _capitals_folded(self) -> dict[str, list[str]]:
-        if self._capitals_by_fold is None:
-            self._capitals_by_fold = {}
-            for run in self.capitals:
-                self._capitals_by_fold.setdefault(fold(run), []).append(run)
-        return self._capitals_by_fold
+    def _whole_words(self, key: str, written: Callable[[str], bool]) -> np.ndarray:
+        """The rows (repeated) of the papers that write a whole word (`\\b` on both sides) whose
+        case-blind form is `key` or `key` + "s" and which, as written, `written` accepts."""
+        found = [np.zeros(0, dtype=np.int32)]
+        for word in (key, key + "s"):
+            i = bisect_left(self.vocabulary, word)
+            if i < len(self.vocabulary) and self.vocabulary[i] == word:
+                found.append(self.order[self.first[i] : self.first[i + 1]])
+        at = np.concatenate(found)
+        at = at[self.may_start[at] & self.may_end[at]]
+        accepted = [w for w in np.unique(self.raw[at]).tolist() if written(self.words[w])]
+        return np.searchsorted(self.starts, at[np.isin(self.raw[at], accepted)], side="right") - 1
 
     def _positions(self, stem: str) -> tuple[int, int]:
         """The range of word ids a stem begins."""
@@ -296,10 +296,11 @@ class WrittenIndex:
         )
 
     def _papers_with_words(self, stems: list[str]) -> np.ndarray:
-        """The papers that write words beginning with `stems` in order, with only separators or small
-        words between them (`_BETWEEN`), the first at a word boundary."""
+        """The rows (repeated) of the papers that write words beginning with `stems` in order, the
+        first at a word boundary, with only separators or `_SMALL` words between them: what a
+        regular expression `\\bstem1\\w*` + `(?:[\\W_]+(?:small)\\b)*[\\W_]+` + `stem2\\w*`... finds."""
         low, high = self._positions(stems[0])
-        at = np.sort(self.order[self.first[low] : self.first[high]])
+        at = self.order[self.first[low] : self.first[high]]
         at = at[self.may_start[at]]
         for stem in stems[1:]:
             at = _closure(at, self.runs_on)  # this word, and the words it runs on to
@@ -307,13 +308,14 @@ class WrittenIndex:
             at = _closure(at, self.skippable)  # or after small words
             low, high = self._positions(stem)
             at = at[(self.ids[at] >= low) & (self.ids[at] < high)]
-        return np.unique(np.searchsorted(self.starts, at, side="right") - 1)
+        return np.searchsorted(self.starts, at, side="right") - 1
 
 
 def _closure(at: np.ndarray, step: np.ndarray) -> np.ndarray:
-    """`at` and the positions after those `step` marks, again and again (sorted, distinct)."""
-    reached = at
+    """`at` and the positions after those `step` marks, again and again (a paper's last word marks
+    none: the chains end)."""
+    reached = [at]
     while len(at):
-        at = np.setdiff1d(at[step[at]] + 1, reached)
-        reached = np.union1d(reached, at)
-    return reached
+        at = at[step[at]] + 1
+        reached.append(at)
+    return np.concatenate(reached)
