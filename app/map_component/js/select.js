@@ -2,7 +2,7 @@
 // A box or lasso the reader drew on the map, shown by the browser: the papers table lists the papers
 // it holds and the topic list counts them, drawn from the states the server sent last for the view,
 // as its next would say them (app/view.py `selected_rows`, `counted_in_view`); the link gets the
-// shape as app/selection.py `selection_text` writes it.
+// shape (`selectionText`), which the server reads as any link's.
 
 import { keptView, showKept } from "./history.js";
 import { LINK, VIEWS, keepView, linkKey, pushQuery, queryWith, streamlitIdle } from "./links.js";
@@ -12,18 +12,6 @@ import { SHARED } from "./shared.js";
 /** @import { AtlasMap } from "./atlas_map.js" */
 /** @import { KeptView } from "./links.js" */
 /** @import { LassoPath, Outline, Trigger } from "./protocol.js" */
-
-/** A number as Python's "{:.6g}" writes it (app/selection.py `_number`). @param {number} value */
-function sixDigits(value) {
-  if (value === 0) return Object.is(value, -0) ? "-0" : "0";
-  const [digits, power] = value.toExponential(5).split("e"); // six significant digits, rounded once
-  const exponent = Number(power);
-  const trimmed = (/** @type {string} */ text) => (text.includes(".") ? text.replace(/\.?0+$/, "") : text);
-  if (exponent < -4 || exponent >= 6) {
-    return `${trimmed(digits)}e${exponent < 0 ? "-" : "+"}${String(Math.abs(exponent)).padStart(2, "0")}`;
-  }
-  return trimmed(value.toFixed(5 - exponent));
-}
 
 /** The outline a `select=` value describes, as the server sends it (payload.py `outline`, after
  * app/state.py `parse_selection`); null where it is none. @param {string} text @returns {Outline|null} */
@@ -42,14 +30,14 @@ function parsedOutline(text) {
   return { lasso: { x: v.filter((_, k) => k % 2 === 0), y: v.filter((_, k) => k % 2 === 1) } };
 }
 
-/** The `select=` value of a shape the reader drew (`outlineOf`: six digits, a lasso thinned), as
- * app/selection.py `selection_text` writes it; "" where the server would take it for none.
- * @param {Outline} outline */
+/** The `select=` value of a shape the reader drew (`outlineOf`: six digits, a lasso thinned), each
+ * number as JavaScript writes it (the server reads it as any link's, `parse_selection`); "" where the
+ * server would take it for none. @param {Outline} outline */
 function selectionText(outline) {
   const lasso = /** @type {LassoPath} */ (outline.lasso);
   const numbers = outline.box || lasso.x.flatMap((x, k) => [x, lasso.y[k]]);
   if (!numbers.every(Number.isFinite)) return "";
-  const text = `${outline.box ? "box" : "lasso"}:${numbers.map(sixDigits).join(",")}`;
+  const text = `${outline.box ? "box" : "lasso"}:${numbers.join(",")}`;
   return parsedOutline(text) ? text : "";
 }
 
