@@ -1072,6 +1072,7 @@ def group_into_themes(
         phrases=fit.topics.phrases,
         votes=area_votes(embeddings[rows], encode, encoder_name=encoder_name),
         previous_theme_of=previous_theme_of,
+        encode=encode,
     )
     if timer:
         timer.lap("themes")
@@ -1083,6 +1084,7 @@ def group_into_themes(
         embeddings[rows],
         fit.topics.phrases,
         kept,
+        encode,
     )
     if timer:
         timer.lap("sibling names")
