@@ -641,3 +641,35 @@ def test_the_paper_fingerprint_is_the_sha256_of_every_record_in_order():
     for papers in (hostile, hostile.astype(object), seeds):
         for rows in (None, 0, 2):
             assert paper_fingerprint(papers, rows) == by_definition(papers, rows)
+
+
+def test_a_phrase_of_the_map_is_evidence_alone_and_close_in_meaning_needs_a_word_of_the_search(tmp_path):
+    """Two words of a search written next to each other ("draft model"), a phrase of the map's own,
+    list a paper far in meaning; a paper close in meaning that writes none of the search's words,
+    where others do, is not listed."""
+    from app.search import fused_search
+    from pipeline.modelling.floors import PairSimilarities
+
+    texts = [f"We study graph learning with nodes number {i}." for i in range(96)]
+    texts += [
+        "We speed up decoding with a draft model that proposes tokens.",  # 96: the phrase, far in meaning
+        "A first draft of the plan.",  # 97: "draft" alone
+        "We study caching of attention states.",  # 98: close in meaning, none of the words
+        "Faster inference for transformers.",  # 99: close in meaning, writes "inference"
+    ]
+    index = index_of(frame(texts), tmp_path)
+    pairs = PairSimilarities(
+        np.array([0.0, 50.0, 85.0, 97.0, 100.0]), np.array([0.0, 0.2, 0.4, 0.6, 1.0]), 100
+    )
+    similarity = np.full(100, 0.1)
+    similarity[[98, 99]] = 0.8
+    query = "speeding up inference with a small draft model"
+    found = fused_search(index, index.search(query), similarity, pairs, query)
+    assert dict(zip(found.rows.tolist(), found.labels, strict=True)) == {
+        96: "writes “draft model”",
+        99: "close in meaning",
+    }
+    # no paper writes a word of the search: close in meaning is enough
+    query = "removing noise step by step"
+    found = fused_search(index, index.search(query), similarity, pairs, query)
+    assert sorted(found.rows.tolist()) == [98, 99] and set(found.labels) == {"close in meaning"}

@@ -330,6 +330,12 @@ class SearchIndex:
                     )
         return found
 
+    def phrase_papers(self, phrases: list[str]) -> dict[str, np.ndarray]:
+        """For each phrase (words separated by spaces), the rows of the papers writing it, its words
+        in any of their forms, next to each other and in that order."""
+        with self._lock:
+            return {phrase: self._plain(self._expressions(Term(phrase))[1]) for phrase in phrases}
+
     # ------------------------------------------------------------ how one term is searched
     def forms(self, word: str) -> list[str]:
         """The map's words that are `word` or a form of it (`pipeline.mapfolder.query.forms_among`), as typed first."""
