@@ -248,6 +248,9 @@ def collocated(index: SearchIndex, phrases: list[str], found: dict[str, np.ndarr
     asked = {
         p: min(counts[w] for w in p.split() if w in counts) for p in phrases if counts.keys() & p.split()
     }
+    asked = {
+        p: most for p, most in asked.items() if COLLOCATION * most <= PHRASE_SHARE * n
+    }  # else it can't be
     return {
         phrase: rows
         for phrase, rows in (index.phrase_papers(list(asked)).items() if asked else ())
