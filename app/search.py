@@ -5,15 +5,16 @@ A search is matched two ways over the whole map, and the two rankings fused into
 
 - **words** (`pipeline.mapfolder.search_index`): the papers holding every word (as typed first, then
   other forms, best BM25 match first), then those writing several of the search's rarer words
-  and related in meaning
-  (`some_words`);
+  and related in meaning (`some_words`), or two of its words next to each other as one of the map's
+  own phrases ("draft model", `collocated`);
 - **meaning**: the search embedded with the encoder the map was built with (`app.encoder.encode_queries`)
   and every paper ranked by cosine similarity.
 
 A paper is listed only on evidence of its own, which its Match label says: it writes every word
-("writes “speculative decoding”"), writes several of them ("writes “judges”, “raters”"), or is close in
-meaning: closer to the search than `CLOSE_PERCENTILE`% of the map's pairs of papers are to each other
-(`pipeline.modelling.floors`, a floor each map sets by its own similarities). A search nothing on the
+("writes “speculative decoding”"), writes several of them ("writes “judges”, “raters”", "writes “draft
+model”"), or is close in meaning: closer to the search than `CLOSE_PERCENTILE`% of the map's pairs of
+papers are to each other (`pipeline.modelling.floors`, a floor each map sets by its own similarities)
+and writing one of its words that say something, where the map writes any. A search nothing on the
 map is about lists nothing. Quotes, OR, prefixes and -exclusions keep their exact meaning: every listed
 paper satisfies them; a search of nothing but them is ranked by its words alone, as before. The view
 (filters, an opened topic) keeps the hits it holds, in the same order (`within`).
