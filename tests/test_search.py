@@ -650,10 +650,13 @@ def test_a_phrase_of_the_map_is_evidence_alone_and_close_in_meaning_needs_a_word
     from app.search import fused_search
     from pipeline.modelling.floors import PairSimilarities
 
-    texts = [f"We study graph learning with nodes number {i}." for i in range(96)]
+    texts = [
+        f"We study graph learning with nodes number {i}." + " Teaching helps. Language too." * (i < 10)
+        for i in range(96)
+    ]
     texts += [
         "We speed up decoding with a draft model that proposes tokens.",  # 96: the phrase, far in meaning
-        "A first draft of the plan.",  # 97: "draft" alone
+        "A first draft of the plan for teaching language.",  # 97: "draft" alone; a phrase met by chance
         "We study caching of attention states.",  # 98: close in meaning, none of the words
         "Faster inference for transformers.",  # 99: close in meaning, writes "inference"
     ]
@@ -669,6 +672,10 @@ def test_a_phrase_of_the_map_is_evidence_alone_and_close_in_meaning_needs_a_word
         96: "writes “draft model”",
         99: "close in meaning",
     }
+    # two words met by chance ("teaching language" in 1 of the 11 papers writing either) are no phrase of the map
+    query = "teaching language to a draft model"
+    found = fused_search(index, index.search(query), similarity, pairs, query)
+    assert found.rows.tolist() == [96] and found.labels == ("writes “draft model”",)
     # no paper writes a word of the search: close in meaning is enough
     query = "removing noise step by step"
     found = fused_search(index, index.search(query), similarity, pairs, query)
