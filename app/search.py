@@ -40,6 +40,7 @@ SOME_SHARE = 0.4  # "writes several of its words": at least this share of the se
 IDF_CAP = math.log(50)  # ... a word counting as much as one in 1 in 50 of the map's papers at most
 SOME_PERCENTILE = 85.0  # ... and closer in meaning than this share of the map's pairs (SEARCH_QUALITY.md)
 SOME_WORDS = 3  # ... and only for searches of at least this many such words (fewer: every word)
+TITLE_BONUS = 0.5  # ... a word written in the title counting this much more than one in the abstract alone
 # Two of its words typed next to each other ("draft model") are evidence alone where a paper writes them so,
 PHRASE_SHARE = 1 / 50  # ... for a phrase in at most this share of the map's papers
 COLLOCATION = 0.2  # ... and in at least this share of the papers writing its rarer word (a phrase of the map)
@@ -223,11 +224,14 @@ def meaning_text(query: Query) -> str:
     return " ".join(term.text for term in query.terms)
 
 
-def some_words(found: dict[str, np.ndarray | None], n: int) -> np.ndarray:
+def some_words(
+    found: dict[str, np.ndarray | None], n: int, titled: dict[str, np.ndarray] | None = None
+) -> np.ndarray:
     """Each paper's share of the search's words it writes, each word weighted by its rarity on the map
-    (inverse document frequency). `found` holds, for each word, the papers writing it (None: a word in
-    more than `COMMON_SHARE` of the papers, left out); zero for searches of fewer than `SOME_WORDS`
-    words or with fewer than two left."""
+    (inverse document frequency) and counting `TITLE_BONUS` more where the paper's title writes it.
+    `found` holds, for each word, the papers writing it (None: a word in more than `COMMON_SHARE` of the
+    papers, left out), `titled` those writing it in their title; zero for searches of fewer than
+    `SOME_WORDS` words or with fewer than two left."""
     share = np.zeros(n, dtype=np.float64)
     held = {w: rows for w, rows in found.items() if rows is not None}
     if len(found) < SOME_WORDS or len(held) < 2:
@@ -236,8 +240,9 @@ def some_words(found: dict[str, np.ndarray | None], n: int) -> np.ndarray:
     count = np.zeros(n, dtype=np.int16)
     for word, rows in held.items():
         share[rows] += weights[word]
+        share[(titled or {}).get(word, rows[:0])] += TITLE_BONUS * weights[word]
         count[rows] += 1
-    share /= sum(weights.values())
+    share /= (1 + TITLE_BONUS) * sum(weights.values())
     share[count < 2] = 0.0  # one word is no evidence of a question of several
     return share
 
@@ -276,8 +281,8 @@ def fused_search(
     every[hits.rows] = True
     words, phrases = search_words(query)
     found = index.word_papers(words, int(COMMON_SHARE * n)) if words else {}
-    share = some_words(found, n)
     held = {w: rows for w, rows in found.items() if rows is not None}
+    share = some_words(found, n, index.title_papers(list(held)) if len(found) >= SOME_WORDS else None)
     written = {**collocated(index, phrases, found, n), **held}  # what a paper can be listed as writing
     phrase = np.zeros(n, dtype=bool)
     for key, rows in written.items():

@@ -91,7 +91,9 @@ class Searcher:
         # The calibrated score: the same listed papers, ranked by pair percentile / 100 + share of words.
         words = content_words(hits.query)
         found = self.index.word_papers(words, int(COMMON_SHARE * len(similarity))) if words else {}
-        share = some_words(found, len(similarity))
+        share = some_words(
+            found, len(similarity), self.index.title_papers([w for w, r in found.items() if r is not None])
+        )
         every = np.isin(fused.rows, hits.rows)
         score = (
             self.pairs.percentile(similarity[fused.rows].astype(np.float64)) / 100 + share[fused.rows] + every

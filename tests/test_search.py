@@ -680,3 +680,23 @@ def test_a_phrase_of_the_map_is_evidence_alone_and_close_in_meaning_needs_a_word
     query = "removing noise step by step"
     found = fused_search(index, index.search(query), similarity, pairs, query)
     assert sorted(found.rows.tolist()) == [98, 99] and set(found.labels) == {"close in meaning"}
+
+
+def test_words_written_in_a_title_count_more_than_in_an_abstract_alone(tmp_path):
+    """Two of four rare words of a search, related in meaning: enough from a paper's title, not from
+    its abstract alone."""
+    from app.search import fused_search
+    from pipeline.modelling.floors import PairSimilarities
+
+    titles = [f"Graph study {i}" for i in range(98)] + ["Gait of a quadruped", "A study of motion"]
+    texts = [f"We study graph learning with nodes number {i}." for i in range(98)]
+    texts += ["We study it.", "We study the gait of a quadruped."]
+    index = index_of(frame(texts, titles), tmp_path)
+    pairs = PairSimilarities(
+        np.array([0.0, 50.0, 85.0, 97.0, 100.0]), np.array([0.0, 0.2, 0.4, 0.6, 1.0]), 100
+    )
+    similarity = np.full(100, 0.1)
+    similarity[[98, 99]] = 0.5  # related in meaning (closer than 85% of pairs), not close
+    query = "quadruped robust gait terrain"
+    found = fused_search(index, index.search(query), similarity, pairs, query)
+    assert found.rows.tolist() == [98] and found.labels == ("writes “quadruped”, “gait”",)

@@ -332,6 +332,18 @@ class SearchIndex:
                     )
         return found
 
+    def title_papers(self, words: list[str]) -> dict[str, np.ndarray]:
+        """For each word, the rows of the papers writing it, in any of its forms, in their title."""
+        with self._lock:
+            return {
+                word: self._plain(
+                    "title : ("
+                    + " OR ".join('"' + f.replace('"', '""') + '"' for f in self.forms(word))
+                    + ")"
+                )
+                for word in words
+            }
+
     def phrase_papers(self, phrases: list[str]) -> dict[str, np.ndarray]:
         """For each phrase (words separated by spaces), the rows of the papers writing it, its words
         in any of their forms, next to each other and in that order."""
