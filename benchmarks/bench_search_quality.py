@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
             [v for (kind, s), vals in per_class.items() if kind != "off-domain" and s == system for v in vals]
         )
         overall.append(f"{np.nanmean(values[:, 0]):.2f} / {np.nanmean(values[:, 1]):.2f}")
-    from app.search import COLLOCATION, PHRASE_SHARE, RRF_K, SOME_PERCENTILE, SOME_SHARE
+    from app.search import COLLOCATION, PHRASE_SHARE, RRF_K, SOME_PERCENTILE, SOME_SHARE, TITLE_BONUS
     from pipeline.modelling.floors import CLOSE_PERCENTILE
 
     load = os.getloadavg()[0]
@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
             f"Written by `benchmarks/bench_search_quality.py` ({time.strftime('%Y-%m-%d %H:%M')} UTC, load average "
             f"{load:.1f}, {time.perf_counter() - started:.0f} s). Close in meaning: closer than "
             f"{CLOSE_PERCENTILE}% of the map's pairs, and writing one of its words where the map has them; several of its words: "
-            f"{SOME_SHARE:.0%} by rarity, related in meaning (closer than {SOME_PERCENTILE:g}%), or two of them next to each other "
+            f"{SOME_SHARE:.0%} by rarity (a word in the title counting {1 + TITLE_BONUS:g} times), related in meaning (closer than {SOME_PERCENTILE:g}%), or two of them next to each other "
             f"as a phrase of the map (in at most 1 in {1 / PHRASE_SHARE:.0f} papers, {COLLOCATION:.0%} of those writing its rarer word); "
             f"RRF k = {RRF_K}. Tuned on the COLM questions; random-5000 is held out. "
             "Each cell: recall@20 / precision@10 (off-domain: how many papers are listed, nothing is right).",
