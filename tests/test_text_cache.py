@@ -146,3 +146,22 @@ def test_a_build_prints_and_records_its_seconds_by_stage(own_cache, tmp_path):
     assert {stage: float(shown[stage]) for stage in stages} == pytest.approx(
         {stage: recorded[stage] for stage in stages}, abs=0.051
     )
+
+
+def test_a_neighbour_search_is_kept_in_the_cache_and_a_damaged_one_is_searched_again(own_cache):
+    import numpy as np
+
+    from pipeline.modelling import neighbours
+
+    rng = np.random.default_rng(67)
+    vectors = rng.normal(size=(2100, 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    searched = neighbours._cosine_knn(vectors, vectors, 15, 2**25 // len(vectors))
+    first = neighbours.cosine_knn(vectors, vectors, 15)
+    [kept] = (own_cache / "reductions").glob("knn-*.npy")
+    again = neighbours.cosine_knn(vectors, vectors, 15)
+    kept.write_bytes(kept.read_bytes()[:-100])  # truncated
+    damaged = neighbours.cosine_knn(vectors, vectors, 15)
+    for found in (first, again, damaged):
+        assert found[0].dtype == searched[0].dtype and found[1].dtype == searched[1].dtype
+        assert found[0].tobytes() == searched[0].tobytes() and found[1].tobytes() == searched[1].tobytes()

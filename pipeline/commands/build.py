@@ -74,7 +74,7 @@ from pipeline.modelling.themes import fit_themes, name_topics_among_siblings
 from pipeline.modelling.topics import WAS_UNASSIGNED, Topics, fit_topics, topic_stability
 from pipeline.naming.areas import area_votes
 from pipeline.naming.names import common_keys, too_common
-from pipeline.naming.support import NAME_SUPPORT, name_support
+from pipeline.naming.support import NAME_SUPPORT, name_support, written_index
 
 MIN_PAPERS = 10
 LIBRARIES = (
@@ -332,7 +332,7 @@ def build_map(
     whole_out = Path(os.path.abspath(out))  # while the current folder exists (it may be the map replaced)
     config = config or BuildConfig()
     check_out(out, inputs)  # never replace an input, a folder of inputs, or a folder that is not a map
-    with out_lock(out, command="build"):
+    with out_lock(out, command="build"), contextlib.ExitStack() as stack:
         timer = StageTimer()
         if ray_address and encoder is None:  # checked before any work, also when every vector is cached
             from pipeline.embedding.ray_embed import check_ray
@@ -376,6 +376,7 @@ def build_map(
         resolved, carried = carry_previous(
             config, resolved, previous_map, corpus.papers, refit=refit, log=log, embeddings=embeddings
         )
+        stack.enter_context(written_index(texts))  # what names are checked on: read once
         fit = fit_topic_model(texts, embeddings, resolved, log, targets=carried.targets, given=carried.labels)
         for note in fit.topics.notes:  # e.g. how topics were named when the abstracts are not in English
             log(note)

@@ -25,15 +25,16 @@ def npmi_coherence(topic_words: list[list[str]], documents: list[str], *, top_n:
         return float("nan")
     presence = _presence(vocabulary, documents)
     n_docs = presence.shape[0]
+    together = (presence.T @ presence).toarray()  # papers writing both terms (each alone on the diagonal)
     column = {w: i for i, w in enumerate(vocabulary)}
     scores = []
     for words in topic_words:
         pairs = []
         for a, b in itertools.combinations(words[:top_n], 2):
             i, j = column[a], column[b]
-            p_i = presence[:, i].sum() / n_docs
-            p_j = presence[:, j].sum() / n_docs
-            p_ij = presence[:, i].multiply(presence[:, j]).sum() / n_docs
+            p_i = together[i, i] / n_docs
+            p_j = together[j, j] / n_docs
+            p_ij = together[i, j] / n_docs
             if p_ij == 0:
                 pairs.append(-1.0)
             elif p_ij == 1:

@@ -58,14 +58,34 @@ def _widen(half: np.ndarray, bits: np.ndarray) -> np.ndarray:
     return values
 
 
+# From this many scores (queries x corpus rows) up, a neighbour search is kept in the cache folder.
+CACHED_FROM = 2**22
+
+
 def cosine_knn(queries: np.ndarray, corpus: np.ndarray, k: int, chunk: int | None = None):
     """Indices and cosine similarities of the k most similar corpus rows (rows are unit vectors).
 
     Exact, by matrix products in blocks of `chunk` query rows (default: blocks of about 32 million
-    scores, 128 MB), most similar first.
+    scores, 128 MB), most similar first. A large search is kept in the cache folder, keyed by both
+    arrays' values (`pipeline.cache.cached_reduction`): a rebuild of the same papers reads it.
     """
     k = min(k, len(corpus))
     chunk = chunk or max(1, 2**25 // max(1, len(corpus)))
+    if len(queries) * len(corpus) < CACHED_FROM:
+        return _cosine_knn(queries, corpus, k, chunk)
+    from pipeline.cache import array_digest, cached_reduction
+
+    def packed() -> np.ndarray:  # one array: indices and similarities, both exact in float64
+        indices, similarities = _cosine_knn(queries, corpus, k, chunk)
+        return np.hstack([indices.astype(np.float64), similarities.astype(np.float64)])
+
+    both, _ = cached_reduction(
+        "knn", queries, {"k": k, "chunk": chunk, "corpus": array_digest(corpus)}, packed
+    )
+    return both[:, :k].astype(np.int64), both[:, k:].astype(np.float32)
+
+
+def _cosine_knn(queries: np.ndarray, corpus: np.ndarray, k: int, chunk: int):
     indices = np.empty((len(queries), k), dtype=np.int64)
     similarities = np.empty((len(queries), k), dtype=np.float32)
     for start in range(0, len(queries), chunk):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -64,9 +65,13 @@ def as_in_text(name: str, spelling: dict[str, str]) -> str:
     return f"{word} {rest}" if rest else word
 
 
+_PLURAL = re.compile(r"(?<=[a-z]{3})(es|s)$")
+
+
+@lru_cache(maxsize=1 << 16)  # asked for each candidate phrase many times
 def name_key(phrase: str) -> str:
     """A phrase with plural endings dropped, to treat "diffusion model(s)" as one name."""
-    return " ".join(re.sub(r"(?<=[a-z]{3})(es|s)$", "", w) for w in phrase.lower().split())
+    return " ".join(_PLURAL.sub("", w) for w in phrase.lower().split())
 
 
 # Keys of the singular and the plural: `name_key` cuts "examples" to "exampl", "example" not at all.
