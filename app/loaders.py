@@ -60,7 +60,7 @@ def cached_fused_search(key: MapKey, query: str):
     from app.search import fused_search, meaning_text
 
     data = load_map(key)
-    hits = cached_word_search(key, query)
+    hits = data.search_index.search(query, labels=False)  # the list labels its papers itself
     similarity = cached_meaning(key, meaning_text(hits.query))
     return fused_search(data.search_index, hits, similarity, data.pairs, query)
 

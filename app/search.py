@@ -5,15 +5,16 @@ A search is matched two ways over the whole map, and the two rankings fused into
 
 - **words** (`pipeline.mapfolder.search_index`): the papers holding every word (as typed first, then
   other forms, best BM25 match first), then those writing several of the search's rarer words
-  and related in meaning
-  (`some_words`);
+  and related in meaning (`some_words`), or two of its words next to each other as one of the map's
+  own phrases ("draft model", `collocated`);
 - **meaning**: the search embedded with the encoder the map was built with (`app.encoder.encode_queries`)
   and every paper ranked by cosine similarity.
 
 A paper is listed only on evidence of its own, which its Match label says: it writes every word
-("writes “speculative decoding”"), writes several of them ("writes “judges”, “raters”"), or is close in
-meaning: closer to the search than `CLOSE_PERCENTILE`% of the map's pairs of papers are to each other
-(`pipeline.modelling.floors`, a floor each map sets by its own similarities). A search nothing on the
+("writes “speculative decoding”"), writes several of them ("writes “judges”, “raters”", "writes “draft
+model”"), or is close in meaning: closer to the search than `CLOSE_PERCENTILE`% of the map's pairs of
+papers are to each other (`pipeline.modelling.floors`, a floor each map sets by its own similarities)
+and writing one of its words that say something, where the map writes any. A search nothing on the
 map is about lists nothing. Quotes, OR, prefixes and -exclusions keep their exact meaning: every listed
 paper satisfies them; a search of nothing but them is ranked by its words alone, as before. The view
 (filters, an opened topic) keeps the hits it holds, in the same order (`within`).
@@ -39,6 +40,10 @@ SOME_SHARE = 0.4  # "writes several of its words": at least this share of the se
 IDF_CAP = math.log(50)  # ... a word counting as much as one in 1 in 50 of the map's papers at most
 SOME_PERCENTILE = 85.0  # ... and closer in meaning than this share of the map's pairs (SEARCH_QUALITY.md)
 SOME_WORDS = 3  # ... and only for searches of at least this many such words (fewer: every word)
+TITLE_BONUS = 0.5  # ... a word written in the title counting this much more than one in the abstract alone
+# Two of its words typed next to each other ("draft model") are evidence alone where a paper writes them so,
+PHRASE_SHARE = 1 / 50  # ... for a phrase in at most this share of the map's papers
+COLLOCATION = 0.2  # ... and in at least this share of the papers writing its rarer word (a phrase of the map)
 SHOWN_WORDS = 3  # a Match label names at most this many of the words a paper writes
 # Words that ask rather than describe: never evidence of what a paper is about.
 QUESTION_WORDS = frozenset(
@@ -190,8 +195,22 @@ def content_words(query: Query) -> list[str]:
         >>> content_words(parse_query('Evaluating whether LLM judges agree "with humans" -survey'))
         ['evaluating', 'llm', 'judges', 'agree']
     """
+    return search_words(query)[0]
+
+
+def search_words(query: Query) -> tuple[list[str], list[str]]:
+    """A search's content words (`content_words`) and its phrases: each two of them typed next to
+    each other, in the order typed.
+
+    Examples:
+        >>> from pipeline.mapfolder.query import parse_query
+        >>> search_words(parse_query("speeding up LLM inference with a small draft model"))
+        (['speeding', 'llm', 'inference', 'small', 'draft', 'model'], ['llm inference', 'small draft', 'draft model'])
+    """
     words = tokens(" ".join(term.text for term in query.free))  # one call: the tokenizer costs a statement
-    return list(dict.fromkeys(w for w in words if len(w) > 1 and w not in QUESTION_WORDS))
+    kept = [w if len(w) > 1 and w not in QUESTION_WORDS else "" for w in words]
+    pairs = [f"{a} {b}" for a, b in zip(kept, kept[1:], strict=False) if a and b and a != b]
+    return list(dict.fromkeys(w for w in kept if w)), list(dict.fromkeys(pairs))
 
 
 def meaning_text(query: Query) -> str:
@@ -205,25 +224,44 @@ def meaning_text(query: Query) -> str:
     return " ".join(term.text for term in query.terms)
 
 
-def some_words(index: SearchIndex, words: list[str], n: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+def some_words(
+    found: dict[str, np.ndarray | None], n: int, titled: dict[str, np.ndarray] | None = None
+) -> np.ndarray:
     """Each paper's share of the search's words it writes, each word weighted by its rarity on the map
-    (inverse document frequency), and the papers writing each word. Words in more than `COMMON_SHARE`
-    of the papers are left out; so is everything when fewer than two words are left."""
+    (inverse document frequency) and counting `TITLE_BONUS` more where the paper's title writes it.
+    `found` holds, for each word, the papers writing it (None: a word in more than `COMMON_SHARE` of the
+    papers, left out), `titled` those writing it in their title; zero for searches of fewer than
+    `SOME_WORDS` words or with fewer than two left."""
     share = np.zeros(n, dtype=np.float64)
-    if len(words) < SOME_WORDS:
-        return share, {}
-    found = index.word_papers(words, int(COMMON_SHARE * n))
     held = {w: rows for w, rows in found.items() if rows is not None}
-    if len(held) < 2:
-        return share, {}
+    if len(found) < SOME_WORDS or len(held) < 2:
+        return share
     weights = {w: min(math.log((n + 1) / (len(rows) + 0.5)), IDF_CAP) for w, rows in held.items()}
     count = np.zeros(n, dtype=np.int16)
     for word, rows in held.items():
         share[rows] += weights[word]
+        share[(titled or {}).get(word, rows[:0])] += TITLE_BONUS * weights[word]
         count[rows] += 1
-    share /= sum(weights.values())
+    share /= (1 + TITLE_BONUS) * sum(weights.values())
     share[count < 2] = 0.0  # one word is no evidence of a question of several
-    return share, held
+    return share
+
+
+def collocated(index: SearchIndex, phrases: list[str], found: dict[str, np.ndarray | None], n: int) -> dict:
+    """The search's phrases that are the map's own (`PHRASE_SHARE`, `COLLOCATION`: "draft model" is,
+    "teaching language" of "teaching language models" is not), each with the papers writing it."""
+    counts = {w: len(rows) for w, rows in found.items() if rows is not None and len(rows)}
+    asked = {
+        p: min(counts[w] for w in p.split() if w in counts) for p in phrases if counts.keys() & p.split()
+    }
+    asked = {
+        p: most for p, most in asked.items() if COLLOCATION * most <= PHRASE_SHARE * n
+    }  # else it can't be
+    return {
+        phrase: rows
+        for phrase, rows in (index.phrase_papers(list(asked)).items() if asked else ())
+        if 0 < len(rows) <= PHRASE_SHARE * n and len(rows) >= COLLOCATION * asked[phrase]
+    }
 
 
 def fused_search(
@@ -241,10 +279,22 @@ def fused_search(
         allowed[index.search(query.filters).rows] = True
     every = np.zeros(n, dtype=bool)
     every[hits.rows] = True
-    share, held = some_words(index, content_words(query), n)
+    words, phrases = search_words(query)
+    found = index.word_papers(words, int(COMMON_SHARE * n)) if words else {}
+    held = {w: rows for w, rows in found.items() if rows is not None}
+    share = some_words(found, n, index.title_papers(list(held)) if len(found) >= SOME_WORDS else None)
+    written = {**collocated(index, phrases, found, n), **held}  # what a paper can be listed as writing
+    phrase = np.zeros(n, dtype=bool)
+    for key, rows in written.items():
+        phrase[rows] |= " " in key
     related = similarity >= pairs.at(SOME_PERCENTILE)
-    some = (share >= SOME_SHARE) & related & allowed & ~every
+    some = ((share >= SOME_SHARE) & related | phrase) & allowed & ~every
     close = (similarity >= pairs.at(CLOSE_PERCENTILE)) & allowed
+    writes = np.zeros(n, dtype=bool)  # papers writing one of its words that say something
+    for rows in held.values():
+        writes[rows] = True
+    if writes.any():  # close in meaning but writing none of them, where others do: not listed
+        close &= writes | every | some
     # The papers writing every word first, in the word search's order (words as typed, then BM25); then
     # the rest by reciprocal rank fusion of two rankings: by the share of the words written, and by
     # meaning over the whole map.
@@ -258,17 +308,18 @@ def fused_search(
     rest = np.flatnonzero((some | close) & ~every)
     rows = np.concatenate([hits.rows, rest[np.lexsort((rest, -similarity[rest], -score[rest]))]])
     percentile = np.asarray(pairs.percentile(similarity[rows].astype(np.float64)), dtype=np.float64)
-    holds = {}  # per word, the papers writing it
-    for word, papers in held.items():
-        holds[word] = np.zeros(n, dtype=bool)
-        holds[word][papers] = True
-    written = tuple(  # the words each paper listed for several of them writes
-        ", ".join(w for w, mask in holds.items() if mask[row]) if some[row] else "" for row in rows.tolist()
+    holds = {}  # per phrase and word, the papers writing it
+    for key, papers in written.items():
+        holds[key] = np.zeros(n, dtype=bool)
+        holds[key][papers] = True
+    listed_for = tuple(  # the phrases and words each paper listed for some of them writes
+        ", ".join(_unrepeated([k for k, mask in holds.items() if mask[row]])) if some[row] else ""
+        for row in rows.tolist()
     )
     said: dict[tuple[bool, str, bool], str] = {}  # one label a kind of evidence, not a paper
     labels = tuple(
         said.setdefault(key, _label(query, *key))
-        for key in zip(every[rows].tolist(), written, close[rows].tolist(), strict=True)
+        for key in zip(every[rows].tolist(), listed_for, close[rows].tolist(), strict=True)
     )
     return SearchResult(
         query,
@@ -276,13 +327,24 @@ def fused_search(
         rows,
         labels,
         every[rows],
-        some=written,
+        some=listed_for,
         close=close[rows],
         percentile=percentile,
         similarity=similarity[rows].astype(np.float32),
         nearest=float(pairs.percentile(float(similarity.max()))) if n else None,
         notices=hits.notices,
     )
+
+
+def _unrepeated(keys: list[str]) -> list[str]:
+    """Phrases and words, less the words a phrase among them already says.
+
+    Examples:
+        >>> _unrepeated(["draft model", "inference", "draft"])
+        ['draft model', 'inference']
+    """
+    said = {w for k in keys if " " in k for w in k.split()}
+    return [k for k in keys if " " in k or k not in said]
 
 
 def _label(query: Query, every: bool, some: str, close: bool) -> str:

@@ -23,6 +23,7 @@ from app.selection import rows_inside
 from app.state import SORTS, ViewState, Vocabulary, parse_selection
 from app.text import counted
 from app.themes import gone_themes, topics_in_themes, usable_themes
+from pipeline.mapfolder.query import parse_query
 
 
 @dataclass(frozen=True)
@@ -152,14 +153,13 @@ def run_search(
     text = " ".join(state.search.split())
     if not text:
         return None
-    words = cached_word_search(map_key, text)
-    if not words.query.free:
-        return within(word_search(words, text), in_filter)
+    if not parse_query(text).free:
+        return within(word_search(cached_word_search(map_key, text), text), in_filter)
     try:
         with st.spinner("Embedding your search with the map's model (the first time also loads it)…"):
             found = cached_fused_search(map_key, text)
     except Exception as exc:  # a missing or broken model must not take the page down
-        found = word_search(words, text)
+        found = word_search(cached_word_search(map_key, text), text)
         notice = f"Search by meaning is not available here ({str(exc)[:120]}); searched by words alone."
         found = replace(found, notices=(*found.notices, notice))
     return within(found, in_filter)

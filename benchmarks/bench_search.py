@@ -248,7 +248,9 @@ def main() -> None:
         for query in MEANING_QUERIES:
 
             def fused(q=query):
-                hits = index.search(q)
+                hits = index.search(
+                    q, labels=False
+                )  # as the app's one list asks (it labels its papers itself)
                 similarity = vectors @ encoder.encode([meaning_text(hits.query)])[0]
                 return fused_search(index, hits, similarity, pairs, q)
 

@@ -24,6 +24,11 @@ def text_key(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()
 
 
+def array_digest(array: np.ndarray) -> str:
+    """A short hash of an array's values, for cache keys."""
+    return hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()[:16]
+
+
 def cached_reduction(
     kind: str, embeddings: np.ndarray, params: dict, compute: Callable[[], np.ndarray]
 ) -> tuple[np.ndarray, bool]:

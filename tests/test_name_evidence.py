@@ -21,7 +21,8 @@ from app.text import markdown_literal
 from app.topic_summary import topic_summary
 from pipeline.commands.build import naming_texts
 from pipeline.mapfolder.store import read_map
-from pipeline.naming.names import common_keys, name_groups, too_common
+from pipeline.modelling.themes import name_themes
+from pipeline.naming.names import common_keys, name_groups, same_head, too_common
 from pipeline.naming.phrases import count_phrases
 from pipeline.naming.support import name_support
 from tests.helpers import ROOT, SEED_MAP, open_panel, start, texts
@@ -39,6 +40,46 @@ def test_a_phrase_a_third_of_the_map_writes_is_never_a_name_nor_its_head():
     common = common_keys(counts, np.array([0, 0, 0, 1, 1, 1]))
     assert "language model" in common and "legal document" not in common
     assert too_common("Large language models", common) and not too_common("Legal documents", common)
+
+
+def test_of_the_names_the_words_back_the_one_that_points_at_its_own_group_is_taken():
+    """Both "Alpha particles" (every paper) and "Beta decay" (three of four) are written by a third of
+    group 0's papers; the map's encoder puts "Alpha particles" nearer group 1's papers, so group 0 is
+    named "Beta decay" (the words alone would say "Alpha particles")."""
+    docs = ["Alpha particles and beta decay in nuclei."] * 3 + ["Alpha particles in nuclei."]
+    docs += ["Gamma rays from pulsars."] * 4
+    groups = np.repeat([0, 1], 4)
+    assert name_groups(docs, groups)[0] == "Alpha particles"
+    axes = np.eye(2)
+    encode = lambda texts: np.array([axes[0] if "Beta" in t else axes[1] for t in texts])  # noqa: E731
+    names = name_groups(docs, groups, {0: axes[0], 1: axes[1]}, encode=encode)
+    assert names == {0: "Beta decay", 1: "Gamma rays"}, names
+
+
+def test_a_theme_no_umbrella_holds_for_is_named_by_two_phrases_a_quarter_of_each_member_writes():
+    """No phrase holds for all three topics of theme 0, and the theme's two broad phrases are as common
+    in theme 1; together "graph coloring" and "protein folding" are written by every paper of theme 0
+    and half of theme 1's: the theme is named by both, not by its largest lines."""
+    docs = ["Graph coloring heuristics for exam timetables."] * 4
+    docs += ["Graph coloring bounds for sparse graphs."] * 2 + ["Protein folding with contact maps."] * 2
+    docs += ["Protein folding of membranes."] * 4 + ["Protein folding and graph coloring in yeast."] * 4
+    docs += ["Quantum error correction with surface codes."] * 4
+    rows = np.split(np.arange(20), [4, 8, 12, 16])
+    topic_names = ["Timetables", "Sparse graphs", "Membranes", "Yeast", "Surface codes"]
+    [(name, source, share), _] = name_themes(
+        [[0, 1, 2], [3, 4]], rows, topic_names, 20, count_phrases(docs), None, docs, lambda form: True
+    )
+    assert (name, source) == ("Graph coloring & protein folding", "phrase") and share >= 0.25
+
+
+def test_no_topic_of_the_seed_map_is_named_by_a_sibling_s_head():
+    """ "Language models" beside "Large language models" in one theme tells neither apart."""
+    atlas = read_map(SEED_MAP)
+    for ids in atlas.themes["topic_ids"]:
+        names = atlas.topics.set_index("topic_id").loc[list(ids), "label"].tolist()
+        parts = [(n, p) for n in names for p in n.split(" & ")]
+        clashes = [(a, b) for a, p in parts for b, q in parts if a != b and same_head(p, q)]
+        assert not clashes, clashes
 
 
 def test_an_area_is_written_or_not_its_forms_count_and_distance_never_does():

@@ -641,3 +641,62 @@ def test_the_paper_fingerprint_is_the_sha256_of_every_record_in_order():
     for papers in (hostile, hostile.astype(object), seeds):
         for rows in (None, 0, 2):
             assert paper_fingerprint(papers, rows) == by_definition(papers, rows)
+
+
+def test_a_phrase_of_the_map_is_evidence_alone_and_close_in_meaning_needs_a_word_of_the_search(tmp_path):
+    """Two words of a search written next to each other ("draft model"), a phrase of the map's own,
+    list a paper far in meaning; a paper close in meaning that writes none of the search's words,
+    where others do, is not listed."""
+    from app.search import fused_search
+    from pipeline.modelling.floors import PairSimilarities
+
+    texts = [
+        f"We study graph learning with nodes number {i}." + " Teaching helps. Language too." * (i < 10)
+        for i in range(96)
+    ]
+    texts += [
+        "We speed up decoding with a draft model that proposes tokens.",  # 96: the phrase, far in meaning
+        "A first draft of the plan for teaching language.",  # 97: "draft" alone; a phrase met by chance
+        "We study caching of attention states.",  # 98: close in meaning, none of the words
+        "Faster inference for transformers.",  # 99: close in meaning, writes "inference"
+    ]
+    index = index_of(frame(texts), tmp_path)
+    pairs = PairSimilarities(
+        np.array([0.0, 50.0, 85.0, 97.0, 100.0]), np.array([0.0, 0.2, 0.4, 0.6, 1.0]), 100
+    )
+    similarity = np.full(100, 0.1)
+    similarity[[98, 99]] = 0.8
+    query = "speeding up inference with a small draft model"
+    found = fused_search(index, index.search(query), similarity, pairs, query)
+    assert dict(zip(found.rows.tolist(), found.labels, strict=True)) == {
+        96: "writes “draft model”",
+        99: "close in meaning",
+    }
+    # two words met by chance ("teaching language" in 1 of the 11 papers writing either) are no phrase of the map
+    query = "teaching language to a draft model"
+    found = fused_search(index, index.search(query), similarity, pairs, query)
+    assert found.rows.tolist() == [96] and found.labels == ("writes “draft model”",)
+    # no paper writes a word of the search: close in meaning is enough
+    query = "removing noise step by step"
+    found = fused_search(index, index.search(query), similarity, pairs, query)
+    assert sorted(found.rows.tolist()) == [98, 99] and set(found.labels) == {"close in meaning"}
+
+
+def test_words_written_in_a_title_count_more_than_in_an_abstract_alone(tmp_path):
+    """Two of four rare words of a search, related in meaning: enough from a paper's title, not from
+    its abstract alone."""
+    from app.search import fused_search
+    from pipeline.modelling.floors import PairSimilarities
+
+    titles = [f"Graph study {i}" for i in range(98)] + ["Gait of a quadruped", "A study of motion"]
+    texts = [f"We study graph learning with nodes number {i}." for i in range(98)]
+    texts += ["We study it.", "We study the gait of a quadruped."]
+    index = index_of(frame(texts, titles), tmp_path)
+    pairs = PairSimilarities(
+        np.array([0.0, 50.0, 85.0, 97.0, 100.0]), np.array([0.0, 0.2, 0.4, 0.6, 1.0]), 100
+    )
+    similarity = np.full(100, 0.1)
+    similarity[[98, 99]] = 0.5  # related in meaning (closer than 85% of pairs), not close
+    query = "quadruped robust gait terrain"
+    found = fused_search(index, index.search(query), similarity, pairs, query)
+    assert found.rows.tolist() == [98] and found.labels == ("writes “quadruped”, “gait”",)

@@ -1077,6 +1077,7 @@ def group_into_themes(
         phrases=fit.topics.phrases,
         votes=area_votes(embeddings[rows], encode, encoder_name=encoder_name),
         previous_theme_of=previous_theme_of,
+        encode=encode,
     )
     if timer:
         timer.lap("themes")
@@ -1088,6 +1089,7 @@ def group_into_themes(
         embeddings[rows],
         fit.topics.phrases,
         kept,
+        encode,
     )
     if timer:
         timer.lap("sibling names")

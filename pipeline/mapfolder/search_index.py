@@ -295,15 +295,17 @@ class SearchIndex:
     def close(self) -> None:
         self._connection.close()
 
-    def search(self, text: str | Query) -> WordHits:
+    def search(self, text: str | Query, labels: bool = True) -> WordHits:
         """Papers matching `text` (`pipeline.mapfolder.query.parse_query`, or a query parsed already),
-        best first; never raises on what was typed."""
+        best first; never raises on what was typed. `labels=False`: without their Match labels (each
+        term costs a lookup), for a search that labels its papers itself (`app.search.fused_search`)."""
         query = text if isinstance(text, Query) else parse_query(text)
         if query.empty:
             return WordHits(np.arange(0, dtype=np.int64), query, query.notices)
         try:
             with self._lock:
-                rows, exact, labels = self._rows(query)
+                rows, exact = self._rows(query)
+                labels = self._labels(query, rows, exact) if labels else None
         except sqlite3.Error as exc:  # a query form FTS5 still refuses: a notice, never an error page
             notice = f"This search could not be run ({str(exc)[:80]}); try fewer or simpler words."
             return WordHits(np.arange(0, dtype=np.int64), query, (*query.notices, notice))
@@ -329,6 +331,24 @@ class SearchIndex:
                         " OR ".join('"' + f.replace('"', '""') + '"' for f in spellings)
                     )
         return found
+
+    def title_papers(self, words: list[str]) -> dict[str, np.ndarray]:
+        """For each word, the rows of the papers writing it, in any of its forms, in their title."""
+        with self._lock:
+            return {
+                word: self._plain(
+                    "title : ("
+                    + " OR ".join('"' + f.replace('"', '""') + '"' for f in self.forms(word))
+                    + ")"
+                )
+                for word in words
+            }
+
+    def phrase_papers(self, phrases: list[str]) -> dict[str, np.ndarray]:
+        """For each phrase (words separated by spaces), the rows of the papers writing it, its words
+        in any of their forms, next to each other and in that order."""
+        with self._lock:
+            return {phrase: self._plain(self._expressions(Term(phrase))[1]) for phrase in phrases}
 
     # ------------------------------------------------------------ how one term is searched
     def forms(self, word: str) -> list[str]:
@@ -373,8 +393,8 @@ class SearchIndex:
         return np.array([r for (r,) in found], dtype=np.int64)
 
     # ------------------------------------------------------------ the whole query
-    def _rows(self, query: Query) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
-        """Rows matching `query`, exact hits first; each row's exactness and Match label."""
+    def _rows(self, query: Query) -> tuple[np.ndarray, np.ndarray]:
+        """Rows matching `query`, exact hits first, and each row's exactness."""
         word_groups = [g for g in query.groups if not any(t.spaceless for t in g)]
         other_groups = [g for g in query.groups if any(t.spaceless for t in g)]
         negative = " OR ".join(self._expressions(t)[1] for t in query.excluded if not t.spaceless)
@@ -409,7 +429,7 @@ class SearchIndex:
             rows = np.concatenate([exact_rows, tier(positive(True), minus)])
         exact = np.zeros(len(rows), dtype=bool)
         exact[: len(exact_rows)] = True
-        return rows, exact, self._labels(query, rows, exact)
+        return rows, exact
 
     def _labels(self, query: Query, rows: np.ndarray, exact: np.ndarray) -> tuple[str, ...]:
         """What each row matched: for every term it holds, "exact word", "word form", "phrase",

@@ -25,13 +25,6 @@ INIT_LEARNING_RATE = 0.1
 INIT_NEIGHBOURS = 10
 
 
-def array_digest(array: np.ndarray) -> str:
-    """A short hash of an array's values, for cache keys."""
-    import hashlib
-
-    return hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()[:16]
-
-
 def initial_positions(embeddings: np.ndarray, previous_xy: np.ndarray) -> np.ndarray | None:
     """Where a rebuild's layout starts: old papers where they were (`previous_xy`, NaN for new ones),
     new papers at the similarity-weighted mean of their most similar old papers; None without any.
@@ -111,7 +104,7 @@ def map_coordinates(
     Coordinates are centred and scaled to unit spread, so maps of any size share one frame.
     """
     from pipeline._fastimport import import_topic_libraries
-    from pipeline.cache import cache_dir, cached_reduction
+    from pipeline.cache import array_digest, cache_dir, cached_reduction
 
     UMAP = import_topic_libraries(str(cache_dir()))[2]
 

@@ -73,8 +73,7 @@ def cosine_knn(queries: np.ndarray, corpus: np.ndarray, k: int, chunk: int | Non
     chunk = chunk or max(1, 2**25 // max(1, len(corpus)))
     if len(queries) * len(corpus) < CACHED_FROM:
         return _cosine_knn(queries, corpus, k, chunk)
-    from pipeline.cache import cached_reduction
-    from pipeline.modelling.layout import array_digest
+    from pipeline.cache import array_digest, cached_reduction
 
     def packed() -> np.ndarray:  # one array: indices and similarities, both exact in float64
         indices, similarities = _cosine_knn(queries, corpus, k, chunk)

@@ -36,6 +36,8 @@ from scipy import sparse
 from pipeline.naming.areas import AreaVotes
 from pipeline.naming.names import (
     EVERYONE,
+    RANKED,
+    Retrieval,
     _may_stand_alone,
     _shape_factor,
     as_in_text,
@@ -336,11 +338,16 @@ def _sibling_share(inside: np.ndarray) -> np.ndarray:
 
 
 def _phrase_parts(
-    phrases: PhraseCounts, theme_of_paper: np.ndarray, n_themes: int, allowed: Callable[[str], bool]
+    phrases: PhraseCounts,
+    keyed: tuple[sparse.csr_matrix, list[str]],
+    theme_of_paper: np.ndarray,
+    n_themes: int,
+    allowed: Callable[[str], bool],
 ) -> dict[int, list[tuple[float, float, Part]]]:
     """Per theme, its phrases that may name it: (contrast, inside / sibling share, part), for every
-    phrase a theme's papers write at least `CANDIDATE_SHARE` of the time and more than any sibling's."""
-    matrix, forms = _key_matrix(phrases)
+    phrase a theme's papers write at least `CANDIDATE_SHARE` of the time and more than any sibling's.
+    `keyed` is `_key_matrix(phrases)`."""
+    matrix, forms = keyed
     assigned = np.flatnonzero(theme_of_paper >= 0)
     indicator = sparse.csr_matrix(
         (np.ones(len(assigned)), (theme_of_paper[assigned], assigned)), shape=(n_themes, len(theme_of_paper))
@@ -504,6 +511,83 @@ def _options(
     return [o for o, _ in singles if holds(o, o.parts[0].used)]
 
 
+# A phrase a member topic's papers write at least this share of the time may be half of a theme's
+# pair (`_member_pairs`); the pairs tried are those of the `POOL` phrases most written in the theme.
+MEMBER_SHARE = 0.1
+POOL = 40
+
+
+def _member_parts(
+    keyed: tuple[sparse.csr_matrix, list[str]],
+    phrases: PhraseCounts,
+    members: list[int],
+    topic_rows: list[np.ndarray],
+    may_name: Callable[[str], bool],
+    member_keys: set[str],
+) -> list[tuple[float, float, Part]]:
+    """The phrases at least `MEMBER_SHARE` of a member topic's papers write (that may name, and are
+    no member's whole name), as parts of a theme's pair: (share of the theme's papers, 1, part)."""
+    matrix, forms = keyed
+    rows = np.concatenate([topic_rows[t] for t in members])
+    written = np.zeros(matrix.shape[1], dtype=bool)
+    for t in members:
+        if len(topic_rows[t]):
+            written |= np.asarray(matrix[topic_rows[t]].mean(axis=0)).ravel() >= MEMBER_SHARE
+    columns = matrix.tocsc()
+    theme_share = np.asarray(matrix[rows].mean(axis=0)).ravel()
+    found = []
+    for k in np.flatnonzero(written)[np.argsort(-theme_share[written], kind="stable")].tolist():
+        key = name_key(forms[k])
+        if key in member_keys or not may_name(forms[k]):
+            continue
+        used = np.zeros(matrix.shape[0], dtype=bool)
+        used[columns[:, k].indices] = True
+        name = display_name(forms[k], phrases.spelling or {})
+        found.append((float(theme_share[k]), 1.0, Part(name, key, "phrase", used, _shape_factor(forms[k]))))
+        if len(found) >= POOL:
+            break
+    return found
+
+
+def _member_pairs(
+    pool: list[tuple[float, float, Part]],
+    members: list[np.ndarray],
+    theme_of_paper: np.ndarray,
+    g: int,
+    n_themes: int,
+) -> list[Option]:
+    """A theme's names of two parts from `pool` (phrases and areas its papers write) such that at
+    least `HOLDS` of each member topic's papers write one of the two, and the theme writes them more
+    than any sibling theme: the pairs that tell it apart most first."""
+    parts = list({p.key: p for _, _, p in pool}.values())
+    if len(parts) < 2:
+        return []
+    theme_rows = np.concatenate(members)
+    used = np.stack([p.used for p in parts], axis=1)  # papers x parts
+    holds = np.ones((len(parts), len(parts)), dtype=bool)
+    for rows in members:
+        if not len(rows):
+            continue
+        block = used[rows].astype(np.float64)
+        together = block.T @ block
+        alone = np.diag(together)
+        holds &= (alone[:, None] + alone[None, :] - together) >= HOLDS * len(rows)
+    options = []
+    for i, j in zip(*np.nonzero(np.triu(holds, k=1))):
+        p, q = parts[i], parts[j]
+        if set(p.key.split()) & set(q.key.split()):
+            continue
+        union = p.used | q.used
+        inside, sibling = contrast(union, theme_of_paper, n_themes)
+        if inside[g] <= sibling[g]:
+            continue
+        first, second = (p, q) if p.used[theme_rows].mean() >= q.used[theme_rows].mean() else (q, p)
+        least = min(float(union[rows].mean()) for rows in members if len(rows))
+        score = (inside[g] - sibling[g]) * TWO_PARTS * min(p.shape, q.shape)
+        options.append(Option((first, second), score, least))
+    return sorted(options, key=lambda o: (-o.score, o.name))
+
+
 def _lines(
     members: list[int],
     topic_rows: list[np.ndarray],
@@ -511,33 +595,39 @@ def _lines(
     documents: list[str],
     acronyms: dict[str, str],
     spelling: dict[str, str],
+    taken: set[str] = frozenset(),
+    pick: Callable[[list[str]], int] = lambda names: 0,
 ) -> str:
     """A theme no umbrella holds for, named by what is there: two short parts of its member topics'
-    names, from two members: the pair that holds furthest for its weakest member (up to `HOLDS`,
-    then the one most of the theme's papers write), where that is at least `LINES_FLOOR`; else its
-    largest lines, the first parts of its two largest topics' names ("Code generation & theorem
-    proving")."""
+    names, from two members, none a part another theme's name has taken: the pairs that hold
+    furthest for its weakest member (up to `HOLDS`, then the ones most of the theme's papers write),
+    where that is at least `LINES_FLOOR`, the first `RANKED` of them offered to `pick` (the
+    encoder's choice, `Retrieval.best`); else its largest lines, the first parts of its two largest
+    topics' names ("Code generation & theorem proving")."""
     order = sorted(members, key=lambda t: (-len(topic_rows[t]), t))
     if len(order) == 1:
         return topic_names[order[0]].split(" & ")[0]
     parts = [(t, part) for t in order for part in topic_names[t].split(" & ")[:2]]
     texts = {t: [documents[i] for i in topic_rows[t]] for t in order}
     written = {(t, part): {u: uses_name(part, texts[u], acronyms) for u in order} for t, part in parts}
-    best = (topic_names[order[0]].split(" & ")[0], topic_names[order[1]].split(" & ")[0])
-    best_key = (LINES_FLOOR, -1.0)
+    pairs = []
     for i, (t, p) in enumerate(parts):
         for u, q in parts[i + 1 :]:
-            if u == t or name_key(p) == name_key(q):
+            if u == t or name_key(p) == name_key(q) or {name_key(p), name_key(q)} & taken:
                 continue
             shares = [float((written[t, p][m] | written[u, q][m]).mean()) for m in order]
             key = (
                 min(round(min(shares), 2), HOLDS),
                 sum(s * len(topic_rows[m]) for s, m in zip(shares, order)),
             )
-            if key > best_key:
-                best, best_key = (p, q), key
-    first = best[0][:1].upper() + best[0][1:]
-    return f"{first} & {as_in_text(best[1], spelling)}"
+            if key > (LINES_FLOOR, -1.0):
+                pairs.append((key, p, q))
+    pairs.sort(key=lambda pair: pair[0], reverse=True)
+    names = [f"{p[:1].upper() + p[1:]} & {as_in_text(q, spelling)}" for _, p, q in pairs[:RANKED]]
+    if names:
+        return names[pick(names)]
+    first, second = (topic_names[t].split(" & ")[0] for t in order[:2])
+    return f"{first[:1].upper() + first[1:]} & {as_in_text(second, spelling)}"
 
 
 def name_themes(
@@ -549,12 +639,16 @@ def name_themes(
     votes: AreaVotes | None,
     documents: list[str],
     may_name: Callable[[str], bool],
+    ranker: Retrieval | None = None,
 ) -> list[tuple[str, str, float]]:
     """Per group of topics, a name that tells it apart from its siblings: (name, source, share).
 
     The most confident theme chooses first; no two themes share a part of a name. `share` is the
     smallest share of a member topic's papers the name speaks for (papers using its words, by
-    `uses_name`), so a name that holds says so and one that does not, too.
+    `uses_name`), so a name that holds says so and one that does not, too. With `ranker` (the
+    themes' mean vectors, `names.Retrieval`), of a theme's first `RANKED` free names the one that
+    points at it first, by the largest margin. A theme no umbrella holds for is named by a pair of
+    its members' phrases that holds for each (`_member_pairs`), else by its largest lines (`_lines`).
     """
     n_themes = len(groups)
     theme_of_paper = np.full(n_papers, -1, dtype=np.int64)
@@ -562,7 +656,8 @@ def name_themes(
         for t in members:
             theme_of_paper[topic_rows[t]] = g
     rows_of_theme = [np.concatenate([topic_rows[t] for t in members]) for members in groups]
-    found = _phrase_parts(phrases, theme_of_paper, n_themes, may_name)
+    keyed = _key_matrix(phrases)
+    found = _phrase_parts(phrases, keyed, theme_of_paper, n_themes, may_name)
     if votes is not None:
         for g, parts in _area_parts(
             votes, theme_of_paper, n_themes, rows_of_theme, documents, phrases.acronyms
@@ -581,11 +676,17 @@ def name_themes(
         member_keys = {name_key(topic_names[t]) for t in members}
         parts = [c for c in found[g] if c[2].key not in member_keys]
         choices[g] = _options(parts, [topic_rows[t] for t in members], theme_of_paper, g, n_themes, floor)
+        if not choices[g] and len(members) > 1:
+            pool = parts + _member_parts(keyed, phrases, members, topic_rows, may_name, member_keys)
+            choices[g] = _member_pairs(pool, [topic_rows[t] for t in members], theme_of_paper, g, n_themes)
+    if ranker is not None:
+        ranker.prepare([o.name for g in range(n_themes) for o in choices[g][:RANKED]])
     taken: set[str] = set()
     named: dict[int, Option | None] = {}
     order = sorted(range(n_themes), key=lambda g: (-(choices[g][0].score if choices[g] else -1.0), g))
     for g in order:
-        named[g] = next((o for o in choices[g] if not {p.key for p in o.parts} & taken), None)
+        free = [o for o in choices[g] if not {p.key for p in o.parts} & taken][: RANKED if ranker else 1]
+        named[g] = (free[ranker.best(g, [o.name for o in free]) if ranker else 0]) if free else None
         if named[g] is not None:
             taken.update(p.key for p in named[g].parts)
     result = []
@@ -593,8 +694,16 @@ def name_themes(
         option = named[g]
         if option is None:  # no umbrella holds: its largest lines, from its topics' names
             name = _lines(
-                members, topic_rows, topic_names, documents, phrases.acronyms, phrases.spelling or {}
+                members,
+                topic_rows,
+                topic_names,
+                documents,
+                phrases.acronyms,
+                phrases.spelling or {},
+                taken,
+                (lambda names, g=g: ranker.best(g, names)) if ranker else (lambda names: 0),
             )
+            taken.update(name_key(part) for part in name.split(" & "))
             result.append((name, "topics", round(_share(name, members, topic_rows, documents, phrases), 4)))
             continue
         result.append(
@@ -635,6 +744,7 @@ def fit_themes(
     n_themes: int | None = None,
     votes: AreaVotes | None = None,
     previous_theme_of: dict[int, int] | None = None,
+    encode: Callable[[list[str]], np.ndarray] | None = None,
 ) -> tuple[pd.DataFrame, dict[int, int]]:
     """Group the final topics into themes (`group_topics`) and name each among its siblings (`name_themes`).
 
@@ -644,7 +754,8 @@ def fit_themes(
     by older rules is regrouped; one drawn by these is kept).
 
     `votes` (`pipeline.naming.areas.area_votes` of these papers) adds the shipped research-area names
-    to the candidates; without it only the phrases the papers write can name a theme.
+    to the candidates; without it only the phrases the papers write can name a theme. `encode` (the
+    map's encoder) ranks the names the words back by how well they point at their theme.
 
     Runs after topic ids are final (renumbered, or matched to a previous map), so it reads only
     `labels` and the topics table (`topic_id`, `label`, `centroid`).
@@ -690,6 +801,13 @@ def fit_themes(
         lambda form: (
             _may_stand_alone(form, spelling) and not is_generic(form) and not too_common(form, common)
         ),
+        None
+        if encode is None
+        else Retrieval(
+            encode,
+            list(range(len(groups))),
+            np.stack([vectors[np.isin(rows, members)].mean(axis=0) for members in groups]),
+        ),
     )
     # Theme 0 is the one with the most papers, as with topics.
     order = sorted(range(len(groups)), key=lambda g: (-sizes[groups[g]].sum(), min(groups[g])))
@@ -719,6 +837,7 @@ def name_topics_among_siblings(
     embeddings: np.ndarray,
     phrases: PhraseCounts | None = None,
     kept: dict[int, str] | None = None,
+    encode: Callable[[list[str]], np.ndarray] | None = None,
 ) -> pd.Series:
     """The topics' names, each telling its topic apart from the other topics of its theme.
 
@@ -726,7 +845,8 @@ def name_topics_among_siblings(
     `names.SIBLING_LIFT` times as often by its topic's papers as by any sibling topic's; no topic
     takes a theme's name or another topic's. `kept` (topic id -> name) are names a rebuild carries
     from the previous map: they stay where no theme has taken them. `documents`, `labels` and
-    `embeddings` are the papers the names were chosen on, row for row.
+    `embeddings` are the papers the names were chosen on, row for row. With the map's `encode`,
+    names the words back are ranked by how well they point at their own topic (`names.Retrieval`).
     """
     kept = {
         t: n for t, n in (kept or {}).items() if name_key(n) not in {name_key(x) for x in themes["label"]}
@@ -743,5 +863,6 @@ def name_topics_among_siblings(
         counts=phrases,
         forbid=set(themes["label"].astype(str)) | set(kept.values()),
         siblings=siblings,
+        encode=encode,
     )
     return topics["topic_id"].map(lambda t: kept.get(int(t)) or fresh.get(int(t), f"Topic {t}"))

@@ -193,8 +193,8 @@ def cluster_space(
     semi-supervised (categorical, weight `TARGET_WEIGHT`). A handful of papers are their own space.
     """
     from pipeline._fastimport import import_topic_libraries
-    from pipeline.cache import cache_dir, cached_reduction
-    from pipeline.modelling.layout import array_digest, umap_cache_key, umap_settings
+    from pipeline.cache import array_digest, cache_dir, cached_reduction
+    from pipeline.modelling.layout import umap_cache_key, umap_settings
 
     if config.n_neighbors >= len(embeddings) / 3:
         # A handful of papers: every paper is every other's UMAP neighbour and a reduction would say

@@ -251,6 +251,68 @@ class Candidate:
     alone: bool = True  # may be a name on its own (`_may_stand_alone`), not only a name's second part
 
 
+# Cosines between a name's vector and the groups' are rounded to this many decimals before names are
+# ranked by them: the int8 encoder's last bits differ between CPU kinds (AVX2, AVX-512 VNNI), and
+# rounded cosines rank alike on both (ties go to the better-scored name by the words).
+COSINE_DECIMALS = 3
+# Of a group's names that the words back, this many (the best-scored first) are ranked by retrieval.
+RANKED = 8
+
+
+class Retrieval:
+    """How well a name points at its own group among the groups of its level: the name embedded with
+    the map's encoder (through the embedding cache: a warm rebuild encodes nothing), its cosine to
+    each group's mean vector. KeyBERT's idea on the map's own encoder; it only ranks names the papers'
+    words already back (`name_support`), it is never evidence.
+
+    Examples:
+        >>> fake = {"apples": [1.0, 0.0], "pears": [0.0, 1.0], "fruit": [0.7, 0.7]}
+        >>> ranker = Retrieval(lambda ts: np.array([fake[t] for t in ts]), [0, 1], np.eye(2))
+        >>> ranker.rank(0, "apples"), ranker.rank(0, "pears"), ranker.rank(0, "fruit")
+        ((True, 1.0), (False, -1.0), (False, 0.0))
+    """
+
+    def __init__(self, encode: Callable[[list[str]], np.ndarray], ids: list[int], centroids: np.ndarray):
+        self.encode = encode
+        self.row = {int(g): i for i, g in enumerate(ids)}
+        matrix = np.asarray(centroids, dtype=np.float32)
+        self.centroids = matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+        self.cosines: dict[str, np.ndarray] = {}
+
+    def prepare(self, names: list[str]) -> None:
+        """Encode the names not yet encoded, in one batch."""
+        missing = sorted({n for n in names if n not in self.cosines})
+        if not missing:
+            return
+        vectors = np.asarray(self.encode(missing), dtype=np.float32)
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        for name, cosines in zip(missing, np.round(vectors @ self.centroids.T, COSINE_DECIMALS)):
+            self.cosines[name] = cosines
+
+    def best(self, group: int, names: list[str]) -> int:
+        """Which of a group's names (best-scored by the words first) to take: the first that points
+        at its own group first; when none does, the one closest to doing so (largest margin).
+
+        Examples:
+            >>> fake = {"a": [1.0, 0.0], "b": [0.9, 0.1], "c": [0.0, 1.0], "d": [0.4, 0.6]}
+            >>> ranker = Retrieval(lambda ts: np.array([fake[t] for t in ts]), [0, 1], np.eye(2))
+            >>> ranker.best(0, ["c", "b", "a"]), ranker.best(0, ["c", "d"])
+            (1, 1)
+        """
+        ranks = [self.rank(group, name) for name in names]
+        pointing = [i for i, (first, _) in enumerate(ranks) if first]
+        return pointing[0] if pointing else max(range(len(names)), key=lambda i: (ranks[i][1], -i))
+
+    def rank(self, group: int, name: str) -> tuple[bool, float]:
+        """(points at its own group first, its margin over the runner-up group), rounded."""
+        self.prepare([name])
+        cosines = self.cosines[name]
+        own = float(cosines[self.row[int(group)]])
+        others = np.delete(cosines, self.row[int(group)])
+        runner_up = float(others.max()) if len(others) else -1.0
+        return own > runner_up, round(own - runner_up, COSINE_DECIMALS)
+
+
 def name_groups(
     documents: list[str],
     groups: np.ndarray,
@@ -262,6 +324,7 @@ def name_groups(
     forbid: set[str] | None = None,
     shortlist: int = 30,
     siblings: dict[int, list[int]] | None = None,
+    encode: Callable[[list[str]], np.ndarray] | None = None,
 ) -> dict[int, str]:
     """A distinct name for each group of papers (topic or theme), from the phrases its papers use.
 
@@ -284,6 +347,9 @@ def name_groups(
         siblings: group id -> the ids of the groups it must be told apart from (the other topics
             of its theme): a name is written at least `SIBLING_LIFT` times as often by the
             group's papers as by any sibling's, where the group writes any such phrase.
+        encode: the map's encoder (texts -> vectors, through the embedding cache), with
+            `centroids`: of the names the words back, the one that points at its own group first
+            with the largest margin is taken (`Retrieval`).
 
     Returns:
         group id -> name, e.g. {0: "Optimal transport", 1: "Diffusion models"}.
@@ -318,6 +384,7 @@ def name_groups(
     single = np.array([" " not in p for p in counts.phrases], dtype=bool)
     alone = np.array([_may_stand_alone(str(p), spelling) for p in counts.phrases], dtype=bool)
     shortlists: dict[int, np.ndarray] = {}
+    reserves: dict[int, np.ndarray] = {}
     for row in range(len(group_ids)):
         used_by = coverage[row] * sizes[row]
         # Distinctive: written at least `NAME_LIFT` times as often in the group as in the corpus
@@ -341,8 +408,14 @@ def name_groups(
         ].any():  # a lone word that names no area ("Paths", "Visual") only when nothing else is left
             eligible = eligible[alone[eligible]]
         shortlists[row] = eligible[np.argsort(-lexical[row, eligible], kind="stable")[:shortlist]]
+        # What the group writes, even one paper of it, for when every name above is taken or a
+        # sibling's head: still a name only when a third of its papers write it (or a pair of them).
+        rest = np.flatnonzero((used_by >= 1) & ~generic & alone & (shape == 1.0))
+        rest = rest[~np.isin(rest, shortlists[row])]
+        reserves[row] = rest[np.argsort(-lexical[row, rest], kind="stable")[:shortlist]]
     closeness = _closeness(counts, shortlists, group_ids, groups_kept, centroids, embeddings_kept)
     options: dict[int, list[Candidate]] = {}
+    reserve: dict[int, list[Candidate]] = {}
     for row, group in enumerate(group_ids):
         best = shortlists[row]
         scores = lexical[row, best] * closeness.get(row, 1.0)
@@ -356,6 +429,15 @@ def name_groups(
                 bool(alone[best[i]]),
             )
             for i in order
+        ]
+        reserve[int(group)] = [
+            Candidate(
+                str(counts.phrases[i]),
+                float(lexical[row, i]),
+                float(coverage[row, i]),
+                float(precision[row, i]),
+            )
+            for i in reserves[row]
         ]
     members: dict[int, list[str]] = {}
     for doc, group in zip(documents_kept, groups_kept.tolist()):
@@ -372,7 +454,20 @@ def name_groups(
             used |= masks[group, part]
         return float(used.mean()) if len(used) else 0.0
 
-    return _assign_distinct(options, spelling, avoid or {}, support, {name_key(f) for f in forbid or ()})
+    ranker = None
+    if encode is not None and centroids:
+        ids = sorted(centroids)
+        ranker = Retrieval(encode, ids, np.stack([np.asarray(centroids[g]) for g in ids]))
+    return _assign_distinct(
+        options,
+        spelling,
+        avoid or {},
+        support,
+        {name_key(f) for f in forbid or ()},
+        ranker,
+        siblings,
+        reserve,
+    )
 
 
 def _closeness(
@@ -414,46 +509,115 @@ def _assign_distinct(
     avoid: dict[int, set[str]],
     support: Callable[[int, str], float] | None = None,
     forbidden: set[str] = frozenset(),
+    ranker: Retrieval | None = None,
+    siblings: dict[int, list[int]] | None = None,
+    reserve: dict[int, list[Candidate]] | None = None,
 ) -> dict[int, str]:
     """Give each group its best phrase no other group took; the most confident group chooses first.
+    No phrase is a sibling's name's head or has it as its head (`same_head`: "Language models"
+    beside "Large language models"); a group left with none of its `options` takes its `reserve`
+    (what else its papers write).
 
     With `support` (group, phrase -> share of the group's papers using it, see `name_support`),
     a phrase at least `NAME_SUPPORT` of the group's papers write comes before any that fewer do:
-    a name should describe most of what it names, not a corner of it.
+    a name should describe most of what it names, not a corner of it. With `ranker`, of the first
+    `RANKED` names that hold, the one that points at its own group first, by the largest margin.
     """
     taken: set[str] = set(forbidden)
     names: dict[int, str] = {}
+    parts: dict[int, tuple[str, ...]] = {}  # the phrases of each name given
     confidence = {g: (c[0].score if c else 0.0) for g, c in options.items()}
-    for group in sorted(options, key=lambda g: (-confidence[g], g)):
+
+    def ordered(group: int) -> tuple[list[Candidate], list[Candidate]]:
         avoided = {name_key(p) for p in avoid.get(group, set())}
-        free = [c for c in options[group] if name_key(c.phrase) not in taken]
+        heads = [part for sibling in (siblings or {}).get(group, []) for part in parts.get(sibling, ())]
+
+        def usable(candidates: list[Candidate]) -> list[Candidate]:
+            return [
+                c
+                for c in candidates
+                if name_key(c.phrase) not in taken and not any(same_head(c.phrase, h) for h in heads)
+            ]
+
+        free = usable(options[group]) or usable((reserve or {}).get(group, []))
         # An avoided phrase is still better than a fragment: it costs half its score, not all.
-        preferred = sorted(free, key=lambda c: -c.score * (0.5 if name_key(c.phrase) in avoided else 1.0))
-        by_score = preferred
+        by_score = sorted(free, key=lambda c: -c.score * (0.5 if name_key(c.phrase) in avoided else 1.0))
         # A lone word that names no area ("Convex", "Presents") is only ever a second part.
-        preferred = [c for c in preferred if c.alone] + [c for c in preferred if not c.alone]
+        return [c for c in by_score if c.alone] + [c for c in by_score if not c.alone], by_score
+
+    def shown(candidate: Candidate, second: str | None) -> str:
+        name = display_name(candidate.phrase, spelling)
+        return name if second is None else f"{name} & {as_in_text(display_name(second, spelling), spelling)}"
+
+    limit = RANKED if ranker is not None else 1
+    if ranker is not None and support is not None:  # every name that may be ranked, in one batch
+        ranker.prepare(
+            [
+                shown(*whole)
+                for group in options
+                for whole in _holding(group, *ordered(group), support, taken, limit)
+            ]
+        )
+    for group in sorted(options, key=lambda g: (-confidence[g], g)):
+        preferred, by_score = ordered(group)
         if not preferred:
             names[group] = f"Topic {group}"
             continue
-        choice = preferred[0].phrase
-        name = display_name(choice, spelling)
+        candidate, second = preferred[0], None
         if support is not None:
             # The best phrase, with a second part where it names less than most of the topic;
-            # failing NAME_SUPPORT even so, the best phrase that reaches it (and its second part).
-            for candidate in [preferred[0], *preferred[1:]]:
-                second = _second_part(group, candidate.phrase, by_score, support)
-                whole = candidate.phrase if second is None else f"{candidate.phrase} & {second}"
-                if support(group, whole) >= NAME_SUPPORT:
-                    break
-            else:  # nothing one line names holds: the topic is two lines, named by both
-                candidate, second = _two_lines(group, preferred, support, taken)
-            choice = candidate.phrase
-            name = display_name(choice, spelling)
-            if second is not None:
-                name = f"{name} & {as_in_text(display_name(second, spelling), spelling)}"
-        taken.add(name_key(choice))
-        names[group] = name
+            # failing NAME_SUPPORT even so, the best phrase that reaches it (and its second part);
+            # else the two lines that together are written by the most of its papers.
+            wholes = _holding(group, preferred, by_score, support, taken, limit)
+            if not wholes:
+                wholes = [_two_lines(group, preferred, support, taken)]
+            if ranker is not None and len(wholes) > 1:
+                wholes = [wholes[ranker.best(group, [shown(*whole) for whole in wholes])]]
+            candidate, second = wholes[0]
+        taken.add(name_key(candidate.phrase))
+        names[group] = shown(candidate, second)
+        parts[group] = (candidate.phrase,) if second is None else (candidate.phrase, second)
     return names
+
+
+def same_head(phrase: str, other: str) -> bool:
+    """Whether one phrase is the other's head (its last words), plurals aside.
+
+    Examples:
+        >>> same_head("Language models", "Large language models"), same_head("Imitation learning", "Robot learning")
+        (True, False)
+    """
+    words, others = name_key(phrase).split(), name_key(other).split()
+    n = min(len(words), len(others))
+    return n > 0 and words[-n:] == others[-n:]
+
+
+def _holding(
+    group: int,
+    preferred: list[Candidate],
+    by_score: list[Candidate],
+    support: Callable[[int, str], float],
+    taken: set[str],
+    limit: int,
+) -> list[tuple[Candidate, str | None]]:
+    """The first `limit` of a group's names (a phrase and its second part, `_second_part`) that at
+    least `NAME_SUPPORT` of its papers write, then the first `limit` pairs of its lines that
+    together reach it (`_pairs`: a topic that is two lines is named by both). With `limit` 1, the
+    first name that holds, else the first pair."""
+    wholes = []
+    for candidate in preferred:
+        second = _second_part(group, candidate.phrase, by_score, support)
+        if (
+            support(group, candidate.phrase if second is None else f"{candidate.phrase} & {second}")
+            >= NAME_SUPPORT
+        ):
+            wholes.append((candidate, second))
+            if len(wholes) >= limit:
+                break
+    if limit == 1 and wholes:
+        return wholes
+    pairs = [p for p in _pairs(group, preferred, support, taken) if p not in wholes]
+    return wholes + pairs[:limit]
 
 
 # A topic no name of one line holds for is named by the two of its best-scored phrases (of this many)
@@ -461,12 +625,39 @@ def _assign_distinct(
 LINES = 20
 
 
+def _line_pairs(
+    group: int, preferred: list[Candidate], support: Callable[[int, str], float], taken: set[str]
+) -> list[tuple[float, Candidate, str]]:
+    """Pairs of a topic's best-scored phrases (each free, each a name on its own, no word shared),
+    the better-scored first, with the share of its papers that write one or the other; the pairs
+    most written first."""
+    lines = [c for c in preferred[:LINES] if c.alone and name_key(c.phrase) not in taken]
+    pairs = []
+    for i, first in enumerate(lines):
+        stems = {w[:4] for w in name_key(first.phrase).split()}
+        for second in lines[i + 1 :]:
+            if not stems & {w[:4] for w in name_key(second.phrase).split()}:
+                pairs.append((support(group, f"{first.phrase} & {second.phrase}"), first, second.phrase))
+    return sorted(pairs, key=lambda pair: -pair[0])
+
+
+def _pairs(
+    group: int, preferred: list[Candidate], support: Callable[[int, str], float], taken: set[str]
+) -> list[tuple[Candidate, str | None]]:
+    """The pairs of a topic's lines (`_line_pairs`) that together at least `NAME_SUPPORT` of its
+    papers write, the most written first."""
+    return [
+        (first, second)
+        for share, first, second in _line_pairs(group, preferred, support, taken)
+        if share >= NAME_SUPPORT
+    ]
+
+
 def _two_lines(
     group: int, preferred: list[Candidate], support: Callable[[int, str], float], taken: set[str]
 ) -> tuple[Candidate, str | None]:
-    """The pair of a topic's phrases (each free, each a name on its own, no word shared) written
-    together by the most of its papers, the better-scored first; the best phrase alone when no pair
-    adds to it.
+    """The pair of a topic's phrases written together by the most of its papers (`_line_pairs`);
+    the best phrase alone when no pair adds to it.
 
     Examples:
         >>> docs = {"a b": 0.5, "c d": 0.4, "a b & c d": 0.8, "e f": 0.3, "a b & e f": 0.6, "c d & e f": 0.5}
@@ -474,17 +665,10 @@ def _two_lines(
         >>> best[0].phrase, best[1]
         ('a b', 'c d')
     """
-    lines = [c for c in preferred[:LINES] if c.alone and name_key(c.phrase) not in taken]
-    best, best_share = (preferred[0], None), support(group, preferred[0].phrase)
-    for i, first in enumerate(lines):
-        stems = {w[:4] for w in name_key(first.phrase).split()}
-        for second in lines[i + 1 :]:
-            if stems & {w[:4] for w in name_key(second.phrase).split()}:
-                continue
-            share = support(group, f"{first.phrase} & {second.phrase}")
-            if share > best_share + 1e-9:
-                best, best_share = (first, second.phrase), share
-    return best
+    pairs = _line_pairs(group, preferred, support, taken)
+    if pairs and pairs[0][0] > support(group, preferred[0].phrase) + 1e-9:
+        return pairs[0][1], pairs[0][2]
+    return preferred[0], None
 
 
 # A name fewer than this share of a topic's papers write names only part of it...
