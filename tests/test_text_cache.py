@@ -182,3 +182,28 @@ def test_a_partition_is_kept_in_the_cache_and_a_damaged_one_is_made_again(own_ca
     assert topics.partition(points, 12, 20, 4).tolist() != made.tolist()  # another seed is not read from it
     for found in (first, again, damaged):
         assert found.dtype == made.dtype and found.tolist() == made.tolist()
+
+
+def test_texts_read_by_worker_processes_give_the_same_entries_and_map_byte_for_byte(tmp_path, monkeypatch):
+    pools = []
+
+    class CountedPool(text_cache.ProcessPoolExecutor):
+        def __init__(self, *args, **kwargs):
+            pools.append(args)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "here"))
+    build(tmp_path / "read-here")
+    assert pools == []  # a few hundred new texts: read in this process
+    monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "workers"))
+    monkeypatch.setattr(text_cache, "PARALLEL_ABOVE", 0)  # as a large corpus's first build
+    two_cores = {0, 1}  # however many this machine has
+    monkeypatch.setattr(text_cache.os, "sched_getaffinity", lambda pid: two_cores)
+    monkeypatch.setattr(text_cache, "ProcessPoolExecutor", CountedPool)
+    build(tmp_path / "read-by-workers")
+    assert pools == [(2,)]
+    assert entries(tmp_path / "workers") == entries(tmp_path / "here")
+    for name in MAP_FILES:
+        assert (tmp_path / "read-by-workers" / name).read_bytes() == (
+            tmp_path / "read-here" / name
+        ).read_bytes(), name

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
+import os
 import sqlite3
 import zlib
+from concurrent.futures import ProcessPoolExecutor
 from functools import cache
 from pathlib import Path
 
@@ -23,6 +26,9 @@ from pipeline.naming.phrases import PaperText, read_text
 from pipeline.naming.vocabulary import WORDS
 
 CACHE_FILE = "texts.sqlite"
+# New texts beyond this many are read by worker processes, one per core (a first build of a large
+# corpus: tens of thousands of texts); fewer are read here, starting workers would cost more.
+PARALLEL_ABOVE = 4_000
 
 
 @cache
@@ -103,6 +109,22 @@ class TextCache:
         self.connection.close()
 
 
+def packed(text: str) -> bytes:
+    """A text's `PaperText` as the cache stores it."""
+    return pack(read_text(text))
+
+
+def read_packed(documents: list[str]) -> list[bytes]:
+    """`packed` of each document, in order: in worker processes, one per core, when there are more
+    than `PARALLEL_ABOVE` (the same bytes either way: `read_text` reads one text alone)."""
+    workers = min(len(os.sched_getaffinity(0)), 8)
+    if len(documents) <= PARALLEL_ABOVE or workers < 2:
+        return [packed(doc) for doc in documents]
+    # Spawned, not forked: the build process has threads (ONNX, Numba) a fork would copy mid-flight.
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return list(pool.map(packed, documents, chunksize=250))
+
+
 def paper_texts(documents: list[str], *, use_cache: bool = True) -> list[PaperText]:
     """Each document's `PaperText`, read from the cache where this text was read before (by these
     rules) and read from the text, then stored, where not."""
@@ -116,11 +138,9 @@ def paper_texts(documents: list[str], *, use_cache: bool = True) -> list[PaperTe
             paper = unpack(entry)
             if paper is not None:  # a damaged entry is read again from the text, and replaced
                 known[key] = paper
-        fresh: dict[bytes, bytes] = {}
-        for key, doc in zip(keys, documents):
-            if key not in known:
-                known[key] = read_text(doc)
-                fresh[key] = pack(known[key])
+        new = {key: doc for key, doc in zip(keys, documents) if key not in known}
+        fresh = dict(zip(new, read_packed(list(new.values()))))
+        known.update((key, unpack(entry)) for key, entry in fresh.items())
         if fresh:
             text_cache.put(fresh)
     finally:
