@@ -43,6 +43,8 @@ _BREAK = re.compile(r"[.,;:!?()\[\]{}\"“”'’/|=<>+*%$&#@~^`\\]|\s-\s|\s–\
 _ACRONYM_DEFINITION = re.compile(
     r"(?<![A-Za-z])((?:[A-Za-z][\w-]{0,63}\s+){1,6})\(\s*([A-Z][A-Za-z0-9-]*[A-Z][a-z]?s?)\s*\)"
 )
+# Its bracket alone: a text without one defines no acronym, and is not scanned word by word for one.
+_BRACKETED_ACRONYM = re.compile(r"\(\s*[A-Z][A-Za-z0-9-]*[A-Z][a-z]?s?\s*\)")
 MAX_WORDS = 3
 
 
@@ -141,7 +143,9 @@ def definitions_in(text: str) -> list[tuple[str, str]]:
         >>> definitions_in("Optimal transport (OT) and Spiking neural networks (SNNs).")
         [('ot', 'optimal transport'), ('snn', 'spiking neural networks')]
     """
-    found = []
+    found: list[tuple[str, str]] = []
+    if not _BRACKETED_ACRONYM.search(text):
+        return found
     for match in _ACRONYM_DEFINITION.finditer(text):
         acronym = match.group(2)
         letters = re.sub(r"s$", "", acronym) if re.search(r"[A-Z]s$", acronym) else acronym
@@ -181,6 +185,8 @@ def acronym_definitions(documents: list[str]) -> dict[str, str]:
 
 def _acronym_key(token: str) -> str | None:
     """The lower-case letters of an acronym token ("SNNs" -> "snn", "OT" -> "ot"), else None."""
+    if not token[:1].isupper():  # most words: asked first, the cheap question
+        return None
     core = token[:-1] if len(token) > 2 and token.endswith("s") and token[-2].isupper() else token
     if len(core) >= 2 and sum(c.isupper() for c in core) >= 2 and core[0].isupper():
         return "".join(c for c in core if c.isalpha()).lower()
@@ -326,7 +332,9 @@ def forms_in(text: str) -> Counter:
     forms: Counter = Counter()
     # A definition's capitals mark where its acronym's letters come from, not proper nouns:
     # the words before "(ASP)" are no evidence of spelling.
-    for sentence in split_sentences(_ACRONYM_DEFINITION.sub(" ", text)):
+    if _BRACKETED_ACRONYM.search(text):
+        text = _ACRONYM_DEFINITION.sub(" ", text)
+    for sentence in split_sentences(text):
         for i, token in enumerate(TOKEN.findall(sentence)):
             if i == 0 or token.startswith("-"):
                 continue  # a sentence's first word is capitalised whatever it is; "-means" is no word
