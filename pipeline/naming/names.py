@@ -373,8 +373,11 @@ def name_groups(
     spelling = counts.spelling if counts.spelling is not None else word_case(documents_kept)
 
     # Rank by c-TF-IDF, normalised per group so groups of any size weigh alike, and by coverage
-    # times precision: a name most of the group's papers write and few others do.
-    lexical = np.sqrt(coverage * np.sqrt(precision)) * np.sqrt(
+    # times precision: a name most of the group's papers write and few others do. Precision is the
+    # phrase's lift over the map times the group's share, so within a group it ranks by lift; it
+    # weighs as much as coverage's square root does, so the group's distinctive words ("Mamba",
+    # "probing") come before the words its neighbours share ("reasoning", "language").
+    lexical = np.sqrt(coverage) * precision * np.sqrt(
         ctfidf / np.maximum(ctfidf.max(axis=1, keepdims=True), 1e-12)
     )
     lexical *= shape[None, :]
