@@ -56,6 +56,20 @@ def test_of_the_names_the_words_back_the_one_that_points_at_its_own_group_is_tak
     assert names == {0: "Beta decay", 1: "Gamma rays"}, names
 
 
+def test_a_topic_is_named_first_by_what_only_its_papers_write():
+    """Every paper of topic 0 writes "sequence models", but so does half of its neighbour topic 1;
+    "selective scan" and "long inputs" are written by half of topic 0 and nowhere else. The name
+    leads with one of those (its lift over the map is the highest), not with the shared phrase."""
+    docs = ["Sequence models with a selective scan over tokens."] * 2
+    docs += ["Sequence models for long inputs."] * 2
+    docs += ["Sequence models of protein chains."] * 2 + ["Protein chains fold in water."] * 2
+    docs += ["Galaxy clusters in the sky."] * 4 + ["Coral reefs under heat."] * 4
+    docs += ["Glacier melt in spring."] * 4
+    name = name_groups(docs, np.repeat([0, 1, 2, 3, 4], 4))[0]
+    assert name.split(" & ")[0] in ("Selective scan", "Long inputs"), name
+    assert name_support(name, docs[:4]) == 1.0, name
+
+
 def test_a_theme_no_umbrella_holds_for_is_named_by_two_phrases_a_quarter_of_each_member_writes():
     """No phrase holds for all three topics of theme 0, and the theme's two broad phrases are as common
     in theme 1; together "graph coloring" and "protein folding" are written by every paper of theme 0
