@@ -151,6 +151,9 @@ SIBLING_LIFT = 1.5
 # word, which every field writes in some sense, at least `WORD_LIFT` times.
 NAME_LIFT = 2.0
 WORD_LIFT = 3.0
+# Of a group's shortlisted phrases, those most of whose use is in the group come first: their score
+# is multiplied by their precision to this power (the shortlist's own score holds it to the power 1/4).
+DISTINCT = 0.75
 # A lone word names an area only when it is an area's noun (`words/area-nouns.txt`: "Clustering",
 # "Robotics", "Segmentation") or an acronym the papers write ("SLAM"); "Visual", "Flow", "Face" do not.
 AREA_NOUNS = frozenset(word_list("area-nouns"))
@@ -373,11 +376,8 @@ def name_groups(
     spelling = counts.spelling if counts.spelling is not None else word_case(documents_kept)
 
     # Rank by c-TF-IDF, normalised per group so groups of any size weigh alike, and by coverage
-    # times precision: a name most of the group's papers write and few others do. Precision is the
-    # phrase's lift over the map times the group's share, so within a group it ranks by lift; it
-    # weighs as much as coverage's square root does, so the group's distinctive words ("Mamba",
-    # "probing") come before the words its neighbours share ("reasoning", "language").
-    lexical = np.sqrt(coverage) * precision * np.sqrt(
+    # times precision: a name most of the group's papers write and few others do.
+    lexical = np.sqrt(coverage * np.sqrt(precision)) * np.sqrt(
         ctfidf / np.maximum(ctfidf.max(axis=1, keepdims=True), 1e-12)
     )
     lexical *= shape[None, :]
@@ -420,7 +420,10 @@ def name_groups(
     reserve: dict[int, list[Candidate]] = {}
     for row, group in enumerate(group_ids):
         best = shortlists[row]
-        scores = lexical[row, best] * closeness.get(row, 1.0)
+        # The shortlist ranked again with precision weighing as much as coverage's square root:
+        # precision is a phrase's lift over the map times the group's share, so the group's
+        # distinctive words ("Mamba", "probing") come before those its neighbours write too.
+        scores = lexical[row, best] * precision[row, best] ** DISTINCT * closeness.get(row, 1.0)
         order = np.argsort(-scores, kind="stable")
         options[int(group)] = [
             Candidate(
