@@ -428,7 +428,9 @@ def name_groups(
         # With `distinct`, the shortlist ranked again with precision weighing more: precision is a
         # phrase's lift over the map times the group's share, so the group's distinctive words
         # ("Mamba", "probing") come before those its neighbours write too.
-        scores = lexical[row, best] * precision[row, best] ** distinct * closeness.get(row, 1.0)
+        scores = lexical[row, best] * closeness.get(row, 1.0)
+        if distinct:
+            scores *= _own_share(counts.phrases, best, coverage[row], precision[row]) ** distinct
         order = np.argsort(-scores, kind="stable")
         options[int(group)] = [
             Candidate(
@@ -478,6 +480,20 @@ def name_groups(
         siblings,
         reserve,
     )
+
+
+def _own_share(phrases, best: np.ndarray, coverage: np.ndarray, precision: np.ndarray) -> np.ndarray:
+    """The precision of each shortlisted phrase, a head no higher than a longer phrase's it heads that
+    more of the group write: "language model", counted where no "large" comes before it, is not more
+    the group's own than "large language models"."""
+    own = precision[best].copy()
+    texts = [str(phrases[i]) for i in best]
+    for i, short in enumerate(texts):
+        for j, long in enumerate(texts):
+            longer = len(long.split()) > len(short.split()) and coverage[best[j]] > coverage[best[i]]
+            if longer and same_head(short, long):
+                own[i] = min(own[i], own[j])
+    return own
 
 
 def _closeness(
