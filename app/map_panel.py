@@ -19,7 +19,7 @@ from app.palette import colour_columns
 from app.place import Placement, placement_label
 from app.state import ViewState, Vocabulary
 from app.text import column_name, markdown_literal
-from app.view import current_view, selected_rows
+from app.view import current_view
 
 
 def map_panel(
@@ -59,12 +59,11 @@ def map_panel(
         reset_zoom=reset_zoom,
         files_sent=session.files_sent(),
         on_click=partial(session.on_paper_click, data, url),
-        on_select=partial(session.on_map_select, url, partial(held_by_selection, data, map_key)),
-        on_legend=partial(session.on_legend_pick, data, url, state.colour),
+        on_select=partial(session.on_map_select, data, url, vocabulary),
+        on_legend=partial(session.on_legend_pick, data, url, vocabulary, state.colour),
         themes=state.themes,
         values=state.filter_dict().get(state.colour, ()) if state.colour else (),
         selection=state.selection,
-        key_in_browser=session.key_in_browser_now(data, topic_in_panel),
         # Topics ticked over the view's Topics filter narrow the view without it, in the browser.
         unticked=(
             current_view(data, map_key, replace(state, topics=())).in_view
@@ -99,9 +98,3 @@ def map_panel(
             else ""
         )
     )
-
-
-def held_by_selection(data: MapData, map_key: MapKey, state: ViewState) -> int:
-    """How many papers the view's box or lasso holds, in view or not (0 without one)."""
-    rows = selected_rows(data, map_key, state)
-    return 0 if rows is None else len(rows)

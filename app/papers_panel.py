@@ -9,9 +9,10 @@ import numpy as np
 
 from app import session
 from app.data import MapData
-from app.loaders import MapKey
+from app.loaders import MapKey, cached_rising
 from app.map_component import TABLE_KEY, live_table, points_url
 from app.search import SearchResult
+from app.view import view_vocabulary
 
 
 def papers_panel(
@@ -26,6 +27,7 @@ def papers_panel(
     rows, in view or not), else every paper in view (`in_view`, a mask before an opened topic narrows
     it: the browser does), best search match first, each row saying how it matched; 50 rows a page."""
     url = points_url(data, map_key)
+    vocabulary = lambda: view_vocabulary(data, cached_rising(map_key))  # noqa: E731  (what a link may choose)
     live_table(
         data,
         map_key,
@@ -35,7 +37,7 @@ def papers_panel(
         topic=topic,
         files_sent=session.files_sent(),
         on_click=partial(session.on_paper_click, data, url, TABLE_KEY),
-        on_clear=partial(session.on_table_clear, url),
+        on_clear=partial(session.on_table_clear, data, url, vocabulary),
         key_picks=session.key_picks(),
         link=session.view_link(),
     )

@@ -10,7 +10,7 @@ The shareable part of this is a `ViewState` (app.state), which `sync_url` keeps 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TypeGuard, TypeVar
 from urllib.parse import parse_qsl, urlencode
 
@@ -24,7 +24,6 @@ from app.palette import colour_columns
 from app.place import Placement, PlacementError
 from app.selection import selection_text
 from app.state import (
-    MAP_KEY,
     SESSION_KEY,
     SETTING,
     SETTINGS,
@@ -33,16 +32,14 @@ from app.state import (
     LinkSetting,
     ViewState,
     Vocabulary,
-    key_in_browser,
     normalise_params,
     parse_map,
     parse_selection,
     parse_view,
     ticks_in_browser,
     to_params,
-    values_in_browser,
 )
-from app.themes import topics_in_themes, usable_themes
+from app.themes import topics_in_themes
 
 FACET_PREFIX = SESSION_KEY["filters"]
 # The map and the view.
@@ -57,9 +54,6 @@ CLEAR_SELECTION = "clear_selection"  # a counter the map watches to drop its box
 RESET_ZOOM = "reset_zoom"  # a counter the map watches to return to the whole map ("Reset view")
 FILES_SENT = "atlas_files_sent"  # the files this session's browser already received through the map
 KEY_PICKS = "key_picks"  # how many entries picked in the map's key the browser showed itself (or all again)
-# What the browser shows alone itself (a `BrowserPick`), while the map's and the table's parts have
-# not been drawn since (they hold the view before it).
-BROWSER_PICK = "browser_pick"
 # Which parts of the page rerun, and what a run keeps for the next (`remembered`).
 PARTS_SHOWN = "parts_shown"  # what each part of the page (a keyed fragment) showed when last drawn
 PUSH_PARTS = "push_parts"  # the sidebar's parts a step reruns: their widgets' values are written again
@@ -79,19 +73,6 @@ CHANGES_PANEL = "changes_panel"
 ABOUT_PANEL = "about_panel"
 EDIT_PANEL = "edit_panel"
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class BrowserPick:
-    """What the browser shows alone over the view the map and the table hold: an entry of the key, or
-    topics ticked and one column's values pressed in the topic list (`chosen`: each filter's session
-    key and its choice), and what that view let it add there: ticks (`ticks`), and values of the
-    columns without a filter of their own (`columns`)."""
-
-    chosen: tuple[tuple[str, tuple], ...]
-    ticks: bool = False
-    columns: frozenset[str] = frozenset()
-    entry: bool = False  # an entry of the key (nothing is added to it in the browser: no ticks, no columns)
 
 
 # --------------------------------------------------------------------------- state <-> widgets <-> URL
@@ -139,11 +120,16 @@ def current_state() -> ViewState:
 
 
 def apply_state(state: ViewState, data: MapData) -> None:
-    """Put a view state into the widgets' session keys (before the widgets are drawn)."""
+    """Put a view state into the widgets' session keys (before the widgets are drawn); a placed
+    abstract is dropped."""
+    _put_state(state, data)
+    st.session_state[PLACEMENT] = None
+
+
+def _put_state(state: ViewState, data: MapData) -> None:
     for setting in SETTINGS:
         if setting.in_state and setting.session:
             _write(setting, getattr(state, setting.name), data.facets)
-    st.session_state[PLACEMENT] = None
 
 
 def choose_map(params: dict[str, list[str]], names: list[str]) -> tuple[str, str | None]:
@@ -302,11 +288,8 @@ def part_keys() -> dict[str, tuple]:
 
 
 def part_shown(name: str) -> None:
-    """Keep what part `name` shows as it is drawn (see `rerun_changed`). The map's or the table's part
-    drawn: an entry of the key the browser showed itself is now the server's (`BROWSER_PICK`)."""
+    """Keep what part `name` shows as it is drawn (see `rerun_changed`)."""
     st.session_state.setdefault(PARTS_SHOWN, {})[name] = part_keys()[name]
-    if name in ("map", "results"):
-        st.session_state[BROWSER_PICK] = None
 
 
 def rerun_changed(from_sidebar: bool = False) -> None:
@@ -442,37 +425,21 @@ def on_paper_click(data: MapData, points_url: str, component: str = MAP_COMPONEN
         open_paper(str(data.doc_ids[row]))
 
 
-def on_map_select(points_url: str, held: Callable[[ViewState], int]) -> None:
+def on_map_select(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary]) -> None:
     """A box or lasso drawn on the map (or cleared): kept as the link writes it (`app.selection`).
-
-    The browser shows a shape itself where its map, topic panel and papers table show the view the
-    server drew last (js/select.js): it sends the link it wrote and how many papers the shape holds,
-    taken at its word where that link is the view's with this shape and the count is the server's
-    (`held`: how many papers a view's selection holds); else the parts are drawn here. So is the
-    map's own deselection, where the browser showed the view it kept without the shape."""
+    Where the browser showed it itself (js/select.js), its link is the step (`follow_step`)."""
     value = map_event("select")
     if not value or value.get("map") != points_url:
         return
     shape = value.get("shape")
-    text = selection_text(shape) if isinstance(shape, dict) else ""
-    st.session_state[SESSION_KEY["selection"]] = text
-    if _is_view_link(value.get("query")) and (not text or value.get("rows") == held(current_state())):
-        _drawn_in_browser(value["query"], _parts_the_browser_draws())
+    st.session_state[SESSION_KEY["selection"]] = selection_text(shape) if isinstance(shape, dict) else ""
+    follow_step(data, vocabulary, value.get("query"))
     rerun_changed()
 
 
 def _is_query(query: object) -> TypeGuard[str]:
     """Whether an event's `query` is a query string the browser could have written for a step it drew."""
     return isinstance(query, str) and len(query) < 10_000
-
-
-def _is_view_link(query: object) -> bool:
-    """Whether `query`, a query string the browser wrote for a step it drew, is the view's link now
-    (`view_link`: the map's name and the zoom aside)."""
-    if not _is_query(query):
-        return False
-    written = {key: values for key, values in _without_zoom(_query_params(query)).items() if key != MAP_KEY}
-    return urlencode(written, doseq=True) == view_link()
 
 
 def _parts_the_browser_draws() -> tuple[str, ...]:
@@ -487,13 +454,13 @@ def clear_selection() -> None:
     rerun_changed()
 
 
-def on_table_clear(points_url: str) -> None:
-    """The papers table's "Clear selection"."""
+def on_table_clear(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary]) -> None:
+    """The papers table's "Clear selection" (with its link where the browser showed the view without
+    it, js/select.js: `follow_step`)."""
     value = map_event("clear", TABLE_KEY)
     if value and value.get("map") == points_url:
         _clear_selection()
-        if _is_view_link(value.get("query")):  # the browser showed the view without it (js/select.js)
-            _drawn_in_browser(value["query"], _parts_the_browser_draws())
+        follow_step(data, vocabulary, value.get("query"))
         rerun_changed()
 
 
@@ -594,116 +561,59 @@ def on_map_history(data: MapData, points_url: str, vocabulary: Callable[[], Voca
     rerun_changed()
 
 
-def _drawn_in_browser(query: str, parts: tuple[str, ...], pick: BrowserPick | None = None) -> None:
+def follow_step(data: MapData, vocabulary: Callable[[], Vocabulary], query: object) -> None:
+    """A step the browser drew itself comes with the link it wrote (`query`; none: the server's step,
+    drawn here): the view is that link's, read as any link is (`parse_view`; what it ignores was
+    said when the address bar got it), and the parts the browser drew count as drawn
+    (`_parts_the_browser_draws`). The browser alone decides which steps it draws (js/view.js
+    `keyInBrowser`, `valuesInBrowser`; js/legend.js, js/select.js, js/panel.js)."""
+    if not _is_query(query):
+        return
+    state, _ = parse_view(_without_zoom(_query_params(query)), vocabulary())
+    if PANEL_TOPIC in st.session_state:  # the panel keeps its topic open, or closed it with the step
+        st.session_state[PANEL_TOPIC] = state.topic
+    _put_state(state, data)
+    _drawn_in_browser(query, _parts_the_browser_draws())
+
+
+def _drawn_in_browser(query: str, parts: tuple[str, ...]) -> None:
     """A step the browser drew itself in `parts` (the map's, the table's): they count as drawn, so they
     do not rerun; the next states sent differ from those the page holds (`KEY_PICKS`), so the parts
-    follow them; the key's entry it shows (`pick`, `BROWSER_PICK`); the link it wrote (or went to)
-    kept as the query string, so Streamlit adds no entry of its own."""
+    follow them; the link it wrote (or went to) kept as the query string, so Streamlit adds no entry
+    of its own."""
     shown, now = st.session_state.setdefault(PARTS_SHOWN, {}), part_keys()
     for part in parts:
         shown[part] = now[part]
     st.session_state[KEY_PICKS] = key_picks() + 1
-    st.session_state[BROWSER_PICK] = pick
     _keep_query(query)
 
 
-def _state_in_browser(topic_in_panel: bool) -> ViewState:
-    """The view state as the browser's steps see it: without the opened topic where the topic panel
-    shows it (`topic_in_panel`: the panel opens and closes topics without the map's part)."""
-    state = current_state()
-    return replace(state, topic=None) if topic_in_panel else state
-
-
 def ticks_in_browser_now(topic_in_panel: bool = False) -> bool:
-    """Whether the browser would show topics ticked over the view's Topics filter now (`app.state.ticks_in_browser`):
-    the map is sent the view without that filter (`unticked`), and ticks it says it showed are taken at
-    its word only then."""
-    return ticks_in_browser(_state_in_browser(topic_in_panel))
+    """Whether the browser would show topics ticked over the view's Topics filter now (`app.state.ticks_in_browser`),
+    the opened topic aside where the topic panel shows it (`topic_in_panel`): the map is sent the view
+    without that filter (`unticked`) only then."""
+    state = current_state()
+    return ticks_in_browser(replace(state, topic=None) if topic_in_panel else state)
 
 
-def key_in_browser_now(data: MapData, topic_in_panel: bool = False) -> bool:
-    """Whether the browser would show an entry picked in the map's key now (`app.state.key_in_browser`):
-    the map is told so, and a pick it says it showed (with the link it wrote) is taken at its word only
-    then. The map is told it without the opened topic where the topic panel shows it (`topic_in_panel`):
-    the panel opens and closes topics without the map's part, and a pick keeps such a topic open in
-    its theme or closes it with the same step (js/legend.js), as the server does when the pick comes."""
-    return key_in_browser(
-        _state_in_browser(topic_in_panel), usable_themes(data.topics, data.themes) is not None
-    )
-
-
-def on_panel_only(data: MapData, points_url: str) -> None:
+def on_panel_only(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary]) -> None:
     """Topics kept alone: ticked in the panel's list, or its "Only this topic" (none: every topic again).
     With the link it wrote (`query`), the browser showed their papers alone itself (js/legend.js,
-    `showTopics`): taken at its word where the view let it and the link is the view's; then the map's
-    and the table's parts do not rerun. The view let it where an entry of the key would be the
-    browser's (`key_in_browser_now`), or topics ticked over its Topics filter would
-    (`ticks_in_browser_now`), or the map and the table still hold the view under topics the browser
-    showed so (`BROWSER_PICK`), and the unassigned papers are picked only where the view shows
-    them (a view that hides them holds none to narrow)."""
+    `showTopics`): the step is that link (`follow_step`)."""
     value = _panel_event("only", points_url)
     topics = value.get("topics") if value else None
     ids = data.vocabulary().topic_ids
     if not isinstance(topics, list) or not all(type(t) is int and t in ids for t in topics):
         return
-    topics = list(dict.fromkeys(topics))
-    state, held = current_state(), _held_pick()
-    if (
-        held is None
-    ):  # the first ticks: where the view lets the browser tick (none: only over its Topics filter)
-        held = _list_pick(data, state)
-        drew = held.ticks if topics else ticks_in_browser_now(topic_in_panel=panel_holds_topic(state))
-    else:  # ticks with the browser's own, or over values it pressed: where the view let it tick
-        drew = held.ticks
-    drew = drew and (-1 not in topics or state.show_unassigned)
-    _only_these_topics(topics, data.topic_themes())
-    if drew and _is_view_link(value.get("query")):
-        _drawn_in_browser(
-            value["query"], ("map", "results"), _with(held, SESSION_KEY["topics"], tuple(topics))
-        )
+    _only_these_topics(list(dict.fromkeys(topics)), data.topic_themes())
+    follow_step(data, vocabulary, value.get("query"))
     rerun_changed()
 
 
-def _held_pick() -> BrowserPick | None:
-    """What the browser shows alone itself over the view the map and the table still hold, where every
-    filter it chose holds that choice still (`BROWSER_PICK`): the browser draws the next such step from that view."""
-    held = st.session_state.get(BROWSER_PICK)
-    if held is None or any(tuple(st.session_state.get(key) or ()) != chosen for key, chosen in held.chosen):
-        return None
-    return held
-
-
-def _list_pick(data: MapData, state: ViewState) -> BrowserPick:
-    """Nothing shown alone yet, and what the view drawn (`state`, this run's, before the step changes
-    it) lets the browser add in the topic list: ticks, where an entry of the key would be the browser's
-    (`key_in_browser_now`) or ticks over its Topics filter would (`ticks_in_browser_now`); values of
-    the columns without a filter of their own, where values would be (`values_in_browser_now`)."""
-    in_panel = panel_holds_topic(state)
-    ticks = key_in_browser_now(data, topic_in_panel=in_panel) or ticks_in_browser_now(topic_in_panel=in_panel)
-    filters = state.filter_dict()
-    free = frozenset(c for c in data.facets if not filters.get(c)) if values_in_browser_now() else frozenset()
-    return BrowserPick((), ticks=ticks, columns=free)
-
-
-def _with(held: BrowserPick, key: str, chosen: tuple) -> BrowserPick | None:
-    """`held` with the filter `key` chosen so (none chosen: dropped); None where nothing is left shown alone."""
-    picks = tuple((k, c) for k, c in held.chosen if k != key) + (((key, chosen),) if chosen else ())
-    return replace(held, chosen=picks) if picks else None
-
-
-def values_in_browser_now() -> bool:
-    """Whether the browser would show values toggled in the topic list now (`app.state.values_in_browser`),
-    a topic the panel shows aside (the list, where they are toggled, shows none)."""
-    return values_in_browser(_state_in_browser(panel_holds_topic(current_state())))
-
-
-def on_panel_values(data: MapData, points_url: str) -> None:
+def on_panel_values(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary]) -> None:
     """Values of a filterable column toggled in the topic list (none: every value again): that column's
     filter. With the link it wrote (`query`), the browser showed their papers itself (js/legend.js,
-    `showValues`): taken at its word where the view let it (`values_in_browser_now` and no filter on
-    the column; or the map and the table still hold the view under values of that column it showed
-    so, or under topics it ticked where that view let values of the column be pressed: `BrowserPick`)
-    and the link is the view's; then the map's and the table's parts do not rerun."""
+    `showValues`): the step is that link (`follow_step`)."""
     value = _panel_event("values", points_url)
     column = value.get("column") if value else None
     if column not in data.facets:
@@ -711,16 +621,8 @@ def on_panel_values(data: MapData, points_url: str) -> None:
     options, codes = data.facets[column], value.get("values")
     if not isinstance(codes, list) or not all(type(c) is int and 0 <= c < len(options) for c in codes):
         return
-    chosen = tuple(options[c] for c in dict.fromkeys(codes))
-    key, held = filter_key(column), _held_pick()
-    if held is not None:  # values of the column it pressed, or over the topics it ticked (no other column's)
-        drew = column in held.columns and {k for k, _ in held.chosen} <= {key, SESSION_KEY["topics"]}
-    else:
-        held = _list_pick(data, current_state())
-        drew = bool(chosen) and column in held.columns
-    st.session_state[key] = list(chosen)
-    if drew and _is_view_link(value.get("query")):
-        _drawn_in_browser(value["query"], ("map", "results"), _with(held, key, chosen))
+    st.session_state[filter_key(column)] = [options[c] for c in dict.fromkeys(codes)]
+    follow_step(data, vocabulary, value.get("query"))
     rerun_changed()
 
 
@@ -740,9 +642,11 @@ def _only_these_topics(topics: list[int], themes_of: Mapping[int, int]) -> None:
         st.session_state[SESSION_KEY["themes"]] = []
 
 
-def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
+def on_legend_pick(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary], colour: str) -> None:
     """The map's key was clicked: show only that theme (or, coloured by `colour`, only that value of
-    the column); the entry shown alone, clicked again, or "Show all" (a null pick): everything again."""
+    the column); the entry shown alone, clicked again, or "Show all" (a null pick): everything again.
+    With the link it wrote (`query`), the browser showed it itself (js/legend.js, `pickKey`): the step
+    is that link (`follow_step`)."""
     value = map_event("legend") or {}
     pick = value.get("theme", value.get("value"))
     if value.get("map") != points_url or not (pick is None or type(pick) is int):
@@ -758,39 +662,14 @@ def on_legend_pick(data: MapData, points_url: str, colour: str) -> None:
     if pick is not None and chosen is None:
         return  # not an entry of this map's key
     alone = chosen is not None and list(st.session_state.get(key) or []) != [chosen]
-    # The key shows themes, or the values of the column the map is coloured by: only a pick of that
-    # kind, from the key as the session shows it now, is one the browser could have drawn.
-    shown_colour = current_state().colour
-    drew = ("value" in value) == bool(shown_colour) and colour == shown_colour
-    drew = drew and _browser_drew(data, value.get("query"), (key, chosen) if alone else None)
     st.session_state[key] = [chosen] if alone else []
     if alone and "theme" in value:
         st.session_state[SESSION_KEY["topics"]] = []  # the theme's papers, all of them
         topic = st.session_state.get(SESSION_KEY["topic"])
         if topic is not None and data.topic_themes().get(topic) != chosen:
             st.session_state[SESSION_KEY["topic"]] = None  # an opened topic outside it would show nothing
-    if drew:  # the map, its panel and the papers table show it already (js/legend.js)
-        if PANEL_TOPIC in st.session_state:  # the panel keeps the topic open, or closed it with the pick
-            st.session_state[PANEL_TOPIC] = st.session_state.get(SESSION_KEY["topic"])
-        pick = BrowserPick(((key, (chosen,)),), entry=True) if alone else None
-        _drawn_in_browser(value["query"], ("map", "results"), pick)
+    follow_step(data, vocabulary, value.get("query"))
     rerun_changed()  # the header, the downloads and the sidebar's filter follow (the map and table too, from the server)
-
-
-def _browser_drew(data: MapData, query: object, picked: tuple[str, object] | None) -> bool:
-    """Whether the browser drew an entry picked in the key (`picked`: the filter's session key and the
-    entry's value), or shown all again (None), itself: it sends the link it wrote (`query`), taken at
-    its word only where the view before the pick let it (`key_in_browser_now`, without the topic the
-    browser's topic panel shows: it keeps that open, or closes it with a theme it is not in), or
-    while the map and the table still hold the view before the entry it showed (`BROWSER_PICK`),
-    which let it: that entry shown all again, or another entry of the same filter in its place
-    (drawn from that view)."""
-    if not _is_query(query):
-        return False
-    if picked is not None and key_in_browser_now(data, topic_in_panel=panel_holds_topic(current_state())):
-        return True
-    held = _held_pick()
-    return held is not None and held.entry and (picked is None or picked[0] == held.chosen[0][0])
 
 
 def reset_view() -> None:

@@ -69,47 +69,6 @@ class ViewState:
         return dict(self.filters)
 
 
-def key_in_browser(state: ViewState, themed: bool) -> bool:
-    """Whether an entry picked in the map's key is shown by the browser itself (js/legend.js): a theme
-    on a map with themes (`themed`), or, coloured by a column, one of its values. Its papers in view are
-    then exactly the view's papers in the theme's topics, or with that value. So it is while no theme,
-    topic, opened topic or paper is chosen, the colour column has no filter of its own (the pick
-    replaces it); a search's hits among the entry's papers are its hits there, in the same order. The server
-    then draws only what it owns: the sidebar's filter, the header's sentence and the downloads.
-
-    Examples:
-        >>> key_in_browser(ViewState(), True), key_in_browser(ViewState(search="graph"), True)
-        (True, True)
-        >>> key_in_browser(ViewState(themes=(1,)), True), key_in_browser(ViewState(topic=0), True)
-        (False, False)
-        >>> key_in_browser(ViewState(colour="year"), False), key_in_browser(ViewState(), False)
-        (True, False)
-        >>> key_in_browser(ViewState(colour="year", filters=(("year", ("2024",)),)), True)
-        False
-        >>> key_in_browser(ViewState(colour="year", filters=(("venue", ("ICML",)),)), True)
-        True
-    """
-    chosen = state.themes or state.topics or state.topic is not None or state.paper is not None
-    if state.colour:
-        return not (chosen or state.filter_dict().get(state.colour))
-    return themed and not chosen
-
-
-def values_in_browser(state: ViewState) -> bool:
-    """Whether values of a metadata column toggled in the topic list (any filterable column)
-    are shown by the browser itself, where that column has no filter of its own: they narrow the view
-    received. So it is while no opened topic, paper, box or lasso is chosen; themes, topics, other
-    columns' filters and a search may narrow the view.
-
-    Examples:
-        >>> values_in_browser(ViewState(topics=(1,))), values_in_browser(ViewState(paper="doc1"))
-        (True, False)
-        >>> values_in_browser(ViewState(search="graph"))
-        True
-    """
-    return not (state.topic is not None or state.paper is not None or state.selection)
-
-
 def ticks_in_browser(state: ViewState) -> bool:
     """Whether topics ticked in the topic list over a view that already has a Topics filter (a link's,
     the sidebar's, or ticks the server drew since) are shown by the browser itself: from the view

@@ -937,7 +937,7 @@ def test_a_topic_ticked_in_a_theme_chosen_in_the_sidebar_is_drawn_by_the_server_
     page, browser, keyed_app
 ):
     """A theme chosen (a link's, as the sidebar's), then one of its topics ticked: not a view the
-    browser narrows (`key_in_browser`), so the server draws the map, the list and the table, which
+    browser narrows (js/view.js `keyInBrowser`), so the server draws the map, the list and the table, which
     read as the same link opened afresh, the theme kept (the topic lies inside it)."""
     app, atlas = keyed_app
     topics = atlas.topics.set_index("topic_id")

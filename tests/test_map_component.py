@@ -141,7 +141,7 @@ def test_view_state_says_what_changed_in_a_few_fields(tiny_data):
     )
     assert set(view) == {
         "points", "plotly", "n", "mask", "search", "paper", "pin", "topics", "themes", "label_limit", "clear", "height",
-        "neighbours", "colour", "legend", "reset", "draw_cap", "selection", "key_in_browser", "unticked", "key_picks",
+        "neighbours", "colour", "legend", "reset", "draw_cap", "selection", "unticked", "key_picks",
     }  # fmt: skip
     assert view["unticked"] is None
     assert np.array_equal(decode_mask(view["mask"], tiny_data.n), in_view)

@@ -92,10 +92,10 @@ def test_malformed_or_foreign_panel_events_change_nothing(data, event):
 
 def test_only_this_topic_order_and_a_central_paper(data):
     send("only", topics=[1])
-    session.on_panel_only(data, MAP)
+    session.on_panel_only(data, MAP, partial(vocabulary, data))
     assert st.session_state[TOPICS] == [1]
     send("only", topics=[42])
-    session.on_panel_only(data, MAP)
+    session.on_panel_only(data, MAP, partial(vocabulary, data))
     assert st.session_state[TOPICS] == [1]
     send("sort", sort="rising")
     session.on_panel_sort(MAP)
@@ -168,11 +168,11 @@ def test_an_opened_paper_s_open_topic_closes_it_and_opens_its_topic(data):
 def test_the_papers_table_s_clear_selection_drops_the_selection(data):
     st.session_state[SELECTION] = "box:0,1,0,1"
     st.session_state[TABLE_KEY] = {"clear": {"map": "app/static/atlas/points-other.bin.gz"}}
-    session.on_table_clear(MAP)
+    session.on_table_clear(data, MAP, partial(vocabulary, data))
     assert st.session_state[SELECTION] == "box:0,1,0,1"
     cleared = session.map_counters()[0]
     st.session_state[TABLE_KEY] = {"clear": {"map": MAP}}
-    session.on_table_clear(MAP)
+    session.on_table_clear(data, MAP, partial(vocabulary, data))
     assert st.session_state[SELECTION] == "" and session.map_counters()[0] == cleared + 1
 
 
@@ -217,53 +217,54 @@ def test_back_to_a_kept_view_with_editing_on_reruns_the_map_s_part(data):
     assert shown["map"] != now["map"] and shown["results"] == now["results"]
 
 
-def test_a_box_the_browser_showed_counts_the_map_and_table_as_drawn_only_where_its_link_and_count_agree(data):
-    """The map's "select" event with the link the browser wrote and how many papers the box holds
-    (js/select.js): the box is kept as the link writes it either way; the map's and the table's parts
-    count as drawn only where that link is the view's with this box and the count is the server's (a
-    stale link, or a count the browser got wrong, and the server draws them)."""
-    held = {"box:0,1,0,1": 7}
-    count = lambda state: held.get(state.selection, 0)  # noqa: E731
+def test_a_box_the_browser_showed_is_its_link(data):
+    """The map's "select" event with the link the browser wrote (js/select.js): the view is that link's,
+    read as any link is (the map's name and the zoom aside); the map's and the table's parts count as
+    drawn, the header's does not. Without a link the box is the server's: kept as the shape says, and
+    the map's and the table's parts drawn by the server."""
     session.panel_shown(None, shown=True)
     shown = st.session_state.setdefault(session.PARTS_SHOWN, {})
-    for query, rows, drawn in (
-        ("q=diffusion&select=box%3A0%2C1%2C0%2C1", 7, False),  # not the view's link: no search here
-        ("select=box%3A0%2C1%2C0%2C1", 6, False),  # not the server's count
-        ("map=themed&select=box%3A0%2C1%2C0%2C1&view=0,2,0,2", 7, True),  # the map's name and the zoom aside
+    for query, selection, drawn in (
+        ("map=themed&select=box%3A0%2C1%2C0%2C1&view=0,2,0,2", "box:0,1,0,1", True),
+        ("select=box%3A0%2C1%2C0%2C1&topics=1", "box:0,1,0,1", True),  # the link's topics too
+        (None, "box:0,1,0,1", False),  # the server's step
     ):
-        st.session_state[SELECTION] = ""
+        st.session_state[SELECTION], st.session_state[TOPICS] = "", []
         shown.update(session.part_keys())
         picks = session.key_picks()
         shape = {"box": [0.0, 1.0, 0.0, 1.0]}
-        st.session_state[MAP_KEY] = {"select": {"map": MAP, "shape": shape, "query": query, "rows": rows}}
+        event = {"map": MAP, "shape": shape} | ({} if query is None else {"query": query, "rows": 7})
+        st.session_state[MAP_KEY] = {"select": event}
         with contextlib.suppress(Exception):  # st.rerun of the other parts, outside a script run here
-            session.on_map_select(MAP, count)
+            session.on_map_select(data, MAP, partial(vocabulary, data))
         now = session.part_keys()
-        assert st.session_state[SELECTION] == "box:0,1,0,1"
+        assert st.session_state[SELECTION] == selection
+        assert st.session_state[TOPICS] == ([1] if query and "topics" in query else [])
         assert (shown["map"] == now["map"] and shown["results"] == now["results"]) == drawn, query
         assert session.key_picks() == picks + drawn
         assert shown["header"] != now["header"]  # the server's to draw, always
 
 
-def test_a_selection_the_browser_dropped_counts_the_map_and_table_as_drawn_only_for_the_view_s_link(data):
+def test_a_selection_the_browser_dropped_is_its_link(data):
     """ "Clear selection" in the table, or the map's own deselection, with the link the browser wrote
-    for the view it kept without the box: the box is dropped either way (the table's moves the map's
-    counter of it), and the map's and the table's parts count as drawn only where that link is the
-    view's now."""
+    for the view it kept without the box: the box is dropped (the table's moves the map's counter of
+    it), the view is the link's, and the map's and the table's parts count as drawn; without a link,
+    the server draws them."""
     session.panel_shown(None, shown=True)
     shown = st.session_state.setdefault(session.PARTS_SHOWN, {})
     for component, event in ((TABLE_KEY, "clear"), (MAP_KEY, "select")):
-        for query, drawn in (("q=diffusion", False), ("", True)):
+        for query, drawn in ((None, False), ("", True)):
             st.session_state[SELECTION] = "box:0,1,0,1"
             shown.update(session.part_keys())
             picks, cleared = session.key_picks(), session.map_counters()[0]
-            value = {"map": MAP, "query": query} | ({"shape": None} if event == "select" else {})
+            value = {"map": MAP} | ({} if query is None else {"query": query})
+            value |= {"shape": None} if event == "select" else {}
             st.session_state[component] = {event: value}
             with contextlib.suppress(Exception):  # st.rerun of the other parts, outside a script run here
                 if event == "clear":
-                    session.on_table_clear(MAP)
+                    session.on_table_clear(data, MAP, partial(vocabulary, data))
                 else:
-                    session.on_map_select(MAP, lambda state: 0)
+                    session.on_map_select(data, MAP, partial(vocabulary, data))
             now = session.part_keys()
             assert st.session_state[SELECTION] == ""
             assert session.map_counters()[0] == cleared + (event == "clear")

@@ -176,7 +176,6 @@ def live_map(
     themes: tuple[int, ...] = (),
     values: tuple[str, ...] = (),
     selection: str = "",
-    key_in_browser: bool = False,
     unticked: np.ndarray | None = None,
     key_picks: int = 0,
     height: int = 640,
@@ -186,10 +185,10 @@ def live_map(
     """Mount (first run) or update (later runs) the map; read events with `app.session.map_event(name)`
     in callbacks. `files_sent`: the files this session's browser already has (`app.session.files_sent`; None: none).
     `themes`, `values`: the chosen themes and the colour column's chosen values, marked in the key;
-    `selection`: the box or lasso selection, as the link writes it (drawn on the map); `key_in_browser`:
-    an entry picked in the key is shown by the browser (`app.state.key_in_browser`); `unticked`: the papers
-    in view without the Topics filter, where the browser shows topics ticked over it (`app.state.ticks_in_browser`); `key_picks`: how
-    many it has shown so far (`app.session.key_picks`); `link`: the view's link (`app.session.view_link`),
+    `selection`: the box or lasso selection, as the link writes it (drawn on the map); `unticked`: the
+    papers in view without the Topics filter, where the browser shows topics ticked over it
+    (`app.state.ticks_in_browser`); `key_picks`: how many steps the browser has drawn so far
+    (`app.session.key_picks`); `link`: the view's link (`app.session.view_link`),
     by which the browser keeps this state, and the panel's and the table's, to draw Back or Forward to
     the view again itself (the "history" event, `on_history`; None: not kept)."""
     files_sent = set() if files_sent is None else files_sent
@@ -213,7 +212,6 @@ def live_map(
         themes=themes,
         values=values,
         selection=selection,
-        key_in_browser=key_in_browser,
         unticked=unticked,
         key_picks=key_picks,
     )
@@ -242,7 +240,6 @@ def live_panel(
     *,
     rising,
     filtered: bool,
-    values_in_browser: bool,
     files_sent: set[str],
     sent_before_map: set[str],
     on_topic: Callable[[], None],
@@ -260,8 +257,7 @@ def live_panel(
     topic, drawn in the browser from the map's summary file, or an opened paper in their place
     (`paper`: `app.paper_view.paper_state`); `in_view`: the papers in view before an
     opened topic narrows them; `state`: the view's (its opened topic, order, themes, topics and
-    metadata filters); `values_in_browser`: values toggled in the list are the browser's to show
-    (`app.state.values_in_browser`); `key_picks`, `link`: as for `live_map`. Its events: "topic"
+    metadata filters); `key_picks`, `link`: as for `live_map`. Its events: "topic"
     (opened or closed), "only" (topics ticked, or "Only this topic"), "values" (a column's values
     toggled), "sort" (the list's order), "click" (a paper opened: a central or a nearest paper; or, with no
     row, the opened paper closed) and "paper_topic" (the opened paper's topic opened), read with
@@ -284,7 +280,6 @@ def live_panel(
         themes=state.themes,
         topics=state.topics,
         filters=state.filter_dict(),
-        values_in_browser=values_in_browser,
         filtered=filtered,
         height=height,
         key_picks=key_picks,

@@ -164,7 +164,6 @@ class ViewState(TypedDict):
     neighbours: list[int]
     colour: str
     legend: list[KeyEntry]
-    key_in_browser: bool
     unticked: Unticked | None
     key_picks: int
     clear: int
@@ -202,7 +201,6 @@ class PanelState(TypedDict):
     themes: list[int]
     topics: list[int]
     facets: list[PanelFacet]
-    values_in_browser: bool
     filtered: bool
     key_picks: int
     height: int
@@ -388,20 +386,19 @@ class ClickEvent(TypedDict):
 
 
 class SelectEvent(TypedDict, total=False):
-    """A box or lasso selection (shape = None when cleared); `query` and `rows`: the query string the
-    browser wrote and how many papers the shape holds, where it showed the selection (or the view
-    without it) itself (js/select.js)."""
+    """A box or lasso selection (shape = None when cleared); `query`: the query string the browser
+    wrote, where it showed the selection (or the view without it) itself (js/select.js): the step is
+    that link (`app.session.follow_step`)."""
 
     shape: Required[Outline | None]
     query: str
-    rows: int
     map: Required[str]
 
 
 class LegendEvent(TypedDict, total=False):
     """The reader clicked an entry of the key (a theme's id, or a position in the colour column's values),
     or "Show all" (None); `query`: the query string the browser wrote, where it showed the entry itself
-    (`app.state.key_in_browser`)."""
+    (js/legend.js): the step is that link (`app.session.follow_step`)."""
 
     theme: int | None
     value: int | None
@@ -717,7 +714,6 @@ def panel_state(
     themes: tuple[int, ...],
     topics: tuple[int, ...],
     filters: dict[str, tuple[str, ...]],
-    values_in_browser: bool,
     filtered: bool,
     height: int,
     key_picks: int = 0,
@@ -726,8 +722,7 @@ def panel_state(
     """Everything the topic panel receives on a rerun: the view's mask (the panel counts each topic's
     papers in view itself), the opened topic, the list's order, the chosen themes and topics (the
     list's ticks), the values of each column the map can be coloured by and the chosen ones (`filters`:
-    the view's metadata filters), and whether values toggled in the list are the browser's to show
-    (`app.state.values_in_browser`); `key_picks`: as for `view_state`; `paper`: the opened paper, shown
+    the view's metadata filters); `key_picks`: as for `view_state`; `paper`: the opened paper, shown
     in the list's place (None: none open)."""
     return {
         "summary": summary_url,
@@ -739,7 +734,6 @@ def panel_state(
         "themes": [int(t) for t in themes],
         "topics": [int(t) for t in topics],
         "facets": panel_facets(data, filters),
-        "values_in_browser": bool(values_in_browser),
         "filtered": bool(filtered),
         "key_picks": key_picks,
         "height": height,
@@ -907,7 +901,6 @@ def view_state(
     themes: tuple[int, ...] = (),
     values: tuple[str, ...] = (),
     selection: str = "",
-    key_in_browser: bool = False,
     unticked: np.ndarray | None = None,
     key_picks: int = 0,
 ) -> ViewState:
@@ -915,7 +908,6 @@ def view_state(
 
     `themes`, `values`: the chosen themes and chosen values of the colour column (marked in the key);
     `selection`: the box or lasso selection as the link writes it (`app.state.parse_selection`);
-    `key_in_browser`: an entry picked in the key is shown by the browser itself (`app.state.key_in_browser`);
     `unticked`: the papers in view without the view's Topics filter, where the browser shows topics
     ticked over it itself (`app.state.ticks_in_browser`); `key_picks`: how many it has shown so far (`app.session.key_picks`): a state sent after one is never
     the state sent before it, so the browser always takes it in (and drops the entry it showed)."""
@@ -933,7 +925,6 @@ def view_state(
         "neighbours": list(neighbours or []),
         "colour": colour,
         "legend": legend(data, colour, themes, values),
-        "key_in_browser": key_in_browser,
         "unticked": (
             {"mask": encode_mask(unticked), "themes": theme_labels(data, unticked)}
             if unticked is not None

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { inView, linkParams, linkText } from "./view.js";
+import { inView, keyInBrowser, linkParams, linkText, valuesInBrowser, viewOfLink } from "./view.js";
 
 const { tables, cases } = JSON.parse(readFileSync(process.env.VIEW_VECTORS ?? "", "utf8"));
 
@@ -23,5 +23,44 @@ for (const c of cases) {
       groups.set(group, [...(groups.get(group) ?? []), pair]);
     }
     assert.equal(linkText([...groups.values()].reverse().flat()), c.link);
+  });
+  test(`the view a link says: ${c.name}`, () => {
+    const columns = (/** @type {[string, string[]][]} */ filters) => filters.filter(([, values]) => values.length);
+    const read = viewOfLink(c.link);
+    assert.deepEqual({ ...read, filters: columns(read.filters) }, { ...c.view, filters: columns(c.view.filters) });
+  });
+}
+
+// Which steps the browser draws from the view it holds (js/view.js); what app/state.py's
+// `key_in_browser` and `values_in_browser` said before the rule moved into the browser (issue 63),
+// the topic the topic panel has open aside (the panel's: it keeps it open or closes it with the step).
+const VIEW = viewOfLink("");
+const KEY_CASES = [
+  ["the whole map, themed", {}, true, true],
+  ["a search", { search: "graph" }, true, true],
+  ["a theme chosen", { themes: [1] }, true, false],
+  ["topics chosen", { topics: [1] }, true, false],
+  ["a paper open", { paper: "doc1" }, true, false],
+  ["the panel's topic open", { topic: 0 }, true, true],
+  ["coloured by a column", { colour: "year" }, false, true],
+  ["a map without themes", {}, false, false],
+  ["the colour column's filter", { colour: "year", filters: [["year", ["2024"]]] }, true, false],
+  ["another column's filter", { colour: "year", filters: [["venue", ["ICML"]]] }, true, true],
+];
+for (const [name, view, themed, expected] of KEY_CASES) {
+  test(`an entry of the key is the browser's: ${name}`, () => {
+    assert.equal(keyInBrowser({ ...VIEW, ...view }, Boolean(themed)), expected);
+  });
+}
+const VALUES_CASES = [
+  ["topics chosen", { topics: [1] }, true],
+  ["a search", { search: "graph" }, true],
+  ["the panel's topic open", { topic: 2 }, true],
+  ["a paper open", { paper: "doc1" }, false],
+  ["a box", { selection: "box:0,1,0,1" }, false],
+];
+for (const [name, view, expected] of VALUES_CASES) {
+  test(`values pressed in the list are the browser's: ${name}`, () => {
+    assert.equal(valuesInBrowser({ ...VIEW, ...view }), expected);
   });
 }

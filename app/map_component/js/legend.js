@@ -5,6 +5,7 @@ import { LINK, linkWithout, pushQuery, queryWith, writtenLink } from "./links.js
 import { decodeMask, rankCounts } from "./load.js";
 import { placeMarks } from "./marks.js";
 import { SHARED } from "./shared.js";
+import { keyInBrowser, valuesInBrowser, viewOfLink } from "./view.js";
 /** @import { AtlasMap } from "./atlas_map.js" */
 /** @import { TopicPanel } from "./panel.js" */
 /** @import { Events, KeyEntry, KeyPick, KeyShown, LegendEvent, PanelFacet, PanelState, ShownPick, TopicName, ViewState } from "./protocol.js" */
@@ -98,12 +99,11 @@ export function pickKey(inst, chosen, on, query) {
   if (shown && (entryOf(chosen) === null || (on && samePick(chosen, shown.pick)))) {
     if (held) return showKeyPick(inst, pick, null, query);
   }
-  // The server's `key_in_browser` is of its view state without the topic the panel opens and closes
-  // itself; another entry while one is shown is drawn from the view before it, which the three parts
-  // still hold. A topic open in the panel stays open, as the server keeps it, unless the pick is a
-  // theme it is not in: then the panel closes it with the same step (never a step of Back or Forward,
-  // whose link would differ in the topic too).
-  const local = inst.received && inst.received.key_in_browser && (!shown || held);
+  // Another entry while one is shown is drawn from the view before it, which the three parts still
+  // hold. A topic open in the panel stays open, unless the pick is a theme it is not in: then the
+  // panel closes it with the same step (never a step of Back or Forward, whose link would differ in
+  // the topic too).
+  const local = inst.received && keyLocal(inst.received) && (!shown || held);
   const showing = local ? keyShown(inst, chosen) : null;
   const open = LINK.topic ?? null, panel = LINK.panel;
   const closes = showing !== null && open !== null && typeof chosen.theme === "number" && !(panel && panel.inTheme(open, chosen.theme));
@@ -111,6 +111,11 @@ export function pickKey(inst, chosen, on, query) {
   if (query === undefined) inst.trigger("legend", pick);
   return false;
 }
+
+/** Whether an entry of the key is the browser's to show from the view the map received (js/view.js
+ * `keyInBrowser`, of the view its link says). @param {ViewState} view */
+const keyLocal = (view) =>
+  view.link !== undefined && keyInBrowser(viewOfLink(view.link), view.legend.some((entry) => typeof entry.pick?.theme === "number"));
 
 /** The link's key an entry of the map's key writes: the themes', or the colour column's filter's.
  * @param {ViewState} view */
@@ -212,7 +217,7 @@ function showInParts(shown) {
 
 // Topics ticked in the topic list, or "Only this topic" for the topic the panel has open (js/panel.js):
 // their papers alone (none: all again), shown by the browser where it would show an entry of the key
-// (`key_in_browser`, nothing shown alone yet), where the server sent the view without its Topics filter
+// (`keyLocal`, nothing shown alone yet), where the server sent the view without its Topics filter
 // (`unticked`: they narrow that), or while the map, the panel and the table still hold the view under
 // topics it showed so (drawn from that view), as the server would (a topic open in the panel stays
 // open); so are ticks over values it pressed there, where the view would let it tick. The link is
@@ -226,15 +231,15 @@ export function showTopics(topics, query) {
   const shown = inst && inst.keyShown;
   // Over values it pressed, where the view would let it tick (as the first tick, or over its Topics filter).
   const overValues = Boolean(
-    shown && shown.pick.topics === undefined && shown.pick.values && view && (view.key_in_browser || view.unticked),
+    shown && shown.pick.topics === undefined && shown.pick.values && view && (keyLocal(view) || view.unticked),
   );
-  const first = Boolean(view && ((view.key_in_browser && topics.length) || view.unticked)); // nothing shown alone yet
+  const first = Boolean(view && ((keyLocal(view) && topics.length) || view.unticked)); // nothing shown alone yet
   const held = shown ? (shown.pick.topics !== undefined || overValues) && partsHold(shown) : first;
   return listStep("only", { topics }, held, SHARED.topics_key, topics.length ? topics.join(",") : null, query);
 }
 
 // Values of a metadata column toggled in the topic list (js/panel.js): their papers alone (none: all
-// again), shown by the browser where the server says it may (`values_in_browser`) and the column has no
+// again), shown by the browser where the view lets it (js/view.js `valuesInBrowser`) and the column has no
 // filter of its own, or while the map, the panel and the table still hold the view under values of the
 // column it showed so (drawn from that view), as the server would; so are values over topics it ticked
 // there (one column's, with no filter of its own). The link is written with the values
@@ -246,7 +251,7 @@ export function showValues(facet, values, query) {
   if (!panel || !state) return false;
   const shown = inst && inst.keyShown, column = facet.column;
   // Over topics it ticked, where the view would let it press values of a column without a filter.
-  const free = state.values_in_browser && !facet.chosen.length;
+  const free = state.link !== undefined && valuesInBrowser(viewOfLink(state.link)) && !facet.chosen.length;
   const overTicks = Boolean(shown && shown.pick.topics !== undefined && shown.pick.column === undefined && free);
   const held = shown ? (shown.pick.column === column || overTicks) && partsHold(shown) : free && values.length > 0;
   const link = values.map((k) => facet.values[k]);

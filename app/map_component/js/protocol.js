@@ -102,7 +102,6 @@
  * @property {number[]} neighbours
  * @property {string} colour
  * @property {KeyEntry[]} legend
- * @property {boolean} key_in_browser
  * @property {Unticked|null} unticked
  * @property {number} key_picks
  * @property {number} clear
@@ -139,7 +138,6 @@
  * @property {number[]} themes
  * @property {number[]} topics
  * @property {PanelFacet[]} facets
- * @property {boolean} values_in_browser
  * @property {boolean} filtered
  * @property {number} key_picks
  * @property {number} height
@@ -327,13 +325,11 @@
  */
 
 /**
- * A box or lasso selection (shape = null when cleared); `query`, `rows`: the query string the browser
- * wrote and how many papers the shape holds, where it showed the selection (or the view without it)
- * itself (js/select.js).
+ * A box or lasso selection (shape = null when cleared); `query`: the query string the browser wrote,
+ * where it showed the selection (or the view without it) itself (js/select.js): the step is that link.
  * @typedef {Object} SelectEvent
  * @property {Outline|null} shape
  * @property {string} [query]
- * @property {number} [rows]
  * @property {string} map
  */
 

@@ -2,7 +2,7 @@
 // A box or lasso the reader drew on the map, shown by the browser: the papers table lists the papers
 // it holds and the topic list counts them, drawn from the states the server sent last for the view,
 // as its next would say them (app/view.py `selected_rows`, `counted_in_view`); the link gets the
-// shape as app/selection.py `selection_text` writes it.
+// shape (`selectionText`), which the server reads as any link's.
 
 import { keptView, showKept } from "./history.js";
 import { LINK, VIEWS, keepView, linkKey, pushQuery, queryWith, streamlitIdle } from "./links.js";
@@ -12,18 +12,6 @@ import { SHARED } from "./shared.js";
 /** @import { AtlasMap } from "./atlas_map.js" */
 /** @import { KeptView } from "./links.js" */
 /** @import { LassoPath, Outline, Trigger } from "./protocol.js" */
-
-/** A number as Python's "{:.6g}" writes it (app/selection.py `_number`). @param {number} value */
-function sixDigits(value) {
-  if (value === 0) return Object.is(value, -0) ? "-0" : "0";
-  const [digits, power] = value.toExponential(5).split("e"); // six significant digits, rounded once
-  const exponent = Number(power);
-  const trimmed = (/** @type {string} */ text) => (text.includes(".") ? text.replace(/\.?0+$/, "") : text);
-  if (exponent < -4 || exponent >= 6) {
-    return `${trimmed(digits)}e${exponent < 0 ? "-" : "+"}${String(Math.abs(exponent)).padStart(2, "0")}`;
-  }
-  return trimmed(value.toFixed(5 - exponent));
-}
 
 /** The outline a `select=` value describes, as the server sends it (payload.py `outline`, after
  * app/state.py `parse_selection`); null where it is none. @param {string} text @returns {Outline|null} */
@@ -42,14 +30,14 @@ function parsedOutline(text) {
   return { lasso: { x: v.filter((_, k) => k % 2 === 0), y: v.filter((_, k) => k % 2 === 1) } };
 }
 
-/** The `select=` value of a shape the reader drew (`outlineOf`: six digits, a lasso thinned), as
- * app/selection.py `selection_text` writes it; "" where the server would take it for none.
- * @param {Outline} outline */
+/** The `select=` value of a shape the reader drew (`outlineOf`: six digits, a lasso thinned), each
+ * number as JavaScript writes it (the server reads it as any link's, `parse_selection`); "" where the
+ * server would take it for none. @param {Outline} outline */
 function selectionText(outline) {
   const lasso = /** @type {LassoPath} */ (outline.lasso);
   const numbers = outline.box || lasso.x.flatMap((x, k) => [x, lasso.y[k]]);
   if (!numbers.every(Number.isFinite)) return "";
-  const text = `${outline.box ? "box" : "lasso"}:${numbers.map(sixDigits).join(",")}`;
+  const text = `${outline.box ? "box" : "lasso"}:${numbers.join(",")}`;
   return parsedOutline(text) ? text : "";
 }
 
@@ -66,10 +54,9 @@ function maskText(mask) {
 /** A box or lasso the reader drew (`outline`), shown by the browser where the map, the topic panel
  * and the papers table all show the view the server drew last for the address bar's link, with WebGL,
  * no entry of the key picked and no script run under way. The link is written with the shape (a new
- * history entry); the server is told in the task before the parts draw it, with that link and how many
- * papers the shape holds, which it checks (app/session.py `on_map_select`: it draws the parts itself
- * where they differ); the three parts' states for the view are made from their last ones, kept for
- * Back and Forward, and shown. Whether it was (else the server is the one to tell).
+ * history entry); the server is told in the task before the parts draw it, with that link, which it
+ * follows (app/session.py `follow_step`); the three parts' states for the view are made from their
+ * last ones, kept for Back and Forward, and shown. Whether it was (else the server is the one to tell).
  * @param {AtlasMap} inst @param {Outline} outline */
 export function selectInBrowser(inst, outline) {
   const { map, panel, table } = VIEWS.last, listed = LINK.panel, papers = LINK.table;
@@ -88,7 +75,7 @@ export function selectInBrowser(inst, outline) {
   }
   const query = queryWith(SHARED.select_key, text), link = linkKey(query);
   pushQuery(query);
-  inst.trigger("select", { shape: outline, query, rows: rows.length, map: inst.pointsUrl });
+  inst.trigger("select", { shape: outline, query, map: inst.pointsUrl });
   /** @type {KeptView} */
   const states = {
     map: { ...map, selection: drawn, link },
@@ -103,8 +90,8 @@ export function selectInBrowser(inst, outline) {
 /** The selection dropped (`how`: "clear", the papers table's "Clear selection"; "select", the map's
  * own deselection), shown by the browser where it keeps the view without it (`keptView`: the view
  * before the box, most often) and no script run is under way: the link written without `select=` (a
- * new history entry), the server told with it (which checks it: app/session.py `on_table_clear`,
- * `on_map_select`), the kept view shown. Whether it was (else the server is the one to tell).
+ * new history entry), the server told with it (which follows it: app/session.py `follow_step`), the
+ * kept view shown. Whether it was (else the server is the one to tell).
  * @param {"clear"|"select"} how @param {Trigger} trigger */
 export function clearInBrowser(how, trigger) {
   const inst = LINK.map, map = VIEWS.last.map;

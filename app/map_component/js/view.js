@@ -69,6 +69,54 @@ export function linkParams(view) {
   return pairs;
 }
 
+/** The view a link says (`link`: a query string as the server writes it, `app.session.view_link`):
+ * each setting under its key (`SHARED.link_keys`), its default where the link leaves it out; the
+ * filters' columns sorted, as `ViewState` holds them. What a link may not choose was left out when
+ * the server wrote it. @param {string} link @returns {View} */
+export function viewOfLink(link) {
+  const params = new URLSearchParams(link), keys = SHARED.link_keys, defaults = SHARED.view_defaults;
+  const ids = (/** @type {string} */ key) => (params.get(key) || "").split(",").filter(Boolean).map(Number);
+  const columns = [...new Set([...params.keys()].filter((key) => key.startsWith(keys.filters)))].sort();
+  const topic = params.get(keys.topic);
+  return {
+    search: params.get(keys.search) ?? "",
+    topics: ids(keys.topics),
+    show_unassigned: params.get(keys.show_unassigned) !== "hide",
+    filters: columns.map((key) => /** @type {[string, string[]]} */ ([key.slice(keys.filters.length), params.getAll(key)])),
+    topic: topic === null ? null : Number(topic),
+    paper: params.get(keys.paper),
+    themes: ids(keys.themes),
+    sort: params.get(keys.sort) ?? defaults.sort,
+    added_only: params.get(keys.added_only) === "only",
+    colour: params.get(keys.colour) ?? "",
+    selection: params.get(keys.selection) ?? "",
+  };
+}
+
+// Which steps the browser draws from the view it holds, decided here alone (the server follows the
+// link of each: `app.session.follow_step`). The topic the topic panel has open is the panel's (it
+// opens and closes topics itself, and keeps one open through these steps, or closes it with a theme
+// it is not in), so it does not count.
+
+/** Whether an entry picked in the map's key is the browser's to show from `view`: a theme, on a map whose
+ * key holds themes (`themed`), or, coloured by a column, one of its values. Its papers in view are then
+ * exactly the view's papers in the theme's topics, or with that value: so they are while no theme,
+ * topic or paper is chosen and the colour column has no filter of its own (the pick replaces it). A
+ * search's hits among the entry's papers are its hits there, in the same order.
+ * @param {View} view @param {boolean} themed */
+export function keyInBrowser(view, themed) {
+  const chosen = view.themes.length > 0 || view.topics.length > 0 || view.paper !== null;
+  if (view.colour) return !chosen && !view.filters.some(([column, values]) => column === view.colour && values.length > 0);
+  return themed && !chosen;
+}
+
+/** Whether values of a column toggled in the topic list are the browser's to show from `view`, where
+ * the column has no filter of its own (they narrow the view): while no paper, box or lasso is chosen;
+ * themes, topics, other columns' filters and a search may narrow the view. @param {View} view */
+export function valuesInBrowser(view) {
+  return view.paper === null && !view.selection;
+}
+
 /**
  * What a view narrows, a row of the map each: its topic's id (the unassigned: `SHARED.unassigned`),
  * the theme of each topic, each filterable column's value (its position among the column's values;
