@@ -65,14 +65,7 @@ def build(docs_file: Path, out: Path, cache: Path, name: str) -> dict:
     env = dict(os.environ, ATLAS_CACHE_DIR=str(cache), NUMBA_CACHE_DIR=str(cache / "numba"))
     command = [sys.executable, "-m", "pipeline", "build", str(docs_file), "--out", str(out), "--quiet"]
     before = load()
-    started = os.times()
-    run = timed([*command, "--name", f"Benchmark: {name}"], env)
-    ended = os.times()
-    # CPU seconds of the build (user + system): on a busy machine, closer than wall seconds to what
-    # a quiet one takes (the stages but embedding run on one core).
-    run["cpu_seconds"] = round(
-        ended.children_user + ended.children_system - started.children_user - started.children_system, 1
-    )
+    run = timed([*command, "--name", f"Benchmark: {name}"], env)  # with its CPU seconds
     manifest = json.loads((out / "manifest.json").read_text())
     stages = manifest["timings_seconds"]
     return {

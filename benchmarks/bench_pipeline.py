@@ -61,7 +61,8 @@ def dataset(name: str) -> pd.DataFrame | None:
 
 
 def timed(command: list[str], env: dict | None = None) -> dict:
-    """Run a child under /usr/bin/time -v: wall seconds and peak resident memory."""
+    """Run a child under /usr/bin/time -v: wall seconds, CPU seconds (user + system: on a busy
+    machine, far closer than wall seconds to what a quiet one takes) and peak resident memory."""
     started = time.perf_counter()
     result = subprocess.run(
         ["/usr/bin/time", "-v", *command], cwd=ROOT, env=env, capture_output=True, text=True
@@ -70,7 +71,8 @@ def timed(command: list[str], env: dict | None = None) -> dict:
     if result.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed:\n{result.stderr[-3000:]}")
     peak_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", result.stderr).group(1))
-    return {"seconds": round(seconds, 2), "peak_mb": round(peak_kb / 1024, 1)}
+    cpu = sum(float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", result.stderr))
+    return {"seconds": round(seconds, 2), "cpu_seconds": round(cpu, 1), "peak_mb": round(peak_kb / 1024, 1)}
 
 
 def machine_cache() -> Path:
@@ -260,8 +262,8 @@ def render(results: list[dict]) -> str:
         "## Speed",
         "",
         "| dataset | date | load | papers | stock s | ours first-ever s | ours cold s | speed-up (cold) | ours warm s | "
-        "embed abstracts/s stock → ours | peak MB stock / ours |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "CPU s stock / cold / warm | embed abstracts/s stock → ours | peak MB stock / ours |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         runs = r["runs"]
@@ -273,7 +275,8 @@ def render(results: list[dict]) -> str:
         lines.append(
             f"| {r['dataset']} | {r.get('date', '–')} | {load} | {r['papers']:,} | {stock.get('seconds', '–')} | "
             f"{first.get('seconds', '–')} | {cold['seconds']} | "
-            f"{ratio(stock.get('seconds'), cold['seconds'])} | {warm['seconds']} | {stock_rate or '–'} → {ours_rate} "
+            f"{ratio(stock.get('seconds'), cold['seconds'])} | {warm['seconds']} | "
+            f"{' / '.join(str(run.get('cpu_seconds', '–')) for run in (stock, cold, warm))} | {stock_rate or '–'} → {ours_rate} "
             f"({ratio(ours_rate, stock_rate)}) | {stock.get('peak_mb', '–')} / {cold['peak_mb']} |"
         )
     lines += [f"\n*{r['dataset']}*: {r['note']}" for r in results if r.get("note")]

@@ -165,3 +165,20 @@ def test_a_neighbour_search_is_kept_in_the_cache_and_a_damaged_one_is_searched_a
     for found in (first, again, damaged):
         assert found[0].dtype == searched[0].dtype and found[1].dtype == searched[1].dtype
         assert found[0].tobytes() == searched[0].tobytes() and found[1].tobytes() == searched[1].tobytes()
+
+
+def test_a_partition_is_kept_in_the_cache_and_a_damaged_one_is_made_again(own_cache):
+    import numpy as np
+
+    from pipeline.modelling import topics
+
+    points = np.random.default_rng(67).normal(size=(1200, 10))
+    made = topics._partition(points, 12, 20, 3, True)
+    first = topics.partition(points, 12, 20, 3)
+    [kept] = (own_cache / "reductions").glob("kmeans-*.npy")
+    again = topics.partition(points, 12, 20, 3)
+    kept.write_bytes(b"not an array")
+    damaged = topics.partition(points, 12, 20, 3)
+    assert topics.partition(points, 12, 20, 4).tolist() != made.tolist()  # another seed is not read from it
+    for found in (first, again, damaged):
+        assert found.dtype == made.dtype and found.tolist() == made.tolist()

@@ -68,7 +68,7 @@ from pipeline.modelling.lineage import (
     match_topics,
     read_previous,
 )
-from pipeline.modelling.sample_fit import SampleFit, fit_on_sample, place_rest
+from pipeline.modelling.sample_fit import SampleFit, fit_on_sample, place_rest, sample_rows
 from pipeline.modelling.theme_lineage import apply_theme_ids, match_themes
 from pipeline.modelling.themes import fit_themes, name_topics_among_siblings
 from pipeline.modelling.topics import WAS_UNASSIGNED, Topics, fit_topics, topic_stability
@@ -376,7 +376,11 @@ def build_map(
         resolved, carried = carry_previous(
             config, resolved, previous_map, corpus.papers, refit=refit, log=log, embeddings=embeddings
         )
-        stack.enter_context(written_index(texts))  # what names are checked on: read once
+        # Names are checked on the papers the topics are fitted on (`fit_on_sample`'s): their words read once.
+        named = np.arange(len(texts))
+        if resolved.fit_sample:
+            named = sample_rows(len(texts), resolved.fit_sample, resolved.random_state)
+        stack.enter_context(written_index([texts[i] for i in named]))
         fit = fit_topic_model(texts, embeddings, resolved, log, targets=carried.targets, given=carried.labels)
         for note in fit.topics.notes:  # e.g. how topics were named when the abstracts are not in English
             log(note)

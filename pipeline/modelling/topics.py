@@ -147,6 +147,9 @@ def fit_topics(
             language="multilingual",
         )
         logging.getLogger("BERTopic").setLevel(logging.ERROR)  # BERTopic (re)sets its logger in __init__
+        # Its representative documents go unread (`describe_topics` takes the papers nearest each
+        # centroid): not worked out, a second count of every paper's words.
+        model._save_representative_docs = lambda documents: None
         try:
             bertopic_ids, _ = model.fit_transform(documents, embeddings=reduced, y=labels)
         except ValueError as exc:
@@ -375,20 +378,44 @@ def partition(
     """KMeans topics of the clustering space; a cluster smaller than `min_topic_size` is dissolved
     into the nearest remaining ones (with `dissolve` False its papers are left at -1, for the
     caller to decide: see `settle_small_clusters`). One thread: the same papers give the same
-    topics on any machine.
+    topics on any machine. From `CACHED_PARTITION_FROM` papers up, kept in the cache folder.
 
     Examples:
         >>> points = np.array([[0.0, 0], [0, 0.1], [0.1, 0], [5, 5], [5, 5.1], [5.1, 5], [9, 9]])
         >>> partition(points, 3, 2, 0).tolist(), partition(points, 3, 2, 0, dissolve=False).tolist()
         ([1, 1, 1, 0, 0, 0, 0], [1, 1, 1, 0, 0, 0, -1])
     """
-    from sklearn.cluster import KMeans
-    from threadpoolctl import threadpool_limits
-
     n_topics = max(1, min(n_topics, len(reduced)))
     if n_topics == 1:
         return np.zeros(len(reduced), dtype=np.int64)
     points = np.asarray(reduced, dtype=np.float64)
+    if len(points) < CACHED_PARTITION_FROM:
+        return _partition(points, n_topics, min_topic_size, seed, dissolve)
+    from importlib.metadata import version
+
+    from pipeline.cache import cached_reduction
+
+    key = {"n_topics": n_topics, "min_topic_size": min_topic_size, "seed": seed, "dissolve": dissolve}
+    labels, _ = cached_reduction(
+        "kmeans",
+        points,
+        dict(key, sklearn=version("scikit-learn")),
+        lambda: _partition(points, n_topics, min_topic_size, seed, dissolve),
+    )
+    return labels
+
+
+# From this many papers up, a partition (the build's and each stability run's) is kept in the cache
+# folder, keyed by the points and its settings: a rebuild of the same papers reads it.
+CACHED_PARTITION_FROM = 1_000
+
+
+def _partition(
+    points: np.ndarray, n_topics: int, min_topic_size: int, seed: int, dissolve: bool
+) -> np.ndarray:
+    from sklearn.cluster import KMeans
+    from threadpoolctl import threadpool_limits
+
     with threadpool_limits(1):
         model = KMeans(n_clusters=n_topics, n_init=10, random_state=seed).fit(points)
     labels = model.labels_.astype(np.int64)

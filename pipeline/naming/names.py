@@ -83,6 +83,7 @@ _FILLER_KEYS = frozenset(name_key(w + end) for w in FILLER_WORDS for end in ("",
 _MEASURES = frozenset(word_list("datasets-and-metrics"))
 
 
+@lru_cache(maxsize=1 << 16)  # asked for each candidate phrase of the map, topic names and sibling names
 def is_generic(phrase: str) -> bool:
     """Whether a phrase is too generic ("Neural networks"), too partial ("Inference-time") or about a
     benchmark or metric rather than an area ("COCO", "Top-1 accuracy") to name one.

@@ -110,14 +110,17 @@ def part_forms(part: str, acronyms: dict[str, str] | None = None) -> list[tuple[
         >>> part_forms("Bundle adjustment", {"ba": "bundle adjustment"})
         [('words', 'Bundle adjustment'), ('acronym', 'ba')]
     """
+    return _part_forms(part, _acronyms_of(tuple((acronyms or {}).items())))
+
+
+def _part_forms(part: str, by_expansion: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """`part_forms`, with the map's acronyms by expansion (`_acronyms_of`)."""
     words = _words(part)
     if not words:
         return []
     key = " ".join(_stem(w) for w in words)
     forms = [_form_kind(part), *(_form_kind(form) for form in vocabulary_forms().get(key, ()))]
-    return forms + [
-        ("acronym", a) for a in _acronyms_of(tuple((acronyms or {}).items())).get(_all_words_key(part), [])
-    ]
+    return forms + [("acronym", a) for a in by_expansion.get(_all_words_key(part), [])]
 
 
 def _form_kind(form: str) -> tuple[str, str]:
@@ -230,7 +233,7 @@ class WrittenIndex:
         self._documents = documents
         self._written: dict[tuple, np.ndarray] = {}
         self._forms: dict[tuple[str, int], list[tuple[str, str]]] = {}
-        self._acronym_dicts: dict[int, dict | None] = {}  # kept alive while their ids are keys
+        self._acronym_dicts: dict[int, tuple] = {}  # kept alive while their ids are keys
 
     def rows(self, documents: list[str]) -> np.ndarray | None:
         """Each document's row in the index; None when one is not in it."""
@@ -243,10 +246,12 @@ class WrittenIndex:
         """Per paper, whether it writes the name (`uses_name`)."""
         used = np.zeros(self.size, dtype=bool)
         # The map's acronyms are one dict per build, never changed: its parts' forms are kept by its id.
-        self._acronym_dicts[id(acronyms)] = acronyms
+        if id(acronyms) not in self._acronym_dicts:
+            self._acronym_dicts[id(acronyms)] = (acronyms, _acronyms_of(tuple((acronyms or {}).items())))
+        by_expansion = self._acronym_dicts[id(acronyms)][1]
         for part in _NAME_PARTS.split(name):
             if (part, id(acronyms)) not in self._forms:
-                self._forms[part, id(acronyms)] = part_forms(part, acronyms)
+                self._forms[part, id(acronyms)] = _part_forms(part, by_expansion)
             for form in self._forms[part, id(acronyms)]:
                 if form not in self._written:
                     self._written[form] = self._papers_writing(*form)

@@ -63,8 +63,8 @@ def unpack(entry: bytes) -> PaperText | None:
         return PaperText(
             phrases=tuple(plain),
             acronyms=tuple(written),
-            definitions=tuple((a, e) for a, e in definitions),
-            forms=tuple((w, n) for w, n in forms),
+            definitions=tuple(map(tuple, definitions)),
+            forms=tuple(map(tuple, forms)),
         )
     except (zlib.error, ValueError, TypeError):  # JSON errors are ValueErrors; so is unpacking
         return None
