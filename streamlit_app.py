@@ -179,7 +179,6 @@ def map_part(data: MapData, map_key: MapKey, rising, map_name: str | None) -> No
     # while a paper opened from the topic takes the panel's place, the server narrows the map to it.
     shown = opened_topic_view(data, state, view).in_view if state.paper else view.in_view
     with left:
-        in_panel = state.paper is None and not editing_allowed(data.path)  # the topic panel beside it
         map_panel(
             data,
             map_key,
@@ -187,7 +186,6 @@ def map_part(data: MapData, map_key: MapKey, rising, map_name: str | None) -> No
             state,
             MAP_HEIGHT,
             search_active=view.search is not None,
-            topic_in_panel=in_panel,
             vocabulary=lambda: view_vocabulary(data, cached_rising(map_key)),
         )
     with right:

@@ -30,12 +30,10 @@ def map_panel(
     height: int = 600,
     *,
     search_active: bool = False,
-    topic_in_panel: bool,
     vocabulary: Callable[[], Vocabulary],
 ) -> None:
-    """The map, its key and the colour choice under it. `topic_in_panel`: the topic panel beside it
-    opens and closes topics without this part (no paper open, no editing). `vocabulary`: what a link
-    may choose on this map, for Back or Forward to a view the browser draws again."""
+    """The map, its key and the colour choice under it. `vocabulary`: what a link may choose on this
+    map, for a step the browser drew and Back or Forward to a view it draws again."""
     placement = session.placement()
     clear_selection, reset_zoom = session.map_counters()
     url = points_url(data, map_key)
@@ -64,12 +62,8 @@ def map_panel(
         themes=state.themes,
         values=state.filter_dict().get(state.colour, ()) if state.colour else (),
         selection=state.selection,
-        # Topics ticked over the view's Topics filter narrow the view without it, in the browser.
-        unticked=(
-            current_view(data, map_key, replace(state, topics=())).in_view
-            if session.ticks_in_browser_now(topic_in_panel)
-            else None
-        ),
+        # The view without its Topics filter: topics ticked over that filter narrow it in the browser.
+        unticked=current_view(data, map_key, replace(state, topics=())).in_view if state.topics else None,
         key_picks=session.key_picks(),
         height=height,
         link=session.view_link(),

@@ -36,7 +36,6 @@ from app.state import (
     parse_map,
     parse_selection,
     parse_view,
-    ticks_in_browser,
     to_params,
 )
 from app.themes import topics_in_themes
@@ -586,14 +585,6 @@ def _drawn_in_browser(query: str, parts: tuple[str, ...]) -> None:
         shown[part] = now[part]
     st.session_state[KEY_PICKS] = key_picks() + 1
     _keep_query(query)
-
-
-def ticks_in_browser_now(topic_in_panel: bool = False) -> bool:
-    """Whether the browser would show topics ticked over the view's Topics filter now (`app.state.ticks_in_browser`),
-    the opened topic aside where the topic panel shows it (`topic_in_panel`): the map is sent the view
-    without that filter (`unticked`) only then."""
-    state = current_state()
-    return ticks_in_browser(replace(state, topic=None) if topic_in_panel else state)
 
 
 def on_panel_only(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary]) -> None:

@@ -69,23 +69,6 @@ class ViewState:
         return dict(self.filters)
 
 
-def ticks_in_browser(state: ViewState) -> bool:
-    """Whether topics ticked in the topic list over a view that already has a Topics filter (a link's,
-    the sidebar's, or ticks the server drew since) are shown by the browser itself: from the view
-    without that filter, which the server sends with the map's state (`unticked`). So it is while
-    topics are chosen and no theme, opened topic, paper, box or lasso, or search is (the papers table
-    lists a search's hits in the order the server found them in the view it received).
-
-    Examples:
-        >>> ticks_in_browser(ViewState(topics=(1, 2))), ticks_in_browser(ViewState())
-        (True, False)
-        >>> ticks_in_browser(ViewState(topics=(1,), search="graph")), ticks_in_browser(ViewState(topics=(1,), themes=(0,)))
-        (False, False)
-    """
-    chosen = state.themes or state.topic is not None or state.paper is not None or state.selection
-    return bool(state.topics) and not (chosen or state.search.strip())
-
-
 @dataclass(frozen=True)
 class Vocabulary:
     """The values a map allows, used to validate a link (facet values are compared as text)."""

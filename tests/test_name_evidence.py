@@ -22,7 +22,7 @@ from app.topic_summary import topic_summary
 from pipeline.commands.build import naming_texts
 from pipeline.mapfolder.store import read_map
 from pipeline.modelling.themes import name_themes
-from pipeline.naming.names import common_keys, name_groups, same_head, too_common
+from pipeline.naming.names import OWN_WORDS, common_keys, name_groups, same_head, too_common
 from pipeline.naming.phrases import count_phrases
 from pipeline.naming.support import name_support
 from tests.helpers import ROOT, SEED_MAP, open_panel, start, texts
@@ -54,6 +54,24 @@ def test_of_the_names_the_words_back_the_one_that_points_at_its_own_group_is_tak
     encode = lambda texts: np.array([axes[0] if "Beta" in t else axes[1] for t in texts])  # noqa: E731
     names = name_groups(docs, groups, {0: axes[0], 1: axes[1]}, encode=encode)
     assert names == {0: "Beta decay", 1: "Gamma rays"}, names
+
+
+def test_a_topic_is_named_first_by_what_only_its_papers_write():
+    """Every paper of topic 0 writes "sequence models", but so does half of its neighbour topic 1;
+    "selective scan" and "long inputs" are written by half of topic 0 and nowhere else. The name
+    leads with one of those (its lift over the map is the highest), not with the shared phrase, in
+    the names the map shows (`OWN_WORDS`; the first names the themes are formed with keep the order
+    of coverage)."""
+    docs = ["Sequence models with a selective scan over tokens."] * 2
+    docs += ["Sequence models for long inputs."] * 2
+    docs += ["Sequence models of protein chains."] * 2 + ["Protein chains fold in water."] * 2
+    docs += ["Galaxy clusters in the sky."] * 4 + ["Coral reefs under heat."] * 4
+    docs += ["Glacier melt in spring."] * 4
+    groups = np.repeat([0, 1, 2, 3, 4], 4)
+    assert name_groups(docs, groups)[0] == "Sequence models"
+    name = name_groups(docs, groups, distinct=OWN_WORDS)[0]
+    assert name.split(" & ")[0] in ("Selective scan", "Long inputs"), name
+    assert name_support(name, docs[:4]) == 1.0, name
 
 
 def test_a_theme_no_umbrella_holds_for_is_named_by_two_phrases_a_quarter_of_each_member_writes():

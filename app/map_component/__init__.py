@@ -186,8 +186,8 @@ def live_map(
     in callbacks. `files_sent`: the files this session's browser already has (`app.session.files_sent`; None: none).
     `themes`, `values`: the chosen themes and the colour column's chosen values, marked in the key;
     `selection`: the box or lasso selection, as the link writes it (drawn on the map); `unticked`: the
-    papers in view without the Topics filter, where the browser shows topics ticked over it
-    (`app.state.ticks_in_browser`); `key_picks`: how many steps the browser has drawn so far
+    papers in view without the Topics filter, where the view has one (topics ticked over it narrow
+    it, where the browser draws them: js/view.js `ticksInBrowser`); `key_picks`: how many steps the browser has drawn so far
     (`app.session.key_picks`); `link`: the view's link (`app.session.view_link`),
     by which the browser keeps this state, and the panel's and the table's, to draw Back or Forward to
     the view again itself (the "history" event, `on_history`; None: not kept)."""

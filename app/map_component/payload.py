@@ -141,7 +141,7 @@ class Outline(TypedDict, total=False):
 
 class Unticked(TypedDict):
     """The papers in view without the view's Topics filter, and the theme names it shows: what topics
-    ticked in the topic list narrow, where the browser shows them itself (`app.state.ticks_in_browser`)."""
+    ticked in the topic list narrow, where the browser shows them itself (js/view.js `ticksInBrowser`)."""
 
     mask: str | None
     themes: list[ThemeName]
@@ -908,8 +908,8 @@ def view_state(
 
     `themes`, `values`: the chosen themes and chosen values of the colour column (marked in the key);
     `selection`: the box or lasso selection as the link writes it (`app.state.parse_selection`);
-    `unticked`: the papers in view without the view's Topics filter, where the browser shows topics
-    ticked over it itself (`app.state.ticks_in_browser`); `key_picks`: how many it has shown so far (`app.session.key_picks`): a state sent after one is never
+    `unticked`: the papers in view without the view's Topics filter, where the view has one (topics
+    ticked over it narrow it, where the browser draws them: js/view.js `ticksInBrowser`); `key_picks`: how many it has shown so far (`app.session.key_picks`): a state sent after one is never
     the state sent before it, so the browser always takes it in (and drops the entry it showed)."""
     return {
         "points": points_url,

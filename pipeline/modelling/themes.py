@@ -36,6 +36,7 @@ from scipy import sparse
 from pipeline.naming.areas import AreaVotes
 from pipeline.naming.names import (
     EVERYONE,
+    OWN_WORDS,
     RANKED,
     Retrieval,
     _may_stand_alone,
@@ -864,5 +865,6 @@ def name_topics_among_siblings(
         forbid=set(themes["label"].astype(str)) | set(kept.values()),
         siblings=siblings,
         encode=encode,
+        distinct=OWN_WORDS,
     )
     return topics["topic_id"].map(lambda t: kept.get(int(t)) or fresh.get(int(t), f"Topic {t}"))

@@ -152,6 +152,11 @@ SIBLING_LIFT = 1.5
 # word, which every field writes in some sense, at least `WORD_LIFT` times.
 NAME_LIFT = 2.0
 WORD_LIFT = 3.0
+# Of a topic's shortlisted phrases, those most of whose use is in the topic come first in its final
+# name (`name_topics_among_siblings`): their score is multiplied by their precision to this power (the
+# shortlist's own score holds it to the power 1/4). Not for the first names the themes are grouped
+# and named with.
+OWN_WORDS = 0.75
 # A lone word names an area only when it is an area's noun (`words/area-nouns.txt`: "Clustering",
 # "Robotics", "Segmentation") or an acronym the papers write ("SLAM"); "Visual", "Flow", "Face" do not.
 AREA_NOUNS = frozenset(word_list("area-nouns"))
@@ -325,6 +330,7 @@ def name_groups(
     shortlist: int = 30,
     siblings: dict[int, list[int]] | None = None,
     encode: Callable[[list[str]], np.ndarray] | None = None,
+    distinct: float = 0.0,
 ) -> dict[int, str]:
     """A distinct name for each group of papers (topic or theme), from the phrases its papers use.
 
@@ -350,6 +356,8 @@ def name_groups(
         encode: the map's encoder (texts -> vectors, through the embedding cache), with
             `centroids`: of the names the words back, the one that points at its own group first
             with the largest margin is taken (`Retrieval`).
+        distinct: the shortlist's scores are multiplied by the phrases' precision to this power
+            (`OWN_WORDS` for the map's final topic names): the group's own words come first.
 
     Returns:
         group id -> name, e.g. {0: "Optimal transport", 1: "Diffusion models"}.
@@ -418,7 +426,12 @@ def name_groups(
     reserve: dict[int, list[Candidate]] = {}
     for row, group in enumerate(group_ids):
         best = shortlists[row]
+        # With `distinct`, the shortlist ranked again with precision weighing more: precision is a
+        # phrase's lift over the map times the group's share, so the group's distinctive words
+        # ("Mamba", "probing") come before those its neighbours write too.
         scores = lexical[row, best] * closeness.get(row, 1.0)
+        if distinct:
+            scores *= _own_share(counts.phrases, best, coverage[row], precision[row]) ** distinct
         order = np.argsort(-scores, kind="stable")
         options[int(group)] = [
             Candidate(
@@ -468,6 +481,20 @@ def name_groups(
         siblings,
         reserve,
     )
+
+
+def _own_share(phrases, best: np.ndarray, coverage: np.ndarray, precision: np.ndarray) -> np.ndarray:
+    """The precision of each shortlisted phrase, a head no higher than a longer phrase's it heads that
+    more of the group write: "language model", counted where no "large" comes before it, is not more
+    the group's own than "large language models"."""
+    own = precision[best].copy()
+    texts = [str(phrases[i]) for i in best]
+    for i, short in enumerate(texts):
+        for j, long in enumerate(texts):
+            longer = len(long.split()) > len(short.split()) and coverage[best[j]] > coverage[best[i]]
+            if longer and same_head(short, long):
+                own[i] = min(own[i], own[j])
+    return own
 
 
 def _closeness(

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { inView, keyInBrowser, linkParams, linkText, valuesInBrowser, viewOfLink } from "./view.js";
+import { inView, keyInBrowser, linkParams, linkText, ticksInBrowser, valuesInBrowser, viewOfLink } from "./view.js";
 
 const { tables, cases } = JSON.parse(readFileSync(process.env.VIEW_VECTORS ?? "", "utf8"));
 
@@ -50,6 +50,22 @@ const KEY_CASES = [
 for (const [name, view, themed, expected] of KEY_CASES) {
   test(`an entry of the key is the browser's: ${name}`, () => {
     assert.equal(keyInBrowser({ ...VIEW, ...view }, Boolean(themed)), expected);
+  });
+}
+// and `ticks_in_browser`'s (topics ticked over the view's Topics filter)
+const TICKS_CASES = [
+  ["topics chosen", { topics: [1, 2] }, true],
+  ["no topics chosen", {}, false],
+  ["topics and a search", { topics: [1], search: "graph" }, false],
+  ["topics and a blank search", { topics: [1], search: "  " }, true],
+  ["topics and a theme", { topics: [1], themes: [0] }, false],
+  ["topics, the panel's topic open", { topics: [1], topic: 1 }, true],
+  ["topics and a paper", { topics: [1], paper: "doc1" }, false],
+  ["topics and a box", { topics: [1], selection: "box:0,1,0,1" }, false],
+];
+for (const [name, view, expected] of TICKS_CASES) {
+  test(`ticks over a Topics filter are the browser's: ${name}`, () => {
+    assert.equal(ticksInBrowser({ ...VIEW, ...view }), expected);
   });
 }
 const VALUES_CASES = [

@@ -5,7 +5,7 @@ import { LINK, linkWithout, pushQuery, queryWith, writtenLink } from "./links.js
 import { decodeMask, rankCounts } from "./load.js";
 import { placeMarks } from "./marks.js";
 import { SHARED } from "./shared.js";
-import { keyInBrowser, valuesInBrowser, viewOfLink } from "./view.js";
+import { keyInBrowser, ticksInBrowser, valuesInBrowser, viewOfLink } from "./view.js";
 /** @import { AtlasMap } from "./atlas_map.js" */
 /** @import { TopicPanel } from "./panel.js" */
 /** @import { Events, KeyEntry, KeyPick, KeyShown, LegendEvent, PanelFacet, PanelState, ShownPick, TopicName, ViewState } from "./protocol.js" */
@@ -117,6 +117,10 @@ export function pickKey(inst, chosen, on, query) {
 const keyLocal = (view) =>
   view.link !== undefined && keyInBrowser(viewOfLink(view.link), view.legend.some((entry) => typeof entry.pick?.theme === "number"));
 
+/** The papers in view without the view's Topics filter, which topics ticked over that filter narrow,
+ * where the browser draws such ticks (js/view.js `ticksInBrowser`); null: not. @param {ViewState} view */
+const unticked = (view) => (view.unticked && view.link !== undefined && ticksInBrowser(viewOfLink(view.link)) ? view.unticked : null);
+
 /** The link's key an entry of the map's key writes: the themes', or the colour column's filter's.
  * @param {ViewState} view */
 export const keyParam = (view) => (view.colour ? SHARED.filter_key + view.colour : SHARED.theme_key);
@@ -141,7 +145,7 @@ const samePick = (a, b) =>
  * @param {AtlasMap} inst @param {ShownPick} pick @returns {KeyShown|null} */
 function keyShown(inst, pick) {
   const t = inst.table, view = inst.received, summary = LINK.panel && LINK.panel.summary;
-  const wide = pick.topics && view ? view.unticked : null;
+  const wide = pick.topics && view ? unticked(view) : null;
   const some = (pick.topics && (pick.topics.length || wide)) || (pick.values && pick.values.length);
   if (!t || !view || !summary || (entryOf(pick) === null && !some)) return null;
   /** @type {((row: number) => boolean)[]} what a paper shown holds: ticked topics, pressed values; or a key's entry */
@@ -231,9 +235,9 @@ export function showTopics(topics, query) {
   const shown = inst && inst.keyShown;
   // Over values it pressed, where the view would let it tick (as the first tick, or over its Topics filter).
   const overValues = Boolean(
-    shown && shown.pick.topics === undefined && shown.pick.values && view && (keyLocal(view) || view.unticked),
+    shown && shown.pick.topics === undefined && shown.pick.values && view && (keyLocal(view) || unticked(view)),
   );
-  const first = Boolean(view && ((keyLocal(view) && topics.length) || view.unticked)); // nothing shown alone yet
+  const first = Boolean(view && ((keyLocal(view) && topics.length) || unticked(view))); // nothing shown alone yet
   const held = shown ? (shown.pick.topics !== undefined || overValues) && partsHold(shown) : first;
   return listStep("only", { topics }, held, SHARED.topics_key, topics.length ? topics.join(",") : null, query);
 }
@@ -286,7 +290,7 @@ function listStep(event, change, held, key, value, query) {
  * received again. @param {KeyShown|null} shown @param {ShownPick} change @param {ViewState} view @returns {ShownPick|null} */
 function listPick(shown, change, view) {
   const pick = { ...(shown ? shown.pick : {}), ...change };
-  if (pick.topics && !pick.topics.length && !view.unticked) delete pick.topics;
+  if (pick.topics && !pick.topics.length && !unticked(view)) delete pick.topics;
   if (pick.values && !pick.values.length) {
     delete pick.values;
     delete pick.column;

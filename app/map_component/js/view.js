@@ -110,6 +110,14 @@ export function keyInBrowser(view, themed) {
   return themed && !chosen;
 }
 
+/** Whether topics ticked in the topic list over the view's Topics filter are the browser's to show
+ * from `view`, narrowing the view without that filter (the server sends it: `unticked`): while
+ * topics are chosen and no theme, paper, box or lasso, or search is (the papers table lists a search's
+ * hits in the order the server found them in the view it sent). @param {View} view */
+export function ticksInBrowser(view) {
+  return view.topics.length > 0 && !(view.themes.length > 0 || view.paper !== null || view.selection || view.search.trim());
+}
+
 /** Whether values of a column toggled in the topic list are the browser's to show from `view`, where
  * the column has no filter of its own (they narrow the view): while no paper, box or lasso is chosen;
  * themes, topics, other columns' filters and a search may narrow the view. @param {View} view */
