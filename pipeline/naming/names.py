@@ -65,13 +65,13 @@ def as_in_text(name: str, spelling: dict[str, str]) -> str:
     return f"{word} {rest}" if rest else word
 
 
-_PLURAL = re.compile(r"(?<=[a-z]{3})(es|s)$")
+_PLURAL = re.compile(r"(?<=[a-z]{3})(es|s)(?= |$)")  # at the end of each word
 
 
 @lru_cache(maxsize=1 << 16)  # asked for each candidate phrase many times
 def name_key(phrase: str) -> str:
     """A phrase with plural endings dropped, to treat "diffusion model(s)" as one name."""
-    return " ".join(_PLURAL.sub("", w) for w in phrase.lower().split())
+    return _PLURAL.sub("", " ".join(phrase.lower().split()))
 
 
 # Keys of the singular and the plural: `name_key` cuts "examples" to "exampl", "example" not at all.
@@ -135,14 +135,21 @@ def too_common(phrase: str, common: frozenset[str] | set[str]) -> bool:
         >>> too_common("Large language models", {"language model"}), too_common("Diffusion models", {"model"})
         (True, False)
     """
-    words = name_key(phrase).split()
-    for start in range(len(words)):
-        head = words[start:]
-        if len(head) == 1 and (head[0] in NOT_ALONE or head[0] + "s" in NOT_ALONE or head[0] in CONNECTORS):
-            continue
-        if " ".join(head) in common:
-            return True
-    return False
+    whole, heads = _heads(common if isinstance(common, frozenset) else frozenset(common))
+    key = name_key(phrase)
+    return key in whole or key.endswith(heads)
+
+
+@lru_cache(maxsize=64)
+def _heads(common: frozenset[str]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The `common` keys a phrase's key may be (`too_common`), and the endings (" " + key) it may
+    have: all but a lone word that never names alone."""
+    keys = [
+        key
+        for key in common
+        if key and not (" " not in key and (key in NOT_ALONE or key + "s" in NOT_ALONE or key in CONNECTORS))
+    ]
+    return frozenset(keys), tuple(sorted(" " + key for key in keys))
 
 
 # A topic's name is written at least this many times as often by its papers as by any sibling
@@ -176,14 +183,19 @@ def _may_stand_alone(phrase: str, spelling: dict[str, str]) -> bool:
         [False, False, True]
     """
     if " " in phrase.strip():
-        words = [w for w in phrase.lower().split() if w not in CONNECTORS]
-        return not all(name_key(w) in _WEAK_KEYS for w in words)
+        return not _weak_words_only(phrase)
     written = spelling.get(phrase.lower(), phrase)
     return (
         phrase.lower() in AREA_NOUNS
         or phrase.lower() in _AREA_WORDS
         or (written.isupper() and len(written) >= 2)
     )
+
+
+@lru_cache(maxsize=1 << 16)  # asked for each candidate phrase by topic names and sibling names
+def _weak_words_only(phrase: str) -> bool:
+    """Whether every word of a phrase but its connectors is a weak one (`_may_stand_alone`)."""
+    return all(name_key(w) in _WEAK_KEYS for w in phrase.lower().split() if w not in CONNECTORS)
 
 
 # Single forms of `areas.tsv` that describe rather than name (adjectives), or say too little alone.
@@ -237,6 +249,7 @@ def _area_words() -> frozenset[str]:
 _AREA_WORDS = _area_words()
 
 
+@lru_cache(maxsize=1 << 16)  # asked for each candidate phrase by topic names and sibling names
 def _shape_factor(phrase: str) -> float:
     """Two- and three-word phrases name a field; a lone word, and an adjective above all, less so."""
     words = phrase.split()
@@ -457,15 +470,19 @@ def name_groups(
         members.setdefault(int(group), []).append(doc)
 
     masks: dict[tuple[int, str], np.ndarray] = {}
+    shares: dict[tuple[int, str], float] = {}  # asked for the same names again and again
 
     def support(group: int, name: str) -> float:
         """`name_support` of a name (parts joined by " & ") on the group's papers, each part once."""
+        if (group, name) in shares:
+            return shares[group, name]
         used = np.zeros(len(members[group]), dtype=bool)
         for part in name.split(" & "):
             if (group, part) not in masks:
                 masks[group, part] = uses_name(part, members[group], counts.acronyms)
             used |= masks[group, part]
-        return float(used.mean()) if len(used) else 0.0
+        shares[group, name] = float(used.mean()) if len(used) else 0.0
+        return shares[group, name]
 
     ranker = None
     if encode is not None and centroids:
@@ -659,11 +676,11 @@ def _line_pairs(
     the better-scored first, with the share of its papers that write one or the other; the pairs
     most written first."""
     lines = [c for c in preferred[:LINES] if c.alone and name_key(c.phrase) not in taken]
+    stems = [{w[:4] for w in name_key(c.phrase).split()} for c in lines]
     pairs = []
     for i, first in enumerate(lines):
-        stems = {w[:4] for w in name_key(first.phrase).split()}
-        for second in lines[i + 1 :]:
-            if not stems & {w[:4] for w in name_key(second.phrase).split()}:
+        for j, second in enumerate(lines[i + 1 :], start=i + 1):
+            if not stems[i] & stems[j]:
                 pairs.append((support(group, f"{first.phrase} & {second.phrase}"), first, second.phrase))
     return sorted(pairs, key=lambda pair: -pair[0])
 

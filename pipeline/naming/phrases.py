@@ -306,7 +306,8 @@ def binary_counts(terms: list[list[str]], min_df: int) -> tuple[sparse.csr_matri
     lengths = np.fromiter((len(t) for t in terms), dtype=np.int64, count=len(terms))
     codes, uniques = pd.factorize(pd.Series(list(chain.from_iterable(terms)), dtype=object), sort=False)
     rows = np.repeat(np.arange(len(terms), dtype=np.int64), lengths)
-    pairs = np.unique(rows * max(1, len(uniques)) + codes)  # each (document, term) once
+    pairs = np.sort(rows * max(1, len(uniques)) + codes)
+    pairs = pairs[np.concatenate([[True], pairs[1:] != pairs[:-1]])]  # each (document, term) once
     rows, codes = pairs // max(1, len(uniques)), pairs % max(1, len(uniques))
     df = np.bincount(codes, minlength=len(uniques))
     keep = np.flatnonzero(df >= min_df)
