@@ -98,7 +98,7 @@ def is_generic(phrase: str) -> bool:
         key in _GENERIC_KEYS
         or (" " not in key and bool(_FRAGMENT_SUFFIX.search(key)))
         or lower in _MEASURES
-        or any(word in _MEASURES for word in lower.split())
+        or not _MEASURES.isdisjoint(lower.split())
     )
 
 
