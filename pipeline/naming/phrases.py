@@ -351,14 +351,9 @@ def spelling_of(texts_forms: Iterable[Iterable[tuple[str, int]]]) -> dict[str, s
         >>> spelling_of([[("LLM", 2), ("Gaussian", 1)], [("gaussian", 1), ("Llm", 2), ("BERT", 1)]])
         {'llm': 'LLM', 'gaussian': 'gaussian', 'bert': 'BERT'}
     """
-    import pandas as pd
-
-    pairs = list(chain.from_iterable(texts_forms))
-    tokens, written = pd.factorize(
-        pd.Series([t for t, _ in pairs], dtype=object), sort=False
-    )  # first written first
-    totals = np.bincount(tokens, weights=[n for _, n in pairs], minlength=len(written)).astype(np.int64)
-    counts = dict(zip(written.tolist(), totals.tolist()))
+    counts: dict[str, int] = {}  # first written first
+    for token, n in chain.from_iterable(texts_forms):
+        counts[token] = counts.get(token, 0) + n
     spelling: dict[str, str] = {}
     for token, count in counts.items():  # in the order first written
         word = token.lower()
