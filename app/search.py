@@ -284,15 +284,16 @@ def fused_search(
     held = {w: rows for w, rows in found.items() if rows is not None}
     share = some_words(found, n, index.title_papers(list(held)) if len(found) >= SOME_WORDS else None)
     written = {**collocated(index, phrases, found, n), **held}  # what a paper can be listed as writing
-    phrase = np.zeros(n, dtype=bool)
-    for key, rows in written.items():
-        phrase[rows] |= " " in key
+    holds = {}  # per phrase and word, the papers writing it
+    for key, papers in written.items():
+        holds[key] = np.zeros(n, dtype=bool)
+        holds[key][papers] = True
+    phrase = np.logical_or.reduce([holds[k] for k in written if " " in k], initial=False)
     related = similarity >= pairs.at(SOME_PERCENTILE)
     some = ((share >= SOME_SHARE) & related | phrase) & allowed & ~every
     close = (similarity >= pairs.at(CLOSE_PERCENTILE)) & allowed
-    writes = np.zeros(n, dtype=bool)  # papers writing one of its words that say something
-    for rows in held.values():
-        writes[rows] = True
+    # Papers writing one of its words that say something.
+    writes = np.logical_or.reduce([holds[w] for w in held], initial=False)
     if writes.any():  # close in meaning but writing none of them, where others do: not listed
         close &= writes | every | some
     # The papers writing every word first, in the word search's order (words as typed, then BM25); then
@@ -308,10 +309,6 @@ def fused_search(
     rest = np.flatnonzero((some | close) & ~every)
     rows = np.concatenate([hits.rows, rest[np.lexsort((rest, -similarity[rest], -score[rest]))]])
     percentile = np.asarray(pairs.percentile(similarity[rows].astype(np.float64)), dtype=np.float64)
-    holds = {}  # per phrase and word, the papers writing it
-    for key, papers in written.items():
-        holds[key] = np.zeros(n, dtype=bool)
-        holds[key][papers] = True
     listed_for = tuple(  # the phrases and words each paper listed for some of them writes
         ", ".join(_unrepeated([k for k, mask in holds.items() if mask[row]])) if some[row] else ""
         for row in rows.tolist()
