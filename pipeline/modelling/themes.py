@@ -493,18 +493,9 @@ def _options(
     pairs = []
     for i, p in enumerate(shortlist):
         for q in shortlist[i + 1 :]:
-            if set(p.key.split()) & set(q.key.split()):
-                continue
-            union = p.used | q.used
-            inside, sibling = contrast(union, theme_of_paper, n_themes)
-            if inside[g] < DISTINCT * sibling[g]:
-                continue
-            first, second = (p, q) if p.used[theme_rows].mean() >= q.used[theme_rows].mean() else (q, p)
-            option = Option(
-                (first, second), (inside[g] - sibling[g]) * TWO_PARTS * min(p.shape, q.shape), least(union)
-            )
-            if holds(option, union):
-                pairs.append(option)
+            pair = _pair(p, q, members, theme_of_paper, g, n_themes)
+            if pair is not None and pair[1] >= DISTINCT * pair[2] and holds(pair[0], p.used | q.used):
+                pairs.append(pair[0])
     if pairs:
         return sorted(pairs, key=lambda o: -o.score)
     # Nothing that tells the theme apart holds for every member: one part that holds, else nothing
@@ -563,7 +554,6 @@ def _member_pairs(
     parts = list({p.key: p for _, _, p in pool}.values())
     if len(parts) < 2:
         return []
-    theme_rows = np.concatenate(members)
     used = np.stack([p.used for p in parts], axis=1)  # papers x parts
     holds = np.ones((len(parts), len(parts)), dtype=bool)
     for rows in members:
@@ -575,18 +565,26 @@ def _member_pairs(
         holds &= (alone[:, None] + alone[None, :] - together) >= HOLDS * len(rows)
     options = []
     for i, j in zip(*np.nonzero(np.triu(holds, k=1))):
-        p, q = parts[i], parts[j]
-        if set(p.key.split()) & set(q.key.split()):
-            continue
-        union = p.used | q.used
-        inside, sibling = contrast(union, theme_of_paper, n_themes)
-        if inside[g] <= sibling[g]:
-            continue
-        first, second = (p, q) if p.used[theme_rows].mean() >= q.used[theme_rows].mean() else (q, p)
-        least = min(float(union[rows].mean()) for rows in members if len(rows))
-        score = (inside[g] - sibling[g]) * TWO_PARTS * min(p.shape, q.shape)
-        options.append(Option((first, second), score, least))
+        pair = _pair(parts[i], parts[j], members, theme_of_paper, g, n_themes)
+        if pair is not None and pair[1] > pair[2]:
+            options.append(pair[0])
     return sorted(options, key=lambda o: (-o.score, o.name))
+
+
+def _pair(
+    p: Part, q: Part, members: list[np.ndarray], theme_of_paper: np.ndarray, g: int, n_themes: int
+) -> tuple[Option, float, float] | None:
+    """Two parts as one name (the one more of the theme writes first; None when they share a word),
+    with the share of theme `g`'s papers writing either and of its most-writing sibling's."""
+    if set(p.key.split()) & set(q.key.split()):
+        return None
+    union = p.used | q.used
+    inside, sibling = contrast(union, theme_of_paper, n_themes)
+    theme_rows = np.concatenate(members)
+    first, second = (p, q) if p.used[theme_rows].mean() >= q.used[theme_rows].mean() else (q, p)
+    least = min(float(union[rows].mean()) for rows in members if len(rows))
+    score = (inside[g] - sibling[g]) * TWO_PARTS * min(p.shape, q.shape)
+    return Option((first, second), score, least), inside[g], sibling[g]
 
 
 def _lines(
