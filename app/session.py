@@ -29,6 +29,7 @@ from app.state import (
     SETTINGS,
     SORTS,
     ZOOM_KEY,
+    Action,
     LinkSetting,
     ViewState,
     Vocabulary,
@@ -36,6 +37,7 @@ from app.state import (
     parse_map,
     parse_selection,
     parse_view,
+    step,
     to_params,
 )
 from app.themes import topics_in_themes
@@ -375,27 +377,37 @@ def _without_zoom(params: dict[str, list[str]]) -> dict[str, list[str]]:
 
 # --------------------------------------------------------------------------- callbacks
 # Each step's callback changes the session state, then reruns only the parts it changed.
-def _open_paper(doc_id: str | None) -> None:
-    st.session_state[SESSION_KEY["paper"]] = doc_id
-
-
-def _open_topic(topic: int | None) -> None:
-    st.session_state[SESSION_KEY["topic"]] = topic
-    st.session_state[SESSION_KEY["paper"]] = None
+def take_step(action: Action, theme_of: Mapping[int, int] = {}) -> ViewState:
+    """The reading step `action` (`app.state.step`, the browser's own rule too) taken: each setting it
+    changes written into its widget's session key."""
+    before = current_state()
+    after = step(before, action, theme_of)
+    for setting in SETTINGS:
+        value = getattr(after, setting.name, None)
+        if not (setting.in_state and setting.session) or getattr(before, setting.name) == value:
+            continue
+        if setting.prefix:  # one key a column whose values changed
+            old, new = dict(before.filters), dict(after.filters)
+            for column in {*old, *new}:
+                if old.get(column) != new.get(column):
+                    st.session_state[filter_key(column)] = list(new.get(column, ()))
+        else:
+            _write(setting, value)
+    return after
 
 
 def _clear_selection() -> None:
-    st.session_state[SESSION_KEY["selection"]] = ""
+    take_step({"kind": "select", "selection": ""})
     st.session_state[CLEAR_SELECTION] = st.session_state.get(CLEAR_SELECTION, 0) + 1
 
 
 def open_paper(doc_id: str | None) -> None:
-    _open_paper(doc_id)
+    take_step({"kind": "paper", "paper": doc_id})
     rerun_changed()
 
 
 def open_topic(topic: int | None) -> None:
-    _open_topic(topic)
+    take_step({"kind": "topic", "topic": topic})
     rerun_changed()
 
 
@@ -509,7 +521,7 @@ def on_panel_topic(data: MapData, points_url: str) -> None:
         topic is not None and (type(topic) is not int or topic not in data.vocabulary().topic_ids)
     ) or not _is_query(query):
         return
-    _open_topic(topic)
+    take_step({"kind": "topic", "topic": topic})
     if PANEL_TOPIC in st.session_state:
         st.session_state[PANEL_TOPIC] = topic
     _keep_query(query)
@@ -596,7 +608,7 @@ def on_panel_only(data: MapData, points_url: str, vocabulary: Callable[[], Vocab
     ids = data.vocabulary().topic_ids
     if not isinstance(topics, list) or not all(type(t) is int and t in ids for t in topics):
         return
-    _only_these_topics(list(dict.fromkeys(topics)), data.topic_themes())
+    take_step({"kind": "topics", "topics": topics}, data.topic_themes())
     follow_step(data, vocabulary, value.get("query"))
     rerun_changed()
 
@@ -612,7 +624,7 @@ def on_panel_values(data: MapData, points_url: str, vocabulary: Callable[[], Voc
     options, codes = data.facets[column], value.get("values")
     if not isinstance(codes, list) or not all(type(c) is int and 0 <= c < len(options) for c in codes):
         return
-    st.session_state[filter_key(column)] = [options[c] for c in dict.fromkeys(codes)]
+    take_step({"kind": "values", "column": column, "values": [options[c] for c in codes]})
     follow_step(data, vocabulary, value.get("query"))
     rerun_changed()
 
@@ -622,15 +634,6 @@ def on_panel_sort(points_url: str) -> None:
     if value and value.get("sort") in SORTS:
         st.session_state[SESSION_KEY["sort"]] = value["sort"]
         rerun_changed()
-
-
-def _only_these_topics(topics: list[int], themes_of: Mapping[int, int]) -> None:
-    """Show exactly these topics' papers (none: every topic); chosen themes are dropped where a topic
-    lies outside them (`themes_of`: each topic's theme)."""
-    st.session_state[SESSION_KEY["topics"]] = topics
-    themes = st.session_state.get(SESSION_KEY["themes"]) or []
-    if themes and any(t != -1 and themes_of.get(t) not in themes for t in topics):
-        st.session_state[SESSION_KEY["themes"]] = []
 
 
 def on_legend_pick(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary], colour: str) -> None:
@@ -643,22 +646,18 @@ def on_legend_pick(data: MapData, points_url: str, vocabulary: Callable[[], Voca
     if value.get("map") != points_url or not (pick is None or type(pick) is int):
         return
     if "theme" in value:
-        key, options = SESSION_KEY["themes"], [] if data.themes is None else data.themes["theme_id"].tolist()
+        options = [] if data.themes is None else data.themes["theme_id"].tolist()
         chosen = pick if pick in options else None
+        action: Action = {"kind": "key", "theme": chosen}
     elif "value" in value and colour in data.facets:
-        key, options = filter_key(colour), data.facets[colour]
+        options = data.facets[colour]
         chosen = options[pick] if pick is not None and 0 <= pick < len(options) else None
+        action = {"kind": "key", "column": colour, "value": chosen}
     else:
         return
     if pick is not None and chosen is None:
         return  # not an entry of this map's key
-    alone = chosen is not None and list(st.session_state.get(key) or []) != [chosen]
-    st.session_state[key] = [chosen] if alone else []
-    if alone and "theme" in value:
-        st.session_state[SESSION_KEY["topics"]] = []  # the theme's papers, all of them
-        topic = st.session_state.get(SESSION_KEY["topic"])
-        if topic is not None and data.topic_themes().get(topic) != chosen:
-            st.session_state[SESSION_KEY["topic"]] = None  # an opened topic outside it would show nothing
+    take_step(action, data.topic_themes())
     follow_step(data, vocabulary, value.get("query"))
     rerun_changed()  # the header, the downloads and the sidebar's filter follow (the map and table too, from the server)
 
@@ -666,13 +665,7 @@ def on_legend_pick(data: MapData, points_url: str, vocabulary: Callable[[], Voca
 def reset_view() -> None:
     """Every link setting back to its default (but the topic list's order), notices dismissed, the
     map back to its opening view, the selection dropped."""
-    for setting in SETTINGS:
-        if setting.in_state and setting.session and setting.reset:
-            if setting.prefix:
-                for key in [k for k in st.session_state if str(k).startswith(setting.session)]:
-                    st.session_state[key] = []
-            else:
-                _write(setting, setting.default)
+    take_step({"kind": "reset"})
     st.session_state[NOTICES] = []
     st.session_state[LINK_INFO] = []
     st.session_state[RESET_ZOOM] = st.session_state.get(RESET_ZOOM, 0) + 1

@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 from app.themes import THEME_KEY, parse_themes, theme_params
 from pipeline.text import and_list, shorten
@@ -474,6 +474,63 @@ def parse_zoom(text: str) -> tuple[float, float, float, float] | None:
     if not all(math.isfinite(v) for v in numbers):
         return None
     return numbers if x1 - x0 >= ZOOM_MIN_SPAN and y1 - y0 >= ZOOM_MIN_SPAN else None
+
+
+# A reading step, as both languages write it (js/view.js `step` is this one's twin, held to it by
+# tests/view_vectors.py): {"kind": "topic", "topic": id|None} opens a topic (closing the paper),
+# "paper" opens a paper by its doc id (None: closes it), "topics" keeps those topics alone (none:
+# all; themes a topic lies outside are dropped), "values" sets one column's filter, "key" shows an
+# entry of the map's key alone ({"theme": id}, or {"column": the colour column, "value": text}; None, or
+# the entry shown alone again: all again), "select" a box or lasso as the link writes it ("": none),
+# "unassigned" shows or hides the unassigned papers ("show"), "reset" puts every setting back but
+# the topic list's order.
+Action = Mapping[str, object]
+
+
+def step(state: ViewState, action: Action, theme_of: Mapping[int, int] = {}) -> ViewState:
+    """The view after the reading step `action` (see `Action`); `theme_of`: each topic's theme.
+
+    Examples:
+        >>> step(ViewState(themes=(1,), topics=(4,)), {"kind": "key", "theme": 0}, {4: 1})
+        ViewState(search='', topics=(), show_unassigned=True, filters=(), topic=None, paper=None, \
+themes=(0,), sort='size', added_only=False, colour='', selection='')
+        >>> step(ViewState(themes=(1,)), {"kind": "topics", "topics": [2, 4]}, {2: 0, 4: 1}).themes
+        ()
+    """
+    kind = action["kind"]
+    if kind == "topic":
+        return replace(state, topic=action["topic"], paper=None)
+    if kind == "paper":
+        return replace(state, paper=action["paper"])
+    if kind == "topics":
+        topics = tuple(dict.fromkeys(action["topics"]))
+        outside = any(t != -1 and theme_of.get(t) not in state.themes for t in topics)
+        return replace(state, topics=topics, themes=() if state.themes and outside else state.themes)
+    if kind == "values":
+        return _with_filter(state, action["column"], tuple(dict.fromkeys(action["values"])))
+    if kind == "key" and "theme" in action:
+        theme = action["theme"]
+        if theme is None or state.themes == (theme,):
+            return replace(state, themes=())
+        keep = state.topic is None or theme_of.get(state.topic) == theme
+        return replace(state, themes=(theme,), topics=(), topic=state.topic if keep else None)
+    if kind == "key":
+        column, value = action["column"], action["value"]
+        alone = value is not None and state.filter_dict().get(column, ()) != (value,)
+        return _with_filter(state, column, (value,) if alone else ())
+    if kind == "select":
+        return replace(state, selection=action["selection"])
+    if kind == "unassigned":
+        return replace(state, show_unassigned=bool(action["show"]))
+    if kind == "reset":
+        return ViewState(sort=state.sort)
+    raise ValueError(f"not a reading step: {kind!r}")
+
+
+def _with_filter(state: ViewState, column: str, values: tuple[str, ...]) -> ViewState:
+    """`state` with the column's filter set to `values` (none: dropped), the columns sorted."""
+    filters = {**state.filter_dict(), column: values}
+    return replace(state, filters=tuple(sorted((c, v) for c, v in filters.items() if v)))
 
 
 def to_params(state: ViewState, map_name: str | None = None) -> dict[str, str | list[str]]:

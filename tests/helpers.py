@@ -680,6 +680,41 @@ def rows_of(data) -> list[dict]:
 
 
 # --------------------------------------------------------------------------- the page in Chromium
+def node_test(folder: Path, test: str, modules: tuple[str, ...], env: dict[str, str] | None = None) -> int:
+    """Run tests/js/`test` under `node --test` in `folder`, beside the map's JS `modules` (js/; `plot.js`
+    a stand-in where not asked for: the modules here do not draw), the generated `shared.js` and the
+    stand-in page (tests/js/page.mjs); how many of its tests passed (skipped where Node is missing)."""
+    import os
+    import shutil
+    import subprocess
+
+    import pytest
+
+    from app.map_component.assets import MAP_JS_DIR
+    from app.map_component.payload import shared_constants
+
+    if not shutil.which("node"):
+        pytest.skip("Node is not installed")
+    for name in modules:
+        shutil.copy(MAP_JS_DIR / name, folder / name)
+    for name in (test, "page.mjs"):
+        shutil.copy(REPO / "tests" / "js" / name, folder / name)
+    (folder / "shared.js").write_text(
+        f"export const SHARED = Object.freeze({json.dumps(shared_constants())});\n"
+    )
+    if "plot.js" not in modules:
+        (folder / "plot.js").write_text("export const ranges = () => null;\n")
+    (folder / "package.json").write_text('{"type": "module"}\n')
+    done = subprocess.run(
+        ["node", "--test", test], cwd=folder, capture_output=True, text=True, timeout=120,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    passed = int(re.search(r"^# pass (\d+)$", done.stdout, re.M).group(1))
+    assert passed == int(re.search(r"^# tests (\d+)$", done.stdout, re.M).group(1))
+    return passed
+
+
 CHROMIUM = "/usr/bin/chromium"
 GRAPH = ".atlas-map-graph"  # the map's shown chart
 # The shown chart's layout image (the faint rest under a search, or the no-WebGL map's image) decoded

@@ -1,27 +1,24 @@
 """The view's rule, in both languages, against one set of test vectors (tests/view_vectors.py): the
 papers a view shows (the intersection of its named sets: topics, themes, each column's values, the
-papers added, the unassigned switch, a search's hits, the selection) and the link it writes
-(today's keys and order, quoted as the server's query string is). Python's own rule must still give
-them (`app.view.current_view`, `app.state.to_params`); the browser's (js/view.js) must too, under
-Node (skipped only where Node is not installed)."""
+papers added, the unassigned switch, a search's hits, the selection), the link it writes (today's
+keys and order, quoted as the server's query string is) and the view each reading step leads to.
+Python's own rule must still give them (`app.view.current_view`, `app.state.to_params`,
+`app.state.step`); the browser's (js/view.js) must too, under Node (skipped only where Node is not
+installed)."""
 
 from __future__ import annotations
 
 import json
-import os
-import re
-import shutil
-import subprocess
 
 import pytest
 
-from app.map_component.assets import MAP_JS_DIR, read_modules
-from app.map_component.payload import shared_constants
-from tests.helpers import REPO
-from tests.view_vectors import VECTORS, python_link, python_rule, tables, view_state
+from app.map_component.assets import read_modules
+from tests.helpers import node_test
+from tests.view_vectors import VECTORS, python_link, python_rule, python_step, tables, view_state
 
 VECTOR_DATA = json.loads(VECTORS.read_text(encoding="utf-8"))
 CASES = {case["name"]: case for case in VECTOR_DATA["cases"]}
+STEPS = {case["name"]: case for case in VECTOR_DATA["steps"]}
 
 
 def test_the_vectors_cover_every_named_set_and_setting():
@@ -47,22 +44,32 @@ def test_python_s_rule_gives_the_vectors(name):
     assert python_link(case["view"]) == case["link"]
 
 
+def test_the_steps_cover_every_kind_and_change_the_view():
+    kinds = {(case["action"]["kind"], "column" in case["action"]) for case in STEPS.values()}
+    assert {kind for kind, _ in kinds} == {
+        "topic",
+        "paper",
+        "topics",
+        "values",
+        "key",
+        "select",
+        "unassigned",
+        "reset",
+    }
+    assert {("key", True), ("key", False)} <= kinds  # a theme and a value of the colour column
+    assert all(case["after"] != case["view"] for case in STEPS.values())
+
+
+@pytest.mark.parametrize("name", STEPS)
+def test_python_s_steps_give_the_vectors(name):
+    case = STEPS[name]
+    after = python_step(VECTOR_DATA["tables"][case["tables"]], case["view"], case["action"])
+    assert after == case["after"] and python_link(after) == case["link"]
+
+
 def test_the_browser_s_rule_gives_the_vectors(tmp_path):
-    """js/view.js (`inView`, `linkParams`, `linkText`, `viewOfLink`; `keyInBrowser`, `valuesInBrowser`)
-    with its generated `SHARED`, under `node --test`."""
-    if not shutil.which("node"):
-        pytest.skip("Node is not installed")
+    """js/view.js (`inView`, `linkParams`, `linkText`, `viewOfLink`, `step`; `keyInBrowser`,
+    `valuesInBrowser`, `ticksInBrowser`) with its generated `SHARED`, under `node --test`."""
     assert set(read_modules()["view.js"].imports) == {"shared.js"}  # pure: nothing of the page
-    shutil.copy(MAP_JS_DIR / "view.js", tmp_path / "view.js")
-    shutil.copy(REPO / "tests" / "js" / "view_rule.test.mjs", tmp_path / "view_rule.test.mjs")
-    (tmp_path / "shared.js").write_text(
-        f"export const SHARED = Object.freeze({json.dumps(shared_constants())});\n"
-    )
-    (tmp_path / "package.json").write_text('{"type": "module"}\n')
-    done = subprocess.run(
-        ["node", "--test", "view_rule.test.mjs"], cwd=tmp_path, capture_output=True, text=True,
-        env={**os.environ, "VIEW_VECTORS": str(VECTORS)}, timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    passed = int(re.search(r"^# pass (\d+)$", done.stdout, re.M).group(1))
-    assert passed == int(re.search(r"^# tests (\d+)$", done.stdout, re.M).group(1)) >= 3 * len(CASES)
+    passed = node_test(tmp_path, "view_rule.test.mjs", ("view.js",), {"VIEW_VECTORS": str(VECTORS)})
+    assert passed >= 3 * len(CASES) + len(STEPS)

@@ -1,8 +1,9 @@
-"""The view's rule as test vectors both languages pass: the papers a view shows and the link it writes.
+"""The view's rule as test vectors both languages pass: the papers a view shows, the link it writes,
+and the view each reading step leads to.
 
-Python's rule (`app.view.current_view`, `app.view.counted_in_view`, `app.state.to_params`) writes
-them; `tests/test_view_rule.py` checks that Python still gives them and that the browser's
-(js/view.js `inView`, `linkParams`, `linkText`, under Node) gives them too. After a deliberate change
+Python's rule (`app.view.current_view`, `app.view.counted_in_view`, `app.state.to_params`,
+`app.state.step`) writes them; `tests/test_view_rule.py` checks that Python still gives them and that
+the browser's (js/view.js `inView`, `linkParams`, `linkText`, `step`, under Node) gives them too. After a deliberate change
 of the rule, `python -m tests.view_vectors write` records them again (tests/fixtures/view_vectors.json).
 """
 
@@ -19,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from app.search import word_search
-from app.state import VIEW_DEFAULTS, ViewState, to_params
+from app.state import VIEW_DEFAULTS, ViewState, step, to_params
 from pipeline.mapfolder.query import parse_query
 from pipeline.mapfolder.search_index import WordHits
 
@@ -123,6 +124,49 @@ CASES = [
 ]
 
 
+# (name, tables, view before, action): each reading step (`app.state.Action`) and its branches.
+STEPS = [
+    ("open a topic", "themed", {"paper": "doc 1", "topics": [1]}, {"kind": "topic", "topic": 3}),
+    ("back to the list", "themed", {"topic": 3, "search": "graph"}, {"kind": "topic", "topic": None}),
+    ("open a paper from a topic", "themed", {"topic": 3}, {"kind": "paper", "paper": "doc 7/ü"}),
+    ("close the paper", "themed", {"topic": 3, "paper": "doc 7/ü"}, {"kind": "paper", "paper": None}),
+    ("tick topics", "plain", {"filters": [["year", ["2023"]]]}, {"kind": "topics", "topics": [4, 1, 4]}),
+    ("untick every topic", "themed", {"topics": [1], "topic": 1}, {"kind": "topics", "topics": []}),
+    ("tick inside the theme", "themed", {"themes": [0]}, {"kind": "topics", "topics": [1, 0, -1]}),
+    ("tick outside the theme", "themed", {"themes": [0], "topics": [0]}, {"kind": "topics", "topics": [0, 3]}),
+    ("press values", "themed", {"filters": [["year", ["2022"]]]}, {"kind": "values", "column": "venue",
+                                                                   "values": ["a&b / c+d ü", "ICML"]}),
+    ("unpress a column's values", "themed", {"filters": [["venue", ["ICML"]], ["year", ["2022"]]]},
+     {"kind": "values", "column": "venue", "values": []}),
+    ("a theme alone", "themed", {"topics": [1, 3], "topic": 3}, {"kind": "key", "theme": 1}),
+    ("a theme alone, the open topic outside it", "themed", {"topic": 0}, {"kind": "key", "theme": 2}),
+    ("the theme shown alone again", "themed", {"themes": [2], "topic": 4}, {"kind": "key", "theme": 2}),
+    ("another theme", "themed", {"themes": [2]}, {"kind": "key", "theme": 0}),
+    ("show all themes", "themed", {"themes": [0, 1]}, {"kind": "key", "theme": None}),
+    ("a value alone", "themed", {"colour": "year", "filters": [["venue", ["ICML"]]]},
+     {"kind": "key", "column": "year", "value": "2024"}),
+    ("the value shown alone again", "themed", {"colour": "year", "filters": [["year", ["2024"]]]},
+     {"kind": "key", "column": "year", "value": "2024"}),
+    ("one value of two", "themed", {"colour": "year", "filters": [["year", ["2022", "2024"]]]},
+     {"kind": "key", "column": "year", "value": "2024"}),
+    ("show all values", "themed", {"colour": "year", "filters": [["year", ["2022"]]]},
+     {"kind": "key", "column": "year", "value": None}),
+    ("a box", "themed", {"topics": [1]}, {"kind": "select", "selection": "box:-1,1,-1,1"}),
+    ("clear the selection", "themed", {"selection": "lasso:0,0,1,0,0.5,1"}, {"kind": "select", "selection": ""}),
+    ("hide the unassigned", "themed", {}, {"kind": "unassigned", "show": False}),
+    ("reset", "themed", {"search": "graph", "topics": [1], "themes": [0], "sort": "rising", "colour": "year",
+                         "paper": "doc 1", "added_only": True, "show_unassigned": False,
+                         "filters": [["year", ["2024"]]], "selection": "box:0,1,0,1"}, {"kind": "reset"}),
+]  # fmt: skip
+
+
+def python_step(table: dict, fields: dict, action: dict) -> dict:
+    """The view after the step by Python's own rule (`app.state.step`), as the vectors' JSON fields."""
+    theme_of = {int(t): th for t, th in table["themeOf"].items()}
+    after = step(view_state(fields), action, theme_of)
+    return json.loads(json.dumps({name: getattr(after, name) for name in VIEW_DEFAULTS}))
+
+
 def view_state(fields: dict) -> ViewState:
     """A `ViewState` from the vectors' JSON fields (lists for tuples)."""
     made = {**fields}
@@ -188,12 +232,19 @@ def vectors() -> dict:
     maps = tables()
     cases = []
     for name, table, fields, found in CASES:
-        view = {**VIEW_DEFAULTS, **fields}
-        view = {k: list(v) if isinstance(v, tuple) else v for k, v in view.items()}
+        view = json_view(fields)
         hits_ = {"words": None, "selected": None, **found}
         cases.append({"name": name, "tables": table, "view": view, "hits": hits_,
                       **python_rule(maps[table], fields, found), "link": python_link(fields)})  # fmt: skip
-    return {"tables": maps, "cases": cases}
+    steps = [{"name": name, "tables": table, "view": json_view(fields), "action": action,
+              "after": (after := python_step(maps[table], fields, action)),
+              "link": python_link(after)} for name, table, fields, action in STEPS]  # fmt: skip
+    return {"tables": maps, "cases": cases, "steps": steps}
+
+
+def json_view(fields: dict) -> dict:
+    """A view as the vectors hold it: every field, lists for tuples."""
+    return json.loads(json.dumps({**VIEW_DEFAULTS, **fields}))
 
 
 def write() -> None:

@@ -1,34 +1,14 @@
 // js/zoom.js's guard of the address bar (`staleWrite`), under `node --test`: tests/test_stale_writes.py
 // copies the module beside this file with its generated `shared.js` and a `plot.js` it does not use
-// here. The page is a stand-in: a location, a history that moves it, and the popstate listeners.
+// here, on a stand-in page (page.mjs).
 import assert from "node:assert/strict";
 import { beforeEach, test } from "node:test";
 
-const listeners = [];
-const page = { search: "" };
-globalThis.window = {
-  location: {
-    get search() { return page.search; },
-    get href() { return `http://app.test/${page.search}`; },
-    pathname: "/",
-    hash: "",
-  },
-  history: {
-    state: null,
-    pushState: (_state, _title, url) => { page.search = new URL(String(url), "http://app.test/").search; },
-    replaceState: (_state, _title, url) => { page.search = new URL(String(url), "http://app.test/").search; },
-  },
-  addEventListener: (name, listener) => { if (name === "popstate") listeners.push(listener); },
-};
+import { move, page } from "./page.mjs";
 
 const { HISTORY, answered, sentLink, wrapHistory } = await import("./zoom.js");
 wrapHistory();
 
-/** Back or Forward to the entry `search`. */
-const move = (search) => {
-  page.search = search;
-  for (const listener of listeners) listener({});
-};
 /** The server's write of the query string `query` (Streamlit's page info, a replaceState). */
 const serverWrites = (query) => window.history.replaceState({}, "", `/?${query}`);
 

@@ -5,9 +5,9 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { inView, keyInBrowser, linkParams, linkText, ticksInBrowser, valuesInBrowser, viewOfLink } from "./view.js";
+import { inView, keyInBrowser, linkParams, linkText, step, ticksInBrowser, valuesInBrowser, viewOfLink } from "./view.js";
 
-const { tables, cases } = JSON.parse(readFileSync(process.env.VIEW_VECTORS ?? "", "utf8"));
+const { tables, cases, steps } = JSON.parse(readFileSync(process.env.VIEW_VECTORS ?? "", "utf8"));
 
 for (const c of cases) {
   test(`the papers in view: ${c.name}`, () => {
@@ -28,6 +28,18 @@ for (const c of cases) {
     const columns = (/** @type {[string, string[]][]} */ filters) => filters.filter(([, values]) => values.length);
     const read = viewOfLink(c.link);
     assert.deepEqual({ ...read, filters: columns(read.filters) }, { ...c.view, filters: columns(c.view.filters) });
+  });
+}
+
+// Each reading step: the view it leads to and that view's link, as `app.state.step` gives them; the
+// view it starts from left as it was.
+for (const c of steps) {
+  test(`a step: ${c.name}`, () => {
+    const before = structuredClone(c.view);
+    const after = step(c.view, c.action, tables[c.tables].themeOf);
+    assert.deepEqual(after, c.after);
+    assert.equal(linkText(linkParams(after)), c.link);
+    assert.deepEqual(c.view, before);
   });
 }
 

@@ -2,8 +2,9 @@
 // Back and Forward in the browser, and a view drawn again from the states kept for its link.
 
 import { keyParam, pickKey, showTopics, showValues } from "./legend.js";
-import { LINK, VIEWS, differsOnlyIn, linkKey, pushQuery, queryWith, streamlitIdle } from "./links.js";
+import { LINK, VIEWS, differsOnlyIn, linkKey, streamlitIdle } from "./links.js";
 import { SHARED } from "./shared.js";
+import { linkAfter, writeLink } from "./store.js";
 import { HISTORY, wrapHistory } from "./zoom.js";
 /** @import { AtlasMap } from "./atlas_map.js" */
 /** @import { KeptView } from "./links.js" */
@@ -102,7 +103,7 @@ function historyStep(before, now, tell) {
  * kept or a run is under way, the server's step ("click" with no row).
  * @param {Trigger} trigger the caller's @param {string} map its point table's URL */
 export function closePaper(trigger, map) {
-  if (!(streamlitIdle() && redrawView(queryWith("paper", null), true))) trigger("click", { row: null, map });
+  if (!(streamlitIdle() && redrawView(linkAfter({ kind: "paper", paper: null }), true))) trigger("click", { row: null, map });
 }
 
 /** Back or Forward to the link `search` (or, `written`, a step to it the browser draws: a new history
@@ -114,7 +115,7 @@ export function closePaper(trigger, map) {
 function redrawView(search, written = false) {
   const inst = LINK.map, drawn = keptView(search), query = search.replace(/^\?/, "");
   if (!inst || !drawn) return false;
-  if (written) pushQuery(query);
+  if (written) writeLink(query);
   inst.trigger("history", { query, map: inst.pointsUrl });
   showKept(drawn);
   return true;

@@ -1,12 +1,14 @@
 // @ts-check
 // The key under the map, and the room it takes.
 
-import { LINK, linkWithout, pushQuery, queryWith, writtenLink } from "./links.js";
+import { LINK } from "./links.js";
 import { decodeMask, rankCounts } from "./load.js";
 import { placeMarks } from "./marks.js";
 import { SHARED } from "./shared.js";
+import { takeStep } from "./store.js";
 import { keyInBrowser, ticksInBrowser, valuesInBrowser, viewOfLink } from "./view.js";
 /** @import { AtlasMap } from "./atlas_map.js" */
+/** @import { Action } from "./view.js" */
 /** @import { TopicPanel } from "./panel.js" */
 /** @import { Events, KeyEntry, KeyPick, KeyShown, LegendEvent, PanelFacet, PanelState, ShownPick, TopicName, ViewState } from "./protocol.js" */
 
@@ -200,9 +202,8 @@ function showKeyPick(inst, pick, shown, query, closes = false) {
   if (query === undefined) {
     const view = /** @type {ViewState} */ (inst.received);
     const entry = shown && view.legend.find((e) => e.pick && samePick(e.pick, shown.pick));
-    query = queryWith(keyParam(view), entry ? entry.link : null);
-    if (closes) query = linkWithout(query, [SHARED.topic_key]);
-    pushQuery(query);
+    const link = entry ? entry.link : null; // closes the topic open outside a theme (js/view.js `step`)
+    query = takeStep(view.colour ? { kind: "key", column: view.colour, value: link } : { kind: "key", theme: link === null ? null : Number(link) });
   }
   inst.trigger("legend", { ...pick, query });
   if (closes && LINK.panel) LINK.panel.open(null, { query, tell: false }); // the server closes it too
@@ -239,7 +240,7 @@ export function showTopics(topics, query) {
   );
   const first = Boolean(view && ((keyLocal(view) && topics.length) || unticked(view))); // nothing shown alone yet
   const held = shown ? (shown.pick.topics !== undefined || overValues) && partsHold(shown) : first;
-  return listStep("only", { topics }, held, SHARED.topics_key, topics.length ? topics.join(",") : null, query);
+  return listStep("only", { topics }, held, { kind: "topics", topics }, query);
 }
 
 // Values of a metadata column toggled in the topic list (js/panel.js): their papers alone (none: all
@@ -258,18 +259,19 @@ export function showValues(facet, values, query) {
   const free = state.link !== undefined && valuesInBrowser(viewOfLink(state.link)) && !facet.chosen.length;
   const overTicks = Boolean(shown && shown.pick.topics !== undefined && shown.pick.column === undefined && free);
   const held = shown ? (shown.pick.column === column || overTicks) && partsHold(shown) : free && values.length > 0;
-  const link = values.map((k) => facet.values[k]);
-  return listStep("values", { column, values }, held, SHARED.filter_key + column, link, query);
+  const texts = values.map((k) => facet.values[k]);
+  return listStep("values", { column, values }, held, { kind: "values", column, values: texts }, query);
 }
 
 /** A step in the topic list (the event `event`, its `change` to the pick: ticks, or a column's values)
  * shown by the browser where the view lets it (`held`) and it can tell what to show (`keyShown`; none
  * ticked or pressed: the view received again, or, where the server drew a Topics filter, all of the view
- * without it): the link's `key` written as `value` (or `query`, Back or Forward's), the server told, the
- * parts given it. Else the server's (told so, but on Back or Forward, which Streamlit's rerun follows).
+ * without it): the link of the step `action` written (js/store.js; or `query`, Back or Forward's), the
+ * server told, the parts given it. Else the server's (told so, but on Back or Forward, which Streamlit's
+ * rerun follows).
  * @template {"only"|"values"} K @param {K} event @param {ShownPick} change @param {boolean} held
- * @param {string} key @param {string|string[]|null} value @param {string|undefined} query @returns {boolean} whether the browser shows it */
-function listStep(event, change, held, key, value, query) {
+ * @param {Action} action @param {string|undefined} query @returns {boolean} whether the browser shows it */
+function listStep(event, change, held, action, query) {
   const inst = LINK.map, panel = /** @type {TopicPanel} */ (LINK.panel), view = inst && inst.received;
   const next = inst && view && held ? listPick(inst.keyShown, change, view) : null;
   const showing = next ? keyShown(/** @type {AtlasMap} */ (inst), next) : null;
@@ -279,7 +281,7 @@ function listStep(event, change, held, key, value, query) {
     if (query === undefined) panel.trigger(event, told({ map: /** @type {PanelState} */ (panel.view).points }));
     return false;
   }
-  panel.trigger(event, told({ query: writtenLink(key, value, query), map: inst.pointsUrl }));
+  panel.trigger(event, told({ query: takeStep(action, query), map: inst.pointsUrl }));
   showInParts(showing);
   return true;
 }

@@ -1,11 +1,10 @@
 // @ts-check
-// The link and the page's parts: the map, the topic panel and the papers table, which find each other
-// here (`LINK`), the address bar's query changed as the server writes it (js/view.js `linkText`), and
-// the states the server sent for each view (`VIEWS`), kept for Back and Forward (js/history.js).
+// The page's parts: the map, the topic panel and the papers table, which find each other here
+// (`LINK`), links compared as the server writes them (js/view.js `linkText`; js/store.js writes them),
+// and the states the server sent for each view (`VIEWS`), kept for Back and Forward (js/history.js).
 
 import { SHARED } from "./shared.js";
 import { linkText } from "./view.js";
-import { HISTORY } from "./zoom.js";
 /** @import { AtlasMap } from "./atlas_map.js" */
 /** @import { TopicPanel } from "./panel.js" */
 /** @import { PanelState, TableState, ViewState } from "./protocol.js" */
@@ -15,31 +14,6 @@ import { HISTORY } from "./zoom.js";
  * browser shows it (the panel opens it; the table lists its papers).
  * @type {{map: AtlasMap|null, panel: TopicPanel|null, table: PapersTable|null, topic: number|null|undefined}} */
 export const LINK = { map: null, panel: null, table: null, topic: undefined };
-
-/** The address bar's query with the link's `key` set to `value` (several: the key once for each;
- * null or none: dropped), as the server writes it. @param {string} key @param {string|string[]|null} value */
-export function queryWith(key, value) {
-  const params = new URLSearchParams(window.location.search);
-  params.delete(key);
-  for (const item of value === null ? [] : Array.isArray(value) ? value : [value]) params.append(key, item);
-  return linkText(params);
-}
-
-/** The link a step the browser draws itself writes, `key` set to `value` (`queryWith`), as a new
- * history entry; or `query`, where Back or Forward went to it already.
- * @param {string} key @param {string|string[]|null} value @param {string} [query] @returns {string} */
-export function writtenLink(key, value, query) {
-  if (query !== undefined) return query;
-  const written = queryWith(key, value);
-  pushQuery(written);
-  return written;
-}
-
-/** A step the browser drew itself, written into the address bar as the server would: a new history
- * entry (so Back undoes it). @param {string} query */
-export function pushQuery(query) {
-  HISTORY.push(window.history.state, "", window.location.pathname + (query ? `?${query}` : "") + window.location.hash);
-}
 
 /** A query string as the server writes it, without the link's keys `dropped`.
  * @param {string} query @param {string[]} dropped */

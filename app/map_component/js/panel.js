@@ -11,9 +11,10 @@
 import { counted, element, focusedIn, freeEscape, keepFocus, number } from "./dom.js";
 import { closePaper, watchHistory } from "./history.js";
 import { pickKey, showTopics, showValues } from "./legend.js";
-import { LINK, pushQuery, queryWith } from "./links.js";
+import { LINK } from "./links.js";
 import { decodeMask, gunzipped, mapTable, plotlyEscape, rankCounts, rawTitle } from "./load.js";
 import { SHARED } from "./shared.js";
+import { takeStep } from "./store.js";
 /** @import { PointTable } from "./load.js" */
 /** @import { CentralPaper, KeyShown, Mask, NearPaper, PanelFacet, PanelState, PaperState, Summary, SummaryTopic, Trigger } from "./protocol.js" */
 
@@ -319,8 +320,7 @@ export class TopicPanel {
     if (topic !== null && !this.byId.has(topic)) return;
     const from = this.topic;
     this.topic = topic;
-    const query = how.query ?? queryWith(SHARED.topic_key, topic === null ? null : String(topic));
-    if (how.query === undefined) pushQuery(query);
+    const query = takeStep({ kind: "topic", topic }, how.query);
     // Told first: Streamlit sends the event in a task of its own (its widget manager's flush), so
     // the panel and the map draw in the task after it, while the server works out its answer (the
     // header, the downloads); drawn in this one, the map's redraw would hold the message back.

@@ -5,10 +5,11 @@
 // shape (`selectionText`), which the server reads as any link's.
 
 import { keptView, showKept } from "./history.js";
-import { LINK, VIEWS, keepView, linkKey, pushQuery, queryWith, streamlitIdle } from "./links.js";
+import { LINK, VIEWS, keepView, linkKey, streamlitIdle } from "./links.js";
 import { decodeMask } from "./load.js";
 import { rowsInOutline } from "./sampling.js";
 import { SHARED } from "./shared.js";
+import { linkAfter, writeLink } from "./store.js";
 /** @import { AtlasMap } from "./atlas_map.js" */
 /** @import { KeptView } from "./links.js" */
 /** @import { LassoPath, Outline, Trigger } from "./protocol.js" */
@@ -73,8 +74,8 @@ export function selectInBrowser(inst, outline) {
     inside[row] = 1;
     if (!inView || inView[row]) counted[row] = 1;
   }
-  const query = queryWith(SHARED.select_key, text), link = linkKey(query);
-  pushQuery(query);
+  const query = linkAfter({ kind: "select", selection: text }), link = linkKey(query);
+  writeLink(query);
   inst.trigger("select", { shape: outline, query, map: inst.pointsUrl });
   /** @type {KeptView} */
   const states = {
@@ -96,11 +97,11 @@ export function selectInBrowser(inst, outline) {
 export function clearInBrowser(how, trigger) {
   const inst = LINK.map, map = VIEWS.last.map;
   if (!inst || !map || !new URLSearchParams(window.location.search).has(SHARED.select_key) || !streamlitIdle()) return false;
-  const query = queryWith(SHARED.select_key, null);
+  const query = linkAfter({ kind: "select", selection: "" });
   // "Clear selection" moves the server's counter of it (`session.CLEAR_SELECTION`), as the map's state will.
   const drawn = keptView(query, how === "clear" ? map.clear + 1 : undefined);
   if (!drawn) return false;
-  pushQuery(query);
+  writeLink(query);
   if (how === "clear") trigger("clear", { query, map: inst.pointsUrl });
   else trigger("select", { shape: null, query, map: inst.pointsUrl });
   showKept(drawn);

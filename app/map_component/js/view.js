@@ -93,6 +93,63 @@ export function viewOfLink(link) {
   };
 }
 
+/**
+ * A reading step, as both languages write it (`app.state.Action`): a topic opened (null: closed; the
+ * paper closes with it), a paper opened by its doc id (null: closed), topics kept alone (none: all),
+ * one column's values, an entry of the map's key shown alone (a theme, or a value of the colour
+ * column; null, or the entry shown alone again: all again), a box or lasso as the link writes it
+ * ("": none), the unassigned papers shown or hidden, every setting back but the topic list's order.
+ * @typedef {{kind: "topic", topic: number|null} | {kind: "paper", paper: string|null}
+ *   | {kind: "topics", topics: number[]} | {kind: "values", column: string, values: string[]}
+ *   | {kind: "key", theme: number|null} | {kind: "key", column: string, value: string|null}
+ *   | {kind: "select", selection: string} | {kind: "unassigned", show: boolean} | {kind: "reset"}} Action
+ */
+
+/** The view after the reading step `action`, as `app.state.step` gives it (the same test vectors):
+ * `themeOf` is each topic's theme (a topic outside the chosen themes drops them; a theme shown alone
+ * closes an opened topic outside it). @param {View} view @param {Action} action
+ * @param {Object<string, number>} [themeOf] @returns {View} */
+export function step(view, action, themeOf = {}) {
+  switch (action.kind) {
+    case "topic":
+      return { ...view, topic: action.topic, paper: null };
+    case "paper":
+      return { ...view, paper: action.paper };
+    case "topics": {
+      const topics = [...new Set(action.topics)];
+      const outside = topics.some((t) => t !== SHARED.unassigned && !view.themes.includes(themeOf[t]));
+      return { ...view, topics, themes: view.themes.length && outside ? [] : view.themes };
+    }
+    case "values":
+      return withFilter(view, action.column, [...new Set(action.values)]);
+    case "key": {
+      if ("theme" in action) {
+        const theme = action.theme;
+        if (theme === null || (view.themes.length === 1 && view.themes[0] === theme)) return { ...view, themes: [] };
+        const keep = view.topic === null || themeOf[view.topic] === theme;
+        return { ...view, themes: [theme], topics: [], topic: keep ? view.topic : null };
+      }
+      const now = view.filters.find(([column]) => column === action.column);
+      const alone = action.value !== null && !(now && now[1].length === 1 && now[1][0] === action.value);
+      return withFilter(view, action.column, alone && action.value !== null ? [action.value] : []);
+    }
+    case "select":
+      return { ...view, selection: action.selection };
+    case "unassigned":
+      return { ...view, show_unassigned: action.show };
+    case "reset":
+      return { ...viewOfLink(""), sort: view.sort };
+  }
+}
+
+/** `view` with the column's filter set to `values` (none: dropped), the columns sorted.
+ * @param {View} view @param {string} column @param {string[]} values @returns {View} */
+function withFilter(view, column, values) {
+  const filters = view.filters.filter(([c]) => c !== column);
+  if (values.length) filters.push([column, values]);
+  return { ...view, filters: filters.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)) };
+}
+
 // Which steps the browser draws from the view it holds, decided here alone (the server follows the
 // link of each: `app.session.follow_step`). The topic the topic panel has open is the panel's (it
 // opens and closes topics itself, and keeps one open through these steps, or closes it with a theme
