@@ -20,4 +20,4 @@ def test_the_store_writes_each_link_and_step_as_the_server_would(tmp_path):
     env = {"VIEW_VECTORS": str(VECTORS), "LINK_CORPUS": str(CORPUS)}
     passed = node_test(tmp_path, "store.test.mjs", ("store.js", "links.js", "view.js", "zoom.js"), env)
     corpus, steps = json.loads(CORPUS.read_text()), json.loads(VECTORS.read_text())["steps"]
-    assert passed == len(corpus) + len(steps)
+    assert passed == len(corpus) + len(steps) + 1

@@ -8,7 +8,7 @@ import { test } from "node:test";
 
 import { move, page } from "./page.mjs";
 
-const { LINK } = await import("./links.js");
+const { LINK, differsOnlyIn, linkKey } = await import("./links.js");
 const { currentView, linkOf, takeStep } = await import("./store.js");
 const { linkParams, linkText } = await import("./view.js");
 const { wrapHistory } = await import("./zoom.js");
@@ -52,3 +52,12 @@ for (const c of steps) {
     assert.equal(page.entries.length, 1);
   });
 }
+
+test("Back or Forward compares the views two entries' links say (js/links.js), not their text", () => {
+  assert.equal(linkKey("map=seeds&topics=2,4&f.venue=ICML&view=0,1,0,1"), "topics=2%2C4&f.venue=ICML");
+  assert.equal(linkKey("theme=1&topics=2%2C4"), linkKey("topics=2,4&theme=1&view=0,1,0,1"));
+  assert.ok(differsOnlyIn("topics=1&topic=3&view=0,1,0,1", "map=seeds&topics=1", "topic"));
+  assert.ok(differsOnlyIn("f.venue=ICML&f.year=2024", "f.year=2024", "f.venue"));
+  assert.ok(!differsOnlyIn("f.venue=ICML&f.year=2024", "f.year=2023", "f.venue"));
+  assert.ok(!differsOnlyIn("topics=1&topic=3", "topics=2", "topic"));
+});

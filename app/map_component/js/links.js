@@ -1,10 +1,9 @@
 // @ts-check
 // The page's parts: the map, the topic panel and the papers table, which find each other here
-// (`LINK`), links compared as the server writes them (js/view.js `linkText`; js/store.js writes them),
+// (`LINK`), links compared by the views they say (js/view.js; js/store.js writes them),
 // and the states the server sent for each view (`VIEWS`), kept for Back and Forward (js/history.js).
 
-import { SHARED } from "./shared.js";
-import { linkText } from "./view.js";
+import { linkParams, linkText, viewOfLink } from "./view.js";
 /** @import { AtlasMap } from "./atlas_map.js" */
 /** @import { TopicPanel } from "./panel.js" */
 /** @import { PanelState, TableState, ViewState } from "./protocol.js" */
@@ -15,19 +14,14 @@ import { linkText } from "./view.js";
  * @type {{map: AtlasMap|null, panel: TopicPanel|null, table: PapersTable|null, topic: number|null|undefined}} */
 export const LINK = { map: null, panel: null, table: null, topic: undefined };
 
-/** A query string as the server writes it, without the link's keys `dropped`.
- * @param {string} query @param {string[]} dropped */
-export function linkWithout(query, dropped) {
-  const params = new URLSearchParams(query);
-  for (const key of dropped) params.delete(key);
-  return linkText(params);
-}
+/** The link of the view the query string `query` says, as the server writes it (js/view.js: read back
+ * into a view, written again), without the link's key `dropped` (a setting's, or a column's filter's).
+ * The map's name and the zoom are no part of a view. @param {string} query @param {string} [dropped] */
+const viewLink = (query, dropped) => linkText(linkParams(viewOfLink(query)).filter(([key]) => key !== dropped));
 
-/** Whether two query strings differ in at most the link's `key` and the zoom.
+/** Whether the views two query strings say differ in at most the link's `key`.
  * @param {string} a @param {string} b @param {string} key */
-export function differsOnlyIn(a, b, key) {
-  return linkWithout(a, [key, SHARED.zoom_key]) === linkWithout(b, [key, SHARED.zoom_key]);
-}
+export const differsOnlyIn = (a, b, key) => viewLink(a, key) === viewLink(b, key);
 
 /** Whether no script run is under way (Streamlit says so on its app's element; not said: taken as running). */
 export function streamlitIdle() {
@@ -46,8 +40,8 @@ export const VIEWS = {
   /** @type {Map<string, KeptView>} */ byLink: new Map(),
 };
 
-/** A link as a key: its query string in the link's order, without the map's name and the zoom. @param {string} query */
-export const linkKey = (query) => linkWithout(query, [SHARED.zoom_key, "map"]);
+/** A link as a key: the link of the view it says (`viewLink`). @param {string} query */
+export const linkKey = (query) => viewLink(query);
 
 /** A part's state as the server sent it (without its inline files: they are loaded once), kept for
  * its view. @param {"map"|"panel"|"table"} kind @param {any} data */
