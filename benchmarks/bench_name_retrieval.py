@@ -117,15 +117,84 @@ def group_means(vectors, rows_per_group):
 _STOP = None
 
 
-def content_words(text: str) -> set[str]:
-    """Lower-case content words, plurals as singulars ("Diffusion models" -> {"diffusion", "model"})."""
+def content_words(text: str, forms: MapForms | None = None) -> set[str]:
+    """Lower-case content words, singular ("Diffusion policies" -> {"diffusion", "policy"}), a
+    hyphenated word also joined ("pre-training" -> {"pre", "training", "pretraining"}), and with
+    `forms` an acronym the map writes in capitals also as its expansion ("PPO" -> {"ppo", "proximal",
+    "policy", "optimization"}): the forms the product itself counts as one name (`MapForms`).
+
+    Examples:
+        >>> sorted(content_words("Continual pre-training of policies"))
+        ['continual', 'policy', 'pre', 'pretraining', 'training']
+    """
     global _STOP
     if _STOP is None:
         from pipeline.naming.phrases import ABSTRACT_STOP_WORDS
 
         _STOP = set(ABSTRACT_STOP_WORDS) | {"model", "learning", "network", "method", "data"}
-    words = re.findall(r"[a-z0-9]+", text.lower())
-    return {w[:-1] if len(w) > 4 and w.endswith("s") else w for w in words if w not in _STOP and len(w) > 1}
+    words = set()
+    for token in re.findall(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*", text):
+        pieces = token.split("-")
+        for piece in pieces + (["".join(pieces)] if len(pieces) > 1 else []):
+            word = piece.lower()
+            if forms is not None:
+                words |= forms.expansion(piece)
+            if word not in _STOP and len(word) > 1:
+                words.add(_singular(word))
+    return words - _STOP
+
+
+def _singular(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    return word[:-1] if len(word) > 4 and word.endswith("s") else word
+
+
+class MapForms:
+    """What the product counts as one name on a map, for the agreement measure to join alike on both
+    sides (names and the keyword label): an acronym the map defines (`acronym_definitions`, as
+    `name_support` counts it) or `areas.tsv` lists beside the form its initials spell ("RL",
+    "reinforcement learning"), when written in capitals or spelt so by the map's papers
+    (`word_case`: "rl" in a keyword list is "RL" where the papers write "RL")."""
+
+    def __init__(self, documents: list[str]):
+        from pipeline.naming.phrases import acronym_definitions, word_case
+
+        self.spelling = word_case(documents)
+        self.expansions: dict[str, set[str]] = {}
+        for key, expansion in [*_listed_acronyms(), *acronym_definitions(documents).items()]:
+            self.expansions.setdefault(key, set()).update(content_words(expansion))
+
+    def expansion(self, token: str) -> set[str]:
+        key = token.lower()
+        if key not in self.expansions and key.endswith("s"):
+            key = key[:-1]  # "LLMs"
+        written = self.spelling.get(key, token)
+        capitals = sum(c.isupper() for c in token) >= 2 or sum(c.isupper() for c in written) >= 2
+        return self.expansions.get(key, set()) if capitals else set()
+
+
+def _listed_acronyms() -> list[tuple[str, str]]:
+    """`areas.tsv`'s acronym forms with the form of the same area whose initials spell them
+    ("MARL", "multi-agent reinforcement learning"); "DPO" beside "reward model" is not one."""
+    from pipeline.naming.areas import read_areas
+
+    pairs = []
+    for area in read_areas():
+        for form in area.forms:
+            core = form[:-1] if form.endswith("s") and form[:-1].isupper() else form
+            if " " in core or sum(c.isupper() for c in core) < 2:
+                continue
+            key = re.sub(r"[^a-z0-9]", "", core.lower())
+            for other in (area.name, *area.forms):
+                words = [w for w in re.split(r"[\s-]+", other.lower()) if w]
+                if other != form and key in {
+                    "".join(w[0] for w in words),
+                    "".join(w[0] for w in words if w not in {"of", "and", "for", "the", "in", "to"}),
+                }:
+                    pairs.append((key, other))
+                    break
+    return pairs
 
 
 def author_keywords(papers, corpus) -> list[list[str]]:
@@ -140,7 +209,8 @@ def author_keywords(papers, corpus) -> list[list[str]]:
 
 def agreement(topics, papers, keywords) -> tuple[float, float, list[dict]] | None:
     """Share of topics whose name (and whose keyword label) shares a content word with the 3 most
-    distinctive author keywords of its papers; None where too few papers carry keywords."""
+    distinctive author keywords of its papers; None where too few papers carry keywords. Words are
+    joined as the product joins them (`MapForms`), alike for the names and the keyword label."""
     from collections import Counter
 
     import numpy as np
@@ -152,14 +222,15 @@ def agreement(topics, papers, keywords) -> tuple[float, float, list[dict]] | Non
     overall = Counter(k for ks, h in zip(keywords, has) if h for k in set(ks))
     n_all = int(has.sum())
     rows, named, labelled = [], 0, 0
+    forms = MapForms(papers["abstract"].astype(str).tolist())
     for topic in topics.itertuples():
         members = [i for i in np.flatnonzero(labels == topic.topic_id) if has[i]]
         counts = Counter(k for i in members for k in set(keywords[i]))
         lift = {k: (c / len(members)) / (overall[k] / n_all) for k, c in counts.items() if c >= 2 and members}
         top = sorted(lift, key=lambda k: (-lift[k], -counts[k], k))[:3]
-        words = set().union(*(content_words(k) for k in top)) if top else set()
-        name_hit = bool(content_words(topic.label) & words)
-        label_hit = bool(content_words(" ".join(list(topic.keywords)[:4])) & words)
+        words = set().union(*(content_words(k, forms) for k in top)) if top else set()
+        name_hit = bool(content_words(topic.label, forms) & words)
+        label_hit = bool(content_words(" ".join(list(topic.keywords)[:4]), forms) & words)
         named += name_hit
         labelled += label_hit
         rows.append({"topic": topic.label, "keywords": top, "name": name_hit, "label": label_hit})
