@@ -3,7 +3,9 @@ cache, a damaged entry read again from the text, and the build's stage table."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import threading
 
 import pytest
 
@@ -12,7 +14,7 @@ from pipeline.ingest import ingest
 from pipeline.naming import phrases, text_cache
 from pipeline.naming.phrases import count_phrases, read_text
 from pipeline.naming.text_cache import CACHE_FILE, paper_texts
-from tests.helpers import SEEDS, FakeEncoder
+from tests.helpers import SEEDS, FakeEncoder, replace_packaged_model
 
 MAP_FILES = ("topics.parquet", "themes.parquet")
 
@@ -196,9 +198,7 @@ def test_texts_read_by_worker_processes_give_the_same_entries_and_map_byte_for_b
     build(tmp_path / "read-here")
     assert pools == []  # a few hundred new texts: read in this process
     monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "workers"))
-    monkeypatch.setattr(text_cache, "PARALLEL_ABOVE", 0)  # as a large corpus's first build
-    two_cores = {0, 1}  # however many this machine has
-    monkeypatch.setattr(text_cache.os, "sched_getaffinity", lambda pid: two_cores)
+    as_a_large_corpus(monkeypatch)
     monkeypatch.setattr(text_cache, "ProcessPoolExecutor", CountedPool)
     build(tmp_path / "read-by-workers")
     assert pools == [(2,)]
@@ -207,3 +207,58 @@ def test_texts_read_by_worker_processes_give_the_same_entries_and_map_byte_for_b
         assert (tmp_path / "read-by-workers" / name).read_bytes() == (
             tmp_path / "read-here" / name
         ).read_bytes(), name
+
+
+def _stop(text: str) -> bytes:
+    """What a worker killed mid-read (out of memory, say) gives back: nothing."""
+    os._exit(9)
+
+
+def as_a_large_corpus(monkeypatch) -> None:
+    """New texts read in two worker processes, as a first build of tens of thousands of texts."""
+    monkeypatch.setattr(text_cache, "PARALLEL_ABOVE", 0)
+    two_cores = {0, 1}  # however many this machine has
+    monkeypatch.setattr(text_cache.os, "sched_getaffinity", lambda pid: two_cores)
+
+
+def test_a_worker_that_stops_is_one_error_line_and_nothing_is_written(
+    own_cache, tmp_path, capsys, monkeypatch
+):
+    from pipeline.__main__ import main
+
+    replace_packaged_model(monkeypatch, FakeEncoder())
+    as_a_large_corpus(monkeypatch)
+    monkeypatch.setattr(text_cache, "packed", _stop)
+    code = main(["build", str(SEEDS), "--out", str(tmp_path / "map"), "--quiet"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and [line for line in err if line.startswith(("error: ", "Traceback"))] == err[-1:], err
+    assert err[-1].startswith("error: a worker process reading the abstracts' phrases stopped"), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"]  # no map, no staging folder
+    assert entries(own_cache) == {}  # and nothing half-read was stored
+
+
+def test_a_large_corpus_is_read_while_the_topics_umap_runs(own_cache, tmp_path, monkeypatch):
+    """The texts' reading starts before the topics' UMAP fit and overlaps it (UMAP leaves a core
+    free): here the fit waits until it has started, which reading after the fit never would."""
+    from pipeline.modelling import topics
+
+    started = threading.Event()
+    read_packed, cluster_space = text_cache.read_packed, topics.cluster_space
+
+    def reading(documents):
+        started.set()
+        return read_packed(documents)
+
+    def fitting(*args, **kwargs):
+        assert started.wait(timeout=30), "the texts were not being read while UMAP ran"
+        return cluster_space(*args, **kwargs)
+
+    as_a_large_corpus(monkeypatch)
+    monkeypatch.setattr(text_cache, "read_packed", reading)
+    monkeypatch.setattr(topics, "cluster_space", fitting)
+    build(tmp_path / "ahead")
+    monkeypatch.undo()
+    monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "read-after"))
+    build(tmp_path / "after")  # read when the phrases are counted, in this process
+    for name in MAP_FILES:
+        assert (tmp_path / "ahead" / name).read_bytes() == (tmp_path / "after" / name).read_bytes(), name

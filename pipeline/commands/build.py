@@ -75,6 +75,7 @@ from pipeline.modelling.topics import WAS_UNASSIGNED, Topics, fit_topics, topic_
 from pipeline.naming.areas import area_votes
 from pipeline.naming.names import common_keys, too_common
 from pipeline.naming.support import NAME_SUPPORT, name_support, written_index
+from pipeline.naming.text_cache import reading_ahead
 
 MIN_PAPERS = 10
 LIBRARIES = (
@@ -380,7 +381,9 @@ def build_map(
         named = np.arange(len(texts))
         if resolved.fit_sample:
             named = sample_rows(len(texts), resolved.fit_sample, resolved.random_state)
-        stack.enter_context(written_index([texts[i] for i in named]))
+        fitted_texts = [texts[i] for i in named]
+        stack.enter_context(reading_ahead(fitted_texts))  # while the topics' UMAP runs
+        stack.enter_context(written_index(fitted_texts))
         fit = fit_topic_model(texts, embeddings, resolved, log, targets=carried.targets, given=carried.labels)
         for note in fit.topics.notes:  # e.g. how topics were named when the abstracts are not in English
             log(note)
