@@ -209,16 +209,15 @@ def test_texts_read_by_worker_processes_give_the_same_entries_and_map_byte_for_b
         ).read_bytes(), name
 
 
-def _stop(text: str) -> bytes:
-    """What a worker killed mid-read (out of memory, say) gives back: nothing."""
+def _stop(*args, **kwargs):
+    """What a worker killed mid-work (out of memory, say) gives back: nothing."""
     os._exit(9)
 
 
 def as_a_large_corpus(monkeypatch) -> None:
     """New texts read in two worker processes, as a first build of tens of thousands of texts."""
     monkeypatch.setattr(text_cache, "PARALLEL_ABOVE", 0)
-    two_cores = {0, 1}  # however many this machine has
-    monkeypatch.setattr(text_cache.os, "sched_getaffinity", lambda pid: two_cores)
+    two_cores(monkeypatch, text_cache)
 
 
 def test_a_worker_that_stops_is_one_error_line_and_nothing_is_written(
@@ -262,3 +261,50 @@ def test_a_large_corpus_is_read_while_the_topics_umap_runs(own_cache, tmp_path, 
     build(tmp_path / "after")  # read when the phrases are counted, in this process
     for name in MAP_FILES:
         assert (tmp_path / "ahead" / name).read_bytes() == (tmp_path / "after" / name).read_bytes(), name
+
+
+def two_cores(monkeypatch, module) -> None:
+    cores = {0, 1}  # however many this machine has
+    monkeypatch.setattr(module.os, "sched_getaffinity", lambda pid: cores)
+
+
+def test_a_large_layout_made_in_a_worker_process_is_the_same_map_byte_for_byte(tmp_path, monkeypatch):
+    from pipeline.modelling import layout
+
+    monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "cache-here"))
+    build(tmp_path / "here")
+    pools = []
+
+    class CountedPool(layout.ProcessPoolExecutor):
+        def __init__(self, *args, **kwargs):
+            pools.append(args)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "cache-worker"))
+    monkeypatch.setattr(layout, "WORKER_FROM", 0)  # as a large map's
+    two_cores(monkeypatch, layout)
+    monkeypatch.setattr(layout, "ProcessPoolExecutor", CountedPool)
+    build(tmp_path / "worker")
+    assert pools == [(1,)]
+    for name in [*MAP_FILES, "papers.parquet"]:
+        assert (tmp_path / "worker" / name).read_bytes() == (tmp_path / "here" / name).read_bytes(), name
+    pools.clear()
+    build(tmp_path / "again")  # the layout is in the cache: no worker started to read it
+    assert pools == []
+
+
+def test_a_layout_worker_that_stops_is_one_error_line_and_nothing_is_written(
+    own_cache, tmp_path, capsys, monkeypatch
+):
+    from pipeline.__main__ import main
+    from pipeline.modelling import layout
+
+    replace_packaged_model(monkeypatch, FakeEncoder())
+    monkeypatch.setattr(layout, "WORKER_FROM", 0)
+    two_cores(monkeypatch, layout)
+    monkeypatch.setattr(layout, "map_coordinates", _stop)
+    code = main(["build", str(SEEDS), "--out", str(tmp_path / "map"), "--quiet"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and [line for line in err if line.startswith(("error: ", "Traceback"))] == err[-1:], err
+    assert err[-1].startswith("error: a worker process laying out the map stopped"), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"]  # no map, no staging folder
