@@ -143,7 +143,11 @@ _AHEAD: list[tuple[list[str], Future]] = []
 @contextmanager
 def reading_ahead(documents: list[str]) -> Iterator[None]:
     """Within it, `paper_texts(documents)` takes what a thread started reading here (the same
-    entries): the build starts it before the topics' UMAP fit, which leaves the other cores free."""
+    entries): the build starts it before the topics' UMAP fit, which leaves the other cores free.
+    Only more than `PARALLEL_ABOVE` documents: fewer are read by the build's thread, when needed."""
+    if len(documents) <= PARALLEL_ABOVE:
+        yield
+        return
     with ThreadPoolExecutor(1, thread_name_prefix="reading-ahead") as thread:
         _AHEAD.append((documents, thread.submit(_paper_texts, documents)))
         try:
