@@ -308,3 +308,23 @@ def test_a_layout_worker_that_stops_is_one_error_line_and_nothing_is_written(
     assert code == 1 and [line for line in err if line.startswith(("error: ", "Traceback"))] == err[-1:], err
     assert err[-1].startswith("error: a worker process laying out the map stopped"), err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"]  # no map, no staging folder
+
+
+def test_importing_umap_into_an_empty_jit_cache_compiles_no_neighbour_search_kernel(tmp_path):
+    """A first build's UMAP import compiled PyNNDescent's typed kernels (12 CPU s), though the build
+    gives UMAP its neighbours: they compile only when called, and none is."""
+    import subprocess
+    import sys
+
+    probe = (
+        "from numba.core.registry import CPUDispatcher\n"
+        "from pipeline._fastimport import import_topic_libraries\n"
+        f"import_topic_libraries({str(tmp_path)!r})\n"
+        "import pynndescent.rp_trees as trees\n"
+        "kernels = [v for v in vars(trees).values() if isinstance(v, CPUDispatcher)]\n"
+        "print(len(kernels), sum(1 for v in kernels if v.signatures))\n"
+    )
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    found = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    kernels, compiled = map(int, found.stdout.split())
+    assert kernels > 10 and compiled == 0
