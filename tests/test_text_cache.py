@@ -186,20 +186,26 @@ def test_a_partition_is_kept_in_the_cache_and_a_damaged_one_is_made_again(own_ca
         assert found.dtype == made.dtype and found.tolist() == made.tolist()
 
 
-def test_texts_read_by_worker_processes_give_the_same_entries_and_map_byte_for_byte(tmp_path, monkeypatch):
+def pools_started(monkeypatch, module) -> list[tuple]:
+    """The arguments of each process pool `module` starts from now on (as it starts them)."""
     pools = []
 
-    class CountedPool(text_cache.ProcessPoolExecutor):
+    class CountedPool(module.ProcessPoolExecutor):
         def __init__(self, *args, **kwargs):
             pools.append(args)
             super().__init__(*args, **kwargs)
 
+    monkeypatch.setattr(module, "ProcessPoolExecutor", CountedPool)
+    return pools
+
+
+def test_texts_read_by_worker_processes_give_the_same_entries_and_map_byte_for_byte(tmp_path, monkeypatch):
+    pools = pools_started(monkeypatch, text_cache)
     monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "here"))
     build(tmp_path / "read-here")
     assert pools == []  # a few hundred new texts: read in this process
     monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "workers"))
     as_a_large_corpus(monkeypatch)
-    monkeypatch.setattr(text_cache, "ProcessPoolExecutor", CountedPool)
     build(tmp_path / "read-by-workers")
     assert pools == [(2,)]
     assert entries(tmp_path / "workers") == entries(tmp_path / "here")
@@ -218,22 +224,6 @@ def as_a_large_corpus(monkeypatch) -> None:
     """New texts read in two worker processes, as a first build of tens of thousands of texts."""
     monkeypatch.setattr(text_cache, "PARALLEL_ABOVE", 0)
     two_cores(monkeypatch, text_cache)
-
-
-def test_a_worker_that_stops_is_one_error_line_and_nothing_is_written(
-    own_cache, tmp_path, capsys, monkeypatch
-):
-    from pipeline.__main__ import main
-
-    replace_packaged_model(monkeypatch, FakeEncoder())
-    as_a_large_corpus(monkeypatch)
-    monkeypatch.setattr(text_cache, "packed", _stop)
-    code = main(["build", str(SEEDS), "--out", str(tmp_path / "map"), "--quiet"])
-    err = capsys.readouterr().err.strip().splitlines()
-    assert code == 1 and [line for line in err if line.startswith(("error: ", "Traceback"))] == err[-1:], err
-    assert err[-1].startswith("error: a worker process reading the abstracts' phrases stopped"), err
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"]  # no map, no staging folder
-    assert entries(own_cache) == {}  # and nothing half-read was stored
 
 
 def test_a_large_corpus_is_read_while_the_topics_umap_runs(own_cache, tmp_path, monkeypatch):
@@ -273,17 +263,10 @@ def test_a_large_layout_made_in_a_worker_process_is_the_same_map_byte_for_byte(t
 
     monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "cache-here"))
     build(tmp_path / "here")
-    pools = []
-
-    class CountedPool(layout.ProcessPoolExecutor):
-        def __init__(self, *args, **kwargs):
-            pools.append(args)
-            super().__init__(*args, **kwargs)
-
+    pools = pools_started(monkeypatch, layout)
     monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "cache-worker"))
     monkeypatch.setattr(layout, "WORKER_FROM", 0)  # as a large map's
     two_cores(monkeypatch, layout)
-    monkeypatch.setattr(layout, "ProcessPoolExecutor", CountedPool)
     build(tmp_path / "worker")
     assert pools == [(1,)]
     for name in [*MAP_FILES, "papers.parquet"]:
@@ -293,21 +276,38 @@ def test_a_large_layout_made_in_a_worker_process_is_the_same_map_byte_for_byte(t
     assert pools == []
 
 
-def test_a_layout_worker_that_stops_is_one_error_line_and_nothing_is_written(
-    own_cache, tmp_path, capsys, monkeypatch
-):
-    from pipeline.__main__ import main
+def stop_reading(monkeypatch) -> None:
+    as_a_large_corpus(monkeypatch)
+    monkeypatch.setattr(text_cache, "packed", _stop)
+
+
+def stop_layout(monkeypatch) -> None:
     from pipeline.modelling import layout
 
-    replace_packaged_model(monkeypatch, FakeEncoder())
-    monkeypatch.setattr(layout, "WORKER_FROM", 0)
+    monkeypatch.setattr(layout, "WORKER_FROM", 0)  # as a large map's
     two_cores(monkeypatch, layout)
     monkeypatch.setattr(layout, "map_coordinates", _stop)
+
+
+@pytest.mark.parametrize(
+    "stop, said",
+    [(stop_reading, "reading the abstracts' phrases"), (stop_layout, "laying out the map")],
+    ids=["reading texts", "laying out"],
+)
+def test_a_worker_that_stops_is_one_error_line_and_nothing_is_written(
+    stop, said, own_cache, tmp_path, capsys, monkeypatch
+):
+    from pipeline.__main__ import main
+
+    replace_packaged_model(monkeypatch, FakeEncoder())
+    stop(monkeypatch)
     code = main(["build", str(SEEDS), "--out", str(tmp_path / "map"), "--quiet"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 1 and [line for line in err if line.startswith(("error: ", "Traceback"))] == err[-1:], err
-    assert err[-1].startswith("error: a worker process laying out the map stopped"), err
+    assert err[-1].startswith(f"error: a worker process {said} stopped"), err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"]  # no map, no staging folder
+    if stop is stop_reading:
+        assert entries(own_cache) == {}  # and nothing half-read was stored
 
 
 def test_importing_umap_into_an_empty_jit_cache_compiles_no_neighbour_search_kernel(tmp_path):
