@@ -708,7 +708,7 @@ def name_themes(
     order = sorted(range(n_themes), key=lambda g: (-(choices[g][0].score if choices[g] else -1.0), g))
     for g in order:
         free = [o for o in choices[g] if not {p.key for p in o.parts} & taken][: RANKED if ranker else 1]
-        if ranker is not None and not any(ranker.rank(g, o.name)[0] for o in free):
+        if ranker is not None and free and not any(ranker.rank(g, o.name)[0] for o in free):
             # None points at the theme first: the pairs that hold for every member are offered too.
             offered = {o.name for o in free}
             more = [o for o in pools[g]() if o.name not in offered and not {p.key for p in o.parts} & taken]

@@ -645,11 +645,16 @@ def _assign_distinct(
             # failing NAME_SUPPORT even so, the best phrase that reaches it (and its second part);
             # else the two lines that together are written by the most of its papers.
             wholes = _holding(group, preferred, by_score, support, taken, limit)
-            if ranker is not None and not any(ranker.rank(group, shown(*whole))[0] for whole in wholes):
-                found = _pointing_pairs(group, lines(group, preferred), support, ranker, shown)
+            held = bool(wholes)
+            # None points home: pairs of its shortlisted phrases, then of what else it writes, too.
+            for pool in ([c for c in preferred if c.alone], lines(group, preferred)):
+                if ranker is None or any(ranker.rank(group, shown(*whole))[0] for whole in wholes):
+                    break
+                found = _pointing_pairs(group, pool, support, ranker, shown)
                 wholes += [pair for pair in found if pair not in wholes]
-            if not wholes:
-                wholes = [_two_lines(group, preferred, support, taken)]
+            if not held:  # the pair most of its papers write, last
+                fallback = _two_lines(group, preferred, support, taken)
+                wholes += [fallback] if fallback not in wholes else []
             if ranker is not None and len(wholes) > 1:
                 sibling_ids = (siblings or {}).get(group, [])
                 wholes = [wholes[ranker.best(group, [shown(*whole) for whole in wholes], sibling_ids)]]
