@@ -60,8 +60,9 @@ def test_when_no_name_that_holds_points_home_two_lines_that_together_hold_and_do
     """Group 0 is two lines under one: "Solar wind" and "Proton flux" (four papers of nine) and the
     pairs the words rank first all point at the sibling group 1 (the encoder here says so of every
     name with "solar" or "proton"); "dust grains" and "ice giants" are each written by two papers, so
-    neither holds alone, but together they are written by four of nine and point home: the encoder is
-    offered that pair too, and it is taken, not a name that points at the sibling."""
+    neither holds alone, and neither points home alone (the encoder puts each halfway), but together
+    they are written by four of nine and point home: the encoder is offered that pair too, and it is
+    taken, not a name that points at the sibling."""
     docs = ["Solar wind studies of proton flux."] * 4
     docs += ["Dust grains in comet tails."] * 2 + ["Ice giants and ring systems."] * 2
     docs += ["Notes on telescopes."] + ["Coral reefs under heat stress."] * 9
@@ -69,11 +70,12 @@ def test_when_no_name_that_holds_points_home_two_lines_that_together_hold_and_do
     axes = np.eye(2)
 
     def encode(texts):
-        def home(text):
+        def vector(text):
             text = text.lower()
-            return ("dust" in text or "ice" in text) and not ("solar" in text or "proton" in text)
+            far = "solar" in text or "proton" in text
+            return axes[0] * (("dust" in text) + ("ice " in text + " ")) + axes[1] * (1 + 2 * far)
 
-        return np.array([axes[0] if home(t) else axes[1] for t in texts])
+        return np.array([vector(t) for t in texts])
 
     names = name_groups(
         docs, groups, {0: axes[0], 1: axes[1]}, encode=encode, siblings={0: [1], 1: [0]}, distinct=OWN_WORDS

@@ -748,10 +748,10 @@ def _pointing_pairs(
     """For a topic none of whose names that hold points at it first: pairs of its phrases (`lines`,
     each a name on its own, no word shared) that together at least `NAME_SUPPORT` of its papers write,
     each part adding papers to the other (a topic that is two lines is named by both), the more
-    written part first. Offered to the encoder are the `RANKED` pairs whose
-    two parts' cosines to the groups, averaged, point at the topic by the largest margin: the
-    keyword label's idea (several of the group's words together say more than one), on words that
-    hold."""
+    written part first. Offered to the encoder are the `RANKED` pairs whose two parts' cosines to
+    the groups, averaged, point at the topic by the largest margin (the keyword label's idea: several
+    of the group's words together say more than one, here on words that hold), in the order of their
+    phrases in `lines` (best-scored first)."""
     texts = [shown(c, None) for c in lines]
     ranker.prepare(texts)
     if len(lines) < 2:
@@ -759,7 +759,7 @@ def _pointing_pairs(
     first, second = np.triu_indices(len(lines), k=1)
     margin = ranker.margins(group, [[texts[i], texts[j]] for i, j in zip(first, second)])
     stems = [{w[:4] for w in name_key(c.phrase).split()} for c in lines]
-    found: list[tuple[Candidate, str]] = []
+    found: list[tuple[int, tuple[Candidate, str]]] = []
     for k in np.argsort(-margin, kind="stable").tolist():
         a, b = lines[first[k]], lines[second[k]]
         if stems[first[k]] & stems[second[k]]:
@@ -769,11 +769,11 @@ def _pointing_pairs(
         if together < NAME_SUPPORT or together <= alone[1]:
             continue
         pair = (a, b.phrase) if support(group, a.phrase) >= support(group, b.phrase) else (b, a.phrase)
-        found.append(pair)
+        found.append((int(first[k] + second[k]), pair))
         if len(found) >= RANKED:
             break
-    ranker.prepare([shown(*pair) for pair in found])
-    return found
+    ranker.prepare([shown(*pair) for _, pair in found])
+    return [pair for _, pair in sorted(found, key=lambda f: f[0])]
 
 
 def _two_lines(
