@@ -249,13 +249,24 @@ def _area_words() -> frozenset[str]:
 _AREA_WORDS = _area_words()
 
 
+def _cut_off(phrase: str) -> bool:
+    """Whether a phrase of several words ends on an adjective: a cut-off name ("deep neural",
+    "unmanned aerial").
+
+    Examples:
+        >>> _cut_off("deep neural"), _cut_off("deep neural networks"), _cut_off("neural")
+        (True, False, False)
+    """
+    words = phrase.split()
+    return len(words) > 1 and bool(_PHRASE_ADJECTIVE_ENDING.search(words[-1])) and words[-1] not in NOT_ALONE
+
+
 @lru_cache(maxsize=1 << 16)  # asked for each candidate phrase by topic names and sibling names
 def _shape_factor(phrase: str) -> float:
     """Two- and three-word phrases name a field; a lone word, and an adjective above all, less so."""
     words = phrase.split()
     if len(words) > 1:
-        # A phrase ending on an adjective is a cut-off name ("deep neural", "unmanned aerial").
-        return 0.45 if _PHRASE_ADJECTIVE_ENDING.search(words[-1]) and words[-1] not in NOT_ALONE else 1.0
+        return 0.45 if _cut_off(phrase) else 1.0
     # A lone word names an area less often than a phrase does ("Clustering" does, "Force" not).
     return 0.35 if _ADJECTIVE_ENDING.search(words[0]) else 0.5
 
@@ -647,7 +658,7 @@ def _assign_distinct(
             wholes = _holding(group, preferred, by_score, support, taken, limit)
             held = bool(wholes)
             # None points home: pairs of its shortlisted phrases, then of what else it writes, too.
-            for pool in ([c for c in preferred if c.alone], lines(group, preferred)):
+            for pool in (preferred, lines(group, preferred)):
                 if ranker is None or any(ranker.rank(group, shown(*whole))[0] for whole in wholes):
                     break
                 found = _pointing_pairs(group, pool, support, ranker, shown)
@@ -746,12 +757,13 @@ def _pointing_pairs(
     shown: Callable[[Candidate, str | None], str],
 ) -> list[tuple[Candidate, str]]:
     """For a topic none of whose names that hold points at it first: pairs of its phrases (`lines`,
-    each a name on its own, no word shared) that together at least `NAME_SUPPORT` of its papers write,
+    each a name on its own and not cut off on an adjective, no word shared) that together at least `NAME_SUPPORT` of its papers write,
     each part adding papers to the other (a topic that is two lines is named by both), the more
     written part first. Offered to the encoder are the `RANKED` pairs whose two parts' cosines to
     the groups, averaged, point at the topic by the largest margin (the keyword label's idea: several
     of the group's words together say more than one, here on words that hold), in the order of their
     phrases in `lines` (best-scored first)."""
+    lines = [c for c in lines if c.alone and not _cut_off(c.phrase)]
     texts = [shown(c, None) for c in lines]
     ranker.prepare(texts)
     if len(lines) < 2:
