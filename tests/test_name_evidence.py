@@ -22,7 +22,7 @@ from app.topic_summary import topic_summary
 from pipeline.commands.build import naming_texts
 from pipeline.mapfolder.store import read_map
 from pipeline.modelling.themes import name_themes
-from pipeline.naming.names import OWN_WORDS, common_keys, name_groups, same_head, too_common
+from pipeline.naming.names import OWN_WORDS, Retrieval, common_keys, name_groups, same_head, too_common
 from pipeline.naming.phrases import count_phrases
 from pipeline.naming.support import name_support
 from tests.helpers import ROOT, SEED_MAP, open_panel, start, texts
@@ -54,6 +54,34 @@ def test_of_the_names_the_words_back_the_one_that_points_at_its_own_group_is_tak
     encode = lambda texts: np.array([axes[0] if "Beta" in t else axes[1] for t in texts])  # noqa: E731
     names = name_groups(docs, groups, {0: axes[0], 1: axes[1]}, encode=encode)
     assert names == {0: "Beta decay", 1: "Gamma rays"}, names
+
+
+def test_when_no_name_that_holds_points_home_two_lines_that_together_hold_and_do_are_taken():
+    """Group 0 is two lines under one: "Solar wind" and "Proton flux" (four papers of nine) and the
+    pairs the words rank first all point at the sibling group 1 (the encoder here says so of every
+    name with "solar" or "proton"); "dust grains" and "ice giants" are each written by two papers, so
+    neither holds alone, and neither points home alone (the encoder puts each halfway), but together
+    they are written by four of nine and point home: the encoder is offered that pair too, and it is
+    taken, not a name that points at the sibling."""
+    docs = ["Solar wind studies of proton flux."] * 4
+    docs += ["Dust grains in comet tails."] * 2 + ["Ice giants and ring systems."] * 2
+    docs += ["Notes on telescopes."] + ["Coral reefs under heat stress."] * 9
+    groups = np.repeat([0, 1], 9)
+    axes = np.eye(2)
+
+    def encode(texts):
+        def vector(text):
+            text = text.lower()
+            far = "solar" in text or "proton" in text
+            return axes[0] * (("dust" in text) + ("ice " in text + " ")) + axes[1] * (1 + 2 * far)
+
+        return np.array([vector(t) for t in texts])
+
+    names = name_groups(
+        docs, groups, {0: axes[0], 1: axes[1]}, encode=encode, siblings={0: [1], 1: [0]}, distinct=OWN_WORDS
+    )
+    assert names[0] == "Dust grains & ice giants", names
+    assert name_support(names[0], docs[:9]) >= 1 / 3
 
 
 def test_a_topic_is_named_first_by_what_only_its_papers_write():
@@ -88,6 +116,28 @@ def test_a_theme_no_umbrella_holds_for_is_named_by_two_phrases_a_quarter_of_each
         [[0, 1, 2], [3, 4]], rows, topic_names, 20, count_phrases(docs), None, docs, lambda form: True
     )
     assert (name, source) == ("Graph coloring & protein folding", "phrase") and share >= 0.25
+
+
+def test_a_theme_whose_umbrella_points_at_another_theme_takes_a_pair_that_holds_and_points_home():
+    """ "Climate records" holds for both topics of theme 0, but the map's encoder (here: every name
+    with "climate" is nearest theme 1's papers) says it points at theme 1; "Sea ice" and "Glacier
+    melt", its two topics' names, together hold for each of them and point home: the theme is named
+    by both (on the old code, an umbrella that holds was taken wherever it pointed)."""
+    docs = ["Climate records of sea ice in the Arctic."] * 4 + ["Climate records of glacier melt."] * 4
+    docs += ["Coral reefs under heat stress."] * 4 + ["Coral bleaching in warm water."] * 4
+    rows = np.split(np.arange(16), [4, 8, 12])
+    axes = np.eye(2)
+
+    def encode(texts):
+        home = lambda t: "climate" not in t.lower() and ("ice" in t.lower() or "glacier" in t.lower())  # noqa: E731
+        return np.array([axes[0] if home(t) else axes[1] for t in texts])
+
+    ranker = Retrieval(encode, [0, 1], axes)
+    topic_names = ["Sea ice", "Glacier melt", "Heat stress", "Coral bleaching"]
+    [(name, _, share), _] = name_themes(
+        [[0, 1], [2, 3]], rows, topic_names, 16, count_phrases(docs), None, docs, lambda form: True, ranker
+    )
+    assert name in ("Sea ice & glacier melt", "Glacier melt & sea ice") and share == 1.0, name
 
 
 def test_no_topic_of_the_seed_map_is_named_by_a_sibling_s_head():

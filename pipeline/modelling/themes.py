@@ -587,6 +587,18 @@ def _pair(
     return Option((first, second), score, least), inside[g], sibling[g]
 
 
+def _pointing(g: int, options: list[Option], ranker: Retrieval) -> list[Option]:
+    """The `RANKED` of a theme's `options` whose parts' cosines to the themes, averaged, point at
+    theme `g` by the largest margin (`names._pointing_pairs` for topics), encoded for the ranker."""
+    if not options:
+        return []
+    ranker.prepare(sorted({p.name for o in options for p in o.parts}))
+    predicted = ranker.margins(g, [[p.name for p in o.parts] for o in options])
+    chosen = [options[i] for i in np.argsort(-predicted, kind="stable")[:RANKED].tolist()]
+    ranker.prepare([o.name for o in chosen])
+    return chosen
+
+
 def _lines(
     members: list[int],
     topic_rows: list[np.ndarray],
@@ -662,7 +674,7 @@ def name_themes(
             votes, theme_of_paper, n_themes, rows_of_theme, documents, phrases.acronyms
         ).items():
             found[g].extend(parts)
-    choices = {}
+    choices, pools = {}, {}
     for g, members in enumerate(groups):
         # A theme of one topic takes a name at least as broad as its topic's.
         floor = 0.0
@@ -675,9 +687,20 @@ def name_themes(
         member_keys = {name_key(topic_names[t]) for t in members}
         parts = [c for c in found[g] if c[2].key not in member_keys]
         choices[g] = _options(parts, [topic_rows[t] for t in members], theme_of_paper, g, n_themes, floor)
-        if not choices[g] and len(members) > 1:
+
+        def pairs(g=g, members=members, parts=parts, member_keys=member_keys) -> list[Option]:
             pool = parts + _member_parts(keyed, phrases, members, topic_rows, may_name, member_keys)
-            choices[g] = _member_pairs(pool, [topic_rows[t] for t in members], theme_of_paper, g, n_themes)
+            return _member_pairs(pool, [topic_rows[t] for t in members], theme_of_paper, g, n_themes)
+
+        def lines(g=g, members=members) -> list[Option]:
+            """Pairs that hold, a member topic's whole name now a part too ("Retrieval-augmented
+            generation & uncertainty", as `_lines` names a theme), for the encoder to rank."""
+            pool = found[g] + _member_parts(keyed, phrases, members, topic_rows, may_name, set())
+            return _member_pairs(pool, [topic_rows[t] for t in members], theme_of_paper, g, n_themes)
+
+        pools[g] = lines if len(members) > 1 else list
+        if not choices[g] and len(members) > 1:
+            choices[g] = pairs()
     if ranker is not None:
         ranker.prepare([o.name for g in range(n_themes) for o in choices[g][:RANKED]])
     taken: set[str] = set()
@@ -685,6 +708,11 @@ def name_themes(
     order = sorted(range(n_themes), key=lambda g: (-(choices[g][0].score if choices[g] else -1.0), g))
     for g in order:
         free = [o for o in choices[g] if not {p.key for p in o.parts} & taken][: RANKED if ranker else 1]
+        if ranker is not None and free and not any(ranker.rank(g, o.name)[0] for o in free):
+            # None points at the theme first: the pairs that hold for every member are offered too.
+            offered = {o.name for o in free}
+            more = [o for o in pools[g]() if o.name not in offered and not {p.key for p in o.parts} & taken]
+            free += _pointing(g, more, ranker)
         named[g] = (free[ranker.best(g, [o.name for o in free]) if ranker else 0]) if free else None
         if named[g] is not None:
             taken.update(p.key for p in named[g].parts)

@@ -249,13 +249,24 @@ def _area_words() -> frozenset[str]:
 _AREA_WORDS = _area_words()
 
 
+def _cut_off(phrase: str) -> bool:
+    """Whether a phrase of several words ends on an adjective: a cut-off name ("deep neural",
+    "unmanned aerial").
+
+    Examples:
+        >>> _cut_off("deep neural"), _cut_off("deep neural networks"), _cut_off("neural")
+        (True, False, False)
+    """
+    words = phrase.split()
+    return len(words) > 1 and bool(_PHRASE_ADJECTIVE_ENDING.search(words[-1])) and words[-1] not in NOT_ALONE
+
+
 @lru_cache(maxsize=1 << 16)  # asked for each candidate phrase by topic names and sibling names
 def _shape_factor(phrase: str) -> float:
     """Two- and three-word phrases name a field; a lone word, and an adjective above all, less so."""
     words = phrase.split()
     if len(words) > 1:
-        # A phrase ending on an adjective is a cut-off name ("deep neural", "unmanned aerial").
-        return 0.45 if _PHRASE_ADJECTIVE_ENDING.search(words[-1]) and words[-1] not in NOT_ALONE else 1.0
+        return 0.45 if _cut_off(phrase) else 1.0
     # A lone word names an area less often than a phrase does ("Clustering" does, "Force" not).
     return 0.35 if _ADJECTIVE_ENDING.search(words[0]) else 0.5
 
@@ -307,19 +318,40 @@ class Retrieval:
         for name, cosines in zip(missing, np.round(vectors @ self.centroids.T, COSINE_DECIMALS)):
             self.cosines[name] = cosines
 
-    def best(self, group: int, names: list[str]) -> int:
+    def best(self, group: int, names: list[str], siblings: list[int] = ()) -> int:
         """Which of a group's names (best-scored by the words first) to take: the first that points
-        at its own group first; when none does, the one closest to doing so (largest margin).
+        at its own group first; when none does, of those that point at it before any of its
+        `siblings` (the other topics of its theme), else of all, the one closest to doing so
+        (largest margin). A name that points at a sibling never wins over one that points home.
 
         Examples:
-            >>> fake = {"a": [1.0, 0.0], "b": [0.9, 0.1], "c": [0.0, 1.0], "d": [0.4, 0.6]}
-            >>> ranker = Retrieval(lambda ts: np.array([fake[t] for t in ts]), [0, 1], np.eye(2))
-            >>> ranker.best(0, ["c", "b", "a"]), ranker.best(0, ["c", "d"])
-            (1, 1)
+            >>> fake = {"a": [1.0, 0.0, 0.0], "b": [0.9, 0.1, 0.0], "c": [0.0, 1.0, 0.0], "d": [0.4, 0.6, 0.0]}
+            >>> fake |= {"e": [0.4, 0.0, 0.5], "f": [0.3, 0.0, 0.31]}
+            >>> ranker = Retrieval(lambda ts: np.array([fake[t] for t in ts]), [0, 1, 2], np.eye(3))
+            >>> ranker.best(0, ["c", "b", "a"]), ranker.best(0, ["c", "d"]), ranker.best(0, ["d", "e"], [1])
+            (1, 1, 1)
         """
         ranks = [self.rank(group, name) for name in names]
         pointing = [i for i, (first, _) in enumerate(ranks) if first]
-        return pointing[0] if pointing else max(range(len(names)), key=lambda i: (ranks[i][1], -i))
+        if pointing:
+            return pointing[0]
+        rows = [self.row[int(s)] for s in siblings if int(s) in self.row]
+        own = self.row[int(group)]
+
+        def key(i: int) -> tuple[bool, float, int]:
+            cosines = self.cosines[names[i]]
+            above = not rows or bool(cosines[own] > cosines[rows].max())
+            return above, ranks[i][1], -i
+
+        return max(range(len(names)), key=key)
+
+    def margins(self, group: int, names: list[list[str]]) -> np.ndarray:
+        """Each name's predicted margin over the runner-up group, from its parts' cosines (encoded
+        already), averaged: which names of several parts to encode and rank (`rank`)."""
+        own = self.row[int(group)]
+        cosines = np.stack([np.mean([self.cosines[p] for p in parts], axis=0) for parts in names])
+        runner_up = np.delete(cosines, own, axis=1).max(axis=1, initial=-1.0)
+        return np.round(cosines[:, own] - runner_up, COSINE_DECIMALS)
 
     def rank(self, group: int, name: str) -> tuple[bool, float]:
         """(points at its own group first, its margin over the runner-up group), rounded."""
@@ -589,6 +621,17 @@ def _assign_distinct(
         # A lone word that names no area ("Convex", "Presents") is only ever a second part.
         return [c for c in by_score if c.alone] + [c for c in by_score if not c.alone], by_score
 
+    def lines(group: int, preferred: list[Candidate]) -> list[Candidate]:
+        """Every free phrase of a group that may name alone, its reserve's too (`_pointing_pairs`)."""
+        more = [c for c in (reserve or {}).get(group, []) if c.phrase not in {p.phrase for p in preferred}]
+        heads = [part for sibling in (siblings or {}).get(group, []) for part in parts.get(sibling, ())]
+        more = [
+            c
+            for c in more
+            if name_key(c.phrase) not in taken and not any(same_head(c.phrase, h) for h in heads)
+        ]
+        return [c for c in preferred + more if c.alone]
+
     def shown(candidate: Candidate, second: str | None) -> str:
         name = display_name(candidate.phrase, spelling)
         return name if second is None else f"{name} & {as_in_text(display_name(second, spelling), spelling)}"
@@ -613,10 +656,19 @@ def _assign_distinct(
             # failing NAME_SUPPORT even so, the best phrase that reaches it (and its second part);
             # else the two lines that together are written by the most of its papers.
             wholes = _holding(group, preferred, by_score, support, taken, limit)
-            if not wholes:
-                wholes = [_two_lines(group, preferred, support, taken)]
+            held = bool(wholes)
+            # None points home: pairs of its shortlisted phrases, then of what else it writes, too.
+            for pool in (preferred, lines(group, preferred)):
+                if ranker is None or any(ranker.rank(group, shown(*whole))[0] for whole in wholes):
+                    break
+                found = _pointing_pairs(group, pool, support, ranker, shown)
+                wholes += [pair for pair in found if pair not in wholes]
+            if not held:  # the pair most of its papers write, last
+                fallback = _two_lines(group, preferred, support, taken)
+                wholes += [fallback] if fallback not in wholes else []
             if ranker is not None and len(wholes) > 1:
-                wholes = [wholes[ranker.best(group, [shown(*whole) for whole in wholes])]]
+                sibling_ids = (siblings or {}).get(group, [])
+                wholes = [wholes[ranker.best(group, [shown(*whole) for whole in wholes], sibling_ids)]]
             candidate, second = wholes[0]
         taken.add(name_key(candidate.phrase))
         names[group] = shown(candidate, second)
@@ -695,6 +747,45 @@ def _pairs(
         for share, first, second in _line_pairs(group, preferred, support, taken)
         if share >= NAME_SUPPORT
     ]
+
+
+def _pointing_pairs(
+    group: int,
+    lines: list[Candidate],
+    support: Callable[[int, str], float],
+    ranker: Retrieval,
+    shown: Callable[[Candidate, str | None], str],
+) -> list[tuple[Candidate, str]]:
+    """For a topic none of whose names that hold points at it first: pairs of its phrases (`lines`,
+    each a name on its own and not cut off on an adjective, no word shared) that together at least `NAME_SUPPORT` of its papers write,
+    each part adding papers to the other (a topic that is two lines is named by both), the more
+    written part first. Offered to the encoder are the `RANKED` pairs whose two parts' cosines to
+    the groups, averaged, point at the topic by the largest margin (the keyword label's idea: several
+    of the group's words together say more than one, here on words that hold), in the order of their
+    phrases in `lines` (best-scored first)."""
+    lines = [c for c in lines if c.alone and not _cut_off(c.phrase)]
+    texts = [shown(c, None) for c in lines]
+    ranker.prepare(texts)
+    if len(lines) < 2:
+        return []
+    first, second = np.triu_indices(len(lines), k=1)
+    margin = ranker.margins(group, [[texts[i], texts[j]] for i, j in zip(first, second)])
+    stems = [{w[:4] for w in name_key(c.phrase).split()} for c in lines]
+    found: list[tuple[int, tuple[Candidate, str]]] = []
+    for k in np.argsort(-margin, kind="stable").tolist():
+        a, b = lines[first[k]], lines[second[k]]
+        if stems[first[k]] & stems[second[k]]:
+            continue
+        together = support(group, f"{a.phrase} & {b.phrase}")
+        alone = sorted((support(group, a.phrase), support(group, b.phrase)))
+        if together < NAME_SUPPORT or together <= alone[1]:
+            continue
+        pair = (a, b.phrase) if support(group, a.phrase) >= support(group, b.phrase) else (b, a.phrase)
+        found.append((int(first[k] + second[k]), pair))
+        if len(found) >= RANKED:
+            break
+    ranker.prepare([shown(*pair) for _, pair in found])
+    return [pair for _, pair in sorted(found, key=lambda f: f[0])]
 
 
 def _two_lines(
