@@ -17,8 +17,8 @@ import { HISTORY, wrapHistory } from "./zoom.js";
 // they were added, capturing or not, in Chromium 156) reruns the whole page with the entry's link.
 // It is taken over here, and still runs for every entry but one the browser draws itself
 // (`historyStep`: as the click that wrote it, or a view it kept), and whenever a script run is under
-// way; found nowhere (another Streamlit), it runs first as before, and the panel shows an entry's
-// topic at once while the rerun follows the link.
+// way; found nowhere (another Streamlit), it runs first as before. Where it runs, the panel still
+// shows an entry's topic at once while the rerun follows the link.
 export function watchHistory() {
   if (HISTORY.watching) return;
   HISTORY.watching = true;
@@ -57,24 +57,25 @@ function streamlitHistoryHandler() {
  * draws as a click: another topic opened in the panel (or the list), or the key's entry shown alone
  * (or all again, js/legend.js `pickKey`), the server told as by the click, with the entry's link; or
  * a view the server drew before, drawn again from the states the browser kept for its link
- * (`redrawView`: the only way to an opened paper's view). Only where `tell` (else Streamlit's rerun
- * follows the link, and the panel alone shows an entry's topic at once). Whether the browser drew it
- * and told the server.
+ * (`redrawView`: the only way to an opened paper's view). Only where `tell` and no run is under way
+ * (else Streamlit's rerun follows the link, and the panel alone shows an entry's topic at once: a run
+ * for the panel's last step, cut short by that rerun, would leave the server's states saying nothing
+ * of it, and the panel keeping that topic open). Whether the browser drew it and told the server.
  * @param {string} before @param {string} now @param {boolean} tell */
 function historyStep(before, now, tell) {
   const params = new URLSearchParams(now), query = now.replace(/^\?/, "");
-  if (tell && !streamlitIdle()) return false; // a run under way: its parts would follow it
-  if (params.has("paper")) return tell && redrawView(now); // an opened paper's view: as the server drew it
+  const told = tell && streamlitIdle(); // a run under way: Streamlit's rerun follows the link
+  if (params.has("paper")) return told && redrawView(now); // an opened paper's view: as the server drew it
   const panel = LINK.panel;
   if (panel && panel.summary && differsOnlyIn(before, now, SHARED.topic_key)) {
     const raw = params.get(SHARED.topic_key);
     const topic = raw === null ? null : Number(raw);
     if (topic !== null && !(Number.isInteger(topic) && panel.byId.has(topic) && String(topic) === /** @type {string} */ (raw).trim())) return false;
-    panel.open(topic, { query, tell }); // the zoom: zoom.js's own listener
-    return tell;
+    panel.open(topic, { query, tell: told }); // the zoom: zoom.js's own listener
+    return told;
   }
   const inst = LINK.map, view = inst && inst.received;
-  if (!tell || !inst || !view) return false;
+  if (!told || !inst || !view) return false;
   const key = keyParam(view);
   if (differsOnlyIn(before, now, key)) {
     const values = params.getAll(key);
