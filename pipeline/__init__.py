@@ -49,6 +49,11 @@ class UserError(Exception):
     """A problem the user can fix (bad input file, bad option); shown as one `error:` line."""
 
 
+class WorkerFailed(Exception):
+    """A worker process the build started stopped (killed: out of memory, say): nothing is written,
+    and the CLI says so in one `error:` line and exits 1."""
+
+
 class UnreadableOutput(Exception):
     """A map a writer made that its own reader refuses (a bug, not the user's): nothing is replaced,
     and the CLI says so in one `error:` line and exits 1."""

@@ -7,11 +7,14 @@ import os
 import sys
 from pathlib import Path
 
-from pipeline import UnreadableOutput, UserError
+from pipeline import UnreadableOutput, UserError, WorkerFailed
 
 EXPORT_FORMATS = ("csv", "md", "bib")
 EXPORT_EXTENSIONS = {".csv": "csv", ".md": "md", ".markdown": "md", ".bib": "bib"}
-EPILOG = "Exit codes: 0 success, 2 bad input or option (one 'error:' line on stderr), 1 a bug."
+EPILOG = (
+    "Exit codes: 0 success, 2 bad input or option (one 'error:' line on stderr), "
+    "1 a bug or a stopped worker process."
+)
 
 
 class Parser(argparse.ArgumentParser):
@@ -405,13 +408,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = make_parser().parse_args(argv)
         {"build": run_build, "export": run_export, "add": run_add, "curate": run_curate}[args.command](args)
-    except (UserError, UnreadableOutput) as exc:
+    except (UserError, UnreadableOutput, WorkerFailed) as exc:
         # One line whatever the message holds: a file or topic name with a line break is shown as \n,
         # U+2028 or U+202E as \u2028, \u202e (`pipeline.text.shown_plainly`).
         from pipeline.text import shown_plainly
 
         print(f"error: {shown_plainly(exc)}", file=sys.stderr)
-        return 2 if isinstance(exc, UserError) else 1  # a map its own reader refuses: a bug
+        return 2 if isinstance(exc, UserError) else 1  # a map its own reader refuses, a killed worker
     except KeyboardInterrupt:
         print("error: interrupted; any previous map is untouched", file=sys.stderr)
         return 130

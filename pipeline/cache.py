@@ -29,14 +29,8 @@ def array_digest(array: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()[:16]
 
 
-def cached_reduction(
-    kind: str, embeddings: np.ndarray, params: dict, compute: Callable[[], np.ndarray]
-) -> tuple[np.ndarray, bool]:
-    """`compute()`'s result for these exact embeddings and parameters, from disk when seen before.
-
-    UMAP with a fixed seed is a pure function of its input, so a rebuild of the same corpus (to
-    try another topic size, say) needs no second fit. Returns the array and whether it was cached.
-    """
+def reduction_path(kind: str, embeddings: np.ndarray, params: dict) -> Path:
+    """Where `cached_reduction` keeps its result for these exact embeddings and parameters."""
     from importlib.metadata import version
 
     digest = hashlib.sha256(np.ascontiguousarray(embeddings).tobytes())
@@ -46,7 +40,18 @@ def cached_reduction(
             sort_keys=True,
         ).encode()
     )
-    path = cache_dir() / "reductions" / f"{kind}-{digest.hexdigest()[:32]}.npy"
+    return cache_dir() / "reductions" / f"{kind}-{digest.hexdigest()[:32]}.npy"
+
+
+def cached_reduction(
+    kind: str, embeddings: np.ndarray, params: dict, compute: Callable[[], np.ndarray]
+) -> tuple[np.ndarray, bool]:
+    """`compute()`'s result for these exact embeddings and parameters, from disk when seen before.
+
+    UMAP with a fixed seed is a pure function of its input, so a rebuild of the same corpus (to
+    try another topic size, say) needs no second fit. Returns the array and whether it was cached.
+    """
+    path = reduction_path(kind, embeddings, params)
     if path.exists():
         try:
             return np.load(path, allow_pickle=False), True

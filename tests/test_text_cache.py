@@ -3,7 +3,9 @@ cache, a damaged entry read again from the text, and the build's stage table."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import threading
 
 import pytest
 
@@ -12,7 +14,7 @@ from pipeline.ingest import ingest
 from pipeline.naming import phrases, text_cache
 from pipeline.naming.phrases import count_phrases, read_text
 from pipeline.naming.text_cache import CACHE_FILE, paper_texts
-from tests.helpers import SEEDS, FakeEncoder
+from tests.helpers import SEEDS, FakeEncoder, replace_packaged_model
 
 MAP_FILES = ("topics.parquet", "themes.parquet")
 
@@ -184,22 +186,26 @@ def test_a_partition_is_kept_in_the_cache_and_a_damaged_one_is_made_again(own_ca
         assert found.dtype == made.dtype and found.tolist() == made.tolist()
 
 
-def test_texts_read_by_worker_processes_give_the_same_entries_and_map_byte_for_byte(tmp_path, monkeypatch):
+def pools_started(monkeypatch, module) -> list[tuple]:
+    """The arguments of each process pool `module` starts from now on (as it starts them)."""
     pools = []
 
-    class CountedPool(text_cache.ProcessPoolExecutor):
+    class CountedPool(module.ProcessPoolExecutor):
         def __init__(self, *args, **kwargs):
             pools.append(args)
             super().__init__(*args, **kwargs)
 
+    monkeypatch.setattr(module, "ProcessPoolExecutor", CountedPool)
+    return pools
+
+
+def test_texts_read_by_worker_processes_give_the_same_entries_and_map_byte_for_byte(tmp_path, monkeypatch):
+    pools = pools_started(monkeypatch, text_cache)
     monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "here"))
     build(tmp_path / "read-here")
     assert pools == []  # a few hundred new texts: read in this process
     monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "workers"))
-    monkeypatch.setattr(text_cache, "PARALLEL_ABOVE", 0)  # as a large corpus's first build
-    two_cores = {0, 1}  # however many this machine has
-    monkeypatch.setattr(text_cache.os, "sched_getaffinity", lambda pid: two_cores)
-    monkeypatch.setattr(text_cache, "ProcessPoolExecutor", CountedPool)
+    as_a_large_corpus(monkeypatch)
     build(tmp_path / "read-by-workers")
     assert pools == [(2,)]
     assert entries(tmp_path / "workers") == entries(tmp_path / "here")
@@ -207,3 +213,118 @@ def test_texts_read_by_worker_processes_give_the_same_entries_and_map_byte_for_b
         assert (tmp_path / "read-by-workers" / name).read_bytes() == (
             tmp_path / "read-here" / name
         ).read_bytes(), name
+
+
+def _stop(*args, **kwargs):
+    """What a worker killed mid-work (out of memory, say) gives back: nothing."""
+    os._exit(9)
+
+
+def as_a_large_corpus(monkeypatch) -> None:
+    """New texts read in two worker processes, as a first build of tens of thousands of texts."""
+    monkeypatch.setattr(text_cache, "PARALLEL_ABOVE", 0)
+    two_cores(monkeypatch, text_cache)
+
+
+def test_a_large_corpus_is_read_while_the_topics_umap_runs(own_cache, tmp_path, monkeypatch):
+    """The texts' reading starts before the topics' UMAP fit and overlaps it (UMAP leaves a core
+    free): here the fit waits until it has started, which reading after the fit never would."""
+    from pipeline.modelling import topics
+
+    started = threading.Event()
+    read_packed, cluster_space = text_cache.read_packed, topics.cluster_space
+
+    def reading(documents):
+        started.set()
+        return read_packed(documents)
+
+    def fitting(*args, **kwargs):
+        assert started.wait(timeout=30), "the texts were not being read while UMAP ran"
+        return cluster_space(*args, **kwargs)
+
+    as_a_large_corpus(monkeypatch)
+    monkeypatch.setattr(text_cache, "read_packed", reading)
+    monkeypatch.setattr(topics, "cluster_space", fitting)
+    build(tmp_path / "ahead")
+    monkeypatch.undo()
+    monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "read-after"))
+    build(tmp_path / "after")  # read when the phrases are counted, in this process
+    for name in MAP_FILES:
+        assert (tmp_path / "ahead" / name).read_bytes() == (tmp_path / "after" / name).read_bytes(), name
+
+
+def two_cores(monkeypatch, module) -> None:
+    cores = {0, 1}  # however many this machine has
+    monkeypatch.setattr(module.os, "sched_getaffinity", lambda pid: cores)
+
+
+def test_a_large_layout_made_in_a_worker_process_is_the_same_map_byte_for_byte(tmp_path, monkeypatch):
+    from pipeline.modelling import layout
+
+    monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "cache-here"))
+    build(tmp_path / "here")
+    pools = pools_started(monkeypatch, layout)
+    monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "cache-worker"))
+    monkeypatch.setattr(layout, "WORKER_FROM", 0)  # as a large map's
+    two_cores(monkeypatch, layout)
+    build(tmp_path / "worker")
+    assert pools == [(1,)]
+    for name in [*MAP_FILES, "papers.parquet"]:
+        assert (tmp_path / "worker" / name).read_bytes() == (tmp_path / "here" / name).read_bytes(), name
+    pools.clear()
+    build(tmp_path / "again")  # the layout is in the cache: no worker started to read it
+    assert pools == []
+
+
+def stop_reading(monkeypatch) -> None:
+    as_a_large_corpus(monkeypatch)
+    monkeypatch.setattr(text_cache, "packed", _stop)
+
+
+def stop_layout(monkeypatch) -> None:
+    from pipeline.modelling import layout
+
+    monkeypatch.setattr(layout, "WORKER_FROM", 0)  # as a large map's
+    two_cores(monkeypatch, layout)
+    monkeypatch.setattr(layout, "map_coordinates", _stop)
+
+
+@pytest.mark.parametrize(
+    "stop, said",
+    [(stop_reading, "reading the abstracts' phrases"), (stop_layout, "laying out the map")],
+    ids=["reading texts", "laying out"],
+)
+def test_a_worker_that_stops_is_one_error_line_and_nothing_is_written(
+    stop, said, own_cache, tmp_path, capsys, monkeypatch
+):
+    from pipeline.__main__ import main
+
+    replace_packaged_model(monkeypatch, FakeEncoder())
+    stop(monkeypatch)
+    code = main(["build", str(SEEDS), "--out", str(tmp_path / "map"), "--quiet"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and [line for line in err if line.startswith(("error: ", "Traceback"))] == err[-1:], err
+    assert err[-1].startswith(f"error: a worker process {said} stopped"), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"]  # no map, no staging folder
+    if stop is stop_reading:
+        assert entries(own_cache) == {}  # and nothing half-read was stored
+
+
+def test_importing_umap_into_an_empty_jit_cache_compiles_no_neighbour_search_kernel(tmp_path):
+    """A first build's UMAP import compiled PyNNDescent's typed kernels (12 CPU s), though the build
+    gives UMAP its neighbours: they compile only when called, and none is."""
+    import subprocess
+    import sys
+
+    probe = (
+        "from numba.core.registry import CPUDispatcher\n"
+        "from pipeline._fastimport import import_topic_libraries\n"
+        f"import_topic_libraries({str(tmp_path)!r})\n"
+        "import pynndescent.rp_trees as trees\n"
+        "kernels = [v for v in vars(trees).values() if isinstance(v, CPUDispatcher)]\n"
+        "print(len(kernels), sum(1 for v in kernels if v.signatures))\n"
+    )
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    found = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    kernels, compiled = map(int, found.stdout.split())
+    assert kernels > 10 and compiled == 0

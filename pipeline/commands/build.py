@@ -56,7 +56,7 @@ from pipeline.modelling.layout import (
     align_to,
     initial_positions,
     label_positions,
-    map_coordinates,
+    map_coordinates_ahead,
     theme_label_positions,
 )
 from pipeline.modelling.lineage import (
@@ -75,6 +75,7 @@ from pipeline.modelling.topics import WAS_UNASSIGNED, Topics, fit_topics, topic_
 from pipeline.naming.areas import area_votes
 from pipeline.naming.names import common_keys, too_common
 from pipeline.naming.support import NAME_SUPPORT, name_support, written_index
+from pipeline.naming.text_cache import reading_ahead
 
 MIN_PAPERS = 10
 LIBRARIES = (
@@ -380,7 +381,9 @@ def build_map(
         named = np.arange(len(texts))
         if resolved.fit_sample:
             named = sample_rows(len(texts), resolved.fit_sample, resolved.random_state)
-        stack.enter_context(written_index([texts[i] for i in named]))
+        fitted_texts = [texts[i] for i in named]
+        stack.enter_context(reading_ahead(fitted_texts))  # while the topics' UMAP runs
+        stack.enter_context(written_index(fitted_texts))
         fit = fit_topic_model(texts, embeddings, resolved, log, targets=carried.targets, given=carried.labels)
         for note in fit.topics.notes:  # e.g. how topics were named when the abstracts are not in English
             log(note)
@@ -388,6 +391,7 @@ def build_map(
         for note in deferred:
             log(note)
         lineage = keep_topic_ids(previous_map, corpus.papers, texts, fit.topics, log)
+        layout = lay_out(fit, embeddings, resolved, carried)  # meanwhile, on a large map
         timer.lap("topics", fit.topics.timings)
         stability, stability_report = score_stability(fit, embeddings, resolved, log)
         if resolved.stability:
@@ -421,7 +425,7 @@ def build_map(
         edits = carry_curation(edits, previous_map, lineage, corpus.papers, fit.topics, themes, log)
         timer.lap("themes")
         log("laying out the 2-D map...")
-        coordinates = lay_out(fit, embeddings, resolved, carried)
+        coordinates = layout()
         timer.lap("layout")
         papers, table, themes = assemble_tables(
             corpus.papers, fit.topics, coordinates, themes, theme_of, stability
@@ -1150,25 +1154,31 @@ def names_as_they_were(
     return themes, records
 
 
-def lay_out(fit: SampleFit, embeddings: np.ndarray, resolved: BuildConfig, carried: Carried) -> np.ndarray:
+def lay_out(
+    fit: SampleFit, embeddings: np.ndarray, resolved: BuildConfig, carried: Carried
+) -> Callable[[], np.ndarray]:
     """2-D positions: UMAP of the fitted papers (started from the previous map's positions on a
     rebuild), the rest (if any) at their neighbours' mean; the previous positions as they were when
-    nothing changed (`carry_previous`)."""
+    nothing changed (`carry_previous`). Started here (a large layout in a worker process:
+    `map_coordinates_ahead`); what it returns gives the positions."""
     previous_xy = carried.positions
     if carried.labels is not None:
-        return previous_xy.astype(np.float32)
+        return lambda: previous_xy.astype(np.float32)
     rows = fit.sample_rows
     init = None if previous_xy is None else initial_positions(embeddings[rows], previous_xy[rows])
-    sample_xy = map_coordinates(
+    sample_xy = map_coordinates_ahead(
         embeddings[rows],
         n_neighbors=min(resolved.n_neighbors, len(rows) - 1),
         random_state=resolved.random_state,
         knn=fit.topics.knn,
         init=init,
     )
-    if init is not None:
-        sample_xy = align_to(sample_xy, previous_xy[rows])
-    return place_rest(fit, sample_xy)
+
+    def positions() -> np.ndarray:
+        xy = sample_xy()
+        return place_rest(fit, xy if init is None else align_to(xy, previous_xy[rows]))
+
+    return positions
 
 
 def assemble_tables(papers, topics: Topics, coordinates: np.ndarray, themes, theme_of, stability):

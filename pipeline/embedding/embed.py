@@ -6,6 +6,7 @@ import os
 import sqlite3
 import sys
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -53,9 +54,16 @@ def load_encoder(embedder: str = "onnx-int8", max_tokens: int | None = None):
     max_tokens = max_tokens or DEFAULT_MAX_TOKENS
     if embedder == "torch-fp32":
         return TorchEncoder(max_tokens)
+    return _onnx_encoder(model_path(), cache_dir(), max_tokens)
+
+
+@lru_cache(maxsize=2)
+def _onnx_encoder(model: Path, cache: Path, max_tokens: int):
+    """The int8 encoder, loaded once per process and cache folder: a build embeds its abstracts, then
+    the phrases its names are chosen among, call by call (0.2 CPU s a load)."""
     from pipeline.embedding.onnx_encoder import OnnxEncoder
 
-    return OnnxEncoder(model_path(), cache_dir=cache_dir(), max_tokens=max_tokens)
+    return OnnxEncoder(model, cache_dir=cache, max_tokens=max_tokens)
 
 
 def cache_name_for(embedder: str, max_tokens: int | None = None) -> str:

@@ -1,6 +1,8 @@
 """Each paper's text read once: its `PaperText` (candidate phrases, the acronyms it writes and
 defines, its words' forms) kept in the cache folder beside the embeddings (`texts.sqlite`), keyed by
 the text's hash like an embedding, so a rebuild, or a build with one more file, reads only new texts.
+A build starts reading its texts before the topics' UMAP fit (`reading_ahead`), which leaves a core
+free: a first build of a large corpus reads them meanwhile.
 
 An entry is also keyed by the rules that read it (the digest of this module, `phrases.py`,
 `sentences.py` and the word lists): a change to any of them reads every text again. An entry carries
@@ -16,10 +18,14 @@ import multiprocessing
 import os
 import sqlite3
 import zlib
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 
+from pipeline import WorkerFailed
 from pipeline.cache import cache_dir, text_key
 from pipeline.naming import phrases, sentences
 from pipeline.naming.phrases import PaperText, read_text
@@ -122,12 +128,44 @@ def read_packed(documents: list[str]) -> list[bytes]:
         return [packed(doc) for doc in documents]
     # Spawned, not forked: the build process has threads (ONNX, Numba) a fork would copy mid-flight.
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return list(pool.map(packed, documents, chunksize=250))
+        try:
+            return list(pool.map(packed, documents, chunksize=250))
+        except BrokenProcessPool:  # one was killed (out of memory, say): nothing is stored
+            raise WorkerFailed(
+                "a worker process reading the abstracts' phrases stopped before it finished (out of "
+                "memory?); nothing was written"
+            ) from None
+
+
+_AHEAD: list[tuple[list[str], Future]] = []
+
+
+@contextmanager
+def reading_ahead(documents: list[str]) -> Iterator[None]:
+    """Within it, `paper_texts(documents)` takes what a thread started reading here (the same
+    entries): the build starts it before the topics' UMAP fit, which leaves the other cores free.
+    Only more than `PARALLEL_ABOVE` documents: fewer are read by the build's thread, when needed."""
+    if len(documents) <= PARALLEL_ABOVE:
+        yield
+        return
+    with ThreadPoolExecutor(1, thread_name_prefix="reading-ahead") as thread:
+        _AHEAD.append((documents, thread.submit(_paper_texts, documents)))
+        try:
+            yield
+        finally:
+            _AHEAD.pop()
 
 
 def paper_texts(documents: list[str], *, use_cache: bool = True) -> list[PaperText]:
     """Each document's `PaperText`, read from the cache where this text was read before (by these
     rules) and read from the text, then stored, where not."""
+    for ahead, reading in _AHEAD:
+        if use_cache and ahead == documents:
+            return reading.result()
+    return _paper_texts(documents, use_cache=use_cache)
+
+
+def _paper_texts(documents: list[str], *, use_cache: bool = True) -> list[PaperText]:
     keys = [text_key(doc) for doc in documents]
     if not use_cache:
         return [read_text(doc) for doc in documents]
