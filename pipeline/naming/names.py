@@ -349,7 +349,14 @@ class Retrieval:
         """Each name's predicted margin over the runner-up group, from its parts' cosines (encoded
         already), averaged: which names of several parts to encode and rank (`rank`)."""
         own = self.row[int(group)]
-        cosines = np.stack([np.mean([self.cosines[p] for p in parts], axis=0) for parts in names])
+        index = {part: i for i, part in enumerate({p: None for parts in names for p in parts})}
+        table = np.stack([self.cosines[part] for part in index])
+        cosines = np.zeros((len(names), len(self.row)), dtype=np.float32)
+        by_length: dict[int, list[int]] = {}
+        for i, parts in enumerate(names):
+            by_length.setdefault(len(parts), []).append(i)
+        for rows in by_length.values():  # the names of k parts: their parts' cosines averaged at once
+            cosines[rows] = table[[[index[p] for p in names[i]] for i in rows]].mean(axis=1)
         runner_up = np.delete(cosines, own, axis=1).max(axis=1, initial=-1.0)
         return np.round(cosines[:, own] - runner_up, COSINE_DECIMALS)
 
@@ -508,12 +515,12 @@ def name_groups(
         """`name_support` of a name (parts joined by " & ") on the group's papers, each part once."""
         if (group, name) in shares:
             return shares[group, name]
-        used = np.zeros(len(members[group]), dtype=bool)
+        used = None
         for part in name.split(" & "):
             if (group, part) not in masks:
                 masks[group, part] = uses_name(part, members[group], counts.acronyms)
-            used |= masks[group, part]
-        shares[group, name] = float(used.mean()) if len(used) else 0.0
+            used = masks[group, part] if used is None else used | masks[group, part]
+        shares[group, name] = np.count_nonzero(used) / len(used) if len(used) else 0.0
         return shares[group, name]
 
     ranker = None
@@ -771,17 +778,20 @@ def _pointing_pairs(
     first, second = np.triu_indices(len(lines), k=1)
     margin = ranker.margins(group, [[texts[i], texts[j]] for i, j in zip(first, second)])
     stems = [{w[:4] for w in name_key(c.phrase).split()} for c in lines]
+    alone = [support(group, c.phrase) for c in lines]
+    first, second = first.tolist(), second.tolist()
     found: list[tuple[int, tuple[Candidate, str]]] = []
     for k in np.argsort(-margin, kind="stable").tolist():
-        a, b = lines[first[k]], lines[second[k]]
-        if stems[first[k]] & stems[second[k]]:
+        i, j = first[k], second[k]
+        # Together no more than both alone: a pair short of NAME_SUPPORT so is never joined.
+        if stems[i] & stems[j] or alone[i] + alone[j] < NAME_SUPPORT - 1e-9:
             continue
+        a, b = lines[i], lines[j]
         together = support(group, f"{a.phrase} & {b.phrase}")
-        alone = sorted((support(group, a.phrase), support(group, b.phrase)))
-        if together < NAME_SUPPORT or together <= alone[1]:
+        if together < NAME_SUPPORT or together <= max(alone[i], alone[j]):
             continue
-        pair = (a, b.phrase) if support(group, a.phrase) >= support(group, b.phrase) else (b, a.phrase)
-        found.append((int(first[k] + second[k]), pair))
+        pair = (a, b.phrase) if alone[i] >= alone[j] else (b, a.phrase)
+        found.append((i + j, pair))
         if len(found) >= RANKED:
             break
     ranker.prepare([shown(*pair) for _, pair in found])

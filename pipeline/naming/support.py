@@ -277,8 +277,8 @@ class WrittenIndex:
         elif _WORD.fullmatch(form):  # a literal word: as written, or with an "s"
             used[self._whole_words(fold(form), lambda w: w in (form, form + "s"))] = True
         else:  # a literal with a hyphen ("re-ID", "LLM-as-a-judge"): four of the vocabulary's forms
-            pattern = re.compile(rf"\b{re.escape(form)}s?\b")
-            used[[i for i, doc in enumerate(self._documents) if pattern.search(doc)]] = True
+            pattern = re.compile(rf"\b{re.escape(form)}s?\b")  # read only where the form is written
+            used[[i for i, doc in enumerate(self._documents) if form in doc and pattern.search(doc)]] = True
         return used
 
     def _whole_words(self, key: str, written: Callable[[str], bool]) -> np.ndarray:
