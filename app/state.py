@@ -522,8 +522,8 @@ themes=(0,), sort='size', added_only=False, colour='', selection='')
         return replace(state, selection=action["selection"])
     if kind == "unassigned":
         return replace(state, show_unassigned=bool(action["show"]))
-    if kind == "reset":
-        return ViewState(sort=state.sort)
+    if kind == "reset":  # the settings "Reset view" keeps (`LinkSetting.reset`) as they are
+        return ViewState(**{s.name: getattr(state, s.name) for s in SETTINGS if s.in_state and not s.reset})
     raise ValueError(f"not a reading step: {kind!r}")
 
 

@@ -137,7 +137,7 @@ export function step(view, action, themeOf = {}) {
       return { ...view, selection: action.selection };
     case "unassigned":
       return { ...view, show_unassigned: action.show };
-    case "reset":
+    case "reset": // every setting back but those `app.state.SETTINGS` marks reset=False (the sort)
       return { ...viewOfLink(""), sort: view.sort };
   }
 }
