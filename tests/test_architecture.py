@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # itself and units of lower layers; units of one layer never import each other.
 LAYERS = [
     ["pipeline"],  # the package itself: `UserError` and the version
-    ["pipeline.config", "pipeline.cache", "pipeline._fastimport", "pipeline.text"],
+    ["pipeline.config", "pipeline.cache", "pipeline._fastimport", "pipeline.text", "pipeline.workers"],
     ["pipeline.naming", "pipeline.embedding"],
     ["pipeline.mapfolder"],
     ["pipeline.ingest", "pipeline.modelling"],

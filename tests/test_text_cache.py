@@ -186,21 +186,23 @@ def test_a_partition_is_kept_in_the_cache_and_a_damaged_one_is_made_again(own_ca
         assert found.dtype == made.dtype and found.tolist() == made.tolist()
 
 
-def pools_started(monkeypatch, module) -> list[tuple]:
-    """The arguments of each process pool `module` starts from now on (as it starts them)."""
+def pools_started(monkeypatch) -> list[tuple]:
+    """The arguments of each process pool the build starts from now on (as it starts them)."""
+    from pipeline import workers
+
     pools = []
 
-    class CountedPool(module.ProcessPoolExecutor):
+    class CountedPool(workers.ProcessPoolExecutor):
         def __init__(self, *args, **kwargs):
             pools.append(args)
             super().__init__(*args, **kwargs)
 
-    monkeypatch.setattr(module, "ProcessPoolExecutor", CountedPool)
+    monkeypatch.setattr(workers, "ProcessPoolExecutor", CountedPool)
     return pools
 
 
 def test_texts_read_by_worker_processes_give_the_same_entries_and_map_byte_for_byte(tmp_path, monkeypatch):
-    pools = pools_started(monkeypatch, text_cache)
+    pools = pools_started(monkeypatch)
     monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "here"))
     build(tmp_path / "read-here")
     assert pools == []  # a few hundred new texts: read in this process
@@ -223,7 +225,7 @@ def _stop(*args, **kwargs):
 def as_a_large_corpus(monkeypatch) -> None:
     """New texts read in two worker processes, as a first build of tens of thousands of texts."""
     monkeypatch.setattr(text_cache, "PARALLEL_ABOVE", 0)
-    two_cores(monkeypatch, text_cache)
+    two_cores(monkeypatch)
 
 
 def test_a_large_corpus_is_read_while_the_topics_umap_runs(own_cache, tmp_path, monkeypatch):
@@ -253,9 +255,11 @@ def test_a_large_corpus_is_read_while_the_topics_umap_runs(own_cache, tmp_path, 
         assert (tmp_path / "ahead" / name).read_bytes() == (tmp_path / "after" / name).read_bytes(), name
 
 
-def two_cores(monkeypatch, module) -> None:
+def two_cores(monkeypatch) -> None:
+    from pipeline import workers
+
     cores = {0, 1}  # however many this machine has
-    monkeypatch.setattr(module.os, "sched_getaffinity", lambda pid: cores)
+    monkeypatch.setattr(workers.os, "sched_getaffinity", lambda pid: cores)
 
 
 def test_a_large_layout_made_in_a_worker_process_is_the_same_map_byte_for_byte(tmp_path, monkeypatch):
@@ -263,10 +267,10 @@ def test_a_large_layout_made_in_a_worker_process_is_the_same_map_byte_for_byte(t
 
     monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "cache-here"))
     build(tmp_path / "here")
-    pools = pools_started(monkeypatch, layout)
+    pools = pools_started(monkeypatch)
     monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "cache-worker"))
     monkeypatch.setattr(layout, "WORKER_FROM", 0)  # as a large map's
-    two_cores(monkeypatch, layout)
+    two_cores(monkeypatch)
     build(tmp_path / "worker")
     assert pools == [(1,)]
     for name in [*MAP_FILES, "papers.parquet"]:
@@ -285,7 +289,7 @@ def stop_layout(monkeypatch) -> None:
     from pipeline.modelling import layout
 
     monkeypatch.setattr(layout, "WORKER_FROM", 0)  # as a large map's
-    two_cores(monkeypatch, layout)
+    two_cores(monkeypatch)
     monkeypatch.setattr(layout, "map_coordinates", _stop)
 
 

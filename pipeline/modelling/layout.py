@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 import pandas as pd
 
-from pipeline import WorkerFailed
+from pipeline.workers import cores, failing_as, spawn_pool
 
 # The one source of UMAP settings: constructor arguments and cache keys both derive from these.
 UMAP_SETTINGS = {
@@ -158,25 +154,15 @@ def map_coordinates_ahead(embeddings: np.ndarray, **options) -> Callable[[], np.
     from pipeline.cache import reduction_path
 
     key = _umap2(options["n_neighbors"], options["random_state"], options.get("knn"), options.get("init"))[2]
-    if (
-        len(embeddings) < WORKER_FROM
-        or len(os.sched_getaffinity(0)) < 2
-        or reduction_path("umap2", embeddings, key).exists()
-    ):
+    if len(embeddings) < WORKER_FROM or cores() < 2 or reduction_path("umap2", embeddings, key).exists():
         return lambda: map_coordinates(embeddings, **options)
-    # Spawned, not forked: the build process has threads (ONNX, Numba) a fork would copy mid-flight.
-    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    pool = spawn_pool(1)
     layout = pool.submit(map_coordinates, embeddings, **options)
     pool.shutdown(wait=False)
 
     def result() -> np.ndarray:
-        try:
+        with failing_as("laying out the map"):
             return layout.result()
-        except BrokenProcessPool:  # killed (out of memory, say)
-            raise WorkerFailed(
-                "a worker process laying out the map stopped before it finished (out of memory?); "
-                "nothing was written"
-            ) from None
 
     return result
 

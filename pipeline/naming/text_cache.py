@@ -14,22 +14,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
-import os
 import sqlite3
 import zlib
 from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 
-from pipeline import WorkerFailed
 from pipeline.cache import cache_dir, text_key
 from pipeline.naming import phrases, sentences
 from pipeline.naming.phrases import PaperText, read_text
 from pipeline.naming.vocabulary import WORDS
+from pipeline.workers import cores, failing_as, spawn_pool
 
 CACHE_FILE = "texts.sqlite"
 # New texts beyond this many are read by worker processes, one per core (a first build of a large
@@ -123,18 +120,11 @@ def packed(text: str) -> bytes:
 def read_packed(documents: list[str]) -> list[bytes]:
     """`packed` of each document, in order: in worker processes, one per core, when there are more
     than `PARALLEL_ABOVE` (the same bytes either way: `read_text` reads one text alone)."""
-    workers = min(len(os.sched_getaffinity(0)), 8)
+    workers = min(cores(), 8)
     if len(documents) <= PARALLEL_ABOVE or workers < 2:
         return [packed(doc) for doc in documents]
-    # Spawned, not forked: the build process has threads (ONNX, Numba) a fork would copy mid-flight.
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        try:
-            return list(pool.map(packed, documents, chunksize=250))
-        except BrokenProcessPool:  # one was killed (out of memory, say): nothing is stored
-            raise WorkerFailed(
-                "a worker process reading the abstracts' phrases stopped before it finished (out of "
-                "memory?); nothing was written"
-            ) from None
+    with spawn_pool(workers) as pool, failing_as("reading the abstracts' phrases"):
+        return list(pool.map(packed, documents, chunksize=250))
 
 
 _AHEAD: list[tuple[list[str], Future]] = []
