@@ -735,7 +735,7 @@ def _line_pairs(
     the better-scored first, with the share of its papers that write one or the other; the pairs
     most written first."""
     lines = [c for c in preferred[:LINES] if c.alone and name_key(c.phrase) not in taken]
-    stems = [{w[:4] for w in name_key(c.phrase).split()} for c in lines]
+    stems = [_stems(c.phrase) for c in lines]
     pairs = []
     for i, first in enumerate(lines):
         for j, second in enumerate(lines[i + 1 :], start=i + 1):
@@ -754,6 +754,13 @@ def _pairs(
         for share, first, second in _line_pairs(group, preferred, support, taken)
         if share >= NAME_SUPPORT
     ]
+
+
+@lru_cache(maxsize=1 << 16)
+def _stems(phrase: str) -> frozenset[str]:
+    """The first four letters of each word of a phrase: two phrases that share one share a word in
+    some form ("dialogue" and "dialog"), and never make one name together."""
+    return frozenset(w[:4] for w in name_key(phrase).split())
 
 
 def _pointing_pairs(
@@ -777,7 +784,7 @@ def _pointing_pairs(
         return []
     first, second = np.triu_indices(len(lines), k=1)
     margin = ranker.margins(group, [[texts[i], texts[j]] for i, j in zip(first, second)])
-    stems = [{w[:4] for w in name_key(c.phrase).split()} for c in lines]
+    stems = [_stems(c.phrase) for c in lines]
     alone = [support(group, c.phrase) for c in lines]
     first, second = first.tolist(), second.tolist()
     found: list[tuple[int, tuple[Candidate, str]]] = []
@@ -833,12 +840,12 @@ def _second_part(
     alone = support(group, choice)
     if alone >= MAJORITY:
         return None
-    stems = {w[:4] for w in name_key(choice).split()}
+    stems = _stems(choice)
     best, best_value = None, 0.0
     for candidate in candidates[:10]:
         phrase = candidate.phrase
         # No word of the name again, in any form ("Dialogue & dialog", "Question answering & answers").
-        if stems & {w[:4] for w in name_key(phrase).split()} or candidate.precision < 0.5:
+        if stems & _stems(phrase) or candidate.precision < 0.5:
             continue
         if (
             not candidate.alone
