@@ -3,6 +3,7 @@
 // (`LINK`), links compared by the views they say (js/view.js; js/store.js writes them),
 // and the states the server sent for each view (`VIEWS`), kept for Back and Forward (js/history.js).
 
+import { SHARED } from "./shared.js";
 import { linkParams, linkText, viewOfLink } from "./view.js";
 /** @import { AtlasMap } from "./atlas_map.js" */
 /** @import { TopicPanel } from "./panel.js" */
@@ -15,13 +16,54 @@ import { linkParams, linkText, viewOfLink } from "./view.js";
 export const LINK = { map: null, panel: null, table: null, topic: undefined };
 
 /** The link of the view the query string `query` says, as the server writes it (js/view.js: read back
- * into a view, written again), without the link's key `dropped` (a setting's, or a column's filter's).
- * The map's name and the zoom are no part of a view. @param {string} query @param {string} [dropped] */
-const viewLink = (query, dropped) => linkText(linkParams(viewOfLink(query)).filter(([key]) => key !== dropped));
+ * into a view, written again), without the link's keys `dropped` (a setting's, or a column's filter's).
+ * The map's name and the zoom are no part of a view. @param {string} query @param {string[]} [dropped] */
+const viewLink = (query, dropped = []) => linkText(linkParams(viewOfLink(query)).filter(([key]) => !dropped.includes(key)));
 
 /** Whether the views two query strings say differ in at most the link's `key`.
  * @param {string} a @param {string} b @param {string} key */
-export const differsOnlyIn = (a, b, key) => viewLink(a, key) === viewLink(b, key);
+export const differsOnlyIn = (a, b, key) => viewLink(a, [key]) === viewLink(b, [key]);
+
+// A part's state answers the view of the link it was sent for (`link`): it is drawn only while the
+// address bar says that view (js/store.js), never over a newer one. A state for a view the address bar
+// does not say (yet) is held (`HELD`): drawn when the address bar is written to its link (the server
+// writes a step's link after the map's state for it), dropped by a newer state of the part or by Back
+// or Forward (whose own answer follows). A part's state does not answer for what the browser shows of
+// the view itself: the topic the panel opens (the map, the panel and the table), and an opened paper,
+// which the papers table does not show.
+const { topic, paper } = SHARED.link_keys;
+const OWN_KEYS = { map: [topic], panel: [topic], table: [topic, paper] };
+/** @type {Map<"map"|"panel"|"table", {link: string, draw: () => void}>} */
+const HELD = new Map();
+
+/** Whether part `kind`'s state sent for the link `link` answers the view the query string `search` says.
+ * @param {"map"|"panel"|"table"} kind @param {string} link @param {string} search */
+export const answers = (kind, link, search) => viewLink(link, OWN_KEYS[kind]) === viewLink(search, OWN_KEYS[kind]);
+
+/** Part `kind`'s state `data` from the server: drawn (`draw`) where it answers the address bar's view
+ * (or says no link), else held until the address bar is written to its link. Whether it was drawn.
+ * @param {"map"|"panel"|"table"} kind @param {{link?: string}} data @param {() => void} draw */
+export function drawAnswer(kind, data, draw) {
+  HELD.delete(kind);
+  if (data.link !== undefined && !answers(kind, data.link, window.location.search)) {
+    HELD.set(kind, { link: data.link, draw });
+    return false;
+  }
+  draw();
+  return true;
+}
+
+/** The address bar was written (`moved`: false) or went Back or Forward (`moved`: true): the states
+ * held for its view drawn; on Back or Forward, every state held dropped. @param {boolean} moved */
+export function linkChanged(moved) {
+  for (const [kind, held] of [...HELD]) {
+    if (moved) HELD.delete(kind);
+    else if (answers(kind, held.link, window.location.search)) {
+      HELD.delete(kind);
+      held.draw();
+    }
+  }
+}
 
 /** Whether no script run is under way (Streamlit says so on its app's element; not said: taken as running). */
 export function streamlitIdle() {
