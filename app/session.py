@@ -572,19 +572,25 @@ def on_map_history(data: MapData, points_url: str, vocabulary: Callable[[], Voca
     rerun_changed()
 
 
-def follow_step(data: MapData, vocabulary: Callable[[], Vocabulary], query: object) -> None:
-    """A step the browser drew itself comes with the link it wrote (`query`; none: the server's step,
-    drawn here): the view is that link's, read as any link is (`parse_view`; what it ignores was
-    said when the address bar got it), and the parts the browser drew count as drawn
-    (`_parts_the_browser_draws`). The browser alone decides which steps it draws (js/view.js
-    `keyInBrowser`, `valuesInBrowser`; js/legend.js, js/select.js, js/panel.js)."""
+def follow_step(
+    data: MapData, vocabulary: Callable[[], Vocabulary], query: object, drawn: object = True
+) -> None:
+    """A step of the browser's comes with the link it wrote (`query`; none: the server's step, taken
+    here): the view is that link's, read as any link is (`parse_view`; what it ignores was said when
+    the address bar got it). Where the browser drew it itself (`drawn`), the parts it drew count as
+    drawn (`_parts_the_browser_draws`); else they follow the link's view. The browser alone decides
+    which steps it draws (js/view.js `keyInBrowser`, `valuesInBrowser`; js/legend.js, js/select.js,
+    js/panel.js)."""
     if not _is_query(query):
         return
     state, _ = parse_view(_without_zoom(_query_params(query)), vocabulary())
     if PANEL_TOPIC in st.session_state:  # the panel keeps its topic open, or closed it with the step
         st.session_state[PANEL_TOPIC] = state.topic
     _put_state(state, data)
-    _drawn_in_browser(query, _parts_the_browser_draws())
+    if drawn is False:
+        _keep_query(query)
+    else:
+        _drawn_in_browser(query, _parts_the_browser_draws())
 
 
 def _drawn_in_browser(query: str, parts: tuple[str, ...]) -> None:
@@ -601,22 +607,22 @@ def _drawn_in_browser(query: str, parts: tuple[str, ...]) -> None:
 
 def on_panel_only(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary]) -> None:
     """Topics kept alone: ticked in the panel's list, or its "Only this topic" (none: every topic again).
-    With the link it wrote (`query`), the browser showed their papers alone itself (js/legend.js,
-    `showTopics`): the step is that link (`follow_step`)."""
+    The step is the link the browser wrote for it (`query`, `follow_step`), shown by the browser itself
+    where it says so (js/legend.js, `showTopics`)."""
     value = _panel_event("only", points_url)
     topics = value.get("topics") if value else None
     ids = data.vocabulary().topic_ids
     if not isinstance(topics, list) or not all(type(t) is int and t in ids for t in topics):
         return
     take_step({"kind": "topics", "topics": topics}, data.topic_themes())
-    follow_step(data, vocabulary, value.get("query"))
+    follow_step(data, vocabulary, value.get("query"), value.get("drawn"))
     rerun_changed()
 
 
 def on_panel_values(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary]) -> None:
     """Values of a filterable column toggled in the topic list (none: every value again): that column's
-    filter. With the link it wrote (`query`), the browser showed their papers itself (js/legend.js,
-    `showValues`): the step is that link (`follow_step`)."""
+    filter. The step is the link the browser wrote for it (`query`, `follow_step`), shown by the browser
+    itself where it says so (js/legend.js, `showValues`)."""
     value = _panel_event("values", points_url)
     column = value.get("column") if value else None
     if column not in data.facets:
@@ -625,7 +631,7 @@ def on_panel_values(data: MapData, points_url: str, vocabulary: Callable[[], Voc
     if not isinstance(codes, list) or not all(type(c) is int and 0 <= c < len(options) for c in codes):
         return
     take_step({"kind": "values", "column": column, "values": [options[c] for c in codes]})
-    follow_step(data, vocabulary, value.get("query"))
+    follow_step(data, vocabulary, value.get("query"), value.get("drawn"))
     rerun_changed()
 
 
@@ -639,8 +645,8 @@ def on_panel_sort(points_url: str) -> None:
 def on_legend_pick(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary], colour: str) -> None:
     """The map's key was clicked: show only that theme (or, coloured by `colour`, only that value of
     the column); the entry shown alone, clicked again, or "Show all" (a null pick): everything again.
-    With the link it wrote (`query`), the browser showed it itself (js/legend.js, `pickKey`): the step
-    is that link (`follow_step`)."""
+    The step is the link the browser wrote for it (`query`, `follow_step`), shown by the browser itself
+    where it says so (js/legend.js, `pickKey`)."""
     value = map_event("legend") or {}
     pick = value.get("theme", value.get("value"))
     if value.get("map") != points_url or not (pick is None or type(pick) is int):
@@ -658,7 +664,7 @@ def on_legend_pick(data: MapData, points_url: str, vocabulary: Callable[[], Voca
     if pick is not None and chosen is None:
         return  # not an entry of this map's key
     take_step(action, data.topic_themes())
-    follow_step(data, vocabulary, value.get("query"))
+    follow_step(data, vocabulary, value.get("query"), value.get("drawn"))
     rerun_changed()  # the header, the downloads and the sidebar's filter follow (the map and table too, from the server)
 
 

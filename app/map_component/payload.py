@@ -397,12 +397,14 @@ class SelectEvent(TypedDict, total=False):
 
 class LegendEvent(TypedDict, total=False):
     """The reader clicked an entry of the key (a theme's id, or a position in the colour column's values),
-    or "Show all" (None); `query`: the query string the browser wrote, where it showed the entry itself
-    (js/legend.js): the step is that link (`app.session.follow_step`)."""
+    or "Show all" (None); `query`: the link the browser wrote for the step (js/store.js), which the server
+    follows (`app.session.follow_step`); `drawn`: whether the browser showed the entry itself (js/legend.js),
+    else the server draws the link's view."""
 
     theme: int | None
     value: int | None
     query: str
+    drawn: bool
     map: Required[str]
 
 
@@ -433,22 +435,24 @@ class ClearEvent(TypedDict, total=False):
 
 class OnlyEvent(TypedDict, total=False):
     """Topics kept alone: ticked in the panel's list, or its "Only this topic" (none: every topic
-    again); `query`: the query string the browser wrote, where it showed their papers alone itself
-    (js/legend.js, `showTopics`)."""
+    again); `query`: the link the browser wrote for the step, which the server follows; `drawn`: whether
+    the browser showed their papers alone itself (js/legend.js, `showTopics`)."""
 
     topics: Required[list[int]]
     query: str
+    drawn: bool
     map: Required[str]
 
 
 class ValuesEvent(TypedDict, total=False):
     """Values of a metadata column toggled in the panel's list (positions in its `PanelFacet.values`;
-    none: every value again); `query`: the query string the browser wrote, where it showed their
-    papers itself (js/legend.js, `showValues`)."""
+    none: every value again); `query`: the link the browser wrote for the step, which the server follows;
+    `drawn`: whether the browser showed their papers itself (js/legend.js, `showValues`)."""
 
     column: Required[str]
     values: Required[list[int]]
     query: str
+    drawn: bool
     map: Required[str]
 
 

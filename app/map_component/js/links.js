@@ -10,10 +10,11 @@ import { linkParams, linkText, viewOfLink } from "./view.js";
 /** @import { PanelState, TableState, ViewState } from "./protocol.js" */
 /** @import { PapersTable } from "./table.js" */
 
-/** The page's map, topic panel and papers table, which find each other, and the opened topic as the
- * browser shows it (the panel opens it; the table lists its papers).
- * @type {{map: AtlasMap|null, panel: TopicPanel|null, table: PapersTable|null, topic: number|null|undefined}} */
-export const LINK = { map: null, panel: null, table: null, topic: undefined };
+/** The page's map, topic panel and papers table, which find each other, the opened topic as the
+ * browser shows it (the panel opens it; the table lists its papers), and the link of the view they
+ * show (`shown`: the server's state drawn last, or a step the browser drew itself; none yet: undefined).
+ * @type {{map: AtlasMap|null, panel: TopicPanel|null, table: PapersTable|null, topic: number|null|undefined, shown: string|undefined}} */
+export const LINK = { map: null, panel: null, table: null, topic: undefined, shown: undefined };
 
 /** The link of the view the query string `query` says, as the server writes it (js/view.js: read back
  * into a view, written again), without the link's keys `dropped` (a setting's, or a column's filter's).
@@ -49,9 +50,21 @@ export function drawAnswer(kind, data, draw) {
     HELD.set(kind, { link: data.link, draw });
     return false;
   }
-  draw();
+  drawn(kind, data.link, draw);
   return true;
 }
+
+/** Part `kind`'s state for `link` drawn: the map's says the view the parts show (`LINK.shown`).
+ * @param {"map"|"panel"|"table"} kind @param {string|undefined} link @param {() => void} draw */
+function drawn(kind, link, draw) {
+  if (kind === "map" && link !== undefined) LINK.shown = link;
+  draw();
+}
+
+/** Whether the parts show the view the query string `search` says (the topic opened aside: the
+ * panel's), so that a step from it is the browser's to draw from what they show; else the server's,
+ * whose answer for the link is on its way. @param {string} search */
+export const showing = (search) => LINK.shown === undefined || answers("map", LINK.shown, search);
 
 /** The address bar was written (`moved`: false) or went Back or Forward (`moved`: true): the states
  * held for its view drawn; on Back or Forward, every state held dropped. @param {boolean} moved */
@@ -60,7 +73,7 @@ export function linkChanged(moved) {
     if (moved) HELD.delete(kind);
     else if (answers(kind, held.link, window.location.search)) {
       HELD.delete(kind);
-      held.draw();
+      drawn(kind, held.link, held.draw);
     }
   }
 }

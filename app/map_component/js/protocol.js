@@ -339,6 +339,7 @@
  * @property {number|null} [theme]
  * @property {number|null} [value]
  * @property {string} [query]
+ * @property {boolean} [drawn] whether the browser drew the step (else the server draws the link's view)
  * @property {string} map
  */
 
@@ -372,6 +373,7 @@
  * @typedef {Object} OnlyEvent
  * @property {number[]} topics
  * @property {string} [query]
+ * @property {boolean} [drawn] whether the browser drew the step (else the server draws the link's view)
  * @property {string} map
  */
 
@@ -383,6 +385,7 @@
  * @property {string} column
  * @property {number[]} values
  * @property {string} [query]
+ * @property {boolean} [drawn] whether the browser drew the step (else the server draws the link's view)
  * @property {string} map
  */
 
