@@ -115,12 +115,14 @@ export function pickKey(inst, chosen, on, query) {
   return server();
 }
 
-/** The reading step of a pick in the key (`chosen`: an entry's, or none: all again), as js/view.js
- * `step` takes it: the entry's value in the link. @param {ViewState} view @param {KeyPick|null} chosen @returns {Action} */
+/** The reading step of a pick in the key, or of a theme's heading in the topic list (`chosen`: a theme,
+ * a value of the colour column by its position; null: all again), as js/view.js `step` takes it.
+ * @param {ViewState} view @param {KeyPick|null} chosen @returns {Action} */
 function keyAction(view, chosen) {
+  const theme = chosen ? chosen.theme : undefined;
+  if (theme !== undefined || !view.colour) return { kind: "key", theme: theme ?? null };
   const entry = chosen && view.legend.find((e) => e.pick && samePick(e.pick, chosen));
-  const link = entry ? entry.link : null; // closes the topic open outside a theme (js/view.js `step`)
-  return view.colour ? { kind: "key", column: view.colour, value: link } : { kind: "key", theme: link === null ? null : Number(link) };
+  return { kind: "key", column: view.colour, value: entry ? entry.link : null }; // its value as the link writes it
 }
 
 /** Whether an entry of the key is the browser's to show from the view the map received (js/view.js
