@@ -149,10 +149,7 @@ export function showKept(drawn) {
   const inst = /** @type {AtlasMap} */ (LINK.map), panel = /** @type {TopicPanel} */ (LINK.panel), table = /** @type {PapersTable} */ (LINK.table);
   setTimeout(() => {
     showMapState(inst, drawn.map);
-    for (const [part, data] of /** @type {[TopicPanel|PapersTable, any][]} */ ([[panel, drawn.panel], [table, drawn.table]])) {
-      part.serverTopic = undefined; // the view's opened topic, followed
-      showPartState(part, data);
-    }
+    for (const [part, data] of /** @type {[TopicPanel|PapersTable, any][]} */ ([[panel, drawn.panel], [table, drawn.table]])) showPartState(part, data);
   }, 0);
 }
 

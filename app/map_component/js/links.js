@@ -67,7 +67,8 @@ function drawn(kind, link, draw) {
 export const showing = (search) => LINK.shown === undefined || answers("map", LINK.shown, search);
 
 /** The address bar was written (`moved`: false) or went Back or Forward (`moved`: true): the states
- * held for its view drawn; on Back or Forward, every state held dropped. @param {boolean} moved */
+ * held for its view drawn (on Back or Forward, every state held dropped), and the topic panel shows the
+ * topic it says. @param {boolean} moved */
 export function linkChanged(moved) {
   for (const [kind, held] of [...HELD]) {
     if (moved) HELD.delete(kind);
@@ -76,6 +77,7 @@ export function linkChanged(moved) {
       drawn(kind, held.link, held.draw);
     }
   }
+  if (LINK.panel) LINK.panel.followLink(); // the topic the link says
 }
 
 /** Whether no script run is under way (Streamlit says so on its app's element; not said: taken as running). */
