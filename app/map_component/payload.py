@@ -196,7 +196,6 @@ class PanelState(TypedDict):
     points: str
     plotly: str
     mask: str | None
-    topic: int | None
     sort: str
     themes: list[int]
     topics: list[int]
@@ -713,7 +712,6 @@ def panel_state(
     summary_url: str,
     points_url: str,
     plotly_url: str,
-    topic: int | None,
     sort: str,
     themes: tuple[int, ...],
     topics: tuple[int, ...],
@@ -724,7 +722,7 @@ def panel_state(
     paper: PaperState | None = None,
 ) -> PanelState:
     """Everything the topic panel receives on a rerun: the view's mask (the panel counts each topic's
-    papers in view itself), the opened topic, the list's order, the chosen themes and topics (the
+    papers in view itself; the topic it opens is the link's), the list's order, the chosen themes and topics (the
     list's ticks), the values of each column the map can be coloured by and the chosen ones (`filters`:
     the view's metadata filters); `key_picks`: as for `view_state`; `paper`: the opened paper, shown
     in the list's place (None: none open)."""
@@ -733,7 +731,6 @@ def panel_state(
         "points": points_url,
         "plotly": plotly_url,
         "mask": encode_mask(in_view),
-        "topic": topic,
         "sort": sort,
         "themes": [int(t) for t in themes],
         "topics": [int(t) for t in topics],

@@ -133,7 +133,6 @@
  * @property {string} points
  * @property {string} plotly
  * @property {string|null} mask
- * @property {number|null} topic
  * @property {string} sort
  * @property {number[]} themes
  * @property {number[]} topics
