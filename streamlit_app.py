@@ -80,7 +80,7 @@ def side_panel(
         filtered=filtered,
         files_sent=session.files_sent(),
         sent_before_map=sent_before_map,
-        on_topic=partial(session.on_panel_topic, data, url),
+        on_topic=partial(session.on_panel_topic, data, url, vocabulary),
         on_only=partial(session.on_panel_only, data, url, vocabulary),
         on_values=partial(session.on_panel_values, data, url, vocabulary),
         on_click=partial(session.on_paper_click, data, url, PANEL_KEY),

@@ -507,12 +507,14 @@ def on_paper_topic(data: MapData, points_url: str) -> None:
         open_topic(topic)
 
 
-def on_panel_topic(data: MapData, points_url: str) -> None:
-    """The topic panel opened a topic, or went back to the list (a click or a key): the header, the
-    papers table and the link follow; the map already shows it.
+def on_panel_topic(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary]) -> None:
+    """The topic panel opened a topic, or went back to the list (a click or a key): the header and the
+    downloads follow; the map and the papers table show it already.
 
-    The panel wrote the address bar itself (a new history entry) as the server writes it: kept as the
-    query string, so Streamlit adds no entry of its own."""
+    The panel wrote the address bar itself (a new history entry): the view is that link's
+    (`follow_step`), kept as the query string, so Streamlit adds no entry of its own. The panel drew
+    the topic alone: where the link's view differs from the server's in more (a step of the server's
+    it has not taken yet), the map and the table follow it too."""
     value = _panel_event("topic", points_url)
     if value is None:
         return
@@ -521,10 +523,7 @@ def on_panel_topic(data: MapData, points_url: str) -> None:
         topic is not None and (type(topic) is not int or topic not in data.vocabulary().topic_ids)
     ) or not _is_query(query):
         return
-    take_step({"kind": "topic", "topic": topic})
-    if PANEL_TOPIC in st.session_state:
-        st.session_state[PANEL_TOPIC] = topic
-    _keep_query(query)
+    follow_step(data, vocabulary, query, drawn=False)
     rerun_changed()
 
 
