@@ -150,7 +150,7 @@ def open_view(params: dict[str, list[str]], data: MapData, vocabulary: Vocabular
     """Start the view: from the link on the first run, from the default view when another map was
     chosen, from the history entry on Back or Forward; say what a link asked for that is not here."""
     first_run = INITIALISED not in st.session_state
-    if st.session_state.get(INITIALISED) == data.name and navigated(params):
+    if st.session_state.get(INITIALISED) == data.name and navigated(params, vocabulary):
         follow_link(params, data, vocabulary)  # Back or Forward in the browser
     if st.session_state.get(INITIALISED) != data.name:
         # A link to a previous build's topic that is gone opens where its papers went, saying so.
@@ -347,18 +347,17 @@ def _history_run() -> bool:
     return bool(ctx is not None and getattr(ctx, "is_history_navigation", False))
 
 
-def navigated(params: dict[str, list[str]]) -> bool:
+def navigated(params: dict[str, list[str]], vocabulary: Vocabulary) -> bool:
     """Whether the reader went Back or Forward in the browser to a view other than the one shown.
 
     Streamlit pushes a history entry for each query string the app writes, and on Back or Forward
     reruns the script with that entry's query string, saying so (`is_history_navigation`); the view
     then follows the link. Only such runs count: an ordinary rerun may carry a query string a step
-    old (the page sends it before the last run's new one arrives). The zoom (`view=`) does not count.
+    old (the page sends it before the last run's new one arrives). The view shown is the session's,
+    not the link the server wrote last: a run cut short by the next Back or Forward may have left that
+    on this entry's link over another view. The zoom (`view=`) does not count.
     """
-    if not _history_run():
-        return False
-    last = st.session_state.get(URL_PARAMS)
-    return last is not None and _without_zoom(params) != last
+    return _history_run() and parse_view(_without_zoom(params), vocabulary)[0] != current_state()
 
 
 def sync_url(state: ViewState, map_name: str | None, params: dict[str, list[str]]) -> None:

@@ -286,3 +286,18 @@ def test_a_selection_the_browser_dropped_is_its_link(data):
             assert session.map_counters()[0] == cleared + (event == "clear")
             assert (shown["map"] == now["map"] and shown["results"] == now["results"]) == drawn, query
             assert session.key_picks() == picks + drawn
+
+
+def test_back_or_forward_follows_its_entry_s_link_whatever_link_was_written_last(data, monkeypatch):
+    """Streamlit's rerun of a Back or Forward follows the entry's link where the view shown is another,
+    even where the link the server wrote last is that entry's (a run cut short by the next Back or
+    Forward left it so: the header then said one view over a link that said another)."""
+    st.session_state[session.INITIALISED] = data.name
+    st.session_state[TOPIC] = None
+    st.session_state[session.URL_PARAMS] = {"topic": ["1"]}
+    monkeypatch.setattr(session, "_history_run", lambda: True)
+    session.open_view({"topic": ["1"], "view": ["0,1,0,1"]}, data, vocabulary(data), None)
+    assert session.current_state().topic == 1
+    st.session_state[session.PLACEMENT] = "placed"
+    session.open_view({"topic": ["1"]}, data, vocabulary(data), None)  # the view shown: nothing dropped
+    assert st.session_state[session.PLACEMENT] == "placed"
