@@ -60,6 +60,14 @@ test("links are the same whatever the order of their keys, the zoom and the map'
 const drawn = [];
 const arrives = (kind, link) => drawAnswer(kind, { link }, () => drawn.push(`${kind} ${link}`));
 
+test("a part that shows nothing yet draws the first state it gets, whatever its view", () => {
+  drawn.length = 0;
+  page.search = "?theme=0";
+  assert.equal(arrives("panel", "theme=1"), true); // better than nothing: the server's answer follows
+  assert.equal(arrives("panel", "theme=2"), false);
+  assert.deepEqual(drawn, ["panel theme=1"]);
+});
+
 test("a part's state for a view the address bar no longer says is not drawn over it", () => {
   drawn.length = 0;
   page.search = "?theme=0";

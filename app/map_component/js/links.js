@@ -36,17 +36,20 @@ const { topic, paper } = SHARED.link_keys;
 const OWN_KEYS = { map: [topic], panel: [topic], table: [topic, paper] };
 /** @type {Map<"map"|"panel"|"table", {link: string, draw: () => void}>} */
 const HELD = new Map();
+/** @type {Set<"map"|"panel"|"table">} the parts that drew a state (one that shows nothing draws the first it gets) */
+const DREW = new Set();
 
 /** Whether part `kind`'s state sent for the link `link` answers the view the query string `search` says.
  * @param {"map"|"panel"|"table"} kind @param {string} link @param {string} search */
 export const answers = (kind, link, search) => viewLink(link, OWN_KEYS[kind]) === viewLink(search, OWN_KEYS[kind]);
 
 /** Part `kind`'s state `data` from the server: drawn (`draw`) where it answers the address bar's view
- * (or says no link), else held until the address bar is written to its link. Whether it was drawn.
+ * (or says no link, or the part shows nothing yet), else held until the address bar is written to its
+ * link. Whether it was drawn.
  * @param {"map"|"panel"|"table"} kind @param {{link?: string}} data @param {() => void} draw */
 export function drawAnswer(kind, data, draw) {
   HELD.delete(kind);
-  if (data.link !== undefined && !answers(kind, data.link, window.location.search)) {
+  if (data.link !== undefined && DREW.has(kind) && !answers(kind, data.link, window.location.search)) {
     HELD.set(kind, { link: data.link, draw });
     return false;
   }
@@ -57,6 +60,7 @@ export function drawAnswer(kind, data, draw) {
 /** Part `kind`'s state for `link` drawn: the map's says the view the parts show (`LINK.shown`).
  * @param {"map"|"panel"|"table"} kind @param {string|undefined} link @param {() => void} draw */
 function drawn(kind, link, draw) {
+  DREW.add(kind);
   if (kind === "map" && link !== undefined) LINK.shown = link;
   draw();
 }
