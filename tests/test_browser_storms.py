@@ -24,7 +24,7 @@ from tests.test_browser_steps import drag_box
 pytestmark = pytest.mark.browser
 # Random storms. Seed 9 ended, about 1 run in 16, with the header and the link on `?paper=…&select=…`
 # over a map and a table showing theme 0; since every step writes its link at once and the parts draw
-# only answers for the address bar's view, it ended so in 1 of 8 runs (the other 7 on their link's page):
+# only answers for the address bar's view, it ended so in 1 of 10 runs (the other 9 on their link's page):
 # it alone stays marked so until it passes 10 runs of 10.
 SEEDS = (
     0,
