@@ -12,6 +12,7 @@ import shlex
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import partial
 from importlib import metadata
@@ -21,6 +22,8 @@ import numpy as np
 import pandas as pd
 
 from pipeline import UserError, __version__, numeric_target
+from pipeline._fastimport import import_umap_and_hdbscan
+from pipeline.cache import cache_dir
 from pipeline.config import BuildConfig
 from pipeline.embedding.embed import cache_name_for, embed_texts, text_key
 from pipeline.embedding.model import MODEL_NAME
@@ -350,6 +353,17 @@ def build_map(
         timer.lap("ingest")
         documents = corpus.papers["abstract"].tolist()
         texts = naming_texts(corpus.papers)  # what names are drawn from and checked on
+        # Names are checked on the papers the topics are fitted on (`fit_on_sample`'s): their words read once.
+        named = np.arange(len(texts))
+        if resolved.fit_sample:
+            named = sample_rows(len(texts), resolved.fit_sample, resolved.random_state)
+        fitted_texts = [texts[i] for i in named]
+        # While the abstracts are embedded (in ONNX Runtime's threads, outside Python's lock), a thread
+        # reads their texts (`reading_ahead`) and another imports UMAP and HDBSCAN.
+        stack.enter_context(reading_ahead(fitted_texts))
+        importing = stack.enter_context(ThreadPoolExecutor(1)).submit(
+            import_umap_and_hdbscan, str(cache_dir())
+        )
         embeddings, embedding_report, encode_phrases = embed_corpus(
             documents,
             resolved,
@@ -363,6 +377,7 @@ def build_map(
             ray_option=ray_option,
             log=log,
         )
+        importing.result()  # an import that failed fails here, as it would have in the topic stage
         # The map is fitted on the vectors it stores (float16): a rebuild from the stored vectors, or
         # an encoder whose last bits differ on another CPU, finds the same topics.
         embeddings = embeddings.astype(np.float16).astype(np.float32)
@@ -377,12 +392,6 @@ def build_map(
         resolved, carried = carry_previous(
             config, resolved, previous_map, corpus.papers, refit=refit, log=log, embeddings=embeddings
         )
-        # Names are checked on the papers the topics are fitted on (`fit_on_sample`'s): their words read once.
-        named = np.arange(len(texts))
-        if resolved.fit_sample:
-            named = sample_rows(len(texts), resolved.fit_sample, resolved.random_state)
-        fitted_texts = [texts[i] for i in named]
-        stack.enter_context(reading_ahead(fitted_texts))  # while the topics' UMAP runs
         stack.enter_context(written_index(fitted_texts))
         fit = fit_topic_model(texts, embeddings, resolved, log, targets=carried.targets, given=carried.labels)
         for note in fit.topics.notes:  # e.g. how topics were named when the abstracts are not in English
