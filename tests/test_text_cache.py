@@ -188,6 +188,24 @@ def test_a_partition_is_kept_in_the_cache_and_a_damaged_one_is_made_again(own_ca
         assert found.dtype == made.dtype and found.tolist() == made.tolist()
 
 
+def test_a_warm_rebuild_of_a_thousand_papers_cuts_no_stability_partition_again(own_cache, monkeypatch):
+    """Stability re-clusters 90% subsamples (900 of a 1,000-paper map's papers): kept in the cache
+    like the build's own partition, a rebuild reads them, the same scores."""
+    import numpy as np
+
+    from pipeline.config import BuildConfig
+    from pipeline.modelling import topics
+
+    points = np.random.default_rng(67).normal(size=(1000, 10))
+    labels = topics.partition(points, 12, 20, 3)
+    config = BuildConfig().resolve(1000)
+    first, _ = topics.topic_stability(points, points, labels, config)
+    cut, made = [], topics._partition
+    monkeypatch.setattr(topics, "_partition", lambda *args: cut.append(args) or made(*args))
+    again, _ = topics.topic_stability(points, points, labels, config)
+    assert cut == [] and again == first
+
+
 def pools_started(monkeypatch) -> list[tuple]:
     """The arguments of each process pool the build starts from now on (as it starts them)."""
     from pipeline import workers
