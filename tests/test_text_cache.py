@@ -287,6 +287,25 @@ def test_texts_are_read_and_umap_imported_while_the_abstracts_are_embedded(own_c
         )
 
 
+def test_umap_is_not_imported_while_torch_is(own_cache, tmp_path, monkeypatch):
+    """With --embedder torch-fp32 the embedding imports torch: UMAP's import waits for the topic stage
+    (two threads importing packages that import each other can stop on Python's import locks)."""
+    from pipeline.commands import build as build_module
+    from pipeline.config import BuildConfig
+
+    started: list[str] = []
+    monkeypatch.setattr(build_module, "import_umap_and_hdbscan", started.append)
+    build_map(
+        [SEEDS],
+        tmp_path / "torch",
+        BuildConfig(embedder="torch-fp32"),
+        encoder=FakeEncoder(),
+        progress=False,
+        log=lambda message: None,
+    )
+    assert started == []
+
+
 def test_an_import_that_fails_while_the_abstracts_are_embedded_fails_the_build_with_nothing_written(
     own_cache, tmp_path, monkeypatch
 ):

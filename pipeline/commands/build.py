@@ -359,10 +359,15 @@ def build_map(
             named = sample_rows(len(texts), resolved.fit_sample, resolved.random_state)
         fitted_texts = [texts[i] for i in named]
         # While the abstracts are embedded (in ONNX Runtime's threads, outside Python's lock), a thread
-        # reads their texts (`reading_ahead`) and another imports UMAP and HDBSCAN.
+        # reads their texts (`reading_ahead`) and another imports UMAP and HDBSCAN: not beside torch's
+        # import (--embedder torch-fp32), as two threads importing packages that import each other can
+        # stop on Python's import locks.
         stack.enter_context(reading_ahead(fitted_texts))
-        importing = stack.enter_context(ThreadPoolExecutor(1)).submit(
-            import_umap_and_hdbscan, str(cache_dir())
+        importing = stack.enter_context(ThreadPoolExecutor(1))
+        imported = (
+            importing.submit(import_umap_and_hdbscan, str(cache_dir()))
+            if resolved.embedder == "onnx-int8"
+            else None
         )
         embeddings, embedding_report, encode_phrases = embed_corpus(
             documents,
@@ -377,7 +382,8 @@ def build_map(
             ray_option=ray_option,
             log=log,
         )
-        importing.result()  # an import that failed fails here, as it would have in the topic stage
+        if imported:
+            imported.result()  # an import that failed fails here, as it would have in the topic stage
         # The map is fitted on the vectors it stores (float16): a rebuild from the stored vectors, or
         # an encoder whose last bits differ on another CPU, finds the same topics.
         embeddings = embeddings.astype(np.float16).astype(np.float32)
