@@ -51,11 +51,8 @@ def _called_from(package: str) -> bool:
     return caller == package or caller.startswith(package + ".")
 
 
-def import_umap_and_hdbscan(cache_root: str):
-    """Import UMAP and HDBSCAN, their compiled code from the JIT cache; returns `(UMAP, HDBSCAN)`.
-
-    Safe in a thread (a build imports them while it embeds its abstracts): unlike BERTopic's import,
-    it hides no module from the other threads."""
+def import_topic_libraries(cache_root: str):
+    """Import BERTopic, UMAP and HDBSCAN quickly; returns `(BERTopic, ClassTfidfTransformer, UMAP, HDBSCAN)`."""
     enable_numba_cache(cache_root)
     import hdbscan  # noqa: F401  (compiled under the cache patch)
     import sklearn  # noqa: F401  (scipy must see the real torch state while importing)
@@ -64,12 +61,6 @@ def import_umap_and_hdbscan(cache_root: str):
     # Both UMAP runs get an exact neighbour graph without a search index (`neighbours.neighbour_graph`);
     # UMAP warns that `transform` is then unavailable, which nothing here calls.
     warnings.filterwarnings("ignore", message=r"precomputed_knn\[2\]", category=UserWarning)
-    return umap.UMAP, hdbscan.HDBSCAN
-
-
-def import_topic_libraries(cache_root: str):
-    """Import BERTopic, UMAP and HDBSCAN quickly; returns `(BERTopic, ClassTfidfTransformer, UMAP, HDBSCAN)`."""
-    UMAP, HDBSCAN = import_umap_and_hdbscan(cache_root)
     if "bertopic" not in sys.modules:
         # BERTopic imports these optionally (for embedding backends and LLM representations we do
         # not use); marking them absent for the import makes it skip them, as on a lightweight install.
@@ -91,4 +82,4 @@ def import_topic_libraries(cache_root: str):
     from bertopic import BERTopic
     from bertopic.vectorizers import ClassTfidfTransformer
 
-    return BERTopic, ClassTfidfTransformer, UMAP, HDBSCAN
+    return BERTopic, ClassTfidfTransformer, umap.UMAP, hdbscan.HDBSCAN

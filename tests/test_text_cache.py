@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from pipeline._fastimport import import_umap_and_hdbscan
+from pipeline._fastimport import import_topic_libraries
 from pipeline.commands.build import build_map
 from pipeline.ingest import ingest
 from pipeline.naming import phrases, text_cache
@@ -250,7 +250,7 @@ def as_a_large_corpus(monkeypatch) -> None:
 
 def test_texts_are_read_and_umap_imported_while_the_abstracts_are_embedded(own_cache, tmp_path, monkeypatch):
     """On a cold build the embedding runs in ONNX Runtime's threads, outside Python's lock: the texts'
-    reading and UMAP's import start before it and overlap it (here the embedding waits until both have
+    reading and the topic libraries' import start before it and overlap it (here the embedding waits until both have
     started, which reading the texts when they are counted never would), and the map is the one a
     build that reads them when counting makes, byte for byte."""
     from pipeline.commands import build as build_module
@@ -263,19 +263,19 @@ def test_texts_are_read_and_umap_imported_while_the_abstracts_are_embedded(own_c
 
     def importing(cache_root: str):
         imported.set()
-        return import_umap_and_hdbscan(cache_root)
+        return import_topic_libraries(cache_root)
 
     class Waiting(FakeEncoder):
         def encode(self, texts):
             if not self.calls:  # the abstracts, first
                 assert read.wait(timeout=20), "no text was being read while the abstracts were embedded"
                 assert imported.wait(timeout=20), (
-                    "UMAP was not being imported while the abstracts were embedded"
+                    "the topic libraries were not being imported while the abstracts were embedded"
                 )
             return super().encode(texts)
 
     monkeypatch.setattr(text_cache, "read_text", reading)
-    monkeypatch.setattr(build_module, "import_umap_and_hdbscan", importing)
+    monkeypatch.setattr(build_module, "import_topic_libraries", importing)
     build_map([SEEDS], tmp_path / "ahead", encoder=Waiting(), progress=False, log=lambda message: None)
     monkeypatch.undo()
     monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "read-when-counted"))
@@ -288,13 +288,13 @@ def test_texts_are_read_and_umap_imported_while_the_abstracts_are_embedded(own_c
 
 
 def test_umap_is_not_imported_while_torch_is(own_cache, tmp_path, monkeypatch):
-    """With --embedder torch-fp32 the embedding imports torch: UMAP's import waits for the topic stage
+    """With --embedder torch-fp32 the embedding imports torch: the topic libraries' import waits for the topic stage
     (two threads importing packages that import each other can stop on Python's import locks)."""
     from pipeline.commands import build as build_module
     from pipeline.config import BuildConfig
 
     started: list[str] = []
-    monkeypatch.setattr(build_module, "import_umap_and_hdbscan", started.append)
+    monkeypatch.setattr(build_module, "import_topic_libraries", started.append)
     build_map(
         [SEEDS],
         tmp_path / "torch",
@@ -309,7 +309,7 @@ def test_umap_is_not_imported_while_torch_is(own_cache, tmp_path, monkeypatch):
 def test_an_import_that_fails_while_the_abstracts_are_embedded_fails_the_build_with_nothing_written(
     own_cache, tmp_path, monkeypatch
 ):
-    """UMAP's import runs in a thread during the embedding: its failure (a broken install) is the
+    """the topic libraries' import runs in a thread during the embedding: its failure (a broken install) is the
     build's, raised as it would be in the topic stage (a bug: exit 1), not lost; nothing is written."""
     from pipeline.__main__ import main
     from pipeline.commands import build as build_module
@@ -318,7 +318,7 @@ def test_an_import_that_fails_while_the_abstracts_are_embedded_fails_the_build_w
         raise ImportError("umap is broken here")
 
     replace_packaged_model(monkeypatch, FakeEncoder())
-    monkeypatch.setattr(build_module, "import_umap_and_hdbscan", broken)
+    monkeypatch.setattr(build_module, "import_topic_libraries", broken)
     with pytest.raises(ImportError, match="umap is broken here"):
         main(["build", str(SEEDS), "--out", str(tmp_path / "map"), "--quiet"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"]  # no map, no staging folder

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline import UserError, __version__, numeric_target
-from pipeline._fastimport import import_umap_and_hdbscan
+from pipeline._fastimport import import_topic_libraries
 from pipeline.cache import cache_dir
 from pipeline.config import BuildConfig
 from pipeline.embedding.embed import cache_name_for, embed_texts, text_key
@@ -359,14 +359,15 @@ def build_map(
             named = sample_rows(len(texts), resolved.fit_sample, resolved.random_state)
         fitted_texts = [texts[i] for i in named]
         # While the abstracts are embedded (in ONNX Runtime's threads, outside Python's lock), a thread
-        # reads their texts (`reading_ahead`) and another imports UMAP and HDBSCAN: not beside torch's
-        # import (--embedder torch-fp32), as two threads importing packages that import each other can
-        # stop on Python's import locks.
+        # reads their texts (`reading_ahead`) and another imports UMAP, HDBSCAN and BERTopic: only beside
+        # the local int8 encoder, which imports no torch meanwhile (BERTopic's import hides torch from
+        # every thread for a moment, and two threads importing packages that import each other can stop
+        # on Python's import locks).
         stack.enter_context(reading_ahead(fitted_texts))
         importing = stack.enter_context(ThreadPoolExecutor(1))
         imported = (
-            importing.submit(import_umap_and_hdbscan, str(cache_dir()))
-            if resolved.embedder == "onnx-int8"
+            importing.submit(import_topic_libraries, str(cache_dir()))
+            if resolved.embedder == "onnx-int8" and not ray_address
             else None
         )
         embeddings, embedding_report, encode_phrases = embed_corpus(
