@@ -161,6 +161,20 @@ def test_embedding_cache_is_keyed_by_text(tmp_path, monkeypatch):
     assert np.allclose(vectors, [expected[t] for t in "bca"], atol=1e-3)  # each row its own text's vector
 
 
+def test_a_map_embedded_here_names_its_encoder_as_a_map_from_cached_vectors_does(seed_map, tmp_path):
+    """A build that loads the model (no cache) records the name its vectors are cached under, as a
+    build from cached vectors does, not the loaded model's own: a rebuild on another machine then
+    reuses the vectors the map stores, and themes are named with the shipped research-area vectors,
+    not vectors of this CPU."""
+    from pipeline.mapfolder.manifest import read_manifest
+    from pipeline.naming.areas import shipped_vectors
+
+    cold = build_map([SEEDS], tmp_path / "cold", use_cache=False, progress=False, log=lambda m: None)
+    assert cold.manifest.embedding["computed"] == 57
+    assert cold.manifest.model.encoder == read_manifest(seed_map).model.encoder
+    assert shipped_vectors(cold.manifest.model.encoder) is not None
+
+
 def test_interrupted_build_leaves_the_previous_map_untouched(seed_map, tmp_path):
     out = tmp_path / "map"
     shutil.copytree(seed_map, out)

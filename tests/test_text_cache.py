@@ -3,12 +3,14 @@ cache, a damaged entry read again from the text, and the build's stage table."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import threading
 
 import pytest
 
+from pipeline._fastimport import import_topic_libraries
 from pipeline.commands.build import build_map
 from pipeline.ingest import ingest
 from pipeline.naming import phrases, text_cache
@@ -186,6 +188,24 @@ def test_a_partition_is_kept_in_the_cache_and_a_damaged_one_is_made_again(own_ca
         assert found.dtype == made.dtype and found.tolist() == made.tolist()
 
 
+def test_a_warm_rebuild_of_a_thousand_papers_cuts_no_stability_partition_again(own_cache, monkeypatch):
+    """Stability re-clusters 90% subsamples (900 of a 1,000-paper map's papers): kept in the cache
+    like the build's own partition, a rebuild reads them, the same scores."""
+    import numpy as np
+
+    from pipeline.config import BuildConfig
+    from pipeline.modelling import topics
+
+    points = np.random.default_rng(67).normal(size=(1000, 10))
+    labels = topics.partition(points, 12, 20, 3)
+    config = BuildConfig().resolve(1000)
+    first, _ = topics.topic_stability(points, points, labels, config)
+    cut, made = [], topics._partition
+    monkeypatch.setattr(topics, "_partition", lambda *args: cut.append(args) or made(*args))
+    again, _ = topics.topic_stability(points, points, labels, config)
+    assert cut == [] and again == first
+
+
 def pools_started(monkeypatch) -> list[tuple]:
     """The arguments of each process pool the build starts from now on (as it starts them)."""
     from pipeline import workers
@@ -226,6 +246,82 @@ def as_a_large_corpus(monkeypatch) -> None:
     """New texts read in two worker processes, as a first build of tens of thousands of texts."""
     monkeypatch.setattr(text_cache, "PARALLEL_ABOVE", 0)
     two_cores(monkeypatch)
+
+
+def test_texts_are_read_and_umap_imported_while_the_abstracts_are_embedded(own_cache, tmp_path, monkeypatch):
+    """On a cold build the embedding runs in ONNX Runtime's threads, outside Python's lock: the texts'
+    reading and the topic libraries' import start before it and overlap it (here the embedding waits until both have
+    started, which reading the texts when they are counted never would), and the map is the one a
+    build that reads them when counting makes, byte for byte."""
+    from pipeline.commands import build as build_module
+
+    read, imported = threading.Event(), threading.Event()
+
+    def reading(text: str):
+        read.set()
+        return read_text(text)
+
+    def importing(cache_root: str):
+        imported.set()
+        return import_topic_libraries(cache_root)
+
+    class Waiting(FakeEncoder):
+        def encode(self, texts):
+            if not self.calls:  # the abstracts, first
+                assert read.wait(timeout=20), "no text was being read while the abstracts were embedded"
+                assert imported.wait(timeout=20), (
+                    "the topic libraries were not being imported while the abstracts were embedded"
+                )
+            return super().encode(texts)
+
+    monkeypatch.setattr(text_cache, "read_text", reading)
+    monkeypatch.setattr(build_module, "import_topic_libraries", importing)
+    build_map([SEEDS], tmp_path / "ahead", encoder=Waiting(), progress=False, log=lambda message: None)
+    monkeypatch.undo()
+    monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "read-when-counted"))
+    monkeypatch.setattr(build_module, "reading_ahead", lambda documents: contextlib.nullcontext())
+    build(tmp_path / "when-counted")
+    for name in [*MAP_FILES, "papers.parquet"]:
+        assert (tmp_path / "ahead" / name).read_bytes() == (tmp_path / "when-counted" / name).read_bytes(), (
+            name
+        )
+
+
+def test_umap_is_not_imported_while_torch_is(own_cache, tmp_path, monkeypatch):
+    """With --embedder torch-fp32 the embedding imports torch: the topic libraries' import waits for the topic stage
+    (two threads importing packages that import each other can stop on Python's import locks)."""
+    from pipeline.commands import build as build_module
+    from pipeline.config import BuildConfig
+
+    started: list[str] = []
+    monkeypatch.setattr(build_module, "import_topic_libraries", started.append)
+    build_map(
+        [SEEDS],
+        tmp_path / "torch",
+        BuildConfig(embedder="torch-fp32"),
+        encoder=FakeEncoder(),
+        progress=False,
+        log=lambda message: None,
+    )
+    assert started == []
+
+
+def test_an_import_that_fails_while_the_abstracts_are_embedded_fails_the_build_with_nothing_written(
+    own_cache, tmp_path, monkeypatch
+):
+    """the topic libraries' import runs in a thread during the embedding: its failure (a broken install) is the
+    build's, raised as it would be in the topic stage (a bug: exit 1), not lost; nothing is written."""
+    from pipeline.__main__ import main
+    from pipeline.commands import build as build_module
+
+    def broken(cache_root: str):
+        raise ImportError("umap is broken here")
+
+    replace_packaged_model(monkeypatch, FakeEncoder())
+    monkeypatch.setattr(build_module, "import_topic_libraries", broken)
+    with pytest.raises(ImportError, match="umap is broken here"):
+        main(["build", str(SEEDS), "--out", str(tmp_path / "map"), "--quiet"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"]  # no map, no staging folder
 
 
 def test_a_large_corpus_is_read_while_the_topics_umap_runs(own_cache, tmp_path, monkeypatch):

@@ -12,6 +12,7 @@ import shlex
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import partial
 from importlib import metadata
@@ -21,6 +22,8 @@ import numpy as np
 import pandas as pd
 
 from pipeline import UserError, __version__, numeric_target
+from pipeline._fastimport import import_topic_libraries
+from pipeline.cache import cache_dir
 from pipeline.config import BuildConfig
 from pipeline.embedding.embed import cache_name_for, embed_texts, text_key
 from pipeline.embedding.model import MODEL_NAME
@@ -350,6 +353,23 @@ def build_map(
         timer.lap("ingest")
         documents = corpus.papers["abstract"].tolist()
         texts = naming_texts(corpus.papers)  # what names are drawn from and checked on
+        # Names are checked on the papers the topics are fitted on (`fit_on_sample`'s): their words read once.
+        named = np.arange(len(texts))
+        if resolved.fit_sample:
+            named = sample_rows(len(texts), resolved.fit_sample, resolved.random_state)
+        fitted_texts = [texts[i] for i in named]
+        # While the abstracts are embedded (in ONNX Runtime's threads, outside Python's lock), a thread
+        # reads their texts (`reading_ahead`) and another imports UMAP, HDBSCAN and BERTopic: only beside
+        # the local int8 encoder, which imports no torch meanwhile (BERTopic's import hides torch from
+        # every thread for a moment, and two threads importing packages that import each other can stop
+        # on Python's import locks).
+        stack.enter_context(reading_ahead(fitted_texts))
+        importing = stack.enter_context(ThreadPoolExecutor(1))
+        imported = (
+            importing.submit(import_topic_libraries, str(cache_dir()))
+            if resolved.embedder == "onnx-int8" and not ray_address
+            else None
+        )
         embeddings, embedding_report, encode_phrases = embed_corpus(
             documents,
             resolved,
@@ -363,6 +383,8 @@ def build_map(
             ray_option=ray_option,
             log=log,
         )
+        if imported:
+            imported.result()  # an import that failed fails here, as it would have in the topic stage
         # The map is fitted on the vectors it stores (float16): a rebuild from the stored vectors, or
         # an encoder whose last bits differ on another CPU, finds the same topics.
         embeddings = embeddings.astype(np.float16).astype(np.float32)
@@ -377,12 +399,6 @@ def build_map(
         resolved, carried = carry_previous(
             config, resolved, previous_map, corpus.papers, refit=refit, log=log, embeddings=embeddings
         )
-        # Names are checked on the papers the topics are fitted on (`fit_on_sample`'s): their words read once.
-        named = np.arange(len(texts))
-        if resolved.fit_sample:
-            named = sample_rows(len(texts), resolved.fit_sample, resolved.random_state)
-        fitted_texts = [texts[i] for i in named]
-        stack.enter_context(reading_ahead(fitted_texts))  # while the topics' UMAP runs
         stack.enter_context(written_index(fitted_texts))
         fit = fit_topic_model(texts, embeddings, resolved, log, targets=carried.targets, given=carried.labels)
         for note in fit.topics.notes:  # e.g. how topics were named when the abstracts are not in English

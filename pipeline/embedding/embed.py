@@ -218,7 +218,10 @@ def embed_texts(
         cache.close()
     matrix = np.stack([cached[k] for k in keys]) if keys else np.zeros((0, DIMENSIONS), np.float32)
     report = {
-        "encoder": encoder.name if encoder else cache_name,
+        # the name its vectors are cached under, whether computed or read back: a map built cold names
+        # the encoder as one built warm does (its stored vectors reused on a rebuild, the shipped
+        # research-area vectors used: `pipeline.naming.areas.shipped_vectors`)
+        "encoder": cache_name,
         "cached": len(texts) - len(missing),
         "from_map": sum(1 for k in keys if k in known),
         "computed": len(missing),

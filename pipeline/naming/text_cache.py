@@ -1,8 +1,9 @@
 """Each paper's text read once: its `PaperText` (candidate phrases, the acronyms it writes and
 defines, its words' forms) kept in the cache folder beside the embeddings (`texts.sqlite`), keyed by
 the text's hash like an embedding, so a rebuild, or a build with one more file, reads only new texts.
-A build starts reading its texts before the topics' UMAP fit (`reading_ahead`), which leaves a core
-free: a first build of a large corpus reads them meanwhile.
+A build starts reading its texts in a thread before it embeds its abstracts (`reading_ahead`): the
+embedding runs in ONNX Runtime's threads, outside Python's lock, and a large corpus's reading (in
+worker processes) goes on while the topics' UMAP leaves a core free.
 
 An entry is also keyed by the rules that read it (the digest of this module, `phrases.py`,
 `sentences.py` and the word lists): a change to any of them reads every text again. An entry carries
@@ -133,11 +134,8 @@ _AHEAD: list[tuple[list[str], Future]] = []
 @contextmanager
 def reading_ahead(documents: list[str]) -> Iterator[None]:
     """Within it, `paper_texts(documents)` takes what a thread started reading here (the same
-    entries): the build starts it before the topics' UMAP fit, which leaves the other cores free.
-    Only more than `PARALLEL_ABOVE` documents: fewer are read by the build's thread, when needed."""
-    if len(documents) <= PARALLEL_ABOVE:
-        yield
-        return
+    entries): the build starts it before it embeds its abstracts, so the reading overlaps the
+    embedding (and, for a large corpus read in worker processes, the topics' UMAP fit)."""
     with ThreadPoolExecutor(1, thread_name_prefix="reading-ahead") as thread:
         _AHEAD.append((documents, thread.submit(_paper_texts, documents)))
         try:
