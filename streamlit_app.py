@@ -62,7 +62,8 @@ def side_panel(
     in a box as tall as the map (at 1400×900 it is read without losing the map), its first line leading
     back (to the topic it was opened from, or to the list)."""
     edit_notice()
-    vocabulary = partial(view_vocabulary, data, rising)  # what a link the browser wrote may choose
+    # What a link the browser wrote may choose (`rising` is None where one order is offered: read again)
+    vocabulary = partial(view_vocabulary, data, cached_rising(map_key))
     paper = data.row_of[state.paper] if state.paper and state.paper in data.row_of else None
     url = points_url(data, map_key)
     editing = paper is None and state.topic is not None and editing_allowed(data.path)
@@ -80,7 +81,7 @@ def side_panel(
         filtered=filtered,
         files_sent=session.files_sent(),
         sent_before_map=sent_before_map,
-        on_topic=partial(session.on_panel_topic, data, url),
+        on_topic=partial(session.on_panel_topic, data, url, vocabulary),
         on_only=partial(session.on_panel_only, data, url, vocabulary),
         on_values=partial(session.on_panel_values, data, url, vocabulary),
         on_click=partial(session.on_paper_click, data, url, PANEL_KEY),

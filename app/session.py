@@ -150,7 +150,7 @@ def open_view(params: dict[str, list[str]], data: MapData, vocabulary: Vocabular
     """Start the view: from the link on the first run, from the default view when another map was
     chosen, from the history entry on Back or Forward; say what a link asked for that is not here."""
     first_run = INITIALISED not in st.session_state
-    if st.session_state.get(INITIALISED) == data.name and navigated(params):
+    if st.session_state.get(INITIALISED) == data.name and navigated(params, vocabulary):
         follow_link(params, data, vocabulary)  # Back or Forward in the browser
     if st.session_state.get(INITIALISED) != data.name:
         # A link to a previous build's topic that is gone opens where its papers went, saying so.
@@ -347,18 +347,17 @@ def _history_run() -> bool:
     return bool(ctx is not None and getattr(ctx, "is_history_navigation", False))
 
 
-def navigated(params: dict[str, list[str]]) -> bool:
+def navigated(params: dict[str, list[str]], vocabulary: Vocabulary) -> bool:
     """Whether the reader went Back or Forward in the browser to a view other than the one shown.
 
     Streamlit pushes a history entry for each query string the app writes, and on Back or Forward
     reruns the script with that entry's query string, saying so (`is_history_navigation`); the view
     then follows the link. Only such runs count: an ordinary rerun may carry a query string a step
-    old (the page sends it before the last run's new one arrives). The zoom (`view=`) does not count.
+    old (the page sends it before the last run's new one arrives). The view shown is the session's,
+    not the link the server wrote last: a run cut short by the next Back or Forward may have left that
+    on this entry's link over another view. The zoom (`view=`) does not count.
     """
-    if not _history_run():
-        return False
-    last = st.session_state.get(URL_PARAMS)
-    return last is not None and _without_zoom(params) != last
+    return _history_run() and parse_view(_without_zoom(params), vocabulary)[0] != current_state()
 
 
 def sync_url(state: ViewState, map_name: str | None, params: dict[str, list[str]]) -> None:
@@ -507,12 +506,14 @@ def on_paper_topic(data: MapData, points_url: str) -> None:
         open_topic(topic)
 
 
-def on_panel_topic(data: MapData, points_url: str) -> None:
-    """The topic panel opened a topic, or went back to the list (a click or a key): the header, the
-    papers table and the link follow; the map already shows it.
+def on_panel_topic(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary]) -> None:
+    """The topic panel opened a topic, or went back to the list (a click or a key): the header and the
+    downloads follow; the map and the papers table show it already.
 
-    The panel wrote the address bar itself (a new history entry) as the server writes it: kept as the
-    query string, so Streamlit adds no entry of its own."""
+    The panel wrote the address bar itself (a new history entry): the view is that link's
+    (`follow_step`), kept as the query string, so Streamlit adds no entry of its own. The panel drew
+    the topic alone: where the link's view differs from the server's in more (a step of the server's
+    it has not taken yet), the map and the table follow it too."""
     value = _panel_event("topic", points_url)
     if value is None:
         return
@@ -521,10 +522,7 @@ def on_panel_topic(data: MapData, points_url: str) -> None:
         topic is not None and (type(topic) is not int or topic not in data.vocabulary().topic_ids)
     ) or not _is_query(query):
         return
-    take_step({"kind": "topic", "topic": topic})
-    if PANEL_TOPIC in st.session_state:
-        st.session_state[PANEL_TOPIC] = topic
-    _keep_query(query)
+    follow_step(data, vocabulary, query, drawn=False)
     rerun_changed()
 
 
@@ -572,19 +570,25 @@ def on_map_history(data: MapData, points_url: str, vocabulary: Callable[[], Voca
     rerun_changed()
 
 
-def follow_step(data: MapData, vocabulary: Callable[[], Vocabulary], query: object) -> None:
-    """A step the browser drew itself comes with the link it wrote (`query`; none: the server's step,
-    drawn here): the view is that link's, read as any link is (`parse_view`; what it ignores was
-    said when the address bar got it), and the parts the browser drew count as drawn
-    (`_parts_the_browser_draws`). The browser alone decides which steps it draws (js/view.js
-    `keyInBrowser`, `valuesInBrowser`; js/legend.js, js/select.js, js/panel.js)."""
+def follow_step(
+    data: MapData, vocabulary: Callable[[], Vocabulary], query: object, drawn: object = True
+) -> None:
+    """A step of the browser's comes with the link it wrote (`query`; none: the server's step, taken
+    here): the view is that link's, read as any link is (`parse_view`; what it ignores was said when
+    the address bar got it). Where the browser drew it itself (`drawn`), the parts it drew count as
+    drawn (`_parts_the_browser_draws`); else they follow the link's view. The browser alone decides
+    which steps it draws (js/view.js `keyInBrowser`, `valuesInBrowser`; js/legend.js, js/select.js,
+    js/panel.js)."""
     if not _is_query(query):
         return
     state, _ = parse_view(_without_zoom(_query_params(query)), vocabulary())
     if PANEL_TOPIC in st.session_state:  # the panel keeps its topic open, or closed it with the step
         st.session_state[PANEL_TOPIC] = state.topic
     _put_state(state, data)
-    _drawn_in_browser(query, _parts_the_browser_draws())
+    if drawn is False:
+        _keep_query(query)
+    else:
+        _drawn_in_browser(query, _parts_the_browser_draws())
 
 
 def _drawn_in_browser(query: str, parts: tuple[str, ...]) -> None:
@@ -601,22 +605,22 @@ def _drawn_in_browser(query: str, parts: tuple[str, ...]) -> None:
 
 def on_panel_only(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary]) -> None:
     """Topics kept alone: ticked in the panel's list, or its "Only this topic" (none: every topic again).
-    With the link it wrote (`query`), the browser showed their papers alone itself (js/legend.js,
-    `showTopics`): the step is that link (`follow_step`)."""
+    The step is the link the browser wrote for it (`query`, `follow_step`), shown by the browser itself
+    where it says so (js/legend.js, `showTopics`)."""
     value = _panel_event("only", points_url)
     topics = value.get("topics") if value else None
     ids = data.vocabulary().topic_ids
     if not isinstance(topics, list) or not all(type(t) is int and t in ids for t in topics):
         return
     take_step({"kind": "topics", "topics": topics}, data.topic_themes())
-    follow_step(data, vocabulary, value.get("query"))
+    follow_step(data, vocabulary, value.get("query"), value.get("drawn"))
     rerun_changed()
 
 
 def on_panel_values(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary]) -> None:
     """Values of a filterable column toggled in the topic list (none: every value again): that column's
-    filter. With the link it wrote (`query`), the browser showed their papers itself (js/legend.js,
-    `showValues`): the step is that link (`follow_step`)."""
+    filter. The step is the link the browser wrote for it (`query`, `follow_step`), shown by the browser
+    itself where it says so (js/legend.js, `showValues`)."""
     value = _panel_event("values", points_url)
     column = value.get("column") if value else None
     if column not in data.facets:
@@ -625,7 +629,7 @@ def on_panel_values(data: MapData, points_url: str, vocabulary: Callable[[], Voc
     if not isinstance(codes, list) or not all(type(c) is int and 0 <= c < len(options) for c in codes):
         return
     take_step({"kind": "values", "column": column, "values": [options[c] for c in codes]})
-    follow_step(data, vocabulary, value.get("query"))
+    follow_step(data, vocabulary, value.get("query"), value.get("drawn"))
     rerun_changed()
 
 
@@ -639,8 +643,8 @@ def on_panel_sort(points_url: str) -> None:
 def on_legend_pick(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary], colour: str) -> None:
     """The map's key was clicked: show only that theme (or, coloured by `colour`, only that value of
     the column); the entry shown alone, clicked again, or "Show all" (a null pick): everything again.
-    With the link it wrote (`query`), the browser showed it itself (js/legend.js, `pickKey`): the step
-    is that link (`follow_step`)."""
+    The step is the link the browser wrote for it (`query`, `follow_step`), shown by the browser itself
+    where it says so (js/legend.js, `pickKey`)."""
     value = map_event("legend") or {}
     pick = value.get("theme", value.get("value"))
     if value.get("map") != points_url or not (pick is None or type(pick) is int):
@@ -658,7 +662,7 @@ def on_legend_pick(data: MapData, points_url: str, vocabulary: Callable[[], Voca
     if pick is not None and chosen is None:
         return  # not an entry of this map's key
     take_step(action, data.topic_themes())
-    follow_step(data, vocabulary, value.get("query"))
+    follow_step(data, vocabulary, value.get("query"), value.get("drawn"))
     rerun_changed()  # the header, the downloads and the sidebar's filter follow (the map and table too, from the server)
 
 

@@ -824,9 +824,15 @@ def wait_for_redraw(page, before: int) -> None:
     )
 
 
+def panel_topic(at: AppTest) -> int | None:
+    """The topic the panel beside the map opens: the link's (js/panel.js; None: none, or no panel)."""
+    topic = url(at).get("topic")
+    return int(topic[0]) if topic and live_panel(at) is not None else None
+
+
 def opened_topic(at: AppTest) -> str | None:
     """The name of the topic the panel beside the map has open (None: the topic list; no panel: a paper)."""
-    state = live_panel(at)
-    if state is None or state["topic"] is None:
+    topic = panel_topic(at)
+    if topic is None:
         return None
-    return next(t["name"] for t in panel_summary(at)["topics"] if t["id"] == state["topic"])
+    return next(t["name"] for t in panel_summary(at)["topics"] if t["id"] == topic)

@@ -20,7 +20,17 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.helpers import REPO, decode_mask, live_map, live_panel, papers_table, start, themed_map, url
+from tests.helpers import (
+    REPO,
+    decode_mask,
+    live_map,
+    live_panel,
+    panel_topic,
+    papers_table,
+    start,
+    themed_map,
+    url,
+)
 
 CORPUS = Path(__file__).resolve().parent / "fixtures" / "link_corpus.json"
 SEEDS_MAP = REPO / "assets" / "maps" / "seeds"
@@ -86,7 +96,7 @@ def opened(at, topic_ids: np.ndarray) -> dict:
     """What the first load of a link shows a reader."""
     view, panel, table = live_map(at), live_panel(at), papers_table(at)
     shown = decode_mask(view["mask"], view["n"])
-    topic = panel["topic"] if panel is not None else None
+    topic = panel_topic(at)  # the panel opens the link's topic
     if topic is not None and (panel or {}).get("paper") is None:
         shown = shown & (topic_ids == topic)  # the panel narrows the map to the opened topic
     warnings = [w.value for w in at.warning]

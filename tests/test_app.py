@@ -18,12 +18,12 @@ from tests.helpers import (
     FakeEncoder,
     decode_mask,
     live_map,
-    live_panel,
     map_doc_ids,
     open_panel,
     opened_paper,
     page_bytes,
     panel_summary,
+    panel_topic,
     paper_text,
     papers_table,
     plain,
@@ -163,7 +163,7 @@ def test_topic_view_shows_keywords_representatives_and_nearest_topics(tiny):
     at = start(
         {"topic": "2"}
     )  # the panel beside the map opens the link's topic (tests/test_browser_panel.py)
-    assert live_panel(at)["topic"] == 2 and url(at)["topic"] == ["2"]
+    assert panel_topic(at) == 2 and url(at)["topic"] == ["2"]
     [topic] = [t for t in panel_summary(at)["topics"] if t["id"] == 2]
     assert topic["name"] == "Reinforcement learning" and topic["size"] == 13
     assert topic["keywords"][0] == "policy"  # the strongest keyword first
@@ -385,7 +385,7 @@ def test_several_maps_offer_a_selector_and_the_map_is_in_the_url(tmp_path, monke
     assert topic_table(at)["Topic"].tolist()[0] == "Other A"
     assert url(at)["map"] == ["other"]
     again = start({"map": "other", "topic": "1"})
-    assert live_panel(again)["topic"] == 1 and "papers in the topic “Other B”" in texts(again)
+    assert panel_topic(again) == 1 and "papers in the topic “Other B”" in texts(again)
 
 
 def test_the_map_selector_names_each_map_as_its_manifest_does(tmp_path, monkeypatch):

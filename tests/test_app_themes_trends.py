@@ -20,6 +20,7 @@ from tests.helpers import (
     live_map,
     live_panel,
     panel_summary,
+    panel_topic,
     rows_of,
     start,
     texts,
@@ -226,7 +227,7 @@ def test_a_map_without_themes_has_no_theme_ui_and_ignores_a_theme_link(trends):
 # --------------------------------------------------------------------------- trends
 def opened(at, topic: int) -> dict:
     """An opened topic as the panel reads it (its entry in the map's summary file)."""
-    assert live_panel(at)["topic"] == topic
+    assert panel_topic(at) == topic
     [entry] = [t for t in panel_summary(at)["topics"] if t["id"] == topic]
     return entry
 

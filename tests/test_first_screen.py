@@ -19,7 +19,16 @@ from app.text import highlighted_markdown
 from pipeline.mapfolder.query import parse_query
 from pipeline.mapfolder.search_index import WordHits, highlight
 from pipeline.mapfolder.store import write_map
-from tests.helpers import live_panel, panel_summary, plain, select_box, start, texts, themed_map, tiny_map
+from tests.helpers import (
+    panel_summary,
+    panel_topic,
+    plain,
+    select_box,
+    start,
+    texts,
+    themed_map,
+    tiny_map,
+)
 
 
 # ------------------------------------------------------------------ 1. words
@@ -40,7 +49,7 @@ def test_a_single_unassigned_paper_is_one_paper_not_one_papers(tmp_path, monkeyp
     ]  # "1 paper" (panel.js)
     assert "1 papers" not in texts(at) and "1 papers" not in plain(at)
     at = start({"topic": "-1"})
-    assert live_panel(at)["topic"] == -1 and "Showing the 1 paper " in plain(at)
+    assert panel_topic(at) == -1 and "Showing the 1 paper " in plain(at)
 
 
 def test_topics_outside_the_chosen_theme_are_ignored_in_a_proper_sentence():

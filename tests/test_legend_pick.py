@@ -296,3 +296,23 @@ def test_where_editing_is_on_a_step_the_browser_drew_reruns_the_map_s_part(data,
     click(data, theme=1, query="theme=1")
     assert st.session_state[THEMES] == [1] and session.key_picks() == 1
     assert "map" in reruns[-1] and "results" not in reruns[-1]
+
+
+def test_a_step_the_browser_did_not_draw_is_its_link_too_and_the_parts_follow_it(data, reruns):
+    """A pick in the key, or a tick, the browser did not draw (`drawn`: false; its parts did not show
+    the view yet, or it cannot draw it) comes with the link the browser wrote for it all the same
+    (js/store.js): the view is that link's, kept as the query string (the server writes no other, which
+    a step taken meanwhile in the browser would be put under), and the map and the table follow it."""
+    st.session_state[TOPICS] = [1]
+    drawn(list(session.PARTS))
+    # topics chosen: the key's theme is the server's to draw
+    click(data, theme=0, query="theme=0", drawn=False)
+    assert st.session_state[THEMES] == [0] and st.session_state[TOPICS] == []
+    assert "map" in reruns[-1] and "results" in reruns[-1] and session.key_picks() == 0
+    assert st.session_state[session.URL_PARAMS] == {"theme": ["0"]}
+    drawn(reruns[-1])
+    st.session_state[PANEL_KEY] = {"only": {"map": MAP, "topics": [0], "query": "topics=0", "drawn": False}}
+    session.on_panel_only(data, MAP, partial(vocabulary, data))  # a topic outside the theme: it is dropped
+    assert st.session_state[THEMES] == [] and st.session_state[TOPICS] == [0]
+    assert "map" in reruns[-1] and "results" in reruns[-1] and session.key_picks() == 0
+    assert st.session_state[session.URL_PARAMS] == {"topics": ["0"]}

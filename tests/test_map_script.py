@@ -177,7 +177,7 @@ def test_a_view_state_is_what_the_protocol_says(data):
 
 
 def test_the_panel_s_state_and_summary_are_what_the_protocol_says(data):
-    """`PanelState` with and without a mask and a topic, and the map's `Summary` file, read back as
+    """`PanelState` with and without a mask, and the map's `Summary` file, read back as
     the browser reads it (JSON, gunzip'd)."""
     import gzip
     import json
@@ -185,9 +185,9 @@ def test_the_panel_s_state_and_summary_are_what_the_protocol_says(data):
     from app.topic_summary import topic_summary
     from app.trends import rising_scores
 
-    for mask, topic in ((np.ones(data.n, dtype=bool), None), (np.arange(data.n) % 3 == 0, 1)):
+    for mask in (np.ones(data.n, dtype=bool), np.arange(data.n) % 3 == 0):
         state = payload.panel_state(
-            data, mask, summary_url="s", points_url="p", plotly_url="q", topic=topic, sort="size", themes=(0,),
+            data, mask, summary_url="s", points_url="p", plotly_url="q", sort="size", themes=(0,),
             topics=(1, -1), filters={"year": ("2024",)}, filtered=not mask.all(), height=600,
         )  # fmt: skip
         assert conforms(state, payload.PanelState) and set(state) == required_keys(payload.PanelState)

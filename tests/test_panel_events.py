@@ -47,10 +47,11 @@ def send(name: str, **event) -> None:
 
 def test_opening_a_topic_in_the_panel_changes_the_header_and_table_keys_not_the_map_s(data):
     st.session_state[TOPIC] = None
+    st.session_state[session.widget_key("search")] = "diffusion"
     session.panel_shown(None, shown=True)
     before = session.part_keys()
     send("topic", topic=1, query="q=diffusion&topic=1")
-    session.on_panel_topic(data, MAP)
+    session.on_panel_topic(data, MAP, partial(vocabulary, data))
     after = session.part_keys()
     assert st.session_state[TOPIC] == 1
     assert after["map"] == before["map"]  # the browser shows it already: the map's part does not rerun
@@ -58,8 +59,23 @@ def test_opening_a_topic_in_the_panel_changes_the_header_and_table_keys_not_the_
     assert after["results"] == before["results"]  # the papers table narrows to it in the browser
     assert st.session_state[session.URL_PARAMS] == {"q": ["diffusion"], "topic": ["1"]}  # the link it wrote
     send("topic", topic=None, query="q=diffusion")
-    session.on_panel_topic(data, MAP)
+    session.on_panel_topic(data, MAP, partial(vocabulary, data))
     assert st.session_state[TOPIC] is None and session.part_keys()["map"] == before["map"]
+
+
+def test_a_topic_opened_from_a_view_the_server_has_not_followed_yet_is_the_link_s_view(data):
+    """The panel's link says more than the topic (a step the server has not taken yet, a run cut short
+    by a storm's steps): the view is the link's, and the map's and the table's parts follow it, so the
+    header never says one view over a link that says another."""
+    st.session_state[TOPIC] = None
+    session.panel_shown(None, shown=True)
+    before = session.part_keys()
+    send("topic", topic=1, query="theme=0&topic=1")
+    session.on_panel_topic(data, MAP, partial(vocabulary, data))
+    assert session.current_state().themes == (0,) and st.session_state[TOPIC] == 1
+    after = session.part_keys()
+    assert after["map"] != before["map"] and after["results"] != before["results"]
+    assert st.session_state[session.URL_PARAMS] == {"theme": ["0"], "topic": ["1"]}
 
 
 def test_a_topic_closed_by_the_server_reruns_the_map_s_part(data):
@@ -86,7 +102,7 @@ def test_a_topic_closed_by_the_server_reruns_the_map_s_part(data):
 def test_malformed_or_foreign_panel_events_change_nothing(data, event):
     st.session_state[TOPIC] = None
     send("topic", **event)
-    session.on_panel_topic(data, MAP)
+    session.on_panel_topic(data, MAP, partial(vocabulary, data))
     assert st.session_state[TOPIC] is None and session.URL_PARAMS not in st.session_state
 
 
@@ -270,3 +286,18 @@ def test_a_selection_the_browser_dropped_is_its_link(data):
             assert session.map_counters()[0] == cleared + (event == "clear")
             assert (shown["map"] == now["map"] and shown["results"] == now["results"]) == drawn, query
             assert session.key_picks() == picks + drawn
+
+
+def test_back_or_forward_follows_its_entry_s_link_whatever_link_was_written_last(data, monkeypatch):
+    """Streamlit's rerun of a Back or Forward follows the entry's link where the view shown is another,
+    even where the link the server wrote last is that entry's (a run cut short by the next Back or
+    Forward left it so: the header then said one view over a link that said another)."""
+    st.session_state[session.INITIALISED] = data.name
+    st.session_state[TOPIC] = None
+    st.session_state[session.URL_PARAMS] = {"topic": ["1"]}
+    monkeypatch.setattr(session, "_history_run", lambda: True)
+    session.open_view({"topic": ["1"], "view": ["0,1,0,1"]}, data, vocabulary(data), None)
+    assert session.current_state().topic == 1
+    st.session_state[session.PLACEMENT] = "placed"
+    session.open_view({"topic": ["1"]}, data, vocabulary(data), None)  # the view shown: nothing dropped
+    assert st.session_state[session.PLACEMENT] == "placed"

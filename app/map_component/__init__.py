@@ -256,8 +256,8 @@ def live_panel(
     """Mount or update the topic panel beside the map (js/panel.js): the topic list and an opened
     topic, drawn in the browser from the map's summary file, or an opened paper in their place
     (`paper`: `app.paper_view.paper_state`); `in_view`: the papers in view before an
-    opened topic narrows them; `state`: the view's (its opened topic, order, themes, topics and
-    metadata filters); `key_picks`, `link`: as for `live_map`. Its events: "topic"
+    opened topic narrows them; `state`: the view's (its order, themes, topics and metadata filters;
+    the topic the panel opens is the link's, js/panel.js); `key_picks`, `link`: as for `live_map`. Its events: "topic"
     (opened or closed), "only" (topics ticked, or "Only this topic"), "values" (a column's values
     toggled), "sort" (the list's order), "click" (a paper opened: a central or a nearest paper; or, with no
     row, the opened paper closed) and "paper_topic" (the opened paper's topic opened), read with
@@ -275,7 +275,6 @@ def live_panel(
         summary_url=summary,
         points_url=points,
         plotly_url=plotly,
-        topic=state.topic,
         sort=state.sort,
         themes=state.themes,
         topics=state.topics,

@@ -196,7 +196,6 @@ class PanelState(TypedDict):
     points: str
     plotly: str
     mask: str | None
-    topic: int | None
     sort: str
     themes: list[int]
     topics: list[int]
@@ -397,12 +396,14 @@ class SelectEvent(TypedDict, total=False):
 
 class LegendEvent(TypedDict, total=False):
     """The reader clicked an entry of the key (a theme's id, or a position in the colour column's values),
-    or "Show all" (None); `query`: the query string the browser wrote, where it showed the entry itself
-    (js/legend.js): the step is that link (`app.session.follow_step`)."""
+    or "Show all" (None); `query`: the link the browser wrote for the step (js/store.js), which the server
+    follows (`app.session.follow_step`); `drawn`: whether the browser showed the entry itself (js/legend.js),
+    else the server draws the link's view."""
 
     theme: int | None
     value: int | None
     query: str
+    drawn: bool
     map: Required[str]
 
 
@@ -433,22 +434,24 @@ class ClearEvent(TypedDict, total=False):
 
 class OnlyEvent(TypedDict, total=False):
     """Topics kept alone: ticked in the panel's list, or its "Only this topic" (none: every topic
-    again); `query`: the query string the browser wrote, where it showed their papers alone itself
-    (js/legend.js, `showTopics`)."""
+    again); `query`: the link the browser wrote for the step, which the server follows; `drawn`: whether
+    the browser showed their papers alone itself (js/legend.js, `showTopics`)."""
 
     topics: Required[list[int]]
     query: str
+    drawn: bool
     map: Required[str]
 
 
 class ValuesEvent(TypedDict, total=False):
     """Values of a metadata column toggled in the panel's list (positions in its `PanelFacet.values`;
-    none: every value again); `query`: the query string the browser wrote, where it showed their
-    papers itself (js/legend.js, `showValues`)."""
+    none: every value again); `query`: the link the browser wrote for the step, which the server follows;
+    `drawn`: whether the browser showed their papers itself (js/legend.js, `showValues`)."""
 
     column: Required[str]
     values: Required[list[int]]
     query: str
+    drawn: bool
     map: Required[str]
 
 
@@ -709,7 +712,6 @@ def panel_state(
     summary_url: str,
     points_url: str,
     plotly_url: str,
-    topic: int | None,
     sort: str,
     themes: tuple[int, ...],
     topics: tuple[int, ...],
@@ -720,7 +722,7 @@ def panel_state(
     paper: PaperState | None = None,
 ) -> PanelState:
     """Everything the topic panel receives on a rerun: the view's mask (the panel counts each topic's
-    papers in view itself), the opened topic, the list's order, the chosen themes and topics (the
+    papers in view itself; the topic it opens is the link's), the list's order, the chosen themes and topics (the
     list's ticks), the values of each column the map can be coloured by and the chosen ones (`filters`:
     the view's metadata filters); `key_picks`: as for `view_state`; `paper`: the opened paper, shown
     in the list's place (None: none open)."""
@@ -729,7 +731,6 @@ def panel_state(
         "points": points_url,
         "plotly": plotly_url,
         "mask": encode_mask(in_view),
-        "topic": topic,
         "sort": sort,
         "themes": [int(t) for t in themes],
         "topics": [int(t) for t in topics],

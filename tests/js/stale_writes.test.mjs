@@ -1,12 +1,14 @@
-// js/zoom.js's guard of the address bar (`staleWrite`), under `node --test`: tests/test_stale_writes.py
-// copies the module beside this file with its generated `shared.js` and a `plot.js` it does not use
-// here, on a stand-in page (page.mjs).
+// js/zoom.js's guard of the address bar (`staleWrite`), and js/links.js's of the parts (`drawAnswer`: a
+// state the server sent for a view the address bar does not say is not drawn over it), under `node
+// --test`: tests/test_stale_writes.py copies the modules beside this file with their generated
+// `shared.js` and a `plot.js` they do not use here, on a stand-in page (page.mjs).
 import assert from "node:assert/strict";
 import { beforeEach, test } from "node:test";
 
 import { move, page } from "./page.mjs";
 
 const { HISTORY, answered, sentLink, wrapHistory } = await import("./zoom.js");
+const { LINK, drawAnswer, showing } = await import("./links.js");
 wrapHistory();
 
 /** The server's write of the query string `query` (Streamlit's page info, a replaceState). */
@@ -52,4 +54,64 @@ test("links are the same whatever the order of their keys, the zoom and the map'
   move("?topic=3");
   serverWrites("map=demo&paper=doc7&theme=0");
   assert.equal(page.search, "?topic=3");
+});
+
+/** Part `kind`'s state for the link `link` sent by the server: the states drawn, in `drawn`. */
+const drawn = [];
+const arrives = (kind, link) => drawAnswer(kind, { link }, () => drawn.push(`${kind} ${link}`));
+
+test("a part that shows nothing yet draws the first state it gets, whatever its view", () => {
+  drawn.length = 0;
+  page.search = "?theme=0";
+  assert.equal(arrives("panel", "theme=1"), true); // better than nothing: the server's answer follows
+  assert.equal(arrives("panel", "theme=2"), false);
+  assert.deepEqual(drawn, ["panel theme=1"]);
+});
+
+test("a part's state for a view the address bar no longer says is not drawn over it", () => {
+  drawn.length = 0;
+  page.search = "?theme=0";
+  window.history.pushState({}, "", "/?theme=0&topic=3"); // the panel opened a topic: the map's view still
+  assert.equal(arrives("map", "theme=0"), true);
+  window.history.pushState({}, "", "/?theme=1"); // a key pick, sent to the server
+  sentLink("theme=1");
+  move("?theme=0&topic=3"); // Back
+  assert.equal(arrives("map", "theme=1"), false); // the run for the key pick answers late
+  assert.equal(arrives("table", "theme=0&topic=3&paper=doc7"), true); // the table shows no paper
+  serverWrites("theme=1"); // ... and its write comes after Back: not made (`staleWrite`), nothing drawn
+  assert.deepEqual(drawn, ["map theme=0", "table theme=0&topic=3&paper=doc7"]);
+});
+
+test("a part's state that comes before the server writes its link is drawn when it does", () => {
+  drawn.length = 0;
+  page.search = "?theme=0";
+  assert.equal(arrives("map", "theme=0&q=graphs"), false); // a search: the map's state before the link
+  assert.equal(arrives("map", "q=graphs"), false); // a newer state of the part: the one held
+  serverWrites("map=demo&q=graphs&view=0,1,0,1");
+  serverWrites("q=graphs");
+  assert.deepEqual(drawn, ["map q=graphs"]); // once, the newest
+  assert.equal(arrives("panel", "topic=2"), false);
+  move("?topic=2"); // Back or Forward: its own answer follows; what was held is dropped
+  serverWrites("topic=2");
+  assert.deepEqual(drawn, ["map q=graphs"]);
+});
+
+test("a step is the browser's to draw only while the parts show the address bar's view", () => {
+  page.search = "?theme=0";
+  arrives("map", "theme=0");
+  assert.ok(showing("?theme=0&topic=2")); // the topic the panel opens aside
+  window.history.pushState({}, "", "/?topics=1&theme=0"); // a step of the server's: its link written first
+  assert.ok(!showing(window.location.search)); // the next step is the server's too, until its answer
+  arrives("map", "topics=1&theme=0");
+  assert.ok(showing(window.location.search));
+});
+
+test("the topic panel follows the link on every write and every Back or Forward", () => {
+  const followed = [];
+  LINK.panel = /** @type {any} */ ({ followLink: () => followed.push(window.location.search) });
+  page.search = "";
+  serverWrites("topic=4"); // e.g. a server's step: Open topic from a paper
+  move("?theme=1");
+  LINK.panel = null;
+  assert.deepEqual(followed, ["?topic=4", "?theme=1"]);
 });

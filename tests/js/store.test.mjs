@@ -39,7 +39,7 @@ for (const { map, link, address } of corpus) {
 for (const c of steps) {
   test(`a step's link, written by the store alone, the map's name and zoom kept: ${c.name}`, () => {
     const theme = tables[c.tables].themeOf;
-    LINK.panel = /** @type {any} */ ({ summary: { topics: Object.entries(theme).map(([id, t]) => ({ id: Number(id), theme: t })) } });
+    LINK.panel = /** @type {any} */ ({ summary: { topics: Object.entries(theme).map(([id, t]) => ({ id: Number(id), theme: t })) }, followLink: () => {} });
     const before = linkText([["map", "seeds"], ...linkParams(c.view), ["view", "0,1,0,1"]]);
     open(before);
     const query = takeStep(c.action);

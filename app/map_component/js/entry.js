@@ -4,7 +4,7 @@
 
 import { AtlasMap, INSTANCES, foldSidebar } from "./atlas_map.js";
 import { showMapState, showPartState } from "./history.js";
-import { LINK, keepView } from "./links.js";
+import { LINK, drawAnswer, keepView } from "./links.js";
 import { TopicPanel } from "./panel.js";
 import { PapersTable } from "./table.js";
 import { answered, sentLink } from "./zoom.js";
@@ -26,8 +26,11 @@ export default function (component) {
   inst.trigger = telling(setTriggerValue);
   inst.root.style.height = `${data.height}px`;
   if (data.link !== undefined) answered(data.link);
-  keepView("map", data);
-  showMapState(inst, data);
+  const map = inst;
+  drawAnswer("map", data, () => {
+    keepView("map", data);
+    showMapState(map, data);
+  });
   return () => {
     inst.destroy();
     INSTANCES.delete(parentElement);
@@ -53,9 +56,11 @@ function partEntry(kind, data, parentElement, setTriggerValue) {
   part.trigger = telling(setTriggerValue);
   if ("height" in data) part.root.style.height = `${data.height}px`;
   if (data.link !== undefined) answered(data.link);
-  keepView(kind, data);
-  showPartState(part, data);
   const shown = part;
+  drawAnswer(kind, data, () => {
+    keepView(kind, data);
+    showPartState(shown, data);
+  });
   return () => {
     shown.destroy();
     PARTS.delete(parentElement);

@@ -2,7 +2,7 @@
 // Back and Forward in the browser, and a view drawn again from the states kept for its link.
 
 import { keyParam, pickKey, showTopics, showValues } from "./legend.js";
-import { LINK, VIEWS, differsOnlyIn, linkKey, streamlitIdle } from "./links.js";
+import { LINK, VIEWS, differsOnlyIn, linkKey, showing, streamlitIdle } from "./links.js";
 import { SHARED } from "./shared.js";
 import { linkAfter, writeLink } from "./store.js";
 import { HISTORY, wrapHistory } from "./zoom.js";
@@ -76,6 +76,7 @@ function historyStep(before, now, tell) {
   }
   const inst = LINK.map, view = inst && inst.received;
   if (!told || !inst || !view) return false;
+  if (!showing(before)) return redrawView(now); // the parts do not show the entry left: not drawn from them
   const key = keyParam(view);
   if (differsOnlyIn(before, now, key)) {
     const values = params.getAll(key);
@@ -144,13 +145,11 @@ export function keptView(search, cleared) {
  * this one (the server, told in this one, works out its answer meanwhile). @param {KeptView} drawn */
 export function showKept(drawn) {
   VIEWS.last = { ...drawn };
+  LINK.shown = drawn.map.link;
   const inst = /** @type {AtlasMap} */ (LINK.map), panel = /** @type {TopicPanel} */ (LINK.panel), table = /** @type {PapersTable} */ (LINK.table);
   setTimeout(() => {
     showMapState(inst, drawn.map);
-    for (const [part, data] of /** @type {[TopicPanel|PapersTable, any][]} */ ([[panel, drawn.panel], [table, drawn.table]])) {
-      part.serverTopic = undefined; // the view's opened topic, followed
-      showPartState(part, data);
-    }
+    for (const [part, data] of /** @type {[TopicPanel|PapersTable, any][]} */ ([[panel, drawn.panel], [table, drawn.table]])) showPartState(part, data);
   }, 0);
 }
 

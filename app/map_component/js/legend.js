@@ -1,7 +1,7 @@
 // @ts-check
 // The key under the map, and the room it takes.
 
-import { LINK } from "./links.js";
+import { LINK, showing } from "./links.js";
 import { decodeMask, rankCounts } from "./load.js";
 import { placeMarks } from "./marks.js";
 import { SHARED } from "./shared.js";
@@ -88,14 +88,16 @@ export function drawLegend(inst, entries) {
 /** @param {AtlasMap} inst @param {KeyPick} chosen what the entry shows alone (null: "Show all") @param {boolean} on it is shown alone now
  * @param {string} [query] Back or Forward: the link of the entry gone to @returns {boolean} whether the browser shows it */
 export function pickKey(inst, chosen, on, query) {
-  const pick = { ...chosen, map: inst.pointsUrl };
+  const pick = { ...chosen, map: inst.pointsUrl }, view = inst.received;
   const shown = inst.keyShown;
-  if (shown && (shown.pick.topics !== undefined || shown.pick.values !== undefined)) {
-    // Topics kept alone (ticked in the topic list, or "Only this topic"), or values toggled there: the
-    // server's to combine with the pick.
-    if (query === undefined) inst.trigger("legend", pick);
+  /** The server's to draw: its link written by the store all the same, and sent. */
+  const server = () => {
+    if (query === undefined && view) inst.trigger("legend", { ...pick, query: takeStep(keyAction(view, chosen)), drawn: false });
     return false;
-  }
+  };
+  // Topics kept alone (ticked in the topic list, or "Only this topic"), or values toggled there: the
+  // server's to combine with the pick; so is any pick while the parts do not show the link's view yet.
+  if ((shown && (shown.pick.topics !== undefined || shown.pick.values !== undefined)) || (query === undefined && !showing(window.location.search))) return server();
   // The topic panel and the papers table show the entry the map does, each from the view before it.
   const held = Boolean(shown) && partsHold(/** @type {KeyShown} */ (shown));
   if (shown && (entryOf(chosen) === null || (on && samePick(chosen, shown.pick)))) {
@@ -106,12 +108,21 @@ export function pickKey(inst, chosen, on, query) {
   // panel closes it with the same step (never a step of Back or Forward, whose link would differ in
   // the topic too).
   const local = inst.received && keyLocal(inst.received) && (!shown || held);
-  const showing = local ? keyShown(inst, chosen) : null;
+  const shows = local ? keyShown(inst, chosen) : null;
   const open = LINK.topic ?? null, panel = LINK.panel;
-  const closes = showing !== null && open !== null && typeof chosen.theme === "number" && !(panel && panel.inTheme(open, chosen.theme));
-  if (showing && !(closes && (query !== undefined || !panel))) return showKeyPick(inst, pick, showing, query, closes);
-  if (query === undefined) inst.trigger("legend", pick);
-  return false;
+  const closes = shows !== null && open !== null && typeof chosen.theme === "number" && !(panel && panel.inTheme(open, chosen.theme));
+  if (shows && !(closes && (query !== undefined || !panel))) return showKeyPick(inst, pick, shows, query, closes);
+  return server();
+}
+
+/** The reading step of a pick in the key, or of a theme's heading in the topic list (`chosen`: a theme,
+ * a value of the colour column by its position; null: all again), as js/view.js `step` takes it.
+ * @param {ViewState} view @param {KeyPick|null} chosen @returns {Action} */
+function keyAction(view, chosen) {
+  const theme = chosen ? chosen.theme : undefined;
+  if (theme !== undefined || !view.colour) return { kind: "key", theme: theme ?? null };
+  const entry = chosen && view.legend.find((e) => e.pick && samePick(e.pick, chosen));
+  return { kind: "key", column: view.colour, value: entry ? entry.link : null }; // its value as the link writes it
 }
 
 /** Whether an entry of the key is the browser's to show from the view the map received (js/view.js
@@ -199,22 +210,18 @@ function keyShown(inst, pick) {
  * in the panel closed with it (a theme it is not in).
  * @param {AtlasMap} inst @param {LegendEvent} pick @param {KeyShown|null} shown @param {string} [query] @param {boolean} [closes] */
 function showKeyPick(inst, pick, shown, query, closes = false) {
-  if (query === undefined) {
-    const view = /** @type {ViewState} */ (inst.received);
-    const entry = shown && view.legend.find((e) => e.pick && samePick(e.pick, shown.pick));
-    const link = entry ? entry.link : null; // closes the topic open outside a theme (js/view.js `step`)
-    query = takeStep(view.colour ? { kind: "key", column: view.colour, value: link } : { kind: "key", theme: link === null ? null : Number(link) });
-  }
-  inst.trigger("legend", { ...pick, query });
+  if (query === undefined) query = takeStep(keyAction(/** @type {ViewState} */ (inst.received), shown && shown.pick));
+  inst.trigger("legend", { ...pick, query, drawn: true });
   if (closes && LINK.panel) LINK.panel.open(null, { query, tell: false }); // the server closes it too
-  showInParts(shown);
+  showInParts(shown, query);
   return true;
 }
 
 /** What the browser shows alone itself (null: the view the server sent), taken in by the map, the topic
  * panel and the papers table in the task after this one (the server, told in this one, works out its
- * answer meanwhile). @param {KeyShown|null} shown */
-function showInParts(shown) {
+ * answer meanwhile): the view of the link `query`. @param {KeyShown|null} shown @param {string} query */
+function showInParts(shown, query) {
+  LINK.shown = query;
   setTimeout(() => {
     for (const part of [LINK.map, LINK.panel, LINK.table]) if (part) part.showKeyPick(shown);
   }, 0);
@@ -274,15 +281,17 @@ export function showValues(facet, values, query) {
 function listStep(event, change, held, action, query) {
   const inst = LINK.map, panel = /** @type {TopicPanel} */ (LINK.panel), view = inst && inst.received;
   const next = inst && view && held ? listPick(inst.keyShown, change, view) : null;
-  const showing = next ? keyShown(/** @type {AtlasMap} */ (inst), next) : null;
+  const shows = next ? keyShown(/** @type {AtlasMap} */ (inst), next) : null;
   /** @param {object} more @returns {Events[K]} the event: the change, and what it says of the step */
   const told = (more) => /** @type {any} */ ({ ...change, ...more });
-  if (!inst || !view || !held || (next && !showing)) {
-    if (query === undefined) panel.trigger(event, told({ map: /** @type {PanelState} */ (panel.view).points }));
+  if (!inst || !view || !held || (next && !shows) || (query === undefined && !showing(window.location.search))) {
+    // The server's to draw: the link written by the store all the same, and sent.
+    if (query === undefined) panel.trigger(event, told({ query: takeStep(action), drawn: false, map: /** @type {PanelState} */ (panel.view).points }));
     return false;
   }
-  panel.trigger(event, told({ query: takeStep(action, query), map: inst.pointsUrl }));
-  showInParts(showing);
+  const written = takeStep(action, query);
+  panel.trigger(event, told({ query: written, drawn: true, map: inst.pointsUrl }));
+  showInParts(shows, written);
   return true;
 }
 

@@ -3,25 +3,86 @@
 // (`LINK`), links compared by the views they say (js/view.js; js/store.js writes them),
 // and the states the server sent for each view (`VIEWS`), kept for Back and Forward (js/history.js).
 
+import { SHARED } from "./shared.js";
 import { linkParams, linkText, viewOfLink } from "./view.js";
 /** @import { AtlasMap } from "./atlas_map.js" */
 /** @import { TopicPanel } from "./panel.js" */
 /** @import { PanelState, TableState, ViewState } from "./protocol.js" */
 /** @import { PapersTable } from "./table.js" */
 
-/** The page's map, topic panel and papers table, which find each other, and the opened topic as the
- * browser shows it (the panel opens it; the table lists its papers).
- * @type {{map: AtlasMap|null, panel: TopicPanel|null, table: PapersTable|null, topic: number|null|undefined}} */
-export const LINK = { map: null, panel: null, table: null, topic: undefined };
+/** The page's map, topic panel and papers table, which find each other, the opened topic as the
+ * browser shows it (the panel opens it; the table lists its papers), and the link of the view they
+ * show (`shown`: the server's state drawn last, or a step the browser drew itself; none yet: undefined).
+ * @type {{map: AtlasMap|null, panel: TopicPanel|null, table: PapersTable|null, topic: number|null|undefined, shown: string|undefined}} */
+export const LINK = { map: null, panel: null, table: null, topic: undefined, shown: undefined };
 
 /** The link of the view the query string `query` says, as the server writes it (js/view.js: read back
- * into a view, written again), without the link's key `dropped` (a setting's, or a column's filter's).
- * The map's name and the zoom are no part of a view. @param {string} query @param {string} [dropped] */
-const viewLink = (query, dropped) => linkText(linkParams(viewOfLink(query)).filter(([key]) => key !== dropped));
+ * into a view, written again), without the link's keys `dropped` (a setting's, or a column's filter's).
+ * The map's name and the zoom are no part of a view. @param {string} query @param {string[]} [dropped] */
+const viewLink = (query, dropped = []) => linkText(linkParams(viewOfLink(query)).filter(([key]) => !dropped.includes(key)));
 
 /** Whether the views two query strings say differ in at most the link's `key`.
  * @param {string} a @param {string} b @param {string} key */
-export const differsOnlyIn = (a, b, key) => viewLink(a, key) === viewLink(b, key);
+export const differsOnlyIn = (a, b, key) => viewLink(a, [key]) === viewLink(b, [key]);
+
+// A part's state answers the view of the link it was sent for (`link`): it is drawn only while the
+// address bar says that view (js/store.js), never over a newer one. A state for a view the address bar
+// does not say (yet) is held (`HELD`): drawn when the address bar is written to its link (the server
+// writes a step's link after the map's state for it), dropped by a newer state of the part or by Back
+// or Forward (whose own answer follows). A part's state does not answer for what the browser shows of
+// the view itself: the topic the panel opens (the map, the panel and the table), and an opened paper,
+// which the papers table does not show.
+const { topic, paper } = SHARED.link_keys;
+const OWN_KEYS = { map: [topic], panel: [topic], table: [topic, paper] };
+/** @type {Map<"map"|"panel"|"table", {link: string, draw: () => void}>} */
+const HELD = new Map();
+/** @type {Set<"map"|"panel"|"table">} the parts that drew a state (one that shows nothing draws the first it gets) */
+const DREW = new Set();
+
+/** Whether part `kind`'s state sent for the link `link` answers the view the query string `search` says.
+ * @param {"map"|"panel"|"table"} kind @param {string} link @param {string} search */
+export const answers = (kind, link, search) => viewLink(link, OWN_KEYS[kind]) === viewLink(search, OWN_KEYS[kind]);
+
+/** Part `kind`'s state `data` from the server: drawn (`draw`) where it answers the address bar's view
+ * (or says no link, or the part shows nothing yet), else held until the address bar is written to its
+ * link. Whether it was drawn.
+ * @param {"map"|"panel"|"table"} kind @param {{link?: string}} data @param {() => void} draw */
+export function drawAnswer(kind, data, draw) {
+  HELD.delete(kind);
+  if (data.link !== undefined && DREW.has(kind) && !answers(kind, data.link, window.location.search)) {
+    HELD.set(kind, { link: data.link, draw });
+    return false;
+  }
+  drawn(kind, data.link, draw);
+  return true;
+}
+
+/** Part `kind`'s state for `link` drawn: the map's says the view the parts show (`LINK.shown`).
+ * @param {"map"|"panel"|"table"} kind @param {string|undefined} link @param {() => void} draw */
+function drawn(kind, link, draw) {
+  DREW.add(kind);
+  if (kind === "map" && link !== undefined) LINK.shown = link;
+  draw();
+}
+
+/** Whether the parts show the view the query string `search` says (the topic opened aside: the
+ * panel's), so that a step from it is the browser's to draw from what they show; else the server's,
+ * whose answer for the link is on its way. @param {string} search */
+export const showing = (search) => LINK.shown === undefined || answers("map", LINK.shown, search);
+
+/** The address bar was written (`moved`: false) or went Back or Forward (`moved`: true): the states
+ * held for its view drawn (on Back or Forward, every state held dropped), and the topic panel shows the
+ * topic it says. @param {boolean} moved */
+export function linkChanged(moved) {
+  for (const [kind, held] of [...HELD]) {
+    if (moved) HELD.delete(kind);
+    else if (answers(kind, held.link, window.location.search)) {
+      HELD.delete(kind);
+      drawn(kind, held.link, held.draw);
+    }
+  }
+  if (LINK.panel) LINK.panel.followLink(); // the topic the link says
+}
 
 /** Whether no script run is under way (Streamlit says so on its app's element; not said: taken as running). */
 export function streamlitIdle() {

@@ -14,7 +14,7 @@ import { pickKey, showTopics, showValues } from "./legend.js";
 import { LINK } from "./links.js";
 import { decodeMask, gunzipped, mapTable, plotlyEscape, rankCounts, rawTitle } from "./load.js";
 import { SHARED } from "./shared.js";
-import { takeStep } from "./store.js";
+import { currentView, takeStep } from "./store.js";
 /** @import { PointTable } from "./load.js" */
 /** @import { CentralPaper, KeyShown, Mask, NearPaper, PanelFacet, PanelState, PaperState, Summary, SummaryTopic, Trigger } from "./protocol.js" */
 
@@ -63,7 +63,6 @@ export class TopicPanel {
   /** @type {Map<number, SummaryTopic>} */ byId = new Map();
   /** @type {PanelState|null} the last state the server sent */ view = null;
   /** @type {number|null} the topic shown (null: the list) */ topic = null;
-  /** @type {number|null|undefined} the topic the server last sent: a new one is followed */ serverTopic = undefined;
   /** @type {KeyShown|null} an entry picked in the key, shown here until the server's next state */ keyShown = null;
   /** @type {Int32Array|null} papers in view by colour rank (null: every paper) */ counts = null;
   /** @type {string|null|undefined} */ countsKey = undefined;
@@ -123,11 +122,22 @@ export class TopicPanel {
       this.counts = null;
       this.countsKey = null;
     }
-    if (data.topic !== this.serverTopic) {
-      this.serverTopic = data.topic; // the server opened or closed a topic (a link, a filter): follow it
-      this.topic = data.topic !== null && this.byId.has(data.topic) ? data.topic : null;
-    }
+    this.topic = this.linkTopic();
     this.drawList();
+    this.show();
+  }
+
+  /** The topic the address bar's link says (js/store.js: the view; null: none, or none of this map's). */
+  linkTopic() {
+    const topic = currentView().topic;
+    return topic !== null && this.byId.has(topic) ? topic : null;
+  }
+
+  /** The address bar's link changed (js/links.js `linkChanged`: written, or Back or Forward): the
+   * topic it says shown, as the store's view has it (a step of the server's, a link's topic dropped). */
+  followLink() {
+    if (!this.summary || this.linkTopic() === this.topic) return;
+    this.topic = this.linkTopic();
     this.show();
   }
 

@@ -133,7 +133,6 @@
  * @property {string} points
  * @property {string} plotly
  * @property {string|null} mask
- * @property {number|null} topic
  * @property {string} sort
  * @property {number[]} themes
  * @property {number[]} topics
@@ -339,6 +338,7 @@
  * @property {number|null} [theme]
  * @property {number|null} [value]
  * @property {string} [query]
+ * @property {boolean} [drawn] whether the browser drew the step (else the server draws the link's view)
  * @property {string} map
  */
 
@@ -372,6 +372,7 @@
  * @typedef {Object} OnlyEvent
  * @property {number[]} topics
  * @property {string} [query]
+ * @property {boolean} [drawn] whether the browser drew the step (else the server draws the link's view)
  * @property {string} map
  */
 
@@ -383,6 +384,7 @@
  * @property {string} column
  * @property {number[]} values
  * @property {string} [query]
+ * @property {boolean} [drawn] whether the browser drew the step (else the server draws the link's view)
  * @property {string} map
  */
 

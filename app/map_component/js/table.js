@@ -87,7 +87,6 @@ export class PapersTable {
   /** @type {Uint32Array} the view's rows, in their order (best match first under a search) */ rows = new Uint32Array(0);
   /** @type {Uint8Array|null} the selection's rows (1 = inside), null without one */ selected = null;
   /** @type {{name: string, values?: string[], codes?: Uint8Array, numbers?: Float32Array}[]} */ extras = [];
-  /** @type {number|null|undefined} the topic the server last sent: a new one is followed */ serverTopic = undefined;
   /** @type {KeyShown|null} an entry picked in the key, listed here until the server's next state */ keyShown = null;
   page = 0;
   /** @type {{column: string, descending: boolean}|null} */ sort = null;
@@ -131,10 +130,7 @@ export class PapersTable {
       }));
       this.decodedKey = key;
     }
-    if (data.topic !== this.serverTopic) {
-      this.serverTopic = data.topic; // the server opened or closed a topic (a link, a filter): follow it
-      LINK.topic = data.topic;
-    }
+    if (!LINK.panel) LINK.topic = data.topic; // else the panel's, the link's (js/panel.js)
     this.loading.hidden = true;
     const map = LINK.map && LINK.map.received;
     if (map && map.points === data.points) this.opened = map.paper ?? null; // the paper open beside the map

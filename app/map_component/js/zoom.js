@@ -6,6 +6,7 @@
 // app writes the rest of the view into the query string: the wrapped pushState/replaceState carry the
 // current zoom over. Opening a link or stepping Back/Forward restores the entry's zoom.
 
+import { linkChanged } from "./links.js";
 import { ranges } from "./plot.js";
 import { SHARED } from "./shared.js";
 /** @import { AtlasMap } from "./atlas_map.js" */
@@ -123,6 +124,7 @@ export function wrapHistory() {
     const unwrapped = (state, title, url) => {
       original(state, title, url);
       HISTORY.search = window.location.search;
+      linkChanged(false); // a part's answer held for this link drawn (js/links.js)
     };
     if (name === "pushState") HISTORY.push = unwrapped;
     window.history[name] = (/** @type {any} */ state, /** @type {string} */ title, /** @type {string|URL|null|undefined} */ url) => {
@@ -131,6 +133,7 @@ export function wrapHistory() {
   }
   window.addEventListener("popstate", () => {
     HISTORY.moves += 1;
+    linkChanged(true);
     const inst = ZOOM.inst;
     if (inst && inst.plotted) restoreZoom(inst, parseZoom(window.location.search));
   });
