@@ -364,12 +364,10 @@ def build_map(
         # every thread for a moment, and two threads importing packages that import each other can stop
         # on Python's import locks).
         stack.enter_context(reading_ahead(fitted_texts))
-        importing = stack.enter_context(ThreadPoolExecutor(1))
-        imported = (
-            importing.submit(import_topic_libraries, str(cache_dir()))
-            if resolved.embedder == "onnx-int8" and not ray_address
-            else None
-        )
+        imported = None
+        if resolved.embedder == "onnx-int8" and not ray_address:
+            importing = stack.enter_context(ThreadPoolExecutor(1))
+            imported = importing.submit(import_topic_libraries, str(cache_dir()))
         embeddings, embedding_report, encode_phrases = embed_corpus(
             documents,
             resolved,
