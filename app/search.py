@@ -402,6 +402,39 @@ def quoted_inside(shown: str) -> str:
     return inner
 
 
+def search_facts(result: SearchResult) -> dict:
+    """What the header's sentence quotes of a search, whatever the view keeps of its hits: the search
+    as shown (`shown`), whether meaning was searched too (`fused`), the clause saying how near the
+    nearest paper is where none is close (`nearest`, else ""), and what "close" means here (`close`).
+    The browser writes the sentence from these and the hits' evidence (js/view.js `sentence`).
+
+    Examples:
+        >>> from pipeline.mapfolder.query import parse_query
+        >>> search_facts(word_search(WordHits(np.arange(2), parse_query('"optical flow"')), '"optical flow"'))["shown"]
+        'optical flow'
+    """
+    typed = quoted_inside(result.query.shown()) if not result.fused else " ".join(result.text.split())
+    nearest = (
+        f": the nearest in meaning is {closeness(result.nearest).replace('than', 'than only', 1)}"
+        if result.fused and result.nearest is not None and result.nearest < CLOSE_PERCENTILE
+        else ""
+    )
+    return {
+        "shown": shorten(typed, 80),
+        "fused": result.fused,
+        "nearest": nearest,
+        "close": closeness(CLOSE_PERCENTILE),
+    }
+
+
+def search_evidence(result: SearchResult) -> list[int]:
+    """Each hit's evidence as the header's sentence counts it, a number a hit: 1 writes every word, 2
+    writes several of them, 4 close in meaning (js/view.js `sentence`)."""
+    close = result.close if result.close is not None else np.zeros(len(result.rows), dtype=bool)
+    some = [bool(words) for words in result.some] or [False] * len(result.rows)
+    return [int(e) + 2 * int(s) + 4 * int(c) for e, s, c in zip(result.every_word, some, close, strict=True)]
+
+
 def search_sentence(result: SearchResult | None, scope: str) -> tuple[str, str]:
     """The header's sentence about the view as (number, rest): the number is shown bold. It counts
     exactly the papers listed, in the words of their Match labels.
@@ -424,19 +457,14 @@ def search_sentence(result: SearchResult | None, scope: str) -> tuple[str, str]:
     """
     if result is None:
         return "", f"Showing {scope}"
-    typed = quoted_inside(result.query.shown()) if not result.fused else " ".join(result.text.split())
-    shown = shorten(typed, 80)
+    facts = search_facts(result)
+    shown = facts["shown"]
     count = len(result.rows)
     if not result.fused:
         verb = "matches" if count == 1 else "match"
         return f"{count:,}", f"of {scope} {verb} the words “{shown}”"
     if not count:
-        nearest = (
-            f": the nearest in meaning is {closeness(result.nearest).replace('than', 'than only', 1)}"
-            if result.nearest is not None and result.nearest < CLOSE_PERCENTILE
-            else ""
-        )
-        return "None", f"of {scope} writes “{shown}” or is close in meaning to it{nearest}"
+        return "None", f"of {scope} writes “{shown}” or is close in meaning to it{facts['nearest']}"
     every = int(result.every_word.sum())
     some = sum(1 for words in result.some if words)
     close = result.close if result.close is not None else np.zeros(count, dtype=bool)
@@ -451,7 +479,7 @@ def search_sentence(result: SearchResult | None, scope: str) -> tuple[str, str]:
     parts = [
         verb(every, f"writes “{shown}”", f"write “{shown}”") if every else "",
         verb(some, "writes several of its words", "write several of its words") if some else "",
-        verb(near, "is", "are") + f" close in meaning ({closeness(CLOSE_PERCENTILE)})" if near else "",
+        verb(near, "is", "are") + f" close in meaning ({facts['close']})" if near else "",
         f"{both:,} of them both" if both else "",
     ]
     verb_all = "matches" if count == 1 else "match"

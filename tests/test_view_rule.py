@@ -40,7 +40,7 @@ def test_python_s_rule_gives_the_vectors(name):
     case = CASES[name]
     found = {kind: value for kind, value in case["hits"].items() if value is not None}
     got = python_rule(VECTOR_DATA["tables"][case["tables"]], case["view"], found)
-    assert got == {"rows": case["rows"], "selected": case["selected"]}
+    assert got == {"rows": case["rows"], "selected": case["selected"], "sentence": case["sentence"]}
     assert python_link(case["view"]) == case["link"]
 
 
@@ -73,3 +73,59 @@ def test_the_browser_s_rule_gives_the_vectors(tmp_path):
     assert set(read_modules()["view.js"].imports) == {"shared.js"}  # pure: nothing of the page
     passed = node_test(tmp_path, "view_rule.test.mjs", ("view.js",), {"VIEW_VECTORS": str(VECTORS)})
     assert passed >= 3 * len(CASES) + len(STEPS)
+
+
+@pytest.fixture(scope="module")
+def corpus_maps(tmp_path_factory):
+    from tests.link_corpus import maps
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ATLAS_MAPS_DIR", str(tmp_path_factory.mktemp("none") / "no-other-maps"))
+        yield maps(tmp_path_factory.mktemp("corpus"))
+
+
+def test_the_browser_writes_the_header_every_corpus_link_opened(corpus_maps, tmp_path):
+    """Every link of the link corpus (tests/link_corpus.py): the browser's sentence (js/view.js
+    `sentence`) from the view the link says, its map's tables and its hits as the server sends them
+    (`app.view.sentence_tables`, `sentence_hits`), written as the header writes it, is the header the
+    link opened, byte for byte; and so is Python's own (`header_sentence`)."""
+    from app.loaders import MapKey, cached_rising, load_map
+    from app.state import VIEW_DEFAULTS, parse_view
+    from app.text import markdown_literal
+    from app.view import (
+        current_view,
+        header_sentence,
+        opened_topic_view,
+        selected_rows,
+        sentence_hits,
+        sentence_tables,
+        view_vocabulary,
+    )
+    from tests.link_corpus import CORPUS
+
+    recorded = json.loads(CORPUS.read_text(encoding="utf-8"))
+    keys = {name: MapKey.of(name, folder) for name, folder in corpus_maps.items()}
+    loaded = {name: load_map(key) for name, key in keys.items()}
+    inputs = {"tables": {name: sentence_tables(data) for name, data in loaded.items()}, "cases": []}
+    python = []
+    for entry in recorded:
+        data, key = loaded[entry["map"]], keys[entry["map"]]
+        state, _ = parse_view(entry["address"], view_vocabulary(data, cached_rising(key)))
+        view = json.loads(json.dumps({name: getattr(state, name) for name in VIEW_DEFAULTS}))
+        inputs["cases"].append({"map": entry["map"], "view": view, "hits": sentence_hits(data, key, state)})
+        selected = selected_rows(data, key, state)
+        python.append(
+            header_sentence(data, opened_topic_view(data, state, current_view(data, key, state)), selected)
+        )
+    (tmp_path / "inputs.json").write_text(json.dumps(inputs), encoding="utf-8")
+    env = {"SENTENCE_INPUTS": str(tmp_path / "inputs.json"), "SENTENCE_OUTPUT": str(tmp_path / "said.json")}
+    node_test(tmp_path, "sentence_corpus.test.mjs", ("view.js",), env)
+    said = json.loads((tmp_path / "said.json").read_text(encoding="utf-8"))
+
+    def header(number: str, rest: str) -> str:  # as `app.controls.header` writes it
+        return (f"**{markdown_literal(number)}** " if number else "") + markdown_literal(rest)
+
+    assert len(said) == len(recorded) == 42
+    for entry, browser, own in zip(recorded, said, python, strict=True):
+        assert header(*browser) == entry["header"], entry["link"]
+        assert header(*own) == entry["header"], entry["link"]

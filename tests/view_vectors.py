@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from unittest import mock
@@ -19,7 +20,7 @@ from urllib.parse import urlencode
 import numpy as np
 import pandas as pd
 
-from app.search import word_search
+from app.search import SearchResult, search_evidence, search_facts, word_search
 from app.state import VIEW_DEFAULTS, ViewState, step, to_params
 from pipeline.mapfolder.query import parse_query
 from pipeline.mapfolder.search_index import WordHits
@@ -39,13 +40,26 @@ def tables() -> dict[str, dict]:
         "venue": {"values": venues, "codes": rng.choice(3, N).tolist()},
     }
     added = (rng.random(N) < 0.3).astype(int).tolist()
+    names = {  # names the sentence quotes as they are (plain text: the page never reads them as HTML)
+        "topics": {
+            "0": "Pose",
+            "1": "<b>Graph</b> nets & co",
+            "2": "Diffusion “models”",
+            "4": "RL",
+        },  # 3: unnamed
+        "themes": {"0": "Vision", "1": "Learning on structure", "2": "Control"},
+    }
     themed = {
         "topics": topics,
         "themeOf": {"0": 0, "1": 0, "2": 1, "3": 1, "4": 2},
         "facets": facets,
         "added": added,
+        "names": names,
     }
-    return {"themed": themed, "plain": {**themed, "themeOf": {}, "added": None}}
+    return {
+        "themed": themed,
+        "plain": {**themed, "themeOf": {}, "added": None, "names": {**names, "themes": {}}},
+    }
 
 
 def hits(rng_seed: int, count: int) -> list[int]:
@@ -78,6 +92,44 @@ CASES = [
     ),  # fmt: skip
     ("words, none in view", "themed", {"search": "rare", "topics": [4]}, {"words": hits(3, 2)}),
     ("blank search", "themed", {"search": "   ", "topics": [1]}, {}),
+    ("an unnamed topic and a hidden unassigned", "themed", {"topics": [3], "show_unassigned": False}, {}),
+    ("one topic inside themes", "themed", {"themes": [0, 1], "topics": [2]}, {}),
+    ("a topic opened among filters", "themed", {"topic": 1, "filters": [["year", ["2022", "2023"]]]}, {}),
+    ("the unassigned opened", "themed", {"topic": -1, "topics": [-1, 4]}, {}),
+    (
+        "words and meaning",
+        "themed",
+        {"search": "graph nets"},
+        {"words": hits(12, 20), "meaning": [5, 1, 4, 2, 6, 4, 4, 1, 0, 5, 3, 4, 4, 2, 1, 4, 4, 6, 1, 4]},
+    ),  # fmt: skip
+    (
+        "words and meaning in an opened topic, a box",
+        "themed",
+        {"search": "graph nets", "topic": 2, "selection": "box:0,1,0,1"},
+        {
+            "words": hits(12, 20),
+            "meaning": [5, 1, 4, 2, 6, 4, 4, 1, 0, 5, 3, 4, 4, 2, 1, 4, 4, 6, 1, 4],
+            "selected": sorted(hits(13, 22)),
+        },
+    ),  # fmt: skip
+    (
+        "one hit close in meaning",
+        "plain",
+        {"search": "bread", "filters": [["venue", ["ICML"]]]},
+        {"words": hits(14, 1), "meaning": [4]},
+    ),  # fmt: skip
+    (
+        "nothing close in meaning",
+        "themed",
+        {"search": "a recipe for bread", "themes": [2]},
+        {"words": [], "meaning": [], "nearest": 9.5},
+    ),  # fmt: skip
+    (
+        "a search of phrases",
+        "plain",
+        {"search": '"graph nets" -rare', "added_only": True},
+        {"words": hits(15, 9)},
+    ),  # fmt: skip
     (
         "a description: the one list",
         "themed",
@@ -192,10 +244,17 @@ def map_data(table: dict) -> SimpleNamespace:
         topics=pd.DataFrame(
             {"topic_id": topic_ids, **({"theme_id": [theme_of[t] for t in topic_ids]} if theme_of else {})}
         ),
-        themes=pd.DataFrame({"theme_id": sorted(set(theme_of.values())), "label": "T"}) if theme_of else None,
+        themes=pd.DataFrame(
+            {
+                "theme_id": [int(t) for t in table["names"]["themes"]],
+                "label": list(table["names"]["themes"].values()),
+            }
+        )
+        if theme_of
+        else None,  # fmt: skip
         facet_text=facet_text,
         added=None if table["added"] is None else np.array(table["added"], dtype=bool),
-        labels={t: f"Topic {t}" for t in topic_ids},
+        labels={int(t): name for t, name in table["names"]["topics"].items()} | {-1: "Unassigned"},
         pairs=None,
     )
 
@@ -206,21 +265,54 @@ def python_rule(table: dict, fields: dict, found: dict) -> dict:
     from app import view
 
     data = map_data(table)
-    words = WordHits(
-        rows=np.array(found.get("words", []), dtype=np.int64),
-        query=parse_query(" ".join(fields.get("search", "").split())),
-    )
+    state = view_state(fields)
+    found_search = searched(fields, found)
     with (  # the server's one list of the search (words and meaning, `app.search`): the case's hits
-        mock.patch.object(view, "cached_word_search", lambda key, text: words),
-        mock.patch.object(view, "cached_fused_search", lambda key, text: word_search(words, text)),
+        mock.patch.object(view, "cached_word_search", lambda key, text: found_search),
+        mock.patch.object(view, "cached_fused_search", lambda key, text: found_search),
+        mock.patch.object(view, "word_search", lambda hits, text: hits),
     ):
-        shown = view.current_view(data, ("vectors", 0), view_state(fields))
+        shown = view.current_view(data, ("vectors", 0), state)
     selected = found.get("selected")
-    counted = None if selected is None else view.counted_in_view(shown, np.array(selected, dtype=np.int64))
+    picked = None if selected is None else np.array(selected, dtype=np.int64)
+    counted = None if picked is None else view.counted_in_view(shown, picked)
+    said = view.header_sentence(data, view.opened_topic_view(data, state, shown), picked)
     return {
         "rows": shown.rows.tolist(),
         "selected": None if counted is None else np.flatnonzero(counted).tolist(),
+        "sentence": list(said),
     }
+
+
+def searched(fields: dict, found: dict) -> SearchResult:
+    """The search's one list over the whole map as the server finds it: the case's hits, each with its
+    evidence where meaning was searched too (`meaning`: 1 every word, 2 several, 4 close), else a
+    word search's."""
+    text = " ".join(fields.get("search", "").split())
+    words = WordHits(rows=np.array(found.get("words", []), dtype=np.int64), query=parse_query(text))
+    result = word_search(words, text)
+    if found.get("meaning") is None:
+        return result
+    marks = np.array(found["meaning"], dtype=np.int64)
+    return replace(
+        result,
+        every_word=(marks & 1).astype(bool),
+        some=tuple("graph, nets" if m & 2 else "" for m in marks),
+        close=(marks & 4).astype(bool),
+        nearest=found.get("nearest"),
+    )
+
+
+def browser_hits(fields: dict, found: dict) -> dict:
+    """The case's hits as the server sends them to the browser (`app.view.sentence_hits`; `nearest`, the
+    percentile the facts quote, and `meaning`, each hit's evidence as the case gives it: kept for Python's
+    own rule)."""
+    hits = {"words": None, "selected": None, "evidence": None, "search": None, **found}
+    if hits["words"] is not None:
+        result = searched(fields, found)
+        hits["evidence"] = search_evidence(result)
+        hits["search"] = search_facts(result)
+    return hits
 
 
 def python_link(fields: dict) -> str:
@@ -233,7 +325,7 @@ def vectors() -> dict:
     cases = []
     for name, table, fields, found in CASES:
         view = json_view(fields)
-        hits_ = {"words": None, "selected": None, **found}
+        hits_ = browser_hits(fields, found)
         cases.append({"name": name, "tables": table, "view": view, "hits": hits_,
                       **python_rule(maps[table], fields, found), "link": python_link(fields)})  # fmt: skip
     steps = [{"name": name, "tables": table, "view": json_view(fields), "action": action,

@@ -5,13 +5,16 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { inView, keyInBrowser, linkParams, linkText, step, ticksInBrowser, valuesInBrowser, viewOfLink } from "./view.js";
+import { inView, keyInBrowser, sentence, linkParams, linkText, step, ticksInBrowser, valuesInBrowser, viewOfLink } from "./view.js";
 
 const { tables, cases, steps } = JSON.parse(readFileSync(process.env.VIEW_VECTORS ?? "", "utf8"));
 
 for (const c of cases) {
   test(`the papers in view: ${c.name}`, () => {
     assert.deepEqual(inView(c.view, tables[c.tables], c.hits), { rows: c.rows, selected: c.selected });
+  });
+  test(`the header's sentence: ${c.name}`, () => {
+    assert.deepEqual(sentence(c.view, tables[c.tables], c.hits), c.sentence);
   });
   test(`the link: ${c.name}`, () => {
     const pairs = linkParams(c.view);

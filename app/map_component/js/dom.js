@@ -1,6 +1,6 @@
 // @ts-check
-// The page's small helpers: elements with literal text, numbers as the page writes them, the focus,
-// and whether an Escape is the page's to answer.
+// The page's small helpers: elements with literal text, the focus, and whether an Escape is the page's
+// to answer (numbers as the page writes them: js/view.js `number`, `counted`).
 
 /** Whether `event` is an Escape the page may answer (closing the opened topic or paper): not taken
  * already, nor pressed in a field that answers it itself (a text box, an open list or dialog).
@@ -17,15 +17,6 @@ export function element(tag, className, text) {
   if (className) el.className = className;
   if (text !== undefined) el.textContent = text; // literal text, never markup
   return el;
-}
-
-// Numbers as the page writes them (12,345), by one formatter: `toLocaleString` with a locale makes a
-// formatter each call, and the topic list's 400 numbers at 179 topics took 20 ms of each redraw.
-const NUMBER = new Intl.NumberFormat("en-US");
-
-/** @param {number} n */
-export function number(n) {
-  return NUMBER.format(n);
 }
 
 /** The element inside `root` that has the focus (null: none there). @param {HTMLElement} root */
@@ -45,9 +36,4 @@ export function keepFocus(root, held, fallback = null) {
     (named ? JSON.stringify(el.dataset) === data : el.textContent === held.textContent));
   const target = /** @type {HTMLElement|null} */ (same || fallback);
   if (target) target.focus({ preventScroll: true });
-}
-
-/** @param {number} n @param {string} noun */
-export function counted(n, noun) {
-  return `${number(n)} ${noun}${n === 1 ? "" : "s"}`;
 }

@@ -9,7 +9,7 @@
 // sample beyond, and the note under the map says how many). Names, ring and pin are as ever.
 
 import { pngOf } from "./context.js";
-import { number } from "./dom.js";
+import { number } from "./view.js";
 import { detailOf, hoverTitle } from "./load.js";
 import { HOVER, INK, plotArea, ranges, traces } from "./plot.js";
 import { grouping } from "./sampling.js";

@@ -8,13 +8,14 @@
 // order). Back and Forward to any other entry are Streamlit's: it reruns the page with the entry's link.
 // Every text is set with textContent: names, keywords, venues and titles are untrusted.
 
-import { counted, element, focusedIn, freeEscape, keepFocus, number } from "./dom.js";
+import { element, focusedIn, freeEscape, keepFocus } from "./dom.js";
 import { closePaper, watchHistory } from "./history.js";
 import { pickKey, showTopics, showValues } from "./legend.js";
 import { LINK } from "./links.js";
 import { decodeMask, gunzipped, mapTable, plotlyEscape, rankCounts, rawTitle } from "./load.js";
 import { SHARED } from "./shared.js";
 import { currentView, takeStep } from "./store.js";
+import { counted, number } from "./view.js";
 /** @import { PointTable } from "./load.js" */
 /** @import { CentralPaper, KeyShown, Mask, NearPaper, PanelFacet, PanelState, PaperState, Summary, SummaryTopic, Trigger } from "./protocol.js" */
 

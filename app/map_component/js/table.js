@@ -7,10 +7,11 @@
 // server; a row chosen (click, or Enter on its title) opens the paper there, as a point click does.
 // Every text is set with textContent: titles, names and venues are untrusted.
 
-import { counted, element, focusedIn, keepFocus, number } from "./dom.js";
+import { element, focusedIn, keepFocus } from "./dom.js";
 import { LINK } from "./links.js";
 import { decodeMask, decodePoints, gunzipped, mapTable, once, rawTitle } from "./load.js";
 import { clearInBrowser } from "./select.js";
+import { counted, number } from "./view.js";
 /** @import { PointTable } from "./load.js" */
 /** @import { KeyShown, TableState, Trigger } from "./protocol.js" */
 

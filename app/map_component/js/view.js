@@ -191,6 +191,7 @@ export function valuesInBrowser(view) {
  * @property {Object<string, number>} themeOf
  * @property {Object<string, {values: string[], codes: ArrayLike<number>}>} facets
  * @property {ArrayLike<number>|null} added
+ * @property {{topics: Object<string, string>, themes: Object<string, string>}} [names] the topics' and themes' names (the header's sentence)
  */
 
 /**
@@ -201,7 +202,11 @@ export function valuesInBrowser(view) {
  * @typedef {Object} ViewHits
  * @property {number[]|null} words
  * @property {number[]|null} selected
+ * @property {number[]|null} [evidence] each hit's evidence (1 writes every word, 2 several, 4 close in meaning)
+ * @property {SearchFacts|null} [search] what the header's sentence quotes of the search (`app.search.search_facts`)
  */
+
+/** @typedef {{shown: string, fused: boolean, nearest: string, close: string}} SearchFacts */
 
 /** The papers in view, best first (in map order without a search): the intersection of the view's
  * named sets, as `app.view.current_view` finds it. The chosen topics (inside the chosen themes, on a
@@ -220,6 +225,17 @@ export function inView(view, tables, hits) {
 
 /** The papers in view (`inView`), best first. @param {View} view @param {ViewTables} tables @param {ViewHits} hits */
 function searched(view, tables, hits) {
+  const passes = filtered(view, tables), n = passes.length;
+  const search = view.search.trim() !== "";
+  if (search && hits.words) return hits.words.filter((i) => passes[i]);
+  const rows = [];
+  for (let i = 0; i < n; i++) if (passes[i]) rows.push(i);
+  return rows;
+}
+
+/** Whether each paper passes the view's filters (`app.filters.filter_mask`): 1 or 0 a paper.
+ * @param {View} view @param {ViewTables} tables */
+function filtered(view, tables) {
   const n = tables.topics.length;
   const themes = new Set(Object.keys(tables.themeOf).length ? view.themes : []);
   const chosen = new Set(view.topics);
@@ -240,9 +256,92 @@ function searched(view, tables, hits) {
   for (let i = 0; i < n; i++) {
     passes[i] = Number(topicIn(tables.topics[i]) && columns.every((c) => c.wanted.has(c.codes[i])) && (!added || Boolean(added[i])));
   }
-  const search = view.search.trim() !== "";
-  if (search && hits.words) return hits.words.filter((i) => passes[i]);
+  return passes;
+}
+
+// Numbers as the page writes them (12,345, as Python's `{:,}`), by one formatter: `toLocaleString`
+// with a locale makes a formatter each call, and the topic list's 400 numbers at 179 topics took 20 ms
+// of each redraw.
+const NUMBER = new Intl.NumberFormat("en-US");
+
+/** @param {number} n */
+export function number(n) {
+  return NUMBER.format(n);
+}
+
+/** A count with its noun, as `app.text.counted` writes it ("1 paper", "1,357 papers").
+ * @param {number} count @param {string} noun @param {string} [plural] */
+export function counted(count, noun, plural) {
+  return `${number(count)} ${count === 1 ? noun : plural ?? noun + "s"}`;
+}
+
+/** What the `count` filtered papers are, as `app.view.view_scope` (`app.filters.scope_phrase`) says
+ * it: `topics` named instead of the chosen ones (an opened topic).
+ * @param {View} view @param {ViewTables} tables @param {number} count @param {number[]} [topics] */
+function scope(view, tables, count, topics = view.topics) {
+  const names = tables.names || { topics: {}, themes: {} };
+  const themeNames = Object.keys(tables.themeOf).length ? view.themes.filter((t) => String(t) in names.themes).map((t) => names.themes[t]) : [];
+  const named = topics.filter((t) => t !== SHARED.unassigned);
+  let where;
+  if (topics.length) {
+    if (named.length === 1) where = String(named[0]) in names.topics ? `in the topic “${names.topics[named[0]]}”` : `in Topic ${named[0]}`;
+    else where = named.length ? `in ${counted(named.length, "topic")}` : "";
+    if (topics.includes(SHARED.unassigned)) where = where ? `${where} and the unassigned papers` : "that no topic claimed";
+  } else if (themeNames.length) {
+    where = themeNames.length === 1 ? `in the theme “${themeNames[0]}”` : `in ${counted(themeNames.length, "theme")}`;
+  } else where = view.show_unassigned ? "of the map" : "in a topic";
+  const parts = [`the ${counted(count, "paper")} ${where}`];
+  for (const [column, values] of view.filters) if (values.length) parts.push(`with ${column.replaceAll("_", " ")} ${values.join(" or ")}`);
+  if (view.added_only && tables.added) parts.push("added since the last build");
+  return parts.join(" ");
+}
+
+/** The header's sentence, as (number, rest), the number shown bold: what the page shows beside the
+ * map and under it, as the server's `app.view.header_sentence` writes it (the same test vectors): the
+ * papers in view (narrowed to an opened topic), and a search's hits among them counted by their
+ * evidence, or those of them the map's selection holds. Plain text: the page never reads it as HTML.
+ * @param {View} view @param {ViewTables} tables @param {ViewHits} hits @returns {[string, string]} */
+export function sentence(view, tables, hits) {
+  const passes = filtered(view, tables);
+  const opened = view.topic;
+  const inTopic = (/** @type {number} */ i) => opened === null || tables.topics[i] === opened;
+  let count = 0;
+  for (let i = 0; i < passes.length; i++) if (passes[i] && inTopic(i)) count += 1;
+  const where = scope(view, tables, count, opened === null ? view.topics : [opened]);
+  const facts = view.search.trim() && hits.words && hits.search ? hits.search : null;
+  /** @type {number[]} */
   const rows = [];
-  for (let i = 0; i < n; i++) if (passes[i]) rows.push(i);
-  return rows;
+  /** @type {number[]} */
+  const evidence = [];
+  if (facts) {
+    const all = /** @type {number[]} */ (hits.words), marks = hits.evidence || [];
+    all.forEach((i, k) => {
+      if (passes[i] && inTopic(i)) (rows.push(i), evidence.push(marks[k] || 0));
+    });
+  } else for (let i = 0; i < passes.length; i++) if (passes[i] && inTopic(i)) rows.push(i);
+  const [number, rest] = facts ? searchSentence(facts, evidence, where) : ["", `Showing ${where}`];
+  if (!hits.selected) return [number, rest];
+  const shown = new Set(rows);
+  const picked = counted(hits.selected.filter((i) => shown.has(i)).length, "paper");
+  if (rows.length === passes.length) return ["", `Showing the ${picked} you selected on the map`];
+  return [number, `${rest}; the table lists the ${picked} of them you selected on the map`];
+}
+
+/** A search's part of the header's sentence (`app.search.search_sentence`): its hits in view counted
+ * by their evidence (`evidence`, one a hit), in the words of their Match labels.
+ * @param {SearchFacts} facts @param {number[]} evidence @param {string} where @returns {[string, string]} */
+function searchSentence(facts, evidence, where) {
+  const count = evidence.length, shown = facts.shown;
+  if (!facts.fused) return [number(count), `of ${where} ${count === 1 ? "matches" : "match"} the words “${shown}”`];
+  if (!count) return ["None", `of ${where} writes “${shown}” or is close in meaning to it${facts.nearest}`];
+  const has = (/** @type {number} */ bit) => evidence.filter((e) => e & bit).length;
+  const every = has(1), some = has(2), near = has(4), both = evidence.filter((e) => e & 4 && e & 3).length;
+  const verb = (/** @type {number} */ k, /** @type {string} */ one, /** @type {string} */ many) => `${number(k)} ${k === 1 ? one : many}`;
+  const parts = [
+    every ? verb(every, `writes “${shown}”`, `write “${shown}”`) : "",
+    some ? verb(some, "writes several of its words", "write several of its words") : "",
+    near ? verb(near, "is", "are") + ` close in meaning (${facts.close})` : "",
+    both ? `${number(both)} of them both` : "",
+  ];
+  return [number(count), `of ${where} ${count === 1 ? "matches" : "match"} “${shown}”: ` + parts.filter(Boolean).join(", ")];
 }
