@@ -26,7 +26,7 @@ from app.curation_panel import edit_notice, edit_panel, editing_allowed
 from app.data import MapData, map_catalog, map_titles, maps_root, requested_map
 from app.downloads import chosen_sentence, downloads
 from app.loaders import MapKey, cached_rising, load_map
-from app.map_component import PANEL_KEY, live_panel, points_url
+from app.map_component import PANEL_KEY, live_header, live_panel, points_url
 from app.map_panel import map_panel
 from app.paper_view import paper_state
 from app.papers_panel import papers_panel
@@ -39,6 +39,7 @@ from app.view import (
     opened_topic_view,
     page_view,
     selected_rows,
+    sentence_hits,
     view_vocabulary,
 )
 from pipeline import UserError
@@ -162,10 +163,20 @@ def sidebar_part(data: MapData, catalog: list) -> None:
 
 @st.fragment(key="header")
 def header_part(data: MapData, map_key: MapKey) -> None:
-    """The map's name, the sentence saying what the page shows, and the notices."""
+    """The map's name, the sentence saying what the page shows (written by the browser for the view the
+    address bar says: js/header.js), and the notices."""
     state, view = page_view(data, map_key)
     selected = selected_rows(data, map_key, state)
-    header(data, header_sentence(data, opened_topic_view(data, state, view), selected))
+    header(data)
+    # Always one element here, so what follows keeps its place in the page and is not remounted.
+    live_header(
+        data,
+        map_key,
+        header_sentence(data, opened_topic_view(data, state, view), selected),
+        sentence_hits(data, map_key, state),
+        files_sent=session.files_sent(),
+        link=session.view_link(),
+    )
     notices_panel(view.notices)
     session.part_shown("header")
 

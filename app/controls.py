@@ -145,8 +145,8 @@ def unassigned_switch(data: MapData) -> None:
     session.part_shown("unassigned")
 
 
-def header(data: MapData, sentence: tuple[str, str]) -> None:
-    """The map's name and facts, then one sentence saying what the page counts (`app.search.search_sentence`)."""
+def header(data: MapData) -> None:
+    """The map's name and facts (the sentence saying what the page counts follows: `app.map_component.live_header`)."""
     manifest = data.manifest
     st.markdown(f"## {markdown_literal(manifest.name or data.name)}")
     model = manifest.model.name.split("/")[-1]
@@ -164,9 +164,6 @@ def header(data: MapData, sentence: tuple[str, str]) -> None:
     st.caption(" · ".join(markdown_literal(p) for p in parts))
     for notice in data.notices:  # e.g. a damaged search index, replaced for this session
         st.caption(f":material/warning: {markdown_literal(notice)}")
-    # Always one element here, so what follows keeps its place in the page and is not remounted.
-    number, rest = sentence
-    st.markdown((f"**{markdown_literal(number)}** " if number else "") + markdown_literal(rest))
 
 
 def notices_panel(search_notices: tuple[str, ...] = ()) -> None:

@@ -22,7 +22,7 @@ from app.search import SearchResult, search_evidence, search_facts, search_sente
 from app.selection import rows_inside
 from app.state import SORTS, ViewState, Vocabulary, parse_selection
 from app.text import counted
-from app.themes import gone_themes, theme_of_topic, topics_in_themes, usable_themes
+from app.themes import gone_themes, topics_in_themes, usable_themes
 from pipeline.mapfolder.query import parse_query
 
 
@@ -131,35 +131,6 @@ def header_sentence(data: MapData, view: View, selected: np.ndarray | None = Non
         return "", f"Showing the {picked} you selected on the map"
     number, rest = view.sentence
     return number, f"{rest}; the table lists the {picked} of them you selected on the map"
-
-
-def sentence_tables(data: MapData) -> dict:
-    """What the browser writes the header's sentence from, once per map (js/view.js `ViewTables`):
-    each paper's topic, each topic's theme (none on a map without usable themes), each filterable
-    column's values and each paper's value (its position; their number where missing), the papers
-    the last `add` brought (null: a full build), and the topics' and themes' names."""
-    from app.map_component.payload import facet_codes  # the point file's codes, the same numbers
-
-    themes = usable_themes(data.topics, data.themes)
-    theme_of = (
-        {} if themes is None else {str(t): th for t, th in theme_of_topic(data.topics).items() if th != -1}
-    )
-    theme_names = (
-        {} if themes is None else dict(zip(themes["theme_id"].astype(int).astype(str), themes["label"]))
-    )
-    return {
-        "topics": data.topic_ids.astype(int).tolist(),
-        "themeOf": theme_of,
-        "facets": {
-            column: {"values": list(values), "codes": facet_codes(data, column).astype(int).tolist()}
-            for column, values in data.facets.items()
-        },
-        "added": None if data.added is None else data.added.astype(int).tolist(),
-        "names": {
-            "topics": {str(t): label for t, label in data.labels.items() if t != -1},
-            "themes": {k: str(v) for k, v in theme_names.items()},
-        },
-    }
 
 
 def sentence_hits(data: MapData, map_key: MapKey, state: ViewState) -> dict:

@@ -92,7 +92,7 @@ READ_PAGE = """() => {
     const texts = (selector) => (main ? [...main.querySelectorAll(selector)] : []).map((e) => e.innerText.trim());
     const params = new URLSearchParams(location.search);
     return {
-        sentence: texts('[data-testid="stMarkdownContainer"] p')
+        sentence: texts('.atlas-sentence')
             .find((t) => /^(Showing the |None of |[\\d,]+ of the )/.test(t)) ?? null,
         heading: texts('h4').find((t) => t.startsWith('Papers · ')) ?? null,
         about: texts('[data-testid="stExpander"] summary').some((t) => t.includes('About this map')),

@@ -568,7 +568,7 @@ def figure(at: AppTest, index: int = 0) -> dict:
 
 def live_map(at: AppTest) -> dict:
     """The view state the live map component received on the last run (its `data`)."""
-    [view] = [data for data in _component_data(at) if not {"summary", "table"} & set(data)]
+    [view] = [data for data in _component_data(at) if not {"summary", "table", "sentence"} & set(data)]
     return view
 
 
@@ -665,7 +665,39 @@ def url(at: AppTest) -> dict[str, list[str]]:
 
 def texts(at: AppTest) -> str:
     parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [t.value for t in at.text]
-    return "\n".join(parts)
+    return "\n".join([*parts[:1], *header_sentence(at)[:1], *parts[1:]])
+
+
+def header_sentence(at: AppTest) -> list[str]:
+    """The header's sentence as the page shows it, as Markdown writes it (the number bold); none where
+    the page drew no header: [] . The browser writes it for the view the address bar says (js/header.js,
+    js/view.js `sentence`) by the rule of `app.view.header_sentence`, held to it by the view vectors and
+    the link corpus (tests/test_view_rule.py): here Python's, for the link the app left in the address
+    bar (the server sends the header no state for a reading step: its part does not rerun)."""
+    import os
+
+    from app import session
+    from app.data import map_catalog, maps_root, requested_map
+    from app.loaders import MapKey, cached_rising, load_map
+    from app.state import parse_view
+    from app.text import markdown_literal
+    from app.view import current_view, opened_topic_view, selected_rows, view_vocabulary
+    from app.view import header_sentence as python_sentence
+    from pipeline import UserError
+
+    chosen = at.session_state.get(session.MAP_CHOICE, None)
+    found = [m for m in map_catalog(requested_map([], os.environ), maps_root(os.environ)) if m.name == chosen]
+    if not found or at.exception:
+        return []
+    key = MapKey.of(found[0].name, found[0].path)
+    try:
+        data = load_map(key)
+    except UserError:  # a map that does not load: no header
+        return []
+    state, _ = parse_view(url(at), view_vocabulary(data, cached_rising(key)))
+    view = opened_topic_view(data, state, current_view(data, key, state))
+    number, rest = python_sentence(data, view, selected_rows(data, key, state))
+    return [(f"**{markdown_literal(number)}** " if number else "") + markdown_literal(rest)]
 
 
 def plain(at: AppTest) -> str:
@@ -782,8 +814,9 @@ def choose(page, label: str, option: str) -> None:
 
 class Received:
     """The elements the page receives from the server, decoded from its WebSocket's messages (Streamlit's
-    `ForwardMsg`): for each new element, (its place: "sidebar" or "main", its kind, its label). Watch a
-    page before opening it; `take()` gives what came since the last call."""
+    `ForwardMsg`): for each new element, (its place: "sidebar" or "main", its kind, its label; the
+    header's instance of the component is "header_sentence", the map's, the panel's and the table's
+    "bidi_component"). Watch a page before opening it; `take()` gives what came since the last call."""
 
     def __init__(self, page) -> None:
         self.elements: list[tuple[str, str, str]] = []
@@ -797,6 +830,8 @@ class Received:
     def _got(self, frame) -> None:
         from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+        from app.map_component import HEADER_KEY
+
         message = ForwardMsg()
         message.ParseFromString(frame if isinstance(frame, bytes) else frame.encode("latin-1"))
         delta = message.delta if message.WhichOneof("type") == "delta" else None
@@ -804,8 +839,11 @@ class Received:
             return
         element = delta.new_element
         kind = element.WhichOneof("type")
+        label = getattr(getattr(element, kind), "label", "")
+        if kind == "bidi_component" and element.bidi_component.id.endswith(HEADER_KEY):
+            kind = "header_sentence"  # the header's hits (js/header.js), not the map, the panel or the table
         place = "sidebar" if message.metadata.delta_path[:1] == [1] else "main"
-        self.elements.append((place, kind, getattr(getattr(element, kind), "label", "")))
+        self.elements.append((place, kind, label))
 
     def take(self) -> list[tuple[str, str, str]]:
         assert self.sockets, "no socket seen: watch the page before it opens"  # or nothing could be

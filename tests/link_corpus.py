@@ -23,6 +23,7 @@ import numpy as np
 from tests.helpers import (
     REPO,
     decode_mask,
+    header_sentence,
     live_map,
     live_panel,
     panel_topic,
@@ -102,7 +103,7 @@ def opened(at, topic_ids: np.ndarray) -> dict:
     warnings = [w.value for w in at.warning]
     return {
         "address": url(at),
-        "header": at.markdown[1].value,
+        "header": header_sentence(at)[0],
         "notices": warnings,
         "shown": np.flatnonzero(shown).tolist(),
         "topic": topic,

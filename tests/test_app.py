@@ -457,9 +457,10 @@ def test_big_views_page_the_table_send_little_per_rerun_and_export_everything(
     )
     assert page_bytes(at) < 20_000  # the whole page: map view state, topic list, the table's view (11 KB)
     # map.css and map.js come once a page as files (assets.style_script), not inside every element
-    # of every rerun: each of the component's three elements carries only the loader and its data.
+    # of every rerun: each of the component's four elements (the map, the topic panel, the papers
+    # table, the header's sentence) carries only the loader and its data.
     elements = [e.proto for e in walk(at._tree) if getattr(e, "type", "") == "bidi_component"]
-    assert len(elements) == 3 and all(e.css_content == "" and len(e.js_content) < 3_000 for e in elements)
+    assert len(elements) == 4 and all(e.css_content == "" and len(e.js_content) < 3_000 for e in elements)
 
 
 def test_metadata_column_names_are_shown_literally(tmp_path, monkeypatch):

@@ -16,7 +16,7 @@ from app import session
 from app.text import highlighted_markdown, markdown_literal
 from pipeline.mapfolder.files import SEARCH_INDEX
 from pipeline.mapfolder.store import write_map
-from tests.helpers import REPO, tiny_map, write_tiny_map
+from tests.helpers import REPO, header_sentence, tiny_map, write_tiny_map
 
 APP = str(REPO / "streamlit_app.py")
 EVIL = "www.evil.com https://evil.com/x mailto:me@evil.com ![i](https://evil.com/i.png) $x^2$ <b>b</b>"
@@ -152,7 +152,7 @@ def test_a_dropped_search_table_is_one_notice_and_search_still_works(tiny, monke
     assert not at.exception
     notices = [c.value for c in at.caption if "search index is damaged" in c.value]
     assert len(notices) == 1, [c.value for c in at.caption]
-    assert any("15" in m.value and "diffusion" in m.value for m in at.markdown)
+    assert any("15" in said and "diffusion" in said for said in header_sentence(at))
 
 
 def test_the_edit_panel_shows_notes_and_refusals_without_links(tiny, monkeypatch):

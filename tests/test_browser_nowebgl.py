@@ -163,7 +163,7 @@ def test_without_webgl_the_map_is_an_image_of_its_papers_with_names_and_a_notice
         )
         assert len(bars) == len(TOPIC_WORDS[topic][1]) and min(bars) > 0
         page.wait_for_function("() => location.search.includes('topic=')", timeout=30_000)
-        page.locator("[data-testid='stMarkdown']", has_text=f"papers in the topic “{name}”").first.wait_for(
+        page.locator(".atlas-sentence", has_text=f"papers in the topic “{name}”").first.wait_for(
             timeout=30_000
         )
     finally:

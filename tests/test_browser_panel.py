@@ -62,16 +62,14 @@ def listed(page) -> list[tuple[str, str]]:
 
 
 def header(page) -> str:
-    texts = page.locator("[data-testid='stMain'] [data-testid='stMarkdown']").all_inner_texts()
+    texts = page.locator("[data-testid='stMain'] .atlas-sentence").all_inner_texts()
     return next(
         t.strip() for t in texts if t.strip().startswith(("Showing the ", "None of ")) or " of the " in t
     )
 
 
 def wait_for_header(page, text: str) -> None:
-    page.locator("[data-testid='stMain'] [data-testid='stMarkdown']", has_text=text).first.wait_for(
-        timeout=30_000
-    )
+    page.locator("[data-testid='stMain'] .atlas-sentence", has_text=text).first.wait_for(timeout=30_000)
     idle(page)
 
 
@@ -244,8 +242,8 @@ def test_an_opened_topic_is_the_map_s_own_and_opening_it_redraws_only_the_map_s_
     )
     assert kept == [True, True]  # ... in the map's own two charts
     drawn = {(place, kind) for place, kind, _ in received.take()}
-    assert ("main", "markdown") in drawn  # the header's sentence was drawn again ...
-    assert {place for place, _ in drawn} == {"main"}  # ... and nothing in the sidebar
+    # the downloads drawn again (the header's sentence is the browser's), nothing in the sidebar
+    assert drawn == {("main", "download_button")}
 
     near = page.locator(f"{OPENED} .atlas-near-list .atlas-topic").first  # a nearest topic opens in place
     other = int(near.get_attribute("data-topic"))
@@ -402,7 +400,7 @@ def test_back_and_forward_restore_the_list_and_the_topic_and_a_link_opens_it(pag
     def drawn_by_the_browser(step, header: str) -> None:
         received.take()
         step()
-        wait_for_header(page, header)  # the server's sentence: it has heard of the step
+        wait_for_header(page, header)  # the browser's sentence, at once
         idle(page)
         drawn = received.take()
         assert {place for place, _, _ in drawn} == {"main"}, drawn  # nothing in the sidebar ...

@@ -15,7 +15,7 @@ from tests.devserver import StreamlitServer
 from tests.helpers import GRAPH, chips, choose, idle, open_app, themed_map, write_tiny_map
 
 pytestmark = pytest.mark.browser
-# The header's sentence: the one Markdown line saying what the page shows (app.controls.header).
+# The header's sentence: the one line saying what the page shows (js/header.js).
 SENTENCE = re.compile(r"^(Showing the |None of |[\d,]+ of )")
 
 
@@ -30,15 +30,13 @@ def tiny_app(tmp_path_factory):
 
 def header(page) -> str:
     """The header's sentence, as the reader sees it."""
-    texts = page.locator("[data-testid='stMain'] [data-testid='stMarkdown']").all_inner_texts()
+    texts = page.locator("[data-testid='stMain'] .atlas-sentence").all_inner_texts()
     [sentence] = [t.strip() for t in texts if SENTENCE.match(t.strip())]
     return sentence
 
 
 def wait_for_header(page, text: str) -> None:
-    page.locator("[data-testid='stMain'] [data-testid='stMarkdown']", has_text=text).first.wait_for(
-        timeout=30_000
-    )
+    page.locator("[data-testid='stMain'] .atlas-sentence", has_text=text).first.wait_for(timeout=30_000)
     idle(page)
     assert header(page) == text
 

@@ -53,7 +53,7 @@ def storm_app(tmp_path_factory):
 # What the reader sees that the view decides: the header's sentence, the papers table's heading (its
 # count), and the papers the map shows (the shown chart's rows: every paper, or those highlighted).
 READ = f"""() => {{
-    const texts = [...document.querySelectorAll("[data-testid='stMain'] [data-testid='stMarkdown']")].map((e) => e.innerText.trim());
+    const texts = [...document.querySelectorAll("[data-testid='stMain'] .atlas-sentence")].map((e) => e.innerText.trim());
     const gd = document.querySelector('{GRAPH}');
     const drawn = gd && gd.atlasDrawn ? gd.atlasDrawn[0] : null;
     return {{

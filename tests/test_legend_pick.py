@@ -131,18 +131,18 @@ def test_a_theme_the_browser_showed_itself_leaves_the_map_and_the_table_as_they_
     drawn(list(session.PARTS))  # the whole page
     click(data, theme=1, query="theme=1")
     assert st.session_state[THEMES] == [1] and session.key_picks() == 1
-    assert reruns == [["themes", "topics", "unassigned", "header", "downloads"]]
+    assert reruns == [["themes", "topics", "unassigned", "downloads"]]  # the header's sentence: the browser's
     assert st.session_state[session.URL_PARAMS] == {"theme": ["1"]}
     drawn(reruns[-1])
     click(data, theme=None, query="")  # "Show all" in the browser
     assert st.session_state[THEMES] == [] and session.key_picks() == 2
-    assert reruns[-1] == ["themes", "topics", "unassigned", "header", "downloads"]
+    assert reruns[-1] == ["themes", "topics", "unassigned", "downloads"]
     assert st.session_state[session.URL_PARAMS] == {}
     drawn(reruns[-1])
 
     click(data, theme=1)  # without a link: the server's step, which draws the map and the table
     assert st.session_state[THEMES] == [1] and session.key_picks() == 2
-    assert reruns[-1] == ["themes", "topics", "unassigned", "header", "map", "results", "downloads"]
+    assert reruns[-1] == ["themes", "topics", "unassigned", "map", "results", "downloads"]
 
 
 @pytest.mark.parametrize("theme, kept", [(0, 1), (1, None)], ids=["its theme", "another theme"])
@@ -172,12 +172,12 @@ def test_a_value_the_browser_showed_itself_leaves_the_map_and_the_table_as_they_
     drawn(list(session.PARTS))
     click(data, "year", value=1, query="colour=year&f.year=2024")
     assert st.session_state[year] == ["2024"] and session.key_picks() == 1
-    assert reruns[-1] == ["facets", "header", "downloads"]  # of the sidebar, only the column's filter
+    assert reruns[-1] == ["facets", "downloads"]  # of the sidebar, only the column's filter
     assert st.session_state[session.URL_PARAMS] == {"colour": ["year"], "f.year": ["2024"]}
     drawn(reruns[-1])
     click(data, "year", value=None, query="colour=year")  # "Show all" in the browser
     assert st.session_state[year] == [] and session.key_picks() == 2
-    assert reruns[-1] == ["facets", "header", "downloads"]  # of the sidebar, only the column's filter
+    assert reruns[-1] == ["facets", "downloads"]  # of the sidebar, only the column's filter
     drawn(reruns[-1])
 
 

@@ -38,7 +38,8 @@ from tests.helpers import REPO, write_tiny_map
 
 PROTOCOL_TYPES = (
     "PinMark", "TopicName", "ThemeName", "KeyPick", "KeyEntry", "ViewState", "PanelState", "TableColumn",
-    "TableTopic", "ExtraColumn", "TableState", "NearPaper", "MatchNote", "PaperState",
+    "TableTopic", "ExtraColumn", "TableState", "NearPaper", "MatchNote", "PaperState", "HeaderFacet", "SearchFacts",
+    "HeaderState",
 )  # fmt: skip
 SUMMARY_TYPES = (
     "CentralPaper", "NearTopic", "YearShare", "VenueCount", "SummaryTopic", "ListSection", "TopicLists", "Summary"
@@ -277,6 +278,7 @@ def test_docs_describe_every_field_and_event():
     assert docs_table("What the panel receives") == list(typing.get_type_hints(payload.PanelState))
     assert docs_table("What the table receives") == list(typing.get_type_hints(payload.TableState))
     assert docs_table("What an opened paper holds") == list(typing.get_type_hints(payload.PaperState))
+    assert docs_table("`header` part (`HeaderState`)") == list(typing.get_type_hints(payload.HeaderState))
 
 
 def test_map_js_is_every_module_of_js_once_and_writes_no_constant_python_owns():

@@ -26,7 +26,16 @@ from pipeline.mapfolder.search_index import (
 )
 from pipeline.mapfolder.store import read_map, write_map
 from pipeline.modelling.floors import CLOSE_PERCENTILE
-from tests.helpers import REPO, SEEDS, FakeEncoder, opened_paper, papers_table, tiny_map, whole_page
+from tests.helpers import (
+    REPO,
+    SEEDS,
+    FakeEncoder,
+    header_sentence,
+    opened_paper,
+    papers_table,
+    tiny_map,
+    whole_page,
+)
 
 
 def frame(texts: list[str], titles: list[str] | None = None) -> pd.DataFrame:
@@ -438,7 +447,7 @@ def tiny_app(tmp_path, monkeypatch):
 
 
 def plain_text(at: AppTest) -> str:
-    raw = "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption])
+    raw = "\n".join([m.value for m in at.markdown] + header_sentence(at) + [c.value for c in at.caption])
     return re.sub(r"\\(.)", r"\1", raw).replace("**", "")
 
 

@@ -85,11 +85,12 @@ def corpus_maps(tmp_path_factory):
 
 
 def test_the_browser_writes_the_header_every_corpus_link_opened(corpus_maps, tmp_path):
-    """Every link of the link corpus (tests/link_corpus.py): the browser's sentence (js/view.js
-    `sentence`) from the view the link says, its map's tables and its hits as the server sends them
-    (`app.view.sentence_tables`, `sentence_hits`), written as the header writes it, is the header the
-    link opened, byte for byte; and so is Python's own (`header_sentence`)."""
+    """Every link of the link corpus (tests/link_corpus.py): the browser's sentence (js/header.js reads
+    the header's state the server sends, `app.map_component.payload.header_state`, beside the map's point
+    table; js/view.js `sentence` writes it) for the view the link says, written as Markdown writes it,
+    is the header the link opened, byte for byte; and so is Python's own (`header_sentence`)."""
     from app.loaders import MapKey, cached_rising, load_map
+    from app.map_component.payload import header_state, point_table
     from app.state import VIEW_DEFAULTS, parse_view
     from app.text import markdown_literal
     from app.view import (
@@ -98,7 +99,6 @@ def test_the_browser_writes_the_header_every_corpus_link_opened(corpus_maps, tmp
         opened_topic_view,
         selected_rows,
         sentence_hits,
-        sentence_tables,
         view_vocabulary,
     )
     from tests.link_corpus import CORPUS
@@ -106,23 +106,32 @@ def test_the_browser_writes_the_header_every_corpus_link_opened(corpus_maps, tmp
     recorded = json.loads(CORPUS.read_text(encoding="utf-8"))
     keys = {name: MapKey.of(name, folder) for name, folder in corpus_maps.items()}
     loaded = {name: load_map(key) for name, key in keys.items()}
-    inputs = {"tables": {name: sentence_tables(data) for name, data in loaded.items()}, "cases": []}
+    inputs: dict = {"tables": {}, "cases": []}
+    for name, data in loaded.items():
+        arrays = point_table(data)["arrays"]
+        codes = {column: arrays[f"code:{column}"].tolist() for column in data.facets}
+        inputs["tables"][name] = {"n": data.n, "colour": arrays["colour"].tolist(), "codes": codes}
     python = []
     for entry in recorded:
         data, key = loaded[entry["map"]], keys[entry["map"]]
         state, _ = parse_view(entry["address"], view_vocabulary(data, cached_rising(key)))
         view = json.loads(json.dumps({name: getattr(state, name) for name in VIEW_DEFAULTS}))
-        inputs["cases"].append({"map": entry["map"], "view": view, "hits": sentence_hits(data, key, state)})
         selected = selected_rows(data, key, state)
-        python.append(
-            header_sentence(data, opened_topic_view(data, state, current_view(data, key, state)), selected)
-        )
+        own = header_sentence(data, opened_topic_view(data, state, current_view(data, key, state)), selected)
+        sent = header_state(data, ("", "the server's"), sentence_hits(data, key, state), points_url="points")
+        inputs["cases"].append({"map": entry["map"], "view": view, "state": sent})
+        python.append(own)
     (tmp_path / "inputs.json").write_text(json.dumps(inputs), encoding="utf-8")
     env = {"SENTENCE_INPUTS": str(tmp_path / "inputs.json"), "SENTENCE_OUTPUT": str(tmp_path / "said.json")}
-    node_test(tmp_path, "sentence_corpus.test.mjs", ("view.js",), env)
+    node_test(
+        tmp_path,
+        "sentence_corpus.test.mjs",
+        ("header.js", "dom.js", "links.js", "load.js", "store.js", "view.js", "zoom.js"),
+        env,
+    )
     said = json.loads((tmp_path / "said.json").read_text(encoding="utf-8"))
 
-    def header(number: str, rest: str) -> str:  # as `app.controls.header` writes it
+    def header(number: str, rest: str) -> str:  # as Markdown writes it (the number bold)
         return (f"**{markdown_literal(number)}** " if number else "") + markdown_literal(rest)
 
     assert len(said) == len(recorded) == 42

@@ -26,7 +26,15 @@ import streamlit as st
 from app.data import MapData
 from app.loaders import MapKey
 from app.map_component.assets import URL_PREFIX, module_bundle, plotly_bundle, publish
-from app.map_component.payload import PaperState, Pin, panel_state, points_file, summary_file, view_state
+from app.map_component.payload import (
+    PaperState,
+    Pin,
+    header_state,
+    panel_state,
+    points_file,
+    summary_file,
+    view_state,
+)
 from app.map_component.table import table_file, table_state
 from app.search import SearchResult
 from app.state import ViewState
@@ -35,6 +43,7 @@ from app.topic_summary import topic_summary
 KEY = "atlas_map"
 PANEL_KEY = "atlas_panel"  # the topic panel beside the map: the same component, a second instance
 TABLE_KEY = "atlas_table"  # the papers table under the map: a third instance
+HEADER_KEY = "atlas_header"  # the header's sentence: a fourth
 
 # The component's own script is a few lines that load map.js once per page from its published file
 # (`module` in the data; its bytes in `module_data` where static/ is read-only): an inline script is
@@ -337,3 +346,25 @@ def live_table(
         payload["link"] = link  # as for `live_map`
     with_files(payload, module, table_data=table_data, module_data=module_data)
     return _component(key=TABLE_KEY, data=payload, on_click_change=on_click, on_clear_change=on_clear)
+
+
+def live_header(
+    data: MapData,
+    token: MapKey,
+    sentence: tuple[str, str],
+    hits: dict,
+    *,
+    files_sent: set[str],
+    link: str | None = None,
+):
+    """Mount or update the header's sentence (js/header.js): the browser writes it for the view the
+    address bar says (js/view.js `sentence`, the rule of `app.view.header_sentence`) from the map's point
+    table and `hits` (`app.view.sentence_hits`); `sentence`, the server's for the view of `link`, is
+    drawn until it can. It sends no events, and never map.js's bytes: where static/ is read-only, it
+    waits for the map's (the map is drawn in the same run)."""
+    module, _ = served(*_module_file(), set(files_sent))
+    payload = header_state(data, sentence, hits, points_url=points_url(data, token))
+    if link is not None:
+        payload["link"] = link  # the view the hits are for
+    with_files(payload, module)
+    return _component(key=HEADER_KEY, data=payload)

@@ -211,6 +211,49 @@ class PanelState(TypedDict):
     module_data: NotRequired[str]
 
 
+class HeaderFacet(TypedDict):
+    """A filterable column's values as the data writes them (the link's): the point table's codes of
+    the column are positions in `values`."""
+
+    column: str
+    values: list[str]
+
+
+class SearchFacts(TypedDict):
+    """What the header's sentence quotes of a search (`app.search.search_facts`)."""
+
+    shown: str
+    fused: bool
+    nearest: str
+    close: str
+
+
+class HeaderState(TypedDict):
+    """Everything the header's sentence receives on a rerun (`header_state`, then `live_header` adds
+    `module`): the server's sentence for its view (drawn until the browser can write its own), what the
+    browser writes it from beside the map's point table (each topic's and theme's name, each topic's
+    theme, each column's values, the papers added), and the view's hits over the whole map (a search's,
+    as masks by evidence; the selection's); docs/app.md says what each field means."""
+
+    sentence: tuple[str, str]
+    points: str
+    ranks: list[int]
+    names: list[str]
+    theme_of: list[int]
+    themes: list[int]
+    theme_names: list[str]
+    facets: list[HeaderFacet]
+    added: str | None
+    search: SearchFacts | None
+    words: str | None
+    every: str | None
+    some: str | None
+    close: str | None
+    selected: str | None
+    link: NotRequired[str]  # the view's link, set by `live_*`: its hits are that view's
+    module: NotRequired[str]
+
+
 class NearPaper(TypedDict):
     """One of an opened paper's nearest papers: its row, title, similarity, and its topic's name where
     the nearest papers' topics differ (else null: the topic line above them says it)."""
@@ -739,6 +782,47 @@ def panel_state(
         "key_picks": key_picks,
         "height": height,
         "paper": paper,
+    }
+
+
+def header_state(data: MapData, sentence: tuple[str, str], hits: dict, *, points_url: str) -> HeaderState:
+    """Everything the header's sentence receives on a rerun (js/header.js): the server's `sentence` for
+    the view, the map's topics by colour rank (the point table's `colour`; the unassigned last) with
+    their names and themes (-1: none, or no usable themes), the themes' names, each filterable column's
+    values, the papers added (a mask; None: a full build), and `hits` (`app.view.sentence_hits`) as
+    masks: a search's hits, those writing every word, several, close in meaning (None: no search), and
+    the selection's (None: none)."""
+    from app.themes import theme_of_topic, usable_themes  # pure, as this module
+
+    themes = usable_themes(data.topics, data.themes)
+    theme_of = theme_of_topic(data.topics) if themes is not None else {}
+    ranks = [*data.topic_order, UNASSIGNED]
+    n = data.n
+
+    def mask(rows) -> str:  # `encode_mask`'s, every paper's too (None says there is no such set)
+        found = np.zeros(n, dtype=bool)
+        found[np.asarray(rows, dtype=np.int64)] = True
+        every = "b" + base64.b64encode(np.packbits(found, bitorder="little").tobytes()).decode("ascii")
+        return every if found.all() else str(encode_mask(found))
+
+    words, evidence = hits["words"], np.asarray(hits["evidence"] or [], dtype=np.int64)
+    by = lambda bit: None if words is None else mask(np.asarray(words, dtype=np.int64)[(evidence & bit) > 0])  # noqa: E731
+    return {
+        "sentence": (str(sentence[0]), str(sentence[1])),
+        "points": points_url,
+        "ranks": [int(t) for t in ranks],
+        "names": [data.label(t) for t in ranks],
+        "theme_of": [int(theme_of.get(t, -1)) for t in ranks],
+        "themes": [] if themes is None else [int(t) for t in themes["theme_id"]],
+        "theme_names": [] if themes is None else [str(v) for v in themes["label"]],
+        "facets": [{"column": column, "values": list(values)} for column, values in data.facets.items()],
+        "added": None if data.added is None else mask(np.flatnonzero(data.added)),
+        "search": hits["search"],
+        "words": None if words is None else mask(words),
+        "every": by(1),
+        "some": by(2),
+        "close": by(4),
+        "selected": None if hits["selected"] is None else mask(hits["selected"]),
     }
 
 

@@ -4,18 +4,20 @@
 
 import { AtlasMap, INSTANCES, foldSidebar } from "./atlas_map.js";
 import { showMapState, showPartState } from "./history.js";
+import { HeaderPart } from "./header.js";
 import { LINK, drawAnswer, keepView } from "./links.js";
 import { TopicPanel } from "./panel.js";
 import { PapersTable } from "./table.js";
 import { answered, sentLink } from "./zoom.js";
-/** @import { PanelState, TableState, Trigger, ViewState } from "./protocol.js" */
+/** @import { HeaderState, PanelState, TableState, Trigger, ViewState } from "./protocol.js" */
 
-/** @param {{data: ViewState|PanelState|TableState, parentElement: HTMLElement, setTriggerValue: Trigger}} component */
+/** @param {{data: ViewState|PanelState|TableState|HeaderState, parentElement: HTMLElement, setTriggerValue: Trigger}} component */
 export default function (component) {
   foldSidebar();
   const { data, parentElement, setTriggerValue } = component;
   if ("summary" in data) return partEntry("panel", data, parentElement, setTriggerValue);
   if ("table" in data) return partEntry("table", data, parentElement, setTriggerValue);
+  if ("sentence" in data) return headerEntry(data, parentElement);
   let inst = INSTANCES.get(parentElement);
   if (!inst) {
     inst = new AtlasMap(parentElement);
@@ -64,6 +66,27 @@ function partEntry(kind, data, parentElement, setTriggerValue) {
   return () => {
     shown.destroy();
     PARTS.delete(parentElement);
+  };
+}
+
+/** @type {WeakMap<HTMLElement, HeaderPart>} */
+const HEADERS = new WeakMap(); // parentElement -> the header's sentence, kept across reruns
+
+/** The header's sentence (js/header.js): made once, shown for each state the server sends.
+ * @param {HeaderState} data @param {HTMLElement} parentElement */
+function headerEntry(data, parentElement) {
+  let part = HEADERS.get(parentElement);
+  if (!part) {
+    part = new HeaderPart(parentElement);
+    HEADERS.set(parentElement, part);
+  }
+  LINK.header = part;
+  part.show(data);
+  const shown = part;
+  return () => {
+    shown.destroy();
+    HEADERS.delete(parentElement);
+    if (LINK.header === shown) LINK.header = null;
   };
 }
 

@@ -6,15 +6,16 @@
 import { SHARED } from "./shared.js";
 import { linkParams, linkText, viewOfLink } from "./view.js";
 /** @import { AtlasMap } from "./atlas_map.js" */
+/** @import { HeaderPart } from "./header.js" */
 /** @import { TopicPanel } from "./panel.js" */
 /** @import { PanelState, TableState, ViewState } from "./protocol.js" */
 /** @import { PapersTable } from "./table.js" */
 
-/** The page's map, topic panel and papers table, which find each other, the opened topic as the
- * browser shows it (the panel opens it; the table lists its papers), and the link of the view they
- * show (`shown`: the server's state drawn last, or a step the browser drew itself; none yet: undefined).
- * @type {{map: AtlasMap|null, panel: TopicPanel|null, table: PapersTable|null, topic: number|null|undefined, shown: string|undefined}} */
-export const LINK = { map: null, panel: null, table: null, topic: undefined, shown: undefined };
+/** The page's map, topic panel, papers table and header's sentence, which find each other, the opened
+ * topic as the browser shows it (the panel opens it; the table lists its papers), and the link of the
+ * view they show (`shown`: the server's state drawn last, or a step the browser drew itself; none yet: undefined).
+ * @type {{map: AtlasMap|null, panel: TopicPanel|null, table: PapersTable|null, header: HeaderPart|null, topic: number|null|undefined, shown: string|undefined}} */
+export const LINK = { map: null, panel: null, table: null, header: null, topic: undefined, shown: undefined };
 
 /** The link of the view the query string `query` says, as the server writes it (js/view.js: read back
  * into a view, written again), without the link's keys `dropped` (a setting's, or a column's filter's).
@@ -71,8 +72,8 @@ function drawn(kind, link, draw) {
 export const showing = (search) => LINK.shown === undefined || answers("map", LINK.shown, search);
 
 /** The address bar was written (`moved`: false) or went Back or Forward (`moved`: true): the states
- * held for its view drawn (on Back or Forward, every state held dropped), and the topic panel shows the
- * topic it says. @param {boolean} moved */
+ * held for its view drawn (on Back or Forward, every state held dropped), the topic panel shows the
+ * topic it says, and the header its view's sentence. @param {boolean} moved */
 export function linkChanged(moved) {
   for (const [kind, held] of [...HELD]) {
     if (moved) HELD.delete(kind);
@@ -82,6 +83,7 @@ export function linkChanged(moved) {
     }
   }
   if (LINK.panel) LINK.panel.followLink(); // the topic the link says
+  if (LINK.header) LINK.header.follow(); // the sentence of the view it says
 }
 
 /** Whether no script run is under way (Streamlit says so on its app's element; not said: taken as running). */

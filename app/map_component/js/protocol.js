@@ -127,6 +127,45 @@
  */
 
 /**
+ * A filterable column's values as the data writes them (the link's): the point table's codes of the
+ * column are positions in `values`.
+ * @typedef {Object} HeaderFacet
+ * @property {string} column
+ * @property {string[]} values
+ */
+
+/**
+ * What the header's sentence quotes of a search (payload.py, `SearchFacts`; `app.search.search_facts`).
+ * @typedef {Object} SearchFacts
+ * @property {string} shown
+ * @property {boolean} fused
+ * @property {string} nearest
+ * @property {string} close
+ */
+
+/**
+ * Everything the header's sentence receives on a rerun (payload.py, `HeaderState`).
+ * @typedef {Object} HeaderState
+ * @property {[string, string]} sentence
+ * @property {string} points
+ * @property {number[]} ranks
+ * @property {string[]} names
+ * @property {number[]} theme_of
+ * @property {number[]} themes
+ * @property {string[]} theme_names
+ * @property {HeaderFacet[]} facets
+ * @property {string|null} added
+ * @property {SearchFacts|null} search
+ * @property {string|null} words
+ * @property {string|null} every
+ * @property {string|null} some
+ * @property {string|null} close
+ * @property {string|null} selected
+ * @property {string} [link]
+ * @property {string} [module]
+ */
+
+/**
  * Everything the topic panel receives on a rerun (payload.py, `PanelState`).
  * @typedef {Object} PanelState
  * @property {string} summary

@@ -5,6 +5,7 @@
 // tests/test_view_rule.py, run under Node), so the two languages' rule cannot drift apart.
 
 import { SHARED } from "./shared.js";
+/** @import { SearchFacts } from "./protocol.js" */
 
 /**
  * A view: the fields of `app.state.ViewState` (filters as [column, values] pairs, columns sorted).
@@ -206,7 +207,6 @@ export function valuesInBrowser(view) {
  * @property {SearchFacts|null} [search] what the header's sentence quotes of the search (`app.search.search_facts`)
  */
 
-/** @typedef {{shown: string, fused: boolean, nearest: string, close: string}} SearchFacts */
 
 /** The papers in view, best first (in map order without a search): the intersection of the view's
  * named sets, as `app.view.current_view` finds it. The chosen topics (inside the chosen themes, on a
