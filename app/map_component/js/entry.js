@@ -5,7 +5,7 @@
 import { AtlasMap, INSTANCES, foldSidebar } from "./atlas_map.js";
 import { showMapState, showPartState } from "./history.js";
 import { HeaderPart } from "./header.js";
-import { LINK, drawAnswer, keepView } from "./links.js";
+import { LINK, drawAnswer } from "./links.js";
 import { TopicPanel } from "./panel.js";
 import { PapersTable } from "./table.js";
 import { answered, sentLink } from "./zoom.js";
@@ -29,10 +29,7 @@ export default function (component) {
   inst.root.style.height = `${data.height}px`;
   if (data.link !== undefined) answered(data.link);
   const map = inst;
-  drawAnswer("map", data, () => {
-    keepView("map", data);
-    showMapState(map, data);
-  });
+  drawAnswer("map", data, () => showMapState(map, data));
   return () => {
     inst.destroy();
     INSTANCES.delete(parentElement);
@@ -59,10 +56,7 @@ function partEntry(kind, data, parentElement, setTriggerValue) {
   if ("height" in data) part.root.style.height = `${data.height}px`;
   if (data.link !== undefined) answered(data.link);
   const shown = part;
-  drawAnswer(kind, data, () => {
-    keepView(kind, data);
-    showPartState(shown, data);
-  });
+  drawAnswer(kind, data, () => showPartState(shown, data));
   return () => {
     shown.destroy();
     PARTS.delete(parentElement);

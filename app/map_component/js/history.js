@@ -2,7 +2,7 @@
 // Back and Forward in the browser, and a view drawn again from the states kept for its link.
 
 import { keyParam, pickKey, showTopics, showValues } from "./legend.js";
-import { LINK, VIEWS, differsOnlyIn, linkKey, showing, streamlitIdle } from "./links.js";
+import { LINK, VIEWS, differsOnlyIn, linkKey, partsShow, showing, streamlitIdle } from "./links.js";
 import { SHARED } from "./shared.js";
 import { linkAfter, writeLink } from "./store.js";
 import { HISTORY, wrapHistory } from "./zoom.js";
@@ -145,7 +145,7 @@ export function keptView(search, cleared) {
  * this one (the server, told in this one, works out its answer meanwhile). @param {KeptView} drawn */
 export function showKept(drawn) {
   VIEWS.last = { ...drawn };
-  LINK.shown = drawn.map.link;
+  partsShow(drawn.map.link);
   const inst = /** @type {AtlasMap} */ (LINK.map), panel = /** @type {TopicPanel} */ (LINK.panel), table = /** @type {PapersTable} */ (LINK.table);
   setTimeout(() => {
     showMapState(inst, drawn.map);

@@ -1,7 +1,7 @@
 // @ts-check
 // The key under the map, and the room it takes.
 
-import { LINK, showing } from "./links.js";
+import { LINK, partsShow, showing } from "./links.js";
 import { decodeMask, rankCounts } from "./load.js";
 import { placeMarks } from "./marks.js";
 import { SHARED } from "./shared.js";
@@ -221,7 +221,7 @@ function showKeyPick(inst, pick, shown, query, closes = false) {
  * panel and the papers table in the task after this one (the server, told in this one, works out its
  * answer meanwhile): the view of the link `query`. @param {KeyShown|null} shown @param {string} query */
 function showInParts(shown, query) {
-  LINK.shown = query;
+  partsShow(query);
   setTimeout(() => {
     for (const part of [LINK.map, LINK.panel, LINK.table]) if (part) part.showKeyPick(shown);
   }, 0);

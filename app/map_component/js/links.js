@@ -35,7 +35,7 @@ export const differsOnlyIn = (a, b, key) => viewLink(a, [key]) === viewLink(b, [
 // which the papers table does not show.
 const { topic, paper } = SHARED.link_keys;
 const OWN_KEYS = { map: [topic], panel: [topic], table: [topic, paper] };
-/** @type {Map<"map"|"panel"|"table", {link: string, draw: () => void}>} */
+/** @type {Map<"map"|"panel"|"table", {data: {link?: string}, draw: () => void}>} */
 const HELD = new Map();
 /** @type {Set<"map"|"panel"|"table">} the parts that drew a state (one that shows nothing draws the first it gets) */
 const DREW = new Set();
@@ -44,26 +44,34 @@ const DREW = new Set();
  * @param {"map"|"panel"|"table"} kind @param {string} link @param {string} search */
 export const answers = (kind, link, search) => viewLink(link, OWN_KEYS[kind]) === viewLink(search, OWN_KEYS[kind]);
 
-/** Part `kind`'s state `data` from the server: drawn (`draw`) where it answers the address bar's view
- * (or says no link, or the part shows nothing yet), else held until the address bar is written to its
- * link. Whether it was drawn.
+/** Part `kind`'s state `data` from the server: drawn (`draw`) and kept for its view (`keepView`) where
+ * it answers the address bar's view (or says no link, or the part shows nothing yet), else held until
+ * the address bar is written to its link. Whether it was drawn.
  * @param {"map"|"panel"|"table"} kind @param {{link?: string}} data @param {() => void} draw */
 export function drawAnswer(kind, data, draw) {
   HELD.delete(kind);
   if (data.link !== undefined && DREW.has(kind) && !answers(kind, data.link, window.location.search)) {
-    HELD.set(kind, { link: data.link, draw });
+    HELD.set(kind, { data, draw });
     return false;
   }
-  drawn(kind, data.link, draw);
+  drawn(kind, data, draw);
   return true;
 }
 
-/** Part `kind`'s state for `link` drawn: the map's says the view the parts show (`LINK.shown`).
- * @param {"map"|"panel"|"table"} kind @param {string|undefined} link @param {() => void} draw */
-function drawn(kind, link, draw) {
+/** Part `kind`'s state drawn and kept: the map's says the view the parts show (`partsShow`).
+ * @param {"map"|"panel"|"table"} kind @param {{link?: string}} data @param {() => void} draw */
+function drawn(kind, data, draw) {
   DREW.add(kind);
-  if (kind === "map" && link !== undefined) LINK.shown = link;
+  if (kind === "map" && data.link !== undefined) partsShow(data.link);
+  keepView(kind, data);
   draw();
+}
+
+/** The parts (the map, the topic panel, the papers table) show the view of the link `link` now: the
+ * map drew the server's state for it, or the browser drew a step or a kept view itself (js/legend.js,
+ * js/history.js). The one writer of `LINK.shown`. @param {string|undefined} link */
+export function partsShow(link) {
+  LINK.shown = link;
 }
 
 /** Whether the parts show the view the query string `search` says (the topic opened aside: the
@@ -77,9 +85,9 @@ export const showing = (search) => LINK.shown === undefined || answers("map", LI
 export function linkChanged(moved) {
   for (const [kind, held] of [...HELD]) {
     if (moved) HELD.delete(kind);
-    else if (answers(kind, held.link, window.location.search)) {
+    else if (answers(kind, /** @type {string} */ (held.data.link), window.location.search)) {
       HELD.delete(kind);
-      drawn(kind, held.link, held.draw);
+      drawn(kind, held.data, held.draw);
     }
   }
   if (LINK.panel) LINK.panel.followLink(); // the topic the link says
