@@ -37,9 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -54,6 +52,7 @@ from benchmarks.common import (  # noqa: E402
     balanced_set,
     corpus_missing,
     random_set,
+    run_facts,
     write_part,
 )
 
@@ -63,6 +62,21 @@ PAGE = ROOT / "benchmarks" / "NAME_RETRIEVAL_RESULTS.md"
 MAPS = ("seeds", "colm-incremental", "colm-fresh", "corl", "eccv", "random-5000", "balanced-5field")
 COLUMNS = ["title", "abstract", "venue", "year", "field"]  # never `keywords`: the held-out reference
 LISTED = ("colm-incremental", "eccv")  # maps whose every name the page lists with three titles
+
+
+def built_maps(spec: str) -> list[str] | None:
+    """The maps a `--maps` list (comma-separated) names, built by this script into `MAPS_DIR`; None,
+    after one `error:` line, when one of them is not (for the scripts that read these maps)."""
+    wanted = [m for m in spec.split(",") if m]
+    missing = [m for m in wanted if m not in MAPS or not (MAPS_DIR / m / "manifest.json").is_file()]
+    if missing:
+        print(
+            f"error: no built map for {', '.join(missing)} in {MAPS_DIR}: "
+            "run benchmarks/bench_name_retrieval.py first",
+            file=sys.stderr,
+        )
+        return None
+    return wanted
 
 
 def inputs_of(name: str, corpus) -> list:
@@ -443,17 +457,11 @@ def main(argv: list[str] | None = None) -> int:
         results[name] = measure(name, corpus, encoder)
         results[name]["build_seconds"] = seconds.get(name)
         print(name, {k: v for k, v in results[name].items() if k != "keyword_rows"}, flush=True)
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-    ).stdout.strip()
-    dirty = subprocess.run(
-        ["git", "status", "--porcelain", "pipeline"], cwd=ROOT, capture_output=True, text=True
-    )
     facts = (
-        f"Command: `python benchmarks/bench_name_retrieval.py{' --from-maps' if args.from_maps else ''}`. "
-        f"Commit {commit}{' with uncommitted changes under pipeline/' if dirty.stdout.strip() else ''}, "
-        f"run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.machine()}, "
-        f"{time.perf_counter() - started:.0f} s in all. Maps in benchmarks/maps/ (gitignored)."
+        run_facts(
+            f"python benchmarks/bench_name_retrieval.py{' --from-maps' if args.from_maps else ''}", started
+        )
+        + " Maps in benchmarks/maps/ (gitignored)."
     )
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     old = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}

@@ -19,6 +19,24 @@ NAMES_RESULTS = ROOT / "benchmarks" / "NAMES_RESULTS.md"
 EARLIER_NAMES = "# Earlier round (issue 21)"
 
 
+def run_facts(command: str, started: float) -> str:
+    """What a results page says of its run: the command, the commit (and whether pipeline/ had
+    uncommitted changes), when, on what machine, and the seconds since `started` (perf_counter)."""
+    import platform
+    import subprocess
+    import time
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+
+    dirty = " with uncommitted changes under pipeline/" if git("status", "--porcelain", "pipeline") else ""
+    return (
+        f"Command: `{command}`. Commit {git('rev-parse', '--short', 'HEAD')}{dirty}, "
+        f"run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.machine()}, "
+        f"{time.perf_counter() - started:.0f} s in all."
+    )
+
+
 def corpus_missing(benchmark: str = "this benchmark") -> bool:
     """True (after an `error:` line on stderr) when the shared corpus is not here; the caller exits 2."""
     if CORPUS.exists():
