@@ -272,7 +272,7 @@ def part_keys() -> dict[str, tuple]:
     opened = state.topic  # the downloads hold an opened topic's papers, a paper opened from it too
     said = tuple(map(tuple, notices()))
     # The header's sentence is the browser's for the link's view (js/header.js): the server sends it the
-    # hits of the search and the selection, and the notices.
+    # search's hits, and the notices.
     searched = " ".join(state.search.split())
     # The topic panel opens and closes topics in the browser: the map's part shows them already.
     in_panel = panel_holds_topic(state)
@@ -283,7 +283,7 @@ def part_keys() -> dict[str, tuple]:
         "facets": ((), state.filters),
         # hidden in a topic or theme view
         "unassigned": ((bool(state.topics or state.themes),), state.show_unassigned),
-        "header": (searched, selection, said),
+        "header": (searched, said),
         "map": (replace(state, topic="in the panel") if in_panel else state, map_counters()),
         # The papers table narrows to an opened topic, pages and sorts in the browser (js/table.js).
         "results": (view, selection),

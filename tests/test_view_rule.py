@@ -110,7 +110,8 @@ def test_the_browser_writes_the_header_every_corpus_link_opened(corpus_maps, tmp
     for name, data in loaded.items():
         arrays = point_table(data)["arrays"]
         codes = {column: arrays[f"code:{column}"].tolist() for column in data.facets}
-        inputs["tables"][name] = {"n": data.n, "colour": arrays["colour"].tolist(), "codes": codes}
+        places = {axis: arrays[axis].tolist() for axis in ("x", "y")}  # float32, as the browser reads them
+        inputs["tables"][name] = {"n": data.n, "colour": arrays["colour"].tolist(), "codes": codes, **places}
     python = []
     for entry in recorded:
         data, key = loaded[entry["map"]], keys[entry["map"]]
@@ -126,7 +127,7 @@ def test_the_browser_writes_the_header_every_corpus_link_opened(corpus_maps, tmp
     node_test(
         tmp_path,
         "sentence_corpus.test.mjs",
-        ("header.js", "dom.js", "links.js", "load.js", "store.js", "view.js", "zoom.js"),
+        ("header.js", "dom.js", "links.js", "load.js", "sampling.js", "store.js", "view.js", "zoom.js"),
         env,
     )
     said = json.loads((tmp_path / "said.json").read_text(encoding="utf-8"))

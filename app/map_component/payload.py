@@ -232,8 +232,8 @@ class HeaderState(TypedDict):
     """Everything the header's sentence receives on a rerun (`header_state`, then `live_header` adds
     `module`): the server's sentence for its view (drawn until the browser can write its own), what the
     browser writes it from beside the map's point table (each topic's and theme's name, each topic's
-    theme, each column's values, the papers added), and the view's hits over the whole map (a search's,
-    as masks by evidence; the selection's); docs/app.md says what each field means."""
+    theme, each column's values, the papers added), and the search's hits over the whole map (as masks
+    by evidence); docs/app.md says what each field means."""
 
     sentence: tuple[str, str]
     points: str
@@ -249,7 +249,6 @@ class HeaderState(TypedDict):
     every: str | None
     some: str | None
     close: str | None
-    selected: str | None
     link: NotRequired[str]  # the view's link, set by `live_*`: its hits are that view's
     module: NotRequired[str]
 
@@ -790,8 +789,7 @@ def header_state(data: MapData, sentence: tuple[str, str], hits: dict, *, points
     the view, the map's topics by colour rank (the point table's `colour`; the unassigned last) with
     their names and themes (-1: none, or no usable themes), the themes' names, each filterable column's
     values, the papers added (a mask; None: a full build), and `hits` (`app.view.sentence_hits`) as
-    masks: a search's hits, those writing every word, several, close in meaning (None: no search), and
-    the selection's (None: none)."""
+    masks: a search's hits, those writing every word, several, close in meaning (None: no search)."""
     from app.themes import theme_of_topic, usable_themes  # pure, as this module
 
     themes = usable_themes(data.topics, data.themes)
@@ -822,7 +820,6 @@ def header_state(data: MapData, sentence: tuple[str, str], hits: dict, *, points
         "every": by(1),
         "some": by(2),
         "close": by(4),
-        "selected": None if hits["selected"] is None else mask(hits["selected"]),
     }
 
 

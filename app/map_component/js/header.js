@@ -1,23 +1,25 @@
 // @ts-check
 // The header's sentence (issue 63), written in the browser by the view's one rule (js/view.js
 // `sentence`) from the view the address bar says (js/store.js `currentView`), the map's point table
-// (each paper's topic by its colour rank, each column's codes) and what the server sends a view
-// (`HeaderState`: the names, each column's values, the papers added, the search's and the selection's
-// hits over the whole map). So a reading step the browser takes (a tick, a key's pick, an opened
-// topic, Back or Forward) is said at once, with no server run. The server's own sentence is drawn
-// until the point table is loaded, and for a view whose search or selection is not the one the hits
-// came for (its answer, with their hits, is on its way).
+// (each paper's topic by its colour rank, each column's codes, each paper's place: the papers a box or
+// lasso holds, js/sampling.js `rowsInOutline`) and what the server sends a map and a search
+// (`HeaderState`: the names, each column's values, the papers added, the search's hits over the whole
+// map). So a reading step the browser takes (a tick, a key's pick, an opened topic, a box, Back or
+// Forward) is said at once, with no server run. The server's own sentence is drawn until the point
+// table is loaded, and for a view whose search is not the one the hits came for (its answer, with
+// their hits, is on its way).
 
 import { element } from "./dom.js";
 import { linkKey } from "./links.js";
 import { decodeMask, mapTable } from "./load.js";
+import { parsedOutline, rowsInOutline } from "./sampling.js";
 import { currentView } from "./store.js";
 import { sentence, viewOfLink } from "./view.js";
 /** @import { HeaderState } from "./protocol.js" */
 /** @import { ViewHits, ViewTables } from "./view.js" */
 
-/** The point table as the sentence reads it: each paper's colour rank, and each filterable column's codes.
- * @typedef {{n: number, colour: ArrayLike<number>, codes: Object<string, ArrayLike<number>>}} HeaderTable */
+/** The point table as the sentence reads it: each paper's colour rank, each filterable column's codes, and each paper's place.
+ * @typedef {{n: number, colour: ArrayLike<number>, codes: Object<string, ArrayLike<number>>, x: ArrayLike<number>, y: ArrayLike<number>}} HeaderTable */
 
 /** What `sentence` reads of a map (js/view.js `ViewTables`), from the header's state and the map's
  * point table. @param {HeaderState} state @param {HeaderTable} table @returns {ViewTables} */
@@ -37,9 +39,12 @@ export function headerTables(state, table) {
   return { topics, themeOf, facets, added: decodeMask(state.added, table.n), names: { topics: names, themes } };
 }
 
-/** What the view's search and selection hold (js/view.js `ViewHits`), from the header's state's masks.
- * @param {HeaderState} state @param {number} n @returns {ViewHits} */
-export function headerHits(state, n) {
+/** What the view's search and selection hold (js/view.js `ViewHits`): the search's hits from the
+ * header's state's masks, the papers the box or lasso `selection` holds (as the link writes it; "":
+ * none) from their places, by the server's rule (`app.selection.rows_inside`).
+ * @param {HeaderState} state @param {HeaderTable} table @param {string} selection @returns {ViewHits} */
+export function headerHits(state, table, selection) {
+  const n = table.n;
   const rows = (/** @type {string|null} */ text) => {
     const mask = decodeMask(text, n);
     return mask ? Array.from(mask.rows) : null;
@@ -47,7 +52,8 @@ export function headerHits(state, n) {
   const words = rows(state.words);
   const [every, some, close] = [state.every, state.some, state.close].map((text) => decodeMask(text, n));
   const evidence = words && words.map((i) => (every && every[i] ? 1 : 0) | (some && some[i] ? 2 : 0) | (close && close[i] ? 4 : 0));
-  return { words, evidence, search: state.search, selected: rows(state.selected) };
+  const outline = selection ? parsedOutline(selection) : null;
+  return { words, evidence, search: state.search, selected: outline ? rowsInOutline(table, null, outline) : null };
 }
 
 /** A search as the server runs it: its words, spaces aside. @param {string} text */
@@ -83,13 +89,13 @@ export class HeaderPart {
 
   /** The sentence of the view the address bar says now (js/links.js `linkChanged` calls this on every
    * write of it, and on Back and Forward): the browser's own, where the map's table is here and the
-   * hits are the view's; else the server's where it answers that view (or nothing was drawn yet). */
+   * search's hits are the view's; else the server's where it answers that view (or nothing was drawn yet). */
   follow() {
     const state = this.state;
     if (!state) return;
     const view = currentView(), sent = viewOfLink(state.link ?? window.location.search);
-    if (this.map && searchOf(view.search) === searchOf(sent.search) && view.selection === sent.selection) {
-      this.draw(sentence(view, this.map.tables, headerHits(state, this.map.table.n)));
+    if (this.map && searchOf(view.search) === searchOf(sent.search)) {
+      this.draw(sentence(view, this.map.tables, headerHits(state, this.map.table, view.selection)));
     } else if (!this.root.firstChild || linkKey(state.link ?? window.location.search) === linkKey(window.location.search)) {
       this.draw(state.sentence);
     }

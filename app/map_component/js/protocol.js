@@ -160,7 +160,6 @@
  * @property {string|null} every
  * @property {string|null} some
  * @property {string|null} close
- * @property {string|null} selected
  * @property {string} [link]
  * @property {string} [module]
  */

@@ -172,9 +172,27 @@ export function outlineOf(event) {
   return { lasso: { x: keep.map((k) => digits(x[k])), y: keep.map((k) => digits(y[k])) } };
 }
 
+/** The outline a `select=` value describes, as the server sends it (payload.py `outline`, after
+ * app/state.py `parse_selection`); null where it is none. @param {string} text @returns {Outline|null} */
+export function parsedOutline(text) {
+  const at = text.indexOf(":"), kind = text.slice(0, at), parts = text.slice(at + 1).split(",");
+  const number = new RegExp(`^(?:${SHARED.zoom_number})$`);
+  if ((kind !== "box" && kind !== "lasso") || !parts.every((part) => number.test(part))) return null;
+  const v = parts.map(Number);
+  if (!v.every(Number.isFinite)) return null;
+  if (kind === "box") {
+    if (v.length !== 4) return null;
+    const xs = [Math.min(v[0], v[1]), Math.max(v[0], v[1])], ys = [Math.min(v[2], v[3]), Math.max(v[2], v[3])];
+    return xs[0] === xs[1] || ys[0] === ys[1] ? null : { box: [...xs, ...ys] };
+  }
+  if (v.length % 2 || v.length < 6 || v.length > 2 * SHARED.max_corners) return null;
+  return { lasso: { x: v.filter((_, k) => k % 2 === 0), y: v.filter((_, k) => k % 2 === 1) } };
+}
+
 // Rows of the papers an outline holds, among those of `mask` (all: null), found by place: the rule
 // of app/selection.py `rows_inside` (a box's edges belong to it; a lasso by the even-odd rule).
-/** @param {PointTable} t @param {Uint8Array|null} mask @param {Outline} outline @returns {number[]} */
+/** @param {{n: number, x: ArrayLike<number>, y: ArrayLike<number>}} t the point table (`PointTable`), or its places
+ * @param {Uint8Array|null} mask @param {Outline} outline @returns {number[]} */
 export function rowsInOutline(t, mask, outline) {
   /** @type {(x: number, y: number) => boolean} */
   let inside;

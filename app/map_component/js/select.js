@@ -7,29 +7,12 @@
 import { keptView, showKept } from "./history.js";
 import { LINK, VIEWS, keepView, linkKey, streamlitIdle } from "./links.js";
 import { decodeMask } from "./load.js";
-import { rowsInOutline } from "./sampling.js";
+import { parsedOutline, rowsInOutline } from "./sampling.js";
 import { SHARED } from "./shared.js";
 import { linkAfter, writeLink } from "./store.js";
 /** @import { AtlasMap } from "./atlas_map.js" */
 /** @import { KeptView } from "./links.js" */
 /** @import { LassoPath, Outline, Trigger } from "./protocol.js" */
-
-/** The outline a `select=` value describes, as the server sends it (payload.py `outline`, after
- * app/state.py `parse_selection`); null where it is none. @param {string} text @returns {Outline|null} */
-function parsedOutline(text) {
-  const at = text.indexOf(":"), kind = text.slice(0, at), parts = text.slice(at + 1).split(",");
-  const number = new RegExp(`^(?:${SHARED.zoom_number})$`);
-  if ((kind !== "box" && kind !== "lasso") || !parts.every((part) => number.test(part))) return null;
-  const v = parts.map(Number);
-  if (!v.every(Number.isFinite)) return null;
-  if (kind === "box") {
-    if (v.length !== 4) return null;
-    const xs = [Math.min(v[0], v[1]), Math.max(v[0], v[1])], ys = [Math.min(v[2], v[3]), Math.max(v[2], v[3])];
-    return xs[0] === xs[1] || ys[0] === ys[1] ? null : { box: [...xs, ...ys] };
-  }
-  if (v.length % 2 || v.length < 6 || v.length > 2 * SHARED.max_corners) return null;
-  return { lasso: { x: v.filter((_, k) => k % 2 === 0), y: v.filter((_, k) => k % 2 === 1) } };
-}
 
 /** The `select=` value of a shape the reader drew (`outlineOf`: six digits, a lasso thinned), each
  * number as JavaScript writes it (the server reads it as any link's, `parse_selection`); "" where the
