@@ -14,7 +14,17 @@ import pytest
 from app.data import build_map_data
 from pipeline.mapfolder.store import write_map
 from tests.devserver import StreamlitServer
-from tests.helpers import REPO, box_around, hostile_map, idle, open_app, papers_table, start, tiny_map
+from tests.helpers import (
+    REPO,
+    box_around,
+    header_sentence,
+    hostile_map,
+    idle,
+    open_app,
+    papers_table,
+    start,
+    tiny_map,
+)
 from tests.test_browser import point_position
 
 pytestmark = pytest.mark.browser
@@ -232,8 +242,8 @@ def test_a_search_by_a_description_lists_each_paper_with_its_evidence_and_the_he
         patch.setenv("ATLAS_MAP", str(seeds))
         patch.setenv("ATLAS_MAPS_DIR", str(tmp_path / "no-other-maps"))
         at = start(params)
+        [header] = header_sentence(at)  # the view's, on the map ATLAS_MAP names
     want = papers_table(at)
-    header = next(m.value for m in at.markdown if "papers of the map match" in m.value)
     header = re.sub(r"\\(.)", r"\1", header).replace("**", "")
     listed = len(want["rows"])
     assert header.startswith(f"{listed} of the 57 papers of the map match “multi-view clustering”: ")
@@ -249,7 +259,9 @@ def test_a_search_by_a_description_lists_each_paper_with_its_evidence_and_the_he
         open_app(page, server.url + "?q=multi-view+clustering&kind=meaning")
         shown = drawn(page, want["heading"])
         assert shown["rows"] == cells(want["page"]) and len(want["page"]) == listed
-        page.get_by_text(header.split(":")[0], exact=False).first.wait_for(timeout=30_000)
+        sentence = page.locator(".atlas-sentence", has_text=header.split(":")[0])
+        sentence.wait_for(timeout=30_000)
+        assert sentence.inner_text() == header  # the browser's sentence, as Python's rule writes it
     finally:
         server.stop()
 
