@@ -465,13 +465,9 @@ def search_sentence(result: SearchResult | None, scope: str) -> tuple[str, str]:
         return f"{count:,}", f"of {scope} {verb} the words “{shown}”"
     if not count:
         return "None", f"of {scope} writes “{shown}” or is close in meaning to it{facts['nearest']}"
-    every = int(result.every_word.sum())
-    some = sum(1 for words in result.some if words)
-    close = result.close if result.close is not None else np.zeros(count, dtype=bool)
-    near = int(close.sum())
-    both = int(
-        (close & (result.every_word | np.array([bool(w) for w in result.some] or [False] * count))).sum()
-    )
+    evidence = np.asarray(search_evidence(result), dtype=np.int64)  # the browser counts the same bits
+    every, some, near = (int(((evidence & bit) > 0).sum()) for bit in (1, 2, 4))
+    both = int((((evidence & 4) > 0) & ((evidence & 3) > 0)).sum())
 
     def verb(k: int, one: str, many: str) -> str:
         return f"{k:,} {one if k == 1 else many}"
