@@ -15,7 +15,6 @@ import sys
 from functools import partial
 from pathlib import Path
 
-import numpy as np
 import streamlit as st
 
 from app import session
@@ -34,7 +33,6 @@ from app.placement import placement_panel
 from app.search import SearchResult
 from app.state import ViewState, normalise_params
 from app.view import (
-    counted_in_view,
     header_sentence,
     opened_topic_view,
     page_view,
@@ -52,8 +50,6 @@ def side_panel(
     data: MapData,
     map_key: MapKey,
     state: ViewState,
-    in_view: np.ndarray,
-    filtered: bool,
     rising,
     search: SearchResult | None,
     sent_before_map: set[str],
@@ -76,10 +72,8 @@ def side_panel(
     live_panel(
         data,
         map_key,
-        in_view,
         state,
         rising=rising,
-        filtered=filtered,
         files_sent=session.files_sent(),
         sent_before_map=sent_before_map,
         on_topic=partial(session.on_panel_topic, data, url, vocabulary),
@@ -201,10 +195,7 @@ def map_part(data: MapData, map_key: MapKey, rising, map_name: str | None) -> No
             vocabulary=lambda: view_vocabulary(data, cached_rising(map_key)),
         )
     with right:
-        selected = selected_rows(data, map_key, state)  # the list counts what the table lists
-        filtered = len(view.rows) != data.n or selected is not None
-        counted = counted_in_view(view, selected)
-        side_panel(data, map_key, state, counted, filtered, rising, view.search, sent_before_map)
+        side_panel(data, map_key, state, rising, view.search, sent_before_map)
     params = normalise_params({key: st.query_params.get_all(key) for key in st.query_params})
     session.sync_url(state, map_name, params)
     session.part_shown("map")
@@ -212,11 +203,10 @@ def map_part(data: MapData, map_key: MapKey, rising, map_name: str | None) -> No
 
 @st.fragment(key="results")
 def results_part(data: MapData, map_key: MapKey) -> None:
-    """The papers table: the map selection, else the papers in view; the browser narrows it to an
-    opened topic, pages and sorts it (js/table.js), so opening a topic does not rerun this part."""
-    state, view = page_view(data, map_key)
-    selected = selected_rows(data, map_key, state)
-    papers_panel(data, map_key, view.in_view, view.search, selected, state.topic)
+    """The papers table: the map selection, else the papers in view, worked out in the browser from the
+    link's view (js/page.js), which also narrows it to an opened topic, pages and sorts it (js/table.js)."""
+    state, _ = page_view(data, map_key)
+    papers_panel(data, map_key, state.topic)
     session.part_shown("results")
 
 

@@ -5,35 +5,22 @@ from __future__ import annotations
 
 from functools import partial
 
-import numpy as np
-
 from app import session
 from app.data import MapData
 from app.loaders import MapKey, cached_rising
 from app.map_component import TABLE_KEY, live_table, points_url
-from app.search import SearchResult
 from app.view import view_vocabulary
 
 
-def papers_panel(
-    data: MapData,
-    map_key: MapKey,
-    in_view: np.ndarray,
-    search: SearchResult | None,
-    selected: np.ndarray | None,
-    topic: int | None,
-) -> None:
-    """The papers table: the papers in view the map selection holds when there is one (`selected`:
-    rows, in view or not), else every paper in view (`in_view`, a mask before an opened topic narrows
-    it: the browser does), best search match first, each row saying how it matched; 50 rows a page."""
+def papers_panel(data: MapData, map_key: MapKey, topic: int | None) -> None:
+    """The papers table: the papers in view the map selection holds when there is one, else every
+    paper in view, best search match first, each row saying how it matched; 50 rows a page. The browser
+    works them out from the link's view and the page's facts (js/page.js, js/table.js)."""
     url = points_url(data, map_key)
     vocabulary = lambda: view_vocabulary(data, cached_rising(map_key))  # noqa: E731  (what a link may choose)
     live_table(
         data,
         map_key,
-        in_view,
-        search,
-        selected,
         topic=topic,
         files_sent=session.files_sent(),
         on_click=partial(session.on_paper_click, data, url, TABLE_KEY),

@@ -136,8 +136,9 @@ def header_sentence(data: MapData, view: View, selected: np.ndarray | None = Non
 def sentence_hits(data: MapData, map_key: MapKey, state: ViewState) -> dict:
     """What the view's search holds over the whole map, as the browser counts it (js/view.js
     `ViewHits`): its one list (`words`, best first), each hit's evidence and what the sentence quotes of
-    the search (`app.search.search_facts`); None each without a search. (The papers a box or lasso holds
-    the browser finds itself, by their places.)"""
+    the search (`app.search.search_facts`); None each without a search; `found`, the search itself (the
+    papers table's columns of how each hit matched). (The papers a box or lasso holds the browser finds
+    itself, by their places.)"""
     found = run_search(data, map_key, state, np.ones(data.n, dtype=bool))
     if found is not None and found.query.empty:
         found = None
@@ -145,6 +146,7 @@ def sentence_hits(data: MapData, map_key: MapKey, state: ViewState) -> dict:
         "words": None if found is None else found.rows.astype(int).tolist(),
         "evidence": None if found is None else search_evidence(found),
         "search": None if found is None else search_facts(found),
+        "found": found,
     }
 
 

@@ -403,11 +403,27 @@ def start(params: dict | None = None, panels: tuple[str, ...] = ()) -> AppTest:
     open (a closed one's body is not made)."""
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file(APP, default_timeout=60)
+    at = keeping_facts(AppTest.from_file(APP, default_timeout=60))
     at.query_params.update(params or {})
     for key in panels:
         at.session_state[key] = True
     return at.run()
+
+
+def keeping_facts(at: AppTest) -> AppTest:
+    """`at`, keeping the header's state (the page's facts, js/page.js) of the runs that sent it, as the
+    browser keeps it: a step that reruns only some parts leaves the header's out of AppTest's tree."""
+    run = at._run
+
+    def _run(*args, **kwargs):
+        out = run(*args, **kwargs)
+        found = [data for data in _component_data(at) if "sentence" in data]
+        if found:
+            at._atlas_facts = found[0]
+        return out
+
+    at._run = _run
+    return at
 
 
 def whole_page(at: AppTest) -> AppTest:
@@ -440,8 +456,10 @@ def table_state(at: AppTest) -> dict | None:
 
 
 def papers_table(at: AppTest) -> dict:
-    """What the papers table (js/table.js) shows for the state it received, worked out as the browser
-    does from that state, the map's point table and the table file: `heading` (its title line),
+    """What the papers table (js/table.js) shows, worked out as the browser does (js/page.js) from the
+    link's view (the server's reading of it: the map's state's mask and selection), the page's facts
+    (the header's state: the search's ranked hits over the whole map and how each matched), the map's
+    point table and the table file: `heading` (its title line),
     `notice` (the selection's hidden papers, or the empty view's message), `caption` (under it),
     `rows` (every listed paper: a DataFrame of the columns it shows, in order) and `page` (its first
     50). tests/test_browser_table.py holds the drawn table to this, cell by cell."""
@@ -456,31 +474,29 @@ def papers_table(at: AppTest) -> dict:
     columns, arrays = file["meta"]["columns"], file["arrays"]
     point_file = _point_file(state["points"])
     n = point_file["meta"]["n"]
-    in_view = decode_mask(state["mask"], n)
-    if state["ranked"]:
-        order = varint_values(base64.b64decode(state["ranked"]))
-    else:
-        order = np.flatnonzero(in_view).tolist()
+    view, facts = live_map(at), live_header(at)
+    in_view = decode_mask(view["mask"], n)
+    hits = None if facts["hits"] is None else varint_values(base64.b64decode(facts["hits"]))
+    order = np.flatnonzero(in_view).tolist() if hits is None else [i for i in hits if in_view[i]]
+    place = {} if hits is None else {row: k for k, row in enumerate(hits)}
+    selection = _selection_rows(at, point_file)
+    extras = facts["columns"] if hits is not None else []
     topics = [t["name"] for t in file["meta"]["topics"]]
     ids = [t["id"] for t in file["meta"]["topics"]]
     rank = ids.index(state["topic"]) if state["topic"] is not None else None
     colour = point_file["arrays"]["colour"]
     titles = _stored_titles(point_file)  # as stored: the table shows them unescaped
-    if state["selection"]:
-        selected = decode_mask(state["selected"], n)
-        inside = np.flatnonzero(selected).tolist()
+    if selection is not None:
+        inside = selection.tolist()
         listed = [i for i in inside if in_view[i] and (rank is None or colour[i] == rank)]
         positions = [-1] * len(listed)
     else:
         inside = []
-        listed, positions = [], []
-        for k, i in enumerate(order):
-            if rank is None or colour[i] == rank:
-                listed.append(i)
-                positions.append(k)
+        listed = [i for i in order if rank is None or colour[i] == rank]
+        positions = [place.get(i, -1) for i in listed]
     frame = {"Title": [titles[i] for i in listed]}
-    if not state["selection"]:
-        for extra in state["extras"]:
+    if selection is None:
+        for extra in extras:
             if "codes" in extra:
                 codes = np.frombuffer(base64.b64decode(extra["codes"]), dtype=np.uint8)
                 frame[extra["name"]] = [extra["values"][codes[k]] for k in positions]
@@ -499,7 +515,7 @@ def papers_table(at: AppTest) -> dict:
     rows = pd.DataFrame(frame)
     count = len(rows)
     notice = None
-    if state["selection"]:
+    if selection is not None:
         heading = f"Selected on the map · {count:,}"
         hidden = len(inside) - count
         if hidden > 0:
@@ -508,7 +524,7 @@ def papers_table(at: AppTest) -> dict:
                 f"{'is' if hidden == 1 else 'are'} hidden by the current filters and search."
             )
     else:
-        heading = f"Papers · {count:,}" + (" · best matches first" if state["extras"] and count > 1 else "")
+        heading = f"Papers · {count:,}" + (" · best matches first" if extras and count > 1 else "")
     if not count:
         notice = "No papers match the current filters and search."
     size = state["page_rows"]
@@ -551,9 +567,15 @@ def topic_table(at: AppTest) -> pd.DataFrame:
         for t in s["topics"]
     ]
     table = pd.DataFrame({"Topic": [by_id[t]["name"] for t in ids]})
-    if state["filtered"]:
-        colour = np.asarray(points(at)["colour"])
-        mask = decode_mask(state["mask"], len(colour))
+    view = live_map(at)
+    colour = np.asarray(points(at)["colour"])
+    mask = decode_mask(view["mask"], len(colour))  # the link's view, as the server reads it
+    selection = _selection_rows(at, _point_file(view["points"]))
+    if selection is not None:
+        inside = np.zeros(len(colour), dtype=bool)
+        inside[selection] = True
+        mask &= inside
+    if view["mask"] is not None or selection is not None:  # narrowed: each topic's papers in view
         table["In view"] = [int((mask & (colour == by_id[t]["rank"])).sum()) for t in ids]
     else:
         table["Papers"] = [by_id[t]["size"] for t in ids]
@@ -564,6 +586,27 @@ def topic_table(at: AppTest) -> pd.DataFrame:
 
 def figure(at: AppTest, index: int = 0) -> dict:
     return json.loads(at.get("plotly_chart")[index].proto.spec)
+
+
+def live_header(at: AppTest) -> dict:
+    """The header's state (the page's facts, js/page.js) as last sent (`keeping_facts`)."""
+    found = [data for data in _component_data(at) if "sentence" in data]
+    return found[0] if found else at._atlas_facts
+
+
+def _selection_rows(at: AppTest, point_file: dict):
+    """The rows inside the link's box or lasso (in view or not; None: none), found by their places as the
+    browser finds them (js/sampling.js `rowsInOutline`, held to `app.selection.rows_inside`)."""
+    from app.selection import parse_selection, rows_inside
+
+    text = url(at).get("select", [""])[0]
+    shape = parse_selection(text) if text else None
+    if shape is None:
+        return None
+    arrays = point_file["arrays"]
+    return rows_inside(
+        shape, np.asarray(arrays["x"], dtype=np.float32), np.asarray(arrays["y"], dtype=np.float32)
+    )
 
 
 def live_map(at: AppTest) -> dict:

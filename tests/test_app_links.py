@@ -16,7 +16,7 @@ from app import session
 from app.text import highlighted_markdown, markdown_literal
 from pipeline.mapfolder.files import SEARCH_INDEX
 from pipeline.mapfolder.store import write_map
-from tests.helpers import REPO, header_sentence, tiny_map, write_tiny_map
+from tests.helpers import REPO, header_sentence, keeping_facts, tiny_map, write_tiny_map
 
 APP = str(REPO / "streamlit_app.py")
 EVIL = "www.evil.com https://evil.com/x mailto:me@evil.com ![i](https://evil.com/i.png) $x^2$ <b>b</b>"
@@ -57,7 +57,7 @@ def tiny(tmp_path, monkeypatch) -> Path:
 
 def start(params: dict | None = None) -> AppTest:
     """The page with every panel open (a closed one's body is not made), so all of its text is read."""
-    at = AppTest.from_file(APP, default_timeout=60)
+    at = keeping_facts(AppTest.from_file(APP, default_timeout=60))
     at.query_params.update(params or {})
     for panel in (session.ABOUT_PANEL, session.CHANGES_PANEL, session.PLACEMENT_PANEL, session.EDIT_PANEL):
         at.session_state[panel] = True

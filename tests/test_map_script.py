@@ -178,20 +178,18 @@ def test_a_view_state_is_what_the_protocol_says(data):
 
 
 def test_the_panel_s_state_and_summary_are_what_the_protocol_says(data):
-    """`PanelState` with and without a mask, and the map's `Summary` file, read back as
-    the browser reads it (JSON, gunzip'd)."""
+    """`PanelState`, and the map's `Summary` file, read back as the browser reads it (JSON, gunzip'd)."""
     import gzip
     import json
 
     from app.topic_summary import topic_summary
     from app.trends import rising_scores
 
-    for mask in (np.ones(data.n, dtype=bool), np.arange(data.n) % 3 == 0):
-        state = payload.panel_state(
-            data, mask, summary_url="s", points_url="p", plotly_url="q", sort="size", themes=(0,),
-            topics=(1, -1), filters={"year": ("2024",)}, filtered=not mask.all(), height=600,
-        )  # fmt: skip
-        assert conforms(state, payload.PanelState) and set(state) == required_keys(payload.PanelState)
+    state = payload.panel_state(
+        data, summary_url="s", points_url="p", plotly_url="q", sort="size", themes=(0,),
+        topics=(1, -1), filters={"year": ("2024",)}, height=600,
+    )  # fmt: skip
+    assert conforms(state, payload.PanelState) and set(state) == required_keys(payload.PanelState)
     summary = topic_summary(data, rising_scores(data.papers))
     name, packed = payload.summary_file(summary)
     assert name.startswith("summary-") and conforms(json.loads(gzip.decompress(packed)), payload.Summary)
@@ -202,22 +200,20 @@ def test_the_panel_s_state_and_summary_are_what_the_protocol_says(data):
 
 
 def test_the_table_s_state_and_file_are_what_the_protocol_says(data):
-    """`TableState` for the whole map, a search by words (ranked, how each matched) and a selection,
-    and the table file read back as the browser reads it."""
+    """`TableState`, the header's state (the page's facts) for a search by words (its hits ranked over
+    the whole map, how each matched), and the table file read back as the browser reads it."""
     import gzip
 
-    from app.map_component.table import table_file, table_state
-    from app.search import word_search
+    from app.map_component.table import search_columns, table_file, table_state
+    from app.search import search_evidence, search_facts, word_search
 
+    state = table_state(table_url="t", points_url="p", topic=None)
+    assert conforms(state, payload.TableState) and set(state) == required_keys(payload.TableState)
     words = word_search(data.search_index.search("paper"), "paper")
-    for mask, search, selected in (
-        (np.ones(data.n, dtype=bool), None, None),
-        (np.zeros(data.n, dtype=bool) | np.isin(np.arange(data.n), words.rows), words, None),
-        (np.ones(data.n, dtype=bool), None, np.arange(0, data.n, 7)),
-    ):
-        state = table_state(data, mask, search, selected, table_url="t", points_url="p", topic=None)
-        assert conforms(state, payload.TableState) and set(state) == required_keys(payload.TableState)
-        assert all(conforms(extra, payload.ExtraColumn) for extra in state["extras"])
+    hits = {"words": words.rows.tolist(), "evidence": search_evidence(words), "search": search_facts(words)}
+    facts = payload.header_state(data, ("", "x"), hits, points_url="p", columns=search_columns(words))
+    assert conforms(facts, payload.HeaderState) and set(facts) == required_keys(payload.HeaderState)
+    assert facts["columns"] and all(conforms(extra, payload.ExtraColumn) for extra in facts["columns"])
     name, packed = table_file(data)
     file = payload.decode_points(gzip.decompress(packed))
     assert name.startswith("table-") and file["meta"]["n"] == data.n

@@ -31,6 +31,7 @@ from tests.helpers import (
     SEEDS,
     FakeEncoder,
     header_sentence,
+    keeping_facts,
     opened_paper,
     papers_table,
     tiny_map,
@@ -472,7 +473,7 @@ def test_one_list_from_words_and_meaning_each_paper_with_its_evidence_and_an_old
     whole table, paged), each says why (writes the words, close in meaning, both), and the counts are
     those of the Match column, in its words."""
     atlas = read_map(tiny_app)
-    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60)
+    at = keeping_facts(AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60))
     at.query_params.update({"q": "removing noise step by step", "kind": "meaning"})
     at.run()
     assert not at.exception and "Ignored" not in plain_text(at)
@@ -526,7 +527,7 @@ def test_the_exports_of_a_search_list_its_papers_best_first_with_rank_and_eviden
     the evidence the Match column shows; a search typed as a formula stays text in a spreadsheet."""
     import io
 
-    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60)
+    at = keeping_facts(AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60))
     at.query_params.update({"q": "removing noise step by step"})
     at.run()
     table = papers_table(at)["rows"]
@@ -555,7 +556,7 @@ def test_operators_stay_exact_filters_and_a_search_of_operators_alone_ranks_by_w
     today's word search (its labels, its order)."""
     atlas = read_map(tiny_app)
     written = (atlas.papers["title"] + " " + atlas.papers["abstract"]).str.lower().tolist()
-    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60)
+    at = keeping_facts(AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60))
     at.query_params.update({"q": "removing noise step by step"})
     at.run()
     full = papers_table(at)["rows"]["Title"].tolist()
@@ -580,7 +581,7 @@ def test_a_question_on_the_seed_map_lists_papers_on_it_and_an_off_domain_one_lis
     from app.loaders import cached_meaning
 
     cached_meaning.clear()
-    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=120)
+    at = keeping_facts(AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=120))
     at.query_params.update({"q": "multi-view clustering"})
     at.run()
     assert not at.exception
@@ -602,7 +603,7 @@ def test_search_without_a_model_ranks_by_words_with_a_notice(tiny_app, monkeypat
         raise OSError("model files missing")
 
     monkeypatch.setattr("app.encoder.map_encoder", broken)
-    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60)
+    at = keeping_facts(AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60))
     at.query_params.update({"q": "diffusion", "kind": "meaning"})
     at.run()
     assert not at.exception
@@ -610,7 +611,7 @@ def test_search_without_a_model_ranks_by_words_with_a_notice(tiny_app, monkeypat
 
 
 def test_hostile_searches_in_the_app_show_a_notice_not_an_error(tiny_app):
-    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60).run()
+    at = keeping_facts(AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60)).run()
     for query in ['NEAR( "open', "🙂", "*", "AND OR", "x" * 10_000, "扩散模型"]:
         whole_page(at).text_input(key="w_search").input(
             query

@@ -85,7 +85,7 @@ def corpus_maps(tmp_path_factory):
 
 
 def test_the_browser_writes_the_header_every_corpus_link_opened(corpus_maps, tmp_path):
-    """Every link of the link corpus (tests/link_corpus.py): the browser's sentence (js/header.js reads
+    """Every link of the link corpus (tests/link_corpus.py): the browser's sentence (js/page.js reads
     the header's state the server sends, `app.map_component.payload.header_state`, beside the map's point
     table; js/view.js `sentence` writes it) for the view the link says, written as Markdown writes it,
     is the header the link opened, byte for byte; and so is Python's own (`header_sentence`)."""
@@ -127,7 +127,7 @@ def test_the_browser_writes_the_header_every_corpus_link_opened(corpus_maps, tmp
     node_test(
         tmp_path,
         "sentence_corpus.test.mjs",
-        ("header.js", "dom.js", "links.js", "load.js", "sampling.js", "store.js", "view.js", "zoom.js"),
+        ("page.js", "load.js", "sampling.js", "store.js", "links.js", "view.js", "zoom.js"),
         env,
     )
     said = json.loads((tmp_path / "said.json").read_text(encoding="utf-8"))

@@ -35,8 +35,7 @@ from app.map_component.payload import (
     summary_file,
     view_state,
 )
-from app.map_component.table import table_file, table_state
-from app.search import SearchResult
+from app.map_component.table import search_columns, table_file, table_state
 from app.state import ViewState
 from app.topic_summary import topic_summary
 
@@ -244,11 +243,9 @@ def live_map(
 def live_panel(
     data: MapData,
     token: MapKey,
-    in_view: np.ndarray,
     state: ViewState,
     *,
     rising,
-    filtered: bool,
     files_sent: set[str],
     sent_before_map: set[str],
     on_topic: Callable[[], None],
@@ -264,8 +261,8 @@ def live_panel(
 ):
     """Mount or update the topic panel beside the map (js/panel.js): the topic list and an opened
     topic, drawn in the browser from the map's summary file, or an opened paper in their place
-    (`paper`: `app.paper_view.paper_state`); `in_view`: the papers in view before an
-    opened topic narrows them; `state`: the view's (its order, themes, topics and metadata filters;
+    (`paper`: `app.paper_view.paper_state`), each topic's papers in view counted from the link's view
+    (js/page.js); `state`: the view's (its order, themes, topics and metadata filters;
     the topic the panel opens is the link's, js/panel.js); `key_picks`, `link`: as for `live_map`. Its events: "topic"
     (opened or closed), "only" (topics ticked, or "Only this topic"), "values" (a column's values
     toggled), "sort" (the list's order), "click" (a paper opened: a central or a nearest paper; or, with no
@@ -280,7 +277,6 @@ def live_panel(
     module, module_data = served(*_module_file(), set(sent_before_map))
     payload = panel_state(
         data,
-        in_view,
         summary_url=summary,
         points_url=points,
         plotly_url=plotly,
@@ -288,7 +284,6 @@ def live_panel(
         themes=state.themes,
         topics=state.topics,
         filters=state.filter_dict(),
-        filtered=filtered,
         height=height,
         key_picks=key_picks,
         paper=paper,
@@ -312,9 +307,6 @@ def live_panel(
 def live_table(
     data: MapData,
     token: MapKey,
-    in_view: np.ndarray,
-    search: SearchResult | None,
-    selected: np.ndarray | None,
     *,
     topic: int | None,
     files_sent: set[str],
@@ -324,19 +316,15 @@ def live_table(
     link: str | None = None,
 ):
     """Mount or update the papers table under the map (js/table.js, `app.map_component.table`): the
-    papers in view (`in_view`, before an opened topic narrows them), best match first under `search`,
-    or those of them the map's selection holds (`selected`: rows, None without one); `key_picks`,
-    `link`: as for `live_map`. Its events:
+    map's table file, which the browser lists the papers of the link's view from (js/page.js: in view,
+    best match first under a search, or those of them the map's selection holds; `topic`: the opened
+    topic, where no topic panel says it); `key_picks`, `link`: as for `live_map`. Its events:
     "click" (a row opened) and "clear" ("Clear selection"), read with
     `app.session.map_event(name, TABLE_KEY)`. It draws after the map (it waits for the map's point
     table), so the map's run has sent map.js already where static/ is read-only."""
     table, table_data = served(*_table_file(data, token), files_sent)
     module, module_data = served(*_module_file(), files_sent)
     payload = table_state(
-        data,
-        in_view,
-        search,
-        selected,
         table_url=table,
         points_url=points_url(data, token),
         topic=topic,
@@ -363,7 +351,9 @@ def live_header(
     drawn until it can. It sends no events, and never map.js's bytes: where static/ is read-only, it
     waits for the map's (the map is drawn in the same run)."""
     module, _ = served(*_module_file(), set(files_sent))
-    payload = header_state(data, sentence, hits, points_url=points_url(data, token))
+    found = hits.get("found")
+    columns = search_columns(found) if found is not None else []
+    payload = header_state(data, sentence, hits, points_url=points_url(data, token), columns=columns)
     if link is not None:
         payload["link"] = link  # the view the hits are for
     with_files(payload, module)

@@ -195,12 +195,10 @@ class PanelState(TypedDict):
     summary: str
     points: str
     plotly: str
-    mask: str | None
     sort: str
     themes: list[int]
     topics: list[int]
     facets: list[PanelFacet]
-    filtered: bool
     key_picks: int
     height: int
     paper: PaperState | None
@@ -232,8 +230,9 @@ class HeaderState(TypedDict):
     """Everything the header's sentence receives on a rerun (`header_state`, then `live_header` adds
     `module`): the server's sentence for its view (drawn until the browser can write its own), what the
     browser writes it from beside the map's point table (each topic's and theme's name, each topic's
-    theme, each column's values, the papers added), and the search's hits over the whole map (as masks
-    by evidence); docs/app.md says what each field means."""
+    theme, each column's values, the papers added), and the search's one ranked list over the whole map
+    (varints, best first), each hit's evidence and how it matched (the papers table's columns): sent
+    once a search, shared by every part of the page (js/page.js); docs/app.md says what each field means."""
 
     sentence: tuple[str, str]
     points: str
@@ -245,10 +244,9 @@ class HeaderState(TypedDict):
     facets: list[HeaderFacet]
     added: str | None
     search: SearchFacts | None
-    words: str | None
-    every: str | None
-    some: str | None
-    close: str | None
+    hits: str | None
+    evidence: str | None
+    columns: list[ExtraColumn]
     link: NotRequired[str]  # the view's link, set by `live_*`: its hits are that view's
     module: NotRequired[str]
 
@@ -323,11 +321,6 @@ class TableState(TypedDict):
 
     table: str
     points: str
-    mask: str | None
-    ranked: str | None
-    extras: list[ExtraColumn]
-    selected: str | None
-    selection: bool
     topic: int | None
     page_rows: int
     key_picks: int
@@ -749,7 +742,6 @@ def panel_facets(data: MapData, filters: dict[str, tuple[str, ...]]) -> list[Pan
 
 def panel_state(
     data: MapData,
-    in_view: np.ndarray,
     *,
     summary_url: str,
     points_url: str,
@@ -758,13 +750,12 @@ def panel_state(
     themes: tuple[int, ...],
     topics: tuple[int, ...],
     filters: dict[str, tuple[str, ...]],
-    filtered: bool,
     height: int,
     key_picks: int = 0,
     paper: PaperState | None = None,
 ) -> PanelState:
-    """Everything the topic panel receives on a rerun: the view's mask (the panel counts each topic's
-    papers in view itself; the topic it opens is the link's), the list's order, the chosen themes and topics (the
+    """Everything the topic panel receives on a rerun (the papers of each topic in view it counts from
+    the link's view, js/page.js; the topic it opens is the link's): the list's order, the chosen themes and topics (the
     list's ticks), the values of each column the map can be coloured by and the chosen ones (`filters`:
     the view's metadata filters); `key_picks`: as for `view_state`; `paper`: the opened paper, shown
     in the list's place (None: none open)."""
@@ -772,39 +763,42 @@ def panel_state(
         "summary": summary_url,
         "points": points_url,
         "plotly": plotly_url,
-        "mask": encode_mask(in_view),
         "sort": sort,
         "themes": [int(t) for t in themes],
         "topics": [int(t) for t in topics],
         "facets": panel_facets(data, filters),
-        "filtered": bool(filtered),
         "key_picks": key_picks,
         "height": height,
         "paper": paper,
     }
 
 
-def header_state(data: MapData, sentence: tuple[str, str], hits: dict, *, points_url: str) -> HeaderState:
-    """Everything the header's sentence receives on a rerun (js/header.js): the server's `sentence` for
-    the view, the map's topics by colour rank (the point table's `colour`; the unassigned last) with
-    their names and themes (-1: none, or no usable themes), the themes' names, each filterable column's
-    values, the papers added (a mask; None: a full build), and `hits` (`app.view.sentence_hits`) as
-    masks: a search's hits, those writing every word, several, close in meaning (None: no search)."""
+def header_state(
+    data: MapData,
+    sentence: tuple[str, str],
+    hits: dict,
+    *,
+    points_url: str,
+    columns: list[ExtraColumn] | None = None,
+) -> HeaderState:
+    """Everything the header's sentence receives on a rerun, the page's facts (js/page.js): the server's
+    `sentence` for the view, the map's topics by colour rank (the point table's `colour`; the unassigned
+    last) with their names and themes (-1: none, or no usable themes), the themes' names, each
+    filterable column's values, the papers added (a mask; None: a full build), and `hits`
+    (`app.view.sentence_hits`): a search's one list over the whole map, best first, as varints, and
+    each hit's evidence, a byte a hit (None each: no search); `columns`: how each hit matched, a
+    value a hit (`app.map_component.table.search_columns`)."""
     from app.themes import theme_of_topic, usable_themes  # pure, as this module
 
     themes = usable_themes(data.topics, data.themes)
     theme_of = theme_of_topic(data.topics) if themes is not None else {}
     ranks = [*data.topic_order, UNASSIGNED]
-    n = data.n
-
-    def mask(rows) -> str:  # `encode_mask`'s, every paper's too (None says there is no such set)
-        found = np.zeros(n, dtype=bool)
-        found[np.asarray(rows, dtype=np.int64)] = True
-        every = "b" + base64.b64encode(np.packbits(found, bitorder="little").tobytes()).decode("ascii")
-        return every if found.all() else str(encode_mask(found))
-
-    words, evidence = hits["words"], np.asarray(hits["evidence"] or [], dtype=np.int64)
-    by = lambda bit: None if words is None else mask(np.asarray(words, dtype=np.int64)[(evidence & bit) > 0])  # noqa: E731
+    words = hits["words"]
+    packed = lambda raw: base64.b64encode(raw).decode("ascii")  # noqa: E731
+    added = None
+    if data.added is not None:  # `encode_mask`'s forms, every paper's too (None says a full build)
+        mask = np.asarray(data.added, dtype=bool)
+        added = encode_mask(mask) or "b" + packed(np.packbits(mask, bitorder="little").tobytes())
     return {
         "sentence": (str(sentence[0]), str(sentence[1])),
         "points": points_url,
@@ -814,12 +808,11 @@ def header_state(data: MapData, sentence: tuple[str, str], hits: dict, *, points
         "themes": [] if themes is None else [int(t) for t in themes["theme_id"]],
         "theme_names": [] if themes is None else [str(v) for v in themes["label"]],
         "facets": [{"column": column, "values": list(values)} for column, values in data.facets.items()],
-        "added": None if data.added is None else mask(np.flatnonzero(data.added)),
+        "added": added,
         "search": hits["search"],
-        "words": None if words is None else mask(words),
-        "every": by(1),
-        "some": by(2),
-        "close": by(4),
+        "hits": None if words is None else packed(varints(np.asarray(words, dtype=np.uint64))),
+        "evidence": None if words is None else packed(np.asarray(hits["evidence"], dtype=np.uint8).tobytes()),
+        "columns": columns or [],
     }
 
 

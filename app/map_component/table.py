@@ -24,9 +24,7 @@ from app.map_component.payload import (
     TableColumn,
     TableState,
     TableTopic,
-    encode_mask,
     encode_points,
-    varints,
 )
 from app.search import SearchResult
 
@@ -131,37 +129,13 @@ def search_columns(search: SearchResult) -> list[ExtraColumn]:
     return extras
 
 
-def table_state(
-    data: MapData,
-    in_view: np.ndarray,
-    search: SearchResult | None,
-    selected: np.ndarray | None,
-    *,
-    table_url: str,
-    points_url: str,
-    topic: int | None,
-    key_picks: int = 0,
-) -> TableState:
-    """What the papers table receives on a rerun: the papers in view (`in_view`, before an opened
-    topic narrows them: the browser does), their order under a search (`search.rows`, best first,
-    as varints) and how each matched, the rows the map's selection holds (`selected`), the opened topic;
-    `key_picks`: as for `payload.view_state`."""
-    ranked = None
-    if search is not None and len(search.rows) > 1:
-        ranked = base64.b64encode(varints(np.asarray(search.rows, dtype=np.uint64))).decode("ascii")
-    chosen = None
-    if selected is not None:
-        mask = np.zeros(data.n, dtype=bool)
-        mask[selected] = True
-        chosen = encode_mask(mask)
+def table_state(*, table_url: str, points_url: str, topic: int | None, key_picks: int = 0) -> TableState:
+    """What the papers table receives on a rerun: the map's table file and point table, the opened
+    topic (where no topic panel says it); `key_picks`: as for `payload.view_state`. Which papers it
+    lists the browser works out from the link's view and the page's facts (js/page.js)."""
     return {
         "table": table_url,
         "points": points_url,
-        "mask": encode_mask(in_view),
-        "ranked": ranked,
-        "extras": search_columns(search) if search is not None else [],
-        "selected": chosen,
-        "selection": selected is not None,
         "topic": topic,
         "page_rows": PAGE_ROWS,
         "key_picks": key_picks,

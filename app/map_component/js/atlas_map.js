@@ -25,6 +25,7 @@ import { closePaper } from "./history.js";
 import { drawLegend, focused, followLegend } from "./legend.js";
 import { LINK } from "./links.js";
 import { decodeMask, loadPlotly, loadTable } from "./load.js";
+import { facts, onFacts, papersNow } from "./page.js";
 import { mark, placeMarks } from "./marks.js";
 import { ranges } from "./plot.js";
 import { drawKeyOf, grouping } from "./sampling.js";
@@ -32,6 +33,7 @@ import { ZOOM, parseZoom, rememberZoom, restoreZoom, wrapHistory } from "./zoom.
 /** @import { PointTable } from "./load.js" */
 /** @import { Chart, KeyShown, Mask, PlotDiv, PlotImage, Ranges, SummaryTopic, TopicName, Trigger, ViewState } from "./protocol.js" */
 /** @import { Drawn } from "./sampling.js" */
+/** @import { Shown } from "./page.js" */
 
 /** @type {WeakMap<HTMLElement, AtlasMap>} */
 export const INSTANCES = new WeakMap(); // parentElement -> this map's state, kept across reruns
@@ -94,6 +96,7 @@ export class AtlasMap {
   // what changed since the last view state
   /** @type {ViewState|null} the newest view state not applied yet */ pending = null;
   busy = false; // a view state is being applied
+  stale = false; // the link moved while a view state was applied: looked at again when it ends
   plotted = false; // the map has been drawn once
   draws = 0; // views applied, for tests and benchmarks
   /** @type {number|undefined} the "Clear selection" counter last seen */ clear = undefined;
@@ -116,6 +119,7 @@ export class AtlasMap {
 
   /** @param {HTMLElement} parentElement */
   constructor(parentElement) {
+    this.stopFacts = onFacts(() => this.follow()); // the page's facts changed: the view's papers drawn
     this.root = document.createElement("div");
     this.root.className = "atlas-map";
     this.root.setAttribute("role", "region"); // named for a screen reader's list of landmarks
@@ -251,9 +255,10 @@ export class AtlasMap {
     if (this.busy) return; // the running loop picks up the newest view when it finishes
     this.busy = true;
     try {
-      while (this.pending) {
-        const view = this.pending;
+      while (this.pending || (this.stale && this.moved())) {
+        const view = this.pending || /** @type {ViewState} */ (this.received);
         this.pending = null;
+        this.stale = false;
         const started = performance.now();
         await this.apply(view);
         const ms = String(Math.round(performance.now() - started)); // for benchmarks
@@ -296,11 +301,15 @@ export class AtlasMap {
     this.received = view;
     if (LINK.table) LINK.table.markOpened(view.paper ?? null); // the table marks the paper opened here
     const focus = this.focus, shown = this.keyShown;
-    const maskKey = (view.mask === null ? "all" : view.mask) + (focus ? `|topic ${focus.rank}` : "") + (shown ? `|key ${JSON.stringify(shown.pick)}` : "");
+    // The papers of the view the address bar says (js/page.js), once the page's facts answer its
+    // search; till then the server's mask for the view it drew, narrowed by a key's entry shown alone.
+    const papers = papersNow(view.points);
+    const source = papers ? `link ${papers.key}|` : (view.mask === null ? "all" : view.mask) + (shown ? `|key ${JSON.stringify(shown.pick)}` : "");
+    const maskKey = source + (focus ? `|topic ${focus.rank}` : "");
     if (maskKey !== this.maskKey || recoloured) {
       if (maskKey !== this.maskKey) {
-        const base = shown && shown.wide ? shown.base : decodeMask(view.mask, this.table.n);
-        this.mask = focusMask(base, this.table, focus, shown);
+        if (papers) this.mask = focusMask(opened(papers, this.table), this.table, focus, null);
+        else this.mask = focusMask(shown && shown.wide ? shown.base : decodeMask(view.mask, this.table.n), this.table, focus, shown);
       }
       const none = { rows: [], x: [], y: [], title: [], detail: [], colour: [] };
       this.sub = none; // the highlighted papers are taken for the view when drawn (`traces`)
@@ -378,6 +387,28 @@ export class AtlasMap {
     this.redraw();
   }
 
+  // The address bar's link changed, or the page's facts did (js/links.js `linkChanged`, js/page.js
+  // `onFacts`): drawn again where the papers of its view differ from those drawn.
+  // In the next task, so that a step the browser draws in this one (the panel's opened topic) is drawn
+  // with it, once; a drawing under way looks again when it ends (`update`).
+  follow() {
+    setTimeout(() => {
+      if (this.busy || this.pending) this.stale = true;
+      else if (this.moved()) this.redraw();
+    }, 0);
+  }
+
+  // Whether the papers of the link's view (js/page.js) are not those drawn (the same papers drawn from
+  // the server's mask are taken as the link's, and not drawn again).
+  moved() {
+    const papers = this.received && papersNow(this.received.points);
+    if (!papers || !this.table || (this.maskKey || "").startsWith(`link ${papers.key}|`)) return false;
+    const focus = this.focus, next = focusMask(opened(papers, this.table), this.table, focus, null);
+    const now = this.mask, same = next === now || (next !== null && now !== null && next.rows.length === now.rows.length && next.rows.every((i, k) => now.rows[k] === i));
+    if (same && !this.keyShown) this.maskKey = `link ${papers.key}|` + (focus ? `|topic ${focus.rank}` : "");
+    return !(same && !this.keyShown);
+  }
+
   // The last view state received drawn again (an opened topic or a key pick changed what it shows).
   redraw() {
     if (!this.received) return;
@@ -414,10 +445,26 @@ export class AtlasMap {
     for (const chart of Object.values(this.charts)) if (window.Plotly && chart.plotted) window.Plotly.purge(chart.div);
     if (ZOOM.inst === this) ZOOM.inst = null;
     if (this.legendWatch) this.legendWatch.disconnect();
+    this.stopFacts();
     document.removeEventListener("keydown", this.onKey);
     document.removeEventListener("pointerdown", this.onPointer);
     this.root.remove();
   }
+}
+
+// The papers of the view the link says (js/page.js), narrowed to its opened topic (a paper opened from a
+// topic: the map stays on the topic's papers, as the panel's focus keeps them while it shows the topic).
+/** @param {Shown} papers @param {PointTable} t @returns {Mask|null} */
+function opened(papers, t) {
+  const topic = papers.view.topic, known = facts();
+  if (topic === null || !known) return papers.mask;
+  const of = known.tables.topics, rows = [];
+  const mask = /** @type {Mask} */ (new Uint8Array(t.n));
+  for (const i of papers.mask ? papers.mask.rows : Uint32Array.from({ length: t.n }, (_, i) => i)) {
+    if (of[i] === topic) (mask[i] = 1), rows.push(i);
+  }
+  mask.rows = Uint32Array.from(rows);
+  return mask;
 }
 
 // The papers of the view (`base`: the received one's, or the one a key pick narrows) in the opened topic

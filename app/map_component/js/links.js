@@ -81,7 +81,7 @@ export const showing = (search) => LINK.shown === undefined || answers("map", LI
 
 /** The address bar was written (`moved`: false) or went Back or Forward (`moved`: true): the states
  * held for its view drawn (on Back or Forward, every state held dropped), the topic panel shows the
- * topic it says, and the header its view's sentence. @param {boolean} moved */
+ * topic it says, and every part its view's papers (js/page.js). @param {boolean} moved */
 export function linkChanged(moved) {
   for (const [kind, held] of [...HELD]) {
     if (moved) HELD.delete(kind);
@@ -90,8 +90,10 @@ export function linkChanged(moved) {
       drawn(kind, held.data, held.draw);
     }
   }
-  if (LINK.panel) LINK.panel.followLink(); // the topic the link says
+  if (LINK.panel) LINK.panel.followLink(); // the topic the link says, its view's counts
   if (LINK.header) LINK.header.follow(); // the sentence of the view it says
+  if (LINK.map && moved) LINK.map.follow(); // its view's papers (a step's own write: the step draws them)
+  if (LINK.table) LINK.table.follow();
 }
 
 /** Whether no script run is under way (Streamlit says so on its app's element; not said: taken as running). */

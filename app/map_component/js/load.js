@@ -202,6 +202,22 @@ export function rankCounts(t, rows, has = null) {
   return counts;
 }
 
+/** Unsigned LEB128 varints in base64 (payload.varints): the rows a search ranks, best first. @param {string} text */
+export function decodeVarints(text) {
+  const raw = atob(text);
+  const out = [];
+  let value = 0, shift = 0;
+  for (let k = 0; k < raw.length; k++) {
+    const byte = raw.charCodeAt(k);
+    value += (byte & 0x7f) * 2 ** shift;
+    shift += 7;
+    if (byte & 0x80) continue;
+    out.push(value);
+    value = shift = 0;
+  }
+  return Uint32Array.from(out);
+}
+
 /** @param {string|null|undefined} text @param {number} n @returns {Mask|null} */
 export function decodeMask(text, n) {
   if (text === null || text === undefined) return null;

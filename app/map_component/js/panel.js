@@ -12,12 +12,13 @@ import { element, focusedIn, freeEscape, keepFocus } from "./dom.js";
 import { closePaper, watchHistory } from "./history.js";
 import { pickKey, showTopics, showValues } from "./legend.js";
 import { LINK } from "./links.js";
-import { decodeMask, gunzipped, mapTable, plotlyEscape, rankCounts, rawTitle } from "./load.js";
+import { onFacts, papersNow } from "./page.js";
+import { gunzipped, mapTable, plotlyEscape, rankCounts, rawTitle } from "./load.js";
 import { SHARED } from "./shared.js";
 import { currentView, takeStep } from "./store.js";
 import { counted, number } from "./view.js";
 /** @import { PointTable } from "./load.js" */
-/** @import { CentralPaper, KeyShown, Mask, NearPaper, PanelFacet, PanelState, PaperState, Summary, SummaryTopic, Trigger } from "./protocol.js" */
+/** @import { CentralPaper, KeyShown, NearPaper, PanelFacet, PanelState, PaperState, Summary, SummaryTopic, Trigger } from "./protocol.js" */
 
 /** A theme's heading in the topic list: a button that shows only its papers, as its entry in the map's
  * key does (js/legend.js, `pickKey`: drawn by the browser where the view lets it), or, where it is the
@@ -66,7 +67,7 @@ export class TopicPanel {
   /** @type {number|null} the topic shown (null: the list) */ topic = null;
   /** @type {KeyShown|null} an entry picked in the key, shown here until the server's next state */ keyShown = null;
   /** @type {Int32Array|null} papers in view by colour rank (null: every paper) */ counts = null;
-  /** @type {string|null|undefined} */ countsKey = undefined;
+  /** @type {string|undefined} the papers `counts` counts (js/page.js `Shown.key`) */ countsFor = undefined;
   /** @type {PointTable|null} the map's point table (the colours count the papers in view), shared with the map */ table = null;
   /** @type {string|undefined} */ listKey = undefined;
   chartTab = "Keywords"; // the chart an opened topic shows, kept from topic to topic
@@ -99,6 +100,7 @@ export class TopicPanel {
     };
     document.addEventListener("keydown", this.onKey);
     watchHistory();
+    this.stopFacts = onFacts(() => this.drawList()); // the page's facts changed: the view's counts
   }
 
   /** @param {PanelState} data */
@@ -114,15 +116,7 @@ export class TopicPanel {
       this.topicView.dataset.topic = ""; // a rebuilt or edited map: the opened topic drawn again
     }
     this.loading.hidden = true;
-    if (data.mask !== null && this.countsKey !== `${data.points}|${data.mask}`) {
-      const table = (this.table = await mapTable(data.points));
-      const mask = /** @type {Mask} */ (decodeMask(data.mask, table.n));
-      this.counts = rankCounts(table, mask.rows);
-      this.countsKey = `${data.points}|${data.mask}`;
-    } else if (data.mask === null) {
-      this.counts = null;
-      this.countsKey = null;
-    }
+    this.table = await mapTable(data.points);
     this.topic = this.linkTopic();
     this.drawList();
     this.show();
@@ -137,9 +131,48 @@ export class TopicPanel {
   /** The address bar's link changed (js/links.js `linkChanged`: written, or Back or Forward): the
    * topic it says shown, as the store's view has it (a step of the server's, a link's topic dropped). */
   followLink() {
-    if (!this.summary || this.linkTopic() === this.topic) return;
+    if (!this.summary) return;
+    this.drawList(); // its view's ticks, values and counts (drawn again only where they changed)
+    if (this.linkTopic() === this.topic) return;
     this.topic = this.linkTopic();
     this.show();
+  }
+
+  /** What the list shows of the view: the chosen themes, the topics kept alone, each column's values
+   * pressed (positions among its values), each topic's papers in view by colour rank (null: the view
+   * is not narrowed), and a key of them. The link's view (js/page.js `papersNow`) once the page's facts
+   * answer it; till then the server's state, with the entry of the key the browser shows alone.
+   * @returns {{themes: number[], ticked: number[], values: (facet: PanelFacet) => number[], counts: Int32Array|null, key: string}} */
+  listed() {
+    const data = /** @type {PanelState} */ (this.view), shown = this.keyShown;
+    const papers = this.table ? papersNow(data.points) : null;
+    if (papers) {
+      const view = papers.view;
+      if (this.countsFor !== papers.key) {
+        const narrowed = papers.mask !== null || papers.inside !== null;
+        this.counts = narrowed ? rankCounts(/** @type {PointTable} */ (this.table), papers.selected ?? papers.rows) : null;
+        this.countsFor = papers.key;
+      }
+      const values = (/** @type {PanelFacet} */ facet) => {
+        const pressed = view.filters.find((filter) => filter[0] === facet.column);
+        return pressed ? pressed[1].map((/** @type {string} */ value) => facet.values.indexOf(value)).filter((/** @type {number} */ k) => k >= 0) : [];
+      };
+      return { themes: view.themes, ticked: view.topics, values, counts: this.counts, key: papers.key };
+    }
+    const theme = shown ? shown.pick.theme : undefined;
+    const colour = LINK.map && LINK.map.received ? LINK.map.received.colour : "";
+    const values = (/** @type {PanelFacet} */ facet) => {
+      if (shown && shown.pick.values && shown.pick.column === facet.column) return shown.pick.values;
+      if (shown && typeof shown.pick.value === "number" && facet.column === colour) return [shown.pick.value];
+      return facet.chosen;
+    };
+    return {
+      themes: typeof theme === "number" ? [theme] : data.themes,
+      ticked: shown ? shown.pick.topics || [] : data.topics,
+      values,
+      counts: shown ? shown.counts : null,
+      key: `server ${data.link}|${shown ? JSON.stringify(shown.pick) : ""}`,
+    };
   }
 
   /** An entry picked in the key (js/legend.js): the list counts its papers in view, and keeps only
@@ -155,16 +188,8 @@ export class TopicPanel {
    * server), under a heading that opens them (open while a value is chosen, or the reader opened it).
    * @param {PanelFacet[]} facets */
   facetChips(facets) {
-    const shown = this.keyShown;
     const block = /** @type {HTMLDetailsElement} */ (element("details", "atlas-facets"));
-    // The values the browser shows alone (pressed here, or the colour column's picked in the key), else the filter's.
-    const colour = LINK.map && LINK.map.received ? LINK.map.received.colour : "";
-    /** @param {PanelFacet} facet */
-    const chosenIn = (facet) => {
-      if (shown && shown.pick.values && shown.pick.column === facet.column) return shown.pick.values;
-      if (shown && typeof shown.pick.value === "number" && facet.column === colour) return [shown.pick.value];
-      return facet.chosen;
-    };
+    const chosenIn = this.listed().values; // the values pressed in the view
     block.open = this.facetsOpen || facets.some((facet) => chosenIn(facet).length > 0);
     const summary = element("summary", "atlas-facets-summary", `Filter by ${facets.map((facet) => facet.name.toLowerCase()).join(", ")}`);
     summary.addEventListener("click", () => {
@@ -202,9 +227,7 @@ export class TopicPanel {
 
   /** The topics kept alone now: those the browser shows so, else the Topics filter's. @returns {number[]} */
   ticked() {
-    const shown = this.keyShown;
-    if (shown) return shown.pick.topics || [];
-    return this.view ? this.view.topics : [];
+    return this.view ? this.listed().ticked : [];
   }
 
   /** Whether the topic `topic` is in the theme `theme` (the map's summary). @param {number} topic @param {number} theme */
@@ -216,15 +239,11 @@ export class TopicPanel {
   // The list: under theme headings where the map has them, by size or growth, each topic's papers in
   // view counted where a filter or search narrows the view (or a theme picked in the key).
   drawList() {
-    const data = this.view, summary = this.summary, shown = this.keyShown;
+    const data = this.view, summary = this.summary;
     if (!data || !summary) return;
-    const theme = shown ? shown.pick.theme : undefined;
-    const themes = typeof theme === "number" ? [theme] : data.themes;
-    // Narrowed: by the pick, or (ticks over the view's Topics filter) by what narrows the view without it.
-    const filtered = shown && shown.wide ? shown.has !== null || shown.base !== null : data.filtered || shown !== null;
-    const picked = shown ? JSON.stringify(shown.pick) : "", ticked = this.ticked();
-    const chosen = data.facets.map((facet) => facet.chosen.join()).join("|");
-    const key = `${this.summaryUrl}|${data.sort}|${themes.join()}|${this.countsKey}|${filtered}|${picked}|${ticked.join()}|${chosen}`;
+    const now = this.listed(), themes = now.themes, ticked = now.ticked, counts = now.counts;
+    const filtered = counts !== null;
+    const key = `${this.summaryUrl}|${data.sort}|${now.key}|${data.facets.map((facet) => facet.values.length).join()}`;
     if (key === this.listKey) return;
     this.listKey = key;
     const view = this.listView;
@@ -262,7 +281,6 @@ export class TopicPanel {
       (s) => s.theme === null || themes.length === 0 || themes.includes(s.theme),
     );
     const list = element("div", "atlas-topic-sections");
-    const counts = shown ? shown.counts : this.counts;
     const inView = (/** @type {SummaryTopic} */ topic) => (counts ? counts[topic.rank] : topic.size);
     const biggest = Math.max(1, ...summary.topics.map((t) => t.size));
     for (const section of sections) {
@@ -567,6 +585,7 @@ export class TopicPanel {
   }
 
   destroy() {
+    this.stopFacts();
     document.removeEventListener("keydown", this.onKey);
     if (LINK.panel === this) LINK.panel = null;
     if (LINK.map) LINK.map.focusTopic(null);

@@ -156,10 +156,9 @@
  * @property {HeaderFacet[]} facets
  * @property {string|null} added
  * @property {SearchFacts|null} search
- * @property {string|null} words
- * @property {string|null} every
- * @property {string|null} some
- * @property {string|null} close
+ * @property {string|null} hits
+ * @property {string|null} evidence
+ * @property {ExtraColumn[]} columns
  * @property {string} [link]
  * @property {string} [module]
  */
@@ -170,12 +169,10 @@
  * @property {string} summary
  * @property {string} points
  * @property {string} plotly
- * @property {string|null} mask
  * @property {string} sort
  * @property {number[]} themes
  * @property {number[]} topics
  * @property {PanelFacet[]} facets
- * @property {boolean} filtered
  * @property {number} key_picks
  * @property {number} height
  * @property {PaperState|null} paper
@@ -214,11 +211,6 @@
  * @typedef {Object} TableState
  * @property {string} table
  * @property {string} points
- * @property {string|null} mask
- * @property {string|null} ranked
- * @property {ExtraColumn[]} extras
- * @property {string|null} selected
- * @property {boolean} selection
  * @property {number|null} topic
  * @property {number} page_rows
  * @property {number} key_picks

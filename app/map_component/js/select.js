@@ -1,13 +1,12 @@
 // @ts-check
-// A box or lasso the reader drew on the map, shown by the browser: the papers table lists the papers
-// it holds and the topic list counts them, drawn from the states the server sent last for the view,
-// as its next would say them (app/view.py `selected_rows`, `counted_in_view`); the link gets the
-// shape (`selectionText`), which the server reads as any link's.
+// A box or lasso the reader drew on the map, shown by the browser: the link gets the shape
+// (`selectionText`), which the server reads as any link's, and the papers table lists the papers it
+// holds and the topic list counts them from the link's view (js/page.js: `rowsInOutline`, the rule of
+// the server's `selected_rows`, `counted_in_view`).
 
 import { keptView, showKept } from "./history.js";
 import { LINK, VIEWS, keepView, linkKey, streamlitIdle } from "./links.js";
-import { decodeMask } from "./load.js";
-import { parsedOutline, rowsInOutline } from "./sampling.js";
+import { parsedOutline } from "./sampling.js";
 import { SHARED } from "./shared.js";
 import { linkAfter, writeLink } from "./store.js";
 /** @import { AtlasMap } from "./atlas_map.js" */
@@ -25,16 +24,6 @@ function selectionText(outline) {
   return parsedOutline(text) ? text : "";
 }
 
-/** A mask in the "b" form of payload.py `encode_mask` (base64 of its bits, little-endian in a byte).
- * @param {Uint8Array} mask */
-function maskText(mask) {
-  const bytes = new Uint8Array((mask.length + 7) >> 3);
-  for (let i = 0; i < mask.length; i++) if (mask[i]) bytes[i >> 3] |= 1 << (i & 7);
-  let binary = "";
-  for (let k = 0; k < bytes.length; k += 0x8000) binary += String.fromCharCode(...bytes.subarray(k, k + 0x8000));
-  return "b" + btoa(binary);
-}
-
 /** A box or lasso the reader drew (`outline`), shown by the browser where the map, the topic panel
  * and the papers table all show the view the server drew last for the address bar's link, with WebGL,
  * no entry of the key picked and no script run under way. The link is written with the shape (a new
@@ -50,21 +39,14 @@ export function selectInBrowser(inst, outline) {
   const links = [map.link, panel.link, table.link];
   if (map.points !== inst.pointsUrl || links.some((link) => link === undefined || linkKey(link) !== here)) return false;
   if (listed.keyShown || papers.keyShown || !streamlitIdle()) return false;
-  const t = inst.table, inView = decodeMask(table.mask, t.n);
-  const inside = new Uint8Array(t.n), counted = new Uint8Array(t.n);
-  const rows = rowsInOutline(t, null, drawn); // in view or not, as the server's `selected_rows`
-  for (const row of rows) {
-    inside[row] = 1;
-    if (!inView || inView[row]) counted[row] = 1;
-  }
   const query = linkAfter({ kind: "select", selection: text }), link = linkKey(query);
   writeLink(query);
   inst.trigger("select", { shape: outline, query, map: inst.pointsUrl });
   /** @type {KeptView} */
   const states = {
     map: { ...map, selection: drawn, link },
-    panel: { ...panel, mask: maskText(counted), filtered: true, link },
-    table: { ...table, selected: maskText(inside), selection: true, link },
+    panel: { ...panel, link }, // its counts, and the table's papers, are the link's (js/page.js)
+    table: { ...table, link },
   };
   for (const [kind, state] of Object.entries(states)) keepView(/** @type {"map"|"panel"|"table"} */ (kind), state);
   showKept(states);

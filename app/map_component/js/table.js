@@ -9,10 +9,12 @@
 
 import { element, focusedIn, keepFocus } from "./dom.js";
 import { LINK } from "./links.js";
-import { decodeMask, decodePoints, gunzipped, mapTable, once, rawTitle } from "./load.js";
+import { decodePoints, gunzipped, mapTable, once, rawTitle } from "./load.js";
+import { facts, onFacts, papersNow } from "./page.js";
 import { clearInBrowser } from "./select.js";
 import { counted, number } from "./view.js";
 /** @import { PointTable } from "./load.js" */
+/** @import { HitColumn, Shown } from "./page.js" */
 /** @import { KeyShown, TableState, Trigger } from "./protocol.js" */
 
 /**
@@ -50,28 +52,6 @@ function columnText(column, i) {
   return TEXT.decode(/** @type {Uint8Array} */ (column.bytes).subarray(i ? ends[i - 1] : 0, ends[i]));
 }
 
-/** Unsigned LEB128 varints in base64 (payload.varints): the rows a search ranks, best first. @param {string} text */
-function decodeVarints(text) {
-  const raw = atob(text);
-  const out = [];
-  let value = 0, shift = 0;
-  for (let k = 0; k < raw.length; k++) {
-    const byte = raw.charCodeAt(k);
-    value += (byte & 0x7f) * 2 ** shift;
-    shift += 7;
-    if (byte & 0x80) continue;
-    out.push(value);
-    value = shift = 0;
-  }
-  return Uint32Array.from(out);
-}
-
-/** @param {string} text @param {typeof Uint8Array|typeof Float32Array} Kind */
-function decodeArray(text, Kind) {
-  const bytes = Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
-  return new Kind(bytes.buffer, 0, bytes.byteLength / Kind.BYTES_PER_ELEMENT);
-}
-
 /**
  * One column as the table draws it: its header, each listed row's text, its sort key, and how its
  * cell looks ("text", or a bar for a number in [0, top]).
@@ -84,11 +64,10 @@ export class PapersTable {
   /** @type {TableState|null} the last state the server sent */ view = null;
   /** @type {PointTable|null} */ points = null;
   /** @type {TableFile|null} */ file = null;
-  /** @type {string|undefined} */ decodedKey = undefined;
-  /** @type {Uint32Array} the view's rows, in their order (best match first under a search) */ rows = new Uint32Array(0);
-  /** @type {Uint8Array|null} the selection's rows (1 = inside), null without one */ selected = null;
-  /** @type {{name: string, values?: string[], codes?: Uint8Array, numbers?: Float32Array}[]} */ extras = [];
-  /** @type {KeyShown|null} an entry picked in the key, listed here until the server's next state */ keyShown = null;
+  /** @type {Shown|null} the papers of the view the address bar says (js/page.js), listed */ shown = null;
+  /** @type {(() => void)|undefined} stops following the page's facts */ stop = undefined;
+  /** @type {HitColumn[]} how each hit of the view's search matched (none without a search) */ extras = [];
+  /** @type {KeyShown|null} an entry the browser picked in the key (js/legend.js), till the server's next state */ keyShown = null;
   page = 0;
   /** @type {{column: string, descending: boolean}|null} */ sort = null;
   listingKey = "";
@@ -115,26 +94,26 @@ export class PapersTable {
   async update(data) {
     const [points, file] = await Promise.all([mapTable(data.points), loadColumns(data.table, data.table_data)]);
     this.view = data;
-    this.keyShown = null; // the server's state lists it now, if it is still chosen
+    this.keyShown = null;
     this.points = points;
     this.file = file;
-    const key = [data.table, data.mask, data.ranked, data.selected, data.selection].join("|");
-    if (key !== this.decodedKey) {
-      const mask = decodeMask(data.mask, points.n);
-      this.rows = data.ranked ? decodeVarints(data.ranked) : mask ? mask.rows : Uint32Array.from({ length: points.n }, (_, i) => i);
-      this.selected = data.selection ? decodeMask(data.selected, points.n) || new Uint8Array(points.n).fill(1) : null;
-      this.inView = mask;
-      this.extras = data.extras.map((extra) => ({
-        name: extra.name, values: extra.values,
-        codes: extra.codes !== undefined ? /** @type {Uint8Array} */ (decodeArray(extra.codes, Uint8Array)) : undefined,
-        numbers: extra.numbers !== undefined ? /** @type {Float32Array} */ (decodeArray(extra.numbers, Float32Array)) : undefined,
-      }));
-      this.decodedKey = key;
-    }
     if (!LINK.panel) LINK.topic = data.topic; // else the panel's, the link's (js/panel.js)
-    this.loading.hidden = true;
     const map = LINK.map && LINK.map.received;
     if (map && map.points === data.points) this.opened = map.paper ?? null; // the paper open beside the map
+    this.stop ??= onFacts(() => this.follow());
+    this.follow();
+  }
+
+  /** The papers of the view the address bar says (js/page.js `papersNow`), listed: on each state the
+   * server sends, each write of the link, Back or Forward (js/links.js `linkChanged`) and each time the
+   * page's facts change; kept as they are until the facts answer the view's search. */
+  follow() {
+    if (!this.view || !this.points || !this.file) return;
+    const shown = papersNow(this.view.points), known = facts();
+    if (!shown || !known) return;
+    this.shown = shown;
+    this.extras = shown.view.search.trim() ? known.columns : [];
+    this.loading.hidden = true;
     this.draw();
   }
 
@@ -150,48 +129,26 @@ export class PapersTable {
 
   /** The topic panel opened or closed a topic: the table lists its papers. */
   showTopic() {
-    if (this.view) this.draw();
+    if (this.shown) this.draw();
   }
 
-  /** An entry picked in the key (js/legend.js): the table lists its papers (null: all again). @param {KeyShown|null} shown */
+  /** An entry picked in the key (js/legend.js), which the link's view shows (null: none). @param {KeyShown|null} shown */
   showKeyPick(shown) {
     this.keyShown = shown;
-    if (this.view) this.draw();
+    this.follow();
   }
 
-  /** The papers listed: [rows, their positions in the view's order (for a search's columns)]. */
+  /** The papers listed: their rows, their places among the search's hits (for its columns), and the
+   * papers inside the selection (in view or not). */
   listing() {
     const t = /** @type {PointTable} */ (this.points), file = /** @type {TableFile} */ (this.file);
+    const shown = /** @type {Shown} */ (this.shown), known = facts();
     const topic = LINK.topic;
     const rank = topic === null || topic === undefined ? -1 : file.topics.findIndex((entry) => entry.id === topic);
-    const shown = this.keyShown, has = shown && shown.has;
-    const out = (/** @type {number} */ i) => (rank !== -1 && t.colour[i] !== rank) || (has !== null && !has(i));
-    /** @type {number[]} */
-    const rows = [];
-    /** @type {number[]} */
-    const positions = [];
-    if (this.selected) {
-      // The selection's papers in view, in map order (tests: the table lists what the header counts).
-      const inView = this.inView;
-      let inside = 0;
-      for (let i = 0; i < t.n; i++) {
-        if (!this.selected[i]) continue;
-        inside += 1;
-        if ((inView && !inView[i]) || out(i)) continue;
-        rows.push(i);
-        positions.push(-1);
-      }
-      return { rows, positions, inside };
-    }
-    // Topics ticked over the view's Topics filter list the papers of the view without it (no search:
-    // in the map's order), as the server would.
-    const listed = shown && shown.wide ? (shown.base ? shown.base.rows : Uint32Array.from({ length: t.n }, (_, i) => i)) : this.rows;
-    listed.forEach((i, k) => {
-      if (out(i)) return;
-      rows.push(i);
-      positions.push(k);
-    });
-    return { rows, positions, inside: 0 };
+    const listed = (shown.selected ?? shown.rows).filter((i) => rank === -1 || t.colour[i] === rank);
+    const place = known && known.position && this.extras.length ? known.position : null;
+    const positions = listed.map((i) => (place ? place[i] : -1));
+    return { rows: listed, positions, inside: shown.inside ? shown.inside.length : 0 };
   }
 
   /** @returns {Column[]} the columns in order: Title, how a search matched, Topic, Source, metadata */
@@ -200,7 +157,7 @@ export class PapersTable {
     const topicNames = file.topics.map((entry) => entry.name), topicKey = file.topicKey;
     /** @type {Column[]} */
     const columns = [{ name: "Title", phone: "Paper", text: (i) => rawTitle(t, i), key: (i) => file.titleRank[i] }];
-    if (!this.selected) {
+    if (!this.selecting()) {
       for (const extra of this.extras) {
         if (extra.codes) {
           const codes = extra.codes, values = /** @type {string[]} */ (extra.values);
@@ -229,8 +186,13 @@ export class PapersTable {
     return columns;
   }
 
+  /** Whether the view has a box or lasso (the table lists its papers). */
+  selecting() {
+    return Boolean(this.shown && this.shown.inside);
+  }
+
   draw() {
-    if (!this.view || !this.points || !this.file) return;
+    if (!this.view || !this.points || !this.file || !this.shown) return;
     const held = focusedIn(this.root);
     this.drawListing();
     // Gone with the step (Clear selection, with the selection): the heading, which says what the table lists now.
@@ -247,8 +209,7 @@ export class PapersTable {
     const sort = this.sort;
     const sorted = sort && columns.find((c) => c.name === sort.column);
     const order = sort && sorted ? sortedOrder(rows, positions, sorted, sort.descending) : null;
-    const picked = this.keyShown ? JSON.stringify(this.keyShown.pick) : null;
-    const key = `${this.decodedKey}|${LINK.topic}|${picked}|${this.sort && this.sort.column}|${this.sort && this.sort.descending}`;
+    const key = `${this.shown && this.shown.key}|${LINK.topic}|${this.sort && this.sort.column}|${this.sort && this.sort.descending}`;
     if (key !== this.listingKey) {
       this.page = 0; // a new listing starts at its first page
       this.listingKey = key;
@@ -263,7 +224,7 @@ export class PapersTable {
     const title = element("h4", "atlas-table-title");
     title.tabIndex = -1; // where the focus goes when what had it is gone (`keepFocus`)
     head.append(title);
-    if (this.selected) {
+    if (this.selecting()) {
       title.textContent = `Selected on the map · ${number(count)}`;
       const clear = element("button", "atlas-table-button", "Clear selection");
       clear.setAttribute("type", "button");
@@ -289,7 +250,7 @@ export class PapersTable {
       return;
     }
     const table = element("table", "atlas-papers");
-    table.setAttribute("aria-label", this.selected ? "Papers selected on the map" : "Papers");
+    table.setAttribute("aria-label", this.selecting() ? "Papers selected on the map" : "Papers");
     table.setAttribute("aria-rowcount", String(count + 1));
     const header = element("tr");
     for (const column of columns) {
@@ -388,6 +349,7 @@ export class PapersTable {
   }
 
   destroy() {
+    if (this.stop) this.stop();
     if (LINK.table === this) LINK.table = null;
     this.root.remove();
   }
