@@ -249,3 +249,14 @@ def usable_themes(topics: pd.DataFrame, themes: pd.DataFrame | None) -> pd.DataF
     if "theme_id" not in topics.columns or not topics["theme_id"].isin(themes["theme_id"]).any():
         return None
     return themes
+
+
+def theme_places(themes: pd.DataFrame | None) -> list[dict]:
+    """A map's themes (themes.parquet), largest first, each with its name and place on the map."""
+    if themes is None or not len(themes):
+        return []
+    rows = themes.sort_values("size", ascending=False).itertuples(index=False)
+    return [
+        {"id": int(r.theme_id), "text": str(r.label), "x": round(float(r.x), 5), "y": round(float(r.y), 5)}
+        for r in rows
+    ]

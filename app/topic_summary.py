@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from app.data import MapData
-from app.themes import group_topic_list, usable_themes
+from app.themes import group_topic_list, theme_places, usable_themes
 from app.trends import has_venues, has_years, venue_counts, venue_names, year_shares
 
 CENTRAL = 10  # papers listed for an opened topic
@@ -164,6 +164,7 @@ def topic_summary(data: MapData, rising: pd.Series | None) -> dict:
     return {
         "n": data.n,
         "topics": topics,
+        "themes": theme_places(data.themes),
         "lists": {
             "size": _sections(data, None),
             **({"rising": _sections(data, rising)} if rising is not None else {}),

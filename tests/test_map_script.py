@@ -535,13 +535,12 @@ def test_a_selection_holds_the_same_papers_in_the_browser_as_on_the_server(pure,
 
 
 @pytest.mark.browser
-@pytest.mark.parametrize("name", ["half", "few", "none", "every"])
-def test_a_selection_s_mask_written_in_the_browser_is_the_server_s_bits(pure, name):
-    """`maskText` writes a mask in the "b" form of `payload.encode_mask`, byte for byte, which
-    `decodeMask` reads back."""
-    mask = {"half": _RNG.random(1003) < 0.5, "few": np.arange(70) % 9 == 0, "none": np.zeros(17, bool),
-            "every": np.ones(9, bool)}[name]  # fmt: skip
-    got = run(pure, "(ones) => { const m = maskText(Uint8Array.from(ones)); return [m, Array.from(decodeMask(m, ones.length).rows)]; }",
-              mask.astype(int).tolist())  # fmt: skip
-    assert got[0] == "b" + base64.b64encode(np.packbits(mask, bitorder="little").tobytes()).decode()
-    assert got[1] == np.flatnonzero(mask).tolist()
+@pytest.mark.parametrize("name", ["ranked", "large", "none"])
+def test_a_search_s_hits_read_in_the_browser_are_the_server_s_rows(pure, name):
+    """`decodeVarints` reads the page's facts' hits (`payload.varints`, base64: rows best first, up to a
+    million papers and past 2**28) back row for row, in their order."""
+    rows = {"ranked": _RNG.permutation(1003)[:400], "large": np.array([0, 127, 128, 16383, 16384, 999_999, 2**28 + 5]),
+            "none": np.zeros(0, dtype=np.int64)}[name]  # fmt: skip
+    text = base64.b64encode(payload.varints(rows.astype(np.uint64))).decode()
+    got = run(pure, "(text) => Array.from(decodeVarints(text))", text)
+    assert got == rows.tolist()

@@ -408,6 +408,7 @@ class Summary(TypedDict):
 
     n: int
     topics: list[SummaryTopic]
+    themes: list[ThemeName]
     lists: TopicLists
     stability_help: str
 
@@ -897,23 +898,20 @@ def topic_labels(data: MapData, in_view: np.ndarray, chosen: int | None = None) 
 
 
 def theme_labels(data: MapData, in_view: np.ndarray) -> list[ThemeName]:
-    """Names of the map's themes (from themes.parquet) that hold papers in view, largest first."""
-    if data.themes is None or not len(data.themes):
-        return []
+    """Names of the map's themes (`app.topic_summary.theme_places`) that hold papers in view, largest first."""
+    from app.themes import theme_places  # pure, as this module
+
     visible = set(np.unique(data.topic_ids[in_view]).tolist())
-    labels = []
-    for row in data.themes.sort_values("size", ascending=False).itertuples(index=False):
-        if visible.isdisjoint(int(t) for t in row.topic_ids):
-            continue
-        labels.append(
-            {
-                "id": int(row.theme_id),
-                "text": str(row.label),
-                "x": round(float(row.x), 5),
-                "y": round(float(row.y), 5),
-            }
-        )
-    return labels
+    held = (
+        {
+            int(row.theme_id)
+            for row in data.themes.itertuples(index=False)
+            if not visible.isdisjoint(row.topic_ids)
+        }
+        if data.themes is not None
+        else set()
+    )
+    return [place for place in theme_places(data.themes) if place["id"] in held]
 
 
 def legend(

@@ -24,16 +24,18 @@ import { showDensity, showPicked, startFallback } from "./fallback.js";
 import { closePaper } from "./history.js";
 import { drawLegend, focused, followLegend } from "./legend.js";
 import { LINK } from "./links.js";
-import { decodeMask, loadPlotly, loadTable } from "./load.js";
+import { decodeMask, loadPlotly, loadTable, rankCounts } from "./load.js";
 import { facts, onFacts, papersNow } from "./page.js";
 import { mark, placeMarks } from "./marks.js";
 import { ranges } from "./plot.js";
 import { drawKeyOf, grouping } from "./sampling.js";
+import { SHARED } from "./shared.js";
 import { ZOOM, parseZoom, rememberZoom, restoreZoom, wrapHistory } from "./zoom.js";
 /** @import { PointTable } from "./load.js" */
 /** @import { Chart, KeyShown, Mask, PlotDiv, PlotImage, Ranges, SummaryTopic, TopicName, Trigger, ViewState } from "./protocol.js" */
 /** @import { Drawn } from "./sampling.js" */
 /** @import { Shown } from "./page.js" */
+/** @import { KeyEntry, Summary } from "./protocol.js" */
 
 /** @type {WeakMap<HTMLElement, AtlasMap>} */
 export const INSTANCES = new WeakMap(); // parentElement -> this map's state, kept across reruns
@@ -317,7 +319,9 @@ export class AtlasMap {
     }
     const clearing = this.plotted && view.clear !== this.clear; // "Clear selection" in the app
     this.clear = view.clear;
-    view = focused(view, focus, shown);
+    // The names and the key's pressed entries of the link's view too, where the map's summary is here.
+    const named = papers && LINK.panel && LINK.panel.summary ? namedView(view, papers, this.table, LINK.panel.summary) : null;
+    view = named ? focused(named, focus, null) : focused(view, focus, shown);
     this.view = view;
     this.loading.hidden = true;
     // The points are redrawn only when what they show changed; an opened paper, its neighbours, the
@@ -450,6 +454,28 @@ export class AtlasMap {
     document.removeEventListener("pointerdown", this.onPointer);
     this.root.remove();
   }
+}
+
+// The view state with the names and the key of the link's view (js/page.js), as the server's
+// `payload.view_state` gives them for it (`topic_labels`, `theme_labels`, `legend`): the names of its
+// topics holding papers on the map, its opened topic first, then by size, at most `max_topic_labels`;
+// of its themes holding any, largest first; the key's entries pressed for its chosen themes, or its
+// values of the column the map is coloured by.
+/** @param {ViewState} view @param {Shown} papers @param {PointTable} t @param {Summary} summary @returns {ViewState} */
+function namedView(view, papers, t, summary) {
+  const base = opened(papers, t), chosen = papers.view.topic;
+  const counts = rankCounts(t, base ? base.rows : null);
+  const visible = summary.topics.filter((topic) => topic.id !== -1 && counts[topic.rank] > 0).sort((a, b) => a.rank - b.rank);
+  const first = visible.findIndex((topic) => topic.id === chosen);
+  if (first > 0) visible.unshift(...visible.splice(first, 1));
+  const topics = visible.slice(0, SHARED.max_topic_labels).flatMap((topic) =>
+    topic.x === null || topic.y === null ? [] : [{ text: topic.name, x: topic.x, y: topic.y, colour: topic.colour, chosen: topic.id === chosen }]);
+  const held = new Set(visible.map((topic) => topic.theme));
+  const themes = summary.themes.filter((theme) => held.has(theme.id));
+  const pressed = papers.view.filters.find((filter) => filter[0] === view.colour);
+  const on = (/** @type {KeyEntry} */ entry) =>
+    entry.pick !== null && (typeof entry.pick.theme === "number" ? papers.view.themes.includes(entry.pick.theme) : Boolean(pressed && entry.link !== null && pressed[1].includes(entry.link)));
+  return { ...view, topics, themes, legend: view.legend.map((entry) => ({ ...entry, on: on(entry) })) };
 }
 
 // The papers of the view the link says (js/page.js), narrowed to its opened topic (a paper opened from a

@@ -328,6 +328,7 @@
  * @typedef {Object} Summary
  * @property {number} n
  * @property {SummaryTopic[]} topics
+ * @property {ThemeName[]} themes
  * @property {TopicLists} lists
  * @property {string} stability_help
  */
