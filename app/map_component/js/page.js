@@ -4,9 +4,9 @@
 // server sends once per map and search (the header's state, `HeaderState`: the topics' names and
 // themes, each column's values, the papers added, and the search's one ranked list over the whole map
 // with each hit's evidence and match columns). The map, the topic panel, the papers table and the
-// header's sentence read their papers here (`papersNow`) on every write of the link, every Back or
-// Forward (js/links.js `linkChanged`) and each time the facts change (`onFacts`): a reading step
-// needs no server answer before every part shows its view.
+// header's sentence read their papers here (`papersNow`) whenever they draw: every Back or Forward
+// (js/links.js `linkChanged`), every step the browser draws, every state the server sends, and each
+// time the facts change (`onFacts`).
 
 import { decodeMask, decodeVarints, mapTable } from "./load.js";
 import { parsedOutline, rowsInOutline } from "./sampling.js";

@@ -105,8 +105,8 @@ export class PapersTable {
   }
 
   /** The papers of the view the address bar says (js/page.js `papersNow`), listed: on each state the
-   * server sends, each write of the link, Back or Forward (js/links.js `linkChanged`) and each time the
-   * page's facts change; kept as they are until the facts answer the view's search. */
+   * server sends, each step the browser draws, Back or Forward (js/links.js `linkChanged`) and each
+   * time the page's facts change; kept as they are until the facts answer the view's search. */
   follow() {
     if (!this.view || !this.points || !this.file) return;
     const shown = papersNow(this.view.points), known = facts();
