@@ -221,24 +221,14 @@ export function decodeVarints(text) {
 /** @param {string|null|undefined} text @param {number} n @returns {Mask|null} */
 export function decodeMask(text, n) {
   if (text === null || text === undefined) return null;
-  const raw = atob(text.slice(1));
   const mask = /** @type {Mask} */ (new Uint8Array(n));
   let rows;
   if (text[0] === "d") {
-    const found = [];
-    let row = -1, value = 0, shift = 0;
-    for (let k = 0; k < raw.length; k++) {
-      const byte = raw.charCodeAt(k);
-      value += (byte & 0x7f) * 2 ** shift;
-      shift += 7;
-      if (byte & 0x80) continue;
-      row += value;
-      found.push(row);
-      value = shift = 0;
-    }
-    rows = Uint32Array.from(found);
+    let row = -1; // the gaps between the rows, as varints
+    rows = decodeVarints(text.slice(1)).map((gap) => (row += gap));
     for (const i of rows) mask[i] = 1;
   } else {
+    const raw = atob(text.slice(1));
     let count = 0;
     for (let i = 0; i < n; i++) count += mask[i] = (raw.charCodeAt(i >> 3) >> (i & 7)) & 1;
     rows = new Uint32Array(count);
