@@ -898,7 +898,7 @@ def topic_labels(data: MapData, in_view: np.ndarray, chosen: int | None = None) 
 
 
 def theme_labels(data: MapData, in_view: np.ndarray) -> list[ThemeName]:
-    """Names of the map's themes (`app.topic_summary.theme_places`) that hold papers in view, largest first."""
+    """Names of the map's themes (`app.themes.theme_places`) that hold papers in view, largest first."""
     from app.themes import theme_places  # pure, as this module
 
     visible = set(np.unique(data.topic_ids[in_view]).tolist())
