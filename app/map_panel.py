@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from functools import partial
 
 import numpy as np
@@ -19,7 +18,6 @@ from app.palette import colour_columns
 from app.place import Placement, placement_label
 from app.state import ViewState, Vocabulary
 from app.text import column_name, markdown_literal
-from app.view import current_view
 
 
 def map_panel(
@@ -62,8 +60,6 @@ def map_panel(
         themes=state.themes,
         values=state.filter_dict().get(state.colour, ()) if state.colour else (),
         selection=state.selection,
-        # The view without its Topics filter: topics ticked over that filter narrow it in the browser.
-        unticked=current_view(data, map_key, replace(state, topics=())).in_view if state.topics else None,
         key_picks=session.key_picks(),
         height=height,
         link=session.view_link(),

@@ -440,13 +440,13 @@ def on_paper_click(data: MapData, points_url: str, component: str = MAP_COMPONEN
 
 def on_map_select(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary]) -> None:
     """A box or lasso drawn on the map (or cleared): kept as the link writes it (`app.selection`).
-    Where the browser showed it itself (js/select.js), its link is the step (`follow_step`)."""
+    With the link the browser wrote for it (js/select.js), the step is that link (`follow_step`)."""
     value = map_event("select")
     if not value or value.get("map") != points_url:
         return
     shape = value.get("shape")
     st.session_state[SESSION_KEY["selection"]] = selection_text(shape) if isinstance(shape, dict) else ""
-    follow_step(data, vocabulary, value.get("query"))
+    follow_step(data, vocabulary, value.get("query"), value.get("drawn"))
     rerun_changed()
 
 
@@ -468,12 +468,12 @@ def clear_selection() -> None:
 
 
 def on_table_clear(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary]) -> None:
-    """The papers table's "Clear selection" (with its link where the browser showed the view without
-    it, js/select.js: `follow_step`)."""
+    """The papers table's "Clear selection" (with the link the browser wrote for it, js/select.js:
+    `follow_step`)."""
     value = map_event("clear", TABLE_KEY)
     if value and value.get("map") == points_url:
         _clear_selection()
-        follow_step(data, vocabulary, value.get("query"))
+        follow_step(data, vocabulary, value.get("query"), value.get("drawn"))
         rerun_changed()
 
 
@@ -553,9 +553,8 @@ def view_link() -> str:
 
 
 def on_map_history(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary]) -> None:
-    """Back or Forward in the browser went to a view the server drew before, and the browser drew its
-    map, topic panel and papers table again from the states it kept for its link (js/history.js,
-    `redrawView`): the view follows the entry's link as Streamlit's rerun of it would (`open_view`),
+    """Back or Forward in the browser went to a view the browser drew itself (js/history.js
+    `historyStep`: from the page's facts, or from the states it kept for the link): the view follows the entry's link as Streamlit's rerun of it would (`open_view`),
     and the server draws again only what it owns (the sidebar, the header, the downloads; the map's
     part too where editing is on). The link is
     kept as the query string (Streamlit adds no entry); the next states sent differ from those the
@@ -580,8 +579,7 @@ def follow_step(
     here): the view is that link's, read as any link is (`parse_view`; what it ignores was said when
     the address bar got it). Where the browser drew it itself (`drawn`), the parts it drew count as
     drawn (`_parts_the_browser_draws`); else they follow the link's view. The browser alone decides
-    which steps it draws (js/view.js `keyInBrowser`, `valuesInBrowser`; js/legend.js, js/select.js,
-    js/panel.js)."""
+    which steps it draws (js/steps.js `browserDraws`)."""
     if not _is_query(query):
         return
     state, _ = parse_view(_without_zoom(_query_params(query)), vocabulary())
@@ -608,8 +606,8 @@ def _drawn_in_browser(query: str, parts: tuple[str, ...]) -> None:
 
 def on_panel_only(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary]) -> None:
     """Topics kept alone: ticked in the panel's list, or its "Only this topic" (none: every topic again).
-    The step is the link the browser wrote for it (`query`, `follow_step`), shown by the browser itself
-    where it says so (js/legend.js, `showTopics`)."""
+    The step is the link the browser wrote for it (`query`, `follow_step`), drawn by the browser itself
+    where it says so (`drawn`, js/steps.js)."""
     value = _panel_event("only", points_url)
     topics = value.get("topics") if value else None
     ids = data.vocabulary().topic_ids
@@ -622,8 +620,8 @@ def on_panel_only(data: MapData, points_url: str, vocabulary: Callable[[], Vocab
 
 def on_panel_values(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary]) -> None:
     """Values of a filterable column toggled in the topic list (none: every value again): that column's
-    filter. The step is the link the browser wrote for it (`query`, `follow_step`), shown by the browser
-    itself where it says so (js/legend.js, `showValues`)."""
+    filter. The step is the link the browser wrote for it (`query`, `follow_step`), drawn by the browser
+    itself where it says so (`drawn`, js/steps.js)."""
     value = _panel_event("values", points_url)
     column = value.get("column") if value else None
     if column not in data.facets:
@@ -646,8 +644,8 @@ def on_panel_sort(points_url: str) -> None:
 def on_legend_pick(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary], colour: str) -> None:
     """The map's key was clicked: show only that theme (or, coloured by `colour`, only that value of
     the column); the entry shown alone, clicked again, or "Show all" (a null pick): everything again.
-    The step is the link the browser wrote for it (`query`, `follow_step`), shown by the browser itself
-    where it says so (js/legend.js, `pickKey`)."""
+    The step is the link the browser wrote for it (`query`, `follow_step`), drawn by the browser itself
+    where it says so (`drawn`, js/steps.js)."""
     value = map_event("legend") or {}
     pick = value.get("theme", value.get("value"))
     if value.get("map") != points_url or not (pick is None or type(pick) is int):

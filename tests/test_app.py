@@ -6,7 +6,6 @@ import json
 import re
 import shutil
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -16,7 +15,6 @@ from app.nearest import nearest_papers
 from pipeline.mapfolder.store import read_map, write_map
 from tests.helpers import (
     FakeEncoder,
-    decode_mask,
     live_map,
     map_doc_ids,
     open_panel,
@@ -96,27 +94,6 @@ def test_topic_filter_shows_exactly_its_papers_and_unassigned_ones_only_when_cho
     shown = table(at)
     assert len(shown) == in_2024 and set(shown["Year"]) == {"2024"}
     assert url(at)["topics"] == ["1"] and url(at)["f.year"] == ["2024"]
-
-
-def test_a_topics_filter_sends_the_map_the_view_without_it(tiny):
-    """Topics chosen (a link's): the map is sent the papers in view without the Topics filter (the year
-    filter and a search still apply) and the theme names they show, which topics ticked over it narrow
-    where the browser draws them (js/view.js `ticksInBrowser`); without topics, none."""
-    papers = read_map(tiny).papers
-    at = start({"topics": "1", "f.year": "2024"})
-    unticked = live_map(at)["unticked"]
-    assert (
-        decode_mask(live_map(at)["mask"], len(papers)).sum()
-        == ((papers["topic_id"] == 1) & (papers["year"] == 2024)).sum()
-    )
-    assert np.array_equal(decode_mask(unticked["mask"], len(papers)), (papers["year"] == 2024).to_numpy())
-    assert unticked["themes"] == []  # the tiny map has no themes
-    searched = live_map(start({"topics": "1", "q": '"graph"'}))  # the hits of all topics
-    assert (
-        decode_mask(searched["unticked"]["mask"], len(papers)).sum()
-        > decode_mask(searched["mask"], len(papers)).sum()
-    )
-    assert live_map(start())["unticked"] is None
 
 
 def test_unassigned_switch_hides_them_from_the_whole_map(tiny):

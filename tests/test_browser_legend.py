@@ -671,8 +671,8 @@ def test_only_this_topic_is_drawn_by_the_browser_and_reads_as_its_link_open_and_
     """A topic opened in the panel, then "Only this topic": the browser shows its papers alone (the
     server draws only the sidebar's filters, the header and the downloads), the Topics filter holds it,
     and the page reads as the same link opened afresh; so do Back and Forward in the browser; closed,
-    the topic's papers stay alone, again as that link reads afresh; a theme then picked in the key is
-    the server's."""
+    the topic's papers stay alone, again as that link reads afresh; so does a theme then picked in the
+    key."""
     app, atlas = keyed_app
     topics = atlas.topics.set_index("topic_id")
     inside = int(topics.index[topics["theme_id"] == 1][0])
@@ -699,18 +699,9 @@ def test_only_this_topic_is_drawn_by_the_browser_and_reads_as_its_link_open_and_
     assert shown["highlighted"] == size and shown["table"] == f"Papers · {size}"
     assert [entry for entry in shown["key"] if entry[1]] == [] and shown["showAll"] == 0
     assert same_link_afresh(browser, page) == shown
-    # A theme then picked in the key drops the Topics filter: the server's step, drawn as its link reads.
-    received.take()
-    before = draws(page)
-    page.locator(".atlas-legend-item", has_text=THEMES[0]).click()
-    page.wait_for_function(
-        "() => { const q = new URLSearchParams(location.search); return q.get('theme') === '0' && !q.has('topics'); }",
-        timeout=30_000,
-    )
-    wait_for_redraw(page, before)
-    idle(page)
-    assert ("main", "bidi_component") in [(place, kind) for place, kind, _ in received.take()]
-    assert same_link_afresh(browser, page) == page.evaluate(SHOWN)
+    # A theme then picked in the key drops the Topics filter: drawn by the browser too, as its link reads.
+    themed = picked_in_the_browser(page, received, THEMES[0], "q.get('theme') === '0' && !q.has('topics')")
+    assert same_link_afresh(browser, page) == themed
 
 
 def test_only_the_unassigned_papers_are_drawn_by_the_browser_and_read_as_their_link(page, browser, keyed_app):
@@ -933,30 +924,23 @@ def test_topics_ticked_over_a_link_s_topics_filter_are_drawn_by_the_browser_and_
     assert same_link_afresh(browser, page) == every
 
 
-def test_a_topic_ticked_in_a_theme_chosen_in_the_sidebar_is_drawn_by_the_server_as_its_link_reads(
+def test_a_topic_ticked_in_a_theme_chosen_in_the_sidebar_is_drawn_by_the_browser_as_its_link_reads(
     page, browser, keyed_app
 ):
-    """A theme chosen (a link's, as the sidebar's), then one of its topics ticked: not a view the
-    browser narrows (js/view.js `keyInBrowser`), so the server draws the map, the list and the table, which
-    read as the same link opened afresh, the theme kept (the topic lies inside it)."""
+    """A theme chosen (a link's, as the sidebar's), then one of its topics ticked: drawn by the browser
+    (js/steps.js: the page's facts answer the view; the server draws no map, list or table), which
+    reads as the same link opened afresh, the theme kept (the topic lies inside it)."""
     app, atlas = keyed_app
     topics = atlas.topics.set_index("topic_id")
     inside = int(topics.index[topics["theme_id"] == 1][0])
     received = Received(page)
     open_app(page, f"{app.url}?theme=1")
-    idle(page)
-    received.take()
-    before = draws(page)
-    tick(page, inside).click()
-    page.wait_for_function(
-        f"() => {{ const q = new URLSearchParams(location.search); return q.get('topics') === '{inside}' && q.get('theme') === '1'; }}",
-        timeout=30_000,
+    shown = picked_in_the_browser(
+        page, received, tick(page, inside), f"q.get('topics') === '{inside}' && q.get('theme') === '1'"
     )
-    wait_for_redraw(page, before)
-    idle(page)
-    assert ("main", "bidi_component") in [(place, kind) for place, kind, _ in received.take()]
+    wait_for_heading(page, f"Papers · {topics.loc[inside, 'size']}")
     shown = page.evaluate(SHOWN)
-    assert shown["ticked"] == [str(inside)] and shown["table"] == f"Papers · {topics.loc[inside, 'size']}"
+    assert shown["ticked"] == [str(inside)]
     assert same_link_afresh(browser, page) == shown
 
 
@@ -1036,29 +1020,26 @@ def test_a_theme_s_heading_in_the_topic_list_shows_it_alone_as_its_key_entry_doe
     assert picked_in_the_browser(page, received, heading, "!q.has('theme')", press="Enter") == whole
 
 
-def test_coloured_by_a_column_a_theme_s_heading_is_shown_by_the_server(page, browser, keyed_app):
+def test_coloured_by_a_column_a_theme_s_heading_is_drawn_by_the_browser(page, browser, keyed_app):
     """While the key shows a column's values, a theme's heading in the list still shows only that
-    theme (the server draws it: the browser's picks are the key's own kind), with `theme=` in the link,
-    reading as the same link opened afresh; Back, the view the link opened again (kept by the browser)."""
+    theme (drawn by the browser, js/steps.js), with `theme=` in the link, reading as the same link
+    opened afresh; Back, the view the link opened again, drawn by the browser too."""
     app, atlas = keyed_app
     count = int(theme_counts(atlas)[1])
     received = Received(page)
     open_app(page, app.url + "?colour=venue")
     idle(page)
     opened = page.evaluate(SHOWN)
-    received.take()
     entries = page.evaluate("history.length")
-    page.locator(".atlas-panel-list .atlas-section-name", has_text=THEMES[1]).click()
-    page.wait_for_function("() => new URLSearchParams(location.search).get('theme') === '1'", timeout=30_000)
+    heading = page.locator(".atlas-panel-list .atlas-section-name", has_text=THEMES[1])
+    picked_in_the_browser(page, received, heading, "q.get('theme') === '1'")
     wait_for_heading(page, f"Papers · {count}")
-    idle(page)
-    assert [kind for place, kind, _ in received.take() if kind == "bidi_component"]  # the server's drawing
     shown = page.evaluate(SHOWN)
     assert [entry[0] for entry in shown["key"]] == [*VENUES, "No venue"] and not any(
         e[1] for e in shown["key"]
     )
     assert "f.venue" not in page.evaluate("location.search")
-    assert page.evaluate("history.length") == entries + 1  # one step, one entry (none of the browser's)
+    assert page.evaluate("history.length") == entries + 1  # one step, one entry
     assert same_link_afresh(browser, page) == shown
     assert picked_in_the_browser(page, received, page.go_back, "!q.has('theme')") == opened
 

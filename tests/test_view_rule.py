@@ -68,8 +68,8 @@ def test_python_s_steps_give_the_vectors(name):
 
 
 def test_the_browser_s_rule_gives_the_vectors(tmp_path):
-    """js/view.js (`inView`, `linkParams`, `linkText`, `viewOfLink`, `step`; `keyInBrowser`,
-    `valuesInBrowser`, `ticksInBrowser`) with its generated `SHARED`, under `node --test`."""
+    """js/view.js (`inView`, `linkParams`, `linkText`, `viewOfLink`, `step`) with its generated
+    `SHARED`, under `node --test`."""
     assert set(read_modules()["view.js"].imports) == {"shared.js"}  # pure: nothing of the page
     passed = node_test(tmp_path, "view_rule.test.mjs", ("view.js",), {"VIEW_VECTORS": str(VECTORS)})
     assert passed >= 3 * len(CASES) + len(STEPS)

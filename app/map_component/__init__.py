@@ -184,7 +184,6 @@ def live_map(
     themes: tuple[int, ...] = (),
     values: tuple[str, ...] = (),
     selection: str = "",
-    unticked: np.ndarray | None = None,
     key_picks: int = 0,
     height: int = 640,
     link: str | None = None,
@@ -193,9 +192,8 @@ def live_map(
     """Mount (first run) or update (later runs) the map; read events with `app.session.map_event(name)`
     in callbacks. `files_sent`: the files this session's browser already has (`app.session.files_sent`; None: none).
     `themes`, `values`: the chosen themes and the colour column's chosen values, marked in the key;
-    `selection`: the box or lasso selection, as the link writes it (drawn on the map); `unticked`: the
-    papers in view without the Topics filter, where the view has one (topics ticked over it narrow
-    it, where the browser draws them: js/view.js `ticksInBrowser`); `key_picks`: how many steps the browser has drawn so far
+    `selection`: the box or lasso selection, as the link writes it (drawn on the map); `key_picks`:
+    how many steps the browser has drawn so far
     (`app.session.key_picks`); `link`: the view's link (`app.session.view_link`),
     by which the browser keeps this state, and the panel's and the table's, to draw Back or Forward to
     the view again itself (the "history" event, `on_history`; None: not kept)."""
@@ -220,7 +218,6 @@ def live_map(
         themes=themes,
         values=values,
         selection=selection,
-        unticked=unticked,
         key_picks=key_picks,
     )
     if link is not None:

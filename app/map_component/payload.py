@@ -139,14 +139,6 @@ class Outline(TypedDict, total=False):
     lasso: LassoPath
 
 
-class Unticked(TypedDict):
-    """The papers in view without the view's Topics filter, and the theme names it shows: what topics
-    ticked in the topic list narrow, where the browser shows them itself (js/view.js `ticksInBrowser`)."""
-
-    mask: str | None
-    themes: list[ThemeName]
-
-
 class ViewState(TypedDict):
     """Everything the browser receives on a rerun (`view_state`, then `live_map` adds `module` and the
     inline files); docs/app.md says what each field means."""
@@ -164,7 +156,6 @@ class ViewState(TypedDict):
     neighbours: list[int]
     colour: str
     legend: list[KeyEntry]
-    unticked: Unticked | None
     key_picks: int
     clear: int
     reset: int
@@ -422,18 +413,19 @@ class ClickEvent(TypedDict):
 
 class SelectEvent(TypedDict, total=False):
     """A box or lasso selection (shape = None when cleared); `query`: the query string the browser
-    wrote, where it showed the selection (or the view without it) itself (js/select.js): the step is
-    that link (`app.session.follow_step`)."""
+    wrote for the step (js/select.js): the step is that link (`app.session.follow_step`); `drawn`:
+    whether the browser drew it itself (js/steps.js)."""
 
     shape: Required[Outline | None]
     query: str
+    drawn: bool
     map: Required[str]
 
 
 class LegendEvent(TypedDict, total=False):
     """The reader clicked an entry of the key (a theme's id, or a position in the colour column's values),
     or "Show all" (None); `query`: the link the browser wrote for the step (js/store.js), which the server
-    follows (`app.session.follow_step`); `drawn`: whether the browser showed the entry itself (js/legend.js),
+    follows (`app.session.follow_step`); `drawn`: whether the browser drew the step itself (js/steps.js),
     else the server draws the link's view."""
 
     theme: int | None
@@ -461,17 +453,18 @@ class HistoryEvent(TypedDict):
 
 
 class ClearEvent(TypedDict, total=False):
-    """The papers table's "Clear selection"; `query`: the query string the browser wrote, where it
-    showed the view without the selection itself (js/select.js)."""
+    """The papers table's "Clear selection"; `query`: the query string the browser wrote for the step
+    (js/select.js); `drawn`: whether the browser drew it itself (js/steps.js)."""
 
     query: str
+    drawn: bool
     map: Required[str]
 
 
 class OnlyEvent(TypedDict, total=False):
     """Topics kept alone: ticked in the panel's list, or its "Only this topic" (none: every topic
     again); `query`: the link the browser wrote for the step, which the server follows; `drawn`: whether
-    the browser showed their papers alone itself (js/legend.js, `showTopics`)."""
+    the browser drew the step itself (js/steps.js)."""
 
     topics: Required[list[int]]
     query: str
@@ -482,7 +475,7 @@ class OnlyEvent(TypedDict, total=False):
 class ValuesEvent(TypedDict, total=False):
     """Values of a metadata column toggled in the panel's list (positions in its `PanelFacet.values`;
     none: every value again); `query`: the link the browser wrote for the step, which the server follows;
-    `drawn`: whether the browser showed their papers itself (js/legend.js, `showValues`)."""
+    `drawn`: whether the browser drew the step itself (js/steps.js)."""
 
     column: Required[str]
     values: Required[list[int]]
@@ -974,16 +967,14 @@ def view_state(
     themes: tuple[int, ...] = (),
     values: tuple[str, ...] = (),
     selection: str = "",
-    unticked: np.ndarray | None = None,
     key_picks: int = 0,
 ) -> ViewState:
     """Everything the map receives on a rerun: a few KB, whatever the size of the map.
 
     `themes`, `values`: the chosen themes and chosen values of the colour column (marked in the key);
     `selection`: the box or lasso selection as the link writes it (`app.state.parse_selection`);
-    `unticked`: the papers in view without the view's Topics filter, where the view has one (topics
-    ticked over it narrow it, where the browser draws them: js/view.js `ticksInBrowser`); `key_picks`: how many it has shown so far (`app.session.key_picks`): a state sent after one is never
-    the state sent before it, so the browser always takes it in (and drops the entry it showed)."""
+    `key_picks`: how many steps the browser has drawn so far (`app.session.key_picks`): a state sent
+    after one is never the state sent before it, so the browser always takes it in."""
     return {
         "points": points_url,
         "plotly": plotly_url,
@@ -998,11 +989,6 @@ def view_state(
         "neighbours": list(neighbours or []),
         "colour": colour,
         "legend": legend(data, colour, themes, values),
-        "unticked": (
-            {"mask": encode_mask(unticked), "themes": theme_labels(data, unticked)}
-            if unticked is not None
-            else None
-        ),
         "key_picks": key_picks,
         "clear": clear_selection,
         "reset": reset_zoom,

@@ -7,10 +7,10 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { test } from "node:test";
 
-import "./page.mjs";
+import { page } from "./page.mjs";
 
-const { factsOf, hitsOf } = await import("./page.js");
-const { sentence } = await import("./view.js");
+const { answer, factsOf, hitsOf } = await import("./page.js");
+const { linkParams, linkText, sentence } = await import("./view.js");
 
 const { tables, cases } = JSON.parse(readFileSync(process.env.SENTENCE_INPUTS ?? "", "utf8"));
 
@@ -22,4 +22,18 @@ test("the header's sentence of every link in the corpus", () => {
   });
   assert.equal(said.length, cases.length);
   writeFileSync(process.env.SENTENCE_OUTPUT ?? "", JSON.stringify(said));
+});
+
+test("the page's facts answer a view of their map and search alone (js/steps.js: the browser draws it)", () => {
+  for (const c of cases) {
+    page.search = `?${linkText(linkParams(c.view))}`; // the address bar the server's answer came for
+    const facts = factsOf(c.state, tables[c.map]);
+    assert.ok(answer(facts, c.view, "points"), "its own view");
+    assert.ok(answer(facts, { ...c.view, search: ` ${c.view.search}  ` }, "points"), "the same words, spaced");
+    assert.ok(answer(facts, { ...c.view, topics: [1], themes: [], filters: [], selection: "box:0,1,0,1" }, "points"), "another step of the same search");
+    assert.ok(!answer(facts, { ...c.view, search: `${c.view.search} more` }, "points"), "another search");
+    assert.ok(answer(facts, { ...c.view, search: " " }, "points"), "no search: no hits needed");
+    assert.ok(!answer(facts, c.view, "another map"), "another map");
+    assert.ok(!answer(null, c.view, "points"), "no facts yet");
+  }
 });

@@ -8,7 +8,7 @@ import { beforeEach, test } from "node:test";
 import { move, page } from "./page.mjs";
 
 const { HISTORY, answered, sentLink, wrapHistory } = await import("./zoom.js");
-const { LINK, drawAnswer, showing } = await import("./links.js");
+const { LINK, drawAnswer } = await import("./links.js");
 wrapHistory();
 
 /** The server's write of the query string `query` (Streamlit's page info, a replaceState). */
@@ -94,16 +94,6 @@ test("a part's state that comes before the server writes its link is drawn when 
   move("?topic=2"); // Back or Forward: its own answer follows; what was held is dropped
   serverWrites("topic=2");
   assert.deepEqual(drawn, ["map q=graphs"]);
-});
-
-test("a step is the browser's to draw only while the parts show the address bar's view", () => {
-  page.search = "?theme=0";
-  arrives("map", "theme=0");
-  assert.ok(showing("?theme=0&topic=2")); // the topic the panel opens aside
-  window.history.pushState({}, "", "/?topics=1&theme=0"); // a step of the server's: its link written first
-  assert.ok(!showing(window.location.search)); // the next step is the server's too, until its answer
-  arrives("map", "topics=1&theme=0");
-  assert.ok(showing(window.location.search));
 });
 
 test("the topic panel follows the link on every write and every Back or Forward", () => {

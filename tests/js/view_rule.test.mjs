@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { inView, keyInBrowser, sentence, linkParams, linkText, step, ticksInBrowser, valuesInBrowser, viewOfLink } from "./view.js";
+import { inView, sentence, linkParams, linkText, step, viewOfLink } from "./view.js";
 
 const { tables, cases, steps } = JSON.parse(readFileSync(process.env.VIEW_VECTORS ?? "", "utf8"));
 
@@ -43,55 +43,5 @@ for (const c of steps) {
     assert.deepEqual(after, c.after);
     assert.equal(linkText(linkParams(after)), c.link);
     assert.deepEqual(c.view, before);
-  });
-}
-
-// Which steps the browser draws from the view it holds (js/view.js); what app/state.py's
-// `key_in_browser` and `values_in_browser` said before the rule moved into the browser (issue 63),
-// the topic the topic panel has open aside (the panel's: it keeps it open or closes it with the step).
-const VIEW = viewOfLink("");
-const KEY_CASES = [
-  ["the whole map, themed", {}, true, true],
-  ["a search", { search: "graph" }, true, true],
-  ["a theme chosen", { themes: [1] }, true, false],
-  ["topics chosen", { topics: [1] }, true, false],
-  ["a paper open", { paper: "doc1" }, true, false],
-  ["the panel's topic open", { topic: 0 }, true, true],
-  ["coloured by a column", { colour: "year" }, false, true],
-  ["a map without themes", {}, false, false],
-  ["the colour column's filter", { colour: "year", filters: [["year", ["2024"]]] }, true, false],
-  ["another column's filter", { colour: "year", filters: [["venue", ["ICML"]]] }, true, true],
-];
-for (const [name, view, themed, expected] of KEY_CASES) {
-  test(`an entry of the key is the browser's: ${name}`, () => {
-    assert.equal(keyInBrowser({ ...VIEW, ...view }, Boolean(themed)), expected);
-  });
-}
-// and `ticks_in_browser`'s (topics ticked over the view's Topics filter)
-const TICKS_CASES = [
-  ["topics chosen", { topics: [1, 2] }, true],
-  ["no topics chosen", {}, false],
-  ["topics and a search", { topics: [1], search: "graph" }, false],
-  ["topics and a blank search", { topics: [1], search: "  " }, true],
-  ["topics and a theme", { topics: [1], themes: [0] }, false],
-  ["topics, the panel's topic open", { topics: [1], topic: 1 }, true],
-  ["topics and a paper", { topics: [1], paper: "doc1" }, false],
-  ["topics and a box", { topics: [1], selection: "box:0,1,0,1" }, false],
-];
-for (const [name, view, expected] of TICKS_CASES) {
-  test(`ticks over a Topics filter are the browser's: ${name}`, () => {
-    assert.equal(ticksInBrowser({ ...VIEW, ...view }), expected);
-  });
-}
-const VALUES_CASES = [
-  ["topics chosen", { topics: [1] }, true],
-  ["a search", { search: "graph" }, true],
-  ["the panel's topic open", { topic: 2 }, true],
-  ["a paper open", { paper: "doc1" }, false],
-  ["a box", { selection: "box:0,1,0,1" }, false],
-];
-for (const [name, view, expected] of VALUES_CASES) {
-  test(`values pressed in the list are the browser's: ${name}`, () => {
-    assert.equal(valuesInBrowser({ ...VIEW, ...view }), expected);
   });
 }

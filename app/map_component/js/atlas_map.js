@@ -23,16 +23,16 @@ import { freeEscape } from "./dom.js";
 import { showDensity, showPicked, startFallback } from "./fallback.js";
 import { closePaper } from "./history.js";
 import { drawLegend, focused, followLegend } from "./legend.js";
-import { LINK } from "./links.js";
+import { LINK, VIEWS } from "./links.js";
 import { decodeMask, loadPlotly, loadTable, rankCounts } from "./load.js";
 import { facts, onFacts, papersNow } from "./page.js";
 import { mark, placeMarks } from "./marks.js";
 import { ranges } from "./plot.js";
-import { drawKeyOf, grouping } from "./sampling.js";
+import { drawKeyOf, grouping, parsedOutline } from "./sampling.js";
 import { SHARED } from "./shared.js";
 import { ZOOM, parseZoom, rememberZoom, restoreZoom, wrapHistory } from "./zoom.js";
 /** @import { PointTable } from "./load.js" */
-/** @import { Chart, KeyShown, Mask, PlotDiv, PlotImage, Ranges, SummaryTopic, TopicName, Trigger, ViewState } from "./protocol.js" */
+/** @import { Chart, Mask, PlotDiv, PlotImage, Ranges, SummaryTopic, TopicName, Trigger, ViewState } from "./protocol.js" */
 /** @import { Drawn } from "./sampling.js" */
 /** @import { Shown } from "./page.js" */
 /** @import { KeyEntry, Summary } from "./protocol.js" */
@@ -80,6 +80,7 @@ export class AtlasMap {
   /** @type {string|undefined} the colouring drawn: "" = by topic, else a column */ colourKey = undefined;
   /** @type {Drawn|null} the papers the "all" chart draws, in its order */ every = null;
   /** @type {string|undefined} the mask drawn ("all" = none) */ maskKey = undefined;
+  /** @type {string|undefined} the view drawn: the link's papers (js/page.js `Shown.key`) or the server's mask, and the opened topic */ shownFor = undefined;
   /** @type {Mask|null} 1 = in view; null = every paper */ mask = null;
   /** @type {Drawn|null} the highlighted papers drawn (overlay) */ sub = null;
   sampled = false; // the "all" chart draws a sample of the papers (sampleRows)
@@ -88,7 +89,6 @@ export class AtlasMap {
   /** @type {ViewState|null} the last view state applied (with an opened topic's names: `focused`) */ view = null;
   /** @type {ViewState|null} the last view state received from the server */ received = null;
   /** @type {{rank: number, label: TopicName|null}|null} the topic the panel opened: the rest is dimmed */ focus = null;
-  /** @type {KeyShown|null} an entry picked in the key, shown until the server's next view state */ keyShown = null;
   // the faint context image of the papers left out
   /** @type {PlotImage|null} its Plotly layout image, for the current zoom */ context = null;
   /** @type {string|null} */ contextUrl = null;
@@ -289,7 +289,7 @@ export class AtlasMap {
       }
       this.linkZoom = this.plotted ? null : parseZoom(window.location.search); // the link's zoom, first map only
       Object.assign(this, {
-        table, pointsUrl: view.points, plotted: false, maskKey: undefined, colourKey: undefined,
+        table, pointsUrl: view.points, plotted: false, maskKey: undefined, shownFor: undefined, colourKey: undefined,
         context: null, active: null,
       });
       startFallback(this); // no WebGL in this browser: an image of the papers instead of WebGL points
@@ -302,26 +302,26 @@ export class AtlasMap {
     }
     this.received = view;
     if (LINK.table) LINK.table.markOpened(view.paper ?? null); // the table marks the paper opened here
-    const focus = this.focus, shown = this.keyShown;
+    const focus = this.focus;
     // The papers of the view the address bar says (js/page.js), once the page's facts answer its
-    // search; till then the server's mask for the view it drew, narrowed by a key's entry shown alone.
+    // search; till then the server's mask for the view it drew.
     const papers = papersNow(view.points);
-    const source = papers ? `link ${papers.key}|` : (view.mask === null ? "all" : view.mask) + (shown ? `|key ${JSON.stringify(shown.pick)}` : "");
-    const maskKey = source + (focus ? `|topic ${focus.rank}` : "");
-    if (maskKey !== this.maskKey || recoloured) {
-      if (maskKey !== this.maskKey) {
-        if (papers) this.mask = focusMask(opened(papers, this.table), this.table, focus, null);
-        else this.mask = focusMask(shown && shown.wide ? shown.base : decodeMask(view.mask, this.table.n), this.table, focus, shown);
+    const shownFor = shownKey(papers ? `link ${papers.key}` : view.mask === null ? "all" : view.mask, focus);
+    let changed = recoloured;
+    if (shownFor !== this.shownFor) {
+      this.shownFor = shownFor;
+      const mask = focusMask(papers ? opened(papers, this.table) : decodeMask(view.mask, this.table.n), this.table, focus);
+      if (this.maskKey === undefined || !sameRows(mask, this.mask)) {
+        // the points drawn again only where the papers changed (not for a key's entry pressed over them)
+        [this.mask, this.maskKey, changed] = [mask, shownFor, true];
       }
-      const none = { rows: [], x: [], y: [], title: [], detail: [], colour: [] };
-      this.sub = none; // the highlighted papers are taken for the view when drawn (`traces`)
-      this.maskKey = maskKey;
     }
+    if (changed) this.sub = { rows: [], x: [], y: [], title: [], detail: [], colour: [] }; // taken for the view when drawn (`traces`)
     const clearing = this.plotted && view.clear !== this.clear; // "Clear selection" in the app
     this.clear = view.clear;
     // The names and the key's pressed entries of the link's view too, where the map's summary is here.
     const named = papers && LINK.panel && LINK.panel.summary ? namedView(view, papers, this.table, LINK.panel.summary) : null;
-    view = named ? focused(named, focus, null) : focused(view, focus, shown);
+    view = focused(named || view, focus);
     this.view = view;
     this.loading.hidden = true;
     // The points are redrawn only when what they show changed; an opened paper, its neighbours, the
@@ -382,13 +382,13 @@ export class AtlasMap {
     this.redraw();
   }
 
-  // An entry picked in the key (js/legend.js): its papers stand out, the rest dimmed, the names of
-  // its topics and themes alone on the map and its entry marked in the key, as the server's next view
-  // state will say (null: the view state received, as it is, again).
-  /** @param {KeyShown|null} shown */
-  showKeyPick(shown) {
-    this.keyShown = shown;
-    this.redraw();
+  // "Clear selection" drawn by the browser (js/select.js): the server moves its counter of it
+  // (`session.CLEAR_SELECTION`) with the step, taken here as moved, so that its next state does not
+  // drop a box drawn since.
+  clearedHere() {
+    if (!this.received) return;
+    this.clear = this.received.clear += 1;
+    if (VIEWS.last.map) VIEWS.last.map.clear = this.clear; // the view drawn again on Back (js/history.js `keptView`)
   }
 
   // The address bar's link changed, or the page's facts did (js/links.js `linkChanged`, js/page.js
@@ -402,15 +402,11 @@ export class AtlasMap {
     }, 0);
   }
 
-  // Whether the papers of the link's view (js/page.js) are not those drawn (the same papers drawn from
-  // the server's mask are taken as the link's, and not drawn again).
+  // Whether the link's view (js/page.js) is not the one drawn (its papers, names and key are drawn
+  // again; the points only where its papers differ).
   moved() {
     const papers = this.received && papersNow(this.received.points);
-    if (!papers || !this.table || (this.maskKey || "").startsWith(`link ${papers.key}|`)) return false;
-    const focus = this.focus, next = focusMask(opened(papers, this.table), this.table, focus, null);
-    const now = this.mask, same = next === now || (next !== null && now !== null && next.rows.length === now.rows.length && next.rows.every((i, k) => now.rows[k] === i));
-    if (same && !this.keyShown) this.maskKey = `link ${papers.key}|` + (focus ? `|topic ${focus.rank}` : "");
-    return !(same && !this.keyShown);
+    return Boolean(papers && this.table) && this.shownFor !== shownKey(`link ${papers?.key}`, this.focus);
   }
 
   // The last view state received drawn again (an opened topic or a key pick changed what it shows).
@@ -456,8 +452,8 @@ export class AtlasMap {
   }
 }
 
-// The view state with the names and the key of the link's view (js/page.js), as the server's
-// `payload.view_state` gives them for it (`topic_labels`, `theme_labels`, `legend`): the names of its
+// The view state with the names, the key and the box or lasso of the link's view (js/page.js), as the
+// server's `payload.view_state` gives them for it (`topic_labels`, `theme_labels`, `legend`, `outline`): the names of its
 // topics holding papers on the map, its opened topic first, then by size, at most `max_topic_labels`;
 // of its themes holding any, largest first; the key's entries pressed for its chosen themes, or its
 // values of the column the map is coloured by.
@@ -475,7 +471,8 @@ function namedView(view, papers, t, summary) {
   const pressed = papers.view.filters.find((filter) => filter[0] === view.colour);
   const on = (/** @type {KeyEntry} */ entry) =>
     entry.pick !== null && (typeof entry.pick.theme === "number" ? papers.view.themes.includes(entry.pick.theme) : Boolean(pressed && entry.link !== null && pressed[1].includes(entry.link)));
-  return { ...view, topics, themes, legend: view.legend.map((entry) => ({ ...entry, on: on(entry) })) };
+  const selection = papers.view.selection ? parsedOutline(papers.view.selection) : null;
+  return { ...view, topics, themes, legend: view.legend.map((entry) => ({ ...entry, on: on(entry) })), selection };
 }
 
 // The papers of the view the link says (js/page.js), narrowed to its opened topic (a paper opened from a
@@ -493,16 +490,20 @@ function opened(papers, t) {
   return mask;
 }
 
-// The papers of the view (`base`: the received one's, or the one a key pick narrows) in the opened topic
-// (its colour rank in the point table) and among a pick's papers only.
-/** @param {Mask|null} base @param {PointTable} t @param {{rank: number}|null} focus @param {KeyShown|null} shown @returns {Mask|null} */
-function focusMask(base, t, focus, shown) {
-  const has = shown && shown.has;
-  if (!focus && !has) return base;
+/** What a map draws: its papers (`source`) and its opened topic. @param {string} source @param {{rank: number}|null} focus */
+const shownKey = (source, focus) => source + (focus ? `|topic ${focus.rank}` : "");
+
+/** Whether two masks hold the same papers (null: every paper). @param {Mask|null} a @param {Mask|null} b */
+const sameRows = (a, b) => a === b || (a !== null && b !== null && a.rows.length === b.rows.length && a.rows.every((i, k) => b.rows[k] === i));
+
+// The papers of the view (`base`) in the opened topic (its colour rank in the point table).
+/** @param {Mask|null} base @param {PointTable} t @param {{rank: number}|null} focus @returns {Mask|null} */
+function focusMask(base, t, focus) {
+  if (!focus) return base;
   const mask = /** @type {Mask} */ (new Uint8Array(t.n));
   const rows = [];
   for (let i = 0; i < t.n; i++) {
-    if ((!focus || t.colour[i] === focus.rank) && (!has || has(i)) && (!base || base[i])) {
+    if (t.colour[i] === focus.rank && (!base || base[i])) {
       mask[i] = 1;
       rows.push(i);
     }

@@ -8,7 +8,7 @@ import { chartHeight } from "./legend.js";
 import { placeMarks } from "./marks.js";
 import { CONFIG, INK, MARGIN, ranges, shownState, traces } from "./plot.js";
 import { drawKeyOf, outlineOf, rowsInOutline, sampleKey } from "./sampling.js";
-import { clearInBrowser, selectInBrowser } from "./select.js";
+import { selectShape } from "./select.js";
 import { rememberZoom } from "./zoom.js";
 /** @import { AtlasMap } from "./atlas_map.js" */
 /** @import { Chart, ChartState, LassoPath, Outline, PlotDiv, PlotEvent, Ranges, ViewState } from "./protocol.js" */
@@ -130,13 +130,13 @@ function bindEvents(inst, chart) {
     const outline = outlineOf(event);
     inst.selectionKey = JSON.stringify(outline);
     if (inst.fallback && chart.name === "all" && outline) showPicked(inst, rowsInOutline(inst.table, null, outline));
-    if (!(outline && selectInBrowser(inst, outline))) inst.trigger("select", { shape: outline, map: inst.pointsUrl });
+    selectShape(inst, outline);
   });
   gd.on("plotly_deselect", () => {
     if (!inst.silent && shown() && inst.fallback) showPicked(inst, []);
     if (!inst.silent && shown()) {
       inst.selectionKey = "null";
-      if (!clearInBrowser("select", inst.trigger)) inst.trigger("select", { shape: null, map: inst.pointsUrl });
+      selectShape(inst, null);
     }
   });
   const follow = () => {

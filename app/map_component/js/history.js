@@ -1,15 +1,16 @@
 // @ts-check
 // Back and Forward in the browser, and a view drawn again from the states kept for its link.
 
-import { keyParam, pickKey, showTopics, showValues } from "./legend.js";
-import { LINK, VIEWS, differsOnlyIn, linkKey, partsShow, showing, streamlitIdle } from "./links.js";
+import { LINK, VIEWS, differsOnlyIn, linkKey, streamlitIdle } from "./links.js";
 import { SHARED } from "./shared.js";
+import { browserDraws } from "./steps.js";
 import { linkAfter, writeLink } from "./store.js";
+import { viewOfLink } from "./view.js";
 import { HISTORY, wrapHistory } from "./zoom.js";
 /** @import { AtlasMap } from "./atlas_map.js" */
 /** @import { KeptView } from "./links.js" */
 /** @import { TopicPanel } from "./panel.js" */
-/** @import { KeyPick, Trigger, ViewState } from "./protocol.js" */
+/** @import { Trigger, ViewState } from "./protocol.js" */
 /** @import { PapersTable } from "./table.js" */
 
 // Back and Forward in the browser. Streamlit's own handler (its App's `onHistoryChange`, added to the
@@ -53,49 +54,35 @@ function streamlitHistoryHandler() {
   return null;
 }
 
-/** Back or Forward from the link `before` to `now`, drawn by the browser where the entry is one it
- * draws as a click: another topic opened in the panel (or the list), or the key's entry shown alone
- * (or all again, js/legend.js `pickKey`), the server told as by the click, with the entry's link; or
- * a view the server drew before, drawn again from the states the browser kept for its link
- * (`redrawView`: the only way to an opened paper's view). Only where `tell` and no run is under way
- * (else Streamlit's rerun follows the link, and the panel alone shows an entry's topic at once: a run
- * for the panel's last step, cut short by that rerun, would leave the server's states saying nothing
- * of it, and the panel keeping that topic open). Whether the browser drew it and told the server.
+/** Back or Forward from the link `before` to `now`, drawn by the browser where it can: another topic
+ * opened in the panel (or the list); a view of the same search without an opened paper, left from one
+ * without and with no abstract placed (js/steps.js `browserDraws`: every part follows the link,
+ * js/links.js `linkChanged`); or a
+ * view the server drew before, drawn again from the states the browser kept for its link
+ * (`redrawView`: the only way to an opened paper's view). The server is told, with the entry's link,
+ * as by a step the browser draws. Only where `tell` and no run is under way (else Streamlit's rerun
+ * follows the link, and the panel alone shows an entry's topic at once: a run for the panel's last
+ * step, cut short by that rerun, would leave the server's states saying nothing of it, and the panel
+ * keeping that topic open). Whether the browser drew it and told the server.
  * @param {string} before @param {string} now @param {boolean} tell */
 function historyStep(before, now, tell) {
-  const params = new URLSearchParams(now), query = now.replace(/^\?/, "");
+  const query = now.replace(/^\?/, "");
   const told = tell && streamlitIdle(); // a run under way: Streamlit's rerun follows the link
-  if (params.has("paper")) return told && redrawView(now); // an opened paper's view: as the server drew it
+  if (viewOfLink(now).paper !== null) return told && redrawView(now); // an opened paper's view: as the server drew it
   const panel = LINK.panel;
   if (panel && panel.summary && differsOnlyIn(before, now, SHARED.topic_key)) {
-    const raw = params.get(SHARED.topic_key);
+    const raw = new URLSearchParams(now).get(SHARED.topic_key);
     const topic = raw === null ? null : Number(raw);
     if (topic !== null && !(Number.isInteger(topic) && panel.byId.has(topic) && String(topic) === /** @type {string} */ (raw).trim())) return false;
     panel.open(topic, { query, tell: told }); // the zoom: zoom.js's own listener
     return told;
   }
-  const inst = LINK.map, view = inst && inst.received;
-  if (!told || !inst || !view) return false;
-  if (!showing(before)) return redrawView(now); // the parts do not show the entry left: not drawn from them
-  const key = keyParam(view);
-  if (differsOnlyIn(before, now, key)) {
-    const values = params.getAll(key);
-    const entry = values.length === 1 ? view.legend.find((e) => e.pick && e.link === values[0]) : undefined;
-    const chosen = entry ? /** @type {KeyPick} */ (entry.pick) : { [view.colour ? "value" : "theme"]: null };
-    if ((!values.length || entry) && pickKey(inst, chosen, false, query)) return true;
-  }
-  if (differsOnlyIn(before, now, SHARED.topics_key)) {
-    // Topics shown alone by the browser (ticked, or "Only this topic"), or the view the parts hold
-    // under them: drawn again so, the server told as by the tick.
-    const raw = params.get(SHARED.topics_key), topics = raw === null ? [] : raw.split(",").map(Number);
-    if (topics.join() === (raw ?? "") && showTopics(topics, query)) return true;
-  }
-  for (const facet of panel && panel.view ? panel.view.facets : []) {
-    // Values of a column pressed in the list, or the view under them: drawn again so, as by the press.
-    const key = SHARED.filter_key + facet.column;
-    if (!differsOnlyIn(before, now, key)) continue;
-    const values = params.getAll(key).map((text) => facet.values.indexOf(text));
-    if (!values.includes(-1) && showValues(facet, values, query)) return true;
+  const inst = LINK.map;
+  if (!told || !inst) return false;
+  // The server drops a placed abstract on Back or Forward (a link holds no pin): its rerun draws that.
+  if (viewOfLink(before).paper === null && !(inst.received && inst.received.pin) && browserDraws(now)) {
+    inst.trigger("history", { query, map: inst.pointsUrl });
+    return true;
   }
   return redrawView(now); // a view the server drew before, kept by the browser
 }
@@ -145,7 +132,6 @@ export function keptView(search, cleared) {
  * this one (the server, told in this one, works out its answer meanwhile). @param {KeptView} drawn */
 export function showKept(drawn) {
   VIEWS.last = { ...drawn };
-  partsShow(drawn.map.link);
   const inst = /** @type {AtlasMap} */ (LINK.map), panel = /** @type {TopicPanel} */ (LINK.panel), table = /** @type {PapersTable} */ (LINK.table);
   setTimeout(() => {
     showMapState(inst, drawn.map);
@@ -153,10 +139,9 @@ export function showKept(drawn) {
   }, 0);
 }
 
-/** The map shows a state the server sent (js/entry.js), or one kept for a view (`redrawView`): the
- * server's view, not an entry picked in the key. @param {AtlasMap} inst @param {ViewState} data */
+/** The map shows a state the server sent (js/entry.js), or one kept for a view (`redrawView`).
+ * @param {AtlasMap} inst @param {ViewState} data */
 export function showMapState(inst, data) {
-  inst.keyShown = null; // the server's view state shows an entry picked in the key now, if still chosen
   inst.pending = data;
   inst.update();
 }

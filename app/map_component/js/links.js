@@ -12,10 +12,9 @@ import { linkParams, linkText, viewOfLink } from "./view.js";
 /** @import { PapersTable } from "./table.js" */
 
 /** The page's map, topic panel, papers table and header's sentence, which find each other, the opened
- * topic as the browser shows it (the panel opens it; the table lists its papers), and the link of the
- * view they show (`shown`: the server's state drawn last, or a step the browser drew itself; none yet: undefined).
- * @type {{map: AtlasMap|null, panel: TopicPanel|null, table: PapersTable|null, header: HeaderPart|null, topic: number|null|undefined, shown: string|undefined}} */
-export const LINK = { map: null, panel: null, table: null, header: null, topic: undefined, shown: undefined };
+ * topic as the browser shows it (the panel opens it; the table lists its papers).
+ * @type {{map: AtlasMap|null, panel: TopicPanel|null, table: PapersTable|null, header: HeaderPart|null, topic: number|null|undefined}} */
+export const LINK = { map: null, panel: null, table: null, header: null, topic: undefined };
 
 /** The link of the view the query string `query` says, as the server writes it (js/view.js: read back
  * into a view, written again), without the link's keys `dropped` (a setting's, or a column's filter's).
@@ -58,26 +57,12 @@ export function drawAnswer(kind, data, draw) {
   return true;
 }
 
-/** Part `kind`'s state drawn and kept: the map's says the view the parts show (`partsShow`).
- * @param {"map"|"panel"|"table"} kind @param {{link?: string}} data @param {() => void} draw */
+/** Part `kind`'s state drawn and kept. @param {"map"|"panel"|"table"} kind @param {{link?: string}} data @param {() => void} draw */
 function drawn(kind, data, draw) {
   DREW.add(kind);
-  if (kind === "map" && data.link !== undefined) partsShow(data.link);
   keepView(kind, data);
   draw();
 }
-
-/** The parts (the map, the topic panel, the papers table) show the view of the link `link` now: the
- * map drew the server's state for it, or the browser drew a step or a kept view itself (js/legend.js,
- * js/history.js). The one writer of `LINK.shown`. @param {string|undefined} link */
-export function partsShow(link) {
-  LINK.shown = link;
-}
-
-/** Whether the parts show the view the query string `search` says (the topic opened aside: the
- * panel's), so that a step from it is the browser's to draw from what they show; else the server's,
- * whose answer for the link is on its way. @param {string} search */
-export const showing = (search) => LINK.shown === undefined || answers("map", LINK.shown, search);
 
 /** The address bar was written (`moved`: false) or went Back or Forward (`moved`: true): the states
  * held for its view drawn (on Back or Forward, every state held dropped), the topic panel shows the

@@ -126,9 +126,13 @@ export function hitsOf(facts, selection) {
   return { words: facts.ranked, evidence: facts.evidence, search: facts.state.search, selected };
 }
 
-/** Whether the facts answer the view `view` of the map `url`: its search's hits are here. (Else the
- * server's answer, with them, is on its way.) @param {Facts|null} facts @param {View} view @param {string} [url] */
-export const answer = (facts, view, url) => Boolean(facts && (url === undefined || facts.url === url) && facts.search === searchOf(view.search));
+/** Whether the facts answer the view `view` of the map `url`: they are the map's, and the view has no
+ * search or its search's hits are here. (Else the server's answer, with them, is on its way.)
+ * @param {Facts|null} facts @param {View} view @param {string} [url] */
+export function answer(facts, view, url) {
+  const search = searchOf(view.search);
+  return Boolean(facts && (url === undefined || facts.url === url) && (!search || facts.search === search));
+}
 
 /** @type {Shown|null} the last worked out (a million papers: a few ms each) */
 let SHOWN = null;

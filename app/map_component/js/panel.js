@@ -10,18 +10,19 @@
 
 import { element, focusedIn, freeEscape, keepFocus } from "./dom.js";
 import { closePaper, watchHistory } from "./history.js";
-import { pickKey, showTopics, showValues } from "./legend.js";
+import { pickKey } from "./legend.js";
 import { LINK } from "./links.js";
 import { onFacts, papersNow } from "./page.js";
 import { gunzipped, mapTable, plotlyEscape, rankCounts, rawTitle } from "./load.js";
 import { SHARED } from "./shared.js";
+import { readingStep } from "./steps.js";
 import { currentView, takeStep } from "./store.js";
 import { counted, number } from "./view.js";
 /** @import { PointTable } from "./load.js" */
-/** @import { CentralPaper, KeyShown, NearPaper, PanelFacet, PanelState, PaperState, Summary, SummaryTopic, Trigger } from "./protocol.js" */
+/** @import { CentralPaper, NearPaper, PanelFacet, PanelState, PaperState, Summary, SummaryTopic, Trigger } from "./protocol.js" */
 
 /** A theme's heading in the topic list: a button that shows only its papers, as its entry in the map's
- * key does (js/legend.js, `pickKey`: drawn by the browser where the view lets it), or, where it is the
+ * key does (js/legend.js, `pickKey`), or, where it is the
  * theme shown alone (`themes`, the list's themes), shows all again.
  * @param {number} theme @param {string} name @param {number[]} themes */
 function themeButton(theme, name, themes) {
@@ -32,7 +33,7 @@ function themeButton(theme, name, themes) {
   button.setAttribute("aria-pressed", String(on));
   button.title = on ? "Show all themes again" : "Show only this theme's papers";
   button.addEventListener("click", () => {
-    if (LINK.map) pickKey(LINK.map, { theme }, on);
+    if (LINK.map) pickKey(LINK.map, { theme });
   });
   return button;
 }
@@ -65,7 +66,6 @@ export class TopicPanel {
   /** @type {Map<number, SummaryTopic>} */ byId = new Map();
   /** @type {PanelState|null} the last state the server sent */ view = null;
   /** @type {number|null} the topic shown (null: the list) */ topic = null;
-  /** @type {KeyShown|null} an entry picked in the key, shown here until the server's next state */ keyShown = null;
   /** @type {Int32Array|null} papers in view by colour rank (null: every paper) */ counts = null;
   /** @type {string|undefined} the papers `counts` counts (js/page.js `Shown.key`) */ countsFor = undefined;
   /** @type {PointTable|null} the map's point table (the colours count the papers in view), shared with the map */ table = null;
@@ -106,7 +106,6 @@ export class TopicPanel {
   /** @param {PanelState} data */
   async update(data) {
     this.view = data;
-    this.keyShown = null; // the server's state shows it now, if it is still chosen
     if (this.summaryUrl !== data.summary) {
       const response = await gunzipped(data.summary, data.summary_data);
       this.summary = /** @type {Summary} */ (await response.json());
@@ -141,51 +140,40 @@ export class TopicPanel {
   /** What the list shows of the view: the chosen themes, the topics kept alone, each column's values
    * pressed (positions among its values), each topic's papers in view by colour rank (null: the view
    * is not narrowed), and a key of them. The link's view (js/page.js `papersNow`) once the page's facts
-   * answer it; till then the server's state, with the entry of the key the browser shows alone.
+   * answer it; till then the server's state, uncounted.
    * @returns {{themes: number[], ticked: number[], values: (facet: PanelFacet) => number[], counts: Int32Array|null, key: string}} */
   listed() {
-    const data = /** @type {PanelState} */ (this.view), shown = this.keyShown;
+    const data = /** @type {PanelState} */ (this.view);
     const papers = this.table ? papersNow(data.points) : null;
-    if (papers) {
-      const view = papers.view;
-      if (this.countsFor !== papers.key) {
-        const narrowed = papers.mask !== null || papers.inside !== null;
-        this.counts = narrowed ? rankCounts(/** @type {PointTable} */ (this.table), papers.selected ?? papers.rows) : null;
-        this.countsFor = papers.key;
-      }
-      const values = (/** @type {PanelFacet} */ facet) => {
-        const pressed = view.filters.find((filter) => filter[0] === facet.column);
-        return pressed ? pressed[1].map((/** @type {string} */ value) => facet.values.indexOf(value)).filter((/** @type {number} */ k) => k >= 0) : [];
-      };
-      return { themes: view.themes, ticked: view.topics, values, counts: this.counts, key: papers.key };
+    if (!papers) return { themes: data.themes, ticked: data.topics, values: (facet) => facet.chosen, counts: null, key: `server ${data.link}` };
+    const view = papers.view;
+    if (this.countsFor !== papers.key) {
+      const narrowed = papers.mask !== null || papers.inside !== null;
+      this.counts = narrowed ? rankCounts(/** @type {PointTable} */ (this.table), papers.selected ?? papers.rows) : null;
+      this.countsFor = papers.key;
     }
-    const theme = shown ? shown.pick.theme : undefined;
-    const colour = LINK.map && LINK.map.received ? LINK.map.received.colour : "";
     const values = (/** @type {PanelFacet} */ facet) => {
-      if (shown && shown.pick.values && shown.pick.column === facet.column) return shown.pick.values;
-      if (shown && typeof shown.pick.value === "number" && facet.column === colour) return [shown.pick.value];
-      return facet.chosen;
+      const pressed = view.filters.find((filter) => filter[0] === facet.column);
+      return pressed ? pressed[1].map((value) => facet.values.indexOf(value)).filter((k) => k >= 0) : [];
     };
-    return {
-      themes: typeof theme === "number" ? [theme] : data.themes,
-      ticked: shown ? shown.pick.topics || [] : data.topics,
-      values,
-      counts: shown ? shown.counts : null,
-      key: `server ${data.link}|${shown ? JSON.stringify(shown.pick) : ""}`,
-    };
+    return { themes: view.themes, ticked: view.topics, values, counts: this.counts, key: papers.key };
   }
 
-  /** An entry picked in the key (js/legend.js): the list counts its papers in view, and keeps only
-   * its group for a theme, as the server's would (null: the list as the server's state has it).
-   * @param {KeyShown|null} shown */
-  showKeyPick(shown) {
-    this.keyShown = shown;
-    this.drawList();
+  /** Topics kept alone (ticked in the list, or "Only this topic"; none: every topic again), the link's
+   * Topics filter: a reading step (js/steps.js). @param {number[]} topics */
+  showTopics(topics) {
+    if (this.view) readingStep(this.trigger, "only", { topics, map: this.view.points }, { kind: "topics", topics });
+  }
+
+  /** Values of a column toggled in the list (none: every value again), the column's filter in the link:
+   * a reading step (js/steps.js). @param {PanelFacet} facet @param {number[]} values positions among its values */
+  showValues(facet, values) {
+    const { column } = facet, texts = values.map((k) => facet.values[k]);
+    if (this.view) readingStep(this.trigger, "values", { column, values, map: this.view.points }, { kind: "values", column, values: texts });
   }
 
   /** The values of every filterable column, as buttons that toggle them in the
-   * column's filter (shown by the browser where it can, js/legend.js `showValues`, else by the
-   * server), under a heading that opens them (open while a value is chosen, or the reader opened it).
+   * column's filter (`showValues`), under a heading that opens them (open while a value is chosen, or the reader opened it).
    * @param {PanelFacet[]} facets */
   facetChips(facets) {
     const block = /** @type {HTMLDetailsElement} */ (element("details", "atlas-facets"));
@@ -216,7 +204,7 @@ export class TopicPanel {
         chip.title = `${facet.name}: ${text}` + (on ? " (chosen: press to drop it)" : " (press to show only the chosen values)");
         chip.addEventListener("click", () => {
           const next = on ? chosen.filter((v) => v !== k) : [...chosen, k];
-          showValues(facet, next);
+          this.showValues(facet, next);
         });
         group.append(chip);
       });
@@ -225,15 +213,9 @@ export class TopicPanel {
     return block;
   }
 
-  /** The topics kept alone now: those the browser shows so, else the Topics filter's. @returns {number[]} */
+  /** The topics kept alone now: the Topics filter's (`listed`). @returns {number[]} */
   ticked() {
     return this.view ? this.listed().ticked : [];
-  }
-
-  /** Whether the topic `topic` is in the theme `theme` (the map's summary). @param {number} topic @param {number} theme */
-  inTheme(topic, theme) {
-    const entry = this.byId.get(topic);
-    return entry !== undefined && entry.theme === theme;
   }
 
   // The list: under theme headings where the map has them, by size or growth, each topic's papers in
@@ -273,7 +255,7 @@ export class TopicPanel {
       const all = element("button", "atlas-ticks-clear", "Show all topics");
       all.setAttribute("type", "button");
       all.title = "Untick every topic: all the papers again";
-      all.addEventListener("click", () => showTopics([]));
+      all.addEventListener("click", () => this.showTopics([]));
       view.appendChild(all);
     }
     const growth = data.sort === "rising" && rising;
@@ -293,7 +275,7 @@ export class TopicPanel {
           // The theme's tick ticks all its topics (or unticks them); part of them ticked: mixed.
           const ids = topics.map((t) => t.id), some = ids.filter((id) => ticked.includes(id)).length;
           const all = tickBox(`Show only the ticked topics: all of ${section.name}`, some === ids.length, { theme: section.theme }, (on) =>
-            showTopics(on ? [...ticked, ...ids.filter((id) => !ticked.includes(id))] : ticked.filter((id) => !ids.includes(id))));
+            this.showTopics(on ? [...ticked, ...ids.filter((id) => !ticked.includes(id))] : ticked.filter((id) => !ids.includes(id))));
           /** @type {HTMLInputElement} */ (all.firstChild).indeterminate = some > 0 && some < ids.length;
           head.append(all);
         }
@@ -327,7 +309,7 @@ export class TopicPanel {
         button.addEventListener("click", () => this.open(topic.id, { focus: true }));
         // Ticked topics are shown alone (the Topics filter's choice); none ticked: every topic.
         const tick = tickBox(`Show only the ticked topics: ${topic.name}`, ticked.includes(topic.id), { topic: topic.id }, (on) =>
-          showTopics(on ? [...ticked, topic.id] : ticked.filter((id) => id !== topic.id)));
+          this.showTopics(on ? [...ticked, topic.id] : ticked.filter((id) => id !== topic.id)));
         item.append(tick, button);
         items.appendChild(item);
       }
@@ -462,7 +444,7 @@ export class TopicPanel {
     const only = element("button", "atlas-only", "Only this topic");
     only.setAttribute("type", "button");
     only.title = "Filter the map and the table to this topic's papers.";
-    only.addEventListener("click", () => showTopics([topic.id]));
+    only.addEventListener("click", () => this.showTopics([topic.id]));
     const body = element("div", "atlas-topic-body");
     view.replaceChildren(back, body);
     body.append(

@@ -62,14 +62,6 @@
  */
 
 /**
- * The papers in view without the view's Topics filter, and the theme names it shows: what topics
- * ticked in the topic list narrow, where the browser shows them itself.
- * @typedef {Object} Unticked
- * @property {string|null} mask
- * @property {ThemeName[]} themes
- */
-
-/**
  * What clicking an entry of the key shows alone.
  * @typedef {Object} KeyPick
  * @property {number} [theme]
@@ -102,7 +94,6 @@
  * @property {number[]} neighbours
  * @property {string} colour
  * @property {KeyEntry[]} legend
- * @property {Unticked|null} unticked
  * @property {number} key_picks
  * @property {number} clear
  * @property {number} reset
@@ -355,11 +346,12 @@
  */
 
 /**
- * A box or lasso selection (shape = null when cleared); `query`: the query string the browser wrote,
- * where it showed the selection (or the view without it) itself (js/select.js): the step is that link.
+ * A box or lasso selection (shape = null when cleared); `query`: the query string the browser wrote
+ * for the step (js/select.js, js/steps.js `readingStep`; none: the server's step): the step is that link.
  * @typedef {Object} SelectEvent
  * @property {Outline|null} shape
  * @property {string} [query]
+ * @property {boolean} [drawn] whether the browser drew the step (else the server draws the link's view)
  * @property {string} map
  */
 
@@ -382,24 +374,24 @@
  */
 
 /**
- * Back or Forward went to `query`, a view the server drew before, drawn again by the browser.
+ * Back or Forward went to `query`, a view the browser drew (js/history.js `historyStep`).
  * @typedef {Object} HistoryEvent
  * @property {string} query
  * @property {string} map
  */
 
 /**
- * The papers table's "Clear selection"; `query`: the query string the browser wrote, where it showed
- * the view without the selection itself (js/select.js).
+ * The papers table's "Clear selection"; `query`: the query string the browser wrote for the step
+ * (js/select.js; none: the server's step).
  * @typedef {Object} ClearEvent
  * @property {string} [query]
+ * @property {boolean} [drawn] whether the browser drew the step (else the server draws the link's view)
  * @property {string} map
  */
 
 /**
  * Topics kept alone: ticked in the panel's list, or its "Only this topic" (none: every topic again);
- * `query`: the query string the browser wrote, where it showed their papers alone itself (js/legend.js,
- * `showTopics`).
+ * `query`: the query string the browser wrote for the step (js/panel.js `showTopics`).
  * @typedef {Object} OnlyEvent
  * @property {number[]} topics
  * @property {string} [query]
@@ -409,8 +401,7 @@
 
 /**
  * Values of a metadata column toggled in the panel's list (positions in its `PanelFacet.values`; none:
- * every value again); `query`: the query string the browser wrote, where it showed their papers itself
- * (js/legend.js, `showValues`).
+ * every value again); `query`: the query string the browser wrote for the step (js/panel.js `showValues`).
  * @typedef {Object} ValuesEvent
  * @property {string} column
  * @property {number[]} values
@@ -458,17 +449,6 @@
  * @typedef {HTMLDivElement & {layout?: any, _fullLayout?: any, _fullData?: any, on: (event: string, handler: (event: any) => void) => void, atlasDrawn?: any[], atlasTable?: PointTable}} PlotDiv
  */
 
-/** What the browser shows alone itself: an entry of the key (a theme, or a value of the colour
- * column), or the topics ticked in the panel's list or kept by its "Only this topic" (js/legend.js,
- * `showTopics`), or values of a metadata column toggled there (`showValues`), or both (`listPick`).
- * @typedef {{theme?: number, value?: number, topics?: number[], column?: string, values?: number[]}} ShownPick */
-/** An entry picked in the key (or topics kept alone) and shown by the browser until the server's
- * next state (js/legend.js, `keyShown`): the pick; whether a row of the point table is among its
- * papers (null: every paper of the view it narrows); the view it narrows (`wide`: the view without
- * its Topics filter, `unticked`, whose papers are `base`, null: every paper; else the view received);
- * the papers in view by colour rank; the names the server would send for them (`topic_labels`,
- * `theme_labels`). @typedef {{pick: ShownPick, has: ((row: number) => boolean)|null, wide: boolean, base: Mask|null,
- * counts: Int32Array, topics: TopicName[], themes: ThemeName[]}} KeyShown */
 /** @typedef {{name: "all"|"sub", div: PlotDiv, plotted: boolean, drawnKey: string|undefined, syncing: boolean, sampledFor?: string}} Chart */
 
 /** @typedef {{x: number[], y: number[]}} Ranges */

@@ -11,11 +11,11 @@ import { element, focusedIn, keepFocus } from "./dom.js";
 import { LINK } from "./links.js";
 import { decodePoints, gunzipped, mapTable, once, rawTitle } from "./load.js";
 import { facts, onFacts, papersNow } from "./page.js";
-import { clearInBrowser } from "./select.js";
+import { clearSelection } from "./select.js";
 import { counted, number } from "./view.js";
 /** @import { PointTable } from "./load.js" */
 /** @import { HitColumn, Shown } from "./page.js" */
-/** @import { KeyShown, TableState, Trigger } from "./protocol.js" */
+/** @import { TableState, Trigger } from "./protocol.js" */
 
 /**
  * The table file, decoded: its columns after Title and Topic, the topics by palette position, each
@@ -67,7 +67,6 @@ export class PapersTable {
   /** @type {Shown|null} the papers of the view the address bar says (js/page.js), listed */ shown = null;
   /** @type {(() => void)|undefined} stops following the page's facts */ stop = undefined;
   /** @type {HitColumn[]} how each hit of the view's search matched (none without a search) */ extras = [];
-  /** @type {KeyShown|null} an entry the browser picked in the key (js/legend.js), till the server's next state */ keyShown = null;
   page = 0;
   /** @type {{column: string, descending: boolean}|null} */ sort = null;
   listingKey = "";
@@ -94,7 +93,6 @@ export class PapersTable {
   async update(data) {
     const [points, file] = await Promise.all([mapTable(data.points), loadColumns(data.table, data.table_data)]);
     this.view = data;
-    this.keyShown = null;
     this.points = points;
     this.file = file;
     if (!LINK.panel) LINK.topic = data.topic; // else the panel's, the link's (js/panel.js)
@@ -130,12 +128,6 @@ export class PapersTable {
   /** The topic panel opened or closed a topic: the table lists its papers. */
   showTopic() {
     if (this.shown) this.draw();
-  }
-
-  /** An entry picked in the key (js/legend.js), which the link's view shows (null: none). @param {KeyShown|null} shown */
-  showKeyPick(shown) {
-    this.keyShown = shown;
-    this.follow();
   }
 
   /** The papers listed: their rows, their places among the search's hits (for its columns), and the
@@ -229,7 +221,7 @@ export class PapersTable {
       const clear = element("button", "atlas-table-button", "Clear selection");
       clear.setAttribute("type", "button");
       clear.addEventListener("click", () => {
-        if (!clearInBrowser("clear", this.trigger)) this.trigger("clear", { map: this.view ? this.view.points : "" });
+        clearSelection(this.trigger, this.view ? this.view.points : "");
       });
       head.append(clear);
       parts.push(head);

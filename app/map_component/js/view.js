@@ -151,38 +151,6 @@ function withFilter(view, column, values) {
   return { ...view, filters: filters.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)) };
 }
 
-// Which steps the browser draws from the view it holds, decided here alone (the server follows the
-// link of each: `app.session.follow_step`). The topic the topic panel has open is the panel's (it
-// opens and closes topics itself, and keeps one open through these steps, or closes it with a theme
-// it is not in), so it does not count.
-
-/** Whether an entry picked in the map's key is the browser's to show from `view`: a theme, on a map whose
- * key holds themes (`themed`), or, coloured by a column, one of its values. Its papers in view are then
- * exactly the view's papers in the theme's topics, or with that value: so they are while no theme,
- * topic or paper is chosen and the colour column has no filter of its own (the pick replaces it). A
- * search's hits among the entry's papers are its hits there, in the same order.
- * @param {View} view @param {boolean} themed */
-export function keyInBrowser(view, themed) {
-  const chosen = view.themes.length > 0 || view.topics.length > 0 || view.paper !== null;
-  if (view.colour) return !chosen && !view.filters.some(([column, values]) => column === view.colour && values.length > 0);
-  return themed && !chosen;
-}
-
-/** Whether topics ticked in the topic list over the view's Topics filter are the browser's to show
- * from `view`, narrowing the view without that filter (the server sends it: `unticked`): while
- * topics are chosen and no theme, paper, box or lasso, or search is (the papers table lists a search's
- * hits in the order the server found them in the view it sent). @param {View} view */
-export function ticksInBrowser(view) {
-  return view.topics.length > 0 && !(view.themes.length > 0 || view.paper !== null || view.selection || view.search.trim());
-}
-
-/** Whether values of a column toggled in the topic list are the browser's to show from `view`, where
- * the column has no filter of its own (they narrow the view): while no paper, box or lasso is chosen;
- * themes, topics, other columns' filters and a search may narrow the view. @param {View} view */
-export function valuesInBrowser(view) {
-  return view.paper === null && !view.selection;
-}
-
 /**
  * What a view narrows, a row of the map each: its topic's id (the unassigned: `SHARED.unassigned`),
  * the theme of each topic, each filterable column's value (its position among the column's values;
