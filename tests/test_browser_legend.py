@@ -1158,11 +1158,11 @@ def back_is_streamlit_s_rerun(page, browser, received: Received) -> dict:
 
 @pytest.mark.slow  # the real model embeds the abstract
 def test_back_with_an_abstract_placed_is_not_drawn_again_by_the_browser(page, browser, seed_app):
-    """A view the browser kept is not drawn again on Back where an abstract is placed, now or in that
-    view: Back drops the placement (a link holds no pin), which the server does, so Back is Streamlit's
-    rerun of the whole page and the pin, its verdict and "Remove the pin" go together. Both ways: placed
-    after a search (the view kept had no pin), placed before it (the view kept had the pin too), and
-    removed after it (only the view kept had one)."""
+    """Back is not drawn by the browser where an abstract is placed: Back drops the placement (a link
+    holds no pin), which the server does, so Back is Streamlit's rerun of the whole page and the pin,
+    its verdict and "Remove the pin" go together. Both ways: placed after a search (the view left had no
+    pin), placed before it (the view left had the pin too). Removed after it, no pin is left to drop:
+    Back to the view without the search is the browser's (js/steps.js), as without a placement."""
     abstract = pd.read_parquet(SEED_MAP / "papers.parquet")["abstract"].iloc[0]
     received = Received(page)
     open_app(page, seed_app.url)
@@ -1179,9 +1179,11 @@ def test_back_with_an_abstract_placed_is_not_drawn_again_by_the_browser(page, br
 
     place_abstract(page, abstract)
     searched(page, "diffusion")
-    page.get_by_role("button", name="Remove the pin").click()  # none now; the view kept had one
+    page.get_by_role("button", name="Remove the pin").click()  # none now
     page.wait_for_function("() => document.querySelector('.atlas-pin').hidden", timeout=30_000)
-    assert back_is_streamlit_s_rerun(page, browser, received) == whole
+    assert picked_in_the_browser(page, received, page.go_back, "!q.has('q')") == whole
+    assert page.evaluate("document.querySelector('.atlas-pin').hidden")
+    assert same_link_afresh(browser, page) == whole
 
 
 def selected_on_the_map(page) -> str:

@@ -17,7 +17,7 @@ import { HISTORY, wrapHistory } from "./zoom.js";
 // window before any component's listener, and so run first: listeners on the window run in the order
 // they were added, capturing or not, in Chromium 156) reruns the whole page with the entry's link.
 // It is taken over here, and still runs for every entry but one the browser draws itself
-// (`historyStep`: as the click that wrote it, or a view it kept), and whenever a script run is under
+// (`historyStep`: from the page's facts, or a view it kept), and whenever a script run is under
 // way; found nowhere (another Streamlit), it runs first as before. Where it runs, the panel still
 // shows an entry's topic at once while the rerun follows the link.
 export function watchHistory() {

@@ -2,7 +2,6 @@
 // The key under the map, and the room it takes.
 
 import { placeMarks } from "./marks.js";
-import { SHARED } from "./shared.js";
 import { keyAction, readingStep } from "./steps.js";
 /** @import { AtlasMap } from "./atlas_map.js" */
 /** @import { KeyEntry, KeyPick, TopicName, ViewState } from "./protocol.js" */

@@ -1,11 +1,11 @@
 // @ts-check
 // The topic panel beside the map: the topic list and an opened topic, drawn in the browser from the
-// map's summary file (`Summary`, app/topic_summary.py; sent once per map) and the view's mask. It is
-// the same component as the map, a second instance (`PanelState`, js/protocol.js): opening a topic,
-// Back to the list, Escape and the browser's Back and Forward between them are answered here without
-// the server, which only hears which topic is open (a "topic" event: the header, the papers table and
-// the link follow) and is asked for what only it does ("Only this topic", opening a paper, the list's
-// order). Back and Forward to any other entry are Streamlit's: it reruns the page with the entry's link.
+// map's summary file (`Summary`, app/topic_summary.py; sent once per map), counting the papers of the
+// link's view (js/page.js). It is the same component as the map, a second instance (`PanelState`,
+// js/protocol.js): opening a topic, Back to the list, Escape and the browser's Back and Forward between
+// them are answered here without the server, which only hears which topic is open (a "topic" event:
+// the header, the papers table and the link follow); ticks, values and a theme's heading are reading
+// steps (js/steps.js); opening a paper and the list's order are asked of the server.
 // Every text is set with textContent: names, keywords, venues and titles are untrusted.
 
 import { element, focusedIn, freeEscape, keepFocus } from "./dom.js";
@@ -14,7 +14,6 @@ import { pickKey } from "./legend.js";
 import { LINK } from "./links.js";
 import { onFacts, papersNow } from "./page.js";
 import { gunzipped, mapTable, plotlyEscape, rankCounts, rawTitle } from "./load.js";
-import { SHARED } from "./shared.js";
 import { readingStep } from "./steps.js";
 import { currentView, takeStep } from "./store.js";
 import { counted, number } from "./view.js";
