@@ -55,11 +55,10 @@ function streamlitHistoryHandler() {
 }
 
 /** Back or Forward from the link `before` to `now`, drawn by the browser where it can: another topic
- * opened in the panel (or the list); a view of the same search without an opened paper, left from one
- * without and with no abstract placed (js/steps.js `browserDraws`: every part follows the link,
- * js/links.js `linkChanged`); or a
- * view the server drew before, drawn again from the states the browser kept for its link
- * (`redrawView`: the only way to an opened paper's view). The server is told, with the entry's link,
+ * opened in the panel (or the list); a view the page's facts answer without an opened paper, left
+ * from one without and with no abstract placed (js/steps.js `browserDraws`: every part follows the
+ * link, js/links.js `linkChanged`); or a view the server drew before, drawn again from the states the
+ * browser kept for its link (`redrawView`: the only way to an opened paper's view). The server is told, with the entry's link,
  * as by a step the browser draws. Only where `tell` and no run is under way (else Streamlit's rerun
  * follows the link, and the panel alone shows an entry's topic at once: a run for the panel's last
  * step, cut short by that rerun, would leave the server's states saying nothing of it, and the panel
@@ -113,16 +112,15 @@ function redrawView(search, written = false) {
 /** The states kept for the link `search`, as the map, the topic panel and the papers table would show
  * them now: where the map, its summary and its table are those drawn now and no abstract is placed,
  * now or in the kept view (the server drops it on Back); else null. @param {string} search
- * @param {number} [cleared] the map's "Clear selection" counter where the step moves it (else the last one)
  * @returns {KeptView|null} */
-export function keptView(search, cleared) {
+function keptView(search) {
   const kept = VIEWS.byLink.get(linkKey(search));
   const { map, panel: now, table: listed } = VIEWS.last;
   if (!kept || !LINK.map || !LINK.panel || !LINK.table || !map || !now || !listed || map.pin || kept.map.pin) return null;
   if (kept.map.points !== map.points || kept.panel.summary !== now.summary || kept.table.table !== listed.table) return null;
   // The counters the server sent last: an old one would be read as "Clear selection" or "Reset view".
   return {
-    map: { ...kept.map, clear: cleared ?? map.clear, reset: map.reset, key_picks: map.key_picks, height: map.height },
+    map: { ...kept.map, clear: map.clear, reset: map.reset, key_picks: map.key_picks, height: map.height },
     panel: { ...kept.panel, key_picks: now.key_picks, height: now.height },
     table: { ...kept.table, key_picks: listed.key_picks },
   };
@@ -130,7 +128,7 @@ export function keptView(search, cleared) {
 
 /** A kept view (`keptView`) shown by the map, the topic panel and the papers table, in the task after
  * this one (the server, told in this one, works out its answer meanwhile). @param {KeptView} drawn */
-export function showKept(drawn) {
+function showKept(drawn) {
   VIEWS.last = { ...drawn };
   const inst = /** @type {AtlasMap} */ (LINK.map), panel = /** @type {TopicPanel} */ (LINK.panel), table = /** @type {PapersTable} */ (LINK.table);
   setTimeout(() => {
