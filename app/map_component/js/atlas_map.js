@@ -407,11 +407,19 @@ export class AtlasMap {
     }, 0);
   }
 
-  // Whether the link's view (js/page.js) is not the one drawn (its papers, names and key are drawn
-  // again; the points only where its papers differ).
+  // Whether the link's view (js/page.js) is not the one drawn: its papers, or its names, key and box
+  // (the same drawn from the server's state are taken as the link's, and not drawn again).
   moved() {
-    const papers = this.received && papersNow(this.received.points);
-    return Boolean(papers && this.table) && this.shownFor !== shownKey(`link ${papers?.key}`, this.focus);
+    const papers = this.received && papersNow(this.received.points), focus = this.focus, summary = LINK.panel && LINK.panel.summary;
+    if (!papers || !this.table || !this.received) return false;
+    const key = shownKey(`link ${papers.key}`, focus);
+    if (this.shownFor === key) return false;
+    if (!this.view || !summary || !sameRows(focusMask(opened(papers, this.table), this.table, focus), this.mask)) return true;
+    const drawing = (/** @type {ViewState} */ v) => JSON.stringify([v.topics, v.themes, v.legend, v.selection]);
+    if (drawing(focused(namedView(this.received, papers, this.table, summary), focus)) !== drawing(this.view)) return true;
+    this.shownFor = key;
+    this.drawn();
+    return false;
   }
 
   // The last view state received drawn again (an opened topic or a key pick changed what it shows).
