@@ -22,7 +22,7 @@ import { drawContext, scheduleContext } from "./context.js";
 import { freeEscape } from "./dom.js";
 import { showDensity, showPicked, startFallback } from "./fallback.js";
 import { closePaper } from "./history.js";
-import { drawLegend, focused, followLegend } from "./legend.js";
+import { drawLegend, followLegend } from "./legend.js";
 import { LINK, VIEWS } from "./links.js";
 import { decodeMask, loadPlotly, loadTable, rankCounts } from "./load.js";
 import { facts, onFacts, papersNow } from "./page.js";
@@ -86,7 +86,7 @@ export class AtlasMap {
   sampled = false; // the "all" chart draws a sample of the papers (sampleRows)
   sampleGen = 0; // bumped by each resample after a pan or zoom
   sampleTimer = 0;
-  /** @type {ViewState|null} the last view state applied (with an opened topic's names: `focused`) */ view = null;
+  /** @type {ViewState|null} the last view state applied, as drawn (`asDrawn`) */ view = null;
   /** @type {ViewState|null} the last view state received from the server */ received = null;
   /** @type {{rank: number, label: TopicName|null}|null} the topic the panel opened: the rest is dimmed */ focus = null;
   // the faint context image of the papers left out
@@ -319,9 +319,7 @@ export class AtlasMap {
     if (changed) this.sub = { rows: [], x: [], y: [], title: [], detail: [], colour: [] }; // taken for the view when drawn (`traces`)
     const clearing = this.plotted && view.clear !== this.clear; // "Clear selection" in the app
     this.clear = view.clear;
-    // The names and the key's pressed entries of the link's view too, where the map's summary is here.
-    const named = papers && LINK.panel && LINK.panel.summary ? namedView(view, papers, this.table, LINK.panel.summary) : null;
-    view = focused(named || view, focus);
+    view = this.asDrawn(view, papers);
     this.view = view;
     this.loading.hidden = true;
     // The points are redrawn only when what they show changed; an opened paper, its neighbours, the
@@ -407,6 +405,15 @@ export class AtlasMap {
     }, 0);
   }
 
+  // The view state as the map draws it: with the names, the key and the box of the link's view (js/page.js
+  // `papers`), where the map's summary is here; while a topic is open, its name alone (no theme names).
+  /** @param {ViewState} view @param {Shown|null} papers @returns {ViewState} */
+  asDrawn(view, papers) {
+    const summary = LINK.panel && LINK.panel.summary, focus = this.focus;
+    const named = papers && summary && this.table ? namedView(view, papers, this.table, summary) : view;
+    return focus ? { ...named, topics: focus.label ? [focus.label] : [], themes: [] } : named;
+  }
+
   // Whether the link's view (js/page.js) is not the one drawn: its papers, or its names, key and box
   // (the same drawn from the server's state are taken as the link's, and not drawn again).
   moved() {
@@ -416,7 +423,7 @@ export class AtlasMap {
     if (this.shownFor === key) return false;
     if (!this.view || !summary || !sameRows(focusMask(opened(papers, this.table), this.table, focus), this.mask)) return true;
     const drawing = (/** @type {ViewState} */ v) => JSON.stringify([v.topics, v.themes, v.legend, v.selection]);
-    if (drawing(focused(namedView(this.received, papers, this.table, summary), focus)) !== drawing(this.view)) return true;
+    if (drawing(this.asDrawn(this.received, papers)) !== drawing(this.view)) return true;
     this.shownFor = key;
     this.drawn();
     return false;

@@ -4,7 +4,7 @@
 import { placeMarks } from "./marks.js";
 import { keyAction, readingStep } from "./steps.js";
 /** @import { AtlasMap } from "./atlas_map.js" */
-/** @import { KeyEntry, KeyPick, TopicName, ViewState } from "./protocol.js" */
+/** @import { KeyEntry, KeyPick, ViewState } from "./protocol.js" */
 
 // The key, a row under the chart (never over it): theme hues (topics are shades of them) or the
 // values of the column the map is coloured by. Clicking an entry shows only its papers (the app sets
@@ -98,10 +98,4 @@ export function followLegend(inst) {
   });
   inst.legendWatch.observe(inst.legend);
   inst.legendWatch.observe(inst.note);
-}
-
-// The view state as drawn while a topic is open: its name alone on the map (no theme names).
-/** @param {ViewState} view @param {{label: TopicName|null}|null} focus @returns {ViewState} */
-export function focused(view, focus) {
-  return focus ? { ...view, topics: focus.label ? [focus.label] : [], themes: [] } : view;
 }
