@@ -357,3 +357,37 @@ def test_a_curated_rename_of_a_topic_whose_content_moved_is_flagged_for_review()
     )
     assert "content moved (2 of 10 keywords still)" in carried[0].review
     assert carried[1].review is None
+
+
+def test_a_theme_renamed_after_merges_and_hides_follows_its_rebuilt_theme_as_its_editor_saw_it():
+    # Theme 0 was [0, 1, 8, 9]; its editor merged 1 into 0 and hid 9, then renamed it, seeing [0, 8].
+    previous = {"a": 0, "b": 1, "c": 8, "d": 9, "e": 2}
+    lineage = lineage_rows(
+        [(0, "kept", []), (1, "kept", []), (8, "kept", []), (9, "kept", []), (2, "kept", [])]
+    )
+    themes = pd.DataFrame({"theme_id": [0, 1], "label": ["x", "y"], "topic_ids": [[0, 1, 8, 9], [2]]})
+    edits = [
+        Edit(1, "merge", topic=1, into=0),
+        Edit(2, "hide", topic=9),
+        Edit(3, "rename-theme", theme=0, theme_topics=(0, 8), name="Curated theme"),
+    ]
+    carried = carry_edits(
+        edits,
+        lineage=lineage,
+        previous_topic_of=previous,
+        doc_ids=list("abcde"),
+        labels=np.array([0, 1, 8, 9, 2]),
+        themes=themes,
+    )
+    assert [e.review for e in carried] == [None, None, None]
+    assert (carried[2].theme, carried[2].theme_topics) == (0, (0, 8))
+    # Without those edits the same rebuilt theme holds two topics its name was not given for.
+    alone = carry_edits(
+        edits[2:],
+        lineage=lineage,
+        previous_topic_of=previous,
+        doc_ids=list("abcde"),
+        labels=np.array([0, 1, 8, 9, 2]),
+        themes=themes,
+    )
+    assert "content moved (2 of its 4 topics" in alone[0].review

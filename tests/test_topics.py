@@ -496,3 +496,23 @@ def test_a_kept_theme_whose_content_moved_is_named_for_what_it_holds_now():
     named = {tuple(r.topic_ids): r.label for r in first.itertuples()}
     renamed = {tuple(r.topic_ids): r.label for r in again.itertuples()}
     assert named[(0, 1)] == "Optimal transport" and renamed[(0, 1)] == "Diffusion models"  # ...named anew
+
+
+def test_a_name_never_joins_its_own_acronym_or_a_form_of_its_words():
+    """Half the papers write "optimal transport", half only "OT": still one thing, one part."""
+    from pipeline.naming.names import Candidate, _line_pairs, _second_part
+
+    written = {"Optimal transport": 0.5, "OT": 0.5, "Sinkhorn": 0.3, "Transports": 0.5}
+    written |= {f"{a} & {b}": 1.0 for a in written for b in written}
+    candidates = [Candidate(p, 1.0, 0.5) for p in written if "&" not in p]
+    assert _second_part(0, "Optimal transport", candidates, lambda g, name: written[name]) == "Sinkhorn"
+    pairs = {
+        (first.phrase, second)
+        for _, first, second in _line_pairs(0, candidates, lambda g, n: written[n], set())
+    }
+    assert pairs == {
+        ("Optimal transport", "Sinkhorn"),
+        ("OT", "Sinkhorn"),
+        ("Sinkhorn", "Transports"),
+        ("OT", "Transports"),
+    }

@@ -508,7 +508,9 @@ def carry_edits(
             carried.append(edit)
             continue
         if edit.action == "rename-theme":
-            followed = _follow_theme(edit, themes)
+            # The theme as its editor saw it: without the topics the edits before it merged or hid.
+            removed = {e.topic for e in carried if e.action in ("merge", "hide") and not e.review}
+            followed = _follow_theme(edit, themes, removed)
             if lineage is None:  # ids numbered afresh: flagged like every other edit
                 why = ["theme ids were numbered afresh (--no-previous)", followed.review]
                 followed = dataclasses.replace(followed, review="; ".join(r for r in why if r))
@@ -526,14 +528,15 @@ def carry_edits(
     return carried
 
 
-def _follow_theme(edit: Edit, themes: pd.DataFrame | None) -> Edit:
-    """A theme edit moved to the rebuilt theme holding (most of) the same topics, or flagged."""
+def _follow_theme(edit: Edit, themes: pd.DataFrame | None, removed: set[int | None]) -> Edit:
+    """A theme edit moved to the rebuilt theme holding (most of) the same topics, or flagged; a
+    rebuilt theme's topics are counted without those in `removed` (merged or hidden by earlier edits)."""
     anchor = set(edit.theme_topics)
     best, best_score = None, 0.0
     for theme_id, ids in zip(
         [] if themes is None else themes["theme_id"], [] if themes is None else themes["topic_ids"]
     ):
-        ids = {int(t) for t in ids}
+        ids = {int(t) for t in ids} - removed
         score = len(anchor & ids) / len(anchor | ids) if anchor | ids else 0.0
         if score > best_score:
             best, best_score = (int(theme_id), tuple(sorted(ids))), score

@@ -16,6 +16,7 @@ from pipeline.naming.phrases import (
     NOT_ALONE,
     PhraseCounts,
     count_phrases,
+    initials,
     lexical_scores,
     word_case,
 )
@@ -735,11 +736,10 @@ def _line_pairs(
     the better-scored first, with the share of its papers that write one or the other; the pairs
     most written first."""
     lines = [c for c in preferred[:LINES] if c.alone and name_key(c.phrase) not in taken]
-    stems = [_stems(c.phrase) for c in lines]
     pairs = []
     for i, first in enumerate(lines):
-        for j, second in enumerate(lines[i + 1 :], start=i + 1):
-            if not stems[i] & stems[j]:
+        for second in lines[i + 1 :]:
+            if not _one_thing(first.phrase, second.phrase):
                 pairs.append((support(group, f"{first.phrase} & {second.phrase}"), first, second.phrase))
     return sorted(pairs, key=lambda pair: -pair[0])
 
@@ -754,6 +754,24 @@ def _pairs(
         for share, first, second in _line_pairs(group, preferred, support, taken)
         if share >= NAME_SUPPORT
     ]
+
+
+def _one_thing(phrase: str, other: str) -> bool:
+    """Whether two phrases say one thing and never make one name together: they share a word in
+    some form (`_stems`), or one is the other's acronym ("OT" beside "Optimal transport").
+
+    Examples:
+        >>> _one_thing("Optimal transport", "OT"), _one_thing("Dialogue", "dialog systems"), _one_thing("OT", "Graphs")
+        (True, True, False)
+    """
+    return bool(_stems(phrase) & _stems(other)) or _abbreviates(phrase, other) or _abbreviates(other, phrase)
+
+
+def _abbreviates(short: str, phrase: str) -> bool:
+    """Whether one word is the initials of a phrase of several words (a plural "s" aside: "SNNs")."""
+    words = phrase.split()
+    letters = short[:-1] if short.endswith("s") and short[:-1].isupper() else short
+    return len(words) > 1 and " " not in short and letters.lower() in initials(words)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -784,14 +802,13 @@ def _pointing_pairs(
         return []
     first, second = np.triu_indices(len(lines), k=1)
     margin = ranker.margins(group, [[texts[i], texts[j]] for i, j in zip(first, second)])
-    stems = [_stems(c.phrase) for c in lines]
     alone = [support(group, c.phrase) for c in lines]
     first, second = first.tolist(), second.tolist()
     found: list[tuple[int, tuple[Candidate, str]]] = []
     for k in np.argsort(-margin, kind="stable").tolist():
         i, j = first[k], second[k]
         # Together no more than both alone: a pair short of NAME_SUPPORT so is never joined.
-        if stems[i] & stems[j] or alone[i] + alone[j] < NAME_SUPPORT - 1e-9:
+        if alone[i] + alone[j] < NAME_SUPPORT - 1e-9 or _one_thing(lines[i].phrase, lines[j].phrase):
             continue
         a, b = lines[i], lines[j]
         together = support(group, f"{a.phrase} & {b.phrase}")
@@ -840,12 +857,12 @@ def _second_part(
     alone = support(group, choice)
     if alone >= MAJORITY:
         return None
-    stems = _stems(choice)
     best, best_value = None, 0.0
     for candidate in candidates[:10]:
         phrase = candidate.phrase
-        # No word of the name again, in any form ("Dialogue & dialog", "Question answering & answers").
-        if stems & _stems(phrase) or candidate.precision < 0.5:
+        # No word of the name again, in any form ("Dialogue & dialog", "Question answering & answers"),
+        # nor its acronym ("Optimal transport & OT").
+        if _one_thing(choice, phrase) or candidate.precision < 0.5:
             continue
         if (
             not candidate.alone

@@ -125,7 +125,7 @@ def vectorizers_for(documents: list[str]) -> list[tuple[CountVectorizer, str | N
     return candidates
 
 
-def _initials(words: list[str]) -> list[str]:
+def initials(words: list[str]) -> list[str]:
     """Letters an acronym may take from words: the first of each, or of each hyphen part."""
     whole = "".join(w[0] for w in words)
     parts = "".join(p[0] for w in words for p in w.split("-") if p)
@@ -155,7 +155,7 @@ def definitions_in(text: str) -> list[tuple[str, str]]:
         words = match.group(1).split()
         for size in range(1, len(words) + 1):
             tail = words[-size:]
-            if letters in _initials(tail):
+            if letters in initials(tail):
                 if tail[0].lower() not in _EDGE_WORDS or size == len(letters):
                     found.append((letters, " ".join(w.lower() for w in tail)))
                 break
