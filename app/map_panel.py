@@ -33,7 +33,6 @@ def map_panel(
     """The map, its key and the colour choice under it. `vocabulary`: what a link may choose on this
     map, for a step the browser drew and Back or Forward to a view it draws again."""
     placement = session.placement()
-    clear_selection, reset_zoom = session.map_counters()
     url = points_url(data, map_key)
     chosen_row = data.row_of.get(state.paper) if state.paper else None
     live_map(
@@ -51,8 +50,7 @@ def map_panel(
             if isinstance(placement, Placement)
             else None
         ),
-        clear_selection=clear_selection,
-        reset_zoom=reset_zoom,
+        reset_zoom=session.reset_zoom(),
         files_sent=session.files_sent(),
         on_click=partial(session.on_paper_click, data, url),
         on_select=partial(session.on_map_select, data, url, vocabulary),

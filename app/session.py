@@ -51,7 +51,6 @@ URL_PARAMS = "url_params"  # the query string the page last wrote or read (norma
 NOTICES = "notices"  # link settings that were ignored, shown until dismissed
 LINK_INFO = "link_info"  # what became of a shared link's topic on a rebuilt map (plain text), likewise
 # The live map.
-CLEAR_SELECTION = "clear_selection"  # a counter the map watches to drop its box/lasso selection
 RESET_ZOOM = "reset_zoom"  # a counter the map watches to return to the whole map ("Reset view")
 FILES_SENT = "atlas_files_sent"  # the files this session's browser already received through the map
 KEY_PICKS = "key_picks"  # how many entries picked in the map's key the browser showed itself (or all again)
@@ -284,7 +283,7 @@ def part_keys() -> dict[str, tuple]:
         # hidden in a topic or theme view
         "unassigned": ((bool(state.topics or state.themes),), state.show_unassigned),
         "header": (searched, said),
-        "map": (replace(state, topic="in the panel") if in_panel else state, map_counters()),
+        "map": (replace(state, topic="in the panel") if in_panel else state, reset_zoom()),
         # The papers table narrows to an opened topic, pages and sorts in the browser (js/table.js).
         "results": (view, selection),
         "downloads": (view, opened, selection),
@@ -398,11 +397,6 @@ def take_step(action: Action, theme_of: Mapping[int, int] = {}) -> ViewState:
     return after
 
 
-def _clear_selection() -> None:
-    take_step({"kind": "select", "selection": ""})
-    st.session_state[CLEAR_SELECTION] = st.session_state.get(CLEAR_SELECTION, 0) + 1
-
-
 def open_paper(doc_id: str | None) -> None:
     take_step({"kind": "paper", "paper": doc_id})
     rerun_changed()
@@ -462,17 +456,12 @@ def _parts_the_browser_draws() -> tuple[str, ...]:
     return ("map", "results") if PANEL_TOPIC in st.session_state else ("results",)
 
 
-def clear_selection() -> None:
-    _clear_selection()
-    rerun_changed()
-
-
 def on_table_clear(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary]) -> None:
     """The papers table's "Clear selection" (with the link the browser wrote for it, js/select.js:
     `follow_step`)."""
     value = map_event("clear", TABLE_KEY)
     if value and value.get("map") == points_url:
-        _clear_selection()
+        take_step({"kind": "select", "selection": ""})
         follow_step(data, vocabulary, value.get("query"), value.get("drawn"))
         rerun_changed()
 
@@ -674,7 +663,6 @@ def reset_view() -> None:
     st.session_state[NOTICES] = []
     st.session_state[LINK_INFO] = []
     st.session_state[RESET_ZOOM] = st.session_state.get(RESET_ZOOM, 0) + 1
-    _clear_selection()
     rerun_changed()
 
 
@@ -718,9 +706,9 @@ def key_picks() -> int:
     return st.session_state.get(KEY_PICKS, 0)
 
 
-def map_counters() -> tuple[int, int]:
-    """(clear selection, reset zoom): counters the live map watches."""
-    return st.session_state.get(CLEAR_SELECTION, 0), st.session_state.get(RESET_ZOOM, 0)
+def reset_zoom() -> int:
+    """How many times "Reset view" was pressed: the live map takes its opening view when it moves."""
+    return st.session_state.get(RESET_ZOOM, 0)
 
 
 def placement() -> Placement | PlacementError | None:

@@ -298,7 +298,7 @@ if query.strip():
     line.markdown(f"{{int(in_view.sum()):,}} papers match the words")
 live_map(
     data, ("map", os.environ["ATLAS_MAP"]), in_view, search_active=bool(query.strip()), chosen_row=None,
-    chosen_topic=None, pin=None, clear_selection=0, on_click=lambda: None, on_select=lambda: None,
+    chosen_topic=None, pin=None, on_click=lambda: None, on_select=lambda: None,
 )
 """
 

@@ -319,7 +319,8 @@ WATCH_RESTYLES = """() => {
 def test_clear_selection_drops_the_box_and_its_dimming_without_recomputing_the_map(page, webgl_app):
     """On a WebGL map, "Clear selection" drops the box from the map and Plotly's dimming of the points
     outside it (no trace keeps `selectedpoints`) as Plotly drops a selection the reader erases, without
-    a restyle (which recomputes the whole trace: 0.3 s at 81,646 papers); so does Back to the view before."""
+    a restyle (which recomputes the whole trace: 0.3 s at 81,646 papers); so do Back to the view before
+    and the sidebar's Reset view."""
     app, folder = webgl_app
     papers = read_map(folder).papers
     box = (0.6, 0.6, 3.6, 3.6)
@@ -329,15 +330,17 @@ def test_clear_selection_drops_the_box_and_its_dimming_without_recomputing_the_m
     assert page.evaluate(f"document.querySelector('{GRAPH}')._fullData[0].type") == "scattergl"
     page.evaluate(WATCH_RESTYLES)
     dimmed = f"document.querySelector('{GRAPH}').data.filter((t) => t.selectedpoints != null).length"
-    for leave in ("clear", "back"):
+    for leave in ("clear", "back", "reset"):
         drag_box(page, box)
         wait_for_header(page, f"Showing the {inside:,} papers you selected on the map")
         idle(page)
         assert page.evaluate(dimmed) == 1 and drawn_selection(page)["type"] == "rect"
         if leave == "clear":
             page.get_by_role("button", name="Clear selection").click()
-        else:
+        elif leave == "back":
             page.go_back()
+        else:
+            page.locator("[data-testid='stSidebar']").get_by_role("button", name="Reset view").click()
         wait_for_header(page, f"Showing the {len(papers):,} papers of the map")
         page.wait_for_function("() => !location.search.includes('select=')", timeout=30_000)
         idle(page)

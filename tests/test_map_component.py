@@ -140,7 +140,7 @@ def test_view_state_says_what_changed_in_a_few_fields(tiny_data):
         pin=Pin(1.0, 2.0, "<script>"),
     )
     assert set(view) == {
-        "points", "plotly", "n", "mask", "search", "paper", "pin", "topics", "themes", "label_limit", "clear", "height",
+        "points", "plotly", "n", "mask", "search", "paper", "pin", "topics", "themes", "label_limit", "height",
         "neighbours", "colour", "legend", "reset", "draw_cap", "selection", "key_picks",
     }  # fmt: skip
     assert np.array_equal(decode_mask(view["mask"], tiny_data.n), in_view)

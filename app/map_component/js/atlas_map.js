@@ -17,10 +17,10 @@
 // the opened paper's ring and the pinned abstract are HTML elements over the chart, positioned with
 // its axes. Names are set with textContent: untrusted text shows as typed and never runs.
 
-import { dropSelection, showChart, showSelection, warmChart } from "./charts.js";
+import { showChart, showSelection, warmChart } from "./charts.js";
 import { drawContext, scheduleContext } from "./context.js";
 import { freeEscape } from "./dom.js";
-import { showDensity, showPicked, startFallback } from "./fallback.js";
+import { showDensity, startFallback } from "./fallback.js";
 import { closePaper } from "./history.js";
 import { drawLegend, followLegend } from "./legend.js";
 import { LINK, VIEWS } from "./links.js";
@@ -101,7 +101,6 @@ export class AtlasMap {
   stale = false; // the link moved while a view state was applied: looked at again when it ends
   plotted = false; // the map has been drawn once
   draws = 0; // views applied, for tests and benchmarks
-  /** @type {number|undefined} the "Clear selection" counter last seen */ clear = undefined;
   /** @type {number|undefined} the "Reset view" counter last seen */ reset = undefined;
   silent = false; // our own clearing of a selection is under way
   /** @type {string|undefined} the selection drawn, as JSON of its `Outline` ("null": none) */ selectionKey;
@@ -317,8 +316,6 @@ export class AtlasMap {
       }
     }
     if (changed) this.sub = { rows: [], x: [], y: [], title: [], detail: [], colour: [] }; // taken for the view when drawn (`traces`)
-    const clearing = this.plotted && view.clear !== this.clear; // "Clear selection" in the app
-    this.clear = view.clear;
     view = this.asDrawn(view, papers);
     this.view = view;
     this.loading.hidden = true;
@@ -347,18 +344,6 @@ export class AtlasMap {
       else scheduleContext(this); // ready before the first search needs it
     }
     if (this.fallback) await showDensity(this);
-    if (clearing && this.fallback) await showPicked(this, []);
-    if (clearing) {
-      this.silent = true; // our own clearing is not the reader's deselection
-      try {
-        for (const chart of Object.values(this.charts)) {
-          if (!chart.plotted) continue;
-          await dropSelection(chart.div);
-        }
-      } finally {
-        this.silent = false;
-      }
-    }
     await showSelection(this, view.selection);
     await this.keepInSight(view);
     placeMarks(this);
@@ -383,15 +368,6 @@ export class AtlasMap {
       label: topic.x === null || topic.y === null ? null : { text: topic.name, x: topic.x, y: topic.y, colour: topic.colour, chosen: true },
     };
     this.redraw();
-  }
-
-  // "Clear selection" drawn by the browser (js/select.js): the server moves its counter of it
-  // (`session.CLEAR_SELECTION`) with the step, taken here as moved, so that its next state does not
-  // drop a box drawn since.
-  clearedHere() {
-    if (!this.received) return;
-    this.clear = this.received.clear += 1;
-    if (VIEWS.last.map) VIEWS.last.map.clear = this.clear; // the view drawn again on Back (js/history.js `keptView`)
   }
 
   // The address bar's link changed, or the page's facts did (js/links.js `linkChanged`, js/page.js

@@ -170,19 +170,27 @@ function bindEvents(inst, chart) {
 // link's), drawn on the shown chart where it differs from what is drawn; none: the drawn one dropped.
 /** @param {AtlasMap} inst @param {Outline|null} outline */
 export async function showSelection(inst, outline) {
-  const key = JSON.stringify(outline);
-  if (key === inst.selectionKey || !inst.gd) return;
+  if (!inst.gd) return;
+  const key = JSON.stringify(outline), moved = key !== inst.selectionKey;
+  // Without a selection in the view, no chart keeps a box or lasso: one the link could not hold, or
+  // one the reader drew before "Clear selection" or "Reset view".
+  const stale = outline ? [] : Object.values(inst.charts).filter((chart) => chart.plotted && hasSelection(chart.div));
+  if (!moved && !stale.length) return;
   inst.selectionKey = key;
-  const drawn = (/** @type {any} */ (inst.gd).layout.selections || [])[0];
-  if (!outline && !drawn) return;
   inst.silent = true; // our own drawing is not the reader's selection
   try {
     if (outline) await window.Plotly.relayout(inst.gd, { selections: [selectionShape(outline)] });
-    else await dropSelection(inst.gd);
+    for (const chart of stale) await dropSelection(chart.div);
   } finally {
     inst.silent = false;
   }
   if (inst.fallback) await showPicked(inst, outline ? rowsInOutline(inst.table, null, outline) : []);
+}
+
+/** Whether a chart shows a box or lasso of Plotly's. @param {HTMLElement} gd */
+function hasSelection(gd) {
+  const layout = /** @type {any} */ (gd).layout;
+  return Boolean(layout && layout.selections && layout.selections.length);
 }
 
 // Plotly's box or lasso dropped from the chart `gd` with its dimming of the points outside it, as

@@ -118,9 +118,9 @@ function keptView(search) {
   const { map, panel: now, table: listed } = VIEWS.last;
   if (!kept || !LINK.map || !LINK.panel || !LINK.table || !map || !now || !listed || map.pin || kept.map.pin) return null;
   if (kept.map.points !== map.points || kept.panel.summary !== now.summary || kept.table.table !== listed.table) return null;
-  // The counters the server sent last: an old one would be read as "Clear selection" or "Reset view".
+  // The counters the server sent last: an old one would be read as "Reset view".
   return {
-    map: { ...kept.map, clear: map.clear, reset: map.reset, key_picks: map.key_picks, height: map.height },
+    map: { ...kept.map, reset: map.reset, key_picks: map.key_picks, height: map.height },
     panel: { ...kept.panel, key_picks: now.key_picks, height: now.height },
     table: { ...kept.table, key_picks: listed.key_picks },
   };

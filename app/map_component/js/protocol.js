@@ -95,7 +95,6 @@
  * @property {string} colour
  * @property {KeyEntry[]} legend
  * @property {number} key_picks
- * @property {number} clear
  * @property {number} reset
  * @property {number} height
  * @property {number} draw_cap

@@ -34,11 +34,10 @@ export function selectShape(inst, outline) {
 }
 
 /** The papers table's "Clear selection" (`trigger`: the table's; `map`: its point table's URL): a
- * reading step, the link written without the shape (js/steps.js); drawn by the browser, the map takes
- * the server's counter of it (`session.CLEAR_SELECTION`) as moved already. Without WebGL: the server's.
+ * reading step, the link written without the shape (js/steps.js). Without WebGL: the server's.
  * @param {Trigger} trigger @param {string} map */
 export function clearSelection(trigger, map) {
   const inst = LINK.map;
   if (!inst || inst.fallback) trigger("clear", { map });
-  else if (readingStep(trigger, "clear", { map }, { kind: "select", selection: "" })) inst.clearedHere();
+  else readingStep(trigger, "clear", { map }, { kind: "select", selection: "" });
 }
