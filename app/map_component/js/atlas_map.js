@@ -24,7 +24,7 @@ import { showDensity, startFallback } from "./fallback.js";
 import { closePaper } from "./history.js";
 import { drawLegend, followLegend } from "./legend.js";
 import { LINK, VIEWS } from "./links.js";
-import { decodeMask, loadPlotly, loadTable, rankCounts } from "./load.js";
+import { decodeMask, loadPlotly, loadTable, maskOf, rankCounts } from "./load.js";
 import { facts, onFacts, papersNow } from "./page.js";
 import { mark, placeMarks } from "./marks.js";
 import { ranges } from "./plot.js";
@@ -478,12 +478,10 @@ function opened(papers, t) {
   const topic = papers.view.topic, known = facts();
   if (topic === null || !known) return papers.mask;
   const of = known.tables.topics, rows = [];
-  const mask = /** @type {Mask} */ (new Uint8Array(t.n));
   for (const i of papers.mask ? papers.mask.rows : Uint32Array.from({ length: t.n }, (_, i) => i)) {
-    if (of[i] === topic) (mask[i] = 1), rows.push(i);
+    if (of[i] === topic) rows.push(i);
   }
-  mask.rows = Uint32Array.from(rows);
-  return mask;
+  return maskOf(rows, t.n);
 }
 
 /** What a map draws: its papers (`source`) and its opened topic. @param {string} source @param {{rank: number}|null} focus */
@@ -496,16 +494,9 @@ const sameRows = (a, b) => a === b || (a !== null && b !== null && a.rows.length
 /** @param {Mask|null} base @param {PointTable} t @param {{rank: number}|null} focus @returns {Mask|null} */
 function focusMask(base, t, focus) {
   if (!focus) return base;
-  const mask = /** @type {Mask} */ (new Uint8Array(t.n));
   const rows = [];
-  for (let i = 0; i < t.n; i++) {
-    if (t.colour[i] === focus.rank && (!base || base[i])) {
-      mask[i] = 1;
-      rows.push(i);
-    }
-  }
-  mask.rows = Uint32Array.from(rows);
-  return mask;
+  for (let i = 0; i < t.n; i++) if (t.colour[i] === focus.rank && (!base || base[i])) rows.push(i);
+  return maskOf(rows, t.n);
 }
 
 // Streamlit folds its sidebar at 768 px and below ("auto"); fold it up to 800 px too, once a page.

@@ -221,20 +221,24 @@ export function decodeVarints(text) {
 /** @param {string|null|undefined} text @param {number} n @returns {Mask|null} */
 export function decodeMask(text, n) {
   if (text === null || text === undefined) return null;
-  const mask = /** @type {Mask} */ (new Uint8Array(n));
-  let rows;
   if (text[0] === "d") {
     let row = -1; // the gaps between the rows, as varints
-    rows = decodeVarints(text.slice(1)).map((gap) => (row += gap));
-    for (const i of rows) mask[i] = 1;
-  } else {
-    const raw = atob(text.slice(1));
-    let count = 0;
-    for (let i = 0; i < n; i++) count += mask[i] = (raw.charCodeAt(i >> 3) >> (i & 7)) & 1;
-    rows = new Uint32Array(count);
-    for (let i = 0, k = 0; i < n; i++) if (mask[i]) rows[k++] = i;
+    return maskOf(decodeVarints(text.slice(1)).map((gap) => (row += gap)), n);
   }
-  mask.rows = rows;
+  const mask = /** @type {Mask} */ (new Uint8Array(n));
+  const raw = atob(text.slice(1));
+  let count = 0;
+  for (let i = 0; i < n; i++) count += mask[i] = (raw.charCodeAt(i >> 3) >> (i & 7)) & 1;
+  mask.rows = new Uint32Array(count);
+  for (let i = 0, k = 0; i < n; i++) if (mask[i]) mask.rows[k++] = i;
+  return mask;
+}
+
+/** The mask of `n` papers holding the rows `rows` (ascending). @param {ArrayLike<number>} rows @param {number} n @returns {Mask} */
+export function maskOf(rows, n) {
+  const mask = /** @type {Mask} */ (new Uint8Array(n));
+  mask.rows = Uint32Array.from(rows);
+  for (const i of mask.rows) mask[i] = 1;
   return mask;
 }
 

@@ -8,7 +8,7 @@
 // (js/links.js `linkChanged`), every step the browser draws, every state the server sends, and each
 // time the facts change (`onFacts`).
 
-import { decodeMask, decodeVarints, mapTable } from "./load.js";
+import { decodeMask, decodeVarints, mapTable, maskOf } from "./load.js";
 import { parsedOutline, rowsInOutline } from "./sampling.js";
 import { currentView } from "./store.js";
 import { inView, viewOfLink } from "./view.js";
@@ -147,12 +147,7 @@ export function papersNow(url) {
   const hits = hitsOf(FACTS, view.selection);
   const { rows, selected } = inView(view, FACTS.tables, hits);
   const n = FACTS.table.n;
-  let mask = null;
-  if (rows.length !== n) {
-    mask = /** @type {Mask} */ (new Uint8Array(n));
-    for (const i of rows) mask[i] = 1;
-    mask.rows = Uint32Array.from(rows).sort();
-  }
+  const mask = rows.length === n ? null : maskOf(Uint32Array.from(rows).sort(), n);
   SHOWN = { view, rows, mask, inside: hits.selected, selected, key };
   return SHOWN;
 }
