@@ -20,6 +20,7 @@ from tests.helpers import (
     TOPIC_WORDS,
     Received,
     draws,
+    idle,
     open_app,
     themed_map,
     tiny_map,
@@ -241,10 +242,15 @@ def test_without_webgl_more_hits_than_points_say_how_many_are_drawn(browser, big
 
 
 def test_without_webgl_a_box_selection_lists_its_papers_and_draws_them_as_points(browser, big_app):
+    """Without WebGL too a box and Clear selection are the browser's steps: the link takes the box, the
+    map draws its papers as points, the table lists them; the server sends no map, list or table."""
     app, papers = big_app
     page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+    received = Received(page)
     try:
         open_app(page, app.url)
+        idle(page)
+        received.take()
         page.locator(f"{GRAPH} .modebar-btn[data-val='select']").click()
         box = page.locator(f"{GRAPH} .nsewdrag").first.bounding_box()
         corners = [
@@ -266,6 +272,15 @@ def test_without_webgl_a_box_selection_lists_its_papers_and_draws_them_as_points
         assert heading.inner_text() == f"Selected on the map · {int(inside.sum()):,}"  # the table lists them
         clicked = page.evaluate(f"document.querySelector('{GRAPH}').data[0].text.length")
         assert clicked == drawn
+        page.wait_for_function("() => location.search.includes('select=box')", timeout=30_000)
+        idle(page)
+        assert not [kind for _, kind, _ in received.take() if kind == "bidi_component"]
+        page.get_by_role("button", name="Clear selection").click()
+        page.wait_for_function("() => !location.search.includes('select=')", timeout=30_000)
+        page.locator("h4", has_text=f"Papers · {len(papers):,}").first.wait_for(timeout=30_000)
+        idle(page)
+        assert page.locator(POINTS).count() == 0
+        assert not [kind for _, kind, _ in received.take() if kind == "bidi_component"]
     finally:
         page.context.close()
 

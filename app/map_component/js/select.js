@@ -23,21 +23,20 @@ function selectionText(outline) {
 }
 
 /** A box or lasso the reader drew on the map (`outline`; null: Plotly's own deselection): a reading
- * step (js/steps.js), the link written with the shape (or without it). Without WebGL (the map's image
- * of the papers, js/fallback.js), a shape the link cannot write, or a deselection the link does not
- * hold: the server's step, told the shape.
+ * step (js/steps.js), the link written with the shape (or without it), with WebGL or without (the
+ * map's image of the papers, js/fallback.js). A shape the link cannot write, or a deselection the link
+ * does not hold: the server's step, told the shape.
  * @param {AtlasMap} inst @param {Outline|null} outline */
 export function selectShape(inst, outline) {
   const text = outline ? selectionText(outline) : "", detail = { shape: outline, map: inst.pointsUrl };
-  if (inst.fallback || (outline ? !text : !currentView().selection)) inst.trigger("select", detail);
+  if (outline ? !text : !currentView().selection) inst.trigger("select", detail);
   else readingStep(inst.trigger, "select", detail, { kind: "select", selection: text });
 }
 
 /** The papers table's "Clear selection" (`trigger`: the table's; `map`: its point table's URL): a
- * reading step, the link written without the shape (js/steps.js). Without WebGL: the server's.
+ * reading step, the link written without the shape (js/steps.js); the server's without a map.
  * @param {Trigger} trigger @param {string} map */
 export function clearSelection(trigger, map) {
-  const inst = LINK.map;
-  if (!inst || inst.fallback) trigger("clear", { map });
+  if (!LINK.map) trigger("clear", { map });
   else readingStep(trigger, "clear", { map }, { kind: "select", selection: "" });
 }
