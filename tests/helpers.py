@@ -840,11 +840,10 @@ def sidebar_multiselect(page, label: str):
 
 
 def chips(page, label: str) -> list[str]:
-    """The options the sidebar's multiselect `label` shows chosen, as the reader sees them."""
-    return [
-        tag.get_attribute("aria-label")
-        for tag in sidebar_multiselect(page, label).locator("[data-tag]").all()
-    ]
+    """The options the sidebar's multiselect `label` shows chosen, as the reader sees them (read at
+    once: a chip Streamlit removes between a count and a read is not waited for)."""
+    tags = sidebar_multiselect(page, label).locator("[data-tag]")
+    return tags.evaluate_all("(tags) => tags.map((tag) => tag.getAttribute('aria-label'))")
 
 
 def choose(page, label: str, option: str) -> None:

@@ -550,6 +550,7 @@ def test_a_theme_chosen_in_the_sidebar_and_shown_all_again_from_the_key_leaves_t
     page.locator(".atlas-legend-item.atlas-legend-on").click()  # the theme shown alone, clicked: all again
     page.wait_for_function("() => !new URLSearchParams(location.search).has('theme')", timeout=30_000)
     wait_for_heading(page, f"Papers · {len(atlas.papers)}")
+    idle(page)
     assert chips(page, "Themes") == []
 
 

@@ -157,7 +157,6 @@ class ViewState(TypedDict):
     colour: str
     legend: list[KeyEntry]
     key_picks: int
-    clear: int
     reset: int
     height: int
     draw_cap: int
