@@ -508,7 +508,8 @@ def carry_edits(
             carried.append(edit)
             continue
         if edit.action == "rename-theme":
-            # The theme as its editor saw it: without the topics the edits before it merged or hid.
+            # The theme as its editor saw it: without the topics the edits before it merged or hid
+            # (as `apply_edits` takes them off their themes).
             removed = {e.topic for e in carried if e.action in ("merge", "hide") and not e.review}
             followed = _follow_theme(edit, themes, removed)
             if lineage is None:  # ids numbered afresh: flagged like every other edit

@@ -301,18 +301,14 @@ export class AtlasMap {
     }
     this.received = view;
     if (LINK.table) LINK.table.markOpened(view.paper ?? null); // the table marks the paper opened here
-    const focus = this.focus;
-    // The papers of the view the address bar says (js/page.js), once the page's facts answer its
-    // search; till then the server's mask for the view it drew.
-    const papers = papersNow(view.points);
-    const shownFor = shownKey(papers ? `link ${papers.key}` : view.mask === null ? "all" : view.mask, focus);
+    const papers = papersNow(view.points), shown = this.drawnFor(view, papers);
     let changed = recoloured;
-    if (shownFor !== this.shownFor) {
-      this.shownFor = shownFor;
-      const mask = focusMask(papers ? opened(papers, this.table) : decodeMask(view.mask, this.table.n), this.table, focus);
+    if (shown.key !== this.shownFor) {
+      this.shownFor = shown.key;
+      const mask = shown.mask();
       if (this.maskKey === undefined || !sameRows(mask, this.mask)) {
         // the points drawn again only where the papers changed (not for a key's entry pressed over them)
-        [this.mask, this.maskKey, changed] = [mask, shownFor, true];
+        [this.mask, this.maskKey, changed] = [mask, shown.key, true];
       }
     }
     if (changed) this.sub = { rows: [], x: [], y: [], title: [], detail: [], colour: [] }; // taken for the view when drawn (`traces`)
@@ -381,6 +377,18 @@ export class AtlasMap {
     }, 0);
   }
 
+  // The papers the map draws for a view state: those of the view the address bar says (`papers`,
+  // js/page.js), once the page's facts answer its search, till then the server's mask for the view it
+  // drew; an opened topic's alone. Their key, and their mask (worked out when asked: a pass over the map).
+  /** @param {ViewState} view @param {Shown|null} papers @returns {{key: string, mask: () => Mask|null}} */
+  drawnFor(view, papers) {
+    const focus = this.focus, t = this.table;
+    return {
+      key: shownKey(papers ? `link ${papers.key}` : view.mask === null ? "all" : view.mask, focus),
+      mask: () => focusMask(papers ? opened(papers, t) : decodeMask(view.mask, t.n), t, focus),
+    };
+  }
+
   // The view state as the map draws it: with the names, the key and the box of the link's view (js/page.js
   // `papers`), where the map's summary is here; while a topic is open, its name alone (no theme names).
   /** @param {ViewState} view @param {Shown|null} papers @returns {ViewState} */
@@ -393,14 +401,14 @@ export class AtlasMap {
   // Whether the link's view (js/page.js) is not the one drawn: its papers, or its names, key and box
   // (the same drawn from the server's state are taken as the link's, and not drawn again).
   moved() {
-    const papers = this.received && papersNow(this.received.points), focus = this.focus, summary = LINK.panel && LINK.panel.summary;
+    const papers = this.received && papersNow(this.received.points), summary = LINK.panel && LINK.panel.summary;
     if (!papers || !this.table || !this.received) return false;
-    const key = shownKey(`link ${papers.key}`, focus);
-    if (this.shownFor === key) return false;
-    if (!this.view || !summary || !sameRows(focusMask(opened(papers, this.table), this.table, focus), this.mask)) return true;
+    const shown = this.drawnFor(this.received, papers);
+    if (this.shownFor === shown.key) return false;
+    if (!this.view || !summary || !sameRows(shown.mask(), this.mask)) return true;
     const drawing = (/** @type {ViewState} */ v) => JSON.stringify([v.topics, v.themes, v.legend, v.selection]);
     if (drawing(this.asDrawn(this.received, papers)) !== drawing(this.view)) return true;
-    this.shownFor = key;
+    this.shownFor = shown.key;
     this.drawn();
     return false;
   }
