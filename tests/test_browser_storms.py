@@ -187,6 +187,17 @@ def check(page, browser) -> None:
     assert shown == afresh(browser, page.url), page.url
 
 
+def test_a_link_written_over_the_page_is_the_page_s_view(page, browser, storm_app):
+    """Seed 1078 of benchmarks/bench_storms.py (1 run in 6): the server's run for closing a paper, cut short
+    by Back, wrote its link (`theme=0&…`) over the entry the reader went to; the run for that entry wrote
+    the entry's link back (`paper=…&select=…`), and took the map and the table as drawn, so they kept the
+    cut run's view. Here the same writes, as Streamlit makes them (`history.pushState`), with no run."""
+    opened(page, storm_app.url + "?theme=0")
+    page.evaluate("history.pushState(null, '', '?paper=doc0021')")
+    check(page, browser)
+    assert page.url.endswith("?paper=doc0021")
+
+
 @pytest.mark.parametrize("name", FIXED)
 def test_the_issue_s_storms_end_on_the_page_their_link_opens(page, browser, storm_app, name):
     opened(page, storm_app.url)

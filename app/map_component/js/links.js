@@ -77,11 +77,10 @@ export function linkChanged(moved) {
   }
   if (LINK.panel) LINK.panel.followLink(); // the topic the link says, its view's counts
   if (LINK.header) LINK.header.follow(); // the sentence of the view it says
-  // The map's and the table's papers on Back or Forward; on a write, the step that wrote the link draws
-  // them, or the server's states for it do (the table redrawn on the server's own write, mid-run, lost
-  // a Themes filter chosen in the sidebar in 3 of 5 runs of tests/test_browser_legend.py under load;
-  // the cause is not found)
-  if (moved) for (const part of [LINK.map, LINK.table]) if (part) part.follow();
+  // The map's and the table's papers, whoever moved or wrote the link: a run of the server's cut short by
+  // Back may write its step's link over the entry the reader went to, and the run for that entry then
+  // writes it back without drawing the parts it takes as drawn (a storm's map left on the cut run's view).
+  for (const part of [LINK.map, LINK.table]) if (part) part.follow();
 }
 
 /** Whether no script run is under way (Streamlit says so on its app's element; not said: taken as running). */
