@@ -208,9 +208,9 @@ def test_clicking_a_theme_in_the_key_shows_only_its_papers_and_again_shows_all(p
             f"document.querySelector('{GRAPH}').data.find((t) => t.name === 'highlight').x.length"
         )
         assert shown == counts[theme]  # the map draws exactly the theme's papers in colour
+        idle(page)  # the sidebar is the server's to draw: its run for the step, after the browser's drawing
         sidebar = page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect']").first
         assert THEMES[theme] in sidebar.inner_text()  # the Themes filter holds it ...
-        idle(page)
         drawn = [(kind, label) for place, kind, label in received.take() if place == "sidebar"]
         assert ("multiselect", "Themes") in drawn  # ... drawn again with it, as the server holds it
 
