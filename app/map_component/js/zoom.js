@@ -120,15 +120,15 @@ export function wrapHistory() {
   HISTORY.search = window.location.search;
   for (const name of /** @type {("pushState"|"replaceState")[]} */ (["pushState", "replaceState"])) {
     const original = window.history[name].bind(window.history);
-    /** @type {(state: any, title: string, url?: string|URL|null) => void} */
-    const unwrapped = (state, title, url) => {
+    /** @type {(state: any, title: string, url: string|URL|null|undefined, own: boolean) => void} */
+    const unwrapped = (state, title, url, own) => {
       original(state, title, url);
       HISTORY.search = window.location.search;
-      linkChanged(false); // a part's answer held for this link drawn (js/links.js)
+      linkChanged(false, own); // a part's answer held for this link drawn (js/links.js)
     };
-    if (name === "pushState") HISTORY.push = unwrapped;
+    if (name === "pushState") HISTORY.push = (state, title, url) => unwrapped(state, title, url, true); // the store's
     window.history[name] = (/** @type {any} */ state, /** @type {string} */ title, /** @type {string|URL|null|undefined} */ url) => {
-      if (!staleWrite(url)) unwrapped(state, title, withZoom(url));
+      if (!staleWrite(url)) unwrapped(state, title, withZoom(url), false);
     };
   }
   window.addEventListener("popstate", () => {
