@@ -64,13 +64,16 @@ function drawn(kind, data, draw) {
   draw();
 }
 
-/** The address bar was written (`moved`: false; `own`: by the store, js/store.js `writeLink`) or went
- * Back or Forward (`moved`: true): the states held for its view drawn (on Back or Forward, every state
- * held dropped), the topic panel shows the topic it says, and every part its view's papers (js/page.js).
- * @param {boolean} moved @param {boolean} [own] */
-export function linkChanged(moved, own = false) {
+/** How the address bar's link changed: Back or Forward ("moved"), the store's write for a step the
+ * browser takes ("stepped", js/store.js `writeLink`), or any other write ("written": Streamlit's for a
+ * run of the server's, the zoom's). @typedef {"moved"|"stepped"|"written"} LinkChange */
+
+/** The address bar's link changed (`how`): the states held for its view drawn (on Back or Forward,
+ * every state held dropped), the topic panel shows the topic it says, and every part its view's
+ * papers (js/page.js). @param {LinkChange} how */
+export function linkChanged(how) {
   for (const [kind, held] of [...HELD]) {
-    if (moved) HELD.delete(kind);
+    if (how === "moved") HELD.delete(kind);
     else if (answers(kind, /** @type {string} */ (held.data.link), window.location.search)) {
       HELD.delete(kind);
       drawn(kind, held.data, held.draw);
@@ -78,11 +81,11 @@ export function linkChanged(moved, own = false) {
   }
   if (LINK.panel) LINK.panel.followLink(); // the topic the link says, its view's counts
   if (LINK.header) LINK.header.follow(); // the sentence of the view it says
-  // The map's and the table's papers on Back or Forward and on every write but the store's (the step that
-  // wrote it draws them: js/steps.js `partsFollow`, the panel's opened topic): a run of the server's cut
-  // short by Back may write its step's link over the entry the reader went to, and the run for that entry
-  // then writes it back without drawing the parts it takes as drawn (a storm's map left on the cut run's view).
-  if (!own) for (const part of [LINK.map, LINK.table]) if (part) part.follow();
+  // The map's and the table's papers, but for a step's own write (the step draws them: js/steps.js
+  // `partsFollow`, the panel's opened topic): a run of the server's cut short by Back may write its
+  // step's link over the entry the reader went to, and the run for that entry then writes it back
+  // without drawing the parts it takes as drawn (a storm's map left on the cut run's view).
+  if (how !== "stepped") for (const part of [LINK.map, LINK.table]) if (part) part.follow();
 }
 
 /** Whether no script run is under way (Streamlit says so on its app's element; not said: taken as running). */

@@ -10,6 +10,7 @@ import { linkChanged } from "./links.js";
 import { ranges } from "./plot.js";
 import { SHARED } from "./shared.js";
 /** @import { AtlasMap } from "./atlas_map.js" */
+/** @import { LinkChange } from "./links.js" */
 /** @import { Ranges } from "./protocol.js" */
 
 /** The map whose zoom the link holds (the first drawn). @type {{inst: AtlasMap|null}} */
@@ -120,20 +121,20 @@ export function wrapHistory() {
   HISTORY.search = window.location.search;
   for (const name of /** @type {("pushState"|"replaceState")[]} */ (["pushState", "replaceState"])) {
     const original = window.history[name].bind(window.history);
-    /** @type {(state: any, title: string, url: string|URL|null|undefined, own: boolean) => void} */
-    const unwrapped = (state, title, url, own) => {
+    /** @type {(state: any, title: string, url: string|URL|null|undefined, how: LinkChange) => void} */
+    const unwrapped = (state, title, url, how) => {
       original(state, title, url);
       HISTORY.search = window.location.search;
-      linkChanged(false, own); // a part's answer held for this link drawn (js/links.js)
+      linkChanged(how); // a part's answer held for this link drawn (js/links.js)
     };
-    if (name === "pushState") HISTORY.push = (state, title, url) => unwrapped(state, title, url, true); // the store's
+    if (name === "pushState") HISTORY.push = (state, title, url) => unwrapped(state, title, url, "stepped"); // the store's
     window.history[name] = (/** @type {any} */ state, /** @type {string} */ title, /** @type {string|URL|null|undefined} */ url) => {
-      if (!staleWrite(url)) unwrapped(state, title, withZoom(url), false);
+      if (!staleWrite(url)) unwrapped(state, title, withZoom(url), "written");
     };
   }
   window.addEventListener("popstate", () => {
     HISTORY.moves += 1;
-    linkChanged(true);
+    linkChanged("moved");
     const inst = ZOOM.inst;
     if (inst && inst.plotted) restoreZoom(inst, parseZoom(window.location.search));
   });
