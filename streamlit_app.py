@@ -177,7 +177,9 @@ def header_part(data: MapData, map_key: MapKey) -> None:
 
 @st.fragment(key="map")
 def map_part(data: MapData, map_key: MapKey, rising, map_name: str | None) -> None:
-    """The map and the panel beside it, and the link (every step that changes the view reruns this part)."""
+    """The map and the panel beside it, and the link: rerun by the steps the browser does not draw (a paper
+    opened, Reset view, a map of another build; any step where editing is on), which write the link here
+    (the sidebar's own steps write it in their callback: `app.session.sidebar_changed`)."""
     state, view = page_view(data, map_key)
     left, right = st.columns([1.6, 1], gap="medium")
     sent_before_map = set(session.files_sent())

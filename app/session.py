@@ -24,6 +24,7 @@ from app.palette import colour_columns
 from app.place import Placement, PlacementError
 from app.selection import selection_text
 from app.state import (
+    MAP_KEY,
     SESSION_KEY,
     SETTING,
     SETTINGS,
@@ -409,10 +410,24 @@ def open_topic(topic: int | None) -> None:
 
 def sidebar_changed(data: MapData) -> None:
     """A sidebar widget (search, filters) changed its value; topics outside the chosen themes are
-    dropped (the Topics filter offers only those inside)."""
+    dropped (the Topics filter offers only those inside).
+
+    The step (a filter, a search) is drawn by the browser, as the steps taken on the map are, where
+    it opens no paper (an abstract and its nearest papers are the server's): the link is written
+    here, and the map, the topic list and the papers table follow it from the page's facts (js/links.js
+    `linkChanged`; a search's hits come with the header's state, js/page.js `onFacts`); the server
+    draws what it owns (the sidebar's widgets, the header's state, the downloads). Where editing is on,
+    the map's part reruns (`_parts_the_browser_draws`) and writes the link."""
     known = set(topic_options(data, st.session_state.get(SESSION_KEY["themes"]) or []))
     topics = st.session_state.get(SESSION_KEY["topics"]) or []
     st.session_state[SESSION_KEY["topics"]] = [t for t in topics if t in known]
+    state, shown, now = current_state(), st.session_state.get(PARTS_SHOWN, {}), part_keys()
+    browser = _parts_the_browser_draws()
+    moved = shown.get("map", now["map"]) != now["map"]  # (a widget may report a change in a run for Back)
+    if moved and "map" in browser and state.paper is None and not _history_run():
+        _count_drawn(browser)
+        params = normalise_params({key: st.query_params.get_all(key) for key in st.query_params})
+        sync_url(state, params[MAP_KEY][0] if params.get(MAP_KEY) else None, params)
     rerun_changed(from_sidebar=True)
 
 
@@ -582,15 +597,20 @@ def follow_step(
 
 
 def _drawn_in_browser(query: str, parts: tuple[str, ...]) -> None:
-    """A step the browser drew itself in `parts` (the map's, the table's): they count as drawn, so they
-    do not rerun; the next states sent differ from those the page holds (`KEY_PICKS`), so the parts
-    follow them; the link it wrote (or went to) kept as the query string, so Streamlit adds no entry
-    of its own."""
+    """A step the browser drew itself in `parts` (`_count_drawn`), the link it wrote (or went to) kept
+    as the query string, so that Streamlit adds no entry of its own."""
+    _count_drawn(parts)
+    _keep_query(query)
+
+
+def _count_drawn(parts: tuple[str, ...]) -> None:
+    """The browser draws the step in `parts` (the map's, the table's): they count as drawn, so they do
+    not rerun; the next states sent differ from those the page holds (`KEY_PICKS`), so the parts
+    follow them."""
     shown, now = st.session_state.setdefault(PARTS_SHOWN, {}), part_keys()
     for part in parts:
         shown[part] = now[part]
     st.session_state[KEY_PICKS] = key_picks() + 1
-    _keep_query(query)
 
 
 def on_panel_only(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary]) -> None:

@@ -415,6 +415,62 @@ def test_a_theme_picked_in_the_key_from_the_whole_map_is_drawn_by_the_browser_as
     assert drawn == len(atlas.papers)  # every paper in colour again
 
 
+def test_a_filter_or_search_in_the_sidebar_is_drawn_by_the_browser_as_the_server_draws_it(
+    page, browser, keyed_app
+):
+    """A theme, then a venue chosen in the sidebar's filters, then a search: the server writes the link
+    and draws what it owns (the sidebar, the header's state with the search's hits, the downloads), the
+    browser draws the map, the topic list and the papers table from the link (none comes from the
+    server), and the page reads as the same link opened afresh. With a paper open, a filter is the
+    server's to draw (the paper's panel is its answer)."""
+    app, atlas = keyed_app
+    counts = theme_counts(atlas)
+    received = Received(page)
+    open_app(page, app.url)
+    idle(page)
+
+    def choose(label: str, option: str) -> None:
+        sidebar_multiselect(page, label).click()
+        page.get_by_role("option", name=option, exact=True).click()
+        page.keyboard.press("Escape")
+
+    def search(words: str) -> None:
+        page.get_by_role("textbox", name="Search").fill(words)
+        page.keyboard.press("Enter")
+
+    for step, query in (
+        (lambda: choose("Themes", f"{THEMES[1]} ({counts[1]:,})"), "theme=1"),
+        (lambda: choose("Venue", "NeurIPS"), "f.venue=NeurIPS"),
+        (lambda: search("learning"), "q=learning"),
+    ):
+        before = draws(page)
+        received.take()
+        step()
+        page.wait_for_function("(q) => location.search.includes(q)", arg=query, timeout=30_000)
+        wait_for_redraw(page, before)
+        idle(page)
+        drawn = received.take()
+        assert not [kind for place, kind, _ in drawn if kind == "bidi_component"]  # the browser's
+        assert [kind for place, kind, _ in drawn if kind == "download_button"]  # the server's
+        shown = page.evaluate(SHOWN)
+        assert same_link_afresh(browser, page) == shown
+        if query == "f.venue=NeurIPS":
+            theme = atlas.papers.topic_id.map(
+                dict(zip(atlas.topics.topic_id, atlas.topics.theme_id, strict=True))
+            )
+            wanted = int(((theme == 1) & (atlas.papers.venue == "NeurIPS")).sum())
+            assert shown["highlighted"] == wanted and shown["table"] == f"Papers · {wanted}"
+    assert page.get_by_text("match the words “learning”").count() == 1  # the header: a search answered
+    open_app(page, app.url + "?paper=doc0003")  # a paper opened
+    idle(page)
+    received.take()
+    choose("Venue", "ICML")
+    page.wait_for_function("() => location.search.includes('f.venue=ICML')", timeout=30_000)
+    idle(page)
+    assert [kind for place, kind, _ in received.take() if kind == "bidi_component"]  # the server's
+    assert same_link_afresh(browser, page) == page.evaluate(SHOWN)
+
+
 def test_coloured_by_a_column_a_value_in_the_key_filters_by_it_and_missing_values_are_inert(page, keyed_app):
     app, atlas = keyed_app
     open_app(page, app.url + "?colour=venue")

@@ -25,7 +25,7 @@ import { closePaper } from "./history.js";
 import { drawLegend, followLegend } from "./legend.js";
 import { LINK, VIEWS } from "./links.js";
 import { decodeMask, loadPlotly, loadTable, maskOf, rankCounts } from "./load.js";
-import { facts, onFacts, papersNow } from "./page.js";
+import { facts, onFacts, papersNow, searchOf } from "./page.js";
 import { mark, placeMarks } from "./marks.js";
 import { ranges } from "./plot.js";
 import { drawKeyOf, grouping, parsedOutline } from "./sampling.js";
@@ -406,7 +406,7 @@ export class AtlasMap {
     const shown = this.drawnFor(this.received, papers);
     if (this.shownFor === shown.key) return false;
     if (!this.view || !summary || !sameRows(shown.mask(), this.mask)) return true;
-    const drawing = (/** @type {ViewState} */ v) => JSON.stringify([v.topics, v.themes, v.legend, v.selection]);
+    const drawing = (/** @type {ViewState} */ v) => JSON.stringify([v.topics, v.themes, v.legend, v.selection, v.search]);
     if (drawing(this.asDrawn(this.received, papers)) !== drawing(this.view)) return true;
     this.shownFor = shown.key;
     this.drawn();
@@ -456,7 +456,7 @@ export class AtlasMap {
   }
 }
 
-// The view state with the names, the key and the box or lasso of the link's view (js/page.js), as the
+// The view state with the names, the key, the box or lasso and the search of the link's view (js/page.js), as the
 // server's `payload.view_state` gives them for it (`topic_labels`, `theme_labels`, `legend`, `outline`): the names of its
 // topics holding papers on the map, its opened topic first, then by size, at most `max_topic_labels`;
 // of its themes holding any, largest first; the key's entries pressed for its chosen themes, or its
@@ -476,7 +476,8 @@ function namedView(view, papers, t, summary) {
   const on = (/** @type {KeyEntry} */ entry) =>
     entry.pick !== null && (typeof entry.pick.theme === "number" ? papers.view.themes.includes(entry.pick.theme) : Boolean(pressed && entry.link !== null && pressed[1].includes(entry.link)));
   const selection = papers.view.selection ? parsedOutline(papers.view.selection) : null;
-  return { ...view, topics, themes, legend: view.legend.map((entry) => ({ ...entry, on: on(entry) })), selection };
+  const search = searchOf(papers.view.search) !== ""; // its hits outlined
+  return { ...view, search, topics, themes, legend: view.legend.map((entry) => ({ ...entry, on: on(entry) })), selection };
 }
 
 // The papers of the view the link says (js/page.js), narrowed to its opened topic (a paper opened from a

@@ -43,8 +43,10 @@ export const searchOf = (text) => text.split(/\s+/).filter(Boolean).join(" ");
  * and those inside its box or lasso (all of them, in view or not; null: none drawn).
  * @typedef {{view: View, rows: number[], mask: Mask|null, inside: number[]|null, selected: number[]|null, key: string}} Shown */
 
-/** @type {Facts|null} */
-let FACTS = null;
+/** @type {Facts[]} the facts of the map's last searches, newest first (the last `KEPT_SEARCHES`; "" the
+ * view without one): Back or Forward to a view of one of them is drawn from them (js/steps.js) */
+let KEPT = [];
+const KEPT_SEARCHES = 4;
 let version = 0;
 /** @type {Set<() => void>} */
 const LISTENERS = new Set();
@@ -56,8 +58,12 @@ export function onFacts(listener) {
   return () => LISTENERS.delete(listener);
 }
 
-/** The facts now (null: none yet). */
-export const facts = () => FACTS;
+/** The facts that answer the view `view`'s search (none given: the address bar's view), else the newest
+ * (null: none yet). @param {View} [view] @returns {Facts|null} */
+export function facts(view = currentView()) {
+  const search = searchOf(view.search);
+  return KEPT.find((known) => known.search === search) ?? KEPT[0] ?? null;
+}
 
 /** What `sentence` and `inView` read of a map (js/view.js `ViewTables`), from the header's state and
  * the map's point table (each paper's topic by its colour rank, each filterable column's codes).
@@ -109,11 +115,13 @@ export function takeFacts(state) {
   const mine = ++version;
   const done = (/** @type {PointTable} */ table) => {
     if (mine !== version) return; // a newer state came meanwhile
-    FACTS = factsOf(state, table);
+    const made = factsOf(state, table);
+    KEPT = [made, ...KEPT.filter((known) => known.url === made.url && known.search !== made.search)].slice(0, KEPT_SEARCHES);
     SHOWN = null;
     for (const listener of LISTENERS) listener();
   };
-  if (FACTS && FACTS.url === state.points) done(FACTS.table);
+  const known = KEPT.find((kept) => kept.url === state.points);
+  if (known) done(known.table);
   else mapTable(state.points).then(done);
 }
 
@@ -140,13 +148,13 @@ let SHOWN = null;
 /** The papers the view the address bar says shows on the map `url` (none given: the facts' map):
  * null until the facts answer it. @param {string} [url] @returns {Shown|null} */
 export function papersNow(url) {
-  const view = currentView();
-  if (!FACTS || !answer(FACTS, view, url)) return null;
+  const view = currentView(), known = facts(view);
+  if (!known || !answer(known, view, url)) return null;
   const key = `${version}|${JSON.stringify(view)}`;
   if (SHOWN && SHOWN.key === key) return SHOWN;
-  const hits = hitsOf(FACTS, view.selection);
-  const { rows, selected } = inView(view, FACTS.tables, hits);
-  const n = FACTS.table.n;
+  const hits = hitsOf(known, view.selection);
+  const { rows, selected } = inView(view, known.tables, hits);
+  const n = known.table.n;
   const mask = rows.length === n ? null : maskOf(Uint32Array.from(rows).sort(), n);
   SHOWN = { view, rows, mask, inside: hits.selected, selected, key };
   return SHOWN;

@@ -16,10 +16,11 @@ import { viewOfLink } from "./view.js";
 /** @import { KeyPick, ViewState } from "./protocol.js" */
 
 /** Whether the browser draws the view of the link `search` (a query string) itself: the page's facts
- * answer it on the map drawn now, and it opens no paper. @param {string} search */
+ * answer it on the map drawn now (for its search: kept for the map's last searches), and it opens no
+ * paper. @param {string} search */
 export function browserDraws(search) {
   const view = viewOfLink(search), url = LINK.map ? LINK.map.pointsUrl : null;
-  return view.paper === null && url !== null && answer(facts(), view, url);
+  return view.paper === null && url !== null && answer(facts(view), view, url);
 }
 
 /** The map and the papers table draw the view of the address bar's link, in the task after this one
