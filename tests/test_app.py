@@ -75,13 +75,14 @@ def test_topic_filter_shows_exactly_its_papers_and_unassigned_ones_only_when_cho
     unassigned = int((papers["topic_id"] == -1).sum())
     at = start()
     at.multiselect(key="w_topics").select(1).run()
+    whole_page(at)  # the map and the table: the browser draws them from the link; the server, the same
     shown = table(at)
     assert len(shown) == in_topic and set(shown["Topic"]) == {"Diffusion models"}
     assert len(map_doc_ids(at)) == in_topic
     assert f"Showing the {in_topic} papers in the topic “Diffusion models”" in plain(at)
     assert not [t for t in at.toggle if t.key == "w_unassigned"]  # in a topic view: "Unassigned" under Topics
     whole_page(at).multiselect(key="w_topics").select(-1).run()  # the reader asks for the unassigned papers
-    shown = table(at)
+    shown = table(whole_page(at))
     assert len(shown) == in_topic + unassigned and set(shown["Topic"]) == {"Diffusion models", "Unassigned"}
     assert (
         f"Showing the {in_topic + unassigned} papers in the topic “Diffusion models” and the unassigned"
@@ -91,7 +92,7 @@ def test_topic_filter_shows_exactly_its_papers_and_unassigned_ones_only_when_cho
     whole_page(at).multiselect(key="w_topics").unselect(-1).run()
     whole_page(at).multiselect(key="w_f_year").select("2024").run()
     in_2024 = int(((papers["topic_id"] == 1) & (papers["year"] == 2024)).sum())
-    shown = table(at)
+    shown = table(whole_page(at))
     assert len(shown) == in_2024 and set(shown["Year"]) == {"2024"}
     assert url(at)["topics"] == ["1"] and url(at)["f.year"] == ["2024"]
 
@@ -99,7 +100,7 @@ def test_topic_filter_shows_exactly_its_papers_and_unassigned_ones_only_when_cho
 def test_unassigned_switch_hides_them_from_the_whole_map(tiny):
     papers = read_map(tiny).papers
     at = start()
-    at.toggle(key="w_unassigned").set_value(False).run()
+    whole_page(at.toggle(key="w_unassigned").set_value(False).run())
     assigned = int((papers["topic_id"] != -1).sum())
     assert len(map_doc_ids(at)) == assigned and "Unassigned" not in set(table(at)["Topic"])
     assert f"Showing the {assigned} papers in a topic" in plain(at)
@@ -111,12 +112,12 @@ def test_unassigned_switch_hides_them_from_the_whole_map(tiny):
 
 def test_search_matches_whole_words_ranks_and_highlights(tiny):
     at = start()
-    at.text_input(key="w_search").input("DIFFUSION study 1").run()
+    whole_page(at.text_input(key="w_search").input("DIFFUSION study 1").run())
     assert table(at)["Title"].tolist() == ["Diffusion study 1"]  # "1" is a word: not 13, 17, 21 or 41
     assert live_map(at)["search"] is True and map_doc_ids(at) == {"doc0001"}
     assert "1 of the 60 papers of the map matches the words “DIFFUSION study 1”" in plain(at)
     assert url(at)["q"] == ["DIFFUSION study 1"] and "kind" not in url(at)
-    whole_page(at).text_input(key="w_search").input("diffusion").run()
+    whole_page(whole_page(at).text_input(key="w_search").input("diffusion").run())
     expected = {f"doc{i:04d}" for i in range(60) if i % 4 == 1}  # every Diffusion paper, assigned or not
     assert map_doc_ids(at) == expected
     assert "15 of the 60 papers of the map match the words “diffusion”" in plain(at)
@@ -427,7 +428,7 @@ def test_big_views_page_the_table_send_little_per_rerun_and_export_everything(
     assert len(rows_of(downloads["Download these 1,500 papers (CSV)"])) == 1500
     assert points(at)["webgl"] is True and len(points(at)["x"]) == 1500
     assert papers_table(at)["rows"]["Title"].iloc[50] == "Policy study 50"  # page 2 (the browser turns it)
-    whole_page(at).text_input(key="w_search").input("policy").run()
+    whole_page(whole_page(at).text_input(key="w_search").input("policy").run())
     assert (
         papers_table(at)["caption"].startswith("Papers 1–50 of")
         and table(at)["Title"].iloc[0] == "Policy study 2"

@@ -39,6 +39,7 @@ from tests.helpers import (
     texts,
     tiny_map,
     url,
+    whole_page,
     write_merged_map,
 )
 
@@ -437,7 +438,7 @@ def test_added_papers_can_be_highlighted_shared_and_are_marked_as_added(added_ma
     assert not [f for f in at.multiselect if f.label.lower() == "added"]  # not offered as a filter
     assert live_map(at)["mask"] is None
 
-    toggle.set_value(True).run()
+    whole_page(toggle.set_value(True).run())  # the map: the browser's from the link; the server's, the same
     view = live_map(at)
     assert np.flatnonzero(decode_mask(view["mask"], view["n"])).tolist() == added_rows.tolist()
     assert view["search"] is True  # drawn larger and outlined, the rest faint

@@ -14,6 +14,7 @@ from tests.helpers import (
     table,
     table_state,
     themed_map,
+    url,
     whole_page,
     write_tiny_map,
 )
@@ -49,12 +50,18 @@ def test_a_full_run_draws_every_part(tiny):
     assert parts(start()) == {"sidebar", "topics", "header", "map", "results", "downloads"}
 
 
-def test_a_search_reruns_the_header_map_and_table_but_not_the_sidebar(tiny):
+def test_a_search_reruns_the_header_and_downloads_the_browser_draws_the_map_and_table(tiny):
+    """The header's state carries the search's hits (the page's facts): the browser draws the map, the
+    topic list and the papers table of the link's view from them (tests/test_browser_legend.py)."""
     at = start()
     at.text_input(key="w_search").input("diffusion").run()
-    assert parts(at) == {"header", "map", "results", "downloads"}
+    assert parts(at) == {"header", "downloads"}
     assert "15 of the 60 papers of the map match the words “diffusion”" in plain(at)
-    assert len(table(at)) == 15
+    assert url(at)["q"] == ["diffusion"]  # the link, written by the server for the browser to follow
+    assert len(table(whole_page(at))) == 15
+    at.session_state["paper"] = "doc0005"  # with a paper open, the server draws the map (its panel)
+    whole_page(at).text_input(key="w_search").input("policy").run()
+    assert parts(at) == {"header", "map", "results", "downloads"}
 
 
 def test_the_first_topic_chosen_hides_the_unassigned_switch_without_rerunning_the_sidebar(tiny):
@@ -62,12 +69,12 @@ def test_the_first_topic_chosen_hides_the_unassigned_switch_without_rerunning_th
     at.toggle(key="w_unassigned").set_value(False).run()
     # The unassigned switch is not drawn in a topic view.
     whole_page(at).multiselect(key="w_topics").select(1).run()
-    # and the switch's own part; the header's sentence is the browser's (js/header.js)
-    assert parts(at) == {"map", "results", "downloads"}
+    # and the switch's own part; the header's sentence, the map and the table are the browser's
+    assert parts(at) == {"downloads"}
     assert not [t for t in at.toggle if t.key == "w_unassigned"]
     assert "Showing the 13 papers in the topic “Diffusion models”" in plain(at)
     whole_page(at).multiselect(key="w_f_year").select("2024").run()  # the sidebar already shows it
-    assert parts(at) == {"map", "results", "downloads"}
+    assert parts(at) == {"downloads"}
     whole_page(at).multiselect(key="w_topics").unselect(1).run()  # every topic again: the switch is back...
     assert at.toggle(key="w_unassigned").value is False  # ...as the reader left it
     assert "papers in a topic with year 2024" in plain(at)
@@ -84,7 +91,7 @@ def test_choosing_a_theme_reruns_the_topics_filter_for_the_topics_it_offers_not_
     whole_page(at).multiselect(key="w_topics").select(3).run()  # a topic outside theme 0
     at = whole_page(at)
     at.multiselect(key="w_themes").select(0).run()  # theme 0: topics 1 and 2
-    assert parts(at) == {"topics", "map", "results", "downloads"}
+    assert parts(at) == {"topics", "downloads"}
     assert not [t for t in at.toggle if t.key == "w_unassigned"]
     topics = at.multiselect(key="w_topics")
     offered = ["Diffusion models (13)", "Reinforcement learning (13)", "Unassigned (8)"]
@@ -92,7 +99,7 @@ def test_choosing_a_theme_reruns_the_topics_filter_for_the_topics_it_offers_not_
     assert topics.placeholder == "All topics in the chosen themes"
     assert "Showing the 26 papers in the theme" in plain(at)
     whole_page(at).multiselect(key="w_themes").unselect(0).run()  # every theme: every topic offered again
-    assert parts(at) == {"topics", "map", "results", "downloads"}
+    assert parts(at) == {"topics", "downloads"}
     assert len(at.multiselect(key="w_topics").options) == 5
 
 

@@ -27,6 +27,7 @@ from tests.helpers import (
     tiny_map,
     topic_table,
     url,
+    whole_page,
 )
 
 SEED_MAP = REPO / "assets" / "maps" / "seeds"
@@ -140,7 +141,7 @@ def test_topic_list_is_grouped_under_themes_and_the_theme_filter_narrows_it(seed
     ]
 
     chosen = themes.sort_values("size").iloc[0]  # the smallest theme
-    at.multiselect(key="w_themes").select(int(chosen["theme_id"])).run()
+    whole_page(at.multiselect(key="w_themes").select(int(chosen["theme_id"])).run())  # the list: as loaded
     members = topics[topics["theme_id"] == chosen["theme_id"]]
     assert sorted(listed_topics(at)) == sorted([*members["label"], *(["Unassigned"] if unassigned else [])])
     assert len(group_headers(at)) == 1 + bool(unassigned)  # the theme, and Unassigned (none in view)

@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 from tests.devserver import StreamlitServer
-from tests.helpers import POINTS, REPO, SEED_MAP, live_map, open_app, start, write_tiny_map
+from tests.helpers import POINTS, REPO, SEED_MAP, live_map, open_app, start, whole_page, write_tiny_map
 
 HEAVY = (
     "torch",
@@ -231,7 +231,7 @@ def test_a_read_only_static_folder_sends_the_files_once_through_the_component(ti
     assert table["meta"]["n"] == 60 and first["points"].endswith(".bin.gz")
     assert gzip.decompress(base64.b64decode(first["plotly_data"])).startswith(b"/**")
     assert b"export default function" in gzip.decompress(base64.b64decode(first["module_data"]))  # map.js
-    at.text_input(key="w_search").input("diffusion").run()
+    whole_page(at.text_input(key="w_search").input("diffusion").run())  # the map drawn again
     again = live_map(at)
     assert (
         not {"points_data", "plotly_data", "module_data"} & set(again) and again["points"] == first["points"]

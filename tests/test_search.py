@@ -513,7 +513,7 @@ def test_one_list_from_words_and_meaning_each_paper_with_its_evidence_and_an_old
     assert f"(#1 of {len(table)})" in match["text"]
     # a question nothing on the map is about lists nothing, and says so
     at.session_state["paper"] = None
-    at.text_input(key="w_search").input("a sourdough recipe").run()
+    whole_page(at.text_input(key="w_search").input("a sourdough recipe").run())  # the table: as loaded
     assert (
         "None of the 60 papers of the map writes “a sourdough recipe” or is close in meaning to it: the nearest"
         in plain_text(at)
@@ -563,10 +563,10 @@ def test_operators_stay_exact_filters_and_a_search_of_operators_alone_ranks_by_w
     titles = atlas.papers["title"].tolist()
     words = [set(re.findall(r"\w+", written[titles.index(t)])) for t in full]
     own = min(words[0] - set.union(*words[1:]))  # a word only the first paper listed writes
-    whole_page(at).text_input(key="w_search").input(f"removing noise step by step -{own}").run()
+    whole_page(whole_page(at).text_input(key="w_search").input(f"removing noise step by step -{own}").run())
     kept = [t for t, held in zip(full, words, strict=True) if own not in held]
     assert papers_table(at)["rows"]["Title"].tolist() == kept and 0 < len(kept) < len(full)
-    whole_page(at).text_input(key="w_search").input('"diffusion"').run()
+    whole_page(whole_page(at).text_input(key="w_search").input('"diffusion"').run())
     table = papers_table(at)["rows"]
     assert len(table) == 15 and "Closer than" not in table.columns
     assert "15 of the 60 papers of the map match the words “diffusion”" in plain_text(at)
@@ -590,7 +590,7 @@ def test_a_question_on_the_seed_map_lists_papers_on_it_and_an_off_domain_one_lis
     papers = read_map(REPO / "assets" / "maps" / "seeds").papers
     written = (papers["title"] + " " + papers["abstract"]).str.lower().set_axis(papers["title"])
     assert written[table["Title"][:3]].str.contains(r"multi-?view").all()  # the first ones are on it
-    at.text_input(key="w_search").input("a sourdough recipe").run()
+    whole_page(at.text_input(key="w_search").input("a sourdough recipe").run())  # the table: as loaded
     assert (
         "None of the 57 papers of the map writes “a sourdough recipe” or is close in meaning"
         in plain_text(at)
