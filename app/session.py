@@ -423,8 +423,9 @@ def sidebar_changed(data: MapData) -> None:
     st.session_state[SESSION_KEY["topics"]] = [t for t in topics if t in known]
     state, shown, now = current_state(), st.session_state.get(PARTS_SHOWN, {}), part_keys()
     browser = _parts_the_browser_draws()
-    moved = shown.get("map", now["map"]) != now["map"]  # (a widget may report a change in a run for Back)
-    if moved and "map" in browser and state.paper is None and not _history_run():
+    # Streamlit may call the callback where nothing changed, or in its run for Back or Forward: no step.
+    moved = shown.get("map", now["map"]) != now["map"] and not _history_run()
+    if moved and "map" in browser and state.paper is None:
         _count_drawn(browser)
         params = normalise_params({key: st.query_params.get_all(key) for key in st.query_params})
         sync_url(state, params[MAP_KEY][0] if params.get(MAP_KEY) else None, params)
