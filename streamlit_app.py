@@ -31,7 +31,7 @@ from app.paper_view import paper_state
 from app.papers_panel import papers_panel
 from app.placement import placement_panel
 from app.search import SearchResult
-from app.state import ViewState, normalise_params
+from app.state import ViewState
 from app.view import (
     header_sentence,
     opened_topic_view,
@@ -105,7 +105,7 @@ def main() -> None:
         no_map_page("No map found under assets/maps/.")
         return
     names = [m.name for m in catalog]
-    params = normalise_params({key: st.query_params.get_all(key) for key in st.query_params})
+    params = session.link_params()
     choice, gone = session.choose_map(params, names)
     ref = catalog[names.index(choice)]
     map_key = MapKey.of(ref.name, ref.path)
@@ -198,7 +198,7 @@ def map_part(data: MapData, map_key: MapKey, rising, map_name: str | None) -> No
         )
     with right:
         side_panel(data, map_key, state, rising, view.search, sent_before_map)
-    params = normalise_params({key: st.query_params.get_all(key) for key in st.query_params})
+    params = session.link_params()
     session.sync_url(state, map_name, params)
     session.part_shown("map")
 

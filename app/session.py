@@ -363,6 +363,11 @@ def navigated(params: dict[str, list[str]], vocabulary: Vocabulary) -> bool:
     return _history_run() and parse_view(_without_zoom(params), vocabulary)[0] != current_state()
 
 
+def link_params() -> dict[str, list[str]]:
+    """The query string the browser sent with this run, normalised (`app.state.normalise_params`)."""
+    return normalise_params({key: st.query_params.get_all(key) for key in st.query_params})
+
+
 def sync_url(state: ViewState, map_name: str | None, params: dict[str, list[str]]) -> None:
     """Write the view into the query string when it changed (a new browser history entry, so Back
     undoes it); the map's zoom (`view=`), which the browser writes, is kept as it is."""
@@ -427,8 +432,8 @@ def sidebar_changed(data: MapData) -> None:
     moved = shown.get("map", now["map"]) != now["map"] and not _history_run()
     if moved and "map" in browser and state.paper is None:
         _count_drawn(browser)
-        params = normalise_params({key: st.query_params.get_all(key) for key in st.query_params})
-        sync_url(state, params[MAP_KEY][0] if params.get(MAP_KEY) else None, params)
+        named = st.session_state.get(URL_PARAMS, {}).get(MAP_KEY)  # as the page last wrote the link
+        sync_url(state, named[0] if named else None, link_params())
     rerun_changed(from_sidebar=True)
 
 

@@ -362,6 +362,8 @@ def test_several_maps_offer_a_selector_and_the_map_is_in_the_url(tmp_path, monke
     at.selectbox(key="map_choice").select("other").run()
     assert topic_table(at)["Topic"].tolist()[0] == "Other A"
     assert url(at)["map"] == ["other"]
+    whole_page(at).multiselect(key="w_topics").select(1).run()  # the link written in the filter's callback
+    assert url(at) == {"map": ["other"], "topics": ["1"]}
     again = start({"map": "other", "topic": "1"})
     assert panel_topic(again) == 1 and "papers in the topic “Other B”" in texts(again)
 
