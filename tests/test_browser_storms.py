@@ -7,9 +7,12 @@ shows. The issue's two sequences are fixed cases; the rest are drawn at random f
 
 The random storms once ended now and then (seed 9, in 2 of 9 runs) with the address bar on one entry and
 the page on another: the server's run for a step the browser drew wrote the step's link again after the
-reader had gone Back or Forward from it (js/zoom.js, `staleWrite`, drops such a write now)."""
+reader had gone Back or Forward from it (js/zoom.js, `staleWrite`, drops such a write now); likewise
+the late write of a step the server takes itself (a paper opened), held back here to make it late."""
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
@@ -216,3 +219,57 @@ def test_a_random_storm_ends_on_the_page_its_link_opens(page, browser, storm_app
             for k in rng.integers(9, size=STEPS)]  # fmt: skip
     storm(page, rng, steps, then, (0, 50))
     check(page, browser)
+
+
+class HeldAnswers:
+    """The page's WebSocket to the server, its answers held while `holding` (what a slow server or a slow
+    network does to a step's run), then passed on in order."""
+
+    def __init__(self, page) -> None:
+        self.holding, self.held, self.sent = False, [], 0
+        page.route_web_socket(re.compile(r".*/_stcore/stream$"), self._route)
+
+    def _route(self, socket) -> None:
+        server = socket.connect_to_server()
+        socket.on_message(lambda message: self._up(server, message))
+        server.on_message(
+            lambda message: self.held.append((socket, message)) if self.holding else socket.send(message)
+        )
+
+    def _up(self, server, message) -> None:
+        self.sent += 1
+        server.send(message)
+
+    def release(self) -> None:
+        self.holding = False
+        for socket, message in self.held:
+            socket.send(message)
+        self.held.clear()
+
+
+def test_back_before_the_server_opened_a_paper_stays_where_back_went(page, browser, storm_app):
+    """A paper opened from the papers table is the server's step (its abstract and nearest papers are the
+    server's), and the server writes its link when its run gets there. Back pressed before that run's
+    answer arrived went to the entry before; the run's late write of the paper's link is not put over it
+    (a new history entry the reader never asked for, Forward's entries lost) and the page is that entry's."""
+    wire = HeldAnswers(page)
+    opened(page, storm_app.url)
+    floor = page.evaluate("navigation.currentEntry.index")
+    page.locator(".atlas-panel-list .atlas-topic").first.click()  # a step of the browser's: a new entry
+    idle(page)
+    assert page.evaluate("navigation.currentEntry.index") == floor + 1
+    wire.holding, sent = True, wire.sent
+    page.locator(".atlas-table .atlas-row-title").first.click()  # the click's trigger sent ...
+    for _ in range(50):
+        if wire.sent > sent:
+            break
+        page.wait_for_timeout(20)
+    assert wire.sent > sent, "the click was not sent to the server"
+    page.wait_for_timeout(400)  # ... and its run over before the reader goes Back
+    page.evaluate("history.back()")
+    page.wait_for_timeout(400)
+    wire.release()
+    shown = settled(page)
+    assert page.evaluate("[navigation.currentEntry.index, navigation.entries().length]") == [floor, floor + 2]
+    assert "paper=" not in page.url and "topic=" not in page.url, page.url
+    assert shown == afresh(browser, page.url), page.url

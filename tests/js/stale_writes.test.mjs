@@ -7,7 +7,7 @@ import { beforeEach, test } from "node:test";
 
 import { move, page } from "./page.mjs";
 
-const { HISTORY, answered, sentLink, wrapHistory } = await import("./zoom.js");
+const { HISTORY, answered, answeredStep, sentLink, sentStep, wrapHistory } = await import("./zoom.js");
 const { LINK, drawAnswer } = await import("./links.js");
 wrapHistory();
 
@@ -16,6 +16,7 @@ const serverWrites = (query) => window.history.replaceState({}, "", `/?${query}`
 
 beforeEach(() => {
   HISTORY.sent.clear();
+  HISTORY.unlinked = null;
   page.search = "?paper=doc7";
 });
 
@@ -54,6 +55,35 @@ test("links are the same whatever the order of their keys, the zoom and the map'
   move("?topic=3");
   serverWrites("map=demo&paper=doc7&theme=0");
   assert.equal(page.search, "?topic=3");
+});
+
+test("a step of the server's (a paper opened), its link written after Back to another entry: not written", () => {
+  page.search = "?theme=0";
+  sentStep(); // a paper clicked: the server's run writes its link, which the browser does not know
+  move("?topic=2"); // Back before that write came
+  window.history.replaceState({}, "", "/?topic=2&view=0,1,0,1"); // the zoom's write of the entry: no view
+  serverWrites("theme=0&paper=doc7"); // the run's write, late
+  assert.equal(page.search, "?topic=2&view=0,1,0,1");
+  serverWrites("theme=2"); // awaited once: the server's next write is made
+  assert.equal(page.search, "?theme=2");
+});
+
+test("a step of the server's with no Back or Forward since: its write made", () => {
+  page.search = "?theme=0";
+  sentStep();
+  serverWrites("theme=0&paper=doc7");
+  move("?theme=0");
+  serverWrites("theme=1"); // not taken for the step's: that was written
+  assert.equal(page.search, "?theme=1");
+});
+
+test("a step of the server's that left the view as it was (the map's state for it) awaits no write", () => {
+  page.search = "?theme=0&paper=doc7";
+  sentStep(); // the opened paper clicked again
+  answeredStep("theme=0&paper=doc7");
+  move("?theme=0");
+  serverWrites("theme=0&q=graphs"); // a search in the sidebar, the server's write of it
+  assert.equal(page.search, "?theme=0&q=graphs");
 });
 
 /** Part `kind`'s state for the link `link` sent by the server: the states drawn, in `drawn`. */

@@ -8,7 +8,7 @@ import { HeaderPart } from "./header.js";
 import { LINK, drawAnswer } from "./links.js";
 import { TopicPanel } from "./panel.js";
 import { PapersTable } from "./table.js";
-import { answered, sentLink } from "./zoom.js";
+import { answered, answeredStep, sentLink, sentStep } from "./zoom.js";
 /** @import { HeaderState, PanelState, TableState, Trigger, ViewState } from "./protocol.js" */
 
 /** @param {{data: ViewState|PanelState|TableState|HeaderState, parentElement: HTMLElement, setTriggerValue: Trigger}} component */
@@ -27,7 +27,10 @@ export default function (component) {
   }
   inst.trigger = telling(setTriggerValue);
   inst.root.style.height = `${data.height}px`;
-  if (data.link !== undefined) answered(data.link);
+  if (data.link !== undefined) {
+    answered(data.link);
+    answeredStep(data.link);
+  }
   const map = inst;
   drawAnswer("map", data, () => showMapState(map, data));
   return () => {
@@ -84,10 +87,11 @@ function headerEntry(data, parentElement) {
   };
 }
 
-/** Streamlit's setTriggerValue, noting the link a step the browser drew is sent with (js/zoom.js,
- * `sentLink`). @param {Trigger} setTriggerValue @returns {Trigger} */
+/** Streamlit's setTriggerValue, noting the link a step the browser drew is sent with, or that a step
+ * of the server's is sent without one (js/zoom.js, `sentLink`, `sentStep`). @param {Trigger} setTriggerValue @returns {Trigger} */
 const telling = (setTriggerValue) => (name, value) => {
   const query = /** @type {{query?: unknown}} */ (value).query;
   if (typeof query === "string") sentLink(query);
+  else sentStep();
   setTriggerValue(name, value);
 };

@@ -76,6 +76,7 @@ export const HISTORY = {
   /** @type {(state: any, title: string, url?: string|URL|null) => void} */ push: (s, t, u) => window.history.pushState(s, t, u),
   moves: 0, // Back and Forward steps taken on this page
   /** @type {Map<string, number>} links sent with a step (`sentLink`), each with `moves` when sent */ sent: new Map(),
+  /** @type {number|null} `moves` when a step of the server's was sent (`sentStep`), until it wrote its link */ unlinked: null,
 };
 
 // A step the browser draws itself is written into the address bar by the browser and sent to the
@@ -85,7 +86,12 @@ export const HISTORY = {
 // reader has left and would put its link over the entry the reader is on, whose own run then draws the
 // page: the address bar would say one view and the page show another. So such a write is dropped
 // (`staleWrite`); each link sent is awaited once, until the server's write of it or a part's state
-// for it (js/entry.js, `answered`).
+// for it (js/entry.js, `answered`). A step the server takes itself (a paper opened: its abstract and
+// nearest papers are the server's) is sent without a link, and its run writes one the browser cannot
+// know: the first write of another view than the address bar's after it is that link (`sentStep`),
+// dropped likewise where the reader went Back or Forward since (else a history entry the reader never
+// asked for, over the Forward entries); a map's state for the address bar's view says the step changed
+// no view and wrote nothing (`answeredStep`).
 /** A query string as a key: its parameters but the zoom and the map's name, sorted. @param {string} query */
 const sentKey = (query) => {
   const params = new URLSearchParams(query);
@@ -105,14 +111,32 @@ export function sentLink(query) {
 /** The server's answer for the link `link` arrived (a part's state for it). @param {string} link */
 export const answered = (link) => HISTORY.sent.delete(sentKey(link));
 
+/** A step of the server's was sent (a trigger without a link). */
+export function sentStep() {
+  HISTORY.unlinked = HISTORY.moves;
+}
+
+/** The map's state for the link `link` arrived: for the address bar's view, the server's step sent
+ * last changed no view (its run writes no link). @param {string} link */
+export function answeredStep(link) {
+  if (sentKey(link) === sentKey(window.location.search)) HISTORY.unlinked = null;
+}
+
 /** Whether a write of the address bar to `url` is the server's write of a link sent before the reader
- * went Back or Forward to another entry (dropped: see above). @param {string|URL|null|undefined} url */
+ * went Back or Forward to another entry, or of the link of a step of the server's sent before it
+ * (dropped: see above). @param {string|URL|null|undefined} url */
 function staleWrite(url) {
   if (url === null || url === undefined) return false;
   const key = sentKey(new URL(String(url), window.location.href).search), moves = HISTORY.sent.get(key);
-  if (moves === undefined) return false;
-  HISTORY.sent.delete(key);
-  return moves < HISTORY.moves && key !== sentKey(window.location.search);
+  const here = key === sentKey(window.location.search);
+  if (moves !== undefined) {
+    HISTORY.sent.delete(key);
+    return moves < HISTORY.moves && !here;
+  }
+  const since = HISTORY.unlinked;
+  if (since === null || here) return false; // the zoom's writes, and the server's of the view shown
+  HISTORY.unlinked = null;
+  return since < HISTORY.moves;
 }
 
 export function wrapHistory() {
