@@ -88,7 +88,7 @@ def side_panel(
         paper=opened,
     )
     # Where editing is on, the edit forms follow the opened topic: the map's part reruns for it.
-    session.panel_shown(state.topic, shown=not editing_allowed(data.path))
+    session.editing_shown(editing_allowed(data.path))
     if editing:
         edit_panel(data, state.topic)
 

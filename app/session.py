@@ -62,8 +62,7 @@ CURRENT_VIEW = "current_view"  # the papers in view for the last filters and sea
 SELECTED_ROWS = "selected_rows"  # the rows the last box or lasso selection holds (`app.view.selected_rows`)
 NEAREST_PAPERS = "nearest_papers"  # the last opened paper's nearest papers (`app.nearest`)
 # Panels.
-PANEL_TOPIC = "panel_topic"  # the topic the browser's topic panel shows (absent: no panel, a paper is open,
-#                              or editing is on): the map's part need not rerun when the panel opens it
+EDITING = "editing"  # whether this map's topics are edited here: the edit forms follow the opened topic
 PLACEMENT = "placement"  # the placed abstract: an `app.place.Placement`, or a `PlacementError`
 PLACEMENT_FORM = "placement_form"  # the placement panel's form ...
 PASTED = "placement_text"  # ... and its text area: the abstract to place
@@ -256,12 +255,6 @@ PART_SETTINGS = {
 INSIDE_SIDEBAR = ("themes", "topics", "facets", "unassigned")
 
 
-def panel_holds_topic(state: ViewState) -> bool:
-    """Whether the view's opened topic (or none) is the one the browser's topic panel shows, which
-    opens and closes topics without the server (`PANEL_TOPIC`)."""
-    return PANEL_TOPIC in st.session_state and st.session_state[PANEL_TOPIC] == state.topic
-
-
 def part_keys() -> dict[str, tuple]:
     """What each part of the page shows, as far as the session state decides it: a step reruns the
     parts whose key it changed (`rerun_changed`). The sidebar's parts' keys are (their shape, their
@@ -274,8 +267,9 @@ def part_keys() -> dict[str, tuple]:
     # The header's sentence is the browser's for the link's view (js/header.js): the server sends it the
     # search's hits, and the notices.
     searched = " ".join(state.search.split())
-    # The topic panel opens and closes topics in the browser: the map's part shows them already.
-    in_panel = panel_holds_topic(state)
+    # The topic panel opens and closes topics in the browser, which follows the link: the map's part
+    # reruns for one only where a paper is open (the map narrows to its topic) or editing is on.
+    topic_shown = state.paper is not None or _editing()
     return {
         "sidebar": ((), (state.search, state.added_only)),
         "themes": ((), state.themes),
@@ -284,7 +278,7 @@ def part_keys() -> dict[str, tuple]:
         # hidden in a topic or theme view
         "unassigned": ((bool(state.topics or state.themes),), state.show_unassigned),
         "header": (searched, said),
-        "map": (replace(state, topic="in the panel") if in_panel else state, reset_zoom()),
+        "map": (state if topic_shown else replace(state, topic=None), reset_zoom()),
         # The papers table narrows to an opened topic, pages and sorts in the browser (js/table.js).
         "results": (view, selection),
         "downloads": (view, opened, selection),
@@ -409,7 +403,9 @@ def open_paper(doc_id: str | None) -> None:
 
 
 def open_topic(topic: int | None) -> None:
-    take_step({"kind": "topic", "topic": topic})
+    """The server's step to a topic (or the list): its link written here, which the topic panel follows
+    (the map's part reruns for it only where a paper closes or editing is on, `part_keys`)."""
+    write_link(take_step({"kind": "topic", "topic": topic}))
     rerun_changed()
 
 
@@ -432,9 +428,15 @@ def sidebar_changed(data: MapData) -> None:
     moved = shown.get("map", now["map"]) != now["map"] and not _history_run()
     if moved and "map" in browser and state.paper is None:
         _count_drawn(browser)
-        named = st.session_state.get(URL_PARAMS, {}).get(MAP_KEY)  # as the page last wrote the link
-        sync_url(state, named[0] if named else None, link_params())
+        write_link(state)
     rerun_changed(from_sidebar=True)
+
+
+def write_link(state: ViewState) -> None:
+    """The view's link written in a step's callback, for a step the map's part (which writes it
+    otherwise) may not rerun for; the map's name as the page last wrote it."""
+    named = st.session_state.get(URL_PARAMS, {}).get(MAP_KEY)
+    sync_url(state, named[0] if named else None, link_params())
 
 
 def on_paper_click(data: MapData, points_url: str, component: str = MAP_COMPONENT) -> None:
@@ -472,9 +474,14 @@ def _is_query(query: object) -> TypeGuard[str]:
 
 def _parts_the_browser_draws() -> tuple[str, ...]:
     """The parts a view the browser drew again (or a selection it showed) counts as drawn: the table,
-    and the map's where the topic panel shows topics (where editing is on, its edit forms follow the
-    opened topic: the part reruns, its map redrawn with the state the browser drew)."""
-    return ("map", "results") if PANEL_TOPIC in st.session_state else ("results",)
+    and the map's but where editing is on (its edit forms follow the opened topic: the part reruns,
+    its map redrawn with the state the browser drew)."""
+    return ("results",) if _editing() else ("map", "results")
+
+
+def _editing() -> bool:
+    """Whether this map's topics are edited here (not known before the map's part first ran: taken as so)."""
+    return st.session_state.get(EDITING, True)
 
 
 def on_table_clear(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary]) -> None:
@@ -497,12 +504,9 @@ def on_topic_pick(key: str, topic_ids: list[int]) -> None:
     open_topic(topic_ids[rows[0]] if rows else None)
 
 
-def panel_shown(topic: int | None, shown: bool) -> None:
-    """As the map's part draws: the topic panel shows `topic` (`shown`), or there is no panel."""
-    if shown:
-        st.session_state[PANEL_TOPIC] = topic
-    else:
-        st.session_state.pop(PANEL_TOPIC, None)
+def editing_shown(on: bool) -> None:
+    """As the map's part draws: whether the topics are edited here (`app.curation_panel`)."""
+    st.session_state[EDITING] = on
 
 
 def _panel_event(name: str, points_url: str) -> dict | None:
@@ -573,9 +577,7 @@ def on_map_history(data: MapData, points_url: str, vocabulary: Callable[[], Voca
     query = value.get("query")
     if value.get("map") != points_url or not _is_query(query):
         return
-    state = follow_link(_without_zoom(_query_params(query)), data, vocabulary())
-    if PANEL_TOPIC in st.session_state:
-        st.session_state[PANEL_TOPIC] = state.topic
+    follow_link(_without_zoom(_query_params(query)), data, vocabulary())
     _drawn_in_browser(query, _parts_the_browser_draws())
     # To or from an opened paper in the same view nothing else changed: the map's part reruns (Streamlit's
     # default for its event; a rerun of the header alone instead lost the next of two quick Forwards).
@@ -593,8 +595,6 @@ def follow_step(
     if not _is_query(query):
         return
     state, _ = parse_view(_without_zoom(_query_params(query)), vocabulary())
-    if PANEL_TOPIC in st.session_state:  # the panel keeps its topic open, or closed it with the step
-        st.session_state[PANEL_TOPIC] = state.topic
     _put_state(state, data)
     if drawn is False:
         _keep_query(query)

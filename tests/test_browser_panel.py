@@ -16,7 +16,16 @@ from app.data import build_map_data
 from app.topic_summary import central_papers, topic_summary
 from pipeline.mapfolder.store import write_map
 from tests.devserver import StreamlitServer
-from tests.helpers import GRAPH, Received, draws, idle, open_app, themed_map, wait_for_redraw
+from tests.helpers import (
+    GRAPH,
+    Received,
+    draws,
+    idle,
+    open_app,
+    themed_map,
+    wait_for_redraw,
+    write_merged_map,
+)
 
 pytestmark = pytest.mark.browser
 LIST = ".atlas-panel-list"
@@ -435,6 +444,51 @@ def test_back_and_forward_restore_the_list_and_the_topic_and_a_link_opens_it(pag
     assert "bidi_component" not in {kind for _, kind, _ in received.take()}
     assert page.evaluate("location.search") == f"?topic={first}" and box.input_value() == ""
     assert opened_as_shown(page)["name"] == data.label(first)
+
+
+def test_a_topic_picked_in_what_changed_opens_in_the_panel_with_its_link(page, tmp_path):
+    """A rebuilt map's "Changes since the previous build": a row picked opens its topic, the server's
+    step, which writes the link in its callback; the topic panel follows the link (the map's part does
+    not rerun for a topic alone: no map, panel or table from the server), one history entry, and the
+    page reads as a fresh load of that link."""
+    folder = write_merged_map(tmp_path / "merged")
+    data = build_map_data("merged", folder)
+    app = StreamlitServer(folder, tmp_path / "no-other-maps", timeout=90)
+    try:
+        received = Received(page)
+        open_app(page, app.url)
+        page.get_by_text("Changes since the previous build").click()
+        table = page.locator("[data-testid='stDataFrame']", has=page.locator("th", has_text="Change")).last
+        table.wait_for(timeout=30_000)
+        table.scroll_into_view_if_needed()
+        idle(page)
+        entries = page.evaluate("history.length")
+        received.take()
+        box = table.bounding_box()
+        page.mouse.click(box["x"] + 15, box["y"] + 38 + 10)  # the first row's selector (the header: 38 px)
+        page.wait_for_function("() => location.search.startsWith('?topic=')", timeout=30_000)
+        idle(page)
+        topic = int(page.evaluate("location.search").removeprefix("?topic="))
+        assert "bidi_component" not in {kind for _, kind, _ in received.take()}  # no map, panel, table sent
+        assert page.locator(f"{OPENED} h4").inner_text() == data.label(topic)
+        assert header(page) == f"Showing the {data.sizes[topic]} papers in the topic “{data.label(topic)}”"
+        assert page.evaluate("history.length") == entries + 1
+
+        def read(at) -> tuple[str, str, str]:  # the panel's topic, the header, the papers table's heading
+            return (
+                at.locator(f"{OPENED} h4").inner_text(),
+                header(at),
+                at.locator(".atlas-table h4").first.inner_text(),
+            )
+
+        shown = read(page)
+        fresh = page.context.new_page()
+        open_app(fresh, page.url)
+        idle(fresh)
+        fresh.locator(f"{OPENED} h4").wait_for(timeout=30_000)
+        assert read(fresh) == shown
+    finally:
+        app.stop()
 
 
 def test_at_a_phone_s_width_the_panel_is_under_the_map_and_reads_whole(browser, panel_app):

@@ -51,7 +51,7 @@ def drawn(parts: list[str]) -> None:
     """The parts a step reran (or the whole page), drawn: the sidebar's with the parts inside it; the
     map's with the topic panel beside it (no editing), showing the opened topic."""
     if "map" in parts:
-        session.panel_shown(session.current_state().topic, shown=True)
+        session.editing_shown(False)
     for part in parts + (list(session.INSIDE_SIDEBAR) if "sidebar" in parts else []):
         session.part_shown(part)
 
@@ -149,18 +149,21 @@ def test_a_theme_the_browser_showed_itself_leaves_the_map_and_the_table_as_they_
 def test_a_theme_picked_with_the_panel_s_topic_open_is_the_browser_s_and_the_panel_follows(
     data, reruns, theme, kept
 ):
-    """Topic 1 ("Diffusion models", theme 0) open in the browser's topic panel (`PANEL_TOPIC`), a theme
+    """Topic 1 ("Diffusion models", theme 0) open in the browser's topic panel (editing off), a theme
     picked with its link: the browser drew it (no map, no table from the server), keeping the topic
     open in its theme, closing it in another; the panel's topic follows, so opening topics there
     later still reruns nothing."""
     topic = session.widget_key("topic")
     st.session_state[topic] = 1
-    st.session_state[session.PANEL_TOPIC] = 1
+    session.editing_shown(False)
     st.session_state[session.PARTS_SHOWN] = dict(session.part_keys())
     click(data, theme=theme, query=f"topic=1&theme={theme}" if kept else f"theme={theme}")
     assert st.session_state[THEMES] == [theme] and st.session_state[topic] == kept
-    assert st.session_state[session.PANEL_TOPIC] == kept and session.key_picks() == 1
+    assert session.key_picks() == 1
     assert "map" not in reruns[-1] and "results" not in reruns[-1]
+    shown = session.part_keys()["map"]
+    st.session_state[topic] = 2  # a topic opened in the panel after it
+    assert session.part_keys()["map"] == shown
 
 
 def test_a_value_the_browser_showed_itself_leaves_the_map_and_the_table_as_they_are(data, reruns):
