@@ -273,3 +273,31 @@ def test_back_before_the_server_opened_a_paper_stays_where_back_went(page, brows
     assert page.evaluate("[navigation.currentEntry.index, navigation.entries().length]") == [floor, floor + 2]
     assert "paper=" not in page.url and "topic=" not in page.url, page.url
     assert shown == afresh(browser, page.url), page.url
+
+
+def test_back_to_an_entry_the_server_wrote_adds_none_and_forward_comes_back(page, storm_app):
+    """A search in the sidebar is written into the address bar by the server (Python's encoding: a
+    comma is `%2C`, `~` itself), and the page keeps it as the browser encodes it (`,`, `%7E`); a tick
+    is written by the browser. Back to the search, the server writes the entry's link again in its own
+    encoding: that is the link the address bar says, not a new entry (it was, over the tick's entry,
+    so Forward went nowhere)."""
+    opened(page, storm_app.url)
+    floor = page.evaluate("navigation.currentEntry.index")
+    box = page.get_by_role("textbox", name="Search")
+    box.fill("graph, ~model")
+    box.press("Enter")
+    page.wait_for_function("() => location.search.includes('q=')", timeout=30_000)
+    idle(page)
+    page.locator(".atlas-panel-list .atlas-topic-list .atlas-topic-tick").first.click()
+    page.wait_for_function("() => location.search.includes('topics=')", timeout=30_000)
+    idle(page)
+    entries = "() => [navigation.currentEntry.index, navigation.entries().length]"
+    assert page.evaluate(entries) == [floor + 2, floor + 3]
+    ticked = page.url
+    page.evaluate("history.back()")
+    settled(page)
+    assert page.evaluate(entries) == [floor + 1, floor + 3]
+    assert "topics=" not in page.url
+    page.evaluate("history.forward()")
+    settled(page)
+    assert page.evaluate(entries) == [floor + 2, floor + 3] and page.url == ticked

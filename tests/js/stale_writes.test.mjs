@@ -86,6 +86,17 @@ test("a step of the server's that left the view as it was (the map's state for i
   assert.equal(page.search, "?theme=0&q=graphs");
 });
 
+test("the server's push of the link the address bar says, in Python's encoding: no new entry", () => {
+  page.search = "?q=graph%2C+%7Emodel&topics=0,3&view=0,1,0,1"; // as the browser keeps it
+  const entries = page.entries.length;
+  window.history.pushState({}, "", "/?q=graph%2C+~model&topics=0%2C3"); // Streamlit's, Python's text
+  assert.equal(page.entries.length, entries);
+  assert.equal(page.search, "?q=graph%2C+%7Emodel&topics=0,3&view=0,1,0,1");
+  window.history.pushState({}, "", "/?q=graph%2C+~model&topics=0%2C3%2C1"); // another view: a new entry
+  assert.equal(page.entries.length, entries + 1);
+  assert.equal(page.search, "?q=graph%2C+~model&topics=0%2C3%2C1");
+});
+
 /** Part `kind`'s state for the link `link` sent by the server: the states drawn, in `drawn`. */
 const drawn = [];
 const arrives = (kind, link) => drawAnswer(kind, { link }, () => drawn.push(`${kind} ${link}`));

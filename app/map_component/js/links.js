@@ -16,7 +16,7 @@ import { linkParams, linkText, viewOfLink } from "./view.js";
  * @type {{map: AtlasMap|null, panel: TopicPanel|null, table: PapersTable|null, header: HeaderPart|null, topic: number|null|undefined}} */
 export const LINK = { map: null, panel: null, table: null, header: null, topic: undefined };
 
-/** The link of the view the query string `query` says, as the server writes it (js/view.js: read back
+/** The link of the view the query string `query` says, in the link's order (js/view.js: read back
  * into a view, written again), without the link's keys `dropped` (a setting's, or a column's filter's).
  * The map's name and the zoom are no part of a view. @param {string} query @param {string[]} [dropped] */
 const viewLink = (query, dropped = []) => linkText(linkParams(viewOfLink(query)).filter(([key]) => !dropped.includes(key)));

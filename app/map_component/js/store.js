@@ -20,7 +20,7 @@ function themeOf() {
   return Object.fromEntries((summary ? summary.topics : []).flatMap((topic) => (topic.theme === null ? [] : [[topic.id, topic.theme]])));
 }
 
-/** The link of `view`, as the server writes it, with the address bar's map name and zoom.
+/** The link of `view`, in the link's order, with the address bar's map name and zoom.
  * @param {View} view */
 export function linkOf(view) {
   const now = new URLSearchParams(window.location.search);

@@ -23,18 +23,11 @@ import { SHARED } from "./shared.js";
  * @property {string} selection
  */
 
-/** As Python's urllib.parse.quote_plus: what the server's query string looks like (Streamlit writes it).
- * @param {string} text */
-function pyQuote(text) {
-  return encodeURIComponent(text)
-    .replace(/[!'()*]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase())
-    .replaceAll("%20", "+");
-}
-
-/** The link's pairs as the server writes them (`app.state.to_params`, then Streamlit's urlencode):
- * the keys in the link's order (`SHARED.link_order`; the filters' prefix stands for every filter
- * key), the pairs of one key in the order given; unknown keys (the zoom) last.
- * @param {Iterable<[string, string]>} pairs */
+/** The link's pairs as a query string: the keys in the link's order (`SHARED.link_order`, as
+ * `app.state.to_params` orders them; the filters' prefix stands for every filter key), the pairs of
+ * one key in the order given; unknown keys (the zoom) last. Encoded as the browser encodes a query
+ * (the server's write of the same link in Python's encoding is taken as this one: js/zoom.js
+ * `saysAlready`). @param {Iterable<[string, string]>} pairs */
 export function linkText(pairs) {
   const prefix = SHARED.link_keys.filters;
   const order = (/** @type {string} */ key) => {
@@ -43,7 +36,7 @@ export function linkText(pairs) {
   };
   const sorted = [...pairs].map(([key, value], i) => /** @type {[string, string, number]} */ ([key, value, i]));
   sorted.sort((a, b) => order(a[0]) - order(b[0]) || a[2] - b[2]);
-  return sorted.map(([key, value]) => `${pyQuote(key)}=${pyQuote(value)}`).join("&");
+  return new URLSearchParams(sorted.map(([key, value]) => [key, value])).toString();
 }
 
 /** The link's pairs for `view` (`app.state.to_params`): each setting that differs from its default,

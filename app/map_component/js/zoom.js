@@ -69,7 +69,7 @@ function withZoom(url) {
 // The history as the map and the panel use it: the query string of the entry shown (the panel tells a
 // Back or Forward between two of its own entries from others: js/history.js, `watchHistory`, which alone
 // follows it on Back and Forward), and
-// pushState unwrapped (the panel writes the query exactly as the server would).
+// pushState unwrapped (the store's own writes: js/store.js `writeLink`).
 export const HISTORY = {
   /** @type {string|null} */ search: null,
   watching: false,
@@ -139,6 +139,28 @@ function staleWrite(url) {
   return since < HISTORY.moves;
 }
 
+// Streamlit pushes a new history entry for a run's link whenever its text differs from the address
+// bar's (`handlePageInfoChanged`), and the server writes links in Python's encoding (`quote_plus`: a
+// comma `%2C`, `~` as itself) while the page keeps them in the browser's (`withZoom`: a comma itself,
+// `~` as `%7E`). A push of the link the address bar says already (`saysAlready`) is not made: Back to
+// an entry the server wrote, whose link the server then wrote again, added a copy of the entry over
+// the Forward ones.
+/** The keys and values of a query string, sorted, the zoom aside. @param {string} search */
+const paramsKey = (search) => {
+  const params = new URLSearchParams(search);
+  params.delete(SHARED.zoom_key);
+  params.sort();
+  return params.toString();
+};
+
+/** Whether the address bar says the link `url` already, however encoded or ordered (the zoom aside).
+ * @param {string|URL|null|undefined} url */
+function saysAlready(url) {
+  if (url === null || url === undefined) return false;
+  const next = new URL(String(url), window.location.href);
+  return next.pathname === window.location.pathname && paramsKey(next.search) === paramsKey(window.location.search);
+}
+
 export function wrapHistory() {
   if (window.history.atlasWrapped) return;
   window.history.atlasWrapped = true;
@@ -153,7 +175,8 @@ export function wrapHistory() {
     };
     if (name === "pushState") HISTORY.push = (state, title, url) => unwrapped(state, title, url, "stepped"); // the store's
     window.history[name] = (/** @type {any} */ state, /** @type {string} */ title, /** @type {string|URL|null|undefined} */ url) => {
-      if (!staleWrite(url)) unwrapped(state, title, withZoom(url), "written");
+      if (staleWrite(url) || (name === "pushState" && saysAlready(url))) return;
+      unwrapped(state, title, withZoom(url), "written");
     };
   }
   window.addEventListener("popstate", () => {
