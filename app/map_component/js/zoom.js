@@ -92,14 +92,17 @@ export const HISTORY = {
 // dropped likewise where the reader went Back or Forward since (else a history entry the reader never
 // asked for, over the Forward entries); a map's state for the address bar's view says the step changed
 // no view and wrote nothing (`answeredStep`).
-/** A query string as a key: its parameters but the zoom and the map's name, sorted. @param {string} query */
-const sentKey = (query) => {
+/** A query string as a key: its parameters sorted, however encoded, without the zoom and the keys
+ * `dropped`. @param {string} query @param {string[]} [dropped] */
+const queryKey = (query, dropped = []) => {
   const params = new URLSearchParams(query);
-  params.delete(SHARED.zoom_key);
-  params.delete("map");
+  for (const key of [SHARED.zoom_key, ...dropped]) params.delete(key);
   params.sort();
   return params.toString();
 };
+
+/** A link sent with a step, as a key: its view's parameters (the map's name aside). @param {string} query */
+const sentKey = (query) => queryKey(query, ["map"]);
 
 /** The link a step the browser drew is sent to the server with. @param {string} query */
 export function sentLink(query) {
@@ -145,20 +148,12 @@ function staleWrite(url) {
 // `~` as `%7E`). A push of the link the address bar says already (`saysAlready`) is not made: Back to
 // an entry the server wrote, whose link the server then wrote again, added a copy of the entry over
 // the Forward ones.
-/** The keys and values of a query string, sorted, the zoom aside. @param {string} search */
-const paramsKey = (search) => {
-  const params = new URLSearchParams(search);
-  params.delete(SHARED.zoom_key);
-  params.sort();
-  return params.toString();
-};
-
 /** Whether the address bar says the link `url` already, however encoded or ordered (the zoom aside).
  * @param {string|URL|null|undefined} url */
 function saysAlready(url) {
   if (url === null || url === undefined) return false;
   const next = new URL(String(url), window.location.href);
-  return next.pathname === window.location.pathname && paramsKey(next.search) === paramsKey(window.location.search);
+  return next.pathname === window.location.pathname && queryKey(next.search) === queryKey(window.location.search);
 }
 
 export function wrapHistory() {
