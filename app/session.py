@@ -166,13 +166,12 @@ def open_view(params: dict[str, list[str]], data: MapData, vocabulary: Vocabular
         ]
 
 
-def follow_link(params: dict[str, list[str]], data: MapData, vocabulary: Vocabulary) -> ViewState:
+def follow_link(params: dict[str, list[str]], data: MapData, vocabulary: Vocabulary) -> None:
     """The view a history entry's link says, put into the widgets' keys, and what it asked for that is
     not here said (Back or Forward in the browser: Streamlit's rerun, or a view the browser drew again)."""
     state, said = parse_view(params, vocabulary)
     apply_state(state, data)
     st.session_state[NOTICES] = said
-    return state
 
 
 def notices() -> tuple[list[str], list[str]]:
