@@ -63,7 +63,7 @@ def side_panel(
     vocabulary = partial(view_vocabulary, data, cached_rising(map_key))
     paper = data.row_of[state.paper] if state.paper and state.paper in data.row_of else None
     url = points_url(data, map_key)
-    editing = paper is None and state.topic is not None and editing_allowed(data.path)
+    editing = paper is None and editing_allowed(data.path)  # the edit forms under the panel, for a topic
     if paper is None:
         opened = None
     else:
@@ -87,10 +87,8 @@ def side_panel(
         link=session.view_link(),
         paper=opened,
     )
-    # Where editing is on, the edit forms follow the opened topic: the map's part reruns for it.
-    session.editing_shown(editing_allowed(data.path))
     if editing:
-        edit_panel(data, state.topic)
+        curation_part(data)
 
 
 def main() -> None:
@@ -178,7 +176,7 @@ def header_part(data: MapData, map_key: MapKey) -> None:
 @st.fragment(key="map")
 def map_part(data: MapData, map_key: MapKey, rising, map_name: str | None) -> None:
     """The map and the panel beside it, and the link: rerun by the steps the browser does not draw (a paper
-    opened, Reset view, a map of another build; any step where editing is on), which write the link here
+    opened, Reset view, a map of another build), which write the link here
     (the sidebar's own steps write it in their callback: `app.session.sidebar_changed`)."""
     state, view = page_view(data, map_key)
     left, right = st.columns([1.6, 1], gap="medium")
@@ -201,6 +199,16 @@ def map_part(data: MapData, map_key: MapKey, rising, map_name: str | None) -> No
     params = session.link_params()
     session.sync_url(state, map_name, params)
     session.part_shown("map")
+
+
+@st.fragment(key="curation")
+def curation_part(data: MapData) -> None:
+    """Under the topic panel where editing is on: the opened topic's edit forms, which follow the topic
+    the panel opens (a part of its own, inside the map's: opening a topic in the browser reruns it alone)."""
+    state = session.current_state()
+    if state.paper is None and state.topic is not None:
+        edit_panel(data, state.topic)
+    session.part_shown("curation")
 
 
 @st.fragment(key="results")

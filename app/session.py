@@ -62,7 +62,6 @@ CURRENT_VIEW = "current_view"  # the papers in view for the last filters and sea
 SELECTED_ROWS = "selected_rows"  # the rows the last box or lasso selection holds (`app.view.selected_rows`)
 NEAREST_PAPERS = "nearest_papers"  # the last opened paper's nearest papers (`app.nearest`)
 # Panels.
-EDITING = "editing"  # whether this map's topics are edited here: the edit forms follow the opened topic
 PLACEMENT = "placement"  # the placed abstract: an `app.place.Placement`, or a `PlacementError`
 PLACEMENT_FORM = "placement_form"  # the placement panel's form ...
 PASTED = "placement_text"  # ... and its text area: the abstract to place
@@ -242,8 +241,10 @@ def view_key(state: ViewState) -> tuple:
 
 # --------------------------------------------------------------------------- which parts of the page rerun
 # The page's keyed fragments (streamlit_app.py; "themes", "topics", "facets" and "unassigned", the sidebar's
-# filters and switch, are inside "sidebar"), and the settings each part's widgets show.
-PARTS = ("sidebar", "themes", "topics", "facets", "unassigned", "header", "map", "results", "downloads")
+# filters and switch, are inside "sidebar"; "curation", the opened topic's edit forms, inside "map"), and the
+# settings each part's widgets show.
+INSIDE_SIDEBAR = ("themes", "topics", "facets", "unassigned")
+PARTS = ("sidebar", *INSIDE_SIDEBAR, "header", "map", "curation", "results", "downloads")
 PART_SETTINGS = {
     "sidebar": ("search", "added_only"),
     "themes": ("themes",),
@@ -251,7 +252,10 @@ PART_SETTINGS = {
     "facets": ("filters",),
     "unassigned": ("show_unassigned",),  # written again on every run anyway (`keep_unassigned_switch`)
 }
-INSIDE_SIDEBAR = ("themes", "topics", "facets", "unassigned")
+INSIDE = {"sidebar": INSIDE_SIDEBAR, "map": ("curation",)}  # drawn again with the part they are in
+# The parts a step the browser drew itself stands for (js/steps.js): the map beside its topic panel, and
+# the papers table.
+BROWSER_PARTS = ("map", "results")
 
 
 def part_keys() -> dict[str, tuple]:
@@ -267,8 +271,9 @@ def part_keys() -> dict[str, tuple]:
     # search's hits, and the notices.
     searched = " ".join(state.search.split())
     # The topic panel opens and closes topics in the browser, which follows the link: the map's part
-    # reruns for one only where a paper is open (the map narrows to its topic) or editing is on.
-    topic_shown = state.paper is not None or _editing()
+    # reruns for one only where a paper is open (the map narrows to its topic); the edit forms of the
+    # opened topic (where editing is on) are a part of their own.
+    paper = state.paper is not None
     return {
         "sidebar": ((), (state.search, state.added_only)),
         "themes": ((), state.themes),
@@ -277,7 +282,8 @@ def part_keys() -> dict[str, tuple]:
         # hidden in a topic or theme view
         "unassigned": ((bool(state.topics or state.themes),), state.show_unassigned),
         "header": (searched, said),
-        "map": (state if topic_shown else replace(state, topic=None), reset_zoom()),
+        "map": (state if paper else replace(state, topic=None), reset_zoom()),
+        "curation": (None if paper else state.topic,),
         # The papers table narrows to an opened topic, pages and sorts in the browser (js/table.js).
         "results": (view, selection),
         "downloads": (view, opened, selection),
@@ -311,7 +317,8 @@ def rerun_changed(from_sidebar: bool = False) -> None:
     pushed = [part for part in changed if part in PART_SETTINGS]
     if "sidebar" in changed:
         pushed = list(PART_SETTINGS)
-        changed = [part for part in changed if part not in INSIDE_SIDEBAR]  # drawn again inside the sidebar
+    inside = {part for outer in changed for part in INSIDE.get(outer, ())}
+    changed = [part for part in changed if part not in inside]  # drawn again inside the part they are in
     st.session_state[PUSH_PARTS] = set(pushed)
     if changed:
         st.rerun(changed)
@@ -403,7 +410,7 @@ def open_paper(doc_id: str | None) -> None:
 
 def open_topic(topic: int | None) -> None:
     """The server's step to a topic (or the list): its link written here, which the topic panel follows
-    (the map's part reruns for it only where a paper closes or editing is on, `part_keys`)."""
+    (the map's part reruns for it only where a paper closes, `part_keys`; the edit forms follow it)."""
     write_link(take_step({"kind": "topic", "topic": topic}))
     rerun_changed()
 
@@ -416,17 +423,15 @@ def sidebar_changed(data: MapData) -> None:
     it opens no paper (an abstract and its nearest papers are the server's): the link is written
     here, and the map, the topic list and the papers table follow it from the page's facts (js/links.js
     `linkChanged`; a search's hits come with the header's state, js/page.js `onFacts`); the server
-    draws what it owns (the sidebar's widgets, the header's state, the downloads). Where editing is on,
-    the map's part reruns (`_parts_the_browser_draws`) and writes the link."""
+    draws what it owns (the sidebar's widgets, the header's state, the downloads)."""
     known = set(topic_options(data, st.session_state.get(SESSION_KEY["themes"]) or []))
     topics = st.session_state.get(SESSION_KEY["topics"]) or []
     st.session_state[SESSION_KEY["topics"]] = [t for t in topics if t in known]
     state, shown, now = current_state(), st.session_state.get(PARTS_SHOWN, {}), part_keys()
-    browser = _parts_the_browser_draws()
     # Streamlit may call the callback where nothing changed, or in its run for Back or Forward: no step.
     moved = shown.get("map", now["map"]) != now["map"] and not _history_run()
-    if moved and "map" in browser and state.paper is None:
-        _count_drawn(browser)
+    if moved and state.paper is None:
+        _count_drawn()
         write_link(state)
     rerun_changed(from_sidebar=True)
 
@@ -471,18 +476,6 @@ def _is_query(query: object) -> TypeGuard[str]:
     return isinstance(query, str) and len(query) < 10_000
 
 
-def _parts_the_browser_draws() -> tuple[str, ...]:
-    """The parts a view the browser drew again (or a selection it showed) counts as drawn: the table,
-    and the map's but where editing is on (its edit forms follow the opened topic: the part reruns,
-    its map redrawn with the state the browser drew)."""
-    return ("results",) if _editing() else ("map", "results")
-
-
-def _editing() -> bool:
-    """Whether this map's topics are edited here (not known before the map's part first ran: taken as so)."""
-    return st.session_state.get(EDITING, True)
-
-
 def on_table_clear(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary]) -> None:
     """The papers table's "Clear selection" (with the link the browser wrote for it, js/select.js:
     `follow_step`)."""
@@ -501,11 +494,6 @@ def on_row_pick(key: str, doc_ids: list[str]) -> None:
 def on_topic_pick(key: str, topic_ids: list[int]) -> None:
     rows = st.session_state[key].selection.rows
     open_topic(topic_ids[rows[0]] if rows else None)
-
-
-def editing_shown(on: bool) -> None:
-    """As the map's part draws: whether the topics are edited here (`app.curation_panel`)."""
-    st.session_state[EDITING] = on
 
 
 def _panel_event(name: str, points_url: str) -> dict | None:
@@ -567,9 +555,9 @@ def view_link() -> str:
 
 def on_map_history(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary]) -> None:
     """Back or Forward in the browser went to a view the browser drew itself (js/history.js
-    `historyStep`: from the page's facts, or from the states it kept for the link): the view follows the entry's link as Streamlit's rerun of it would (`open_view`),
-    and the server draws again only what it owns (the sidebar, the header, the downloads; the map's
-    part too where editing is on). The link is
+    `historyStep`: from the page's facts, or from the states it kept for the link): the view follows
+    the entry's link as Streamlit's rerun of it would (`open_view`), and the server draws again only
+    what it owns (the sidebar, the header, the downloads, an opened topic's edit forms). The link is
     kept as the query string (Streamlit adds no entry); the next states sent differ from those the
     page holds (`KEY_PICKS`), so the parts follow them."""
     value = map_event("history") or {}
@@ -577,7 +565,7 @@ def on_map_history(data: MapData, points_url: str, vocabulary: Callable[[], Voca
     if value.get("map") != points_url or not _is_query(query):
         return
     follow_link(_without_zoom(_query_params(query)), data, vocabulary())
-    _drawn_in_browser(query, _parts_the_browser_draws())
+    _drawn_in_browser(query)
     # To or from an opened paper in the same view nothing else changed: the map's part reruns (Streamlit's
     # default for its event; a rerun of the header alone instead lost the next of two quick Forwards).
     rerun_changed()
@@ -589,7 +577,7 @@ def follow_step(
     """A step of the browser's comes with the link it wrote (`query`; none: the server's step, taken
     here): the view is that link's, read as any link is (`parse_view`; what it ignores was said when
     the address bar got it). Where the browser drew it itself (`drawn`), the parts it drew count as
-    drawn (`_parts_the_browser_draws`); else they follow the link's view. The browser alone decides
+    drawn (`BROWSER_PARTS`); else they follow the link's view. The browser alone decides
     which steps it draws (js/steps.js `browserDraws`)."""
     if not _is_query(query):
         return
@@ -598,22 +586,22 @@ def follow_step(
     if drawn is False:
         _keep_query(query)
     else:
-        _drawn_in_browser(query, _parts_the_browser_draws())
+        _drawn_in_browser(query)
 
 
-def _drawn_in_browser(query: str, parts: tuple[str, ...]) -> None:
-    """A step the browser drew itself in `parts` (`_count_drawn`), the link it wrote (or went to) kept
-    as the query string, so that Streamlit adds no entry of its own."""
-    _count_drawn(parts)
+def _drawn_in_browser(query: str) -> None:
+    """A step the browser drew itself (`_count_drawn`), the link it wrote (or went to) kept as the query
+    string, so that Streamlit adds no entry of its own."""
+    _count_drawn()
     _keep_query(query)
 
 
-def _count_drawn(parts: tuple[str, ...]) -> None:
-    """The browser draws the step in `parts` (the map's, the table's): they count as drawn, so they do
-    not rerun; the next states sent differ from those the page holds (`KEY_PICKS`), so the parts
-    follow them."""
+def _count_drawn() -> None:
+    """The browser draws the step in its parts (`BROWSER_PARTS`): they count as drawn, so they do not
+    rerun; the next states sent differ from those the page holds (`KEY_PICKS`), so the parts follow
+    them."""
     shown, now = st.session_state.setdefault(PARTS_SHOWN, {}), part_keys()
-    for part in parts:
+    for part in BROWSER_PARTS:
         shown[part] = now[part]
     st.session_state[KEY_PICKS] = key_picks() + 1
 

@@ -829,3 +829,36 @@ def test_renaming_a_topic_in_the_app_saves_the_edit_and_redraws_the_name(page, t
         assert '"name": "Curated RL"' in (folder / "curation.json").read_text()
     finally:
         app.stop()
+
+
+def test_the_edit_forms_follow_the_topics_opened_and_closed_in_the_topic_panel(page, tmp_path, monkeypatch):
+    """Where editing is on, the topic panel opens and closes topics in the browser and the edit forms
+    under it are the server's (a part of their own): a topic opened in place of another (its nearest
+    topics) brings its own forms, its name in the Name field, and the topic list takes them away."""
+    monkeypatch.setenv("ATLAS_EDITING", "1")
+    app = App(write_tiny_map(tmp_path / "editable"), tmp_path / "no-other-maps")
+    try:
+        open_app(page, app.url)
+        page.locator(".atlas-panel-list .atlas-topic[data-topic='2']").click()
+        assert heading(page, "Reinforcement") == "Reinforcement learning"
+        page.get_by_text("Edit this topic").click()
+        page.wait_for_function(NAME_FIELD_SAYS, arg="Reinforcement learning", timeout=30_000)
+        near = page.locator(".atlas-panel-topic .atlas-near-list .atlas-topic").first
+        other = near.get_attribute("data-topic")
+        name = near.locator(".atlas-topic-name").inner_text()
+        near.click()
+        assert heading(page, name[:8]) == name
+        page.wait_for_function(NAME_FIELD_SAYS, arg=name, timeout=30_000)  # the open forms, the new topic's
+        assert page.evaluate("location.search") == f"?topic={other}"
+        page.get_by_role("button", name="Back to the topic list").click()
+        page.get_by_text("Edit this topic").wait_for(state="detached", timeout=30_000)
+        assert page.evaluate("location.search") == ""
+    finally:
+        app.stop()
+
+
+# The edit forms' Name field shows `arg` (and only one such field is on the page).
+NAME_FIELD_SAYS = """(name) => {
+    const fields = [...document.querySelectorAll('input[aria-label="Name"]')];
+    return fields.length === 1 && fields[0].value === name;
+}"""

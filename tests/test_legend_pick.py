@@ -49,11 +49,10 @@ def reruns(monkeypatch) -> list[list[str]]:
 
 def drawn(parts: list[str]) -> None:
     """The parts a step reran (or the whole page), drawn: the sidebar's with the parts inside it; the
-    map's with the topic panel beside it (no editing), showing the opened topic."""
-    if "map" in parts:
-        session.editing_shown(False)
+    map's with the topic panel beside it (no editing: no edit forms)."""
     for part in parts + (list(session.INSIDE_SIDEBAR) if "sidebar" in parts else []):
-        session.part_shown(part)
+        if part != "curation":
+            session.part_shown(part)
 
 
 def click(data, colour: str = "", **event) -> None:
@@ -155,7 +154,6 @@ def test_a_theme_picked_with_the_panel_s_topic_open_is_the_browser_s_and_the_pan
     later still reruns nothing."""
     topic = session.widget_key("topic")
     st.session_state[topic] = 1
-    session.editing_shown(False)
     st.session_state[session.PARTS_SHOWN] = dict(session.part_keys())
     click(data, theme=theme, query=f"topic=1&theme={theme}" if kept else f"theme={theme}")
     assert st.session_state[THEMES] == [theme] and st.session_state[topic] == kept
@@ -292,13 +290,15 @@ def test_a_step_without_a_link_is_the_server_s(data, reruns):
     assert session.key_picks() == 0
 
 
-def test_where_editing_is_on_a_step_the_browser_drew_reruns_the_map_s_part(data, reruns):
-    """No topic panel holds the opened topic where editing is on (its edit forms, in the map's part,
-    follow the topic): a step the browser drew counts only the table as drawn, the map's part reruns."""
-    st.session_state[session.PARTS_SHOWN] = dict(session.part_keys())
+def test_where_editing_is_on_a_step_the_browser_drew_reruns_the_edit_forms_not_the_map(data, reruns):
+    """Where editing is on, the opened topic's edit forms are the server's (a part inside the map's): a
+    key pick the browser drew that closes the topic reruns them, not the map nor the table."""
+    topic = session.widget_key("topic")
+    st.session_state[topic] = 1  # "Diffusion models", in theme 0
+    st.session_state[session.PARTS_SHOWN] = dict(session.part_keys())  # the edit forms among them
     click(data, theme=1, query="theme=1")
-    assert st.session_state[THEMES] == [1] and session.key_picks() == 1
-    assert "map" in reruns[-1] and "results" not in reruns[-1]
+    assert st.session_state[THEMES] == [1] and st.session_state[topic] is None and session.key_picks() == 1
+    assert "curation" in reruns[-1] and "map" not in reruns[-1] and "results" not in reruns[-1]
 
 
 def test_a_step_the_browser_did_not_draw_is_its_link_too_and_the_parts_follow_it(data, reruns):

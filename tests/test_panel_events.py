@@ -48,7 +48,6 @@ def send(name: str, **event) -> None:
 def test_opening_a_topic_in_the_panel_changes_the_downloads_key_not_the_map_s_nor_the_header_s(data):
     st.session_state[TOPIC] = None
     st.session_state[session.widget_key("search")] = "diffusion"
-    session.editing_shown(False)
     before = session.part_keys()
     send("topic", topic=1, query="q=diffusion&topic=1")
     session.on_panel_topic(data, MAP, partial(vocabulary, data))
@@ -69,7 +68,6 @@ def test_a_topic_opened_from_a_view_the_server_has_not_followed_yet_is_the_link_
     by a storm's steps): the view is the link's, and the map's and the table's parts follow it, so the
     header never says one view over a link that says another."""
     st.session_state[TOPIC] = None
-    session.editing_shown(False)
     before = session.part_keys()
     send("topic", topic=1, query="theme=0&topic=1")
     session.on_panel_topic(data, MAP, partial(vocabulary, data))
@@ -79,24 +77,24 @@ def test_a_topic_opened_from_a_view_the_server_has_not_followed_yet_is_the_link_
     assert st.session_state[session.URL_PARAMS] == {"theme": ["0"], "topic": ["1"]}
 
 
-def test_a_topic_opened_or_closed_alone_reruns_the_map_s_part_only_with_a_paper_open_or_editing_on(data):
+def test_a_topic_opened_or_closed_alone_reruns_the_map_s_part_only_with_a_paper_open(data, monkeypatch):
     """The topic panel, the browser's, opens and closes topics and follows the link: the map's part does
-    not rerun for the opened topic alone, but where a paper is open (the map narrows to its topic) or
-    editing is on (its edit forms follow the topic)."""
+    not rerun for the opened topic alone, but where a paper is open (the map narrows to its topic). The
+    opened topic's edit forms (where editing is on) are a part of their own: they follow the topic alone,
+    and are drawn again inside the map's part where it reruns."""
+    reruns = []
+    monkeypatch.setattr(st, "rerun", reruns.append)
     st.session_state[TOPIC] = 1
-    session.editing_shown(False)
-    shown = session.part_keys()["map"]
+    st.session_state[session.PARTS_SHOWN] = dict(session.part_keys())  # editing on: the edit forms shown
     st.session_state[TOPIC] = None
-    assert session.part_keys()["map"] == shown
+    session.rerun_changed()
+    assert reruns[-1] == ["curation", "downloads"]  # the map's part does not rerun
+    st.session_state[session.PARTS_SHOWN] = dict(session.part_keys())
     st.session_state[PAPER] = "doc0001"
-    shown = session.part_keys()["map"]
     st.session_state[TOPIC] = 2
-    assert session.part_keys()["map"] != shown
-    st.session_state[PAPER] = None
-    session.editing_shown(True)
-    shown = session.part_keys()["map"]
-    st.session_state[TOPIC] = 1
-    assert session.part_keys()["map"] != shown
+    session.rerun_changed()
+    assert "map" in reruns[-1] and "curation" not in reruns[-1]  # drawn again inside the map's part
+    assert session.part_keys()["curation"] == (None,)  # no edit forms beside an opened paper
 
 
 def test_a_topic_the_server_opens_writes_its_link_which_the_panel_follows(data):
@@ -104,7 +102,6 @@ def test_a_topic_the_server_opens_writes_its_link_which_the_panel_follows(data):
     its link written in the step's callback, since the map's part, which writes it otherwise, does not
     rerun for a topic alone."""
     st.session_state[TOPIC] = None
-    session.editing_shown(False)
     st.session_state[session.PARTS_SHOWN] = dict(session.part_keys())
     with contextlib.suppress(Exception):  # st.rerun of the downloads, outside a script run here
         session.open_topic(2)
@@ -222,7 +219,6 @@ def test_back_to_a_view_the_browser_kept_follows_its_link_and_counts_the_map_and
     the page holds (`key_picks`); an event from another map, or without a link, changes nothing."""
     themes, search = session.widget_key("themes"), session.widget_key("search")
     st.session_state[themes] = [1]
-    session.editing_shown(False)
     shown = st.session_state.setdefault(session.PARTS_SHOWN, {})
     shown.update(session.part_keys())
     picks = session.key_picks()
@@ -241,19 +237,17 @@ def test_back_to_a_view_the_browser_kept_follows_its_link_and_counts_the_map_and
     assert st.session_state[session.URL_PARAMS] == {"q": ["diffusion"]}  # kept as the query, the zoom aside
 
 
-def test_back_to_a_kept_view_with_editing_on_reruns_the_map_s_part(data):
-    """Where editing is on (no topic panel: its edit forms follow the opened topic), Back to a view the
-    browser kept reruns the map's part all the same: only the table counts as drawn by the browser."""
+def test_back_to_a_kept_view_with_editing_on_reruns_the_edit_forms_not_the_map(data, monkeypatch):
+    """Where editing is on, Back to a view the browser kept with another topic open: the map and the
+    table count as drawn by the browser; the edit forms (the server's) follow the entry's topic."""
+    reruns = []
+    monkeypatch.setattr(st, "rerun", reruns.append)
     st.session_state[TOPIC] = 0
-    session.editing_shown(True)
-    shown = st.session_state.setdefault(session.PARTS_SHOWN, {})
-    shown.update(session.part_keys())
+    st.session_state[session.PARTS_SHOWN] = dict(session.part_keys())
     st.session_state[MAP_KEY] = {"history": {"map": MAP, "query": "topic=1"}}
-    with contextlib.suppress(Exception):  # st.rerun of the other parts, outside a script run here
-        session.on_map_history(data, MAP, partial(vocabulary, data))
-    now = session.part_keys()
+    session.on_map_history(data, MAP, partial(vocabulary, data))
     assert st.session_state[TOPIC] == 1
-    assert shown["map"] != now["map"] and shown["results"] == now["results"]
+    assert "curation" in reruns[-1] and "map" not in reruns[-1] and "results" not in reruns[-1]
 
 
 def test_a_box_the_browser_showed_is_its_link(data):
@@ -261,7 +255,6 @@ def test_a_box_the_browser_showed_is_its_link(data):
     read as any link is (the map's name and the zoom aside); the map's and the table's parts count as
     drawn, the header's does not. Without a link the box is the server's: kept as the shape says, and
     the map's and the table's parts drawn by the server."""
-    session.editing_shown(False)
     shown = st.session_state.setdefault(session.PARTS_SHOWN, {})
     for query, selection, drawn in (
         ("map=themed&select=box%3A0%2C1%2C0%2C1&view=0,2,0,2", "box:0,1,0,1", True),
@@ -289,7 +282,6 @@ def test_a_selection_the_browser_dropped_is_its_link(data):
     """ "Clear selection" in the table, or the map's own deselection, with the link the browser wrote
     for the view it kept without the box: the box is dropped, the view is the link's, and the map's and the table's parts count as drawn; without a link,
     the server draws them."""
-    session.editing_shown(False)
     shown = st.session_state.setdefault(session.PARTS_SHOWN, {})
     for component, event in ((TABLE_KEY, "clear"), (MAP_KEY, "select")):
         for query, drawn in ((None, False), ("", True)):
