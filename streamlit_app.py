@@ -83,7 +83,7 @@ def side_panel(
         on_sort=partial(session.on_panel_sort, url),
         on_paper_topic=partial(session.on_paper_topic, data, url),
         height=MAP_HEIGHT - (40 if editing else 0),
-        key_picks=session.key_picks(),
+        browser_steps=session.browser_steps(),
         link=session.view_link(),
         paper=opened,
     )

@@ -58,7 +58,7 @@ def map_panel(
         themes=state.themes,
         values=state.filter_dict().get(state.colour, ()) if state.colour else (),
         selection=state.selection,
-        key_picks=session.key_picks(),
+        browser_steps=session.browser_steps(),
         height=height,
         link=session.view_link(),
         on_history=partial(session.on_map_history, data, url, vocabulary),

@@ -25,6 +25,6 @@ def papers_panel(data: MapData, map_key: MapKey, topic: int | None) -> None:
         files_sent=session.files_sent(),
         on_click=partial(session.on_paper_click, data, url, TABLE_KEY),
         on_clear=partial(session.on_table_clear, data, url, vocabulary),
-        key_picks=session.key_picks(),
+        browser_steps=session.browser_steps(),
         link=session.view_link(),
     )

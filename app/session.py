@@ -54,7 +54,7 @@ LINK_INFO = "link_info"  # what became of a shared link's topic on a rebuilt map
 # The live map.
 RESET_ZOOM = "reset_zoom"  # a counter the map watches to return to the whole map ("Reset view")
 FILES_SENT = "atlas_files_sent"  # the files this session's browser already received through the map
-KEY_PICKS = "key_picks"  # how many entries picked in the map's key the browser showed itself (or all again)
+BROWSER_STEPS = "browser_steps"  # how many steps the browser drew itself (`browser_steps`)
 # Which parts of the page rerun, and what a run keeps for the next (`remembered`).
 PARTS_SHOWN = "parts_shown"  # what each part of the page (a keyed fragment) showed when last drawn
 PUSH_PARTS = "push_parts"  # the sidebar's parts a step reruns: their widgets' values are written again
@@ -559,7 +559,7 @@ def on_map_history(data: MapData, points_url: str, vocabulary: Callable[[], Voca
     the entry's link as Streamlit's rerun of it would (`open_view`), and the server draws again only
     what it owns (the sidebar, the header, the downloads, an opened topic's edit forms). The link is
     kept as the query string (Streamlit adds no entry); the next states sent differ from those the
-    page holds (`KEY_PICKS`), so the parts follow them."""
+    page holds (`BROWSER_STEPS`), so the parts follow them."""
     value = map_event("history") or {}
     query = value.get("query")
     if value.get("map") != points_url or not _is_query(query):
@@ -598,12 +598,12 @@ def _drawn_in_browser(query: str) -> None:
 
 def _count_drawn() -> None:
     """The browser draws the step in its parts (`BROWSER_PARTS`): they count as drawn, so they do not
-    rerun; the next states sent differ from those the page holds (`KEY_PICKS`), so the parts follow
+    rerun; the next states sent differ from those the page holds (`BROWSER_STEPS`), so the parts follow
     them."""
     shown, now = st.session_state.setdefault(PARTS_SHOWN, {}), part_keys()
     for part in BROWSER_PARTS:
         shown[part] = now[part]
-    st.session_state[KEY_PICKS] = key_picks() + 1
+    st.session_state[BROWSER_STEPS] = browser_steps() + 1
 
 
 def on_panel_only(data: MapData, points_url: str, vocabulary: Callable[[], Vocabulary]) -> None:
@@ -712,11 +712,13 @@ def files_sent() -> set[str]:
     return st.session_state.setdefault(FILES_SENT, set())
 
 
-def key_picks() -> int:
-    """How many entries picked in the map's key the browser showed itself, or all again (`on_legend_pick`):
-    sent to the map, the topic panel and the papers table, each of which shows such an entry until its
-    next state (which, so counted, is never the state it had before)."""
-    return st.session_state.get(KEY_PICKS, 0)
+def browser_steps() -> int:
+    """How many steps the browser drew itself (`_count_drawn`), sent to the map, the topic panel and the
+    papers table. Streamlit does not hand a component a state equal to the last one it sent (a probe: a
+    rerun with the same data calls the component's function no more), yet after steps the browser drew
+    the part may show something else (an opened paper closed in the browser, then opened again by the
+    server, is the state sent before it): so counted, the next state is never the one sent before."""
+    return st.session_state.get(BROWSER_STEPS, 0)
 
 
 def reset_zoom() -> int:

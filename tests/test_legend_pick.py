@@ -129,18 +129,18 @@ def test_a_theme_the_browser_showed_itself_leaves_the_map_and_the_table_as_they_
 
     drawn(list(session.PARTS))  # the whole page
     click(data, theme=1, query="theme=1")
-    assert st.session_state[THEMES] == [1] and session.key_picks() == 1
+    assert st.session_state[THEMES] == [1] and session.browser_steps() == 1
     assert reruns == [["themes", "topics", "unassigned", "downloads"]]  # the header's sentence: the browser's
     assert st.session_state[session.URL_PARAMS] == {"theme": ["1"]}
     drawn(reruns[-1])
     click(data, theme=None, query="")  # "Show all" in the browser
-    assert st.session_state[THEMES] == [] and session.key_picks() == 2
+    assert st.session_state[THEMES] == [] and session.browser_steps() == 2
     assert reruns[-1] == ["themes", "topics", "unassigned", "downloads"]
     assert st.session_state[session.URL_PARAMS] == {}
     drawn(reruns[-1])
 
     click(data, theme=1)  # without a link: the server's step, which draws the map and the table
-    assert st.session_state[THEMES] == [1] and session.key_picks() == 2
+    assert st.session_state[THEMES] == [1] and session.browser_steps() == 2
     assert reruns[-1] == ["themes", "topics", "unassigned", "map", "results", "downloads"]
 
 
@@ -157,7 +157,7 @@ def test_a_theme_picked_with_the_panel_s_topic_open_is_the_browser_s_and_the_pan
     st.session_state[session.PARTS_SHOWN] = dict(session.part_keys())
     click(data, theme=theme, query=f"topic=1&theme={theme}" if kept else f"theme={theme}")
     assert st.session_state[THEMES] == [theme] and st.session_state[topic] == kept
-    assert session.key_picks() == 1
+    assert session.browser_steps() == 1
     assert "map" not in reruns[-1] and "results" not in reruns[-1]
     shown = session.part_keys()["map"]
     st.session_state[topic] = 2  # a topic opened in the panel after it
@@ -172,12 +172,12 @@ def test_a_value_the_browser_showed_itself_leaves_the_map_and_the_table_as_they_
 
     drawn(list(session.PARTS))
     click(data, "year", value=1, query="colour=year&f.year=2024")
-    assert st.session_state[year] == ["2024"] and session.key_picks() == 1
+    assert st.session_state[year] == ["2024"] and session.browser_steps() == 1
     assert reruns[-1] == ["facets", "downloads"]  # of the sidebar, only the column's filter
     assert st.session_state[session.URL_PARAMS] == {"colour": ["year"], "f.year": ["2024"]}
     drawn(reruns[-1])
     click(data, "year", value=None, query="colour=year")  # "Show all" in the browser
-    assert st.session_state[year] == [] and session.key_picks() == 2
+    assert st.session_state[year] == [] and session.browser_steps() == 2
     assert reruns[-1] == ["facets", "downloads"]  # of the sidebar, only the column's filter
     drawn(reruns[-1])
 
@@ -197,7 +197,7 @@ def only(data, topics: list, query: str | None = None) -> None:
 def test_ticks_naming_no_topic_of_the_map_change_nothing(data, reruns, topics):
     drawn(list(session.PARTS))
     only(data, topics, "topics=7")
-    assert TOPICS not in st.session_state and reruns == [] and session.key_picks() == 0
+    assert TOPICS not in st.session_state and reruns == [] and session.browser_steps() == 0
 
 
 def test_a_tick_outside_the_chosen_themes_drops_them(data, reruns):
@@ -233,7 +233,9 @@ def values(data, column: object, codes: object, query: str | None = None) -> Non
 def test_values_naming_nothing_the_list_offers_change_nothing(data, reruns, column, codes):
     drawn(list(session.PARTS))
     values(data, column, codes, "f.year=2024")
-    assert session.filter_key("year") not in st.session_state and reruns == [] and session.key_picks() == 0
+    assert (
+        session.filter_key("year") not in st.session_state and reruns == [] and session.browser_steps() == 0
+    )
 
 
 @pytest.mark.parametrize(
@@ -274,7 +276,7 @@ def test_a_step_the_browser_drew_is_its_link(data, reruns, before, step, query, 
     link = dict(session._query_params(query))
     assert filters.get("year", ()) == tuple(link.get("f.year", ()))
     assert filters.get("track", ()) == tuple(link.get("f.track", ()))
-    assert session.key_picks() == 1 and "map" not in reruns[-1] and "results" not in reruns[-1]
+    assert session.browser_steps() == 1 and "map" not in reruns[-1] and "results" not in reruns[-1]
     assert st.session_state[session.URL_PARAMS] == {k: v for k, v in link.items() if k != "view"}
 
 
@@ -287,7 +289,7 @@ def test_a_step_without_a_link_is_the_server_s(data, reruns):
     drawn(list(session.PARTS))
     values(data, "year", [1])
     assert st.session_state[session.filter_key("year")] == ["2024"] and "map" in reruns[-1]
-    assert session.key_picks() == 0
+    assert session.browser_steps() == 0
 
 
 def test_where_editing_is_on_a_step_the_browser_drew_reruns_the_edit_forms_not_the_map(data, reruns):
@@ -297,7 +299,9 @@ def test_where_editing_is_on_a_step_the_browser_drew_reruns_the_edit_forms_not_t
     st.session_state[topic] = 1  # "Diffusion models", in theme 0
     st.session_state[session.PARTS_SHOWN] = dict(session.part_keys())  # the edit forms among them
     click(data, theme=1, query="theme=1")
-    assert st.session_state[THEMES] == [1] and st.session_state[topic] is None and session.key_picks() == 1
+    assert (
+        st.session_state[THEMES] == [1] and st.session_state[topic] is None and session.browser_steps() == 1
+    )
     assert "curation" in reruns[-1] and "map" not in reruns[-1] and "results" not in reruns[-1]
 
 
@@ -311,11 +315,11 @@ def test_a_step_the_browser_did_not_draw_is_its_link_too_and_the_parts_follow_it
     # topics chosen: the key's theme is the server's to draw
     click(data, theme=0, query="theme=0", drawn=False)
     assert st.session_state[THEMES] == [0] and st.session_state[TOPICS] == []
-    assert "map" in reruns[-1] and "results" in reruns[-1] and session.key_picks() == 0
+    assert "map" in reruns[-1] and "results" in reruns[-1] and session.browser_steps() == 0
     assert st.session_state[session.URL_PARAMS] == {"theme": ["0"]}
     drawn(reruns[-1])
     st.session_state[PANEL_KEY] = {"only": {"map": MAP, "topics": [0], "query": "topics=0", "drawn": False}}
     session.on_panel_only(data, MAP, partial(vocabulary, data))  # a topic outside the theme: it is dropped
     assert st.session_state[THEMES] == [] and st.session_state[TOPICS] == [0]
-    assert "map" in reruns[-1] and "results" in reruns[-1] and session.key_picks() == 0
+    assert "map" in reruns[-1] and "results" in reruns[-1] and session.browser_steps() == 0
     assert st.session_state[session.URL_PARAMS] == {"topics": ["0"]}

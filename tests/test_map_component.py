@@ -141,7 +141,7 @@ def test_view_state_says_what_changed_in_a_few_fields(tiny_data):
     )
     assert set(view) == {
         "points", "plotly", "n", "mask", "search", "paper", "pin", "topics", "themes", "label_limit", "height",
-        "neighbours", "colour", "legend", "reset", "draw_cap", "selection", "key_picks",
+        "neighbours", "colour", "legend", "reset", "draw_cap", "selection", "browser_steps",
     }  # fmt: skip
     assert np.array_equal(decode_mask(view["mask"], tiny_data.n), in_view)
     assert [t["text"] for t in view["topics"]] == ["B & C"] and view["topics"][0]["chosen"]

@@ -216,16 +216,16 @@ def test_back_to_a_view_the_browser_kept_follows_its_link_and_counts_the_map_and
     """The map's "history" event (js/history.js, `redrawView`): the session takes the entry's link as
     Streamlit's rerun for Back would; the map's and the table's parts count as drawn (the browser drew
     them again from the states it kept), the header's does not; the next states sent differ from those
-    the page holds (`key_picks`); an event from another map, or without a link, changes nothing."""
+    the page holds (`browser_steps`); an event from another map, or without a link, changes nothing."""
     themes, search = session.widget_key("themes"), session.widget_key("search")
     st.session_state[themes] = [1]
     shown = st.session_state.setdefault(session.PARTS_SHOWN, {})
     shown.update(session.part_keys())
-    picks = session.key_picks()
+    picks = session.browser_steps()
     for event in ({"map": "app/static/atlas/points-other.bin.gz", "query": "q=diffusion"}, {"map": MAP}):
         st.session_state[MAP_KEY] = {"history": event}
         session.on_map_history(data, MAP, partial(vocabulary, data))
-        assert st.session_state[themes] == [1] and session.key_picks() == picks  # not this map's, no link
+        assert st.session_state[themes] == [1] and session.browser_steps() == picks  # not this map's, no link
     st.session_state[MAP_KEY] = {"history": {"map": MAP, "query": "q=diffusion&view=0,1,0,1"}}
     with contextlib.suppress(Exception):  # st.rerun of the other parts, outside a script run here
         session.on_map_history(data, MAP, partial(vocabulary, data))
@@ -233,7 +233,7 @@ def test_back_to_a_view_the_browser_kept_follows_its_link_and_counts_the_map_and
     now = session.part_keys()
     assert shown["map"] == now["map"] and shown["results"] == now["results"]  # the browser's drawing
     assert shown["header"] != now["header"] and shown["downloads"] != now["downloads"]  # the server's to draw
-    assert session.key_picks() == picks + 1
+    assert session.browser_steps() == picks + 1
     assert st.session_state[session.URL_PARAMS] == {"q": ["diffusion"]}  # kept as the query, the zoom aside
 
 
@@ -263,7 +263,7 @@ def test_a_box_the_browser_showed_is_its_link(data):
     ):
         st.session_state[SELECTION], st.session_state[TOPICS] = "", []
         shown.update(session.part_keys())
-        picks = session.key_picks()
+        picks = session.browser_steps()
         shape = {"box": [0.0, 1.0, 0.0, 1.0]}
         event = {"map": MAP, "shape": shape} | ({} if query is None else {"query": query, "rows": 7})
         st.session_state[MAP_KEY] = {"select": event}
@@ -273,7 +273,7 @@ def test_a_box_the_browser_showed_is_its_link(data):
         assert st.session_state[SELECTION] == selection
         assert st.session_state[TOPICS] == ([1] if query and "topics" in query else [])
         assert (shown["map"] == now["map"] and shown["results"] == now["results"]) == drawn, query
-        assert session.key_picks() == picks + drawn
+        assert session.browser_steps() == picks + drawn
         assert shown["header"] == now["header"]  # the browser's sentence counts the box itself (js/header.js)
         assert shown["downloads"] != now["downloads"]  # the server's to draw, always
 
@@ -287,7 +287,7 @@ def test_a_selection_the_browser_dropped_is_its_link(data):
         for query, drawn in ((None, False), ("", True)):
             st.session_state[SELECTION] = "box:0,1,0,1"
             shown.update(session.part_keys())
-            picks = session.key_picks()
+            picks = session.browser_steps()
             value = {"map": MAP} | ({} if query is None else {"query": query})
             value |= {"shape": None} if event == "select" else {}
             st.session_state[component] = {event: value}
@@ -299,7 +299,7 @@ def test_a_selection_the_browser_dropped_is_its_link(data):
             now = session.part_keys()
             assert st.session_state[SELECTION] == ""
             assert (shown["map"] == now["map"] and shown["results"] == now["results"]) == drawn, query
-            assert session.key_picks() == picks + drawn
+            assert session.browser_steps() == picks + drawn
 
 
 def test_back_or_forward_follows_its_entry_s_link_whatever_link_was_written_last(data, monkeypatch):

@@ -183,7 +183,7 @@ def live_map(
     themes: tuple[int, ...] = (),
     values: tuple[str, ...] = (),
     selection: str = "",
-    key_picks: int = 0,
+    browser_steps: int = 0,
     height: int = 640,
     link: str | None = None,
     on_history: Callable[[], None] | None = None,
@@ -191,9 +191,9 @@ def live_map(
     """Mount (first run) or update (later runs) the map; read events with `app.session.map_event(name)`
     in callbacks. `files_sent`: the files this session's browser already has (`app.session.files_sent`; None: none).
     `themes`, `values`: the chosen themes and the colour column's chosen values, marked in the key;
-    `selection`: the box or lasso selection, as the link writes it (drawn on the map); `key_picks`:
+    `selection`: the box or lasso selection, as the link writes it (drawn on the map); `browser_steps`:
     how many steps the browser has drawn so far
-    (`app.session.key_picks`); `link`: the view's link (`app.session.view_link`),
+    (`app.session.browser_steps`); `link`: the view's link (`app.session.view_link`),
     by which the browser keeps this state, and the panel's and the table's, to draw Back or Forward to
     the view again itself (the "history" event, `on_history`; None: not kept)."""
     files_sent = set() if files_sent is None else files_sent
@@ -216,7 +216,7 @@ def live_map(
         themes=themes,
         values=values,
         selection=selection,
-        key_picks=key_picks,
+        browser_steps=browser_steps,
     )
     if link is not None:
         payload["link"] = link
@@ -250,7 +250,7 @@ def live_panel(
     on_sort: Callable[[], None],
     on_paper_topic: Callable[[], None],
     height: int,
-    key_picks: int = 0,
+    browser_steps: int = 0,
     link: str | None = None,
     paper: PaperState | None = None,
 ):
@@ -258,7 +258,7 @@ def live_panel(
     topic, drawn in the browser from the map's summary file, or an opened paper in their place
     (`paper`: `app.paper_view.paper_state`), each topic's papers in view counted from the link's view
     (js/page.js); `state`: the view's (its order, themes, topics and metadata filters;
-    the topic the panel opens is the link's, js/panel.js); `key_picks`, `link`: as for `live_map`. Its events: "topic"
+    the topic the panel opens is the link's, js/panel.js); `browser_steps`, `link`: as for `live_map`. Its events: "topic"
     (opened or closed), "only" (topics ticked, or "Only this topic"), "values" (a column's values
     toggled), "sort" (the list's order), "click" (a paper opened: a central or a nearest paper; or, with no
     row, the opened paper closed) and "paper_topic" (the opened paper's topic opened), read with
@@ -280,7 +280,7 @@ def live_panel(
         topics=state.topics,
         filters=state.filter_dict(),
         height=height,
-        key_picks=key_picks,
+        browser_steps=browser_steps,
         paper=paper,
     )
     if link is not None:
@@ -307,13 +307,13 @@ def live_table(
     files_sent: set[str],
     on_click: Callable[[], None],
     on_clear: Callable[[], None],
-    key_picks: int = 0,
+    browser_steps: int = 0,
     link: str | None = None,
 ):
     """Mount or update the papers table under the map (js/table.js, `app.map_component.table`): the
     map's table file, which the browser lists the papers of the link's view from (js/page.js: in view,
     best match first under a search, or those of them the map's selection holds; `topic`: the opened
-    topic, where no topic panel says it); `key_picks`, `link`: as for `live_map`. Its events:
+    topic, where no topic panel says it); `browser_steps`, `link`: as for `live_map`. Its events:
     "click" (a row opened) and "clear" ("Clear selection"), read with
     `app.session.map_event(name, TABLE_KEY)`. It draws after the map (it waits for the map's point
     table), so the map's run has sent map.js already where static/ is read-only."""
@@ -323,7 +323,7 @@ def live_table(
         table_url=table,
         points_url=points_url(data, token),
         topic=topic,
-        key_picks=key_picks,
+        browser_steps=browser_steps,
     )
     if link is not None:
         payload["link"] = link  # as for `live_map`

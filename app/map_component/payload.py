@@ -156,7 +156,7 @@ class ViewState(TypedDict):
     neighbours: list[int]
     colour: str
     legend: list[KeyEntry]
-    key_picks: int
+    browser_steps: int
     reset: int
     height: int
     draw_cap: int
@@ -189,7 +189,7 @@ class PanelState(TypedDict):
     themes: list[int]
     topics: list[int]
     facets: list[PanelFacet]
-    key_picks: int
+    browser_steps: int
     height: int
     paper: PaperState | None
     link: NotRequired[str]  # the view's link, set by `live_*`: the browser keeps the state by it
@@ -313,7 +313,7 @@ class TableState(TypedDict):
     points: str
     topic: int | None
     page_rows: int
-    key_picks: int
+    browser_steps: int
     link: NotRequired[str]  # the view's link, set by `live_*`: the browser keeps the state by it
     module: NotRequired[str]
     table_data: NotRequired[str]
@@ -744,13 +744,13 @@ def panel_state(
     topics: tuple[int, ...],
     filters: dict[str, tuple[str, ...]],
     height: int,
-    key_picks: int = 0,
+    browser_steps: int = 0,
     paper: PaperState | None = None,
 ) -> PanelState:
     """Everything the topic panel receives on a rerun (the papers of each topic in view it counts from
     the link's view, js/page.js; the topic it opens is the link's): the list's order, the chosen themes and topics (the
     list's ticks), the values of each column the map can be coloured by and the chosen ones (`filters`:
-    the view's metadata filters); `key_picks`: as for `view_state`; `paper`: the opened paper, shown
+    the view's metadata filters); `browser_steps`: as for `view_state`; `paper`: the opened paper, shown
     in the list's place (None: none open)."""
     return {
         "summary": summary_url,
@@ -760,7 +760,7 @@ def panel_state(
         "themes": [int(t) for t in themes],
         "topics": [int(t) for t in topics],
         "facets": panel_facets(data, filters),
-        "key_picks": key_picks,
+        "browser_steps": browser_steps,
         "height": height,
         "paper": paper,
     }
@@ -965,13 +965,13 @@ def view_state(
     themes: tuple[int, ...] = (),
     values: tuple[str, ...] = (),
     selection: str = "",
-    key_picks: int = 0,
+    browser_steps: int = 0,
 ) -> ViewState:
     """Everything the map receives on a rerun: a few KB, whatever the size of the map.
 
     `themes`, `values`: the chosen themes and chosen values of the colour column (marked in the key);
     `selection`: the box or lasso selection as the link writes it (`app.state.parse_selection`);
-    `key_picks`: how many steps the browser has drawn so far (`app.session.key_picks`): a state sent
+    `browser_steps`: how many steps the browser has drawn so far (`app.session.browser_steps`): a state sent
     after one is never the state sent before it, so the browser always takes it in."""
     return {
         "points": points_url,
@@ -987,7 +987,7 @@ def view_state(
         "neighbours": list(neighbours or []),
         "colour": colour,
         "legend": legend(data, colour, themes, values),
-        "key_picks": key_picks,
+        "browser_steps": browser_steps,
         "reset": reset_zoom,
         "height": height,
         "draw_cap": draw_cap(),

@@ -129,14 +129,14 @@ def search_columns(search: SearchResult) -> list[ExtraColumn]:
     return extras
 
 
-def table_state(*, table_url: str, points_url: str, topic: int | None, key_picks: int = 0) -> TableState:
+def table_state(*, table_url: str, points_url: str, topic: int | None, browser_steps: int = 0) -> TableState:
     """What the papers table receives on a rerun: the map's table file and point table, the opened
-    topic (where no topic panel says it); `key_picks`: as for `payload.view_state`. Which papers it
+    topic (where no topic panel says it); `browser_steps`: as for `payload.view_state`. Which papers it
     lists the browser works out from the link's view and the page's facts (js/page.js)."""
     return {
         "table": table_url,
         "points": points_url,
         "topic": topic,
         "page_rows": PAGE_ROWS,
-        "key_picks": key_picks,
+        "browser_steps": browser_steps,
     }

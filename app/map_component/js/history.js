@@ -120,9 +120,9 @@ function keptView(search) {
   if (kept.map.points !== map.points || kept.panel.summary !== now.summary || kept.table.table !== listed.table) return null;
   // The counters the server sent last: an old one would be read as "Reset view".
   return {
-    map: { ...kept.map, reset: map.reset, key_picks: map.key_picks, height: map.height },
-    panel: { ...kept.panel, key_picks: now.key_picks, height: now.height },
-    table: { ...kept.table, key_picks: listed.key_picks },
+    map: { ...kept.map, reset: map.reset, browser_steps: map.browser_steps, height: map.height },
+    panel: { ...kept.panel, browser_steps: now.browser_steps, height: now.height },
+    table: { ...kept.table, browser_steps: listed.browser_steps },
   };
 }
 

@@ -94,7 +94,7 @@
  * @property {number[]} neighbours
  * @property {string} colour
  * @property {KeyEntry[]} legend
- * @property {number} key_picks
+ * @property {number} browser_steps
  * @property {number} reset
  * @property {number} height
  * @property {number} draw_cap
@@ -163,7 +163,7 @@
  * @property {number[]} themes
  * @property {number[]} topics
  * @property {PanelFacet[]} facets
- * @property {number} key_picks
+ * @property {number} browser_steps
  * @property {number} height
  * @property {PaperState|null} paper
  * @property {string} [link]
@@ -203,7 +203,7 @@
  * @property {string} points
  * @property {number|null} topic
  * @property {number} page_rows
- * @property {number} key_picks
+ * @property {number} browser_steps
  * @property {string} [link]
  * @property {string} [module]
  * @property {string} [table_data]
