@@ -427,12 +427,14 @@ def search_facts(result: SearchResult) -> dict:
     }
 
 
-def search_evidence(result: SearchResult) -> list[int]:
-    """Each hit's evidence as the header's sentence counts it, a number a hit: 1 writes every word, 2
-    writes several of them, 4 close in meaning (js/view.js `sentence`)."""
-    close = result.close if result.close is not None else np.zeros(len(result.rows), dtype=bool)
-    some = [bool(words) for words in result.some] or [False] * len(result.rows)
-    return [int(e) + 2 * int(s) + 4 * int(c) for e, s, c in zip(result.every_word, some, close, strict=True)]
+def search_evidence(result: SearchResult) -> np.ndarray:
+    """Each hit's evidence as the header's sentence counts it, a byte a hit: 1 writes every word, 2
+    writes several of them, 4 close in meaning (js/view.js `sentence`). (Vectorised: a Python loop over a
+    million-paper map's 300,000 hits took half a second of each search.)"""
+    n = len(result.rows)
+    some = np.array([bool(words) for words in result.some], dtype=bool) if result.some else np.zeros(n, bool)
+    close = np.zeros(n, dtype=bool) if result.close is None else np.asarray(result.close, dtype=bool)
+    return np.asarray(result.every_word, dtype=bool) + 2 * some.astype(np.uint8) + 4 * close.astype(np.uint8)
 
 
 def search_sentence(result: SearchResult | None, scope: str) -> tuple[str, str]:

@@ -143,7 +143,7 @@ def sentence_hits(data: MapData, map_key: MapKey, state: ViewState) -> dict:
     if found is not None and found.query.empty:
         found = None
     return {
-        "words": None if found is None else found.rows.astype(int).tolist(),
+        "words": None if found is None else np.asarray(found.rows, dtype=np.int64),
         "evidence": None if found is None else search_evidence(found),
         "search": None if found is None else search_facts(found),
         "found": found,

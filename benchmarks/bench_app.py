@@ -34,6 +34,7 @@ Each figure is the median of `--repeat` runs. Results go to benchmarks/APP_RESUL
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import platform
@@ -104,7 +105,9 @@ DONE = "() => window.__done > 0"
 # ----------------------------------------------------------------------------- synthetic maps
 def synthesise_map(corpus: Path, out: Path, n: int, seed: int = 0) -> Path:
     """A map of `n` real abstracts with synthetic topics (about sqrt(n)/1.6 Gaussian blobs, 12% unassigned),
-    grouped into themes of about five topics (so the sidebar's first filter is Themes and the map has a key)."""
+    grouped into themes of about five topics (so the sidebar's first filter is Themes and the map has a key);
+    it records the shipped model's bundle, so a search on it is a built map's (words and meaning fused:
+    the query embedded, every paper ranked by cosine), not the words-alone fallback of a map without one."""
     rng = np.random.default_rng(seed)
     table = pd.read_parquet(corpus)
     # Past the table's size (the million-paper map) abstracts repeat: the app's costs do not depend on them.
@@ -188,7 +191,12 @@ def synthesise_map(corpus: Path, out: Path, n: int, seed: int = 0) -> Path:
         "themes": n_themes,
         "unassigned": int(unassigned.sum()),
         "config": {"embedder": "onnx-int8"},
-        "model": {"name": "sentence-transformers/all-MiniLM-L6-v2", "encoder": "synthetic random vectors"},
+        # The shipped model's bundle (assets/models/), so that a search embeds its words and ranks every
+        # paper by meaning as on a built map (the vectors are random: the ranking is not, the work is).
+        "model": {
+            **json.loads((REPO / "assets/maps/seeds/manifest.json").read_text())["model"],
+            "encoder": "synthetic random vectors",
+        },
         "notes": [
             "synthetic topics, coordinates and embeddings over real abstracts, for app benchmarks only"
         ],

@@ -49,9 +49,7 @@ async function download(url) {
 // static/ is read-only.
 /** @param {string} url @param {string} [inline] */
 export async function gunzipped(url, inline) {
-  const response = inline
-    ? new Response(Uint8Array.from(atob(inline), (c) => c.charCodeAt(0)))
-    : await download(url);
+  const response = inline ? new Response(bytesOf(inline)) : await download(url);
   return new Response(/** @type {ReadableStream<Uint8Array<ArrayBuffer>>} */ (response.body).pipeThrough(new DecompressionStream("gzip")));
 }
 
@@ -202,20 +200,27 @@ export function rankCounts(t, rows, has = null) {
   return counts;
 }
 
+/** base64 as its bytes (a loop over `atob`'s text: `Uint8Array.from` with a mapping function takes
+ * 20 times as long, 0.2 s for a search's 1 MB of hits at a million papers). @param {string} text */
+export function bytesOf(text) {
+  const raw = atob(text), bytes = new Uint8Array(raw.length);
+  for (let k = 0; k < raw.length; k++) bytes[k] = raw.charCodeAt(k);
+  return bytes;
+}
+
 /** Unsigned LEB128 varints in base64 (payload.varints): the rows a search ranks, best first. @param {string} text */
 export function decodeVarints(text) {
-  const raw = atob(text);
-  const out = [];
-  let value = 0, shift = 0;
-  for (let k = 0; k < raw.length; k++) {
-    const byte = raw.charCodeAt(k);
+  const bytes = bytesOf(text), out = new Uint32Array(bytes.length); // a value takes a byte at least
+  let value = 0, shift = 0, count = 0;
+  for (let k = 0; k < bytes.length; k++) {
+    const byte = bytes[k];
     value += (byte & 0x7f) * 2 ** shift;
     shift += 7;
     if (byte & 0x80) continue;
-    out.push(value);
+    out[count++] = value;
     value = shift = 0;
   }
-  return Uint32Array.from(out);
+  return out.slice(0, count);
 }
 
 /** @param {string|null|undefined} text @param {number} n @returns {Mask|null} */
@@ -226,9 +231,9 @@ export function decodeMask(text, n) {
     return maskOf(decodeVarints(text.slice(1)).map((gap) => (row += gap)), n);
   }
   const mask = /** @type {Mask} */ (new Uint8Array(n));
-  const raw = atob(text.slice(1));
+  const bits = bytesOf(text.slice(1));
   let count = 0;
-  for (let i = 0; i < n; i++) count += mask[i] = (raw.charCodeAt(i >> 3) >> (i & 7)) & 1;
+  for (let i = 0; i < n; i++) count += mask[i] = (bits[i >> 3] >> (i & 7)) & 1;
   mask.rows = new Uint32Array(count);
   for (let i = 0, k = 0; i < n; i++) if (mask[i]) mask.rows[k++] = i;
   return mask;

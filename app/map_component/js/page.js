@@ -8,7 +8,7 @@
 // (js/links.js `linkChanged`), every step the browser draws, every state the server sends, and each
 // time the facts change (`onFacts`).
 
-import { decodeMask, decodeVarints, mapTable, maskOf } from "./load.js";
+import { bytesOf, decodeMask, decodeVarints, mapTable, maskOf } from "./load.js";
 import { parsedOutline, rowsInOutline } from "./sampling.js";
 import { currentView } from "./store.js";
 import { inView, viewOfLink } from "./view.js";
@@ -86,7 +86,7 @@ export function viewTables(state, table) {
 
 /** base64 bytes as an array of `Kind`. @param {string} text @param {typeof Uint8Array|typeof Float32Array} Kind */
 export function decodeArray(text, Kind) {
-  const bytes = Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+  const bytes = bytesOf(text);
   return new Kind(bytes.buffer, 0, bytes.byteLength / Kind.BYTES_PER_ELEMENT);
 }
 
@@ -98,7 +98,7 @@ export function factsOf(state, table) {
   let position = null;
   if (ranked) {
     position = new Int32Array(table.n).fill(-1);
-    ranked.forEach((row, k) => (/** @type {Int32Array} */ (position)[row] = k));
+    for (let k = 0; k < ranked.length; k++) position[ranked[k]] = k;
   }
   const columns = state.columns.map((column) => ({
     name: column.name, values: column.values,
