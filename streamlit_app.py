@@ -23,6 +23,7 @@ from app.changes_panel import changes_panel
 from app.controls import header, no_map_page, notices_panel, sidebar
 from app.curation_panel import edit_notice, edit_panel, editing_allowed
 from app.data import MapData, map_catalog, map_titles, maps_root, requested_map
+from app.encoder import warm as warm_encoder
 from app.downloads import chosen_sentence, downloads
 from app.loaders import MapKey, cached_rising, load_map
 from app.map_component import PANEL_KEY, live_header, live_panel, points_url
@@ -141,6 +142,7 @@ def main() -> None:
     results_part(data, map_key)
     downloads_part(data, map_key)
     about_panel(data)
+    warm_encoder(data.manifest)  # the page drawn: the search's model loads while the reader reads it
 
 
 # The page's parts that steps rerun on their own (keyed fragments; `app.session.rerun_changed` picks

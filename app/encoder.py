@@ -6,18 +6,19 @@ vector the build would have given it. Bundles are looked up by name in `ATLAS_MO
 repository's `assets/models/` (committed for hosting) and this machine's model cache.
 
 `encode_queries` is the one way the app turns text into vectors: placement and search by meaning
-both call it.
+both call it. Loading a bundle takes about a second (ONNX Runtime's import and session), so the page
+starts it in the background once it has been drawn (`warm`): the first search does not wait for it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
-import streamlit as st
 
 from pipeline.embedding.model import BUNDLE_MODEL  # light: no model code is imported here
 from pipeline.mapfolder.manifest import Manifest
@@ -58,24 +59,60 @@ def bundle_folder(manifest: Manifest, environ: Mapping[str, str] = os.environ) -
     )
 
 
-@st.cache_resource(show_spinner=False, max_entries=2)
+_LOADED: dict[tuple[str, int, str | None], object] = {}  # the bundles loaded, oldest first (two kept)
+_LOADING = threading.Lock()  # one load at a time: a search waits for the warm-up's load, not a second one
+_WARMED: set[tuple[str, int, str | None]] = set()
+
+
 def load_encoder_once(folder: str, max_tokens: int, sha256: str | None):
-    """The bundle's encoder with the map's token budget, loaded on first use and then shared.
+    """The bundle's encoder with the map's token budget, loaded on first use and then shared by every
+    session of this server (the last two bundles are kept).
 
     Raises:
-        EncoderUnavailable: If the model file is not the one the map was built with.
+        EncoderUnavailable: If the model file is not the one the map was built with (nothing is kept).
     """
-    from pipeline.embedding.onnx_encoder import OnnxEncoder
+    key = (folder, max_tokens, sha256)
+    with _LOADING:
+        if key not in _LOADED:
+            from pipeline.embedding.onnx_encoder import OnnxEncoder
 
-    model = Path(folder) / BUNDLE_MODEL
-    if sha256:
-        with model.open("rb") as handle:
-            if hashlib.file_digest(handle, "sha256").hexdigest() != sha256:
-                raise EncoderUnavailable(
-                    f"{Path(folder).name}/{BUNDLE_MODEL} is not the model this map was built with; rebuild the map."
-                )
-    # One query at a time: no worker threads (a hosted app may have a fraction of one CPU).
-    return OnnxEncoder(bundle=folder, max_tokens=max_tokens, threads=1)
+            model = Path(folder) / BUNDLE_MODEL
+            if sha256:
+                with model.open("rb") as handle:
+                    if hashlib.file_digest(handle, "sha256").hexdigest() != sha256:
+                        raise EncoderUnavailable(
+                            f"{Path(folder).name}/{BUNDLE_MODEL} is not the model this map was built with; "
+                            "rebuild the map."
+                        )
+            # One query at a time: no worker threads (a hosted app may have a fraction of one CPU).
+            _LOADED[key] = OnnxEncoder(bundle=folder, max_tokens=max_tokens, threads=1)
+            while len(_LOADED) > 2:
+                del _LOADED[next(iter(_LOADED))]
+        return _LOADED[key]
+
+
+def warm(manifest: Manifest) -> threading.Thread | None:
+    """Load the map's encoder in a background thread, once per bundle, so that the page's first search
+    by meaning (or placement) does not wait for it; the thread, or None when there is nothing to load
+    (the map records no bundle or it is missing: the search says so when asked) or it was started before.
+    A load that fails here is not kept: the search that asks next raises its error to the page."""
+    try:
+        key = (str(bundle_folder(manifest)), manifest.max_tokens, manifest.model.sha256)
+    except EncoderUnavailable:
+        return None
+    if key in _WARMED or key in _LOADED:  # (not under the lock: a load under way would hold the page)
+        return None
+    _WARMED.add(key)
+
+    def load() -> None:
+        try:
+            load_encoder_once(*key)
+        except Exception:  # noqa: BLE001 - said by the search that needs it, on the page
+            pass
+
+    thread = threading.Thread(target=load, name="atlas-encoder-warm", daemon=True)
+    thread.start()
+    return thread
 
 
 def map_encoder(manifest: Manifest):

@@ -38,7 +38,8 @@ options as the map's first filter, until the page counts it. With `--uncomposite
 again, its map's WebGL canvases drawn but left out of the page's frames (`UNCOMPOSITED`: what the
 steps take without this GPU-less machine's read-back of them). With `--compare` another checkout of
 the app (a worktree of an earlier commit) on the same maps; the rounds alternate (floor, this
-checkout, the other) so that a busy spell on the machine falls on all of them. Results are appended to `--out`
+checkout, the other; the next round the other first) so that a busy spell on the machine, and what the
+first to go pays once (files read cold, the search's model loaded), fall on all of them. Results are appended to `--out`
 (benchmarks/STEPS_RESULTS.md) with the load average.
 """
 
@@ -481,10 +482,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"measuring {folder} ({papers:,} papers)...", file=sys.stderr)
                 servers = [(label, serve(folder, script), Tally(), hide) for label, script, hide in apps]
                 picked = Tally()  # the bare page's multiselect, with this map's number of options
-                try:  # the apps' rounds alternate, with a round of the bare page's, so load falls on all
-                    for _ in range(args.repeat):
+                try:  # the apps' rounds alternate, with a round of the bare page's, so load falls on all;
+                    # each round in the other order (who goes first pays for files read cold, a model loaded)
+                    for round_ in range(args.repeat):
                         floor_round(browser, floor_server.url, floor, options, picked)
-                        for _, server, tally, hide in servers:
+                        for _, server, tally, hide in servers[:: -1 if round_ % 2 else 1]:
                             one_round(browser, server.url, tally, hide, colour)
                 finally:
                     for _, server, _, _ in servers:

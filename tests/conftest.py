@@ -64,12 +64,18 @@ def seed_copy(tmp_path) -> Path:
 
 @pytest.fixture(autouse=True)
 def fresh_encoder_cache():
-    """AppTests run in this process and share Streamlit's caches: a fake encoder one test puts in
-    `load_encoder_once` must not answer another test's placement."""
+    """AppTests run in this process and share the app's loaded encoders: a fake encoder one test puts in
+    `load_encoder_once` must not answer another test's placement (a load the page started is let end first)."""
     yield
-    from app.encoder import load_encoder_once
+    import threading
 
-    load_encoder_once.clear()
+    from app import encoder
+
+    for thread in threading.enumerate():
+        if thread.name == "atlas-encoder-warm":
+            thread.join()
+    encoder._LOADED.clear()
+    encoder._WARMED.clear()
 
 
 def pytest_collection_modifyitems(items):

@@ -28,6 +28,7 @@ from pipeline.mapfolder.store import read_map, write_map
 from pipeline.modelling.floors import CLOSE_PERCENTILE
 from tests.helpers import (
     REPO,
+    SEED_MAP,
     SEEDS,
     FakeEncoder,
     header_sentence,
@@ -596,6 +597,51 @@ def test_a_question_on_the_seed_map_lists_papers_on_it_and_an_off_domain_one_lis
         in plain_text(at)
     )
     assert len(papers_table(at)["rows"]) == 0
+
+
+@pytest.mark.slow  # the map's own int8 model
+def test_the_page_loads_the_maps_model_before_the_first_search_asks_for_it(monkeypatch):
+    """Loading the model takes about a second: the page starts it once drawn, so the first search by
+    meaning finds it loaded (a search that had to load it here fails the test), once per server."""
+    import threading
+
+    from app import encoder
+    from app.loaders import cached_meaning
+    from pipeline.embedding import onnx_encoder
+
+    monkeypatch.setenv("ATLAS_MAP", str(SEED_MAP))
+    monkeypatch.setenv("ATLAS_MAPS_DIR", str(REPO / "no-other-maps"))
+    monkeypatch.setattr(encoder, "_LOADED", {})  # this server has loaded no model yet
+    monkeypatch.setattr(encoder, "_WARMED", set())
+    cached_meaning.clear()
+    at = keeping_facts(AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=120)).run()
+    assert not at.exception and "multi-view" not in header_sentence_of(at)
+    warming = [t for t in threading.enumerate() if t.name == "atlas-encoder-warm"]
+    assert len(warming) == 1  # started by the page, not by a search
+    warming[0].join(timeout=120)
+    assert len(encoder._LOADED) == 1
+
+    def loads_again(*args, **kwargs):
+        raise AssertionError("the search loaded the model")
+
+    monkeypatch.setattr(onnx_encoder, "OnnxEncoder", loads_again)
+    at.run()  # the page again: no second load started
+    assert not [t for t in threading.enumerate() if t.name == "atlas-encoder-warm"]
+    whole_page(whole_page(at).text_input(key="w_search").input("multi-view clustering").run())
+    assert not at.exception and "searched by words alone" not in plain_text(at)
+    assert header_sentence_of(at).startswith(f"{len(papers_table(at)['rows'])} of the 57 papers")
+
+
+def test_a_map_whose_model_is_missing_opens_without_loading_one(tiny_app, monkeypatch):
+    """The tiny map records no model: the page starts no load, and its search says it is by words."""
+    import threading
+
+    from app import encoder
+
+    monkeypatch.setattr(encoder, "_WARMED", set())
+    at = keeping_facts(AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60)).run()
+    assert not at.exception and not encoder._WARMED
+    assert not [t for t in threading.enumerate() if t.name == "atlas-encoder-warm"]
 
 
 def test_search_without_a_model_ranks_by_words_with_a_notice(tiny_app, monkeypatch):
