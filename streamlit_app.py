@@ -23,8 +23,8 @@ from app.changes_panel import changes_panel
 from app.controls import header, no_map_page, notices_panel, sidebar
 from app.curation_panel import edit_notice, edit_panel, editing_allowed
 from app.data import MapData, map_catalog, map_titles, maps_root, requested_map
-from app.encoder import warm as warm_encoder
 from app.downloads import chosen_sentence, downloads
+from app.encoder import warm as warm_encoder
 from app.loaders import MapKey, cached_rising, load_map
 from app.map_component import PANEL_KEY, live_header, live_panel, points_url
 from app.map_panel import map_panel

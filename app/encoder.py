@@ -12,6 +12,7 @@ starts it in the background once it has been drawn (`warm`): the first search do
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import threading
@@ -105,10 +106,8 @@ def warm(manifest: Manifest) -> threading.Thread | None:
     _WARMED.add(key)
 
     def load() -> None:
-        try:
+        with contextlib.suppress(Exception):  # said by the search that needs it, on the page
             load_encoder_once(*key)
-        except Exception:  # noqa: BLE001 - said by the search that needs it, on the page
-            pass
 
     thread = threading.Thread(target=load, name="atlas-encoder-warm", daemon=True)
     thread.start()
