@@ -457,7 +457,7 @@ def table_state(at: AppTest) -> dict | None:
 
 def papers_table(at: AppTest) -> dict:
     """What the papers table (js/table.js) shows, worked out as the browser does (js/page.js) from the
-    link's view (the server's reading of it: the map's state's mask and selection), the page's facts
+    link's view (the server's reading of it: `link_in_view`, and the link's selection), the page's facts
     (the header's state: the search's ranked hits over the whole map and how each matched), the map's
     point table and the table file: `heading` (its title line),
     `notice` (the selection's hidden papers, or the empty view's message), `caption` (under it),
@@ -473,9 +473,7 @@ def papers_table(at: AppTest) -> dict:
     file = decode_points(gzip.decompress(packed))
     columns, arrays = file["meta"]["columns"], file["arrays"]
     point_file = _point_file(state["points"])
-    n = point_file["meta"]["n"]
-    view, facts = live_map(at), live_header(at)
-    in_view = decode_mask(view["mask"], n)
+    facts, in_view = live_header(at), link_in_view(at)
     hits = None if facts["hits"] is None else varint_values(base64.b64decode(facts["hits"]))
     order = np.flatnonzero(in_view).tolist() if hits is None else [i for i in hits if in_view[i]]
     place = {} if hits is None else {row: k for k, row in enumerate(hits)}
@@ -569,13 +567,13 @@ def topic_table(at: AppTest) -> pd.DataFrame:
     table = pd.DataFrame({"Topic": [by_id[t]["name"] for t in ids]})
     view = live_map(at)
     colour = np.asarray(points(at)["colour"])
-    mask = decode_mask(view["mask"], len(colour))  # the link's view, as the server reads it
+    mask = link_in_view(at)  # the link's view, as the server reads it
     selection = _selection_rows(at, _point_file(view["points"]))
     if selection is not None:
         inside = np.zeros(len(colour), dtype=bool)
         inside[selection] = True
         mask &= inside
-    if view["mask"] is not None or selection is not None:  # narrowed: each topic's papers in view
+    if not mask.all() or selection is not None:  # narrowed: each topic's papers in view
         table["In view"] = [int((mask & (colour == by_id[t]["rank"])).sum()) for t in ids]
     else:
         table["Papers"] = [by_id[t]["size"] for t in ids]
@@ -607,6 +605,25 @@ def _selection_rows(at: AppTest, point_file: dict):
     return rows_inside(
         shape, np.asarray(arrays["x"], dtype=np.float32), np.asarray(arrays["y"], dtype=np.float32)
     )
+
+
+def link_in_view(at: AppTest) -> np.ndarray:
+    """The papers in the link's view as the server reads it (`app.view.current_view`, kept by the page's
+    parts), a bool a row: the browser works out the same from the page's facts (js/page.js `inView`,
+    held to the same rule by tests/test_view_rule.py), and the map, the topic list and the table draw them."""
+    from app.session import CURRENT_VIEW
+
+    return np.asarray(at.session_state[CURRENT_VIEW][1].in_view, dtype=bool)
+
+
+def map_shown(at: AppTest) -> np.ndarray:
+    """The papers the map draws in colour, a bool a row: those in view (`link_in_view`), of the link's opened
+    topic alone where it has one (js/atlas_map.js `opened`)."""
+    shown, topic = link_in_view(at), url(at).get("topic")
+    if not topic:
+        return shown
+    ranks, colour = live_header(at)["ranks"], np.asarray(points(at)["colour"])
+    return shown & (np.asarray(ranks)[colour] == int(topic[0]))
 
 
 def live_map(at: AppTest) -> dict:
@@ -691,9 +708,8 @@ def select_box(at: AppTest, doc_ids, papers: pd.DataFrame | None = None) -> list
 
 
 def map_doc_ids(at: AppTest) -> set[str]:
-    """doc_ids drawn in colour (in view), from the mask the map received (tiny maps: row i = doc i)."""
-    view = live_map(at)
-    return {f"doc{row:04d}" for row in np.flatnonzero(decode_mask(view["mask"], view["n"]))}
+    """doc_ids the map draws in colour (`map_shown`; tiny maps: row i = doc i)."""
+    return {f"doc{row:04d}" for row in np.flatnonzero(map_shown(at))}
 
 
 def page_bytes(at: AppTest) -> int:

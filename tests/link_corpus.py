@@ -22,10 +22,9 @@ import numpy as np
 
 from tests.helpers import (
     REPO,
-    decode_mask,
     header_sentence,
     live_map,
-    live_panel,
+    map_shown,
     panel_topic,
     papers_table,
     start,
@@ -93,13 +92,11 @@ def query_params(query: str) -> dict[str, list[str]]:
     return params
 
 
-def opened(at, topic_ids: np.ndarray) -> dict:
+def opened(at) -> dict:
     """What the first load of a link shows a reader."""
-    view, panel, table = live_map(at), live_panel(at), papers_table(at)
-    shown = decode_mask(view["mask"], view["n"])
+    view, table = live_map(at), papers_table(at)
+    shown = map_shown(at)  # an opened topic's papers alone
     topic = panel_topic(at)  # the panel opens the link's topic
-    if topic is not None and (panel or {}).get("paper") is None:
-        shown = shown & (topic_ids == topic)  # the panel narrows the map to the opened topic
     warnings = [w.value for w in at.warning]
     return {
         "address": url(at),
@@ -116,12 +113,9 @@ def opened(at, topic_ids: np.ndarray) -> dict:
 
 def open_link(folder: Path, query: str) -> dict:
     """The first load of `query` on the map in `folder` (the page opens the map `ATLAS_MAP` names)."""
-    import pandas as pd
-
-    topic_ids = pd.read_parquet(folder / "papers.parquet", columns=["topic_id"])["topic_id"].to_numpy()
     at = start(query_params(query))
     assert not at.exception, at.exception
-    return opened(at, topic_ids)
+    return opened(at)
 
 
 def maps(root: Path) -> dict[str, Path]:

@@ -27,7 +27,7 @@ from tests.helpers import (
     SEED_MAP,
     SEEDS,
     FakeEncoder,
-    decode_mask,
+    link_in_view,
     live_map,
     open_panel,
     opened_paper,
@@ -436,11 +436,11 @@ def test_added_papers_can_be_highlighted_shared_and_are_marked_as_added(added_ma
     [toggle] = [t for t in at.toggle if t.label.startswith("Highlight papers added since the last build")]
     assert toggle.label.endswith("(4)") and not toggle.value
     assert not [f for f in at.multiselect if f.label.lower() == "added"]  # not offered as a filter
-    assert live_map(at)["mask"] is None
+    assert link_in_view(at).all()
 
     whole_page(toggle.set_value(True).run())  # the map: the browser's from the link; the server's, the same
     view = live_map(at)
-    assert np.flatnonzero(decode_mask(view["mask"], view["n"])).tolist() == added_rows.tolist()
+    assert np.flatnonzero(link_in_view(at)).tolist() == added_rows.tolist()
     assert view["search"] is True  # drawn larger and outlined, the rest faint
     assert set(table(at)["Title"]) == set(pd.read_csv(EXTRA)["title"])
     assert url(at) == {"added": ["only"]}
@@ -463,7 +463,7 @@ def test_added_only_on_a_map_without_added_papers_is_ignored_with_a_notice(tmp_p
     assert not at.exception
     assert not [t for t in at.toggle if t.label.startswith("Highlight papers added")]
     assert "this map has no papers added since its last build" in at.warning[0].value.replace("\\", "")
-    assert live_map(at)["mask"] is None and url(at) == {}
+    assert link_in_view(at).all() and url(at) == {}
 
 
 # --------------------------------------------------------------------------- reading lists

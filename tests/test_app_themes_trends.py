@@ -16,8 +16,7 @@ from app.text import markdown_literal
 from pipeline.mapfolder.store import read_map, write_map
 from tests.helpers import (
     REPO,
-    decode_mask,
-    live_map,
+    link_in_view,
     live_panel,
     panel_summary,
     panel_topic,
@@ -149,8 +148,7 @@ def test_topic_list_is_grouped_under_themes_and_the_theme_filter_narrows_it(seed
     in_theme = set(papers.loc[papers["topic_id"].isin(members["topic_id"]), "doc_id"])
     shown = re.sub(r"\\(.)", r"\1", texts(at))
     assert f"Showing the {len(in_theme)} papers in the theme “{chosen['label']}”" in shown
-    view = live_map(at)
-    assert set(np.flatnonzero(decode_mask(view["mask"], view["n"]))) == {
+    assert set(np.flatnonzero(link_in_view(at))) == {
         i for i, d in enumerate(papers["doc_id"]) if d in in_theme
     }  # exactly the theme's papers: no unassigned ones
     assert url(at)["theme"] == [str(int(chosen["theme_id"]))]
@@ -175,8 +173,7 @@ def test_a_search_inside_a_theme_counts_the_themes_papers_that_hold_the_word(see
     at = start({"theme": str(int(theme["theme_id"])), "q": "language"})
     assert not at.exception and 0 < len(holding) < len(in_theme)
     shown = re.sub(r"\\(.)", r"\1", texts(at)).replace("**", "")
-    view = live_map(at)
-    listed = int(decode_mask(view["mask"], view["n"]).sum())  # those writing it, and any close in meaning
+    listed = int(link_in_view(at).sum())  # those writing it, and any close in meaning
     assert (
         f"{listed} of the {len(in_theme)} papers in the theme “{theme['label']}” match “language”: "
         f"{len(holding)} write “language”" in shown

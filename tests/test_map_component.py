@@ -140,15 +140,14 @@ def test_view_state_says_what_changed_in_a_few_fields(tiny_data):
         pin=Pin(1.0, 2.0, "<script>"),
     )
     assert set(view) == {
-        "points", "plotly", "n", "mask", "search", "paper", "pin", "topics", "themes", "label_limit", "height",
+        "points", "plotly", "n", "search", "paper", "pin", "topics", "themes", "label_limit", "height",
         "neighbours", "colour", "legend", "reset", "draw_cap", "selection", "browser_steps",
     }  # fmt: skip
-    assert np.array_equal(decode_mask(view["mask"], tiny_data.n), in_view)
     assert [t["text"] for t in view["topics"]] == ["B & C"] and view["topics"][0]["chosen"]
     assert view["pin"] == {"x": 1.0, "y": 2.0, "topic": "<script>"}  # the browser shows names as text
     assert view["paper"] == 5 and view["search"] is True and view["themes"] == []
     everything = view_state(tiny_data, np.ones(tiny_data.n, dtype=bool), **URLS)
-    assert everything["mask"] is None and [t["text"] for t in everything["topics"]][0] == "<i>A</i>"
+    assert [t["text"] for t in everything["topics"]][0] == "<i>A</i>"
 
 
 def test_the_map_can_be_coloured_by_a_column_with_a_key_for_each_value(tiny_data):

@@ -146,7 +146,6 @@ class ViewState(TypedDict):
     points: str
     plotly: str
     n: int
-    mask: str | None
     search: bool
     paper: int | None
     pin: PinMark | None
@@ -977,7 +976,6 @@ def view_state(
         "points": points_url,
         "plotly": plotly_url,
         "n": data.n,
-        "mask": encode_mask(in_view),
         "search": bool(search_active),
         "paper": chosen_row,
         "pin": {"x": pin.x, "y": pin.y, "topic": pin.topic_label} if pin else None,

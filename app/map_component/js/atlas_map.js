@@ -24,7 +24,7 @@ import { showDensity, startFallback } from "./fallback.js";
 import { closePaper } from "./history.js";
 import { drawLegend, followLegend } from "./legend.js";
 import { LINK, VIEWS } from "./links.js";
-import { decodeMask, loadPlotly, loadTable, maskOf, rankCounts } from "./load.js";
+import { loadPlotly, loadTable, maskOf, rankCounts } from "./load.js";
 import { facts, onFacts, papersNow, searchOf } from "./page.js";
 import { mark, placeMarks } from "./marks.js";
 import { ranges } from "./plot.js";
@@ -301,7 +301,9 @@ export class AtlasMap {
     }
     this.received = view;
     if (LINK.table) LINK.table.markOpened(view.paper ?? null); // the table marks the paper opened here
-    const papers = papersNow(view.points), shown = this.drawnFor(view, papers);
+    const papers = papersNow(view.points);
+    if (!papers) return; // the facts of its view are on their way: drawn when they come (`follow`)
+    const shown = this.drawnFor(papers);
     let changed = recoloured;
     if (shown.key !== this.shownFor) {
       this.shownFor = shown.key;
@@ -377,24 +379,21 @@ export class AtlasMap {
     }, 0);
   }
 
-  // The papers the map draws for a view state: those of the view the address bar says (`papers`,
-  // js/page.js), once the page's facts answer its search, till then the server's mask for the view it
-  // drew; an opened topic's alone. Their key, and their mask (worked out when asked: a pass over the map).
-  /** @param {ViewState} view @param {Shown|null} papers @returns {{key: string, mask: () => Mask|null}} */
-  drawnFor(view, papers) {
+  // The papers the map draws: those of the view the address bar says (`papers`, js/page.js, once the
+  // page's facts answer its search); an opened topic's alone. Their key, and their mask (worked out when
+  // asked: a pass over the map).
+  /** @param {Shown} papers @returns {{key: string, mask: () => Mask|null}} */
+  drawnFor(papers) {
     const focus = this.focus, t = this.table;
-    return {
-      key: shownKey(papers ? `link ${papers.key}` : view.mask === null ? "all" : view.mask, focus),
-      mask: () => focusMask(papers ? opened(papers, t) : decodeMask(view.mask, t.n), t, focus),
-    };
+    return { key: shownKey(`link ${papers.key}`, focus), mask: () => focusMask(opened(papers, t), t, focus) };
   }
 
   // The view state as the map draws it: with the names, the key and the box of the link's view (js/page.js
   // `papers`), where the map's summary is here; while a topic is open, its name alone (no theme names).
-  /** @param {ViewState} view @param {Shown|null} papers @returns {ViewState} */
+  /** @param {ViewState} view @param {Shown} papers @returns {ViewState} */
   asDrawn(view, papers) {
     const summary = LINK.panel && LINK.panel.summary, focus = this.focus;
-    const named = papers && summary && this.table ? namedView(view, papers, this.table, summary) : view;
+    const named = summary && this.table ? namedView(view, papers, this.table, summary) : view;
     return focus ? { ...named, topics: focus.label ? [focus.label] : [], themes: [] } : named;
   }
 
@@ -403,7 +402,7 @@ export class AtlasMap {
   moved() {
     const papers = this.received && papersNow(this.received.points), summary = LINK.panel && LINK.panel.summary;
     if (!papers || !this.table || !this.received) return false;
-    const shown = this.drawnFor(this.received, papers);
+    const shown = this.drawnFor(papers);
     if (this.shownFor === shown.key) return false;
     if (!this.view || !summary || !sameRows(shown.mask(), this.mask)) return true;
     const drawing = (/** @type {ViewState} */ v) => JSON.stringify([v.topics, v.themes, v.legend, v.selection, v.search]);

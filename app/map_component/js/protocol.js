@@ -84,7 +84,6 @@
  * @property {string} points
  * @property {string} plotly
  * @property {number} n
- * @property {string|null} mask
  * @property {boolean} search
  * @property {number|null} paper
  * @property {PinMark|null} pin
