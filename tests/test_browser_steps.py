@@ -346,3 +346,41 @@ def test_clear_selection_drops_the_box_and_its_dimming_without_recomputing_the_m
         idle(page)
         assert drawn_selection(page) is None and page.evaluate(dimmed) == 0, leave
     assert page.evaluate("window.__restyles") == 0
+
+
+def highlight_style(page) -> tuple[list[float], dict, int]:
+    """The highlighted papers' trace as drawn: their marker's size, its outline, and how many."""
+    return page.evaluate(
+        f"""() => {{
+            const [t] = document.querySelector('{GRAPH}')._fullData.filter((t) => t.name === 'highlight' && t.visible);
+            return [[t.marker.size].flat(), t.marker.line, t.x.length];
+        }}"""
+    )
+
+
+def test_papers_added_since_the_last_build_are_drawn_as_search_hits_are(tmp_path_factory, page):
+    """The "Highlight papers added" toggle's link draws the added papers larger and outlined over the
+    faint rest, as a search's hits are (the server's state says so; the browser drew them plain)."""
+    import shutil
+    import subprocess
+    import sys
+
+    from tests.helpers import EXTRA, REPO, SEED_MAP
+
+    root = tmp_path_factory.mktemp("browser-added")
+    folder = root / "seeds"
+    shutil.copytree(SEED_MAP, folder)
+    command = [sys.executable, "-m", "pipeline", "add", str(folder), str(EXTRA), "--quiet"]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    app = StreamlitServer(folder, root / "no-other-maps", timeout=60)
+    try:
+        open_app(page, f"{app.url}?q=diffusion")
+        idle(page)
+        size, outline, hits = highlight_style(page)
+        assert hits > 4 and outline["width"] > 0
+        open_app(page, f"{app.url}?added=only")
+        idle(page)
+        assert highlight_style(page) == [size, outline, 4]  # the four papers `add` brought
+    finally:
+        app.stop()

@@ -475,7 +475,7 @@ function namedView(view, papers, t, summary) {
   const on = (/** @type {KeyEntry} */ entry) =>
     entry.pick !== null && (typeof entry.pick.theme === "number" ? papers.view.themes.includes(entry.pick.theme) : Boolean(pressed && entry.link !== null && pressed[1].includes(entry.link)));
   const selection = papers.view.selection ? parsedOutline(papers.view.selection) : null;
-  const search = searchOf(papers.view.search) !== ""; // its hits outlined
+  const search = searchOf(papers.view.search) !== "" || papers.view.added_only; // its hits, or the papers added, outlined
   return { ...view, search, topics, themes, legend: view.legend.map((entry) => ({ ...entry, on: on(entry) })), selection };
 }
 
