@@ -26,8 +26,7 @@ For each map a fresh `streamlit run` serves it, and Chromium measures:
 - bytes per rerun: what the page received over Streamlit's WebSocket for the search and filter reruns.
 The same is measured for the previous map alone (a page holding only the previous map figure in
 `st.plotly_chart` with selections, a Search box and a Topics filter: benchmarks/baseline_map.py), the
-baseline the live map component replaces, for the live map alone (the same page with the component),
-and for a bare Streamlit page with one small chart (the floor).
+baseline the live map component replaces, and for a bare Streamlit page with one small chart (the floor).
 Each figure is the median of `--repeat` runs. Results go to benchmarks/APP_RESULTS.md.
 """
 
@@ -274,43 +273,6 @@ st.plotly_chart(
 
 # The same page with the live map component instead (the issue-9 map alone): what the component
 # itself costs, without the rest of the app's page.
-LIVE_ALONE_APP = f"""
-import os
-import sys
-from pathlib import Path
-
-import numpy as np
-import streamlit as st
-
-sys.path.insert(0, {str(REPO)!r})
-from app.data import build_map_data
-from app.filters import filter_mask
-from app.map_component import live_map
-
-
-@st.cache_resource
-def load(path):
-    return build_map_data("map", Path(path))
-
-
-st.set_page_config(layout="wide")
-data = load(os.environ["ATLAS_MAP"])
-query = st.sidebar.text_input("Search")
-topics = st.sidebar.multiselect("Topics", data.topic_order, format_func=data.label, select_all=False)
-in_view = filter_mask(data.topic_ids, topics=topics)
-line = st.empty()  # one element whatever the search, so the map keeps its place and is not remounted
-if query.strip():
-    hits = np.zeros(data.n, dtype=bool)
-    hits[data.search_index.search(query).rows] = True
-    in_view &= hits
-    line.markdown(f"{{int(in_view.sum()):,}} papers match the words")
-live_map(
-    data, ("map", os.environ["ATLAS_MAP"]), in_view, search_active=bool(query.strip()), chosen_row=None,
-    chosen_topic=None, pin=None, on_click=lambda: None, on_select=lambda: None,
-)
-"""
-
-
 def serve(folder: Path, script: Path = REPO / "streamlit_app.py") -> StreamlitServer:
     """The app (or `script`) serving `folder` as the only map."""
     return StreamlitServer(folder, Path(tempfile.mkdtemp(prefix="bench-app-")), script=script)
@@ -501,7 +463,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
-        "--app-only", action="store_true", help="measure the app and the floor, not the two map-alone pages"
+        "--app-only", action="store_true", help="measure the app and the floor, not the previous map alone"
     )
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "APP_RESULTS.md")
     parser.add_argument(
@@ -546,24 +508,22 @@ def main(argv: list[str] | None = None) -> int:
         print("  " + ", ".join(f"{k} {v:.2f} s" for k, v in baseline.items()), file=sys.stderr)
         # Streamlit serves static/ beside the page's script (and not through a symlink): the pages live
         # beside the app's entry script while the benchmark runs, where the map writes its files.
-        map_alone, live_alone = REPO / ".bench_map_alone_app.py", REPO / ".bench_live_alone_app.py"
+        map_alone = REPO / ".bench_map_alone_app.py"
         map_alone.write_text(MAP_ALONE_APP)
-        live_alone.write_text(LIVE_ALONE_APP)
         try:
-            results = measure_maps(browser, folders, args, map_alone, live_alone)
+            results = measure_maps(browser, folders, args, map_alone)
         finally:
             map_alone.unlink(missing_ok=True)
-            live_alone.unlink(missing_ok=True)
         browser.close()
     write_results(args.out, results, args.repeat, baseline, load_before)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
 
-def measure_maps(
-    browser, folders: list[tuple[Path, bool]], args, map_alone: Path, live_alone: Path
-) -> list[dict]:
-    """The app on each map, and unless `--app-only` the two map-alone pages."""
+def measure_maps(browser, folders: list[tuple[Path, bool]], args, map_alone: Path) -> list[dict]:
+    """The app on each map, and unless `--app-only` the previous map alone. (The live map alone was
+    measured too till session 13: it draws the link's view from the page's facts, which a page
+    without the app's header has not.)"""
     results = []
     for folder, synthetic in folders:
         manifest = read_manifest(folder)
@@ -572,8 +532,6 @@ def measure_maps(
         if not args.app_only:
             alone = measure(browser, folder, args.repeat, map_alone)
             timing |= {f"alone_{key}": value for key, value in alone.items()}
-            live = measure(browser, folder, args.repeat, live_alone)
-            timing |= {f"live_{key}": value for key, value in live.items()}
         results.append(
             {
                 "folder": folder,
@@ -644,15 +602,12 @@ def write_results(out: Path, results: list[dict], repeat: int, baseline: dict, l
             rows.append([f"**{name}: the app, live map**", f"{r['papers']:,}", *seconds(r, *BROWSER_KEYS)])
             continue
         old = {k: r[f"alone_{k}"] for k in BROWSER_KEYS}
-        live = {k: r[f"live_{k}"] for k in BROWSER_KEYS}
         rows += [
             [
                 f"{name}: previous map alone (`st.plotly_chart`)",
                 f"{r['papers']:,}",
                 *seconds(old, *BROWSER_KEYS),
             ],
-            [f"{name}: live map alone", f"{r['papers']:,}", *seconds(live, *BROWSER_KEYS)],
-            [f"{name}: live map alone ÷ previous map alone", "", *ratios(live, old, BROWSER_KEYS)],
             [f"**{name}: the app, live map**", f"{r['papers']:,}", *seconds(r, *BROWSER_KEYS)],
             [f"{name}: app ÷ previous map alone", "", *ratios(r, old, BROWSER_KEYS)],
         ]
