@@ -183,17 +183,12 @@ def map_part(data: MapData, map_key: MapKey, rising, map_name: str | None) -> No
     state, view = page_view(data, map_key)
     left, right = st.columns([1.6, 1], gap="medium")
     sent_before_map = set(session.files_sent())
-    # An opened topic's papers stand out on the map, the rest dimmed: the panel tells it (js/panel.js);
-    # while a paper opened from the topic takes the panel's place, the server narrows the map to it.
-    shown = opened_topic_view(data, state, view).in_view if state.paper else view.in_view
     with left:
         map_panel(
             data,
             map_key,
-            shown,
             state,
             MAP_HEIGHT,
-            search_active=view.search is not None,
             vocabulary=lambda: view_vocabulary(data, cached_rising(map_key)),
         )
     with right:

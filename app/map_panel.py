@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
-import numpy as np
 import streamlit as st
 
 from app import session
@@ -23,11 +22,9 @@ from app.text import column_name, markdown_literal
 def map_panel(
     data: MapData,
     map_key: MapKey,
-    in_view: np.ndarray,
     state: ViewState,
     height: int = 600,
     *,
-    search_active: bool = False,
     vocabulary: Callable[[], Vocabulary],
 ) -> None:
     """The map, its key and the colour choice under it. `vocabulary`: what a link may choose on this
@@ -35,13 +32,9 @@ def map_panel(
     placement = session.placement()
     url = points_url(data, map_key)
     chosen_row = data.row_of.get(state.paper) if state.paper else None
-    live_map(
+    live_map(  # its papers, their names and hits the browser works out from the link's view (js/page.js)
         data,
         map_key,
-        in_view,  # the papers in view; an opened topic narrows them in the browser (js/panel.js)
-        # Added papers are highlighted like search hits: larger and outlined over the faint rest.
-        search_active=search_active or state.added_only,
-        chosen_topic=state.topic,
         chosen_row=chosen_row,
         neighbours=nearest_papers(data, chosen_row)[0].tolist() if chosen_row is not None else [],
         colour=state.colour,

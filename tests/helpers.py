@@ -626,6 +626,31 @@ def map_shown(at: AppTest) -> np.ndarray:
     return shown & (np.asarray(ranks)[colour] == int(topic[0]))
 
 
+def map_names(at: AppTest) -> dict[str, list]:
+    """The names the map places for the link's view (js/atlas_map.js `namedView`, from the map's summary,
+    before it tries them for room): `topics` ({"text", "chosen"}) of the topics holding papers it draws
+    in colour (`map_shown`), the link's opened topic first, then by colour rank, at most
+    `max_topic_labels`; `themes` (their texts), those holding any of them, in the summary's order."""
+    from app.map_component.payload import MAX_TOPIC_LABELS
+
+    summary, colour = panel_summary(at), np.asarray(points(at)["colour"])
+    held = set(np.unique(colour[map_shown(at)]).tolist())
+    topic = url(at).get("topic")
+    chosen = int(topic[0]) if topic else None
+    visible = sorted(
+        (t for t in summary["topics"] if t["id"] != -1 and t["rank"] in held), key=lambda t: t["rank"]
+    )
+    visible.sort(key=lambda t: t["id"] != chosen)  # (stable) the opened topic first
+    return {
+        "topics": [
+            {"text": t["name"], "chosen": t["id"] == chosen}
+            for t in visible[:MAX_TOPIC_LABELS]
+            if t["x"] is not None and t["y"] is not None
+        ],
+        "themes": [t["text"] for t in summary["themes"] if t["id"] in {v["theme"] for v in visible}],
+    }
+
+
 def live_map(at: AppTest) -> dict:
     """The view state the live map component received on the last run (its `data`)."""
     [view] = [data for data in _component_data(at) if not {"summary", "table", "sentence"} & set(data)]

@@ -17,6 +17,7 @@ from tests.helpers import (
     FakeEncoder,
     live_map,
     map_doc_ids,
+    map_names,
     open_panel,
     opened_paper,
     page_bytes,
@@ -49,7 +50,7 @@ def test_default_load_shows_the_map_topics_and_papers(tiny):
     assert at.markdown[0].value == "## Tiny test map"
     assert "60 papers · 4 topics · 8 unassigned" in texts(at)
     assert len(map_doc_ids(at)) == 60
-    assert [label["text"] for label in live_map(at)["topics"]] == [
+    assert [label["text"] for label in map_names(at)["topics"]] == [
         "Graph neural networks",
         "Diffusion models",
         "Reinforcement learning",
@@ -114,7 +115,7 @@ def test_search_matches_whole_words_ranks_and_highlights(tiny):
     at = start()
     whole_page(at.text_input(key="w_search").input("DIFFUSION study 1").run())
     assert table(at)["Title"].tolist() == ["Diffusion study 1"]  # "1" is a word: not 13, 17, 21 or 41
-    assert live_map(at)["search"] is True and map_doc_ids(at) == {"doc0001"}
+    assert map_doc_ids(at) == {"doc0001"}
     assert "1 of the 60 papers of the map matches the words “DIFFUSION study 1”" in plain(at)
     assert url(at)["q"] == ["DIFFUSION study 1"] and "kind" not in url(at)
     whole_page(whole_page(at).text_input(key="w_search").input("diffusion").run())
@@ -325,7 +326,7 @@ def test_hostile_titles_and_labels_are_shown_as_text(tmp_path, monkeypatch):
     assert "<img" not in table_text and "<b>Bold" not in table_text
     assert points(at)["title"][0] == "&lt;img src=x onerror=alert(1)&gt;"
     assert "&lt;b&gt;Bold&lt;/b&gt; topic" in points(at)["topic_names"]
-    assert live_map(at)["topics"][0]["text"] == "<b>Bold</b> topic"  # names are set as text, not markup
+    assert map_names(at)["topics"][0]["text"] == "<b>Bold</b> topic"  # names are set as text, not markup
     assert HOSTILE in table(at)["Title"].tolist()  # dataframes show the raw text, never as HTML
     at = start()  # no paper open: the topic list is beside the map
     assert "<b>Bold</b> topic" in topic_table(at)["Topic"].tolist()
@@ -476,7 +477,7 @@ def test_bidi_controls_in_titles_and_names_are_shown_not_obeyed(tmp_path, monkey
     at = start({"paper": "doc0000"})
     assert not at.exception
     page = json.dumps(
-        [texts(at), paper_text(at), points(at), live_map(at)["topics"], table(at)["Title"].tolist()],
+        [texts(at), paper_text(at), points(at), panel_summary(at)["topics"], table(at)["Title"].tolist()],
         ensure_ascii=False,
     )
     assert not re.search("[\u202a-\u202e\u2066-\u2069]", page)

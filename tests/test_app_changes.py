@@ -28,7 +28,7 @@ from tests.helpers import (
     SEEDS,
     FakeEncoder,
     link_in_view,
-    live_map,
+    map_names,
     open_panel,
     opened_paper,
     opened_topic,
@@ -160,7 +160,7 @@ def test_a_link_to_a_gone_topic_opens_where_its_papers_went_and_says_so(rebuilt_
         "its papers are now in “Reinforcement learning”, shown here\\."
     ]  # plain text: every markup character escaped
     assert opened_topic(at) == "Reinforcement learning"  # the successor's topic view is open
-    first = live_map(at)["topics"][0]
+    first = map_names(at)["topics"][0]
     assert first["text"] == "Reinforcement learning" and first["chosen"]  # named first on the map
     assert url(at) == {"q": ["study"], "topic": ["2"]}  # the address bar now links to the successor
     assert not at.warning  # nothing was ignored
@@ -438,10 +438,8 @@ def test_added_papers_can_be_highlighted_shared_and_are_marked_as_added(added_ma
     assert not [f for f in at.multiselect if f.label.lower() == "added"]  # not offered as a filter
     assert link_in_view(at).all()
 
-    whole_page(toggle.set_value(True).run())  # the map: the browser's from the link; the server's, the same
-    view = live_map(at)
+    whole_page(toggle.set_value(True).run())  # the map draws them as hits: tests/test_browser_steps.py
     assert np.flatnonzero(link_in_view(at)).tolist() == added_rows.tolist()
-    assert view["search"] is True  # drawn larger and outlined, the rest faint
     assert set(table(at)["Title"]) == set(pd.read_csv(EXTRA)["title"])
     assert url(at) == {"added": ["only"]}
 

@@ -523,6 +523,9 @@ def test_theme_names_with_the_largest_topics_on_the_whole_map_and_topic_names_zo
         page.mouse.wheel(0, 300)
         page.wait_for_timeout(150)
     page.wait_for_function("() => document.querySelectorAll('.atlas-theme:not([hidden])').length === 2")
+    open_app(page, f"{themed_app.url}?topics=0")  # the graph papers alone: the theme holding them
+    page.wait_for_function("() => document.querySelectorAll('.atlas-theme:not([hidden])').length === 1")
+    assert page.locator(".atlas-theme:not([hidden])").all_text_contents() == ["Learning on structure"]
 
 
 def marker_colours(page) -> dict[str, str]:

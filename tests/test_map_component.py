@@ -128,26 +128,15 @@ def test_plotly_is_the_committed_bundle_unchanged():
 
 
 def test_view_state_says_what_changed_in_a_few_fields(tiny_data):
-    in_view = np.zeros(tiny_data.n, dtype=bool)
-    in_view[tiny_data.topic_ids == 1] = True
-    view = view_state(
-        tiny_data,
-        in_view,
-        **URLS,
-        search_active=True,
-        chosen_row=5,
-        chosen_topic=1,
-        pin=Pin(1.0, 2.0, "<script>"),
-    )
+    """Which papers the map draws, their names and hits it works out from the link's view: its state
+    holds what the server owns (the opened paper, its neighbours, the pin, the key)."""
+    view = view_state(tiny_data, **URLS, chosen_row=5, pin=Pin(1.0, 2.0, "<script>"))
     assert set(view) == {
-        "points", "plotly", "n", "search", "paper", "pin", "topics", "themes", "label_limit", "height",
+        "points", "plotly", "n", "paper", "pin", "label_limit", "height",
         "neighbours", "colour", "legend", "reset", "draw_cap", "selection", "browser_steps",
     }  # fmt: skip
-    assert [t["text"] for t in view["topics"]] == ["B & C"] and view["topics"][0]["chosen"]
     assert view["pin"] == {"x": 1.0, "y": 2.0, "topic": "<script>"}  # the browser shows names as text
-    assert view["paper"] == 5 and view["search"] is True and view["themes"] == []
-    everything = view_state(tiny_data, np.ones(tiny_data.n, dtype=bool), **URLS)
-    assert [t["text"] for t in everything["topics"]][0] == "<i>A</i>"
+    assert view["paper"] == 5
 
 
 def test_the_map_can_be_coloured_by_a_column_with_a_key_for_each_value(tiny_data):
@@ -157,12 +146,12 @@ def test_the_map_can_be_coloured_by_a_column_with_a_key_for_each_value(tiny_data
     assert years["values"] == ["2023", "2024"] and len(years["palette"]) == 3  # and grey for missing
     expected = [int(str(y) == "2024") for y in tiny_data.papers["year"]]
     assert table["arrays"]["code:year"].tolist() == expected  # row i's value, as a position in `values`
-    key = view_state(tiny_data, np.ones(tiny_data.n, dtype=bool), **URLS, colour="year")["legend"]
+    key = view_state(tiny_data, **URLS, colour="year")["legend"]
     assert key == [
         {"text": "2023", "colour": years["palette"][0], "pick": {"value": 0}, "link": "2023", "on": False},
         {"text": "2024", "colour": years["palette"][1], "pick": {"value": 1}, "link": "2024", "on": False},
     ]
-    chosen = view_state(tiny_data, np.ones(tiny_data.n, dtype=bool), **URLS, colour="year", values=("2024",))
+    chosen = view_state(tiny_data, **URLS, colour="year", values=("2024",))
     assert [entry["on"] for entry in chosen["legend"]] == [False, True]  # the chosen value is marked
 
 
@@ -186,33 +175,21 @@ def test_topics_are_shades_of_their_theme_hue(tmp_path):
     assert data.colours[0] != data.colours[3] and gap(hue(0), hue(3)) <= 2 * HUE_TURN + 1
     assert gap(hue(1), hue(0)) > 40  # two themes: two hues
     assert {data.colours[1], data.colours[0]} == set(data.theme_colours.values())  # each theme's first topic
-    key = view_state(data, np.ones(data.n, dtype=bool), **URLS)["legend"]
+    key = view_state(data, **URLS)["legend"]
     assert [k["text"] for k in key] == list(THEME_NAMES)  # the key names the themes' hues
     assert [k["pick"] for k in key] == [{"theme": 0}, {"theme": 1}]  # a click shows that theme alone
-    chosen = view_state(data, np.ones(data.n, dtype=bool), **URLS, themes=(1,))["legend"]
+    chosen = view_state(data, **URLS, themes=(1,))["legend"]
     assert [k["on"] for k in chosen] == [False, True]
 
 
 @pytest.mark.parametrize("n", [10_000, 81_646])
 def test_a_rerun_sends_a_few_kb_at_any_size(tiny_data, n):
+    """The map's state holds nothing a paper: its papers are the link's view's, worked out in the browser."""
     big = scaled(tiny_data, n)
-    rng = np.random.default_rng(0)
-    for mask in (np.ones(n, dtype=bool), rng.random(n) < 0.5, rng.random(n) < 0.001):
-        size = len(json.dumps(view_state(big, mask, **URLS, search_active=True, chosen_row=3)))
-        assert size <= n / 8 * 4 / 3 + 3_000  # the mask's bits in base64, plus about 2 KB
-    hits = rng.random(n) < 0.001
-    assert len(json.dumps(view_state(big, hits, **URLS, search_active=True))) < 3_000  # a search: its rows
-    assert len(json.dumps(view_state(big, rng.random(n) < 0.5, **URLS))) < 16_000
+    assert len(json.dumps(view_state(big, **URLS, chosen_row=3, neighbours=list(range(10))))) < 3_000
 
 
-def test_theme_names_come_from_themes_parquet_and_follow_the_view(tmp_path):
-    folder = tmp_path / "themed"
-    write_map(folder, themed_map(names=("Generative <models>", "Learning on structure")))
-    data = build_map_data("themed", folder)
-    view = view_state(data, np.ones(data.n, dtype=bool), **URLS)
-    assert [t["text"] for t in view["themes"]] == ["Generative <models>", "Learning on structure"]
-    only_graphs = data.topic_ids == 0
-    assert [t["text"] for t in view_state(data, only_graphs, **URLS)["themes"]] == ["Learning on structure"]
+def test_a_map_without_themes_has_none(tmp_path):
     assert build_map_data("plain", write_tiny_map(tmp_path / "plain")).themes is None
 
 

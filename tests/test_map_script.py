@@ -37,7 +37,7 @@ from app.text import plotly_wrap
 from tests.helpers import REPO, write_tiny_map
 
 PROTOCOL_TYPES = (
-    "PinMark", "TopicName", "ThemeName", "KeyPick", "KeyEntry", "ViewState", "PanelState", "TableColumn",
+    "PinMark", "ThemeName", "KeyPick", "KeyEntry", "ViewState", "PanelState", "TableColumn",
     "TableTopic", "ExtraColumn", "TableState", "NearPaper", "MatchNote", "PaperState", "HeaderFacet", "SearchFacts",
     "HeaderState",
 )  # fmt: skip
@@ -163,10 +163,9 @@ def test_a_view_state_is_what_the_protocol_says(data):
     """Every field `ViewState` names, and no other, of its type: with and without a pin, a paper, a
     search, a colouring and a key."""
     urls = {"points_url": "points-x.bin.gz", "plotly_url": "plotly-y.min.js.gz"}
-    everything = np.ones(data.n, dtype=bool)
-    plain = view_state(data, everything, **urls)
+    plain = view_state(data, **urls)
     some = view_state(
-        data, np.arange(data.n) % 5 == 0, **urls, search_active=True, chosen_row=3, chosen_topic=1,
+        data, **urls, chosen_row=3,
         neighbours=[4, 5], colour="year", pin=payload.Pin(0.5, -0.25, "B"), themes=(0,), values=("2024",), selection="lasso:0,0,1,0,0.5,1",
     )  # fmt: skip
     for state in (plain, some):

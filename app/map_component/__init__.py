@@ -20,7 +20,6 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 
-import numpy as np
 import streamlit as st
 
 from app.data import MapData
@@ -167,11 +166,8 @@ def points_url(data: MapData, token: MapKey) -> str:
 def live_map(
     data: MapData,
     token: MapKey,
-    in_view: np.ndarray,
     *,
-    search_active: bool,
     chosen_row: int | None,
-    chosen_topic: int | None,
     pin: Pin | None,
     neighbours: list[int] | None = None,
     colour: str = "",
@@ -202,12 +198,9 @@ def live_map(
     module, module_data = served(*_module_file(), files_sent)
     payload = view_state(
         data,
-        in_view,
         points_url=points,
         plotly_url=plotly,
-        search_active=search_active,
         chosen_row=chosen_row,
-        chosen_topic=chosen_topic,
         neighbours=neighbours,
         colour=colour,
         pin=pin,

@@ -45,7 +45,7 @@ SAMPLE_SEED = 0
 # redraws about 100,000 points a second while panning: a frame stays near a second at most.
 DRAW_CAP = 100_000
 WEBGL_ABOVE = 1000  # points; SVG is crisper and fully interactive below, WebGL keeps big maps fluid
-MAX_TOPIC_LABELS = 200  # candidates sent per rerun; the browser places as many as fit at the current zoom
+MAX_TOPIC_LABELS = 200  # names the map tries for a view; it places as many as fit at the current zoom
 ZOOM_PARTS = ("x0", "x1", "y0", "y1")  # the zoom in the link: view=x0,x1,y0,y1 (`app.state.parse_zoom`)
 
 
@@ -87,16 +87,6 @@ class PinMark(TypedDict):
     x: float
     y: float
     topic: str
-
-
-class TopicName(TypedDict):
-    """A topic name to place on the map."""
-
-    text: str
-    x: float
-    y: float
-    colour: str
-    chosen: bool
 
 
 class ThemeName(TypedDict):
@@ -146,11 +136,8 @@ class ViewState(TypedDict):
     points: str
     plotly: str
     n: int
-    search: bool
     paper: int | None
     pin: PinMark | None
-    topics: list[TopicName]
-    themes: list[ThemeName]
     label_limit: int
     neighbours: list[int]
     colour: str
@@ -862,49 +849,6 @@ def varints(values: np.ndarray) -> bytes:
     return out.tobytes()
 
 
-def topic_labels(data: MapData, in_view: np.ndarray, chosen: int | None = None) -> list[TopicName]:
-    """Names of the topics that still have papers in view, the opened topic first, then by size.
-
-    The browser places them greedily in this order, skipping any that would overlap one already
-    placed at the current zoom, so zooming in reveals the smaller topics' names.
-    """
-    visible = set(np.unique(data.topic_ids[in_view]).tolist())
-    order = [t for t in data.topic_order if t in visible]
-    if chosen in order:
-        order.remove(chosen)
-        order.insert(0, chosen)
-    where = dict(
-        zip(data.topics["topic_id"].tolist(), zip(data.topics["x"].tolist(), data.topics["y"].tolist()))
-    )
-    return [
-        {
-            "text": data.label(topic),  # shown with textContent: literal, never markup
-            "x": round(float(where[topic][0]), 5),
-            "y": round(float(where[topic][1]), 5),
-            "colour": data.colours[topic],
-            "chosen": topic == chosen,
-        }
-        for topic in order[:MAX_TOPIC_LABELS]
-    ]
-
-
-def theme_labels(data: MapData, in_view: np.ndarray) -> list[ThemeName]:
-    """Names of the map's themes (`app.themes.theme_places`) that hold papers in view, largest first."""
-    from app.themes import theme_places  # pure, as this module
-
-    visible = set(np.unique(data.topic_ids[in_view]).tolist())
-    held = (
-        {
-            int(row.theme_id)
-            for row in data.themes.itertuples(index=False)
-            if not visible.isdisjoint(row.topic_ids)
-        }
-        if data.themes is not None
-        else set()
-    )
-    return [place for place in theme_places(data.themes) if place["id"] in held]
-
-
 def legend(
     data: MapData, colour: str, themes: tuple[int, ...] = (), values: tuple[str, ...] = ()
 ) -> list[KeyEntry]:
@@ -949,13 +893,10 @@ def legend(
 
 def view_state(
     data: MapData,
-    in_view: np.ndarray,
     *,
     points_url: str,
     plotly_url: str,
-    search_active: bool = False,
     chosen_row: int | None = None,
-    chosen_topic: int | None = None,
     neighbours: list[int] | None = None,
     colour: str = "",
     pin: Pin | None = None,
@@ -966,7 +907,8 @@ def view_state(
     selection: str = "",
     browser_steps: int = 0,
 ) -> ViewState:
-    """Everything the map receives on a rerun: a few KB, whatever the size of the map.
+    """Everything the map receives on a rerun: a few KB, whatever the size of the map. Which papers it
+    draws, their names and whether they are hits it works out from the link's view (js/atlas_map.js).
 
     `themes`, `values`: the chosen themes and chosen values of the colour column (marked in the key);
     `selection`: the box or lasso selection as the link writes it (`app.state.parse_selection`);
@@ -976,11 +918,8 @@ def view_state(
         "points": points_url,
         "plotly": plotly_url,
         "n": data.n,
-        "search": bool(search_active),
         "paper": chosen_row,
         "pin": {"x": pin.x, "y": pin.y, "topic": pin.topic_label} if pin else None,
-        "topics": topic_labels(data, in_view, chosen_topic),
-        "themes": theme_labels(data, in_view),
         "label_limit": label_limit(data.n, len(data.topic_order)),
         "neighbours": list(neighbours or []),
         "colour": colour,

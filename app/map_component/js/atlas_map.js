@@ -32,7 +32,7 @@ import { drawKeyOf, grouping, parsedOutline } from "./sampling.js";
 import { SHARED } from "./shared.js";
 import { ZOOM, parseZoom, rememberZoom, restoreZoom, wrapHistory } from "./zoom.js";
 /** @import { PointTable } from "./load.js" */
-/** @import { Chart, Mask, PlotDiv, PlotImage, Ranges, SummaryTopic, TopicName, Trigger, ViewState } from "./protocol.js" */
+/** @import { Chart, MapView, Mask, PlotDiv, PlotImage, Ranges, SummaryTopic, TopicName, Trigger, ViewState } from "./protocol.js" */
 /** @import { Drawn } from "./sampling.js" */
 /** @import { Shown } from "./page.js" */
 /** @import { KeyEntry, Summary } from "./protocol.js" */
@@ -86,7 +86,8 @@ export class AtlasMap {
   sampled = false; // the "all" chart draws a sample of the papers (sampleRows)
   sampleGen = 0; // bumped by each resample after a pan or zoom
   sampleTimer = 0;
-  /** @type {ViewState|null} the last view state applied, as drawn (`asDrawn`) */ view = null;
+  /** @type {MapView|null} the last view state applied, as drawn (`asDrawn`) */ view = null;
+  /** @type {Summary|null} the map's summary the names drawn came from (null: none yet, no names) */ namedFrom = null;
   /** @type {ViewState|null} the last view state received from the server */ received = null;
   /** @type {{rank: number, label: TopicName|null}|null} the topic the panel opened: the rest is dimmed */ focus = null;
   // the faint context image of the papers left out
@@ -314,25 +315,26 @@ export class AtlasMap {
       }
     }
     if (changed) this.sub = { rows: [], x: [], y: [], title: [], detail: [], colour: [] }; // taken for the view when drawn (`traces`)
-    view = this.asDrawn(view, papers);
-    this.view = view;
+    const named = this.asDrawn(view, papers);
+    this.view = named;
+    this.namedFrom = LINK.panel && LINK.panel.summary;
     this.loading.hidden = true;
     // The points are redrawn only when what they show changed; an opened paper, its neighbours, the
     // names and the pin are marks over the chart and move without Plotly.
-    drawLegend(this, view.legend);
+    drawLegend(this, named.legend);
     const name = this.mask !== null ? "sub" : "all";
-    const drawKey = drawKeyOf(this, view, name);
-    await showChart(this, view, name, drawKey);
+    const drawKey = drawKeyOf(this, named, name);
+    await showChart(this, named, name, drawKey);
     if (!this.plotted) {
       this.plotted = true;
-      this.reset = view.reset;
+      this.reset = named.reset;
       ZOOM.inst = this;
       wrapHistory();
       followLegend(this);
       rememberZoom(this);
     }
-    if (view.reset !== this.reset) {
-      this.reset = view.reset; // "Reset view" in the app: the whole map again
+    if (named.reset !== this.reset) {
+      this.reset = named.reset; // "Reset view" in the app: the whole map again
       await restoreZoom(this, null);
       rememberZoom(this);
     }
@@ -342,10 +344,10 @@ export class AtlasMap {
       else scheduleContext(this); // ready before the first search needs it
     }
     if (this.fallback) await showDensity(this);
-    await showSelection(this, view.selection);
-    await this.keepInSight(view);
+    await showSelection(this, named.selection);
+    await this.keepInSight(named);
     placeMarks(this);
-    await warmChart(this, view);
+    await warmChart(this, named);
     this.drawn();
   }
 
@@ -388,26 +390,27 @@ export class AtlasMap {
     return { key: shownKey(`link ${papers.key}`, focus), mask: () => focusMask(opened(papers, t), t, focus) };
   }
 
-  // The view state as the map draws it: with the names, the key and the box of the link's view (js/page.js
-  // `papers`), where the map's summary is here; while a topic is open, its name alone (no theme names).
-  /** @param {ViewState} view @param {Shown} papers @returns {ViewState} */
+  // The view state as the map draws it: with the names (once the map's summary is here, js/panel.js),
+  // the key, the box and the hits of the link's view (js/page.js `papers`); while a topic is open, its
+  // name alone (no theme names).
+  /** @param {ViewState} view @param {Shown} papers @returns {MapView} */
   asDrawn(view, papers) {
     const summary = LINK.panel && LINK.panel.summary, focus = this.focus;
-    const named = summary && this.table ? namedView(view, papers, this.table, summary) : view;
+    const named = namedView(view, papers, /** @type {PointTable} */ (this.table), summary);
     return focus ? { ...named, topics: focus.label ? [focus.label] : [], themes: [] } : named;
   }
 
-  // Whether the link's view (js/page.js) is not the one drawn: its papers, or its names, key and box
-  // (the same drawn from the server's state are taken as the link's, and not drawn again).
+  // Whether the link's view (js/page.js) is not the one drawn: its papers, or its names (the map's
+  // summary came), key and box (the same papers drawn for another link are taken as this one's).
   moved() {
     const papers = this.received && papersNow(this.received.points), summary = LINK.panel && LINK.panel.summary;
     if (!papers || !this.table || !this.received) return false;
     const shown = this.drawnFor(papers);
-    if (this.shownFor === shown.key) return false;
-    if (!this.view || !summary || !sameRows(shown.mask(), this.mask)) return true;
-    const drawing = (/** @type {ViewState} */ v) => JSON.stringify([v.topics, v.themes, v.legend, v.selection, v.search]);
+    if (this.shownFor === shown.key && this.namedFrom === summary) return false;
+    if (!this.view || !sameRows(shown.mask(), this.mask)) return true;
+    const drawing = (/** @type {MapView} */ v) => JSON.stringify([v.topics, v.themes, v.legend, v.selection, v.search]);
     if (drawing(this.asDrawn(this.received, papers)) !== drawing(this.view)) return true;
-    this.shownFor = shown.key;
+    [this.shownFor, this.namedFrom] = [shown.key, summary];
     this.drawn();
     return false;
   }
@@ -455,27 +458,31 @@ export class AtlasMap {
   }
 }
 
-// The view state with the names, the key, the box or lasso and the search of the link's view (js/page.js), as the
-// server's `payload.view_state` gives them for it (`topic_labels`, `theme_labels`, `legend`, `outline`): the names of its
-// topics holding papers on the map, its opened topic first, then by size, at most `max_topic_labels`;
-// of its themes holding any, largest first; the key's entries pressed for its chosen themes, or its
-// values of the column the map is coloured by.
-/** @param {ViewState} view @param {Shown} papers @param {PointTable} t @param {Summary} summary @returns {ViewState} */
+// The view state with the names, the key, the box or lasso and the hits of the link's view (js/page.js):
+// the names of its topics holding papers on the map, its opened topic first, then by size (colour
+// rank), at most `max_topic_labels`; of its themes holding any, largest first (none before the map's
+// summary is here); the key's entries pressed for its chosen themes, or its values of the column the
+// map is coloured by; its papers outlined as hits where it has a search or shows the papers added.
+/** @param {ViewState} view @param {Shown} papers @param {PointTable} t @param {Summary|null} summary @returns {MapView} */
 function namedView(view, papers, t, summary) {
-  const base = opened(papers, t), chosen = papers.view.topic;
-  const counts = rankCounts(t, base ? base.rows : null);
-  const visible = summary.topics.filter((topic) => topic.id !== -1 && counts[topic.rank] > 0).sort((a, b) => a.rank - b.rank);
-  const first = visible.findIndex((topic) => topic.id === chosen);
-  if (first > 0) visible.unshift(...visible.splice(first, 1));
+  const chosen = papers.view.topic;
+  /** @type {SummaryTopic[]} */
+  let visible = [];
+  if (summary) {
+    const base = opened(papers, t), counts = rankCounts(t, base ? base.rows : null);
+    visible = summary.topics.filter((topic) => topic.id !== -1 && counts[topic.rank] > 0).sort((a, b) => a.rank - b.rank);
+    const first = visible.findIndex((topic) => topic.id === chosen);
+    if (first > 0) visible.unshift(...visible.splice(first, 1));
+  }
   const topics = visible.slice(0, SHARED.max_topic_labels).flatMap((topic) =>
     topic.x === null || topic.y === null ? [] : [{ text: topic.name, x: topic.x, y: topic.y, colour: topic.colour, chosen: topic.id === chosen }]);
   const held = new Set(visible.map((topic) => topic.theme));
-  const themes = summary.themes.filter((theme) => held.has(theme.id));
+  const themes = summary ? summary.themes.filter((theme) => held.has(theme.id)) : [];
   const pressed = papers.view.filters.find((filter) => filter[0] === view.colour);
   const on = (/** @type {KeyEntry} */ entry) =>
     entry.pick !== null && (typeof entry.pick.theme === "number" ? papers.view.themes.includes(entry.pick.theme) : Boolean(pressed && entry.link !== null && pressed[1].includes(entry.link)));
   const selection = papers.view.selection ? parsedOutline(papers.view.selection) : null;
-  const search = searchOf(papers.view.search) !== "" || papers.view.added_only; // its hits, or the papers added, outlined
+  const search = searchOf(papers.view.search) !== "" || papers.view.added_only;
   return { ...view, search, topics, themes, legend: view.legend.map((entry) => ({ ...entry, on: on(entry) })), selection };
 }
 

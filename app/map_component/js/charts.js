@@ -11,7 +11,7 @@ import { drawKeyOf, outlineOf, rowsInOutline, sampleKey } from "./sampling.js";
 import { selectShape } from "./select.js";
 import { rememberZoom } from "./zoom.js";
 /** @import { AtlasMap } from "./atlas_map.js" */
-/** @import { Chart, ChartState, LassoPath, Outline, PlotDiv, PlotEvent, Ranges, ViewState } from "./protocol.js" */
+/** @import { Chart, ChartState, LassoPath, MapView, Outline, PlotDiv, PlotEvent, Ranges, ViewState } from "./protocol.js" */
 /** @import { Drawn } from "./sampling.js" */
 
 /** @param {AtlasMap} inst @param {ViewState} view @param {Chart} chart @param {ChartState} state */
@@ -37,7 +37,7 @@ function layout(inst, view, chart, state) {
 
 // Draw `name`'s chart for this view if what it shows changed, bring it to the shown chart's zoom and
 // drag tool, and show it in place of the other.
-/** @param {AtlasMap} inst @param {ViewState} view @param {"all"|"sub"} name @param {string} drawKey */
+/** @param {AtlasMap} inst @param {MapView} view @param {"all"|"sub"} name @param {string} drawKey */
 export async function showChart(inst, view, name, drawKey) {
   const Plotly = window.Plotly;
   const chart = inst.charts[name];
@@ -243,7 +243,7 @@ async function resample(inst) {
   inst.busy = true;
   try {
     inst.sampleGen += 1;
-    await showChart(inst, /** @type {ViewState} */ (inst.view), name, drawKeyOf(inst, /** @type {ViewState} */ (inst.view), name));
+    await showChart(inst, /** @type {MapView} */ (inst.view), name, drawKeyOf(inst, /** @type {MapView} */ (inst.view), name));
     chart.sampledFor = key;
     if (inst.context) await drawContext(inst);
   } finally {

@@ -14,7 +14,7 @@ import { detailOf, hoverTitle } from "./load.js";
 import { HOVER, INK, plotArea, ranges, traces } from "./plot.js";
 import { grouping } from "./sampling.js";
 /** @import { AtlasMap } from "./atlas_map.js" */
-/** @import { PlotEvent, ViewState } from "./protocol.js" */
+/** @import { MapView, PlotEvent, ViewState } from "./protocol.js" */
 /** @import { Drawn } from "./sampling.js" */
 
 const FALLBACK_POINTS = 5000;
@@ -87,7 +87,7 @@ function fallbackPoints(inst, sub) {
 
 // The charts without WebGL: "sub" as ever, in SVG and capped; "all" holds only the selected papers
 // (its image holds every paper).
-/** @param {AtlasMap} inst @param {ViewState} view @param {"all"|"sub"} name */
+/** @param {AtlasMap} inst @param {MapView} view @param {"all"|"sub"} name */
 export function fallbackTraces(inst, view, name) {
   const t = inst.table;
   if (name === "sub") {

@@ -114,6 +114,7 @@ export class TopicPanel {
       this.byId = new Map(this.summary.topics.map((t) => [t.id, t]));
       this.listKey = this.listShape = undefined;
       this.topicView.dataset.topic = ""; // a rebuilt or edited map: the opened topic drawn again
+      if (LINK.map) LINK.map.follow(); // the map names its view's topics and themes from the summary
     }
     this.loading.hidden = true;
     this.table = await mapTable(data.points);

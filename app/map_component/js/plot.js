@@ -4,7 +4,7 @@
 
 import { capOf, overlay, painted, sampleRows } from "./sampling.js";
 /** @import { AtlasMap } from "./atlas_map.js" */
-/** @import { ChartState, PlotDiv, Ranges, ViewState } from "./protocol.js" */
+/** @import { ChartState, MapView, PlotDiv, Ranges } from "./protocol.js" */
 /** @import { Drawn } from "./sampling.js" */
 
 export const INK = "#1f2937";
@@ -52,7 +52,7 @@ export function plotArea(gd) {
   return full && full._size ? full._size : null;
 }
 
-/** @param {AtlasMap} inst @param {ViewState} view @param {"all"|"sub"} name */
+/** @param {AtlasMap} inst @param {MapView} view @param {"all"|"sub"} name */
 export function traces(inst, view, name) {
   const t = inst.table;
   const kind = t.webgl ? "scattergl" : "scatter";

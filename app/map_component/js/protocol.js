@@ -26,7 +26,7 @@
  * @property {string} filter_key the link's keys of the column filters start with it (the column follows)
  * @property {string} select_key the link's key of a box or lasso selection (`app.selection`)
  * @property {number} max_corners a lasso's corners in a link at most
- * @property {number} max_topic_labels topic names a view state carries at most (`topic_labels`)
+ * @property {number} max_topic_labels topic names the map places at most for a view (js/atlas_map.js `namedView`)
  * @property {ViewKeys} link_keys each setting of the view's key in the link (`app.state.SETTINGS`; the filters' the prefix)
  * @property {View} view_defaults each setting's default, left out of the link (`app.state.VIEW_DEFAULTS`)
  * @property {number} unassigned the topic id of the papers no topic holds
@@ -84,11 +84,8 @@
  * @property {string} points
  * @property {string} plotly
  * @property {number} n
- * @property {boolean} search
  * @property {number|null} paper
  * @property {PinMark|null} pin
- * @property {TopicName[]} topics
- * @property {ThemeName[]} themes
  * @property {number} label_limit
  * @property {number[]} neighbours
  * @property {string} colour
@@ -103,6 +100,14 @@
  * @property {string} [points_data]
  * @property {string} [plotly_data]
  * @property {string} [module_data]
+ */
+
+/**
+ * The view state as the map draws it (js/atlas_map.js `asDrawn`): the server's, with what the link's
+ * view says (js/page.js): whether its papers are hits to outline (a search, or the papers added), the
+ * names of its topics and themes (from the map's summary; none until it is here), the key's pressed
+ * entries and its box or lasso.
+ * @typedef {ViewState & {search: boolean, topics: TopicName[], themes: ThemeName[]}} MapView
  */
 
 /**

@@ -19,7 +19,7 @@ import { detailOf, hoverTitle } from "./load.js";
 import { SHARED } from "./shared.js";
 /** @import { AtlasMap } from "./atlas_map.js" */
 /** @import { PointTable } from "./load.js" */
-/** @import { LassoPath, Mask, Outline, PlotEvent, Ranges, ViewState } from "./protocol.js" */
+/** @import { LassoPath, MapView, Mask, Outline, PlotEvent, Ranges, ViewState } from "./protocol.js" */
 
 /** @typedef {{groups: {colour: string, rows: Uint32Array}[], code: Uint16Array, slot: Uint32Array, palette: string[]}} Grouping */
 /** @typedef {{colour: any, rows: Uint32Array|number[], x: Float32Array|number[], y: Float32Array|number[], title: string[], detail: string[], sampled?: boolean}} Drawn */
@@ -147,7 +147,7 @@ export function sampleKey(inst, name) {
   return `sample${inst.sampleGen}`;
 }
 
-/** @param {AtlasMap} inst @param {ViewState} view @param {"all"|"sub"} name */
+/** @param {AtlasMap} inst @param {MapView} view @param {"all"|"sub"} name */
 export function drawKeyOf(inst, view, name) {
   const colourKey = view.colour || "";
   const base = name === "all" ? `${colourKey}|${view.height}` : `${colourKey}|${inst.maskKey}|${view.search}|${view.height}`;
