@@ -98,7 +98,7 @@ def warm(manifest: Manifest) -> threading.Thread | None:
     (the map records no bundle or it is missing: the search says so when asked) or it was started before.
     A load that fails here is not kept: the search that asks next raises its error to the page."""
     try:
-        key = (str(bundle_folder(manifest)), manifest.max_tokens, manifest.model.sha256)
+        key = _encoder_key(manifest)
     except EncoderUnavailable:
         return None
     if key in _WARMED or key in _LOADED:  # (not under the lock: a load under way would hold the page)
@@ -114,9 +114,14 @@ def warm(manifest: Manifest) -> threading.Thread | None:
     return thread
 
 
+def _encoder_key(manifest: Manifest) -> tuple[str, int, str | None]:
+    """`load_encoder_once`'s arguments for a map: its bundle's folder, token budget and checksum."""
+    return str(bundle_folder(manifest)), manifest.max_tokens, manifest.model.sha256
+
+
 def map_encoder(manifest: Manifest):
     """The encoder (`.name`, `.encode(list[str])`) that gives a map's own vectors."""
-    return load_encoder_once(str(bundle_folder(manifest)), manifest.max_tokens, manifest.model.sha256)
+    return load_encoder_once(*_encoder_key(manifest))
 
 
 def encode_queries(manifest: Manifest, texts: list[str]) -> np.ndarray:

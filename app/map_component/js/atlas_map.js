@@ -23,7 +23,7 @@ import { freeEscape } from "./dom.js";
 import { showDensity, startFallback } from "./fallback.js";
 import { closePaper } from "./history.js";
 import { drawLegend, followLegend } from "./legend.js";
-import { LINK, VIEWS } from "./links.js";
+import { LINK, VIEWS, mapSummary } from "./links.js";
 import { loadPlotly, loadTable, maskOf, rankCounts } from "./load.js";
 import { facts, onFacts, papersNow, searchOf } from "./page.js";
 import { mark, placeMarks } from "./marks.js";
@@ -317,7 +317,7 @@ export class AtlasMap {
     if (changed) this.sub = { rows: [], x: [], y: [], title: [], detail: [], colour: [] }; // taken for the view when drawn (`traces`)
     const named = this.asDrawn(view, papers);
     this.view = named;
-    this.namedFrom = LINK.panel && LINK.panel.summary;
+    this.namedFrom = mapSummary();
     this.loading.hidden = true;
     // The points are redrawn only when what they show changed; an opened paper, its neighbours, the
     // names and the pin are marks over the chart and move without Plotly.
@@ -395,7 +395,7 @@ export class AtlasMap {
   // name alone (no theme names).
   /** @param {ViewState} view @param {Shown} papers @returns {MapView} */
   asDrawn(view, papers) {
-    const summary = LINK.panel && LINK.panel.summary, focus = this.focus;
+    const summary = mapSummary(), focus = this.focus;
     const named = namedView(view, papers, /** @type {PointTable} */ (this.table), summary);
     return focus ? { ...named, topics: focus.label ? [focus.label] : [], themes: [] } : named;
   }
@@ -403,7 +403,7 @@ export class AtlasMap {
   // Whether the link's view (js/page.js) is not the one drawn: its papers, or its names (the map's
   // summary came), key and box (the same papers drawn for another link are taken as this one's).
   moved() {
-    const papers = this.received && papersNow(this.received.points), summary = LINK.panel && LINK.panel.summary;
+    const papers = this.received && papersNow(this.received.points), summary = mapSummary();
     if (!papers || !this.table || !this.received) return false;
     const shown = this.drawnFor(papers);
     if (this.shownFor === shown.key && this.namedFrom === summary) return false;

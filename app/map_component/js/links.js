@@ -16,6 +16,9 @@ import { linkParams, linkText, viewOfLink } from "./view.js";
  * @type {{map: AtlasMap|null, panel: TopicPanel|null, table: PapersTable|null, header: HeaderPart|null, topic: number|null|undefined}} */
 export const LINK = { map: null, panel: null, table: null, header: null, topic: undefined };
 
+/** The map's summary as the topic panel loaded it (null: not yet, or no panel). */
+export const mapSummary = () => (LINK.panel && LINK.panel.summary) || null;
+
 /** The link of the view the query string `query` says, in the link's order (js/view.js: read back
  * into a view, written again), without the link's keys `dropped` (a setting's, or a column's filter's).
  * The map's name and the zoom are no part of a view. @param {string} query @param {string[]} [dropped] */

@@ -5,7 +5,7 @@
 // is written here alone, whole, from the view (`linkParams`, `linkText`: today's keys, in the link's
 // order), the map's name and the zoom kept.
 
-import { LINK } from "./links.js";
+import { mapSummary } from "./links.js";
 import { SHARED } from "./shared.js";
 import { linkParams, linkText, step, viewOfLink } from "./view.js";
 import { HISTORY } from "./zoom.js";
@@ -16,7 +16,7 @@ export const currentView = () => viewOfLink(window.location.search);
 
 /** Each topic's theme, from the topic panel's summary (none loaded yet: {}). @returns {Object<string, number>} */
 function themeOf() {
-  const summary = LINK.panel && LINK.panel.summary;
+  const summary = mapSummary();
   return Object.fromEntries((summary ? summary.topics : []).flatMap((topic) => (topic.theme === null ? [] : [[topic.id, topic.theme]])));
 }
 
